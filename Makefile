@@ -1,0 +1,52 @@
+# The two commands README.md promises on a fresh Debian 12 machine, as root:
+#   make run    install missing Debian packages, build, run `aimem diagnose` on this host
+#   make test   the same, then the whole test suite through CTest
+# `make test-sanitize` runs the suite once more under ASan and UBSan (CI does).
+
+BUILD      ?= build
+SAN_BUILD  ?= build-sanitize
+JOBS       ?= $(shell nproc)
+DEB_PACKAGES = build-essential cmake pkg-config \
+  libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libvectorscan-dev \
+  libsystemd-dev libsqlite3-dev libcpp-httplib-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev
+
+.PHONY: all deps build run test test-sanitize bench clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/aimem diagnose
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+$(SAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DAIMEM_SANITIZE=ON -DAIMEM_BENCH=OFF
+
+test-sanitize: deps $(SAN_BUILD)/CMakeCache.txt
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	./bench/diagnose_vs_grep.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(SAN_BUILD)

@@ -1,0 +1,12 @@
+// One file per subcommand; main.cc holds the table.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace aimem::cli {
+
+// Each registers its options on `app` and returns the action to run after parsing.
+using Action = std::function<int()>;
+Action add_diagnose(CLI::App& app);
+
+}  // namespace aimem::cli

@@ -1,0 +1,124 @@
+// aimem diagnose [EVIDENCE...]: which memory pool failed, and why.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "cli/commands/commands.h"
+#include "core/time.h"
+#include "diagnose/diagnosis.h"
+#include "evidence/store.h"
+#include "render/diagnosis_json.h"
+#include "render/diagnosis_text.h"
+#include "sources/inputs.h"
+#include "sources/live.h"
+
+namespace aimem::cli {
+namespace {
+
+struct DiagnoseArgs {
+  std::vector<std::string> evidence;
+  std::string since;
+  bool json = false;
+  std::optional<int> exit_code;
+  std::string root = "/";
+  std::string unit;
+  std::string cgroup;
+  std::optional<int64_t> pid;
+  bool verbose = false;
+};
+
+int run(const DiagnoseArgs& a) {
+  const int64_t now = timeutil::now_us();
+  DiagnoseOptions opt;
+  opt.exit_code = a.exit_code;
+  opt.pid = a.pid;
+  opt.cgroup = a.cgroup;
+  opt.unit = a.unit;
+  if (!a.since.empty()) {
+    auto since = timeutil::parse_since(a.since, now);
+    if (!since) {
+      fmt::print(stderr, "aimem diagnose: {}\n", since.error().message);
+      return 2;
+    }
+    opt.since_us = *since;
+  }
+
+  FactStore store;
+  std::vector<std::string> warnings, notes;
+  const bool live = a.evidence.empty();
+  if (live) {
+    opt.live = true;
+    if (!opt.since_us) opt.since_us = now - 24LL * 3600 * 1000000;
+    LiveOptions lo;
+    lo.root = a.root;
+    lo.since_us = *opt.since_us;
+    lo.unit = a.unit;
+    lo.cgroup = a.cgroup;
+    lo.pid = a.pid;
+    LiveReport report = collect_live(lo, store);
+    for (auto& w : report.warnings) warnings.push_back(std::move(w));
+    for (auto& n : report.notes) notes.push_back(std::move(n));
+    if (!report.usable) {
+      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", w);
+      return 2;
+    }
+  } else {
+    InputOptions io;
+    io.progress = !a.json || isatty(2);
+    auto reports = read_inputs(a.evidence, store, io);
+    size_t usable = 0;
+    for (const auto& r : reports) {
+      if (r.usable) ++usable;
+      if (!r.problem.empty()) warnings.push_back(r.problem);
+    }
+    if (usable == 0) {
+      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", w);
+      if (warnings.empty()) fmt::print(stderr, "aimem diagnose: no usable input\n");
+      return 2;
+    }
+  }
+  if (store.dropped() > 0)
+    notes.push_back(fmt::format("{} further facts were not kept (memory bound); the earliest ones were", store.dropped()));
+
+  Diagnosis d = diagnose(std::move(store.facts()), opt);
+  d.warnings = std::move(warnings);
+  d.notes.insert(d.notes.end(), notes.begin(), notes.end());
+  if (d.incidents.empty() && !live) d.since_us.reset();
+
+  if (a.json) {
+    std::fputs(render_json(diagnosis_to_json(d)).c_str(), stdout);
+  } else {
+    TextStyle style;
+    style.color = isatty(1) && !std::getenv("NO_COLOR");
+    style.verbose = a.verbose;
+    std::fputs(render_text(d, style).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_diagnose(CLI::App& app) {
+  auto args = std::make_shared<DiagnoseArgs>();
+  CLI::App* sub = app.add_subcommand("diagnose", "Name the memory pool that failed, and why");
+  sub->footer(R"(Examples:
+  aimem diagnose                          the live host: kernel log, journal, cgroups, /proc, GPUs
+  aimem diagnose --since 1h --unit vllm   one systemd unit's journal and cgroup
+  aimem diagnose dmesg.txt pod.yaml       evidence files, any mix (folders and - for stdin too)
+  kubectl describe pod api-0 | aimem diagnose - --exit-code 137
+  aimem diagnose --json server.log        the DESIGN.md JSON contract)");
+  sub->add_option("evidence", args->evidence, "files, folders or - (stdin): logs, dmesg, journalctl, docker inspect, kubectl, nvidia-smi output");
+  sub->add_option("--since", args->since, "only evidence after this time: 1h, 20m, '20 minutes ago', 2026-11-29 15:00 (live default: 24h)");
+  sub->add_flag("--json", args->json, "machine-readable output (DESIGN.md §2)");
+  sub->add_option("--exit-code", args->exit_code, "the exit code the client saw (137, 143, 134, ...)");
+  sub->add_option("--root", args->root, "read /proc, /sys and /dev/kmsg under this directory (a captured tree)");
+  sub->add_option("--unit", args->unit, "live: only this systemd unit (its journal and cgroup)");
+  sub->add_option("--cgroup", args->cgroup, "live: only this cgroup subtree (path as in /proc/PID/cgroup)");
+  sub->add_option("--pid", args->pid, "live: only this process");
+  sub->add_flag("-v,--verbose", args->verbose, "show every incident in full");
+  return [args] { return run(*args); };
+}
+
+}  // namespace aimem::cli

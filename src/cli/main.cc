@@ -1,0 +1,59 @@
+// aimem: which memory pool failed, and why. The subcommand table is here;
+// each subcommand lives in its own file under cli/commands/.
+#include <cstdio>
+#include <exception>
+#include <fmt/format.h>
+
+#include "cli/commands/commands.h"
+
+namespace {
+
+struct Planned {
+  const char* name;
+  const char* job;
+  const char* issue;
+};
+
+// Commands DESIGN.md names that later issues build; until then they say so.
+constexpr Planned kPlanned[] = {
+    {"fit", "Will this model fit, and with how much headroom", "#3"},
+    {"run", "Run a command in its own memory cgroup and record every pool", "#4"},
+    {"watch", "Sample every pool, store, serve Prometheus metrics, alert", "#4"},
+    {"probe", "Find a server's memory envelope across context and concurrency", "#5"},
+    {"check", "Lint deployment configs against the memory plan", "#6"},
+    {"report", "Render a recorded timeline as HTML", "#4"},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"aimem: which memory pool failed, and why (host RAM, cgroup and Kubernetes limits, GPU VRAM, language heaps)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "aimem 0.1.0");
+  aimem::cli::Action action;
+  auto diagnose = aimem::cli::add_diagnose(app);
+  std::vector<std::pair<CLI::App*, aimem::cli::Action>> table = {{app.get_subcommand("diagnose"), diagnose}};
+  for (const auto& p : kPlanned) {
+    CLI::App* sub = app.add_subcommand(p.name, std::string(p.job) + " (not yet implemented)");
+    sub->allow_extras();
+    std::string name = p.name, issue = p.issue;
+    table.emplace_back(sub, [name, issue] {
+      fmt::print(stderr, "aimem {}: not implemented yet in this version (planned in issue {}); only `aimem diagnose` is real today\n", name, issue);
+      return 2;
+    });
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    for (auto& [sub, act] : table)
+      if (sub->parsed()) return act();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "aimem: {}\n", e.what());
+    return 2;
+  }
+  return 2;
+}

@@ -1,0 +1,58 @@
+// Small string_view helpers for hand-written parsers. Recognizers parse
+// untrusted log lines that can be megabytes long, so nothing here uses
+// std::regex (backtracking, recursion) and nothing allocates per character.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aimem::text {
+
+inline constexpr std::string_view npos_view{};
+
+bool is_space(char c);
+std::string_view trim(std::string_view s);
+std::string_view trim_left(std::string_view s);
+
+bool starts_with(std::string_view s, std::string_view prefix);
+bool istarts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
+
+// Case-insensitive (ASCII) search; returns std::string_view::npos if absent.
+size_t ifind(std::string_view hay, std::string_view needle, size_t from = 0);
+bool icontains(std::string_view hay, std::string_view needle);
+bool contains(std::string_view hay, std::string_view needle);
+bool iequals(std::string_view a, std::string_view b);
+
+// The text after the first occurrence of `label` (case-sensitive), or empty
+// optional if the label is absent.
+std::optional<std::string_view> after(std::string_view s, std::string_view label);
+std::optional<std::string_view> iafter(std::string_view s, std::string_view label);
+
+// Parse a leading unsigned / signed integer or a decimal number (no exponent
+// beyond what strtod accepts); `rest` receives the unparsed remainder.
+std::optional<uint64_t> parse_u64(std::string_view s, std::string_view* rest = nullptr);
+std::optional<int64_t> parse_i64(std::string_view s, std::string_view* rest = nullptr);
+std::optional<double> parse_double(std::string_view s, std::string_view* rest = nullptr);
+
+// Integer with thousands separators, "93,760" -> 93760.
+std::optional<uint64_t> parse_grouped_u64(std::string_view s, std::string_view* rest = nullptr);
+
+// The token up to the first character in `stops` (or the end).
+std::string_view take_until(std::string_view s, std::string_view stops);
+// The run of characters not in whitespace.
+std::string_view first_word(std::string_view s);
+
+std::vector<std::string_view> split(std::string_view s, char sep);
+
+// Make a line safe to quote: control characters and invalid UTF-8 become '?',
+// and the result is cut to at most `max_bytes` bytes (with "..." appended).
+std::string quote_line(std::string_view s, size_t max_bytes = 300);
+
+// Lower-case ASCII copy.
+std::string lower(std::string_view s);
+
+}  // namespace aimem::text

@@ -1,0 +1,37 @@
+// Sizes. Three dialects are read, each where it occurs:
+//  - user input (command line, config): "24GiB", "24G" (= GiB), "80GB" (decimal),
+//    as DESIGN.md §2 fixes;
+//  - Kubernetes quantities: "1Gi" binary, "1G" decimal, "128974848", "129e6";
+//  - sizes printed by programs in logs: the kernel's "kB", PyTorch's "GiB",
+//    vLLM's and V8's "GB"/"MB", which those programs compute with powers of two,
+//    so every log unit is read as binary.
+// Output is always printed in binary units.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace aimem::units {
+
+inline constexpr uint64_t KiB = 1024ULL;
+inline constexpr uint64_t MiB = 1024ULL * KiB;
+inline constexpr uint64_t GiB = 1024ULL * MiB;
+inline constexpr uint64_t TiB = 1024ULL * GiB;
+
+Result<uint64_t> parse_size(std::string_view text);
+std::optional<uint64_t> parse_k8s_quantity(std::string_view text);
+
+// Reads "<number>[ ]<unit>" at the start of `s` (leading spaces skipped); the
+// unit is required unless `allow_bare` (then bytes). `rest` gets the remainder.
+std::optional<uint64_t> parse_log_size(std::string_view s, std::string_view* rest = nullptr,
+                                       bool allow_bare = false);
+
+// "64.0 MiB", "1.50 GiB", "512 B".
+std::string format_bytes(uint64_t bytes);
+std::string format_bytes_signed(int64_t bytes);
+
+}  // namespace aimem::units

@@ -1,0 +1,479 @@
+// Layer and cause of one incident, by explicit rules in a fixed order.
+//
+// Layer: the most specific failure wins, in this order: the kernel's own OOM
+// report (it names the cgroup whose limit was hit, or says the host ran out);
+// a kubelet eviction; Kubernetes / Docker OOMKilled; a user-space killer; a
+// systemd oom-kill result; a GPU allocation failure or KV-cache shortage; a
+// language heap; a host allocation failure; a bare SIGKILL; look-alikes
+// (NCCL timeouts, Xid, illegal addresses, probe kills); an exit status alone.
+// Context facts refine the layer (a limit in the evidence turns an ENOMEM into
+// a container limit) and decide the cause.
+#include <algorithm>
+#include <cmath>
+
+#include "core/text.h"
+#include "core/time.h"
+#include "core/units.h"
+#include "diagnose/internal.h"
+
+namespace aimem::detail {
+namespace {
+
+struct View {
+  const std::vector<Fact>& facts;
+  const Incident& inc;
+
+  template <typename Pred>
+  const Fact* first_failure(Pred pred) const {
+    for (size_t i : inc.failures)
+      if (pred(facts[i])) return &facts[i];
+    return nullptr;
+  }
+  const Fact* failure(FactKind k) const {
+    return first_failure([k](const Fact& f) { return f.kind == k; });
+  }
+  template <typename Pred>
+  const Fact* first_context(Pred pred) const {
+    for (size_t i : inc.context)
+      if (pred(facts[i])) return &facts[i];
+    return nullptr;
+  }
+  const Fact* context(FactKind k) const {
+    return first_context([k](const Fact& f) { return f.kind == k; });
+  }
+  template <typename Pred>
+  const Fact* any(Pred pred) const {
+    if (auto f = first_failure(pred)) return f;
+    return first_context(pred);
+  }
+  bool has(FactKind k) const { return any([k](const Fact& f) { return f.kind == k; }) != nullptr; }
+  bool platform(std::string_view name) const {
+    return any([name](const Fact& f) { return f.kind == FactKind::platform && f.detail == name; }) != nullptr;
+  }
+  template <typename Pred>
+  size_t count(Pred pred) const {
+    size_t n = 0;
+    for (size_t i : inc.failures) n += pred(facts[i]);
+    for (size_t i : inc.context) n += pred(facts[i]);
+    return n;
+  }
+};
+
+bool is_memcg_kernel(const Fact& f) {
+  return (f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event) && f.layer == Layer::container_limit;
+}
+bool is_kernel(const Fact& f) { return f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event; }
+
+// A configured limit the user or orchestrator set (not one the kernel printed).
+const Fact* configured_limit(const View& v) {
+  return v.first_context([](const Fact& f) { return f.kind == FactKind::memory_limit && f.limit && *f.limit > 0; });
+}
+
+std::optional<uint64_t> restarts(const View& v) {
+  std::optional<uint64_t> n;
+  v.any([&](const Fact& f) {
+    if (f.kind == FactKind::restarts && f.count) n = std::max(n.value_or(0), *f.count);
+    return false;
+  });
+  return n;
+}
+
+Layer layer_for_memcg_path(const View& v, const std::string& path) {
+  CgroupInfo info = parse_cgroup_path(path);
+  switch (info.kind) {
+    case CgroupKind::k8s_node: return Layer::host_ram;
+    case CgroupKind::k8s_pod:
+    case CgroupKind::k8s_container: return Layer::k8s_pod_limit;
+    case CgroupKind::root: return Layer::host_ram;
+    case CgroupKind::unknown:
+      if (v.platform("kubernetes") || v.has(FactKind::k8s_oomkilled)) return Layer::k8s_pod_limit;
+      return Layer::container_limit;
+    default:
+      return Layer::container_limit;
+  }
+}
+
+// Layer for a host-side allocation failure inside a process: the host, unless
+// the evidence shows the process ran under a limit.
+Layer host_or_limit(const View& v, Layer hint) {
+  if (v.platform("kubernetes") && v.first_context([](const Fact& f) { return f.kind == FactKind::memory_limit; }))
+    return Layer::k8s_pod_limit;
+  if (configured_limit(v)) return Layer::container_limit;
+  return hint == Layer::unknown ? Layer::host_ram : hint;
+}
+
+struct Decision {
+  Layer layer = Layer::unknown;
+  const Fact* decisive = nullptr;
+  float confidence = 0.3f;
+  std::string reason;
+};
+
+Decision decide_layer(const View& v) {
+  Decision d;
+  // 1. The kernel's OOM report.
+  if (const Fact* k = v.first_failure([](const Fact& f) { return is_kernel(f) && f.layer != Layer::unknown; })) {
+    d.decisive = k;
+    d.confidence = k->strength;
+    if (k->layer == Layer::host_ram) {
+      d.layer = Layer::host_ram;
+      d.reason = "the kernel's OOM report is a global one (no memory cgroup limit was involved)";
+    } else {
+      std::string path = k->cgroup;
+      d.layer = layer_for_memcg_path(v, path);
+      if (d.layer == Layer::host_ram)
+        d.reason = "the OOM was charged to the kubepods cgroup: the pods together reached the node's allocatable memory";
+      else if (d.layer == Layer::k8s_pod_limit)
+        d.reason = path.empty() ? "a memory-cgroup OOM kill on a Kubernetes node" : "the limit that was hit belongs to a Kubernetes pod cgroup (" + path + ")";
+      else
+        d.reason = path.empty() ? "the kernel killed inside a memory cgroup that reached its limit"
+                                : "the kernel killed inside memory cgroup " + path + " that reached its limit";
+    }
+    return d;
+  }
+  // 2. Eviction.
+  if (const Fact* e = v.failure(FactKind::k8s_evicted)) {
+    d = {Layer::k8s_eviction, e, std::max(0.85f, e->strength), "the kubelet evicted the pod because the node was low on memory"};
+    return d;
+  }
+  // 3. OOMKilled as the container runtime reports it.
+  if (const Fact* k = v.failure(FactKind::k8s_oomkilled)) {
+    d = {Layer::k8s_pod_limit, k, std::max(0.85f, k->strength), "Kubernetes reports the container terminated with reason OOMKilled"};
+    return d;
+  }
+  if (const Fact* k = v.failure(FactKind::docker_oomkilled)) {
+    d = {Layer::container_limit, k, std::max(0.85f, k->strength), "docker reports State.OOMKilled: the container's cgroup limit was hit"};
+    return d;
+  }
+  // 4. User-space killers.
+  if (const Fact* u = v.failure(FactKind::userspace_kill)) {
+    d = {Layer::userspace_oom_killer, u, std::max(0.85f, u->strength), "a user-space OOM killer (" + u->process + ") acted on memory pressure"};
+    if (u->process.empty()) d.reason = "a user-space OOM killer acted on memory pressure";
+    return d;
+  }
+  // 5. systemd's unit result.
+  if (const Fact* s = v.failure(FactKind::systemd_oom_result)) {
+    d.decisive = s;
+    const Fact* max = v.first_context([](const Fact& f) {
+      return f.kind == FactKind::memory_limit && text::icontains(f.detail, "MemoryMax");
+    });
+    if (max || (!s->cgroup.empty() && s->layer == Layer::container_limit)) {
+      d.layer = Layer::container_limit;
+      d.confidence = 0.8f;
+      d.reason = "systemd reports an oom-kill result for a unit that has a MemoryMax limit";
+    } else {
+      d.layer = Layer::host_ram;
+      d.confidence = 0.6f;
+      d.reason = "systemd reports an oom-kill result and the unit shows no MemoryMax: the host ran out";
+    }
+    return d;
+  }
+  // 6. GPU.
+  if (const Fact* k = v.failure(FactKind::kv_cache_shortage)) {
+    d = {Layer::gpu_vram, k, std::max(0.85f, k->strength), "the engine's KV cache budget on the GPU is too small"};
+    return d;
+  }
+  if (const Fact* g = v.first_failure([](const Fact& f) { return f.kind == FactKind::gpu_oom; })) {
+    Layer hint = g->layer == Layer::unknown ? Layer::gpu_vram : g->layer;
+    d = {hint, g, std::max(0.8f, g->strength), hint == Layer::gpu_vram ? "an allocation on the GPU failed" : "a host allocation failed"};
+    if (hint == Layer::host_ram) d.layer = host_or_limit(v, hint);
+    return d;
+  }
+  // 7. Language heaps.
+  if (const Fact* j = v.failure(FactKind::js_heap_oom)) {
+    Layer hint = j->layer == Layer::unknown ? Layer::js_heap : j->layer;
+    d = {hint, j, std::max(0.85f, j->strength), "V8 reached its heap limit and aborted"};
+    if (hint != Layer::js_heap) {
+      d.layer = host_or_limit(v, hint);
+      d.reason = "V8 could not get memory from the process (not the JS heap limit)";
+    }
+    return d;
+  }
+  if (const Fact* j = v.failure(FactKind::jvm_heap_oom)) {
+    d = {Layer::jvm_heap, j, std::max(0.85f, j->strength), "the JVM threw OutOfMemoryError for its heap"};
+    return d;
+  }
+  if (const Fact* j = v.failure(FactKind::jvm_native_oom)) {
+    d = {host_or_limit(v, Layer::host_ram), j, 0.75f, "the JVM could not commit native memory from the operating system"};
+    return d;
+  }
+  // 8. Host allocations and refusals.
+  if (const Fact* h = v.failure(FactKind::host_memory_refused)) {
+    d = {host_or_limit(v, Layer::host_ram), h, std::max(0.85f, h->strength), "the runtime refused to load: the model needs more system memory than is available"};
+    return d;
+  }
+  if (const Fact* h = v.failure(FactKind::host_alloc_failure)) {
+    d = {host_or_limit(v, h->layer == Layer::unknown ? Layer::host_ram : h->layer), h, std::max(0.7f, h->strength),
+         "a host memory allocation failed inside the process"};
+    return d;
+  }
+  if (const Fact* c = v.failure(FactKind::cgroup_oom_counter)) {
+    d = {c->layer == Layer::unknown ? Layer::container_limit : c->layer, c, c->strength, "the cgroup's own OOM counters moved"};
+    return d;
+  }
+  const Fact* stop = v.context(FactKind::stop_or_restart);
+  const Fact* look_alike = v.failure(FactKind::not_memory_failure);
+  // 9. A bare SIGKILL ("Killed", worker died).
+  if (const Fact* k = v.failure(FactKind::process_killed)) {
+    if (look_alike || stop) {
+      d = {Layer::not_memory, look_alike ? look_alike : stop, 0.6f, "the process was killed by a probe, a stop or a restart, not for memory"};
+      return d;
+    }
+    if (configured_limit(v)) {
+      d = {host_or_limit(v, Layer::container_limit), k, 0.7f, "the process was SIGKILLed while running under a configured memory limit"};
+      return d;
+    }
+    if (k->layer != Layer::unknown) {
+      d = {k->layer, k, k->strength, "a SIGKILL without any other reason shown; the kernel OOM killer is its usual sender"};
+      return d;
+    }
+  }
+  // 10. Look-alikes.
+  if (look_alike) {
+    d = {Layer::not_memory, look_alike, std::max(0.75f, look_alike->strength), "the failure is " + look_alike->detail + ", which is not a memory exhaustion"};
+    return d;
+  }
+  // 11. Exit status alone.
+  if (const Fact* e = v.failure(FactKind::exit_status)) {
+    d.decisive = e;
+    int code = e->exit_code.value_or(-1);
+    int sig = e->signal.value_or(code > 128 ? code - 128 : 0);
+    const Fact* usage_zero = v.first_context([](const Fact& f) {
+      return f.kind == FactKind::memory_usage && f.usage && *f.usage == 0;
+    });
+    if (sig == 9 && (stop || usage_zero)) {
+      d = {Layer::not_memory, stop ? stop : usage_zero, 0.6f,
+           stop ? "the SIGKILL came with a stop or restart of the process"
+                : "the container's recorded peak memory is 0: it was not near a limit when it was killed"};
+      return d;
+    }
+    if (sig == 15) {
+      d = {Layer::not_memory, e, 0.6f, "exit 143 is SIGTERM: an orderly stop, not an OOM kill"};
+      return d;
+    }
+    if (sig == 11) {
+      d = {Layer::not_memory, e, 0.65f, "exit 139 is SIGSEGV: a crash, not an OOM kill"};
+      return d;
+    }
+    d.layer = Layer::unknown;
+    d.confidence = 0.3f;
+    d.reason = sig == 9 ? "exit 137 is SIGKILL: the OOM killer, an eviction, a probe or an operator can send it, and nothing here says which"
+                        : "the exit status alone does not say which pool failed";
+    return d;
+  }
+  if (stop) {
+    d = {Layer::not_memory, stop, 0.5f, "the process was stopped or restarted, not killed for memory"};
+    return d;
+  }
+  if (!v.inc.failures.empty()) {
+    d.decisive = &v.facts[v.inc.failures.front()];
+    d.reason = "the evidence shows a failure but not which pool ran out";
+  }
+  return d;
+}
+
+bool near_in_source(const Fact& a, const Fact& b, uint64_t lines) {
+  if (a.where.source_index != b.where.source_index) return false;
+  uint64_t d = a.where.line > b.where.line ? a.where.line - b.where.line : b.where.line - a.where.line;
+  return d <= lines;
+}
+
+Cause gpu_cause(const View& v, const Fact& g, std::string& why) {
+  // KV shortage reported by the engine.
+  if (g.kind == FactKind::kv_cache_shortage) {
+    if (text::contains(g.detail, "no cache blocks") || text::contains(g.detail, "negative")) {
+      why = "the weights and activation peak leave no room for KV cache blocks";
+      if (v.first_context([](const Fact& f) { return f.kind == FactKind::gpu_state && f.other_processes && *f.other_processes > 0; })) {
+        why = "other processes hold GPU memory the engine expected to use";
+        return Cause::other_process;
+      }
+      return Cause::model_load;
+    }
+    why = "the KV cache cannot hold one sequence of the configured maximum length";
+    return Cause::kv_cache_context;
+  }
+  // PyTorch numbers: fragmentation and other processes.
+  if (g.total && *g.total > 0) {
+    double total = static_cast<double>(*g.total);
+    if (g.reserved_unallocated) {
+      double ru = static_cast<double>(*g.reserved_unallocated);
+      double req = static_cast<double>(g.requested.value_or(0));
+      if (ru >= req && ru >= 0.10 * total) {
+        why = units::format_bytes(*g.reserved_unallocated) + " was reserved by PyTorch but unallocated (fragmentation)";
+        return Cause::fragmentation;
+      }
+    }
+    if (g.other_processes && static_cast<double>(*g.other_processes) >= 0.25 * total) {
+      why = "other processes hold " + units::format_bytes(*g.other_processes) + " of the GPU";
+      return Cause::other_process;
+    }
+    // Old messages: what neither PyTorch nor the free pool accounts for is held elsewhere.
+    uint64_t reserved = g.reserved.value_or(0);
+    if (!reserved && g.allocated && g.reserved_unallocated) reserved = *g.allocated + *g.reserved_unallocated;
+    if (reserved && g.free && !g.this_process && !g.other_processes) {
+      double outside = total - static_cast<double>(reserved) - static_cast<double>(*g.free);
+      if (outside >= 0.30 * total && outside >= 1.5 * static_cast<double>(units::GiB)) {
+        why = units::format_bytes(static_cast<uint64_t>(outside)) + " of the GPU is used outside this process's PyTorch allocator";
+        return Cause::other_process;
+      }
+    }
+  }
+  // What the failing allocation was for.
+  if (text::contains(g.detail, "kv")) {
+    why = "the KV cache for the configured context did not fit";
+    return Cause::kv_cache_context;
+  }
+  if (text::contains(g.detail, "compute")) {
+    const Fact* ctx = v.any([](const Fact& f) { return f.ctx && *f.ctx >= 16384; });
+    if (ctx) {
+      why = "the compute buffer for a " + std::to_string(*ctx->ctx) + "-token context did not fit";
+      return Cause::kv_cache_context;
+    }
+  }
+  if (text::contains(g.detail, "prefill") || text::contains(g.detail, "batch")) {
+    why = "the batch (prefill tokens / batch size) does not fit";
+    return Cause::concurrency_batch;
+  }
+  if (text::contains(g.detail, "model") || text::contains(g.detail, "load")) {
+    why = "the allocation failed while loading the model";
+    return Cause::model_load;
+  }
+  const Fact* load = v.first_context([&](const Fact& f) { return f.kind == FactKind::phase_load && near_in_source(f, g, 400); });
+  const Fact* serve = v.first_context([&](const Fact& f) { return f.kind == FactKind::phase_serve && near_in_source(f, g, 60); });
+  if (serve || text::contains(g.detail, "activation")) {
+    why = "the allocation failed while serving or stepping a batch (forward pass, sampler, engine step)";
+    return Cause::concurrency_batch;
+  }
+  if (load) {
+    why = "the allocation failed while the model was loading";
+    return Cause::model_load;
+  }
+  why = "the evidence does not show what the failed allocation was for";
+  return Cause::unknown;
+}
+
+Cause limit_cause(const View& v, const Decision& d, std::string& why) {
+  if (v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); })) {
+    why = "usage grew steadily until the limit";
+    return Cause::leak_or_accumulation;
+  }
+  if (v.first_context([&](const Fact& f) { return f.kind == FactKind::phase_load && d.decisive && near_in_source(f, *d.decisive, 200); })) {
+    why = "it happened while a model was loading";
+    return Cause::model_load;
+  }
+  const Fact* limit = configured_limit(v);
+  auto n = restarts(v);
+  if (limit || (n && *n >= 3)) {
+    why = limit ? "the workload filled the memory limit it was given (" + units::format_bytes(*limit->limit) + ")"
+                : "it was killed again after each of " + std::to_string(*n) + " restarts";
+    if (n && *n >= 3 && limit) why += ", and again after each of " + std::to_string(*n) + " restarts";
+    return Cause::limit_too_low;
+  }
+  why = "the kernel report shows the limit was reached, not what drove usage there";
+  return Cause::unknown;
+}
+
+Cause decide_cause(const View& v, const Decision& d, std::string& why) {
+  switch (d.layer) {
+    case Layer::not_memory: why = "not a memory failure"; return Cause::not_memory;
+    case Layer::unknown: why = "the evidence does not decide it"; return Cause::unknown;
+    case Layer::gpu_vram: return d.decisive ? gpu_cause(v, *d.decisive, why) : Cause::unknown;
+    case Layer::k8s_eviction: {
+      const Fact* e = d.decisive;
+      if (e && e->usage && e->requested && *e->requested > 0 && *e->usage > *e->requested) {
+        why = "the container used " + units::format_bytes(*e->usage) + ", above its memory request of " + units::format_bytes(*e->requested);
+        return Cause::limit_too_low;
+      }
+      why = "the eviction message does not show a request below the container's need";
+      return Cause::unknown;
+    }
+    case Layer::js_heap: {
+      const Fact* j = d.decisive;
+      if (j && j->uptime_at_failure_s) {
+        if (*j->uptime_at_failure_s >= 600) {
+          why = "the heap filled after " + timeutil::format_duration(*j->uptime_at_failure_s) + " of running, with garbage collection freeing almost nothing: live data accumulated";
+          return Cause::leak_or_accumulation;
+        }
+        why = "the heap limit was reached " + timeutil::format_duration(*j->uptime_at_failure_s) + " after start: the work needs more heap than allowed";
+        return Cause::limit_too_low;
+      }
+      why = "the heap log does not show how long the process ran";
+      return Cause::unknown;
+    }
+    case Layer::host_ram:
+      if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
+        why = "the model needs more system memory than the host has available";
+        return Cause::model_load;
+      }
+      if (d.decisive && d.decisive->cause != Cause::unknown) {
+        why = "as the failing program reports";
+        return d.decisive->cause;
+      }
+      if (v.first_context([&](const Fact& f) { return f.kind == FactKind::phase_load && (!d.decisive || near_in_source(f, *d.decisive, 200)); })) {
+        why = "it happened while a model was loading";
+        return Cause::model_load;
+      }
+      why = "the evidence does not show what used the memory";
+      return Cause::unknown;
+    case Layer::container_limit:
+    case Layer::k8s_pod_limit:
+      if (d.decisive && d.decisive->cause != Cause::unknown) return d.decisive->cause;
+      return limit_cause(v, d, why);
+    default:
+      if (d.decisive && d.decisive->cause != Cause::unknown) {
+        why = "as the failing program reports";
+        return d.decisive->cause;
+      }
+      why = "the evidence does not show why";
+      return Cause::unknown;
+  }
+}
+
+int tier_of(const Decision& d) {
+  if (!d.decisive) return 0;
+  switch (d.decisive->kind) {
+    case FactKind::exit_status: return 1;
+    case FactKind::not_memory_failure:
+    case FactKind::stop_or_restart: return 2;
+    case FactKind::process_killed: return d.layer == Layer::not_memory ? 2 : 2;
+    default: return d.layer == Layer::not_memory ? 2 : 3;
+  }
+}
+
+}  // namespace
+
+void classify(Incident& inc, const std::vector<Fact>& facts) {
+  View v{facts, inc};
+  Decision d = decide_layer(v);
+  inc.layer = d.layer;
+  inc.tier = tier_of(d);
+  std::string why;
+  inc.cause = decide_cause(v, d, why);
+  // Agreement of independent evidence raises confidence a little.
+  float conf = d.confidence;
+  if (d.decisive && inc.layer != Layer::unknown) {
+    size_t agreeing = v.count([&](const Fact& f) {
+      return &f != d.decisive && is_failure(f.kind) && f.kind != FactKind::exit_status && f.family != d.decisive->family;
+    });
+    conf = std::min(0.99f, conf + 0.02f * static_cast<float>(std::min<size_t>(agreeing, 3)));
+    if (inc.cause == Cause::unknown) conf = std::min(conf, 0.9f);
+  }
+  inc.confidence = std::round(conf * 100.0) / 100.0;
+  if (!d.reason.empty()) inc.reasons.push_back(d.reason);
+  if (!why.empty() && inc.cause != Cause::not_memory) inc.reasons.push_back("cause: " + why);
+  // Headline fact first in the failure list.
+  if (d.decisive) {
+    for (size_t k = 0; k < inc.failures.size(); ++k) {
+      if (&facts[inc.failures[k]] == d.decisive) {
+        std::rotate(inc.failures.begin(), inc.failures.begin() + static_cast<long>(k), inc.failures.begin() + static_cast<long>(k) + 1);
+        break;
+      }
+    }
+    if (d.decisive->kind == FactKind::stop_or_restart) {
+      for (size_t k = 0; k < inc.context.size(); ++k)
+        if (&facts[inc.context[k]] == d.decisive) inc.failures.insert(inc.failures.begin(), inc.context[k]);
+    }
+  }
+}
+
+}  // namespace aimem::detail

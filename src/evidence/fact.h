@@ -1,0 +1,125 @@
+// Evidence: typed facts with provenance. Recognizers turn text into facts;
+// sources turn files under /proc and /sys into facts; the diagnosis reads only
+// facts. A fact says one thing that was seen, never a conclusion about other
+// facts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/taxonomy.h"
+
+namespace aimem {
+
+// What kind of thing a fact reports. Failures start incidents; the rest is
+// context that the diagnosis attaches to them.
+enum class FactKind : uint8_t {
+  // --- failures ---
+  kernel_oom_kill,      // the kernel OOM killer killed a process (assembled report or lone victim line)
+  kernel_oom_event,     // an OOM report without a victim (rate-limited, "no killable processes", limit reached)
+  cgroup_oom_counter,   // memory.events / memory.oom_control counted OOM kills in a cgroup
+  gpu_oom,              // an accelerator allocation failed (CUDA/HIP/TF/JAX/ggml...)
+  kv_cache_shortage,    // the engine's KV budget cannot hold one max-length sequence / no cache blocks
+  host_alloc_failure,   // a host allocation failed inside a process (MemoryError, bad_alloc, ENOMEM, CPU allocator)
+  host_memory_refused,  // a runtime refused to load: "requires more system memory than is available"
+  js_heap_oom,          // V8 heap limit reached
+  jvm_heap_oom,         // java.lang.OutOfMemoryError (heap, metaspace, GC overhead)
+  jvm_native_oom,       // the JVM could not commit native memory (mmap ENOMEM)
+  userspace_kill,       // systemd-oomd / earlyoom / oomd / nohang / Ray memory monitor killed something
+  k8s_oomkilled,        // Kubernetes reports reason OOMKilled for a container
+  k8s_evicted,          // the kubelet evicted a pod for memory
+  docker_oomkilled,     // docker inspect State.OOMKilled true
+  systemd_oom_result,   // a unit failed with result 'oom-kill'
+  process_killed,       // a process died by SIGKILL without saying why (shell "Killed", worker died)
+  exit_status,          // an exit code or signal was reported (context unless nothing else)
+  not_memory_failure,   // looks like a memory failure to the client but is not (NCCL timeout, Xid, illegal address, probe kill)
+  // --- context ---
+  memory_limit,         // a configured limit (docker -m, resources.limits.memory, MemoryMax, HostConfig.Memory)
+  memory_request,       // a Kubernetes memory request
+  memory_usage,         // usage / peak observation of a pool
+  gpu_state,            // a GPU's memory as nvidia-smi or NVML reports it
+  host_state,           // host RAM as free / meminfo reports it
+  runtime_setting,      // max_model_len, n_ctx, gpu_memory_utilization, batch sizes, heap flags
+  kv_capacity,          // what the engine's KV cache holds (tokens, blocks, concurrency)
+  restarts,             // restart count, CrashLoopBackOff
+  phase_load,           // the workload was loading or converting a model
+  phase_serve,          // the workload was serving / stepping (forward, engine_step, sampler, execute)
+  stop_or_restart,      // an operator or orchestrator stopped/restarted the process (docker stop, probe kill)
+  platform,             // where the workload ran: detail "kubernetes", "docker", "systemd", "ray"
+};
+
+enum class Family : uint8_t {
+  kernel, cgroup, procfs, pytorch, vllm, llamacpp, tgi, tensorflow, jax, node, jvm, python,
+  systemd, userspace_killer, docker, kubernetes, exit_status, nvidia, cuda, nccl, ray, runtime, cli,
+};
+
+std::string_view to_string(FactKind kind);
+std::string_view to_string(Family family);
+// Where a fact of this family comes from, for people: "kernel log", "PyTorch".
+std::string_view source_label(Family family);
+bool is_failure(FactKind kind);
+
+struct Provenance {
+  std::string source;                // file path, "stdin", "/dev/kmsg", "journal", "--exit-code"
+  uint64_t line = 0;                 // 1-based line in the source, 0 when not line-based
+  std::optional<int64_t> unix_us;    // when it happened (wall clock, UTC)
+  std::optional<double> uptime_s;    // seconds since boot, when only that is known
+  uint32_t source_index = 0;         // order of the input among all inputs
+};
+
+struct Fact {
+  FactKind kind{};
+  Family family{};
+  // What this fact alone says; the diagnosis may overrule it with other facts.
+  Layer layer = Layer::unknown;
+  Cause cause = Cause::unknown;
+  float strength = 0.5f;  // 0..1: how decisive the fact is for its layer
+
+  Provenance where;
+  std::string text;    // the line as seen (quoted, bounded)
+  // Supporting lines of the same report (kernel summary, memcg usage), at most a few.
+  std::vector<std::pair<uint64_t, std::string>> extra;
+  std::string detail;  // sub-kind in words: "CONSTRAINT_MEMCG", "GC overhead limit exceeded"
+
+  // Who.
+  std::optional<int64_t> pid;
+  std::string process;      // comm / container / program name
+  std::string cgroup;       // the cgroup whose limit was hit (oom_memcg)
+  std::string task_cgroup;  // the victim's own cgroup (task_memcg)
+  std::string container;
+  std::string pod;
+  std::string unit;         // systemd unit
+  std::optional<int> gpu;   // device index
+
+  // How much (bytes). Missing is not zero.
+  std::optional<uint64_t> limit;
+  std::optional<uint64_t> usage;
+  std::optional<uint64_t> requested;             // the allocation that failed / the memory asked for
+  std::optional<uint64_t> total;                 // capacity of the pool (GPU total, host total)
+  std::optional<uint64_t> free;                  // free at the time
+  std::optional<uint64_t> allocated;             // allocated by the framework (PyTorch)
+  std::optional<uint64_t> reserved_unallocated;  // PyTorch reserved but unallocated
+  std::optional<uint64_t> reserved;              // PyTorch reserved in total (old messages)
+  std::optional<uint64_t> other_processes;       // held by other processes on the same device
+  std::optional<uint64_t> this_process;          // "this process has N memory in use"
+  std::optional<uint64_t> rss;                   // victim's resident memory
+  std::optional<uint64_t> heap_limit;            // heap ceiling (V8 MB figures, -Xmx)
+
+  // LLM serving numbers.
+  std::optional<uint64_t> max_model_len;  // requested context per sequence
+  std::optional<uint64_t> kv_tokens;      // tokens the KV cache can hold
+  std::optional<uint64_t> ctx;            // n_ctx / context in tokens
+  std::optional<uint64_t> batch_tokens;   // prefill / batched tokens
+  std::optional<uint64_t> sequences;      // concurrent sequences (max_num_seqs, n_seq_max, parallel)
+  std::optional<uint64_t> kv_bytes;       // KV cache size
+  std::optional<double> ratio;            // gpu_memory_utilization, vLLM "maximum concurrency" x, usage ratio
+
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::optional<uint64_t> count;          // restarts, kills counted
+  std::optional<double> uptime_at_failure_s;  // how long the process ran before failing
+};
+
+}  // namespace aimem

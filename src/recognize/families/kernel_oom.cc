@@ -1,0 +1,383 @@
+// Kernel OOM killer reports, every format since 2.6 (see
+// shared/notes/diagnosis.md §3 and b.2). One kill prints, in order:
+//
+//   <comm> invoked oom-killer: gfp_mask=..., [nodemask=...,] order=N, oom_score_adj=N
+//   CPU: .. PID: .. Comm: ..  / Call Trace: ... (mem_cgroup_out_of_memory+.. for a memcg OOM)
+//   memcg OOM:  memory: usage NkB, limit NkB, failcnt N
+//               Memory cgroup stats for /path[: v1 one-line stats]
+//               Task in /A killed as a result of limit of /B          (<= 4.19)
+//   global OOM: Mem-Info: ... / N pages RAM
+//   Tasks state (memory values in pages): + task table (pages)
+//   oom-kill:constraint=CONSTRAINT_MEMCG|NONE,...,oom_memcg=/B|global_oom,task_memcg=/A,task=comm,pid=N,uid=N  (>= ~5.0)
+//   [Memory cgroup out of memory|Out of memory]: Kill process N (comm) score N or sacrifice child   (<= ~5.0)
+//   [Memory cgroup out of memory: |Out of memory: ]Killed process N[, UID n,] (comm) total-vm:NkB, anon-rss:NkB, ...
+//   oom_reaper: reaped process N (comm), now anon-rss:0kB, ...
+//
+// The header, task table and summary are rate-limited; the victim line is not,
+// so a lone victim line is a whole incident. The summary line can be split by a
+// KERN_CONT bug (",global_oom,task_memcg=..." on its own line). This recognizer
+// assembles the lines of one report (by line distance and time) and emits one
+// kernel_oom_kill fact per victim, or a kernel_oom_event for a report whose
+// victim line is missing.
+#include <string>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"invoked oom-killer"},
+    {"oom-kill:constraint="},
+    {",global_oom"},
+    {",oom_memcg="},
+    {"Killed process"},
+    {"Kill process"},
+    {"Memory cgroup out of memory"},
+    {"memory: usage "},
+    {"Memory cgroup stats for"},
+    {"killed as a result of limit of"},
+    {"Memory limit reached of cgroup"},
+    {"out_of_memory"},
+    {"are going to be killed due to memory.oom.group"},
+    {"Mem-Info:"},
+    {"System is deadlocked on memory"},
+    {"panic_on_oom"},
+    {"Out of memory and no killable processes"},
+    {"Skip killing the task"},
+    {"cpuset="},
+};
+
+// Kernel page_counter "unlimited" (PAGE_COUNTER_MAX) prints as ~2^53 kB.
+constexpr uint64_t kUnlimitedKiB = 1ULL << 50;
+
+struct Report {
+  bool open = false;
+  uint64_t first_line = 0, last_line = 0;
+  std::optional<int64_t> unix_us;
+  std::optional<double> uptime_s;
+  std::string trigger;  // comm that invoked the OOM killer
+  bool memcg = false, global = false, sysrq = false;
+  std::string constraint, oom_memcg, task_memcg, limit_of, task_in, stats_cgroup;
+  std::optional<uint64_t> usage, limit;
+  std::optional<int64_t> summary_pid;
+  std::string summary_task;
+  int victims = 0;
+  std::vector<std::pair<uint64_t, std::string>> lines;  // evidence, bounded
+  Fact base;  // provenance of the first line
+};
+
+class KernelOom final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (text::contains(s, "invoked oom-killer")) {
+      close(out);
+      start(line);
+      r_.trigger = trigger_comm(s);
+      if (text::contains(s, "order=-1")) r_.sysrq = true;
+      keep(line);
+      return;
+    }
+    if (auto p = s.find("oom-kill:"); p != std::string_view::npos && text::contains(s, "constraint=")) {
+      ensure(line, out);
+      parse_summary(s.substr(p + 9));
+      keep(line);
+      return;
+    }
+    if (!text::contains(s, "oom-kill:") && (text::contains(s, ",global_oom") || text::contains(s, ",oom_memcg="))) {
+      // KERN_CONT fragment of the summary line.
+      ensure(line, out);
+      parse_summary(s.substr(s.find(',')));
+      keep(line);
+      return;
+    }
+    if (auto p = s.find("Killed process"); p != std::string_view::npos) {
+      victim(line, s, p, out);
+      return;
+    }
+    if (auto p = s.find("Kill process"); p != std::string_view::npos) {
+      // Selection line (<= 5.0): its prefix says global or memcg.
+      ensure(line, out);
+      classify_prefix(s.substr(0, p));
+      keep(line);
+      return;
+    }
+    if (text::contains(s, "Memory cgroup out of memory")) {
+      // "Memory cgroup out of memory: OOM victim N (x) is already exiting. Skip killing the task"
+      ensure(line, out);
+      r_.memcg = true;
+      keep(line);
+      return;
+    }
+    if (auto v = text::after(s, "memory: usage ")) {
+      // "memory: usage 32768kB, limit 32768kB, failcnt 307" (but not "memory+swap:" / "kmem:")
+      size_t p = s.find("memory: usage ");
+      if (p > 0 && (s[p - 1] == '+' || s[p - 1] == 'k')) return;
+      ensure(line, out);
+      r_.memcg = true;
+      std::string_view rest;
+      if (auto u = text::parse_u64(*v, &rest); u && text::starts_with(rest, "kB")) r_.usage = *u * 1024;
+      if (auto l = text::after(*v, "limit ")) {
+        if (auto lim = text::parse_u64(*l, &rest); lim && text::starts_with(rest, "kB") && *lim < kUnlimitedKiB)
+          r_.limit = *lim * 1024;
+      }
+      keep(line);
+      return;
+    }
+    if (auto v = text::after(s, "Memory cgroup stats for ")) {
+      ensure(line, out);
+      r_.memcg = true;
+      std::string_view path = *v;
+      // v1 one-line form: "/path: cache:24KB rss:..."; plain form "/path:"
+      if (auto colon = path.find(": "); colon != std::string_view::npos) path = path.substr(0, colon);
+      path = text::trim(path);
+      if (!path.empty() && path.back() == ':') path.remove_suffix(1);
+      r_.stats_cgroup = std::string(path.substr(0, 512));
+      keep(line);
+      return;
+    }
+    if (auto v = text::after(s, "killed as a result of limit of ")) {
+      ensure(line, out);
+      r_.memcg = true;
+      r_.limit_of = std::string(text::first_word(*v).substr(0, 512));
+      if (auto t = text::after(s, "Task in ")) r_.task_in = std::string(text::first_word(*t).substr(0, 512));
+      keep(line);
+      return;
+    }
+    if (auto v = text::after(s, "Memory limit reached of cgroup ")) {
+      ensure(line, out);
+      r_.memcg = true;
+      r_.limit_of = std::string(text::first_word(*v).substr(0, 512));
+      keep(line);
+      return;
+    }
+    if (text::contains(s, "are going to be killed due to memory.oom.group")) {
+      ensure(line, out);
+      r_.memcg = true;
+      keep(line);
+      return;
+    }
+    if (text::contains(s, "out_of_memory")) {
+      // Call-trace frames: mem_cgroup_out_of_memory+0x.. (memcg) or
+      // out_of_memory+0x.. / pagefault_out_of_memory (global or memcg).
+      if (!looks_like_frame(s)) return;
+      if (!r_.open && !near(line)) return;  // a stray frame without a report
+      ensure(line, out);
+      if (text::contains(s, "mem_cgroup_out_of_memory") || text::contains(s, "mem_cgroup_oom")) r_.memcg = true;
+      r_.last_line = line.number;
+      return;
+    }
+    if (text::contains(s, "Mem-Info:")) {
+      if (r_.open && near(line)) {
+        r_.global = true;
+        r_.last_line = line.number;
+      }
+      return;
+    }
+    if (text::contains(s, "cpuset=") && text::contains(s, "mems_allowed=")) {
+      // 4.x: "<comm> cpuset=<cg> mems_allowed=0" right after the header.
+      if (r_.open && near(line)) r_.last_line = line.number;
+      return;
+    }
+    if (text::contains(s, "System is deadlocked on memory") || text::contains(s, "panic_on_oom") ||
+        text::contains(s, "Out of memory and no killable processes")) {
+      if (text::contains(s, "panic_on_oom") && !text::contains(s, "Out of memory")) return;  // sysctl echo
+      ensure(line, out);
+      r_.global = !text::contains(s, "compulsory") || r_.global;
+      keep(line);
+      return;
+    }
+    if (text::contains(s, "Skip killing the task")) {
+      ensure(line, out);
+      keep(line);
+    }
+  }
+
+  void finish(FactSink& out) override { close(out); }
+
+ private:
+  Report r_;
+
+  bool near(const Line& line) const {
+    if (!r_.open) return false;
+    if (line.number > r_.last_line + 8000) return false;
+    if (line.time.uptime_s && r_.uptime_s) return *line.time.uptime_s - *r_.uptime_s < 10.0;
+    if (line.time.unix_us && r_.unix_us) return *line.time.unix_us - *r_.unix_us < 10'000'000;
+    return line.number <= r_.last_line + 400;
+  }
+
+  void start(const Line& line) {
+    r_ = Report{};
+    r_.open = true;
+    r_.first_line = r_.last_line = line.number;
+    r_.unix_us = line.time.unix_us;
+    r_.uptime_s = line.time.uptime_s;
+    r_.base = make_fact(line, FactKind::kernel_oom_event, Family::kernel);
+  }
+
+  // Continue the open report if this line belongs to it, else start a new one.
+  void ensure(const Line& line, FactSink& out) {
+    if (r_.open && near(line)) return;
+    close(out);
+    start(line);
+  }
+
+  void keep(const Line& line) {
+    r_.last_line = line.number;
+    if (r_.lines.size() < 4) r_.lines.emplace_back(line.number, text::quote_line(line.text, 240));
+  }
+
+  static bool looks_like_frame(std::string_view s) {
+    // " mem_cgroup_out_of_memory+0x36/0x50" or "out_of_memory.cold+0xa/0x7e"
+    size_t p = s.find("out_of_memory");
+    std::string_view rest = s.substr(p + 13);
+    return text::starts_with(rest, "+0x") || text::starts_with(rest, ".cold+") || text::starts_with(rest, ".part") ||
+           text::starts_with(rest, "+") || text::contains(s, "? ");
+  }
+
+  static std::string trigger_comm(std::string_view s) {
+    size_t p = s.find(" invoked oom-killer");
+    std::string_view head = s.substr(0, p);
+    size_t cut = head.rfind("] ");
+    if (size_t k = head.rfind("kernel: "); k != std::string_view::npos && (cut == std::string_view::npos || k + 6 > cut))
+      cut = k + 6;
+    if (cut != std::string_view::npos) head = head.substr(cut + 2);
+    return std::string(text::trim(head).substr(0, 64));
+  }
+
+  void classify_prefix(std::string_view prefix) {
+    if (text::contains(prefix, "Memory cgroup out of memory")) r_.memcg = true;
+    else if (text::contains(prefix, "Out of memory")) r_.global = true;
+  }
+
+  void parse_summary(std::string_view s) {
+    for (std::string_view item : text::split(s, ',')) {
+      item = text::trim(item);
+      if (item.empty()) continue;
+      size_t eq = item.find('=');
+      if (eq == std::string_view::npos) {
+        if (item == "global_oom") r_.global = true;
+        continue;
+      }
+      std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+      if (key == "constraint") {
+        r_.constraint = std::string(value.substr(0, 40));
+        if (value == "CONSTRAINT_MEMCG") r_.memcg = true;
+        else if (value == "CONSTRAINT_NONE") r_.global = true;
+      } else if (key == "oom_memcg") {
+        r_.oom_memcg = std::string(value.substr(0, 512));
+        r_.memcg = true;
+      } else if (key == "task_memcg") {
+        r_.task_memcg = std::string(value.substr(0, 512));
+      } else if (key == "task") {
+        r_.summary_task = std::string(value.substr(0, 64));
+      } else if (key == "pid") {
+        if (auto v = text::parse_i64(value)) r_.summary_pid = *v;
+      }
+    }
+  }
+
+  Fact fact_from_report(FactKind kind) const {
+    Fact f = r_.base;
+    f.kind = kind;
+    f.family = Family::kernel;
+    f.usage = r_.usage;
+    f.limit = r_.limit;
+    f.cgroup = !r_.oom_memcg.empty() ? r_.oom_memcg : !r_.limit_of.empty() ? r_.limit_of : r_.stats_cgroup;
+    f.task_cgroup = !r_.task_memcg.empty() ? r_.task_memcg : r_.task_in;
+    if (r_.memcg && !(r_.global && r_.oom_memcg.empty() && r_.constraint == "CONSTRAINT_NONE")) {
+      f.layer = Layer::container_limit;  // refined by the cgroup path in the diagnosis
+      f.detail = r_.constraint.empty() ? "memcg" : r_.constraint;
+    } else if (r_.global) {
+      f.layer = Layer::host_ram;
+      f.detail = r_.constraint.empty() ? "global" : r_.constraint;
+    } else {
+      f.layer = Layer::unknown;
+      f.detail = "unqualified";
+    }
+    if (r_.sysrq) f.detail += ",sysrq";
+    f.extra = r_.lines;
+    return f;
+  }
+
+  void victim(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    std::string_view prefix = s.substr(0, p);
+    std::string_view rest = s.substr(p + 14);
+    // pid, optional ", UID n," (RHEL backports), "(comm)"
+    rest = text::trim_left(rest);
+    std::string_view after_pid;
+    auto pid = text::parse_i64(rest, &after_pid);
+    if (!pid) return;  // "Killed process" in prose
+    size_t open_paren = after_pid.find('(');
+    if (open_paren == std::string_view::npos || open_paren > 24) return;
+    std::string_view body = after_pid.substr(open_paren + 1);
+    size_t tv = body.find(" total-vm:");
+    size_t close_paren = tv != std::string_view::npos ? body.rfind(')', tv) : body.substr(0, 80).rfind(')');
+    if (close_paren == std::string_view::npos) return;
+    std::string comm(body.substr(0, close_paren).substr(0, 64));
+
+    // Reaper lines repeat the victim; they are not new kills.
+    if (text::contains(prefix, "oom_reaper")) return;
+
+    const bool same_report = r_.open && near(line);
+    if (!same_report) {
+      close(out);
+      start(line);
+    }
+    classify_prefix(prefix);
+    Fact f = fact_from_report(FactKind::kernel_oom_kill);
+    // The victim line is the headline evidence.
+    Fact head = make_fact(line, FactKind::kernel_oom_kill, Family::kernel);
+    f.where = head.where;
+    f.text = head.text;
+    if (!f.where.unix_us) f.where.unix_us = r_.unix_us;
+    f.pid = *pid;
+    f.process = comm;
+    uint64_t rss = 0;
+    bool any = false;
+    for (std::string_view key : {"anon-rss:", "file-rss:", "shmem-rss:"}) {
+      if (auto v = text::after(body, key)) {
+        if (auto kb = text::parse_u64(*v)) rss += *kb * 1024, any = true;
+      }
+    }
+    if (any) f.rss = rss;
+    if (auto adj = text::after(body, "oom_score_adj:")) {
+      if (auto v = text::parse_i64(*adj)) f.detail += ",oom_score_adj=" + std::to_string(*v);
+    }
+    f.strength = same_report ? 0.95f : (f.layer == Layer::unknown ? 0.7f : 0.85f);
+    f.extra.clear();
+    for (auto& l : r_.lines)
+      if (l.first != line.number) f.extra.push_back(l);
+    out.add(std::move(f));
+    ++r_.victims;
+    r_.last_line = line.number;
+  }
+
+  void close(FactSink& out) {
+    if (!r_.open) return;
+    if (r_.victims == 0 && (r_.memcg || r_.global || !r_.summary_task.empty() || !r_.trigger.empty())) {
+      // A report whose victim line we never saw (cut excerpt, or rate-limited).
+      bool killed = r_.summary_pid.has_value() || !r_.task_in.empty();
+      Fact f = fact_from_report(killed ? FactKind::kernel_oom_kill : FactKind::kernel_oom_event);
+      if (r_.summary_pid) {
+        f.pid = r_.summary_pid;
+        f.process = r_.summary_task;
+      } else {
+        f.process = r_.trigger;
+      }
+      f.strength = (r_.memcg || r_.global) ? 0.85f : 0.6f;
+      out.add(std::move(f));
+    }
+    r_ = Report{};
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kKernelOomEntry{
+    "kernel_oom", Family::kernel, kPatterns, [] { return std::unique_ptr<Recognizer>(new KernelOom); }};
+
+}  // namespace aimem

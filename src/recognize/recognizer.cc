@@ -1,0 +1,24 @@
+#include "recognize/recognizer.h"
+
+#include "core/text.h"
+
+namespace aimem {
+
+Fact make_fact(const Line& line, FactKind kind, Family family) {
+  Fact f;
+  f.kind = kind;
+  f.family = family;
+  f.where.line = line.number;
+  if (line.source) {
+    f.where.source = line.source->name;
+    f.where.source_index = line.source->index;
+  }
+  f.where.unix_us = line.time.unix_us;
+  f.where.uptime_s = line.time.uptime_s;
+  if (!f.where.unix_us && line.time.uptime_s && line.source && line.source->boot_us)
+    f.where.unix_us = *line.source->boot_us + static_cast<int64_t>(*line.time.uptime_s * 1e6);
+  f.text = text::quote_line(line.text);
+  return f;
+}
+
+}  // namespace aimem

@@ -1,0 +1,74 @@
+// A recognizer turns the lines of one family of evidence (kernel OOM reports,
+// PyTorch errors, kubectl output, ...) into facts. Each declares the patterns
+// that can start a match; one multi-pattern pass (vectorscan) over the input
+// finds candidate lines and only those reach the recognizer, so a recognizer
+// never sees the bulk of a large log.
+//
+// Adding a recognizer: one file under families/, one row in registry.cc, a
+// test with inline lines, and a fixture if the family has a real example.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/time.h"
+#include "evidence/fact.h"
+
+namespace aimem {
+
+// Pattern flags.
+inline constexpr unsigned kLiteral = 0;     // the expression is plain text
+inline constexpr unsigned kRegex = 1u << 0; // the expression is a vectorscan regex (PCRE subset)
+inline constexpr unsigned kCaseless = 1u << 1;
+
+struct Pattern {
+  const char* expr;
+  unsigned flags = kLiteral;
+};
+
+// What every recognizer of one input shares: where the input came from.
+struct SourceContext {
+  std::string name;              // path, "stdin", "/dev/kmsg"
+  uint32_t index = 0;            // order among the inputs
+  int64_t reference_us = 0;      // "now" for prefixes without a year (file mtime or now)
+  std::optional<int64_t> boot_us; // wall-clock boot time, to turn uptime into wall time
+};
+
+struct Line {
+  std::string_view text;      // without the trailing newline
+  uint64_t number = 0;        // 1-based
+  timeutil::LineTime time;    // what the line's prefix says
+  const SourceContext* source = nullptr;
+};
+
+class FactSink {
+ public:
+  virtual ~FactSink() = default;
+  virtual void add(Fact fact) = 0;
+};
+
+class Recognizer {
+ public:
+  virtual ~Recognizer() = default;
+  virtual void on_line(const Line& line, FactSink& out) = 0;
+  // End of the input: flush anything held back (a kernel report without victim).
+  virtual void finish(FactSink& out) {}
+};
+
+struct RecognizerEntry {
+  std::string_view name;
+  Family family;
+  std::span<const Pattern> patterns;
+  std::unique_ptr<Recognizer> (*make)();
+};
+
+// The registry: every recognizer, in one table (registry.cc).
+std::span<const RecognizerEntry* const> all_recognizers();
+
+// A fact of `kind` with the line's provenance and quoted text filled in.
+Fact make_fact(const Line& line, FactKind kind, Family family);
+
+}  // namespace aimem

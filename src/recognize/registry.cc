@@ -1,0 +1,17 @@
+// The one table of recognizers (see recognizer.h). Order does not matter for
+// matching; it is the order in which recognizers see a line matched by several.
+#include "recognize/families/families.h"
+
+namespace aimem {
+
+namespace {
+// Pointers, so the table never depends on the order in which other files'
+// statics are initialised.
+const RecognizerEntry* const kRecognizers[] = {
+    &kKernelOomEntry,
+};
+}  // namespace
+
+std::span<const RecognizerEntry* const> all_recognizers() { return kRecognizers; }
+
+}  // namespace aimem

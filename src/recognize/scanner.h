@@ -1,0 +1,94 @@
+// The one pass over an input: a vectorscan database built from every
+// recognizer's patterns finds candidate lines in large blocks of text, and only
+// candidate lines are cut out, time-stamped and handed to the recognizers whose
+// patterns matched them. Memory is bounded by the block size whatever the input
+// size; a line longer than kMaxLine is cut into pieces.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recognize/recognizer.h"
+
+struct hs_database;
+struct hs_scratch;
+
+namespace aimem {
+
+// The compiled patterns of the whole registry (built once per process).
+class PatternSet {
+ public:
+  static const PatternSet& instance();
+  ~PatternSet();
+
+  const hs_database* database() const { return db_; }
+  size_t recognizer_of(unsigned pattern_id) const { return pattern_owner_[pattern_id]; }
+  size_t recognizer_count() const { return recognizer_count_; }
+
+ private:
+  PatternSet();
+  hs_database* db_ = nullptr;
+  std::vector<uint16_t> pattern_owner_;
+  size_t recognizer_count_ = 0;
+};
+
+class LineScanner {
+ public:
+  static constexpr size_t kBlock = 1 << 20;    // bytes scanned per vectorscan call
+  static constexpr size_t kMaxLine = 1 << 20;  // longer lines are cut
+
+  LineScanner(const SourceContext& source, FactSink& sink);
+  ~LineScanner();
+  LineScanner(const LineScanner&) = delete;
+  LineScanner& operator=(const LineScanner&) = delete;
+
+  // Streaming text input in any chunking.
+  void feed(std::string_view bytes);
+  // Reads a file descriptor to its end. Returns false (errno set) on a read error.
+  // `progress` (may be null) is called after each block with bytes read so far.
+  bool feed_fd(int fd, void (*progress)(uint64_t bytes, void* arg) = nullptr, void* arg = nullptr);
+  // One record whose time is known from its framing (kmsg, journal).
+  void feed_record(std::string_view text, const timeutil::LineTime& time);
+  // Flushes a final unterminated line and lets every recognizer finish.
+  void finish();
+
+  uint64_t lines() const { return line_no_; }
+  uint64_t bytes() const { return bytes_; }
+  uint64_t candidate_lines() const { return candidates_; }
+
+ private:
+  struct Pending;
+  void scan_block(const char* data, size_t len, bool final_piece);
+  void dispatch(std::string_view line, uint64_t line_no, uint64_t mask, const timeutil::LineTime* known_time);
+  static int on_match(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void* ctx);
+
+  const SourceContext& source_;
+  FactSink& sink_;
+  hs_scratch* scratch_ = nullptr;
+  std::vector<std::unique_ptr<Recognizer>> recognizers_;
+  std::vector<char> buf_;
+  size_t buf_len_ = 0;
+  uint64_t line_no_ = 0;    // lines fully consumed before the current block
+  uint64_t bytes_ = 0;
+  uint64_t candidates_ = 0;
+  std::string scratch_line_;  // decoded JSON / kmsg records
+  bool finished_ = false;
+
+  // State of the block being scanned (used by on_match).
+  const char* blk_ = nullptr;
+  size_t blk_len_ = 0;
+  size_t counted_to_ = 0;     // newlines counted up to this offset of the block
+  uint64_t blk_line_ = 0;     // line number at counted_to_
+  size_t cur_start_ = 0, cur_end_ = 0;
+  uint64_t cur_mask_ = 0;
+  bool have_cur_ = false;
+  std::vector<std::pair<size_t, unsigned>> late_;  // out-of-order matches
+};
+
+// Counts '\n' bytes (SSE2 where available).
+uint64_t count_newlines(const char* data, size_t len);
+
+}  // namespace aimem

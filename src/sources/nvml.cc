@@ -1,0 +1,176 @@
+// NVIDIA GPUs through NVML, loaded with dlopen so the binary runs on hosts
+// without a driver (absent NVML is normal, not an error). AIMEM_NVML_LIBRARY
+// names another library (tests use a stand-in with scripted values). Structs
+// are declared here, as nvtop does, so there is no build dependency on nvml.h;
+// the process-list functions are tried newest first (_v3, _v2, v1) because
+// their struct layouts differ across drivers (nvitop#75). The whole scan runs
+// with a deadline: a wedged driver must not hang the diagnosis.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "sources/live.h"
+
+namespace aimem {
+namespace {
+
+using nvmlReturn_t = int;
+using nvmlDevice_t = void*;
+constexpr nvmlReturn_t NVML_SUCCESS = 0;
+constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
+
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+struct ProcV2 {  // nvmlProcessInfo_v2_t (also what the _v3 functions fill)
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+};
+struct ProcV1 {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+};
+
+struct Api {
+  void* handle = nullptr;
+  nvmlReturn_t (*init)() = nullptr;
+  nvmlReturn_t (*shutdown)() = nullptr;
+  nvmlReturn_t (*count)(unsigned*) = nullptr;
+  nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
+  nvmlReturn_t (*procs_v2)(nvmlDevice_t, unsigned*, ProcV2*) = nullptr;  // _v3 or _v2
+  nvmlReturn_t (*procs_v1)(nvmlDevice_t, unsigned*, ProcV1*) = nullptr;
+  const char* (*error)(nvmlReturn_t) = nullptr;
+};
+
+template <typename F>
+void sym(void* h, F& f, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (void* p = dlsym(h, n)) {
+      f = reinterpret_cast<F>(p);
+      return;
+    }
+  }
+}
+
+const unsigned long long kNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+
+GpuScan scan(FactSink& sink) {
+  GpuScan result;
+  const char* env = std::getenv("AIMEM_NVML_LIBRARY");
+  Api api;
+  for (const char* lib : {env, "libnvidia-ml.so.1", "libnvidia-ml.so"}) {
+    if (!lib || !*lib) continue;
+    api.handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (api.handle || env) break;
+  }
+  if (!api.handle) {
+    result.problem = env ? fmt::format("AIMEM_NVML_LIBRARY={} could not be loaded: {}", env, dlerror())
+                         : "no NVIDIA driver (libnvidia-ml.so.1 not found): GPU memory not checked";
+    return result;
+  }
+  sym(api.handle, api.init, {"nvmlInit_v2", "nvmlInit"});
+  sym(api.handle, api.shutdown, {"nvmlShutdown"});
+  sym(api.handle, api.count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
+  sym(api.handle, api.by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
+  sym(api.handle, api.name, {"nvmlDeviceGetName"});
+  sym(api.handle, api.memory, {"nvmlDeviceGetMemoryInfo"});
+  sym(api.handle, api.procs_v2, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
+  sym(api.handle, api.procs_v1, {"nvmlDeviceGetComputeRunningProcesses"});
+  sym(api.handle, api.error, {"nvmlErrorString"});
+  auto err = [&](nvmlReturn_t r) { return api.error ? std::string(api.error(r)) : fmt::format("NVML error {}", r); };
+  if (!api.init || !api.count || !api.by_index || !api.memory) {
+    result.problem = "NVML library lacks nvmlInit / nvmlDeviceGetCount / nvmlDeviceGetMemoryInfo";
+    return result;  // the handle stays loaded: unloading a half-used driver library is not safe
+  }
+  if (nvmlReturn_t r = api.init(); r != NVML_SUCCESS) {
+    result.problem = "NVML did not initialise: " + err(r);
+    return result;
+  }
+  result.library = true;
+  unsigned n = 0;
+  api.count(&n);
+  result.devices = n;
+  for (unsigned i = 0; i < n && i < 64; ++i) {
+    nvmlDevice_t dev = nullptr;
+    if (api.by_index(i, &dev) != NVML_SUCCESS) continue;
+    char name[96] = {0};
+    if (api.name) api.name(dev, name, sizeof name - 1);
+    nvmlMemory_t mem{};
+    Fact f;
+    f.kind = FactKind::gpu_state;
+    f.family = Family::nvidia;
+    f.where.source = "NVML";
+    f.gpu = static_cast<int>(i);
+    f.process = name;
+    nvmlReturn_t mr = api.memory(dev, &mem);
+    if (mr == NVML_SUCCESS && mem.total > 0) {
+      f.total = mem.total;
+      f.usage = mem.used;
+      f.free = mem.free;
+    } else {
+      f.detail = "memory not reported (unified-memory GPU: its memory is host RAM)";
+    }
+    // Per-process use.
+    unsigned cnt = 0;
+    uint64_t sum = 0;
+    if (api.procs_v2) {
+      std::vector<ProcV2> procs(64);
+      cnt = static_cast<unsigned>(procs.size());
+      nvmlReturn_t r = api.procs_v2(dev, &cnt, procs.data());
+      if (r == NVML_ERROR_INSUFFICIENT_SIZE && cnt < 4096) {
+        procs.resize(cnt + 8);
+        cnt = static_cast<unsigned>(procs.size());
+        r = api.procs_v2(dev, &cnt, procs.data());
+      }
+      if (r != NVML_SUCCESS) cnt = 0;
+      for (unsigned k = 0; k < cnt && k < procs.size(); ++k)
+        if (procs[k].usedGpuMemory != kNotAvailable) sum += procs[k].usedGpuMemory;
+    } else if (api.procs_v1) {
+      std::vector<ProcV1> procs(64);
+      cnt = static_cast<unsigned>(procs.size());
+      if (api.procs_v1(dev, &cnt, procs.data()) != NVML_SUCCESS) cnt = 0;
+      for (unsigned k = 0; k < cnt && k < procs.size(); ++k)
+        if (procs[k].usedGpuMemory != kNotAvailable) sum += procs[k].usedGpuMemory;
+    }
+    f.count = cnt;
+    f.text = fmt::format("GPU {} {}: {} used of {}, {} compute processes", i, name, f.usage ? units::format_bytes(*f.usage) : "?",
+                         f.total ? units::format_bytes(*f.total) : "?", cnt);
+    sink.add(std::move(f));
+  }
+  if (api.shutdown) api.shutdown();
+  return result;
+}
+
+// Facts produced on the NVML thread, handed over only if it finished in time.
+class Buffer final : public FactSink {
+ public:
+  void add(Fact f) override { facts.push_back(std::move(f)); }
+  std::vector<Fact> facts;
+};
+
+}  // namespace
+
+GpuScan scan_gpus(FactSink& sink) {
+  auto buffer = std::make_shared<Buffer>();
+  auto task = std::make_shared<std::packaged_task<GpuScan()>>([buffer] { return scan(*buffer); });
+  auto future = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  if (future.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    GpuScan r;
+    r.problem = "NVML did not answer within 5 s (driver busy or wedged): GPU memory not checked";
+    return r;
+  }
+  GpuScan r = future.get();
+  for (auto& f : buffer->facts) sink.add(std::move(f));
+  return r;
+}
+
+}  // namespace aimem

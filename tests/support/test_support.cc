@@ -1,0 +1,141 @@
+#include "support/test_support.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "evidence/store.h"
+#include "sources/inputs.h"
+
+extern char** environ;
+
+namespace aimem::test {
+
+std::vector<Fact> facts_of(const std::string& text, const std::string& name) {
+  FactStore store;
+  read_text(name, text, store);
+  return std::move(store.facts());
+}
+
+Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOptions& options) {
+  FactStore store;
+  uint32_t i = 0;
+  for (const auto& t : texts) {
+    read_text("input" + std::to_string(i) + ".log", t, store, i);
+    ++i;
+  }
+  return diagnose(std::move(store.facts()), options);
+}
+
+Diagnosis diagnose_text(const std::string& text, const DiagnoseOptions& options) { return diagnose_texts({text}, options); }
+
+RunResult run(const std::vector<std::string>& argv, const std::string& stdin_text, const std::vector<std::string>& env, int timeout_s) {
+  RunResult r;
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  for (const auto& e : env) envs.push_back(e);
+  std::vector<char*> cenv, cargv;
+  for (auto& e : envs) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), cenv.data()) != 0) throw std::runtime_error("spawn " + argv[0]);
+  posix_spawn_file_actions_destroy(&fa);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  size_t written = 0;
+  if (stdin_text.empty()) {
+    close(in[1]);
+    in[1] = -1;
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool out_open = true, err_open = true;
+  while (out_open || err_open || in[1] >= 0) {
+    std::vector<pollfd> fds;
+    if (out_open) fds.push_back({out[0], POLLIN, 0});
+    if (err_open) fds.push_back({err[0], POLLIN, 0});
+    if (in[1] >= 0) fds.push_back({in[1], POLLOUT, 0});
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+    if (left <= 0) {
+      kill(pid, SIGKILL);
+      break;
+    }
+    if (poll(fds.data(), fds.size(), left) <= 0) continue;
+    for (auto& p : fds) {
+      if (!p.revents) continue;
+      if (p.fd == in[1]) {
+        ssize_t n = write(in[1], stdin_text.data() + written, stdin_text.size() - written);
+        if (n > 0) written += static_cast<size_t>(n);
+        if (n < 0 || written >= stdin_text.size()) {
+          close(in[1]);
+          in[1] = -1;
+        }
+        continue;
+      }
+      char buf[65536];
+      ssize_t n = read(p.fd, buf, sizeof buf);
+      if (n <= 0) {
+        if (p.fd == out[0]) out_open = false;
+        else err_open = false;
+        continue;
+      }
+      (p.fd == out[0] ? r.out : r.err).append(buf, static_cast<size_t>(n));
+    }
+  }
+  if (in[1] >= 0) close(in[1]);
+  close(out[0]);
+  close(err[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+RunResult run_aimem(const std::vector<std::string>& args, const std::string& stdin_text, const std::vector<std::string>& env) {
+  std::vector<std::string> argv{AIMEM_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, stdin_text, env);
+}
+
+std::string source_dir() { return AIMEM_SOURCE_DIR; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_dir(const std::string& tag) {
+  std::string tmpl = "/tmp/aimem-test-" + tag + "-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
+  return tmpl;
+}
+
+void write_file(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+}
+
+}  // namespace aimem::test

@@ -1,0 +1,34 @@
+// Helpers shared by tests: diagnose inline text, run the real binary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "diagnose/diagnosis.h"
+
+namespace aimem::test {
+
+// Facts from one in-memory input.
+std::vector<Fact> facts_of(const std::string& text, const std::string& name = "input.log");
+// Diagnosis of in-memory inputs (each a separate input).
+Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOptions& options = {});
+Diagnosis diagnose_text(const std::string& text, const DiagnoseOptions& options = {});
+
+struct RunResult {
+  int status = -1;  // exit status, or 128+signal
+  std::string out;
+  std::string err;
+};
+// Runs argv (argv[0] a path) with optional stdin text and extra environment.
+RunResult run(const std::vector<std::string>& argv, const std::string& stdin_text = {},
+              const std::vector<std::string>& env = {}, int timeout_s = 60);
+RunResult run_aimem(const std::vector<std::string>& args, const std::string& stdin_text = {},
+                    const std::vector<std::string>& env = {});
+
+std::string source_dir();
+std::string read_file(const std::string& path);
+// A fresh temporary directory, removed by the caller or left in /tmp.
+std::string temp_dir(const std::string& tag);
+void write_file(const std::string& path, const std::string& content);
+
+}  // namespace aimem::test
