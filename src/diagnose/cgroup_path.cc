@@ -54,7 +54,7 @@ CgroupInfo parse_cgroup_path(std::string_view path) {
       return info;
     }
     std::string_view pod = parts[j];
-    size_t pp = pod.find("pod");
+    size_t pp = pod.rfind("pod");
     if (pp != std::string_view::npos) {
       std::string uid(pod.substr(pp + 3));
       if (text::ends_with(uid, ".slice")) uid.resize(uid.size() - 6);

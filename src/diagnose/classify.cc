@@ -131,6 +131,23 @@ Decision decide_layer(const View& v) {
     }
     return d;
   }
+  // A lone "Killed process" line without its prefix: the kernel killed, but
+  // which limit? The platform evidence decides; the host when there is none.
+  if (const Fact* k = v.first_failure([](const Fact& f) { return f.kind == FactKind::kernel_oom_kill; })) {
+    d.decisive = k;
+    d.confidence = 0.7f;
+    if (v.has(FactKind::k8s_oomkilled) || v.platform("kubernetes")) {
+      d.layer = Layer::k8s_pod_limit;
+      d.reason = "a kernel OOM kill next to Kubernetes evidence";
+    } else if (v.has(FactKind::docker_oomkilled) || configured_limit(v)) {
+      d.layer = Layer::container_limit;
+      d.reason = "a kernel OOM kill of a process that ran under a configured memory limit";
+    } else {
+      d.layer = Layer::host_ram;
+      d.reason = "a kernel OOM kill with no memory cgroup named: the host ran out";
+    }
+    return d;
+  }
   // 2. Eviction.
   if (const Fact* e = v.failure(FactKind::k8s_evicted)) {
     d = {Layer::k8s_eviction, e, std::max(0.85f, e->strength), "the kubelet evicted the pod because the node was low on memory"};

@@ -19,6 +19,7 @@ namespace {
 constexpr uint64_t kLineWindow = 200;
 constexpr int64_t kTimeWindowUs = 120'000'000;
 constexpr int64_t kCrossSourceUs = 60'000'000;
+constexpr int64_t kBurstUs = 10'000'000;
 
 struct Cluster {
   std::vector<size_t> failures;
@@ -81,6 +82,17 @@ std::vector<Incident> group_facts(const std::vector<Fact>& facts) {
         bool times_close = time_close(c.t_last, f.where.unix_us, kTimeWindowUs);
         // Kernel kills minutes apart are separate incidents even in one file.
         if (both_timed ? times_close : lines_close) target = &c;
+        // Two kernel kills are one incident only as one burst in one cgroup.
+        if (target && f.kind == FactKind::kernel_oom_kill) {
+          for (size_t j : c.failures) {
+            const Fact& g = facts[j];
+            if (g.kind != FactKind::kernel_oom_kill) continue;
+            bool far = g.where.unix_us && f.where.unix_us && std::llabs(*g.where.unix_us - *f.where.unix_us) > kBurstUs;
+            bool other_cgroup = !g.cgroup.empty() && !f.cgroup.empty() && g.cgroup != f.cgroup;
+            if (far || other_cgroup) target = nullptr;
+            break;
+          }
+        }
       }
     }
     if (!target) {

@@ -1,0 +1,22 @@
+// Shared judgement for recognizers: is a matched phrase a real report, or a
+// mention of one? Healthy logs quote OOM messages in help text and advice
+// ("exits cleanly instead of failing with 'JavaScript heap out of memory'",
+// "If you are running out of memory, consider decreasing ..."). A false alarm
+// is as wrong as a miss, so recognizers ask here before emitting a failure.
+#pragma once
+
+#include <string_view>
+
+namespace aimem::guards {
+
+// True when the phrase at [pos, pos+len) of `line` sits inside quotes or
+// backticks in a sentence that gives advice or describes a condition (if,
+// instead of, when, e.g., such as, consider, hint, means, avoid, ...), or the
+// line is a command-line flag / documentation of a flag.
+bool is_mention(std::string_view line, size_t pos, size_t len);
+
+// True for lines that are advice or documentation as a whole ("Hint: ...",
+// "Tip: ...", "consider ...", "If you see ...").
+bool is_advice_line(std::string_view line);
+
+}  // namespace aimem::guards

@@ -1,0 +1,64 @@
+// Diagnosis rules that combine facts: exit codes with and without other
+// evidence, healthy logs, cgroup path kinds, primary incident choice.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+TEST(ExitCode, AloneIsUnknownWithNextChecks) {
+  DiagnoseOptions o;
+  o.exit_code = 137;
+  Diagnosis d = test::diagnose_texts({}, o);
+  EXPECT_EQ(d.layer, Layer::unknown);
+  ASSERT_EQ(d.incidents.size(), 1u);
+  const auto& checks = d.incidents[0].next_checks;
+  auto has = [&](const std::string& c) { return std::find(checks.begin(), checks.end(), c) != checks.end(); };
+  EXPECT_TRUE(has("free -h"));
+  EXPECT_TRUE(has("dmesg -T | grep -i -E 'out of memory|killed process'"));
+  EXPECT_TRUE(has("nvidia-smi"));
+  EXPECT_TRUE(has("docker stats --no-stream"));
+  EXPECT_NE(d.incidents[0].summary.find("137"), std::string::npos);
+}
+
+TEST(ExitCode, Sigterm143IsNotMemory) {
+  DiagnoseOptions o;
+  o.exit_code = 143;
+  EXPECT_EQ(test::diagnose_texts({}, o).layer, Layer::not_memory);
+}
+
+TEST(CgroupPath, Kinds) {
+  EXPECT_EQ(parse_cgroup_path("/kubepods.slice").kind, CgroupKind::k8s_node);
+  EXPECT_EQ(parse_cgroup_path("/kubepods/burstable").kind, CgroupKind::k8s_node);
+  auto pod = parse_cgroup_path("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0330b2c1_a15b_4cdd_b5e5_72d4a90bee82.slice");
+  EXPECT_EQ(pod.kind, CgroupKind::k8s_pod);
+  EXPECT_EQ(pod.pod_uid, "0330b2c1-a15b-4cdd-b5e5-72d4a90bee82");
+  auto ctr = parse_cgroup_path("/kubepods/burstable/podfbdfe8e3/ef8074aa");
+  EXPECT_EQ(ctr.kind, CgroupKind::k8s_container);
+  EXPECT_EQ(ctr.container_id, "ef8074aa");
+  EXPECT_EQ(parse_cgroup_path("/system.slice/docker-4f1e2d3c4b5a.scope").kind, CgroupKind::docker);
+  EXPECT_EQ(parse_cgroup_path("/docker/4f1e2d").container_id, "4f1e2d");
+  EXPECT_EQ(parse_cgroup_path("/system.slice/vllm.service").unit, "vllm.service");
+  EXPECT_EQ(parse_cgroup_path("/").kind, CgroupKind::root);
+}
+
+TEST(Primary, RealMemoryFailureOutranksLookAlikeAndIsFirst) {
+  // A CUDA illegal-address look-alike early, then a real kernel kill later.
+  const char* log =
+      "2026-11-29T09:00:00Z worker: CUDA error: an illegal memory access was encountered\n"
+      "2026-11-29T10:00:00Z kernel: Out of memory: Killed process 5 (python3) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB\n";
+  Diagnosis d = test::diagnose_text(log);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(d.layer, Layer::host_ram);
+}
+
+TEST(Json, NoFailureGivesNoneAndHeadroom) {
+  Diagnosis d = test::diagnose_text("INFO all good\n");
+  EXPECT_EQ(d.layer, Layer::none);
+  EXPECT_EQ(d.cause, Cause::none);
+  EXPECT_TRUE(d.incidents.empty());
+}
+
+}  // namespace
+}  // namespace aimem

@@ -1,0 +1,158 @@
+// Kernel OOM reports across kernel versions (shared/notes/diagnosis.md b.2).
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> kills(const std::string& text) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event) out.push_back(f);
+  return out;
+}
+
+// Captured on this project's machine (6.18 kernel, cgroup v1) from a real 32 MiB limit.
+const char* kMemcgV1Report = R"([   59.713562] RIP: 0033:0x7f74fe78c0ba
+[   59.713500] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+[   59.713520]  mem_cgroup_out_of_memory+0x13a/0x150
+[   59.713590] memory: usage 32768kB, limit 32768kB, failcnt 307
+[   59.713596] memory+swap: usage 32768kB, limit 9007199254740988kB, failcnt 0
+[   59.713598] kmem: usage 188kB, limit 9007199254740988kB, failcnt 0
+[   59.713599] Memory cgroup stats for /process_api/15d29da2/aimem-probe:
+[   59.713630] cache 0
+[   59.713681] Tasks state (memory values in pages):
+[   59.713682] [  pid  ]   uid  tgid total_vm      rss rss_anon rss_file rss_shmem pgtables_bytes swapents oom_score_adj name
+[   59.713684] [   2079]     0  2079    10823     9783     8128     1655         0   131072        0             0 python3
+[   59.713689] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/process_api/15d29da2/aimem-probe,task_memcg=/process_api/15d29da2/aimem-probe,task=python3,pid=2079,uid=0
+[   59.713707] Memory cgroup out of memory: Killed process 2079 (python3) total-vm:43292kB, anon-rss:32512kB, file-rss:6620kB, shmem-rss:0kB, UID:0 pgtables:128kB oom_score_adj:0
+)";
+
+TEST(KernelOom, AssemblesANewFormatMemcgReportIntoOneKill) {
+  auto k = kills(kMemcgV1Report);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].kind, FactKind::kernel_oom_kill);
+  EXPECT_EQ(k[0].pid, 2079);
+  EXPECT_EQ(k[0].process, "python3");
+  EXPECT_EQ(k[0].layer, Layer::container_limit);
+  EXPECT_EQ(k[0].cgroup, "/process_api/15d29da2/aimem-probe");
+  EXPECT_EQ(k[0].limit, 32768u * 1024);
+  EXPECT_EQ(k[0].usage, 32768u * 1024);
+  EXPECT_EQ(k[0].rss, (32512u + 6620u) * 1024);
+  EXPECT_GE(k[0].strength, 0.9f);
+  // memory+swap's unlimited limit is not mistaken for the memory limit.
+  Diagnosis d = test::diagnose_text(kMemcgV1Report);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(d.incidents[0].pool.limit_bytes, 32u << 20);
+  EXPECT_NE(d.incidents[0].summary.find("python3 (pid 2079)"), std::string::npos);
+}
+
+TEST(KernelOom, GlobalOomWithLoneVictimLinesIsHostRam) {
+  const char* log = R"(May 15 23:09:30 droplet kernel: [  518.050606] Out of memory: Killed process 15784 (python3) total-vm:11964kB, anon-rss:4288kB, file-rss:3028kB, shmem-rss:0kB
+May 15 23:09:30 droplet kernel: [  518.053407] oom_reaper: reaped process 15784 (python3), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB
+May 15 23:09:30 droplet kernel: [  518.061172] Out of memory: Killed process 15925 ((resolved)) total-vm:168424kB, anon-rss:4064kB, file-rss:3584kB, shmem-rss:0kB
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 2u);  // the reaper line is not a kill
+  EXPECT_EQ(k[0].layer, Layer::host_ram);
+  EXPECT_EQ(k[1].process, "(resolved)");  // a comm with parentheses
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.incidents.size(), 1u);  // one burst, one incident
+}
+
+TEST(KernelOom, SplitSummaryFragmentIsRejoined) {
+  const char* log = R"([   23.346000] stress invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0
+[   23.346650] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0
+[   23.346691] ,global_oom,task_memcg=/user.slice,task=stress,pid=1888,uid=1001
+[   23.346700] Out of memory: Killed process 1888 (stress) total-vm:2000000kB, anon-rss:1900000kB, file-rss:0kB, shmem-rss:0kB, UID:1001
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].layer, Layer::host_ram);
+  EXPECT_EQ(k[0].task_cgroup, "/user.slice");
+}
+
+TEST(KernelOom, Kernel414SelectionLineDecidesMemcg) {
+  const char* log = R"([   13.957383] mem invoked oom-killer: gfp_mask=0x14200ca(GFP_HIGHUSER_MOVABLE), nodemask=(null),  order=0, oom_score_adj=0
+[   13.957570] mem cpuset=609e7ec068ac mems_allowed=0
+[   13.958013] Task in /docker/609e7ec068ac killed as a result of limit of /docker/609e7ec068ac
+[   13.958100] memory: usage 524288kB, limit 524288kB, failcnt 42
+[   13.958200] Memory cgroup out of memory: Kill process 93 (mem) score 990 or sacrifice child
+[   13.958300] Killed process 93 (mem) total-vm:520000kB, anon-rss:510000kB, file-rss:4kB, shmem-rss:0kB
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].layer, Layer::container_limit);
+  EXPECT_EQ(k[0].cgroup, "/docker/609e7ec068ac");
+  EXPECT_EQ(k[0].limit, 512u << 20);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+}
+
+TEST(KernelOom, Rhel6VictimLineWithUid) {
+  auto k = kills("Mar  2 17:35:10 server1 kernel: [2858609.598568] Killed process 11726, UID 498, (mysqld) total-vm:7823732kB, anon-rss:2539268kB, file-rss:768kB\n");
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].pid, 11726);
+  EXPECT_EQ(k[0].process, "mysqld");
+  EXPECT_EQ(test::diagnose_text("Killed process 11726, UID 498, (mysqld) total-vm:7823732kB, anon-rss:2539268kB, file-rss:768kB\n").layer,
+            Layer::host_ram);
+}
+
+TEST(KernelOom, KubepodsPathsTellPodFromNode) {
+  const std::string pod =
+      "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=ef8074,mems_allowed=0,oom_memcg=/kubepods/burstable/podfbdfe8e3-1a2b-4c3d-9e8f-001122334455,"
+      "task_memcg=/kubepods/burstable/podfbdfe8e3-1a2b-4c3d-9e8f-001122334455/ef8074aa,task=manager,pid=966,uid=0\n"
+      "Memory cgroup out of memory: Killed process 966 (manager) total-vm:753508kB, anon-rss:58776kB, file-rss:29400kB, shmem-rss:0kB, UID:0 pgtables:288kB oom_score_adj:999\n";
+  EXPECT_EQ(test::diagnose_text(pod).layer, Layer::k8s_pod_limit);
+  const std::string node =
+      "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=ef8074,mems_allowed=0,oom_memcg=/kubepods.slice,"
+      "task_memcg=/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1234.slice/cri-containerd-abc.scope,task=java,pid=77,uid=0\n"
+      "Memory cgroup out of memory: Killed process 77 (java) total-vm:753508kB, anon-rss:58776kB, file-rss:29400kB, shmem-rss:0kB\n";
+  Diagnosis d = test::diagnose_text(node);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_NE(d.incidents[0].summary.find("node allocatable"), std::string::npos);
+}
+
+TEST(KernelOom, ProseMentioningKilledProcessIsNotAKill) {
+  EXPECT_TRUE(kills("we grep for 'Killed process' in the logs every morning\n").empty());
+  EXPECT_TRUE(kills("The Killed process list is empty.\n").empty());
+}
+
+TEST(KernelOom, ReportWithoutVictimStillCountsAsMemcgOom) {
+  const char* cut = R"(Jun 29 07:24:44 compute-11 kernel: memory: usage 1048576kB, limit 1048576kB, failcnt 141
+Jun 29 07:24:44 compute-11 kernel: swap: usage 0kB, limit 9007199254740988kB, failcnt 0
+Jun 29 07:24:44 compute-11 kernel: Memory cgroup stats for /kubepods.slice/kubepods-burstable.slice/kubepods)";
+  auto k = kills(cut);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].kind, FactKind::kernel_oom_event);
+  EXPECT_EQ(k[0].limit, 1u << 30);
+  EXPECT_EQ(test::diagnose_text(cut).layer, Layer::k8s_pod_limit);
+}
+
+TEST(KernelOom, GroupKillGivesOneIncidentWithSeveralVictims) {
+  const char* log = R"(2026-11-29T10:00:00.100Z kernel: node invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+2026-11-29T10:00:00.101Z kernel: memory: usage 2097152kB, limit 2097152kB, failcnt 9
+2026-11-29T10:00:00.102Z kernel: Tasks in /system.slice/api.service are going to be killed due to memory.oom.group set
+2026-11-29T10:00:00.103Z kernel: Memory cgroup out of memory: Killed process 100 (node) total-vm:3000000kB, anon-rss:1900000kB, file-rss:0kB, shmem-rss:0kB
+2026-11-29T10:00:00.104Z kernel: Memory cgroup out of memory: Killed process 101 (sidecar) total-vm:30000kB, anon-rss:10000kB, file-rss:0kB, shmem-rss:0kB
+)";
+  EXPECT_EQ(kills(log).size(), 2u);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.incidents.size(), 1u);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+}
+
+TEST(KernelOom, KillsHoursApartAreSeparateIncidents) {
+  const char* log = R"(2026-11-29T10:00:00Z kernel: Out of memory: Killed process 100 (a) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB
+2026-11-29T13:00:00Z kernel: Out of memory: Killed process 200 (b) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB
+)";
+  Diagnosis d = test::diagnose_text(log);
+  ASSERT_EQ(d.incidents.size(), 2u);
+  EXPECT_EQ(d.incidents[0].pid, 100);  // the earliest is the primary
+}
+
+}  // namespace
+}  // namespace aimem

@@ -1,0 +1,78 @@
+// The line scanner: candidate lines found across block boundaries, line
+// numbers, over-long lines, CRLF, journal JSON and raw kmsg framings.
+#include <gtest/gtest.h>
+
+#include "evidence/store.h"
+#include "recognize/scanner.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+const std::string kVictim =
+    "Out of memory: Killed process 4242 (python3) total-vm:100kB, anon-rss:90kB, file-rss:0kB, shmem-rss:0kB\n";
+
+std::vector<Fact> scan_in_pieces(const std::string& text, size_t piece) {
+  FactStore store;
+  SourceContext ctx;
+  ctx.name = "t";
+  LineScanner s(ctx, store);
+  for (size_t i = 0; i < text.size(); i += piece) s.feed(std::string_view(text).substr(i, piece));
+  s.finish();
+  return store.facts();
+}
+
+TEST(Scanner, FindsCandidatesAnywhereWithCorrectLineNumbers) {
+  std::string text;
+  for (int i = 0; i < 300000; ++i) text += "2026-11-29T10:00:00Z INFO request served in 12 ms\n";
+  text += kVictim;  // line 300001, past the first 1 MiB block
+  for (int i = 0; i < 1000; ++i) text += "INFO fine\n";
+  for (size_t piece : {size_t{7}, size_t{4096}, size_t{1} << 20, text.size()}) {
+    auto facts = scan_in_pieces(text, piece);
+    ASSERT_EQ(facts.size(), 1u) << piece;
+    EXPECT_EQ(facts[0].where.line, 300001u) << piece;
+    EXPECT_EQ(facts[0].pid, 4242);
+  }
+}
+
+TEST(Scanner, CrlfAndUnterminatedLastLine) {
+  std::string text = "INFO a\r\n" + kVictim.substr(0, kVictim.size() - 1);
+  auto facts = scan_in_pieces(text, 3);
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0].where.line, 2u);
+  EXPECT_EQ(facts[0].process, "python3");
+}
+
+TEST(Scanner, OverLongLineIsCutNotFatal) {
+  std::string text(10 * 1024 * 1024, 'x');  // a single 10 MB line
+  text += "\n" + kVictim;
+  auto facts = scan_in_pieces(text, 65536);
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0].pid, 4242);
+}
+
+TEST(Scanner, JournalJsonAndRawKmsgRecords) {
+  std::string json =
+      R"({"__REALTIME_TIMESTAMP":"1764410592000000","_TRANSPORT":"kernel","SYSLOG_IDENTIFIER":"kernel","MESSAGE":"Memory cgroup out of memory: Killed process 77 (vllm) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB"})"
+      "\n";
+  auto facts = test::facts_of(json);
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0].process, "vllm");
+  ASSERT_TRUE(facts[0].where.unix_us);
+  EXPECT_EQ(*facts[0].where.unix_us, 1764410592000000LL);
+
+  auto kmsg = test::facts_of("6,1234,518050606,-;" + kVictim);
+  ASSERT_EQ(kmsg.size(), 1u);
+  ASSERT_TRUE(kmsg[0].where.uptime_s);
+  EXPECT_NEAR(*kmsg[0].where.uptime_s, 518.050606, 1e-6);
+}
+
+TEST(Scanner, CountNewlines) {
+  std::string s(1000, 'a');
+  for (int i = 0; i < 1000; i += 7) s[static_cast<size_t>(i)] = '\n';
+  EXPECT_EQ(count_newlines(s.data(), s.size()), 143u);
+  EXPECT_EQ(count_newlines(s.data() + 1, 0), 0u);
+}
+
+}  // namespace
+}  // namespace aimem
