@@ -32,6 +32,7 @@ struct Numbers {
   std::string process, cgroup, container, pod, unit, runtime, configured_limit_source;
   std::optional<uint64_t> configured_limit, request;
   std::optional<double> uptime;
+  bool node = false;  // the workload is a Node.js process
 };
 
 Numbers gather(const Incident& inc, const std::vector<Fact>& facts) {
@@ -94,6 +95,7 @@ Numbers gather(const Incident& inc, const std::vector<Fact>& facts) {
     str(n.container, f.container);
     str(n.pod, f.pod);
     str(n.unit, f.unit);
+    if (f.family == Family::node || f.process == "node" || f.process == "nodejs") n.node = true;
     if (f.family == Family::vllm || f.family == Family::llamacpp || f.family == Family::tgi) {
       if (n.runtime.empty()) n.runtime = std::string(to_string(f.family));
     }
@@ -303,6 +305,21 @@ void limit_fixes(Incident& inc, const Numbers& n) {
   const bool k8s = inc.layer == Layer::k8s_pod_limit;
   std::optional<uint64_t> peak = n.usage;
   if (!peak && n.rss) peak = n.rss;
+  if (n.node) {
+    // A Node process killed at the container limit: the V8 heap is not the
+    // whole process. With the heap ceiling well under the limit, what filled
+    // the container lives outside the heap.
+    const bool heap_well_under = n.heap_limit && n.limit && *n.heap_limit * 4 < *n.limit * 3;
+    if (heap_well_under)
+      inc.reasons.push_back(fmt::format("the V8 heap is capped at {} (--max-old-space-size), well under the {} limit: memory outside the heap "
+                                        "(Buffers, native libraries, streamed files) filled the container",
+                                        format_bytes(*n.heap_limit), format_bytes(*n.limit)));
+    add(inc, "bound streams and queues, and do not accumulate every embedding or response in one array",
+        heap_well_under ? "the memory that grew is outside the V8 heap: Buffers and native allocations are not limited by --max-old-space-size"
+                        : "a Node process's memory is its heap plus Buffers and native allocations");
+    add(inc, "limit worker concurrency (worker threads, cluster workers, parallel requests)", "each worker holds its own heap and buffers");
+    add(inc, "do not raise --max-old-space-size to fix this", "a bigger heap only postpones a leak and widens its blast radius");
+  }
   if (inc.cause == Cause::leak_or_accumulation) {
     add(inc, "find what grows before raising anything (heap profile, memory.stat anon vs file, per-request buffers)",
         "usage kept rising; a higher limit only delays the next kill");

@@ -9,6 +9,24 @@ namespace {
 // statics are initialised.
 const RecognizerEntry* const kRecognizers[] = {
     &kKernelOomEntry,
+    &kPyTorchEntry,
+    &kVllmEntry,
+    &kLlamaCppEntry,
+    &kTgiEntry,
+    &kTensorflowJaxEntry,
+    &kGpuErrorsEntry,
+    &kNvidiaSmiEntry,
+    &kRayEntry,
+    &kMlPhaseEntry,
+    &kNodeEntry,
+    &kJvmEntry,
+    &kPythonEntry,
+    &kSystemdEntry,
+    &kUserspaceKillersEntry,
+    &kDockerEntry,
+    &kHostToolsEntry,
+    &kKubernetesEntry,
+    &kExitStatusEntry,
 };
 }  // namespace
 

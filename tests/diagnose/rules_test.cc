@@ -62,3 +62,28 @@ TEST(Json, NoFailureGivesNoneAndHeadroom) {
 
 }  // namespace
 }  // namespace aimem
+
+namespace aimem {
+namespace {
+
+TEST(NodeOutsideHeap, ContainerKillWithHeapWellUnderLimitAdvisesBoundingBuffers) {
+  const char* log =
+      "> node --max-old-space-size=512 server.js\n"
+      "memory: usage 2097152kB, limit 2097152kB, failcnt 77\n"
+      "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/docker/ab12,task_memcg=/docker/ab12,task=node,pid=31,uid=1000\n"
+      "Memory cgroup out of memory: Killed process 31 (node) total-vm:9000000kB, anon-rss:2090000kB, file-rss:100kB, shmem-rss:0kB\n";
+  Diagnosis d = test::diagnose_text(log);
+  ASSERT_EQ(d.layer, Layer::container_limit);
+  const Incident& inc = d.incidents[0];
+  ASSERT_GE(inc.fixes.size(), 3u);
+  EXPECT_NE(inc.fixes[0].action.find("bound streams and queues"), std::string::npos);
+  bool outside = false, no_raise = false;
+  for (const auto& r : inc.reasons) outside |= r.find("outside the heap") != std::string::npos;
+  for (const auto& f : inc.fixes) no_raise |= f.action.find("do not raise --max-old-space-size") != std::string::npos;
+  EXPECT_TRUE(no_raise);
+  // The heap ceiling is only known once the node recognizer reads the flag.
+  if (std::any_of(d.facts.begin(), d.facts.end(), [](const Fact& f) { return f.heap_limit.has_value(); })) EXPECT_TRUE(outside);
+}
+
+}  // namespace
+}  // namespace aimem

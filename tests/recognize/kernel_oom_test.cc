@@ -156,3 +156,30 @@ TEST(KernelOom, KillsHoursApartAreSeparateIncidents) {
 
 }  // namespace
 }  // namespace aimem
+
+namespace aimem {
+namespace {
+
+TEST(KernelOom, CallTraceWithoutHeaderIsAMemcgOomOfTheCommThatRanIntoIt) {
+  const char* log = R"(Nov 23 15:36:25 localhost kernel: CPU: 0 PID: 5117 Comm: stress Kdump: loaded Tainted: G           OE    5.14.0-285.el9.x86_64
+Nov 23 15:36:25 localhost kernel: Call Trace:
+Nov 23 15:36:25 localhost kernel: dump_header+0x4a/0x201
+Nov 23 15:36:25 localhost kernel: out_of_memory.cold+0xa/0x7e
+Nov 23 15:36:25 localhost kernel: mem_cgroup_out_of_memory+0x13a/0x150
+Nov 23 15:36:25 localhost kernel: try_charge_memcg+0x6df/0x7a0
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].kind, FactKind::kernel_oom_event);
+  EXPECT_EQ(k[0].process, "stress");
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
+  // An ordinary stack trace without the OOM killer is nothing.
+  EXPECT_TRUE(kills("CPU: 1 PID: 77 Comm: kworker/1:1\nCall Trace:\n dump_stack+0x5c/0x78\n warn_slowpath_fmt+0x1/0x2\n").empty());
+}
+
+TEST(KernelOom, HelpTextQuotingAVictimLineIsNotAKill) {
+  EXPECT_TRUE(kills("  --watch-kernel        Report lines such as 'Out of memory: Killed process 1234 (python3)' from dmesg.\n").empty());
+}
+
+}  // namespace
+}  // namespace aimem

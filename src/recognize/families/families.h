@@ -6,5 +6,23 @@
 namespace aimem {
 
 extern const RecognizerEntry kKernelOomEntry;
+extern const RecognizerEntry kPyTorchEntry;
+extern const RecognizerEntry kVllmEntry;
+extern const RecognizerEntry kLlamaCppEntry;
+extern const RecognizerEntry kTgiEntry;
+extern const RecognizerEntry kTensorflowJaxEntry;
+extern const RecognizerEntry kGpuErrorsEntry;
+extern const RecognizerEntry kNvidiaSmiEntry;
+extern const RecognizerEntry kRayEntry;
+extern const RecognizerEntry kMlPhaseEntry;
+extern const RecognizerEntry kNodeEntry;
+extern const RecognizerEntry kJvmEntry;
+extern const RecognizerEntry kPythonEntry;
+extern const RecognizerEntry kSystemdEntry;
+extern const RecognizerEntry kUserspaceKillersEntry;
+extern const RecognizerEntry kDockerEntry;
+extern const RecognizerEntry kHostToolsEntry;
+extern const RecognizerEntry kKubernetesEntry;
+extern const RecognizerEntry kExitStatusEntry;
 
 }  // namespace aimem

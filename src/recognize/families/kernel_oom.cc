@@ -24,6 +24,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
+#include "recognize/guards.h"
 
 namespace aimem {
 namespace {
@@ -48,6 +49,7 @@ constexpr Pattern kPatterns[] = {
     {"Out of memory and no killable processes"},
     {"Skip killing the task"},
     {"cpuset="},
+    {"PID: [0-9]+ Comm: ", kRegex},
 };
 
 // Kernel page_counter "unlimited" (PAGE_COUNTER_MAX) prints as ~2^53 kB.
@@ -73,7 +75,15 @@ class KernelOom final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
-    if (text::contains(s, "invoked oom-killer")) {
+    if (auto c = text::after(s, " Comm: "); c && text::contains(s, "PID: ")) {
+      // "CPU: 0 PID: 5117 Comm: stress Not tainted ..." starts a dump_stack;
+      // it names the task that ran into the OOM when the header is missing.
+      last_comm_ = std::string(text::first_word(*c).substr(0, 64));
+      last_comm_line_ = line.number;
+      return;
+    }
+    if (auto p = s.find("invoked oom-killer"); p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 18)) return;
       close(out);
       start(line);
       r_.trigger = trigger_comm(s);
@@ -95,6 +105,7 @@ class KernelOom final : public Recognizer {
       return;
     }
     if (auto p = s.find("Killed process"); p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 14)) return;  // help text quoting the kernel
       victim(line, s, p, out);
       return;
     }
@@ -164,8 +175,11 @@ class KernelOom final : public Recognizer {
       // Call-trace frames: mem_cgroup_out_of_memory+0x.. (memcg) or
       // out_of_memory+0x.. / pagefault_out_of_memory (global or memcg).
       if (!looks_like_frame(s)) return;
-      if (!r_.open && !near(line)) return;  // a stray frame without a report
+      // A call trace through the OOM killer is a report even when its header
+      // was cut from the excerpt.
+      const bool fresh = !(r_.open && near(line));
       ensure(line, out);
+      if (fresh && r_.trigger.empty() && !last_comm_.empty() && line.number <= last_comm_line_ + 40) r_.trigger = last_comm_;
       if (text::contains(s, "mem_cgroup_out_of_memory") || text::contains(s, "mem_cgroup_oom")) r_.memcg = true;
       r_.last_line = line.number;
       return;
@@ -200,6 +214,8 @@ class KernelOom final : public Recognizer {
 
  private:
   Report r_;
+  std::string last_comm_;
+  uint64_t last_comm_line_ = 0;
 
   bool near(const Line& line) const {
     if (!r_.open) return false;
@@ -235,7 +251,7 @@ class KernelOom final : public Recognizer {
     size_t p = s.find("out_of_memory");
     std::string_view rest = s.substr(p + 13);
     return text::starts_with(rest, "+0x") || text::starts_with(rest, ".cold+") || text::starts_with(rest, ".part") ||
-           text::starts_with(rest, "+") || text::contains(s, "? ");
+           text::starts_with(rest, ".isra");
   }
 
   static std::string trigger_comm(std::string_view s) {

@@ -1,0 +1,430 @@
+// Docker, Compose and other container CLIs (shared/notes/diagnosis.md b.5).
+//
+// docker inspect (pretty JSON, or one line from --format '{{json .State}}'):
+//   "Id": "4f1e2d...",  "State": { ... "OOMKilled": true, ... "ExitCode": 137, ... },  "Name": "/vllm",
+//   "HostConfig": { ... "Memory": 536870912, ... }      (0 = no limit)
+//   -> docker_oomkilled / exit_status / memory_limit "HostConfig.Memory", all named after the
+//      container; the facts of one object are held until the object ends ("Name" comes after "State").
+// docker events:  container oom <id> (image=x, name=y)   /   container die <id> (exitCode=137, ...)
+// docker run / create / update, podman, nerdctl, hyper (also across "\" continuation lines):
+//   docker run --rm -m 512m --name stress img      --memory=2g      --memory 2g      -m512m
+//   -> memory_limit "docker run -m". Units are binary (k, m, g); a bare number is bytes for docker,
+//      podman and nerdctl (docker refuses limits under 6 MiB, so a smaller bare number is not a
+//      limit it ran with) and MiB for hyper, whose CLI documents --memory in MB.
+// Compose:  mem_limit: 4g   /   deploy: resources: limits: memory: 4G
+// docker ps -a:     4f1e2d  img  "cmd"  2 hours ago  Exited (137) 3 minutes ago   vllm
+// docker stats:     a1b2c3d4e5f6  vllm  0.05%  1.2GiB / 2GiB  60.00%  ...   -> memory_usage per container
+// CI helpers:       Max memory usage of this container is 0 (memory.max_usage_in_bytes) -> memory_usage
+// Operators:        docker stop|restart|kill, docker compose restart|stop, supervisorctl restart|stop
+//                   -> stop_or_restart (a SIGKILL that follows one is not an OOM kill)
+// Every docker input also gets one platform "docker" fact.
+#include <vector>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"\"Id\":"},
+    {"\"OOMKilled\":"},
+    {"\"ExitCode\":"},
+    {"\"Name\":"},
+    {"\"Memory\":"},
+    {"container oom "},
+    {"container die "},
+    {"docker run "},
+    {"docker create "},
+    {"docker update "},
+    {"docker container run "},
+    {"podman run "},
+    {"nerdctl run "},
+    {"hyper run "},
+    {"^\\s*(-m|--memory)[ =]", kRegex},
+    {"mem_limit:"},
+    {"^\\s*deploy:\\s*$", kRegex},
+    {"^\\s*limits:\\s*$", kRegex},
+    {"^\\s*memory:\\s", kRegex},
+    {"Exited ("},
+    {"MEM USAGE / LIMIT"},
+    {"[0-9.]+ ?[KMGT]?i?B / [0-9.]+ ?[KMGT]?i?B +[0-9.]+%", kRegex},
+    {"Max memory usage of this container is"},
+    {"docker stop"},
+    {"docker restart"},
+    {"docker kill"},
+    {"compose restart"},
+    {"compose stop"},
+    {"supervisorctl restart"},
+    {"supervisorctl stop"},
+};
+
+// Flags of `docker run` that take no value (so the next token is not theirs).
+constexpr std::string_view kBoolFlags[] = {"--rm", "--detach", "--interactive", "--tty", "--privileged", "--init",
+                                           "--publish-all", "--read-only", "--oom-kill-disable", "--no-healthcheck",
+                                           "--sig-proxy", "--help", "--quiet", "--disable-content-trust"};
+
+bool bool_flag(std::string_view t) {
+  for (std::string_view f : kBoolFlags)
+    if (t == f) return true;
+  // Short clusters of boolean letters: -d -i -t -it -ti -dit -P -q
+  if (t.size() >= 2 && t[0] == '-' && t[1] != '-') {
+    for (char c : t.substr(1))
+      if (c != 'd' && c != 'i' && c != 't' && c != 'P' && c != 'q') return false;
+    return true;
+  }
+  return false;
+}
+
+std::vector<std::string_view> tokens(std::string_view s, size_t max = 256) {
+  std::vector<std::string_view> out;
+  while (out.size() < max) {
+    s = platform::skip(s);
+    if (s.empty()) break;
+    std::string_view w = text::first_word(s);
+    out.push_back(w);
+    s = s.substr(w.size());
+  }
+  return out;
+}
+
+class Docker final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (inspect(line, out)) return;
+    if (events(line, out)) return;
+    if (run_command(line, out)) return;
+    if (compose(line, out)) return;
+    if (size_t p = s.find("Exited ("); p != std::string_view::npos) {
+      ps_row(line, p, out);
+      return;
+    }
+    if (text::contains(s, "MEM USAGE / LIMIT")) {
+      stats_has_name_ = text::contains(s, "NAME");
+      return;
+    }
+    if (size_t p = s.find("Max memory usage of this container is"); p != std::string_view::npos) {
+      auto v = units::parse_log_size(s.substr(p + 37), nullptr, true);
+      if (!v) return;
+      Fact f = make_fact(line, FactKind::memory_usage, Family::docker);
+      f.usage = v;
+      f.detail = "container max_usage_in_bytes";
+      out.add(std::move(f));
+      return;
+    }
+    if (stop(line, out)) return;
+    stats_row(line, out);
+  }
+
+  void finish(FactSink& out) override { close_object(out); }
+
+ private:
+  // The docker inspect object being read.
+  std::vector<Fact> held_;
+  std::string name_, id_;
+  uint64_t object_line_ = 0;
+  // docker run continued over "\" lines.
+  uint64_t run_cont_line_ = 0;
+  uint64_t run_bare_unit_ = 1;
+  std::string run_name_;
+  // Compose: deploy -> resources -> limits -> memory
+  uint64_t deploy_line_ = 0, limits_line_ = 0;
+  size_t limits_indent_ = 0;
+  bool stats_has_name_ = true;
+  bool platform_sent_ = false;
+
+  void platform(const Line& line, FactSink& out) {
+    if (platform_sent_) return;
+    platform_sent_ = true;
+    Fact f = make_fact(line, FactKind::platform, Family::docker);
+    f.detail = "docker";
+    out.add(std::move(f));
+  }
+
+  void close_object(FactSink& out) {
+    std::string who = !name_.empty() ? name_ : id_;
+    for (Fact& f : held_) {
+      if (f.container.empty()) f.container = who;
+      out.add(std::move(f));
+    }
+    held_.clear();
+    name_.clear();
+    id_.clear();
+  }
+
+  // `"Key": value` anywhere on the line (pretty or compact JSON).
+  static std::optional<std::string_view> json_value(std::string_view s, std::string_view key) {
+    auto v = text::after(s, key);
+    if (!v) return std::nullopt;
+    return platform::skip(*v, " \t:");
+  }
+
+  bool inspect(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    bool any = false;
+    if (auto v = json_value(s, "\"Id\":"); v && text::starts_with(*v, "\"")) {
+      std::string_view id = text::take_until(v->substr(1), "\"");
+      // A new object (docker inspect of several containers) closes the previous one.
+      if (id.size() >= 12 && id.find_first_not_of("0123456789abcdef") == std::string_view::npos) {
+        close_object(out);
+        id_ = std::string(id.substr(0, 12));
+        object_line_ = line.number;
+        any = true;
+      }
+    }
+    if (auto v = json_value(s, "\"Name\":"); v && text::starts_with(*v, "\"/")) {
+      name_ = std::string(text::take_until(v->substr(2), "\"").substr(0, 128));
+      any = true;
+    }
+    if (auto v = json_value(s, "\"OOMKilled\":")) {
+      any = true;
+      if (text::starts_with(*v, "true")) {
+        Fact f = make_fact(line, FactKind::docker_oomkilled, Family::docker);
+        f.layer = Layer::container_limit;
+        f.strength = 0.95f;
+        f.detail = "State.OOMKilled";
+        hold(line, std::move(f), out);
+      }
+    }
+    if (auto v = json_value(s, "\"ExitCode\":")) {
+      if (auto n = text::parse_i64(*v)) {
+        Fact f = make_fact(line, FactKind::exit_status, Family::docker);
+        f.exit_code = static_cast<int>(*n);
+        f.strength = 0.3f;
+        f.detail = "State.ExitCode";
+        hold(line, std::move(f), out);
+        any = true;
+      }
+    }
+    if (auto v = json_value(s, "\"Memory\":")) {
+      if (auto n = text::parse_u64(*v)) {
+        any = true;
+        if (*n > 0) {  // 0: no limit
+          Fact f = make_fact(line, FactKind::memory_limit, Family::docker);
+          f.limit = *n;
+          f.detail = "HostConfig.Memory";
+          hold(line, std::move(f), out);
+        }
+      }
+    }
+    if (any) platform(line, out);
+    return any;
+  }
+
+  void hold(const Line& line, Fact f, FactSink& out) {
+    if (!held_.empty() && line.number > object_line_ + 2000) close_object(out);
+    if (held_.empty() && object_line_ == 0) object_line_ = line.number;
+    if (held_.size() < 64) held_.push_back(std::move(f));
+  }
+
+  // "container oom 8d1f... (image=x, name=y)" / "container die 8d1f... (exitCode=137, image=x, name=y)"
+  bool events(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    bool oom = text::contains(s, "container oom ");
+    bool die = !oom && text::contains(s, "container die ");
+    if (!oom && !die) return false;
+    std::string name;
+    if (auto v = text::after(s, "name=")) name = std::string(text::take_until(*v, ",)").substr(0, 128));
+    if (oom) {
+      Fact f = make_fact(line, FactKind::docker_oomkilled, Family::docker);
+      f.layer = Layer::container_limit;
+      f.strength = 0.9f;
+      f.detail = "docker event oom";
+      f.container = name;
+      out.add(std::move(f));
+    } else if (auto v = text::after(s, "exitCode=")) {
+      if (auto n = text::parse_i64(*v)) {
+        Fact f = make_fact(line, FactKind::exit_status, Family::docker);
+        f.exit_code = static_cast<int>(*n);
+        f.strength = 0.3f;
+        f.container = name;
+        out.add(std::move(f));
+      }
+    }
+    platform(line, out);
+    return true;
+  }
+
+  bool run_command(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    size_t p = std::string_view::npos;
+    uint64_t bare = 1;
+    for (std::string_view cmd : {"docker run ", "docker create ", "docker update ", "docker container run ", "podman run ",
+                                 "nerdctl run ", "hyper run "}) {
+      if (p = s.find(cmd); p != std::string_view::npos) {
+        if (cmd == "hyper run ") bare = units::MiB;
+        p += cmd.size();
+        break;
+      }
+    }
+    std::string_view args;
+    if (p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 10)) return true;
+      args = s.substr(p);
+      run_bare_unit_ = bare;
+      run_name_.clear();
+      platform(line, out);
+    } else {
+      // "  -m 16g \" on a continuation line of a docker run above.
+      std::string_view t = text::trim_left(s);
+      bool flag = text::starts_with(t, "-m ") || text::starts_with(t, "-m=") || text::starts_with(t, "--memory");
+      if (!flag || !run_cont_line_ || line.number > run_cont_line_ + 30) return false;
+      args = t;
+    }
+    run_cont_line_ = text::ends_with(text::trim(s), "\\") ? line.number : 0;
+    auto tok = tokens(args);
+    std::vector<uint64_t> limits;
+    int positional = 0;
+    for (size_t i = 0; i < tok.size(); ++i) {
+      std::string_view t = tok[i];
+      if (t == "|" || t == "&&" || t == ";" || t == "||") break;
+      // The image ends the flags; flags right after it are still read (hyper
+      // takes them there), the command after that is not ("python -m x").
+      if (t.empty() || t[0] != '-') {
+        if (++positional >= 2) break;
+        continue;
+      }
+      std::string_view value;
+      bool memory = false;
+      if (t == "-m" || t == "--memory") {
+        memory = true;
+        if (i + 1 < tok.size()) value = tok[++i];
+      } else if (text::starts_with(t, "--memory=")) {
+        memory = true, value = t.substr(9);
+      } else if (text::starts_with(t, "-m") && t.size() > 2 && platform::is_digit(t[2])) {
+        memory = true, value = t.substr(2);
+      } else if (t == "--name" && i + 1 < tok.size()) {
+        run_name_ = std::string(tok[++i].substr(0, 128));
+        continue;
+      } else if (text::starts_with(t, "--name=")) {
+        run_name_ = std::string(t.substr(7, 128));
+        continue;
+      } else if (t.find('=') == std::string_view::npos && !bool_flag(t) && t != "\\") {
+        ++i;  // a flag with its value in the next token
+        continue;
+      }
+      if (!memory) continue;
+      std::string_view v = value;
+      while (!v.empty() && (v.front() == '"' || v.front() == '\'')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == '"' || v.back() == '\'')) v.remove_suffix(1);
+      auto bytes = platform::parse_binary_size(v, run_bare_unit_);
+      if (!bytes || *bytes < 6 * units::MiB) continue;  // docker refuses smaller limits
+      limits.push_back(*bytes);
+    }
+    for (uint64_t bytes : limits) {  // after the loop: --name may follow -m
+      Fact f = make_fact(line, FactKind::memory_limit, Family::docker);
+      f.limit = bytes;
+      f.detail = "docker run -m";
+      f.container = run_name_;
+      out.add(std::move(f));
+    }
+    return true;
+  }
+
+  bool compose(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::string_view t = text::trim(s);
+    if (auto v = text::after(t, "mem_limit:")) {
+      if (auto b = platform::parse_binary_size(text::trim(*v)); b && *b > 0) {
+        Fact f = make_fact(line, FactKind::memory_limit, Family::docker);
+        f.limit = b;
+        f.detail = "mem_limit";
+        platform(line, out);
+        out.add(std::move(f));
+      }
+      return true;
+    }
+    if (t == "deploy:") {
+      deploy_line_ = line.number;
+      return true;
+    }
+    if (t == "limits:") {
+      limits_line_ = deploy_line_ && line.number <= deploy_line_ + 6 ? line.number : 0;
+      limits_indent_ = platform::indent_of(s);
+      return true;
+    }
+    if (text::starts_with(t, "memory:")) {
+      if (!limits_line_ || line.number > limits_line_ + 4 || platform::indent_of(s) <= limits_indent_) return true;
+      std::string_view v = text::trim(t.substr(7));
+      while (!v.empty() && (v.front() == '"' || v.front() == '\'')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == '"' || v.back() == '\'')) v.remove_suffix(1);
+      if (auto b = platform::parse_binary_size(v); b && *b > 0) {
+        Fact f = make_fact(line, FactKind::memory_limit, Family::docker);
+        f.limit = b;
+        f.detail = "deploy.resources.limits.memory";
+        platform(line, out);
+        out.add(std::move(f));
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // "4f1e2d  img  "cmd"  2 hours ago  Exited (137) 3 minutes ago   vllm"
+  void ps_row(const Line& line, size_t p, FactSink& out) {
+    std::string_view s = line.text;
+    std::string_view rest;
+    auto n = text::parse_i64(s.substr(p + 8), &rest);
+    if (!n || !text::starts_with(rest, ")")) return;
+    auto tok = tokens(s, 64);
+    if (tok.size() < 5) return;
+    Fact f = make_fact(line, FactKind::exit_status, Family::docker);
+    f.exit_code = static_cast<int>(*n);
+    f.strength = 0.3f;
+    // NAMES is the last column of `docker ps`, the first of `docker compose ps`.
+    f.container = std::string((tok.back() == "ago" ? tok.front() : tok.back()).substr(0, 128));
+    f.detail = "docker ps";
+    platform(line, out);
+    out.add(std::move(f));
+  }
+
+  // "a1b2c3d4e5f6   vllm   0.05%   1.2GiB / 2GiB   60.00%   1.2kB / 0B   0B / 0B   12"
+  void stats_row(const Line& line, FactSink& out) {
+    auto tok = tokens(line.text, 32);
+    for (size_t i = 1; i + 3 < tok.size(); ++i) {
+      // MEM USAGE / LIMIT sits between CPU % and MEM %.
+      if (tok[i + 1] != "/" || tok[i + 3].back() != '%' || tok[i - 1].back() != '%') continue;
+      std::string_view r1, r2;
+      auto usage = units::parse_log_size(tok[i], &r1);
+      auto limit = units::parse_log_size(tok[i + 2], &r2);
+      if (!usage || !limit || !r1.empty() || !r2.empty()) continue;
+      Fact f = make_fact(line, FactKind::memory_usage, Family::docker);
+      f.usage = usage;
+      f.limit = limit;
+      f.detail = "docker stats";
+      // NAME column after CONTAINER ID when the header had it (the default since 1.13).
+      bool name_col = stats_has_name_ && i >= 3 && tok[1].back() != '%';
+      f.container = std::string((name_col ? tok[1] : tok[0]).substr(0, 128));
+      platform(line, out);
+      out.add(std::move(f));
+      return;
+    }
+  }
+
+  bool stop(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    constexpr std::string_view kOps[] = {"docker stop",     "docker restart",        "docker kill",       "compose restart",
+                                         "compose stop",    "supervisorctl restart", "supervisorctl stop"};
+    for (std::string_view op : kOps) {
+      size_t p = s.find(op);
+      if (p == std::string_view::npos) continue;
+      if (p + op.size() < s.size() && platform::is_alnum(s[p + op.size()])) continue;  // "docker stopped"
+      if (guards::is_mention(s, p, op.size())) return true;
+      Fact f = make_fact(line, FactKind::stop_or_restart, Family::docker);
+      f.detail = std::string(op);
+      out.add(std::move(f));
+      return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kDockerEntry{"docker", Family::docker, kPatterns, [] { return std::unique_ptr<Recognizer>(new Docker); }};
+
+}  // namespace aimem

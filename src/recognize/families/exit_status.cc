@@ -1,0 +1,262 @@
+// Exit codes and signals wherever they are printed (exit_status facts), and
+// the shell's report of a SIGKILL (process_killed).
+//
+//   exit code 137 / Exit code: 137 / exit status 137 / exit_status=0 / exitcode: -9
+//   web-1 exited with code 137 (compose) / Exited with code 137 / Exited with code exit status 137 (CI)
+//   Command '[...]' returned non-zero exit status 137.   /   died with <Signals.SIGKILL: 9>.   (Python)
+//   failed (exitcode: -9) local_rank: 0 (pid: 2918) of binary: ...   (torch elastic: negative = signal)
+//   signal: killed / signal: terminated / signal: segmentation fault (core dumped)   (Go os/exec)
+//   killed by signal 9 / terminated by signal SIGKILL / is killed by signal: Killed.
+//   Killed                                       a bare line: sh/dash reporting its child's SIGKILL
+//   bash: line 1:  2079 Killed   python3 x.py    bash (non-interactive), also "./run.sh: line 3: ..."
+//   [1]+  Killed                  python3 x.py   job control        zsh: killed  python3 x.py
+//   Segmentation fault (core dumped)  /  Aborted (core dumped)  /  Terminated
+// A shell "Killed" is the usual sign of the kernel OOM killer when nothing else
+// was captured: process_killed with layer host_ram, strength 0.5 (the diagnosis
+// overrides it with a limit, a probe kill or a stop in evidence). Other SIGKILLs
+// (Go, Python, torch elastic) say nothing of the sender: layer unknown.
+// Only codes that encode a signal (129-255, or -N) are reported from free text:
+// 0 is success, and 1, 2, 127 are a program's own errors that say nothing about
+// memory and that prose mentions constantly.
+// Kubernetes "Exit Code:" / "exitCode:" and docker's "ExitCode" are read by
+// their own recognizers (the case-sensitive patterns here do not match them).
+#include "core/text.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"exit code"},
+    {"Exit code"},
+    {"exit status"},
+    {"Exit status"},
+    {"exited with code"},
+    {"Exited with code"},
+    {"exitcode"},
+    {"exit_status"},
+    {"died with <Signals."},
+    {"signal: killed"},
+    {"signal: terminated"},
+    {"signal: aborted"},
+    {"signal: segmentation fault"},
+    {" by signal"},
+    {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
+    {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault) ", kRegex},
+    {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},
+    {"zsh: (killed|abort|segmentation fault|terminated) ", kRegex},
+    {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
+};
+
+struct SignalName {
+  std::string_view name;
+  int number;
+};
+constexpr SignalName kShellWords[] = {
+    {"Killed", 9}, {"Aborted", 6}, {"Terminated", 15}, {"Segmentation fault", 11},
+    {"killed", 9}, {"abort", 6},   {"terminated", 15}, {"segmentation fault", 11},
+};
+constexpr SignalName kSignalNames[] = {{"SIGKILL", 9}, {"SIGTERM", 15}, {"SIGABRT", 6}, {"SIGSEGV", 11}, {"SIGBUS", 7},
+                                       {"SIGINT", 2},  {"SIGHUP", 1},   {"Killed", 9},  {"KILL", 9},    {"TERM", 15}};
+
+// The command's program name from "python3 /x/train.py --a" -> "python3".
+std::string program_of(std::string_view cmd) {
+  std::string_view w = text::first_word(cmd);
+  if (size_t slash = w.rfind('/'); slash != std::string_view::npos) w = w.substr(slash + 1);
+  return std::string(w.substr(0, 64));
+}
+
+// "[1]", "[2]+", "[3]-": a job-control job number.
+bool is_job_spec(std::string_view s) {
+  if (s.size() < 3 || s[0] != '[') return false;
+  size_t i = 1;
+  while (i < s.size() && platform::is_digit(s[i])) ++i;
+  if (i == 1 || i >= s.size() || s[i] != ']') return false;
+  ++i;
+  return i == s.size() || (i + 1 == s.size() && (s[i] == '+' || s[i] == '-'));
+}
+
+class ExitStatus final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (shell(line, out)) return;
+    if (guards::is_advice_line(s)) return;
+    if (auto p = s.find("died with <Signals."); p != std::string_view::npos) {
+      // "died with <Signals.SIGKILL: 9>."
+      std::string_view rest;
+      auto v = text::after(s.substr(p), ": ");
+      if (auto n = v ? text::parse_i64(*v, &rest) : std::nullopt) signal(line, p, static_cast<int>(*n), std::nullopt, out);
+      return;
+    }
+    for (std::string_view go : {"signal: killed", "signal: terminated", "signal: aborted", "signal: segmentation fault"}) {
+      if (size_t p = s.find(go); p != std::string_view::npos) {
+        int sig = go == "signal: killed" ? 9 : go == "signal: terminated" ? 15 : go == "signal: aborted" ? 6 : 11;
+        signal(line, p, sig, std::nullopt, out);
+        return;
+      }
+    }
+    if (size_t p = s.find(" by signal"); p != std::string_view::npos) {
+      // "killed by signal 9", "terminated by signal SIGKILL", "is killed by signal: Killed."
+      std::string_view rest = platform::skip(s.substr(p + 10), ": ");
+      std::optional<int> sig;
+      if (auto n = text::parse_i64(rest)) sig = static_cast<int>(*n);
+      for (const auto& n : kSignalNames)
+        if (!sig && text::starts_with(rest, n.name)) sig = n.number;
+      if (sig && *sig > 0 && *sig < 65) signal(line, p, *sig, std::nullopt, out);
+      return;
+    }
+    code(line, out);
+  }
+
+ private:
+  uint64_t last_line_ = 0;
+  std::string last_key_;
+
+  bool repeated(const Line& line, const std::string& key) {
+    bool rep = last_line_ && line.number <= last_line_ + 40 && key == last_key_;
+    last_line_ = line.number;
+    last_key_ = key;
+    return rep;
+  }
+
+  // A SIGKILL / other signal reported by a runtime (not the shell).
+  void signal(const Line& line, size_t at, int sig, std::optional<int64_t> pid, FactSink& out) {
+    if (guards::is_mention(line.text, at, 10)) return;
+    if (repeated(line, "sig" + std::to_string(sig) + (pid ? ":" + std::to_string(*pid) : std::string()))) return;
+    Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
+    e.signal = sig;
+    e.pid = pid;
+    e.strength = 0.3f;
+    if (sig == 9) {
+      Fact k = make_fact(line, FactKind::process_killed, Family::exit_status);
+      k.pid = pid;
+      k.layer = Layer::unknown;
+      k.strength = 0.4f;
+      k.detail = "SIGKILL";
+      out.add(std::move(k));
+    }
+    out.add(std::move(e));
+  }
+
+  // The shell's own reports. Returns true when the line was one.
+  bool shell(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::string_view t = text::trim(s);
+    for (const auto& w : kShellWords) {
+      size_t p = s.find(w.name);
+      if (p == std::string_view::npos) continue;
+      std::string_view before = text::trim(s.substr(0, p));
+      std::string_view after = s.substr(p + w.name.size());
+      std::optional<int64_t> pid;
+      std::string program;
+      bool ok = false;
+      if (t == w.name || (text::starts_with(t, w.name) && text::starts_with(text::trim(after), ": ") && t.size() < w.name.size() + 6)) {
+        ok = true;  // "Killed" / "Killed: 9"
+      } else if (text::starts_with(after, " (core dumped)") && (before.empty() || before.back() == ':')) {
+        ok = true;  // "Segmentation fault (core dumped)", "./x.sh: line 2: 12 Segmentation fault (core dumped) ./a"
+      }
+      std::string_view command = after;
+      if (text::starts_with(command, " (core dumped)")) command = command.substr(14);
+      // "<shell>: line N:  PID Word   command" / "bash:  PID Word   command"
+      if (!ok && !before.empty() && platform::is_digit(before.back()) && !after.empty() && after[0] == ' ') {
+        size_t b = before.size();
+        while (b > 0 && platform::is_digit(before[b - 1])) --b;
+        std::string_view head = text::trim(before.substr(0, b));
+        bool shell_head = !head.empty() && head.back() == ':' &&
+                          (head.find(' ') == std::string_view::npos || text::contains(head, ": line "));
+        if (shell_head) {
+          ok = true;
+          pid = text::parse_i64(before.substr(b));
+          program = program_of(command);
+        }
+      }
+      // "[1]+  Killed   cmd" / "zsh: killed   cmd"
+      if (!ok && !after.empty() && after[0] == ' ' && (is_job_spec(before) || before == "zsh:")) {
+        ok = true;
+        program = program_of(command);
+      }
+      if (!ok) continue;
+      if (repeated(line, "shell" + std::to_string(w.number))) return true;
+      if (w.number == 9) {
+        Fact k = make_fact(line, FactKind::process_killed, Family::exit_status);
+        k.layer = Layer::host_ram;
+        k.strength = 0.5f;
+        k.pid = pid;
+        k.process = program;
+        k.detail = "shell reported Killed";
+        out.add(std::move(k));
+      }
+      Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
+      e.signal = w.number;
+      e.pid = pid;
+      e.process = program;
+      e.strength = 0.3f;
+      out.add(std::move(e));
+      return true;
+    }
+    return false;
+  }
+
+  // Numeric exit codes after one of the phrases.
+  void code(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (text::contains(s, "died, exit code:")) return;  // vLLM's worker report: the vLLM recognizer reads it
+    constexpr std::string_view kPhrases[] = {"exited with code", "Exited with code", "exit code",   "Exit code",
+                                             "exit status",      "Exit status",      "exitcode",    "exit_status"};
+    for (std::string_view phrase : kPhrases) {
+      size_t p = s.find(phrase);
+      if (p == std::string_view::npos) continue;
+      std::string_view rest = platform::skip(s.substr(p + phrase.size()), " \t:=\"'");
+      if (text::starts_with(rest, "exit status ")) rest = rest.substr(12);  // "Exited with code exit status 137"
+      if (text::starts_with(rest, "is ")) rest = rest.substr(3);
+      if (text::starts_with(rest, "of ")) rest = rest.substr(3);
+      std::string_view after;
+      auto n = text::parse_i64(rest, &after);
+      if (!n) continue;
+      if (!after.empty() && (platform::is_alnum(after[0]) || after[0] == '.') && !text::starts_with(after, ".\"") &&
+          !(after[0] == '.' && (after.size() == 1 || after[1] == ' ')))
+        continue;  // "exit code 1a", "exit status 1.5"
+      if (guards::is_mention(s, p, phrase.size())) return;
+      // Only codes that encode a signal (128+N, or -N) say anything about memory;
+      // 0 is success and 1, 2, 127 are the program's own errors, which prose and
+      // changelogs mention all the time.
+      if (*n < -64 || (*n >= 0 && *n <= 128) || *n > 255) return;
+      Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
+      e.strength = 0.3f;
+      if (*n < 0) e.signal = static_cast<int>(-*n);  // torch elastic / multiprocessing: -9 is SIGKILL
+      else e.exit_code = static_cast<int>(*n);
+      if (auto pid = text::after(s, "(pid: ")) {
+        if (auto v = text::parse_i64(*pid)) e.pid = *v;
+      }
+      // "web-1  exited with code 137" (compose): the service is the word before.
+      if (phrase == "exited with code") {
+        std::string_view head = text::trim(s.substr(0, p));
+        size_t sp = head.find_last_of(" \t|");
+        std::string_view name = sp == std::string_view::npos ? head : head.substr(sp + 1);
+        if (!name.empty() && name.size() < 128) e.container = std::string(name);
+      }
+      std::string key = "code" + std::to_string(*n) + (e.pid ? ":" + std::to_string(*e.pid) : std::string());
+      if (repeated(line, key)) return;
+      if (e.signal == 9) {
+        Fact k = make_fact(line, FactKind::process_killed, Family::exit_status);
+        k.pid = e.pid;
+        k.layer = Layer::unknown;
+        k.strength = 0.4f;
+        k.detail = "SIGKILL";
+        out.add(std::move(k));
+      }
+      out.add(std::move(e));
+      return;
+    }
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kExitStatusEntry{"exit_status", Family::exit_status, kPatterns,
+                                       [] { return std::unique_ptr<Recognizer>(new ExitStatus); }};
+
+}  // namespace aimem

@@ -1,0 +1,161 @@
+// Host RAM as `free` prints it (procps-ng and busybox), read into one
+// host_state fact per table: total and free = the "available" column (what
+// can be allocated without swapping), detail "host RAM".
+//
+//   $ free -h
+//                  total        used        free      shared  buff/cache   available
+//   Mem:            15Gi       1.2Gi        12Gi       120Mi       2.2Gi        13Gi
+//   Swap:          2.0Gi          0B       2.0Gi
+// Before procps 3.3.10 there was no "available" column; the "-/+ buffers/cache"
+// row gave the same figure:
+//                total       used       free     shared    buffers     cached
+//   Mem:       8061448    7854436     207012          0     117688    6373036
+//   -/+ buffers/cache:    1363712    6697736
+// Numbers without a unit are KiB unless the command line shown earlier in the
+// input chose another unit (-b, -m, -g, --mega, --giga, --si); -h prints units
+// (Ki, Mi, Gi, or K, M, G), all binary unless --si.
+#include <algorithm>
+#include <vector>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"free -"},
+    {"buff/cache"},
+    {"^\\s+total\\s+used\\s+free", kRegex},
+    {"^Mem: +[0-9]", kRegex},
+    {"-/+ buffers/cache:"},
+};
+
+class HostTools final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    std::string_view t = text::trim(s);
+    if (text::starts_with(t, "Mem:")) {
+      mem_row(line, t.substr(4), out);
+    } else if (auto v = text::after(t, "-/+ buffers/cache:")) {
+      // old procps: "-/+ buffers/cache:  used  free" -> free is what is available
+      if (!pending_ || line.number > pending_->where.line + 3) return;
+      auto cols = columns(*v);
+      if (cols.size() >= 2) {
+        if (auto f = size_of(cols[1])) pending_->free = f;
+      }
+      flush(out);
+    } else if (text::contains(t, "total") && text::contains(t, "used") && text::contains(t, "free")) {
+      header_ = columns(t);
+      header_line_ = line.number;
+    } else if (size_t p = s.find("free -"); p != std::string_view::npos) {
+      command(s.substr(p + 5));
+    }
+  }
+
+  void finish(FactSink& out) override { flush(out); }
+
+ private:
+  uint64_t unit_ = units::KiB;  // what a bare number means
+  bool si_ = false;
+  std::vector<std::string> header_;
+  uint64_t header_line_ = 0;
+  std::optional<Fact> pending_;
+
+  void flush(FactSink& out) {
+    if (pending_) out.add(std::move(*pending_));
+    pending_.reset();
+  }
+
+  static std::vector<std::string> columns(std::string_view s) {
+    std::vector<std::string> out;
+    for (auto w = text::first_word(s); !w.empty() && out.size() < 16; w = text::first_word(s)) {
+      out.emplace_back(w);
+      s = s.substr(static_cast<size_t>(w.data() + w.size() - s.data()));
+    }
+    return out;
+  }
+
+  // "free -m", "free -h --si", "free --giga -w"
+  void command(std::string_view args) {
+    for (std::string_view a : columns(args)) {
+      if (a == "-b" || a == "--bytes") unit_ = 1;
+      else if (a == "-k" || a == "--kibi") unit_ = units::KiB;
+      else if (a == "-m" || a == "--mebi") unit_ = units::MiB;
+      else if (a == "-g" || a == "--gibi") unit_ = units::GiB;
+      else if (a == "--kilo") unit_ = 1000;
+      else if (a == "--mega") unit_ = 1000000;
+      else if (a == "--giga") unit_ = 1000000000;
+      else if (a == "--si") si_ = true;
+      else if (!a.empty() && a[0] == '-' && a.size() > 2 && a[1] != '-') {
+        // clustered short options: "-mt", "-hw"
+        for (char c : a.substr(1)) {
+          if (c == 'b') unit_ = 1;
+          else if (c == 'k') unit_ = units::KiB;
+          else if (c == 'm') unit_ = units::MiB;
+          else if (c == 'g') unit_ = units::GiB;
+        }
+      }
+    }
+  }
+
+  std::optional<uint64_t> size_of(std::string_view v) const {
+    std::string_view rest;
+    auto n = text::parse_double(v, &rest);
+    if (!n || *n < 0) return std::nullopt;
+    if (rest.empty()) return static_cast<uint64_t>(*n * static_cast<double>(unit_) + 0.5);
+    // -h: "15Gi", "1.2G", "512Mi", "0B"; --si makes K/M/G decimal.
+    double mult = 0;
+    switch (rest[0]) {
+      case 'B': mult = 1; break;
+      case 'K': case 'k': mult = si_ ? 1e3 : 1024.0; break;
+      case 'M': mult = si_ ? 1e6 : 1048576.0; break;
+      case 'G': mult = si_ ? 1e9 : 1073741824.0; break;
+      case 'T': mult = si_ ? 1e12 : 1099511627776.0; break;
+      default: return std::nullopt;
+    }
+    return static_cast<uint64_t>(*n * mult + 0.5);
+  }
+
+  void mem_row(const Line& line, std::string_view values, FactSink& out) {
+    flush(out);
+    auto cols = columns(values);
+    if (cols.size() < 3) return;
+    // Map by header names when the header is just above; else the modern order.
+    bool have_header = header_line_ && line.number <= header_line_ + 3 && header_.size() >= 3;
+    auto index = [&](std::string_view name) -> int {
+      if (!have_header) return -1;
+      for (size_t i = 0; i < header_.size(); ++i)
+        if (header_[i] == name) return static_cast<int>(i);
+      return -1;
+    };
+    int avail = have_header ? index("available") : (cols.size() >= 6 ? 5 : -1);
+    Fact f = make_fact(line, FactKind::host_state, Family::procfs);
+    f.detail = "host RAM";
+    f.total = size_of(cols[0]);
+    if (!f.total) return;
+    if (avail >= 0 && static_cast<size_t>(avail) < cols.size()) {
+      f.free = size_of(cols[static_cast<size_t>(avail)]);
+      out.add(std::move(f));
+      return;
+    }
+    // Old layout: free + buffers + cached, refined by a "-/+ buffers/cache" row.
+    int fr = index("free"), bu = index("buffers"), ca = index("cached");
+    if (fr >= 0 && bu >= 0 && ca >= 0 && static_cast<size_t>(std::max({fr, bu, ca})) < cols.size()) {
+      auto a = size_of(cols[static_cast<size_t>(fr)]), b = size_of(cols[static_cast<size_t>(bu)]),
+           c = size_of(cols[static_cast<size_t>(ca)]);
+      if (a && b && c) f.free = *a + *b + *c;
+    }
+    pending_ = std::move(f);
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kHostToolsEntry{"host_tools", Family::procfs, kPatterns,
+                                      [] { return std::unique_ptr<Recognizer>(new HostTools); }};
+
+}  // namespace aimem

@@ -1,0 +1,258 @@
+// JVM memory failures (shared/notes/diagnosis.md b.7).
+//
+// Heap and metadata pools (jvm_heap_oom, detail = the kind after the colon):
+//   Exception in thread "main" java.lang.OutOfMemoryError: Java heap space
+//   java.lang.OutOfMemoryError: GC overhead limit exceeded | Metaspace | Compressed class space |
+//     PermGen space | Requested array size exceeds VM limit | Direct buffer memory
+//   java.lang.OutOfMemoryError: Cannot reserve 1048576 bytes of direct buffer memory (allocated: N, limit: M)
+//   Terminating due to java.lang.OutOfMemoryError: Java heap space        (-XX:+ExitOnOutOfMemoryError)
+// Android ART, on the OutOfMemoryError line or the line after a bare one:
+//   Failed to allocate a N byte allocation with F free bytes and XMB until OOM, target footprint T, growth limit G
+// Native memory (jvm_native_oom: the JVM could not get memory from the OS),
+// the lines of one hs_err report joined into one fact:
+//   OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x.., 181207040, 0) failed; error='Cannot allocate memory' (errno=12)
+//   # There is insufficient memory for the Java Runtime Environment to continue.
+//   # Native memory allocation (mmap) failed to map 181207040 bytes for committing reserved memory.
+//   # Native memory allocation (malloc) failed to allocate 32744 bytes for ChunkPool::allocate
+//   java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or process/resource limits reached
+//   java.lang.OutOfMemoryError: unable to create new native thread  /  Map failed
+// hs_err and the JVM's stdout frame their text with "# "; that is not a comment.
+//
+// Flags that mention the error are configuration, never failures:
+//   -XX:+HeapDumpOnOutOfMemoryError  -XX:OnOutOfMemoryError="kill -9 %p"  -XX:+ExitOnOutOfMemoryError
+// Heap settings are context: -Xmx4g / -XX:MaxHeapSize=4g (heap_limit),
+// -XX:MaxRAMPercentage=75 (ratio 0.75).
+#include "core/text.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"OutOfMemoryError"},
+    {"Failed to allocate a "},
+    {"insufficient memory for the Java Runtime"},
+    {"Native memory allocation"},
+    {"os::commit_memory"},
+    {"-Xmx"},
+    {"MaxRAMPercentage"},
+    {"MaxHeapSize="},
+};
+
+constexpr std::string_view kHeapKinds[] = {"Java heap space", "GC overhead limit exceeded", "Metaspace",
+                                           "Compressed class space", "PermGen space", "Requested array size exceeds VM limit",
+                                           "Direct buffer memory", "Cannot reserve ", "Failed to allocate a "};
+// Kinds that are the OS refusing memory, not a Java pool.
+constexpr std::string_view kNativeKinds[] = {"unable to create native thread", "unable to create new native thread",
+                                             "Map failed", "Out of swap space"};
+
+bool known_kind(std::string_view kind) {
+  for (std::string_view k : kHeapKinds)
+    if (text::starts_with(kind, k)) return true;
+  for (std::string_view k : kNativeKinds)
+    if (text::starts_with(kind, k)) return true;
+  return false;
+}
+
+class Jvm final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    // Anything held back that this line cannot continue is complete.
+    if (pending_ && line.number > pending_->where.line + 12) flush(out);
+    if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=")) settings(line, out);
+    if (size_t p = s.find("OutOfMemoryError"); p != std::string_view::npos) {
+      oome(line, p, out);
+      return;
+    }
+    if (size_t p = s.find("Failed to allocate a "); p != std::string_view::npos) {
+      art(line, s.substr(p), out);
+      return;
+    }
+    native(line, out);
+  }
+
+  void finish(FactSink& out) override { flush(out); }
+
+ private:
+  std::optional<Fact> pending_;  // a bare OutOfMemoryError or a native report still collecting lines
+  uint64_t last_heap_line_ = 0;
+  std::string last_heap_kind_;
+
+  void flush(FactSink& out) {
+    if (pending_) out.add(std::move(*pending_));
+    pending_.reset();
+  }
+
+  // The line with the frame removed, for the mention guard.
+  static std::string_view unframed(std::string_view s, size_t& at) {
+    size_t lead = s.find_first_not_of(" \t#");
+    if (lead == std::string_view::npos || lead > at) return s;
+    at -= lead;
+    return s.substr(lead);
+  }
+
+  void oome(const Line& line, size_t p, FactSink& out) {
+    std::string_view s = line.text;
+    // Flag names: HeapDumpOnOutOfMemoryError, OnOutOfMemoryError, ExitOnOutOfMemoryError, CrashOnOutOfMemoryError.
+    if (p >= 2 && s.substr(p - 2, 2) == "On") return;
+    bool java = p >= 10 && s.substr(p - 10, 10) == "java.lang.";
+    // Other runtimes' errors share the name (torch.cuda.OutOfMemoryError).
+    if (!java && p > 0 && (s[p - 1] == '.' || platform::is_alnum(s[p - 1]))) return;
+    std::string_view rest = s.substr(p + 16);
+    // A class reference, not the error: "java.lang.OutOfMemoryError.<init>", "OutOfMemoryErrors".
+    if (!rest.empty() && (rest[0] == '.' || platform::is_alnum(rest[0]))) return;
+    size_t at = java ? p - 10 : p;
+    std::string_view judged = unframed(s, at);
+    if (guards::is_mention(judged, at, 26)) return;
+
+    std::string_view kind;
+    if (text::starts_with(rest, ":")) kind = text::trim(rest.substr(1));
+    else if (!java && !text::starts_with(rest, "**")) return;  // a bare word in prose
+    // Markdown decorations around a bug-tracker title: "**java.lang.OutOfMemoryError** in **Arrays.java:3161**".
+    while (!kind.empty() && (kind.back() == '*' || kind.back() == '"' || kind.back() == '\'')) kind.remove_suffix(1);
+    // Without the package the name alone is ambiguous: require a JVM kind.
+    if (!java && !known_kind(kind)) return;
+
+    for (std::string_view n : kNativeKinds) {
+      if (text::starts_with(kind, n)) {
+        Fact f = make_fact(line, FactKind::jvm_native_oom, Family::jvm);
+        f.layer = Layer::host_ram;
+        f.strength = 0.8f;
+        f.detail = std::string(n);
+        merge_native(std::move(f), out);
+        return;
+      }
+    }
+    if (text::starts_with(kind, "Failed to allocate a ")) {
+      art(line, kind, out);
+      return;
+    }
+    Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
+    f.layer = Layer::jvm_heap;
+    f.strength = 0.95f;
+    if (auto r = text::after(kind, "Cannot reserve ")) {
+      // Java 11+: "Cannot reserve N bytes of direct buffer memory (allocated: A, limit: L)"
+      f.detail = "Direct buffer memory";
+      f.requested = text::parse_u64(*r);
+      if (auto a = text::after(kind, "allocated: ")) f.usage = text::parse_u64(*a);
+      if (auto l = text::after(kind, "limit: ")) f.heap_limit = text::parse_u64(*l);
+    } else {
+      f.detail = std::string(text::take_until(kind, "\t").substr(0, 80));
+    }
+    if (f.detail.empty()) {
+      // The kind may follow on the next line (ART): hold it briefly.
+      flush(out);
+      f.detail = "OutOfMemoryError";
+      pending_ = std::move(f);
+      return;
+    }
+    // A stack trace repeats the error ("Caused by: java.lang.OutOfMemoryError: ...").
+    if (last_heap_line_ && line.number <= last_heap_line_ + 40 && f.detail == last_heap_kind_) {
+      last_heap_line_ = line.number;
+      return;
+    }
+    last_heap_line_ = line.number;
+    last_heap_kind_ = f.detail;
+    out.add(std::move(f));
+  }
+
+  // "Failed to allocate a N byte allocation with F free bytes and XMB until OOM, target footprint T, growth limit G"
+  void art(const Line& line, std::string_view s, FactSink& out) {
+    auto n = text::parse_u64(s.substr(21));
+    if (!n || !text::contains(s, "byte allocation")) return;
+    Fact f;
+    if (pending_ && pending_->kind == FactKind::jvm_heap_oom) {
+      f = std::move(*pending_);  // the bare OutOfMemoryError line above is the headline
+      pending_.reset();
+      f.extra.emplace_back(line.number, text::quote_line(line.text, 240));
+    } else {
+      flush(out);
+      f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
+      f.layer = Layer::jvm_heap;
+      f.strength = 0.9f;
+    }
+    f.detail = "Java heap space (ART)";
+    f.requested = *n;
+    if (auto v = text::after(s, "with ")) f.free = text::parse_u64(*v);
+    if (auto v = text::after(s, "growth limit ")) f.heap_limit = text::parse_u64(*v);
+    last_heap_line_ = line.number;
+    last_heap_kind_ = f.detail;
+    out.add(std::move(f));
+  }
+
+  void native(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    Fact f = make_fact(line, FactKind::jvm_native_oom, Family::jvm);
+    f.layer = Layer::host_ram;
+    f.strength = 0.8f;
+    size_t at = 0;
+    if (size_t p = s.find("insufficient memory for the Java Runtime"); p != std::string_view::npos) {
+      f.detail = "insufficient memory for the JRE";
+      at = p;
+    } else if (size_t q = s.find("Native memory allocation"); q != std::string_view::npos) {
+      // "(mmap) failed to map N bytes" / "(malloc) failed to allocate N bytes"
+      std::string_view rest = s.substr(q);
+      std::optional<std::string_view> n = text::after(rest, "failed to map ");
+      if (!n) n = text::after(rest, "failed to allocate ");
+      if (!n) return;
+      f.requested = text::parse_u64(*n);
+      f.detail = text::contains(rest, "(mmap)") ? "native mmap failed" : "native malloc failed";
+      at = q;
+    } else if (size_t r = s.find("os::commit_memory("); r != std::string_view::npos) {
+      if (!text::contains(s, "failed")) return;
+      // os::commit_memory(addr, size, exec) failed; error='...' (errno=12)
+      auto args = text::take_until(s.substr(r + 18), ")");
+      auto parts = text::split(args, ',');
+      if (parts.size() >= 2) f.requested = text::parse_u64(text::trim(parts[1]));
+      f.detail = "os::commit_memory failed";
+      at = r;
+    } else {
+      return;
+    }
+    std::string_view judged = unframed(s, at);
+    if (guards::is_mention(judged, at, 20)) return;
+    merge_native(std::move(f), out);
+  }
+
+  // One hs_err report prints several of these lines: keep one fact, the first
+  // line as headline, the size that failed from whichever line states it.
+  void merge_native(Fact f, FactSink& out) {
+    if (pending_ && pending_->kind == FactKind::jvm_native_oom && f.where.line <= pending_->where.line + 12) {
+      if (!pending_->requested) pending_->requested = f.requested;
+      if (pending_->extra.size() < 4) pending_->extra.emplace_back(f.where.line, f.text);
+      if (text::starts_with(f.detail, "unable to create")) pending_->detail = f.detail;
+      return;
+    }
+    flush(out);
+    pending_ = std::move(f);
+  }
+
+  void settings(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    auto emit = [&](std::optional<uint64_t> heap, std::optional<double> ratio, std::string_view detail) {
+      Fact f = make_fact(line, FactKind::runtime_setting, Family::jvm);
+      f.heap_limit = heap;
+      f.ratio = ratio;
+      f.detail = std::string(detail);
+      out.add(std::move(f));
+    };
+    if (size_t p = s.find("-Xmx"); p != std::string_view::npos && (p == 0 || !platform::is_alnum(s[p - 1]))) {
+      if (auto v = platform::parse_binary_size(s.substr(p + 4)); v && *v > 0) emit(v, std::nullopt, "-Xmx");
+    }
+    if (auto v = text::after(s, "MaxHeapSize=")) {
+      if (auto b = platform::parse_binary_size(*v); b && *b > 0) emit(b, std::nullopt, "MaxHeapSize");
+    }
+    if (auto v = text::after(s, "MaxRAMPercentage=")) {
+      if (auto r = text::parse_double(*v); r && *r > 0 && *r <= 100) emit(std::nullopt, *r / 100.0, "MaxRAMPercentage");
+    }
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kJvmEntry{"jvm", Family::jvm, kPatterns, [] { return std::unique_ptr<Recognizer>(new Jvm); }};
+
+}  // namespace aimem

@@ -1,0 +1,536 @@
+// Kubernetes objects and events as kubectl prints them (shared/notes/diagnosis.md
+// §4 and b.5). Read line by line, so cut excerpts count:
+//
+// kubectl describe pod:            kubectl get pod -o yaml / -o json:
+//   Last State:  Terminated          lastState: {terminated: {reason: OOMKilled, exitCode: 137}}
+//     Reason:    OOMKilled           "reason": "OOMKilled",  "exitCode": 137,  "restartCount": 5
+//     Exit Code: 137                 resources: {limits: {memory: 16Gi}, requests: {memory: 8Gi}}
+//   Restart Count: 672               reason: Evicted / phase: Failed
+//   Limits:                          message: 'The node was low on resource: memory. Container node was
+//     memory:  1Gi                     using 35505620Ki, which exceeds its request of 12Gi. '
+//   Requests:                        (newer kubelets: "Container app was using 1Gi, request is 512Mi,
+//     memory:  512Mi                  has larger consumption of memory.")
+//   State: Waiting / Reason: CrashLoopBackOff
+// kubectl get pods:     NAME  READY  STATUS  RESTARTS  AGE   ->  x-1  0/1  OOMKilled  5 (2m ago)  26h
+// kubectl get events:   Warning  Evicted  pod/x  The node was low on resource: memory. Container ...
+//                       Warning  Evicted  pod/x  The node had condition: [MemoryPressure].
+//                       Warning  SystemOOM  node/n  System OOM encountered, victim process: python, pid: 4242
+//                       Warning  OOMKilling  node/n  Memory cgroup out of memory: Killed process ... (NPD; the
+//                                kernel recognizer reads the victim line, this file says it is Kubernetes)
+//                       Warning  Unhealthy  pod/x  Liveness probe failed: ...  /  Normal  Killing  pod/x  Stopping container x
+//                       Container x failed liveness probe, will be restarted  /  Back-off restarting failed container
+// kube-state-metrics:   kube_pod_container_status_last_terminated_reason{pod="p",container="c",reason="OOMKilled"} 1
+// jsonpath output:      OOMKilled                   (a line of its own)
+//
+// Facts: k8s_oomkilled (pod / container where shown), k8s_evicted (usage and
+// requested from the message; an eviction for another resource is a
+// not_memory_failure), exit_status, restarts (count), memory_limit
+// ("resources.limits.memory") and memory_request, not_memory_failure "a failed
+// liveness probe", stop_or_restart for kubelet kills, and one platform
+// "kubernetes" fact per input. A "Limits:" / "limits:" header owns the memory
+// line that follows it within a few lines at a deeper indent (Compose files use
+// the same words under "deploy:"; those belong to the docker recognizer).
+// SystemOOM is the kubelet relaying a global (host) kernel OOM kill: it becomes
+// a process_killed fact with layer host_ram, so that a real kernel report, an
+// OOMKilled reason or an eviction in the same evidence decides before it.
+#include <vector>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"OOMKilled"},
+    {"Evicted"},
+    {"low on resource: "},
+    {"exceeds its request of"},
+    {", request is "},
+    {"had condition: ["},
+    {"EvictionThresholdMet"},
+    {"System OOM encountered"},
+    {"OOMKilling"},
+    {"CrashLoopBackOff"},
+    {"Exit Code:"},
+    {"exitCode"},
+    {"Restart Count:"},
+    {"restartCount"},
+    {"^\\s*\"?(Limits|Requests|limits|requests)\"?\\s*:", kRegex},
+    {"^\\s*\"?memory\"?\\s*:\\s*\"?[0-9]", kRegex},
+    {"^\\s*deploy:\\s*$", kRegex},
+    {"--limits="},
+    {"--requests="},
+    {"iveness probe"},
+    {"Startup probe failed"},
+    {"Killing"},
+    {"Stopping container"},
+    {"Back-off restarting failed container"},
+    {"TerminationByKubelet"},
+    {"DisruptionTarget"},
+    {"ContainerStatusUnknown"},
+    {"kube_pod_container_status_"},
+    {"^Name:\\s+\\S", kRegex},
+    {"^Namespace:\\s", kRegex},
+    {"NAME +READY +STATUS +RESTARTS", kRegex},
+    {"kind\"?:\\s*\"?(Pod|PodList|Event|EventList)\\b", kRegex},
+    {"node-problem-detector"},
+};
+
+std::string_view unquote(std::string_view v) {
+  v = text::trim(v);
+  while (!v.empty() && (v.back() == ',' || v.back() == '}' || v.back() == ']')) v = text::trim(v.substr(0, v.size() - 1));
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
+  return v;
+}
+
+// A quantity in a message: "35505620Ki," "12Gi." "0."
+std::optional<uint64_t> message_quantity(std::string_view s) {
+  std::string_view q = text::take_until(platform::skip(s), " ,;'\"");
+  while (!q.empty() && q.back() == '.') q.remove_suffix(1);
+  return units::parse_k8s_quantity(q);
+}
+
+// "0/1", "2/2": the READY column.
+bool ready_column(std::string_view t) {
+  size_t slash = t.find('/');
+  return slash != std::string_view::npos && slash > 0 && slash + 1 < t.size() &&
+         t.find_first_not_of("0123456789/") == std::string_view::npos;
+}
+
+std::vector<std::string_view> words(std::string_view s, size_t max = 24) {
+  std::vector<std::string_view> out;
+  while (out.size() < max) {
+    s = platform::skip(s);
+    if (s.empty()) break;
+    std::string_view w = text::first_word(s);
+    out.push_back(w);
+    s = s.substr(w.size());
+  }
+  return out;
+}
+
+// The value of `key="..."` in a Prometheus label set.
+std::string label(std::string_view s, std::string_view key) {
+  size_t p = 0;
+  while ((p = s.find(key, p)) != std::string_view::npos) {
+    if (p > 0 && s[p - 1] != '{' && s[p - 1] != ',' && s[p - 1] != ' ') {
+      ++p;
+      continue;
+    }
+    std::string_view rest = s.substr(p + key.size());
+    if (!text::starts_with(rest, "=\"")) {
+      ++p;
+      continue;
+    }
+    return std::string(text::take_until(rest.substr(2), "\"").substr(0, 253));
+  }
+  return {};
+}
+
+class Kubernetes final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (pending_ && line.number > pending_line_ + 40) flush(out);
+    if (text::contains(s, "kube_pod_container_status_")) return metrics(line, out);
+    if (section(line, out)) return;
+    if (text::contains(s, "System OOM encountered")) return system_oom(line, out);
+    if (text::contains(s, "iveness probe") || text::contains(s, "Startup probe failed")) {
+      if (probe(line, out)) return;
+    }
+    if (text::contains(s, "Evicted") || text::contains(s, "low on resource: ") || text::contains(s, "had condition: [") ||
+        text::contains(s, "exceeds its request of") || text::contains(s, ", request is ")) {
+      if (eviction(line, out)) return;
+    }
+    if (size_t p = s.find("OOMKilled"); p != std::string_view::npos) return oomkilled(line, p, out);
+    if (text::contains(s, "CrashLoopBackOff")) return crashloop(line, out);
+    if (text::contains(s, "Back-off restarting failed container")) return restarts(line, std::nullopt, "Back-off", out);
+    if (auto v = key_value(s, "Exit Code:", "exitCode")) return exit_code(line, *v, out);
+    if (auto v = key_value(s, "Restart Count:", "restartCount")) {
+      if (auto n = text::parse_u64(*v)) restarts(line, *n, "restartCount", out);
+      return;
+    }
+    if ((text::contains(s, "Killing") || text::contains(s, "Stopping container")) && killing(line, out)) return;
+    if (text::starts_with(s, "Name:")) {
+      pod_ = std::string(text::first_word(s.substr(5)).substr(0, 253));
+      pod_line_ = line.number;
+      return;
+    }
+    // Structure alone (headers, kinds, NPD events, kubelet conditions): the input is Kubernetes.
+    for (std::string_view mark : {"Namespace:", "READY", "kind", "OOMKilling", "node-problem-detector", "EvictionThresholdMet",
+                                  "TerminationByKubelet", "DisruptionTarget", "ContainerStatusUnknown"}) {
+      if (text::contains(s, mark)) return platform(line, out);
+    }
+  }
+
+  void finish(FactSink& out) override { flush(out); }
+
+ private:
+  bool platform_sent_ = false;
+  // Limits / requests section being read.
+  enum class Section { none, limits, requests } section_ = Section::none;
+  uint64_t section_line_ = 0, deploy_line_ = 0;
+  size_t section_indent_ = 0;
+  // Pod named by a describe header.
+  std::string pod_;
+  uint64_t pod_line_ = 0;
+  // An eviction whose reason and message are on different lines (YAML, describe).
+  std::optional<Fact> pending_;
+  uint64_t pending_line_ = 0;
+  std::string pending_resource_;
+  uint64_t last_oom_line_ = 0, last_probe_line_ = 0;
+
+  void platform(const Line& line, FactSink& out) {
+    if (platform_sent_) return;
+    platform_sent_ = true;
+    Fact f = make_fact(line, FactKind::platform, Family::kubernetes);
+    f.detail = "kubernetes";
+    out.add(std::move(f));
+  }
+
+  std::string pod_here(const Line& line) const { return pod_line_ && line.number <= pod_line_ + 400 ? pod_ : std::string(); }
+
+  // "Exit Code:    137", "exitCode: 137", "\"exitCode\": 137," -> "137"
+  static std::optional<std::string_view> key_value(std::string_view s, std::string_view describe_key, std::string_view yaml_key) {
+    std::string_view t = text::trim_left(s);
+    if (text::starts_with(t, describe_key)) return platform::skip(t.substr(describe_key.size()));
+    if (!t.empty() && t[0] == '"') t.remove_prefix(1);
+    if (!text::starts_with(t, yaml_key)) return std::nullopt;
+    t = t.substr(yaml_key.size());
+    if (!t.empty() && t[0] == '"') t.remove_prefix(1);
+    if (t.empty() || t[0] != ':') return std::nullopt;
+    return platform::skip(t.substr(1), " \t\"");
+  }
+
+  // Limits: / Requests: headers and the memory line under them.
+  bool section(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::string_view t = text::trim(s);
+    if (t == "deploy:") {
+      deploy_line_ = line.number;
+      return true;
+    }
+    std::string_view key = t;
+    if (!key.empty() && key[0] == '"') key.remove_prefix(1);
+    bool limits = text::starts_with(key, "Limits") || text::starts_with(key, "limits");
+    bool requests = text::starts_with(key, "Requests") || text::starts_with(key, "requests");
+    if ((limits || requests) && key.size() > 6) {
+      std::string_view after = key.substr(limits ? 6 : 8);
+      if (!after.empty() && after[0] == '"') after.remove_prefix(1);
+      if (!after.empty() && after[0] == ':') {
+        if (deploy_line_ && line.number <= deploy_line_ + 6) {  // a Compose file
+          section_ = Section::none;
+          return true;
+        }
+        section_ = limits ? Section::limits : Section::requests;
+        section_line_ = line.number;
+        section_indent_ = platform::indent_of(s);
+        // Inline: "limits: {cpu: 1, memory: 1Gi}" / "\"limits\":{\"memory\":\"1Gi\"}"
+        if (auto m = text::after(after, "memory")) quantity(line, *m, out);
+        return true;
+      }
+    }
+    if (size_t p = s.find("--limits="); p != std::string_view::npos) {
+      if (auto m = text::after(s.substr(p), "memory=")) section_ = Section::limits, quantity(line, *m, out);
+      return true;
+    }
+    if (size_t p = s.find("--requests="); p != std::string_view::npos) {
+      if (auto m = text::after(s.substr(p), "memory=")) section_ = Section::requests, quantity(line, *m, out);
+      return true;
+    }
+    std::string_view m = key;
+    if (!text::starts_with(m, "memory")) return false;
+    if (section_ == Section::none || line.number > section_line_ + 4 || platform::indent_of(s) <= section_indent_) return true;
+    quantity(line, m.substr(6), out);
+    return true;
+  }
+
+  // `"?:? <quantity>` after the word memory.
+  void quantity(const Line& line, std::string_view v, FactSink& out) {
+    v = platform::skip(v, " \t\"':=");
+    auto q = units::parse_k8s_quantity(text::take_until(v, " ,}\"'"));
+    if (!q || *q == 0 || section_ == Section::none) return;
+    bool limit = section_ == Section::limits;
+    Fact f = make_fact(line, limit ? FactKind::memory_limit : FactKind::memory_request, Family::kubernetes);
+    if (limit) f.limit = q;
+    else f.requested = q;
+    f.detail = limit ? "resources.limits.memory" : "resources.requests.memory";
+    f.pod = pod_here(line);
+    platform(line, out);
+    out.add(std::move(f));
+    section_ = Section::none;
+  }
+
+  void flush(FactSink& out) {
+    if (!pending_) return;
+    if (!pending_resource_.empty() && pending_resource_ != "memory") {
+      // Evicted for disk, PIDs or another resource: not a memory failure.
+      Fact f = std::move(*pending_);
+      f.kind = FactKind::not_memory_failure;
+      f.layer = Layer::not_memory;
+      f.strength = 0.7f;
+      f.detail = "an eviction for " + pending_resource_ + " pressure";
+      out.add(std::move(f));
+    } else {
+      out.add(std::move(*pending_));
+    }
+    pending_.reset();
+    pending_resource_.clear();
+  }
+
+  // Eviction reason, message and its continuation lines.
+  bool eviction(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (guards::is_advice_line(s)) return false;
+    std::string resource;
+    if (auto v = text::after(s, "low on resource: ")) {
+      resource = std::string(text::take_until(*v, ". ,'\"").substr(0, 40));
+    } else if (auto c = text::after(s, "had condition: [")) {
+      std::string_view cond = text::take_until(*c, "]");
+      resource = text::contains(cond, "MemoryPressure") ? "memory" : std::string(cond.substr(0, 40));
+    }
+    bool reason = false;
+    if (size_t p = s.find("Evicted"); p != std::string_view::npos) {
+      std::string_view before = unquote(text::trim(s.substr(0, p)));
+      while (!before.empty() && (before.back() == ':' || before.back() == '"' || before.back() == ' ')) before.remove_suffix(1);
+      auto w = words(s);
+      bool table = false;
+      for (size_t i = 1; i < w.size(); ++i)
+        if (w[i] == "Evicted" && ready_column(w[i - 1])) table = true;
+      bool event = text::contains(s, "Warning") || text::contains(s, "pod/");
+      reason = text::iequals(before.substr(before.size() >= 6 ? before.size() - 6 : 0), "reason") || table || event ||
+               text::contains(s, "Status:");
+      if (!reason && resource.empty()) return false;
+      if (table) {
+        // "x-1  0/1  Evicted  0  3h": a complete row.
+        flush(out);
+        Fact f = evicted_fact(line);
+        for (size_t i = 1; i < w.size(); ++i)
+          if (w[i] == "Evicted" && i >= 2) f.pod = std::string(w[i - 2].substr(0, 253));
+        platform(line, out);
+        out.add(std::move(f));
+        return true;
+      }
+    }
+    bool message = !resource.empty();
+    bool continuation = !reason && !message;  // "which exceeds its request of 12Gi." on its own line
+    if (continuation && !pending_) return false;
+    // An event line carries reason and message together: a complete eviction.
+    if (reason && message) flush(out);
+    if (!pending_) {
+      pending_ = evicted_fact(line);
+      pending_->strength = message ? 0.9f : 0.75f;
+    } else if (message && pending_->strength < 0.9f) {
+      pending_->strength = 0.9f;
+    }
+    pending_line_ = line.number;
+    if (!resource.empty()) pending_resource_ = resource;
+    Fact& f = *pending_;
+    if (f.extra.size() < 4 && f.where.line != line.number) f.extra.emplace_back(line.number, text::quote_line(s, 240));
+    if (auto v = text::after(s, "pod/")) f.pod = std::string(text::take_until(*v, " \t").substr(0, 253));
+    if (auto v = text::after(s, "Container ")) {
+      std::string_view name = text::first_word(*v);
+      if (text::contains(*v, " was using")) f.container = std::string(name.substr(0, 253));
+    }
+    if (auto v = text::after(s, "was using ")) f.usage = message_quantity(*v);
+    if (auto v = text::after(s, "exceeds its request of ")) f.requested = message_quantity(*v);
+    if (auto v = text::after(s, ", request is ")) f.requested = message_quantity(*v);
+    if (f.pod.empty()) f.pod = pod_here(line);
+    platform(line, out);
+    if (reason && message) flush(out);
+    return true;
+  }
+
+  Fact evicted_fact(const Line& line) {
+    Fact f = make_fact(line, FactKind::k8s_evicted, Family::kubernetes);
+    f.layer = Layer::k8s_eviction;
+    f.strength = 0.85f;
+    f.detail = "Evicted";
+    return f;
+  }
+
+  void oomkilled(const Line& line, size_t p, FactSink& out) {
+    std::string_view s = line.text;
+    if (guards::is_advice_line(s)) return;
+    std::string_view before = text::trim(s.substr(0, p));
+    while (!before.empty() && (before.back() == ':' || before.back() == '"' || before.back() == '=' || before.back() == ' '))
+      before.remove_suffix(1);
+    // A bare "OOMKilled" is what `kubectl get pod -o jsonpath='{...terminated.reason}'` prints.
+    bool keyed = text::iequals(before.substr(before.size() >= 6 ? before.size() - 6 : 0), "reason") ||
+                 text::contains(before, "Terminated") || text::contains(s, "PreviousContainerWasOOMKilled") ||
+                 unquote(s) == "OOMKilled";
+    Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
+    f.layer = Layer::k8s_pod_limit;
+    f.strength = 0.9f;
+    f.detail = "OOMKilled";
+    std::optional<uint64_t> count;
+    if (!keyed) {
+      // kubectl get pods row: NAME READY STATUS RESTARTS AGE
+      auto w = words(s);
+      bool row = false;
+      for (size_t i = 1; i < w.size(); ++i) {
+        if (w[i] != "OOMKilled" || !ready_column(w[i - 1]) || i < 2) continue;
+        row = true;
+        f.pod = std::string(w[i - 2].substr(0, 253));
+        if (i + 1 < w.size()) count = text::parse_u64(w[i + 1]);
+      }
+      if (!row) return;
+    }
+    if (f.pod.empty()) f.pod = pod_here(line);
+    platform(line, out);
+    if (count) restarts(line, *count, "RESTARTS", out);
+    if (last_oom_line_ && line.number <= last_oom_line_ + 30 && f.pod.empty()) return;  // state and lastState of one object
+    last_oom_line_ = line.number;
+    out.add(std::move(f));
+  }
+
+  void crashloop(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    auto w = words(s);
+    std::optional<uint64_t> count;
+    std::string pod;
+    for (size_t i = 2; i < w.size(); ++i) {
+      if (w[i] != "CrashLoopBackOff" || !ready_column(w[i - 1])) continue;
+      pod = std::string(w[i - 2].substr(0, 253));
+      if (i + 1 < w.size()) count = text::parse_u64(w[i + 1]);
+    }
+    Fact f = make_fact(line, FactKind::restarts, Family::kubernetes);
+    f.count = count;
+    f.pod = pod.empty() ? pod_here(line) : pod;
+    f.detail = "CrashLoopBackOff";
+    platform(line, out);
+    out.add(std::move(f));
+  }
+
+  void restarts(const Line& line, std::optional<uint64_t> count, std::string_view detail, FactSink& out) {
+    Fact f = make_fact(line, FactKind::restarts, Family::kubernetes);
+    f.count = count;
+    f.pod = pod_here(line);
+    f.detail = std::string(detail);
+    platform(line, out);
+    out.add(std::move(f));
+  }
+
+  void exit_code(const Line& line, std::string_view v, FactSink& out) {
+    auto n = text::parse_i64(v);
+    if (!n) return;
+    Fact f = make_fact(line, FactKind::exit_status, Family::kubernetes);
+    f.exit_code = static_cast<int>(*n);
+    f.strength = 0.3f;
+    f.pod = pod_here(line);
+    platform(line, out);
+    out.add(std::move(f));
+  }
+
+  // "System OOM encountered, victim process: python, pid: 4242"
+  void system_oom(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    Fact f = make_fact(line, FactKind::process_killed, Family::kubernetes);
+    f.layer = Layer::host_ram;
+    f.strength = 0.6f;
+    f.detail = "SystemOOM";
+    if (auto v = text::after(s, "victim process: ")) f.process = std::string(text::take_until(*v, ",\"").substr(0, 64));
+    if (auto v = text::after(s, "pid: ")) f.pid = text::parse_i64(*v);
+    platform(line, out);
+    out.add(std::move(f));
+  }
+
+  bool probe(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (guards::is_advice_line(s)) return false;
+    bool startup = text::contains(s, "Startup probe failed");
+    bool failed = startup || text::contains(s, "Liveness probe failed") || text::icontains(s, "failed liveness probe") ||
+                  text::icontains(s, "bad liveness probe") || text::icontains(s, "failing liveness probe") ||
+                  text::icontains(s, "liveness probe fail") || text::icontains(s, "liveness probe timed out");
+    if (!failed) return false;
+    // Conditional prose ("if the liveness probe fails, ...") describes, it does not report.
+    std::string lower = text::lower(s.substr(0, std::min<size_t>(s.size(), 400)));
+    size_t at = lower.find("iveness probe");
+    if (at == std::string::npos) at = lower.find("startup probe");
+    std::string_view head = std::string_view(lower).substr(0, at);
+    if (text::contains(head, "if ") || text::contains(head, "when ") || text::contains(head, "unless ")) return false;
+    if (guards::is_mention(s, at, 14)) return false;
+    platform(line, out);
+    bool kill = text::contains(s, "will be restarted") || text::contains(s, "Killing") || text::contains(s, "killed and recreated");
+    if (kill) {
+      Fact k = make_fact(line, FactKind::stop_or_restart, Family::kubernetes);
+      k.detail = "kubelet restarted the container after a failed probe";
+      k.pod = pod_here(line);
+      out.add(std::move(k));
+    }
+    if (last_probe_line_ && line.number <= last_probe_line_ + 50) {
+      last_probe_line_ = line.number;
+      return true;
+    }
+    last_probe_line_ = line.number;
+    Fact f = make_fact(line, FactKind::not_memory_failure, Family::kubernetes);
+    f.layer = Layer::not_memory;
+    f.strength = 0.75f;
+    f.detail = startup ? "a failed startup probe" : "a failed liveness probe";
+    if (auto v = text::after(s, "pod/")) f.pod = std::string(text::take_until(*v, " \t").substr(0, 253));
+    if (f.pod.empty()) f.pod = pod_here(line);
+    out.add(std::move(f));
+    return true;
+  }
+
+  // Kubelet kills: "Normal  Killing  pod/x  Stopping container x", old "killing  Killing <container id>".
+  bool killing(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    bool ok = text::contains(s, "Stopping container");
+    if (!ok) {
+      size_t p = s.find("Killing");
+      bool token = (p == 0 || s[p - 1] == ' ' || s[p - 1] == '\t') && p + 8 <= s.size() && (s[p + 7] == ' ' || s[p + 7] == '\t');
+      if (!token) return false;  // "OOMKilling" and other words
+      std::string_view next = text::first_word(s.substr(p + 7));
+      bool hex = next.size() >= 12 && next.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+      ok = hex || text::starts_with(next, "container") || text::starts_with(next, "pod/") || text::contains(s, "kubelet");
+    }
+    if (!ok || guards::is_advice_line(s)) return false;
+    Fact f = make_fact(line, FactKind::stop_or_restart, Family::kubernetes);
+    f.detail = "kubelet killed the container";
+    if (auto v = text::after(s, "pod/")) f.pod = std::string(text::take_until(*v, " \t").substr(0, 253));
+    // containerd and CRI-O log "Stopping container" too: only an event row says Kubernetes.
+    if (!f.pod.empty() || text::contains(s, "kubelet") || text::contains(s, "Normal")) platform(line, out);
+    out.add(std::move(f));
+    return true;
+  }
+
+  // kube-state-metrics series.
+  void metrics(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    size_t close = s.rfind('}');
+    if (close == std::string_view::npos) return;
+    auto value = text::parse_double(platform::skip(s.substr(close + 1)));
+    if (!value) return;
+    std::string pod = label(s, "pod"), container = label(s, "container");
+    if (text::contains(s, "last_terminated_reason") && label(s, "reason") == "OOMKilled" && *value > 0) {
+      Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
+      f.layer = Layer::k8s_pod_limit;
+      f.strength = 0.85f;
+      f.detail = "OOMKilled (kube-state-metrics)";
+      f.pod = pod;
+      f.container = container;
+      platform(line, out);
+      out.add(std::move(f));
+    } else if (text::contains(s, "restarts_total") && *value >= 0) {
+      Fact f = make_fact(line, FactKind::restarts, Family::kubernetes);
+      f.count = static_cast<uint64_t>(*value);
+      f.pod = pod;
+      f.container = container;
+      f.detail = "restarts_total";
+      platform(line, out);
+      out.add(std::move(f));
+    }
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kKubernetesEntry{"kubernetes", Family::kubernetes, kPatterns,
+                                       [] { return std::unique_ptr<Recognizer>(new Kubernetes); }};
+
+}  // namespace aimem

@@ -1,0 +1,382 @@
+// llama.cpp / ggml and Ollama (see shared/notes/diagnosis.md §5.2 and b.6).
+//
+// One failed allocation prints a short report, lowest layer first:
+//   ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4507.00 MiB on device 0: cudaMalloc failed: out of memory
+//       (hipMalloc for ROCm; "ggml_vulkan: Device memory allocation of size N failed." + ErrorOutOfDeviceMemory;
+//        "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size = 4096.00 MiB")
+//   ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 4725934080      (graph / compute buffer)
+//   alloc_tensor_range: failed to allocate CUDA0 buffer of size 1879048192          (weights or KV tensors)
+//   ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 137438953504   (host buffer)
+//   ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 3221225472 Bytes of memory on device
+// then what the buffer was for:
+//   llama_new_context_with_model: failed to allocate compute buffers / graph_reserve: failed to allocate compute buffers
+//   llama_kv_cache_init: failed to allocate buffer for kv cache / ... failed to initialize the context: failed to
+//       allocate buffer for kv cache / llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache
+//   llama_model_load: error loading model: unable to allocate CUDA0 buffer / failed to load model
+// and the wrappers repeat it: "failed to create context with model", {"msg":"unable to load model"}, Ollama's
+//   llama runner process has terminated: exit status 1: cudaMalloc failed: out of memory
+//   {"error":"llama-server process has terminated: signal: killed"}   (exit status / signal: exit_status.cc)
+// Metal reports a failed graph at run time:
+//   ggml_metal_graph_compute: command buffer 0 failed with status 5
+//   error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)
+// Ollama refuses before loading: Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)
+//
+// Context (runtime_setting): n_ctx, kv_size, n_batch, n_ubatch, n_seq_max; "KV self size = 8192.00 MiB"; "<dev> KV buffer
+// size = ..."; "llama_kv_cache: size = 23480.00 MiB (150272 cells, 40 layers, 1/1 seqs)"; runner command lines
+// (--ctx-size, --parallel, --batch-size); Ollama's offload plan (msg="offload to cuda" ... memory.required.kv=...).
+//
+// The lines of one report are assembled into one fact (first line's
+// provenance, the size that failed in `requested`, the purpose in `detail`:
+// "compute", "kv", "model"); wrapper lines within a window are the same
+// failure. A buffer in host memory (CPU, CUDA_Host) is a host allocation;
+// when it held the KV cache the message itself says why (kv_cache_context).
+// Runtime KV-slot messages ("failed to find free space in the KV cache,
+// retrying with smaller batch size") are llama-server's own back-off, not
+// allocation failures.
+#include <string>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"Malloc failed: out of memory"},  // cudaMalloc / hipMalloc / musaMalloc
+    {"failed to allocate"},
+    {"unable to allocate"},
+    {"can't allocate"},
+    {"_init() failed"},
+    {"kv_size = "},
+    {"failed to load model"},
+    {"failed to create context"},
+    {"ErrorOutOfDeviceMemory"},
+    {"Device memory allocation of size"},
+    {"CommandBufferCallbackErrorOutOfMemory"},
+    {"failed with status 5"},
+    {"model requires more system memory"},
+    {"process has terminated"},
+    {"n_ctx "},
+    {"n_batch "},
+    {"n_ubatch "},
+    {"n_seq_max "},
+    {"KV self size", kCaseless},
+    {"KV buffer size"},
+    {" cells, "},
+    {"--ctx-size"},
+    {"msg=\"offload to "},
+};
+
+constexpr uint64_t kReportGap = 12;      // lines between the lines of one report
+constexpr uint64_t kAbsorbWindow = 400;  // wrapper lines repeating an emitted report
+
+// "CUDA0" -> 0, "ROCm1" -> 1, "Vulkan0" -> 0; nullopt for "Metal", "CPU".
+std::optional<int> device_index(std::string_view buf) {
+  size_t i = buf.size();
+  while (i > 0 && buf[i - 1] >= '0' && buf[i - 1] <= '9') --i;
+  if (i == buf.size() || buf.size() - i > 3) return std::nullopt;
+  return static_cast<int>(*text::parse_u64(buf.substr(i)));
+}
+
+bool host_buffer(std::string_view buf) {
+  return buf == "CPU" || text::ends_with(buf, "_Host") || text::starts_with(buf, "CPU_");
+}
+
+// What a report line says the buffer was for.
+std::string_view purpose(std::string_view s) {
+  if (text::contains(s, "compute buffer")) return "compute";
+  if (text::icontains(s, "kv cache") || text::icontains(s, "buffer for kv")) return "kv";
+  if (text::contains(s, "error loading model") || text::contains(s, "failed to load model") ||
+      text::contains(s, "unable to load model") || text::contains(s, "model buffer"))
+    return "model";
+  return {};
+}
+
+std::optional<uint64_t> setting_after(std::string_view s, std::string_view key) {
+  auto v = text::after(s, key);
+  if (!v) return std::nullopt;
+  std::string_view t = text::trim_left(*v);
+  if (!t.empty() && (t[0] == '=' || t[0] == ':')) t = text::trim_left(t.substr(1));
+  return text::parse_u64(t);
+}
+
+class LlamaCpp final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (auto p = s.find("model requires more system memory"); p != std::string_view::npos) return refused(line, s, p, out);
+    if (auto p = s.find("process has terminated"); p != std::string_view::npos) return terminated(line, s, p, out);
+    if (allocation_line(line, s, out)) return;
+    if (purpose_line(line, s, out)) return;
+    context(line, s, out);
+  }
+
+  void finish(FactSink& out) override { close(out); }
+
+ private:
+  struct Report {
+    bool open = false, emitted = false, metal_pending = false;
+    uint64_t last_line = 0;
+    Fact fact;
+  } r_;
+
+  bool near(const Line& line, uint64_t gap) const { return r_.open && line.number <= r_.last_line + gap; }
+
+  void close(FactSink& out) {
+    if (r_.open && !r_.emitted && !r_.metal_pending) out.add(std::move(r_.fact));
+    r_ = Report{};
+  }
+
+  void emit(FactSink& out) {
+    if (r_.fact.kind == FactKind::host_alloc_failure && r_.fact.detail == "kv") r_.fact.cause = Cause::kv_cache_context;
+    if (!r_.emitted) out.add(r_.fact);
+    r_.emitted = true;
+  }
+
+  // Starts a report at this line, or continues the open one.
+  Fact& report(const Line& line, FactSink& out, bool host) {
+    if (!near(line, kReportGap)) {
+      close(out);
+      r_.open = true;
+      r_.fact = make_fact(line, host ? FactKind::host_alloc_failure : FactKind::gpu_oom, Family::llamacpp);
+      r_.fact.layer = host ? Layer::host_ram : Layer::gpu_vram;
+      r_.fact.strength = 0.9f;
+    }
+    r_.metal_pending = false;  // an allocation line confirms a pending Metal status
+    r_.last_line = line.number;
+    return r_.fact;
+  }
+
+  // The lowest-level lines: which allocation failed and how large it was.
+  bool allocation_line(const Line& line, std::string_view s, FactSink& out) {
+    // "allocating 4507.00 MiB on device 0: cudaMalloc failed: out of memory"
+    if (auto p = s.find("Malloc failed: out of memory"); p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 28)) return true;
+      if (text::contains(s, "pinned memory")) return true;  // ggml falls back to pageable memory
+      Fact& f = report(line, out, false);
+      if (auto v = text::after(s, "allocating "); v && !f.requested) f.requested = units::parse_log_size(*v);
+      if (auto d = text::after(s, " on device "); d && !f.gpu) {
+        if (auto n = text::parse_u64(*d); n && *n < 1024) f.gpu = static_cast<int>(*n);
+      }
+      if (f.detail.empty()) f.detail = std::string(purpose(s));
+      return true;
+    }
+    // "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size N" /
+    // "ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate N Bytes of memory on device"
+    if (auto p = s.find("_buffer_type_alloc_buffer"); p != std::string_view::npos &&
+        (text::contains(s, "failed to allocate buffer of size") || text::contains(s, "can't allocate "))) {
+      Fact& f = report(line, out, text::contains(s.substr(0, p), "_cpu"));
+      std::optional<std::string_view> v = text::after(s, "buffer of size ");
+      if (!v) v = text::after(s, "can't allocate ");
+      if (!f.requested) f.requested = units::parse_log_size(*v, nullptr, true);
+      return true;
+    }
+    // "failed to allocate CUDA0 buffer of size 4725934080", "unable to allocate CUDA0 buffer"
+    for (std::string_view verb : {"failed to allocate ", "unable to allocate "}) {
+      size_t p = s.find(verb);
+      if (p == std::string_view::npos) continue;
+      std::string_view rest = s.substr(p + verb.size());
+      std::string_view buf = text::first_word(rest);
+      std::string_view after_buf = text::trim_left(rest.substr(rest.find(buf) + buf.size()));
+      if (buf.empty() || buf == "buffer" || buf == "compute" || !text::starts_with(after_buf, "buffer")) continue;
+      if (guards::is_mention(s, p, verb.size())) return true;
+      Fact& f = report(line, out, host_buffer(buf));
+      if (auto v = text::after(after_buf, "buffer of size "); v && !f.requested) f.requested = units::parse_log_size(*v, nullptr, true);
+      if (!f.gpu) f.gpu = device_index(buf);
+      if (f.detail.empty() || verb == "unable to allocate ") {
+        std::string_view why = purpose(s);
+        if (why.empty() && verb == "unable to allocate ") why = "model";  // llama_model_load's wording
+        if (!why.empty()) f.detail = std::string(why);
+      }
+      if (!f.detail.empty() && f.detail != "model" && verb == "failed to allocate ") emit(out);
+      if (verb == "unable to allocate ") emit(out);
+      return true;
+    }
+    // Metal: "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size = 4096.00 MiB"
+    if (auto p = s.find("failed to allocate buffer, size ="); p != std::string_view::npos) {
+      Fact& f = report(line, out, false);
+      if (!f.requested) f.requested = units::parse_log_size(s.substr(p + 33));
+      return true;
+    }
+    // Vulkan: "ggml_vulkan: Device memory allocation of size 4294967296 failed." / "... ErrorOutOfDeviceMemory"
+    if (auto p = s.find("Device memory allocation of size "); p != std::string_view::npos) {
+      if (!text::contains(s, "failed")) return true;
+      Fact& f = report(line, out, false);
+      if (!f.requested) f.requested = units::parse_log_size(s.substr(p + 33), nullptr, true);
+      return true;
+    }
+    if (auto p = s.find("ErrorOutOfDeviceMemory"); p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 22)) return true;
+      report(line, out, false);
+      return true;
+    }
+    // Metal at graph compute time: status 5 alone is any command-buffer error;
+    // the OutOfMemory line that follows makes it a memory failure.
+    if (text::contains(s, "failed with status 5")) {
+      if (!text::contains(s, "command buffer")) return true;
+      if (!(r_.open && near(line, kReportGap))) {
+        close(out);
+        r_.open = true;
+        r_.metal_pending = true;
+        r_.fact = make_fact(line, FactKind::gpu_oom, Family::llamacpp);
+        r_.fact.layer = Layer::gpu_vram;
+        r_.fact.strength = 0.85f;
+        r_.fact.detail = "compute";
+      }
+      r_.last_line = line.number;
+      return true;
+    }
+    if (text::contains(s, "CommandBufferCallbackErrorOutOfMemory")) {
+      if (r_.metal_pending && near(line, kReportGap)) {
+        r_.metal_pending = false;
+      } else {
+        Fact& f = report(line, out, false);
+        if (f.detail.empty()) f.detail = "compute";
+      }
+      r_.last_line = line.number;
+      emit(out);
+      return true;
+    }
+    return false;
+  }
+
+  // Lines that say what the failed buffer was for, or wrap the failure.
+  bool purpose_line(const Line& line, std::string_view s, FactSink& out) {
+    bool compute = text::contains(s, "failed to allocate compute buffers");
+    bool kv = (text::icontains(s, "kv cache") || text::contains(s, "kv_cache")) &&
+              (text::contains(s, "failed to allocate") || text::contains(s, "_init() failed"));
+    bool wrapper = text::contains(s, "failed to load model") || text::contains(s, "failed to create context") ||
+                   text::contains(s, "unable to load model");
+    if (!compute && !kv && !wrapper) return false;
+    if (r_.open && !r_.metal_pending && (near(line, kReportGap) || (r_.emitted && near(line, kAbsorbWindow)))) {
+      if (!r_.emitted) {
+        std::string_view why = compute ? "compute" : kv ? "kv" : purpose(s);
+        if (r_.fact.detail.empty() || (r_.fact.detail == "model" && (compute || kv))) r_.fact.detail = std::string(why);
+        if (compute || kv || !r_.fact.detail.empty()) emit(out);
+      }
+      r_.last_line = line.number;
+      return true;
+    }
+    if (wrapper && !compute && !kv) return true;  // "failed to load model" alone: a missing file, a bad format...
+    // A purpose line without the allocator line before it (cut excerpt).
+    close(out);
+    Fact& f = report(line, out, false);
+    f.detail = compute ? "compute" : "kv";
+    f.strength = 0.85f;
+    emit(out);
+    return true;
+  }
+
+  void refused(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    if (guards::is_mention(s, p, 33)) return;
+    if (r_.emitted && r_.fact.kind == FactKind::host_memory_refused && near(line, kAbsorbWindow)) return;
+    close(out);
+    Fact f = make_fact(line, FactKind::host_memory_refused, Family::llamacpp);
+    f.layer = Layer::host_ram;
+    f.strength = 0.9f;
+    f.detail = "Ollama refused to load the model";
+    std::string_view body = s.substr(p);
+    if (auto v = text::after(body, "system memory (")) f.requested = units::parse_log_size(*v);
+    if (auto v = text::after(body, "is available (")) f.free = units::parse_log_size(*v);
+    r_.open = true;
+    r_.emitted = true;
+    r_.last_line = line.number;
+    r_.fact = f;
+    out.add(std::move(f));
+  }
+
+  // Ollama: "llama runner process has terminated: <reason>": a memory reason
+  // becomes the failure it names.
+  void terminated(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    if (!text::contains(s.substr(0, p), "runner") && !text::contains(s.substr(0, p), "llama-server")) return;
+    if (guards::is_mention(s, p, 22)) return;
+    std::string_view reason = s.substr(p + 22);
+    bool oom = text::contains(reason, "out of memory") || text::contains(reason, "Malloc failed") ||
+               text::contains(reason, "unable to allocate") || text::contains(reason, "failed to allocate") ||
+               text::contains(reason, "ErrorOutOfDeviceMemory");
+    if (r_.open && r_.emitted && near(line, kAbsorbWindow)) return;  // the runner's own report came first
+    if (oom) {
+      close(out);
+      bool host = text::contains(reason, "CPU buffer");
+      Fact& f = report(line, out, host);
+      f.detail = std::string(purpose(reason));
+      if (auto v = text::after(reason, "allocating ")) f.requested = units::parse_log_size(*v);
+      f.strength = 0.85f;
+      emit(out);
+      return;
+    }
+    // Other reasons ("exit status 2", "signal: killed") are read by the
+    // exit-status recognizer, which knows Go's wording.
+  }
+
+  void context(const Line& line, std::string_view s, FactSink& out) {
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::llamacpp);
+    auto key_value = [&](std::string_view key) -> std::optional<uint64_t> {
+      // "llama_context: n_ctx      = 65536": the key right after the function
+      // prefix, spaces, '=' or ':' (not "retrying ..., n_batch = 256").
+      size_t p = s.find(key);
+      if (p == std::string_view::npos) return std::nullopt;
+      std::string_view before = text::trim(s.substr(0, p));
+      if (!before.empty() && before.back() != ':') return std::nullopt;
+      std::string_view t = text::trim_left(s.substr(p + key.size()));
+      if (t.empty() || (t[0] != '=' && t[0] != ':')) return std::nullopt;
+      return text::parse_u64(text::trim_left(t.substr(1)));
+    };
+    if (auto v = key_value("n_ctx ")) f.ctx = v, f.detail = "n_ctx";
+    else if (auto k = key_value("kv_size ")) f.ctx = k, f.detail = "KV cache cells";
+    else if (auto b = key_value("n_batch ")) f.batch_tokens = b, f.detail = "n_batch";
+    else if (auto u = key_value("n_ubatch ")) f.batch_tokens = u, f.detail = "n_ubatch";
+    else if (auto q = key_value("n_seq_max ")) f.sequences = q, f.detail = "n_seq_max";
+    else if (auto kv = text::iafter(s, "KV self size")) {
+      std::string_view t = text::trim_left(*kv);
+      if (!t.empty() && t[0] == '=') f.kv_bytes = units::parse_log_size(t.substr(1));
+      f.detail = "KV cache size";
+    } else if (auto kb = text::after(s, "KV buffer size")) {
+      std::string_view t = text::trim_left(*kb);
+      if (!t.empty() && t[0] == '=') f.kv_bytes = units::parse_log_size(t.substr(1));
+      // "llama_kv_cache:      CUDA0 KV buffer size"
+      std::string_view head = s.substr(0, s.find("KV buffer size"));
+      head = text::trim(head);
+      size_t sp = head.find_last_of(" :");
+      f.detail = "KV buffer " + std::string(head.substr(sp == std::string_view::npos ? 0 : sp + 1).substr(0, 24));
+    } else if (text::contains(s, " cells, ") && text::contains(s, "size =")) {
+      // "llama_kv_cache: size = 23480.00 MiB (150272 cells,  40 layers,  1/1 seqs)"
+      f.kv_bytes = units::parse_log_size(text::after(s, "size =").value_or(""));
+      size_t open = s.find('(');
+      if (open != std::string_view::npos) f.ctx = text::parse_u64(text::trim_left(s.substr(open + 1)));
+      if (auto v = text::after(s, "layers,")) {
+        std::string_view rest;
+        auto a = text::parse_u64(text::trim_left(*v), &rest);
+        if (a && !rest.empty() && rest[0] == '/') a = text::parse_u64(rest.substr(1), &rest);
+        if (a && text::starts_with(text::trim_left(rest), "seqs")) f.sequences = a;
+      }
+      f.detail = "KV cache cells";
+    } else if (text::contains(s, "--ctx-size")) {
+      // runner command line: "--ctx-size 8192 --batch-size 512 --n-gpu-layers 33 --parallel 4"
+      f.ctx = setting_after(s, "--ctx-size");
+      f.batch_tokens = setting_after(s, "--batch-size");
+      f.sequences = setting_after(s, "--parallel");
+      f.detail = "runner flags";
+    } else if (text::contains(s, "msg=\"offload to ")) {
+      // memory.required.kv="1.0 GiB" memory.available="[22.9 GiB]" memory.required.full="6.2 GiB"
+      if (auto v = text::after(s, "memory.required.kv=\"")) f.kv_bytes = units::parse_log_size(*v);
+      std::string plan = "Ollama offload plan";
+      auto need = text::after(s, "memory.required.full=\"");
+      auto avail = text::after(s, "memory.available=\"[");
+      if (need && avail)
+        plan += " (needs " + std::string(text::take_until(*need, "\"")) + ", " + std::string(text::take_until(*avail, "]\"")) + " available)";
+      f.detail = plan;
+    }
+    if (!f.ctx && !f.batch_tokens && !f.sequences && !f.kv_bytes) return;
+    out.add(std::move(f));
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kLlamaCppEntry{
+    "llamacpp", Family::llamacpp, kPatterns, [] { return std::unique_ptr<Recognizer>(new LlamaCpp); }};
+
+}  // namespace aimem

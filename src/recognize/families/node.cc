@@ -1,0 +1,206 @@
+// Node.js / V8 heap failures (shared/notes/diagnosis.md §5.3 and b.7).
+//
+// V8 aborts with one line naming where the allocation failed and which pool:
+//   FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory
+//   FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory
+//   FATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - JavaScript heap out of memory
+//   FATAL ERROR: MarkCompactCollector: young object promotion failed Allocation failed - JavaScript heap out of memory
+//   FATAL ERROR: Zone Allocation failed - process out of memory          (not the JS heap)
+//   # Fatal javascript OOM in <location>  /  # Fatal process OOM in <location>   (embedders without a callback)
+//   # Fatal JavaScript out of memory: <location>  /  # Fatal process out of memory: <location>   (newer V8, Deno)
+// "process out of memory" means V8 could not get memory from the OS (zone,
+// semi-space commit, code range): that is the host or the container, not the
+// heap limit. "MemoryChunk allocation failed" is labelled JavaScript by V8 but
+// is the OS refusing to map a chunk, so it is read the same way.
+//
+// Before the abort V8 prints the last GCs, one or more per line (the real
+// output of Node 20 runs two entries together on one line):
+//   <--- Last few GCs --->
+//   [398:0x58e8740]   191182 ms: Mark-sweep 949.5 (965.9) -> 948.3 (965.9) MB, 1464.6 / 0.0 ms ...
+//   [6904:0000029E16A50000]  1889696 ms: Mark-Compact (reduce) 2045.8 (2050.3) -> 2042.3 (2046.8) MB, pooled: 0.0 MB, ...
+// "N ms" is the time since the isolate started and the parenthesised figures
+// are the committed heap in MB (V8's MB are MiB). The largest time becomes
+// uptime_at_failure_s and the largest committed size heap_limit of the failure
+// that follows: a heap that fills after half an hour is accumulation, one that
+// fills in seconds is a limit below the work's need.
+//
+// `--max-old-space-size=N` (MiB) and `--max-old-space-size-percentage=P` in a
+// command line or NODE_OPTIONS are runtime settings (context).
+#include <algorithm>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"Allocation failed - "},
+    {"JavaScript heap out of memory"},
+    {"Fatal javascript OOM in", kCaseless},
+    {"Fatal process OOM in", kCaseless},
+    {"Fatal JavaScript out of memory", kCaseless},
+    {"Fatal process out of memory", kCaseless},
+    {"Last few GCs"},
+    {" ms: Mark-"},
+    {" ms: Scavenge"},
+    {" ms: Minor "},
+    {"max-old-space-size"},
+    {"max_old_space_size"},
+};
+
+// Locations that V8 reports as a JavaScript OOM but that are the OS refusing memory.
+constexpr std::string_view kOsLocations[] = {"MemoryChunk allocation failed", "Committing semi space", "CodeRange",
+                                             "virtual memory", "NewSpace::Rebalance"};
+
+struct Trace {
+  uint64_t last_line = 0;
+  double max_ms = -1;
+  double max_committed_mb = -1;
+  std::optional<int64_t> pid;
+};
+
+class Node final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (text::contains(s, "Last few GCs")) {
+      trace_ = Trace{};
+      trace_.last_line = line.number;
+      return;
+    }
+    if (text::contains(s, " ms: ") && parse_gc(s, line.number)) return;
+    if (text::contains(s, "max-old-space-size") || text::contains(s, "max_old_space_size")) setting(line, out);
+    fatal(line, out);
+  }
+
+ private:
+  Trace trace_;
+  uint64_t last_fatal_ = 0;
+
+  // Reads every "<ms> ms: <kind> A (B) -> C (D) MB" entry on the line.
+  bool parse_gc(std::string_view s, uint64_t number) {
+    bool any = false;
+    size_t pos = 0;
+    while ((pos = s.find(" ms: ", pos)) != std::string_view::npos) {
+      // The time: digits right before " ms: ".
+      size_t end = pos, b = pos;
+      while (b > 0 && (platform::is_digit(s[b - 1]) || s[b - 1] == '.')) --b;
+      std::string_view rest = s.substr(pos + 5);
+      pos += 5;
+      if (b == end) continue;
+      auto ms = text::parse_double(s.substr(b, end - b));
+      if (!ms) continue;
+      if (!(text::starts_with(rest, "Mark") || text::starts_with(rest, "Scavenge") || text::starts_with(rest, "Minor")))
+        continue;
+      // "A (B) -> C (D) MB" within the entry.
+      std::string_view entry = rest.substr(0, std::min<size_t>(rest.size(), 160));
+      size_t arrow = entry.find(" -> ");
+      if (arrow == std::string_view::npos) continue;
+      double committed = -1;
+      size_t before = entry.substr(0, arrow).rfind('(');   // "A (B)": the last '(' before the arrow
+      size_t after = entry.find('(', arrow);               // "C (D)": the first '(' after it
+      for (size_t open : {before, after}) {
+        if (open == std::string_view::npos) continue;
+        std::string_view after_num;
+        if (auto v = text::parse_double(entry.substr(open + 1), &after_num); v && text::starts_with(after_num, ")"))
+          committed = std::max(committed, *v);
+      }
+      if (committed < 0) continue;
+      if (trace_.max_ms >= 0 && number > trace_.last_line + 200) trace_ = Trace{};  // an older, unrelated trace
+      // "[pid:0xisolate]" before the time.
+      size_t from = b > 64 ? b - 64 : 0;  // bounded: a hostile line can hold many entries
+      if (size_t open = s.substr(from, b - from).rfind('['); open != std::string_view::npos) {
+        if (auto pid = text::parse_i64(s.substr(from + open + 1)); pid && *pid > 0) trace_.pid = *pid;
+      }
+      trace_.max_ms = std::max(trace_.max_ms, *ms);
+      trace_.max_committed_mb = std::max(trace_.max_committed_mb, committed);
+      trace_.last_line = number;
+      any = true;
+    }
+    return any;
+  }
+
+  void setting(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    size_t p = s.find("max-old-space-size");
+    if (p == std::string_view::npos) p = s.find("max_old_space_size");
+    std::string_view rest = s.substr(p + 18);
+    bool percentage = text::starts_with(rest, "-percentage") || text::starts_with(rest, "_percentage");
+    if (percentage) rest = rest.substr(11);
+    if (rest.empty() || (rest[0] != '=' && rest[0] != ' ')) return;
+    auto v = text::parse_double(rest.substr(1));
+    if (!v || *v <= 0) return;
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::node);
+    if (percentage) {
+      f.ratio = *v / 100.0;
+      f.detail = "max-old-space-size-percentage";
+    } else {
+      f.heap_limit = static_cast<uint64_t>(*v * static_cast<double>(units::MiB));
+      f.detail = "max-old-space-size";
+    }
+    out.add(std::move(f));
+  }
+
+  void fatal(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    bool js = false, os = false;
+    size_t at = std::string_view::npos;
+    std::string_view location;
+    if (size_t p = s.find("Allocation failed - "); p != std::string_view::npos) {
+      std::string_view what = s.substr(p + 20);
+      if (text::starts_with(what, "JavaScript heap out of memory")) js = true;
+      else if (text::starts_with(what, "process out of memory")) os = true;
+      else return;
+      at = p;
+      size_t fe = s.rfind("FATAL ERROR:", p);
+      if (fe != std::string_view::npos) location = text::trim(s.substr(fe + 12, p - fe - 12));
+    } else if (size_t q = text::ifind(s, "Fatal javascript OOM in"); q != std::string_view::npos) {
+      js = true, at = q, location = text::trim(s.substr(q + 23));
+    } else if (size_t q2 = text::ifind(s, "Fatal JavaScript out of memory"); q2 != std::string_view::npos) {
+      js = true, at = q2, location = text::trim(platform::skip(s.substr(q2 + 30), ": "));
+    } else if (size_t q3 = text::ifind(s, "Fatal process OOM in"); q3 != std::string_view::npos) {
+      os = true, at = q3, location = text::trim(s.substr(q3 + 20));
+    } else if (size_t q4 = text::ifind(s, "Fatal process out of memory"); q4 != std::string_view::npos) {
+      os = true, at = q4, location = text::trim(platform::skip(s.substr(q4 + 27), ": "));
+    } else if (size_t q5 = s.find("JavaScript heap out of memory"); q5 != std::string_view::npos) {
+      js = true, at = q5;
+    }
+    if (!js && !os) return;
+    // V8 prints "# Fatal ..." itself; the "# " is its frame, not a comment.
+    std::string_view judged = s;
+    size_t lead = s.find_first_not_of(" \t");
+    if (lead != std::string_view::npos && text::starts_with(s.substr(lead), "# ")) {
+      judged = s.substr(lead + 2);
+      at -= lead + 2;
+    }
+    if (guards::is_mention(judged, at, 20)) return;
+    if (last_fatal_ && line.number <= last_fatal_ + 6) return;  // one abort, printed twice
+    for (std::string_view l : kOsLocations)
+      if (text::contains(location, l)) os = true, js = false;
+
+    Fact f = make_fact(line, FactKind::js_heap_oom, Family::node);
+    f.layer = js ? Layer::js_heap : Layer::host_ram;
+    f.strength = js ? 0.95f : 0.85f;
+    f.detail = std::string(location.substr(0, 80));
+    if (f.detail.empty()) f.detail = js ? "JavaScript heap out of memory" : "process out of memory";
+    if (trace_.last_line && line.number >= trace_.last_line && line.number - trace_.last_line <= 200) {
+      if (trace_.max_ms >= 0) f.uptime_at_failure_s = trace_.max_ms / 1000.0;
+      if (trace_.max_committed_mb > 0 && js)
+        f.heap_limit = static_cast<uint64_t>(trace_.max_committed_mb * static_cast<double>(units::MiB));
+      f.pid = trace_.pid;
+      trace_ = Trace{};
+    }
+    last_fatal_ = line.number;
+    out.add(std::move(f));
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kNodeEntry{"node", Family::node, kPatterns, [] { return std::unique_ptr<Recognizer>(new Node); }};
+
+}  // namespace aimem

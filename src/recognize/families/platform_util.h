@@ -1,0 +1,81 @@
+// Small parsing helpers shared by the platform recognizers (docker, systemd,
+// kubernetes, host tools, exit status). Header-only; nothing here allocates
+// more than the token it returns.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "core/text.h"
+
+namespace aimem::platform {
+
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+inline bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Leading spaces, tabs and the given separator characters removed.
+inline std::string_view skip(std::string_view s, std::string_view chars = " \t") {
+  size_t i = 0;
+  while (i < s.size() && chars.find(s[i]) != std::string_view::npos) ++i;
+  return s.substr(i);
+}
+
+// Indentation of a line (spaces; a tab counts as 8).
+inline size_t indent_of(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) {
+    if (c == ' ') ++n;
+    else if (c == '\t') n += 8;
+    else break;
+  }
+  return n;
+}
+
+// A size as container tools and systemd write it: "512m", "2g", "4G", "1.5GiB",
+// "2048MB", "536870912". Every unit is binary (docker's go-units RAMInBytes and
+// systemd both use 1024). A bare number is multiplied by `bare` (bytes for
+// docker and systemd, MiB for hyper). The token must end after the unit.
+inline std::optional<uint64_t> parse_binary_size(std::string_view s, uint64_t bare = 1, std::string_view* rest = nullptr) {
+  std::string_view after;
+  auto v = text::parse_double(s, &after);
+  if (!v || *v < 0) return std::nullopt;
+  double mult = static_cast<double>(bare);
+  if (!after.empty() && !is_digit(after[0])) {
+    char u = after[0];
+    if (u >= 'A' && u <= 'Z') u = static_cast<char>(u + 32);
+    size_t used = 1;
+    switch (u) {
+      case 'b': mult = 1.0, used = 1; break;
+      case 'k': mult = 1024.0; break;
+      case 'm': mult = 1048576.0; break;
+      case 'g': mult = 1073741824.0; break;
+      case 't': mult = 1099511627776.0; break;
+      case 'p': mult = 1125899906842624.0; break;
+      default: used = 0;
+    }
+    if (used && u != 'b') {
+      // optional "b" or "ib"
+      if (after.size() > 2 && (after[1] == 'i' || after[1] == 'I') && (after[2] == 'b' || after[2] == 'B')) used = 3;
+      else if (after.size() > 1 && (after[1] == 'b' || after[1] == 'B')) used = 2;
+    }
+    after = after.substr(used);
+    if (!after.empty() && is_alnum(after[0])) return std::nullopt;  // "512mx", "2 gigs"
+  }
+  double bytes = *v * mult;
+  if (!(bytes >= 0) || bytes > 1.8e19) return std::nullopt;
+  if (rest) *rest = after;
+  return static_cast<uint64_t>(bytes + 0.5);
+}
+
+// A whitespace-separated token starting at `s` (after leading blanks).
+inline std::string_view token(std::string_view s) { return text::first_word(s); }
+
+// The text after the first occurrence of `label` in `s` with blanks skipped.
+inline std::optional<std::string_view> value_after(std::string_view s, std::string_view label) {
+  auto v = text::after(s, label);
+  if (!v) return std::nullopt;
+  return skip(*v);
+}
+
+}  // namespace aimem::platform

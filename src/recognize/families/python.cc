@@ -1,0 +1,134 @@
+// Host allocations that failed inside a process, as language runtimes and libc
+// report them (host_alloc_failure, layer host_ram; the diagnosis turns it into
+// a container or pod limit when a limit is in evidence):
+//   MemoryError                                  Python: the last line of a traceback, alone
+//   MemoryError: Unable to allocate ...          or with a message
+//   [rank0]: MemoryError / web-1  | MemoryError  the same behind a torchrun / compose prefix
+//   numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.5 GiB for an array with shape (..) and data type float64
+//   terminate called after throwing an instance of 'std::bad_alloc'   (+ "  what():  std::bad_alloc")
+//   terminate called after throwing an instance of 'St9bad_alloc'     (old libstdc++)
+//   runtime: out of memory: cannot allocate 4194304-byte block (3848470528 in use)   Go
+//   fatal error: runtime: out of memory                                              Go
+//   memory allocation of 1234 bytes failed                                           Rust
+//   <anything>: Cannot allocate memory / OSError: [Errno 12] Cannot allocate memory   ENOMEM
+// The word "MemoryError" is also part of other names (torch.cuda.OutOfMemoryError,
+// java.lang.OutOfMemoryError, _ArrayMemoryError): only the Python exception
+// itself, as a traceback prints it, counts. ENOMEM from an RDMA registration
+// (ibv_reg_mr, NET/IB) is the locked-memory ulimit, not RAM, and the JVM's own
+// commit failures and PyTorch's "DefaultCPUAllocator: ... Error code 12 (Cannot
+// allocate memory)" belong to the JVM and PyTorch recognizers.
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"MemoryError"},
+    {"for an array with shape"},
+    {"bad_alloc"},
+    {"runtime: out of memory"},
+    {"memory allocation of "},
+    {"Cannot allocate memory"},
+    {"[Errno 12]"},
+};
+
+bool ident_char(char c) { return platform::is_alnum(c) || c == '_' || c == '.'; }
+
+class PythonHost final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (size_t p = s.find("MemoryError"); p != std::string_view::npos && python_error(line, p, out)) return;
+    if (size_t p = s.find("Unable to allocate "); p != std::string_view::npos && text::contains(s, "for an array with shape")) {
+      emit(line, p, 19, "numpy array allocation", 0.85f, units::parse_log_size(s.substr(p + 19)), out);
+      return;
+    }
+    if (size_t p = s.find("std::bad_alloc"); p != std::string_view::npos) {
+      emit(line, p, 14, "std::bad_alloc", 0.75f, std::nullopt, out);
+      return;
+    }
+    if (size_t p = s.find("St9bad_alloc"); p != std::string_view::npos) {
+      emit(line, p, 12, "std::bad_alloc", 0.75f, std::nullopt, out);
+      return;
+    }
+    if (size_t p = s.find("runtime: out of memory"); p != std::string_view::npos) {
+      // "runtime: out of memory: cannot allocate N-byte block (M in use)"
+      std::optional<uint64_t> req;
+      if (auto v = text::after(s.substr(p), "cannot allocate ")) req = text::parse_u64(*v);
+      emit(line, p, 22, "Go runtime: out of memory", 0.85f, req, out);
+      return;
+    }
+    if (size_t p = s.find("memory allocation of "); p != std::string_view::npos) {
+      // Rust's alloc error handler: "memory allocation of N bytes failed"
+      std::string_view rest;
+      auto n = text::parse_u64(s.substr(p + 21), &rest);
+      if (!n || !text::starts_with(rest, " bytes failed")) return;
+      emit(line, p, 21, "Rust allocation failed", 0.85f, n, out);
+      return;
+    }
+    size_t p = s.find("Cannot allocate memory");
+    if (p == std::string_view::npos) p = s.find("[Errno 12]");
+    if (p == std::string_view::npos) return;
+    for (std::string_view other : {"os::commit_memory", "Native memory allocation", "DefaultCPUAllocator", "ibv_", "NET/IB", "RDMA"})
+      if (text::contains(s, other)) return;
+    emit(line, p, 22, "Cannot allocate memory (ENOMEM)", 0.7f, std::nullopt, out);
+  }
+
+ private:
+  uint64_t last_line_ = 0;
+  std::string last_detail_;
+
+  // The Python exception as a traceback prints it: the line starts with it
+  // (after a rank / service prefix), maybe behind a module path, and it ends
+  // the line or is followed by ": message" or "(...)".
+  bool python_error(const Line& line, size_t p, FactSink& out) {
+    std::string_view s = line.text;
+    bool numpy = p >= 6 && s.substr(p - 6, 6) == "_Array";
+    if (!numpy && p > 0 && platform::is_alnum(s[p - 1])) return false;  // OutOfMemoryError, CudaMemoryError
+    size_t t = p;
+    while (t > 0 && ident_char(s[t - 1])) --t;
+    std::string_view module = s.substr(t, p - t);
+    if (text::contains(module, "torch") || text::contains(module, "java")) return false;
+    std::string_view prefix = text::trim(s.substr(0, t));
+    bool prefix_ok = prefix.empty() || prefix == "E" || prefix.back() == ']' || text::ends_with(prefix, "]:") ||
+                     prefix.back() == '|' || prefix.back() == '>';
+    if (!prefix_ok) return false;
+    std::string_view rest = s.substr(p + 11);
+    std::string_view after = text::trim(rest);
+    if (!(after.empty() || after[0] == ':' || after[0] == '(')) return false;
+    std::optional<uint64_t> req;
+    if (auto v = text::after(rest, "Unable to allocate ")) req = units::parse_log_size(*v);
+    emit(line, t, p + 11 - t, numpy ? "numpy array allocation" : "Python MemoryError", 0.85f, req, out);
+    return true;
+  }
+
+  void emit(const Line& line, size_t at, size_t len, std::string_view detail, float strength, std::optional<uint64_t> requested,
+            FactSink& out) {
+    if (guards::is_mention(line.text, at, len)) return;
+    // One failure prints its error more than once (terminate + what(), Go's two
+    // lines, chained tracebacks): keep the first.
+    if (last_line_ && line.number <= last_line_ + 30 && detail == last_detail_) {
+      last_line_ = line.number;
+      return;
+    }
+    last_line_ = line.number;
+    last_detail_ = std::string(detail);
+    Fact f = make_fact(line, FactKind::host_alloc_failure, Family::python);
+    f.layer = Layer::host_ram;
+    f.strength = strength;
+    f.detail = std::string(detail);
+    f.requested = requested;
+    out.add(std::move(f));
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kPythonEntry{"python_host_alloc", Family::python, kPatterns,
+                                   [] { return std::unique_ptr<Recognizer>(new PythonHost); }};
+
+}  // namespace aimem

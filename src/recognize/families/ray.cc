@@ -1,0 +1,186 @@
+// Ray: its memory monitor's kills, workers that died by SIGKILL, and the
+// platform itself.
+//
+//   ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.
+//   Memory on the node (IP: 10.0.0.5, ID: 9c1f...) where the task (task ID: ..., name=train, pid=1234,
+//       memory used=12.01GB) was running was 29.90GB / 31.30GB (0.955258), which exceeds the memory usage
+//       threshold of 0.95. Ray killed this worker (ID: ...) because it was the most recently scheduled task; ...
+//   (raylet) 3 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
+//       reasons at node (ID: ..., IP: ...) over the last time period. ...
+//   ... Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail: Task was killed due to the node running low ...
+//   The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail:
+//       Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root
+//       causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop
+//       --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.
+//   The actor never ran - it was cancelled before it started running.
+//
+// Ray's memory monitor kills a worker when the node's memory use crosses a
+// threshold (RAY_memory_usage_threshold, 0.95 by default), before the kernel
+// would: a pressure-based user-space killer, so userspace_kill with layer
+// userspace_oom_killer, detail naming the killer and `process` the victim (the
+// form advise.cc's summary reads: "<detail> killed <process>").
+//
+// A worker that died by SIGKILL without the monitor's message is a process_killed:
+// Ray lists the kernel OOM killer first among the possible senders, and the
+// other two (ray stop --force, a crash) leave their own traces, so layer
+// host_ram with the low strength of a bare "Killed". An actor that "never ran"
+// died while starting, which for model workers is loading the model: a
+// phase_load marker.
+#include <string>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"Task was killed due to the node running low on memory"},
+    {"killed due to memory pressure (OOM)"},
+    {"Worker exit type: NODE_OUT_OF_MEMORY"},
+    {"Memory on the node (IP:"},
+    {"by OOM killer due to high memory usage"},
+    {"The actor never ran"},
+    {"(raylet)"},
+    {"ray.exceptions."},
+    {"RayWorkerWrapper"},
+    {"RAY_memory_"},
+};
+
+constexpr uint64_t kDetailWindow = 6;     // the monitor's detail line follows its headline
+constexpr uint64_t kRepeatWindow = 300;   // the driver and the worker log repeat one kill
+
+class Ray final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    platform(line, out);
+    if (pending_ && line.number > pending_line_ + kDetailWindow) flush(out);
+
+    if (auto p = s.find("Memory on the node (IP:"); p != std::string_view::npos) return node_detail(line, s.substr(p), out);
+    if (text::contains(s, "Task was killed due to the node running low on memory") ||
+        text::contains(s, "Worker exit type: NODE_OUT_OF_MEMORY")) {
+      size_t p = s.find("killed due to the node running low");
+      if (p != std::string_view::npos && guards::is_mention(s, p, 34)) return;
+      if (!pending_) start(line);
+      return;
+    }
+    if (auto p = s.find("killed due to memory pressure (OOM)"); p != std::string_view::npos) return raylet_summary(line, s, p, out);
+    if (text::contains(s, "by OOM killer due to high memory usage")) return worker_died(line, s, out);
+    if (text::contains(s, "The actor never ran")) {
+      Fact f = make_fact(line, FactKind::phase_load, Family::ray);
+      f.detail = "Ray actor died while starting (initialising or loading its model)";
+      f.strength = 0.4f;
+      out.add(std::move(f));
+    }
+  }
+
+  void finish(FactSink& out) override { flush(out); }
+
+ private:
+  bool platform_seen_ = false;
+  bool pending_ = false;
+  uint64_t pending_line_ = 0;
+  Fact pending_fact_;
+  uint64_t last_kill_line_ = 0;
+  bool have_kill_ = false;
+  uint64_t last_died_line_ = 0;
+  bool have_died_ = false;
+
+  void platform(const Line& line, FactSink& out) {
+    if (platform_seen_) return;
+    platform_seen_ = true;
+    Fact f = make_fact(line, FactKind::platform, Family::ray);
+    f.detail = "ray";
+    out.add(std::move(f));
+  }
+
+  bool recent_kill(uint64_t line_no) const { return have_kill_ && line_no <= last_kill_line_ + kRepeatWindow; }
+
+  void start(const Line& line) {
+    pending_ = true;
+    pending_line_ = line.number;
+    pending_fact_ = make_fact(line, FactKind::userspace_kill, Family::ray);
+    pending_fact_.layer = Layer::userspace_oom_killer;
+    pending_fact_.strength = 0.9f;
+    pending_fact_.detail = "Ray memory monitor";
+  }
+
+  void flush(FactSink& out) {
+    if (!pending_) return;
+    pending_ = false;
+    if (recent_kill(pending_fact_.where.line)) return;
+    have_kill_ = true;
+    last_kill_line_ = pending_fact_.where.line;
+    out.add(std::move(pending_fact_));
+  }
+
+  // "Memory on the node (IP: ..., ID: ...) where the task (task ID: ..., name=train, pid=1234, memory
+  // used=12.01GB) was running was 29.90GB / 31.30GB (0.955258), which exceeds the memory usage threshold of 0.95."
+  void node_detail(const Line& line, std::string_view s, FactSink& out) {
+    if (!pending_) start(line);
+    Fact& f = pending_fact_;
+    if (auto n = text::after(s, "name=")) f.process = std::string(text::take_until(*n, ",)").substr(0, 64));
+    if (auto p = text::after(s, "pid=")) {
+      if (auto v = text::parse_i64(*p); v && *v > 0) f.pid = v;
+    }
+    if (auto m = text::after(s, "memory used=")) f.rss = units::parse_log_size(*m);
+    if (auto w = text::after(s, "was running was ")) {
+      std::string_view rest;
+      f.usage = units::parse_log_size(*w, &rest);
+      if (auto t = text::after(rest, "/ ")) f.total = units::parse_log_size(*t);
+    }
+    if (auto t = text::after(s, "threshold of ")) {
+      if (auto r = text::parse_double(*t); r && *r > 0 && *r <= 1.0) {
+        f.ratio = r;
+        f.detail = "Ray memory monitor (threshold " + std::string(text::take_until(*t, ". ,")) + ")";
+      }
+    }
+    flush(out);
+  }
+
+  void raylet_summary(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    // "(raylet) 3 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed ..."
+    std::string_view head = text::trim(s.substr(0, p));
+    size_t w = head.rfind(" Workers");
+    if (w == std::string_view::npos) return;
+    std::string_view before = text::trim(head.substr(0, w));
+    size_t sp = before.find_last_of(" ]");
+    auto n = text::parse_u64(before.substr(sp == std::string_view::npos ? 0 : sp + 1));
+    if (!n || *n == 0) return;
+    if (pending_ || recent_kill(line.number)) return;  // the kill itself is already reported
+    Fact f = make_fact(line, FactKind::userspace_kill, Family::ray);
+    f.layer = Layer::userspace_oom_killer;
+    f.strength = 0.85f;
+    f.detail = "Ray memory monitor";
+    f.count = n;
+    have_kill_ = true;
+    last_kill_line_ = line.number;
+    out.add(std::move(f));
+  }
+
+  void worker_died(const Line& line, std::string_view s, FactSink& out) {
+    if (guards::is_advice_line(s)) return;
+    if (have_died_ && line.number <= last_died_line_ + kRepeatWindow) return;
+    if (recent_kill(line.number) || pending_) return;  // the monitor's own kill explains it
+    have_died_ = true;
+    last_died_line_ = line.number;
+    Fact f = make_fact(line, FactKind::process_killed, Family::ray);
+    f.layer = Layer::host_ram;
+    f.strength = 0.5f;
+    f.signal = 9;
+    f.detail = "Ray worker died; Ray names the kernel OOM killer (SIGKILL) as the first likely cause";
+    if (auto pid = text::after(s, "pid=")) {
+      if (auto v = text::parse_i64(*pid); v && *v > 0) f.pid = v;
+    }
+    out.add(std::move(f));
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kRayEntry{"ray", Family::ray, kPatterns, [] { return std::unique_ptr<Recognizer>(new Ray); }};
+
+}  // namespace aimem

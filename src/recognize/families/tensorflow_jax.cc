@@ -1,0 +1,347 @@
+// TensorFlow and JAX / XLA allocation failures (both use the BFC allocator and
+// the RESOURCE_EXHAUSTED status, so one recognizer sees both).
+//
+// TensorFlow 1.x / 2.x:
+//   ResourceExhaustedError: OOM when allocating tensor with shape[128,128,109,109] and type float on
+//       /job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc [Op:...]
+//   ResourceExhaustedError: OOM when allocating tensor of shape [563354,256] and type float
+//   	 [[Node: embeddings/Adam/Initializer/zeros = Const[...]]]      (the op on the next line, 1.x)
+//   	 [[{{node model/conv2d/Conv2D}}]]                               (2.x)
+//   Resource exhausted: OOM when allocating tensor ...                 (C++ status text)
+//   W bfc_allocator.cc] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB [(rounded to N)]
+//       [The caller indicates that this is not a failure, ...]        (a warning then: no failure)
+//   ResourceExhaustedError: failed to allocate memory [Op:AddV2]       (2.x eager)
+// JAX / XLA:
+//   RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 14285187448 bytes.
+//   XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 1234 bytes. / ... trying to allocate 5.24GiB.
+//   RESOURCE_EXHAUSTED: Failed to allocate request for 1.00GiB (1073741824B) on device ordinal 0
+//   RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 1.62G. That was not possible.
+//       There are 1.03G free.                                          (TPU)
+//   RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 17.70G of
+//       15.48G hbm. Exceeded hbm capacity by 2.22G.
+//   XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)   (healthy)
+//
+// For a TF tensor the failed size is shape x dtype size. A tensor of rank >= 3
+// whose first dimension is > 1 is a batch of activations (detail "batch"); a
+// variable or its initializer (the op line names Initializer / Variable /
+// Assign) is not. A JAX failure inside an execute call of a compiled program
+// (frames _execute_compiled, compiled.execute, ExecuteReplicated, pjit...) is
+// an activation peak (detail "activation").
+//
+// The BFC allocator's "ran out of memory" line comes before the exception; it
+// is held and replaced by the exception's fact when one follows, so the
+// incident's first fact carries the shape.
+#include <string>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"OOM when allocating tensor"},
+    {"ran out of memory trying to allocate"},
+    {"failed to allocate memory [Op:"},
+    {"RESOURCE_EXHAUSTED: "},
+    {"[[Node: "},
+    {"[[{{node "},
+    {"_execute_compiled"},
+    {"compiled.execute"},
+    {"ExecuteReplicated"},
+    {"execute_sharded"},
+    {"_pjit_call_impl"},
+    {"XLA_PYTHON_CLIENT_MEM_FRACTION"},
+};
+
+constexpr uint64_t kRepeatWindow = 300;
+constexpr uint64_t kNodeWindow = 4;        // the op line follows the OOM line
+constexpr uint64_t kAllocatorWindow = 3000;  // BFC dump between the allocator warning and the exception
+constexpr uint64_t kExecuteWindow = 40;    // execute frames shortly before a JAX OOM
+
+std::optional<uint64_t> dtype_size(std::string_view t) {
+  struct D {
+    std::string_view name;
+    uint64_t size;
+  };
+  static constexpr D kTypes[] = {
+      {"float", 4},   {"float32", 4}, {"half", 2},    {"float16", 2}, {"bfloat16", 2}, {"double", 8},
+      {"float64", 8}, {"int32", 4},   {"int64", 8},   {"int16", 2},   {"int8", 1},     {"uint8", 1},
+      {"uint16", 2},  {"uint32", 4},  {"uint64", 8},  {"bool", 1},    {"complex64", 8}, {"complex128", 16},
+      {"qint8", 1},   {"quint8", 1},  {"qint32", 4},
+  };
+  for (const D& d : kTypes)
+    if (t == d.name) return d.size;
+  return std::nullopt;
+}
+
+struct Shape {
+  std::vector<uint64_t> dims;
+  bool ok = false;
+};
+
+// "shape[128,128,109,109]" or "shape [563354,256]".
+Shape parse_shape(std::string_view s) {
+  Shape sh;
+  auto v = text::after(s, "shape");
+  if (!v) return sh;
+  std::string_view t = text::trim_left(*v);
+  if (t.empty() || t[0] != '[') return sh;
+  t.remove_prefix(1);
+  size_t close = t.find(']');
+  if (close == std::string_view::npos || close > 256) return sh;
+  std::string_view inner = t.substr(0, close);
+  if (text::trim(inner).empty()) {
+    sh.ok = true;  // a scalar
+    return sh;
+  }
+  for (std::string_view d : text::split(inner, ',')) {
+    auto n = text::parse_u64(text::trim(d));
+    if (!n || sh.dims.size() >= 16) return sh;
+    sh.dims.push_back(*n);
+  }
+  sh.ok = true;
+  return sh;
+}
+
+std::optional<uint64_t> bytes_of(const Shape& sh, uint64_t elem) {
+  uint64_t n = elem;
+  for (uint64_t d : sh.dims) {
+    if (d != 0 && n > UINT64_MAX / d) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+bool is_variable_op(std::string_view s) {
+  return text::contains(s, "Initializer") || text::contains(s, "Variable") || text::contains(s, "/Assign") ||
+         text::contains(s, "VarHandleOp");
+}
+
+class TensorflowJax final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (text::contains(s, "_execute_compiled") || text::contains(s, "compiled.execute") ||
+        text::contains(s, "ExecuteReplicated") || text::contains(s, "execute_sharded") || text::contains(s, "_pjit_call_impl")) {
+      last_execute_ = line.number;
+      have_execute_ = true;
+    }
+    if (pending_ && line.number > pending_line_ + (pending_is_allocator_ ? kAllocatorWindow : kNodeWindow)) flush(out);
+
+    if (auto p = s.find("OOM when allocating tensor"); p != std::string_view::npos) return tf_tensor(line, s, p, out);
+    if (auto p = s.find("ran out of memory trying to allocate"); p != std::string_view::npos) return allocator(line, s, p, out);
+    if (auto p = s.find("failed to allocate memory [Op:"); p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 20) || repeated("eager", line)) return;
+      Fact f = make_fact(line, FactKind::gpu_oom, Family::tensorflow);
+      f.layer = Layer::gpu_vram;
+      f.strength = 0.8f;
+      f.detail = "TensorFlow eager op";
+      return replace_pending_with(std::move(f), out);
+    }
+    if (auto p = s.find("RESOURCE_EXHAUSTED: "); p != std::string_view::npos) return xla(line, s, p, out);
+    if (text::contains(s, "[[Node: ") || text::contains(s, "[[{{node ")) return node_line(line, s, out);
+    if (text::contains(s, "XLA_PYTHON_CLIENT_MEM_FRACTION")) return preallocation(line, s, out);
+  }
+
+  void finish(FactSink& out) override { flush(out); }
+
+ private:
+  bool pending_ = false, pending_is_allocator_ = false;
+  uint64_t pending_line_ = 0;
+  Fact pending_fact_;
+  Shape pending_shape_;
+  uint64_t last_execute_ = 0;
+  bool have_execute_ = false;
+  std::string last_key_;
+  uint64_t last_key_line_ = 0;
+
+  bool repeated(std::string_view key, const Line& line) {
+    bool same = !last_key_.empty() && key == last_key_ && line.number <= last_key_line_ + kRepeatWindow;
+    last_key_.assign(key.substr(0, 200));
+    last_key_line_ = line.number;
+    return same;
+  }
+
+  void flush(FactSink& out) {
+    if (pending_) out.add(std::move(pending_fact_));
+    pending_ = false;
+    pending_is_allocator_ = false;
+    pending_fact_ = Fact{};
+  }
+
+  // An exception that follows the allocator's warning replaces it.
+  void replace_pending_with(Fact f, FactSink& out) {
+    if (pending_ && pending_is_allocator_) {
+      if (!f.requested) f.requested = pending_fact_.requested;
+      if (!f.gpu) f.gpu = pending_fact_.gpu;
+      pending_ = false;
+    } else {
+      flush(out);
+    }
+    out.add(std::move(f));
+  }
+
+  void tf_tensor(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    if (guards::is_mention(s, p, 26)) return;
+    std::string_view body = s.substr(p);
+    // "(see above for traceback)" repeats of the same tensor.
+    if (repeated(body.substr(0, std::min<size_t>(body.size(), 120)), line)) return;
+    Shape sh = parse_shape(body);
+    std::string_view dtype;
+    if (auto t = text::after(body, " and type ")) dtype = text::take_until(text::trim_left(*t), " ,");
+    bool host = false;
+    std::optional<int> gpu;
+    if (auto d = text::after(body, "device:GPU:")) {
+      if (auto n = text::parse_u64(*d); n && *n < 1024) gpu = static_cast<int>(*n);
+    } else if (text::contains(body, "device:CPU:")) {
+      host = true;
+    }
+    if (auto a = text::after(body, "by allocator ")) {
+      std::string_view name = text::take_until(*a, " [\t");
+      if (text::starts_with(name, "GPU_")) {
+        if (auto n = text::parse_u64(name.substr(4)); n && *n < 1024 && !gpu) gpu = static_cast<int>(*n);
+      } else if (text::icontains(name, "cpu")) {
+        host = true;
+      }
+    }
+    Fact f = make_fact(line, host ? FactKind::host_alloc_failure : FactKind::gpu_oom, Family::tensorflow);
+    f.layer = host ? Layer::host_ram : Layer::gpu_vram;
+    f.strength = 0.9f;
+    f.gpu = gpu;
+    f.detail = host ? "TensorFlow CPU allocator" : "TensorFlow tensor";
+    if (sh.ok) {
+      if (auto size = dtype_size(dtype)) f.requested = bytes_of(sh, *size);
+    }
+    bool has_node = text::contains(body, "[[") || text::contains(body, "{{node");
+    if (has_node || !sh.ok) {
+      classify_tensor(f, sh, body);
+      return replace_pending_with(std::move(f), out);
+    }
+    // Wait a few lines for the op that allocated it.
+    if (pending_ && pending_is_allocator_) {
+      if (!f.requested) f.requested = pending_fact_.requested;
+      if (!f.gpu) f.gpu = pending_fact_.gpu;
+    } else {
+      flush(out);
+    }
+    pending_ = true;
+    pending_is_allocator_ = false;
+    pending_line_ = line.number;
+    pending_shape_ = sh;
+    classify_tensor(f, sh, {});
+    pending_fact_ = std::move(f);
+  }
+
+  static void classify_tensor(Fact& f, const Shape& sh, std::string_view op) {
+    if (!op.empty() && is_variable_op(op)) {
+      f.detail += ", variable initialization";
+      return;
+    }
+    if (sh.dims.size() >= 3 && sh.dims[0] > 1) f.detail += ", batch of activations";
+  }
+
+  void node_line(const Line& line, std::string_view s, FactSink& out) {
+    if (!pending_ || pending_is_allocator_) return;
+    if (is_variable_op(s)) {
+      // Undo the batch guess: a variable's shape is not a batch.
+      pending_fact_.detail = pending_fact_.kind == FactKind::host_alloc_failure ? "TensorFlow CPU allocator" : "TensorFlow tensor";
+      pending_fact_.detail += ", variable initialization";
+    }
+    flush(out);
+  }
+
+  void allocator(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    // "The caller indicates that this is not a failure": TF retries with less.
+    if (text::contains(s, "not a failure")) return;
+    if (guards::is_mention(s, p, 36)) return;
+    bool xla = text::contains(s, "xla");
+    Fact f = make_fact(line, FactKind::gpu_oom, xla ? Family::jax : Family::tensorflow);
+    f.layer = Layer::gpu_vram;
+    f.strength = 0.85f;
+    f.detail = "BFC allocator";
+    f.requested = units::parse_log_size(s.substr(p + 36));
+    if (auto a = text::after(s, "Allocator (")) {
+      std::string_view name = text::take_until(*a, ")");
+      if (text::starts_with(name, "GPU_")) {
+        if (auto n = text::parse_u64(name.substr(4)); n && *n < 1024) f.gpu = static_cast<int>(*n);
+      } else if (text::icontains(name, "cpu")) {
+        f.kind = FactKind::host_alloc_failure;
+        f.layer = Layer::host_ram;
+        f.detail = "CPU BFC allocator";
+      }
+    }
+    if (pending_ && pending_is_allocator_ && line.number <= pending_line_ + kAllocatorWindow) {
+      pending_line_ = line.number;  // the allocator retries; keep the first warning
+      return;
+    }
+    flush(out);
+    pending_ = true;
+    pending_is_allocator_ = true;
+    pending_line_ = line.number;
+    pending_fact_ = std::move(f);
+  }
+
+  void xla(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    std::string_view body = s.substr(p + 20);
+    bool oom = text::istarts_with(body, "Out of memory") || text::starts_with(body, "Failed to allocate") ||
+               text::starts_with(body, "Error allocating device buffer") || text::contains(body, "Ran out of memory in memory space");
+    if (!oom) return;  // RESOURCE_EXHAUSTED is also used for quotas and rate limits
+    if (text::contains(s, "OOM when allocating")) return;  // TF's text, handled above
+    if (guards::is_mention(s, p, 20)) return;
+    if (repeated(body.substr(0, std::min<size_t>(body.size(), 120)), line)) return;
+    Fact f = make_fact(line, FactKind::gpu_oom, Family::jax);
+    f.layer = Layer::gpu_vram;
+    f.strength = 0.9f;
+    f.detail = "XLA";
+    if (auto v = text::after(body, "trying to allocate ")) f.requested = units::parse_log_size(*v, nullptr, true);
+    else if (auto v2 = text::after(body, "Out of memory allocating ")) f.requested = units::parse_log_size(*v2, nullptr, true);
+    else if (auto v3 = text::after(body, "allocate request for ")) f.requested = units::parse_log_size(*v3);
+    else if (auto v4 = text::after(body, "Attempting to allocate ")) f.requested = units::parse_log_size(*v4);
+    if (auto fr = text::after(body, "There are ")) f.free = units::parse_log_size(*fr);
+    if (auto o = text::after(body, "device ordinal ")) {
+      if (auto n = text::parse_u64(*o); n && *n < 1024) f.gpu = static_cast<int>(*n);
+    }
+    if (auto used = text::after(body, "Ran out of memory in memory space")) {
+      // "hbm. Used 17.70G of 15.48G hbm."
+      if (auto of = text::after(*used, " of ")) f.total = units::parse_log_size(*of);
+      f.detail = "XLA compiled program";
+    } else if (have_execute_ && line.number <= last_execute_ + kExecuteWindow) {
+      f.detail = "XLA activation while executing a compiled step";
+    }
+    replace_pending_with(std::move(f), out);
+  }
+
+  void preallocation(const Line& line, std::string_view s, FactSink& out) {
+    // "XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)"
+    auto v = text::after(s, "XLA_PYTHON_CLIENT_MEM_FRACTION=");
+    if (!v) return;
+    std::string_view t = *v;
+    std::string num = (!t.empty() && t[0] == '.') ? "0" + std::string(text::take_until(t, ": ")) : std::string(text::take_until(t, ": "));
+    auto r = text::parse_double(num);
+    if (!r || *r <= 0 || *r > 1.0) return;
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::jax);
+    f.ratio = r;
+    f.detail = "XLA_PYTHON_CLIENT_MEM_FRACTION";
+    out.add(std::move(f));
+    if (auto of = text::after(s, " of ")) {
+      if (auto total_at = text::after(*of, " of ")) {
+        if (auto total = units::parse_log_size(*total_at)) {
+          Fact g = make_fact(line, FactKind::gpu_state, Family::jax);
+          g.total = total;
+          g.detail = "JAX preallocation";
+          out.add(std::move(g));
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kTensorflowJaxEntry{
+    "tensorflow_jax", Family::tensorflow, kPatterns, [] { return std::unique_ptr<Recognizer>(new TensorflowJax); }};
+
+}  // namespace aimem

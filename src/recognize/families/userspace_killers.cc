@@ -1,0 +1,332 @@
+// User-space OOM killers: daemons that kill on memory pressure before the
+// kernel does (shared/notes/diagnosis.md §6.5-6.8 and b.4). Each kill becomes
+// a userspace_kill fact: process and pid of the victim (or its cgroup), its RSS,
+// and detail = the killer ("systemd-oomd", "earlyoom", "nohang", "oomd").
+//
+// systemd-oomd (journal lines, any locale's date prefix; or bare with -o cat):
+//   systemd-oomd[93234]: Killed /user.slice/.../app-x.scope due to memory pressure for /user.slice/user-1000.slice
+//     being 75.12% > 60.00% for > 30s with reclaim activity
+//   systemd-oomd[3562]: Killed /user.slice/... due to memory used (16109408256) / total (16474247168) and
+//     swap used (1982627840) / total (2147479552) being more than 90.00%
+//   systemd-oomd[..]: Marked /user.slice/... for killing due to ...           (newer wording)
+//   app-x.scope: systemd-oomd killed 12 process(es) in this unit.               (PID 1, systemd >= 252)
+//   The "Considered N cgroups for killing, top candidates were:" block lists candidates, not victims.
+// earlyoom (with or without the "earlyoom[pid]: " prefix):
+//   mem avail:   888 of 55597 MiB ( 1.60%), swap free:    0 of 8191 MiB ( 0.00%)   -> host_state
+//   low memory! at or below SIGTERM limits: mem 10.00%, swap 15.00%
+//   sending SIGTERM to process 696 uid 1001 "ipfs": badness 757, VmRSS 637 MiB
+//   sending SIGTERM to process 906175 uid 1000 "java": oom_score 1170, VmRSS 43912 MiB, cmdline "..."
+//   sending SIGKILL to process ... / escalating to SIGKILL after 0.500 seconds
+// nohang:
+//   Victim status (found in 4ms):
+//     PID:       9828, name: stress, state: R, EUID: 1000, ...
+//     Vm, MiB:   Size: 3080, RSS: 485, Swap: 0
+//   Implementing a corrective action:
+//     Sending SIGTERM to the victim
+//   (old) Preventing OOM: trying to send the SIGTERM signal to stress,
+//         Pid: 9828, Badness: 82, VmRSS: 485 MiB, VmSwap: 0 MiB
+// Facebook oomd:
+//   Trying to kill /sys/fs/cgroup/workload.slice/x.service
+//   Killed 2: 1234(python) 1235(bash)
+//   oomd kill: 0.25 0.10 0.05 /workload.slice/x.service 1073741824 ruleset:[..] detectorgroup:[..] killer:kill_by_... v2
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"systemd-oomd"},
+    {"due to memory pressure for"},
+    {"due to memory used ("},
+    {"sending SIGTERM to process"},
+    {"sending SIGKILL to process"},
+    {"mem avail:"},
+    {"a corrective action"},
+    {" to the victim"},
+    {"Preventing OOM: trying to send"},
+    {"Badness: "},
+    {"PID: +[0-9]+, [Nn]ame: ", kRegex},
+    {"Vm, MiB:"},
+    {"Trying to kill /"},
+    {"Killed [0-9]+: [0-9]+\\(", kRegex},
+    {"oomd kill:"},
+};
+
+// "... 19 of   950 MiB ..." -> (19 MiB, 950 MiB)
+bool amount_of(std::string_view s, std::optional<uint64_t>& part, std::optional<uint64_t>& whole) {
+  std::string_view rest;
+  auto a = text::parse_u64(platform::skip(s), &rest);
+  if (!a || !text::starts_with(rest, " of ")) return false;
+  auto b = text::parse_u64(platform::skip(rest.substr(4)), &rest);
+  if (!b) return false;
+  rest = platform::skip(rest);
+  uint64_t unit = text::starts_with(rest, "MiB") ? units::MiB : text::starts_with(rest, "KiB") ? units::KiB : 0;
+  if (!unit) return false;
+  part = *a * unit;
+  whole = *b * unit;
+  return true;
+}
+
+class UserspaceKillers final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (pending_ && line.number > pending_line_ + 12) flush(out);
+    if (size_t p = s.find("sending SIG"); p != std::string_view::npos && text::contains(s, " to process ")) {
+      earlyoom_kill(line, s.substr(p), out);
+    } else if (size_t m = s.find("mem avail:"); m != std::string_view::npos) {
+      earlyoom_state(line, s.substr(m + 10));
+    } else if (text::contains(s, "systemd-oomd") || text::contains(s, "due to memory pressure for") ||
+               text::contains(s, "due to memory used (")) {
+      oomd_systemd(line, out);
+    } else if (text::contains(s, "oomd kill:") || text::contains(s, "Trying to kill /") || text::contains(s, "Killed ")) {
+      oomd_facebook(line, out);
+    } else {
+      nohang(line, out);
+    }
+  }
+
+  void finish(FactSink& out) override {
+    flush(out);
+    flush_host(out);
+  }
+
+ private:
+  std::optional<Fact> pending_;  // a kill whose victim details follow on later lines
+  std::optional<Fact> host_;     // earlyoom's latest "mem avail" reading
+  uint64_t pending_line_ = 0;
+  uint64_t last_kill_line_ = 0;
+  std::string last_kill_who_;
+  // nohang prints the victim before the action: remember it.
+  std::string nohang_name_;
+  std::optional<int64_t> nohang_pid_;
+  std::optional<uint64_t> nohang_rss_;
+  uint64_t nohang_line_ = 0;
+  // oomd: "Trying to kill <cgroup>" precedes "Killed N: pid(comm)".
+  std::string oomd_cgroup_;
+  uint64_t oomd_line_ = 0;
+
+  void flush(FactSink& out) {
+    if (pending_) out.add(std::move(*pending_));
+    pending_.reset();
+  }
+
+  Fact kill_fact(const Line& line, std::string_view killer, FactSink& out) {
+    flush_host(out);  // the host's state just before this kill
+    Fact f = make_fact(line, FactKind::userspace_kill, Family::userspace_killer);
+    f.layer = Layer::userspace_oom_killer;
+    f.strength = 0.9f;
+    f.detail = std::string(killer);
+    return f;
+  }
+
+  // The same kill is often printed twice (oomd's line and PID 1's line).
+  bool repeated(const Line& line, const std::string& who) {
+    bool rep = last_kill_line_ && line.number <= last_kill_line_ + 20 && who == last_kill_who_;
+    last_kill_line_ = line.number;
+    last_kill_who_ = who;
+    return rep;
+  }
+
+  // "sending SIGTERM to process 696 uid 1001 "ipfs": badness 757, VmRSS 637 MiB"
+  void earlyoom_kill(const Line& line, std::string_view s, FactSink& out) {
+    if (guards::is_mention(line.text, line.text.find("sending SIG"), 11)) return;
+    auto rest = text::after(s, " to process ");
+    if (!rest) return;
+    std::string_view after;
+    auto pid = text::parse_i64(*rest, &after);
+    if (!pid) return;
+    Fact f = kill_fact(line, "earlyoom", out);
+    f.pid = *pid;
+    if (size_t q = after.find('"'); q != std::string_view::npos && q < 24) {
+      std::string_view name = after.substr(q + 1);
+      size_t close = name.find("\":");
+      if (close == std::string_view::npos) close = name.find('"');
+      if (close != std::string_view::npos) f.process = std::string(name.substr(0, std::min<size_t>(close, 64)));
+    }
+    if (auto v = text::after(s, "VmRSS ")) {
+      std::string_view r;
+      if (auto mib = text::parse_u64(*v, &r); mib && text::starts_with(r, " MiB")) f.rss = *mib * units::MiB;
+    }
+    f.detail += text::contains(s, "SIGKILL") ? " (SIGKILL)" : " (SIGTERM)";
+    out.add(std::move(f));
+  }
+
+  // "mem avail:   19 of   950 MiB ( 2.10%), swap free:  153 of 1023 MiB (14.96%)"
+  // earlyoom can print this every second: only the reading before each kill
+  // (and the last one) becomes a fact.
+  void earlyoom_state(const Line& line, std::string_view s) {
+    std::optional<uint64_t> avail, total;
+    if (!amount_of(s, avail, total)) return;
+    Fact f = make_fact(line, FactKind::host_state, Family::userspace_killer);
+    f.total = total;
+    f.free = avail;
+    f.detail = "host RAM";
+    host_ = std::move(f);
+  }
+
+  void flush_host(FactSink& out) {
+    if (host_) out.add(std::move(*host_));
+    host_.reset();
+  }
+
+  void oomd_systemd(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    // PID 1: "app-x.scope: systemd-oomd killed 12 process(es) in this unit."
+    if (size_t k = s.find("systemd-oomd killed"); k != std::string_view::npos) {
+      std::string_view head = text::trim(s.substr(0, k));
+      if (!head.empty() && head.back() == ':') head.remove_suffix(1);
+      size_t sp = head.find_last_of(" \t");
+      std::string unit(sp == std::string_view::npos ? head : head.substr(sp + 1));
+      if (repeated(line, unit)) return;
+      Fact f = kill_fact(line, "systemd-oomd", out);
+      f.unit = unit;
+      f.cgroup = unit;
+      if (auto n = text::parse_u64(s.substr(k + 20))) f.count = *n;
+      out.add(std::move(f));
+      return;
+    }
+    size_t p = s.find("Killed /");
+    constexpr size_t verb = 7;  // "Killed " / "Marked "
+    if (p == std::string_view::npos) p = s.find("Marked /");
+    if (p == std::string_view::npos) return;
+    if (guards::is_mention(s, p, verb)) return;
+    std::string_view path = s.substr(p + verb);
+    size_t end = path.find(" due to ");
+    if (end == std::string_view::npos) end = path.find(" for killing");
+    // The path ends at " due to" (it may contain escaped spaces); a cut line ends it anywhere.
+    std::string cgroup(end == std::string_view::npos ? text::first_word(path).substr(0, 512)
+                                                     : text::trim(path.substr(0, std::min<size_t>(end, 512))));
+    // PID 1 reports the same kill by unit name; compare by the last component.
+    std::string last = cgroup.substr(cgroup.rfind('/') + 1);
+    if (repeated(line, last)) return;
+    Fact f = kill_fact(line, "systemd-oomd", out);
+    f.cgroup = cgroup;
+    if (auto v = text::after(s, "memory used (")) f.usage = text::parse_u64(*v);
+    if (auto v = text::after(s, ") / total (")) f.total = text::parse_u64(*v);
+    if (text::contains(s, "memory pressure")) f.detail += " (memory pressure)";
+    else if (text::contains(s, "swap used")) f.detail += " (memory and swap used)";
+    out.add(std::move(f));
+    last_kill_who_ = last;
+  }
+
+  void oomd_facebook(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (auto v = text::after(s, "Trying to kill /")) {
+      oomd_cgroup_ = "/" + std::string(text::first_word(*v).substr(0, 511));
+      oomd_line_ = line.number;
+      return;
+    }
+    if (auto v = text::after(s, "oomd kill: ")) {
+      // "<p10> <p60> <p300> <cgroup> <usage> ruleset:[..] ..."
+      std::vector<std::string_view> tok;
+      std::string_view rest = *v;
+      while (tok.size() < 5) {
+        std::string_view w = text::first_word(rest);
+        if (w.empty()) break;
+        tok.push_back(w);
+        rest = rest.substr(static_cast<size_t>(w.data() + w.size() - rest.data()));
+      }
+      if (tok.size() < 4 || tok[3].empty() || tok[3][0] != '/') return;
+      std::string cg(tok[3].substr(0, 512));
+      if (repeated(line, cg.substr(cg.rfind('/') + 1))) return;
+      Fact f = kill_fact(line, "oomd", out);
+      f.cgroup = cg;
+      if (tok.size() >= 5) f.usage = text::parse_u64(tok[4]);
+      out.add(std::move(f));
+      return;
+    }
+    // "Killed 2: 1234(python) 1235(bash)" after "Trying to kill <cgroup>"
+    size_t p = s.find("Killed ");
+    if (p == std::string_view::npos) return;
+    bool oomd_context = text::contains(s, "oomd") || (oomd_line_ && line.number <= oomd_line_ + 40);
+    if (!oomd_context) return;
+    std::string_view rest;
+    auto n = text::parse_u64(s.substr(p + 7), &rest);
+    if (!n || !text::starts_with(rest, ": ")) return;
+    rest = platform::skip(rest.substr(2));
+    std::string_view after;
+    auto pid = text::parse_i64(rest, &after);
+    std::string cg = oomd_cgroup_;
+    if (repeated(line, cg.substr(cg.rfind('/') + 1))) return;
+    Fact f = kill_fact(line, "oomd", out);
+    f.cgroup = cg;
+    f.count = *n;
+    if (pid) f.pid = *pid;
+    if (text::starts_with(after, "(")) f.process = std::string(text::take_until(after.substr(1), ")").substr(0, 64));
+    out.add(std::move(f));
+  }
+
+  void nohang(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    // Victim details, printed before the action (new) or after it (old).
+    if (auto v = text::after(s, "PID: ")) {
+      std::string_view rest;
+      auto pid = text::parse_i64(platform::skip(*v), &rest);
+      auto name = text::iafter(rest, "name: ");
+      if (!pid || !name) return;
+      nohang_pid_ = *pid;
+      nohang_name_ = std::string(text::take_until(*name, ", ").substr(0, 64));
+      nohang_rss_.reset();
+      nohang_line_ = line.number;
+      return;
+    }
+    if (auto v = text::after(s, "Vm, MiB:")) {
+      if (auto r = text::after(*v, "RSS: ")) {
+        if (auto mib = text::parse_u64(*r)) nohang_rss_ = *mib * units::MiB;
+      }
+      return;
+    }
+    if (auto v = text::after(s, "Pid: ")) {
+      // old: "Pid: 9828, Badness: 82, VmRSS: 485 MiB, VmSwap: 0 MiB" after "Preventing OOM"
+      if (!pending_ || pending_->detail != "nohang") return;
+      pending_->pid = text::parse_i64(*v);
+      if (auto r = text::after(s, "VmRSS: ")) {
+        if (auto mib = text::parse_u64(*r)) pending_->rss = *mib * units::MiB;
+      }
+      flush(out);
+      return;
+    }
+    if (auto v = text::after(s, "Preventing OOM: trying to send the ")) {
+      // "... SIGTERM signal to stress,"
+      flush(out);
+      Fact f = kill_fact(line, "nohang", out);
+      if (auto name = text::after(*v, " signal to ")) {
+        std::string_view n = text::trim(*name);
+        if (!n.empty() && n.back() == ',') n.remove_suffix(1);
+        f.process = std::string(n.substr(0, 64));
+      }
+      pending_ = std::move(f);
+      pending_line_ = line.number;
+      return;
+    }
+    // "Implementing a corrective action:" + "  Sending SIGTERM to the victim"
+    if (text::contains(s, "Sending SIG") && text::contains(s, " to the victim")) {
+      if (!text::contains(s, "nohang") && !(nohang_line_ && line.number <= nohang_line_ + 60) && !corrective_near(line)) return;
+      Fact f = kill_fact(line, "nohang", out);
+      if (nohang_line_ && line.number <= nohang_line_ + 60) {
+        f.pid = nohang_pid_;
+        f.process = nohang_name_;
+        f.rss = nohang_rss_;
+      }
+      if (repeated(line, f.process)) return;
+      out.add(std::move(f));
+      return;
+    }
+    if (text::contains(s, "a corrective action")) corrective_line_ = line.number;
+  }
+
+  uint64_t corrective_line_ = 0;
+  bool corrective_near(const Line& line) const { return corrective_line_ && line.number <= corrective_line_ + 3; }
+};
+
+}  // namespace
+
+const RecognizerEntry kUserspaceKillersEntry{"userspace_killers", Family::userspace_killer, kPatterns,
+                                             [] { return std::unique_ptr<Recognizer>(new UserspaceKillers); }};
+
+}  // namespace aimem

@@ -1,0 +1,349 @@
+// vLLM start-up budget errors and the figures its start-up log prints (see
+// shared/notes/diagnosis.md §5.2 and b.6).
+//
+// Failures:
+//   V0  ValueError: The model's max seq len (29000) is larger than the maximum number of tokens that can be stored
+//       in KV cache (23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` ...
+//   V1  ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is
+//       needed, which is larger than the available KV cache memory (9.50 GiB). Based on the available memory, the
+//       estimated maximum model length is 77808. Try ...
+//       ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` ...
+//       Available KV cache memory: -0.3 GiB     /  ... the rest of the memory reserved for KV Cache is -1.2GiB.
+//       ValueError: Free memory on device (6.9/8.0 GiB) on startup is less than desired GPU memory utilization
+//       (0.9, 7.2 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.
+//       Worker VllmWorkerProcess pid 4711 died, exit code: -9
+// Context:
+//   Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB ... kv_cache_size=2.89GiB
+//       gpu_memory_utilization=0.90
+//   the current vLLM instance can use total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) = 71.29GiB
+//   Available KV cache memory: 51.72 GiB    # GPU blocks: 1478, # CPU blocks: 2048
+//   GPU KV cache size: 93,760 tokens        Maximum concurrency for 29000 tokens per request: 0.82x
+//   engine arguments in any of their spellings: max_model_len=32768 (Namespace / config), 'max_model_len': 32768
+//   (non-default args), --max-model-len 32k (command line); likewise max_seq_len, max_num_seqs,
+//   max_num_batched_tokens, gpu_memory_utilization.
+//
+// The V1 "KV cache is needed" error with a positive available figure is the
+// same failure as V0's max-seq-len error (one sequence of max_model_len does
+// not fit, and vLLM says which length would): detail "max_model_len". With
+// nothing available it is "no cache blocks".
+//
+// "Free memory on device ... less than desired GPU memory utilization" is a
+// gpu_oom: the engine asked for a fraction of the whole GPU at start and the
+// memory in use before it allocated anything (total - free) belongs to other
+// processes (plus its own CUDA context). The message itself names other
+// processes as the reason, so the fact carries cause other_process.
+//
+// A healthy start-up (concurrency >= 1x, no error) gives context only; a
+// concurrency below 1x is context too: vLLM raises the error that is the
+// failure right after it.
+#include <string>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"that can be stored in KV cache"},
+    {"No available memory for the cache blocks"},
+    {"KV cache is needed, which is larger than"},
+    {"KV cache memory:"},
+    {"reserved for KV Cache is"},
+    {"on startup is less than desired GPU memory utilization"},
+    {"Memory profiling results:"},
+    {"# GPU blocks:"},
+    {"GPU KV cache size:"},
+    {"Maximum concurrency for"},
+    {"died, exit code:"},
+    {"max_model_len"},
+    {"max-model-len"},
+    {"max_seq_len="},
+    {"gpu_memory_utilization"},
+    {"gpu-memory-utilization"},
+    {"max_num_seqs"},
+    {"max-num-seqs"},
+    {"max_num_batched_tokens"},
+    {"max-num-batched-tokens"},
+};
+
+constexpr uint64_t kRepeatWindow = 300;
+
+std::optional<uint64_t> size_at(std::string_view s, std::string_view label) {
+  auto v = text::after(s, label);
+  if (!v) return std::nullopt;
+  return units::parse_log_size(*v);
+}
+
+// A size that may be negative ("-0.3 GiB"): the value and whether it was negative.
+std::optional<std::pair<uint64_t, bool>> signed_size_at(std::string_view s, std::string_view label) {
+  auto v = text::after(s, label);
+  if (!v) return std::nullopt;
+  std::string_view t = text::trim_left(*v);
+  bool negative = !t.empty() && t[0] == '-';
+  if (negative) t.remove_prefix(1);
+  auto n = units::parse_log_size(t);
+  if (!n) return std::nullopt;
+  return std::make_pair(*n, negative && *n > 0);
+}
+
+// "(29000)" right after `label`.
+std::optional<uint64_t> paren_number_at(std::string_view s, std::string_view label) {
+  auto v = text::after(s, label);
+  if (!v || v->empty() || (*v)[0] != '(') return std::nullopt;
+  return text::parse_grouped_u64(v->substr(1));
+}
+
+// The value of an engine argument written as key=V, 'key': V, "key": V,
+// --key V or --key=V. Integers may carry vLLM's k/K/m/M suffixes.
+std::optional<double> arg_value(std::string_view s, std::string_view key) {
+  size_t p = 0;
+  while ((p = s.find(key, p)) != std::string_view::npos) {
+    size_t end = p + key.size();
+    p = end;
+    // The key must end there: not "max_model_len_foo".
+    if (end < s.size() && (s[end] == '_' || s[end] == '-' || (s[end] >= 'a' && s[end] <= 'z'))) continue;
+    std::string_view rest = s.substr(end);
+    if (!rest.empty() && (rest[0] == '\'' || rest[0] == '"')) rest.remove_prefix(1);
+    if (rest.empty() || (rest[0] != '=' && rest[0] != ':' && rest[0] != ' ')) continue;
+    rest.remove_prefix(1);
+    rest = text::trim_left(rest);
+    if (!rest.empty() && (rest[0] == '\'' || rest[0] == '"' || rest[0] == '(')) rest.remove_prefix(1);
+    std::string_view after;
+    auto v = text::parse_double(rest, &after);
+    if (!v || *v < 0) continue;
+    double x = *v;
+    if (!after.empty()) {
+      char c = after[0];
+      if (c == 'k') x *= 1000.0;
+      else if (c == 'K') x *= 1024.0;
+      else if (c == 'm') x *= 1e6;
+      else if (c == 'M') x *= 1048576.0;
+    }
+    return x;
+  }
+  return std::nullopt;
+}
+
+class Vllm final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (text::contains(s, "that can be stored in KV cache")) return max_seq_len_v0(line, s, out);
+    if (text::contains(s, "KV cache is needed, which is larger than")) return kv_needed_v1(line, s, out);
+    if (auto p = s.find("No available memory for the cache blocks"); p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 40) || repeated(line)) return;
+      Fact f = failure(line, FactKind::kv_cache_shortage);
+      f.detail = "no cache blocks";
+      return out.add(std::move(f));
+    }
+    if (text::contains(s, "on startup is less than desired GPU memory utilization")) return startup_free(line, s, out);
+    if (auto v = signed_size_at(s, "KV cache memory:")) return kv_memory(line, *v, out);
+    if (auto v = signed_size_at(s, "reserved for KV Cache is")) return kv_memory(line, *v, out);
+    if (text::contains(s, "Memory profiling results:")) return profiling(line, s, out);
+    if (auto v = text::after(s, "# GPU blocks:")) {
+      if (auto n = text::parse_u64(text::trim_left(*v))) {
+        Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
+        f.count = n;
+        f.detail = "GPU blocks";
+        out.add(std::move(f));
+      }
+      return;
+    }
+    if (auto v = text::after(s, "GPU KV cache size:")) {
+      std::string_view rest;
+      if (auto n = text::parse_grouped_u64(text::trim_left(*v), &rest); n && text::starts_with(text::trim_left(rest), "tokens")) {
+        Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
+        f.kv_tokens = n;
+        f.detail = "GPU KV cache tokens";
+        out.add(std::move(f));
+      }
+      return;
+    }
+    if (auto v = text::after(s, "Maximum concurrency for ")) return concurrency(line, *v, out);
+    if (auto p = s.find("died, exit code:"); p != std::string_view::npos) return worker_died(line, s, p, out);
+    engine_args(line, s, out);
+  }
+
+ private:
+  FactKind last_kind_ = FactKind::platform;
+  uint64_t last_line_ = 0;
+  bool have_last_ = false;
+
+  Fact failure(const Line& line, FactKind kind) {
+    Fact f = make_fact(line, kind, Family::vllm);
+    f.layer = Layer::gpu_vram;
+    f.strength = 0.95f;
+    have_last_ = true;
+    last_kind_ = kind;
+    last_line_ = line.number;
+    return f;
+  }
+
+  // vLLM logs its start-up error from the worker and again from the engine
+  // or API server; one failure.
+  bool repeated(const Line& line) const {
+    return have_last_ && last_kind_ == FactKind::kv_cache_shortage && line.number <= last_line_ + kRepeatWindow;
+  }
+
+  void max_seq_len_v0(const Line& line, std::string_view s, FactSink& out) {
+    size_t p = s.find("max seq len");
+    if (p == std::string_view::npos || guards::is_mention(s, p, 11) || repeated(line)) return;
+    Fact f = failure(line, FactKind::kv_cache_shortage);
+    f.detail = "max_model_len";
+    f.max_model_len = paren_number_at(s, "max seq len ");
+    f.kv_tokens = paren_number_at(s, "stored in KV cache ");
+    out.add(std::move(f));
+  }
+
+  void kv_needed_v1(const Line& line, std::string_view s, FactSink& out) {
+    size_t p = s.find("KV cache is needed");
+    if (guards::is_mention(s, p, 18) || repeated(line)) return;
+    Fact f = failure(line, FactKind::kv_cache_shortage);
+    f.max_model_len = paren_number_at(s, "max seq len ");
+    // "(16.00 GiB KV cache is needed": the size just after the last '(' before p.
+    size_t open = s.rfind('(', p);
+    if (open != std::string_view::npos) f.requested = units::parse_log_size(s.substr(open + 1));
+    auto avail = signed_size_at(s, "available KV cache memory (");
+    if (avail && !avail->second) f.kv_bytes = avail->first;
+    if (auto v = text::after(s, "estimated maximum model length is ")) f.kv_tokens = text::parse_grouped_u64(*v);
+    f.detail = (avail && !avail->second && avail->first > 0) ? "max_model_len" : "no cache blocks";
+    out.add(std::move(f));
+  }
+
+  void kv_memory(const Line& line, std::pair<uint64_t, bool> v, FactSink& out) {
+    if (v.second || v.first == 0) {
+      if (repeated(line)) return;
+      Fact f = failure(line, FactKind::kv_cache_shortage);
+      f.detail = v.second ? "negative KV cache memory" : "no cache blocks";
+      out.add(std::move(f));
+      return;
+    }
+    Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
+    f.kv_bytes = v.first;
+    f.detail = "KV cache memory";
+    out.add(std::move(f));
+  }
+
+  void startup_free(const Line& line, std::string_view s, FactSink& out) {
+    size_t p = s.find("on startup is less than");
+    if (guards::is_mention(s, p, 23)) return;
+    Fact f = failure(line, FactKind::gpu_oom);
+    f.strength = 0.9f;
+    f.cause = Cause::other_process;
+    f.detail = "free memory at start below the gpu_memory_utilization budget";
+    // "(6.9/8.0 GiB)": free/total share the unit.
+    if (auto v = text::after(s, "Free memory on device (")) {
+      std::string_view rest;
+      auto free_n = text::parse_double(*v, &rest);
+      if (free_n && !rest.empty() && rest[0] == '/') {
+        std::string_view unit_rest;
+        auto total = units::parse_log_size(rest.substr(1), &unit_rest);
+        auto total_n = text::parse_double(rest.substr(1));
+        if (total && total_n && *total_n > 0) {
+          f.total = total;
+          f.free = static_cast<uint64_t>(static_cast<double>(*total) * (*free_n / *total_n));
+          if (*f.total > *f.free) f.other_processes = *f.total - *f.free;
+        }
+      }
+    }
+    // "(0.9, 7.2 GiB)"
+    if (auto v = text::after(s, "GPU memory utilization (")) {
+      std::string_view rest;
+      if (auto r = text::parse_double(*v, &rest); r && *r > 0 && *r <= 1.0) f.ratio = r;
+      if (text::starts_with(rest, ", ")) f.requested = units::parse_log_size(rest.substr(2));
+    }
+    out.add(std::move(f));
+  }
+
+  void profiling(const Line& line, std::string_view s, FactSink& out) {
+    if (auto kv = signed_size_at(s, "kv_cache_size=")) {
+      if (kv->second || kv->first == 0) {
+        kv_memory(line, *kv, out);
+      } else {
+        Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
+        f.kv_bytes = kv->first;
+        f.detail = "KV cache memory";
+        out.add(std::move(f));
+      }
+    }
+    if (auto total = size_at(s, "total_gpu_memory=")) {
+      Fact g = make_fact(line, FactKind::gpu_state, Family::vllm);
+      g.total = total;
+      g.detail = "vLLM memory profile";
+      out.add(std::move(g));
+    }
+    engine_args(line, s, out);
+  }
+
+  void concurrency(const Line& line, std::string_view v, FactSink& out) {
+    // "29000 tokens per request: 0.82x"
+    std::string_view rest;
+    auto tokens = text::parse_grouped_u64(v, &rest);
+    auto colon = text::after(rest, "per request:");
+    if (!colon) return;
+    std::string_view xrest;
+    auto x = text::parse_double(text::trim_left(*colon), &xrest);
+    if (!x || !text::starts_with(xrest, "x")) return;
+    Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
+    f.ratio = x;
+    f.max_model_len = tokens;
+    f.detail = "maximum concurrency";
+    out.add(std::move(f));
+  }
+
+  void worker_died(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    auto code = text::parse_i64(text::trim_left(s.substr(p + 16)));
+    if (!code || *code == 0) return;
+    bool sigkill = *code == -9 || *code == 137;
+    Fact f = make_fact(line, sigkill ? FactKind::process_killed : FactKind::exit_status, Family::vllm);
+    if (*code < 0) f.signal = static_cast<int>(-*code);
+    else f.exit_code = static_cast<int>(*code);
+    if (*code > 128 && *code < 160) f.signal = static_cast<int>(*code - 128);
+    if (auto pid = text::after(s, " pid ")) {
+      if (auto n = text::parse_i64(*pid); n && *n > 0) f.pid = n;
+    }
+    if (auto w = text::after(s, "Worker ")) f.process = std::string(text::first_word(*w).substr(0, 64));
+    f.layer = Layer::unknown;
+    f.strength = 0.5f;
+    f.detail = "vLLM worker died";
+    out.add(std::move(f));
+  }
+
+  void engine_args(const Line& line, std::string_view s, FactSink& out) {
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::vllm);
+    std::string names;
+    auto note = [&](std::string_view n) {
+      if (!names.empty()) names += ',';
+      names += n;
+    };
+    auto integer = [](std::optional<double> v) -> std::optional<uint64_t> {
+      if (!v || *v < 1 || *v > 1e12) return std::nullopt;
+      return static_cast<uint64_t>(*v);
+    };
+    auto len = integer(arg_value(s, "max_model_len"));
+    if (!len) len = integer(arg_value(s, "--max-model-len"));
+    if (!len) len = integer(arg_value(s, "max_seq_len"));
+    if (len) f.max_model_len = len, note("max_model_len");
+    auto seqs = integer(arg_value(s, "max_num_seqs"));
+    if (!seqs) seqs = integer(arg_value(s, "--max-num-seqs"));
+    if (seqs) f.sequences = seqs, note("max_num_seqs");
+    auto batched = integer(arg_value(s, "max_num_batched_tokens"));
+    if (!batched) batched = integer(arg_value(s, "--max-num-batched-tokens"));
+    if (batched) f.batch_tokens = batched, note("max_num_batched_tokens");
+    auto util = arg_value(s, "gpu_memory_utilization");
+    if (!util) util = arg_value(s, "--gpu-memory-utilization");
+    if (util && *util > 0 && *util <= 1.0) f.ratio = util, note("gpu_memory_utilization");
+    if (names.empty()) return;
+    f.detail = names;
+    out.add(std::move(f));
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kVllmEntry{"vllm", Family::vllm, kPatterns, [] { return std::unique_ptr<Recognizer>(new Vllm); }};
+
+}  // namespace aimem

@@ -1,0 +1,77 @@
+// Healthy logs full of memory words must give "none": a false alarm is as
+// wrong as a miss.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+void expect_none(const std::string& text) {
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::none) << (d.incidents.empty() ? "" : d.incidents[0].summary + "\n" + d.incidents[0].evidence[0].text);
+}
+
+TEST(Healthy, VllmStartupWithKvFigures) {
+  expect_none(R"(INFO 11-29 10:00:01 [config.py:1604] Using max model len 32768
+INFO 11-29 10:00:02 [llm_engine.py:232] Initializing a V1 LLM engine with config: model='meta-llama/Llama-3.1-8B-Instruct', max_seq_len=32768, gpu_memory_utilization=0.9
+INFO 11-29 10:00:20 [gpu_model_runner.py:1875] Model loading took 14.9889 GiB and 4.231 seconds
+INFO 11-29 10:00:31 [gpu_worker.py:227] Available KV cache memory: 52.31 GiB
+INFO 11-29 10:00:31 [kv_cache_utils.py:716] GPU KV cache size: 428,512 tokens
+INFO 11-29 10:00:31 [kv_cache_utils.py:720] Maximum concurrency for 32,768 tokens per request: 13.08x
+WARNING 11-29 10:00:31 [gpu_model_runner.py:2101] CUDA graphs can take additional 1~3 GiB memory per GPU. If you are running out of memory, consider decreasing `gpu_memory_utilization` or switching to eager mode. You can also reduce the `max_num_seqs` as needed to decrease memory usage.
+INFO 11-29 10:00:45 [gpu_model_runner.py:2202] Graph capturing finished in 14 secs, took 0.53 GiB
+INFO 11-29 10:00:45 [core.py:172] init engine (profile, create kv cache, warmup model) took 24.66 seconds
+INFO 11-29 10:00:47 [api_server.py:1818] Starting vLLM API server 0 on http://0.0.0.0:8000
+INFO:     127.0.0.1:50422 - "POST /v1/chat/completions HTTP/1.1" 200 OK
+)");
+}
+
+TEST(Healthy, NvidiaSmiAtNinetyPercent) {
+  expect_none(R"(+-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |
+|-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|=========================================+========================+======================|
+|   0  NVIDIA A100-SXM4-80GB          On  |   00000000:07:00.0 Off |                    0 |
+| N/A   41C    P0             89W /  400W |   73728MiB /  81920MiB |     35%      Default |
++-----------------------------------------+------------------------+----------------------+
+| Processes:                                                                              |
+|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |
+|    0   N/A  N/A      4242      C   python3                                     73716MiB |
++-----------------------------------------------------------------------------------------+
+)");
+}
+
+TEST(Healthy, JvmFlagsNamingOutOfMemoryError) {
+  expect_none(R"(+ exec java -Xmx4g -XX:MaxRAMPercentage=75 -XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath=/dumps -XX:OnOutOfMemoryError="kill -9 %p" -XX:+ExitOnOutOfMemoryError -jar /app/app.jar
+2026-11-29 10:00:03.120  INFO 1 --- [main] o.s.b.w.embedded.tomcat.TomcatWebServer  : Tomcat started on port(s): 8080 (http)
+2026-11-29 10:00:03.141  INFO 1 --- [main] com.example.Application : Started Application in 3.2 seconds (JVM running for 3.9)
+)");
+}
+
+TEST(Healthy, HelpTextQuotingOomMessages) {
+  expect_none(R"(usage: serve.py [-h] [--gpu-memory-utilization FRACTION] [--max-old-space-size MB]
+  --gpu-memory-utilization FRACTION
+                        Fraction of GPU memory to use. If you see "CUDA out of memory", lower this value.
+  --max-old-space-size MB
+                        V8 heap size. Raise it if the build fails with 'JavaScript heap out of memory'.
+  --watch-kernel        Report lines such as 'Out of memory: Killed process 1234 (python3)' from dmesg.
+Hint: exit code 137 usually means the process was killed because it ran out of memory.
+)");
+}
+
+TEST(Healthy, OllamaLoadAndKubectlRunning) {
+  expect_none(R"(time=2026-11-25T10:11:02.118Z level=INFO source=memory.go:356 msg="offload to cuda" layers.requested=-1 layers.model=33 layers.offload=33 memory.available="[22.9 GiB]" memory.required.full="6.2 GiB" memory.required.kv="1.0 GiB"
+llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB
+llama_new_context_with_model: KV self size  = 1024.00 MiB, K (f16):  512.00 MiB, V (f16):  512.00 MiB
+llama_new_context_with_model:      CUDA0 compute buffer size =   560.00 MiB
+time=2026-11-25T10:11:05.402Z level=INFO source=server.go:619 msg="llama runner started in 3.28 seconds"
+NAME                           READY   STATUS    RESTARTS   AGE
+vllm-7b9c8d6e5-tt4rd           1/1     Running   0          26h
+)");
+}
+
+}  // namespace
+}  // namespace aimem

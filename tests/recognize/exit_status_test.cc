@@ -1,0 +1,84 @@
+// Exit codes, signals and shell kill reports (src/recognize/families/exit_status.cc).
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+TEST(ExitStatus, ShellKilledIsAHostSigkill) {
+  for (const char* line : {"Killed\n", "bash: line 1:  2079 Killed                  python3 train.py\n",
+                           "./run.sh: line 3: 1234 Killed                  python serve.py --port 8000\n",
+                           "[1]+  Killed                  python3 x.py\n", "zsh: killed     python3 x.py\n"}) {
+    auto k = of_kind(line, FactKind::process_killed);
+    ASSERT_EQ(k.size(), 1u) << line;
+    EXPECT_EQ(k[0].layer, Layer::host_ram);
+    EXPECT_FLOAT_EQ(k[0].strength, 0.5f);
+    auto e = of_kind(line, FactKind::exit_status);
+    ASSERT_EQ(e.size(), 1u) << line;
+    EXPECT_EQ(e[0].signal, 9);
+  }
+  auto k = of_kind("bash: line 1:  2079 Killed                  python3 /srv/train.py --epochs 3\n", FactKind::process_killed);
+  EXPECT_EQ(k.at(0).pid, 2079);
+  EXPECT_EQ(k.at(0).process, "python3");
+  EXPECT_EQ(test::diagnose_text("-- loading /data/models/q4f16/params/\nKilled\n").layer, Layer::host_ram);
+}
+
+TEST(ExitStatus, KilledInsideALimitedContainerIsThatLimit) {
+  Diagnosis d = test::diagnose_text("docker run --rm -ti -m 512m --name stress img ash\n/home # ./mem 520000\nKilled\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+}
+
+TEST(ExitStatus, CodesAndSignalsInTheirCommonForms) {
+  struct Case {
+    const char* line;
+    std::optional<int> code, signal;
+  } cases[] = {
+      {"Error: process exited with exit code 137\n", 137, std::nullopt},
+      {"vllm-1 exited with code 137\n", 137, std::nullopt},
+      {"Exited with code exit status 137\n", 137, std::nullopt},
+      {"subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit status 137.\n", 137, std::nullopt},
+      {"Command '['python']' died with <Signals.SIGKILL: 9>.\n", std::nullopt, 9},
+      {"torch.distributed.elastic.multiprocessing.api: failed (exitcode: -9) local_rank: 0 (pid: 2918) of binary: /usr/bin/python3\n", std::nullopt, 9},
+      {"Error: signal: killed\n", std::nullopt, 9},
+      {"Segmentation fault (core dumped)\n", std::nullopt, 11},
+      {"Aborted (core dumped)\n", std::nullopt, 6},
+      {"exit status 143\n", 143, std::nullopt},
+  };
+  for (const auto& c : cases) {
+    auto e = of_kind(c.line, FactKind::exit_status);
+    ASSERT_EQ(e.size(), 1u) << c.line;
+    EXPECT_EQ(e[0].exit_code, c.code) << c.line;
+    EXPECT_EQ(e[0].signal, c.signal) << c.line;
+  }
+  EXPECT_EQ(of_kind("vllm-1 exited with code 137\n", FactKind::exit_status).at(0).container, "vllm-1");
+  EXPECT_EQ(of_kind("failed (exitcode: -9) local_rank: 0 (pid: 2918) of binary: x\n", FactKind::exit_status).at(0).pid, 2918);
+  // Alone, these decide little: SIGTERM and SIGSEGV are not memory, SIGKILL is unknown.
+  EXPECT_EQ(test::diagnose_text("exit status 143\n").layer, Layer::not_memory);
+  EXPECT_EQ(test::diagnose_text("Segmentation fault (core dumped)\n").layer, Layer::not_memory);
+  EXPECT_EQ(test::diagnose_text("Error: exit code 137\n").layer, Layer::unknown);
+}
+
+TEST(ExitStatus, ExitZeroAndAdviceAreNoFailure) {
+  const char* log = R"(Nov 24 22:10:05 node-7 containerd[1022]: time="2026-11-24T22:10:05Z" level=info msg="shim disconnected" id=4f1e2d exit_status=0
+Process completed with exit code 0.
+Hint: Exit code 137 typically means the process is killed because it was running out of memory
+Killed process 1234 is not a shell report
+    Reason:       Completed
+      Exit Code:    0
+)";
+  EXPECT_TRUE(of_kind(log, FactKind::process_killed).empty());
+  for (const auto& e : of_kind(log, FactKind::exit_status)) EXPECT_EQ(e.exit_code, 0) << e.text;
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
+}
+
+}  // namespace
+}  // namespace aimem

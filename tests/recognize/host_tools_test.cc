@@ -1,0 +1,57 @@
+// `free` output (src/recognize/families/host_tools.cc).
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> hosts(const std::string& text) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == FactKind::host_state) out.push_back(f);
+  return out;
+}
+
+TEST(HostTools, FreeHumanReadable) {
+  auto h = hosts(R"($ free -h
+               total        used        free      shared  buff/cache   available
+Mem:            15Gi       1.2Gi        12Gi       120Mi       2.2Gi        13Gi
+Swap:          2.0Gi          0B       2.0Gi
+)");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].total, 15 * units::GiB);
+  EXPECT_EQ(h[0].free, 13 * units::GiB);  // the available column
+  EXPECT_EQ(h[0].detail, "host RAM");
+}
+
+TEST(HostTools, BareNumbersFollowTheCommandsUnit) {
+  const char* kib = R"(               total        used        free      shared  buff/cache   available
+Mem:        16318412     1234567    12345678      123456     2345678    14567890
+)";
+  auto a = hosts(kib);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].total, uint64_t{16318412} * 1024);
+  auto m = hosts(std::string("# free -m\n") + kib);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].total, uint64_t{16318412} * units::MiB);
+}
+
+TEST(HostTools, OldLayoutUsesTheBuffersCacheRow) {
+  auto h = hosts(R"(             total       used       free     shared    buffers     cached
+Mem:       8061448    7854436     207012          0     117688    6373036
+-/+ buffers/cache:    1363712    6697736
+Swap:            0          0          0
+)");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].total, uint64_t{8061448} * 1024);
+  EXPECT_EQ(h[0].free, uint64_t{6697736} * 1024);
+}
+
+TEST(HostTools, OtherMemLinesAreNotFree) {
+  EXPECT_TRUE(hosts("MiB Mem :  15890.4 total,   1234.5 free,   3000.0 used,  11655.9 buff/cache\nMem: the memory subsystem\n").empty());
+}
+
+}  // namespace
+}  // namespace aimem

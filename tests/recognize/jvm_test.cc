@@ -1,0 +1,109 @@
+// JVM heap and native memory failures (src/recognize/families/jvm.cc).
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+TEST(Jvm, HeapKindsAreTheDetail) {
+  for (const char* kind : {"Java heap space", "GC overhead limit exceeded", "Metaspace", "Direct buffer memory",
+                           "Requested array size exceeds VM limit"}) {
+    std::string log = std::string("Exception in thread \"main\" java.lang.OutOfMemoryError: ") + kind + "\n\tat x.Y.z(Y.java:1)\n";
+    auto f = of_kind(log, FactKind::jvm_heap_oom);
+    ASSERT_EQ(f.size(), 1u) << kind;
+    EXPECT_EQ(f[0].detail, kind);
+    EXPECT_EQ(f[0].layer, Layer::jvm_heap);
+    EXPECT_EQ(test::diagnose_text(log).layer, Layer::jvm_heap);
+  }
+}
+
+TEST(Jvm, CausedByRepeatsAreOneFailure) {
+  const char* log = R"(Exception in thread "main" java.lang.OutOfMemoryError: Java heap space
+	at java.util.Arrays.copyOf(Arrays.java:3332)
+Caused by: java.lang.OutOfMemoryError: Java heap space
+)";
+  EXPECT_EQ(of_kind(log, FactKind::jvm_heap_oom).size(), 1u);
+}
+
+TEST(Jvm, DirectBufferReservationGivesSizes) {
+  auto f = of_kind("java.lang.OutOfMemoryError: Cannot reserve 1048576 bytes of direct buffer memory (allocated: 1073217536, limit: 1073741824)\n",
+                   FactKind::jvm_heap_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].detail, "Direct buffer memory");
+  EXPECT_EQ(f[0].requested, 1048576u);
+  EXPECT_EQ(f[0].heap_limit, 1073741824u);
+}
+
+TEST(Jvm, AndroidArtAllocationJoinsTheBareError) {
+  const char* log = R"(**java.lang.OutOfMemoryError** in **Arrays.java:3161**
+Failed to allocate a 536870928 byte allocation with 25165824 free bytes and 248MB until OOM, target footprint 301069208, growth limit 536870912
+)";
+  auto f = of_kind(log, FactKind::jvm_heap_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].requested, 536870928u);
+  EXPECT_EQ(f[0].free, 25165824u);
+  EXPECT_EQ(f[0].heap_limit, 536870912u);
+  EXPECT_EQ(f[0].where.line, 1u);
+  // The one-line form reads the same.
+  auto g = of_kind("java.lang.OutOfMemoryError: Failed to allocate a 1024 byte allocation with 0 free bytes and 0B until OOM, growth limit 268435456\n",
+                   FactKind::jvm_heap_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].heap_limit, 268435456u);
+}
+
+TEST(Jvm, HsErrNativeReportIsOneNativeFailureUnderTheLimit) {
+  const char* log = R"(hyper run elasticsearch --memory=128
+OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x00000000c5330000, 181207040, 0) failed; error='Cannot allocate memory' (errno=12)
+#
+# There is insufficient memory for the Java Runtime Environment to continue.
+# Native memory allocation (mmap) failed to map 181207040 bytes for committing reserved memory.
+)";
+  auto f = of_kind(log, FactKind::jvm_native_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].requested, 181207040u);
+  EXPECT_EQ(f[0].layer, Layer::host_ram);
+  // The ENOMEM in the JVM's warning is not a second, generic failure.
+  EXPECT_TRUE(of_kind(log, FactKind::host_alloc_failure).empty());
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  // Without a limit it is the host.
+  std::string no_limit = log;
+  no_limit.erase(0, no_limit.find('\n') + 1);
+  EXPECT_EQ(test::diagnose_text(no_limit).layer, Layer::host_ram);
+}
+
+TEST(Jvm, NativeThreadFailureIsNative) {
+  auto f = of_kind("Exception in thread \"pool-1\" java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or process/resource limits reached\n",
+                   FactKind::jvm_native_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].detail, "unable to create native thread");
+}
+
+TEST(Jvm, FlagsAndOtherRuntimesErrorsAreNotJvmFailures) {
+  const char* log = R"(java -Xmx4g -XX:MaxRAMPercentage=75 -XX:+HeapDumpOnOutOfMemoryError -XX:OnOutOfMemoryError="kill -9 %p" -XX:+ExitOnOutOfMemoryError -jar app.jar
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB
+OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB
+)";
+  EXPECT_TRUE(of_kind(log, FactKind::jvm_heap_oom).empty());
+  EXPECT_TRUE(of_kind(log, FactKind::jvm_native_oom).empty());
+  std::vector<Fact> s;
+  for (auto& f : of_kind(log, FactKind::runtime_setting))
+    if (f.family == Family::jvm) s.push_back(f);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].heap_limit, 4 * units::GiB);
+  EXPECT_EQ(s[0].detail, "-Xmx");
+  EXPECT_DOUBLE_EQ(*s[1].ratio, 0.75);
+}
+
+}  // namespace
+}  // namespace aimem

@@ -1,0 +1,192 @@
+// kubectl describe / get / events and kube-state-metrics (src/recognize/families/kubernetes.cc).
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+const char* kDescribe = R"(Name:             mimir-ingester-0
+Namespace:        mimir
+Containers:
+  ingester:
+    State:          Running
+      Started:      Fri, 09 Aug 2024 09:51:17 +0200
+    Last State:     Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
+    Ready:          False
+    Restart Count:  672
+    Limits:
+      cpu:     500m
+      memory:  1Gi
+    Requests:
+      cpu:      100m
+      memory:   512Mi
+)";
+
+TEST(Kubernetes, DescribeGivesOomKilledRestartsAndResources) {
+  auto o = of_kind(kDescribe, FactKind::k8s_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].pod, "mimir-ingester-0");
+  auto r = of_kind(kDescribe, FactKind::restarts);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].count, 672u);
+  auto l = of_kind(kDescribe, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, units::GiB);
+  EXPECT_EQ(l[0].detail, "resources.limits.memory");
+  auto q = of_kind(kDescribe, FactKind::memory_request);
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].requested, 512 * units::MiB);
+  EXPECT_EQ(of_kind(kDescribe, FactKind::exit_status).at(0).exit_code, 137);
+  EXPECT_EQ(of_kind(kDescribe, FactKind::platform).size(), 1u);
+  Diagnosis d = test::diagnose_text(kDescribe);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+}
+
+TEST(Kubernetes, YamlAndJsonStatus) {
+  const char* yaml = R"(    resources:
+      limits:
+        memory: 16Gi
+      requests:
+        memory: "8Gi"
+  containerStatuses:
+  - lastState:
+      terminated:
+        exitCode: 137
+        reason: OOMKilled
+    restartCount: 5
+)";
+  ASSERT_EQ(of_kind(yaml, FactKind::k8s_oomkilled).size(), 1u);
+  EXPECT_EQ(of_kind(yaml, FactKind::memory_limit).at(0).limit, 16 * units::GiB);
+  EXPECT_EQ(of_kind(yaml, FactKind::memory_request).at(0).requested, 8 * units::GiB);
+  EXPECT_EQ(of_kind(yaml, FactKind::restarts).at(0).count, 5u);
+  const char* json = R"(        "resources": {
+          "limits": {
+            "memory": "2Gi"
+          }
+        },
+        "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+        "restartCount": 3,
+)";
+  ASSERT_EQ(of_kind(json, FactKind::k8s_oomkilled).size(), 1u);
+  EXPECT_EQ(of_kind(json, FactKind::memory_limit).at(0).limit, 2 * units::GiB);
+  EXPECT_EQ(test::diagnose_text(json).layer, Layer::k8s_pod_limit);
+}
+
+TEST(Kubernetes, EvictionMessageAcrossLinesGivesUsageAndRequest) {
+  const char* log = R"(  message: 'The node was low on resource: memory. Container node was using 35505620Ki,
+    which exceeds its request of 12Gi. '
+  phase: Failed
+  reason: Evicted
+)";
+  auto e = of_kind(log, FactKind::k8s_evicted);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].usage, uint64_t{35505620} * 1024);
+  EXPECT_EQ(e[0].requested, 12 * units::GiB);
+  EXPECT_EQ(e[0].container, "node");
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::k8s_eviction);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  // The newer kubelet wording.
+  auto n = of_kind("Warning  Evicted  pod/api-0  The node was low on resource: memory. Threshold quantity: 100Mi, available: 85Mi. "
+                   "Container app was using 1Gi, request is 512Mi, has larger consumption of memory.\n",
+                   FactKind::k8s_evicted);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].pod, "api-0");
+  EXPECT_EQ(n[0].usage, units::GiB);
+  EXPECT_EQ(n[0].requested, 512 * units::MiB);
+}
+
+TEST(Kubernetes, EvictionEventsAndOtherResources) {
+  const char* events = R"(4m11s  Warning  Evicted  pod/egg-1  The node was low on resource: memory. Container egg was using 5053216Ki, which exceeds its request of 0.
+4m11s  Normal   Killing  pod/egg-1  Stopping container egg
+4m7s   Warning  Evicted  pod/egg-2  The node had condition: [MemoryPressure].
+)";
+  auto e = of_kind(events, FactKind::k8s_evicted);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].requested, 0u);
+  EXPECT_EQ(e[1].pod, "egg-2");
+  Diagnosis d = test::diagnose_text(events);
+  EXPECT_EQ(d.layer, Layer::k8s_eviction);
+  EXPECT_EQ(d.cause, Cause::unknown);  // a zero request says nothing about need
+  // Disk pressure is not a memory failure.
+  const char* disk = "Warning  Evicted  pod/web-1  The node was low on resource: ephemeral-storage. Container web was using 12Gi, which exceeds its request of 0.\n";
+  EXPECT_TRUE(of_kind(disk, FactKind::k8s_evicted).empty());
+  EXPECT_EQ(test::diagnose_text(disk).layer, Layer::not_memory);
+}
+
+TEST(Kubernetes, GetPodsTable) {
+  const char* bad = R"(NAME                     READY   STATUS      RESTARTS      AGE
+vllm-7b9c8d6e5-tt4rd     0/1     OOMKilled   5 (2m ago)    26h
+)";
+  auto o = of_kind(bad, FactKind::k8s_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].pod, "vllm-7b9c8d6e5-tt4rd");
+  EXPECT_EQ(of_kind(bad, FactKind::restarts).at(0).count, 5u);
+  EXPECT_EQ(test::diagnose_text(bad).layer, Layer::k8s_pod_limit);
+  const char* healthy = R"(NAME                           READY   STATUS    RESTARTS   AGE
+embedder-5f7d8c9b4-2kq8x       1/1     Running   0          3d4h
+vllm-7b9c8d6e5-tt4rd           1/1     Running   0          26h
+)";
+  EXPECT_EQ(test::diagnose_text(healthy).layer, Layer::none);
+  // `kubectl get pod -o jsonpath='{..lastState.terminated.reason}'` prints the reason alone.
+  EXPECT_EQ(of_kind("OOMKilled\n", FactKind::k8s_oomkilled).size(), 1u);
+  // Prose that names the word is not a report.
+  EXPECT_TRUE(of_kind("We were getting OOMKilled pods last week, so we raised limits.\n", FactKind::k8s_oomkilled).empty());
+}
+
+TEST(Kubernetes, ProbeKillsAreNotMemory) {
+  const char* log = R"(  Warning  Unhealthy  2m (x3 over 3m)  kubelet  Liveness probe failed: Get "http://10.0.0.5:8000/health": context deadline exceeded
+  Normal   Killing    2m               kubelet  Container vllm failed liveness probe, will be restarted
+Exit Code:    137
+)";
+  auto n = of_kind(log, FactKind::not_memory_failure);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].detail, "a failed liveness probe");
+  EXPECT_FALSE(of_kind(log, FactKind::stop_or_restart).empty());
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::not_memory);
+  // Old-style events: Killing with a container id is a kubelet stop.
+  EXPECT_EQ(of_kind("spec.containers{nginx}\t\t\tkilling\t\tKilling 0b7743acd1a5f54aeccf4fe16c8cfbaa5e935a541c2fca59150cc250f7035d4e\n",
+                    FactKind::stop_or_restart).size(), 1u);
+  // Docs that describe probes are not failures.
+  EXPECT_TRUE(of_kind("If the liveness probe fails, the kubelet kills the container.\n", FactKind::not_memory_failure).empty());
+}
+
+TEST(Kubernetes, NpdKernelEventIsAPodLimitAndSystemOomIsTheHost) {
+  const char* npd = R"({"reason": "OOMKilling", "source": {"component": "kernel-monitor"},
+  "message": "Memory cgroup out of memory: Killed process 3504804 (kubectl) total-vm:753508kB, anon-rss:58776kB, file-rss:29400kB, shmem-rss:0kB, UID:0 pgtables:288kB oom_score_adj:999",
+)";
+  EXPECT_EQ(test::diagnose_text(npd).layer, Layer::k8s_pod_limit);
+  const char* sys = "Warning  SystemOOM  node/gpu-3  System OOM encountered, victim process: python, pid: 4242\n";
+  auto k = of_kind(sys, FactKind::process_killed);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].process, "python");
+  EXPECT_EQ(k[0].pid, 4242);
+  EXPECT_EQ(test::diagnose_text(sys).layer, Layer::host_ram);
+}
+
+TEST(Kubernetes, KubeStateMetrics) {
+  const char* m = R"(kube_pod_container_status_last_terminated_reason{container="vllm",namespace="ai",pod="vllm-0",reason="OOMKilled",uid="x"} 1
+kube_pod_container_status_last_terminated_reason{container="api",namespace="ai",pod="api-0",reason="OOMKilled",uid="y"} 0
+kube_pod_container_status_restarts_total{container="vllm",namespace="ai",pod="vllm-0",uid="x"} 7
+)";
+  auto o = of_kind(m, FactKind::k8s_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].pod, "vllm-0");
+  EXPECT_EQ(o[0].container, "vllm");
+  EXPECT_EQ(of_kind(m, FactKind::restarts).at(0).count, 7u);
+}
+
+}  // namespace
+}  // namespace aimem

@@ -1,0 +1,197 @@
+// llama.cpp / ggml / Ollama allocation failures and context (diagnosis.md §5.2).
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+using units::GiB;
+using units::MiB;
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+// ollama/ollama#4225 (trimmed): an 8 GiB host KV cache, then the compute buffer for n_ctx 65536 fails on GPU 0.
+const char* kComputeAfterLargeContext = R"(llama_new_context_with_model: n_ctx      = 65536
+llama_new_context_with_model: n_batch    = 512
+llama_new_context_with_model: n_ubatch   = 512
+llama_kv_cache_init:  CUDA_Host KV buffer size =  8192.00 MiB
+llama_new_context_with_model: KV self size  = 8192.00 MiB, K (f16): 4096.00 MiB, V (f16): 4096.00 MiB
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4507.00 MiB on device 0: cudaMalloc failed: out of memory
+ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 4725934080
+llama_new_context_with_model: failed to allocate compute buffers
+llama_init_from_gpt_params: error: failed to create context with model 'model.gguf'
+{"function":"load_model","level":"ERR","line":410,"model":"model.gguf","msg":"unable to load model","tid":"11992"}
+time=2024-05-07T10:17:09.123Z level=ERROR source=sched.go:339 msg="error loading llama server" error="llama runner process has terminated: exit status 0xc0000409 error:failed to create context with model 'model.gguf'"
+)";
+
+TEST(LlamaCpp, OneReportForTheWholeComputeBufferFailure) {
+  auto g = of_kind(kComputeAfterLargeContext, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].where.line, 6u);
+  EXPECT_EQ(g[0].detail, "compute");
+  EXPECT_EQ(g[0].requested, 4507 * MiB);
+  EXPECT_EQ(g[0].gpu, 0);
+  EXPECT_TRUE(of_kind(kComputeAfterLargeContext, FactKind::exit_status).empty());  // the wrapper repeats the failure
+  auto set = of_kind(kComputeAfterLargeContext, FactKind::runtime_setting);
+  ASSERT_GE(set.size(), 4u);
+  EXPECT_EQ(set[0].ctx, 65536u);
+  EXPECT_EQ(set[1].batch_tokens, 512u);
+  Diagnosis d = test::diagnose_text(kComputeAfterLargeContext);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+}
+
+TEST(LlamaCpp, KvCacheCellsAreTheContext) {
+  const char* text = R"(llama_kv_cache:      CUDA0 KV buffer size = 12327.00 MiB
+llama_kv_cache:      CUDA1 KV buffer size = 11153.00 MiB
+llama_kv_cache: size = 23480.00 MiB (150272 cells,  40 layers,  1/1 seqs), K (f16): 11740.00 MiB, V (f16): 11740.00 MiB
+llama_context: worst-case: n_tokens = 4096, n_seqs = 1, n_outputs = 1
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 12710.31 MiB on device 0: cudaMalloc failed: out of memory
+ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 13327728640
+graph_reserve: failed to allocate compute buffers
+)";
+  auto set = of_kind(text, FactKind::runtime_setting);
+  ASSERT_EQ(set.size(), 3u);
+  EXPECT_EQ(set[0].detail, "KV buffer CUDA0");
+  EXPECT_EQ(set[0].kv_bytes, 12327 * MiB);
+  EXPECT_EQ(set[2].ctx, 150272u);
+  EXPECT_EQ(set[2].sequences, 1u);
+  EXPECT_EQ(set[2].kv_bytes, 23480 * MiB);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+}
+
+TEST(LlamaCpp, SmallContextComputeFailureIsNotBlamedOnContext) {
+  const char* text = R"(llama_context: n_ctx         = 4096
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 590.07 MiB on device 0: cudaMalloc failed: out of memory
+graph_reserve: failed to allocate compute buffers
+)";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_NE(d.cause, Cause::kv_cache_context);
+}
+
+TEST(LlamaCpp, KvCacheBufferFailure) {
+  const char* text = R"(ggml_backend_cuda_buffer_type_alloc_buffer: allocating 16384.00 MiB on device 1: cudaMalloc failed: out of memory
+alloc_tensor_range: failed to allocate CUDA1 buffer of size 17179869184
+llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache
+)";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].detail, "kv");
+  EXPECT_EQ(g[0].gpu, 1);
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::kv_cache_context);
+}
+
+TEST(LlamaCpp, ModelBufferFailureIsModelLoad) {
+  const char* text = R"(llm_load_tensors: offloading 80 repeating layers to GPU
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 13285.50 MiB on device 0: cudaMalloc failed: out of memory
+alloc_tensor_range: failed to allocate CUDA0 buffer of size 13930841088
+llama_model_load: error loading model: unable to allocate CUDA0 buffer
+llama_load_model_from_file: failed to load model
+)";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].detail, "model");
+  EXPECT_EQ(g[0].requested, static_cast<uint64_t>(13285.5 * MiB));
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::model_load);
+}
+
+TEST(LlamaCpp, HostBufferFailureIsHostRam) {
+  const char* text = R"(llama_new_context_with_model: n_ctx      = 1048576
+ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 137438953504
+llama_kv_cache_init: failed to allocate buffer for kv cache
+llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache
+)";
+  auto h = of_kind(text, FactKind::host_alloc_failure);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].requested, 137438953504u);
+  EXPECT_EQ(h[0].detail, "kv");
+  EXPECT_TRUE(of_kind(text, FactKind::gpu_oom).empty());
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+}
+
+TEST(LlamaCpp, VulkanMetalAndHip) {
+  auto v = of_kind("ggml_vulkan: Device memory allocation of size 4294967296 failed.\nggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n",
+                   FactKind::gpu_oom);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].requested, 4 * GiB);
+  auto m = of_kind("ggml_metal_graph_compute: command buffer 0 failed with status 5\nerror: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n",
+                   FactKind::gpu_oom);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].where.line, 1u);
+  EXPECT_EQ(m[0].detail, "compute");
+  // Status 5 alone is any command-buffer error.
+  EXPECT_TRUE(of_kind("ggml_metal_graph_compute: command buffer 0 failed with status 5\n", FactKind::gpu_oom).empty());
+  auto h = of_kind("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2048.00 MiB on device 0: hipMalloc failed: out of memory\n", FactKind::gpu_oom);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].requested, 2 * GiB);
+}
+
+TEST(LlamaCpp, PinnedMemoryFallbackIsNotAFailure) {
+  EXPECT_TRUE(of_kind("ggml_cuda_host_malloc: failed to allocate 512.00 MiB of pinned memory: out of memory\n", FactKind::gpu_oom).empty());
+  EXPECT_EQ(test::diagnose_text("ggml_cuda_host_malloc: failed to allocate 512.00 MiB of pinned memory: out of memory\n").layer, Layer::none);
+}
+
+TEST(LlamaCpp, OllamaRefusesToLoad) {
+  const char* text = "Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)\n";
+  auto r = of_kind(text, FactKind::host_memory_refused);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].requested, static_cast<uint64_t>(164.8 * GiB + 0.5));
+  EXPECT_EQ(r[0].free, static_cast<uint64_t>(13.4 * GiB + 0.5));
+  EXPECT_EQ(r[0].layer, Layer::host_ram);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+  EXPECT_EQ(of_kind("{\"error\":\"model requires more system memory (64.0 GiB) than is available (31.2 GiB)\"}\n", FactKind::host_memory_refused).size(), 1u);
+}
+
+TEST(LlamaCpp, OllamaRunnerTerminatedCarriesItsReason) {
+  auto g = of_kind("{\"error\":{\"message\":\"llama-server process has terminated: exit status 1: cudaMalloc failed: out of memory\"}}\n",
+                   FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].family, Family::llamacpp);
+  // Non-memory reasons are left to the exit-status recognizer.
+  for (auto& f : test::facts_of("Error: llama runner process has terminated: exit status 2\n")) EXPECT_NE(f.family, Family::llamacpp);
+  auto cuda = test::facts_of("Error: llama runner process has terminated: CUDA error: out of memory\n");
+  int ooms = 0;
+  for (auto& f : cuda) ooms += f.kind == FactKind::gpu_oom;
+  EXPECT_EQ(ooms, 1);  // not also a second fact from the generic CUDA recognizer
+}
+
+TEST(LlamaCpp, HealthyOllamaLoadIsContextOnly) {
+  const char* text =
+      "time=2026-11-25T10:11:02.118Z level=INFO source=memory.go:356 msg=\"offload to cuda\" layers.requested=-1 "
+      "layers.model=33 layers.offload=33 layers.split=\"\" memory.available=\"[22.9 GiB]\" memory.gpu_overhead=\"0 B\" "
+      "memory.required.full=\"6.2 GiB\" memory.required.partial=\"6.2 GiB\" memory.required.kv=\"1.0 GiB\"\n"
+      "time=2026-11-25T10:11:02.200Z level=INFO source=server.go:392 msg=\"starting llama server\" cmd=\"/usr/bin/ollama runner --model /m.gguf --ctx-size 8192 --batch-size 512 --n-gpu-layers 33 --parallel 4 --port 4242\"\n"
+      "llama_kv_cache_init: kv_size = 8192, offload = 1, type_k = 'f16', type_v = 'f16', n_layer = 32\n"
+      "decode: failed to find free space in the KV cache, retrying with smaller batch size, n_batch = 256\n";
+  auto set = of_kind(text, FactKind::runtime_setting);
+  ASSERT_EQ(set.size(), 3u);
+  EXPECT_EQ(set[0].kv_bytes, 1 * GiB);
+  EXPECT_NE(set[0].detail.find("needs 6.2 GiB"), std::string::npos);
+  EXPECT_EQ(set[1].ctx, 8192u);
+  EXPECT_EQ(set[1].sequences, 4u);
+  EXPECT_EQ(set[1].batch_tokens, 512u);
+  EXPECT_EQ(set[2].ctx, 8192u);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
+TEST(LlamaCpp, FailedToLoadModelAloneIsNotAnAllocationFailure) {
+  const char* text = "gguf_init_from_file: failed to open 'x.gguf': No such file or directory\nllama_load_model_from_file: failed to load model\n";
+  EXPECT_TRUE(of_kind(text, FactKind::gpu_oom).empty());
+}
+
+}  // namespace
+}  // namespace aimem

@@ -1,0 +1,152 @@
+// nvidia-smi in its four output forms, as context.
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+using units::MiB;
+
+std::vector<Fact> states(const std::string& text) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == FactKind::gpu_state) out.push_back(f);
+  return out;
+}
+
+TEST(NvidiaSmi, DefaultTableWithProcesses) {
+  const char* text = R"(+-----------------------------------------------------------------------------+
+| NVIDIA-SMI 525.60.13    Driver Version: 525.60.13    CUDA Version: 12.0     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  NVIDIA GeForce ...  Off  | 00000000:01:00.0  On |                  N/A |
+| 30%   45C    P2    70W / 350W |  22000MiB / 24576MiB |     95%      Default |
++-------------------------------+----------------------+----------------------+
+|   1  NVIDIA GeForce ...  Off  | 00000000:02:00.0 Off |                  N/A |
+|  0%   31C    P8    20W / 350W |      4MiB / 24576MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+
++-----------------------------------------------------------------------------+
+| Processes:                                                                  |
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |
+|        ID   ID                                                   Usage      |
+|=============================================================================|
+|    0   N/A  N/A      1234      C   python                          20000MiB |
+|    0   N/A  N/A      1300      G   /usr/lib/xorg/Xorg                 50MiB |
++-----------------------------------------------------------------------------+
+)";
+  auto g = states(text);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].gpu, 0);
+  EXPECT_EQ(g[0].usage, 22000 * MiB);
+  EXPECT_EQ(g[0].total, 24576 * MiB);
+  EXPECT_EQ(g[0].free, 2576 * MiB);
+  EXPECT_EQ(g[0].count, 2u);
+  EXPECT_EQ(g[0].process, "NVIDIA GeForce ...");
+  EXPECT_EQ(g[1].gpu, 1);
+  EXPECT_EQ(g[1].usage, 4 * MiB);
+  // 90% full is context, never a failure.
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::none);
+  ASSERT_FALSE(d.headroom.empty());
+}
+
+TEST(NvidiaSmi, QueryForm) {
+  const char* text = R"(==============NVSMI LOG==============
+
+Attached GPUs                             : 1
+GPU 00000000:01:00.0
+    Product Name                          : NVIDIA GeForce RTX 3090
+    FB Memory Usage
+        Total                             : 24576 MiB
+        Reserved                          : 310 MiB
+        Used                              : 22000 MiB
+        Free                              : 2265 MiB
+    BAR1 Memory Usage
+        Total                             : 256 MiB
+        Used                              : 1 MiB
+        Free                              : 255 MiB
+    Processes
+        GPU instance ID                   : N/A
+        Process ID                        : 1234
+            Type                          : C
+            Name                          : python
+            Used GPU Memory               : 20000 MiB
+)";
+  auto g = states(text);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].gpu, 0);
+  EXPECT_EQ(g[0].process, "NVIDIA GeForce RTX 3090");
+  EXPECT_EQ(g[0].total, 24576 * MiB);  // not BAR1's 256 MiB
+  EXPECT_EQ(g[0].usage, 22000 * MiB);
+  EXPECT_EQ(g[0].free, 2265 * MiB);
+  EXPECT_EQ(g[0].count, 1u);
+}
+
+TEST(NvidiaSmi, XmlForm) {
+  const char* text = R"(<?xml version="1.0" ?>
+<nvidia_smi_log>
+	<attached_gpus>1</attached_gpus>
+	<gpu id="00000000:01:00.0">
+		<product_name>NVIDIA A100-SXM4-80GB</product_name>
+		<fb_memory_usage>
+			<total>81920 MiB</total>
+			<reserved>512 MiB</reserved>
+			<used>75000 MiB</used>
+			<free>6408 MiB</free>
+		</fb_memory_usage>
+		<bar1_memory_usage>
+			<total>131072 MiB</total>
+			<used>1 MiB</used>
+			<free>131071 MiB</free>
+		</bar1_memory_usage>
+		<processes>
+			<process_info>
+				<pid>4242</pid>
+				<used_memory>74000 MiB</used_memory>
+			</process_info>
+		</processes>
+	</gpu>
+</nvidia_smi_log>
+)";
+  auto g = states(text);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].process, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g[0].total, 81920 * MiB);
+  EXPECT_EQ(g[0].usage, 75000 * MiB);
+  EXPECT_EQ(g[0].free, 6408 * MiB);
+  EXPECT_EQ(g[0].count, 1u);
+}
+
+TEST(NvidiaSmi, CsvWithHeaderAndWithout) {
+  const char* text = R"(index, name, memory.used [MiB], memory.total [MiB]
+0, NVIDIA A100-SXM4-80GB, 75000 MiB, 81920 MiB
+1, NVIDIA A100-SXM4-80GB, 1200 MiB, 81920 MiB
+)";
+  auto g = states(text);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[1].gpu, 1);
+  EXPECT_EQ(g[1].usage, 1200 * MiB);
+  EXPECT_EQ(g[0].process, "NVIDIA A100-SXM4-80GB");
+  const char* bare = "$ nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader,nounits\n75000, 81920\n";
+  auto b = states(bare);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].usage, 75000 * MiB);
+  EXPECT_EQ(b[0].total, 81920 * MiB);
+  // Numbers that merely look like CSV are not read without a header.
+  EXPECT_TRUE(states("12, 34\n56, 78\n").empty());
+}
+
+TEST(NvidiaSmi, ComputeAppsList) {
+  const char* text = "pid, process_name, used_gpu_memory [MiB]\n1234, python, 20000 MiB\n5678, vllm, 30000 MiB\n";
+  auto g = states(text);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].count, 2u);
+}
+
+}  // namespace
+}  // namespace aimem

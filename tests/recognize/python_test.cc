@@ -1,0 +1,71 @@
+// Host allocation failures inside processes (src/recognize/families/python.cc).
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> allocs(const std::string& text) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == FactKind::host_alloc_failure) out.push_back(f);
+  return out;
+}
+
+TEST(PythonHost, TracebackMemoryErrorIsHostRam) {
+  const char* log = R"(Traceback (most recent call last):
+  File "embed.py", line 12, in <module>
+    vectors.append(model.encode(chunk))
+MemoryError
+)";
+  auto f = allocs(log);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].layer, Layer::host_ram);
+  EXPECT_EQ(f[0].detail, "Python MemoryError");
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::host_ram);
+  // Behind a torchrun rank prefix, and with a message.
+  EXPECT_EQ(allocs("[rank0]: MemoryError: out of memory\n").size(), 1u);
+}
+
+TEST(PythonHost, NumpyArrayAllocationGivesTheSize) {
+  auto f = allocs("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.50 GiB for an array with shape (100000, 4700) and data type float64\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].requested, static_cast<uint64_t>(3.5 * units::GiB));
+  EXPECT_EQ(f[0].detail, "numpy array allocation");
+}
+
+TEST(PythonHost, CxxGoRustAndEnomem) {
+  auto cxx = allocs("terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\nAborted (core dumped)\n");
+  ASSERT_EQ(cxx.size(), 1u);  // terminate and what() are one failure
+  EXPECT_EQ(cxx[0].detail, "std::bad_alloc");
+  auto go = allocs("runtime: out of memory: cannot allocate 4194304-byte block (3848470528 in use)\nfatal error: runtime: out of memory\n");
+  ASSERT_EQ(go.size(), 1u);
+  EXPECT_EQ(go[0].requested, 4194304u);
+  auto rust = allocs("memory allocation of 34359738368 bytes failed\n");
+  ASSERT_EQ(rust.size(), 1u);
+  EXPECT_EQ(rust[0].requested, 34359738368u);
+  auto enomem = allocs("OSError: [Errno 12] Cannot allocate memory\n");
+  ASSERT_EQ(enomem.size(), 1u);
+  EXPECT_EQ(enomem[0].layer, Layer::host_ram);
+}
+
+TEST(PythonHost, EnomemUnderAContainerLimitIsThatLimit) {
+  Diagnosis d = test::diagnose_text("docker run --memory 2g worker:1\n-bash: fork: Cannot allocate memory\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+}
+
+TEST(PythonHost, LookAlikesAreNotHostFailures) {
+  const char* log = R"(torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB
+java.lang.OutOfMemoryError: Java heap space
+    except MemoryError:
+If you see MemoryError: Unable to allocate, reduce the batch size.
+Hint: "Cannot allocate memory" means the host is out of RAM, consider adding swap
+NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory
+)";
+  EXPECT_TRUE(allocs(log).empty());
+}
+
+}  // namespace
+}  // namespace aimem

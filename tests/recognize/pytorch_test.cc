@@ -1,0 +1,209 @@
+// PyTorch allocator failures, every message generation (diagnosis.md §5.1).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+using units::GiB;
+using units::MiB;
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+uint64_t gib(double v) { return static_cast<uint64_t>(std::llround(v * static_cast<double>(GiB))); }
+uint64_t mib(double v) { return static_cast<uint64_t>(std::llround(v * static_cast<double>(MiB))); }
+
+TEST(PyTorch, ModernMessageGivesEveryFigureAndOtherProcesses) {
+  const char* line =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 130.00 MiB. GPU 2 has a total capacity of 44.39 GiB "
+      "of which 109.31 MiB is free. Process 6324 has 8.06 GiB memory in use. Including non-PyTorch memory, this process "
+      "has 36.21 GiB memory in use. Of the allocated memory 35.70 GiB is allocated by PyTorch, and 69.68 MiB is reserved "
+      "by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n";
+  auto g = of_kind(line, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].layer, Layer::gpu_vram);
+  EXPECT_EQ(g[0].gpu, 2);
+  EXPECT_EQ(g[0].requested, mib(130));
+  EXPECT_EQ(g[0].total, gib(44.39));
+  EXPECT_EQ(g[0].free, mib(109.31));
+  EXPECT_EQ(g[0].other_processes, gib(8.06));
+  EXPECT_EQ(g[0].this_process, gib(36.21));
+  EXPECT_EQ(g[0].allocated, gib(35.70));
+  EXPECT_EQ(g[0].reserved_unallocated, mib(69.68));
+  Diagnosis d = test::diagnose_text(line);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::unknown);  // 8 GiB of 44 is not enough to blame the neighbour
+}
+
+TEST(PyTorch, LargeNeighbourOnTheGpuIsOtherProcess) {
+  const char* line =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB "
+      "of which 1.02 GiB is free. Process 1111 has 14.50 GiB memory in use. Including non-PyTorch memory, this process "
+      "has 8.10 GiB memory in use. Of the allocated memory 7.60 GiB is allocated by PyTorch, and 120.00 MiB is reserved "
+      "by PyTorch but unallocated.\n";
+  Diagnosis d = test::diagnose_text(line);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+}
+
+TEST(PyTorch, SingleProcessEntryWithoutThisProcessPhraseIsThisProcess) {
+  // Inside a container PyTorch prints its own host PID as "Process N has ...".
+  const char* line =
+      "ERROR 04-27 09:07:04 [engine.py:160] OutOfMemoryError('CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a "
+      "total capacity of 44.53 GiB of which 263.25 MiB is free. Process 3438115 has 44.25 GiB memory in use. Of the "
+      "allocated memory 40.62 GiB is allocated by PyTorch, with 324.00 MiB allocated in private pools (e.g., CUDA "
+      "Graphs), and 1.57 GiB is reserved by PyTorch but unallocated.\n";
+  auto g = of_kind(line, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].this_process, gib(44.25));
+  EXPECT_FALSE(g[0].other_processes.has_value());
+  EXPECT_EQ(g[0].reserved_unallocated, gib(1.57));
+}
+
+TEST(PyTorch, SeveralEntriesWithoutThisProcessGiveALowerBoundForOthers) {
+  const char* line =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.15 GiB "
+      "of which 10.00 MiB is free. Process 11 has 50.00 GiB memory in use. Process 12 has 29.00 GiB memory in use. Of the "
+      "allocated memory 28.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.\n";
+  auto g = of_kind(line, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].other_processes, gib(29));
+  EXPECT_FALSE(g[0].this_process.has_value());
+}
+
+TEST(PyTorch, Version21TypoAndAllowedFraction) {
+  const char* line =
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacty of 79.25 GiB "
+      "of which 512.00 MiB is free. 40.00 GiB allowed; Of the allocated memory 39.00 GiB is allocated by PyTorch, and "
+      "200.00 MiB is reserved by PyTorch but unallocated.\n";
+  auto g = of_kind(line, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].total, gib(79.25));
+  EXPECT_EQ(g[0].limit, gib(40));
+  EXPECT_EQ(g[0].allocated, gib(39));
+}
+
+TEST(PyTorch, OldMessageWithReservedInTotalFindsMemoryOutsideTheProcess) {
+  const char* text =
+      "RuntimeError\n"
+      "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.93 GiB total capacity; 2.81 GiB already allocated; 25.38 "
+      "MiB free; 3.06 GiB reserved in total by PyTorch)\n";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].gpu, 0);
+  EXPECT_EQ(g[0].total, gib(7.93));
+  EXPECT_EQ(g[0].allocated, gib(2.81));
+  EXPECT_EQ(g[0].free, mib(25.38));
+  EXPECT_EQ(g[0].reserved, gib(3.06));
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.cause, Cause::other_process);
+}
+
+TEST(PyTorch, OldestMessageWithCachedAndZeroBytesFree) {
+  auto g = of_kind(
+      "RuntimeError: CUDA out of memory. Tried to allocate 2.56 GiB (GPU 1; 15.90 GiB total capacity; 10.38 GiB already "
+      "allocated; 0 bytes free; 2.99 GiB cached)\n",
+      FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].gpu, 1);
+  EXPECT_EQ(g[0].free, 0u);
+  EXPECT_EQ(g[0].reserved, gib(2.99));
+  EXPECT_EQ(g[0].requested, gib(2.56));
+}
+
+TEST(PyTorch, HipAndNpuVariants) {
+  auto hip = of_kind(
+      "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 978.00 MiB. GPU 0 has a total capacity of 15.98 GiB of "
+      "which 630.00 MiB is free. Of the allocated memory 14.1 GiB is allocated by PyTorch, and 500.00 MiB is reserved by "
+      "PyTorch but unallocated.\n",
+      FactKind::gpu_oom);
+  ASSERT_EQ(hip.size(), 1u);
+  EXPECT_EQ(hip[0].detail, "HIP");
+  EXPECT_EQ(hip[0].free, mib(630));
+  auto npu = of_kind(
+      "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 3; 60.97 GiB total capacity; 58.29 GiB already "
+      "allocated; 58.29 GiB current active; 291.08 MiB free; 59.37 GiB reserved in total by PyTorch)\n",
+      FactKind::gpu_oom);
+  ASSERT_EQ(npu.size(), 1u);
+  EXPECT_EQ(npu[0].gpu, 3);
+  EXPECT_EQ(npu[0].free, mib(291.08));
+  EXPECT_EQ(npu[0].reserved, gib(59.37));
+}
+
+TEST(PyTorch, MpsBackend) {
+  auto g = of_kind(
+      "RuntimeError: MPS backend out of memory (MPS allocated: 17.00 GB, other allocations: 1.50 GB, max allowed: 18.13 "
+      "GB). Tried to allocate 256.00 MB on private pool.\n",
+      FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].allocated, gib(17));
+  EXPECT_EQ(g[0].this_process, gib(18.5));
+  EXPECT_EQ(g[0].limit, gib(18.13));
+  EXPECT_EQ(g[0].requested, mib(256));
+}
+
+TEST(PyTorch, ThcTwoLinesAreOneFailure) {
+  const char* text =
+      "THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory\n"
+      "Traceback (most recent call last):\n"
+      "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/torch/lib/THC/generic/THCStorage.cu:66\n";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].where.line, 1u);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::gpu_vram);
+}
+
+TEST(PyTorch, RepeatedTracebackLineIsOneFact) {
+  std::string line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 8.00 GiB of which 1.00 MiB is free.\n";
+  std::string text = line + "\nThe above exception was the direct cause of the following exception:\n\n" + "RuntimeError: " + line.substr(24);
+  EXPECT_EQ(of_kind(text, FactKind::gpu_oom).size(), 1u);
+  // A different allocation later is a second fact.
+  text += "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 40.00 MiB. GPU 0 has a total capacity of 8.00 GiB of which 1.00 MiB is free.\n";
+  EXPECT_EQ(of_kind(text, FactKind::gpu_oom).size(), 2u);
+}
+
+TEST(PyTorch, CublasAllocFailedIsAGpuOom) {
+  auto g = of_kind("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n", FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].layer, Layer::gpu_vram);
+  EXPECT_LT(g[0].strength, 0.9f);
+}
+
+TEST(PyTorch, CpuAllocatorIsAHostAllocationFailure) {
+  const char* text =
+      "RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate memory: you tried "
+      "to allocate 1073741824 bytes. Error code 12 (Cannot allocate memory)\n";
+  auto h = of_kind(text, FactKind::host_alloc_failure);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].layer, Layer::host_ram);
+  EXPECT_EQ(h[0].requested, 1073741824u);
+  EXPECT_TRUE(of_kind(text, FactKind::gpu_oom).empty());
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::host_ram);
+  auto win = of_kind("RuntimeError: [enforce fail at C:\\cb\\alloc_cpu.cpp:72] data. DefaultCPUAllocator: not enough memory: you tried to allocate 9437184 bytes.\n",
+                     FactKind::host_alloc_failure);
+  ASSERT_EQ(win.size(), 1u);
+  EXPECT_EQ(win[0].requested, 9437184u);
+}
+
+TEST(PyTorch, AdviceAndProseAreNotFailures) {
+  const char* text =
+      "Tip: if you see 'CUDA out of memory', lower --batch-size.\n"
+      "  --gradient-checkpointing   trade compute for memory to avoid \"CUDA out of memory\" errors\n"
+      "I keep getting a CUDA out of memory error with this model, any idea?\n"
+      "print(torch.cuda.memory_summary())  # helps with HIP out of memory errors\n";
+  EXPECT_TRUE(of_kind(text, FactKind::gpu_oom).empty());
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
+}  // namespace
+}  // namespace aimem

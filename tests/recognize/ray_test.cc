@@ -1,0 +1,72 @@
+// Ray's memory monitor, workers killed by SIGKILL, and the platform.
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+TEST(Ray, MemoryMonitorKillIsAUserspaceKiller) {
+  const char* text =
+      "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+      "Memory on the node (IP: 10.0.0.5, ID: 9c1f) where the task (task ID: ffff, name=train_fn, pid=1234, memory used=12.01GB) "
+      "was running was 29.90GB / 31.30GB (0.955258), which exceeds the memory usage threshold of 0.95. Ray killed this worker "
+      "(ID: abcd) because it was the most recently scheduled task.\n"
+      "(raylet) 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 9c1f, IP: 10.0.0.5) over the last time period.\n";
+  auto k = of_kind(text, FactKind::userspace_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(k[0].pid, 1234);
+  EXPECT_EQ(k[0].process, "train_fn");
+  EXPECT_NE(k[0].detail.find("Ray memory monitor"), std::string::npos);
+  EXPECT_NEAR(static_cast<double>(*k[0].usage), 29.90 * units::GiB, 1e3);
+  EXPECT_NEAR(static_cast<double>(*k[0].total), 31.30 * units::GiB, 1e3);
+  EXPECT_EQ(of_kind(text, FactKind::platform).size(), 1u);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::userspace_oom_killer);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_NE(d.incidents[0].summary.find("Ray memory monitor"), std::string::npos);
+}
+
+TEST(Ray, RayletSummaryAloneCountsKills) {
+  auto k = of_kind("(raylet) [2024-01-01 00:00:00] 3 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node\n",
+                   FactKind::userspace_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].count, 3u);
+  EXPECT_TRUE(of_kind("(raylet) 0 Workers (tasks / actors) killed due to memory pressure (OOM), 2 Workers crashed due to other reasons\n",
+                      FactKind::userspace_kill)
+                  .empty());
+}
+
+TEST(Ray, WorkerDiedWhileLoadingIsHostRamModelLoad) {
+  const char* text =
+      "`The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker "
+      "unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process "
+      "is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed "
+      "unexpectedly due to SIGSEGV or other unexpected errors.\n"
+      "The actor never ran - it was cancelled before it started running.`\n";
+  auto k = of_kind(text, FactKind::process_killed);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].layer, Layer::host_ram);
+  EXPECT_EQ(of_kind(text, FactKind::phase_load).size(), 1u);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
+TEST(Ray, ThresholdSettingsAreNotFailures) {
+  const char* text = "RAY_memory_usage_threshold=0.7 RAY_memory_monitor_refresh_ms=0 python train.py\n";
+  for (auto& f : test::facts_of(text)) EXPECT_FALSE(is_failure(f.kind)) << to_string(f.kind);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
+}  // namespace
+}  // namespace aimem

@@ -1,0 +1,137 @@
+// TensorFlow and JAX / XLA allocation failures.
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+using units::GiB;
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+TEST(TensorflowJax, ActivationTensorIsABatch) {
+  const char* text =
+      "ResourceExhaustedError: OOM when allocating tensor with shape[128,128,109,109] and type float on "
+      "/job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc\n"
+      "\t [[Node: replica_1/xception/block2_sepconv1_bn/FusedBatchNorm = FusedBatchNorm[T=DT_FLOAT, is_training=true]]]\n";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].gpu, 1);
+  EXPECT_EQ(g[0].requested, 128ull * 128 * 109 * 109 * 4);
+  EXPECT_NE(g[0].detail.find("batch"), std::string::npos);
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::concurrency_batch);
+}
+
+TEST(TensorflowJax, VariableInitializerIsNotABatch) {
+  const char* text =
+      "ResourceExhaustedError (see above for traceback): OOM when allocating tensor of shape [563354,256] and type float\n"
+      "\t [[Node: embeddings/Adam/Initializer/zeros = Const[dtype=DT_FLOAT, _device=\"/job:localhost/replica:0/task:0/device:GPU:0\"]()]]\n";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].requested, 563354ull * 256 * 4);
+  EXPECT_EQ(g[0].detail.find("batch"), std::string::npos);
+  // A conv kernel of rank 4 is not a batch either when the op is its initializer.
+  const char* kernel =
+      "OOM when allocating tensor with shape[3,3,512,512] and type half on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n"
+      "\t [[{{node conv5/kernel/Initializer/random_uniform}}]]\n";
+  auto k = of_kind(kernel, FactKind::gpu_oom);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].requested, 3ull * 3 * 512 * 512 * 2);
+  EXPECT_EQ(k[0].detail.find("batch"), std::string::npos);
+}
+
+TEST(TensorflowJax, CpuDeviceIsHostRam) {
+  const char* text =
+      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[64,1024,1024] "
+      "and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu [Op:MatMul]\n";
+  auto h = of_kind(text, FactKind::host_alloc_failure);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].layer, Layer::host_ram);
+  EXPECT_TRUE(of_kind(text, FactKind::gpu_oom).empty());
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::host_ram);
+}
+
+TEST(TensorflowJax, AllocatorWarningIsReplacedByTheException) {
+  std::string text =
+      "W tensorflow/core/common_runtime/bfc_allocator.cc:456] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB (rounded to 2147483648)requested by op MatMul\n";
+  for (int i = 0; i < 50; ++i) text += "I tensorflow/core/common_runtime/bfc_allocator.cc:1050] InUse at 7f0000 of size 256 next 1\n";
+  text += "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[32,4096,4096] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc [Op:MatMul]\n";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].where.line, 52u);
+  EXPECT_EQ(g[0].requested, 32ull * 4096 * 4096 * 4);
+  // Alone, the warning is the failure.
+  auto w = of_kind("W bfc_allocator.cc:456] Allocator (GPU_3_bfc) ran out of memory trying to allocate 2.00GiB (rounded to 2147483648)requested by op MatMul\n",
+                   FactKind::gpu_oom);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].gpu, 3);
+  EXPECT_EQ(w[0].requested, 2 * GiB);
+}
+
+TEST(TensorflowJax, NotAFailureWarningIsIgnored) {
+  const char* text =
+      "W tensorflow/core/common_runtime/bfc_allocator.cc:246] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
+      "2.19GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be "
+      "performance gains if more memory were available.\n";
+  EXPECT_TRUE(test::facts_of(text).empty());
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
+TEST(TensorflowJax, JaxOomInsideACompiledCallIsAnActivationPeak) {
+  const char* text = R"(/usr/local/lib/python3.7/dist-packages/jax/interpreters/xla.py in _execute_compiled(compiled, avals, handlers, kept_var_idx, *args)
+--> 960   out_bufs = compiled.execute(input_bufs)
+
+RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 14285187448 bytes.
+)";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].family, Family::jax);
+  EXPECT_EQ(g[0].requested, 14285187448u);
+  EXPECT_NE(g[0].detail.find("activation"), std::string::npos);
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::concurrency_batch);
+  // Without the execute frames the purpose is not known.
+  auto bare = of_kind("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 5.24GiB.\n", FactKind::gpu_oom);
+  ASSERT_EQ(bare.size(), 1u);
+  EXPECT_EQ(bare[0].detail.find("activation"), std::string::npos);
+  EXPECT_EQ(bare[0].requested, static_cast<uint64_t>(5.24 * GiB + 0.5));
+}
+
+TEST(TensorflowJax, OtherXlaForms) {
+  auto a = of_kind("XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 1.00GiB (1073741824B) on device ordinal 2\n", FactKind::gpu_oom);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].gpu, 2);
+  EXPECT_EQ(a[0].requested, GiB);
+  auto b = of_kind("XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 1.62G. That was not possible. There are 1.03G free.; (0x0x0_HBM0)\n",
+                   FactKind::gpu_oom);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].free, static_cast<uint64_t>(1.03 * GiB + 0.5));
+  auto c = of_kind("XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 17.70G of 15.48G hbm. Exceeded hbm capacity by 2.22G.\n",
+                   FactKind::gpu_oom);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].total, static_cast<uint64_t>(15.48 * GiB + 0.5));
+  // RESOURCE_EXHAUSTED is also a quota / rate-limit status.
+  EXPECT_TRUE(test::facts_of("grpc error: RESOURCE_EXHAUSTED: Quota exceeded for quota metric 'Requests'\n").empty());
+}
+
+TEST(TensorflowJax, PreallocationNoticeIsHealthy) {
+  const char* text =
+      "I1125 09:30:13.002 xla_bridge.py:889] XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)\n"
+      "step 100 | loss 2.113 | 1.92 steps/s\n";
+  auto s = of_kind(text, FactKind::runtime_setting);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_DOUBLE_EQ(*s[0].ratio, 0.75);
+  auto g = of_kind(text, FactKind::gpu_state);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].total, 80 * GiB);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
+}  // namespace
+}  // namespace aimem

@@ -1,0 +1,79 @@
+// text-generation-inference warmup failures and launcher settings.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+const char* kWarmupFailure = R"(2023-09-26T21:47:10.000Z  INFO text_generation_launcher: Args { model_id: "tiiuae/falcon-40b", max_input_length: 2048, max_total_tokens: 4096, max_batch_prefill_tokens: 4096, max_batch_total_tokens: None, cuda_memory_fraction: 1.0 }
+  File "/opt/conda/lib/python3.9/site-packages/text_generation_server/models/flash_causal_lm.py", line 755, in warmup
+    raise RuntimeError(
+RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`
+
+2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: Method Warmup encountered an error.
+2023-09-26T21:48:01.100000Z ERROR text_generation_launcher: Error: Warmup(Generation("Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`"))
+)";
+
+TEST(Tgi, WarmupPrefillFailureIsTheBatch) {
+  auto g = of_kind(kWarmupFailure, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);  // the router's repeat is the same failure
+  EXPECT_EQ(g[0].batch_tokens, 4096u);
+  EXPECT_NE(g[0].detail.find("prefill"), std::string::npos);
+  auto set = of_kind(kWarmupFailure, FactKind::runtime_setting);
+  ASSERT_EQ(set.size(), 1u);
+  EXPECT_EQ(set[0].max_model_len, 4096u);
+  EXPECT_EQ(set[0].batch_tokens, 4096u);
+  EXPECT_DOUBLE_EQ(*set[0].ratio, 1.0);
+  Diagnosis d = test::diagnose_text(kWarmupFailure);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  ASSERT_FALSE(d.incidents.empty());
+  bool halves = false;
+  for (auto& fix : d.incidents[0].fixes) halves |= fix.action.find("--max-batch-prefill-tokens 4096 -> 2048") != std::string::npos;
+  EXPECT_TRUE(halves);
+}
+
+TEST(Tgi, TotalTokensVariant) {
+  auto g = of_kind("RuntimeError: Not enough memory to handle 20000 total tokens with 4096 prefill tokens. You need to decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`\n",
+                   FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].batch_tokens, 4096u);
+}
+
+TEST(Tgi, HealthyStartIsContextOnly) {
+  const char* text = R"(2026-11-26T08:00:01.120Z  INFO text_generation_launcher: Args { model_id: "meta-llama/Llama-3.1-8B-Instruct", max_concurrent_requests: 128, max_input_tokens: Some(8191), max_total_tokens: Some(8192), max_batch_prefill_tokens: Some(8192), cuda_memory_fraction: 1.0 }
+2026-11-26T08:00:44.511Z  INFO text_generation_launcher: Shard ready in 43.1s rank=0
+2026-11-26T08:00:47.902Z  INFO text_generation_router: Warming up model
+2026-11-26T08:00:52.004Z  INFO text_generation_router: Setting max batch total tokens to 412960
+)";
+  auto set = of_kind(text, FactKind::runtime_setting);
+  ASSERT_EQ(set.size(), 1u);
+  EXPECT_EQ(set[0].max_model_len, 8192u);  // Some(8192)
+  EXPECT_EQ(set[0].batch_tokens, 8192u);
+  auto cap = of_kind(text, FactKind::kv_capacity);
+  ASSERT_EQ(cap.size(), 1u);
+  EXPECT_EQ(cap[0].kv_tokens, 412960u);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
+TEST(Tgi, ShardFailingToStartMarksLoading) {
+  const char* text = R"(2024-01-01T00:00:00Z ERROR text_generation_launcher: Error when initializing model
+torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total capacity of 23.64 GiB of which 100.00 MiB is free. Including non-PyTorch memory, this process has 23.50 GiB memory in use. Of the allocated memory 23.10 GiB is allocated by PyTorch, and 50.00 MiB is reserved by PyTorch but unallocated.
+2024-01-01T00:00:01Z ERROR text_generation_launcher: Shard 0 failed to start
+)";
+  EXPECT_EQ(of_kind(text, FactKind::phase_load).size(), 2u);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
+}  // namespace
+}  // namespace aimem

@@ -1,0 +1,106 @@
+// User-space OOM killers (src/recognize/families/userspace_killers.cc).
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> kills(const std::string& text) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == FactKind::userspace_kill) out.push_back(f);
+  return out;
+}
+
+TEST(UserspaceKillers, EarlyoomVictimWithAndWithoutPrefix) {
+  const char* log = R"(Nov 12 17:08:27 earlyoom[1295]: mem avail:   888 of 55597 MiB ( 1.60%), swap free:    0 of 8191 MiB ( 0.00%)
+Nov 12 17:08:27 earlyoom[1295]: low memory! at or below SIGTERM limits: mem  1.66%, swap 10.00%
+Nov 12 17:08:27 earlyoom[1295]: sending SIGTERM to process 906175 uid 1000 "java": oom_score 1170, VmRSS 43912 MiB, cmdline "java -jar x"
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].process, "java");
+  EXPECT_EQ(k[0].pid, 906175);
+  EXPECT_EQ(k[0].rss, 43912 * units::MiB);
+  EXPECT_EQ(k[0].detail.rfind("earlyoom", 0), 0u);
+  EXPECT_EQ(k[0].layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
+  // "mem avail" is the host's state at the time.
+  bool host = false;
+  for (auto& f : test::facts_of(log))
+    if (f.kind == FactKind::host_state && f.total == 55597 * units::MiB && f.free == 888 * units::MiB) host = true;
+  EXPECT_TRUE(host);
+  // Older earlyoom, no prefix, a process name with a space.
+  auto old = kills("Jun 12 06:39:16: sending SIGKILL to process 696 uid 1001 \"Web Content\": badness 757, VmRSS 637 MiB\n");
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].process, "Web Content");
+  EXPECT_EQ(old[0].rss, 637 * units::MiB);
+}
+
+TEST(UserspaceKillers, SystemdOomdInAnyLocaleAndItsTwoTails) {
+  const char* fr = R"(avril 16 21:08:50 systemd-oomd[93234]: Considered 97 cgroups for killing, top candidates were:
+avril 16 21:08:50 systemd-oomd[93234]:         Path: /user.slice/user-1000.slice/user@1000.service/app.slice/app-gnome-slack-96235.scope
+avril 16 21:08:50 systemd-oomd[93234]: Killed /user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/tmux
+)";
+  auto k = kills(fr);
+  ASSERT_EQ(k.size(), 1u);  // candidates are not victims
+  EXPECT_EQ(k[0].cgroup, "/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/tmux");
+  EXPECT_EQ(k[0].detail.rfind("systemd-oomd", 0), 0u);
+  EXPECT_EQ(test::diagnose_text(fr).layer, Layer::userspace_oom_killer);
+
+  auto swap = kills("systemd-oomd[3562]: Killed /user.slice/app-chrome-1.scope due to memory used (16109408256) / total (16474247168) and swap used (1982627840) / total (2147479552) being more than 90.00%\n"
+                    "systemd[1]: app-chrome-1.scope: systemd-oomd killed 12 process(es) in this unit.\n");
+  ASSERT_EQ(swap.size(), 1u);  // oomd's line and PID 1's line are one kill
+  EXPECT_EQ(swap[0].cgroup, "/user.slice/app-chrome-1.scope");
+  EXPECT_EQ(swap[0].usage, 16109408256u);
+  EXPECT_EQ(swap[0].total, 16474247168u);
+  auto pressure = kills("Killed /system.slice/vllm.service due to memory pressure for /system.slice being 75.12% > 60.00% for > 30s with reclaim activity\n");
+  ASSERT_EQ(pressure.size(), 1u);
+  EXPECT_EQ(pressure[0].cgroup, "/system.slice/vllm.service");
+}
+
+TEST(UserspaceKillers, NohangAndOomd) {
+  const char* nohang = R"(nohang[811]: Victim status (found in 4ms):
+nohang[811]:   PID:       9828, name: stress, state: R, EUID: 1000, SID: 9000 (bash), lifetime: 12s
+nohang[811]:   Vm, MiB:   Size: 3080, RSS: 485, Swap: 0
+nohang[811]: Implementing a corrective action:
+nohang[811]:   Sending SIGTERM to the victim
+)";
+  auto n = kills(nohang);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].detail, "nohang");
+  EXPECT_EQ(n[0].process, "stress");
+  EXPECT_EQ(n[0].pid, 9828);
+  EXPECT_EQ(n[0].rss, 485 * units::MiB);
+  auto old = kills("  Preventing OOM: trying to send the SIGKILL signal to stress,\n  Pid: 9841, Badness: 87, VmRSS: 513 MiB, VmSwap: 0 MiB\n");
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].pid, 9841);
+  EXPECT_EQ(old[0].rss, 513 * units::MiB);
+
+  const char* oomd = R"(oomd[700]: Trying to kill /sys/fs/cgroup/workload.slice/trainer.service
+oomd[700]: Killed 2: 1234(python) 1235(bash)
+)";
+  auto o = kills(oomd);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].detail, "oomd");
+  EXPECT_EQ(o[0].pid, 1234);
+  EXPECT_EQ(o[0].process, "python");
+  EXPECT_EQ(o[0].cgroup, "/sys/fs/cgroup/workload.slice/trainer.service");
+}
+
+TEST(UserspaceKillers, StatusAndConfigLinesAreNoKill) {
+  const char* log = R"(earlyoom v1.7
+mem total: 15836 MiB, swap total: 2047 MiB
+sending SIGTERM when mem <= 10.00% and swap <= 10.00%,
+mem avail: 12000 of 15836 MiB (75.77%), swap free: 2047 of 2047 MiB (100.00%)
+systemd-oomd[717]: Considered 72 cgroups for killing, top candidates were:
+Killed 3 zombie tasks in the cleanup pass
+)";
+  EXPECT_TRUE(kills(log).empty());
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
+}
+
+}  // namespace
+}  // namespace aimem

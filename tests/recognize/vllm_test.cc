@@ -1,0 +1,174 @@
+// vLLM start-up budget errors and start-up figures (diagnosis.md §5.2).
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+using units::GiB;
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+const char* kV0Startup = R"(INFO 11-21 10:00:01 llm_engine.py:237] Initializing an LLM engine (v0.6.4) with config: model='meta-llama/Llama-3.1-8B-Instruct', dtype=torch.bfloat16, max_seq_len=29000, download_dir=None, tensor_parallel_size=1, enforce_eager=False
+INFO 11-21 10:00:30 model_runner.py:1077] Loading model weights took 14.9888 GB
+INFO 11-21 10:00:33 worker.py:232] Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90
+INFO 11-21 10:00:33 gpu_executor.py:113] # GPU blocks: 1478, # CPU blocks: 2048
+INFO 11-21 10:00:33 gpu_executor.py:117] Maximum concurrency for 29000 tokens per request: 0.82x
+)";
+
+TEST(Vllm, MaxSeqLenLargerThanKvCacheIsAKvShortage) {
+  std::string text = std::string(kV0Startup) +
+                     "ValueError: The model's max seq len (29000) is larger than the maximum number of tokens that can be "
+                     "stored in KV cache (23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` "
+                     "when initializing the engine.\n";
+  auto k = of_kind(text, FactKind::kv_cache_shortage);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].max_model_len, 29000u);
+  EXPECT_EQ(k[0].kv_tokens, 23648u);
+  EXPECT_EQ(k[0].detail, "max_model_len");
+  // The error line's backticked names are not settings.
+  for (auto& s : of_kind(text, FactKind::runtime_setting)) EXPECT_NE(s.where.line, 6u);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+  ASSERT_FALSE(d.incidents.empty());
+  // The figures of the start-up log reach the advice.
+  bool lowers = false;
+  for (auto& fix : d.incidents[0].fixes) lowers |= fix.action.find("max_model_len 29000 -> 23552") != std::string::npos;
+  EXPECT_TRUE(lowers);
+}
+
+TEST(Vllm, HealthyStartupIsContextOnly) {
+  std::string text = std::string(kV0Startup);
+  // concurrency >= 1x on a healthy start
+  text.replace(text.find("0.82x"), 5, "3.41x");
+  EXPECT_TRUE(of_kind(text, FactKind::kv_cache_shortage).empty());
+  auto cap = of_kind(text, FactKind::kv_capacity);
+  ASSERT_GE(cap.size(), 3u);
+  auto set = of_kind(text, FactKind::runtime_setting);
+  ASSERT_EQ(set.size(), 2u);
+  EXPECT_EQ(set[0].max_model_len, 29000u);  // max_seq_len of the config line
+  EXPECT_DOUBLE_EQ(*set[1].ratio, 0.90);
+  EXPECT_NE(set[1].detail.find("gpu_memory_utilization"), std::string::npos);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+  // Below 1x without the error is still no failure: vLLM raises the error itself.
+  EXPECT_EQ(test::diagnose_text(kV0Startup).layer, Layer::none);
+}
+
+TEST(Vllm, V1KvNeededWithPositiveBudgetIsAMaxModelLenProblem) {
+  const char* line =
+      "(EngineCore_DP0 pid=1094) ValueError: To serve at least one request with the models's max seq len (262144), (24.0 "
+      "GiB KV cache is needed, which is larger than the available KV cache memory (3.18 GiB). Based on the available "
+      "memory, the estimated maximum model length is 34736. Try increasing `gpu_memory_utilization` or decreasing "
+      "`max_model_len` when initializing the engine.\n";
+  auto k = of_kind(line, FactKind::kv_cache_shortage);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].max_model_len, 262144u);
+  EXPECT_EQ(k[0].kv_tokens, 34736u);
+  EXPECT_EQ(k[0].requested, 24 * GiB);
+  EXPECT_EQ(k[0].detail, "max_model_len");
+  EXPECT_EQ(test::diagnose_text(line).cause, Cause::kv_cache_context);
+}
+
+TEST(Vllm, NoCacheBlocksAndNegativeBudget) {
+  auto a = of_kind("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n",
+                   FactKind::kv_cache_shortage);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].detail, "no cache blocks");
+  auto b = of_kind("INFO 05-01 10:00:00 [gpu_worker.py:227] Available KV cache memory: -0.3 GiB\n", FactKind::kv_cache_shortage);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_NE(b[0].detail.find("negative"), std::string::npos);
+  auto c = of_kind(
+      "INFO the current vLLM instance can use total_gpu_memory (23.64GiB) x gpu_memory_utilization (0.90) = 21.27GiB\n"
+      "INFO model weights take 20.99GiB; non_torch_memory takes 0.09GiB; PyTorch activation peak memory takes 1.39GiB; the rest of the memory reserved for KV Cache is -1.2GiB.\n",
+      FactKind::kv_cache_shortage);
+  ASSERT_EQ(c.size(), 1u);
+  Diagnosis d = test::diagnose_text("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
+TEST(Vllm, PositiveBudgetLinesAreCapacity) {
+  const char* text =
+      "INFO the current vLLM instance can use total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) = 71.29GiB\n"
+      "INFO [gpu_worker.py:227] Available KV cache memory: 51.72 GiB\n"
+      "INFO [kv_cache_utils.py:634] GPU KV cache size: 93,760 tokens\n"
+      "INFO [kv_cache_utils.py:637] Maximum concurrency for 32,768 tokens per request: 2.86x\n";
+  auto cap = of_kind(text, FactKind::kv_capacity);
+  ASSERT_EQ(cap.size(), 3u);
+  EXPECT_EQ(cap[0].kv_bytes, static_cast<uint64_t>(51.72 * GiB + 0.5));
+  EXPECT_EQ(cap[1].kv_tokens, 93760u);
+  EXPECT_EQ(cap[2].max_model_len, 32768u);
+  EXPECT_DOUBLE_EQ(*cap[2].ratio, 2.86);
+  auto set = of_kind(text, FactKind::runtime_setting);
+  ASSERT_EQ(set.size(), 1u);
+  EXPECT_DOUBLE_EQ(*set[0].ratio, 0.90);
+  EXPECT_TRUE(of_kind(text, FactKind::kv_cache_shortage).empty());
+}
+
+TEST(Vllm, EngineArgumentsInEverySpelling) {
+  auto a = of_kind("INFO non-default args: {'model': 'Qwen/Qwen3-8B', 'max_model_len': 32768, 'max_num_seqs': 64, 'gpu_memory_utilization': 0.95}\n",
+                   FactKind::runtime_setting);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].max_model_len, 32768u);
+  EXPECT_EQ(a[0].sequences, 64u);
+  EXPECT_DOUBLE_EQ(*a[0].ratio, 0.95);
+  auto b = of_kind("vllm serve Qwen/Qwen3-8B --max-model-len 32k --max-num-batched-tokens=8192 --gpu-memory-utilization 0.85\n",
+                   FactKind::runtime_setting);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].max_model_len, 32000u);
+  EXPECT_EQ(b[0].batch_tokens, 8192u);
+  EXPECT_DOUBLE_EQ(*b[0].ratio, 0.85);
+  auto c = of_kind("args: Namespace(host=None, max_model_len=None, max_num_seqs=256, max_seq_len_to_capture=8192)\n", FactKind::runtime_setting);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_FALSE(c[0].max_model_len.has_value());  // None, and max_seq_len_to_capture is another setting
+  EXPECT_EQ(c[0].sequences, 256u);
+}
+
+TEST(Vllm, FreeMemoryBelowBudgetAtStartIsAGpuOomCausedByOthers) {
+  const char* line =
+      "ValueError: Free memory on device (6.9/8.0 GiB) on startup is less than desired GPU memory utilization (0.9, 7.2 "
+      "GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n";
+  auto g = of_kind(line, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].total, 8 * GiB);
+  EXPECT_NEAR(static_cast<double>(*g[0].free), 6.9 * GiB, 1e3);
+  EXPECT_EQ(g[0].requested, static_cast<uint64_t>(7.2 * GiB + 0.5));
+  EXPECT_NEAR(static_cast<double>(*g[0].other_processes), 1.1 * GiB, 1e6);
+  EXPECT_EQ(g[0].cause, Cause::other_process);
+  EXPECT_EQ(test::diagnose_text(line).layer, Layer::gpu_vram);
+  // Someone else holding half the GPU is named by the rules.
+  EXPECT_EQ(test::diagnose_text("ValueError: Free memory on device (3.9/8.0 GiB) on startup is less than desired GPU memory "
+                                "utilization (0.9, 7.2 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n")
+                .cause,
+            Cause::other_process);
+}
+
+TEST(Vllm, WorkerKilledBySigkill) {
+  std::vector<Fact> k;
+  for (auto& f : of_kind("ERROR 05-01 10:00:00 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 4711 died, exit code: -9\n",
+                         FactKind::process_killed))
+    if (f.family == Family::vllm) k.push_back(f);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].signal, 9);
+  EXPECT_EQ(k[0].pid, 4711);
+  EXPECT_EQ(k[0].process, "VllmWorkerProcess");
+  EXPECT_EQ(k[0].layer, Layer::unknown);
+}
+
+TEST(Vllm, RepeatedStartupErrorIsOneFailure) {
+  std::string err =
+      "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be stored in KV "
+      "cache (93760). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n";
+  EXPECT_EQ(of_kind("ERROR worker: " + err + "Traceback (most recent call last):\n" + "ERROR api_server: " + err, FactKind::kv_cache_shortage).size(), 1u);
+}
+
+}  // namespace
+}  // namespace aimem
