@@ -193,7 +193,10 @@ void summarize(Incident& inc, const Numbers& n) {
       inc.summary = fmt::format("not a memory failure: {}", h && !h->detail.empty() ? h->detail : "the process stopped for another reason");
       break;
     case Layer::unknown:
-      if (n.exit_code) inc.summary = fmt::format("exit code {}{}: the evidence does not say which pool, if any, ran out", *n.exit_code,
+      if (h && h->kind == FactKind::restarts)
+        inc.summary = fmt::format("{} keeps restarting (CrashLoopBackOff{}) and the evidence does not say why",
+                                  n.pod.empty() ? "the pod" : "pod " + n.pod, n.restarts ? fmt::format(", {} restarts", *n.restarts) : "");
+      else if (n.exit_code) inc.summary = fmt::format("exit code {}{}: the evidence does not say which pool, if any, ran out", *n.exit_code,
                                                   *n.exit_code == 137 ? " (SIGKILL)" : "");
       else inc.summary = "a failure was seen but the evidence does not say which pool, if any, ran out";
       break;

@@ -164,8 +164,9 @@ Decision decide_layer(const View& v) {
   }
   // 4. User-space killers.
   if (const Fact* u = v.failure(FactKind::userspace_kill)) {
-    d = {Layer::userspace_oom_killer, u, std::max(0.85f, u->strength), "a user-space OOM killer (" + u->process + ") acted on memory pressure"};
-    if (u->process.empty()) d.reason = "a user-space OOM killer acted on memory pressure";
+    std::string killer = u->detail.empty() ? "a user-space OOM killer" : u->detail;
+    std::string victim = !u->process.empty() ? u->process : !u->cgroup.empty() ? u->cgroup : "a process";
+    d = {Layer::userspace_oom_killer, u, std::max(0.85f, u->strength), killer + " killed " + victim + " on memory pressure, before the kernel's OOM killer"};
     return d;
   }
   // 5. systemd's unit result.
@@ -258,6 +259,19 @@ Decision decide_layer(const View& v) {
     const Fact* usage_zero = v.first_context([](const Fact& f) {
       return f.kind == FactKind::memory_usage && f.usage && *f.usage == 0;
     });
+    if (sig == 9 && !stop && !usage_zero) {
+      // Exit 137 inside a container whose usage was at its limit.
+      const Fact* limit = configured_limit(v);
+      const Fact* full = v.first_context([&](const Fact& f) {
+        uint64_t lim = f.limit.value_or(limit && limit->limit ? *limit->limit : 0);
+        return f.kind == FactKind::memory_usage && f.usage && lim > 0 && *f.usage * 10 >= lim * 9;
+      });
+      if (full) {
+        d = {host_or_limit(v, Layer::container_limit), full, 0.7f,
+             "exit 137 (SIGKILL) while the container's memory use was at its limit"};
+        return d;
+      }
+    }
     if (sig == 9 && (stop || usage_zero)) {
       d = {Layer::not_memory, stop ? stop : usage_zero, 0.6f,
            stop ? "the SIGKILL came with a stop or restart of the process"
@@ -448,6 +462,7 @@ Cause decide_cause(const View& v, const Decision& d, std::string& why) {
 
 int tier_of(const Decision& d) {
   if (!d.decisive) return 0;
+  if (d.layer == Layer::unknown) return 1;
   switch (d.decisive->kind) {
     case FactKind::exit_status: return 1;
     case FactKind::not_memory_failure:

@@ -88,8 +88,10 @@ Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options) {
     d.facts.push_back(exit_code_fact(*options.exit_code));
     size_t idx = d.facts.size() - 1;
     if (incidents.empty()) {
+      // Only what the client saw: every context fact describes its environment.
       Incident inc;
       inc.failures.push_back(idx);
+      for (size_t i = 0; i + 1 < d.facts.size(); ++i) inc.context.push_back(i);
       incidents.push_back(std::move(inc));
     } else {
       incidents.front().context.push_back(idx);

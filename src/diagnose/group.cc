@@ -45,6 +45,8 @@ void add_ids(const Fact& f, std::set<std::string>& ids) {
 }
 
 bool counts_as_failure(const Fact& f) {
+  // A pod in CrashLoopBackOff with no reason shown is a failure to explain.
+  if (f.kind == FactKind::restarts && f.detail.find("CrashLoopBackOff") != std::string::npos) return true;
   if (!is_failure(f.kind)) return false;
   if (f.kind == FactKind::exit_status) {
     // Exit 0 is context ("OOMKilled with exit 0" is decided by the OOMKilled fact).

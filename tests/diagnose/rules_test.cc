@@ -87,3 +87,37 @@ TEST(NodeOutsideHeap, ContainerKillWithHeapWellUnderLimitAdvisesBoundingBuffers)
 
 }  // namespace
 }  // namespace aimem
+
+namespace aimem {
+namespace {
+
+TEST(CrashLoop, WithoutAReasonIsUnknownAndAsksForDescribe) {
+  Diagnosis d = test::diagnose_text(
+      "NAME                     READY   STATUS             RESTARTS        AGE\n"
+      "vllm-7b9c8d6e5-tt4rd     0/1     CrashLoopBackOff   12 (2m ago)     40m\n");
+  ASSERT_EQ(d.layer, Layer::unknown);
+  auto& c = d.incidents[0].next_checks;
+  EXPECT_NE(std::find(c.begin(), c.end(), "kubectl describe pod vllm-7b9c8d6e5-tt4rd"), c.end()) << d.incidents[0].summary;
+}
+
+TEST(ExitCode, SigkillWithUsageAtTheLimitIsContainerLimit) {
+  DiagnoseOptions o;
+  o.exit_code = 137;
+  Diagnosis d = test::diagnose_texts({"CONTAINER ID   NAME      CPU %     MEM USAGE / LIMIT     MEM %     NET I/O   BLOCK I/O   PIDS\n"
+                                      "4f1e2d3c4b5a   embedder  180.20%   1.98GiB / 2GiB        99.02%    1kB / 0B  0B / 0B     41\n"},
+                                     o);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+}
+
+TEST(UserspaceKiller, ReasonNamesTheKillerAndTheVictim) {
+  Diagnosis d = test::diagnose_text(
+      "Nov 12 17:08:27 earlyoom[1295]: low memory! at or below SIGTERM limits: mem  1.66%, swap 10.00%\n"
+      "Nov 12 17:08:27 earlyoom[1295]: sending SIGTERM to process 906175 uid 1000 \"java\": oom_score 1170, VmRSS 43912 MiB, cmdline \"...\"\n");
+  ASSERT_EQ(d.layer, Layer::userspace_oom_killer);
+  ASSERT_FALSE(d.incidents[0].reasons.empty());
+  EXPECT_EQ(d.incidents[0].reasons[0].rfind("earlyoom", 0), 0u) << d.incidents[0].reasons[0];
+  EXPECT_NE(d.incidents[0].reasons[0].find("killed java"), std::string::npos) << d.incidents[0].reasons[0];
+}
+
+}  // namespace
+}  // namespace aimem

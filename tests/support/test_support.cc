@@ -41,6 +41,7 @@ Diagnosis diagnose_text(const std::string& text, const DiagnoseOptions& options)
 
 RunResult run(const std::vector<std::string>& argv, const std::string& stdin_text, const std::vector<std::string>& env, int timeout_s) {
   RunResult r;
+  signal(SIGPIPE, SIG_IGN);  // a child that exits before reading its stdin
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe");
   posix_spawn_file_actions_t fa;
