@@ -23,6 +23,13 @@ namespace aimem {
 inline constexpr unsigned kLiteral = 0;     // the expression is plain text
 inline constexpr unsigned kRegex = 1u << 0; // the expression is a vectorscan regex (PCRE subset)
 inline constexpr unsigned kCaseless = 1u << 1;
+// The pattern only ever gives context (settings, tables, sizes), never starts a
+// failure; such patterns need no gate word (see gate.h).
+inline constexpr unsigned kContext = 1u << 2;
+// The pattern can start a failure, but only as one line of a report whose
+// other lines carry a gate word (the kernel's "memory: usage" line of an OOM
+// report, vLLM's negative KV budget before its ValueError).
+inline constexpr unsigned kCompanion = 1u << 3;
 
 struct Pattern {
   const char* expr;

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -60,6 +62,7 @@ PatternSet::PatternSet() {
   std::vector<unsigned> flags, ids;
   for (size_t r = 0; r < entries.size(); ++r) {
     for (const Pattern& p : entries[r]->patterns) {
+      if (std::getenv("AIMEM_XP_NOREGEX") && (p.flags & kRegex)) continue;
       exprs.push_back((p.flags & kRegex) ? std::string(p.expr) : escape_literal(p.expr));
       unsigned f = HS_FLAG_ALLOWEMPTY * 0;
       if (p.flags & kCaseless) f |= HS_FLAG_CASELESS;
@@ -69,6 +72,7 @@ PatternSet::PatternSet() {
       pattern_owner_.push_back(static_cast<uint16_t>(r));
     }
   }
+  expressions_ = exprs;
   std::vector<const char*> cexprs;
   for (auto& e : exprs) cexprs.push_back(e.c_str());
   hs_compile_error_t* err = nullptr;
@@ -97,12 +101,23 @@ LineScanner::LineScanner(const SourceContext& source, FactSink& sink) : source_(
   if (hs_alloc_scratch(set.database(), &scratch_) != HS_SUCCESS) throw std::runtime_error("vectorscan: cannot allocate scratch");
   for (const auto* entry : all_recognizers()) recognizers_.push_back(entry->make());
   buf_.resize(kBlock + kMaxLine);
+  if (std::getenv("AIMEM_SCAN_STATS")) stats_ = std::make_unique<std::vector<uint64_t>>(PatternSet::instance().expressions().size());
 }
 
-LineScanner::~LineScanner() { hs_free_scratch(scratch_); }
+LineScanner::~LineScanner() {
+  hs_free_scratch(scratch_);
+  if (stats_) {
+    // AIMEM_SCAN_STATS=1: how often each pattern matched (for tuning patterns).
+    const auto& names = PatternSet::instance().expressions();
+    for (size_t i = 0; i < stats_->size(); ++i)
+      if ((*stats_)[i]) std::fprintf(stderr, "%10llu  %s\n", static_cast<unsigned long long>((*stats_)[i]), names[i].c_str());
+    std::fprintf(stderr, "%10llu  candidate lines of %llu\n", static_cast<unsigned long long>(candidates_), static_cast<unsigned long long>(line_no_));
+  }
+}
 
 int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) {
   auto* self = static_cast<LineScanner*>(ctx);
+  if (self->stats_) ++(*self->stats_)[id];
   size_t end = static_cast<size_t>(to);
   const uint64_t bit = 1ULL << PatternSet::instance().recognizer_of(id);
   if (self->have_cur_ && end <= self->cur_end_ && end > self->cur_start_) {

@@ -27,11 +27,13 @@ class PatternSet {
   const hs_database* database() const { return db_; }
   size_t recognizer_of(unsigned pattern_id) const { return pattern_owner_[pattern_id]; }
   size_t recognizer_count() const { return recognizer_count_; }
+  const std::vector<std::string>& expressions() const { return expressions_; }
 
  private:
   PatternSet();
   hs_database* db_ = nullptr;
   std::vector<uint16_t> pattern_owner_;
+  std::vector<std::string> expressions_;
   size_t recognizer_count_ = 0;
 };
 
@@ -76,6 +78,7 @@ class LineScanner {
   uint64_t candidates_ = 0;
   std::string scratch_line_;  // decoded JSON / kmsg records
   bool finished_ = false;
+  std::unique_ptr<std::vector<uint64_t>> stats_;
 
   // State of the block being scanned (used by on_match).
   const char* blk_ = nullptr;

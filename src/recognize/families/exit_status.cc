@@ -42,7 +42,7 @@ constexpr Pattern kPatterns[] = {
     {"signal: terminated"},
     {"signal: aborted"},
     {"signal: segmentation fault"},
-    {" by signal"},
+    {" by signal", kCompanion},
     {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault) ", kRegex},
     {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},

@@ -35,14 +35,14 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"illegal memory access was encountered"},
-    {"misaligned address"},
-    {"unspecified launch failure"},
-    {"device-side assert triggered"},
+    {"misaligned address", kCompanion},
+    {"unspecified launch failure", kCompanion},
+    {"device-side assert triggered", kCompanion},
     {"illegal instruction was encountered"},
     {"CUDA error: out of memory"},
-    {"CUDA_ERROR_OUT_OF_MEMORY"},
+    {"CUDA_ERROR_OUT_OF_MEMORY", kCompanion},
     {"cudaErrorMemoryAllocation"},
-    {"Watchdog caught collective operation timeout"},
+    {"Watchdog caught collective operation timeout", kCompanion},
     {"NCCL error"},
     {"NCCL timeout"},
     {"ncclSystemError"},
@@ -54,8 +54,8 @@ constexpr Pattern kPatterns[] = {
     {"NVRM: Xid"},
     {"Unable to determine the device handle"},
     {"GPU is lost"},
-    {"Driver/library version mismatch"},
-    {"PCIe Bus Error"},
+    {"Driver/library version mismatch", kCompanion},
+    {"PCIe Bus Error", kCompanion},
 };
 
 constexpr uint64_t kRepeatWindow = 300;

@@ -26,11 +26,11 @@ namespace aimem {
 namespace {
 
 constexpr Pattern kPatterns[] = {
-    {"free -"},
-    {"buff/cache"},
-    {"^\\s+total\\s+used\\s+free", kRegex},
-    {"^Mem: +[0-9]", kRegex},
-    {"-/+ buffers/cache:"},
+    {"free -", kContext},
+    {"buff/cache", kContext},
+    {"^\\s+total\\s+used\\s+free", kRegex | kContext},
+    {"^Mem: +[0-9]", kRegex | kContext},
+    {"-/+ buffers/cache:", kContext},
 };
 
 class HostTools final : public Recognizer {

@@ -35,10 +35,10 @@ constexpr Pattern kPatterns[] = {
     {"Failed to allocate a "},
     {"insufficient memory for the Java Runtime"},
     {"Native memory allocation"},
-    {"os::commit_memory"},
-    {"-Xmx"},
-    {"MaxRAMPercentage"},
-    {"MaxHeapSize="},
+    {"os::commit_memory", kCompanion},
+    {"-Xmx", kContext},
+    {"MaxRAMPercentage", kContext},
+    {"MaxHeapSize=", kContext},
 };
 
 constexpr std::string_view kHeapKinds[] = {"Java heap space", "GC overhead limit exceeded", "Metaspace",

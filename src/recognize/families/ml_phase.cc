@@ -71,15 +71,15 @@ constexpr Marker kMarkers[] = {
 };
 
 constexpr Pattern kPatterns[] = {
-    {"checkpoint shards"}, {"Starting to load model"}, {"Loading model weights"}, {"Model loading took"},
-    {"llama_model_load"},  {"load_tensors:"},          {"load_model"},            {"from_pretrained"},
-    {"load_state_dict"},   {"load_checkpoint"},        {"-- loading "},           {"Loading model from"},
-    {"Loading weights"},   {"engine_step"},            {"execute_model"},         {"run_engine_loop"},
-    {"generate_token"},    {", in warmup"},            {"sampler"},               {"logits"},
-    {", in forward"},      {", in _forward"},          {", in generate"},         {", in _sample"},
-    {".backward("},        {", in backward"},          {", in train_step"},       {", in training_step"},
-    {"optimizer.step("},   {"profile_run"},            {"_dummy_run"},            {"capture_model"},
-    {"Capturing cudagraphs"}, {"Capturing CUDA graph"},
+    {"checkpoint shards", kContext}, {"Starting to load model", kContext}, {"Loading model weights", kContext}, {"Model loading took", kContext},
+    {"llama_model_load", kContext},  {"load_tensors:", kContext},          {"load_model", kContext},            {"from_pretrained", kContext},
+    {"load_state_dict", kContext},   {"load_checkpoint", kContext},        {"-- loading ", kContext},           {"Loading model from", kContext},
+    {"Loading weights", kContext},   {"engine_step", kContext},            {"execute_model", kContext},         {"run_engine_loop", kContext},
+    {"generate_token", kContext},    {", in warmup", kContext},            {"sampler", kContext},               {"logits", kContext},
+    {", in forward", kContext},      {", in _forward", kContext},          {", in generate", kContext},         {", in _sample", kContext},
+    {".backward(", kContext},        {", in backward", kContext},          {", in train_step", kContext},       {", in training_step", kContext},
+    {"optimizer.step(", kContext},   {"profile_run", kContext},            {"_dummy_run", kContext},            {"capture_model", kContext},
+    {"Capturing cudagraphs", kContext}, {"Capturing CUDA graph", kContext},
 };
 static_assert(std::size(kPatterns) == std::size(kMarkers), "one pattern per marker");
 

@@ -44,12 +44,12 @@ constexpr Pattern kPatterns[] = {
     {"Fatal process OOM in", kCaseless},
     {"Fatal JavaScript out of memory", kCaseless},
     {"Fatal process out of memory", kCaseless},
-    {"Last few GCs"},
-    {" ms: Mark-"},
-    {" ms: Scavenge"},
-    {" ms: Minor "},
-    {"max-old-space-size"},
-    {"max_old_space_size"},
+    {"Last few GCs", kContext},
+    {" ms: Mark-", kContext},
+    {" ms: Scavenge", kContext},
+    {" ms: Minor ", kContext},
+    {"max-old-space-size", kContext},
+    {"max_old_space_size", kContext},
 };
 
 // Locations that V8 reports as a JavaScript OOM but that are the OS refusing memory.

@@ -37,32 +37,32 @@ namespace aimem {
 namespace {
 
 constexpr Pattern kPatterns[] = {
-    {"NVIDIA-SMI "},
-    {"\\|\\s+[0-9]+\\s+\\S.*\\|\\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-9]", kRegex},  // table: GPU name row
-    {"[0-9]+MiB\\s*/\\s*[0-9]+MiB", kRegex},                                                         // table: memory row
-    {"^\\|\\s+[0-9]+\\s.*\\s[0-9]+MiB\\s*\\|\\s*$", kRegex},                                         // table: process row
-    {"No running processes found"},
-    {"Attached GPUs"},
-    {"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:", kRegex},
-    {"Product Name"},
-    {"Memory Usage"},
-    {"^\\s+(Total|Used|Free|Reserved)\\s+: [0-9]+ MiB", kRegex},
-    {"Used GPU Memory"},
-    {"<gpu id="},
-    {"<product_name>"},
-    {"fb_memory_usage>"},
-    {"<total>"},
-    {"<used>"},
-    {"<free>"},
-    {"<used_memory>"},
-    {"</nvidia_smi_log>"},
-    {"memory.used [MiB]"},
-    {"memory.total [MiB]"},
-    {"used_memory [MiB]"},
-    {"used_gpu_memory [MiB]"},
-    {"--query-gpu="},
-    {"--query-compute-apps="},
-    {"^\\s*[0-9]+(\\.[0-9]+)?\\s*,", kRegex},  // CSV rows (parsed only right after a header)
+    {"NVIDIA-SMI ", kContext},
+    {"\\|\\s+[0-9]+\\s+\\S.*\\|\\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-9]", kRegex | kContext},  // table: GPU name row
+    {"[0-9]+MiB\\s*/\\s*[0-9]+MiB", kRegex | kContext},                                                         // table: memory row
+    {"^\\|\\s+[0-9]+\\s.*\\s[0-9]+MiB\\s*\\|\\s*$", kRegex | kContext},                                         // table: process row
+    {"No running processes found", kContext},
+    {"Attached GPUs", kContext},
+    {"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:", kRegex | kContext},
+    {"Product Name", kContext},
+    {"Memory Usage", kContext},
+    {"^\\s+(Total|Used|Free|Reserved)\\s+: [0-9]+ MiB", kRegex | kContext},
+    {"Used GPU Memory", kContext},
+    {"<gpu id=", kContext},
+    {"<product_name>", kContext},
+    {"fb_memory_usage>", kContext},
+    {"<total>", kContext},
+    {"<used>", kContext},
+    {"<free>", kContext},
+    {"<used_memory>", kContext},
+    {"</nvidia_smi_log>", kContext},
+    {"memory.used [MiB]", kContext},
+    {"memory.total [MiB]", kContext},
+    {"used_memory [MiB]", kContext},
+    {"used_gpu_memory [MiB]", kContext},
+    {"--query-gpu=", kContext},
+    {"--query-compute-apps=", kContext},
+    {"^\\s*[0-9]+(\\.[0-9]+)?\\s*,", kRegex | kContext},  // CSV rows (parsed only right after a header)
 };
 
 constexpr size_t kMaxGpus = 64;

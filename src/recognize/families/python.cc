@@ -28,12 +28,12 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"MemoryError"},
-    {"for an array with shape"},
+    {"for an array with shape", kCompanion},
     {"bad_alloc"},
     {"runtime: out of memory"},
     {"memory allocation of "},
     {"Cannot allocate memory"},
-    {"[Errno 12]"},
+    {"[Errno 12]", kCompanion},
 };
 
 bool ident_char(char c) { return platform::is_alnum(c) || c == '_' || c == '.'; }

@@ -40,13 +40,13 @@ constexpr Pattern kPatterns[] = {
     {"Task was killed due to the node running low on memory"},
     {"killed due to memory pressure (OOM)"},
     {"Worker exit type: NODE_OUT_OF_MEMORY"},
-    {"Memory on the node (IP:"},
+    {"Memory on the node (IP:", kCompanion},
     {"by OOM killer due to high memory usage"},
-    {"The actor never ran"},
-    {"(raylet)"},
-    {"ray.exceptions."},
-    {"RayWorkerWrapper"},
-    {"RAY_memory_"},
+    {"The actor never ran", kContext},
+    {"(raylet)", kContext},
+    {"ray.exceptions.", kContext},
+    {"RayWorkerWrapper", kContext},
+    {"RAY_memory_", kContext},
 };
 
 constexpr uint64_t kDetailWindow = 6;     // the monitor's detail line follows its headline

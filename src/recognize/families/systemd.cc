@@ -29,13 +29,13 @@ constexpr Pattern kPatterns[] = {
     {"Failed with result 'oom-kill'"},
     {"(Result: oom-kill)"},
     {"Main process exited, code="},
-    {" memory peak"},
-    {"^\\s+Memory: [0-9]", kRegex},
-    {"MemoryMax="},
-    {"MemoryLimit="},
-    {"MemoryHigh="},
-    {"\xe2\x97\x8f "},  // "● unit - description" (systemctl status)
-    {"\xc3\x97 "},      // "× unit - description" (failed unit, systemd >= 247)
+    {" memory peak", kContext},
+    {"^\\s+Memory: [0-9]", kRegex | kContext},
+    {"MemoryMax=", kContext},
+    {"MemoryLimit=", kContext},
+    {"MemoryHigh=", kContext},
+    {"\xe2\x97\x8f ", kContext},  // "● unit - description" (systemctl status)
+    {"\xc3\x97 ", kContext},      // "× unit - description" (failed unit, systemd >= 247)
 };
 
 // "host systemd[1]: foo.service: <phrase>" -> "foo.service"

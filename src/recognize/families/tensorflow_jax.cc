@@ -46,14 +46,14 @@ constexpr Pattern kPatterns[] = {
     {"ran out of memory trying to allocate"},
     {"failed to allocate memory [Op:"},
     {"RESOURCE_EXHAUSTED: "},
-    {"[[Node: "},
-    {"[[{{node "},
-    {"_execute_compiled"},
-    {"compiled.execute"},
-    {"ExecuteReplicated"},
-    {"execute_sharded"},
-    {"_pjit_call_impl"},
-    {"XLA_PYTHON_CLIENT_MEM_FRACTION"},
+    {"[[Node: ", kContext},
+    {"[[{{node ", kContext},
+    {"_execute_compiled", kContext},
+    {"compiled.execute", kContext},
+    {"ExecuteReplicated", kContext},
+    {"execute_sharded", kContext},
+    {"_pjit_call_impl", kContext},
+    {"XLA_PYTHON_CLIENT_MEM_FRACTION", kContext},
 };
 
 constexpr uint64_t kRepeatWindow = 300;

@@ -24,14 +24,14 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"Not enough memory to handle"},
-    {"Method Warmup encountered an error"},
-    {"Setting max batch total tokens to"},
-    {"text_generation_launcher: Args"},
-    {"--max-batch-prefill-tokens"},
-    {"--max-total-tokens"},
-    {"--cuda-memory-fraction"},
-    {"failed to start"},
-    {"Error when initializing model"},
+    {"Method Warmup encountered an error", kCompanion},
+    {"Setting max batch total tokens to", kContext},
+    {"text_generation_launcher: Args", kContext},
+    {"--max-batch-prefill-tokens", kContext},
+    {"--max-total-tokens", kContext},
+    {"--cuda-memory-fraction", kContext},
+    {"failed to start", kCompanion},
+    {"Error when initializing model", kCompanion},
 };
 
 constexpr uint64_t kRepeatWindow = 300;
