@@ -1,7 +1,11 @@
 #include "recognize/scanner.h"
 
 #include <hs/hs.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include <algorithm>
 #include <cstdio>
@@ -14,21 +18,54 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.h"
+#include "recognize/gate.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace aimem {
 
+#if defined(__x86_64__)
+// 32 bytes at a time where the CPU has AVX2 (chosen at run time).
+__attribute__((target("avx2"))) static uint64_t count_newlines_avx2(const char* data, size_t len) {
+  uint64_t n = 0;
+  size_t i = 0;
+  const __m256i nl = _mm256_set1_epi8('\n');
+  const __m256i zero = _mm256_setzero_si256();
+  while (i + 32 <= len) {
+    __m256i acc = zero;
+    size_t rounds = std::min<size_t>(255, (len - i) / 32);
+    for (size_t r = 0; r < rounds; ++r, i += 32)
+      acc = _mm256_sub_epi8(acc, _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i)), nl));
+    __m256i sums = _mm256_sad_epu8(acc, zero);
+    n += static_cast<uint64_t>(_mm256_extract_epi64(sums, 0)) + static_cast<uint64_t>(_mm256_extract_epi64(sums, 1)) +
+         static_cast<uint64_t>(_mm256_extract_epi64(sums, 2)) + static_cast<uint64_t>(_mm256_extract_epi64(sums, 3));
+  }
+  for (; i < len; ++i) n += data[i] == '\n';
+  return n;
+}
+#endif
+
 uint64_t count_newlines(const char* data, size_t len) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return count_newlines_avx2(data, len);
+#endif
   uint64_t n = 0;
   size_t i = 0;
 #if defined(__SSE2__)
+  // Compare 16 bytes at a time; each equal byte subtracts -1 from a byte
+  // counter; every 255 rounds the counters are summed with psadbw.
   const __m128i nl = _mm_set1_epi8('\n');
-  for (; i + 16 <= len; i += 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
-    n += static_cast<uint64_t>(__builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)))));
+  const __m128i zero = _mm_setzero_si128();
+  while (i + 16 <= len) {
+    __m128i acc = zero;
+    size_t rounds = std::min<size_t>(255, (len - i) / 16);
+    for (size_t r = 0; r < rounds; ++r, i += 16)
+      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i)), nl));
+    __m128i sums = _mm_sad_epu8(acc, zero);
+    n += static_cast<uint64_t>(_mm_cvtsi128_si32(sums)) + static_cast<uint64_t>(_mm_extract_epi16(sums, 4));
   }
 #endif
   for (; i < len; ++i) n += data[i] == '\n';
@@ -54,6 +91,16 @@ std::string escape_literal(const char* s) {
 
 }  // namespace
 
+// A database compiled at build time (pattern_db_gen) and linked into the
+// aimem binary saves compiling the patterns (~0.2 s) at every start. It is used
+// only when its hash matches the patterns of this build and vectorscan accepts
+// it on this CPU; otherwise the patterns are compiled here.
+extern "C" {
+extern const unsigned char aimem_pattern_db[] __attribute__((weak));
+extern const unsigned long aimem_pattern_db_size __attribute__((weak));
+extern const unsigned long long aimem_pattern_db_hash __attribute__((weak));
+}
+
 PatternSet::PatternSet() {
   auto entries = all_recognizers();
   recognizer_count_ = entries.size();
@@ -62,9 +109,8 @@ PatternSet::PatternSet() {
   std::vector<unsigned> flags, ids;
   for (size_t r = 0; r < entries.size(); ++r) {
     for (const Pattern& p : entries[r]->patterns) {
-      if (std::getenv("AIMEM_XP_NOREGEX") && (p.flags & kRegex)) continue;
       exprs.push_back((p.flags & kRegex) ? std::string(p.expr) : escape_literal(p.expr));
-      unsigned f = HS_FLAG_ALLOWEMPTY * 0;
+      unsigned f = 0;
       if (p.flags & kCaseless) f |= HS_FLAG_CASELESS;
       if (p.flags & kRegex) f |= HS_FLAG_MULTILINE;
       flags.push_back(f);
@@ -72,7 +118,30 @@ PatternSet::PatternSet() {
       pattern_owner_.push_back(static_cast<uint16_t>(r));
     }
   }
+  // FNV-1a over expressions, flags and owners: what the database depends on.
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&](const void* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ULL;
+  };
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    mix(exprs[i].data(), exprs[i].size() + 1);
+    mix(&flags[i], sizeof flags[i]);
+    mix(&pattern_owner_[i], sizeof pattern_owner_[i]);
+  }
+  hash_ = h;
   expressions_ = exprs;
+  if (&aimem_pattern_db_size != nullptr && aimem_pattern_db && aimem_pattern_db_hash == hash_ && !std::getenv("AIMEM_COMPILE_PATTERNS")) {
+    hs_database* db = nullptr;
+    hs_scratch* probe = nullptr;
+    if (hs_deserialize_database(reinterpret_cast<const char*>(aimem_pattern_db), aimem_pattern_db_size, &db) == HS_SUCCESS &&
+        hs_alloc_scratch(db, &probe) == HS_SUCCESS) {
+      hs_free_scratch(probe);
+      db_ = db;
+      embedded_ = true;
+      return;
+    }
+    if (db) hs_free_database(db);
+  }
   std::vector<const char*> cexprs;
   for (auto& e : exprs) cexprs.push_back(e.c_str());
   hs_compile_error_t* err = nullptr;
@@ -87,6 +156,40 @@ PatternSet::PatternSet() {
     }
     throw std::logic_error(msg);
   }
+}
+
+std::string PatternSet::serialize() const {
+  char* bytes = nullptr;
+  size_t length = 0;
+  if (hs_serialize_database(db_, &bytes, &length) != HS_SUCCESS) return {};
+  std::string out(bytes, length);
+  std::free(bytes);
+  return out;
+}
+
+GateSet::GateSet() {
+  std::vector<std::string> exprs;
+  std::vector<unsigned> flags, ids;
+  for (auto w : gate_words()) {
+    exprs.push_back(escape_literal(std::string(w).c_str()));
+    flags.push_back(HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH);
+    ids.push_back(static_cast<unsigned>(ids.size()));
+  }
+  std::vector<const char*> cexprs;
+  for (auto& e : exprs) cexprs.push_back(e.c_str());
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_multi(cexprs.data(), flags.data(), ids.data(), static_cast<unsigned>(cexprs.size()), HS_MODE_BLOCK,
+                       nullptr, &db_, &err) != HS_SUCCESS) {
+    if (err) hs_free_compile_error(err);
+    throw std::logic_error("vectorscan: cannot compile the gate words");
+  }
+}
+
+GateSet::~GateSet() { hs_free_database(db_); }
+
+const GateSet& GateSet::instance() {
+  static GateSet set;
+  return set;
 }
 
 PatternSet::~PatternSet() { hs_free_database(db_); }
@@ -160,6 +263,7 @@ void LineScanner::scan_block(const char* data, size_t len, bool /*final_piece*/)
   blk_line_ = line_no_;
   have_cur_ = false;
   late_.clear();
+  full_bytes_ += len;
   hs_scan(PatternSet::instance().database(), data, static_cast<unsigned>(len), 0, scratch_, &LineScanner::on_match, this);
   if (have_cur_) {
     blk_line_ += count_newlines(blk_ + counted_to_, cur_start_ - counted_to_);
@@ -272,6 +376,12 @@ void LineScanner::feed(std::string_view bytes) {
 }
 
 bool LineScanner::feed_fd(int fd, void (*progress)(uint64_t, void*), void* arg) {
+  struct stat st{};
+  if (buf_len_ == 0 && bytes_ == 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<uint64_t>(st.st_size) >= kLargeInput && !std::getenv("AIMEM_NO_GATE")) {
+    off_t pos = ::lseek(fd, 0, SEEK_CUR);
+    if (pos == 0 && scan_large(fd, static_cast<uint64_t>(st.st_size), progress, arg)) return true;
+  }
   for (;;) {
     size_t room = std::min(kBlock, buf_.size() - buf_len_);
     ssize_t n = ::read(fd, buf_.data() + buf_len_, room);
@@ -295,6 +405,114 @@ bool LineScanner::feed_fd(int fd, void (*progress)(uint64_t, void*), void* arg) 
     }
     if (progress) progress(bytes_, arg);
   }
+}
+
+// A large regular file: mapped, gated on two threads, then scanned with the
+// full patterns where it matters. Memory stays bounded: mapped pages are
+// dropped from this process (MADV_DONTNEED) as soon as they are read.
+bool LineScanner::scan_large(int fd, uint64_t size, void (*progress)(uint64_t, void*), void* arg) {
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map == MAP_FAILED) return false;
+  ::madvise(map, size, MADV_SEQUENTIAL);
+  const char* base = static_cast<const char*>(map);
+  const uint64_t B = kBlock;
+  const size_t nblocks = static_cast<size_t>((size + B - 1) / B);
+  std::vector<uint8_t> hot(nblocks, 0);
+  std::vector<uint64_t> newlines(nblocks, 0);
+  const hs_database* gate = GateSet::instance().database();
+  hs_scratch* proto = nullptr;
+  if (hs_alloc_scratch(gate, &proto) != HS_SUCCESS) {
+    ::munmap(map, size);
+    return false;
+  }
+  auto drop = [&](uint64_t from, uint64_t to) {
+    uint64_t page = 4096;
+    from = from / page * page;
+    if (to > from) ::madvise(const_cast<char*>(base) + from, to - from, MADV_DONTNEED);
+  };
+  auto gate_blocks = [&](size_t b0, size_t b1, hs_scratch* scratch, bool report) {
+    uint64_t dropped_to = b0 * B;
+    for (size_t b = b0; b < b1; ++b) {
+      uint64_t start = b * B, len = std::min<uint64_t>(B, size - start);
+#ifdef MADV_POPULATE_READ
+      // Map the next window's pages in one call rather than a fault per page.
+      if ((b - b0) % 8 == 0) ::madvise(const_cast<char*>(base) + start, std::min<uint64_t>(8 * B, size - start), MADV_POPULATE_READ);
+#endif
+      // 64 bytes of the next block too: a word across the boundary still counts.
+      uint64_t ext = std::min<uint64_t>(len + 64, size - start);
+      hot[b] = hs_scan(gate, base + start, static_cast<unsigned>(ext), 0, scratch,
+                       [](unsigned, unsigned long long, unsigned long long, unsigned, void*) -> int { return 1; },
+                       nullptr) == HS_SCAN_TERMINATED;
+      newlines[b] = count_newlines(base + start, len);
+      if ((b + 1) % 8 == 0) {
+        drop(dropped_to, start);
+        dropped_to = start;
+        if (report && progress) progress((b + 1 - b0) * B * 2, arg);
+      }
+    }
+    drop(dropped_to, std::min<uint64_t>(b1 * B, size));
+  };
+  hs_scratch* second = nullptr;
+  hs_clone_scratch(proto, &second);
+  const size_t mid = nblocks / 2;
+  std::thread helper([&] { gate_blocks(mid, nblocks, second, false); });
+  gate_blocks(0, mid, proto, true);
+  helper.join();
+  hs_free_scratch(second);
+  hs_free_scratch(proto);
+
+  // Regions for the full patterns: the head, and each hot block with its
+  // neighbours (the rest of a report, the settings just before a failure).
+  std::vector<std::pair<uint64_t, uint64_t>> regions;
+  regions.emplace_back(0, std::min(size, kHead));
+  for (size_t b = 0; b < nblocks; ++b) {
+    if (!hot[b]) continue;
+    uint64_t a = b == 0 ? 0 : (b - 1) * B, e = std::min<uint64_t>(size, (b + 2) * B);
+    if (a <= regions.back().second) regions.back().second = std::max(regions.back().second, e);
+    else regions.emplace_back(a, e);
+  }
+  std::vector<uint64_t> before(nblocks + 1, 0);  // newlines before block b
+  for (size_t b = 0; b < nblocks; ++b) before[b + 1] = before[b] + newlines[b];
+
+  uint64_t done_to = 0;
+  for (auto [a, e] : regions) {
+    if (a < done_to) a = done_to;
+    if (a > 0) {  // start at a line start
+      uint64_t lo = a > kMaxLine ? a - kMaxLine : 0;
+      const void* p = memrchr(base + lo, '\n', a - lo);
+      if (p) a = static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1;
+      if (a < done_to) a = done_to;
+    }
+    if (e < size) {  // end after a newline
+      const void* p = std::memchr(base + e, '\n', std::min<uint64_t>(kMaxLine, size - e));
+      e = p ? static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1 : std::min<uint64_t>(size, e + kMaxLine);
+    }
+    if (e <= a) continue;
+    const size_t ab = static_cast<size_t>(a / B);
+    line_no_ = before[ab] + count_newlines(base + ab * B, a - ab * B);
+    uint64_t pos = a;
+    while (pos < e) {
+      uint64_t cut = std::min(e, pos + kBlock);
+      if (cut < e) {
+        const void* p = memrchr(base + pos, '\n', cut - pos);
+        if (p) cut = static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1;
+      }
+      scan_block(base + pos, cut - pos, cut == size);
+      drop(pos, cut);
+      pos = cut;
+    }
+    done_to = e;
+  }
+  line_no_ = before[nblocks] + (size > 0 && base[size - 1] != '\n' ? 1 : 0);
+  bytes_ = size;
+  if (stats_) {
+    size_t n = 0;
+    for (auto h : hot) n += h;
+    std::fprintf(stderr, "gate: %zu of %zu blocks hot, %llu bytes scanned fully\n", n, nblocks, static_cast<unsigned long long>(full_bytes_));
+  }
+  ::munmap(map, size);
+  if (progress) progress(size, arg);
+  return true;
 }
 
 void LineScanner::feed_record(std::string_view text, const timeutil::LineTime& time) {

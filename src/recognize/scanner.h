@@ -28,6 +28,9 @@ class PatternSet {
   size_t recognizer_of(unsigned pattern_id) const { return pattern_owner_[pattern_id]; }
   size_t recognizer_count() const { return recognizer_count_; }
   const std::vector<std::string>& expressions() const { return expressions_; }
+  uint64_t hash() const { return hash_; }
+  bool embedded() const { return embedded_; }  // loaded from the build-time database
+  std::string serialize() const;
 
  private:
   PatternSet();
@@ -35,12 +38,31 @@ class PatternSet {
   std::vector<uint16_t> pattern_owner_;
   std::vector<std::string> expressions_;
   size_t recognizer_count_ = 0;
+  uint64_t hash_ = 0;
+  bool embedded_ = false;
+};
+
+// The gate words (gate.h) as one small literal database.
+class GateSet {
+ public:
+  static const GateSet& instance();
+  ~GateSet();
+  const hs_database* database() const { return db_; }
+
+ private:
+  GateSet();
+  hs_database* db_ = nullptr;
 };
 
 class LineScanner {
  public:
   static constexpr size_t kBlock = 1 << 20;    // bytes scanned per vectorscan call
   static constexpr size_t kMaxLine = 1 << 20;  // longer lines are cut
+  // Regular files at least this large are read through the gate (gate.h):
+  // the full patterns run over the first kHead bytes and around every block
+  // where a gate word occurs; the gate scan runs on two threads.
+  static constexpr uint64_t kLargeInput = 64ULL << 20;
+  static constexpr uint64_t kHead = 8ULL << 20;
 
   LineScanner(const SourceContext& source, FactSink& sink);
   ~LineScanner();
@@ -60,9 +82,11 @@ class LineScanner {
   uint64_t lines() const { return line_no_; }
   uint64_t bytes() const { return bytes_; }
   uint64_t candidate_lines() const { return candidates_; }
+  // Bytes the full patterns ran over (all of them unless the gate skipped blocks).
+  uint64_t bytes_scanned_fully() const { return full_bytes_; }
 
  private:
-  struct Pending;
+  bool scan_large(int fd, uint64_t size, void (*progress)(uint64_t, void*), void* arg);
   void scan_block(const char* data, size_t len, bool final_piece);
   void dispatch(std::string_view line, uint64_t line_no, uint64_t mask, const timeutil::LineTime* known_time);
   static int on_match(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void* ctx);
@@ -76,6 +100,7 @@ class LineScanner {
   uint64_t line_no_ = 0;    // lines fully consumed before the current block
   uint64_t bytes_ = 0;
   uint64_t candidates_ = 0;
+  uint64_t full_bytes_ = 0;
   std::string scratch_line_;  // decoded JSON / kmsg records
   bool finished_ = false;
   std::unique_ptr<std::vector<uint64_t>> stats_;

@@ -76,7 +76,10 @@ InputReport read_fd(int fd, const std::string& name, uint32_t index, int64_t ref
   std::string head(kSniff, '\0');
   size_t got = 0;
   while (got < head.size()) {
-    ssize_t n = ::read(fd, head.data() + got, head.size() - got);
+    // A regular file is sniffed with pread so that it can still be read from
+    // its start as a whole (large files are mapped, see LineScanner).
+    ssize_t n = regular ? ::pread(fd, head.data() + got, head.size() - got, static_cast<off_t>(got))
+                        : ::read(fd, head.data() + got, head.size() - got);
     if (n < 0) {
       if (errno == EINTR) continue;
       report.usable = false;
@@ -110,7 +113,7 @@ InputReport read_fd(int fd, const std::string& name, uint32_t index, int64_t ref
   }
 
   LineScanner scanner(ctx, sink);
-  scanner.feed(head);
+  if (!regular || whole) scanner.feed(head);
   bool ok = true;
   if (!whole) {
     Progress progress{size_hint, -1, name};

@@ -55,7 +55,7 @@ constexpr Pattern kPatterns[] = {
     {"Max memory usage of this container is", kContext},
     {"docker stop", kContext},
     {"docker restart", kContext},
-    {"docker kill"},
+    {"docker kill", kContext},
     {"compose restart", kContext},
     {"compose stop", kContext},
     {"supervisorctl restart", kContext},

@@ -53,7 +53,7 @@ constexpr Pattern kPatterns[] = {
     {"Failed to CUDA calloc"},
     {"NVRM: Xid"},
     {"Unable to determine the device handle"},
-    {"GPU is lost"},
+    {"GPU is lost", kCompanion},
     {"Driver/library version mismatch", kCompanion},
     {"PCIe Bus Error", kCompanion},
 };

@@ -33,7 +33,7 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"OutOfMemoryError"},
     {"Failed to allocate a "},
-    {"insufficient memory for the Java Runtime"},
+    {"insufficient memory for the Java Runtime", kCompanion},
     {"Native memory allocation"},
     {"os::commit_memory", kCompanion},
     {"-Xmx", kContext},

@@ -52,7 +52,7 @@ constexpr Pattern kPatterns[] = {
     {"kv_size = ", kContext},
     {"failed to load model", kCompanion},
     {"failed to create context", kCompanion},
-    {"ErrorOutOfDeviceMemory"},
+    {"ErrorOutOfDeviceMemory", kCompanion},
     {"Device memory allocation of size"},
     {"CommandBufferCallbackErrorOutOfMemory"},
     {"failed with status 5", kCompanion},

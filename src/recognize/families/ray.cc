@@ -41,7 +41,7 @@ constexpr Pattern kPatterns[] = {
     {"killed due to memory pressure (OOM)"},
     {"Worker exit type: NODE_OUT_OF_MEMORY"},
     {"Memory on the node (IP:", kCompanion},
-    {"by OOM killer due to high memory usage"},
+    {"by OOM killer due to high memory usage", kCompanion},
     {"The actor never ran", kContext},
     {"(raylet)", kContext},
     {"ray.exceptions.", kContext},
