@@ -142,6 +142,9 @@ void summarize(Incident& inc, const Numbers& n) {
       } else if (h && h->kind == FactKind::docker_oomkilled) {
         inc.summary = fmt::format("docker container {} was OOM-killed{}", n.container.empty() ? "" : n.container,
                                   n.limit ? " at its " + format_bytes(*n.limit) + " memory limit" : "");
+      } else if (h && h->kind == FactKind::systemd_oom_result) {
+        inc.summary = fmt::format("the OOM killer killed a process of {} at its {} limit (systemd: result 'oom-kill')",
+                                  n.unit.empty() ? "a systemd unit" : n.unit, n.limit ? format_bytes(*n.limit) + " MemoryMax" : std::string("MemoryMax"));
       } else {
         inc.summary = fmt::format("{} ran out of memory under a {} limit", who(n),
                                   n.limit ? format_bytes(*n.limit) : std::string("memory"));
@@ -156,6 +159,9 @@ void summarize(Incident& inc, const Numbers& n) {
       else if (h && h->kind == FactKind::kernel_oom_kill)
         inc.summary = fmt::format("{} was killed by the kernel OOM killer: the host ran out of RAM{}", who(n),
                                   h->rss ? fmt::format(" (victim held {})", format_bytes(*h->rss)) : "");
+      else if (h && h->kind == FactKind::systemd_oom_result)
+        inc.summary = fmt::format("the OOM killer killed a process of {} (systemd: result 'oom-kill'); the unit shows no MemoryMax, so the host ran out",
+                                  n.unit.empty() ? "a systemd unit" : n.unit);
       else if (h && h->kind == FactKind::process_killed)
         inc.summary = fmt::format("{} was killed (SIGKILL) with no other reason shown, most likely by the kernel OOM killer", who(n));
       else

@@ -310,6 +310,12 @@ bool near_in_source(const Fact& a, const Fact& b, uint64_t lines) {
 }
 
 Cause gpu_cause(const View& v, const Fact& g, std::string& why) {
+  // The program itself says why (vLLM: free memory at start-up below its budget).
+  if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
+    why = g.cause == Cause::other_process ? "the GPU's free memory at start-up was already below what the engine was told to use"
+                                          : "as the failing program reports";
+    return g.cause;
+  }
   // KV shortage reported by the engine.
   if (g.kind == FactKind::kv_cache_shortage) {
     if (text::contains(g.detail, "no cache blocks") || text::contains(g.detail, "negative")) {
@@ -329,7 +335,9 @@ Cause gpu_cause(const View& v, const Fact& g, std::string& why) {
     if (g.reserved_unallocated) {
       double ru = static_cast<double>(*g.reserved_unallocated);
       double req = static_cast<double>(g.requested.value_or(0));
-      if (ru >= req && ru >= 0.10 * total) {
+      // Fragmentation: the reserved-but-unallocated pool could have served
+      // the request twice over, or is a tenth of the GPU.
+      if (ru >= req && ru >= 256.0 * units::MiB && (ru >= 2 * req || ru >= 0.10 * total)) {
         why = units::format_bytes(*g.reserved_unallocated) + " was reserved by PyTorch but unallocated (fragmentation)";
         return Cause::fragmentation;
       }

@@ -121,3 +121,38 @@ TEST(UserspaceKiller, ReasonNamesTheKillerAndTheVictim) {
 
 }  // namespace
 }  // namespace aimem
+
+namespace aimem {
+namespace {
+
+TEST(GpuCause, ReservedButUnallocatedTwiceTheRequestIsFragmentation) {
+  Diagnosis d = test::diagnose_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.10 GiB is free. "
+      "Including non-PyTorch memory, this process has 78.04 GiB memory in use. Of the allocated memory 71.20 GiB is allocated by PyTorch, and 6.30 GiB "
+      "is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
+  ASSERT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  ASSERT_FALSE(d.incidents[0].fixes.empty());
+  EXPECT_NE(d.incidents[0].fixes[0].action.find("expandable_segments:True"), std::string::npos);
+  // Reserved-but-unallocated about the size of the request is not fragmentation.
+  Diagnosis e = test::diagnose_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 44.53 GiB of which 263.25 MiB is free. "
+      "Including non-PyTorch memory, this process has 44.25 GiB memory in use. Of the allocated memory 40.62 GiB is allocated by PyTorch, and 1.57 GiB "
+      "is reserved by PyTorch but unallocated.\n");
+  EXPECT_NE(e.cause, Cause::fragmentation);
+}
+
+TEST(SystemdOomKill, WithoutMemoryMaxIsHostRamAndNamesTheUnit) {
+  Diagnosis d = test::diagnose_text(
+      "Nov 28 23:11:05 host systemd[1]: ollama.service: A process of this unit has been killed by the OOM killer.\n"
+      "Nov 28 23:11:05 host systemd[1]: ollama.service: Failed with result 'oom-kill'.\n");
+  ASSERT_EQ(d.layer, Layer::host_ram);
+  EXPECT_NE(d.incidents[0].summary.find("ollama.service"), std::string::npos) << d.incidents[0].summary;
+  Diagnosis m = test::diagnose_text(
+      "● ollama.service - Ollama\n     Memory: 8.0G (max: 8.0G available: 0B peak: 8.0G)\n"
+      "Nov 28 23:11:05 host systemd[1]: ollama.service: Failed with result 'oom-kill'.\n");
+  EXPECT_EQ(m.layer, Layer::container_limit);
+}
+
+}  // namespace
+}  // namespace aimem
