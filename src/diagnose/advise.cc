@@ -426,12 +426,25 @@ void fixes_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) 
 void next_checks_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) {
   auto& c = inc.next_checks;
   switch (inc.layer) {
-    case Layer::container_limit:
-      if (!n.container.empty()) c.push_back("docker stats --no-stream " + n.container);
-      else c.push_back("docker stats --no-stream");
-      if (!n.cgroup.empty()) c.push_back("cat /sys/fs/cgroup" + n.cgroup + "/memory.events /sys/fs/cgroup" + n.cgroup + "/memory.peak 2>/dev/null");
-      if (!n.unit.empty()) c.push_back("systemctl show " + n.unit + " -p MemoryMax -p MemoryPeak");
+    case Layer::container_limit: {
+      CgroupInfo info = parse_cgroup_path(n.cgroup);
+      std::string id = !info.container_id.empty() ? info.container_id.substr(0, 12) : n.container;
+      std::string unit = !n.unit.empty() ? n.unit : info.unit;
+      if (info.kind == CgroupKind::docker || info.kind == CgroupKind::podman || (!n.container.empty() && unit.empty())) {
+        std::string tool = info.kind == CgroupKind::podman ? "podman" : "docker";
+        c.push_back(tool + " stats --no-stream " + id);
+        c.push_back(tool + " inspect " + (id.empty() ? "NAME" : id) + " --format '{{json .HostConfig.Memory}}'");
+      } else if (!unit.empty()) {
+        c.push_back("systemctl show " + unit + " -p MemoryMax -p MemoryPeak -p MemoryCurrent");
+        c.push_back("journalctl -u " + unit + " --since \"20 minutes ago\"");
+      } else if (n.cgroup.empty()) {
+        c.push_back("docker stats --no-stream");
+      }
+      if (!n.cgroup.empty())  // v2 names, then v1 names: whichever the host has
+        c.push_back("grep -H . /sys/fs/cgroup" + n.cgroup + "/memory.{events,peak,max} /sys/fs/cgroup/memory" + n.cgroup +
+                    "/memory.{oom_control,max_usage_in_bytes,limit_in_bytes} 2>/dev/null");
       break;
+    }
     case Layer::k8s_pod_limit:
       c.push_back(n.pod.empty() ? "kubectl describe pod POD" : "kubectl describe pod " + n.pod);
       c.push_back(n.pod.empty() ? "kubectl top pod POD --containers" : "kubectl top pod " + n.pod + " --containers");
@@ -466,10 +479,14 @@ void next_checks_for(Incident& inc, const Numbers& n, const std::vector<Fact>& f
 }
 
 void evidence_for(Incident& inc, const std::vector<Fact>& facts) {
+  // Records of the kernel ring buffer and the journal are numbered as read, not lines of a file.
+  auto unit_of = [](const std::string& source) {
+    return text::ends_with(source, "/dev/kmsg") || text::starts_with(source, "journal") ? "record" : "line";
+  };
   auto item = [&](const Fact& f) {
     EvidenceItem e;
     e.source = std::string(source_label(f.family));
-    e.where = f.where.line ? fmt::format("{} line {}", f.where.source, f.where.line) : f.where.source;
+    e.where = f.where.line ? fmt::format("{} {} {}", f.where.source, unit_of(f.where.source), f.where.line) : f.where.source;
     e.text = f.text;
     return e;
   };
@@ -485,7 +502,7 @@ void evidence_for(Incident& inc, const std::vector<Fact>& facts) {
     if (shown == 1) {
       for (const auto& [line, textline] : f.extra) {
         if (inc.evidence.size() >= 4) break;
-        inc.evidence.push_back({std::string(source_label(f.family)), fmt::format("{} line {}", f.where.source, line), textline});
+        inc.evidence.push_back({std::string(source_label(f.family)), fmt::format("{} {} {}", f.where.source, unit_of(f.where.source), line), textline});
       }
     }
   }

@@ -76,10 +76,12 @@ Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options) {
   for (auto& inc : incidents) detail::classify(inc, d.facts);
 
   // The primary incident: a real memory failure before a look-alike before a
-  // bare exit status; then the earliest.
+  // bare exit status. Facts of one cascade are already one incident (its root
+  // fact first), so separate incidents are independent failures: the latest
+  // is the one the client just saw. Without times, input order.
   std::stable_sort(incidents.begin(), incidents.end(), [](const Incident& a, const Incident& b) {
     if (a.tier != b.tier) return a.tier > b.tier;
-    if (a.time_us && b.time_us && *a.time_us != *b.time_us) return *a.time_us < *b.time_us;
+    if (a.time_us && b.time_us && *a.time_us != *b.time_us) return *a.time_us > *b.time_us;
     return a.order < b.order;
   });
 

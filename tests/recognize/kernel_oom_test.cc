@@ -145,13 +145,14 @@ TEST(KernelOom, GroupKillGivesOneIncidentWithSeveralVictims) {
   EXPECT_EQ(d.layer, Layer::container_limit);
 }
 
-TEST(KernelOom, KillsHoursApartAreSeparateIncidents) {
+TEST(KernelOom, KillsHoursApartAreSeparateIncidentsAndTheLatestIsPrimary) {
   const char* log = R"(2026-11-29T10:00:00Z kernel: Out of memory: Killed process 100 (a) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB
 2026-11-29T13:00:00Z kernel: Out of memory: Killed process 200 (b) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB
 )";
   Diagnosis d = test::diagnose_text(log);
   ASSERT_EQ(d.incidents.size(), 2u);
-  EXPECT_EQ(d.incidents[0].pid, 100);  // the earliest is the primary
+  EXPECT_EQ(d.incidents[0].pid, 200);  // independent failures: the latest is what the client just saw
+  EXPECT_EQ(d.incidents[1].pid, 100);
 }
 
 }  // namespace
