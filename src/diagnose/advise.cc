@@ -266,10 +266,16 @@ void gpu_fixes(Incident& inc, const Numbers& n) {
         if (fit == 0) fit = *n.kv_tokens;
         add(inc, fmt::format("lower max_model_len {} -> {} (--max-model-len {})", *n.max_model_len, fit, fit),
             fmt::format("the KV cache holds {} tokens; one sequence of the configured length does not fit", *n.kv_tokens));
-        if (n.gpu_util && *n.gpu_util < 0.95) {
-          double needed = *n.gpu_util + (1.0 - static_cast<double>(*n.kv_tokens) / static_cast<double>(*n.max_model_len)) * 0.1;
-          add(inc, fmt::format("or raise gpu_memory_utilization {:.2f} -> {:.2f} if nothing else uses this GPU", *n.gpu_util, std::min(0.95, std::max(needed, *n.gpu_util + 0.02))),
-              "a larger share of the GPU gives the KV cache more blocks");
+        if (n.gpu_util && *n.gpu_util < 0.95 && n.kv_bytes && n.total && *n.total > 0) {
+          // KV bytes per token from the engine's own figures; the share of the
+          // GPU that the missing tokens need, rounded up.
+          double per_token = static_cast<double>(*n.kv_bytes) / static_cast<double>(*n.kv_tokens);
+          double missing = per_token * static_cast<double>(*n.max_model_len - *n.kv_tokens);
+          double needed = std::ceil((*n.gpu_util + missing / static_cast<double>(*n.total)) * 100.0) / 100.0;
+          if (needed <= 0.95)
+            add(inc, fmt::format("or raise gpu_memory_utilization {:.2f} -> {:.2f} if nothing else uses this GPU", *n.gpu_util, needed),
+                fmt::format("{} more KV cache ({} tokens at {} per token) fit in that share", format_bytes(static_cast<uint64_t>(missing)),
+                            *n.max_model_len - *n.kv_tokens, format_bytes(static_cast<uint64_t>(per_token))));
         }
         add(inc, "use an FP8 KV cache (--kv-cache-dtype fp8)", "halves the bytes per token, so twice the context fits");
       } else if (llama && n.ctx) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 #include <cstring>
 #include <fstream>
 #include <fmt/format.h>
@@ -82,6 +83,17 @@ KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, Fa
   };
   struct stat st{};
   ::fstat(fd, &st);
+  if (S_ISCHR(st.st_mode) && root == "/") {
+    // The ring buffer's clock is the monotonic clock: anchor it to the wall
+    // clock now rather than to /proc/stat btime, which counts suspended time.
+    timespec mono{}, real{};
+    ::clock_gettime(CLOCK_MONOTONIC, &mono);
+    ::clock_gettime(CLOCK_REALTIME, &real);
+    int64_t mono_us = static_cast<int64_t>(mono.tv_sec) * 1000000 + mono.tv_nsec / 1000;
+    int64_t real_us = static_cast<int64_t>(real.tv_sec) * 1000000 + real.tv_nsec / 1000;
+    boot_us = real_us - mono_us;
+    ctx.boot_us = boot_us;
+  }
   if (S_ISCHR(st.st_mode)) {
     std::string buf(16384, '\0');
     for (;;) {

@@ -156,3 +156,20 @@ TEST(SystemdOomKill, WithoutMemoryMaxIsHostRamAndNamesTheUnit) {
 
 }  // namespace
 }  // namespace aimem
+
+namespace aimem {
+namespace {
+
+TEST(VllmKv, FixesCarryTheNumbersTheEngineLogged) {
+  Diagnosis d = test::diagnose_text(test::read_file(test::source_dir() + "/docs/examples/vllm-kv-cache.log"));
+  ASSERT_EQ(d.layer, Layer::gpu_vram);
+  ASSERT_EQ(d.cause, Cause::kv_cache_context);
+  const auto& fixes = d.incidents[0].fixes;
+  ASSERT_GE(fixes.size(), 3u);
+  EXPECT_EQ(fixes[0].action, "lower max_model_len 29000 -> 23552 (--max-model-len 23552)");
+  // 2.89 GiB for 23648 tokens = 128 KiB a token; 5352 more tokens need 670 MiB = 3% of 23.58 GiB.
+  EXPECT_EQ(fixes[1].action, "or raise gpu_memory_utilization 0.90 -> 0.93 if nothing else uses this GPU");
+}
+
+}  // namespace
+}  // namespace aimem
