@@ -9,5 +9,5 @@ mkdir "$cg" && echo $((64 << 20)) > "$cg/memory.limit_in_bytes"
 sh -c "echo \$\$ > $cg/cgroup.procs; exec python3 -c 'a = []
 while True: a.append(bytearray(1 << 20))'"
 echo "exit status: $?"
-./build/aimem diagnose --since 2m
+./build/aimem diagnose --since 1m
 rmdir "$cg"

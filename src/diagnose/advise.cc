@@ -214,7 +214,10 @@ void summarize(Incident& inc, const Numbers& n) {
   switch (inc.layer) {
     case Layer::container_limit:
     case Layer::k8s_pod_limit:
-      inc.pool.name = !n.cgroup.empty() ? "cgroup " + n.cgroup : !n.container.empty() ? "container " + n.container : "memory cgroup";
+      inc.pool.name = !n.cgroup.empty()     ? "cgroup " + n.cgroup
+                      : !n.container.empty() ? "container " + n.container
+                      : inc.layer == Layer::k8s_pod_limit ? "container memory limit (Kubernetes)"
+                                                          : "container memory limit";
       inc.pool.limit_bytes = n.limit;
       inc.pool.used_bytes = n.usage;
       break;
@@ -345,7 +348,8 @@ void limit_fixes(Incident& inc, const Numbers& n) {
   add(inc, "lower the workload's concurrency (workers, concurrent requests, batch size)", "the least destructive way to lower the peak");
   if (n.limit) {
     uint64_t base = std::max(*n.limit, peak.value_or(0));
-    uint64_t proposed = round_up_mib(static_cast<double>(base) * 1.25, base >= 4 * units::GiB ? 1024 : 64);
+    uint64_t step_mib = base >= 16 * units::GiB ? 1024 : base >= units::GiB ? 256 : 16;
+    uint64_t proposed = round_up_mib(static_cast<double>(base) * 1.25, step_mib);
     std::string action = k8s ? fmt::format("if the steady need really is higher, raise resources.limits.memory {} -> {} (and set requests.memory equal for a model server)",
                                            k8s_quantity(*n.limit), k8s_quantity(proposed))
                              : fmt::format("if the steady need really is higher, raise the limit {} -> {}", format_bytes(*n.limit), format_bytes(proposed));
