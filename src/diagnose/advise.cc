@@ -164,6 +164,9 @@ void summarize(Incident& inc, const Numbers& n) {
                                   n.unit.empty() ? "a systemd unit" : n.unit);
       else if (h && h->kind == FactKind::process_killed)
         inc.summary = fmt::format("{} was killed (SIGKILL) with no other reason shown, most likely by the kernel OOM killer", who(n));
+      else if (h && (h->kind == FactKind::host_alloc_failure || h->kind == FactKind::jvm_native_oom || h->kind == FactKind::gpu_oom))
+        inc.summary = fmt::format("{} could not allocate {}host memory{}", n.process.empty() ? std::string(source_label(h->family)) : who(n),
+                                  h->requested ? format_bytes(*h->requested) + " of " : "", h->detail.empty() ? "" : " (" + h->detail + ")");
       else
         inc.summary = fmt::format("{} could not get host memory", who(n));
       break;

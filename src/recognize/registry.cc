@@ -27,6 +27,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kHostToolsEntry,
     &kKubernetesEntry,
     &kExitStatusEntry,
+    &kHpcEntry,
 };
 }  // namespace
 

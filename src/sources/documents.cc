@@ -81,7 +81,14 @@ DocumentResult read_document(std::string_view content, const SourceContext& sour
     return result;
   }
 
-  if (t[0] == '{' || t[0] == '[') {
+  // JSON: an object, or an array of objects/arrays/strings. "[  518.0506] ..."
+  // (dmesg) and "[Mon Jan 26 ...] ..." (dmesg -T) also start with '['.
+  auto json_array = [&] {
+    if (t[0] != '[') return false;
+    std::string_view r = text::trim_left(t.substr(1));
+    return !r.empty() && (r[0] == '{' || r[0] == '[' || r[0] == '"' || r[0] == ']');
+  };
+  if (t[0] == '{' || json_array()) {
     // One JSON document (docker inspect, kubectl -o json). JSON lines
     // (journalctl -o json) are many documents: those are read line by line.
     size_t first_nl = t.find('\n');

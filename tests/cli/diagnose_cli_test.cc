@@ -228,3 +228,23 @@ TEST(PlannedCommands, SayTheyAreNotYetReal) {
 
 }  // namespace
 }  // namespace aimem
+
+namespace aimem {
+namespace {
+
+TEST(BadInput, DmesgStartingWithABracketIsNotJson) {
+  std::string dir = test::temp_dir("dmesgT");
+  test::write_file(dir + "/dmesg.txt",
+                   "[Sat Nov 29 03:00:01 2026] Memory cgroup out of memory: Killed process 2211 (java) total-vm:9123456kB, anon-rss:2090000kB, file-rss:1000kB, shmem-rss:0kB\n"
+                   "[Sat Nov 29 03:00:01 2026] Task in /kubepods/burstable/pod1234/abcd killed as a result of limit of /kubepods/burstable/pod1234\n");
+  auto r = test::run_aimem({"diagnose", "--json", dir + "/dmesg.txt"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["warnings"].empty()) << j["warnings"];
+  // The limit line comes after the victim line and still decides the layer.
+  EXPECT_EQ(j["layer"], "k8s_pod_limit");
+  EXPECT_EQ(j["incidents"][0]["pool"]["name"], "cgroup /kubepods/burstable/pod1234");
+}
+
+}  // namespace
+}  // namespace aimem

@@ -24,5 +24,6 @@ extern const RecognizerEntry kDockerEntry;
 extern const RecognizerEntry kHostToolsEntry;
 extern const RecognizerEntry kKubernetesEntry;
 extern const RecognizerEntry kExitStatusEntry;
+extern const RecognizerEntry kHpcEntry;
 
 }  // namespace aimem

@@ -55,6 +55,15 @@ constexpr Pattern kPatterns[] = {
 // Kernel page_counter "unlimited" (PAGE_COUNTER_MAX) prints as ~2^53 kB.
 constexpr uint64_t kUnlimitedKiB = 1ULL << 50;
 
+struct Victim {
+  Provenance where;
+  std::string text, process, detail;
+  uint64_t line = 0;
+  int64_t pid = 0;
+  std::optional<uint64_t> rss;
+  bool same_report = false;
+};
+
 struct Report {
   bool open = false;
   uint64_t first_line = 0, last_line = 0;
@@ -68,6 +77,7 @@ struct Report {
   std::string summary_task;
   int victims = 0;
   std::vector<std::pair<uint64_t, std::string>> lines;  // evidence, bounded
+  std::vector<Victim> pending;  // victims of this report, emitted when it ends
   Fact base;  // provenance of the first line
 };
 
@@ -344,36 +354,56 @@ class KernelOom final : public Recognizer {
       start(line);
     }
     classify_prefix(prefix);
-    Fact f = fact_from_report(FactKind::kernel_oom_kill);
-    // The victim line is the headline evidence.
+    // The victim is held until the report ends: lines after it ("Task in ...
+    // killed as a result of limit of ...", the summary on some kernels) still
+    // say which limit was hit.
+    Victim v;
     Fact head = make_fact(line, FactKind::kernel_oom_kill, Family::kernel);
-    f.where = head.where;
-    f.text = head.text;
-    if (!f.where.unix_us) f.where.unix_us = r_.unix_us;
-    f.pid = *pid;
-    f.process = comm;
+    v.where = head.where;
+    v.text = head.text;
+    v.line = line.number;
+    v.pid = *pid;
+    v.process = comm;
+    v.same_report = same_report;
     uint64_t rss = 0;
     bool any = false;
     for (std::string_view key : {"anon-rss:", "file-rss:", "shmem-rss:"}) {
-      if (auto v = text::after(body, key)) {
-        if (auto kb = text::parse_u64(*v)) rss += *kb * 1024, any = true;
+      if (auto val = text::after(body, key)) {
+        if (auto kb = text::parse_u64(*val)) rss += *kb * 1024, any = true;
       }
     }
-    if (any) f.rss = rss;
+    if (any) v.rss = rss;
     if (auto adj = text::after(body, "oom_score_adj:")) {
-      if (auto v = text::parse_i64(*adj)) f.detail += ",oom_score_adj=" + std::to_string(*v);
+      if (auto val = text::parse_i64(*adj)) v.detail = ",oom_score_adj=" + std::to_string(*val);
     }
-    f.strength = same_report ? 0.95f : (f.layer == Layer::unknown ? 0.7f : 0.85f);
-    f.extra.clear();
-    for (auto& l : r_.lines)
-      if (l.first != line.number) f.extra.push_back(l);
-    out.add(std::move(f));
+    r_.pending.push_back(std::move(v));
     ++r_.victims;
     r_.last_line = line.number;
+    if (r_.pending.size() >= 64) emit_victims(out);  // a long group kill: bounded
+  }
+
+  void emit_victims(FactSink& out) {
+    for (auto& v : r_.pending) {
+      Fact f = fact_from_report(FactKind::kernel_oom_kill);
+      f.where = v.where;
+      f.text = v.text;
+      if (!f.where.unix_us) f.where.unix_us = r_.unix_us;
+      f.pid = v.pid;
+      f.process = v.process;
+      f.rss = v.rss;
+      f.detail += v.detail;
+      f.strength = v.same_report ? 0.95f : (f.layer == Layer::unknown ? 0.7f : 0.85f);
+      f.extra.clear();
+      for (auto& l : r_.lines)
+        if (l.first != v.line) f.extra.push_back(l);
+      out.add(std::move(f));
+    }
+    r_.pending.clear();
   }
 
   void close(FactSink& out) {
     if (!r_.open) return;
+    emit_victims(out);
     if (r_.victims == 0 && (r_.memcg || r_.global || !r_.summary_task.empty() || !r_.trigger.empty())) {
       // A report whose victim line we never saw (cut excerpt, or rate-limited).
       bool killed = r_.summary_pid.has_value() || !r_.task_in.empty();

@@ -1,0 +1,109 @@
+// Batch and data-platform schedulers that enforce memory limits themselves.
+//
+// Slurm (the job's cgroup, sized by --mem / --mem-per-cpu):
+//   slurmstepd: error: Detected 1 oom_kill event in StepId=647226.batch. Some of the step tasks have been OOM Killed.
+//   slurmstepd: error: Detected 1 oom-kill event(s) in step 123.0 cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler.
+//   slurmstepd: error: Exceeded job memory limit at some point.      (older: step / job)
+//   srun: error: nid002680: task 0: Out Of Memory
+// YARN (Hadoop / Spark executors; the NodeManager kills the container):
+//   Container killed by YARN for exceeding memory limits. 10.4 GB of 10 GB physical memory used. Consider boosting spark.yarn.executor.memoryOverhead.
+//   Container [pid=1234,containerID=container_1_0001_01_000002] is running beyond physical memory limits.
+//     Current usage: 2.1 GB of 2 GB physical memory used; 3.5 GB of 4.2 GB virtual memory used. Killing container.
+// Both are a limit of the job's own memory pool, the container_limit layer.
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"oom_kill event"},
+    {"oom-kill event"},
+    {"Exceeded job memory limit", kCompanion},
+    {"Exceeded step memory limit", kCompanion},
+    {": Out Of Memory"},
+    {"Container killed by YARN for exceeding memory limits"},
+    {"is running beyond physical memory limits", kCompanion},
+    {"is running beyond virtual memory limits", kCompanion},
+};
+
+// "10.4 GB of 10 GB physical memory used" -> usage, limit.
+void yarn_sizes(std::string_view s, Fact& f) {
+  size_t p = s.find(" physical memory used");
+  if (p == std::string_view::npos) p = s.find(" virtual memory used");
+  if (p == std::string_view::npos) return;
+  std::string_view head = s.substr(0, p);
+  size_t of = head.rfind(" of ");
+  if (of == std::string_view::npos) return;
+  f.limit = units::parse_log_size(head.substr(of + 4));
+  // The usage figure is the last "<number> <unit>" (or "<number><unit>") before " of ".
+  std::string_view before = text::trim(head.substr(0, of));
+  size_t sp = before.rfind(' ');
+  if (sp != std::string_view::npos) {
+    std::string_view last = before.substr(sp + 1);
+    if (!last.empty() && (last[0] < '0' || last[0] > '9')) {  // a unit: back up over the number too
+      size_t sp2 = before.rfind(' ', sp - 1);
+      if (sp2 != std::string_view::npos) f.usage = units::parse_log_size(before.substr(sp2 + 1));
+    } else {
+      f.usage = units::parse_log_size(last);
+    }
+  }
+}
+
+class Hpc final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (text::contains(s, "by YARN for exceeding memory limits") || text::contains(s, "is running beyond physical memory limits") ||
+        text::contains(s, "is running beyond virtual memory limits")) {
+      if (last_yarn_ && line.number <= last_yarn_ + 3) return;  // one report, several lines
+      last_yarn_ = line.number;
+      // The NodeManager's own kill of a container over its size: a cgroup-like
+      // limit kill, read as the kernel's would be.
+      Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::runtime);
+      f.layer = Layer::container_limit;
+      f.cause = Cause::limit_too_low;  // the scheduler measured the container above its configured size
+      f.strength = 0.9f;
+      f.detail = text::contains(s, "virtual memory") && !text::contains(s, "physical memory") ? "YARN virtual-memory limit" : "YARN memory limit";
+      f.process = "YARN container";
+      if (auto c = text::after(s, "containerID=")) f.container = std::string(text::take_until(*c, "] ,").substr(0, 64));
+      yarn_sizes(s, f);
+      out.add(std::move(f));
+      platform(line, out, "yarn");
+      return;
+    }
+    if (text::contains(s, "oom_kill event") || text::contains(s, "oom-kill event") || text::contains(s, "Exceeded job memory limit") ||
+        text::contains(s, "Exceeded step memory limit") || (text::contains(s, ": Out Of Memory") && text::contains(s, "srun"))) {
+      if (last_slurm_ && line.number <= last_slurm_ + 3) return;
+      last_slurm_ = line.number;
+      Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::runtime);
+      f.layer = Layer::container_limit;
+      f.detail = "Slurm job memory cgroup";
+      f.strength = text::contains(s, "srun") ? 0.75f : 0.9f;
+      if (auto step = text::after(s, "StepId=")) f.container = "slurm step " + std::string(text::take_until(*step, ". ").substr(0, 48));
+      else if (auto st = text::after(s, " in step ")) f.container = "slurm step " + std::string(text::first_word(*st).substr(0, 48));
+      if (auto n = text::after(s, "Detected ")) f.count = text::parse_u64(*n);
+      f.process = "Slurm job step";
+      out.add(std::move(f));
+      platform(line, out, "slurm");
+    }
+  }
+
+ private:
+  void platform(const Line& line, FactSink& out, const char* name) {
+    if (platform_done_) return;
+    platform_done_ = true;
+    Fact p = make_fact(line, FactKind::platform, Family::runtime);
+    p.detail = name;
+    out.add(std::move(p));
+  }
+  uint64_t last_yarn_ = 0, last_slurm_ = 0;
+  bool platform_done_ = false;
+};
+
+}  // namespace
+
+const RecognizerEntry kHpcEntry{"hpc", Family::runtime, kPatterns, [] { return std::unique_ptr<Recognizer>(new Hpc); }};
+
+}  // namespace aimem

@@ -1,0 +1,39 @@
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+TEST(Hpc, SlurmOomKillEventIsTheJobsLimit) {
+  Diagnosis d = test::diagnose_text(
+      "slurmstepd: error: Detected 1 oom_kill event in StepId=647226.batch. Some of the step tasks have been OOM Killed.\n"
+      "srun: error: nid002680: task 0: Out Of Memory\n");
+  ASSERT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.incidents.size(), 1u);
+  EXPECT_NE(d.incidents[0].reasons[0].find("Slurm"), std::string::npos);
+}
+
+TEST(Hpc, YarnContainerOverItsSizeIsLimitTooLowWithTheNumbers) {
+  Diagnosis d = test::diagnose_text(
+      "WARN TaskSetManager: Lost task 3.0 in stage 2.0: ExecutorLostFailure (executor 7 exited caused by one of the running tasks) "
+      "Reason: Container killed by YARN for exceeding memory limits. 10.4 GB of 10 GB physical memory used. "
+      "Consider boosting spark.yarn.executor.memoryOverhead.\n");
+  ASSERT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  ASSERT_TRUE(d.incidents[0].pool.limit_bytes);
+  EXPECT_EQ(*d.incidents[0].pool.limit_bytes, 10ULL << 30);
+  ASSERT_TRUE(d.incidents[0].pool.used_bytes);
+  EXPECT_NEAR(static_cast<double>(*d.incidents[0].pool.used_bytes), 10.4 * (1ULL << 30), 1e6);
+  Diagnosis old = test::diagnose_text(
+      "Container [pid=1234,containerID=container_1_0001_01_000002] is running beyond physical memory limits. Current usage: 2.1 GB of 2 GB "
+      "physical memory used; 3.5 GB of 4.2 GB virtual memory used. Killing container.\n");
+  EXPECT_EQ(old.layer, Layer::container_limit);
+}
+
+TEST(Hpc, TimeLimitIsNotAnOomEvent) {
+  EXPECT_EQ(test::diagnose_text("slurmstepd: error: *** JOB 123 ON nid1 CANCELLED AT 2026-11-29T10:00:00 DUE TO TIME LIMIT ***\n").layer, Layer::none);
+}
+
+}  // namespace
+}  // namespace aimem
