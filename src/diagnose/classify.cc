@@ -243,10 +243,12 @@ Decision decide_layer(const View& v) {
       d = {host_or_limit(v, Layer::container_limit), k, 0.7f, "the process was SIGKILLed while running under a configured memory limit"};
       return d;
     }
-    if (k->layer != Layer::unknown) {
-      d = {k->layer, k, k->strength, "a SIGKILL without any other reason shown; the kernel OOM killer is its usual sender"};
-      return d;
-    }
+    // A worker killed by SIGKILL with no reason and no limit in sight: the
+    // kernel OOM killer is by far its usual sender, but only the kernel log can
+    // confirm it (the next checks say how).
+    d = {k->layer != Layer::unknown ? k->layer : Layer::host_ram, k, k->layer != Layer::unknown ? k->strength : 0.45f,
+         "a SIGKILL without any other reason shown; the kernel OOM killer is its usual sender (confirm with the kernel log)"};
+    return d;
   }
   // 10. Look-alikes.
   if (look_alike) {

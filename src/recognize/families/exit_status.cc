@@ -42,6 +42,9 @@ constexpr Pattern kPatterns[] = {
     {"signal: terminated"},
     {"signal: aborted"},
     {"signal: segmentation fault"},
+    {"(SIGKILL)"},
+    {"was sent SIGKILL"},
+    {"WORKER TIMEOUT", kContext},
     {" by signal", kCompanion},
     {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault) ", kRegex},
@@ -97,6 +100,30 @@ class ExitStatus final : public Recognizer {
         signal(line, p, sig, std::nullopt, out);
         return;
       }
+    }
+    if (size_t p = s.find("WORKER TIMEOUT"); p != std::string_view::npos) {
+      // gunicorn killing a worker that did not answer in time (its next line
+      // says "was sent SIGKILL! Perhaps out of memory?", which it was not).
+      Fact f = make_fact(line, FactKind::stop_or_restart, Family::exit_status);
+      f.detail = "gunicorn killed a worker that timed out (WORKER TIMEOUT)";
+      if (auto pid = text::after(s, "(pid:")) f.pid = text::parse_i64(*pid);
+      out.add(std::move(f));
+      return;
+    }
+    if (size_t p = s.find("was sent SIGKILL"); p != std::string_view::npos) {
+      // gunicorn: "Worker (pid:42) was sent SIGKILL! Perhaps out of memory?"
+      std::optional<int64_t> pid;
+      if (auto v = text::after(s, "(pid:")) pid = text::parse_i64(*v);
+      signal(line, p, 9, pid, out);
+      return;
+    }
+    if (size_t p = s.find("(SIGKILL)"); p != std::string_view::npos) {
+      // Celery "exited with 'signal 9 (SIGKILL)'", torch elastic "Signal 9 (SIGKILL) received by PID 1234".
+      std::optional<int64_t> pid;
+      if (auto v = text::after(s, "received by PID ")) pid = text::parse_i64(*v);
+      else if (auto v2 = text::after(s, "pid:")) pid = text::parse_i64(*v2);
+      signal(line, p, 9, pid, out);
+      return;
     }
     if (size_t p = s.find(" by signal"); p != std::string_view::npos) {
       // "killed by signal 9", "terminated by signal SIGKILL", "is killed by signal: Killed."

@@ -54,6 +54,7 @@ constexpr Pattern kPatterns[] = {
     {"error=2 : out of memory"},
     {"CUBLAS_STATUS_ALLOC_FAILED"},
     {"DefaultCPUAllocator: "},
+    {"OutOfMemoryError: Allocation on device"},
 };
 
 constexpr std::string_view kDevices[] = {"CUDA", "HIP", "NPU", "XPU", "MTIA", "MUSA"};
@@ -177,6 +178,19 @@ class PyTorch final : public Recognizer {
       f.layer = Layer::gpu_vram;
       f.strength = 0.7f;
       f.detail = "cuBLAS handle or workspace allocation failed";
+      return out.add(std::move(f));
+    }
+    if (auto p = s.find("OutOfMemoryError: Allocation on device"); p != std::string_view::npos) {
+      // PyTorch's allocator when a memory fraction / allowed size is exceeded
+      // ("Allocation on device 0 would exceed allowed memory"), as ComfyUI shows it.
+      if (guards::is_mention(s, p, 38) || repeated("allocation on device", line)) return;
+      Fact f = make_fact(line, FactKind::gpu_oom, Family::pytorch);
+      f.layer = Layer::gpu_vram;
+      f.strength = 0.85f;
+      f.detail = "allocation on device exceeded the allowed memory";
+      if (auto d = text::after(s, "Allocation on device ")) {
+        if (auto g = text::parse_u64(*d)) f.gpu = static_cast<int>(*g);
+      }
       return out.add(std::move(f));
     }
     size_t thc = s.find("error=2 : out of memory");

@@ -1,0 +1,44 @@
+// Workers killed by SIGKILL as their supervisors report it (Celery, gunicorn,
+// torch elastic, Ollama), and PyTorch's "Allocation on device" form.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+TEST(WorkerKills, UnexplainedSigkillOfAWorkerIsProbablyHostRam) {
+  for (const char* log : {
+           "[2026-11-28 10:00:00,000: ERROR/MainProcess] Process 'ForkPoolWorker-3' pid:4242 exited with 'signal 9 (SIGKILL)'\n",
+           "  exitcode  : -9 (pid: 1234)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 1234\n",
+           "[2026-11-28 10:00:01 +0000] [1] [ERROR] Worker (pid:42) was sent SIGKILL! Perhaps out of memory?\n",
+       }) {
+    Diagnosis d = test::diagnose_text(log);
+    ASSERT_EQ(d.layer, Layer::host_ram) << log;
+    EXPECT_LT(d.confidence.value_or(1), 0.6) << log;  // a guess, and it says so
+    auto& checks = d.incidents[0].next_checks;
+    EXPECT_NE(std::find(checks.begin(), checks.end(), "dmesg -T | grep -i -E 'out of memory|killed process'"), checks.end());
+  }
+}
+
+TEST(WorkerKills, GunicornTimeoutKillIsNotMemory) {
+  Diagnosis d = test::diagnose_text(
+      "[2026-11-28 10:00:00 +0000] [1] [CRITICAL] WORKER TIMEOUT (pid:42)\n"
+      "[2026-11-28 10:00:01 +0000] [1] [ERROR] Worker (pid:42) was sent SIGKILL! Perhaps out of memory?\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+}
+
+TEST(WorkerKills, SigkillNextToAKernelReportIsTheKernels) {
+  Diagnosis d = test::diagnose_text(
+      "Memory cgroup out of memory: Killed process 4242 (celery) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB\n"
+      "Process 'ForkPoolWorker-3' pid:4242 exited with 'signal 9 (SIGKILL)'\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+}
+
+TEST(PyTorchAllocationOnDevice, IsAGpuOom) {
+  Diagnosis d = test::diagnose_text("!!! Exception during processing !!! Allocation on device\ntorch.OutOfMemoryError: Allocation on device\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+}
+
+}  // namespace
+}  // namespace aimem
