@@ -39,9 +39,10 @@ bool weekday_name(std::string_view s) {
   return false;
 }
 
-int year_of(int64_t unix_us) {
-  int64_t days = unix_us / 86400000000LL;
-  // civil_from_days (H. Hinnant)
+}  // namespace
+
+// civil_from_days (H. Hinnant): days since 1970-01-01 to a Gregorian date.
+Civil civil_from_days(int64_t days) {
   days += 719468;
   int64_t era = (days >= 0 ? days : days - 146096) / 146097;
   unsigned doe = static_cast<unsigned>(days - era * 146097);
@@ -49,9 +50,14 @@ int year_of(int64_t unix_us) {
   int64_t y = static_cast<int64_t>(yoe) + era * 400;
   unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
   unsigned mp = (5 * doy + 2) / 153;
+  unsigned d = doy - (153 * mp + 2) / 5 + 1;
   unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  return static_cast<int>(y + (m <= 2));
+  return {y + (m <= 2), m, d};
 }
+
+namespace {
+
+int year_of(int64_t unix_us) { return static_cast<int>(civil_from_days(unix_us / 86400000000LL).y); }
 
 // Picks the year for a month/day/time without one: the latest year that does
 // not put the time after the reference (plus a day of clock slack).
@@ -316,17 +322,8 @@ std::string format_iso(int64_t unix_us) {
   int64_t days = secs / 86400;
   int64_t rem = secs % 86400;
   if (rem < 0) rem += 86400, --days;
-  days += 719468;
-  int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  unsigned doe = static_cast<unsigned>(days - era * 146097);
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t y = static_cast<int64_t>(yoe) + era * 400;
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  unsigned mp = (5 * doy + 2) / 153;
-  unsigned d = doy - (153 * mp + 2) / 5 + 1;
-  unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  y += (m <= 2);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", y, m, d, rem / 3600, (rem / 60) % 60, rem % 60);
+  Civil c = civil_from_days(days);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.y, c.m, c.d, rem / 3600, (rem / 60) % 60, rem % 60);
 }
 
 std::string format_human(int64_t unix_us) {

@@ -19,8 +19,13 @@ struct LineTime {
   bool year_guessed = false;       // syslog / klog / vLLM prefixes carry no year
 };
 
-// Days since 1970-01-01 for a proleptic Gregorian date.
+// Days since 1970-01-01 for a proleptic Gregorian date, and back.
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d);
+struct Civil {
+  int64_t y;
+  unsigned m, d;
+};
+Civil civil_from_days(int64_t days);
 std::optional<int64_t> make_unix_us(int y, int mon, int day, int h, int min, int s, int64_t us = 0,
                                     int tz_offset_s = 0);
 

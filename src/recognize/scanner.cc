@@ -89,6 +89,27 @@ std::string escape_literal(const char* s) {
   return out;
 }
 
+// Compiles a block-mode database; a pattern that does not compile is a
+// programming error, reported with the pattern.
+hs_database* compile(const std::vector<std::string>& exprs, const std::vector<unsigned>& flags, const std::vector<unsigned>& ids) {
+  std::vector<const char*> cexprs;
+  for (auto& e : exprs) cexprs.push_back(e.c_str());
+  hs_database* db = nullptr;
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_multi(cexprs.data(), flags.data(), ids.data(), static_cast<unsigned>(cexprs.size()), HS_MODE_BLOCK, nullptr, &db,
+                       &err) != HS_SUCCESS) {
+    std::string msg = "vectorscan: ";
+    if (err) {
+      msg += err->message;
+      if (err->expression >= 0 && static_cast<size_t>(err->expression) < exprs.size())
+        msg += " in pattern '" + exprs[static_cast<size_t>(err->expression)] + "'";
+      hs_free_compile_error(err);
+    }
+    throw std::logic_error(msg);
+  }
+  return db;
+}
+
 }  // namespace
 
 // A database compiled at build time (pattern_db_gen) and linked into the
@@ -142,20 +163,7 @@ PatternSet::PatternSet() {
     }
     if (db) hs_free_database(db);
   }
-  std::vector<const char*> cexprs;
-  for (auto& e : exprs) cexprs.push_back(e.c_str());
-  hs_compile_error_t* err = nullptr;
-  if (hs_compile_multi(cexprs.data(), flags.data(), ids.data(), static_cast<unsigned>(cexprs.size()), HS_MODE_BLOCK,
-                       nullptr, &db_, &err) != HS_SUCCESS) {
-    std::string msg = "vectorscan: ";
-    if (err) {
-      msg += err->message;
-      if (err->expression >= 0 && static_cast<size_t>(err->expression) < exprs.size())
-        msg += " in pattern '" + exprs[static_cast<size_t>(err->expression)] + "'";
-      hs_free_compile_error(err);
-    }
-    throw std::logic_error(msg);
-  }
+  db_ = compile(exprs, flags, ids);
 }
 
 std::string PatternSet::serialize() const {
@@ -175,14 +183,7 @@ GateSet::GateSet() {
     flags.push_back(HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH);
     ids.push_back(static_cast<unsigned>(ids.size()));
   }
-  std::vector<const char*> cexprs;
-  for (auto& e : exprs) cexprs.push_back(e.c_str());
-  hs_compile_error_t* err = nullptr;
-  if (hs_compile_multi(cexprs.data(), flags.data(), ids.data(), static_cast<unsigned>(cexprs.size()), HS_MODE_BLOCK,
-                       nullptr, &db_, &err) != HS_SUCCESS) {
-    if (err) hs_free_compile_error(err);
-    throw std::logic_error("vectorscan: cannot compile the gate words");
-  }
+  db_ = compile(exprs, flags, ids);
 }
 
 GateSet::~GateSet() { hs_free_database(db_); }

@@ -7,12 +7,7 @@
 namespace aimem {
 namespace {
 
-std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
-  std::vector<Fact> out;
-  for (auto& f : test::facts_of(text))
-    if (f.kind == kind) out.push_back(f);
-  return out;
-}
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
 
 const char* kInspect = R"([
     {

@@ -10,12 +10,7 @@ namespace {
 using units::GiB;
 using units::MiB;
 
-std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
-  std::vector<Fact> out;
-  for (auto& f : test::facts_of(text))
-    if (f.kind == kind) out.push_back(f);
-  return out;
-}
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
 
 // ollama/ollama#4225 (trimmed): an 8 GiB host KV cache, then the compute buffer for n_ctx 65536 fails on GPU 0.
 const char* kComputeAfterLargeContext = R"(llama_new_context_with_model: n_ctx      = 65536

@@ -11,12 +11,7 @@ const char* kOom =
     "which 100.00 MiB is free. Including non-PyTorch memory, this process has 23.50 GiB memory in use. Of the allocated "
     "memory 23.00 GiB is allocated by PyTorch, and 120.00 MiB is reserved by PyTorch but unallocated.\n";
 
-std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
-  std::vector<Fact> out;
-  for (auto& f : test::facts_of(text))
-    if (f.kind == kind) out.push_back(f);
-  return out;
-}
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
 
 TEST(MlPhase, LoadingCheckpointMakesModelLoad) {
   std::string text = std::string("Loading checkpoint shards:  50%|#####     | 2/4 [00:10<00:10,  5.00s/it]\n") +

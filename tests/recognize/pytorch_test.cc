@@ -12,12 +12,7 @@ namespace {
 using units::GiB;
 using units::MiB;
 
-std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
-  std::vector<Fact> out;
-  for (auto& f : test::facts_of(text))
-    if (f.kind == kind) out.push_back(f);
-  return out;
-}
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
 
 uint64_t gib(double v) { return static_cast<uint64_t>(std::llround(v * static_cast<double>(GiB))); }
 uint64_t mib(double v) { return static_cast<uint64_t>(std::llround(v * static_cast<double>(MiB))); }

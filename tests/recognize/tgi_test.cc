@@ -6,12 +6,7 @@
 namespace aimem {
 namespace {
 
-std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
-  std::vector<Fact> out;
-  for (auto& f : test::facts_of(text))
-    if (f.kind == kind) out.push_back(f);
-  return out;
-}
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
 
 const char* kWarmupFailure = R"(2023-09-26T21:47:10.000Z  INFO text_generation_launcher: Args { model_id: "tiiuae/falcon-40b", max_input_length: 2048, max_total_tokens: 4096, max_batch_prefill_tokens: 4096, max_batch_total_tokens: None, cuda_memory_fraction: 1.0 }
   File "/opt/conda/lib/python3.9/site-packages/text_generation_server/models/flash_causal_lm.py", line 755, in warmup

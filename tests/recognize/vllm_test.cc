@@ -9,12 +9,7 @@ namespace {
 
 using units::GiB;
 
-std::vector<Fact> of_kind(const std::string& text, FactKind kind) {
-  std::vector<Fact> out;
-  for (auto& f : test::facts_of(text))
-    if (f.kind == kind) out.push_back(f);
-  return out;
-}
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
 
 const char* kV0Startup = R"(INFO 11-21 10:00:01 llm_engine.py:237] Initializing an LLM engine (v0.6.4) with config: model='meta-llama/Llama-3.1-8B-Instruct', dtype=torch.bfloat16, max_seq_len=29000, download_dir=None, tensor_parallel_size=1, enforce_eager=False
 INFO 11-21 10:00:30 model_runner.py:1077] Loading model weights took 14.9888 GB

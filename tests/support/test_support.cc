@@ -27,6 +27,13 @@ std::vector<Fact> facts_of(const std::string& text, const std::string& name) {
   return std::move(store.facts());
 }
 
+std::vector<Fact> facts_of_kind(const std::string& text, FactKind kind) {
+  std::vector<Fact> out;
+  for (auto& f : facts_of(text))
+    if (f.kind == kind) out.push_back(std::move(f));
+  return out;
+}
+
 Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOptions& options) {
   FactStore store;
   uint32_t i = 0;

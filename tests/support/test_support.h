@@ -10,6 +10,8 @@ namespace aimem::test {
 
 // Facts from one in-memory input.
 std::vector<Fact> facts_of(const std::string& text, const std::string& name = "input.log");
+// Facts of one kind from one in-memory input.
+std::vector<Fact> facts_of_kind(const std::string& text, FactKind kind);
 // Diagnosis of in-memory inputs (each a separate input).
 Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOptions& options = {});
 Diagnosis diagnose_text(const std::string& text, const DiagnoseOptions& options = {});

@@ -79,17 +79,7 @@ bool bool_flag(std::string_view t) {
   return false;
 }
 
-std::vector<std::string_view> tokens(std::string_view s, size_t max = 256) {
-  std::vector<std::string_view> out;
-  while (out.size() < max) {
-    s = platform::skip(s);
-    if (s.empty()) break;
-    std::string_view w = text::first_word(s);
-    out.push_back(w);
-    s = s.substr(w.size());
-  }
-  return out;
-}
+std::vector<std::string_view> tokens(std::string_view s, size_t max = 256) { return platform::words(s, max); }
 
 class Docker final : public Recognizer {
  public:

@@ -101,17 +101,7 @@ bool ready_column(std::string_view t) {
          t.find_first_not_of("0123456789/") == std::string_view::npos;
 }
 
-std::vector<std::string_view> words(std::string_view s, size_t max = 24) {
-  std::vector<std::string_view> out;
-  while (out.size() < max) {
-    s = platform::skip(s);
-    if (s.empty()) break;
-    std::string_view w = text::first_word(s);
-    out.push_back(w);
-    s = s.substr(w.size());
-  }
-  return out;
-}
+std::vector<std::string_view> words(std::string_view s, size_t max = 24) { return platform::words(s, max); }
 
 // The value of `key="..."` in a Prometheus label set.
 std::string label(std::string_view s, std::string_view key) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "core/text.h"
 
@@ -70,6 +71,19 @@ inline std::optional<uint64_t> parse_binary_size(std::string_view s, uint64_t ba
 
 // A whitespace-separated token starting at `s` (after leading blanks).
 inline std::string_view token(std::string_view s) { return text::first_word(s); }
+
+// The first `max` whitespace-separated words of `s`.
+inline std::vector<std::string_view> words(std::string_view s, size_t max) {
+  std::vector<std::string_view> out;
+  while (out.size() < max) {
+    s = skip(s);
+    if (s.empty()) break;
+    std::string_view w = text::first_word(s);
+    out.push_back(w);
+    s = s.substr(w.size());
+  }
+  return out;
+}
 
 // The text after the first occurrence of `label` in `s` with blanks skipped.
 inline std::optional<std::string_view> value_after(std::string_view s, std::string_view label) {
