@@ -9,7 +9,7 @@ JOBS       ?= $(shell nproc)
 DEB_PACKAGES = build-essential cmake pkg-config \
   libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libvectorscan-dev \
   libsystemd-dev libsqlite3-dev libcpp-httplib-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev systemd-journal-remote
 
 .PHONY: all deps build run test test-sanitize bench clean
 

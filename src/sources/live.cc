@@ -22,8 +22,10 @@ LiveReport collect_live(const LiveOptions& o, FactSink& sink) {
                                           kmsg.first_us ? " back to " + timeutil::format_human(*kmsg.first_us) : ""));
   if (!boot && kmsg.read) report.notes.push_back("boot time unknown (no btime in proc/stat): kernel lines have no wall-clock time");
 
+  bool journal_read = false;
   if (o.journal) {
     JournalResult j = read_journal(root, o.since_us, o.unit, kmsg.read ? kmsg.first_us : std::nullopt, sink);
+    journal_read = j.read;
     if (j.read) report.notes.push_back(fmt::format("journal: {} entries since {}", j.entries, timeutil::format_human(o.since_us)));
     else report.notes.push_back(j.problem);
   }
@@ -67,7 +69,7 @@ LiveReport collect_live(const LiveOptions& o, FactSink& sink) {
     if (g.library) report.notes.push_back(fmt::format("NVML: {} GPU(s)", g.devices));
     else report.notes.push_back(g.problem);
   }
-  report.usable = kmsg.read || cg.found || proc.meminfo;
+  report.usable = kmsg.read || cg.found || proc.meminfo || journal_read;
   if (!report.usable) report.warnings.push_back(fmt::format("nothing readable under {}: is --root a captured tree with proc/, sys/ and dev/kmsg?", root));
   return report;
 }

@@ -3,6 +3,9 @@
 // a stand-in NVML library.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
@@ -124,6 +127,44 @@ TEST(LiveRoot, UnreadableRootIsExit2) {
   auto r = test::run_aimem({"diagnose", "--root", "/nonexistent-root"}, {}, {"AIMEM_NVML_LIBRARY=/nonexistent"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("nothing readable under /nonexistent-root"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace aimem
+
+namespace aimem {
+namespace {
+
+// A real journal file, written by systemd-journal-remote from the journal
+// export format, read through sd-journal under --root, narrowed by --unit.
+TEST(LiveRoot, UnitJournalThroughSdJournal) {
+  const char* tool = "/lib/systemd/systemd-journal-remote";
+  if (access(tool, X_OK) != 0) GTEST_SKIP() << "systemd-journal-remote is not installed (Debian package systemd-journal-remote)";
+  std::string root = test::temp_dir("journal");
+  mkdirs(root + "/var/log/journal");
+  int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto entry = [&](int64_t t, const std::string& unit, const std::string& msg) {
+    return "__REALTIME_TIMESTAMP=" + std::to_string(t) + "\n__MONOTONIC_TIMESTAMP=1000\n_BOOT_ID=0123456789abcdef0123456789abcdef\n" +
+           "_TRANSPORT=journal\nSYSLOG_IDENTIFIER=systemd\n_PID=1\nUNIT=" + unit + "\nMESSAGE=" + msg + "\n\n";
+  };
+  std::string exported = entry(now - 60'000'000, "vllm.service", "vllm.service: A process of this unit has been killed by the OOM killer.") +
+                         entry(now - 59'000'000, "vllm.service", "vllm.service: Failed with result 'oom-kill'.") +
+                         entry(now - 58'000'000, "other.service", "other.service: Failed with result 'oom-kill'.");
+  test::write_file(root + "/export.txt", exported);
+  auto w = test::run({tool, "-o", root + "/var/log/journal/remote.journal", root + "/export.txt"});
+  ASSERT_EQ(w.status, 0) << w.err;
+
+  auto r = test::run_aimem({"diagnose", "--root", root, "--unit", "vllm", "--since", "10m", "--json"}, {}, {"AIMEM_NVML_LIBRARY=/nonexistent"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["layer"], "host_ram");  // oom-kill result, no MemoryMax in evidence
+  ASSERT_EQ(j["incidents"].size(), 1u) << r.out;  // other.service is not this unit's
+  EXPECT_NE(j["incidents"][0]["summary"].get<std::string>().find("vllm.service"), std::string::npos);
+  EXPECT_NE(j["incidents"][0]["evidence"][0]["where"].get<std::string>().find("journal (vllm)"), std::string::npos);
+  // Outside the window: nothing.
+  auto old = test::run_aimem({"diagnose", "--root", root, "--unit", "vllm", "--since", "30s", "--json"}, {}, {"AIMEM_NVML_LIBRARY=/nonexistent"});
+  ASSERT_EQ(old.status, 0) << old.err;
+  EXPECT_EQ(json::parse(old.out)["layer"], "none");
 }
 
 }  // namespace
