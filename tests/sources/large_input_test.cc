@@ -4,6 +4,8 @@
 // included.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -39,6 +41,31 @@ TEST(LargeInput, GatedScanFindsWhatAFullScanFinds) {
   EXPECT_EQ(g["incidents"], f["incidents"]);
   std::string where = g["incidents"][0]["evidence"][0]["where"];
   EXPECT_NE(where.find("line 700034"), std::string::npos) << where;
+}
+
+}  // namespace
+}  // namespace aimem
+
+namespace aimem {
+namespace {
+
+TEST(LargeInput, ProgressBarOnlyOnATerminal) {
+  if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "script(1) is not installed (package bsdutils)";
+  std::string dir = test::temp_dir("progress");
+  std::string path = dir + "/big.log";
+  {
+    std::ofstream out(path);
+    std::string filler(99, 'x');
+    filler += '\n';
+    for (int i = 0; i < 1'100'000; ++i) out << filler;  // 110 MB
+  }
+  auto plain = test::run_aimem({"diagnose", path});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.err.find('%'), std::string::npos) << plain.err;  // not a terminal: no bar
+  auto tty = test::run({"/usr/bin/script", "-qc", std::string(AIMEM_BINARY) + " diagnose " + path + " > /dev/null", "/dev/null"});
+  ASSERT_EQ(tty.status, 0) << tty.err;
+  EXPECT_NE(tty.out.find("100% "), std::string::npos) << tty.out.substr(0, 400);
+  EXPECT_NE(tty.out.find("of 105 MiB"), std::string::npos) << tty.out.substr(0, 400);
 }
 
 }  // namespace
