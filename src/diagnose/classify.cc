@@ -479,7 +479,7 @@ int tier_of(const Decision& d) {
     case FactKind::exit_status: return 1;
     case FactKind::not_memory_failure:
     case FactKind::stop_or_restart: return 2;
-    case FactKind::process_killed: return d.layer == Layer::not_memory ? 2 : 2;
+    case FactKind::process_killed: return 2;
     default: return d.layer == Layer::not_memory ? 2 : 3;
   }
 }

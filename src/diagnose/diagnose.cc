@@ -96,9 +96,8 @@ Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options) {
       for (size_t i = 0; i + 1 < d.facts.size(); ++i) inc.context.push_back(i);
       incidents.push_back(std::move(inc));
     } else {
-      incidents.front().context.push_back(idx);
-      // An exit status that contradicts nothing adds no weight; one that
-      // matches a probe kill or a stop is already decided by those facts.
+      // It joins as a weak failure: it decides nothing that the evidence
+      // decides, but a bare exit status is read with the rest.
       incidents.front().failures.push_back(idx);
     }
     for (auto& inc : incidents) {

@@ -365,10 +365,8 @@ void LineScanner::feed(std::string_view bytes) {
     bytes.remove_prefix(take);
     if (buf_len_ >= kBlock) {
       const void* last = memrchr(buf_.data(), '\n', buf_len_);
-      size_t cut;
-      if (last) cut = static_cast<size_t>(static_cast<const char*>(last) - buf_.data()) + 1;
-      else if (buf_len_ >= kMaxLine) cut = buf_len_;  // an over-long line: cut it
-      else continue;
+      // Up to the last newline; a block without one is an over-long line, cut.
+      size_t cut = last ? static_cast<size_t>(static_cast<const char*>(last) - buf_.data()) + 1 : buf_len_;
       scan_block(buf_.data(), cut, false);
       std::memmove(buf_.data(), buf_.data() + cut, buf_len_ - cut);
       buf_len_ -= cut;
