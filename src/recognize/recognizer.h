@@ -75,6 +75,27 @@ struct RecognizerEntry {
 // The registry: every recognizer, in one table (registry.cc).
 std::span<const RecognizerEntry* const> all_recognizers();
 
+// "The same message again": a traceback or a retry loop repeats one failure
+// line; recognizers count it once. True when `key` was the last key seen and
+// within `window` lines of it; every call records the key.
+class RepeatFilter {
+ public:
+  explicit RepeatFilter(uint64_t window) : window_(window) {}
+  bool repeated(std::string_view key, uint64_t line) {
+    bool same = seen_ && key == last_key_ && line <= last_line_ + window_;
+    seen_ = true;
+    last_key_.assign(key.substr(0, 200));
+    last_line_ = line;
+    return same;
+  }
+
+ private:
+  uint64_t window_;
+  bool seen_ = false;
+  std::string last_key_;
+  uint64_t last_line_ = 0;
+};
+
 // A fact of `kind` with the line's provenance and quoted text filled in.
 Fact make_fact(const Line& line, FactKind kind, Family family);
 

@@ -139,15 +139,9 @@ class ExitStatus final : public Recognizer {
   }
 
  private:
-  uint64_t last_line_ = 0;
-  std::string last_key_;
 
-  bool repeated(const Line& line, const std::string& key) {
-    bool rep = last_line_ && line.number <= last_line_ + 40 && key == last_key_;
-    last_line_ = line.number;
-    last_key_ = key;
-    return rep;
-  }
+  RepeatFilter repeats_{40};
+  bool repeated(const Line& line, const std::string& key) { return repeats_.repeated(key, line.number); }
 
   // A SIGKILL / other signal reported by a runtime (not the shell).
   void signal(const Line& line, size_t at, int sig, std::optional<int64_t> pid, FactSink& out) {

@@ -112,19 +112,13 @@ class GpuErrors final : public Recognizer {
   void finish(FactSink& out) override { flush_nccl(out); }
 
  private:
-  std::string last_key_;
-  uint64_t last_line_ = 0;
   bool gpu_trouble_ = false;
   bool pending_nccl_ = false;
   uint64_t nccl_line_ = 0;
   Fact nccl_fact_;
 
-  bool repeated(std::string_view key, const Line& line) {
-    bool same = key == last_key_ && line.number <= last_line_ + kRepeatWindow;
-    last_key_.assign(key);
-    last_line_ = line.number;
-    return same;
-  }
+  RepeatFilter repeats_{kRepeatWindow};
+  bool repeated(std::string_view key, const Line& line) { return repeats_.repeated(key, line.number); }
 
   void look_alike(const Line& line, std::string detail, float strength, FactSink& out, std::string_view key) {
     gpu_trouble_ = true;

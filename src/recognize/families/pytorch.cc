@@ -207,16 +207,10 @@ class PyTorch final : public Recognizer {
   }
 
  private:
-  std::string last_key_;
-  uint64_t last_line_ = 0;
 
   // The same message again within a traceback or a repeated log line.
-  bool repeated(std::string_view key, const Line& line) {
-    bool same = !last_key_.empty() && key == last_key_ && line.number <= last_line_ + kRepeatWindow;
-    last_key_.assign(key.substr(0, 200));
-    last_line_ = line.number;
-    return same;
-  }
+  RepeatFilter repeats_{kRepeatWindow};
+  bool repeated(std::string_view key, const Line& line) { return repeats_.repeated(key, line.number); }
 
   void device_oom(const Line& line, std::string_view s, FactSink& out) {
     // "<DEV> out of memory" with DEV one of the accelerator names.

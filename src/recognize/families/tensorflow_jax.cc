@@ -155,15 +155,9 @@ class TensorflowJax final : public Recognizer {
   Shape pending_shape_;
   uint64_t last_execute_ = 0;
   bool have_execute_ = false;
-  std::string last_key_;
-  uint64_t last_key_line_ = 0;
 
-  bool repeated(std::string_view key, const Line& line) {
-    bool same = !last_key_.empty() && key == last_key_ && line.number <= last_key_line_ + kRepeatWindow;
-    last_key_.assign(key.substr(0, 200));
-    last_key_line_ = line.number;
-    return same;
-  }
+  RepeatFilter repeats_{kRepeatWindow};
+  bool repeated(std::string_view key, const Line& line) { return repeats_.repeated(key, line.number); }
 
   void flush(FactSink& out) {
     if (pending_) out.add(std::move(pending_fact_));
