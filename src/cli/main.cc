@@ -16,7 +16,6 @@ struct Planned {
 
 // Commands DESIGN.md names that later issues build; until then they say so.
 constexpr Planned kPlanned[] = {
-    {"fit", "Will this model fit, and with how much headroom", "#3"},
     {"run", "Run a command in its own memory cgroup and record every pool", "#4"},
     {"watch", "Sample every pool, store, serve Prometheus metrics, alert", "#4"},
     {"probe", "Find a server's memory envelope across context and concurrency", "#5"},
@@ -32,13 +31,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "aimem 0.1.0");
   aimem::cli::Action action;
   auto diagnose = aimem::cli::add_diagnose(app);
-  std::vector<std::pair<CLI::App*, aimem::cli::Action>> table = {{app.get_subcommand("diagnose"), diagnose}};
+  auto fit = aimem::cli::add_fit(app);
+  std::vector<std::pair<CLI::App*, aimem::cli::Action>> table = {{app.get_subcommand("diagnose"), diagnose},
+                                                                 {app.get_subcommand("fit"), fit}};
   for (const auto& p : kPlanned) {
     CLI::App* sub = app.add_subcommand(p.name, std::string(p.job) + " (not yet implemented)");
     sub->allow_extras();
     std::string name = p.name, issue = p.issue;
     table.emplace_back(sub, [name, issue] {
-      fmt::print(stderr, "aimem {}: not implemented yet in this version (planned in issue {}); only `aimem diagnose` is real today\n", name, issue);
+      fmt::print(stderr, "aimem {}: not implemented yet in this version (planned in issue {}); `aimem diagnose` and `aimem fit` are real today\n", name, issue);
       return 2;
     });
   }

@@ -60,6 +60,9 @@ struct ModelSpec {
   std::vector<Tensor> tensors;    // empty for config.json alone and the catalog
   uint64_t weight_bytes = 0;      // everything stored, quant metadata included
   uint64_t quant_metadata_bytes = 0;
+  // Without a tensor table: the token embedding and output matrix as stored
+  // (0 = at dtype_bytes per element), for llama.cpp's layer placement.
+  uint64_t input_bytes = 0, output_bytes = 0;
   bool weights_exact = false;     // summed from a tensor table
   uint32_t dtype_bytes = 2;       // the checkpoint's float dtype ('auto' KV type in vLLM)
 

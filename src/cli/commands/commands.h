@@ -8,5 +8,6 @@ namespace aimem::cli {
 // Each registers its options on `app` and returns the action to run after parsing.
 using Action = std::function<int()>;
 Action add_diagnose(CLI::App& app);
+Action add_fit(CLI::App& app);
 
 }  // namespace aimem::cli

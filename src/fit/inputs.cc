@@ -1,0 +1,256 @@
+#include "fit/inputs.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "fit/catalog.h"
+#include "fit/gguf.h"
+#include "fit/hf.h"
+#include "recognize/recognizer.h"
+#include "sources/live.h"
+#include "sources/readfile.h"
+
+namespace aimem::fit {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string lower(std::string_view s) {
+  std::string l;
+  for (char c : s) l += char(std::tolower(static_cast<unsigned char>(c)));
+  return l;
+}
+
+bool starts_with_gguf_magic(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {0};
+  in.read(magic, 4);
+  return in.gcount() == 4 && std::string_view(magic, 4) == "GGUF";
+}
+
+// Effective bits per weight of llama.cpp's quantization mixtures for the
+// repeating layers (llama-quant.cpp: attn_v / ffn_down get more bits in some
+// layers under the _M mixes), and the type of output.weight.
+struct Ftype {
+  const char* name;
+  double bpw;         // repeating layers, averaged over the mix
+  double output_bpw;  // output.weight
+  double embd_bpw;    // token_embd
+};
+constexpr Ftype kFtypes[] = {
+    {"f32", 32, 32, 32},           {"f16", 16, 16, 16},            {"bf16", 16, 16, 16},
+    {"q8_0", 8.5, 8.5, 8.5},       {"q6_k", 6.5625, 6.5625, 6.5625}, {"q5_k_m", 5.69, 6.5625, 5.5},
+    {"q5_k_s", 5.54, 6.5625, 5.5}, {"q5_0", 5.5, 6.5625, 5.5},     {"q5_1", 6.0, 6.5625, 6.0},
+    {"q4_k_m", 4.85, 6.5625, 4.5}, {"q4_k_s", 4.58, 6.5625, 4.5},  {"q4_0", 4.5, 6.5625, 4.5},
+    {"q4_1", 5.0, 6.5625, 5.0},    {"iq4_xs", 4.25, 6.5625, 4.25}, {"iq4_nl", 4.5, 6.5625, 4.5},
+    {"q3_k_l", 4.27, 6.5625, 3.4375}, {"q3_k_m", 3.91, 6.5625, 3.4375}, {"q3_k_s", 3.5, 6.5625, 3.4375},
+    {"iq3_xxs", 3.06, 4.5, 3.06},  {"q2_k", 3.35, 6.5625, 2.625},  {"iq2_xs", 2.31, 4.5, 2.31},
+    {"iq2_xxs", 2.06, 4.5, 2.06},  {"iq1_s", 1.56, 4.5, 1.56},     {"mxfp4", 4.25, 8.5, 8.5},
+};
+
+}  // namespace
+
+bool apply_gguf_ftype(ModelSpec& m, const std::string& ftype) {
+  std::string f = lower(ftype);
+  std::replace(f.begin(), f.end(), '-', '_');
+  const Ftype* ft = nullptr;
+  for (const Ftype& x : kFtypes)
+    if (f == x.name) ft = &x;
+  if (!ft || !m.tensors.empty()) return ft != nullptr;
+  // Embedding (token_embd) at the mix's base type, output matrix as above,
+  // everything else at the mix's average.
+  // llama-quant.cpp: the output matrix gets the mix's output type; with tied
+  // embeddings token_embd is that matrix, so it gets the output type too.
+  double embd = double(m.n_vocab) * m.n_embd;
+  double params = double(m.n_params);
+  double rest = std::max(0.0, params - embd * (m.tied_embeddings ? 1 : 2));
+  double input_bits = embd * (m.tied_embeddings ? ft->output_bpw : ft->embd_bpw);
+  double output_bits = m.tied_embeddings ? 0 : embd * ft->output_bpw;
+  m.input_bytes = uint64_t(input_bits / 8);
+  m.output_bytes = uint64_t(output_bits / 8);
+  m.weight_bytes = uint64_t((rest * ft->bpw + input_bits + output_bits) / 8);
+  m.quant_metadata_bytes = 0;
+  m.weights_format = fmt::format("{} (GGUF mix, ~{:.2f} bits per weight)", ftype, ft->bpw);
+  m.weights_exact = false;
+  m.notes.push_back(fmt::format("weights sized as llama.cpp's {} mix from the parameter count (+/-3%)", ftype));
+  return true;
+}
+
+Result<ModelSpec> load_model(const std::string& arg, const std::string& dtype, const std::string& quant) {
+  std::error_code ec;
+  fs::path p(arg);
+  bool gguf_quant = false;
+  {
+    std::string q = lower(quant);
+    std::replace(q.begin(), q.end(), '-', '_');
+    for (const Ftype& x : kFtypes)
+      if (q == x.name && q != "f16" && q != "bf16" && q != "f32") gguf_quant = true;
+  }
+  const std::string hf_quant = gguf_quant ? "" : quant;
+  Result<ModelSpec> spec = make_error("");
+  if (fs::is_directory(p, ec)) {
+    if (!fs::exists(p / "config.json", ec)) {
+      for (const auto& e : fs::directory_iterator(p, ec))
+        if (e.path().extension() == ".gguf")
+          return make_error(fmt::format("{}: a folder of GGUF files; name the file to fit (e.g. {})", arg,
+                                        e.path().string()));
+      return make_error(fmt::format("{}: no config.json in this folder (a Hugging Face model folder needs one)", arg));
+    }
+    spec = read_hf_folder(arg);
+  } else if (fs::exists(p, ec)) {
+    if (starts_with_gguf_magic(arg)) {
+      auto g = read_gguf(arg);
+      if (!g) return g.error();
+      spec = spec_from_gguf(*g);
+    } else if (p.extension() == ".gguf") {
+      auto g = read_gguf(arg);  // names the wrong magic
+      if (!g) return g.error();
+      spec = spec_from_gguf(*g);
+    } else if (p.extension() == ".safetensors") {
+      return make_error(fmt::format("{}: name the model folder (with config.json), not one safetensors file",
+                                    arg));
+    } else {
+      spec = read_hf_config(arg, dtype, hf_quant);
+    }
+  } else {
+    if (!find_model(arg))
+      return make_error(fmt::format("{}: no such file or folder, and not a model in the built-in catalog "
+                                    "(`aimem fit --list-models` shows it)", arg));
+    spec = catalog_spec(arg, dtype, hf_quant);
+  }
+  if (!spec) return spec;
+  if (spec->path.empty() && fs::exists(p, ec)) spec->path = arg;
+  if (gguf_quant) {
+    if (!spec->tensors.empty() && spec->source == "gguf")
+      return make_error(fmt::format("{}: --quant {} only applies to a checkpoint; a GGUF file is already quantized",
+                                    arg, quant));
+    spec->tensors.clear();
+    apply_gguf_ftype(*spec, quant);
+  }
+  return spec;
+}
+
+namespace {
+
+class Collect final : public FactSink {
+ public:
+  void add(Fact f) override { facts.push_back(std::move(f)); }
+  std::vector<Fact> facts;
+};
+
+std::optional<uint64_t> read_u64_file(const std::string& path) {
+  auto s = read_small_file(path, 4096);
+  if (!s) return std::nullopt;
+  std::string t = *s;
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+  if (t.empty() || t == "max") return std::nullopt;
+  try {
+    return std::stoull(t);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// The memory limit of this process's own cgroup (v2 memory.max, v1
+// memory.limit_in_bytes), minus what it already uses.
+std::optional<uint64_t> own_cgroup_room(const std::string& root) {
+  std::string base = root == "/" ? "" : root;
+  auto cg = read_small_file(base + "/proc/self/cgroup", 65536);
+  if (!cg) return std::nullopt;
+  size_t pos = 0;
+  while (pos < cg->size()) {
+    size_t end = cg->find('\n', pos);
+    if (end == std::string::npos) end = cg->size();
+    std::string line = cg->substr(pos, end - pos);
+    pos = end + 1;
+    auto c1 = line.find(':'), c2 = line.find(':', c1 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos) continue;
+    std::string ctrl = line.substr(c1 + 1, c2 - c1 - 1), path = line.substr(c2 + 1);
+    std::optional<uint64_t> limit, usage;
+    if (ctrl.empty()) {
+      limit = read_u64_file(base + "/sys/fs/cgroup" + path + "/memory.max");
+      usage = read_u64_file(base + "/sys/fs/cgroup" + path + "/memory.current");
+    } else if (ctrl.find("memory") != std::string::npos) {
+      limit = read_u64_file(base + "/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes");
+      usage = read_u64_file(base + "/sys/fs/cgroup/memory" + path + "/memory.usage_in_bytes");
+    }
+    if (limit && *limit < (1ULL << 60)) return *limit > usage.value_or(0) ? *limit - usage.value_or(0) : 0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<Hardware> resolve_hardware(const HardwareArgs& a) {
+  Hardware hw;
+  if (!a.ram.empty()) {
+    auto r = units::parse_size(a.ram);
+    if (!r) return make_error("--ram: " + r.error().message);
+    hw.ram_total = *r;
+    hw.ram_source = "--ram " + a.ram;
+  }
+  if (a.device_cpu) {
+    hw.gpu_count = 0;
+  } else if (!a.gpu.empty()) {
+    const GpuInfo* g = find_gpu(a.gpu);
+    if (!g) {
+      std::string known;
+      for (const GpuInfo& x : gpu_catalog()) known += (known.empty() ? "" : ", ") + x.name;
+      return make_error(fmt::format("--gpu {}: not in the GPU catalog (known: {}); use --vram SIZE", a.gpu, known));
+    }
+    hw.gpu_name = g->name;
+    hw.gpu_total = g->memory_bytes;
+    hw.gpu_count = a.gpus ? a.gpus : 1;
+    hw.gpu_source = "catalog: " + g->name;
+  }
+  if (!a.vram.empty() && !a.device_cpu) {
+    auto v = units::parse_size(a.vram);
+    if (!v) return make_error("--vram: " + v.error().message);
+    if (*v == 0) return make_error("--vram: must be more than 0");
+    hw.gpu_total = *v;
+    hw.gpu_count = a.gpus ? a.gpus : 1;
+    if (hw.gpu_name.empty()) hw.gpu_name = units::format_bytes(*v) + " GPU";
+    hw.gpu_source = "--vram " + a.vram;
+  }
+  const bool explicit_hw = !a.gpu.empty() || !a.vram.empty() || !a.ram.empty();
+  if (!explicit_hw) {
+    // This machine: NVML for GPUs, /proc/meminfo and our cgroup for RAM.
+    Collect sink;
+    if (!a.device_cpu) {
+      GpuScan scan = scan_gpus(sink);
+      for (const Fact& f : sink.facts) {
+        if (f.kind != FactKind::gpu_state || !f.total) continue;
+        if (hw.gpu_count == 0) {
+          hw.gpu_name = f.process.empty() ? "GPU" : f.process;
+          hw.gpu_total = *f.total;
+          hw.gpu_in_use = f.usage.value_or(0);
+        }
+        hw.gpu_count++;
+      }
+      if (hw.gpu_count) hw.gpu_source = "NVML (this machine)";
+      if (a.gpus) hw.gpu_count = std::min(hw.gpu_count, a.gpus);
+      (void)scan;
+    }
+    sink.facts.clear();
+    read_proc(a.root, std::nullopt, sink);
+    for (const Fact& f : sink.facts)
+      if (f.kind == FactKind::host_state && f.free && hw.ram_total == 0) {
+        hw.ram_total = *f.free;
+        hw.ram_source = "MemAvailable (this machine)";
+      }
+    if (auto room = own_cgroup_room(a.root); room && (*room < hw.ram_total || hw.ram_total == 0)) {
+      hw.ram_total = *room;
+      hw.ram_source = "this cgroup's memory limit";
+    }
+  }
+  return hw;
+}
+
+}  // namespace aimem::fit

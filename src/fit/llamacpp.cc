@@ -1,0 +1,238 @@
+// llama.cpp (and Ollama on top of it): how the engine allocates, mirrored from
+// its source (src/llama-context.cpp, src/llama-kv-cache.cpp,
+// src/llama-kv-cache-iswa.cpp, src/llama-model.cpp) at the version node-llama-cpp
+// bundles, and checked against the buffer sizes that engine logs
+// (docs/fit-llamacpp.md has the measurements).
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "fit/ggml_types.h"
+#include "fit/runtime.h"
+
+namespace aimem::fit {
+namespace {
+
+uint32_t pad(uint64_t x, uint32_t n) { return uint32_t((x + n - 1) / n * n); }
+
+std::string gpu_name(uint32_t i) { return fmt::format("GPU{}", i); }
+
+}  // namespace
+
+uint64_t llamacpp_compute_bytes(const ComputeShape& c) {
+  // The gallocr peak is reached either in attention or at the output; the
+  // live tensors at each point are listed in docs/fit-llamacpp.md.
+  const uint64_t T = c.n_tokens, f32 = 4;
+  const uint64_t embd = c.n_embd * T * f32;
+  uint64_t attn;
+  if (c.flash_attn) {
+    // FA: K/V views cast to f16 plus the f16 mask; no n_kv x n_head scores.
+    attn = c.n_head * c.head_dim_v * T * f32 + c.n_kv * pad(T, 64) * 2 + 3 * embd;
+  } else {
+    attn = c.n_kv * T * c.n_head * f32 + c.n_kv * pad(T, 64) * f32 + 3 * embd;
+  }
+  uint64_t ffn = 3 * std::max<uint64_t>(c.n_ff, 1) * T * f32 + embd;
+  if (c.n_expert_used > 0) ffn += c.n_embd * c.n_expert_used * T * f32;
+  uint64_t out = c.has_output ? c.n_vocab * c.n_outputs * f32 + embd : 0;
+  return std::max({attn, ffn, out});
+}
+
+void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
+                   const std::vector<Extra>& extras, Plan& p) {
+  const bool ollama = s.runtime == Runtime::kOllama;
+  p.engine = ollama ? "Ollama (llama.cpp runner; defaults of Ollama 0.12: num_ctx 4096, num_parallel 1)"
+                    : "llama.cpp v0.5.0 as bundled by node-llama-cpp 3.22.1 (llama-server defaults)";
+  // --- settings, as the engine resolves them ---
+  uint32_t seqs = s.concurrency ? s.concurrency : 1;
+  uint32_t ctx = s.ctx ? s.ctx : (ollama ? 4096 : (m.n_ctx_train ? m.n_ctx_train : 4096));
+  const uint32_t n_ctx = pad(uint64_t(ctx) * seqs, 256);  // llama-server -c covers every slot
+  const bool unified = s.unified_kv;
+  uint32_t cells = unified ? n_ctx : pad(n_ctx / seqs, 256);
+  uint32_t streams = unified ? 1 : seqs;
+  uint32_t batch = std::min(s.batch ? s.batch : 2048u, n_ctx);
+  uint32_t ubatch = std::min(s.ubatch ? s.ubatch : 512u, batch);
+  std::string type_k = s.kv_type.empty() ? "f16" : s.kv_type;
+  std::string type_v = type_k;
+  bool fa = s.flash_attn.value_or(!ollama);  // -fa auto enables it where supported
+  if (kv_type_quantized(type_v) && !fa) {
+    fa = true;
+    p.assumptions.push_back("a quantized V cache needs flash attention; it is counted as on");
+  }
+  p.ctx = ctx;
+  p.concurrency = seqs;
+  p.batch = batch;
+  p.ubatch = ubatch;
+  p.kv_type = type_k;
+  p.flash_attn = fa;
+  p.kv_cells = cells;
+  p.kv_streams = streams;
+
+  // --- devices and layer placement ---
+  const uint32_t n_layer = std::max<uint32_t>(1, m.n_layer);
+  const uint32_t n_gpus = s.device_cpu ? 0 : std::max<uint32_t>(hw.gpu_count ? s.gpus : 0, hw.gpu_count ? 1 : 0);
+  int ngl = n_gpus == 0 ? 0 : (s.gpu_layers < 0 ? int(n_layer) + 1 : std::min<int>(s.gpu_layers, n_layer + 1));
+  p.gpu_layers = ngl;
+  p.n_layer_total = n_layer + 1;
+  const int i_gpu_start = std::max<int>(int(n_layer) + 1 - ngl, 0);
+  auto device_of = [&](uint32_t il) -> std::string {  // il == n_layer: the output layer
+    if (n_gpus == 0 || int(il) < i_gpu_start) return "host";
+    uint32_t act = n_layer + 1 - i_gpu_start;
+    uint32_t k = std::min<uint32_t>(n_gpus - 1, uint32_t(uint64_t(il - i_gpu_start) * n_gpus / act));
+    return gpu_name(k);
+  };
+
+  const WeightLayout w = weight_layout(m);
+  const bool exact_w = w.exact;
+  // Input embedding: always in host memory (mmap'ed or a private copy).
+  add_term(p, "host", "weights", s.mmap ? "token embedding (mmap, page cache)" : "token embedding", w.input,
+           exact_w, 0.03);
+  std::vector<uint64_t> on(n_gpus + 1, 0);  // weights per device (last = host)
+  auto idx = [&](const std::string& d) { return d == "host" ? n_gpus : uint32_t(std::stoul(d.substr(3))); };
+  for (uint32_t il = 0; il < n_layer && il < w.dense.size(); ++il) {
+    std::string d = device_of(il);
+    bool experts_on_cpu = il < s.n_cpu_moe;
+    on[idx(d)] += w.dense[il];
+    on[experts_on_cpu ? n_gpus : idx(d)] += w.experts[il];
+  }
+  on[idx(device_of(n_layer))] += w.output;
+  for (uint32_t g = 0; g <= n_gpus; ++g) {
+    if (!on[g]) continue;
+    std::string d = g == n_gpus ? "host" : gpu_name(g);
+    add_term(p, d, "weights",
+             g == n_gpus ? (s.mmap ? "layers kept on the CPU (mmap, page cache)" : "layers kept on the CPU")
+                         : "model buffer (offloaded layers)",
+             on[g], exact_w, 0.03);
+  }
+  if (w.vision) add_term(p, n_gpus ? gpu_name(0) : "host", "extra_models", "vision tower in the same file", w.vision, exact_w);
+  if (w.quant_metadata) p.assumptions.push_back("quantization scales are inside the GGUF blocks (counted in weights)");
+
+  // --- KV cache (and recurrent state) per layer, on its layer's device ---
+  std::vector<uint64_t> kv(n_gpus + 1, 0);
+  uint64_t kv_token_full = 0;  // bytes per cell over full-attention layers
+  const uint32_t width_v_max = [&] {
+    uint32_t mx = 0;
+    for (uint32_t il = 0; il < n_layer; ++il) {
+      bool swa = il < m.swa_layer.size() && m.swa_layer[il];
+      uint32_t hv = swa && m.head_dim_v_swa ? m.head_dim_v_swa : m.head_dim_v;
+      mx = std::max(mx, hv * head_kv(m, il));
+    }
+    return mx;
+  }();
+  const bool mla = m.kv_lora_rank > 0;
+  uint32_t swa_cells = 0;
+  for (uint32_t il = 0; il < n_layer; ++il) {
+    uint32_t nkv = head_kv(m, il);
+    if (nkv == 0 && !mla) continue;
+    bool swa = m.n_swa > 0 && il < m.swa_layer.size() && m.swa_layer[il];
+    uint32_t c = cells;
+    if (swa) {
+      // llama-kv-cache-iswa.cpp: GGML_PAD(min(size_base, n_swa*(unified ? n_seq_max : 1) + n_ubatch), 256)
+      c = std::min<uint64_t>(cells, pad(uint64_t(m.n_swa) * (unified ? seqs : 1) + ubatch, 256));
+      c = std::min(c, cells);
+      swa_cells = c;
+    }
+    uint64_t wk, wv;
+    if (mla) {  // K-only cache of the latent (kv_lora_rank + rope dims), one head
+      wk = uint64_t(m.kv_lora_rank) + m.n_rot;
+      wv = 0;
+    } else {
+      wk = uint64_t(swa && m.head_dim_k_swa ? m.head_dim_k_swa : m.head_dim_k) * nkv;
+      wv = fa ? uint64_t(swa && m.head_dim_v_swa ? m.head_dim_v_swa : m.head_dim_v) * nkv : width_v_max;
+    }
+    uint64_t row = kv_row_bytes(type_k, wk, m.dtype_bytes) + (wv ? kv_row_bytes(type_v, wv, m.dtype_bytes) : 0);
+    kv[idx(device_of(il))] += row * c * streams;
+    if (!swa) kv_token_full += row;
+  }
+  for (uint32_t il = 0; il < n_layer && il < m.recurrent_r.size(); ++il) {
+    uint64_t bytes = (m.recurrent_r[il] + (il < m.recurrent_s.size() ? m.recurrent_s[il] : 0)) * 4 * seqs;
+    kv[idx(device_of(il))] += bytes;
+  }
+  p.kv_bytes_per_token = kv_token_full;
+  for (uint32_t g = 0; g <= n_gpus; ++g) {
+    if (!kv[g]) continue;
+    std::string what = fmt::format("KV cache ({}, {} cells x {} stream{}{})", type_k, cells, streams,
+                                   streams == 1 ? "" : "s",
+                                   swa_cells ? fmt::format(", SWA layers {} cells", swa_cells) : "");
+    add_term(p, g == n_gpus ? "host" : gpu_name(g), "kv_cache", what, kv[g], exact_w || !m.n_head_kv.empty());
+  }
+
+  // --- compute buffers: one per backend in use ---
+  ComputeShape c{};
+  c.n_vocab = m.n_vocab;
+  c.n_embd = m.n_embd;
+  c.n_head = m.n_head;
+  c.n_head_kv = head_kv(m, 0);
+  c.head_dim_k = mla ? m.kv_lora_rank + m.n_rot : m.head_dim_k;
+  c.head_dim_v = mla ? m.kv_lora_rank : m.head_dim_v;
+  c.n_ff = m.n_ff ? m.n_ff : uint64_t(m.n_ff_exp) * std::max<uint32_t>(1, m.n_expert_used);
+  c.n_expert_used = m.n_expert_used;
+  c.n_kv = cells;
+  c.n_tokens = std::min(n_ctx, ubatch);
+  c.n_outputs = c.n_tokens;
+  c.n_seq = seqs;
+  c.flash_attn = fa;
+  const bool partial = n_gpus > 0 && ngl < int(n_layer) + 1;
+  for (uint32_t g = 0; g < n_gpus; ++g) {
+    ComputeShape cg = c;
+    cg.has_output = device_of(n_layer) == gpu_name(g);
+    uint64_t b = llamacpp_compute_bytes(cg);
+    if (partial) b = b * 3 / 2;  // host<->device staging copies (gguf-parser-go#45 measured 1.2-2.7x)
+    if (ngl > 0 && (g == 0 || n_gpus > 1))
+      add_term(p, gpu_name(g), "compute", fmt::format("compute buffer (ubatch {}, {})", c.n_tokens, fa ? "flash attention" : "no flash attention"), b, false, 0.10);
+  }
+  {
+    ComputeShape ch = c;
+    ch.has_output = device_of(n_layer) == "host";
+    uint64_t b;
+    if (n_gpus == 0 || partial) {
+      b = llamacpp_compute_bytes(ch);
+    } else {
+      // Full offload: the host buffer holds the embedding lookup and the inputs.
+      b = uint64_t(m.n_embd) * c.n_tokens * 4 + uint64_t(c.n_kv) * pad(c.n_tokens, 64) * 4;
+    }
+    add_term(p, "host", "compute", n_gpus ? "host compute buffer (pinned)" : "compute buffer", b, false, 0.10);
+  }
+  // Output (logits) buffer: host memory, sized for n_seq_max outputs.
+  add_term(p, "host", "request_buffers", fmt::format("output buffer (logits for {} sequences)", seqs),
+           uint64_t(m.n_vocab) * seqs * 4, true);
+
+  // --- other models on the same devices ---
+  for (const Extra& e : extras) {
+    WeightLayout ew = weight_layout(e.spec);
+    std::string d = n_gpus ? gpu_name(0) : "host";
+    add_term(p, d, "extra_models", fmt::format("{} ({})", e.spec.name, e.role), ew.total(), ew.exact);
+  }
+  // --- runtime overhead ---
+  for (uint32_t g = 0; g < n_gpus; ++g)
+    add_term(p, gpu_name(g), "runtime_overhead", "CUDA context and cuBLAS workspace (assumed)",
+             s.cuda_overhead ? s.cuda_overhead : 400 * kMiB, false, 0.5);
+  add_term(p, "host", "runtime_overhead", "process baseline (code, tokenizer, graph metadata; assumed)",
+           (n_gpus ? 300 : 60) * kMiB + uint64_t(m.n_vocab) * 64, false, 0.5);
+  if (n_gpus) p.assumptions.push_back("CUDA context and cuBLAS workspace taken as 400 MiB per GPU (measured 250-650 MiB across drivers)");
+  if (!ollama && n_gpus == 0)
+    p.assumptions.push_back("llama-server's prompt cache (--cache-ram, 8192 MiB by default) grows with use and is not counted");
+
+  // --- load-time host peak ---
+  uint64_t gpu_weights = 0;
+  for (uint32_t g = 0; g < n_gpus; ++g) gpu_weights += on[g];
+  uint64_t file_pages = s.mmap ? w.total() : 0;  // pass through the page cache, reclaimable
+  p.load_peak_host_bytes = s.mmap ? std::max<uint64_t>(p.host_bytes, 0) + std::min<uint64_t>(gpu_weights, 256 * kMiB)
+                                  : p.host_bytes + std::min<uint64_t>(gpu_weights, 1 * kGiB);
+  if (s.mmap && file_pages)
+    p.assumptions.push_back("weights are mmap'ed: host pages are file cache the kernel can drop; --no-mmap makes them a private copy");
+
+  std::string model_arg = m.path.empty() ? m.name : m.path;
+  if (ollama) {
+    p.flags = fmt::format("ollama: num_ctx {} (per request), OLLAMA_NUM_PARALLEL={}{}{}", ctx, seqs,
+                          fa ? " OLLAMA_FLASH_ATTENTION=1" : "",
+                          type_k != "f16" ? " OLLAMA_KV_CACHE_TYPE=" + type_k : "");
+  } else {
+    p.flags = fmt::format("llama-server -m {} -c {} -np {} -b {} -ub {} -ngl {} -fa {}{}{}", model_arg,
+                          uint64_t(ctx) * seqs, seqs, batch, ubatch, ngl, fa ? "on" : "off",
+                          type_k != "f16" ? fmt::format(" -ctk {} -ctv {}", type_k, type_v) : "",
+                          s.n_cpu_moe ? fmt::format(" --n-cpu-moe {}", s.n_cpu_moe) : "");
+  }
+  (void)extras;
+}
+
+}  // namespace aimem::fit
