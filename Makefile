@@ -11,7 +11,12 @@ DEB_PACKAGES = build-essential cmake pkg-config \
   libsystemd-dev libsqlite3-dev libcpp-httplib-dev \
   libgtest-dev libgmock-dev libbenchmark-dev systemd-journal-remote
 
-.PHONY: all deps build run test test-sanitize bench clean
+# The real llama.cpp engine (CPU build) from npm, for the accuracy tests of
+# `aimem fit` and the test server of `aimem probe`: pinned versions, 85 MB.
+NODE_DIR      = build-node
+NLC_VERSION   = 3.22.1
+
+.PHONY: all deps node-deps build run test test-sanitize bench clean
 
 all: build
 
@@ -20,6 +25,7 @@ deps:
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
@@ -34,13 +40,20 @@ build: deps $(BUILD)/CMakeCache.txt
 run: build
 	./$(BUILD)/aimem diagnose
 
-test: build
+node-deps: $(NODE_DIR)/node_modules/node-llama-cpp/package.json
+
+$(NODE_DIR)/node_modules/node-llama-cpp/package.json:
+	mkdir -p $(NODE_DIR)
+	cd $(NODE_DIR) && npm install --no-audit --no-fund --omit=optional --loglevel=error \
+	  node-llama-cpp@$(NLC_VERSION) @node-llama-cpp/linux-x64@$(NLC_VERSION)
+
+test: build node-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 $(SAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DAIMEM_SANITIZE=ON -DAIMEM_BENCH=OFF
 
-test-sanitize: deps $(SAN_BUILD)/CMakeCache.txt
+test-sanitize: deps node-deps $(SAN_BUILD)/CMakeCache.txt
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
@@ -49,4 +62,4 @@ bench: build
 	./bench/diagnose_vs_grep.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(NODE_DIR)

@@ -19,24 +19,6 @@ std::string gpu_name(uint32_t i) { return fmt::format("GPU{}", i); }
 
 }  // namespace
 
-uint64_t llamacpp_compute_bytes(const ComputeShape& c) {
-  // The gallocr peak is reached either in attention or at the output; the
-  // live tensors at each point are listed in docs/fit-llamacpp.md.
-  const uint64_t T = c.n_tokens, f32 = 4;
-  const uint64_t embd = c.n_embd * T * f32;
-  uint64_t attn;
-  if (c.flash_attn) {
-    // FA: K/V views cast to f16 plus the f16 mask; no n_kv x n_head scores.
-    attn = c.n_head * c.head_dim_v * T * f32 + c.n_kv * pad(T, 64) * 2 + 3 * embd;
-  } else {
-    attn = c.n_kv * T * c.n_head * f32 + c.n_kv * pad(T, 64) * f32 + 3 * embd;
-  }
-  uint64_t ffn = 3 * std::max<uint64_t>(c.n_ff, 1) * T * f32 + embd;
-  if (c.n_expert_used > 0) ffn += c.n_embd * c.n_expert_used * T * f32;
-  uint64_t out = c.has_output ? c.n_vocab * c.n_outputs * f32 + embd : 0;
-  return std::max({attn, ffn, out});
-}
-
 void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
                    const std::vector<Extra>& extras, Plan& p) {
   const bool ollama = s.runtime == Runtime::kOllama;
@@ -156,41 +138,50 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
     add_term(p, g == n_gpus ? "host" : gpu_name(g), "kv_cache", what, kv[g], exact_w || !m.n_head_kv.empty());
   }
 
-  // --- compute buffers: one per backend in use ---
-  ComputeShape c{};
-  c.n_vocab = m.n_vocab;
-  c.n_embd = m.n_embd;
-  c.n_head = m.n_head;
-  c.n_head_kv = head_kv(m, 0);
-  c.head_dim_k = mla ? m.kv_lora_rank + m.n_rot : m.head_dim_k;
-  c.head_dim_v = mla ? m.kv_lora_rank : m.head_dim_v;
-  c.n_ff = m.n_ff ? m.n_ff : uint64_t(m.n_ff_exp) * std::max<uint32_t>(1, m.n_expert_used);
-  c.n_expert_used = m.n_expert_used;
-  c.n_kv = cells;
-  c.n_tokens = std::min(n_ctx, ubatch);
-  c.n_outputs = c.n_tokens;
-  c.n_seq = seqs;
-  c.flash_attn = fa;
+  // --- compute buffers: one per backend in use, by replaying ggml-alloc over
+  // the worst-case graph (llamacpp_graph.cc): exact for dense llama-family
+  // graphs on the CPU backend; other architectures and CUDA are approximate.
+  GraphShape gs;
+  gs.n_embd = m.n_embd;
+  gs.n_head = m.n_head;
+  gs.n_head_kv = mla ? 1 : std::max<uint32_t>(1, head_kv(m, 0));
+  gs.head_dim = mla ? m.kv_lora_rank + m.n_rot : m.head_dim_k;
+  gs.n_ff = m.n_ff ? m.n_ff : uint64_t(m.n_ff_exp) * (std::max<uint32_t>(1, m.n_expert_used) + m.n_expert_shared);
+  gs.n_vocab = m.n_vocab;
+  gs.n_ubatch = std::min(n_ctx, ubatch);
+  gs.n_kv = cells;
+  gs.n_seq = seqs;
+  gs.flash_attn = fa;
+  gs.k_quant = kv_type_quantized(type_k);
+  gs.v_quant = kv_type_quantized(type_v);
+  const bool dense_llama = m.n_expert == 0 && !mla && m.n_swa == 0 && m.recurrent_r.empty();
+  const double band = dense_llama ? 0.02 : 0.15;
   const bool partial = n_gpus > 0 && ngl < int(n_layer) + 1;
-  for (uint32_t g = 0; g < n_gpus; ++g) {
-    ComputeShape cg = c;
-    cg.has_output = device_of(n_layer) == gpu_name(g);
-    uint64_t b = llamacpp_compute_bytes(cg);
-    if (partial) b = b * 3 / 2;  // host<->device staging copies (gguf-parser-go#45 measured 1.2-2.7x)
-    if (ngl > 0 && (g == 0 || n_gpus > 1))
-      add_term(p, gpu_name(g), "compute", fmt::format("compute buffer (ubatch {}, {})", c.n_tokens, fa ? "flash attention" : "no flash attention"), b, false, 0.10);
+  const uint32_t gpu_block_layers = std::min<uint32_t>(n_layer, uint32_t(std::max(0, ngl - 1)));
+  for (uint32_t g = 0; g < n_gpus && ngl > 0; ++g) {
+    GraphShape gg = gs;
+    gg.n_layer = std::max<uint32_t>(1, gpu_block_layers / n_gpus);
+    gg.has_output = device_of(n_layer) == gpu_name(g);
+    gg.alignment = 256;  // CUDA buffer alignment
+    uint64_t b = llamacpp_graph_replay(gg);
+    add_term(p, gpu_name(g), "compute",
+             fmt::format("compute buffer (ubatch {}, {})", gs.n_ubatch, fa ? "flash attention" : "no flash attention"), b,
+             false, partial ? 0.5 : 0.1);
   }
   {
-    ComputeShape ch = c;
-    ch.has_output = device_of(n_layer) == "host";
     uint64_t b;
+    std::string what = "compute buffer (replay of ggml-alloc over the worst-case graph)";
     if (n_gpus == 0 || partial) {
-      b = llamacpp_compute_bytes(ch);
+      GraphShape gh = gs;
+      gh.n_layer = n_gpus == 0 ? n_layer : std::max<uint32_t>(1, n_layer - gpu_block_layers);
+      gh.has_output = device_of(n_layer) == "host";
+      b = llamacpp_graph_replay(gh);
     } else {
       // Full offload: the host buffer holds the embedding lookup and the inputs.
-      b = uint64_t(m.n_embd) * c.n_tokens * 4 + uint64_t(c.n_kv) * pad(c.n_tokens, 64) * 4;
+      b = uint64_t(m.n_embd) * gs.n_ubatch * 4 + uint64_t(cells) * ((gs.n_ubatch + 63) / 64 * 64) * 4;
+      what = "host compute buffer (pinned: embeddings lookup, inputs)";
     }
-    add_term(p, "host", "compute", n_gpus ? "host compute buffer (pinned)" : "compute buffer", b, false, 0.10);
+    add_term(p, "host", "compute", what, b, false, n_gpus ? 0.3 : band);
   }
   // Output (logits) buffer: host memory, sized for n_seq_max outputs.
   add_term(p, "host", "request_buffers", fmt::format("output buffer (logits for {} sequences)", seqs),

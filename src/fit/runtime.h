@@ -29,16 +29,17 @@ void plan_vllm(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
 void plan_hf(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
              const std::vector<Extra>& extras, Plan& p);  // TGI and transformers
 
-// The CPU/GPU compute buffer llama.cpp reserves for its worst-case graph.
-struct ComputeShape {
-  uint64_t n_vocab, n_embd, n_head, n_head_kv, head_dim_k, head_dim_v, n_ff, n_expert_used;
-  uint64_t n_kv;       // KV cells the graph attends over (per stream)
-  uint64_t n_tokens;   // min(n_ctx, n_ubatch)
-  uint64_t n_outputs;  // logits rows in the reserve graph
-  uint64_t n_seq;
-  bool flash_attn;
-  bool has_output;     // this device computes the output layer
+// The llama-family worst-case graph, replayed through ggml-alloc's allocator
+// (llamacpp_graph.cc); exact for llama.cpp's CPU backend.
+struct GraphShape {
+  uint64_t n_embd = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_ff = 0, n_vocab = 0, n_layer = 0;
+  uint64_t n_ubatch = 0;  // min(n_ctx, n_ubatch)
+  uint64_t n_kv = 0;      // n_ctx_seq: the cells one stream holds
+  uint64_t n_seq = 1;
+  bool flash_attn = false, k_quant = false, v_quant = false;
+  bool has_output = true; // the logits are computed on this backend
+  uint64_t alignment = 32;
 };
-uint64_t llamacpp_compute_bytes(const ComputeShape& c);
+uint64_t llamacpp_graph_replay(const GraphShape& g);
 
 }  // namespace aimem::fit
