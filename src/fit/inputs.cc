@@ -239,6 +239,8 @@ Result<Hardware> resolve_hardware(const HardwareArgs& a) {
       (void)scan;
     }
     sink.facts.clear();
+    if (auto cpuinfo = read_small_file((a.root == "/" ? "" : a.root) + "/proc/cpuinfo", 4u << 20))
+      hw.cpu_amx = cpuinfo->find(" amx_int8") != std::string::npos && cpuinfo->find(" amx_tile") != std::string::npos;
     read_proc(a.root, std::nullopt, sink);
     for (const Fact& f : sink.facts)
       if (f.kind == FactKind::host_state && f.free && hw.ram_total == 0) {

@@ -19,6 +19,69 @@ std::string gpu_name(uint32_t i) { return fmt::format("GPU{}", i); }
 
 }  // namespace
 
+// Weights per buffer from the tensor table, as llama.cpp's loader assigns
+// them (src/llama-model.cpp load_tensors, src/llama-model-loader.cpp):
+//  - token_embd stays on the CPU; blocks and the output layer go to the
+//    device their layer index is placed on; --n-cpu-moe keeps experts on the CPU;
+//  - on an AMX CPU, blocks' and the output's 2-D matmul weights of the
+//    supported types move to the AMX buffer (ggml-cpu/amx: supports_op and
+//    get_alloc_size; Q8_0 gains 4 bytes per block, Q4_K/Q5_K 4 and IQ4_XS 2
+//    per 256);
+//  - with mmap the CPU_Mapped buffer is the file span from the first to the
+//    end of the last tensor left in the CPU buffer (get_mapping_range), so
+//    it includes the repacked tensors that lie between; without mmap the CPU
+//    buffer is the sum of those tensors, each padded to 32 bytes.
+// Measured equal to the engine's logged buffers (docs/fit-llamacpp.md §4).
+template <typename DeviceOf>
+void place_tensors(const ModelSpec& m, const FitSettings& s, const Hardware& hw, uint32_t n_layer,
+                   DeviceOf device_of, uint32_t n_gpus, Plan& p, std::vector<uint64_t>& on) {
+  uint64_t amx = 0, cpu_sum = 0, span_lo = UINT64_MAX, span_hi = 0;
+  uint64_t token_embd = 0;
+  for (const Tensor& t : m.tensors) {
+    std::string d;
+    bool is_embd = t.name.rfind("token_embd", 0) == 0 || t.name.rfind("position_embd", 0) == 0 ||
+                   t.name.rfind("token_types", 0) == 0;
+    if (is_embd) d = "host";
+    else if (t.layer >= 0 && uint32_t(t.layer) < n_layer) d = (t.expert && uint32_t(t.layer) < s.n_cpu_moe) ? "host" : device_of(uint32_t(t.layer));
+    else d = device_of(n_layer);  // output layer (and MTP blocks, loaded with it)
+    if (d != "host") {
+      on[uint32_t(std::stoul(d.substr(3)))] += t.bytes;
+      continue;
+    }
+    if (is_embd && t.name.rfind("token_embd.weight", 0) == 0) token_embd = t.bytes;
+    uint64_t repacked = 0;
+    if (hw.cpu_amx && !is_embd && t.n_dims == 2 && !t.expert && !t.vision && t.ne[1] % 32 == 0) {
+      const std::string& ty = t.dtype;
+      uint64_t k = t.ne[0], n = t.ne[1], align = 0, extra = 0;
+      if (ty == "F16") align = 16;
+      else if (ty == "Q4_0" || ty == "Q4_1") align = 32;
+      else if (ty == "Q8_0") { align = 32; extra = 4 * (k / 32) * n; }
+      else if (ty == "Q4_K" || ty == "Q5_K") { align = 256; extra = 4 * (k / 256) * n; }
+      else if (ty == "Q6_K") align = 256;
+      else if (ty == "IQ4_XS") { align = 256; extra = 2 * (k / 256) * n; }
+      if (align && k % align == 0) repacked = t.bytes + extra;
+    }
+    if (repacked) {
+      amx += repacked;
+      continue;
+    }
+    cpu_sum += (t.bytes + 31) / 32 * 32;
+    span_lo = std::min(span_lo, t.offset);
+    span_hi = std::max(span_hi, t.offset + t.bytes);
+  }
+  uint64_t cpu = s.mmap ? (span_hi > span_lo ? span_hi - span_lo : 0) : cpu_sum;
+  on[n_gpus] = cpu + amx;
+  for (uint32_t g = 0; g < n_gpus; ++g)
+    if (on[g]) add_term(p, "GPU" + std::to_string(g), "weights", "model buffer (offloaded layers)", on[g], true);
+  std::string what = s.mmap ? (cpu > token_embd + 64 * 1024 ? "CPU_Mapped: mmap'ed file span (page cache)"
+                                                            : "CPU_Mapped: token embedding (mmap, page cache)")
+                            : "CPU buffer (private copy)";
+  add_term(p, "host", "weights", what, cpu, true);
+  if (amx)
+    add_term(p, "host", "weights", s.mmap ? "AMX: matmul weights repacked (anonymous copy beside the mmap)"
+                                          : "AMX: matmul weights repacked", amx, true);
+}
+
 void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
                    const std::vector<Extra>& extras, Plan& p) {
   const bool ollama = s.runtime == Runtime::kOllama;
@@ -65,25 +128,29 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
 
   const WeightLayout w = weight_layout(m);
   const bool exact_w = w.exact;
-  // Input embedding: always in host memory (mmap'ed or a private copy).
-  add_term(p, "host", "weights", s.mmap ? "token embedding (mmap, page cache)" : "token embedding", w.input,
-           exact_w, 0.03);
   std::vector<uint64_t> on(n_gpus + 1, 0);  // weights per device (last = host)
   auto idx = [&](const std::string& d) { return d == "host" ? n_gpus : uint32_t(std::stoul(d.substr(3))); };
-  for (uint32_t il = 0; il < n_layer && il < w.dense.size(); ++il) {
-    std::string d = device_of(il);
-    bool experts_on_cpu = il < s.n_cpu_moe;
-    on[idx(d)] += w.dense[il];
-    on[experts_on_cpu ? n_gpus : idx(d)] += w.experts[il];
-  }
-  on[idx(device_of(n_layer))] += w.output;
-  for (uint32_t g = 0; g <= n_gpus; ++g) {
-    if (!on[g]) continue;
-    std::string d = g == n_gpus ? "host" : gpu_name(g);
-    add_term(p, d, "weights",
-             g == n_gpus ? (s.mmap ? "layers kept on the CPU (mmap, page cache)" : "layers kept on the CPU")
-                         : "model buffer (offloaded layers)",
-             on[g], exact_w, 0.03);
+  if (m.source == "gguf" && !m.tensors.empty()) {
+    place_tensors(m, s, hw, n_layer, device_of, n_gpus, p, on);
+  } else {
+    // No tensor table: the input embedding stays on the CPU, blocks and the
+    // output layer go where the layer count puts them.
+    on[n_gpus] += w.input;
+    for (uint32_t il = 0; il < n_layer && il < w.dense.size(); ++il) {
+      std::string d = device_of(il);
+      bool experts_on_cpu = il < s.n_cpu_moe;
+      on[idx(d)] += w.dense[il];
+      on[experts_on_cpu ? n_gpus : idx(d)] += w.experts[il];
+    }
+    on[idx(device_of(n_layer))] += w.output;
+    for (uint32_t g = 0; g <= n_gpus; ++g) {
+      if (!on[g]) continue;
+      std::string d = g == n_gpus ? "host" : gpu_name(g);
+      add_term(p, d, "weights",
+               g == n_gpus ? (s.mmap ? "weights kept on the CPU (mmap, page cache)" : "weights kept on the CPU")
+                           : "model buffer (offloaded layers)",
+               on[g], exact_w, 0.03);
+    }
   }
   if (w.vision) add_term(p, n_gpus ? gpu_name(0) : "host", "extra_models", "vision tower in the same file", w.vision, exact_w);
   if (w.quant_metadata) p.assumptions.push_back("quantization scales are inside the GGUF blocks (counted in weights)");

@@ -19,6 +19,7 @@ struct Tensor {
   std::array<uint64_t, 4> ne{1, 1, 1, 1};  // GGUF order: ne[0] is the row length
   uint32_t n_dims = 0;
   uint64_t bytes = 0;             // exact storage size in the file
+  uint64_t offset = 0;            // GGUF: offset in the data section
   int layer = -1;                 // blk.N / model.layers.N; -1 outside the blocks
   bool quant_metadata = false;    // scales, zero points, g_idx, absmax (not weights)
   bool expert = false;            // a MoE expert tensor (ffn_*_exps, experts.N.*)

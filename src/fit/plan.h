@@ -47,6 +47,7 @@ struct Hardware {
   std::string gpu_source;         // "catalog L4", "--vram", "NVML"
   uint64_t ram_total = 0;         // host RAM available to the workload (0 = unknown)
   std::string ram_source;         // "/proc/meminfo MemAvailable", "cgroup limit", "--ram"
+  bool cpu_amx = false;           // the host CPU has AMX: llama.cpp repacks CPU matmul weights
 };
 
 // One component on one device.

@@ -1,0 +1,41 @@
+// A tiny but real llama-architecture GGUF that llama.cpp loads and runs:
+// random weights from a seeded PRNG (small, so inference stays finite) and a
+// byte-level SentencePiece ("llama") tokenizer that can encode any text.
+// Used by tests, by `make_tiny_gguf` and by the llama.cpp calibration study
+// (docs/fit-llamacpp.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/result.h"
+#include "fit/gguf.h"
+
+namespace aimem::test {
+
+struct TinyModelOptions {
+  uint32_t n_layer = 2;
+  uint32_t n_embd = 64;
+  uint32_t n_head = 4;
+  uint32_t n_head_kv = 4;      // = n_head: MHA; < n_head: GQA; 1: MQA
+  uint32_t n_ff = 128;
+  uint32_t n_vocab = 300;      // at least 259 (3 control + 256 byte tokens)
+  uint32_t n_ctx_train = 2048;
+  std::string type = "f32";    // weight type of the 2-D tensors: f32, f16, q8_0
+  uint64_t seed = 1;
+  float scale = 0.02f;         // weights are uniform in [-scale, scale]
+  bool tied_output = false;    // true: no output.weight (llama.cpp reuses token_embd)
+};
+
+// The ggml type id of "f32" / "f16" / "q8_0"; an error names the option.
+Result<uint32_t> tiny_weight_type(const std::string& name);
+
+// The writer holding the model (metadata and tensors with data); errors for
+// shapes llama.cpp or the weight type cannot take (n_embd % n_head, n_head %
+// n_head_kv, Q8_0 rows not a multiple of 32, n_vocab < 259).
+Result<fit::GgufWriter> tiny_model(const TinyModelOptions& options);
+
+// Builds and writes the model to path.
+Result<bool> write_tiny_model(const TinyModelOptions& options, const std::string& path);
+
+}  // namespace aimem::test
