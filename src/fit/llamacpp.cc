@@ -256,9 +256,9 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
 
   // --- other models on the same devices ---
   for (const Extra& e : extras) {
-    WeightLayout ew = weight_layout(e.spec);
     std::string d = n_gpus ? gpu_name(0) : "host";
-    add_term(p, d, "extra_models", fmt::format("{} ({})", e.spec.name, e.role), ew.total(), ew.exact);
+    add_term(p, d, "extra_models", fmt::format("{} ({})", e.spec.name, e.role), e.spec.weight_bytes,
+             e.spec.weights_exact, 0.05);
   }
   // --- runtime overhead ---
   for (uint32_t g = 0; g < n_gpus; ++g)
