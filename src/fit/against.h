@@ -33,6 +33,9 @@ struct EngineLog {
   std::optional<uint64_t> weights, kv, compute, output, non_torch, activation;
   std::optional<uint64_t> kv_tokens;
   std::optional<double> max_concurrency;
+  bool vllm_v0 = false;
+  std::optional<bool> mmap;           // load_mode / CPU_Mapped vs CPU model buffer
+  bool cpu_amx = false;               // llama.cpp repacked weights into an AMX buffer               // V0 engine lines ("# GPU blocks", "Memory profiling results")
   std::vector<std::string> seen;      // which lines were used (for the user)
 };
 

@@ -63,6 +63,7 @@ struct GgufFile {
   uint64_t data_offset = 0;  // absolute offset of the tensor data
   std::map<std::string, GgufValue> kv;
   std::vector<GgufTensorInfo> tensors;
+  uint64_t bytes_read = 0;   // read from disk (the header; 0 for parse_gguf)
 
   const GgufValue* find(const std::string& key) const;
   std::optional<double> number(const std::string& key) const;

@@ -20,6 +20,7 @@
 
 #include "fit/inputs.h"
 #include "fit/plan.h"
+#include "support/test_support.h"
 #include "support/tiny_model.h"
 
 namespace aimem::fit {
@@ -106,8 +107,9 @@ TEST(FitLlamaCpp, MatchesTheBuffersTheRealEngineLogs) {
     json settings = {{"contextSize", c.ctx}, {"sequences", c.seqs}, {"flashAttention", c.fa},
                      {"kvCacheKeyType", c.kv}, {"kvCacheValueType", c.kv}, {"gpuLayers", 0}, {"useMmap", c.mmap}};
     if (c.batch) settings["batchSize"] = c.batch;
-    std::string cmd = fmt::format("node {}/tests/llamacpp/measure.mjs {} '{}' --modules {} --timeout 90 2>/dev/null",
-                                  AIMEM_SOURCE_DIR, path, settings.dump(), modules);
+    const std::string log = path + ".log";
+    std::string cmd = fmt::format("node {}/tests/llamacpp/measure.mjs {} '{}' --modules {} --timeout 90 --log {} 2>/dev/null",
+                                  AIMEM_SOURCE_DIR, path, settings.dump(), modules, log);
     json r = json::parse(run(cmd), nullptr, false);
     ASSERT_TRUE(r.is_object() && r.contains("engine")) << c.name << ": measure.mjs failed: " << cmd;
     const json& e = r["engine"];
@@ -155,6 +157,14 @@ TEST(FitLlamaCpp, MatchesTheBuffersTheRealEngineLogs) {
     EXPECT_LE(std::fabs(err(kv, ekv)), 0.01) << c.name << ": KV cache";
     EXPECT_LE(std::fabs(err(comp, ec)), 0.10) << c.name << ": compute";
     EXPECT_LE(std::fabs(err(total, etotal)), 0.03) << c.name << ": total";
+    // The same check as users run it: `aimem fit --against` on the engine's own log
+    // reads the model path and the settings from it and compares per component.
+    test::RunResult ag = test::run_aimem({"fit", "--against", log, "--json"});
+    EXPECT_EQ(ag.status, 0) << c.name << ": " << ag.out << ag.err;
+    json aj = json::parse(ag.out, nullptr, false);
+    ASSERT_TRUE(aj.is_object()) << ag.out;
+    EXPECT_EQ(aj["within_bands"], true) << c.name;
+    EXPECT_EQ(aj["settings"]["concurrency"], c.seqs) << c.name;
   }
   table += "(engine: llama.cpp v0.5.0 via node-llama-cpp 3.22.1, CPU; 'nlc est' = node-llama-cpp's own pre-load "
            "estimate (GgufInsights) against the same logged total)\n";
