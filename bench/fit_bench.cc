@@ -6,7 +6,8 @@
 //  - a sharded safetensors folder of the same shape (30 shards with
 //    model.safetensors.index.json), also sparse.
 // Each is fitted N times (fork/exec of the real binary); prints the median
-// wall time and the peak RSS from wait4.   fit_bench AIMEM [N]
+// wall time and the peak RSS from wait4.   fit_bench AIMEM [N [KEEP_DIR]]
+// With KEEP_DIR the files are written there and kept (README's examples).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -184,14 +185,16 @@ int main(int argc, char** argv) {
   std::string aimem = fs::absolute(argv[1]).string();
   int n = argc > 2 ? std::atoi(argv[2]) : 21;
   char tmpl[] = "/tmp/aimem-fit-bench-XXXXXX";
-  if (!mkdtemp(tmpl)) return 1;
-  std::string dir = tmpl;
+  const bool keep = argc > 3;
+  if (!keep && !mkdtemp(tmpl)) return 1;
+  std::string dir = keep ? std::string(argv[3]) : std::string(tmpl);
+  fs::create_directories(dir);
   std::string gguf = dir + "/llama-70b-shaped.Q4_K_M.gguf", folder = dir + "/llama-70b-shaped";
   if (!write_gguf(gguf) || !write_safetensors_folder(folder)) return 1;
   std::printf("GGUF: %s, %.1f GB claimed, %.1f MiB header on disk\n", gguf.c_str(), fs::file_size(gguf) / 1e9,
               [&] { struct stat st{}; stat(gguf.c_str(), &st); return st.st_blocks * 512 / 1048576.0; }());
   measure("fit 70B GGUF (723 tensors)", {aimem, "fit", gguf, "--vram", "80GiB", "--ram", "64GiB", "--json"}, n);
   measure("fit 70B safetensors (30 shards)", {aimem, "fit", folder, "--gpu", "H100", "--tp", "2", "--ram", "64GiB", "--json"}, n);
-  fs::remove_all(dir);
+  if (!keep) fs::remove_all(dir);
   return 0;
 }

@@ -61,6 +61,15 @@ class ByteSource {
     return true;
   }
 
+  // The bytes buffered from the position on (at least 8 unless near the end
+  // of the file), for loops that walk many short records without copying.
+  const uint8_t* span(uint64_t& avail) {
+    const uint8_t* p = window(std::min<uint64_t>(8, left()));
+    if (!p) return nullptr;
+    avail = mem_ ? left() : buf_off_ + buf_.size() - pos_;
+    return p;
+  }
+
   // n (<= 8) contiguous bytes at the position, without advancing; the fast
   // path for the counts and lengths that make up most of a header.
   const uint8_t* window(uint64_t n) {
@@ -389,16 +398,40 @@ class Parser {
     }
     const bool keep = v.count <= kMaxKeptStrings;
     if (keep) v.strs.reserve(v.count);
-    for (uint64_t k = 0; k < v.count; ++k) {
-      if (keep) {
+    if (keep) {
+      for (uint64_t k = 0; k < v.count; ++k) {
         v.strs.emplace_back();
         if (!string(v.strs.back(), kMaxString, "string")) return false;
-      } else {
-        uint64_t n;
-        if (!length(n, "string") || !skip(n)) return false;
       }
+      v.kept = true;
+      return true;
     }
-    v.kept = keep;
+    // A tokenizer's 150k tokens: walk the lengths straight over the read
+    // buffer (the per-string path costs ~10x more); any length that does not
+    // fit goes through length() for its message.
+    uint64_t k = 0;
+    while (k < v.count) {
+      uint64_t avail = 0;
+      const uint8_t* p = src_.span(avail);
+      uint64_t used = 0;
+      const uint64_t left = src_.left();
+      while (p && k < v.count && used + 8 <= avail) {
+        uint64_t n;
+        std::memcpy(&n, p + used, 8);  // GGUF is little-endian, like the hosts we build for
+        if (n > left - used - 8) break;
+        used += 8 + n;
+        ++k;
+        if (used > avail) break;
+      }
+      if (used > 0) {
+        if (!skip(used)) return false;
+        continue;
+      }
+      uint64_t n;  // one string by the checked path (it names the error)
+      if (!length(n, "string") || !skip(n)) return false;
+      ++k;
+    }
+    v.kept = false;
     return true;
   }
 

@@ -10,7 +10,6 @@
 // precision on 264 configurations. Written by hand because no library models
 // ggml's allocator.
 #include <algorithm>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -19,11 +18,47 @@
 namespace aimem::fit {
 namespace {
 
+enum Id : int {
+  k_att,
+  k_att_h,
+  k_attn_out,
+  k_ffn_inp,
+  k_ffn_out,
+  k_gate,
+  k_inp_embd,
+  k_inp_pos,
+  k_inp_tokens,
+  k_k,
+  k_k_h,
+  k_k_idxs,
+  k_k_mm,
+  k_k_rot,
+  k_kq,
+  k_kq_mask,
+  k_kqv,
+  k_logits,
+  k_norm,
+  k_out_ids,
+  k_q,
+  k_q_h,
+  k_q_mm,
+  k_r1,
+  k_r2,
+  k_res,
+  k_swiglu,
+  k_up,
+  k_v,
+  k_v_h,
+  k_v_idxs,
+  k_v_rot,
+  kIdCount
+};
+
 class Replay {
  public:
   explicit Replay(uint64_t align) : align_(align) { blocks_.push_back({0, uint64_t(1) << 62}); }
 
-  void alloc(const std::string& name, uint64_t size) {
+  void alloc(Id name, uint64_t size) {
     size = (size + align_ - 1) / align_ * align_;
     // Best fit among all but the open tail; ties go to the later block.
     int best = -1;
@@ -42,13 +77,13 @@ class Replay {
     if (b.size == 0) blocks_.erase(blocks_.begin() + best);
     max_ = std::max(max_, off + size);
     live_[name] = {off, size};
+    alive_[name] = true;
   }
 
-  void free(const std::string& name) {
-    auto it = live_.find(name);
-    if (it == live_.end()) return;
-    Block t = it->second;
-    live_.erase(it);
+  void free(Id name) {
+    if (!alive_[name]) return;
+    alive_[name] = false;
+    Block t = live_[name];
     auto& b = blocks_;
     for (size_t i = 0; i < b.size(); ++i) {
       if (b[i].off + b[i].size == t.off) {  // append, maybe join the next
@@ -75,12 +110,11 @@ class Replay {
   }
 
   // An in-place op takes its parent's memory.
-  void rename(const std::string& from, const std::string& to) {
-    auto it = live_.find(from);
-    if (it == live_.end()) return;
-    Block t = it->second;
-    live_.erase(it);
-    live_[to] = t;
+  void rename(Id from, Id to) {
+    if (!alive_[from]) return;
+    alive_[from] = false;
+    live_[to] = live_[from];
+    alive_[to] = true;
   }
 
   uint64_t peak() const { return max_; }
@@ -91,7 +125,8 @@ class Replay {
   };
   uint64_t align_;
   std::vector<Block> blocks_;
-  std::map<std::string, Block> live_;
+  Block live_[kIdCount] = {};
+  bool alive_[kIdCount] = {};
   uint64_t max_ = 0;
 };
 
@@ -107,89 +142,89 @@ uint64_t llamacpp_graph_replay(const GraphShape& g) {
   const bool krot = g.k_quant && g.head_dim % 64 == 0;  // llama_kv_cache attn_rot_k
   const bool vrot = g.v_quant && g.head_dim % 64 == 0;
   Replay a(g.alignment);
-  a.alloc("inp_tokens", 4 * T);
-  a.alloc("inp_embd", 4 * E * T);
+  a.alloc(k_inp_tokens, 4 * T);
+  a.alloc(k_inp_embd, 4 * E * T);
   if (krot) {
     uint64_t n = 64;
     while (g.head_dim % (2 * n) == 0) n *= 2;
-    a.alloc("k_rot", 4 * n * n);
+    a.alloc(k_k_rot, 4 * n * n);
   }
-  a.alloc("inp_pos", 4 * T);
-  if (vrot) a.alloc("v_rot", 4 * 64 * 64);
-  a.alloc("k_idxs", 8 * T);
-  a.alloc("v_idxs", FA ? 8 * T : 8 * Ekv * T);
-  a.alloc("kq_mask", n_kv * T * (FA ? 2 : 4));
-  a.alloc("out_ids", 4 * std::max<uint64_t>(n_out, 1));
-  a.alloc("res", 4 * E * T);
-  a.free("inp_tokens");
+  a.alloc(k_inp_pos, 4 * T);
+  if (vrot) a.alloc(k_v_rot, 4 * 64 * 64);
+  a.alloc(k_k_idxs, 8 * T);
+  a.alloc(k_v_idxs, FA ? 8 * T : 8 * Ekv * T);
+  a.alloc(k_kq_mask, n_kv * T * (FA ? 2 : 4));
+  a.alloc(k_out_ids, 4 * std::max<uint64_t>(n_out, 1));
+  a.alloc(k_res, 4 * E * T);
+  a.free(k_inp_tokens);
   for (uint64_t il = 0; il < L; ++il) {
     const bool last = il == L - 1;
-    a.alloc("norm", 4 * E * T);
-    a.alloc("q_mm", 4 * Eq * T);
-    a.alloc("q", 4 * Eq * T);
-    a.free("q_mm");
-    if (krot) { a.alloc("q_h", 4 * Eq * T); a.free("q"); a.rename("q_h", "q"); }
-    a.alloc("v", 4 * Ekv * T);
-    if (vrot) { a.alloc("v_h", 4 * Ekv * T); a.free("v"); a.rename("v_h", "v"); }
-    a.alloc("k_mm", 4 * Ekv * T);
-    a.free("norm");
-    a.alloc("k", 4 * Ekv * T);
-    a.free("k_mm");
+    a.alloc(k_norm, 4 * E * T);
+    a.alloc(k_q_mm, 4 * Eq * T);
+    a.alloc(k_q, 4 * Eq * T);
+    a.free(k_q_mm);
+    if (krot) { a.alloc(k_q_h, 4 * Eq * T); a.free(k_q); a.rename(k_q_h, k_q); }
+    a.alloc(k_v, 4 * Ekv * T);
+    if (vrot) { a.alloc(k_v_h, 4 * Ekv * T); a.free(k_v); a.rename(k_v_h, k_v); }
+    a.alloc(k_k_mm, 4 * Ekv * T);
+    a.free(k_norm);
+    a.alloc(k_k, 4 * Ekv * T);
+    a.free(k_k_mm);
     if (krot) {
-      a.alloc("k_h", 4 * Ekv * T); a.free("k"); a.rename("k_h", "k");
-      if (last) a.free("k_rot");
+      a.alloc(k_k_h, 4 * Ekv * T); a.free(k_k); a.rename(k_k_h, k_k);
+      if (last) a.free(k_k_rot);
     }
-    if (last) a.free("inp_pos");
-    a.free("k");
-    if (last) a.free("k_idxs");
-    a.free("v");
-    if (last) a.free("v_idxs");
+    if (last) a.free(k_inp_pos);
+    a.free(k_k);
+    if (last) a.free(k_k_idxs);
+    a.free(k_v);
+    if (last) a.free(k_v_idxs);
     if (FA) {
-      a.alloc("att", 4 * Eq * T);
-      a.free("q");
-      if (last) a.free("kq_mask");
+      a.alloc(k_att, 4 * Eq * T);
+      a.free(k_q);
+      if (last) a.free(k_kq_mask);
       if (vrot) {
-        a.alloc("att_h", 4 * Eq * T); a.free("att"); a.rename("att_h", "att");
-        if (last) a.free("v_rot");
+        a.alloc(k_att_h, 4 * Eq * T); a.free(k_att); a.rename(k_att_h, k_att);
+        if (last) a.free(k_v_rot);
       }
     } else {
-      a.alloc("kq", 4 * n_kv * T * g.n_head);
-      a.free("q");
-      if (last) a.free("kq_mask");
-      a.alloc("kqv", 4 * Eq * T);
-      a.free("kq");
-      a.alloc("att", 4 * Eq * T);
-      a.free("kqv");
+      a.alloc(k_kq, 4 * n_kv * T * g.n_head);
+      a.free(k_q);
+      if (last) a.free(k_kq_mask);
+      a.alloc(k_kqv, 4 * Eq * T);
+      a.free(k_kq);
+      a.alloc(k_att, 4 * Eq * T);
+      a.free(k_kqv);
     }
-    a.alloc("attn_out", 4 * E * T);
-    a.free("att");
+    a.alloc(k_attn_out, 4 * E * T);
+    a.free(k_att);
     uint64_t Tn = T;
     if (last && n_out > 0) {  // get_rows(out_ids) on both branches
-      a.alloc("r1", 4 * E * n_out);
-      a.free("attn_out");
-      a.alloc("r2", 4 * E * n_out);
-      a.free("res");
-      a.free("out_ids");
-      a.rename("r1", "ffn_inp");
-      a.free("r2");
+      a.alloc(k_r1, 4 * E * n_out);
+      a.free(k_attn_out);
+      a.alloc(k_r2, 4 * E * n_out);
+      a.free(k_res);
+      a.free(k_out_ids);
+      a.rename(k_r1, k_ffn_inp);
+      a.free(k_r2);
       Tn = n_out;
     } else {
-      a.rename("attn_out", "ffn_inp");
-      a.free("res");
+      a.rename(k_attn_out, k_ffn_inp);
+      a.free(k_res);
     }
-    a.alloc("norm", 4 * E * Tn);
-    a.alloc("gate", 4 * FF * Tn);
-    a.alloc("up", 4 * FF * Tn);
-    a.free("norm");
-    a.alloc("swiglu", 4 * FF * Tn);
-    a.free("gate");
-    a.free("up");
-    a.alloc("ffn_out", 4 * E * Tn);
-    a.free("swiglu");
-    a.rename("ffn_out", "res");
-    a.free("ffn_inp");
+    a.alloc(k_norm, 4 * E * Tn);
+    a.alloc(k_gate, 4 * FF * Tn);
+    a.alloc(k_up, 4 * FF * Tn);
+    a.free(k_norm);
+    a.alloc(k_swiglu, 4 * FF * Tn);
+    a.free(k_gate);
+    a.free(k_up);
+    a.alloc(k_ffn_out, 4 * E * Tn);
+    a.free(k_swiglu);
+    a.rename(k_ffn_out, k_res);
+    a.free(k_ffn_inp);
   }
-  if (n_out > 0) a.alloc("logits", 4 * V * n_out);
+  if (n_out > 0) a.alloc(k_logits, 4 * V * n_out);
   return a.peak();
 }
 

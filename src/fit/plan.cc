@@ -141,11 +141,17 @@ void decide(Plan& p, const FitSettings& s, const Hardware& hw) {
     double rel = room / double(d.capacity);
     if (rel < worst) {
       worst = rel;
-      // The largest term that grows with the settings decides; weights otherwise.
+      // Weights when they alone overflow the device; else the largest term
+      // that grows with the settings (KV cache, compute, models beside it).
+      uint64_t weights = 0;
       const Term* big = nullptr;
-      for (const Term& t : p.terms)
-        if (t.device == d.name && (!big || t.bytes > big->bytes)) big = &t;
-      p.binding = d.name + (big ? " " + big->component : "");
+      for (const Term& t : p.terms) {
+        if (t.device != d.name) continue;
+        if (t.component == "weights" || t.component == "quant_metadata") weights += t.bytes;
+        else if (t.component != "runtime_overhead" && (!big || t.bytes > big->bytes)) big = &t;
+      }
+      bool weights_alone = d.capacity && weights + d.others > d.capacity;
+      p.binding = d.name + (weights_alone || !big ? std::string(" weights") : " " + big->component);
     }
   }
   if (p.kv_cache_tokens) {  // vLLM: the budget must hold the requested sequences
@@ -306,9 +312,12 @@ Plan plan(const ModelSpec& m, const FitSettings& s_in, const Hardware& hw, const
                [&](FitSettings& t) { t.tp = tp * 2; });
     }
     // The smallest catalog GPU that holds it as asked.
+    // Of the same vendor as the GPU in the plan (NVIDIA unless it says otherwise).
+    const GpuInfo* now = find_gpu(hw.gpu_name);
+    const std::string vendor = now ? now->vendor : "nvidia";
     std::vector<const GpuInfo*> gpus;
     for (const GpuInfo& g : gpu_catalog())
-      if (g.memory_bytes > hw.gpu_total) gpus.push_back(&g);
+      if (g.memory_bytes > hw.gpu_total && g.vendor == vendor) gpus.push_back(&g);
     std::sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) { return a->memory_bytes < b->memory_bytes; });
     for (const GpuInfo* g : gpus) {
       Hardware h2 = hw;

@@ -221,7 +221,7 @@ TEST(BadInput, InputsAreNeverWritten) {
 }
 
 TEST(PlannedCommands, SayTheyAreNotYetReal) {
-  auto r = test::run_aimem({"fit", "model.gguf"});
+  auto r = test::run_aimem({"probe", "http://127.0.0.1:8080"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("not implemented yet"), std::string::npos);
 }
