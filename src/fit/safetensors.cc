@@ -190,6 +190,7 @@ Result<std::vector<Tensor>> parse_json(std::string_view text, uint64_t file_size
     t.name = tname;
     t.dtype = dtype;
     t.bytes = need;
+    t.offset = begin;  // within the data section, as for GGUF
     // GGUF order: ne[0] is the last (contiguous) dimension. Shapes of more
     // than 4 dims (conv kernels) fold their outer dims into ne[3].
     size_t nd = shape.size();

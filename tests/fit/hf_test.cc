@@ -91,6 +91,7 @@ TEST(SafetensorsHeader, RoundTripOfARealFile) {
   ASSERT_NE(norm, nullptr);
   EXPECT_EQ(norm->layer, -1);
   EXPECT_EQ(norm->bytes, 32u);
+  EXPECT_EQ(norm->offset, 16u * 8 * 2);  // after the first tensor in the data section
   std::filesystem::remove_all(dir);
 }
 
