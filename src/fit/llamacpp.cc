@@ -225,12 +225,38 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   const double band = dense_llama ? 0.02 : 0.15;
   const bool partial = n_gpus > 0 && ngl < int(n_layer) + 1;
   const uint32_t gpu_block_layers = std::min<uint32_t>(n_layer, uint32_t(std::max(0, ngl - 1)));
+  // Ollama decides how many layers to offload from its own graph estimate
+  // (fs/ggml/ggml.go GraphSize; llama family and Qwen2/3 formulas), not from
+  // what llama.cpp allocates, so its plan reserves the larger of the two.
+  uint64_t ollama_graph = 0;
+  if (ollama) {
+    const uint64_t batch_o = 512, context = uint64_t(n_ctx), E = m.n_embd, H = m.n_head, V = m.n_vocab;
+    const uint64_t HKV = std::max<uint32_t>(1, head_kv(m, 0)), dh = m.head_dim_k ? m.head_dim_k : (H ? E / H : 0);
+    const bool qwen = m.architecture.rfind("qwen2", 0) == 0 || m.architecture.rfind("qwen3", 0) == 0;
+    uint64_t full, part;
+    if (qwen) {
+      full = std::max(4 * batch_o * (E + V), 4 * batch_o * (1 + 2 * E + context + context * H));
+      part = std::max(4 * batch_o * (E + V) + E * V * 105 / 128,
+                      4 * (batch_o * (1 + 2 * E + context * (1 + H)) + E * (1 + context)));
+    } else {
+      full = std::max(4 * batch_o * (1 + 4 * E + context * (1 + H)), 4 * batch_o * (E + V));
+      part = 4 * batch_o * E + std::max(4 * batch_o * (1 + E + std::max(context, E)) + E * E * 9 / 16 +
+                                            4 * context * (batch_o * H + dh * HKV),
+                                        4 * batch_o * (E + V) + E * V * 105 / 128);
+    }
+    ollama_graph = (n_gpus > 0 && ngl >= int(n_layer) + 1) ? full : part;
+    p.assumptions.push_back(fmt::format(
+        "Ollama's own graph estimate ({} offload, num_batch 512, context {} = num_ctx x num_parallel): {} MiB; "
+        "it offloads layers by that figure",
+        ngl >= int(n_layer) + 1 ? "full" : "partial", n_ctx, ollama_graph / kMiB));
+  }
   for (uint32_t g = 0; g < n_gpus && ngl > 0; ++g) {
     GraphShape gg = gs;
     gg.n_layer = std::max<uint32_t>(1, gpu_block_layers / n_gpus);
     gg.has_output = device_of(n_layer) == gpu_name(g);
     gg.alignment = 256;  // CUDA buffer alignment
     uint64_t b = llamacpp_graph_replay(gg);
+    if (ollama && g == 0 && ollama_graph > b) b = ollama_graph;
     add_term(p, gpu_name(g), "compute",
              fmt::format("compute buffer (ubatch {}, {})", gs.n_ubatch, fa ? "flash attention" : "no flash attention"), b,
              false, partial ? 0.5 : 0.1);

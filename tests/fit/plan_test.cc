@@ -144,6 +144,27 @@ TEST(FitLlamaCppPlan, LayerOffloadCountsTheOutputLayerFirst) {
   EXPECT_EQ(host_weights, 128256ULL * 4096 * 2);
 }
 
+TEST(FitOllamaPlan, ReservesItsOwnGraphEstimate) {
+  // Ollama's llama-family estimate with full offload, num_batch 512, context 4096:
+  // max(4*512*(1 + 4*4096 + 4096*(1+32)), 4*512*(4096 + 128256))
+  //   = max(2048 * 151553, 2048 * 132352) = 310380544 B = 296 MiB.
+  Hardware hw;
+  hw.gpu_count = 1;
+  hw.gpu_total = 24 * GiB;
+  FitSettings s;
+  s.runtime = Runtime::kOllama;
+  s.flash_attn = true;  // llama.cpp's own buffer is then far smaller than Ollama's figure
+  Plan p = plan_once(llama8b(), s, hw, {});
+  EXPECT_EQ(p.ctx, 4096u);  // Ollama's default num_ctx
+  uint64_t gpu_compute = 0;
+  for (const Term& t : p.terms)
+    if (t.device == "GPU0" && t.component == "compute") gpu_compute += t.bytes;
+  EXPECT_EQ(gpu_compute, 310380544u);
+  bool said = false;
+  for (const std::string& a : p.assumptions) said |= a.find("graph estimate") != std::string::npos && a.find("296 MiB") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(FitVllm, KvBudgetTokensAndConcurrency) {
   // Llama 3.1 8B on a 23.58 GiB GPU at 0.9, max_model_len 20000, profile of 20000 tokens
   // (corpus case e005, vLLM printed 1952 blocks = 31232 tokens).
