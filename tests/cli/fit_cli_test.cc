@@ -114,6 +114,22 @@ TEST(FitCli, AgainstTheCorpusLogs) {
   std::filesystem::remove_all(dir);
 }
 
+// With no --gpu/--vram, fit reads this machine: NVML (here the stand-in
+// library with a scripted L4 that other processes already hold 6 GiB of).
+TEST(FitCli, ThisMachinesGpuThroughNvml) {
+  auto r = run_aimem({"fit", "meta-llama/Llama-3.1-8B-Instruct", "--ctx", "8192", "--json"}, "",
+                     {"AIMEM_NVML_LIBRARY=" AIMEM_FAKE_NVML, "AIMEM_FAKE_NVML_DEVICES=NVIDIA L4:23034:6144:1"});
+  ASSERT_LE(r.status, 1) << r.err;
+  json j = json::parse(r.out);
+  const json& gpu = j["devices"][0];
+  EXPECT_EQ(gpu["name"], "GPU0");
+  EXPECT_EQ(gpu["capacity_bytes"], 23034ULL << 20);
+  EXPECT_EQ(gpu["others_bytes"], 6144ULL << 20);
+  EXPECT_EQ(gpu["gpu"], "NVIDIA L4");
+  // 16 GB of weights next to 6 GiB held by others on a 22.5 GiB card: vLLM cannot start.
+  EXPECT_FALSE(j["fits"].get<bool>());
+}
+
 TEST(FitCli, BadInputIsAClearErrorWithExit2) {
   std::string dir = test::temp_dir("fit-bad");
   test::write_file(dir + "/broken.gguf", std::string("GGUF\x03\x00\x00\x00", 8));

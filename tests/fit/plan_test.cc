@@ -144,6 +144,35 @@ TEST(FitLlamaCppPlan, LayerOffloadCountsTheOutputLayerFirst) {
   EXPECT_EQ(host_weights, 128256ULL * 4096 * 2);
 }
 
+TEST(FitLlamaCppPlan, MoeExpertsStayOnTheCpuWithNCpuMoe) {
+  // A Mixtral-like MoE without a tensor table: 32 blocks, 8 experts of 14336,
+  // 46.7e9 parameters in bf16. Expert share of a block: 8 x 3 x 4096 x 14336 x 32
+  // / 46.7e9 = 0.965, so --n-cpu-moe 16 moves about half the expert bytes
+  // (16/32 x 0.965 x the block bytes) from the GPU to the host.
+  ModelSpec m = dense(32, 4096, 32, 8, 128, 0, 32000, 46700000000ULL);
+  m.n_expert = 8;
+  m.n_expert_used = 2;
+  m.n_ff_exp = 14336;
+  Hardware hw;
+  hw.gpu_count = 1;
+  hw.gpu_total = 80 * GiB;
+  FitSettings s;
+  s.ctx = 4096;
+  Plan all = plan_once(m, s, hw, {});
+  s.n_cpu_moe = 16;
+  Plan half = plan_once(m, s, hw, {});
+  auto weights_on = [](const Plan& p, const std::string& d) {
+    uint64_t b = 0;
+    for (const Term& t : p.terms)
+      if (t.device == d && t.component == "weights") b += t.bytes;
+    return b;
+  };
+  uint64_t moved = weights_on(all, "GPU0") - weights_on(half, "GPU0");
+  EXPECT_EQ(moved, weights_on(half, "host") - weights_on(all, "host"));
+  uint64_t blocks = m.weight_bytes - 2ULL * 32000 * 4096 * 2;  // minus embedding and output
+  EXPECT_NEAR(double(moved), 0.5 * 0.965 * double(blocks), 0.01 * double(blocks));
+}
+
 TEST(FitOllamaPlan, ReservesItsOwnGraphEstimate) {
   // Ollama's llama-family estimate with full offload, num_batch 512, context 4096:
   // max(4*512*(1 + 4*4096 + 4096*(1+32)), 4*512*(4096 + 128256))
