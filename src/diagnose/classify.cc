@@ -59,9 +59,6 @@ struct View {
   }
 };
 
-bool is_memcg_kernel(const Fact& f) {
-  return (f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event) && f.layer == Layer::container_limit;
-}
 bool is_kernel(const Fact& f) { return f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event; }
 
 // A configured limit the user or orchestrator set (not one the kernel printed).
