@@ -319,14 +319,8 @@ Result<ModelSpec> model_from_log(const EngineLog& g, const std::string& model_ov
   if (!path.empty() && find_model(path)) {
     // A GGUF engine names its file type ("Q4_K - Medium"): size the catalog
     // model's weights as that llama.cpp mix.
-    std::string quant = g.quantization;
-    if (g.engine == "llama.cpp" && !g.file_type.empty()) {
-      quant.clear();
-      for (char c : g.file_type)
-        if (c != ' ') quant += char(std::tolower(static_cast<unsigned char>(c)));
-      if (auto dash = quant.find('-'); dash != std::string::npos) quant = quant.substr(0, dash) + "_" + quant.substr(dash + 1, 1);
-    }
-    return load_model(path, g.dtype, quant);
+    const bool gguf = g.engine == "llama.cpp" && !g.file_type.empty();
+    return load_model(path, g.dtype, gguf ? normalize_ftype(g.file_type) : g.quantization);
   }
   if (g.engine == "llama.cpp" && g.n_layer && g.n_embd && g.n_head) {
     // Rebuild the model from the printed metadata; weights from the ftype mix.
@@ -346,17 +340,9 @@ Result<ModelSpec> model_from_log(const EngineLog& g, const std::string& model_ov
     auto spec = spec_from_config(c, path.empty() ? "model from the log" : fs::path(path).filename().string());
     if (!spec) return spec;
     if (g.params_b) spec->n_params = uint64_t(*g.params_b * 1e9);
-    std::string ft = g.file_type;
-    // "Q4_K - Medium" -> q4_k_m
-    std::string key;
-    for (char c2 : ft) {
-      if (c2 == ' ') continue;
-      key += char(std::tolower(static_cast<unsigned char>(c2)));
-    }
-    if (auto dash = key.find('-'); dash != std::string::npos) key = key.substr(0, dash) + "_" + key.substr(dash + 1, 1);
-    if (!apply_gguf_ftype(*spec, key) && g.file_size_gib) {
+    if (!apply_gguf_ftype(*spec, g.file_type) && g.file_size_gib) {
       spec->weight_bytes = uint64_t(*g.file_size_gib * kGiB);
-      spec->weights_format = ft;
+      spec->weights_format = g.file_type;
     }
     spec->notes.push_back("model rebuilt from the log's printed metadata (the GGUF file is not on this machine)");
     return spec;

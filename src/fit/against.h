@@ -36,7 +36,6 @@ struct EngineLog {
   bool vllm_v0 = false;
   std::optional<bool> mmap;           // load_mode / CPU_Mapped vs CPU model buffer
   bool cpu_amx = false;               // llama.cpp repacked weights into an AMX buffer               // V0 engine lines ("# GPU blocks", "Memory profiling results")
-  std::vector<std::string> seen;      // which lines were used (for the user)
 };
 
 EngineLog parse_engine_log(const std::string& text);

@@ -61,7 +61,6 @@ void plan_hf(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   // transformers loads the state dict through host memory (one shard at a
   // time with safetensors); TGI likewise per shard.
   p.load_peak_host_bytes = p.host_bytes + std::min<uint64_t>(m.weight_bytes, 5 * kGiB);
-  if (!gpu) p.load_peak_host_bytes = p.host_bytes + std::min<uint64_t>(m.weight_bytes, 5 * kGiB);
   std::string model_arg = m.path.empty() ? m.name : m.path;
   p.flags = tgi ? fmt::format("text-generation-launcher --model-id {} --max-input-tokens {} --max-total-tokens {} "
                               "--max-batch-size {}{}",

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "core/units.h"
 #include "fit/catalog.h"
 #include "fit/gguf.h"
@@ -21,12 +23,6 @@ namespace aimem::fit {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string lower(std::string_view s) {
-  std::string l;
-  for (char c : s) l += char(std::tolower(static_cast<unsigned char>(c)));
-  return l;
-}
 
 bool starts_with_gguf_magic(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -55,14 +51,30 @@ constexpr Ftype kFtypes[] = {
     {"iq2_xxs", 2.06, 4.5, 2.06},  {"iq1_s", 1.56, 4.5, 1.56},     {"mxfp4", 4.25, 8.5, 8.5},
 };
 
+
+const Ftype* find_ftype(std::string_view name) {
+  const std::string f = normalize_ftype(name);
+  for (const Ftype& x : kFtypes)
+    if (f == x.name) return &x;
+  return nullptr;
+}
+
 }  // namespace
 
+std::string normalize_ftype(std::string_view name) {
+  // "Q4_K - Medium" (llama.cpp's file type name) -> q4_k_m; "q4-k-m" -> q4_k_m.
+  std::string f;
+  for (char c : text::lower(name))
+    if (c != ' ') f += c == '-' ? '_' : c;
+  for (auto [from, to] : {std::pair{"_medium", "_m"}, {"_small", "_s"}, {"_large", "_l"}})
+    if (f.size() > std::strlen(from) && f.compare(f.size() - std::strlen(from), std::string::npos, from) == 0)
+      f = f.substr(0, f.size() - std::strlen(from)) + to;
+  f.erase(std::unique(f.begin(), f.end(), [](char a, char b) { return a == '_' && b == '_'; }), f.end());
+  return f;
+}
+
 bool apply_gguf_ftype(ModelSpec& m, const std::string& ftype) {
-  std::string f = lower(ftype);
-  std::replace(f.begin(), f.end(), '-', '_');
-  const Ftype* ft = nullptr;
-  for (const Ftype& x : kFtypes)
-    if (f == x.name) ft = &x;
+  const Ftype* ft = find_ftype(ftype);
   if (!ft || !m.tensors.empty()) return ft != nullptr;
   // Embedding (token_embd) at the mix's base type, output matrix as above,
   // everything else at the mix's average.
@@ -86,13 +98,8 @@ bool apply_gguf_ftype(ModelSpec& m, const std::string& ftype) {
 Result<ModelSpec> load_model(const std::string& arg, const std::string& dtype, const std::string& quant) {
   std::error_code ec;
   fs::path p(arg);
-  bool gguf_quant = false;
-  {
-    std::string q = lower(quant);
-    std::replace(q.begin(), q.end(), '-', '_');
-    for (const Ftype& x : kFtypes)
-      if (q == x.name && q != "f16" && q != "bf16" && q != "f32") gguf_quant = true;
-  }
+  const Ftype* ft = find_ftype(quant);
+  const bool gguf_quant = ft && ft->bpw < 16;  // f16/bf16/f32 are checkpoint dtypes, not a GGUF mix
   const std::string hf_quant = gguf_quant ? "" : quant;
   Result<ModelSpec> spec = make_error("");
   if (fs::is_directory(p, ec)) {
@@ -147,15 +154,7 @@ class Collect final : public FactSink {
 
 std::optional<uint64_t> read_u64_file(const std::string& path) {
   auto s = read_small_file(path, 4096);
-  if (!s) return std::nullopt;
-  std::string t = *s;
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-  if (t.empty() || t == "max") return std::nullopt;
-  try {
-    return std::stoull(t);
-  } catch (...) {
-    return std::nullopt;
-  }
+  return s ? text::parse_u64(text::trim(*s)) : std::nullopt;  // "max" -> nullopt
 }
 
 // The memory limit of this process's own cgroup (v2 memory.max, v1
@@ -224,7 +223,7 @@ Result<Hardware> resolve_hardware(const HardwareArgs& a) {
     // This machine: NVML for GPUs, /proc/meminfo and our cgroup for RAM.
     Collect sink;
     if (!a.device_cpu) {
-      GpuScan scan = scan_gpus(sink);
+      scan_gpus(sink);
       for (const Fact& f : sink.facts) {
         if (f.kind != FactKind::gpu_state || !f.total) continue;
         if (hw.gpu_count == 0) {
@@ -236,7 +235,6 @@ Result<Hardware> resolve_hardware(const HardwareArgs& a) {
       }
       if (hw.gpu_count) hw.gpu_source = "NVML (this machine)";
       if (a.gpus) hw.gpu_count = std::min(hw.gpu_count, a.gpus);
-      (void)scan;
     }
     sink.facts.clear();
     if (auto cpuinfo = read_small_file((a.root == "/" ? "" : a.root) + "/proc/cpuinfo", 4u << 20))

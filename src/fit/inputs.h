@@ -20,6 +20,9 @@ Result<ModelSpec> load_model(const std::string& arg, const std::string& dtype, c
 // Re-sizes the weights of a spec without a GGUF tensor table as a GGUF
 // quantization (ftype name, e.g. "Q4_K_M"); false when the name is unknown.
 bool apply_gguf_ftype(ModelSpec& m, const std::string& ftype);
+// A GGUF quantization name in aimem's spelling: "Q4_K - Medium" (as llama.cpp
+// prints general.file_type) and "q4-k-m" both give "q4_k_m".
+std::string normalize_ftype(std::string_view name);
 
 struct HardwareArgs {
   std::string gpu;           // --gpu NAME

@@ -19,7 +19,6 @@ struct WeightLayout {
   uint64_t vision = 0;                // vision tower / projector inside the same file
   uint64_t quant_metadata = 0;        // included in the figures above
   uint64_t total() const;
-  uint64_t block(uint32_t il) const { return dense.at(il) + experts.at(il); }
   bool exact = false;
 };
 

@@ -316,7 +316,6 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
                           type_k != "f16" ? fmt::format(" -ctk {} -ctv {}", type_k, type_v) : "",
                           s.n_cpu_moe ? fmt::format(" --n-cpu-moe {}", s.n_cpu_moe) : "");
   }
-  (void)extras;
 }
 
 }  // namespace aimem::fit

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "core/units.h"
 #include "fit/catalog.h"
 #include "fit/ggml_types.h"
@@ -29,8 +30,7 @@ std::string_view to_string(Runtime r) {
 }
 
 std::optional<Runtime> parse_runtime(std::string_view s) {
-  std::string l;
-  for (char c : s) l += char(std::tolower(static_cast<unsigned char>(c)));
+  const std::string l = text::lower(s);
   if (l == "llama.cpp" || l == "llamacpp" || l == "llama-cpp" || l == "llama-server") return Runtime::kLlamaCpp;
   if (l == "ollama") return Runtime::kOllama;
   if (l == "vllm") return Runtime::kVllm;
@@ -40,12 +40,6 @@ std::optional<Runtime> parse_runtime(std::string_view s) {
 }
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string l;
-  for (char c : s) l += char(std::tolower(static_cast<unsigned char>(c)));
-  return l;
-}
 
 std::optional<uint32_t> float_kv_bytes(const std::string& t) {
   if (t == "f32" || t == "fp32" || t == "float32") return 4;
@@ -57,17 +51,17 @@ std::optional<uint32_t> float_kv_bytes(const std::string& t) {
 }  // namespace
 
 bool kv_type_known(const std::string& kv_type) {
-  std::string t = lower(kv_type);
+  std::string t = text::lower(kv_type);
   return t == "auto" || float_kv_bytes(t) || ggml_type_by_name(t);
 }
 
 bool kv_type_quantized(const std::string& kv_type) {
-  std::string t = lower(kv_type);
+  std::string t = text::lower(kv_type);
   return !float_kv_bytes(t) && t != "auto" && ggml_type_by_name(t) != nullptr;
 }
 
 uint64_t kv_row_bytes(const std::string& kv_type, uint64_t width, uint32_t dtype_bytes) {
-  std::string t = lower(kv_type);
+  std::string t = text::lower(kv_type);
   if (t == "auto") return width * (dtype_bytes ? dtype_bytes : 2);
   if (auto b = float_kv_bytes(t)) return width * *b;
   if (auto id = ggml_type_id(t)) {

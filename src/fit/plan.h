@@ -26,8 +26,7 @@ struct FitSettings {
   uint32_t ubatch = 0;            // llama.cpp n_ubatch; 0 = default
   std::string kv_type;            // "" = runtime default ("f16"/"auto")
   std::optional<bool> flash_attn; // unset = runtime default
-  int gpu_layers = -1;            // -1 = all (auto offloads what fits)
-  bool gpu_layers_auto = true;    // pick the layer count that fits
+  int gpu_layers = -1;            // -1 = all ("auto": planned as all; plan() suggests a count that fits)
   uint32_t n_cpu_moe = 0;         // llama.cpp --n-cpu-moe
   uint32_t tp = 1;                // tensor-parallel ranks (vLLM, TGI num_shard)
   uint32_t gpus = 1;              // GPUs in use

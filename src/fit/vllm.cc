@@ -116,7 +116,6 @@ void plan_vllm(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
                         m.path.empty() ? m.name : m.path, ctx, seqs, util,
                         tp > 1 ? fmt::format(" --tensor-parallel-size {}", tp) : "",
                         kv != "auto" ? " --kv-cache-dtype " + kv : "");
-  (void)extras;
 }
 
 }  // namespace aimem::fit

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "fit/catalog.h"
 #include "fit/hf.h"
 #include "fit/inputs.h"
@@ -22,12 +23,8 @@ namespace {
 using nlohmann::json;
 constexpr double kGiBd = 1024.0 * 1024 * 1024;
 
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
-// A number at the start of a JSON value that may be a string like
+// The first number in a JSON value that may be a string like
 // "default (8192 from config)" or "2048 (derived: ...)".
 std::optional<double> num(const json& v) {
   if (v.is_number()) return v.get<double>();
@@ -35,14 +32,11 @@ std::optional<double> num(const json& v) {
   std::string s = v.get<std::string>();
   size_t i = s.find_first_of("0123456789");
   if (i == std::string::npos) return std::nullopt;
-  if (s.rfind("default", 0) == 0 || s.rfind("auto", 0) == 0) {
-    // "default (8192 from config)": the number in parentheses is the value used.
-  }
   return std::stod(s.substr(i));
 }
 
 std::string model_type(const std::string& model) {
-  std::string m = lower(model);
+  std::string m = text::lower(model);
   if (m.find("gpt-oss") != std::string::npos) return "gpt_oss";
   if (m.find("gemma2") != std::string::npos || m.find("gemma-2") != std::string::npos) return "gemma2";
   if (m.find("qwen3") != std::string::npos && m.find("a22b") != std::string::npos) return "qwen3_moe";
@@ -82,7 +76,7 @@ json config_of(const json& c) {
 
 // Quantization as the case states it: a GGUF type, or an HF quant method.
 std::string quant_of(const json& c) {
-  std::string q = lower(c["quant"].get<std::string>());
+  std::string q = text::lower(c["quant"].get<std::string>());
   for (const char* t : {"q4_k_m", "q8_0", "q4_0", "q5_k_m", "q6_k"})
     if (q.find(t) != std::string::npos) return t;
   if (q.find("q4_k - medium") != std::string::npos) return "q4_k_m";
@@ -121,7 +115,9 @@ TEST(FitCorpus, PredictionsAgainstWhatEnginesPrinted) {
                                  rt == "vllm" || rt == "sglang" || rt == "tgi" ? quant_of(c) : "");
     ASSERT_TRUE(spec) << id << ": " << spec.error().message;
     std::string q = quant_of(c);
-    if ((rt == "llama.cpp" || rt == "ollama") && !q.empty()) ASSERT_TRUE(apply_gguf_ftype(*spec, q)) << id;
+    if ((rt == "llama.cpp" || rt == "ollama") && !q.empty()) {
+      ASSERT_TRUE(apply_gguf_ftype(*spec, q)) << id;
+    }
     if (rt == "sglang") {
       // SGLang is not modelled as a runtime; its KV cell matches vLLM's per-rank layout.
       uint32_t tp = uint32_t(num(s["tensor_parallel_size"]).value_or(1));

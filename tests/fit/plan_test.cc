@@ -3,6 +3,7 @@
 // architecture numbers (bytes; KiB/MiB/GiB are powers of two).
 #include <gtest/gtest.h>
 
+#include "fit/inputs.h"
 #include "fit/plan.h"
 
 namespace aimem::fit {
@@ -33,6 +34,14 @@ ModelSpec dense(uint32_t layers, uint32_t embd, uint32_t heads, uint32_t kv_head
 }
 
 ModelSpec llama8b() { return dense(32, 4096, 32, 8, 128, 14336, 128256, 8030261248ULL); }
+
+TEST(FitQuant, GgufFileTypeNamesAreOneSpelling) {
+  // llama.cpp prints general.file_type as "Q4_K - Medium"; users type q4_k_m or q4-k-m.
+  EXPECT_EQ(normalize_ftype("Q4_K - Medium"), "q4_k_m");
+  EXPECT_EQ(normalize_ftype("Q3_K - Large"), "q3_k_l");
+  EXPECT_EQ(normalize_ftype("q4-k-s"), "q4_k_s");
+  EXPECT_EQ(normalize_ftype("Q8_0"), "q8_0");
+}
 
 TEST(FitKv, BytesPerTokenForMhaGqaMqa) {
   // Llama 3.1 8B (GQA 32/8, head 128): 32 layers x 2 (K,V) x 8 x 128 x 2 B = 131072 B/token.

@@ -81,7 +81,6 @@ int run(FitArgs& a) {
       int n = std::stoi(a.gpu_layers, &used);
       if (used != a.gpu_layers.size() || n < 0) throw std::invalid_argument("");
       s.gpu_layers = n;
-      s.gpu_layers_auto = false;
     } catch (...) {
       return fail(fmt::format("--gpu-layers {}: expected a number of layers, auto or all", a.gpu_layers));
     }
