@@ -8,15 +8,11 @@
 // Each is fitted N times (fork/exec of the real binary); prints the median
 // wall time and the peak RSS from wait4.   fit_bench AIMEM [N [KEEP_DIR]]
 // With KEEP_DIR the files are written there and kept (README's examples).
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +24,7 @@
 
 #include "fit/ggml_types.h"
 #include "fit/gguf.h"
+#include "run_util.h"
 
 namespace fs = std::filesystem;
 using namespace aimem::fit;
@@ -132,42 +129,20 @@ bool write_safetensors_folder(const std::string& dir) {
   return true;
 }
 
-struct Sample {
-  double wall;
-  long rss_kib;
-  int status;
-};
-
-Sample run(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage ru{};
-  wait4(pid, &status, 0, &ru);
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return {wall, ru.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
-}
-
 void measure(const std::string& label, const std::vector<std::string>& args, int n) {
   std::vector<double> walls;
   long rss = 0;
   for (int i = 0; i < n; ++i) {
-    Sample s = run(args);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    bench::Sample s = bench::run_once(argv.data());
     if (s.status > 1) {
       std::fprintf(stderr, "%s: aimem exited %d\n", label.c_str(), s.status);
       std::exit(1);
     }
-    walls.push_back(s.wall);
-    rss = std::max(rss, s.rss_kib);
+    walls.push_back(s.wall_s);
+    rss = std::max(rss, s.maxrss_kib);
   }
   std::sort(walls.begin(), walls.end());
   double med = walls[walls.size() / 2] * 1000;

@@ -2,11 +2,6 @@
 // alternating, with its output sent to /dev/null; prints the median wall time
 // and the peak RSS of each (from wait4), and the ratio of the first to the
 // second.   run_compare N -- CMD1 ARGS -- CMD2 ARGS
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,29 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "run_util.h"
+
 namespace {
 
-struct Sample {
-  double wall_s;
-  long maxrss_kib;
-  int status;
-};
-
-Sample run_once(const std::vector<char*>& argv) {
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage ru{};
-  wait4(pid, &status, 0, &ru);
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return {wall, ru.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
-}
+using bench::Sample;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -67,7 +44,7 @@ int main(int argc, char** argv) {
   long rss[2] = {0, 0};
   for (int k = 0; k < n; ++k) {
     for (int c = 0; c < 2; ++c) {
-      Sample s = run_once(cmds[c]);
+      Sample s = bench::run_once(cmds[c].data());
       wall[c].push_back(s.wall_s);
       rss[c] = std::max(rss[c], s.maxrss_kib);
       if (s.status != 0 && !(c == 1 && s.status == 1)) std::fprintf(stderr, "warning: %s exited %d\n", cmds[c][0], s.status);
