@@ -310,6 +310,22 @@ Result<int64_t> parse_since(std::string_view textv, int64_t now) {
   return make_error(fmt::format("--since '{}' is not a time; write 1h, 20m, '20 minutes ago', 2d or 2026-11-29 15:00", textv));
 }
 
+Result<int64_t> parse_duration_us(std::string_view textv, std::string_view what) {
+  std::string_view s = text::trim(textv);
+  std::string_view rest;
+  auto v = text::parse_double(s, &rest);
+  std::string_view unit = text::trim(rest);
+  double mult = 0;
+  if (unit.empty() || unit == "s" || unit == "sec") mult = 1e6;
+  else if (unit == "ms") mult = 1e3;
+  else if (unit == "m" || unit == "min") mult = 60e6;
+  else if (unit == "h") mult = 3600e6;
+  else if (unit == "d") mult = 86400e6;
+  if (!v || *v < 0 || mult == 0 || *v * mult > 9e18)
+    return make_error(fmt::format("{} '{}' is not a duration; write 100ms, 5s, 2m, 1h or 7d", what, textv));
+  return static_cast<int64_t>(*v * mult);
+}
+
 int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())

@@ -42,6 +42,9 @@ std::optional<int64_t> parse_datetime(std::string_view s);
 Result<int64_t> parse_since(std::string_view text, int64_t now_us);
 
 int64_t now_us();
+// A length of time as users write it: "100ms", "1s", "1.5s", "2m", "1h", "7d";
+// a bare number is seconds. `what` names the option in the error.
+Result<int64_t> parse_duration_us(std::string_view text, std::string_view what);
 std::string format_iso(int64_t unix_us);  // 2026-11-29T15:03:12Z
 std::string format_human(int64_t unix_us);  // 2026-11-29 15:03:12 UTC
 std::string format_duration(double seconds);  // "3m12s", "31m", "2h05m"

@@ -9,5 +9,7 @@ namespace aimem::cli {
 using Action = std::function<int()>;
 Action add_diagnose(CLI::App& app);
 Action add_fit(CLI::App& app);
+Action add_run(CLI::App& app);
+Action add_watch(CLI::App& app);
 
 }  // namespace aimem::cli

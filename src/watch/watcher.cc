@@ -1,0 +1,319 @@
+// See watcher.h.
+#include "watch/watcher.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <fmt/format.h>
+
+#include "core/text.h"
+#include "core/time.h"
+#include "diagnose/diagnosis.h"
+#include "evidence/store.h"
+#include "recognize/scanner.h"
+#include "render/diagnosis_json.h"
+#include "sources/live.h"
+#include "watch/exporter.h"
+#include "watch/http_server.h"
+#include "watch/sample_json.h"
+#include "watch/sampler.h"
+#include "watch/scrape.h"
+#include "watch/trend.h"
+
+namespace aimem::watch {
+namespace {
+
+constexpr size_t kRetentionEvery = 64;  // appends between retention passes
+
+// The samples of the last `window` microseconds, bounded in count.
+class Window {
+ public:
+  explicit Window(int64_t span_us) : span_us_(span_us) {}
+  void add(const Sample& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    samples_.push_back(s);
+    while (!samples_.empty() && (samples_.front().time_us < s.time_us - span_us_ || samples_.size() > 3000))
+      samples_.pop_front();
+  }
+  std::vector<Sample> copy() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {samples_.begin(), samples_.end()};
+  }
+
+ private:
+  int64_t span_us_;
+  mutable std::mutex mu_;
+  std::deque<Sample> samples_;
+};
+
+std::string event_key(const std::string& cgroup) {
+  CgroupInfo info = parse_cgroup_path(cgroup);
+  if (!info.pod_uid.empty()) return "pod:" + info.pod_uid;
+  if (!info.container_id.empty()) return "container:" + info.container_id;
+  return cgroup.empty() ? "host" : "cgroup:" + cgroup;
+}
+
+std::pair<std::string, int> split_listen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return {"127.0.0.1", std::atoi(listen.c_str())};
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  return {host.empty() ? "127.0.0.1" : host, std::atoi(listen.c_str() + colon + 1)};
+}
+
+}  // namespace
+
+Event diagnose_oom_report(const std::string& root, const KernelOomReport& report, const std::vector<Sample>& window) {
+  FactStore facts;
+  SourceContext ctx;
+  ctx.name = "/dev/kmsg";
+  ctx.reference_us = report.time_us;
+  {
+    LineScanner scanner(ctx, facts);
+    timeutil::LineTime t;
+    t.unix_us = report.time_us;
+    for (const auto& line : report.lines) scanner.feed_record(line, t);
+    scanner.finish();
+  }
+  // The cgroup's limit, usage, peak and OOM counters, read while it exists.
+  const std::string cgroup = !report.oom_memcg.empty() ? report.oom_memcg : report.task_memcg;
+  nlohmann::json counters = nullptr;
+  if (!cgroup.empty() && cgroup != "/") {
+    CgroupScan scan = scan_cgroups(root, cgroup, false, facts);
+    counters = {{"found", scan.found && scan.cgroups > 0}, {"version", scan.version}};
+    // The sampler's view of the same cgroup at its last sample before the kill.
+    for (auto it = window.rbegin(); it != window.rend(); ++it) {
+      bool hit = false;
+      for (const auto& c : it->cgroups)
+        if (c.path == cgroup) {
+          auto opt = [](const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+          counters["last_sample"] = {{"time_us", it->time_us}, {"usage", opt(c.usage)}, {"limit", opt(c.limit)},
+                                     {"peak", opt(c.peak)}, {"oom_kill", opt(c.oom_kill)}, {"oom", opt(c.oom)},
+                                     {"max_events", opt(c.max_events)}};
+          hit = true;
+          break;
+        }
+      if (hit) break;
+    }
+  }
+  DiagnoseOptions d;
+  d.live = true;
+  Diagnosis diag = diagnose(std::move(facts.facts()), d);
+  std::vector<TrendFinding> trend = analyse(window);
+  for (const auto& f : trend)
+    if (!f.summary.empty() && f.shape != Shape::flat) diag.notes.push_back(f.summary);
+  if (!diag.incidents.empty()) {
+    Incident& primary = diag.incidents.front();
+    for (const auto& f : trend)
+      if (!cgroup.empty() && f.pool_id.find(cgroup) != std::string::npos && f.shape == Shape::steady_growth &&
+          (primary.cause == Cause::limit_too_low || primary.cause == Cause::unknown)) {
+        primary.cause = Cause::leak_or_accumulation;
+        primary.reasons.push_back(f.summary);
+        diag.cause = primary.cause;
+      }
+  }
+  Event ev;
+  ev.time_us = report.time_us;
+  ev.kind = "oom_kill";
+  ev.key = event_key(cgroup);
+  ev.summary = !diag.incidents.empty() ? diag.incidents.front().summary
+                                       : fmt::format("the kernel killed {} (pid {})", report.comm, report.pid.value_or(0));
+  nlohmann::json body;
+  body["diagnosis"] = diagnosis_to_json(diag);
+  body["cgroup"] = cgroup.empty() ? nlohmann::json(nullptr) : nlohmann::json(cgroup);
+  body["counters"] = counters;
+  body["window_samples"] = window.size();
+  if (!window.empty()) body["window_from_us"] = window.front().time_us;
+  body["kernel_report"] = report.lines;
+  ev.body = body.dump();
+  return ev;
+}
+
+WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std::function<void(int)>& on_ready) {
+  WatchStatus st;
+  std::mutex store_mu;
+  std::unique_ptr<Store> store;
+  if (o.store) {
+    std::string err;
+    store = Store::open(o.db.empty() ? default_store_path() : o.db, o.retention, &err);
+    if (!store) {
+      st.problem = err;
+      st.exit_code = 2;
+      return st;
+    }
+    store->set_meta("watch_started_us", std::to_string(timeutil::now_us()));
+  }
+  std::vector<ScrapeTarget> targets;
+  for (const auto& spec : o.scrape) {
+    std::string err;
+    auto t = parse_target(spec, &err);
+    if (!err.empty()) {
+      st.problem = err;
+      st.exit_code = 2;
+      return st;
+    }
+    targets.push_back(t);
+  }
+  HttpServer server;
+  if (o.serve) {
+    auto [host, port] = split_listen(o.listen);
+    std::string err;
+    if (!server.start(host, port, &err)) {
+      st.problem = fmt::format("cannot serve metrics on {}: {}", o.listen, err);
+      st.exit_code = 2;
+      return st;
+    }
+    st.port = server.port();
+  }
+  if (on_ready) on_ready(st.port);
+
+  Window window(o.oom_window_us);
+  auto append_event = [&](const Event& ev) {
+    if (!store) return;
+    std::lock_guard<std::mutex> lock(store_mu);
+    store->append(ev);
+  };
+  std::atomic<uint64_t> oom_events{0};
+  // Cgroups a kernel report already covered, so the counter step that follows
+  // is not a second event.
+  std::mutex seen_mu;
+  std::map<std::string, int64_t> reported;
+
+  std::thread kmsg_thread;
+  if (o.follow_kernel_log) {
+    kmsg_thread = std::thread([&] {
+      KmsgFollower follower;
+      std::string err;
+      if (!follower.open(o.root, false, &err)) {
+        fmt::print(stderr, "aimem watch: {}; OOM kills are seen through cgroup counters only\n", err);
+        return;
+      }
+      while (!stop) {
+        for (const auto& report : follower.poll(300)) {
+          Event ev = diagnose_oom_report(o.root, report, window.copy());
+          fmt::print(stderr, "aimem watch: OOM kill: {}\n", ev.summary);
+          append_event(ev);
+          ++oom_events;
+          std::lock_guard<std::mutex> lock(seen_mu);
+          reported[!report.oom_memcg.empty() ? report.oom_memcg : report.task_memcg] = report.time_us;
+        }
+      }
+    });
+  }
+
+  SamplerOptions so;
+  so.root = o.root;
+  so.root_pid = o.pid;
+  so.cgroup = o.cgroup;
+  so.all_cgroups = o.cgroup.empty();
+  so.gpus = o.gpus;
+  so.processes = o.processes;
+  Sampler sampler(so);
+  for (const auto& w : sampler.warnings()) fmt::print(stderr, "aimem watch: {}\n", w);
+  AlertEngine alerts(o.policy);
+  AlertSink sink(o.delivery);
+  std::map<std::string, std::pair<uint64_t, uint64_t>> last_counters;  // cgroup -> (oom, oom_kill)
+  std::map<std::string, std::set<std::string>> pod_containers;         // restarts
+
+  const int64_t start = timeutil::now_us();
+  int64_t next = start;
+  while (!stop) {
+    int64_t now = timeutil::now_us();
+    if (o.duration_us > 0 && now - start >= o.duration_us) break;
+    if (now < next) {
+      std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(next - now, 200000)));
+      continue;
+    }
+    next += o.interval_us;
+    if (next < now) next = now + o.interval_us;
+
+    Sample s = sampler.sample();
+    for (const auto& t : targets) s.servers.push_back(scrape(t, static_cast<int>(std::min<int64_t>(o.interval_us / 1000, 5000))));
+    window.add(s);
+    ++st.samples;
+    // OOM counters that stepped without a kernel report (a kernel log we
+    // cannot read, or an allocation failure at the limit without a kill).
+    std::set<std::string> present;
+    for (const auto& c : s.cgroups) {
+      present.insert(c.path);
+      uint64_t oom = c.oom.value_or(0), kill = c.oom_kill.value_or(0);
+      auto it = last_counters.find(c.path);
+      if (it != last_counters.end() && (oom > it->second.first || kill > it->second.second)) {
+        bool covered = false;
+        {
+          std::lock_guard<std::mutex> lock(seen_mu);
+          auto r = reported.find(c.path);
+          covered = r != reported.end() && s.time_us - r->second < 10LL * 1000000;
+        }
+        if (!covered && (c.path != "/")) {
+          Event ev;
+          ev.time_us = s.time_us;
+          ev.kind = "oom_event";
+          ev.key = event_key(c.path);
+          ev.summary = fmt::format("cgroup {}: memory.events oom +{}, oom_kill +{} (limit {})", c.path,
+                                   oom - std::min(oom, it->second.first), kill - std::min(kill, it->second.second),
+                                   c.limit ? std::to_string(*c.limit) : "none");
+          nlohmann::json body = {{"cgroup", c.path}, {"oom", oom}, {"oom_kill", kill},
+                                 {"oom_delta", oom - std::min(oom, it->second.first)},
+                                 {"oom_kill_delta", kill - std::min(kill, it->second.second)}};
+          if (c.peak) body["peak"] = *c.peak;
+          if (c.limit) body["limit"] = *c.limit;
+          ev.body = body.dump();
+          append_event(ev);
+          ++oom_events;
+        }
+      }
+      last_counters[c.path] = {oom, kill};
+      // A pod whose container id changes: the container restarted.
+      if (!c.pod_uid.empty() && !c.container_id.empty()) {
+        auto& ids = pod_containers[c.pod_uid];
+        if (!ids.empty() && !ids.count(c.container_id)) {
+          Event ev;
+          ev.time_us = s.time_us;
+          ev.kind = "restart";
+          ev.key = "pod:" + c.pod_uid;
+          ev.summary = fmt::format("pod {}: new container {}", c.pod_uid, c.container_id);
+          append_event(ev);
+        }
+        if (ids.size() < 64) ids.insert(c.container_id);
+      }
+    }
+    for (auto it = last_counters.begin(); it != last_counters.end();)  // bounded: drop cgroups that are gone
+      it = present.count(it->first) ? std::next(it) : last_counters.erase(it);
+    if (pod_containers.size() > 4096) pod_containers.clear();
+
+    for (auto& a : alerts.observe(s)) {
+      sink.deliver(a);
+      Event ev;
+      ev.time_us = a.time_us;
+      ev.kind = "alert";
+      ev.key = a.pool_id;
+      ev.summary = a.message;
+      ev.body = alert_json(a).dump();
+      append_event(ev);
+      ++st.alerts;
+    }
+    if (o.serve) {
+      ExportExtras extras;
+      extras.time_to_exhaustion = alerts.time_to_exhaustion();
+      server.publish(render_metrics(s, extras));
+    }
+    if (store) {
+      std::lock_guard<std::mutex> lock(store_mu);
+      store->append(s);
+      if (st.samples % kRetentionEvery == 0) store->enforce_retention(s.time_us);
+    }
+  }
+  stop = true;
+  if (kmsg_thread.joinable()) kmsg_thread.join();
+  if (o.serve) server.stop();
+  st.oom_events = oom_events;
+  return st;
+}
+
+}  // namespace aimem::watch

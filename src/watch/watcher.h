@@ -1,0 +1,56 @@
+// `aimem watch`: the long-running sampler. One loop samples every pool at the
+// interval, stores samples and events, publishes Prometheus metrics and
+// raises alerts; a second thread follows the kernel log and diagnoses each
+// OOM kill the moment its report is complete, storing it with the timeline
+// window before it and the cgroup's counters read before the cgroup is gone.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "watch/alerts.h"
+#include "watch/kmsg_follow.h"
+#include "watch/sample.h"
+#include "watch/store.h"
+
+namespace aimem::watch {
+
+struct WatchOptions {
+  std::string root = "/";
+  int64_t interval_us = 5000000;
+  std::string db;            // "" = default_store_path()
+  bool store = true;
+  Retention retention;
+  std::string listen = "127.0.0.1:9464";
+  bool serve = true;
+  std::vector<std::string> scrape;  // inference servers and other Prometheus endpoints
+  std::string cgroup;        // only this cgroup subtree
+  std::optional<int> pid;    // only this process tree
+  bool gpus = true, processes = true, follow_kernel_log = true;
+  AlertPolicy policy;
+  Delivery delivery;
+  int64_t duration_us = 0;   // 0 = until stopped
+  int64_t oom_window_us = 300LL * 1000000;  // timeline kept with each OOM event
+};
+
+struct WatchStatus {
+  int exit_code = 0;
+  std::string problem;
+  uint64_t samples = 0, oom_events = 0, alerts = 0;
+  int port = 0;  // the bound /metrics port
+};
+
+// Runs until `stop` is set or the duration ends. `on_ready` (may be empty) is
+// called once the HTTP server is listening, with the bound port.
+WatchStatus run_watch(const WatchOptions& options, std::atomic<bool>& stop,
+                      const std::function<void(int port)>& on_ready = {});
+
+// The diagnosis of one kernel OOM report: the report's lines through the
+// recognizers, the killed cgroup's counters (read now), and `window` (the
+// samples before the kill) for the trend. Returns the event to store.
+Event diagnose_oom_report(const std::string& root, const KernelOomReport& report, const std::vector<Sample>& window);
+
+}  // namespace aimem::watch
