@@ -195,6 +195,10 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
       }
       while (!stop) {
         for (const auto& report : follower.poll(300)) {
+          // Scoped to a cgroup subtree: kills elsewhere on the host are not ours.
+          if (!o.cgroup.empty() && !text::starts_with(report.oom_memcg, o.cgroup) &&
+              !text::starts_with(report.task_memcg, o.cgroup))
+            continue;
           Event ev = diagnose_oom_report(o.root, report, window.copy());
           fmt::print(stderr, "aimem watch: OOM kill: {}\n", ev.summary);
           append_event(ev);
