@@ -159,7 +159,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
     }
     targets.push_back(t);
   }
-  HttpServer server;
+  MetricsServer server;
   if (o.serve) {
     auto [host, port] = split_listen(o.listen);
     std::string err;
@@ -223,6 +223,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   AlertSink sink(o.delivery);
   std::map<std::string, std::pair<uint64_t, uint64_t>> last_counters;  // cgroup -> (oom, oom_kill)
   std::map<std::string, std::set<std::string>> pod_containers;         // restarts
+  std::vector<ServerSample> previous_servers;                          // for TTFT deltas
 
   const int64_t start = timeutil::now_us();
   int64_t next = start;
@@ -304,9 +305,28 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
     }
     if (o.serve) {
       ExportExtras extras;
-      extras.time_to_exhaustion = alerts.time_to_exhaustion();
+      for (const auto& [pool_id, secs] : alerts.time_to_exhaustion()) {
+        ExhaustionForecast f;
+        f.seconds = secs;
+        if (text::starts_with(pool_id, "cgroup:")) {
+          f.pool = "cgroup";
+          f.cgroup = pool_id.substr(7);
+        } else if (text::starts_with(pool_id, "gpu:")) {
+          f.pool = "gpu";
+          f.gpu = pool_id.substr(4);
+        } else {
+          f.pool = pool_id;
+        }
+        extras.exhaustion.push_back(std::move(f));
+      }
+      for (const auto& cur : s.servers)
+        for (const auto& prev : previous_servers)
+          if (prev.target == cur.target)
+            if (auto t = mean_first_token_seconds(prev, cur)) extras.first_token_seconds[cur.target] = *t;
+      extras.sample_duration_s = static_cast<double>(timeutil::now_us() - s.time_us) / 1e6;
       server.publish(render_metrics(s, extras));
     }
+    previous_servers = s.servers;
     if (store) {
       std::lock_guard<std::mutex> lock(store_mu);
       store->append(s);

@@ -33,19 +33,6 @@ namespace {
 
 using nlohmann::json;
 
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  int port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
-
 // `aimem watch ARGS` in the background; stopped with SIGTERM on destruction.
 struct Watch {
   pid_t pid = -1;
@@ -98,7 +85,7 @@ TEST(WatchCli, DiagnosesARealOomKillAsItHappens) {
   std::string err;
   auto cg = watch::RunCgroup::create("/", "aimem-test-watch-" + std::to_string(getpid()), 40ull << 20, &err);
   ASSERT_TRUE(cg) << err;
-  int port = free_port();
+  int port = test::free_loopback_port();
   Watch w({"--interval", "200ms", "--db", dir + "/w.db", "--listen", "127.0.0.1:" + std::to_string(port), "--cgroup",
            cg->path()},
           dir + "/watch.log");
@@ -134,7 +121,7 @@ TEST(WatchCli, DiagnosesARealOomKillAsItHappens) {
 }
 
 TEST(WatchCli, RealPrometheusScrapesWatch) {
-  if (access("/usr/bin/prometheus", X_OK) != 0) GTEST_SKIP() << "the prometheus package is not installed";
+  if (!test::PrometheusHarness::available()) GTEST_SKIP() << "the prometheus package is not installed";
   std::string dir = test::temp_dir("watch-prom");
   std::string err;
   std::unique_ptr<watch::RunCgroup> cg;
@@ -144,7 +131,7 @@ TEST(WatchCli, RealPrometheusScrapesWatch) {
     ASSERT_TRUE(cg) << err;
     label = cg->path();
   }
-  int port = free_port();
+  int port = test::free_loopback_port();
   std::vector<std::string> args{"--interval", "500ms", "--no-store", "--listen", "127.0.0.1:" + std::to_string(port)};
   if (cg) args.insert(args.end(), {"--cgroup", cg->path()});
   Watch w(args, dir + "/watch.log");
@@ -154,11 +141,12 @@ TEST(WatchCli, RealPrometheusScrapesWatch) {
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("aimem_memory_used_bytes"), std::string::npos);
 
-  test::Prometheus prom(dir + "/prom", "127.0.0.1:" + std::to_string(port));
-  ASSERT_TRUE(prom.start(&err)) << err;
+  test::PrometheusHarness prom;
+  ASSERT_TRUE(prom.start("127.0.0.1:" + std::to_string(port), &err)) << err;
   std::string query = "aimem_memory_used_bytes{pool=\"cgroup\",cgroup=\"" + label + "\"}";
-  auto value = prom.wait_for_value(query, 40);
-  ASSERT_TRUE(value) << "Prometheus never returned " << query << ": " << prom.last_error();
+  std::string last;
+  auto value = prom.query_until(query, 40, &last);
+  ASSERT_TRUE(value) << "Prometheus never returned " << query << ": " << last << "\n" << prom.log();
   EXPECT_GE(*value, 0.0);
   if (cg) EXPECT_LE(*value, 64.0 * 1024 * 1024);
 }
