@@ -1,0 +1,614 @@
+// The watch sampler (see sampler.h). What it reads, all under options.root:
+//   host:    proc/meminfo (kB), proc/pressure/memory ("some avg10=.. total=US"),
+//            proc/vmstat oom_kill
+//   cgroups: the memory hierarchy found in proc/self/mounts. v2: memory.current,
+//            .max ("max" = none), .peak, .swap.current, .stat (anon file kernel
+//            shmem), .events (high max oom oom_kill), .pressure. v1:
+//            memory.usage_in_bytes, .limit_in_bytes (>= 2^62 = none),
+//            .max_usage_in_bytes, .memsw.usage_in_bytes (swap = memsw - usage),
+//            .kmem.usage_in_bytes, .stat (total_rss total_cache total_shmem),
+//            .oom_control (under_oom, oom_kill), .failcnt
+//   processes: proc/PID/statm every sample; stat, status, cmdline and cgroup
+//            when a process is first seen or has changed.
+//
+// Why the cost stays flat and low: with 1,000 processes a sample is 1,000 file
+// reads, so each process keeps its statm file open (pread at 0 regenerates it;
+// once the process is gone the read fails, so a reused pid is a new entry) and
+// status (~10 us to generate) is re-read only when statm changed: RSS can only
+// move, swap out or exec when the resident/size counts in statm move, and
+// VmHWM is max(hiwater, rss). Entries of processes not seen in a walk are
+// dropped, so the cache holds only live processes. Cgroup files are held open
+// the same way. Open files stay under half of RLIMIT_NOFILE; past that, files
+// are opened per read (and pid identity is checked by start time).
+#include "watch/sampler.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "core/text.h"
+#include "core/time.h"
+#include "diagnose/diagnosis.h"
+#include "sources/readfile.h"
+#include "watch/gpu.h"
+
+namespace aimem::watch {
+namespace {
+
+constexpr size_t kMaxCgroups = 20000;
+constexpr int kMaxDepth = 32;
+constexpr uint64_t kV1Unlimited = 1ULL << 62;
+
+std::string join(std::string_view root, std::string_view path) {
+  while (!root.empty() && root.back() == '/') root.remove_suffix(1);
+  return std::string(root) + std::string(path);
+}
+
+bool all_digits(const char* s) {
+  if (!*s) return false;
+  for (; *s; ++s)
+    if (*s < '0' || *s > '9') return false;
+  return true;
+}
+
+// Calls f(key, value) for each "key value" or "key: value" line.
+template <typename F>
+void for_each_kv(std::string_view content, F&& f) {
+  for (auto line : text::split(content, '\n')) {
+    size_t sp = line.find_first_of(" \t:");
+    if (sp == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, sp), rest = line.substr(sp + 1);
+    f(key, text::trim(rest));
+  }
+}
+
+std::optional<uint64_t> u64(std::string_view s) { return text::parse_u64(text::trim(s)); }
+std::optional<uint64_t> num(const std::optional<std::string>& s) { return s ? u64(*s) : std::nullopt; }
+std::optional<uint64_t> kib(std::string_view s) {
+  auto v = u64(s);
+  return v ? std::optional<uint64_t>(*v * 1024) : std::nullopt;
+}
+
+// "some avg10=0.12 avg60=0 avg300=0 total=123" lines of a PSI file.
+void parse_psi(std::string_view content, std::optional<double>* some_avg10, std::optional<double>* full_avg10,
+               std::optional<uint64_t>& some_total, std::optional<uint64_t>& full_total) {
+  for (auto line : text::split(content, '\n')) {
+    bool some = text::starts_with(line, "some "), full = text::starts_with(line, "full ");
+    if (!some && !full) continue;
+    auto avg = text::after(line, "avg10=");
+    auto total = text::after(line, "total=");
+    std::optional<double>* avg10 = some ? some_avg10 : full_avg10;
+    if (avg && avg10) *avg10 = text::parse_double(*avg);
+    if (total) (some ? some_total : full_total) = text::parse_u64(*total);
+  }
+}
+
+std::string basename(std::string_view s) {
+  size_t slash = s.rfind('/');
+  return std::string(slash == std::string_view::npos ? s : s.substr(slash + 1));
+}
+
+}  // namespace
+
+// ---- pure parsers -----------------------------------------------------------
+
+std::string role_from_cmdline(std::string_view cmdline) {
+  std::vector<std::string_view> args;
+  size_t i = 0;
+  while (i < cmdline.size() && args.size() < 64) {
+    while (i < cmdline.size() && (cmdline[i] == '\0' || text::is_space(cmdline[i]))) ++i;
+    size_t j = i;
+    while (j < cmdline.size() && cmdline[j] != '\0' && !text::is_space(cmdline[j])) ++j;
+    if (j > i) args.push_back(cmdline.substr(i, j - i));
+    i = j;
+  }
+  if (args.empty()) return "";
+  std::string exe = basename(args[0]);
+  bool python = text::starts_with(exe, "python");
+  std::string module, script;
+  if (python) {
+    for (size_t k = 1; k < args.size(); ++k) {
+      if (args[k] == "-m" && k + 1 < args.size()) {
+        module = std::string(args[k + 1]);
+        break;
+      }
+      if (args[k] == "-c") break;
+      if (!text::starts_with(args[k], "-")) {
+        script = basename(args[k]);  // a console script run by the interpreter: python3 /usr/bin/vllm serve
+        break;
+      }
+    }
+  }
+  auto is = [&](std::string_view name) {
+    return exe == name || script == name || module == name || text::starts_with(module, std::string(name) + ".");
+  };
+  if (is("vllm")) return "vllm";
+  if (is("sglang")) return "sglang";
+  if (text::starts_with(exe, "llama-server")) return "llama-server";
+  if (exe == "ollama" || exe == "ollama_llama_server") return "ollama";
+  if (text::starts_with(exe, "text-generation-") || text::starts_with(script, "text-generation-")) return "tgi";
+  if (python) return "python";
+  if (exe == "node" || exe == "nodejs") return "node";
+  if (exe == "java") return "java";
+  return "";
+}
+
+std::string memory_cgroup_of(std::string_view content) {
+  std::string v2;
+  for (auto line : text::split(content, '\n')) {
+    size_t a = line.find(':');
+    if (a == std::string_view::npos) continue;
+    size_t b = line.find(':', a + 1);
+    if (b == std::string_view::npos) continue;
+    std::string_view controllers = line.substr(a + 1, b - a - 1), path = text::trim(line.substr(b + 1));
+    if (controllers.empty()) {
+      if (line.substr(0, a) == "0") v2 = std::string(path);
+      continue;
+    }
+    for (auto c : text::split(controllers, ','))
+      if (c == "memory") return std::string(path);
+  }
+  return v2;
+}
+
+// ---- the sampler --------------------------------------------------------------
+
+struct Sampler::Proc {
+  int pid = 0;
+  int fd = -1;         // proc/PID/statm held open (see the top of this file)
+  uint64_t start = 0;  // stat starttime: identity when no file is held
+  int ppid = 0;
+  std::string comm, role, cgroup, statm;
+  bool user = false;  // has an address space (kernel threads do not)
+  uint64_t rss = 0;
+  std::optional<uint64_t> hwm, swap;
+  uint64_t seen = 0, born = 0;  // generations
+};
+
+namespace {
+
+// Reads a whole small file through a descriptor kept open across samples when
+// the budget allows; "gone" (the process or cgroup disappeared) is nullopt.
+std::optional<std::string> pread_all(int fd) {
+  std::string out;
+  char buf[4096];
+  for (off_t off = 0; off < (1 << 20);) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    off += n;
+  }
+  return out;
+}
+
+struct StatLine {
+  int ppid = 0;
+  uint64_t start = 0;
+  std::string comm;
+};
+// proc/PID/stat: "PID (COMM) S PPID ... field 22 starttime"; COMM may hold
+// spaces and parentheses, so fields are counted after the last ')'.
+std::optional<StatLine> parse_stat(std::string_view s) {
+  size_t open = s.find('('), close = s.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
+  StatLine st;
+  st.comm = std::string(s.substr(open + 1, close - open - 1));
+  std::string_view rest = s.substr(close + 1);
+  int field = 2;  // the ')' ends field 2
+  size_t i = 0;
+  while (i < rest.size() && field < 22) {
+    while (i < rest.size() && rest[i] == ' ') ++i;
+    size_t j = rest.find(' ', i);
+    if (j == std::string_view::npos) j = rest.size();
+    ++field;
+    std::string_view tok = rest.substr(i, j - i);
+    if (field == 4) st.ppid = static_cast<int>(text::parse_u64(tok).value_or(0));
+    if (field == 22) st.start = text::parse_u64(tok).value_or(0);
+    i = j;
+  }
+  if (field < 22) return std::nullopt;
+  return st;
+}
+
+std::optional<StatLine> read_stat(const std::string& dir) {
+  auto s = read_small_file(dir + "/stat", 4096);
+  return s ? parse_stat(*s) : std::nullopt;
+}
+
+// proc/PID/status fields the sampler keeps.
+void parse_status(std::string_view s, int& ppid, std::string& name, bool& user, uint64_t& rss,
+                  std::optional<uint64_t>& hwm, std::optional<uint64_t>& swap) {
+  user = false;
+  hwm.reset();
+  swap.reset();
+  for_each_kv(s, [&](std::string_view k, std::string_view v) {
+    if (k == "Name") name = std::string(v);
+    else if (k == "PPid") ppid = static_cast<int>(u64(v).value_or(0));
+    else if (k == "VmRSS") rss = u64(v).value_or(0) * 1024, user = true;
+    else if (k == "VmHWM") hwm = kib(v);
+    else if (k == "VmSwap") swap = kib(v);
+  });
+}
+
+}  // namespace
+
+Sampler::Sampler(SamplerOptions options) : opt_(std::move(options)) {
+  proc_ = join(opt_.root, "/proc");
+  rlimit rl{};
+  size_t nofile = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 1024;
+  fd_budget_ = nofile / 2;
+  find_hierarchy();
+  if (opt_.gpus) gpu_ = std::make_unique<GpuReader>();
+}
+
+Sampler::~Sampler() {
+  for (auto& [pid, p] : cache_)
+    if (p->fd >= 0) ::close(p->fd);
+  for (auto& [path, f] : files_) ::close(f.fd);
+}
+
+void Sampler::warn(std::string message) {
+  if (std::find(warnings_.begin(), warnings_.end(), message) == warnings_.end()) warnings_.push_back(std::move(message));
+}
+
+std::optional<std::string> Sampler::read_file(const std::string& path) {
+  auto it = files_.find(path);
+  if (it == files_.end()) {
+    if (fds_held_ >= fd_budget_) return read_small_file(path);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    ++fds_held_;
+    it = files_.emplace(path, File{fd, 0}).first;
+  }
+  it->second.seen = generation_;
+  auto content = pread_all(it->second.fd);
+  if (!content) {  // the cgroup was removed: forget the file
+    ::close(it->second.fd);
+    --fds_held_;
+    files_.erase(it);
+  }
+  return content;
+}
+
+void Sampler::find_hierarchy() {
+  auto has_memory = [](const std::string& controllers_file) {
+    auto c = read_small_file(controllers_file);
+    if (!c) return false;
+    for (auto w : text::split(text::trim(*c), ' '))
+      if (w == "memory") return true;
+    return false;
+  };
+  if (auto mounts = read_small_file(join(opt_.root, "/proc/self/mounts"))) {
+    for (auto line : text::split(*mounts, '\n')) {
+      auto f = text::split(line, ' ');
+      if (f.size() < 4) continue;
+      std::string mp = join(opt_.root, f[1]);
+      if (f[2] == "cgroup") {
+        for (auto o : text::split(f[3], ','))
+          if (o == "memory") {
+            version_ = 1, mount_ = mp;
+            return;
+          }
+      } else if (f[2] == "cgroup2" && version_ == 0 && has_memory(mp + "/cgroup.controllers")) {
+        version_ = 2, mount_ = mp;  // keep looking: a v1 memory mount wins on hybrid hosts
+      }
+    }
+    if (version_) return;
+  }
+  std::string v1 = join(opt_.root, "/sys/fs/cgroup/memory"), v2 = join(opt_.root, "/sys/fs/cgroup");
+  if (::access((v1 + "/memory.usage_in_bytes").c_str(), R_OK) == 0) {
+    version_ = 1, mount_ = v1;
+  } else if (has_memory(v2 + "/cgroup.controllers")) {
+    version_ = 2, mount_ = v2;
+  } else {
+    warn(fmt::format("no memory cgroup hierarchy under {} (not in proc/self/mounts, not at sys/fs/cgroup): cgroups not sampled",
+                     opt_.root));
+  }
+}
+
+Sample Sampler::sample() {
+  ++generation_;
+  Sample s;
+  s.time_us = timeutil::now_us();
+  read_host(s.host);
+  read_cgroups(s.cgroups);
+  if (opt_.processes) read_processes(s.processes);
+  // Cgroup files not read this time belong to removed cgroups or filtered ones.
+  for (auto it = files_.begin(); it != files_.end();) {
+    if (it->second.seen == generation_) {
+      ++it;
+      continue;
+    }
+    ::close(it->second.fd);
+    --fds_held_;
+    it = files_.erase(it);
+  }
+  if (gpu_) {
+    std::string problem;
+    auto reading = gpu_->read(problem);
+    if (!problem.empty()) warn(problem);
+    if (reading) {
+      s.gpus = std::move(reading->gpus);
+      s.gpu_processes = std::move(reading->processes);
+      for (auto& gp : s.gpu_processes) {
+        auto it = cache_.find(gp.pid);
+        if (it != cache_.end()) {
+          gp.cgroup = it->second->cgroup;
+        } else if (auto c = read_small_file(fmt::format("{}/{}/cgroup", proc_, gp.pid), 64 << 10)) {
+          gp.cgroup = memory_cgroup_of(*c);  // a pid outside the sampled processes (or another container)
+        }
+        if (!gp.cgroup.empty()) {
+          auto info = parse_cgroup_path(gp.cgroup);
+          gp.pod_uid = info.pod_uid;
+          gp.container_id = info.container_id;
+        }
+        for (auto& p : s.processes)
+          if (p.pid == gp.pid) p.gpu_bytes = p.gpu_bytes.value_or(0) + gp.used;
+      }
+    }
+  }
+  return s;
+}
+
+void Sampler::read_host(HostSample& h) {
+  if (auto m = read_file(proc_ + "/meminfo")) {
+    for_each_kv(*m, [&](std::string_view k, std::string_view v) {
+      if (k == "MemTotal") h.mem_total = kib(v);
+      else if (k == "MemAvailable") h.mem_available = kib(v);
+      else if (k == "SwapTotal") h.swap_total = kib(v);
+      else if (k == "SwapFree") h.swap_free = kib(v);
+    });
+    if (!h.mem_total) warn(fmt::format("{}/meminfo has no MemTotal line: host memory not sampled", proc_));
+  } else {
+    warn(fmt::format("{}/meminfo could not be read: host memory not sampled", proc_));
+  }
+  if (auto p = read_file(proc_ + "/pressure/memory"))  // absent before 4.20 or with psi=0: normal
+    parse_psi(*p, &h.psi_some_avg10, &h.psi_full_avg10, h.psi_some_total_us, h.psi_full_total_us);
+  if (auto v = read_file(proc_ + "/vmstat")) {
+    size_t at = v->find("\noom_kill ");
+    if (at != std::string::npos) h.oom_kills = u64(std::string_view(*v).substr(at + 10, 24));
+  }
+}
+
+void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
+  if (version_ == 0) return;
+  std::string start = opt_.cgroup.empty() ? "/" : opt_.cgroup;
+  if (start.front() != '/') start.insert(start.begin(), '/');
+  while (start.size() > 1 && start.back() == '/') start.pop_back();
+  bool walk = !opt_.cgroup.empty() || opt_.all_cgroups;
+  size_t visited = 0;
+
+  auto read_one = [&](const std::string& dir, const std::string& rel) -> bool {
+    CgroupSample c;
+    c.path = rel;
+    c.version = version_;
+    auto stat = read_file(dir + "/memory.stat");
+    if (version_ == 2) {
+      c.usage = num(read_file(dir + "/memory.current"));
+      if (auto m = read_file(dir + "/memory.max"); m && text::trim(*m) != "max") c.limit = u64(*m);
+      c.peak = num(read_file(dir + "/memory.peak"));
+      c.swap_usage = num(read_file(dir + "/memory.swap.current"));
+      if (stat) {
+        uint64_t kparts = 0;
+        bool any_kpart = false;
+        for_each_kv(*stat, [&](std::string_view k, std::string_view v) {
+          if (k == "anon") c.anon = u64(v);
+          else if (k == "file") c.file = u64(v);
+          else if (k == "kernel") c.kernel = u64(v);
+          else if (k == "shmem") c.shmem = u64(v);
+          else if (k == "kernel_stack" || k == "pagetables" || k == "percpu" || k == "sock" || k == "vmalloc" || k == "slab")
+            kparts += u64(v).value_or(0), any_kpart = true;
+        });
+        if (!c.kernel && any_kpart) c.kernel = kparts;  // before 5.18 there is no "kernel" line
+      }
+      if (auto e = read_file(dir + "/memory.events")) {
+        for_each_kv(*e, [&](std::string_view k, std::string_view v) {
+          if (k == "oom") c.oom = u64(v);
+          else if (k == "oom_kill") c.oom_kill = u64(v);
+          else if (k == "max") c.max_events = u64(v);
+          else if (k == "high") c.high_events = u64(v);
+        });
+      }
+      if (auto p = read_file(dir + "/memory.pressure"))
+        parse_psi(*p, nullptr, nullptr, c.psi_some_total_us, c.psi_full_total_us);
+    } else {
+      c.usage = num(read_file(dir + "/memory.usage_in_bytes"));
+      if (auto l = num(read_file(dir + "/memory.limit_in_bytes")); l && *l < kV1Unlimited)
+        c.limit = l;
+      c.peak = num(read_file(dir + "/memory.max_usage_in_bytes"));
+      auto memsw = num(read_file(dir + "/memory.memsw.usage_in_bytes"));
+      if (memsw && c.usage) c.swap_usage = *memsw > *c.usage ? *memsw - *c.usage : 0;
+      c.kernel = num(read_file(dir + "/memory.kmem.usage_in_bytes"));
+      if (stat) {
+        std::optional<uint64_t> rss, cache, shmem;  // this cgroup only; total_* include children like usage does
+        for_each_kv(*stat, [&](std::string_view k, std::string_view v) {
+          if (k == "total_rss") c.anon = u64(v);
+          else if (k == "total_cache") c.file = u64(v);
+          else if (k == "total_shmem") c.shmem = u64(v);
+          else if (k == "rss") rss = u64(v);
+          else if (k == "cache") cache = u64(v);
+          else if (k == "shmem") shmem = u64(v);
+        });
+        if (!c.anon) c.anon = rss;
+        if (!c.file) c.file = cache;
+        if (!c.shmem) c.shmem = shmem;
+      }
+      if (auto o = read_file(dir + "/memory.oom_control")) {
+        for_each_kv(*o, [&](std::string_view k, std::string_view v) {
+          if (k == "oom_kill") c.oom_kill = u64(v);
+          else if (k == "under_oom") c.under_oom = u64(v).value_or(0) > 0;
+        });
+      }
+      c.failcnt = num(read_file(dir + "/memory.failcnt"));
+    }
+    if (!stat && !c.usage && rel != "/") return false;  // removed between listing and reading: gone
+    auto info = parse_cgroup_path(rel);
+    c.pod_uid = info.pod_uid;
+    c.container_id = info.container_id;
+    out.push_back(std::move(c));
+    return true;
+  };
+
+  // Depth-first, children sorted so the order is stable between samples.
+  std::vector<std::pair<std::string, int>> stack{{start, 0}};
+  while (!stack.empty() && visited < kMaxCgroups) {
+    auto [rel, depth] = stack.back();
+    stack.pop_back();
+    ++visited;
+    std::string dir = rel == "/" ? mount_ : mount_ + rel;
+    if (!read_one(dir, rel)) {
+      if (rel == start) warn(fmt::format("cgroup {} not found under {}", rel, mount_));
+      continue;
+    }
+    if (!walk || depth >= kMaxDepth) continue;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) continue;
+    std::vector<std::string> children;
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;  // cgroupfs and test fixtures fill d_type
+      children.emplace_back(e->d_name);
+      if (children.size() >= kMaxCgroups) break;
+    }
+    ::closedir(d);
+    std::sort(children.rbegin(), children.rend());  // popped in ascending order
+    for (auto& c : children) stack.emplace_back((rel == "/" ? "" : rel) + "/" + c, depth + 1);
+  }
+  if (visited >= kMaxCgroups) warn(fmt::format("more than {} cgroups under {}: the rest not sampled", kMaxCgroups, mount_));
+}
+
+void Sampler::read_processes(std::vector<ProcessSample>& out) {
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  DIR* d = ::opendir(proc_.c_str());
+  if (!d) {
+    warn(fmt::format("{} could not be listed: processes not sampled", proc_));
+    return;
+  }
+  auto drop = [&](auto it) {
+    if (it->second->fd >= 0) ::close(it->second->fd), --fds_held_;
+    return cache_.erase(it);
+  };
+  std::vector<Proc*> live;
+  while (dirent* e = ::readdir(d)) {
+    if (!all_digits(e->d_name)) continue;
+    int pid = std::atoi(e->d_name);
+    std::string dir = proc_ + "/" + e->d_name;
+    auto it = cache_.find(pid);
+    std::optional<std::string> statm;
+    if (it != cache_.end()) {
+      Proc& p = *it->second;
+      if (p.fd >= 0) {
+        statm = pread_all(p.fd);
+      } else if (auto st = read_stat(dir); st && st->start == p.start) {
+        statm = read_small_file(dir + "/statm", 4096);
+      }
+      if (!statm) {  // gone, or the pid now names another process
+        drop(it);
+        it = cache_.end();
+      }
+    }
+    if (it == cache_.end()) {
+      if (cache_.size() >= opt_.max_processes) {
+        warn(fmt::format("more than {} processes: the rest not sampled", opt_.max_processes));
+        break;
+      }
+      auto st = read_stat(dir);
+      if (!st) continue;  // gone
+      auto p = std::make_unique<Proc>();
+      p->pid = pid;
+      p->start = st->start;
+      p->ppid = st->ppid;
+      p->comm = st->comm;
+      p->born = generation_;
+      if (fds_held_ < fd_budget_) {
+        p->fd = ::open((dir + "/statm").c_str(), O_RDONLY | O_CLOEXEC);
+        if (p->fd >= 0) ++fds_held_;
+      }
+      statm = p->fd >= 0 ? pread_all(p->fd) : read_small_file(dir + "/statm", 4096);
+      if (!statm) {
+        if (p->fd >= 0) ::close(p->fd), --fds_held_;
+        continue;
+      }
+      it = cache_.emplace(pid, std::move(p)).first;
+    }
+    Proc& p = *it->second;
+    p.seen = generation_;
+    live.push_back(&p);
+    // statm: size resident shared text lib data dt, in pages.
+    std::string_view sv = *statm;
+    text::parse_u64(sv, &sv);
+    uint64_t resident = text::parse_u64(text::trim_left(sv)).value_or(0);
+    if (*statm != p.statm || p.born == generation_) {
+      std::string name = p.comm;
+      if (auto status = read_small_file(dir + "/status", 16 << 10))
+        parse_status(*status, p.ppid, name, p.user, p.rss, p.hwm, p.swap);
+      if (name != p.comm || p.born == generation_) {  // new, or exec'd: the command line changed
+        p.comm = name;
+        auto cmd = read_small_file(dir + "/cmdline", 4096);
+        p.role = cmd ? role_from_cmdline(*cmd) : "";
+      }
+      if (auto cg = read_small_file(dir + "/cgroup", 64 << 10)) p.cgroup = memory_cgroup_of(*cg);
+      p.statm = std::move(*statm);
+    }
+    p.rss = resident * page;
+    if (p.hwm && *p.hwm < p.rss) p.hwm = p.rss;
+  }
+  ::closedir(d);
+  for (auto it = cache_.begin(); it != cache_.end();)
+    it = it->second->seen == generation_ ? std::next(it) : drop(it);
+
+  // A process whose parent exited was re-parented: refresh its ppid.
+  for (Proc* p : live) {
+    auto parent = cache_.find(p->ppid);
+    bool reparented = p->ppid > 0 && (parent == cache_.end() || (parent->second->born == generation_ && p->born != generation_));
+    if (!reparented) continue;
+    std::string name;
+    bool user;
+    uint64_t rss;
+    std::optional<uint64_t> hwm, swap;
+    if (auto status = read_small_file(fmt::format("{}/{}/status", proc_, p->pid), 16 << 10))
+      parse_status(*status, p->ppid, name, user, rss, hwm, swap);
+  }
+
+  std::vector<int> pids;  // ascending: /proc lists in pid order, the cache does not
+  pids.reserve(cache_.size());
+  if (opt_.root_pid) {
+    std::unordered_map<int, std::vector<int>> children;
+    for (auto& [pid, p] : cache_) children[p->ppid].push_back(pid);
+    if (cache_.count(*opt_.root_pid)) pids.push_back(*opt_.root_pid);
+    for (size_t i = 0; i < pids.size() && pids.size() <= cache_.size(); ++i)  // bounded: stale ppids cannot loop it
+      if (auto c = children.find(pids[i]); c != children.end())
+        for (int child : c->second)
+          if (child != *opt_.root_pid) pids.push_back(child);
+  } else {
+    for (auto& [pid, p] : cache_) pids.push_back(pid);
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  std::string cg = opt_.cgroup;
+  while (cg.size() > 1 && cg.back() == '/') cg.pop_back();
+  for (int pid : pids) {
+    const Proc& p = *cache_.at(pid);
+    if (!p.user) continue;  // kernel threads own no memory of their own
+    if (!cg.empty() && cg != "/" && p.cgroup != cg && !text::starts_with(p.cgroup, cg + "/")) continue;
+    ProcessSample ps;
+    ps.pid = pid;
+    ps.ppid = p.ppid;
+    ps.comm = p.comm;
+    ps.role = p.role;
+    ps.cgroup = p.cgroup;
+    ps.rss = p.rss;
+    ps.hwm = p.hwm;
+    ps.swap = p.swap;
+    out.push_back(std::move(ps));
+  }
+}
+
+}  // namespace aimem::watch

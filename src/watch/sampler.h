@@ -1,0 +1,77 @@
+// The watch sampler: one Sample of the host, its memory cgroups (v1 or v2),
+// its processes and its GPUs, read under a root directory so tests can point
+// it at a fixture tree. Built to be called every 100 ms for hours: the cost of
+// a sample stays flat (per-process identity is cached and pruned each sample)
+// and a wedged GPU driver never stalls it (NVML runs on its own thread with
+// deadlines). Used by `aimem run` and `aimem watch`.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "watch/sample.h"
+
+namespace aimem::watch {
+
+struct SamplerOptions {
+  std::string root = "/";        // /proc and /sys are read under root
+  std::optional<int> root_pid;   // only this process and its descendants
+  std::string cgroup;            // only this cgroup subtree ("/aimem-run-123"); "" = see all_cgroups
+  bool processes = true;         // per-process data
+  bool all_cgroups = true;       // every memory cgroup (bounded: 20000 dirs, depth 32); false: only `cgroup` (or the root)
+  bool gpus = true;              // NVML (dlopen; AIMEM_NVML_LIBRARY overrides the path); absent NVML is normal
+  size_t max_processes = 20000;
+};
+
+class GpuReader;  // gpu.cc
+
+class Sampler {
+ public:
+  explicit Sampler(SamplerOptions options);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  Sample sample();  // time_us, host, cgroups, processes, gpus, gpu_processes (not servers)
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  int cgroup_version() const { return version_; }        // 1, 2, or 0: no memory controller found
+  std::string cgroup_mount() const { return mount_; }    // memory hierarchy's mount, under root
+  size_t cached_processes() const { return cache_.size(); }  // for the flat-cost test
+
+ private:
+  struct Proc;  // per (pid, start time): see sampler.cc
+  void find_hierarchy();
+  void read_host(HostSample& h);
+  void read_cgroups(std::vector<CgroupSample>& out);
+  void read_processes(std::vector<ProcessSample>& out);
+  void warn(std::string message);
+  std::optional<std::string> read_file(const std::string& path);  // through files_
+
+  SamplerOptions opt_;
+  std::string proc_;  // root + "/proc"
+  int version_ = 0;
+  std::string mount_;
+  std::unordered_map<int, std::unique_ptr<Proc>> cache_;
+  struct File {
+    int fd;
+    uint64_t seen;  // generation
+  };
+  std::unordered_map<std::string, File> files_;  // host and cgroup files held open
+  size_t fd_budget_ = 0, fds_held_ = 0;
+  uint64_t generation_ = 0;
+  std::unique_ptr<GpuReader> gpu_;
+  std::vector<std::string> warnings_;
+};
+
+// Role from a command line (argv joined by NUL or spaces): "vllm", "llama-server",
+// "ollama", "tgi", "sglang", "python", "node", "java" or "".
+std::string role_from_cmdline(std::string_view cmdline);
+// Memory cgroup path from /proc/PID/cgroup content: the v1 line naming the
+// memory controller if there is one, else the v2 "0::" line; "" if neither.
+std::string memory_cgroup_of(std::string_view proc_pid_cgroup);
+
+}  // namespace aimem::watch
