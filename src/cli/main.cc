@@ -20,7 +20,6 @@ constexpr Planned kPlanned[] = {
     {"watch", "Sample every pool, store, serve Prometheus metrics, alert", "#4"},
     {"probe", "Find a server's memory envelope across context and concurrency", "#5"},
     {"check", "Lint deployment configs against the memory plan", "#6"},
-    {"report", "Render a recorded timeline as HTML", "#4"},
 };
 
 }  // namespace
@@ -32,8 +31,10 @@ int main(int argc, char** argv) {
   aimem::cli::Action action;
   auto diagnose = aimem::cli::add_diagnose(app);
   auto fit = aimem::cli::add_fit(app);
+  auto report = aimem::cli::add_report(app);
   std::vector<std::pair<CLI::App*, aimem::cli::Action>> table = {{app.get_subcommand("diagnose"), diagnose},
-                                                                 {app.get_subcommand("fit"), fit}};
+                                                                 {app.get_subcommand("fit"), fit},
+                                                                 {app.get_subcommand("report"), report}};
   for (const auto& p : kPlanned) {
     CLI::App* sub = app.add_subcommand(p.name, std::string(p.job) + " (not yet implemented)");
     sub->allow_extras();

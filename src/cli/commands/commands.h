@@ -9,5 +9,6 @@ namespace aimem::cli {
 using Action = std::function<int()>;
 Action add_diagnose(CLI::App& app);
 Action add_fit(CLI::App& app);
+Action add_report(CLI::App& app);
 
 }  // namespace aimem::cli
