@@ -78,7 +78,8 @@ void render_panel(std::string& out, const Panel& p, const Timeline& t, const std
   }
   for (int i = 0; i <= 4; ++i) {  // time labels
     int64_t ts = t.from_us + (t.to_us - t.from_us) * i / 4;
-    out += fmt::format("<text class=\"xlab\" x=\"{:.1f}\" y=\"{}\">{}</text>\n", f.x(ts), kHeight - 8, clock(ts));
+    const char* anchor = i == 0 ? "start" : i == 4 ? "end" : "middle";  // the ends stay inside the plot
+    out += fmt::format("<text class=\"xlab\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n", f.x(ts), kHeight - 8, anchor, clock(ts));
   }
   size_t color = 0;
   for (const auto& s : p.series) {
@@ -142,7 +143,7 @@ h1{font-size:20px}h2{font-size:15px;margin:18px 0 4px}h3{font-size:14px;margin:8
 table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
 td.n{text-align:right}svg{background:#fafafa;border:1px solid #ddd}
 .line,.limit{fill:none;stroke-width:1.5}.limit{stroke-dasharray:6 4}
-.grid{stroke:#e4e4e4}.ylab{font-size:11px;text-anchor:end;fill:#555}.xlab{font-size:11px;text-anchor:middle;fill:#555}
+.grid{stroke:#e4e4e4}.ylab{font-size:11px;text-anchor:end;fill:#555}.xlab{font-size:11px;fill:#555}
 .event line{stroke:#d62728;stroke-width:1}.event text{font-size:10px;fill:#d62728}
 .legend{margin:2px 0 0;font-size:12px}.diagnosis{border-left:3px solid #d62728;padding-left:10px}
 </style>)";

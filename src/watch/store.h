@@ -50,7 +50,8 @@ class Store {
   // In time order (ties in insertion order), at most `max`.
   std::vector<Sample> samples(int64_t from_us, int64_t to_us, size_t max = 100000) const;
   // The same, one at a time, without holding them all; fn returns false to
-  // stop. Returns how many were passed to fn.
+  // stop; fn must not call the store (its lock is held). Returns how many
+  // were passed to fn.
   size_t scan_samples(int64_t from_us, int64_t to_us, const std::function<bool(const Sample&)>& fn) const;
   // In time order; kind "" for every kind; at most 100000.
   std::vector<Event> events(int64_t from_us, int64_t to_us, const std::string& kind = "") const;

@@ -43,19 +43,28 @@ bool looks_like_html(const std::string& path) {
   return text::istarts_with(s, "<!doctype html") || text::istarts_with(s, "<html");
 }
 
+// parse_since's message names --since; here the option is --from or --to.
+Result<int64_t> parse_time(const std::string& option, const std::string& text, int64_t now) {
+  auto t = timeutil::parse_since(text, now);
+  if (t) return t;
+  std::string msg = t.error().message;
+  if (text::starts_with(msg, "--since ")) msg = msg.substr(8);
+  return make_error(option + " " + msg);
+}
+
 int run(const ReportArgs& a) {
   struct stat st {};
   if (stat(a.file.c_str(), &st) != 0) return fail(fmt::format("{}: no such file (name a store written by aimem run --record or aimem watch)", a.file));
   report::Options o;
   int64_t now = timeutil::now_us();
   if (!a.from.empty()) {
-    auto t = timeutil::parse_since(a.from, now);
-    if (!t) return fail("--from " + t.error().message);
+    auto t = parse_time("--from", a.from, now);
+    if (!t) return fail(t.error().message);
     o.from_us = *t;
   }
   if (!a.to.empty()) {
-    auto t = timeutil::parse_since(a.to, now);
-    if (!t) return fail("--to " + t.error().message);
+    auto t = parse_time("--to", a.to, now);
+    if (!t) return fail(t.error().message);
     o.to_us = *t;
   }
   if (o.from_us > o.to_us) return fail(fmt::format("--from {} is after --to {}", a.from, a.to));
