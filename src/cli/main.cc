@@ -18,7 +18,6 @@ struct Planned {
 constexpr Planned kPlanned[] = {
     {"probe", "Find a server's memory envelope across context and concurrency", "#5"},
     {"check", "Lint deployment configs against the memory plan", "#6"},
-    {"report", "Render a recorded timeline as HTML", "#4"},
 };
 
 }  // namespace
@@ -32,16 +31,18 @@ int main(int argc, char** argv) {
   auto fit = aimem::cli::add_fit(app);
   auto run = aimem::cli::add_run(app);
   auto watch = aimem::cli::add_watch(app);
+  auto report = aimem::cli::add_report(app);
   std::vector<std::pair<CLI::App*, aimem::cli::Action>> table = {{app.get_subcommand("diagnose"), diagnose},
                                                                  {app.get_subcommand("fit"), fit},
                                                                  {app.get_subcommand("run"), run},
-                                                                 {app.get_subcommand("watch"), watch}};
+                                                                 {app.get_subcommand("watch"), watch},
+                                                                 {app.get_subcommand("report"), report}};
   for (const auto& p : kPlanned) {
     CLI::App* sub = app.add_subcommand(p.name, std::string(p.job) + " (not yet implemented)");
     sub->allow_extras();
     std::string name = p.name, issue = p.issue;
     table.emplace_back(sub, [name, issue] {
-      fmt::print(stderr, "aimem {}: not implemented yet in this version (planned in issue {}); `aimem diagnose`, `fit`, `run` and `watch` are real today\n", name, issue);
+      fmt::print(stderr, "aimem {}: not implemented yet in this version (planned in issue {}); `aimem diagnose`, `fit`, `run`, `watch` and `report` are real today\n", name, issue);
       return 2;
     });
   }

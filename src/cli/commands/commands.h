@@ -11,5 +11,6 @@ Action add_diagnose(CLI::App& app);
 Action add_fit(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_watch(CLI::App& app);
+Action add_report(CLI::App& app);
 
 }  // namespace aimem::cli

@@ -1,0 +1,41 @@
+#!/bin/bash
+# aimem watch's own cost while it samples one process tree and its cgroup at
+# 10 Hz (store and /metrics on), for SECONDS: CPU as a share of one core, and
+# peak RSS (VmHWM). Targets (issue #4): under 1% of one core, under 10 MiB.
+#   bench/watch_overhead.sh BUILD_DIR [SECONDS]
+set -euo pipefail
+BUILD=${1:-build}
+SECS=${2:-30}
+AIMEM=$BUILD/aimem
+TMP=$(mktemp -d)
+own=$(grep -E '^[0-9]+:([^:]*,)?memory(,[^:]*)?:' /proc/self/cgroup | cut -d: -f3)
+CG=/sys/fs/cgroup/memory${own%/}/aimem-bench-$$
+cleanup() {
+  [ -n "${WPID:-}" ] && kill "$WPID" 2>/dev/null || true
+  [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rmdir "$CG" 2>/dev/null || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+mkdir "$CG"
+# The watched workload: a shell with a sleeping child, in its own cgroup.
+sh -c 'echo $$ > '"$CG"'/cgroup.procs; sleep 3600 & wait' &
+SPID=$!
+sleep 0.3
+"$AIMEM" watch --interval 100ms --pid "$SPID" --cgroup "${CG#/sys/fs/cgroup/memory}" --db "$TMP/w.db" \
+  --listen 127.0.0.1:0 --no-gpus 2>"$TMP/log" &
+WPID=$!
+sleep 2  # start-up excluded
+ticks() { awk '{print $14 + $15}' /proc/$WPID/stat; }
+t0=$(ticks); s0=$(date +%s.%N)
+sleep "$SECS"
+t1=$(ticks); s1=$(date +%s.%N)
+hz=$(getconf CLK_TCK)
+hwm=$(awk '/VmHWM/ {print $2}' /proc/$WPID/status)
+rss=$(awk '/VmRSS/ {print $2}' /proc/$WPID/status)
+samples=$(sqlite3 "$TMP/w.db" 'select count(*) from samples' 2>/dev/null || echo "?")
+awk -v t0="$t0" -v t1="$t1" -v s0="$s0" -v s1="$s1" -v hz="$hz" -v hwm="$hwm" -v rss="$rss" -v n="$samples" 'BEGIN {
+  cpu = (t1 - t0) / hz; wall = s1 - s0;
+  printf "aimem watch, 10 Hz, one process tree + its cgroup, %.0f s: CPU %.2f%% of one core (target < 1%%), %s samples stored\n", wall, 100 * cpu / wall, n;
+  printf "RSS now %.1f MiB, peak (VmHWM) %.1f MiB (target < 10 MiB)\n", rss / 1024, hwm / 1024 }'
