@@ -14,7 +14,15 @@ MetricsServer::MetricsServer() : server_(std::make_unique<httplib::Server>()) {
   server_->set_read_timeout(5, 0);
   server_->set_write_timeout(5, 0);
   server_->set_keep_alive_max_count(10);
+  server_->set_keep_alive_timeout(1);  // an idle keep-alive connection holds a worker
   server_->set_payload_max_length(4096);
+  // httplib's default adds SO_REUSEPORT, with which a second `aimem watch`
+  // binds the same port silently and the kernel splits scrapes between the
+  // two. SO_REUSEADDR alone still allows a restart over TIME_WAIT sockets.
+  server_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+  });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     std::string body;
     {

@@ -171,6 +171,37 @@ TEST(ScrapePromText, SelectorsParseAndMatch) {
   EXPECT_FALSE(parse_selector("queue_depth junk").ok());
 }
 
+TEST(ScrapePromText, MutatedCapturesNeverCrashOrHang) {
+  // Byte flips, cuts and splices of every fixture: each input either parses
+  // or gives an error naming a line; interpretation never throws.
+  std::vector<std::string> seeds;
+  for (const char* f : {"vllm_v0.metrics", "vllm_v1.metrics", "llamacpp.metrics", "sglang.metrics", "tgi.metrics"})
+    seeds.push_back(fixture(f));
+  uint64_t x = 88172645463325252ull;  // xorshift: reproducible
+  auto next = [&] { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x; };
+  const char alphabet[] = "{}\"=,# \n\\.eE+-0123456789abcInfNa:_";
+  size_t errors = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string s = seeds[next() % seeds.size()];
+    for (int k = 0, n = 1 + next() % 8; k < n && !s.empty(); ++k) {
+      size_t at = next() % s.size();
+      switch (next() % 3) {
+        case 0: s[at] = alphabet[next() % (sizeof alphabet - 1)]; break;
+        case 1: s.erase(at, next() % 16); break;
+        default: s.insert(at, seeds[next() % seeds.size()].substr(next() % 200, next() % 64)); break;
+      }
+    }
+    auto r = parse_prom_text(s);
+    if (!r.ok()) {
+      ++errors;
+      EXPECT_EQ(r.error().message.rfind("line ", 0), 0u) << r.error().message;
+    }
+    auto v = interpret_metrics("auto", s, {"process_max_fds"});
+    EXPECT_EQ(v.up, r.ok());
+  }
+  EXPECT_GT(errors, 100u);  // the mutations do reach the error paths
+}
+
 // --- interpretation of captured outputs -------------------------------------
 
 TEST(ScrapeInterpret, VllmV0) {
