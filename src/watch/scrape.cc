@@ -14,8 +14,8 @@
 //   llamacpp:kv_cache_tokens only before llama.cpp PR #13660 (May 2025)
 //   removed them; llamacpp:n_past_max (the largest context seen, PR #15361)
 //   after. No TTFT histogram.
-// TGI (router/src/server.rs, docs reference/metrics): tgi_batch_current_size,
-//   tgi_queue_size (gauges); tgi_request_input_length and
+// TGI (router/src/server.rs, router/src/validation.rs, docs reference/metrics):
+//   tgi_batch_current_size, tgi_queue_size (gauges); tgi_request_input_length and
 //   tgi_request_generated_tokens (histograms: _sum is total tokens). No TTFT
 //   histogram (it has only per-batch prefill durations): ttft stays nullopt.
 // SGLang (python/sglang/srt/metrics/collector.py): sglang:num_running_reqs,
