@@ -10,10 +10,11 @@
 //   (histogram). No gauge of tokens in flight.
 // llama.cpp server (tools/server, handle_metrics): llamacpp:requests_processing,
 //   llamacpp:requests_deferred, llamacpp:prompt_tokens_total,
-//   llamacpp:tokens_predicted_total; llamacpp:kv_cache_usage_ratio and
-//   llamacpp:kv_cache_tokens only before llama.cpp PR #13660 (May 2025)
-//   removed them; llamacpp:n_past_max (the largest context seen, PR #15361)
-//   after. No TTFT histogram.
+//   llamacpp:tokens_predicted_total (tools/server/server-task.cpp to_metrics;
+//   prompt_tokens_total now excludes cached tokens); llamacpp:kv_cache_usage_ratio
+//   and llamacpp:kv_cache_tokens only before PR #13660 (May 2025) removed
+//   them; after it the largest sequence seen: llamacpp:n_past_max (PR #15361),
+//   renamed llamacpp:n_tokens_max. No TTFT histogram.
 // TGI (router/src/server.rs, router/src/validation.rs, docs reference/metrics):
 //   tgi_batch_current_size, tgi_queue_size (gauges); tgi_request_input_length and
 //   tgi_request_generated_tokens (histograms: _sum is total tokens). No TTFT
@@ -56,22 +57,22 @@ struct Mapping {
   const char* generation_tokens;
   const char* ttft;            // histogram base name
   const char* context_tokens;  // tokens held in the KV cache now (summed)
-  const char* context_max;     // else: the largest context seen (a high watermark)
+  std::vector<const char*> context_max;  // else: the largest context seen (a high watermark)
 };
 
 const std::vector<Mapping>& mappings() {
   static const std::vector<Mapping> m = {
       {"vllm", "vllm:", "vllm:num_requests_running", "vllm:num_requests_waiting",
        {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, "vllm:prompt_tokens_total",
-       "vllm:generation_tokens_total", "vllm:time_to_first_token_seconds", "", ""},
+       "vllm:generation_tokens_total", "vllm:time_to_first_token_seconds", "", {}},
       {"llamacpp", "llamacpp:", "llamacpp:requests_processing", "llamacpp:requests_deferred",
        {"llamacpp:kv_cache_usage_ratio"}, "llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total", "",
-       "llamacpp:kv_cache_tokens", "llamacpp:n_past_max"},
+       "llamacpp:kv_cache_tokens", {"llamacpp:n_tokens_max", "llamacpp:n_past_max"}},
       {"tgi", "tgi_", "tgi_batch_current_size", "tgi_queue_size", {}, "tgi_request_input_length_sum",
-       "tgi_request_generated_tokens_sum", "", "", ""},
+       "tgi_request_generated_tokens_sum", "", "", {}},
       {"sglang", "sglang:", "sglang:num_running_reqs", "sglang:num_queue_reqs", {"sglang:token_usage"},
        "sglang:prompt_tokens_total", "sglang:generation_tokens_total", "sglang:time_to_first_token_seconds",
-       "sglang:num_used_tokens", ""},
+       "sglang:num_used_tokens", {}},
   };
   return m;
 }
@@ -225,9 +226,10 @@ ServerSample interpret_metrics(const std::string& kind, std::string_view body, c
   // Keep only what a mapping or a selector reads: bodies can hold 100k series.
   std::set<std::string, std::less<>> wanted;
   for (const auto& m : mappings()) {
-    for (const char* n : {m.running, m.waiting, m.prompt_tokens, m.generation_tokens, m.context_tokens, m.context_max})
+    for (const char* n : {m.running, m.waiting, m.prompt_tokens, m.generation_tokens, m.context_tokens})
       if (*n) wanted.insert(n);
     for (const char* n : m.kv) wanted.insert(n);
+    for (const char* n : m.context_max) wanted.insert(n);
     if (*m.ttft) {
       wanted.insert(std::string(m.ttft) + "_sum");
       wanted.insert(std::string(m.ttft) + "_count");
@@ -261,7 +263,8 @@ ServerSample interpret_metrics(const std::string& kind, std::string_view body, c
       out.ttft_count = sum_of(t, std::string(m.ttft) + "_count");
     }
     if (*m.context_tokens) out.context_tokens = sum_of(t, m.context_tokens);
-    if (!out.context_tokens && *m.context_max) out.context_tokens = max_of(t, m.context_max);
+    for (const char* n : m.context_max)
+      if (!out.context_tokens) out.context_tokens = max_of(t, n);
   }
   for (size_t i = 0; i < selectors.size(); ++i) {
     std::optional<double> v;

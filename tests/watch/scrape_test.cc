@@ -252,9 +252,12 @@ TEST(ScrapeInterpret, LlamaCppBeforePr13660) {
   EXPECT_EQ(s.waiting, 0.0);
   EXPECT_EQ(s.prompt_tokens_total, 33065.0);
   EXPECT_EQ(s.generation_tokens_total, 7801.0);
-  // Newer builds: the context high watermark when kv_cache_tokens is gone.
+  // Newer builds: the context high watermark when kv_cache_tokens is gone
+  // (n_past_max, then renamed n_tokens_max).
   auto w = interpret_metrics("llamacpp", "llamacpp:n_past_max 4096\nllamacpp:requests_processing 0\n", {});
   EXPECT_EQ(w.context_tokens, 4096.0);
+  auto n = interpret_metrics("llamacpp", "llamacpp:n_tokens_max 2048\n", {});
+  EXPECT_EQ(n.context_tokens, 2048.0);
 }
 
 TEST(ScrapeInterpret, SGLang) {
