@@ -3,7 +3,11 @@
 // in tests/fixtures/watch/metrics), target specs, and scrape() over real
 // loopback HTTP against servers that answer, never answer, or answer garbage.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -11,7 +15,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <thread>
+
+extern char** environ;
 
 #include "support/prometheus_harness.h"
 #include "support/test_support.h"
@@ -467,6 +474,65 @@ TEST(ScrapeHttp, GarbageAndOversizedBodiesAreProblems) {
   auto o = scrape(ScrapeTarget{srv.url("/api/ps"), "auto", {}}, 2000);
   EXPECT_FALSE(o.up);
   EXPECT_NE(o.problem.find("not a JSON object"), std::string::npos) << o.problem;
+}
+
+// A real llama.cpp server, where one is at hand: AIMEM_LLAMA_SERVER names a
+// llama-server binary (built from llama.cpp's tools/server), AIMEM_TINY_GGUF a
+// model (tests/support/make_tiny_gguf writes one). It serves one completion,
+// then scrape() must read the engine's own numbers.
+TEST(ScrapeRealLlama, ReadsARunningLlamaServer) {
+  const char* bin = std::getenv("AIMEM_LLAMA_SERVER");
+  const char* model = std::getenv("AIMEM_TINY_GGUF");
+  if (!bin || !model) GTEST_SKIP() << "set AIMEM_LLAMA_SERVER and AIMEM_TINY_GGUF to run against a real llama-server";
+  int port = test::free_loopback_port();
+  std::vector<std::string> args{bin, "-m", model, "--host", "127.0.0.1", "--port", std::to_string(port), "--metrics",
+                                "-c", "256", "-np", "1", "-t", "1", "--no-webui"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, bin, &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reap{pid};
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_connection_timeout(std::chrono::milliseconds(300));
+  cli.set_read_timeout(std::chrono::seconds(30));
+  bool ready = false;
+  for (int i = 0; i < 300 && !ready; ++i) {
+    auto h = cli.Get("/health");
+    ready = h && h->status == 200;
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(ready) << "llama-server did not become healthy on port " << port;
+  std::string url = "http://127.0.0.1:" + std::to_string(port);
+  std::string err;
+  auto before = scrape(parse_target(url, &err), 5000);
+  ASSERT_TRUE(before.up) << before.problem;
+  EXPECT_EQ(before.kind, "llamacpp");
+  EXPECT_EQ(before.running, 0.0);
+  auto c = cli.Post("/completion", R"({"prompt":"hello hello hello","n_predict":8,"temperature":0,"ignore_eos":true})",
+                    "application/json");
+  ASSERT_TRUE(c);
+  ASSERT_EQ(c->status, 200) << c->body;
+  auto after = scrape(parse_target(url, &err), 5000);
+  ASSERT_TRUE(after.up) << after.problem;
+  EXPECT_EQ(after.running, 0.0);
+  EXPECT_EQ(after.waiting, 0.0);
+  ASSERT_TRUE(after.generation_tokens_total);
+  EXPECT_EQ(*after.generation_tokens_total - before.generation_tokens_total.value_or(0), 8.0);
+  ASSERT_TRUE(after.prompt_tokens_total);
+  EXPECT_GT(*after.prompt_tokens_total, before.prompt_tokens_total.value_or(0));
+  EXPECT_FALSE(after.ttft_count);  // llama.cpp has no TTFT histogram
 }
 
 }  // namespace
