@@ -146,9 +146,8 @@ std::optional<Url> split_url(const std::string& url, std::string* error) {
     u.host = std::string(hostport.substr(0, colon));
   }
   if (colon != std::string_view::npos) {
-    auto p = text::parse_u64(hostport.substr(colon + 1));
     std::string_view after;
-    text::parse_u64(hostport.substr(colon + 1), &after);
+    auto p = text::parse_u64(hostport.substr(colon + 1), &after);
     if (!p || *p == 0 || *p > 65535 || !after.empty()) {
       *error = fmt::format("{}: bad port '{}'", url, hostport.substr(colon + 1));
       return std::nullopt;
