@@ -24,10 +24,9 @@ void skip_blanks(std::string_view s, size_t& i) {
 // Go's strconv.ParseFloat forms that Prometheus writes and reads: decimal,
 // exponent, Inf/+Inf/-Inf, NaN (any case).
 std::optional<double> parse_value(std::string_view t) {
-  std::string low = text::lower(t);
-  if (low == "nan") return std::numeric_limits<double>::quiet_NaN();
-  if (low == "inf" || low == "+inf") return std::numeric_limits<double>::infinity();
-  if (low == "-inf") return -std::numeric_limits<double>::infinity();
+  if (text::iequals(t, "nan")) return std::numeric_limits<double>::quiet_NaN();
+  if (text::iequals(t, "inf") || text::iequals(t, "+inf")) return std::numeric_limits<double>::infinity();
+  if (text::iequals(t, "-inf")) return -std::numeric_limits<double>::infinity();
   if (!t.empty() && t[0] == '+') t.remove_prefix(1);
   if (t.empty()) return std::nullopt;
   double v = 0;
