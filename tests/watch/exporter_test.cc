@@ -1,0 +1,276 @@
+// Exporter tests: render_metrics output re-read by our parser and checked by
+// the real `promtool check metrics`; the bounded process set; TTFT from
+// histogram deltas; MetricsServer over loopback; and the real Prometheus
+// server scraping it and answering a PromQL query through its HTTP API.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <set>
+
+#include "support/prometheus_harness.h"
+#include "support/test_support.h"
+#include "watch/exporter.h"
+#include "watch/http_server.h"
+#include "watch/promtext.h"
+
+namespace aimem::watch {
+namespace {
+
+constexpr uint64_t kMiB = 1u << 20;
+
+Sample example_sample() {
+  Sample s;
+  s.time_us = 1'700'000'000'000'000;
+  s.host.mem_total = 8192 * kMiB;
+  s.host.mem_available = 3072 * kMiB;
+  s.host.swap_total = 2048 * kMiB;
+  s.host.swap_free = 2000 * kMiB;
+  s.host.oom_kills = 3;
+  s.host.psi_some_total_us = 2'500'000;
+  s.host.psi_full_total_us = 1'000'000;
+  CgroupSample c;
+  c.path = "/aimem-test";
+  c.version = 1;
+  c.usage = 40 * kMiB;
+  c.limit = 48 * kMiB;
+  c.peak = 47 * kMiB;
+  c.oom_kill = 1;
+  s.cgroups.push_back(c);
+  CgroupSample odd;
+  odd.path = "/we\"ird\\path\nname";
+  odd.version = 2;
+  odd.usage = 1 * kMiB;  // no limit: the host's
+  odd.psi_some_total_us = 750'000;
+  s.cgroups.push_back(odd);
+  for (int i = 0; i < 60; ++i) {
+    ProcessSample p;
+    p.pid = 1000 + i;
+    p.comm = "worker" + std::to_string(i);
+    p.cgroup = "/aimem-test";
+    p.rss = (100 + i) * kMiB;
+    s.processes.push_back(p);
+  }
+  ProcessSample vllm;
+  vllm.pid = 42;
+  vllm.comm = "python3";
+  vllm.role = "vllm";
+  vllm.rss = 1 * kMiB;  // small, but it has a role
+  s.processes.push_back(vllm);
+  ProcessSample gpu;
+  gpu.pid = 43;
+  gpu.comm = "llama-server";
+  gpu.rss = 2 * kMiB;
+  gpu.gpu_bytes = 6000 * kMiB;
+  s.processes.push_back(gpu);
+  GpuSample g0;
+  g0.index = 0;
+  g0.total = 24576 * kMiB;
+  g0.used = 9000 * kMiB;
+  s.gpus.push_back(g0);
+  GpuSample g1;
+  g1.index = 1;
+  g1.unified = true;
+  g1.used = 100 * kMiB;
+  s.gpus.push_back(g1);
+  s.gpu_processes.push_back(GpuProcessSample{0, 43, 6000 * kMiB, "/aimem-test", "", ""});
+  ServerSample v;
+  v.target = "http://127.0.0.1:8000/metrics";
+  v.kind = "vllm";
+  v.up = true;
+  v.running = 9;
+  v.waiting = 7;
+  v.kv_usage_ratio = 0.97;
+  v.custom["queue_depth"] = 12;
+  s.servers.push_back(v);
+  ServerSample down;
+  down.target = "http://127.0.0.1:8080/metrics";
+  down.kind = "llamacpp";
+  down.problem = "connection refused";
+  s.servers.push_back(down);
+  return s;
+}
+
+ExportExtras example_extras() {
+  ExportExtras x;
+  x.exhaustion.push_back({"cgroup", "/aimem-test", "", 95.5});
+  x.exhaustion.push_back({"gpu", "", "0", 3600});
+  x.first_token_seconds["http://127.0.0.1:8000/metrics"] = 0.25;
+  x.sample_duration_s = 0.0012;
+  return x;
+}
+
+// The value of the one series of `name` whose labels include all of `want`.
+std::optional<double> value_of(const PromText& t, const std::string& name, std::vector<std::pair<std::string, std::string>> want) {
+  std::optional<double> found;
+  for (const auto& s : t.samples) {
+    if (s.name != name) continue;
+    bool all = true;
+    for (const auto& [k, v] : want) all = all && label_of(s, k) == v;
+    if (!all) continue;
+    EXPECT_FALSE(found) << "two series of " << name << " match";
+    found = s.value;
+  }
+  return found;
+}
+
+size_t count_of(const PromText& t, const std::string& name) {
+  size_t n = 0;
+  for (const auto& s : t.samples) n += s.name == name;
+  return n;
+}
+
+TEST(Exporter, RendersEveryPoolAndReparses) {
+  std::string text = render_metrics(example_sample(), example_extras());
+  auto r = parse_prom_text(text);
+  ASSERT_TRUE(r.ok()) << r.error().message << "\n" << text;
+  const PromText& t = *r;
+  EXPECT_EQ(t.skipped, 0u);
+  EXPECT_EQ(value_of(t, "aimem_memory_used_bytes", {{"pool", "host_ram"}}), 5120.0 * kMiB);
+  EXPECT_EQ(value_of(t, "aimem_memory_limit_bytes", {{"pool", "host_ram"}}), 8192.0 * kMiB);
+  EXPECT_EQ(value_of(t, "aimem_memory_used_bytes", {{"pool", "swap"}}), 48.0 * kMiB);
+  EXPECT_EQ(value_of(t, "aimem_memory_used_bytes", {{"pool", "cgroup"}, {"cgroup", "/aimem-test"}}), 40.0 * kMiB);
+  EXPECT_EQ(value_of(t, "aimem_memory_limit_bytes", {{"pool", "cgroup"}, {"cgroup", "/aimem-test"}}), 48.0 * kMiB);
+  EXPECT_EQ(value_of(t, "aimem_memory_peak_bytes", {{"cgroup", "/aimem-test"}}), 47.0 * kMiB);
+  // Escaped label values come back as they were.
+  EXPECT_EQ(value_of(t, "aimem_memory_used_bytes", {{"cgroup", "/we\"ird\\path\nname"}}), 1.0 * kMiB);
+  EXPECT_FALSE(value_of(t, "aimem_memory_limit_bytes", {{"cgroup", "/we\"ird\\path\nname"}}));  // missing is not zero
+  EXPECT_EQ(value_of(t, "aimem_memory_used_bytes", {{"pool", "gpu"}, {"gpu", "0"}}), 9000.0 * kMiB);
+  EXPECT_EQ(value_of(t, "aimem_gpu_memory_total_bytes", {{"gpu", "0"}}), 24576.0 * kMiB);
+  EXPECT_FALSE(value_of(t, "aimem_gpu_memory_total_bytes", {{"gpu", "1"}}));  // unified memory
+  EXPECT_EQ(value_of(t, "aimem_process_gpu_bytes", {{"pid", "43"}, {"gpu", "0"}, {"comm", "llama-server"}}), 6000.0 * kMiB);
+  EXPECT_EQ(value_of(t, "aimem_oom_kills_total", {{"pool", "host_ram"}}), 3.0);
+  EXPECT_EQ(value_of(t, "aimem_oom_kills_total", {{"cgroup", "/aimem-test"}}), 1.0);
+  EXPECT_EQ(value_of(t, "aimem_memory_pressure_seconds_total", {{"pool", "host_ram"}, {"kind", "some"}}), 2.5);
+  EXPECT_EQ(value_of(t, "aimem_memory_pressure_seconds_total", {{"pool", "host_ram"}, {"kind", "full"}}), 1.0);
+  EXPECT_EQ(value_of(t, "aimem_memory_pressure_seconds_total", {{"pool", "cgroup"}, {"kind", "some"}}), 0.75);
+  EXPECT_EQ(value_of(t, "aimem_time_to_exhaustion_seconds", {{"pool", "cgroup"}, {"cgroup", "/aimem-test"}}), 95.5);
+  EXPECT_EQ(value_of(t, "aimem_time_to_exhaustion_seconds", {{"pool", "gpu"}, {"gpu", "0"}}), 3600.0);
+  const std::string v = "http://127.0.0.1:8000/metrics", d = "http://127.0.0.1:8080/metrics";
+  EXPECT_EQ(value_of(t, "aimem_inference_up", {{"target", v}}), 1.0);
+  EXPECT_EQ(value_of(t, "aimem_inference_up", {{"target", d}}), 0.0);
+  EXPECT_EQ(value_of(t, "aimem_inference_running_requests", {{"target", v}}), 9.0);
+  EXPECT_EQ(value_of(t, "aimem_inference_waiting_requests", {{"target", v}}), 7.0);
+  EXPECT_EQ(value_of(t, "aimem_inference_kv_cache_usage_ratio", {{"target", v}}), 0.97);
+  EXPECT_EQ(value_of(t, "aimem_inference_first_token_seconds", {{"target", v}}), 0.25);
+  EXPECT_EQ(value_of(t, "aimem_inference_custom_value", {{"target", v}, {"selector", "queue_depth"}}), 12.0);
+  EXPECT_FALSE(value_of(t, "aimem_inference_running_requests", {{"target", d}}));
+  EXPECT_EQ(count_of(t, "aimem_inference_context_tokens"), 0u);  // nobody exposed it: family left out
+  EXPECT_EQ(value_of(t, "aimem_sample_duration_seconds", {}), 0.0012);
+  // Every family that has series has HELP and TYPE.
+  std::set<std::string> families;
+  for (const auto& s : t.samples) families.insert(s.name);
+  for (const auto& f : families) {
+    EXPECT_TRUE(t.help.count(f)) << f;
+    EXPECT_TRUE(t.type.count(f)) << f;
+  }
+  EXPECT_EQ(t.type.at("aimem_oom_kills_total"), "counter");
+  EXPECT_EQ(t.type.at("aimem_memory_used_bytes"), "gauge");
+}
+
+TEST(Exporter, ProcessSeriesAreBounded) {
+  std::string text = render_metrics(example_sample(), example_extras());
+  auto r = parse_prom_text(text);
+  ASSERT_TRUE(r.ok());
+  // 62 processes: the 50 largest plus the small one with a role and the small
+  // one with GPU memory.
+  EXPECT_EQ(count_of(*r, "aimem_process_resident_bytes"), 52u);
+  EXPECT_EQ(value_of(*r, "aimem_process_resident_bytes", {{"pid", "42"}, {"comm", "python3"}}), 1.0 * kMiB);
+  EXPECT_EQ(value_of(*r, "aimem_process_resident_bytes", {{"pid", "43"}}), 2.0 * kMiB);
+  EXPECT_EQ(value_of(*r, "aimem_process_resident_bytes", {{"pid", "1059"}, {"cgroup", "/aimem-test"}}), 159.0 * kMiB);
+  EXPECT_FALSE(value_of(*r, "aimem_process_resident_bytes", {{"pid", "1009"}}));  // 10th smallest worker: cut
+  EXPECT_NE(r->help.at("aimem_process_resident_bytes").find("50 largest"), std::string::npos);
+  ExportExtras few = example_extras();
+  few.max_processes = 5;
+  auto r5 = parse_prom_text(render_metrics(example_sample(), few));
+  ASSERT_TRUE(r5.ok());
+  EXPECT_EQ(count_of(*r5, "aimem_process_resident_bytes"), 7u);
+}
+
+TEST(Exporter, PromtoolAcceptsTheOutput) {
+  if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool not installed";
+  std::string text = render_metrics(example_sample(), example_extras());
+  auto res = test::run({"/usr/bin/promtool", "check", "metrics"}, text);
+  EXPECT_EQ(res.status, 0) << res.out << res.err;
+  EXPECT_EQ(res.out + res.err, "") << "promtool lint findings";
+  // And it does reject a broken text, so the check above means something.
+  auto bad = test::run({"/usr/bin/promtool", "check", "metrics"}, "aimem_x{a=\"1\" 2\n");
+  EXPECT_NE(bad.status, 0);
+}
+
+TEST(Exporter, MeanFirstTokenFromHistogramDeltas) {
+  ServerSample a, b;
+  a.ttft_sum_s = 10;
+  a.ttft_count = 40;
+  b.ttft_sum_s = 13;
+  b.ttft_count = 52;
+  EXPECT_EQ(mean_first_token_seconds(a, b), 0.25);
+  EXPECT_FALSE(mean_first_token_seconds(a, a));  // no new request
+  EXPECT_FALSE(mean_first_token_seconds(b, a));  // counters went back: restart
+  ServerSample none;
+  EXPECT_FALSE(mean_first_token_seconds(none, b));
+}
+
+TEST(ExporterHttp, ServesSnapshotAndHealth) {
+  MetricsServer srv;
+  std::string err;
+  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_GT(srv.port(), 0);
+  srv.publish("aimem_x 1\n");
+  httplib::Client cli("127.0.0.1", srv.port());
+  cli.set_read_timeout(std::chrono::seconds(2));
+  auto m = cli.Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->status, 200);
+  EXPECT_EQ(m->body, "aimem_x 1\n");
+  EXPECT_NE(m->get_header_value("Content-Type").find("version=0.0.4"), std::string::npos);
+  srv.publish("aimem_x 2\n");
+  EXPECT_EQ(cli.Get("/metrics")->body, "aimem_x 2\n");
+  auto h = cli.Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->body, "ok\n");
+  EXPECT_EQ(cli.Get("/other")->status, 404);
+  // The port is taken: a second server says so.
+  MetricsServer again;
+  EXPECT_FALSE(again.start("127.0.0.1", srv.port(), &err));
+  EXPECT_NE(err.find(std::to_string(srv.port())), std::string::npos) << err;
+  srv.stop();
+  EXPECT_FALSE(cli.Get("/metrics"));
+  MetricsServer quick;  // stop right after start must not hang
+  ASSERT_TRUE(quick.start("", 0, &err)) << err;
+  quick.stop();
+}
+
+TEST(ExporterPrometheus, RealPrometheusScrapesTheExporter) {
+  if (!test::PrometheusHarness::available()) GTEST_SKIP() << "prometheus not installed";
+  MetricsServer srv;
+  std::string err;
+  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  Sample s = example_sample();
+  s.cgroups[0].usage = 12345678;
+  srv.publish(render_metrics(s, example_extras()));
+  test::PrometheusHarness prom;
+  ASSERT_TRUE(prom.start("127.0.0.1:" + std::to_string(srv.port()), &err)) << err;
+  std::string body;
+  auto v = prom.query_until("aimem_memory_used_bytes{cgroup=\"/aimem-test\"}", 30, &body);
+  ASSERT_TRUE(v) << body << "\n" << prom.log();
+  EXPECT_EQ(*v, 12345678.0);
+  // A later value reaches Prometheus too (not a cached first scrape).
+  s.cgroups[0].usage = 23456789;
+  srv.publish(render_metrics(s, example_extras()));
+  std::optional<double> later;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    later = prom.query_until("aimem_memory_used_bytes{cgroup=\"/aimem-test\"}", 5, &body);
+    if (later && *later == 23456789.0) break;
+  }
+  EXPECT_EQ(later, 23456789.0) << body;
+  auto up = prom.query_until("up{job=\"aimem\"}", 5, &body);
+  EXPECT_EQ(up, 1.0) << body;
+  prom.stop();
+  srv.stop();
+}
+
+}  // namespace
+}  // namespace aimem::watch
