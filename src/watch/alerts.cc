@@ -5,7 +5,8 @@
 // Bounded cost: each pool keeps at most kMaxWindowPoints points over the trend
 // window. When the window is full it drops every other point and doubles the
 // minimum spacing, so a long window at 10 Hz keeps an even spread of ~100
-// points and Theil–Sen's O(n^2) pairs stay at a few thousand per pool.
+// points; the forecast (Theil–Sen, O(n^2) pairs, a few thousand) is redone
+// only when a point is appended, i.e. at most once per minimum spacing.
 #include "watch/alerts.h"
 
 #include <algorithm>
@@ -202,13 +203,16 @@ std::vector<Alert> AlertEngine::observe(const Sample& s) {
     Window w = old == windows_.end() ? Window{} : std::move(old->second);
     if (old != windows_.end()) windows_.erase(old);
     auto& pts = w.points;
+    bool appended = false;
     if (!pts.empty() && now < pts.back().first) pts.clear();  // clock went back: start over
-    if (!pts.empty() && now == pts.back().first)
+    if (!pts.empty() && now == pts.back().first) {
       pts.back().second = p.used;
-    else if (pts.size() >= 2 && pts.back().first - pts[pts.size() - 2].first < w.min_gap_us)
+    } else if (pts.size() >= 2 && pts.back().first - pts[pts.size() - 2].first < w.min_gap_us) {
       pts.back() = {now, p.used};  // the newest point slides until it is min_gap past the one before
-    else
+    } else {
       pts.emplace_back(now, p.used);
+      appended = true;
+    }
     while (!pts.empty() && pts.front().first < now - policy_.trend_window_us) pts.pop_front();
     if (pts.size() > kMaxWindowPoints) {
       std::deque<std::pair<int64_t, uint64_t>> half;
@@ -217,19 +221,28 @@ std::vector<Alert> AlertEngine::observe(const Sample& s) {
       pts.swap(half);
       w.min_gap_us = std::max<int64_t>(w.min_gap_us * 2, (now - pts.front().first) / int64_t(kMaxWindowPoints / 2));
     }
+    // Theil–Sen costs O(n^2): once per appended point (every min_gap), not per sample.
+    if (appended || w.forecast_at_us < 0 || w.forecast_limit != p.limit.value_or(0)) {
+      w.forecast_s.reset();
+      if (p.limit && pts.size() >= policy_.min_points) {
+        std::vector<std::pair<int64_t, uint64_t>> v(pts.begin(), pts.end());
+        w.forecast_s = forecast_tte_s(v, *p.limit);
+        if (w.forecast_s) w.slope_per_s = theil_sen_per_s(v).value_or(0);
+      }
+      w.forecast_at_us = now;
+      w.forecast_limit = p.limit.value_or(0);
+    }
     w.tte_s.reset();
-    if (p.limit && pts.size() >= policy_.min_points)
-      w.tte_s = forecast_tte_s({pts.begin(), pts.end()}, *p.limit);
+    if (w.forecast_s) w.tte_s = std::max(0.0, *w.forecast_s - double(now - w.forecast_at_us) / 1e6);
     if (w.tte_s && p.kind != "swap" && *w.tte_s * 1e6 < double(policy_.tte_warn_us)) {
       // Under a fifth of the warning horizon (3 min by default) it is critical:
       // the escalation passes the rate limit as exhaustion nears.
       bool crit = *w.tte_s * 1e6 < double(policy_.tte_warn_us) / 5;
-      double slope = (double(*p.limit) - double(p.used)) / std::max(*w.tte_s, 1e-3);
       Alert& a = add("tte:" + p.pool_id, crit ? "critical" : "warning", &p,
                      fmt::format("{} will be full in ~{} at the recent trend ({} of {}, rising ~{}/s)",
                                  pool_label(p.pool_id), timeutil::format_duration(*w.tte_s),
                                  units::format_bytes(p.used), units::format_bytes(*p.limit),
-                                 units::format_bytes(uint64_t(std::max(0.0, slope)))));
+                                 units::format_bytes(uint64_t(w.slope_per_s))));
       a.tte_s = w.tte_s;
     }
     kept.emplace(p.pool_id, std::move(w));

@@ -101,7 +101,13 @@ class AlertEngine {
   struct Window {
     std::deque<std::pair<int64_t, uint64_t>> points;
     int64_t min_gap_us = 0;  // grows when the window is decimated
-    std::optional<double> tte_s;
+    // The forecast is recomputed when a point is appended (or the limit
+    // changes), and counted down in between.
+    std::optional<double> forecast_s;
+    double slope_per_s = 0;
+    int64_t forecast_at_us = -1;
+    uint64_t forecast_limit = 0;
+    std::optional<double> tte_s;  // as of the latest sample
   };
   struct Sent {
     int64_t time_us = 0;

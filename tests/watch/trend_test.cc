@@ -5,19 +5,15 @@
 #include "watch/trend.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <fstream>
 
 #include "core/text.h"
 #include "core/time.h"
 #include "support/test_support.h"
+#include "watch/scratch_cgroup.h"
 
 namespace aimem::watch {
 namespace {
@@ -180,18 +176,6 @@ TEST(Trend, LongRecordingIsDecimatedAndStillRight) {
   EXPECT_LT(s, 1.0);
 }
 
-std::string own_v1_memory_cgroup() {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    for (std::string_view c : text::split(std::string_view(line).substr(a + 1, b - a - 1), ','))
-      if (c == "memory") return line.substr(b + 1);
-  }
-  return {};
-}
-
 std::optional<uint64_t> read_u64(const std::string& path) {
   std::ifstream in(path);
   uint64_t v;
@@ -208,60 +192,24 @@ std::optional<uint64_t> vm_rss(pid_t pid) {
 }
 
 TEST(Trend, RealGrowingProcessInARealCgroupIsSteadyGrowth) {
-  std::string own = own_v1_memory_cgroup();
-  const std::string mount = "/sys/fs/cgroup/memory";
-  if (own.empty() || access((mount + own).c_str(), W_OK) != 0)
-    GTEST_SKIP() << "no writable cgroup v1 memory controller here (need root and a v1 memory hierarchy)";
-  std::string rel = (own == "/" ? "" : own) + "/aimem-trend-" + std::to_string(getpid());
-  std::string dir = mount + rel;
-  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << std::strerror(errno);
-  struct Cleanup {
-    std::string d;
-    pid_t child = -1;
-    ~Cleanup() {
-      if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
-      for (int i = 0; i < 50 && rmdir(d.c_str()) != 0; ++i) usleep(100000);
-    }
-  } cleanup{dir};
-  test::write_file(dir + "/memory.limit_in_bytes", std::to_string(512 * MiB));
-
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    prctl(PR_SET_NAME, "aimem-grow");
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    std::ofstream(dir + "/cgroup.procs") << getpid();
-    close(ready[0]);
-    if (write(ready[1], "x", 1) != 1) _exit(2);
-    // 2 MiB touched every 50 ms, 240 MiB at most, then hold.
-    for (int i = 0; i < 120; ++i) {
-      char* p = static_cast<char*>(malloc(2 << 20));
-      if (!p) _exit(3);
-      memset(p, i + 1, 2 << 20);
-      usleep(50000);
-    }
-    pause();
-    _exit(0);
-  }
-  cleanup.child = child;
-  close(ready[1]);
-  char c;
-  ASSERT_EQ(read(ready[0], &c, 1), 1);
-  close(ready[0]);
+  test::ScratchCgroup cg("trend", 512 * MiB);
+  if (!cg) GTEST_SKIP() << "no writable cgroup v1 memory controller here (need root and a v1 memory hierarchy)";
+  // 2 MiB touched every 50 ms, 240 MiB at most, then hold.
+  pid_t child = cg.fork_allocator("aimem-grow", 2 << 20, 50000, 120);
+  ASSERT_GT(child, 0);
+  const std::string rel = cg.rel, dir = cg.dir;
 
   // Sample every 50 ms for 2.5 s, as the sampler would: the cgroup's usage and the process's RSS.
   std::vector<Sample> rec;
   for (int i = 0; i < 50; ++i) {
     Sample s;
     s.time_us = timeutil::now_us();
-    CgroupSample cg;
-    cg.path = rel;
-    cg.version = 1;
-    cg.usage = read_u64(dir + "/memory.usage_in_bytes");
-    cg.limit = read_u64(dir + "/memory.limit_in_bytes");
-    s.cgroups.push_back(cg);
+    CgroupSample c;
+    c.path = rel;
+    c.version = 1;
+    c.usage = read_u64(dir + "/memory.usage_in_bytes");
+    c.limit = read_u64(dir + "/memory.limit_in_bytes");
+    s.cgroups.push_back(c);
     ProcessSample p;
     p.pid = child, p.comm = "aimem-grow", p.cgroup = rel, p.rss = vm_rss(child).value_or(0);
     s.processes.push_back(p);
