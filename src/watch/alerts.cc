@@ -276,7 +276,7 @@ std::vector<Alert> AlertEngine::observe(const Sample& s) {
     a.used = *p.swap;
   }
   for (const ServerSample& srv : s.servers) {
-    if (!srv.up || !srv.kv_usage_ratio || *srv.kv_usage_ratio < policy_.kv_warn_ratio) continue;
+    if (!srv.up || !srv.kv_usage_ratio || !(*srv.kv_usage_ratio >= policy_.kv_warn_ratio)) continue;  // NaN: no
     Alert& a = add("kv:" + srv.target, "warning", nullptr,
                    fmt::format("{} at {}: KV cache {} used: new requests will queue or be preempted",
                                srv.kind, srv.target, percent(*srv.kv_usage_ratio)));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <cstdint>
 #include <fstream>
@@ -379,6 +380,8 @@ TEST(AlertsEngine, KvCacheNearlyFull) {
   EXPECT_NE(alerts[0].message.find("97%"), std::string::npos);
   s.servers[0].kv_usage_ratio = 0.5;
   EXPECT_TRUE(AlertEngine(AlertPolicy{}).observe(s).empty());
+  s.servers[0].kv_usage_ratio = std::nan("");  // a scrape that said NaN
+  EXPECT_TRUE(AlertEngine(AlertPolicy{}).observe(s).empty());
 }
 
 Alert sample_alert() {
@@ -432,7 +435,7 @@ TEST(AlertsDelivery, HangingCommandIsKilledWithinTheTimeout) {
   {
     AlertSink sink(d);
     sink.deliver(sample_alert());
-    EXPECT_LT(seconds_since(t0), 0.1) << "deliver() must not wait for the command";
+    EXPECT_LT(seconds_since(t0), 0.2) << "deliver() must not wait for the command";
     sink.flush();
   }
   EXPECT_LT(seconds_since(t0), 2.0);
