@@ -32,6 +32,7 @@ namespace {
 constexpr int32_t kAppId = 0x61696d6d;  // "aimm"
 constexpr int kSchemaVersion = 1;
 constexpr size_t kMaxEvents = 100000;
+constexpr int kBusyMs = 5000;  // a writer's transactions are short; wait this long for one
 
 // Migrations: kMigrations[v] takes a store from version v to v + 1.
 constexpr const char* kMigrations[] = {
@@ -141,7 +142,7 @@ std::unique_ptr<Store> Store::open(const std::string& path, Retention retention,
     *error = fmt::format("{}: cannot open: {}", path, s->db_ ? sqlite3_errmsg(s->db_) : "out of memory");
     return nullptr;
   }
-  sqlite3_busy_timeout(s->db_, 5000);
+  sqlite3_busy_timeout(s->db_, kBusyMs);
   auto fail = [&](const std::string& what) {
     *error = fmt::format("{}: {}: {}", path, what, sqlite3_errmsg(s->db_));
     return nullptr;
@@ -170,9 +171,9 @@ std::unique_ptr<Store> Store::open(const std::string& path, Retention retention,
     if (!s->exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str())) return fail("cannot initialise");
   }
   if (!s->exec("COMMIT")) return fail("cannot initialise");
-  // The WAL stays small: checkpointed every max_bytes/16 and truncated to that
+  // The WAL stays small: checkpointed every max_bytes/8 and truncated to that
   // size after each reset, so db + wal stays near the bound.
-  int64_t wal_bytes = retention.max_bytes ? std::clamp<int64_t>(retention.max_bytes / 16, 64 << 10, 4 << 20) : 4 << 20;
+  int64_t wal_bytes = retention.max_bytes ? std::clamp<int64_t>(retention.max_bytes / 8, 64 << 10, 8 << 20) : 8 << 20;
   int64_t page = s->query_int("PRAGMA page_size").value_or(4096);
   if (page <= 0) return fail("bad page size");
   int64_t wal_pages = wal_bytes / page;
@@ -361,7 +362,7 @@ void Store::enforce_locked(int64_t now_us) {
   }
   int64_t page = query_int("PRAGMA page_size").value_or(4096);
   auto used = [&] { return (query_int("PRAGMA page_count").value_or(0) - query_int("PRAGMA freelist_count").value_or(0)) * page; };
-  const int64_t high = static_cast<int64_t>(retention_.max_bytes / 10 * 8), target = static_cast<int64_t>(retention_.max_bytes / 10 * 7);
+  const int64_t high = static_cast<int64_t>(retention_.max_bytes / 100 * 75), target = static_cast<int64_t>(retention_.max_bytes / 100 * 65);
   bool shrunk = false;
   // A few rounds: the first estimate (rows in proportion to bytes) is close
   // unless sample sizes vary a lot along the timeline.
@@ -392,9 +393,12 @@ void Store::enforce_locked(int64_t now_us) {
     return;
   }
   if (query_int("PRAGMA freelist_count").value_or(0) > 0) exec("PRAGMA incremental_vacuum");
-  // Copies the WAL into the file and truncates it; partial (harmless) while a
-  // reader holds an old snapshot.
+  // Copies the WAL into the file and truncates it. Without waiting: while a
+  // reader (aimem report) holds an old snapshot it does what it can, like a
+  // passive checkpoint, instead of stalling the sampler for busy_timeout.
+  sqlite3_busy_timeout(db_, 0);
   sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  sqlite3_busy_timeout(db_, kBusyMs);
 }
 
 std::string Store::integrity() const {

@@ -60,8 +60,9 @@ class Store {
   std::optional<int64_t> last_time_us() const;
 
   // Deletes rows older than now - max_age, then the oldest samples (and the
-  // events before the oldest sample kept) until the data is under 70% of
-  // max_bytes when it was over 80% (hysteresis, so it runs rarely); frees the
+  // events before the oldest sample kept) until the data is under 65% of
+  // max_bytes when it was over 75% (hysteresis, so it runs rarely: the WAL,
+  // up to max_bytes/8, and the growth between passes fill the rest); frees the
   // pages (auto_vacuum=INCREMENTAL) and truncates the WAL.
   void enforce_retention(int64_t now_us);
   std::string integrity() const;  // "ok" or PRAGMA integrity_check's message

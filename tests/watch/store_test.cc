@@ -231,6 +231,35 @@ TEST(Store, RetentionBySizeBoundsDbPlusWal) {
   fs::remove_all(dir);
 }
 
+// aimem report reading a live store holds a snapshot for the whole scan; the
+// writer's retention must not wait for it (the sampler would stall for the
+// busy timeout, 5 s, at every retention pass).
+TEST(Store, AReaderDoesNotStallTheWriter) {
+  std::string dir = test::temp_dir("store-reader");
+  std::string path = dir + "/aimem.db";
+  Retention r;
+  r.max_bytes = 1 << 20;
+  auto writer = open_ok(path, r);
+  ASSERT_TRUE(writer);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(writer->append(make_sample(i)));
+  auto reader = open_ok(path);
+  ASSERT_TRUE(reader);
+  double seconds = -1;
+  size_t seen = reader->scan_samples(INT64_MIN, INT64_MAX, [&](const Sample&) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 10; i < 400; ++i)  // ~250 KiB: several retention passes
+      if (!writer->append(make_sample(i, 12))) return false;
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return false;
+  });
+  EXPECT_EQ(seen, 1u);
+  EXPECT_GE(seconds, 0);
+  EXPECT_LT(seconds, 2.0);
+  EXPECT_EQ(writer->sample_count(), 400u);
+  EXPECT_EQ(reader->sample_count(), 400u);  // a new read sees the rows
+  fs::remove_all(dir);
+}
+
 // A child appends as fast as it can until SIGKILL; the parent reopens and
 // checks. Five rounds on the same file at random moments.
 TEST(Store, SurvivesKill9DuringWrites) {
