@@ -335,8 +335,10 @@ TEST(SamplerLive, RealCgroupWithLimitAndProcess) {
   EXPECT_GE(x.processes[0].rss, 16 * MiB);
 }
 
-// 200 samples while 200 short-lived children come and go: the cache holds only
-// live processes, and every file it held for them is closed.
+// 200 samples while 200 short-lived children come and go: each is found, each
+// is gone once reaped (also when /proc is not listed because no pid was handed
+// out since: the held statm file fails to read), the cache holds only live
+// processes, and every file it held for them is closed.
 TEST(SamplerLive, CacheStaysAtLiveProcessCount) {
   auto count_pids = [] {
     size_t n = 0;
@@ -360,11 +362,13 @@ TEST(SamplerLive, CacheStaysAtLiveProcessCount) {
   size_t most = 0;
   for (int i = 0; i < 200; ++i) {
     pid_t c = ::fork();
-    if (c == 0) _exit(0);
-    s.sample();  // sees the child, alive or a zombie
+    if (c == 0)
+      for (;;) ::pause();
+    ASSERT_TRUE(find_process(s.sample(), c)) << "a new process is found";
+    ::kill(c, SIGKILL);
     ::waitpid(c, nullptr, 0);
     size_t before = count_pids();
-    s.sample();
+    ASSERT_FALSE(find_process(s.sample(), c)) << "a reaped process is gone";
     most = std::max(most, s.cached_processes() > before ? s.cached_processes() - before : 0);
   }
   EXPECT_LE(most, 20u) << "cache entries beyond the live processes";  // slack: builds start processes meanwhile
