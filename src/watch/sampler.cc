@@ -515,15 +515,29 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
   bool complete = true;
   std::vector<Proc*> live;
   for (int pid : listed) {
-    std::string dir = proc_ + "/" + std::to_string(pid);
+    std::string dir_;  // built only off the fast path
+    auto dir = [&]() -> const std::string& {
+      if (dir_.empty()) dir_ = proc_ + "/" + std::to_string(pid);
+      return dir_;
+    };
+    // statm is read into a stack buffer on the fast path: no allocation per process.
+    char buf[256];
+    std::optional<std::string_view> statm;
+    std::string holder;
+    auto hold = [&](std::optional<std::string> s) {
+      if (s) holder = std::move(*s), statm = holder;
+    };
+    auto pread_statm = [&](int fd) {
+      ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+      if (n > 0) statm = std::string_view(buf, static_cast<size_t>(n));
+    };
     auto it = cache_.find(pid);
-    std::optional<std::string> statm;
     if (it != cache_.end()) {
       Proc& p = *it->second;
       if (p.fd >= 0) {
-        statm = pread_all(p.fd);
-      } else if (auto st = read_stat(dir); st && st->start == p.start) {
-        statm = read_small_file(dir + "/statm", 4096);
+        pread_statm(p.fd);
+      } else if (auto st = read_stat(dir()); st && st->start == p.start) {
+        hold(read_small_file(dir() + "/statm", 4096));
       }
       if (!statm) {  // gone, or the pid now names another process
         drop(it);
@@ -536,7 +550,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
         complete = false;
         break;
       }
-      auto st = read_stat(dir);
+      auto st = read_stat(dir());
       if (!st) continue;  // gone
       auto p = std::make_unique<Proc>();
       p->pid = pid;
@@ -545,11 +559,14 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
       p->comm = st->comm;
       p->born = generation_;
       if (fds_held_ < fd_budget_) {
-        p->fd = ::open((dir + "/statm").c_str(), O_RDONLY | O_CLOEXEC);
+        p->fd = ::open((dir() + "/statm").c_str(), O_RDONLY | O_CLOEXEC);
         if (p->fd >= 0) ++fds_held_;
       }
       if (p->fd < 0) complete = false;
-      statm = p->fd >= 0 ? pread_all(p->fd) : read_small_file(dir + "/statm", 4096);
+      if (p->fd >= 0)
+        pread_statm(p->fd);
+      else
+        hold(read_small_file(dir() + "/statm", 4096));
       if (!statm) {
         if (p->fd >= 0) ::close(p->fd), --fds_held_;
         continue;
@@ -565,15 +582,15 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     uint64_t resident = text::parse_u64(text::trim_left(sv)).value_or(0);
     if (*statm != p.statm || p.born == generation_) {
       std::string name = p.comm;
-      if (auto status = read_small_file(dir + "/status", 16 << 10))
+      if (auto status = read_small_file(dir() + "/status", 16 << 10))
         parse_status(*status, p.ppid, name, p.user, p.rss, p.hwm, p.swap);
       if (name != p.comm || p.born == generation_) {  // new, or exec'd: the command line changed
         p.comm = name;
-        auto cmd = read_small_file(dir + "/cmdline", 4096);
+        auto cmd = read_small_file(dir() + "/cmdline", 4096);
         p.role = cmd ? role_from_cmdline(*cmd) : "";
       }
-      if (auto cg = read_small_file(dir + "/cgroup", 64 << 10)) p.cgroup = memory_cgroup_of(*cg);
-      p.statm = std::move(*statm);
+      if (auto cg = read_small_file(dir() + "/cgroup", 64 << 10)) p.cgroup = memory_cgroup_of(*cg);
+      p.statm.assign(*statm);
     }
     p.rss = resident * page;
     if (p.hwm && *p.hwm < p.rss) p.hwm = p.rss;
