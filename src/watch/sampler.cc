@@ -72,7 +72,7 @@ std::optional<uint64_t> u64(std::string_view s) { return text::parse_u64(text::t
 std::optional<uint64_t> num(const std::optional<std::string>& s) { return s ? u64(*s) : std::nullopt; }
 std::optional<uint64_t> kib(std::string_view s) {
   auto v = u64(s);
-  return v ? std::optional<uint64_t>(*v * 1024) : std::nullopt;
+  return v && *v <= UINT64_MAX / 1024 ? std::optional<uint64_t>(*v * 1024) : std::nullopt;
 }
 
 // "some avg10=0.12 avg60=0 avg300=0 total=123" lines of a PSI file.
@@ -579,7 +579,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     // statm: size resident shared text lib data dt, in pages.
     std::string_view sv = *statm;
     text::parse_u64(sv, &sv);
-    uint64_t resident = text::parse_u64(text::trim_left(sv)).value_or(0);
+    uint64_t resident = std::min<uint64_t>(text::parse_u64(text::trim_left(sv)).value_or(0), UINT64_MAX / page);
     if (*statm != p.statm || p.born == generation_) {
       std::string name = p.comm;
       if (auto status = read_small_file(dir() + "/status", 16 << 10))
