@@ -629,11 +629,13 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   std::string cg = opt_.cgroup;
   while (cg.size() > 1 && cg.back() == '/') cg.pop_back();
+  const std::string below = cg + "/";
+  out.reserve(pids.size());
   for (int pid : pids) {
     const Proc& p = *cache_.at(pid);
     if (!p.user) continue;  // kernel threads own no memory of their own
-    if (!cg.empty() && cg != "/" && p.cgroup != cg && !text::starts_with(p.cgroup, cg + "/")) continue;
-    ProcessSample ps;
+    if (!cg.empty() && cg != "/" && p.cgroup != cg && !text::starts_with(p.cgroup, below)) continue;
+    ProcessSample& ps = out.emplace_back();
     ps.pid = pid;
     ps.ppid = p.ppid;
     ps.comm = p.comm;
@@ -642,7 +644,6 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     ps.rss = p.rss;
     ps.hwm = p.hwm;
     ps.swap = p.swap;
-    out.push_back(std::move(ps));
   }
 }
 
