@@ -15,6 +15,7 @@
 #include <cmath>
 #include <ctime>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -436,6 +437,7 @@ TEST(AlertsDelivery, CommandGetsEnvironmentAndJson) {
   EXPECT_EQ(j, alert_json(sample_alert()));
   EXPECT_EQ(j["used_bytes"], 62914560);
   EXPECT_EQ(j["severity"], "critical");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(AlertsDelivery, HangingCommandIsKilledWithinTheTimeout) {
@@ -462,6 +464,7 @@ TEST(AlertsDelivery, HangingCommandIsKilledWithinTheTimeout) {
     ASSERT_NE(close, std::string::npos);
     EXPECT_EQ(line[close + 2], 'Z') << line;
   }
+  std::filesystem::remove_all(dir);
 }
 
 // Runs `body` with stderr going to a file; returns what was written.
@@ -477,7 +480,9 @@ std::string capture_stderr(F body) {
   dup2(saved, 2);
   close(saved);
   fclose(f);
-  return test::read_file(path);
+  std::string out = test::read_file(path);
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+  return out;
 }
 
 TEST(AlertsDelivery, WebhookPostsTheAlertJson) {
@@ -574,6 +579,7 @@ TEST(AlertsDelivery, LogGetsOneJsonLinePerAlertAndStderrALine) {
   EXPECT_EQ(n, 3);
   EXPECT_NE(err.find("aimem alert [critical] cgroup /x uses 60.0 MiB of its 64.0 MiB limit\n"), std::string::npos)
       << err;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(AlertsDelivery, UnwritableLogIsReportedNotFatal) {
