@@ -19,13 +19,14 @@ command -v prometheus-node-exporter >/dev/null || { echo "prometheus-node-export
 SLEEPERS=()
 NE=
 cleanup() {
-  [ -n "$NE" ] && kill "$NE" 2>/dev/null && wait "$NE" 2>/dev/null
+  set +e
+  [ -n "$NE" ] && kill "$NE" 2>/dev/null
   [ ${#SLEEPERS[@]} -gt 0 ] && kill "${SLEEPERS[@]}" 2>/dev/null
-  wait 2>/dev/null || true
+  wait 2>/dev/null
 }
 trap cleanup EXIT INT TERM
 
-for _ in $(seq "$EXTRA"); do sleep 600 & SLEEPERS+=($!); done
+for _ in $(seq "$EXTRA"); do sleep 600 </dev/null >/dev/null 2>&1 & SLEEPERS+=($!); done
 prometheus-node-exporter --web.listen-address=127.0.0.1:$PORT >/dev/null 2>&1 &
 NE=$!
 for _ in $(seq 50); do curl -sf -o /dev/null http://127.0.0.1:$PORT/metrics && break; sleep 0.1; done

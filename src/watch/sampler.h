@@ -63,6 +63,8 @@ class Sampler {
   std::unordered_map<std::string, File> files_;  // host and cgroup files held open
   size_t fd_budget_ = 0, fds_held_ = 0;
   uint64_t generation_ = 0;
+  std::string last_pid_;        // proc/loadavg's last pid at the previous walk
+  bool complete_walk_ = false;  // every process then had its statm file held
   std::unique_ptr<GpuReader> gpu_;
   std::vector<std::string> warnings_;
 };

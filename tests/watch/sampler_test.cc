@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <filesystem>
 #include <gtest/gtest.h>
 
 #include "sources/readfile.h"
@@ -240,6 +241,56 @@ TEST(SamplerFixture, MissingRootWarnsAndReturnsNothing) {
   EXPECT_EQ(s.warnings().size(), 3u) << all;  // once each, not once per sample
 }
 
+// Broken files: no crash, no invented numbers, the unreadable named.
+TEST(SamplerFixture, GarbageFilesGiveNoValues) {
+  std::string r = test::temp_dir("sampler-garbage");
+  auto put = [](const std::string& path, const std::string& content) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    test::write_file(path, content);
+  };
+  put(r + "/proc/meminfo", "MemTotal: lots kB\nMemAvailable: 99999999999999999999 kB\nSwapTotal: 18446744073709551615 kB\n");
+  put(r + "/proc/pressure/memory", "some avg10=x total=\nfull\n");
+  put(r + "/proc/vmstat", "oom_kill");
+  put(r + "/proc/self/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\nbroken line\n\n");
+  put(r + "/sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
+  put(r + "/sys/fs/cgroup/a/memory.current", "-5\n");
+  put(r + "/sys/fs/cgroup/a/memory.max", "\x01\x02garbage");
+  put(r + "/sys/fs/cgroup/a/memory.stat", "anon\nfile x\nkernel 18446744073709551616\n");
+  put(r + "/sys/fs/cgroup/a/memory.events", std::string(3000000, 'x'));
+  put(r + "/proc/10/stat", "10 no parenthesis");
+  put(r + "/proc/11/stat", "11 (a) b) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22\n");
+  put(r + "/proc/11/statm", "99999999999999999999 18446744073709551615 0\n");
+  put(r + "/proc/11/status", "Name:\tx\nVmRSS: kB\nVmHWM: 18446744073709551615 kB\n");
+  put(r + "/proc/11/cgroup", "no colons here\n");
+  SamplerOptions o;
+  o.root = r;
+  o.gpus = false;
+  Sampler s(o);
+  EXPECT_EQ(s.cgroup_version(), 2);
+  Sample x = s.sample();
+  EXPECT_FALSE(x.host.mem_total);
+  EXPECT_FALSE(x.host.mem_available);  // over 2^64 bytes: not a number
+  EXPECT_FALSE(x.host.swap_total);
+  EXPECT_FALSE(x.host.psi_some_avg10);
+  EXPECT_FALSE(x.host.oom_kills);
+  ASSERT_EQ(x.cgroups.size(), 2u);
+  const CgroupSample& a = x.cgroups[1];
+  EXPECT_EQ(a.path, "/a");
+  EXPECT_FALSE(a.usage);
+  EXPECT_FALSE(a.limit);
+  EXPECT_FALSE(a.anon);
+  EXPECT_FALSE(a.file);
+  EXPECT_FALSE(a.kernel);
+  EXPECT_FALSE(a.oom);
+  ASSERT_EQ(x.processes.size(), 1u);  // 10 has no readable stat
+  EXPECT_EQ(x.processes[0].comm, "x");
+  EXPECT_EQ(x.processes[0].cgroup, "");
+  EXPECT_FALSE(x.processes[0].hwm);
+  ASSERT_FALSE(s.warnings().empty());
+  EXPECT_NE(s.warnings()[0].find("meminfo has no MemTotal"), std::string::npos);
+  std::filesystem::remove_all(r);
+}
+
 // ---- this machine ------------------------------------------------------------
 
 std::string own_memory_cgroup() { return memory_cgroup_of(read_small_file("/proc/self/cgroup").value_or("")); }
@@ -335,8 +386,10 @@ TEST(SamplerLive, RealCgroupWithLimitAndProcess) {
   EXPECT_GE(x.processes[0].rss, 16 * MiB);
 }
 
-// 200 samples while 200 short-lived children come and go: the cache holds only
-// live processes, and every file it held for them is closed.
+// 200 samples while 200 short-lived children come and go: each is found, each
+// is gone once reaped (also when /proc is not listed because no pid was handed
+// out since: the held statm file fails to read), the cache holds only live
+// processes, and every file it held for them is closed.
 TEST(SamplerLive, CacheStaysAtLiveProcessCount) {
   auto count_pids = [] {
     size_t n = 0;
@@ -360,11 +413,13 @@ TEST(SamplerLive, CacheStaysAtLiveProcessCount) {
   size_t most = 0;
   for (int i = 0; i < 200; ++i) {
     pid_t c = ::fork();
-    if (c == 0) _exit(0);
-    s.sample();  // sees the child, alive or a zombie
+    if (c == 0)
+      for (;;) ::pause();
+    ASSERT_TRUE(find_process(s.sample(), c)) << "a new process is found";
+    ::kill(c, SIGKILL);
     ::waitpid(c, nullptr, 0);
     size_t before = count_pids();
-    s.sample();
+    ASSERT_FALSE(find_process(s.sample(), c)) << "a reaped process is gone";
     most = std::max(most, s.cached_processes() > before ? s.cached_processes() - before : 0);
   }
   EXPECT_LE(most, 20u) << "cache entries beyond the live processes";  // slack: builds start processes meanwhile
