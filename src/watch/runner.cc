@@ -474,10 +474,10 @@ std::string run_result_text(const RunOptions& o, const RunResult& r, bool color)
   out += "peak memory:\n";
   for (const auto& p : pool_peaks(r)) {
     if (p.limit && *p.limit > 0)
-      out += fmt::format("  {:<44} {:>10} of {} ({:.0f}%)\n", p.pool, format_bytes(p.peak), format_bytes(*p.limit),
+      out += fmt::format("  {:<44} {:>10} of {} ({:.0f}%)\n", p.pool, units::format_bytes(p.peak), units::format_bytes(*p.limit),
                          100.0 * static_cast<double>(p.peak) / static_cast<double>(*p.limit));
     else
-      out += fmt::format("  {:<44} {:>10}\n", p.pool, format_bytes(p.peak));
+      out += fmt::format("  {:<44} {:>10}\n", p.pool, units::format_bytes(p.peak));
   }
   if (r.cgroup_oom_kills && *r.cgroup_oom_kills > 0)
     out += fmt::format("  the kernel OOM-killed {} process(es) in this cgroup\n", *r.cgroup_oom_kills);

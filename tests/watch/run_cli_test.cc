@@ -135,7 +135,7 @@ TEST(RunCli, TimeToExhaustionAlertFiresBeforeTheKill) {
   for (const auto& a : alerts) {
     json body = json::parse(a.body);
     EXPECT_LT(a.time_us, exits[0].time_us);
-    if (body.contains("tte_s") && !body["tte_s"].is_null()) tte = true;
+    if (body.contains("tte_seconds") && !body["tte_seconds"].is_null()) tte = true;
   }
   EXPECT_TRUE(tte) << "no alert carried a time-to-exhaustion forecast";
   EXPECT_LT(alerts.front().time_us, exits[0].time_us - 500000) << "the first alert came less than 0.5 s before the kill";

@@ -26,7 +26,7 @@ int run(const RunArgs& a) {
   watch::RunOptions o;
   o.command = a.command;
   if (!a.memory_limit.empty()) {
-    auto v = parse_size(a.memory_limit);
+    auto v = units::parse_size(a.memory_limit);
     if (!v || *v < (1u << 20)) {
       fmt::print(stderr, "aimem run: --memory-limit '{}': {}\n", a.memory_limit,
                  v ? "below 1 MiB; write e.g. 512MiB or 8G" : v.error().message);

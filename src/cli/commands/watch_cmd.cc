@@ -37,7 +37,7 @@ int64_t duration_of(const std::string& v, const std::string& what) {
   return *d;
 }
 uint64_t size_of(const std::string& v, const std::string& what) {
-  auto s = parse_size(v);
+  auto s = units::parse_size(v);
   if (!s) throw Bad{fmt::format("{} '{}': {}", what, v, s.error().message)};
   return *s;
 }
