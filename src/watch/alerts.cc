@@ -227,6 +227,7 @@ std::vector<Alert> AlertEngine::observe(const Sample& s) {
       if (p.limit && pts.size() >= policy_.min_points) {
         std::vector<std::pair<int64_t, uint64_t>> v(pts.begin(), pts.end());
         w.forecast_s = forecast_tte_s(v, *p.limit);
+        w.span_s = double(v.back().first - v.front().first) / 1e6;
         if (w.forecast_s) w.slope_per_s = theil_sen_per_s(v).value_or(0);
       }
       w.forecast_at_us = now;
@@ -234,7 +235,10 @@ std::vector<Alert> AlertEngine::observe(const Sample& s) {
     }
     w.tte_s.reset();
     if (w.forecast_s) w.tte_s = std::max(0.0, *w.forecast_s - double(now - w.forecast_at_us) / 1e6);
-    if (w.tte_s && p.kind != "swap" && *w.tte_s * 1e6 < double(policy_.tte_warn_us)) {
+    // Only a forecast within max_extrapolation x its history alerts (the
+    // exporter still shows every forecast).
+    if (w.tte_s && p.kind != "swap" && *w.tte_s * 1e6 < double(policy_.tte_warn_us) &&
+        *w.tte_s <= policy_.max_extrapolation * w.span_s) {
       // Under a fifth of the warning horizon (3 min by default) it is critical:
       // the escalation passes the rate limit as exhaustion nears.
       bool crit = *w.tte_s * 1e6 < double(policy_.tte_warn_us) / 5;

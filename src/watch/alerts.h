@@ -58,6 +58,9 @@ struct AlertPolicy {
   // The forecast looks at this much recent history, and needs this many points.
   int64_t trend_window_us = 5LL * 60 * 1000000;
   size_t min_points = 5;
+  // A forecast reaches at most this many times the history it rests on: half
+  // a second of a host-wide trend says nothing about the next three minutes.
+  double max_extrapolation = 10;
   // Rate limit: one key at most once per repeat_us, unless its severity rises.
   int64_t repeat_us = 10LL * 60 * 1000000;
 };
@@ -105,6 +108,7 @@ class AlertEngine {
     // changes), and counted down in between.
     std::optional<double> forecast_s;
     double slope_per_s = 0;
+    double span_s = 0;  // the history the forecast rests on
     int64_t forecast_at_us = -1;
     uint64_t forecast_limit = 0;
     std::optional<double> tte_s;  // as of the latest sample

@@ -481,8 +481,9 @@ std::string run_result_text(const RunOptions& o, const RunResult& r, bool color)
   }
   if (r.cgroup_oom_kills && *r.cgroup_oom_kills > 0)
     out += fmt::format("  the kernel OOM-killed {} process(es) in this cgroup\n", *r.cgroup_oom_kills);
-  for (const auto& a : r.alerts)
-    out += fmt::format("alert {} [{}]: {}\n", timeutil::format_iso(a.time_us), a.severity, a.message);
+  if (!r.alerts.empty())
+    out += fmt::format("alerts: {} during the run (printed above as they fired), the first at +{}\n", r.alerts.size(),
+                       timeutil::format_duration(static_cast<double>(r.alerts.front().time_us - r.start_us) / 1e6));
   for (const auto& f : r.trend)
     if (f.shape != Shape::flat && f.shape != Shape::unknown && !f.summary.empty()) out += "trend: " + f.summary + "\n";
   if (r.diagnosis) {

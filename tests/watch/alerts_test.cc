@@ -177,11 +177,26 @@ TEST(AlertsEngine, ForecastFiresBeforeExhaustionWithoutThresholds) {
   }
   ASSERT_GE(first, 0);
   EXPECT_LT(first, full_at);
-  // The warning comes when the forecast crosses 15 min: at 1 MiB/s that is 900 MiB of room, i.e. as soon as
-  // min_points (5) are in: the 5th sample, used 220 MiB, 804 MiB of room -> 804 s.
+  // The forecast is under 15 min from the 5th sample on (804 s), but it may reach only 10x the history it
+  // rests on: at sample i the history is 5i s and the forecast 1024 - 200 - 5i s, so the first alert is at
+  // i = 15 (history 75 s, used 275 MiB, 749 s to go).
   ASSERT_TRUE(tte);
-  EXPECT_NEAR(*tte, 804.0, 1.0);
-  EXPECT_EQ(first, 1'800'000'000LL * S + 4 * 5 * S);
+  EXPECT_NEAR(*tte, 749.0, 1.0);
+  EXPECT_EQ(first, 1'800'000'000LL * S + 15 * 5 * S);
+}
+
+TEST(AlertsEngine, ShortHistoryIsNotExtrapolatedFar) {
+  // Host-wide noise: half a second of a rising trend must not announce exhaustion in minutes.
+  AlertEngine engine(AlertPolicy{});
+  size_t tte_alerts = 0;
+  for (int i = 0; i < 6; ++i)
+    for (const Alert& a : engine.observe(cgroup_sample(i * 100000, 1 * GiB + uint64_t(i) * 10 * MiB, 8 * GiB)))
+      tte_alerts += a.key == "tte:cgroup:/job";
+  EXPECT_EQ(tte_alerts, 0u);
+  // The exporter still sees the forecast: (8 GiB - 1.05 GiB) / 100 MiB/s.
+  auto tte = engine.time_to_exhaustion();
+  ASSERT_EQ(tte.size(), 1u);
+  EXPECT_NEAR(tte[0].second, (8.0 * 1024 - 1024 - 50) / 100.0, 1.0);
 }
 
 TEST(AlertsEngine, TimeToExhaustionForTheExporter) {
