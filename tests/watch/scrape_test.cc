@@ -250,6 +250,19 @@ TEST(ScrapeInterpret, LlamaCppCurrentHasNoKvGauges) {
   EXPECT_FALSE(s.context_tokens);
 }
 
+TEST(ScrapeInterpret, LlamaCppCapturedFromARealServerHere) {
+  auto s = interpret_metrics("auto", fixture("llamacpp_captured.metrics"), {});
+  ASSERT_TRUE(s.up) << s.problem;
+  EXPECT_EQ(s.kind, "llamacpp");
+  EXPECT_EQ(s.running, 0.0);
+  EXPECT_EQ(s.waiting, 0.0);
+  EXPECT_EQ(s.prompt_tokens_total, 19.0);
+  EXPECT_EQ(s.generation_tokens_total, 8.0);
+  EXPECT_EQ(s.context_tokens, 26.0);  // n_tokens_max, the largest sequence seen
+  EXPECT_FALSE(s.kv_usage_ratio);
+  EXPECT_FALSE(s.ttft_count);
+}
+
 TEST(ScrapeInterpret, LlamaCppBeforePr13660) {
   auto s = interpret_metrics("auto", fixture("llamacpp_kv.metrics"), {});
   ASSERT_TRUE(s.up) << s.problem;
