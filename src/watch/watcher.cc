@@ -1,6 +1,7 @@
 // See watcher.h.
 #include "watch/watcher.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -50,6 +51,21 @@ class Window {
   mutable std::mutex mu_;
   std::deque<Sample> samples_;
 };
+
+// The store keeps the largest processes and every one that matters to AI
+// serving (a role, GPU memory): a host of 1,000 processes sampled whole would
+// fill the default 256 MiB in hours, and the small ones say nothing.
+constexpr size_t kStoredProcesses = 50;
+void trim_processes(Sample& s, size_t keep) {
+  if (s.processes.size() <= keep) return;
+  std::stable_sort(s.processes.begin(), s.processes.end(),
+                   [](const ProcessSample& a, const ProcessSample& b) { return a.rss > b.rss; });
+  std::vector<ProcessSample> kept;
+  for (size_t i = 0; i < s.processes.size(); ++i)
+    if (i < keep || !s.processes[i].role.empty() || s.processes[i].gpu_bytes)
+      kept.push_back(std::move(s.processes[i]));
+  s.processes = std::move(kept);
+}
 
 std::string event_key(const std::string& cgroup) {
   CgroupInfo info = parse_cgroup_path(cgroup);
@@ -328,6 +344,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
     }
     previous_servers = s.servers;
     if (store) {
+      trim_processes(s, kStoredProcesses);
       std::lock_guard<std::mutex> lock(store_mu);
       store->append(s);
       if (st.samples % kRetentionEvery == 0) store->enforce_retention(s.time_us);
