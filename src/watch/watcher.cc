@@ -34,12 +34,18 @@ constexpr size_t kRetentionEvery = 64;  // appends between retention passes
 // The samples of the last `window` microseconds, bounded in count.
 class Window {
  public:
+  static constexpr size_t kMaxWindow = 600;
   explicit Window(int64_t span_us) : span_us_(span_us) {}
   void add(const Sample& s) {
     std::lock_guard<std::mutex> lock(mu_);
     samples_.push_back(s);
-    while (!samples_.empty() && (samples_.front().time_us < s.time_us - span_us_ || samples_.size() > 3000))
-      samples_.pop_front();
+    while (!samples_.empty() && samples_.front().time_us < s.time_us - span_us_) samples_.pop_front();
+    if (samples_.size() > kMaxWindow) {  // fast sampling: thin the older half, keep the span
+      std::deque<Sample> thin;
+      for (size_t i = 0; i < samples_.size(); ++i)
+        if (i % 2 == 0 || i >= samples_.size() / 2) thin.push_back(std::move(samples_[i]));
+      samples_ = std::move(thin);
+    }
   }
   std::vector<Sample> copy() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -52,7 +58,7 @@ class Window {
   std::deque<Sample> samples_;
 };
 
-// The store keeps the largest processes and every one that matters to AI
+// Samples keep the largest processes and every one that matters to AI
 // serving (a role, GPU memory): a host of 1,000 processes sampled whole would
 // fill the default 256 MiB in hours, and the small ones say nothing.
 constexpr size_t kStoredProcesses = 50;
@@ -255,6 +261,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
 
     Sample s = sampler.sample();
     for (const auto& t : targets) s.servers.push_back(scrape(t, static_cast<int>(std::min<int64_t>(o.interval_us / 1000, 5000))));
+    trim_processes(s, kStoredProcesses);
     window.add(s);
     ++st.samples;
     // OOM counters that stepped without a kernel report (a kernel log we
@@ -344,7 +351,6 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
     }
     previous_servers = s.servers;
     if (store) {
-      trim_processes(s, kStoredProcesses);
       std::lock_guard<std::mutex> lock(store_mu);
       store->append(s);
       if (st.samples % kRetentionEvery == 0) store->enforce_retention(s.time_us);
