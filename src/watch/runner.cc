@@ -35,6 +35,7 @@
 #include "watch/sampler.h"
 #include "watch/scrape.h"
 #include "watch/store.h"
+#include "watch/trend_diag.h"
 
 namespace aimem::watch {
 namespace {
@@ -331,7 +332,16 @@ RunResult run_command(const RunOptions& o) {
   if (cg) cg->kill_all();  // what CMD left behind in its cgroup
   if (tee) tee->finish();
 
-  r.trend = analyse(r.samples);
+  // The trend of the command's own pools (its cgroup, GPUs; host RAM only
+  // without a cgroup), over the samples while it ran: the one after its exit
+  // shows an emptied cgroup, not the workload.
+  {
+    std::vector<Sample> running(r.samples.begin(), r.samples.end() - (r.started && !r.samples.empty() ? 1 : 0));
+    for (auto& f : analyse(running))
+      if ((cg && f.pool_id == "cgroup:" + cg->path()) || text::starts_with(f.pool_id, "gpu:") ||
+          (!cg && f.pool_id == "host_ram"))
+        r.trend.push_back(std::move(f));
+  }
   const bool abnormal = r.started && (r.exit_status != 0);
   if (abnormal) {
     LiveOptions lo;
@@ -348,22 +358,7 @@ RunResult run_command(const RunOptions& o) {
     d.live = true;
     Diagnosis diag = diagnose(std::move(facts.facts()), d);
     for (auto& w : live.warnings) diag.warnings.push_back(std::move(w));
-    // The recording says what the kernel log cannot: how memory grew.
-    for (const auto& f : r.trend)
-      if (!f.summary.empty()) diag.notes.push_back(f.summary);
-    if (!diag.incidents.empty()) {
-      Incident& primary = diag.incidents.front();
-      for (const auto& f : r.trend) {
-        bool same_pool = cg && f.pool_id.find(cg->path()) != std::string::npos;
-        if (!same_pool) continue;
-        if (f.shape == Shape::steady_growth &&
-            (primary.cause == Cause::limit_too_low || primary.cause == Cause::unknown)) {
-          primary.cause = Cause::leak_or_accumulation;
-          primary.reasons.push_back(f.summary);
-          diag.cause = primary.cause;
-        }
-      }
-    }
+    if (cg) apply_trend(diag, r.trend, "cgroup:" + cg->path());
     r.diagnosis = std::move(diag);
   }
   if (store) {

@@ -25,6 +25,7 @@
 #include "watch/sampler.h"
 #include "watch/scrape.h"
 #include "watch/trend.h"
+#include "watch/trend_diag.h"
 
 namespace aimem::watch {
 namespace {
@@ -128,17 +129,8 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
   Diagnosis diag = diagnose(std::move(facts.facts()), d);
   std::vector<TrendFinding> trend = analyse(window);
   for (const auto& f : trend)
-    if (!f.summary.empty() && f.shape != Shape::flat) diag.notes.push_back(f.summary);
-  if (!diag.incidents.empty()) {
-    Incident& primary = diag.incidents.front();
-    for (const auto& f : trend)
-      if (!cgroup.empty() && f.pool_id.find(cgroup) != std::string::npos && f.shape == Shape::steady_growth &&
-          (primary.cause == Cause::limit_too_low || primary.cause == Cause::unknown)) {
-        primary.cause = Cause::leak_or_accumulation;
-        primary.reasons.push_back(f.summary);
-        diag.cause = primary.cause;
-      }
-  }
+    if (!f.summary.empty() && f.pool_id == "cgroup:" + cgroup) diag.notes.push_back(f.summary);
+  if (!cgroup.empty()) apply_trend(diag, trend, "cgroup:" + cgroup);
   Event ev;
   ev.time_us = report.time_us;
   ev.kind = "oom_kill";

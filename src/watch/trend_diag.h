@@ -1,0 +1,20 @@
+// What a recording adds to a diagnosis: the kernel report says the limit was
+// reached, not what drove usage there; the timeline says whether memory grew
+// without end (leak_or_accumulation) or with a load dimension (concurrency,
+// queue depth, batch size: concurrency_batch; context length: kv_cache_context).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "diagnose/diagnosis.h"
+#include "watch/trend.h"
+
+namespace aimem::watch {
+
+// Findings about `pool_id` (e.g. "cgroup:/x") refine the primary incident's
+// cause when the evidence left it at limit_too_low or unknown; its fixes are
+// then advised again for the new cause. Returns true when the cause changed.
+bool apply_trend(Diagnosis& d, const std::vector<TrendFinding>& trend, const std::string& pool_id);
+
+}  // namespace aimem::watch
