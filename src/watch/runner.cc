@@ -368,7 +368,7 @@ RunResult run_command(const RunOptions& o) {
     Event ev;
     ev.time_us = r.end_us;
     ev.kind = "exit";
-    ev.key = r.cgroup_path;
+    ev.key = r.cgroup_path.empty() ? "" : "cgroup:" + r.cgroup_path;
     ev.summary = r.signal ? fmt::format("{} was killed by signal {}", o.command[0], *r.signal)
                           : fmt::format("{} exited with status {}", o.command[0], r.exit_status);
     nlohmann::json body = {{"exit_status", r.exit_status}};
