@@ -19,6 +19,8 @@
 #include "recognize/scanner.h"
 #include "render/diagnosis_json.h"
 #include "sources/live.h"
+#include "sources/readfile.h"
+#include "watch/cgroup_ctl.h"
 #include "watch/exporter.h"
 #include "watch/http_server.h"
 #include "watch/sample_json.h"
@@ -89,6 +91,39 @@ std::pair<std::string, int> split_listen(const std::string& listen) {
   return {host.empty() ? "127.0.0.1" : host, std::atoi(listen.c_str() + colon + 1)};
 }
 
+// memory.events (v2: oom, oom_kill, max) or memory.oom_control and failcnt
+// (v1), and the peak, of one cgroup, read straight from its files.
+nlohmann::json read_oom_counters(const std::string& root, const std::string& cgroup) {
+  nlohmann::json out = nlohmann::json::object();
+  MemoryHierarchy h = find_memory_hierarchy(root);
+  if (h.version == 0) return out;
+  const std::string dir = h.mount + cgroup;
+  auto num = [](std::string_view v) -> std::optional<uint64_t> { return text::parse_u64(text::trim(v)); };
+  auto keyed = [&](const std::string& file, std::initializer_list<std::pair<const char*, const char*>> keys) {
+    auto content = read_small_file(dir + "/" + file);
+    if (!content) return;
+    for (auto line : text::split(*content, '\n')) {
+      auto sp = line.find(' ');
+      if (sp == std::string_view::npos) continue;
+      for (const auto& [key, name] : keys)
+        if (line.substr(0, sp) == key)
+          if (auto v = num(line.substr(sp + 1))) out[name] = *v;
+    }
+  };
+  if (h.version == 2) {
+    keyed("memory.events", {{"oom", "oom"}, {"oom_kill", "oom_kill"}, {"max", "max_events"}});
+    if (auto p = read_small_file(dir + "/memory.peak"))
+      if (auto v = num(*p)) out["peak"] = *v;
+  } else {
+    keyed("memory.oom_control", {{"oom_kill", "oom_kill"}, {"under_oom", "under_oom"}});
+    if (auto f = read_small_file(dir + "/memory.failcnt"))
+      if (auto v = num(*f)) out["max_events"] = *v;
+    if (auto p = read_small_file(dir + "/memory.max_usage_in_bytes"))
+      if (auto v = num(*p)) out["peak"] = *v;
+  }
+  return out;
+}
+
 }  // namespace
 
 Event diagnose_oom_report(const std::string& root, const KernelOomReport& report, const std::vector<Sample>& window) {
@@ -109,6 +144,10 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
   if (!cgroup.empty() && cgroup != "/") {
     CgroupScan scan = scan_cgroups(root, cgroup, false, facts);
     counters = {{"found", scan.found && scan.cgroups > 0}, {"version", scan.version}};
+    // The counters as they are now, a moment after the kill: a container
+    // that restarts within a second takes its cgroup with it.
+    nlohmann::json now_j = read_oom_counters(root, cgroup);
+    if (!now_j.empty()) counters["at_kill"] = now_j;
     // The sampler's view of the same cgroup at its last sample before the kill.
     for (auto it = window.rbegin(); it != window.rend(); ++it) {
       bool hit = false;
@@ -117,7 +156,7 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
           auto opt = [](const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
           counters["last_sample"] = {{"time_us", it->time_us}, {"usage", opt(c.usage)}, {"limit", opt(c.limit)},
                                      {"peak", opt(c.peak)}, {"oom_kill", opt(c.oom_kill)}, {"oom", opt(c.oom)},
-                                     {"max_events", opt(c.max_events)}};
+                                     {"max_events", opt(c.max_events ? c.max_events : c.failcnt)}};
           hit = true;
           break;
         }
@@ -131,6 +170,17 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
   for (const auto& f : trend)
     if (!f.summary.empty() && f.pool_id == "cgroup:" + cgroup) diag.notes.push_back(f.summary);
   if (!cgroup.empty()) apply_trend(diag, trend, "cgroup:" + cgroup);
+  // memory.events deltas against the last sample before the kill.
+  if (counters.is_object() && counters.contains("at_kill") && counters.contains("last_sample")) {
+    nlohmann::json deltas = nlohmann::json::object();
+    for (const char* k : {"oom_kill", "oom", "max_events"}) {
+      const auto& a = counters["at_kill"];
+      const auto& b = counters["last_sample"];
+      if (a.contains(k) && b.contains(k) && a[k].is_number() && b[k].is_number())
+        deltas[k] = a[k].get<int64_t>() - b[k].get<int64_t>();
+    }
+    counters["deltas"] = deltas;
+  }
   Event ev;
   ev.time_us = report.time_us;
   ev.kind = "oom_kill";

@@ -115,6 +115,12 @@ TEST(WatchCli, DiagnosesARealOomKillAsItHappens) {
   EXPECT_NE(body["cgroup"].get<std::string>().find("aimem-test-watch-"), std::string::npos);
   EXPECT_GE(body["window_samples"].get<int>(), 2);
   EXPECT_TRUE(body["counters"]["found"].get<bool>());
+  // The counters read at the kill, and their steps since the last sample.
+  ASSERT_TRUE(body["counters"].contains("at_kill")) << body["counters"].dump();
+  EXPECT_GE(body["counters"]["at_kill"]["peak"].get<uint64_t>(), 36ull << 20);
+  EXPECT_GE(body["counters"]["at_kill"]["oom_kill"].get<uint64_t>(), 1u);
+  ASSERT_TRUE(body["counters"]["deltas"].contains("oom_kill")) << body["counters"].dump();
+  EXPECT_GE(body["counters"]["deltas"]["oom_kill"].get<int64_t>(), 1);
   EXPECT_NE(kills[0].summary.find("aimem_test_allo"), std::string::npos) << kills[0].summary;  // comm: 15 chars
   EXPECT_GE(store->sample_count(), 5u);
 }
