@@ -3,7 +3,8 @@
 // it at a fixture tree. Built to be called every 100 ms for hours: the cost of
 // a sample stays flat (per-process identity is cached and pruned each sample)
 // and a wedged GPU driver never stalls it (NVML runs on its own thread with
-// deadlines). Used by `aimem run` and `aimem watch`.
+// deadlines). Used by `aimem run` and `aimem watch`. A sample scoped to a
+// cgroup subtree or a process tree reads only the processes in that scope.
 #pragma once
 
 #include <memory>
@@ -19,8 +20,9 @@ namespace aimem::watch {
 
 struct SamplerOptions {
   std::string root = "/";        // /proc and /sys are read under root
-  std::optional<int> root_pid;   // only this process and its descendants
+  std::optional<int> root_pid;   // only this process and its descendants (max 128 generations deep)
   std::string cgroup;            // only this cgroup subtree ("/aimem-run-123"); "" = see all_cgroups
+                                 // (with root_pid too: the tree as linked through the subtree's members)
   bool processes = true;         // per-process data
   bool all_cgroups = true;       // every memory cgroup (bounded: 20000 dirs, depth 32); false: only `cgroup` (or the root)
   bool gpus = true;              // NVML (dlopen; AIMEM_NVML_LIBRARY overrides the path); absent NVML is normal
@@ -40,7 +42,8 @@ class Sampler {
   const std::vector<std::string>& warnings() const { return warnings_; }
   int cgroup_version() const { return version_; }        // 1, 2, or 0: no memory controller found
   std::string cgroup_mount() const { return mount_; }    // memory hierarchy's mount, under root
-  size_t cached_processes() const { return cache_.size(); }  // for the flat-cost test
+  size_t cached_processes() const { return cache_.size(); }  // for the flat-cost and scope tests
+  size_t proc_listings() const { return proc_listings_; }     // times all of proc/ was listed: for the scope tests
 
  private:
   struct Proc;  // per (pid, start time): see sampler.cc
@@ -48,6 +51,9 @@ class Sampler {
   void read_host(HostSample& h);
   void read_cgroups(std::vector<CgroupSample>& out);
   void read_processes(std::vector<ProcessSample>& out);
+  bool list_cgroup_members(std::vector<int>& pids);
+  bool list_tree(std::vector<int>& pids, bool& truncated);
+  bool list_proc(std::vector<int>& pids);
   void warn(std::string message);
   std::optional<std::string> read_file(const std::string& path);  // through files_
 
@@ -65,6 +71,9 @@ class Sampler {
   uint64_t generation_ = 0;
   std::string last_pid_;        // proc/loadavg's last pid at the previous walk
   bool complete_walk_ = false;  // every process then had its statm file held
+  std::vector<std::string> scope_dirs_;  // with options.cgroup: the subtree's cgroup directories this sample
+  int children_files_ = -1;              // proc/PID/task/TID/children exist: 1, do not: 0, not known yet: -1
+  size_t proc_listings_ = 0;
   std::unique_ptr<GpuReader> gpu_;
   std::vector<std::string> warnings_;
 };

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -225,6 +226,88 @@ TEST(SamplerFixture, RootPidTreeAndCgroupSubtree) {
   EXPECT_NE(missing.warnings()[0].find("/no/such/cgroup"), std::string::npos);
 }
 
+// A scoped sample reads only its scope: the cache holds only the scope's
+// processes (a full walk would have read statm and stat of all five) and proc/
+// is never listed. The tree comes from task/TID/children (4150 was forked by
+// 4100's second thread, 4101), the cgroup's members from cgroup.procs.
+TEST(SamplerFixture, ScopedSamplesReadOnlyTheScope) {
+  auto o = fixture_options("v2");
+  Sampler all(o);
+  EXPECT_EQ(pids_of(all.sample()), (std::vector<int>{1, 4100, 4150, 4200}));
+  EXPECT_EQ(all.cached_processes(), 5u);  // kthreadd too
+  EXPECT_EQ(all.proc_listings(), 1u);
+
+  o.root_pid = 4100;
+  Sampler tree(o);
+  for (int i = 0; i < 2; ++i) {
+    Sample t = tree.sample();
+    EXPECT_EQ(pids_of(t), (std::vector<int>{4100, 4150}));
+    ASSERT_TRUE(find_process(t, 4150));
+    EXPECT_EQ(find_process(t, 4150)->ppid, 4100);
+    EXPECT_EQ(find_process(t, 4150)->role, "python");
+    EXPECT_EQ(find_process(t, 4100)->cgroup, kCtr);
+    EXPECT_EQ(find_process(t, 4100)->hwm, 9000000ULL * 1024);
+  }
+  EXPECT_EQ(tree.cached_processes(), 2u);
+  EXPECT_EQ(tree.proc_listings(), 0u);
+  EXPECT_TRUE(tree.warnings().empty()) << tree.warnings().front();
+
+  o = fixture_options("v2");
+  o.cgroup = "/kubepods.slice";
+  Sampler sub(o);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(pids_of(sub.sample()), (std::vector<int>{4100, 4150}));  // cgroup.procs: 4150, 4100
+  EXPECT_EQ(sub.cached_processes(), 2u);
+  EXPECT_EQ(sub.proc_listings(), 0u);
+
+  o.root_pid = 4150;  // both: the tree within the subtree
+  Sampler both(o);
+  EXPECT_EQ(pids_of(both.sample()), (std::vector<int>{4150}));
+  EXPECT_EQ(both.cached_processes(), 2u);
+  EXPECT_EQ(both.proc_listings(), 0u);
+
+  o = fixture_options("v2");
+  o.root_pid = 4200;
+  Sampler leaf(o);
+  EXPECT_EQ(pids_of(leaf.sample()), (std::vector<int>{4200}));
+  EXPECT_EQ(leaf.cached_processes(), 1u);
+
+  o.root_pid = 999;  // no such process: nothing, and still no listing
+  Sampler none(o);
+  EXPECT_TRUE(none.sample().processes.empty());
+  EXPECT_EQ(none.cached_processes(), 0u);
+  EXPECT_EQ(none.proc_listings(), 0u);
+
+  o = fixture_options("v2");
+  o.cgroup = "/no/such/cgroup";  // a cgroup that does not exist has no members
+  Sampler missing(o);
+  EXPECT_TRUE(missing.sample().processes.empty());
+  EXPECT_EQ(missing.proc_listings(), 0u);
+}
+
+// The v1 fixture has no task/TID/children files (a kernel without
+// CONFIG_PROC_CHILDREN): a root pid falls back to listing proc/ once per
+// sample; its memory hierarchy's cgroup.procs still scopes a cgroup.
+TEST(SamplerFixture, NoChildrenFilesFallsBackToListingProc) {
+  auto o = fixture_options("v1");
+  o.root_pid = 1;
+  Sampler tree(o);
+  EXPECT_EQ(pids_of(tree.sample()), (std::vector<int>{1, 700, 701}));
+  EXPECT_EQ(tree.proc_listings(), 1u);
+  o.root_pid = 700;
+  Sampler leaf(o);
+  EXPECT_EQ(pids_of(leaf.sample()), (std::vector<int>{700}));
+  EXPECT_EQ(pids_of(leaf.sample()), (std::vector<int>{700}));
+
+  o = fixture_options("v1");
+  o.cgroup = "/docker";
+  Sampler sub(o);
+  Sample c = sub.sample();
+  EXPECT_EQ(pids_of(c), (std::vector<int>{700}));
+  EXPECT_EQ(c.processes[0].role, "llama-server");
+  EXPECT_EQ(sub.cached_processes(), 1u);
+  EXPECT_EQ(sub.proc_listings(), 0u);
+}
+
 TEST(SamplerFixture, MissingRootWarnsAndReturnsNothing) {
   auto o = fixture_options("does-not-exist");
   Sampler s(o);
@@ -384,6 +467,100 @@ TEST(SamplerLive, RealCgroupWithLimitAndProcess) {
   EXPECT_EQ(x.processes[0].pid, cg.child);
   EXPECT_EQ(x.processes[0].cgroup, cg.rel);
   EXPECT_GE(x.processes[0].rss, 16 * MiB);
+  EXPECT_EQ(s.cached_processes(), 1u);  // read from the cgroup's cgroup.procs, not from all of /proc
+  EXPECT_EQ(s.proc_listings(), 0u);
+
+  // A member added and one removed show in the next sample, 100 ms later: v1
+  // keeps an open cgroup.procs's pid list for a second, so the sampler must
+  // not hold that file open.
+  pid_t second = ::fork();
+  ASSERT_GE(second, 0);
+  if (second == 0)
+    for (;;) ::pause();
+  test::write_file(cg.dir + "/cgroup.procs", std::to_string(second));
+  ::usleep(100000);
+  EXPECT_EQ(pids_of(s.sample()), (std::vector<int>{std::min(cg.child, second), std::max(cg.child, second)}));
+  ::kill(second, SIGKILL);
+  ::waitpid(second, nullptr, 0);
+  ::usleep(100000);
+  EXPECT_EQ(pids_of(s.sample()), (std::vector<int>{cg.child}));
+}
+
+// A real process tree (this test, a parent, its two children) among 200 other
+// sleeping processes: sampling by root pid finds exactly those three, and reads
+// only them (through /proc/PID/task/TID/children where the kernel has it).
+TEST(SamplerLive, RootPidTreeAmongManyProcesses) {
+  struct Kids {
+    std::vector<pid_t> pids;
+    ~Kids() {
+      for (pid_t p : pids) ::kill(p, SIGKILL);
+      for (pid_t p : pids) ::waitpid(p, nullptr, 0);  // the grandchildren are reaped by their parent
+    }
+  } others, tree;
+  for (int i = 0; i < 200; ++i) {
+    pid_t c = ::fork();
+    ASSERT_GE(c, 0);
+    if (c == 0)
+      for (;;) ::pause();
+    others.pids.push_back(c);
+  }
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t parent = ::fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    ::close(ready[0]);
+    pid_t kids[2];
+    for (pid_t& k : kids)
+      if ((k = ::fork()) == 0)
+        for (;;) ::pause();
+    if (::write(ready[1], kids, sizeof kids) != sizeof kids) _exit(1);
+    while (::wait(nullptr) > 0) {
+    }
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  tree.pids.push_back(parent);
+  pid_t kids[2];
+  ASSERT_EQ(::read(ready[0], kids, sizeof kids), static_cast<ssize_t>(sizeof kids));
+  ::close(ready[0]);
+  tree.pids.insert(tree.pids.begin(), kids, kids + 2);  // killed before their parent
+
+  SamplerOptions o;
+  o.gpus = false;
+  o.root_pid = parent;
+  Sampler s(o);
+  Sample x = s.sample();
+  std::vector<int> want{parent, kids[0], kids[1]};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(pids_of(x), want);
+  ASSERT_TRUE(find_process(x, parent));
+  EXPECT_EQ(find_process(x, parent)->ppid, getpid());
+  for (pid_t k : kids) {
+    ASSERT_TRUE(find_process(x, k));
+    EXPECT_EQ(find_process(x, k)->ppid, parent);
+    EXPECT_GT(find_process(x, k)->rss, 0u);
+  }
+  std::string me = std::to_string(getpid());
+  if (::access(("/proc/" + me + "/task/" + me + "/children").c_str(), F_OK) == 0) {
+    EXPECT_EQ(s.cached_processes(), 3u);  // the 200 others and the rest of the host never read
+    EXPECT_EQ(s.proc_listings(), 0u);
+  }
+  EXPECT_EQ(pids_of(s.sample()), want);
+
+  // A child gone, then the whole tree: each leaves the sample and the cache.
+  ::kill(kids[0], SIGKILL);
+  for (int i = 0; i < 100 && find_process(s.sample(), kids[0]); ++i) ::usleep(10000);
+  EXPECT_FALSE(find_process(s.sample(), kids[0]));
+  EXPECT_TRUE(find_process(s.sample(), kids[1]));
+  ::kill(kids[1], SIGKILL);
+  for (int i = 0; i < 100 && (s.sample(), s.cached_processes() > 1); ++i) ::usleep(10000);  // reaped by the parent
+  EXPECT_EQ(pids_of(s.sample()), std::vector<int>{parent});
+  ::kill(parent, SIGKILL);
+  ::waitpid(parent, nullptr, 0);
+  tree.pids.clear();
+  EXPECT_TRUE(s.sample().processes.empty());
+  EXPECT_EQ(s.cached_processes(), 0u);
 }
 
 // 200 samples while 200 short-lived children come and go: each is found, each
