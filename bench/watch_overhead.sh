@@ -39,9 +39,15 @@ sleep "$SECS"
 t1=$(ticks); s1=$(date +%s.%N)
 hz=$(getconf CLK_TCK)
 hwm=$(awk '/VmHWM/ {print $2}' /proc/$WPID/status)
+# RSS counts every touched page of the shared libraries (libcrypto through
+# Debian's libcpp-httplib alone is ~3 MiB); the private and anonymous parts are
+# what aimem itself adds to the host.
+uss=$(awk '/^Private_(Clean|Dirty):/ {s += $2} END {print s}' /proc/$WPID/smaps_rollup)
+anon=$(awk '/^Anonymous:/ {print $2}' /proc/$WPID/smaps_rollup)
+pss=$(awk '/^Pss:/ {print $2}' /proc/$WPID/smaps_rollup)
 rss=$(awk '/VmRSS/ {print $2}' /proc/$WPID/status)
 samples=$(sqlite3 "$TMP/w.db" 'select count(*) from samples' 2>/dev/null || echo "?")
-awk -v t0="$t0" -v t1="$t1" -v s0="$s0" -v s1="$s1" -v hz="$hz" -v hwm="$hwm" -v rss="$rss" -v n="$samples" -v scope="${SCOPE:-both}" 'BEGIN {
+awk -v t0="$t0" -v t1="$t1" -v s0="$s0" -v s1="$s1" -v hz="$hz" -v hwm="$hwm"  -v rss="$rss" -v uss="$uss" -v anon="$anon" -v pss="$pss" -v n="$samples" -v scope="${SCOPE:-both}" 'BEGIN {
   cpu = (t1 - t0) / hz; wall = s1 - s0;
   printf "aimem watch, 10 Hz, scope %s, %.0f s: CPU %.2f%% of one core (target < 1%%), %s samples stored\n", scope, wall, 100 * cpu / wall, n;
-  printf "RSS now %.1f MiB, peak (VmHWM) %.1f MiB (target < 10 MiB)\n", rss / 1024, hwm / 1024 }'
+  printf "RSS now %.1f MiB, peak (VmHWM) %.1f MiB (target < 10 MiB); private (USS) %.1f MiB, anonymous %.1f MiB, PSS %.1f MiB\n", rss / 1024, hwm / 1024, uss / 1024, anon / 1024, pss / 1024 }'
