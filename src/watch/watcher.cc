@@ -23,6 +23,7 @@
 #include "watch/cgroup_ctl.h"
 #include "watch/exporter.h"
 #include "watch/http_server.h"
+#include "watch/oom_notify.h"
 #include "watch/sample_json.h"
 #include "watch/sampler.h"
 #include "watch/scrape.h"
@@ -274,6 +275,43 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
     });
   }
 
+  // OOM notifications (v1 eventfd, v2 inotify) wake a thread at once: it
+  // reads the cgroup's counters before the cgroup can go, stores them, and
+  // asks the loop for a sample now.
+  OomNotifier notifier;
+  const MemoryHierarchy hierarchy = find_memory_hierarchy(o.root);
+  std::atomic<bool> sample_now{false};
+  std::thread notify_thread([&] {
+    while (!stop) {
+      std::set<std::string> paths;
+      for (auto& p : notifier.wait(300)) paths.insert(std::move(p));
+      for (const auto& path : paths) {
+        nlohmann::json counters = read_oom_counters(o.root, path);
+        if (counters.empty()) continue;  // v1 also signals the cgroup's removal
+        int64_t now = timeutil::now_us();
+        Event ev;
+        ev.time_us = now;
+        ev.kind = "oom_event";
+        ev.key = event_key(path);
+        ev.summary = fmt::format("cgroup {}: OOM notification ({}), oom_kill {}", path,
+                                 hierarchy.version == 1 ? "memory.oom_control eventfd" : "memory.events inotify",
+                                 counters.value("oom_kill", uint64_t{0}));
+        ev.body = nlohmann::json{{"cgroup", path},
+                                 {"source", hierarchy.version == 1 ? "eventfd" : "inotify"},
+                                 {"counters", counters}}
+                      .dump();
+        append_event(ev);
+        ++oom_events;
+        {
+          std::lock_guard<std::mutex> lock(seen_mu);
+          reported[path] = now;
+        }
+        sample_now = true;
+      }
+    }
+  });
+  bool notify_warned = false;
+
   SamplerOptions so;
   so.root = o.root;
   so.root_pid = o.pid;
@@ -294,10 +332,11 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   while (!stop) {
     int64_t now = timeutil::now_us();
     if (o.duration_us > 0 && now - start >= o.duration_us) break;
-    if (now < next) {
-      std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(next - now, 200000)));
+    if (now < next && !sample_now) {
+      std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(next - now, 20000)));
       continue;
     }
+    sample_now = false;
     next += o.interval_us;
     if (next < now) next = now + o.interval_us;
 
@@ -353,6 +392,21 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
         if (ids.size() < 64) ids.insert(c.container_id);
       }
     }
+    // OOM notifications for every limited cgroup (bounded by the notifier).
+    if (hierarchy.version != 0) {
+      std::vector<std::string> limited;
+      for (const auto& c : s.cgroups) {
+        if (c.path == "/" || !c.limit) continue;
+        std::string err;
+        if (!notifier.add(hierarchy.mount + c.path, c.path, hierarchy.version, &err) && !notify_warned) {
+          fmt::print(stderr, "aimem watch: OOM notifications for {} not available ({}); its counters are polled\n",
+                     c.path, err);
+          notify_warned = true;
+        }
+        limited.push_back(c.path);
+      }
+      notifier.keep_only(limited);
+    }
     for (auto it = last_counters.begin(); it != last_counters.end();)  // bounded: drop cgroups that are gone
       it = present.count(it->first) ? std::next(it) : last_counters.erase(it);
     if (pod_containers.size() > 4096) pod_containers.clear();
@@ -400,6 +454,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   }
   stop = true;
   if (kmsg_thread.joinable()) kmsg_thread.join();
+  if (notify_thread.joinable()) notify_thread.join();
   if (o.serve) server.stop();
   st.oom_events = oom_events;
   return st;

@@ -123,6 +123,13 @@ TEST(WatchCli, DiagnosesARealOomKillAsItHappens) {
   EXPECT_GE(body["counters"]["deltas"]["oom_kill"].get<int64_t>(), 1);
   EXPECT_NE(kills[0].summary.find("aimem_test_allo"), std::string::npos) << kills[0].summary;  // comm: 15 chars
   EXPECT_GE(store->sample_count(), 5u);
+  // The eventfd on memory.oom_control woke the watch at once as well.
+  auto notes = store->events(0, INT64_MAX, "oom_event");
+  ASSERT_FALSE(notes.empty());
+  json note = json::parse(notes[0].body);
+  EXPECT_EQ(note["source"], "eventfd");
+  EXPECT_EQ(note["cgroup"], body["cgroup"]);
+  EXPECT_LT(std::llabs(notes[0].time_us - kills[0].time_us), 2000000LL);
 }
 
 TEST(WatchCli, RealPrometheusScrapesWatch) {

@@ -1,0 +1,49 @@
+// Wakes `aimem watch` the moment a cgroup's OOM state changes, rather than at
+// its next sample: v1 registers an eventfd on memory.oom_control through
+// cgroup.event_control (the kernel signals it on every OOM in the cgroup, and
+// when the cgroup is removed); v2 watches memory.events with inotify (the
+// kernel sends IN_MODIFY when a counter in it steps). One epoll set holds
+// them all; the number of cgroups watched is bounded.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace aimem::watch {
+
+class OomNotifier {
+ public:
+  static constexpr size_t kMaxWatched = 512;
+
+  OomNotifier();
+  ~OomNotifier();
+  OomNotifier(const OomNotifier&) = delete;
+  OomNotifier& operator=(const OomNotifier&) = delete;
+
+  // `dir` is the cgroup's directory, `path` its name relative to the
+  // hierarchy (what events carry). Idempotent; false (with a reason) when the
+  // cgroup cannot be watched or the bound is reached.
+  bool add(const std::string& dir, const std::string& path, int version, std::string* error);
+  // Stops watching cgroups not in `present` (removed ones).
+  void keep_only(const std::vector<std::string>& present);
+  // Waits at most timeout_ms; the paths of the cgroups that signalled.
+  std::vector<std::string> wait(int timeout_ms);
+  size_t watched() const;
+
+ private:
+  struct Watch {
+    std::string path;
+    int event_fd = -1;  // v1
+    int wd = -1;        // v2 inotify watch
+  };
+  void drop(std::map<std::string, Watch>::iterator it);
+
+  int epoll_ = -1, inotify_ = -1;
+  mutable std::mutex mu_;
+  std::map<std::string, Watch> by_path_;
+  std::map<int, std::string> by_fd_, by_wd_;
+};
+
+}  // namespace aimem::watch

@@ -1,0 +1,66 @@
+// OOM notifications: v2's inotify on memory.events (a file in a fixture tree
+// stands in for the cgroupfs file: the kernel's counter step is an IN_MODIFY),
+// and v1's eventfd on memory.oom_control with a real OOM kill in a real cgroup.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.h"
+#include "watch/cgroup_ctl.h"
+#include "watch/oom_notify.h"
+
+namespace aimem {
+namespace {
+
+TEST(OomNotifier, V2MemoryEventsChangeWakesIt) {
+  std::string dir = test::temp_dir("notify-v2");
+  test::write_file(dir + "/memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n");
+  watch::OomNotifier n;
+  std::string err;
+  ASSERT_TRUE(n.add(dir, "/kubepods/pod1/c1", 2, &err)) << err;
+  ASSERT_TRUE(n.add(dir, "/kubepods/pod1/c1", 2, &err));  // idempotent
+  EXPECT_EQ(n.watched(), 1u);
+  EXPECT_TRUE(n.wait(50).empty());
+  test::write_file(dir + "/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 0\n");
+  auto got = n.wait(2000);
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got[0], "/kubepods/pod1/c1");
+  n.keep_only({});
+  EXPECT_EQ(n.watched(), 0u);
+  EXPECT_FALSE(n.add(dir + "/missing", "/gone", 2, &err));
+  EXPECT_NE(err.find("memory.events"), std::string::npos) << err;
+}
+
+TEST(OomNotifier, V1EventfdFiresOnARealOom) {
+  auto h = watch::find_memory_hierarchy("/");
+  if (h.version != 1) GTEST_SKIP() << "needs a cgroup v1 memory hierarchy";
+  std::string err;
+  auto cg = watch::RunCgroup::create("/", "aimem-test-notify-" + std::to_string(getpid()), 32ull << 20, &err);
+  if (!cg) GTEST_SKIP() << err;
+  watch::OomNotifier n;
+  ASSERT_TRUE(n.add(cg->dir(), cg->path(), 1, &err)) << err;
+  EXPECT_TRUE(n.wait(50).empty());
+  pid_t child = fork();
+  if (child == 0) {
+    std::ofstream(cg->dir() + "/cgroup.procs") << getpid();
+    execl(AIMEM_TEST_ALLOC, AIMEM_TEST_ALLOC, "4", "5", "400", (char*)nullptr);
+    _exit(126);
+  }
+  std::vector<std::string> got;
+  auto t0 = std::chrono::steady_clock::now();
+  while (got.empty() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) got = n.wait(200);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_FALSE(got.empty()) << "no OOM notification";
+  EXPECT_EQ(got[0], cg->path());
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  n.keep_only({});
+}
+
+}  // namespace
+}  // namespace aimem
