@@ -34,7 +34,37 @@ OomNotifier::~OomNotifier() {
   for (auto& [path, w] : by_path_)
     if (w.event_fd >= 0) ::close(w.event_fd);
   if (inotify_ >= 0) ::close(inotify_);
+  if (psi_ >= 0) ::close(psi_);
   if (epoll_ >= 0) ::close(epoll_);
+}
+
+bool OomNotifier::add_pressure_trigger(const std::string& root, int64_t stall_us, int64_t window_us,
+                                       std::string* error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (psi_ >= 0) return true;
+  std::string path = (root == "/" || root.empty() ? "" : root) + "/proc/pressure/memory";
+  int fd = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    *error = fmt::format("{}: {}", path, std::strerror(errno));
+    return false;
+  }
+  std::string trigger = fmt::format("some {} {}", stall_us, window_us);
+  // The trigger string includes its NUL, as the kernel's documentation writes it.
+  if (::write(fd, trigger.c_str(), trigger.size() + 1) < 0) {
+    *error = fmt::format("{}: trigger '{}' refused: {}", path, trigger, std::strerror(errno));
+    ::close(fd);
+    return false;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLPRI;
+  ev.data.fd = fd;
+  if (epoll_ < 0 || ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    *error = fmt::format("{}: cannot poll the trigger: {}", path, std::strerror(errno));
+    ::close(fd);
+    return false;
+  }
+  psi_ = fd;
+  return true;
 }
 
 bool OomNotifier::add(const std::string& dir, const std::string& path, int version, std::string* error) {
@@ -128,7 +158,15 @@ std::vector<std::string> OomNotifier::wait(int timeout_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   for (int i = 0; i < n; ++i) {
     int fd = events[i].data.fd;
-    if (fd == inotify_) {
+    if (fd == psi_ && psi_ >= 0) {
+      if (events[i].events & EPOLLERR) {  // the pressure file went away: stop
+        ::epoll_ctl(epoll_, EPOLL_CTL_DEL, psi_, nullptr);
+        ::close(psi_);
+        psi_ = -1;
+      } else {
+        out.emplace_back(kPressure);
+      }
+    } else if (fd == inotify_) {
       alignas(inotify_event) char buf[4096];
       for (;;) {
         ssize_t len = ::read(inotify_, buf, sizeof buf);

@@ -26,6 +26,13 @@ class OomNotifier {
   // hierarchy (what events carry). Idempotent; false (with a reason) when the
   // cgroup cannot be watched or the bound is reached.
   bool add(const std::string& dir, const std::string& path, int version, std::string* error);
+  // A PSI trigger on ROOT/proc/pressure/memory: woken when tasks stalled on
+  // memory for `stall_us` within `window_us` (the kernel wants the window
+  // 500 ms..10 s, a multiple of 2 s for unprivileged users). wait() then
+  // returns kPressure. False (with the reason) where PSI or triggers are not
+  // permitted: a kernel without CONFIG_PSI, psi=0, or no write access.
+  static constexpr const char* kPressure = "<memory pressure>";
+  bool add_pressure_trigger(const std::string& root, int64_t stall_us, int64_t window_us, std::string* error);
   // Stops watching cgroups not in `present` (removed ones).
   void keep_only(const std::vector<std::string>& present);
   // Waits at most timeout_ms; the paths of the cgroups that signalled.
@@ -40,7 +47,7 @@ class OomNotifier {
   };
   void drop(std::map<std::string, Watch>::iterator it);
 
-  int epoll_ = -1, inotify_ = -1;
+  int epoll_ = -1, inotify_ = -1, psi_ = -1;
   mutable std::mutex mu_;
   std::map<std::string, Watch> by_path_;
   std::map<int, std::string> by_fd_, by_wd_;

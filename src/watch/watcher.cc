@@ -281,11 +281,33 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   OomNotifier notifier;
   const MemoryHierarchy hierarchy = find_memory_hierarchy(o.root);
   std::atomic<bool> sample_now{false};
+  int64_t last_pressure_us = 0;
+  {
+    std::string err;
+    if (!notifier.add_pressure_trigger(o.root, 150000, 2000000, &err))
+      fmt::print(stderr, "aimem watch: no PSI trigger ({}); pressure is read at each sample\n", err);
+  }
   std::thread notify_thread([&] {
     while (!stop) {
       std::set<std::string> paths;
       for (auto& p : notifier.wait(300)) paths.insert(std::move(p));
       for (const auto& path : paths) {
+        if (path == OomNotifier::kPressure) {
+          // At most one pressure event a minute; each one also samples now.
+          int64_t now = timeutil::now_us();
+          sample_now = true;
+          if (now - last_pressure_us < 60LL * 1000000) continue;
+          last_pressure_us = now;
+          Event ev;
+          ev.time_us = now;
+          ev.kind = "pressure";
+          ev.key = "host";
+          auto psi = read_small_file((o.root == "/" ? "" : o.root) + "/proc/pressure/memory");
+          ev.summary = "memory pressure: tasks stalled on memory for over 150 ms within 2 s (PSI trigger)";
+          ev.body = nlohmann::json{{"psi", psi ? *psi : ""}}.dump();
+          append_event(ev);
+          continue;
+        }
         nlohmann::json counters = read_oom_counters(o.root, path);
         if (counters.empty()) continue;  // v1 also signals the cgroup's removal
         int64_t now = timeutil::now_us();

@@ -62,5 +62,21 @@ TEST(OomNotifier, V1EventfdFiresOnARealOom) {
   n.keep_only({});
 }
 
+TEST(OomNotifier, PressureTriggerArmsWherePermitted) {
+  watch::OomNotifier n;
+  std::string err;
+  // A root without PSI says so, naming the file.
+  EXPECT_FALSE(n.add_pressure_trigger(test::temp_dir("no-psi"), 150000, 2000000, &err));
+  EXPECT_NE(err.find("/proc/pressure/memory"), std::string::npos) << err;
+  if (access("/proc/pressure/memory", W_OK) != 0) GTEST_SKIP() << "PSI is not writable here";
+  // The kernel checks the trigger: a window outside 500 ms..10 s is refused, with the reason.
+  watch::OomNotifier bad;
+  EXPECT_FALSE(bad.add_pressure_trigger("/", 150000, 60000000, &err));
+  EXPECT_NE(err.find("refused"), std::string::npos) << err;
+  ASSERT_TRUE(n.add_pressure_trigger("/", 150000, 2000000, &err)) << err;
+  // Armed: an idle host does not fire it within 100 ms.
+  for (const auto& p : n.wait(100)) EXPECT_EQ(p, watch::OomNotifier::kPressure);
+}
+
 }  // namespace
 }  // namespace aimem
