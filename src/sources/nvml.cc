@@ -15,27 +15,15 @@
 
 #include "core/units.h"
 #include "sources/live.h"
+#include "sources/nvml_types.h"
 
 namespace aimem {
 namespace {
 
-using nvmlReturn_t = int;
-using nvmlDevice_t = void*;
+using namespace nvml;
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
 constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
 
-struct nvmlMemory_t {
-  unsigned long long total, free, used;
-};
-struct ProcV2 {  // nvmlProcessInfo_v2_t (also what the _v3 functions fill)
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-  unsigned int gpuInstanceId, computeInstanceId;
-};
-struct ProcV1 {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-};
 
 struct Api {
   void* handle = nullptr;

@@ -104,6 +104,16 @@ std::string pool_label(const std::string& id) {
   return id;
 }
 
+Event alert_event(const Alert& a) {
+  Event ev;
+  ev.time_us = a.time_us;
+  ev.kind = "alert";
+  ev.key = a.pool_id;
+  ev.summary = a.message;
+  ev.body = alert_json(a).dump();
+  return ev;
+}
+
 nlohmann::json alert_json(const Alert& a) {
   nlohmann::json j = {{"time", timeutil::format_iso(a.time_us)}, {"time_us", a.time_us}, {"key", a.key},
                       {"severity", a.severity}, {"pool", a.pool_id}, {"message", a.message}};

@@ -76,6 +76,8 @@ struct Alert {
 };
 
 nlohmann::json alert_json(const Alert& alert);
+// The alert as an event for the store (kind "alert", keyed by its pool).
+Event alert_event(const Alert& alert);
 
 // Robust forecast: the Theil–Sen slope (median of pairwise slopes, so one
 // spike does not move it) over the points (time_us, bytes), at most 160 of

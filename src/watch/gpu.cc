@@ -24,28 +24,17 @@
 #include <thread>
 #include <fmt/format.h>
 
+#include "sources/nvml_types.h"
+
 namespace aimem::watch {
 namespace {
 
-using nvmlReturn_t = int;
-using nvmlDevice_t = void*;
+using namespace nvml;
 constexpr nvmlReturn_t kSuccess = 0, kNotSupported = 3, kInsufficientSize = 7, kFunctionNotFound = 13;
 constexpr unsigned long long kNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
 constexpr unsigned kMaxDevices = 64, kMaxProcs = 4096;
 constexpr auto kInitDeadline = std::chrono::seconds(5), kReadDeadline = std::chrono::seconds(2);
 
-struct nvmlMemory_t {
-  unsigned long long total, free, used;
-};
-struct ProcV2 {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-  unsigned int gpuInstanceId, computeInstanceId;
-};
-struct ProcV1 {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-};
 using ProcsV2Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned*, ProcV2*);
 using ProcsV1Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned*, ProcV1*);
 

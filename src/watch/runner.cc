@@ -271,15 +271,7 @@ RunResult run_command(const RunOptions& o) {
     for (const auto& t : targets) s.servers.push_back(scrape(t, 2000));
     for (auto& a : alerts.observe(s)) {
       sink.deliver(a);
-      if (store) {
-        Event ev;
-        ev.time_us = a.time_us;
-        ev.kind = "alert";
-        ev.key = a.pool_id;
-        ev.summary = a.message;
-        ev.body = alert_json(a).dump();
-        store->append(ev);
-      }
+      if (store) store->append(alert_event(a));
       r.alerts.push_back(std::move(a));
     }
     if (store) store->append(s);

@@ -435,13 +435,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
 
     for (auto& a : alerts.observe(s)) {
       sink.deliver(a);
-      Event ev;
-      ev.time_us = a.time_us;
-      ev.kind = "alert";
-      ev.key = a.pool_id;
-      ev.summary = a.message;
-      ev.body = alert_json(a).dump();
-      append_event(ev);
+      append_event(alert_event(a));
       ++st.alerts;
     }
     if (o.serve) {
