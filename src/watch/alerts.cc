@@ -248,7 +248,7 @@ std::vector<Alert> AlertEngine::observe(const Sample& s) {
     // Only a forecast within max_extrapolation x its history alerts (the
     // exporter still shows every forecast).
     if (w.tte_s && p.kind != "swap" && *w.tte_s * 1e6 < double(policy_.tte_warn_us) &&
-        *w.tte_s <= policy_.max_extrapolation * w.span_s) {
+        *w.tte_s <= policy_.max_extrapolation * w.span_s && w.span_s * 1e6 >= double(policy_.min_trend_span_us)) {
       // Under a fifth of the warning horizon (3 min by default) it is critical:
       // the escalation passes the rate limit as exhaustion nears.
       bool crit = *w.tte_s * 1e6 < double(policy_.tte_warn_us) / 5;

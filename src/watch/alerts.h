@@ -61,6 +61,9 @@ struct AlertPolicy {
   // A forecast reaches at most this many times the history it rests on: half
   // a second of a host-wide trend says nothing about the next three minutes.
   double max_extrapolation = 10;
+  // ... and a trend must have lasted this long: a process that allocates its
+  // working set at start-up (a model load) and then levels off is no alarm.
+  int64_t min_trend_span_us = 2LL * 1000000;
   // Rate limit: one key at most once per repeat_us, unless its severity rises.
   int64_t repeat_us = 10LL * 60 * 1000000;
 };

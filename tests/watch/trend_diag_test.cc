@@ -15,7 +15,8 @@ namespace {
 // The real report captured on this machine, without the kmsg framing.
 Diagnosis kernel_report() {
   std::string text;
-  for (auto line : text::split(test::read_file(test::source_dir() + "/tests/fixtures/watch/kmsg-memcg-oom.txt"), '\n')) {
+  const std::string capture = test::read_file(test::source_dir() + "/tests/fixtures/watch/kmsg-memcg-oom.txt");
+  for (auto line : text::split(capture, '\n')) {
     if (line.empty() || line[0] == ' ') continue;
     text += std::string(line.substr(line.find(';') + 1)) + "\n";
   }
