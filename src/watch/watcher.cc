@@ -151,6 +151,8 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
     if (!now_j.empty()) counters["at_kill"] = now_j;
     // The sampler's view of the same cgroup at its last sample before the kill.
     for (auto it = window.rbegin(); it != window.rend(); ++it) {
+      // Samples the OOM notification triggered may already count this kill.
+      if (it->time_us >= report.time_us) continue;
       bool hit = false;
       for (const auto& c : it->cgroups)
         if (c.path == cgroup) {
