@@ -326,6 +326,13 @@ Result<int64_t> parse_duration_us(std::string_view textv, std::string_view what)
   return static_cast<int64_t>(*v * mult);
 }
 
+int64_t monotonic_epoch_us() {
+  timespec mono{}, real{};
+  ::clock_gettime(CLOCK_MONOTONIC, &mono);
+  ::clock_gettime(CLOCK_REALTIME, &real);
+  return (static_cast<int64_t>(real.tv_sec) - mono.tv_sec) * 1000000 + (real.tv_nsec - mono.tv_nsec) / 1000;
+}
+
 int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())

@@ -42,6 +42,9 @@ std::optional<int64_t> parse_datetime(std::string_view s);
 Result<int64_t> parse_since(std::string_view text, int64_t now_us);
 
 int64_t now_us();
+// Wall time (UTC us) at which CLOCK_MONOTONIC read zero: the kernel log's
+// clock anchored now (unlike /proc/stat btime, it excludes suspended time).
+int64_t monotonic_epoch_us();
 // A length of time as users write it: "100ms", "1s", "1.5s", "2m", "1h", "7d";
 // a bare number is seconds. `what` names the option in the error.
 Result<int64_t> parse_duration_us(std::string_view text, std::string_view what);

@@ -22,27 +22,22 @@
 namespace aimem {
 namespace {
 
-struct Record {
-  std::optional<double> uptime_s;
-  std::string_view text;
-};
+}  // namespace
 
-std::optional<Record> parse_record(std::string_view raw) {
+std::optional<KmsgRecord> parse_kmsg_record(std::string_view raw) {
   size_t semi = raw.find(';');
   if (semi == std::string_view::npos || semi > 64) return std::nullopt;
   auto fields = text::split(raw.substr(0, semi), ',');
   if (fields.size() < 3) return std::nullopt;
-  Record r;
-  if (auto us = text::parse_u64(fields[2])) r.uptime_s = static_cast<double>(*us) / 1e6;
+  KmsgRecord r;
+  if (auto us = text::parse_u64(fields[2])) r.uptime_us = static_cast<int64_t>(*us);
   std::string_view body = raw.substr(semi + 1);
   // Drop dictionary continuation lines (" SUBSYSTEM=..."); keep the message.
   if (size_t nl = body.find("\n "); nl != std::string_view::npos) body = body.substr(0, nl);
-  while (!body.empty() && body.back() == '\n') body.remove_suffix(1);
+  while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.remove_suffix(1);
   r.text = body;
   return r;
 }
-
-}  // namespace
 
 std::optional<int64_t> boot_time_us(const std::string& root) {
   std::ifstream in(root + "/proc/stat");
@@ -70,12 +65,12 @@ KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, Fa
   ctx.boot_us = boot_us;
   LineScanner scanner(ctx, sink);
   auto feed = [&](std::string_view raw) {
-    auto rec = parse_record(raw);
+    auto rec = parse_kmsg_record(raw);
     if (!rec) return;
     timeutil::LineTime t;
-    t.uptime_s = rec->uptime_s;
-    if (rec->uptime_s && boot_us) {
-      int64_t wall = *boot_us + static_cast<int64_t>(*rec->uptime_s * 1e6);
+    if (rec->uptime_us) t.uptime_s = static_cast<double>(*rec->uptime_us) / 1e6;
+    if (rec->uptime_us && boot_us) {
+      int64_t wall = *boot_us + *rec->uptime_us;
       if (!result.first_us) result.first_us = wall;
     }
     scanner.feed_record(rec->text, t);
@@ -86,12 +81,7 @@ KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, Fa
   if (S_ISCHR(st.st_mode) && root == "/") {
     // The ring buffer's clock is the monotonic clock: anchor it to the wall
     // clock now rather than to /proc/stat btime, which counts suspended time.
-    timespec mono{}, real{};
-    ::clock_gettime(CLOCK_MONOTONIC, &mono);
-    ::clock_gettime(CLOCK_REALTIME, &real);
-    int64_t mono_us = static_cast<int64_t>(mono.tv_sec) * 1000000 + mono.tv_nsec / 1000;
-    int64_t real_us = static_cast<int64_t>(real.tv_sec) * 1000000 + real.tv_nsec / 1000;
-    boot_us = real_us - mono_us;
+    boot_us = timeutil::monotonic_epoch_us();
     ctx.boot_us = boot_us;
   }
   if (S_ISCHR(st.st_mode)) {

@@ -34,11 +34,7 @@ LiveReport collect_live(const LiveOptions& o, FactSink& sink) {
   if (subtree.empty() && o.pid) {
     // The process's own memory cgroup (v1 "N:memory:/path" or v2 "0::/path").
     if (auto cg = read_small_file((root == "/" ? "" : root) + "/proc/" + std::to_string(*o.pid) + "/cgroup")) {
-      for (auto line : text::split(*cg, '\n')) {
-        auto parts = text::split(line, ':');
-        if (parts.size() >= 3 && (text::contains(parts[1], "memory") || (parts[0] == "0" && parts[1].empty())))
-          subtree = std::string(line.substr(parts[0].size() + parts[1].size() + 2));
-      }
+      subtree = memory_cgroup_of(*cg);
     } else {
       report.warnings.push_back(fmt::format("process {} not found", *o.pid));
     }

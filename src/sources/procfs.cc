@@ -34,6 +34,24 @@ std::optional<double> psi_avg10(std::string_view content, std::string_view kind)
 
 }  // namespace
 
+std::string memory_cgroup_of(std::string_view content) {
+  std::string v2;
+  for (auto line : text::split(content, '\n')) {
+    size_t a = line.find(':');
+    if (a == std::string_view::npos) continue;
+    size_t b = line.find(':', a + 1);
+    if (b == std::string_view::npos) continue;
+    std::string_view controllers = line.substr(a + 1, b - a - 1), path = text::trim(line.substr(b + 1));
+    if (controllers.empty()) {
+      if (line.substr(0, a) == "0") v2 = std::string(path);
+      continue;
+    }
+    for (auto c : text::split(controllers, ','))
+      if (c == "memory") return std::string(path);
+  }
+  return v2;
+}
+
 ProcSummary read_proc(const std::string& root, std::optional<int64_t> pid, FactSink& sink) {
   ProcSummary s;
   const std::string proc = (root == "/" ? "" : root) + "/proc";

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "sources/live.h"
 #include "sources/readfile.h"
 
 namespace aimem::watch {
@@ -76,23 +77,9 @@ MemoryHierarchy find_memory_hierarchy(const std::string& root) {
   return h;
 }
 
-std::string own_memory_cgroup(const std::string& root, int version) {
-  auto content = read_small_file(under(root, "/proc/self/cgroup"));
-  if (!content) return "/";
-  for (auto line : text::split(*content, '\n')) {
-    // "N:controllers:/path"
-    size_t a = line.find(':');
-    if (a == std::string_view::npos) continue;
-    size_t b = line.find(':', a + 1);
-    if (b == std::string_view::npos) continue;
-    std::string_view ctrls = line.substr(a + 1, b - a - 1);
-    std::string_view path = line.substr(b + 1);
-    if (version == 2 && line.substr(0, a) == "0" && ctrls.empty()) return std::string(path);
-    if (version == 1)
-      for (auto c : text::split(ctrls, ','))
-        if (c == "memory") return std::string(path);
-  }
-  return "/";
+std::string own_memory_cgroup(const std::string& root) {
+  std::string path = memory_cgroup_of(read_small_file(under(root, "/proc/self/cgroup")).value_or(""));
+  return path.empty() ? "/" : path;
 }
 
 std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& root, const std::string& name,
@@ -102,7 +89,7 @@ std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& root, const std:
     *error = "no memory cgroup controller is mounted on this host";
     return nullptr;
   }
-  std::string parent = own_memory_cgroup(root, h.version);
+  std::string parent = own_memory_cgroup(root);
   if (h.version == 2) {
     // v2's "no internal processes" rule: our own cgroup holds us, so it can
     // give children the memory controller only if it already does.

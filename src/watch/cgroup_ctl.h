@@ -22,7 +22,7 @@ struct MemoryHierarchy {
 // Where the memory controller is mounted, from ROOT/proc/self/mounts.
 MemoryHierarchy find_memory_hierarchy(const std::string& root = "/");
 // This process's memory cgroup, relative to the hierarchy ("/" for the root).
-std::string own_memory_cgroup(const std::string& root, int version);
+std::string own_memory_cgroup(const std::string& root);
 
 class RunCgroup {
  public:

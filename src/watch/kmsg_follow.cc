@@ -17,30 +17,10 @@
 
 #include "core/text.h"
 #include "core/time.h"
+#include "sources/live.h"
 
 namespace aimem::watch {
 namespace {
-
-int64_t boot_offset_us() {
-  timespec mono{}, real{};
-  ::clock_gettime(CLOCK_MONOTONIC, &mono);
-  ::clock_gettime(CLOCK_REALTIME, &real);
-  return (static_cast<int64_t>(real.tv_sec) - mono.tv_sec) * 1000000 + (real.tv_nsec - mono.tv_nsec) / 1000;
-}
-
-// Splits one framed record into (uptime us, text); nullopt when unframed.
-std::optional<std::pair<int64_t, std::string_view>> unframe(std::string_view raw) {
-  size_t semi = raw.find(';');
-  if (semi == std::string_view::npos || semi > 64) return std::nullopt;
-  auto fields = text::split(raw.substr(0, semi), ',');
-  if (fields.size() < 3) return std::nullopt;
-  auto us = text::parse_u64(fields[2]);
-  if (!us) return std::nullopt;
-  std::string_view body = raw.substr(semi + 1);
-  if (size_t nl = body.find("\n "); nl != std::string_view::npos) body = body.substr(0, nl);
-  while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.remove_suffix(1);
-  return std::make_pair(static_cast<int64_t>(*us), body);
-}
 
 std::string field(std::string_view line, std::string_view key) {
   auto v = text::after(line, key);
@@ -76,7 +56,7 @@ bool KmsgFollower::open(const std::string& root, bool from_start, std::string* e
   struct stat st{};
   ::fstat(fd_, &st);
   regular_ = S_ISREG(st.st_mode);
-  boot_us_ = boot_offset_us();
+  boot_us_ = timeutil::monotonic_epoch_us();
   if (!regular_ && !from_start) ::lseek(fd_, 0, SEEK_END);
   return true;
 }
@@ -112,9 +92,9 @@ std::vector<KernelOomReport> KmsgFollower::poll(int timeout_ms) {
   std::vector<KernelOomReport> out;
   if (fd_ < 0) return out;
   auto handle = [&](std::string_view raw) {
-    auto rec = unframe(raw);
-    if (!rec) return;
-    if (auto r = feed(rec->second, boot_us_ + rec->first)) out.push_back(std::move(*r));
+    auto rec = parse_kmsg_record(raw);
+    if (!rec || !rec->uptime_us) return;
+    if (auto r = feed(rec->text, boot_us_ + *rec->uptime_us)) out.push_back(std::move(*r));
   };
   if (regular_) {
     // A growing capture: read what is new, then wait the timeout (no inotify:

@@ -166,23 +166,6 @@ std::string role_from_cmdline(std::string_view cmdline) {
   return "";
 }
 
-std::string memory_cgroup_of(std::string_view content) {
-  std::string v2;
-  for (auto line : text::split(content, '\n')) {
-    size_t a = line.find(':');
-    if (a == std::string_view::npos) continue;
-    size_t b = line.find(':', a + 1);
-    if (b == std::string_view::npos) continue;
-    std::string_view controllers = line.substr(a + 1, b - a - 1), path = text::trim(line.substr(b + 1));
-    if (controllers.empty()) {
-      if (line.substr(0, a) == "0") v2 = std::string(path);
-      continue;
-    }
-    for (auto c : text::split(controllers, ','))
-      if (c == "memory") return std::string(path);
-  }
-  return v2;
-}
 
 // ---- the sampler --------------------------------------------------------------
 

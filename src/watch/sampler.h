@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sources/live.h"
 #include "watch/sample.h"
 
 namespace aimem::watch {
@@ -81,8 +82,7 @@ class Sampler {
 // Role from a command line (argv joined by NUL or spaces): "vllm", "llama-server",
 // "ollama", "tgi", "sglang", "python", "node", "java" or "".
 std::string role_from_cmdline(std::string_view cmdline);
-// Memory cgroup path from /proc/PID/cgroup content: the v1 line naming the
-// memory controller if there is one, else the v2 "0::" line; "" if neither.
-std::string memory_cgroup_of(std::string_view proc_pid_cgroup);
+// memory_cgroup_of (sources/live.h) reads a /proc/PID/cgroup.
+using aimem::memory_cgroup_of;
 
 }  // namespace aimem::watch

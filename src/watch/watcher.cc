@@ -92,35 +92,23 @@ std::pair<std::string, int> split_listen(const std::string& listen) {
   return {host.empty() ? "127.0.0.1" : host, std::atoi(listen.c_str() + colon + 1)};
 }
 
-// memory.events (v2: oom, oom_kill, max) or memory.oom_control and failcnt
-// (v1), and the peak, of one cgroup, read straight from its files.
+// The OOM counters (v2 memory.events, v1 oom_control and failcnt) and the
+// peak of one cgroup, through the sampler's own cgroup reader.
 nlohmann::json read_oom_counters(const std::string& root, const std::string& cgroup) {
+  SamplerOptions so;
+  so.root = root;
+  so.cgroup = cgroup;
+  so.all_cgroups = false;
+  so.processes = false;
+  so.gpus = false;
   nlohmann::json out = nlohmann::json::object();
-  MemoryHierarchy h = find_memory_hierarchy(root);
-  if (h.version == 0) return out;
-  const std::string dir = h.mount + cgroup;
-  auto num = [](std::string_view v) -> std::optional<uint64_t> { return text::parse_u64(text::trim(v)); };
-  auto keyed = [&](const std::string& file, std::initializer_list<std::pair<const char*, const char*>> keys) {
-    auto content = read_small_file(dir + "/" + file);
-    if (!content) return;
-    for (auto line : text::split(*content, '\n')) {
-      auto sp = line.find(' ');
-      if (sp == std::string_view::npos) continue;
-      for (const auto& [key, name] : keys)
-        if (line.substr(0, sp) == key)
-          if (auto v = num(line.substr(sp + 1))) out[name] = *v;
-    }
-  };
-  if (h.version == 2) {
-    keyed("memory.events", {{"oom", "oom"}, {"oom_kill", "oom_kill"}, {"max", "max_events"}});
-    if (auto p = read_small_file(dir + "/memory.peak"))
-      if (auto v = num(*p)) out["peak"] = *v;
-  } else {
-    keyed("memory.oom_control", {{"oom_kill", "oom_kill"}, {"under_oom", "under_oom"}});
-    if (auto f = read_small_file(dir + "/memory.failcnt"))
-      if (auto v = num(*f)) out["max_events"] = *v;
-    if (auto p = read_small_file(dir + "/memory.max_usage_in_bytes"))
-      if (auto v = num(*p)) out["peak"] = *v;
+  for (const CgroupSample& c : Sampler(so).sample().cgroups) {
+    if (c.path != cgroup) continue;
+    if (c.oom) out["oom"] = *c.oom;
+    if (c.oom_kill) out["oom_kill"] = *c.oom_kill;
+    if (c.max_events || c.failcnt) out["max_events"] = c.max_events ? *c.max_events : *c.failcnt;
+    if (c.version == 1) out["under_oom"] = c.under_oom ? 1 : 0;
+    if (c.peak) out["peak"] = *c.peak;
   }
   return out;
 }

@@ -37,7 +37,7 @@ TEST(RunCgroupPlacement, FindsTheV2HierarchyAndOwnCgroup) {
   auto h = watch::find_memory_hierarchy(root);
   EXPECT_EQ(h.version, 2);
   EXPECT_EQ(h.mount, root + "/sys/fs/cgroup");
-  EXPECT_EQ(watch::own_memory_cgroup(root, 2), "/user.slice/session-1.scope");
+  EXPECT_EQ(watch::own_memory_cgroup(root), "/user.slice/session-1.scope");
 }
 
 TEST(RunCgroupPlacement, V2UnderOwnCgroupWhenItDelegatesMemory) {
@@ -102,7 +102,7 @@ TEST(RunCgroupPlacement, V1FromTheMountTable) {
   auto h = watch::find_memory_hierarchy(root);
   EXPECT_EQ(h.version, 1);
   EXPECT_EQ(h.mount, root + "/sys/fs/cgroup/memory");
-  EXPECT_EQ(watch::own_memory_cgroup(root, 1), "/docker/ab12");
+  EXPECT_EQ(watch::own_memory_cgroup(root), "/docker/ab12");
   std::string err;
   auto cg = watch::RunCgroup::create(root, "aimem-run-5", std::nullopt, &err);
   ASSERT_TRUE(cg) << err;

@@ -29,7 +29,7 @@ using nlohmann::json;
 bool cgroups_writable() {
   auto h = watch::find_memory_hierarchy("/");
   if (h.version == 0) return false;
-  std::string own = watch::own_memory_cgroup("/", h.version);
+  std::string own = watch::own_memory_cgroup("/");
   return access((h.mount + (own == "/" ? "" : own)).c_str(), W_OK) == 0;
 }
 
