@@ -81,6 +81,16 @@ std::optional<double> mean_first_token_seconds(const ServerSample& prev, const S
   return ds / dn;
 }
 
+std::vector<const ProcessSample*> notable_processes(const Sample& s, size_t largest) {
+  std::vector<const ProcessSample*> procs;
+  for (const auto& p : s.processes) procs.push_back(&p);
+  std::stable_sort(procs.begin(), procs.end(), [](auto* a, auto* b) { return a->rss > b->rss; });
+  std::vector<const ProcessSample*> out;
+  for (size_t i = 0; i < procs.size(); ++i)
+    if (i < largest || !procs[i]->role.empty() || procs[i]->gpu_bytes.value_or(0) > 0) out.push_back(procs[i]);
+  return out;
+}
+
 std::string render_metrics(const Sample& s, const ExportExtras& x) {
   Writer w;
   const HostSample& h = s.host;
@@ -104,12 +114,7 @@ std::string render_metrics(const Sample& s, const ExportExtras& x) {
 
   // The bounded process set: every process with a role or GPU memory, plus
   // the largest by RSS up to max_processes.
-  std::vector<const ProcessSample*> procs;
-  for (const auto& p : s.processes) procs.push_back(&p);
-  std::sort(procs.begin(), procs.end(), [](auto* a, auto* b) { return a->rss > b->rss; });
-  std::vector<const ProcessSample*> shown;
-  for (size_t i = 0; i < procs.size(); ++i)
-    if (i < x.max_processes || !procs[i]->role.empty() || procs[i]->gpu_bytes.value_or(0) > 0) shown.push_back(procs[i]);
+  std::vector<const ProcessSample*> shown = notable_processes(s, x.max_processes);
   std::unordered_map<int, const ProcessSample*> by_pid;
   for (const auto& p : s.processes) by_pid[p.pid] = &p;
 

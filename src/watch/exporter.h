@@ -34,6 +34,10 @@ struct ExportExtras {
 // backwards (the server restarted).
 std::optional<double> mean_first_token_seconds(const ServerSample& previous, const ServerSample& current);
 
+// The processes worth a series or a stored row: the `largest` by RSS plus
+// every one with an AI role or GPU memory (largest first).
+std::vector<const ProcessSample*> notable_processes(const Sample& sample, size_t largest);
+
 std::string render_metrics(const Sample& sample, const ExportExtras& extras);
 
 }  // namespace aimem::watch

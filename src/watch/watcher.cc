@@ -68,12 +68,8 @@ class Window {
 constexpr size_t kStoredProcesses = 50;
 void trim_processes(Sample& s, size_t keep) {
   if (s.processes.size() <= keep) return;
-  std::stable_sort(s.processes.begin(), s.processes.end(),
-                   [](const ProcessSample& a, const ProcessSample& b) { return a.rss > b.rss; });
   std::vector<ProcessSample> kept;
-  for (size_t i = 0; i < s.processes.size(); ++i)
-    if (i < keep || !s.processes[i].role.empty() || s.processes[i].gpu_bytes)
-      kept.push_back(std::move(s.processes[i]));
+  for (const ProcessSample* p : notable_processes(s, keep)) kept.push_back(*p);
   s.processes = std::move(kept);
 }
 
