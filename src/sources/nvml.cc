@@ -5,7 +5,6 @@
 // the process-list functions are tried newest first (_v3, _v2, v1) because
 // their struct layouts differ across drivers (nvitop#75). The whole scan runs
 // with a deadline: a wedged driver must not hang the diagnosis.
-#include <dlfcn.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -24,55 +23,17 @@ using namespace nvml;
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
 constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
 
-
-struct Api {
-  void* handle = nullptr;
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*shutdown)() = nullptr;
-  nvmlReturn_t (*count)(unsigned*) = nullptr;
-  nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
-  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
-  nvmlReturn_t (*procs_v2)(nvmlDevice_t, unsigned*, ProcV2*) = nullptr;  // _v3 or _v2
-  nvmlReturn_t (*procs_v1)(nvmlDevice_t, unsigned*, ProcV1*) = nullptr;
-  const char* (*error)(nvmlReturn_t) = nullptr;
-};
-
-template <typename F>
-void sym(void* h, F& f, std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    if (void* p = dlsym(h, n)) {
-      f = reinterpret_cast<F>(p);
-      return;
-    }
-  }
-}
-
 const unsigned long long kNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
 
 GpuScan scan(FactSink& sink) {
   GpuScan result;
-  const char* env = std::getenv("AIMEM_NVML_LIBRARY");
   Api api;
-  for (const char* lib : {env, "libnvidia-ml.so.1", "libnvidia-ml.so"}) {
-    if (!lib || !*lib) continue;
-    api.handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (api.handle || env) break;
-  }
-  if (!api.handle) {
-    result.problem = env ? fmt::format("AIMEM_NVML_LIBRARY={} could not be loaded: {}", env, dlerror())
-                         : "no NVIDIA driver (libnvidia-ml.so.1 not found): GPU memory not checked";
+  if (!open_api(api, &result.problem)) {
+    if (result.problem.empty()) result.problem = "no NVIDIA driver (libnvidia-ml.so.1 not found): GPU memory not checked";
     return result;
   }
-  sym(api.handle, api.init, {"nvmlInit_v2", "nvmlInit"});
-  sym(api.handle, api.shutdown, {"nvmlShutdown"});
-  sym(api.handle, api.count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
-  sym(api.handle, api.by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
-  sym(api.handle, api.name, {"nvmlDeviceGetName"});
-  sym(api.handle, api.memory, {"nvmlDeviceGetMemoryInfo"});
-  sym(api.handle, api.procs_v2, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
-  sym(api.handle, api.procs_v1, {"nvmlDeviceGetComputeRunningProcesses"});
-  sym(api.handle, api.error, {"nvmlErrorString"});
+  // Both the _v3 and the _v2 process lists fill the v2 struct.
+  ProcsV2Fn procs_v2 = api.procs_v3 ? api.procs_v3 : api.procs_v2;
   auto err = [&](nvmlReturn_t r) { return api.error ? std::string(api.error(r)) : fmt::format("NVML error {}", r); };
   if (!api.init || !api.count || !api.by_index || !api.memory) {
     result.problem = "NVML library lacks nvmlInit / nvmlDeviceGetCount / nvmlDeviceGetMemoryInfo";
@@ -109,14 +70,14 @@ GpuScan scan(FactSink& sink) {
     // Per-process use.
     unsigned cnt = 0;
     uint64_t sum = 0;
-    if (api.procs_v2) {
+    if (procs_v2) {
       std::vector<ProcV2> procs(64);
       cnt = static_cast<unsigned>(procs.size());
-      nvmlReturn_t r = api.procs_v2(dev, &cnt, procs.data());
+      nvmlReturn_t r = procs_v2(dev, &cnt, procs.data());
       if (r == NVML_ERROR_INSUFFICIENT_SIZE && cnt < 4096) {
         procs.resize(cnt + 8);
         cnt = static_cast<unsigned>(procs.size());
-        r = api.procs_v2(dev, &cnt, procs.data());
+        r = procs_v2(dev, &cnt, procs.data());
       }
       if (r != NVML_SUCCESS) cnt = 0;
       for (unsigned k = 0; k < cnt && k < procs.size(); ++k)

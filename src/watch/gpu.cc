@@ -35,32 +35,9 @@ constexpr unsigned long long kNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
 constexpr unsigned kMaxDevices = 64, kMaxProcs = 4096;
 constexpr auto kInitDeadline = std::chrono::seconds(5), kReadDeadline = std::chrono::seconds(2);
 
-using ProcsV2Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned*, ProcV2*);
-using ProcsV1Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned*, ProcV1*);
-
-struct Api {
-  void* handle = nullptr;
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*shutdown)() = nullptr;
-  nvmlReturn_t (*count)(unsigned*) = nullptr;
-  nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
-  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;
-  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
-  ProcsV2Fn procs_v3 = nullptr, procs_v2 = nullptr;
-  ProcsV1Fn procs_v1 = nullptr;
-  const char* (*error)(nvmlReturn_t) = nullptr;
+struct Api : nvml::Api {
   int procs_version = 3;  // newest process-list version still worth trying
 };
-
-template <typename F>
-void sym(void* h, F& f, std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (void* p = dlsym(h, n)) {
-      f = reinterpret_cast<F>(p);
-      return;
-    }
-}
 
 // Calls a process-list function with the bounded INSUFFICIENT_SIZE retry.
 template <typename P, typename Fn>
@@ -144,26 +121,8 @@ namespace {
 void worker(std::shared_ptr<GpuReader::State> s) {
   Api api;
   std::string problem;
-  const char* env = std::getenv("AIMEM_NVML_LIBRARY");
-  for (const char* lib : {env, "libnvidia-ml.so.1", "libnvidia-ml.so"}) {
-    if (!lib || !*lib) continue;
-    api.handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (api.handle || env) break;
-  }
-  if (!api.handle) {
-    if (env) problem = fmt::format("AIMEM_NVML_LIBRARY={} could not be loaded: {}", env, dlerror());
-  } else {
-    sym(api.handle, api.init, {"nvmlInit_v2", "nvmlInit"});
-    sym(api.handle, api.shutdown, {"nvmlShutdown"});
-    sym(api.handle, api.count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
-    sym(api.handle, api.by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
-    sym(api.handle, api.name, {"nvmlDeviceGetName"});
-    sym(api.handle, api.uuid, {"nvmlDeviceGetUUID"});
-    sym(api.handle, api.memory, {"nvmlDeviceGetMemoryInfo"});
-    sym(api.handle, api.procs_v3, {"nvmlDeviceGetComputeRunningProcesses_v3"});
-    sym(api.handle, api.procs_v2, {"nvmlDeviceGetComputeRunningProcesses_v2"});
-    sym(api.handle, api.procs_v1, {"nvmlDeviceGetComputeRunningProcesses"});
-    sym(api.handle, api.error, {"nvmlErrorString"});
+  // Absent NVML is normal: open_api sets `problem` only for AIMEM_NVML_LIBRARY.
+  if (open_api(api, &problem)) {
     if (!api.init || !api.count || !api.by_index || !api.memory) {
       problem = "NVML library lacks nvmlInit / nvmlDeviceGetCount / nvmlDeviceGetMemoryInfo: GPUs not sampled";
     } else if (nvmlReturn_t r = api.init(); r != kSuccess) {
