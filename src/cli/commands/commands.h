@@ -12,5 +12,8 @@ Action add_fit(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_watch(CLI::App& app);
 Action add_report(CLI::App& app);
+Action add_probe(CLI::App& app);
+Action add_check(CLI::App& app);
+Action add_rules(CLI::App& app);
 
 }  // namespace aimem::cli

@@ -1,0 +1,115 @@
+// The OpenAI-compatible client `aimem probe` drives: /v1/completions and
+// /v1/chat/completions, streamed (server-sent events) or not, on cpp-httplib;
+// per request the time to first token, inter-token gaps, token counts and
+// what went wrong (HTTP status, reset, timeout, a body that is not JSON, a
+// stream cut before [DONE]). Prompts of exact token lengths through the
+// server's tokenize endpoint where it has one, otherwise calibrated from
+// usage.prompt_tokens. Every call is bounded in time and in bytes read.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace aimem::probe {
+
+struct Endpoint {
+  std::string scheme = "http";  // "http" only (https is refused with a message)
+  std::string host;             // as given: "127.0.0.1", "localhost", "[::1]"
+  int port = 80;
+  std::string base_path;        // "" or "/prefix" (no trailing slash); requests go to base_path + "/v1/..."
+  std::string url() const;      // "http://127.0.0.1:8080" (+ base_path)
+};
+
+// Parses "http://HOST:PORT[/prefix]" (a bare "HOST:PORT" means http). A host
+// that is not a loopback address (127.0.0.0/8, ::1, "localhost") is an error
+// unless allow_remote. An error names the URL and what is wrong.
+Result<Endpoint> parse_endpoint(const std::string& url, bool allow_remote);
+
+enum class Api { completions, chat };
+
+struct ClientOptions {
+  double connect_timeout_s = 5;
+  double request_timeout_s = 120;    // whole request, first byte to last
+  double idle_timeout_s = 60;        // longest silence inside a stream
+  uint64_t max_response_bytes = 64ull << 20;  // an endless response stops here (error_kind "too_large")
+  std::string api_key;               // sent as "Authorization: Bearer ..." when set
+};
+
+struct RequestSpec {
+  Api api = Api::completions;
+  std::string model;                 // "" lets the client use the server's first /v1/models id
+  std::string prompt;
+  int max_tokens = 16;
+  bool stream = true;
+  bool ignore_eos = true;            // asks the server to generate max_tokens (vLLM, llama.cpp honour it)
+};
+
+struct RequestResult {
+  bool ok = false;
+  int http_status = 0;               // 0: no HTTP response
+  // "" when ok; else one of: "connect" (refused / unreachable), "timeout",
+  // "reset" (connection closed without a complete response), "http" (status
+  // >= 400), "bad_json" (a body or event that is not the JSON expected),
+  // "cut_stream" (stream ended without [DONE] / finish_reason), "too_large".
+  std::string error_kind;
+  std::string error;                 // one line, for people: what and where (status, first bytes of body)
+  double start_s = 0;                // seconds since the client's epoch (steady clock)
+  double ttft_s = -1;                // request sent -> first generated token; -1 if none
+  double total_s = 0;                // request sent -> last byte
+  std::vector<double> itl_s;         // gaps between successive token events (streaming only)
+  int prompt_tokens = -1;            // usage.prompt_tokens when the server reports it
+  int completion_tokens = 0;         // usage.completion_tokens, else the number of token events
+};
+
+// Thread-safe: one Client may serve many concurrent requests (each call opens
+// its own connection).
+class Client {
+ public:
+  Client(Endpoint endpoint, ClientOptions options = {});
+  ~Client();
+
+  RequestResult send(const RequestSpec& spec) const;
+
+  // GET /v1/models: the first model id ("" and an error if none).
+  Result<std::string> first_model() const;
+
+  // POST /tokenize (llama.cpp: {"content": text} -> {"tokens": [...]};
+  // vLLM: {"model", "prompt"} -> {"count", "tokens"}). nullopt when the server
+  // has no such endpoint (404 / 405 / not JSON); an error for a connection failure.
+  Result<std::optional<int>> count_tokens(const std::string& text, const std::string& model) const;
+
+  const Endpoint& endpoint() const { return endpoint_; }
+
+ private:
+  Endpoint endpoint_;
+  ClientOptions options_;
+};
+
+// Builds synthetic prompts of an exact token length for one server. The
+// prompts are generated text (never stored, never user data): distinct per
+// request index, so a prefix cache cannot share them.
+class PromptMaker {
+ public:
+  PromptMaker(const Client& client, std::string model);
+  // A prompt whose token count is `tokens` (within 1% or 2 tokens when the
+  // server can only be calibrated from usage.prompt_tokens). `how` is set to
+  // "tokenize" or "usage" or "estimate" (no way to count: ~4 chars/token).
+  Result<std::string> make(int tokens, int request_index);
+  std::string how() const { return how_; }
+
+ private:
+  const Client& client_;
+  std::string model_;
+  std::string how_;
+  double chars_per_token_ = 0;       // calibrated ratio for the filler text
+};
+
+// Order statistics over a set of values (nearest rank; nullopt when empty).
+std::optional<double> percentile(std::vector<double> values, double p);
+
+}  // namespace aimem::probe
