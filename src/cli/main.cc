@@ -16,7 +16,6 @@ struct Planned {
 
 // Commands DESIGN.md names that later issues build; until then they say so.
 constexpr Planned kPlanned[] = {
-    {"probe", "Find a server's memory envelope across context and concurrency", "#5"},
     {"check", "Lint deployment configs against the memory plan", "#6"},
 };
 
@@ -32,17 +31,19 @@ int main(int argc, char** argv) {
   auto run = aimem::cli::add_run(app);
   auto watch = aimem::cli::add_watch(app);
   auto report = aimem::cli::add_report(app);
+  auto probe = aimem::cli::add_probe(app);
   std::vector<std::pair<CLI::App*, aimem::cli::Action>> table = {{app.get_subcommand("diagnose"), diagnose},
                                                                  {app.get_subcommand("fit"), fit},
                                                                  {app.get_subcommand("run"), run},
                                                                  {app.get_subcommand("watch"), watch},
-                                                                 {app.get_subcommand("report"), report}};
+                                                                 {app.get_subcommand("report"), report},
+                                                                 {app.get_subcommand("probe"), probe}};
   for (const auto& p : kPlanned) {
     CLI::App* sub = app.add_subcommand(p.name, std::string(p.job) + " (not yet implemented)");
     sub->allow_extras();
     std::string name = p.name, issue = p.issue;
     table.emplace_back(sub, [name, issue] {
-      fmt::print(stderr, "aimem {}: not implemented yet in this version (planned in issue {}); `aimem diagnose`, `fit`, `run`, `watch` and `report` are real today\n", name, issue);
+      fmt::print(stderr, "aimem {}: not implemented yet in this version (planned in issue {}); `aimem diagnose`, `fit`, `run`, `watch`, `report` and `probe` are real today\n", name, issue);
       return 2;
     });
   }

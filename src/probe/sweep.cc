@@ -1,0 +1,262 @@
+#include "probe/sweep.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace aimem::probe {
+
+namespace {
+
+constexpr int kMaxDistinctPrompts = 64;   // per step; requests beyond reuse them in turn
+constexpr int kMaxRequestsPerStep = 100000;
+constexpr int64_t kMaxConcurrency = 1024;
+
+struct Sent {
+  double start_s = 0;  // steady clock
+  RequestResult r;
+};
+
+void fill_stats(StepResult& step, const std::vector<Sent>& sent, double wall_s) {
+  std::vector<double> ttft, itl;
+  uint64_t tokens = 0;
+  for (const auto& s : sent) {
+    ++step.requests;
+    if (!s.r.ok) {
+      ++step.errors;
+      ++step.error_kinds[s.r.error_kind.empty() ? "error" : s.r.error_kind];
+      if (step.first_error.empty()) step.first_error = s.r.error;
+      continue;
+    }
+    if (s.r.ttft_s >= 0) ttft.push_back(s.r.ttft_s);
+    itl.insert(itl.end(), s.r.itl_s.begin(), s.r.itl_s.end());
+    tokens += static_cast<uint64_t>(std::max(0, s.r.completion_tokens));
+  }
+  step.ttft_p50_s = percentile(ttft, 50);
+  step.ttft_p95_s = percentile(ttft, 95);
+  step.itl_p50_s = percentile(itl, 50);
+  if (wall_s > 0 && step.requests > step.errors) step.tokens_per_s = double(tokens) / wall_s;
+  step.duration_s = wall_s;
+}
+
+}  // namespace
+
+bool closed_by(const std::vector<Point>& failures, int64_t context, int64_t concurrency) {
+  for (const auto& f : failures)
+    if (context >= f.context && concurrency >= f.concurrency) return true;
+  return false;
+}
+
+std::optional<Point> safe_limits(const std::vector<StepResult>& steps, double headroom_pct) {
+  const StepResult* best = nullptr;
+  for (const auto& s : steps) {
+    if (s.status != "ok") continue;
+    if (!best || s.context * s.concurrency > best->context * best->concurrency ||
+        (s.context * s.concurrency == best->context * best->concurrency && s.context > best->context))
+      best = &s;
+  }
+  if (!best) return std::nullopt;
+  const double keep = std::clamp(1.0 - headroom_pct / 100.0, 0.0, 1.0);
+  int64_t ctx = static_cast<int64_t>(std::floor(double(best->context) * keep));
+  if (ctx > 1024) ctx -= ctx % 256;
+  int64_t conc = std::max<int64_t>(1, static_cast<int64_t>(std::floor(double(best->concurrency) * keep)));
+  return Point{std::max<int64_t>(1, ctx), conc};
+}
+
+SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions& o,
+                      const std::function<void(const StepResult&)>& progress) {
+  SweepResult out;
+  out.ttft_split.threshold = o.pressure_ratio;
+  const double t0 = steady_seconds();
+  const double deadline = t0 + o.total_timeout_s;
+
+  std::vector<int64_t> contexts = o.contexts, conc = o.concurrency;
+  std::sort(contexts.begin(), contexts.end());
+  contexts.erase(std::unique(contexts.begin(), contexts.end()), contexts.end());
+  std::sort(conc.begin(), conc.end());
+  conc.erase(std::unique(conc.begin(), conc.end()), conc.end());
+
+  out.model = o.model;
+  if (out.model.empty()) {
+    auto m = client.first_model();
+    if (m) out.model = *m;
+    else out.notes.push_back(fmt::format("the server named no model ({}); requests name none", m.error().message));
+  }
+  PromptMaker prompts(client, out.model);
+
+  std::vector<Point> failures;
+  std::vector<double> below, above;
+  bool stop_all = false;
+  std::string stop_why;
+  std::optional<Point> last_ok_run;
+  std::vector<StepResult> skipped;
+
+  for (int64_t ctx : contexts) {
+    for (int64_t n : conc) {
+      StepResult step;
+      step.context = ctx;
+      step.concurrency = n;
+      if (stop_all) {
+        step.status = "skipped";
+        step.skipped_why = stop_why;
+        skipped.push_back(step);
+        continue;
+      }
+      if (closed_by(failures, ctx, n)) {
+        step.status = "skipped";
+        step.skipped_why = "beyond a failed step";
+        skipped.push_back(step);
+        continue;
+      }
+      if (steady_seconds() >= deadline) {
+        stop_all = true;
+        stop_why = fmt::format("the sweep's time bound ({:.0f} s) was reached", o.total_timeout_s);
+        out.complete = false;
+        out.incomplete_why = stop_why;
+        step.status = "skipped";
+        step.skipped_why = stop_why;
+        skipped.push_back(step);
+        continue;
+      }
+      const int threads = static_cast<int>(std::clamp<int64_t>(n, 1, kMaxConcurrency));
+      const int requests = std::clamp(o.requests_per_step > 0 ? o.requests_per_step : 2 * threads, threads, kMaxRequestsPerStep);
+      int max_new = o.max_new_tokens;
+      int64_t prompt_tokens = ctx - max_new;
+      if (prompt_tokens < 1) {
+        prompt_tokens = std::max<int64_t>(1, ctx / 2);
+        max_new = static_cast<int>(std::max<int64_t>(1, ctx - prompt_tokens));
+      }
+      step.prompt_tokens = static_cast<int>(prompt_tokens);
+
+      // Prompts are made before the clock starts: tokenize calls are not load.
+      std::vector<std::string> texts;
+      const int distinct = std::min(requests, std::max(threads, kMaxDistinctPrompts));
+      std::string prompt_error;
+      for (int i = 0; i < distinct && prompt_error.empty(); ++i) {
+        auto p = prompts.make(static_cast<int>(prompt_tokens), static_cast<int>(out.steps.size()) * kMaxDistinctPrompts + i);
+        if (p) texts.push_back(std::move(*p));
+        else prompt_error = p.error().message;
+      }
+      if (out.prompt_how.empty() || prompts.how() != "") out.prompt_how = prompts.how();
+
+      std::vector<Sent> sent;
+      monitor.begin_step();
+      const double s0 = steady_seconds();
+      if (!prompt_error.empty()) {
+        Sent s;
+        s.start_s = s0;
+        s.r.ok = false;
+        s.r.error_kind = prompt_error.find("connect") != std::string::npos ? "connect" : "prompt";
+        s.r.error = fmt::format("could not build a {}-token prompt: {}", prompt_tokens, prompt_error);
+        sent.push_back(std::move(s));
+      } else {
+        std::atomic<int> next{0};
+        std::mutex mu;
+        const double step_deadline = o.step_duration_s > 0 ? s0 + o.step_duration_s : deadline;
+        auto worker = [&] {
+          for (;;) {
+            int i = next.fetch_add(1);
+            if (i >= requests) return;
+            double now = steady_seconds();
+            if (i >= threads && (now >= step_deadline || now >= deadline)) return;  // the first wave always goes
+            RequestSpec spec;
+            spec.api = o.api;
+            spec.model = out.model;
+            spec.prompt = texts[static_cast<size_t>(i) % texts.size()];
+            spec.max_tokens = max_new;
+            Sent s;
+            s.start_s = steady_seconds();
+            s.r = client.send(spec);
+            std::lock_guard<std::mutex> lock(mu);
+            sent.push_back(std::move(s));
+          }
+        };
+        std::vector<std::thread> pool;
+        pool.reserve(static_cast<size_t>(threads));
+        for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+        for (auto& t : pool) t.join();
+      }
+      const double wall = steady_seconds() - s0;
+      step.peaks = monitor.end_step();
+      fill_stats(step, sent, wall);
+      for (const auto& s : sent) {
+        if (!s.r.ok || s.r.ttft_s < 0) continue;
+        auto ratio = monitor.used_ratio_at(s.start_s);
+        if (!ratio) continue;
+        (*ratio >= o.pressure_ratio ? above : below).push_back(s.r.ttft_s);
+      }
+      if (!monitor.server_alive()) {
+        step.server_died = true;
+        out.server_died = true;
+      }
+      if (step.errors > 0 || step.server_died) {
+        step.status = "failed";
+        failures.push_back(Point{ctx, n});
+        if (!out.breaking_point) {
+          out.breaking_point = Point{ctx, n};
+          out.last_good = last_ok_run;
+        }
+      } else if (step.ttft_p95_s && *step.ttft_p95_s > o.slow_ttft_s) {
+        step.status = "slow";
+      } else {
+        step.status = "ok";
+      }
+      out.steps.push_back(step);
+      if (step.status == "ok") last_ok_run = Point{ctx, n};
+      if (progress) progress(out.steps.back());
+      if (step.server_died) {
+        stop_all = true;
+        stop_why = "the server died";
+      }
+    }
+  }
+  if (!out.breaking_point) {
+    // No failure: the last good step is the largest that passed.
+    auto lim = safe_limits(out.steps, 0);
+    if (lim) out.last_good = lim;
+  }
+  for (auto& s : skipped) out.steps.push_back(std::move(s));
+  out.limits = safe_limits(out.steps, o.headroom_pct);
+  out.ttft_split.below_requests = static_cast<int>(below.size());
+  out.ttft_split.above_requests = static_cast<int>(above.size());
+  out.ttft_split.below_p50_s = percentile(below, 50);
+  out.ttft_split.above_p50_s = percentile(above, 50);
+  return out;
+}
+
+}  // namespace aimem::probe
+
+namespace aimem::probe {
+
+Result<std::vector<int64_t>> parse_count_list(const std::string& text, const std::string& flag, int64_t max) {
+  std::vector<int64_t> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(pos, comma - pos);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    pos = comma + 1;
+    if (item.empty()) return make_error(fmt::format("{} '{}': an empty item (write e.g. 512,2k,8k)", flag, text));
+    int64_t mult = 1;
+    if (item.back() == 'k' || item.back() == 'K') {
+      mult = 1024;
+      item.pop_back();
+    }
+    if (item.empty() || item.size() > 9 || !std::all_of(item.begin(), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      return make_error(fmt::format("{} '{}': '{}' is not a count (write e.g. 512,2k,8k)", flag, text, text.substr(0, 0) + item));
+    int64_t v = std::stoll(item) * mult;
+    if (v < 1 || v > max) return make_error(fmt::format("{} '{}': {} is outside 1..{}", flag, text, v, max));
+    out.push_back(v);
+    if (out.size() > 64) return make_error(fmt::format("{}: more than 64 values", flag));
+    if (comma == text.size()) break;
+  }
+  return out;
+}
+
+}  // namespace aimem::probe
