@@ -7,6 +7,7 @@
 // usage.prompt_tokens. Every call is bounded in time and in bytes read.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -67,7 +68,7 @@ struct RequestResult {
 };
 
 // Thread-safe: one Client may serve many concurrent requests (each call opens
-// its own connection).
+// its own connection). Copies share the cached model id and tokenize shape.
 class Client {
  public:
   Client(Endpoint endpoint, ClientOptions options = {});
@@ -84,15 +85,21 @@ class Client {
   Result<std::optional<int>> count_tokens(const std::string& text, const std::string& model) const;
 
   const Endpoint& endpoint() const { return endpoint_; }
+  const ClientOptions& options() const { return options_; }
+
+  struct State;  // what calls learn and later calls reuse (client.cc)
 
  private:
   Endpoint endpoint_;
   ClientOptions options_;
+  std::chrono::steady_clock::time_point epoch_;  // start_s counts from here
+  std::shared_ptr<State> state_;
 };
 
 // Builds synthetic prompts of an exact token length for one server. The
 // prompts are generated text (never stored, never user data): distinct per
-// request index, so a prefix cache cannot share them.
+// request index, so a prefix cache cannot share them. Not thread-safe (it
+// learns the server's tokens per word as it goes): make the prompts first.
 class PromptMaker {
  public:
   PromptMaker(const Client& client, std::string model);
@@ -106,10 +113,19 @@ class PromptMaker {
   const Client& client_;
   std::string model_;
   std::string how_;
-  double chars_per_token_ = 0;       // calibrated ratio for the filler text
+  // tokens ~= tokens_per_word_ * words + offset_ for the filler text, learnt
+  // from the server's counts (tokenize, usage) or assumed (estimate).
+  double tokens_per_word_ = 0;
+  double offset_ = 0;
+  int calls_ = 0;                    // tokenize / calibration calls made so far
+
+ public:
+  int calls() const { return calls_; }
 };
 
-// Order statistics over a set of values (nearest rank; nullopt when empty).
+// Order statistics over a set of values: p in percent (0..100), nearest rank
+// (the smallest value with at least p% of the values at or below it);
+// nullopt when empty.
 std::optional<double> percentile(std::vector<double> values, double p);
 
 }  // namespace aimem::probe
