@@ -78,7 +78,7 @@ class BudgetServer {
     });
     port_ = srv_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { srv_.listen_after_bind(); });
-    srv_.wait_until_ready();
+    while (!srv_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ~BudgetServer() {
     srv_.stop();
