@@ -202,7 +202,7 @@ std::vector<std::string> SamplerMonitor::warnings() {
   return w;
 }
 
-std::optional<std::string> SamplerMonitor::diagnose_death(int timeout_ms) {
+std::optional<std::string> SamplerMonitor::diagnose_death(int timeout_ms, const std::vector<watch::TrendFinding>& known) {
   if (!kmsg_open_) return std::nullopt;
   const double until = steady_seconds() + timeout_ms / 1000.0;
   for (;;) {
@@ -214,7 +214,7 @@ std::optional<std::string> SamplerMonitor::diagnose_death(int timeout_ms) {
           ours = true;
         if (!cgroup_.empty() && cgroup_ != "/" && (r.oom_memcg == cgroup_ || r.task_memcg == cgroup_)) ours = true;
         if (!ours) continue;
-        watch::Event ev = watch::diagnose_oom_report(opt_.root, r, window_);
+        watch::Event ev = watch::diagnose_oom_report(opt_.root, r, window_, known);
         if (opt_.store) opt_.store->append(ev);
         auto body = nlohmann::json::parse(ev.body, nullptr, false);
         if (body.is_object() && body.contains("diagnosis")) return body["diagnosis"].dump();

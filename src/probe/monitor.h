@@ -15,6 +15,7 @@
 
 #include "watch/kmsg_follow.h"
 #include "watch/sample.h"
+#include "watch/trend.h"
 
 namespace aimem::watch {
 class Store;
@@ -72,7 +73,8 @@ class SamplerMonitor : public Monitor {
   std::optional<std::string> server_cgroup() const { return cgroup_; }
   // Waits up to timeout_ms for a kernel OOM report naming one of the server's
   // processes or its cgroup; returns the diagnosis JSON (dumped) or nullopt.
-  std::optional<std::string> diagnose_death(int timeout_ms);
+  // `known`: what the sweep learnt about the load dimension that drove memory.
+  std::optional<std::string> diagnose_death(int timeout_ms, const std::vector<watch::TrendFinding>& known = {});
   std::vector<std::string> warnings();
 
  private:

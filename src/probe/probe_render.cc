@@ -33,6 +33,60 @@ std::string tokens_label(int64_t n) {
   return std::to_string(n);
 }
 
+// Fixes the envelope itself gives, least destructive first: fewer concurrent
+// sequences at the breaking context, then a shorter context at the breaking
+// concurrency. They go before the diagnosis' own (which knows the pool and
+// the process, not the load that filled it).
+json envelope_fixes(const SweepResult& r) {
+  json fixes = json::array();
+  if (!r.breaking_point) return fixes;
+  const Point bp = *r.breaking_point;
+  std::optional<int64_t> conc_ok, ctx_ok;
+  std::optional<uint64_t> conc_peak, ctx_peak;
+  for (const auto& s : r.steps) {
+    if (s.status != "ok") continue;
+    auto peak = s.peaks.cgroup ? s.peaks.cgroup : s.peaks.process;
+    if (s.context == bp.context && s.concurrency < bp.concurrency && (!conc_ok || s.concurrency > *conc_ok)) {
+      conc_ok = s.concurrency;
+      conc_peak = peak;
+    }
+    if (s.concurrency == bp.concurrency && s.context < bp.context && (!ctx_ok || s.context > *ctx_ok)) {
+      ctx_ok = s.context;
+      ctx_peak = peak;
+    }
+  }
+  auto peak_note = [](const std::optional<uint64_t>& p) {
+    return p ? fmt::format(" (peak {} there)", units::format_bytes(*p)) : std::string();
+  };
+  if (conc_ok)
+    fixes.push_back({{"action", fmt::format("serve at most {} concurrent requests at context {} (llama.cpp --parallel, vLLM "
+                                            "--max-num-seqs, TGI --max-concurrent-requests, SGLang --max-running-requests, "
+                                            "OLLAMA_NUM_PARALLEL)", *conc_ok, bp.context)},
+                     {"why", fmt::format("the probe passed {} x {}{} and the server failed at {} x {}", bp.context, *conc_ok,
+                                         peak_note(conc_peak), bp.context, bp.concurrency)}});
+  if (ctx_ok)
+    fixes.push_back({{"action", fmt::format("cap the context at {} tokens at concurrency {} (llama.cpp --ctx-size, vLLM "
+                                            "--max-model-len, TGI --max-total-tokens, SGLang --context-length)", *ctx_ok, bp.concurrency)},
+                     {"why", fmt::format("the probe passed {} x {}{} and the server failed at {} x {}", *ctx_ok, bp.concurrency,
+                                         peak_note(ctx_peak), bp.context, bp.concurrency)}});
+  return fixes;
+}
+
+json merged_diagnosis(const ProbeContext& c, const SweepResult& r) {
+  if (!c.diagnosis_json) return nullptr;
+  json d = json::parse(*c.diagnosis_json, nullptr, false);
+  if (d.is_discarded() || !d.is_object()) return nullptr;
+  json add = envelope_fixes(r);
+  if (!add.empty() && d.contains("incidents") && d["incidents"].is_array() && !d["incidents"].empty()) {
+    json& inc = d["incidents"][0];
+    json fixes = add;
+    if (inc.contains("fixes") && inc["fixes"].is_array())
+      for (const auto& f : inc["fixes"]) fixes.push_back(f);
+    inc["fixes"] = fixes;
+  }
+  return d;
+}
+
 }  // namespace
 
 json probe_json(const ProbeContext& c, const SweepResult& r) {
@@ -64,11 +118,7 @@ json probe_json(const ProbeContext& c, const SweepResult& r) {
     if (s.status == "skipped") j["skipped_why"] = s.skipped_why;
     steps.push_back(j);
   }
-  json diagnosis = nullptr;
-  if (c.diagnosis_json) {
-    diagnosis = json::parse(*c.diagnosis_json, nullptr, false);
-    if (diagnosis.is_discarded()) diagnosis = nullptr;
-  }
+  json diagnosis = merged_diagnosis(c, r);
   json limits = nullptr;
   if (r.limits)
     limits = {{"max_context", r.limits->context}, {"max_concurrency", r.limits->concurrency}, {"headroom_pct", c.options.headroom_pct}};
@@ -177,7 +227,7 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
   else
     out += "last good: none (no step passed)\n";
   if (c.diagnosis_json) {
-    json d = json::parse(*c.diagnosis_json, nullptr, false);
+    json d = merged_diagnosis(c, r);
     if (d.is_object()) {
       out += fmt::format("diagnosis: {} / {}", d.value("layer", "?"), d.value("cause", "?"));
       if (d.contains("incidents") && d["incidents"].is_array() && !d["incidents"].empty()) {
@@ -185,7 +235,7 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
         if (inc.contains("summary") && inc["summary"].is_string()) out += ": " + inc["summary"].get<std::string>();
         out += "\n";
         if (inc.contains("fixes") && inc["fixes"].is_array())
-          for (size_t i = 0; i < inc["fixes"].size() && i < 3; ++i)
+          for (size_t i = 0; i < inc["fixes"].size() && i < 4; ++i)
             if (inc["fixes"][i].contains("action") && inc["fixes"][i]["action"].is_string())
               out += fmt::format("  fix {}: {}\n", i + 1, inc["fixes"][i]["action"].get<std::string>());
       } else {
@@ -193,6 +243,7 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
       }
     }
   } else if (r.server_died) {
+    for (const auto& f : envelope_fixes(r)) out += fmt::format("  fix: {}\n", f["action"].get<std::string>());
     out += fmt::format("diagnosis: none ({})\n", c.diagnosis_note.empty() ? "no kernel OOM report named the server" : c.diagnosis_note);
   }
   if (r.limits)

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
+
 namespace aimem::probe {
 
 namespace {
@@ -44,6 +46,38 @@ void fill_stats(StepResult& step, const std::vector<Sent>& sent, double wall_s) 
 }
 
 }  // namespace
+
+std::vector<watch::TrendFinding> load_findings(const SweepResult& r, const std::string& pool_id) {
+  if (!r.breaking_point) return {};
+  const Point bp = *r.breaking_point;
+  const StepResult *by_conc = nullptr, *by_ctx = nullptr, *broke = nullptr;
+  for (const auto& s : r.steps) {
+    if (s.context == bp.context && s.concurrency == bp.concurrency) broke = &s;
+    if (s.status != "ok") continue;
+    if (s.context == bp.context && s.concurrency < bp.concurrency && (!by_conc || s.concurrency > by_conc->concurrency)) by_conc = &s;
+    if (s.concurrency == bp.concurrency && s.context < bp.context && (!by_ctx || s.context > by_ctx->context)) by_ctx = &s;
+  }
+  const StepResult* base = by_conc ? by_conc : by_ctx;
+  if (!base) return {};
+  auto peak = [](const StepResult* s) {
+    return s ? (s->peaks.cgroup ? s->peaks.cgroup : s->peaks.process) : std::nullopt;
+  };
+  watch::TrendFinding f;
+  f.pool_id = pool_id;
+  f.shape = watch::Shape::load_step;
+  f.dimension = by_conc ? "concurrency" : "context_tokens";
+  f.correlation = 1.0;
+  if (auto p = peak(base)) f.start_bytes = *p;
+  if (auto p = peak(broke)) f.peak_bytes = *p;
+  std::string base_peak = peak(base) ? fmt::format(" (peak {})", units::format_bytes(*peak(base))) : "";
+  if (by_conc)
+    f.summary = fmt::format("aimem probe: context {} passed at concurrency {}{} and the server died at concurrency {}: memory grows with concurrent sequences",
+                            bp.context, base->concurrency, base_peak, bp.concurrency);
+  else
+    f.summary = fmt::format("aimem probe: concurrency {} passed at context {}{} and the server died at context {}: memory grows with context length",
+                            bp.concurrency, base->context, base_peak, bp.context);
+  return {f};
+}
 
 bool closed_by(const std::vector<Point>& failures, int64_t context, int64_t concurrency) {
   for (const auto& f : failures)

@@ -76,6 +76,13 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
 // dimension (context rounded down to a multiple of 256 when above 1024).
 std::optional<Point> safe_limits(const std::vector<StepResult>& steps, double headroom_pct);
 
+// What the steps say drove the server's memory to the breaking point, as a
+// finding about `pool_id` ("cgroup:/x") for the diagnosis of its death:
+// concurrency when the same context passed at a lower concurrency, else
+// context when the same concurrency passed at a shorter context. Empty when
+// there is no breaking point or no passing neighbour.
+std::vector<watch::TrendFinding> load_findings(const SweepResult& r, const std::string& pool_id);
+
 // Whether a step is closed by an earlier failure (context and concurrency both >=).
 bool closed_by(const std::vector<Point>& failures, int64_t context, int64_t concurrency);
 

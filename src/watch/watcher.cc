@@ -111,7 +111,8 @@ nlohmann::json read_oom_counters(const std::string& root, const std::string& cgr
 
 }  // namespace
 
-Event diagnose_oom_report(const std::string& root, const KernelOomReport& report, const std::vector<Sample>& window) {
+Event diagnose_oom_report(const std::string& root, const KernelOomReport& report, const std::vector<Sample>& window,
+                          const std::vector<TrendFinding>& known) {
   FactStore facts;
   SourceContext ctx;
   ctx.name = "/dev/kmsg";
@@ -154,6 +155,7 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
   d.live = true;
   Diagnosis diag = diagnose(std::move(facts.facts()), d);
   std::vector<TrendFinding> trend = analyse(window);
+  trend.insert(trend.begin(), known.begin(), known.end());
   for (const auto& f : trend)
     if (!f.summary.empty() && f.pool_id == "cgroup:" + cgroup) diag.notes.push_back(f.summary);
   if (!cgroup.empty()) apply_trend(diag, trend, "cgroup:" + cgroup);

@@ -15,6 +15,7 @@
 #include "watch/kmsg_follow.h"
 #include "watch/sample.h"
 #include "watch/store.h"
+#include "watch/trend.h"
 
 namespace aimem::watch {
 
@@ -50,7 +51,10 @@ WatchStatus run_watch(const WatchOptions& options, std::atomic<bool>& stop,
 
 // The diagnosis of one kernel OOM report: the report's lines through the
 // recognizers, the killed cgroup's counters (read now), and `window` (the
-// samples before the kill) for the trend. Returns the event to store.
-Event diagnose_oom_report(const std::string& root, const KernelOomReport& report, const std::vector<Sample>& window);
+// samples before the kill) for the trend. `known` are findings the caller
+// already holds (e.g. `aimem probe`'s steps: which load dimension drove the
+// memory); they are weighed before the window's. Returns the event to store.
+Event diagnose_oom_report(const std::string& root, const KernelOomReport& report, const std::vector<Sample>& window,
+                          const std::vector<TrendFinding>& known = {});
 
 }  // namespace aimem::watch

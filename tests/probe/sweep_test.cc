@@ -195,6 +195,20 @@ TEST(ProbeSweep, AFailureClosesItsDirectionAndTheStepBeforeIsTheLastGood) {
   EXPECT_NE(text.find("breaking point: context 512 x concurrency 4"), std::string::npos) << text;
   EXPECT_NE(text.find("FAILED"), std::string::npos);
 
+  // What drove memory: 512 passed at concurrency 2 and failed at 4.
+  auto found = load_findings(r, "cgroup:/x");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].dimension, "concurrency");
+  EXPECT_EQ(found[0].pool_id, "cgroup:/x");
+  EXPECT_NE(found[0].summary.find("concurrency 2"), std::string::npos) << found[0].summary;
+  // The envelope's fixes go first in the server's diagnosis.
+  pc.diagnosis_json = R"({"layer":"container_limit","cause":"concurrency_batch","incidents":[{"summary":"killed","fixes":[{"action":"raise the limit","why":"x"}]}]})";
+  json d = probe_json(pc, r)["diagnosis"];
+  ASSERT_EQ(d["incidents"][0]["fixes"].size(), 3u) << d.dump();
+  EXPECT_NE(d["incidents"][0]["fixes"][0]["action"].get<std::string>().find("at most 2 concurrent requests at context 512"), std::string::npos);
+  EXPECT_NE(d["incidents"][0]["fixes"][1]["action"].get<std::string>().find("cap the context at 128"), std::string::npos);
+  EXPECT_EQ(d["incidents"][0]["fixes"][2]["action"], "raise the limit");
+
   Limits l = to_limits(pc, r);
   EXPECT_TRUE(l.covers(512, 2));
   EXPECT_FALSE(l.covers(512, 4));

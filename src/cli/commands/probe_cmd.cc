@@ -149,7 +149,7 @@ int run(const ProbeArgs& a) {
     result = probe::run_sweep(client, monitor, o, progress);
   }
   if (result.server_died) {
-    pc.diagnosis_json = monitor.diagnose_death(3000);
+    pc.diagnosis_json = monitor.diagnose_death(3000, probe::load_findings(result, "cgroup:" + pc.cgroup));
     if (!pc.diagnosis_json)
       pc.diagnosis_note = mo.kernel_log ? "the kernel log named no OOM kill of the server's processes within 3 s; see `aimem diagnose --since 10m`"
                                         : "the kernel log was not followed";
