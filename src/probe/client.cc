@@ -277,7 +277,8 @@ RequestResult Client::send(const RequestSpec& spec) const {
   r.prompt_tokens = usage_prompt.value_or(-1);
   r.completion_tokens = usage_completion.value_or(text_events);
 
-  const std::string where = fmt::format("POST {}{}", endpoint_.url(), chat ? "/v1/chat/completions" : "/v1/completions");
+  // Formatted only on failure: a probe sends thousands of requests that pass.
+  auto where = [&] { return fmt::format("POST {}{}", endpoint_.url(), chat ? "/v1/chat/completions" : "/v1/completions"); };
   auto fail = [&](const char* kind, std::string message) {
     r.ok = false;
     r.error_kind = kind;
@@ -286,51 +287,51 @@ RequestResult Client::send(const RequestSpec& spec) const {
   };
   switch (stop) {
     case Stop::too_large:
-      return fail("too_large", fmt::format("{}: response passed {} bytes after {:.1f} s; stopped reading", where,
+      return fail("too_large", fmt::format("{}: response passed {} bytes after {:.1f} s; stopped reading", where(),
                                            options_.max_response_bytes, r.total_s));
     case Stop::deadline:
       return fail("timeout", fmt::format("{}: not complete within the request timeout of {} s ({} events so far)",
-                                         where, options_.request_timeout_s, events));
+                                         where(), options_.request_timeout_s, events));
     case Stop::bad_json:
-      return fail("bad_json", fmt::format("{}: stream event {} is not a JSON object: {}", where, events, stop_detail));
+      return fail("bad_json", fmt::format("{}: stream event {} is not a JSON object: {}", where(), events, stop_detail));
     case Stop::server_error:
-      return fail("http", fmt::format("{}: the server reported an error in the stream{}: {}", where,
+      return fail("http", fmt::format("{}: the server reported an error in the stream{}: {}", where(),
                                       error_code ? fmt::format(" (code {})", *error_code) : "", stop_detail));
     case Stop::none:
       break;
   }
   if (!sent) {
     if (err == httplib::Error::Connection || err == httplib::Error::ConnectionTimeout)
-      return fail("connect", fmt::format("{}: cannot connect ({}); is the server running on that port?", where,
+      return fail("connect", fmt::format("{}: cannot connect ({}); is the server running on that port?", where(),
                                          httplib::to_string(err)));
     // httplib 0.11 reports a read timeout and a closed connection alike
     // (Error::Read): a silence as long as the read timeout tells them apart.
     if (err == httplib::Error::Read && seconds(t_end - last_byte) >= read_timeout * 0.9)
-      return fail("timeout", fmt::format("{}: no data for {} s{}", where, read_timeout,
+      return fail("timeout", fmt::format("{}: no data for {} s{}", where(), read_timeout,
                                          r.http_status ? fmt::format(" (HTTP {}, {} events so far)", r.http_status, events)
                                                        : " (no response yet)"));
     if (streaming)
       return fail("cut_stream", fmt::format("{}: connection closed in the middle of the stream after {} events ({} tokens)",
-                                            where, events, text_events));
-    return fail("reset", fmt::format("{}: connection closed without a complete response{} ({})", where,
+                                            where(), events, text_events));
+    return fail("reset", fmt::format("{}: connection closed without a complete response{} ({})", where(),
                                      r.http_status ? fmt::format(" (HTTP {})", r.http_status) : "",
                                      httplib::to_string(err)));
   }
   if (r.http_status < 200 || r.http_status >= 300)
-    return fail("http", fmt::format("{}: HTTP {}: {}", where, r.http_status, body_excerpt(plain_body)));
+    return fail("http", fmt::format("{}: HTTP {}: {}", where(), r.http_status, body_excerpt(plain_body)));
   if (streaming) {
     if (!done && !finished)
       return fail("cut_stream", fmt::format("{}: stream ended after {} events ({} tokens) without [DONE] or a finish_reason",
-                                            where, events, text_events));
+                                            where(), events, text_events));
     r.ok = true;
     return r;
   }
   // Not streamed (asked so, or the server ignored "stream": true).
   auto c = parse_chunk(plain_body, api);
-  if (!c) return fail("bad_json", fmt::format("{}: HTTP {} body is not JSON: {}", where, r.http_status, text::quote_line(plain_body, 200)));
-  if (c->error) return fail("http", fmt::format("{}: HTTP {} with an error: {}", where, r.http_status, text::quote_line(*c->error, 300)));
+  if (!c) return fail("bad_json", fmt::format("{}: HTTP {} body is not JSON: {}", where(), r.http_status, text::quote_line(plain_body, 200)));
+  if (c->error) return fail("http", fmt::format("{}: HTTP {} with an error: {}", where(), r.http_status, text::quote_line(*c->error, 300)));
   if (!c->has_choices)
-    return fail("bad_json", fmt::format("{}: HTTP {} body has no choices: {}", where, r.http_status, text::quote_line(plain_body, 200)));
+    return fail("bad_json", fmt::format("{}: HTTP {} body has no choices: {}", where(), r.http_status, text::quote_line(plain_body, 200)));
   r.prompt_tokens = c->prompt_tokens.value_or(-1);
   // Without usage a whole body says nothing of its token count.
   r.completion_tokens = c->completion_tokens.value_or(0);
