@@ -9,7 +9,8 @@
 //   - idle_timeout_s as the socket read timeout (silence before the headers or
 //     between two reads of a stream);
 //   - request_timeout_s as an overall deadline, checked at every read (the
-//     receiver returns false once it has passed) and capping the read timeout;
+//     receiver returns false once it has passed) and capping the read timeout,
+//     so a request ends at most one read timeout after its deadline;
 //   - max_response_bytes on what one response may carry.
 // Time to first token runs from just before the connect to the arrival of the
 // first event with non-empty generated text (a chat stream's role-only first
@@ -141,14 +142,21 @@ Client::Client(Endpoint endpoint, ClientOptions options)
 
 Client::~Client() = default;
 
-Result<std::string> Client::first_model() const {
+namespace {
+
+// GET /v1/models, remembered in `state` once it answered. `kind` receives the
+// transport failure's kind (connect, timeout, ...) when there was one.
+Result<std::string> lookup_model(const Endpoint& e, const ClientOptions& o, Client::State& state, std::string* kind) {
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->model_known) return state_->model;
+    std::lock_guard<std::mutex> lock(state.mu);
+    if (state.model_known) return state.model;
   }
-  Plain p = plain_call(endpoint_, options_, "GET", "/v1/models", "");
-  if (!p.kind.empty()) return make_error(p.error);
-  std::string where = endpoint_.url() + "/v1/models";
+  Plain p = plain_call(e, o, "GET", "/v1/models", "");
+  if (!p.kind.empty()) {
+    if (kind) *kind = p.kind;
+    return make_error(p.error);
+  }
+  std::string where = e.url() + "/v1/models";
   if (p.status != 200) return make_error(fmt::format("GET {}: HTTP {}: {}", where, p.status, body_excerpt(p.body)));
   auto j = nlohmann::json::parse(p.body, nullptr, false);
   std::string id;
@@ -161,22 +169,28 @@ Result<std::string> Client::first_model() const {
   }
   if (id.empty())
     return make_error(fmt::format("GET {}: no model id in data[0].id (body: {})", where, text::quote_line(p.body, 200)));
-  std::lock_guard<std::mutex> lock(state_->mu);
-  state_->model_known = true;
-  state_->model = id;
+  std::lock_guard<std::mutex> lock(state.mu);
+  state.model_known = true;
+  state.model = id;
   return id;
 }
+
+}  // namespace
+
+Result<std::string> Client::first_model() const { return lookup_model(endpoint_, options_, *state_, nullptr); }
 
 RequestResult Client::send(const RequestSpec& spec) const {
   RequestResult r;
   std::string model = spec.model;
   if (model.empty()) {
-    auto m = first_model();
+    std::string kind;
+    auto m = lookup_model(endpoint_, options_, *state_, &kind);
     // A server without /v1/models (or with an odd one) still gets the request,
     // without "model": llama.cpp and recent vLLM then use the one they serve.
-    if (m) model = *m;
-    else if (text::contains(m.error().message, "cannot connect")) {
-      r.error_kind = "connect";
+    if (m) {
+      model = *m;
+    } else if (!kind.empty()) {
+      r.error_kind = kind;
       r.error = m.error().message;
       return r;
     }
