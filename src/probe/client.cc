@@ -9,7 +9,8 @@
 //   - idle_timeout_s as the socket read timeout (silence before the headers or
 //     between two reads of a stream);
 //   - request_timeout_s as an overall deadline, checked at every read (the
-//     receiver returns false once it has passed) and capping the read timeout;
+//     receiver returns false once it has passed) and capping the read timeout,
+//     so a request ends at most one read timeout after its deadline;
 //   - max_response_bytes on what one response may carry.
 // Time to first token runs from just before the connect to the arrival of the
 // first event with non-empty generated text (a chat stream's role-only first
@@ -141,14 +142,21 @@ Client::Client(Endpoint endpoint, ClientOptions options)
 
 Client::~Client() = default;
 
-Result<std::string> Client::first_model() const {
+namespace {
+
+// GET /v1/models, remembered in `state` once it answered. `kind` receives the
+// transport failure's kind (connect, timeout, ...) when there was one.
+Result<std::string> lookup_model(const Endpoint& e, const ClientOptions& o, Client::State& state, std::string* kind) {
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->model_known) return state_->model;
+    std::lock_guard<std::mutex> lock(state.mu);
+    if (state.model_known) return state.model;
   }
-  Plain p = plain_call(endpoint_, options_, "GET", "/v1/models", "");
-  if (!p.kind.empty()) return make_error(p.error);
-  std::string where = endpoint_.url() + "/v1/models";
+  Plain p = plain_call(e, o, "GET", "/v1/models", "");
+  if (!p.kind.empty()) {
+    if (kind) *kind = p.kind;
+    return make_error(p.error);
+  }
+  std::string where = e.url() + "/v1/models";
   if (p.status != 200) return make_error(fmt::format("GET {}: HTTP {}: {}", where, p.status, body_excerpt(p.body)));
   auto j = nlohmann::json::parse(p.body, nullptr, false);
   std::string id;
@@ -161,22 +169,28 @@ Result<std::string> Client::first_model() const {
   }
   if (id.empty())
     return make_error(fmt::format("GET {}: no model id in data[0].id (body: {})", where, text::quote_line(p.body, 200)));
-  std::lock_guard<std::mutex> lock(state_->mu);
-  state_->model_known = true;
-  state_->model = id;
+  std::lock_guard<std::mutex> lock(state.mu);
+  state.model_known = true;
+  state.model = id;
   return id;
 }
+
+}  // namespace
+
+Result<std::string> Client::first_model() const { return lookup_model(endpoint_, options_, *state_, nullptr); }
 
 RequestResult Client::send(const RequestSpec& spec) const {
   RequestResult r;
   std::string model = spec.model;
   if (model.empty()) {
-    auto m = first_model();
+    std::string kind;
+    auto m = lookup_model(endpoint_, options_, *state_, &kind);
     // A server without /v1/models (or with an odd one) still gets the request,
     // without "model": llama.cpp and recent vLLM then use the one they serve.
-    if (m) model = *m;
-    else if (text::contains(m.error().message, "cannot connect")) {
-      r.error_kind = "connect";
+    if (m) {
+      model = *m;
+    } else if (!kind.empty()) {
+      r.error_kind = kind;
       r.error = m.error().message;
       return r;
     }
@@ -277,7 +291,8 @@ RequestResult Client::send(const RequestSpec& spec) const {
   r.prompt_tokens = usage_prompt.value_or(-1);
   r.completion_tokens = usage_completion.value_or(text_events);
 
-  const std::string where = fmt::format("POST {}{}", endpoint_.url(), chat ? "/v1/chat/completions" : "/v1/completions");
+  // Formatted only on failure: a probe sends thousands of requests that pass.
+  auto where = [&] { return fmt::format("POST {}{}", endpoint_.url(), chat ? "/v1/chat/completions" : "/v1/completions"); };
   auto fail = [&](const char* kind, std::string message) {
     r.ok = false;
     r.error_kind = kind;
@@ -286,51 +301,51 @@ RequestResult Client::send(const RequestSpec& spec) const {
   };
   switch (stop) {
     case Stop::too_large:
-      return fail("too_large", fmt::format("{}: response passed {} bytes after {:.1f} s; stopped reading", where,
+      return fail("too_large", fmt::format("{}: response passed {} bytes after {:.1f} s; stopped reading", where(),
                                            options_.max_response_bytes, r.total_s));
     case Stop::deadline:
       return fail("timeout", fmt::format("{}: not complete within the request timeout of {} s ({} events so far)",
-                                         where, options_.request_timeout_s, events));
+                                         where(), options_.request_timeout_s, events));
     case Stop::bad_json:
-      return fail("bad_json", fmt::format("{}: stream event {} is not a JSON object: {}", where, events, stop_detail));
+      return fail("bad_json", fmt::format("{}: stream event {} is not a JSON object: {}", where(), events, stop_detail));
     case Stop::server_error:
-      return fail("http", fmt::format("{}: the server reported an error in the stream{}: {}", where,
+      return fail("http", fmt::format("{}: the server reported an error in the stream{}: {}", where(),
                                       error_code ? fmt::format(" (code {})", *error_code) : "", stop_detail));
     case Stop::none:
       break;
   }
   if (!sent) {
     if (err == httplib::Error::Connection || err == httplib::Error::ConnectionTimeout)
-      return fail("connect", fmt::format("{}: cannot connect ({}); is the server running on that port?", where,
+      return fail("connect", fmt::format("{}: cannot connect ({}); is the server running on that port?", where(),
                                          httplib::to_string(err)));
     // httplib 0.11 reports a read timeout and a closed connection alike
     // (Error::Read): a silence as long as the read timeout tells them apart.
     if (err == httplib::Error::Read && seconds(t_end - last_byte) >= read_timeout * 0.9)
-      return fail("timeout", fmt::format("{}: no data for {} s{}", where, read_timeout,
+      return fail("timeout", fmt::format("{}: no data for {} s{}", where(), read_timeout,
                                          r.http_status ? fmt::format(" (HTTP {}, {} events so far)", r.http_status, events)
                                                        : " (no response yet)"));
     if (streaming)
       return fail("cut_stream", fmt::format("{}: connection closed in the middle of the stream after {} events ({} tokens)",
-                                            where, events, text_events));
-    return fail("reset", fmt::format("{}: connection closed without a complete response{} ({})", where,
+                                            where(), events, text_events));
+    return fail("reset", fmt::format("{}: connection closed without a complete response{} ({})", where(),
                                      r.http_status ? fmt::format(" (HTTP {})", r.http_status) : "",
                                      httplib::to_string(err)));
   }
   if (r.http_status < 200 || r.http_status >= 300)
-    return fail("http", fmt::format("{}: HTTP {}: {}", where, r.http_status, body_excerpt(plain_body)));
+    return fail("http", fmt::format("{}: HTTP {}: {}", where(), r.http_status, body_excerpt(plain_body)));
   if (streaming) {
     if (!done && !finished)
       return fail("cut_stream", fmt::format("{}: stream ended after {} events ({} tokens) without [DONE] or a finish_reason",
-                                            where, events, text_events));
+                                            where(), events, text_events));
     r.ok = true;
     return r;
   }
   // Not streamed (asked so, or the server ignored "stream": true).
   auto c = parse_chunk(plain_body, api);
-  if (!c) return fail("bad_json", fmt::format("{}: HTTP {} body is not JSON: {}", where, r.http_status, text::quote_line(plain_body, 200)));
-  if (c->error) return fail("http", fmt::format("{}: HTTP {} with an error: {}", where, r.http_status, text::quote_line(*c->error, 300)));
+  if (!c) return fail("bad_json", fmt::format("{}: HTTP {} body is not JSON: {}", where(), r.http_status, text::quote_line(plain_body, 200)));
+  if (c->error) return fail("http", fmt::format("{}: HTTP {} with an error: {}", where(), r.http_status, text::quote_line(*c->error, 300)));
   if (!c->has_choices)
-    return fail("bad_json", fmt::format("{}: HTTP {} body has no choices: {}", where, r.http_status, text::quote_line(plain_body, 200)));
+    return fail("bad_json", fmt::format("{}: HTTP {} body has no choices: {}", where(), r.http_status, text::quote_line(plain_body, 200)));
   r.prompt_tokens = c->prompt_tokens.value_or(-1);
   // Without usage a whole body says nothing of its token count.
   r.completion_tokens = c->completion_tokens.value_or(0);
