@@ -112,7 +112,9 @@ try {
 }
 try {
   const llamaOpts = { gpu: false, build: "never", logLevel: nlc.LlamaLogLevel.warn, progressLogs: false };
-  if (opts.threads > 0) llamaOpts.maxThreads = opts.threads;
+  // maxThreads stays node-llama-cpp's default (the machine's cores): it is a
+  // budget shared by all contexts, so setting it to --threads would serialise
+  // concurrent requests
   llama = await nlc.getLlama(llamaOpts);
   model = await llama.loadModel({ modelPath: path.resolve(opts.model), gpuLayers: 0 });
 } catch (e) {
@@ -267,7 +269,7 @@ async function generate({ tokens, maxTokens, ignoreEos, temperature, seed, abort
       sequences: 1,
       batchSize: Math.min(opts.batch, contextSize),
       flashAttention: opts.flashAttention,
-      threads: opts.threads > 0 ? opts.threads : undefined,
+      threads: opts.threads > 0 ? { ideal: opts.threads, min: 1 } : undefined,
       // the point is to use the memory: never let node-llama-cpp refuse a
       // context on its own estimate (a cgroup limit should kill us instead)
       ignoreMemorySafetyChecks: true,
@@ -408,6 +410,7 @@ async function handle(req, res) {
 
 // ---- serve --------------------------------------------------------------------------
 const server = http.createServer((req, res) => {
+  res.on("error", (e) => process.stderr.write(`llama_server.mjs: response: ${e.message}\n`)); // a client gone mid-write
   handle(req, res).catch((e) => sendError(res, e));
 });
 server.keepAliveTimeout = 5000;
@@ -422,20 +425,17 @@ server.listen(opts.port, opts.host, () => {
   process.stdout.write(`listening on http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}\n`);
 });
 
-let stopping = false;
-async function stop(signal) {
-  if (stopping) return;
-  stopping = true;
+// Stopping: in-flight requests are cut (their sockets closed) and the
+// process exits; the kernel frees the engine's memory. Disposing the model
+// first would fail the requests still evaluating with "Object is disposed".
+function stop(signal) {
   process.stderr.write(`llama_server.mjs: ${signal}, stopping\n`);
   server.close();
   server.closeAllConnections?.();
-  const hard = setTimeout(() => process.exit(0), 3000);
-  hard.unref();
-  try {
-    await model.dispose();
-  } catch {}
   process.exit(0);
 }
 process.on("SIGTERM", () => stop("SIGTERM"));
 process.on("SIGINT", () => stop("SIGINT"));
+// an exception never stops the server: log it and keep serving
 process.on("unhandledRejection", (e) => process.stderr.write(`llama_server.mjs: unhandled: ${e?.stack ?? e}\n`));
+process.on("uncaughtException", (e) => process.stderr.write(`llama_server.mjs: uncaught: ${e?.stack ?? e}\n`));

@@ -3,7 +3,7 @@
 // step of a context x concurrency sweep, for tests/probe/README.md:
 //
 //   node tests/probe/measure_sweep.mjs URL PID [--contexts 256,1024,4096]
-//        [--concurrency 1,2,4] [--max-tokens 16]
+//        [--concurrency 1,2,4] [--max-tokens 16] [--cgroup]
 //
 // Each step resets the server's peak RSS (writing 5 to /proc/PID/clear_refs),
 // sends CONCURRENCY streamed completions at once whose prompt is CONTEXT -
@@ -25,6 +25,7 @@ for (let i = 2; i < argv.length; i += 2) {
   if (argv[i] === "--contexts") contexts = list(argv[i + 1]);
   else if (argv[i] === "--concurrency") conc = list(argv[i + 1]);
   else if (argv[i] === "--max-tokens") maxTokens = Number(argv[i + 1]);
+  else if (argv[i] === "--cgroup") i--; // a flag: read the server's own cgroup's peak too
   else {
     process.stderr.write(`unknown option ${argv[i]}\n`);
     process.exit(2);
@@ -79,6 +80,30 @@ async function oneRequest(ctx) {
   return { status: res.status, ttft_ms: Math.round(ttft ?? -1), events, ms: Math.round(performance.now() - t0) };
 }
 
+// The server's memory cgroup (v1: memory.max_usage_in_bytes, reset by
+// writing 0; v2: memory.peak, reset where the kernel allows), or null.
+function cgroupPeakFile() {
+  for (const line of fs.readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n")) {
+    const [, ctrl, p] = line.split(":");
+    if (ctrl === "memory" && fs.existsSync(`/sys/fs/cgroup/memory${p}/memory.max_usage_in_bytes`))
+      return `/sys/fs/cgroup/memory${p}/memory.max_usage_in_bytes`;
+    if (ctrl === "" && p !== "/" && fs.existsSync(`/sys/fs/cgroup${p}/memory.peak`)) return `/sys/fs/cgroup${p}/memory.peak`;
+  }
+  return null;
+}
+const peakFile = argv.includes("--cgroup") ? cgroupPeakFile() : null;
+const cgroupPeak = () => {
+  try {
+    return Number(fs.readFileSync(peakFile, "utf8").trim());
+  } catch {
+    return null;
+  }
+};
+const resetCgroupPeak = () => {
+  try {
+    fs.writeFileSync(peakFile, "0");
+  } catch {}
+};
 const base = status("VmRSS");
 process.stdout.write(JSON.stringify({ idle_rss_mib: mib(base) }) + "\n");
 for (const c of contexts) {
@@ -88,10 +113,11 @@ for (const c of contexts) {
       process.exit(1);
     }
     fs.writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    if (peakFile) resetCgroupPeak();
     const t0 = performance.now();
     const c0 = cpu();
     const rs = await Promise.all(Array.from({ length: n }, () => one(c)));
     const ms = Math.round(performance.now() - t0);
-    process.stdout.write(JSON.stringify({ context: c, concurrency: n, peak_rss_mib: fs.existsSync(`/proc/${pid}`) ? mib(status("VmHWM")) : null, step_ms: ms, cpu_s: Math.round((cpu() - c0) * 100) / 100, ttft_ms: rs.map((r) => r.ttft_ms), events: rs.map((r) => r.events), status: rs.map((r) => r.status) }) + "\n");
+    process.stdout.write(JSON.stringify({ context: c, concurrency: n, peak_rss_mib: fs.existsSync(`/proc/${pid}`) ? mib(status("VmHWM")) : null, cgroup_peak_mib: peakFile ? mib(cgroupPeak()) : null, step_ms: ms, cpu_s: Math.round((cpu() - c0) * 100) / 100, ttft_ms: rs.map((r) => r.ttft_ms), events: rs.map((r) => r.events), status: rs.map((r) => r.status) }) + "\n");
   }
 }
