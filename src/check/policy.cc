@@ -40,7 +40,10 @@ class Reader {
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& key, const std::string& what) const {
-    throw Bad{make_error(fmt::format("{}:{}: {}: {}", shown(), at.Mark().line + 1, key, what))};
+    fail(at.Mark(), key, what);
+  }
+  [[noreturn]] void fail(const YAML::Mark& at, const std::string& key, const std::string& what) const {
+    throw Bad{make_error(fmt::format("{}:{}: {}: {}", shown(), at.line + 1, key, what))};
   }
   std::string shown() const { return file_.empty() ? "<policy>" : file_; }
 
@@ -116,6 +119,8 @@ class Reader {
       int line = kv.first.Mark().line + 1;
       if (auto [it, fresh] = seen.emplace(k, line); !fresh)
         fail(kv.first, prefix + "." + k, fmt::format("given twice (first on line {})", it->second));
+      // A null value's mark is the next token's; the key's line is the one to name.
+      if (kv.second.IsNull()) fail(kv.first, prefix + "." + k, "has no value");
       try {
         f(k, kv.first, kv.second, prefix + "." + k);
       } catch (const YAML::Exception& e) {
@@ -178,11 +183,13 @@ void read_policy(const Reader& rd, const YAML::Node& node, Policy& p) {
 }
 
 void read_alerts(const Reader& rd, const YAML::Node& node, Policy& p) {
-  YAML::Node warn_at = node;
+  // A Mark, not a Node: assigning to a yaml-cpp Node rewrites the node it
+  // refers to, in the tree being walked.
+  YAML::Mark warn_at = node.Mark();
   rd.each(node, "alerts", [&](const std::string& k, const YAML::Node& key, const YAML::Node& v, const std::string& w) {
     if (k == "warn_used_ratio") {
       p.warn_used_ratio = rd.ratio(v, w);
-      warn_at = key;
+      warn_at = key.Mark();
     } else if (k == "critical_used_ratio") p.critical_used_ratio = rd.ratio(v, w);
     else if (k == "gpu_warn_used_ratio") p.gpu_warn_used_ratio = rd.ratio(v, w);
     else if (k == "kv_warn_ratio") p.kv_warn_ratio = rd.ratio(v, w);

@@ -140,6 +140,8 @@ TEST(Policy, ErrorsNameFileLineAndKey) {
       {"policy:\n  max_concurrency: 0\n", "aimem.yaml:2: policy.max_concurrency: 0 is out of range"},
       {"policy:\n  min_grace_period: soon\n", "aimem.yaml:2: policy.min_grace_period: the value 'soon' is not a duration"},
       {"policy:\n  model: ''\n", "aimem.yaml:2: policy.model: is empty"},
+      {"policy:\n  gpus:\n  model: m\n", "aimem.yaml:2: policy.gpus: has no value"},
+      {"alerts:\n  time_to_exhaustion: ~\n", "aimem.yaml:2: alerts.time_to_exhaustion: has no value"},
       {"policy:\n  gpus: 1\n  gpus: 2\n", "aimem.yaml:3: policy.gpus: given twice (first on line 2)"},
       {"policy: [a, b]\n", "aimem.yaml:1: policy: must be a mapping"},
       {"alerts:\n  warn_used_ratio: 80\n", "aimem.yaml:2: alerts.warn_used_ratio: 80 is not a ratio"},
