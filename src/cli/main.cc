@@ -32,12 +32,14 @@ int main(int argc, char** argv) {
   auto watch = aimem::cli::add_watch(app);
   auto report = aimem::cli::add_report(app);
   auto probe = aimem::cli::add_probe(app);
+  auto rules = aimem::cli::add_rules(app);
   std::vector<std::pair<CLI::App*, aimem::cli::Action>> table = {{app.get_subcommand("diagnose"), diagnose},
                                                                  {app.get_subcommand("fit"), fit},
                                                                  {app.get_subcommand("run"), run},
                                                                  {app.get_subcommand("watch"), watch},
                                                                  {app.get_subcommand("report"), report},
-                                                                 {app.get_subcommand("probe"), probe}};
+                                                                 {app.get_subcommand("probe"), probe},
+                                                                 {app.get_subcommand("rules"), rules}};
   for (const auto& p : kPlanned) {
     CLI::App* sub = app.add_subcommand(p.name, std::string(p.job) + " (not yet implemented)");
     sub->allow_extras();
