@@ -16,7 +16,10 @@
 //     envelope: limits.json                  # `aimem probe --save-limits`; relative to this file
 //     min_grace_period: 30s                  # in-flight requests need this long to drain
 //
-// Unknown keys are errors that name the key and the line.
+// Unknown keys are errors that name the key and the line, as
+// "FILE:LINE: policy.KEY: what is wrong". headroom is "15%" or 15 (percent,
+// 0 up to 100); a bare number below 1 is refused as ambiguous. Sizes as
+// units::parse_size reads them, durations as timeutil::parse_duration_us.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,7 @@ struct Policy {
 
   // From the file's `alerts:` section (same keys and defaults as aimem watch).
   double warn_used_ratio = 0.80, critical_used_ratio = 0.90, gpu_warn_used_ratio = 0.95;
+  double kv_warn_ratio = 0.90;  // an inference server's KV cache usage
   double time_to_exhaustion_s = 900;
 };
 

@@ -104,6 +104,9 @@ void load_config(const std::string& path, watch::WatchOptions& o) {
           else if (k == "stderr") o.delivery.to_stderr = x.as<bool>();
           else throw Bad{fmt::format("{}: line {}: unknown key alerts.{}", path, a.first.Mark().line + 1, k)};
         }
+      } else if (key == "policy") {
+        // The deployment policy of `aimem check` and `aimem rules`
+        // (check/policy.h), which check it; nothing in it changes watch.
       } else {
         throw Bad{fmt::format("{}: line {}: unknown key '{}' (see deploy/aimem.yaml)", path, kv.first.Mark().line + 1, key)};
       }
