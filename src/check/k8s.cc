@@ -179,7 +179,7 @@ void read_workload(const YAML::Node& doc, const KindRow& row, const std::string&
 void read_kubernetes(const YAML::Node& doc, const std::string& file, int document, ReadResult& out) {
   if (!doc.IsDefined() || doc.IsNull()) return;  // an empty document between `---` lines
   Loc at = loc_of(doc, file);
-  if (!dois_map(c)) {
+  if (!is_map(doc)) {
     out.notes.push_back({at, fmt::format("YAML document {} is not a mapping; skipped", document + 1)});
     return;
   }

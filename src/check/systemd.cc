@@ -37,7 +37,9 @@ std::optional<uint64_t> parse_systemd_size(std::string_view s) {
 }
 
 std::optional<double> parse_duration_s(std::string_view s) {
-  // Go durations (Compose: 1m30s), systemd time spans (1min 30s), bare seconds.
+  // Go durations (Compose: 1m30s), systemd time spans (1min 30s), bare
+  // seconds. core/time.h's parse_duration_us reads one number and one unit;
+  // these formats write compound spans.
   struct Unit {
     const char* name;
     double seconds;

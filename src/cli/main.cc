@@ -17,7 +17,6 @@ struct Planned {
 // Commands DESIGN.md names that later issues build; until then they say so.
 constexpr Planned kPlanned[] = {
     {"probe", "Find a server's memory envelope across context and concurrency", "#5"},
-    {"check", "Lint deployment configs against the memory plan", "#6"},
 };
 
 }  // namespace
@@ -32,11 +31,13 @@ int main(int argc, char** argv) {
   auto run = aimem::cli::add_run(app);
   auto watch = aimem::cli::add_watch(app);
   auto report = aimem::cli::add_report(app);
+  auto check = aimem::cli::add_check(app);
   std::vector<std::pair<CLI::App*, aimem::cli::Action>> table = {{app.get_subcommand("diagnose"), diagnose},
                                                                  {app.get_subcommand("fit"), fit},
                                                                  {app.get_subcommand("run"), run},
                                                                  {app.get_subcommand("watch"), watch},
-                                                                 {app.get_subcommand("report"), report}};
+                                                                 {app.get_subcommand("report"), report},
+                                                                 {app.get_subcommand("check"), check}};
   for (const auto& p : kPlanned) {
     CLI::App* sub = app.add_subcommand(p.name, std::string(p.job) + " (not yet implemented)");
     sub->allow_extras();
