@@ -4,6 +4,8 @@
 // passing one none.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <functional>
 #include <set>
