@@ -56,6 +56,15 @@ Result<std::vector<YAML::Node>> load_yaml_documents(const std::string& text, con
   if (text.size() > kMaxFileBytes)
     return make_error(fmt::format("{}: {} bytes, more than the {} MiB aimem check reads from one file", file,
                                   text.size(), kMaxFileBytes >> 20));
+  // Parsing allocates a few hundred bytes per node before any walk can count
+  // them, so the nodes the text can hold are bounded first: every node but
+  // a document's first starts at one of these characters (an over-count:
+  // '-' and ':' also occur inside plain scalars).
+  uint64_t starts = 0;
+  for (char c : text) starts += c == ',' || c == ':' || c == '-' || c == '\n' || c == '[' || c == '{';
+  if (starts > 2 * max_nodes)
+    return make_error(fmt::format("{}: about {} YAML nodes, more than aimem check reads from one file ({}); split it",
+                                  file, starts, 2 * max_nodes));
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);

@@ -240,6 +240,14 @@ TEST(CheckInputs, TooLargeIsRefusedBeforeParsing) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("huge.yaml"), std::string::npos);
   EXPECT_NE(r.error().message.find("MiB"), std::string::npos);
+  // Under the size cap but with millions of nodes: refused before yaml-cpp
+  // allocates them.
+  std::string many = "[";
+  for (int i = 0; i < 2100000; ++i) many += "1,";
+  many += "1]";
+  auto n = check_inputs({{"many.yaml", many}}, {}, Policy{});
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message.find("YAML nodes"), std::string::npos) << n.error().message;
 }
 
 TEST(CheckInputs, DeepNestingIsAnErrorNotAStackOverflow) {
