@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstdlib>
 
 #include "core/text.h"
@@ -286,15 +287,16 @@ void read_flags(ServerConfig& cfg, const std::vector<Arg>& w, size_t from, size_
 }
 
 // --max-old-space-size=N (MiB) in a Node command line or NODE_OPTIONS.
-void read_node_heap(ServerConfig& cfg, const std::vector<std::string>& words, const Loc& at) {
+void read_node_heap(ServerConfig& cfg, const std::vector<Arg>& words) {
   for (size_t i = 0; i < words.size(); ++i) {
-    std::string w = words[i];
+    std::string w = words[i].text;
+    const Loc& at = words[i].at;
     for (char& ch : w)
       if (ch == '_') ch = '-';
     if (w.rfind("--max-old-space-size", 0) != 0) continue;
     std::string v;
     if (auto eq = w.find('='); eq != std::string::npos) v = w.substr(eq + 1);
-    else if (i + 1 < words.size()) v = words[i + 1];
+    else if (i + 1 < words.size()) v = words[i + 1].text;
     if (auto n = parse_count(v); n && *n > 0) cfg.node_heap = At<uint64_t>{uint64_t(*n) * units::MiB, at};
     else cfg.problems.push_back("--max-old-space-size " + v + ": not a number of MiB");
   }
@@ -327,9 +329,8 @@ ServerConfig read_server(const Container& c) {
       ++b;
     if (b >= e) continue;
     std::string prog = basename(w[b].text);
-    std::vector<std::string> words;
-    for (size_t k = b; k < e; ++k) words.push_back(w[k].text);
-    if (prog == "node" || prog == "nodejs") read_node_heap(cfg, words, w[b].at);
+    if (prog == "node" || prog == "nodejs")
+      read_node_heap(cfg, std::vector<Arg>(w.begin() + long(b), w.begin() + long(e)));
     if (prog == "vllm" && b + 1 < e && w[b + 1].text == "serve") {
       cfg.server = Server::kVllm;
       cfg.at = w[b].at;
@@ -393,7 +394,11 @@ ServerConfig read_server(const Container& c) {
     keep(cfg.max_loaded_models, from_env.max_loaded_models);
     for (auto& p : from_env.problems) cfg.problems.push_back(p);
   }
-  if (const Arg* opts = c.env_var("NODE_OPTIONS"); opts && !cfg.node_heap) read_node_heap(cfg, shell_words(opts->text), opts->at);
+  if (const Arg* opts = c.env_var("NODE_OPTIONS"); opts && !cfg.node_heap) {
+    std::vector<Arg> words;
+    for (const std::string& word : shell_words(opts->text)) words.push_back({word, opts->at});
+    read_node_heap(cfg, words);
+  }
   // llama-server: -c is the whole KV cache, shared by -np slots; a sequence gets c / np.
   if (cfg.server == Server::kLlamaCpp && cfg.total_context && cfg.total_context->value > 0) {
     int64_t np = cfg.concurrency && cfg.concurrency->value > 0 ? cfg.concurrency->value : 1;

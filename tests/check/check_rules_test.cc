@@ -177,7 +177,8 @@ spec:
 }
 
 TEST(CheckRules, HeadroomMovesTheThreshold) {
-  // 9 GiB against vLLM's ~8 GiB load peak for an 8B model: enough at 10%, not at 30%.
+  // 9 GiB against vLLM's 8 GiB load peak for an 8B model on a GPU (API
+  // server plus one 5 GiB shard staged in RAM): enough at 10%, not at 30%.
   const std::string text = R"(kind: Pod
 metadata: {name: p}
 spec:
@@ -186,7 +187,7 @@ spec:
     image: vllm/vllm-openai:v0.10.1
     args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
     resources:
-      limits: {memory: 9Gi}
+      limits: {memory: 9Gi, nvidia.com/gpu: "1"}
 )";
   Policy p;
   p.headroom_pct = 10;
@@ -224,7 +225,7 @@ spec:
     image: vllm/vllm-openai:v0.10.1
     args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
     resources:
-      limits: {memory: 12Gi}
+      limits: {memory: 12Gi, nvidia.com/gpu: "1"}
     volumeMounts: [{name: shm, mountPath: /dev/shm}]
   volumes:
   - name: shm
