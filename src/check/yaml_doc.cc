@@ -62,9 +62,9 @@ Result<std::vector<YAML::Node>> load_yaml_documents(const std::string& text, con
   // '-' and ':' also occur inside plain scalars).
   uint64_t starts = 0;
   for (char c : text) starts += c == ',' || c == ':' || c == '-' || c == '\n' || c == '[' || c == '{';
-  if (starts > 2 * max_nodes)
+  if (starts > max_nodes)
     return make_error(fmt::format("{}: about {} YAML nodes, more than aimem check reads from one file ({}); split it",
-                                  file, starts, 2 * max_nodes));
+                                  file, starts, max_nodes));
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);
