@@ -6,48 +6,20 @@
 
 #include "cli/commands/commands.h"
 
-namespace {
-
-struct Planned {
-  const char* name;
-  const char* job;
-  const char* issue;
-};
-
-// Commands DESIGN.md names that later issues build; until then they say so.
-constexpr Planned kPlanned[] = {
-    {"check", "Lint deployment configs against the memory plan", "#6"},
-};
-
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"aimem: which memory pool failed, and why (host RAM, cgroup and Kubernetes limits, GPU VRAM, language heaps)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "aimem 0.1.0");
-  aimem::cli::Action action;
-  auto diagnose = aimem::cli::add_diagnose(app);
-  auto fit = aimem::cli::add_fit(app);
-  auto run = aimem::cli::add_run(app);
-  auto watch = aimem::cli::add_watch(app);
-  auto report = aimem::cli::add_report(app);
-  auto probe = aimem::cli::add_probe(app);
-  auto rules = aimem::cli::add_rules(app);
-  std::vector<std::pair<CLI::App*, aimem::cli::Action>> table = {{app.get_subcommand("diagnose"), diagnose},
-                                                                 {app.get_subcommand("fit"), fit},
-                                                                 {app.get_subcommand("run"), run},
-                                                                 {app.get_subcommand("watch"), watch},
-                                                                 {app.get_subcommand("report"), report},
-                                                                 {app.get_subcommand("probe"), probe},
-                                                                 {app.get_subcommand("rules"), rules}};
-  for (const auto& p : kPlanned) {
-    CLI::App* sub = app.add_subcommand(p.name, std::string(p.job) + " (not yet implemented)");
-    sub->allow_extras();
-    std::string name = p.name, issue = p.issue;
-    table.emplace_back(sub, [name, issue] {
-      fmt::print(stderr, "aimem {}: not implemented yet in this version (planned in issue {}); `aimem diagnose`, `fit`, `run`, `watch`, `report` and `probe` are real today\n", name, issue);
-      return 2;
-    });
+  using Add = aimem::cli::Action (*)(CLI::App&);
+  constexpr std::pair<const char*, Add> kCommands[] = {
+      {"diagnose", aimem::cli::add_diagnose}, {"fit", aimem::cli::add_fit},     {"run", aimem::cli::add_run},
+      {"watch", aimem::cli::add_watch},       {"report", aimem::cli::add_report}, {"probe", aimem::cli::add_probe},
+      {"check", aimem::cli::add_check},       {"rules", aimem::cli::add_rules},
+  };
+  std::vector<std::pair<CLI::App*, aimem::cli::Action>> table;
+  for (const auto& [name, add] : kCommands) {
+    aimem::cli::Action action = add(app);
+    table.emplace_back(app.get_subcommand(name), std::move(action));
   }
   try {
     app.parse(argc, argv);
