@@ -53,10 +53,14 @@ if [ "$rc" -ne 0 ]; then
   echo "aimem probe exited $rc:" >&2
   tail -5 "$TMP/err" >&2
 fi
-# Requests as the probe reports them; the planned count when the JSON lacks them.
+# Requests as the probe reports them; none reported means nothing to measure
+# (exit 2 from the probe: arguments refused, or the command not there yet).
 requests=$(python3 -c 'import json,sys; print(sum(s.get("requests", 0) for s in json.load(open(sys.argv[1])).get("steps", [])))' \
   "$TMP/out.json" 2>/dev/null || echo 0)
-[ "${requests:-0}" -gt 0 ] || requests=$((PER_STEP * 2))
+if [ "${requests:-0}" -le 0 ]; then
+  echo "probe_client_overhead: aimem probe reported no requests; no figures" >&2
+  exit 2
+fi
 read -r user sys maxrss_kib <"$TMP/time"
 awk -v u="$user" -v s="$sys" -v m="$maxrss_kib" -v n="$requests" 'BEGIN {
   us = (u + s) * 1e6 / n;
