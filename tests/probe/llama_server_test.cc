@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -17,6 +17,7 @@
 
 #include "support/llama_server.h"
 #include "support/test_support.h"
+#include "watch/scrape.h"
 
 namespace aimem::test {
 namespace {
@@ -77,43 +78,13 @@ std::string words(int n) {
   return t;
 }
 
-class LlamaServerTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    if (!llama_server_available()) return;
-    auto r = start_llama_server();
-    if (!r) {
-      start_error_ = new std::string(r.error().message);
-      return;
-    }
-    server_ = new LlamaServer(*r);
-  }
-  static void TearDownTestSuite() {
-    if (server_) stop_llama_server(*server_);
-    delete server_;
-    server_ = nullptr;
-    delete start_error_;
-    start_error_ = nullptr;
-  }
-  void SetUp() override {
-    if (!llama_server_available()) GTEST_SKIP() << llama_server_unavailable();
-    ASSERT_NE(server_, nullptr) << (start_error_ ? *start_error_ : "the server did not start");
-  }
-  static const LlamaServer& s() { return *server_; }
+void listens_on_loopback_and_answers_health_models_and_metrics(const LlamaServer& s) {
+  EXPECT_EQ(s.url.rfind("http://127.0.0.1:", 0), 0u) << s.url;
+  EXPECT_GT(s.port, 0);
+  EXPECT_GT(s.pid, 0);
+  EXPECT_EQ(::access(("/proc/" + std::to_string(s.pid)).c_str(), F_OK), 0);
 
-  static LlamaServer* server_;
-  static std::string* start_error_;
-};
-LlamaServer* LlamaServerTest::server_ = nullptr;
-std::string* LlamaServerTest::start_error_ = nullptr;
-
-TEST_F(LlamaServerTest, ListensOnLoopbackAndAnswersHealthModelsAndMetrics) {
-  EXPECT_EQ(s().url.rfind("http://127.0.0.1:", 0), 0u) << s().url;
-  EXPECT_GT(s().port, 0);
-  EXPECT_GT(s().pid, 0);
-  EXPECT_EQ(::access(("/proc/" + std::to_string(s().pid)).c_str(), F_OK), 0);
-
-  auto c = client(s());
+  auto c = client(s);
   auto h = c.Get("/health");
   ASSERT_TRUE(h);
   EXPECT_EQ(h->status, 200);
@@ -136,7 +107,7 @@ TEST_F(LlamaServerTest, ListensOnLoopbackAndAnswersHealthModelsAndMetrics) {
     const size_t at = text.find("\n" + name + " ");
     return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
   };
-  auto r = post(s(), "/v1/completions", {{"prompt", token_prompt(40)}, {"max_tokens", 5}, {"ignore_eos", true}});
+  auto r = post(s, "/v1/completions", {{"prompt", token_prompt(40)}, {"max_tokens", 5}, {"ignore_eos", true}});
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   auto after = c.Get("/metrics");
@@ -145,31 +116,45 @@ TEST_F(LlamaServerTest, ListensOnLoopbackAndAnswersHealthModelsAndMetrics) {
   EXPECT_EQ(counter(after->body, "llamacpp:tokens_predicted_total") - counter(before->body, "llamacpp:tokens_predicted_total"), 5);
   EXPECT_GE(counter(after->body, "llamacpp:n_tokens_max"), 45);
   EXPECT_EQ(counter(after->body, "llamacpp:requests_processing"), 0);
+
+  // the repository's own scraper recognises the server and reads its counters
+  std::string err;
+  const auto target = watch::parse_target(s.url, &err);
+  ASSERT_TRUE(err.empty()) << err;
+  const auto sample = watch::scrape(target, 5000);
+  ASSERT_TRUE(sample.up) << sample.problem;
+  EXPECT_EQ(sample.kind, "llamacpp");
+  EXPECT_EQ(sample.running, 0.0);
+  EXPECT_EQ(sample.waiting, 0.0);
+  ASSERT_TRUE(sample.generation_tokens_total);
+  EXPECT_EQ(*sample.generation_tokens_total, counter(after->body, "llamacpp:tokens_predicted_total"));
+  ASSERT_TRUE(sample.prompt_tokens_total);
+  EXPECT_EQ(*sample.prompt_tokens_total, counter(after->body, "llamacpp:prompt_tokens_total"));
 }
 
-TEST_F(LlamaServerTest, TokenizeCountsGrowWithTheText) {
-  const auto a = tokenize(s(), words(1));
-  const auto b = tokenize(s(), words(50));
-  const auto c = tokenize(s(), words(500));
+void tokenize_counts_grow_with_the_text(const LlamaServer& s) {
+  const auto a = tokenize(s, words(1));
+  const auto b = tokenize(s, words(50));
+  const auto c = tokenize(s, words(500));
   ASSERT_FALSE(a.empty());
   EXPECT_LT(a.size(), b.size());
   EXPECT_LT(b.size(), c.size());
   // byte-level vocabulary: about one token per character, never fewer than a tenth
   EXPECT_GE(c.size(), words(500).size() / 10);
   // add_special puts the BOS in front, as llama.cpp's /tokenize does
-  const auto with_bos = tokenize(s(), words(50), true);
+  const auto with_bos = tokenize(s, words(50), true);
   ASSERT_EQ(with_bos.size(), b.size() + 1);
   EXPECT_TRUE(std::equal(b.begin(), b.end(), with_bos.begin() + 1));
   // the completion's prompt_tokens is the same count, with the BOS
-  auto r = post(s(), "/v1/completions", {{"prompt", words(50)}, {"max_tokens", 1}});
+  auto r = post(s, "/v1/completions", {{"prompt", words(50)}, {"max_tokens", 1}});
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(json::parse(r->body)["usage"]["prompt_tokens"], with_bos.size());
 }
 
-TEST_F(LlamaServerTest, StreamedCompletionSendsExactlyMaxTokensEventsThenUsageAndDone) {
+void streamed_completion_sends_exactly_max_tokens_events(const LlamaServer& s) {
   const int max_tokens = 24;
-  auto r = post(s(), "/v1/completions",
+  auto r = post(s, "/v1/completions",
                 {{"prompt", "Once upon a time"}, {"max_tokens", max_tokens}, {"ignore_eos", true}, {"stream", true},
                  {"stream_options", {{"include_usage", true}}}});
   ASSERT_TRUE(r);
@@ -199,14 +184,14 @@ TEST_F(LlamaServerTest, StreamedCompletionSendsExactlyMaxTokensEventsThenUsageAn
   EXPECT_EQ(final_chunk["choices"][0]["finish_reason"], "length");
   ASSERT_FALSE(usage_chunk.is_null()) << "no usage chunk with include_usage";
   EXPECT_EQ(usage_chunk["usage"]["completion_tokens"], max_tokens);
-  EXPECT_EQ(usage_chunk["usage"]["prompt_tokens"], tokenize(s(), "Once upon a time", true).size());
+  EXPECT_EQ(usage_chunk["usage"]["prompt_tokens"], tokenize(s, "Once upon a time", true).size());
   // the usage chunk comes after the final one
   ASSERT_GE(events.size(), 2u);
   EXPECT_TRUE(events.back()["choices"].empty());
 }
 
-TEST_F(LlamaServerTest, NonStreamedCompletionCountsTokensInUsage) {
-  auto r = post(s(), "/v1/completions", {{"prompt", token_prompt(100)}, {"max_tokens", 7}, {"ignore_eos", true}});
+void non_streamed_completion_counts_tokens_in_usage(const LlamaServer& s) {
+  auto r = post(s, "/v1/completions", {{"prompt", token_prompt(100)}, {"max_tokens", 7}, {"ignore_eos", true}});
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   const auto j = json::parse(r->body);
@@ -218,9 +203,9 @@ TEST_F(LlamaServerTest, NonStreamedCompletionCountsTokensInUsage) {
   EXPECT_TRUE(j["choices"][0]["text"].is_string());
 }
 
-TEST_F(LlamaServerTest, ChatCompletionsStreamAndNot) {
+void chat_completions_stream_and_not(const LlamaServer& s) {
   const json messages = json::array({{{"role", "system"}, {"content", "You are terse."}}, {{"role", "user"}, {"content", "Hello"}}});
-  auto r = post(s(), "/v1/chat/completions", {{"messages", messages}, {"max_tokens", 6}, {"ignore_eos", true}});
+  auto r = post(s, "/v1/chat/completions", {{"messages", messages}, {"max_tokens", 6}, {"ignore_eos", true}});
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   const auto j = json::parse(r->body);
@@ -230,7 +215,7 @@ TEST_F(LlamaServerTest, ChatCompletionsStreamAndNot) {
   EXPECT_EQ(j["usage"]["completion_tokens"], 6);
   EXPECT_GT(j["usage"]["prompt_tokens"].get<int>(), 10);
 
-  auto st = post(s(), "/v1/chat/completions", {{"messages", messages}, {"max_tokens", 6}, {"ignore_eos", true}, {"stream", true}});
+  auto st = post(s, "/v1/chat/completions", {{"messages", messages}, {"max_tokens", 6}, {"ignore_eos", true}, {"stream", true}});
   ASSERT_TRUE(st);
   ASSERT_EQ(st->status, 200) << st->body;
   bool done = false;
@@ -250,22 +235,22 @@ TEST_F(LlamaServerTest, ChatCompletionsStreamAndNot) {
   EXPECT_EQ(events.front()["choices"][0]["delta"]["role"], "assistant");
 }
 
-TEST_F(LlamaServerTest, RefusesWhatItCannotServeWithJsonErrorsAndKeepsServing) {
+void refuses_what_it_cannot_serve_and_keeps_serving(const LlamaServer& s) {
   // over the server's context (8192): prompt + max_tokens
-  auto r = post(s(), "/v1/completions", {{"prompt", token_prompt(8000)}, {"max_tokens", 500}});
+  auto r = post(s, "/v1/completions", {{"prompt", token_prompt(8000)}, {"max_tokens", 500}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   auto j = json::parse(r->body);
   EXPECT_EQ(j["error"]["code"], "context_length_exceeded");
   EXPECT_NE(j["error"]["message"].get<std::string>().find("8500"), std::string::npos) << j.dump();
 
-  auto c = client(s());
+  auto c = client(s);
   auto bad = c.Post("/v1/completions", "{not json", "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
   EXPECT_TRUE(json::parse(bad->body)["error"]["message"].is_string());
 
-  auto ids = post(s(), "/v1/completions", {{"prompt", json::array({1, 2, 99999})}});
+  auto ids = post(s, "/v1/completions", {{"prompt", json::array({1, 2, 99999})}});
   ASSERT_TRUE(ids);
   EXPECT_EQ(ids->status, 400) << "a token id outside the vocabulary";
 
@@ -277,6 +262,29 @@ TEST_F(LlamaServerTest, RefusesWhatItCannotServeWithJsonErrorsAndKeepsServing) {
   auto h = c.Get("/health");
   ASSERT_TRUE(h);
   EXPECT_EQ(h->status, 200);
+}
+
+// One server for all the endpoint checks: each start costs node's start-up,
+// node-llama-cpp's self-test of its binary and the model load (3-7 s on 2
+// shared cores), and ctest runs every TEST in its own process.
+TEST(LlamaServer, ServesTheOpenAiEndpointsOfTheRealEngine) {
+  if (!llama_server_available()) GTEST_SKIP() << llama_server_unavailable();
+  auto started = start_llama_server();
+  ASSERT_TRUE(started) << started.error().message;
+  LlamaServer s = *started;
+  LlamaServerGuard guard{s};
+  const std::pair<const char*, void (*)(const LlamaServer&)> checks[] = {
+      {"health, models, metrics", listens_on_loopback_and_answers_health_models_and_metrics},
+      {"tokenize", tokenize_counts_grow_with_the_text},
+      {"streamed completion", streamed_completion_sends_exactly_max_tokens_events},
+      {"non-streamed completion", non_streamed_completion_counts_tokens_in_usage},
+      {"chat", chat_completions_stream_and_not},
+      {"errors", refuses_what_it_cannot_serve_and_keeps_serving},
+  };
+  for (const auto& [name, check] : checks) {
+    SCOPED_TRACE(name);
+    check(s);
+  }
 }
 
 // Peak RSS of the node process while `concurrency` requests of `context`
@@ -296,13 +304,18 @@ uint64_t peak_for(const LlamaServer& s, int context, int concurrency) {
   return peak_rss_bytes(s.pid);
 }
 
-TEST_F(LlamaServerTest, PeakMemoryGrowsWithContextAndWithConcurrency) {
-  ASSERT_TRUE(reset_peak_rss(s().pid));
-  const uint64_t idle = rss_bytes(s().pid);
+TEST(LlamaServer, PeakMemoryGrowsWithContextAndWithConcurrency) {
+  if (!llama_server_available()) GTEST_SKIP() << llama_server_unavailable();
+  auto started = start_llama_server();
+  ASSERT_TRUE(started) << started.error().message;
+  LlamaServer s = *started;
+  LlamaServerGuard guard{s};
+  ASSERT_TRUE(reset_peak_rss(s.pid));
+  const uint64_t idle = rss_bytes(s.pid);
   ASSERT_GT(idle, 0u);
-  const uint64_t small = peak_for(s(), 256, 1);
-  const uint64_t longer = peak_for(s(), 1024, 1);
-  const uint64_t wider = peak_for(s(), 1024, 4);
+  const uint64_t small = peak_for(s, 256, 1);
+  const uint64_t longer = peak_for(s, 1024, 1);
+  const uint64_t wider = peak_for(s, 1024, 4);
   // a request's memory is its context's buffers: about n_ctx x batch x heads
   // floats of attention scores, so 4x the context is far more than 2x the
   // memory, and 4 requests at once hold 4 contexts
@@ -310,7 +323,7 @@ TEST_F(LlamaServerTest, PeakMemoryGrowsWithContextAndWithConcurrency) {
   EXPECT_GT(longer, small + 16 * kMiB);
   EXPECT_GT(wider - idle, 2 * (longer - idle)) << "1024x1 " << longer / kMiB << " MiB, 1024x4 " << wider / kMiB;
   // and the memory goes back when the requests end
-  EXPECT_LT(rss_bytes(s().pid), idle + (wider - idle) / 2) << "after: " << rss_bytes(s().pid) / kMiB << " MiB";
+  EXPECT_LT(rss_bytes(s.pid), idle + (wider - idle) / 2) << "after: " << rss_bytes(s.pid) / kMiB << " MiB";
 }
 
 // Behind `aimem run --memory-limit`: the helper finds the node process in the
