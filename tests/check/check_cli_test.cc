@@ -220,8 +220,9 @@ TEST(CheckCli, SarifValidatesAgainstTheSchema) {
     EXPECT_GE(driver["rules"].size(), 13u);
     for (const auto& res : j["runs"][0]["results"]) {
       EXPECT_EQ(driver["rules"][res["ruleIndex"].get<size_t>()]["id"], res["ruleId"]);
-      if (!res["locations"].empty())
+      if (!res["locations"].empty()) {
         EXPECT_GE(res["locations"][0]["physicalLocation"]["region"]["startLine"].get<int>(), 1);
+      }
     }
     if (i == 1) {
       ASSERT_EQ(j["runs"][0]["results"].size(), 1u);
