@@ -326,6 +326,17 @@ TEST(LlamaServer, PeakMemoryGrowsWithContextAndWithConcurrency) {
   EXPECT_LT(rss_bytes(s.pid), idle + (wider - idle) / 2) << "after: " << rss_bytes(s.pid) / kMiB << " MiB";
 }
 
+// A server that cannot start is an error that carries its own message.
+TEST(LlamaServer, AFailedStartSaysWhy) {
+  if (!llama_server_available()) GTEST_SKIP() << llama_server_unavailable();
+  LlamaServerOptions o;
+  o.model_path = "/nonexistent/model.gguf";
+  auto r = start_llama_server(o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("exited with status 1"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("/nonexistent/model.gguf: no such file"), std::string::npos) << r.error().message;
+}
+
 // Behind `aimem run --memory-limit`: the helper finds the node process in the
 // run's cgroup, and a step over the limit kills the server, which the helper
 // sees as the run's exit status (128 + SIGKILL).

@@ -37,9 +37,13 @@ const status = (key) => {
   return m ? Number(m[1]) * 1024 : null;
 };
 // the server's own CPU seconds (utime + stime; clock ticks of 1/100 s)
+let lastCpu = 0;
 const cpu = () => {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(f[11]) + Number(f[12])) / 100;
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    lastCpu = (Number(f[11]) + Number(f[12])) / 100;
+  } catch {} // the server is gone: its last reading
+  return lastCpu;
 };
 const mib = (b) => b == null ? null : Math.round((b / 1048576) * 10) / 10;
 

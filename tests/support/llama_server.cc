@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -107,10 +108,16 @@ Result<LlamaServer> start_llama_server(const LlamaServerOptions& options) {
   if (auto why = llama_server_unavailable(); !why.empty()) return make_error(why);
   LlamaServer s;
   s.dir = temp_dir("llama-server");
+  // a failed start leaves nothing behind: its stderr is in the message
+  auto fail = [&s](const std::string& message) {
+    std::error_code ec;
+    std::filesystem::remove_all(s.dir, ec);
+    return make_error(message);
+  };
   s.model_path = options.model_path;
   if (s.model_path.empty()) {
     s.model_path = s.dir + "/model.gguf";
-    if (auto w = write_tiny_model(options.model, s.model_path); !w) return make_error("writing the model: " + w.error().message);
+    if (auto w = write_tiny_model(options.model, s.model_path); !w) return fail("writing the model: " + w.error().message);
   }
   const std::string out_path = s.dir + "/stdout.txt", err_path = s.dir + "/stderr.txt", pid_path = s.dir + "/server.pid";
 
@@ -146,7 +153,7 @@ Result<LlamaServer> start_llama_server(const LlamaServerOptions& options) {
   const int rc = ::posix_spawnp(&top, cargv[0], &fa, &attr, cargv.data(), cenv.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return make_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+  if (rc != 0) return fail("cannot start " + argv[0] + ": " + std::strerror(rc));
   if (options.prefix.empty()) s.pid = top;
   else s.prefix_pid = top;
 
@@ -162,13 +169,13 @@ Result<LlamaServer> start_llama_server(const LlamaServerOptions& options) {
     int status = -1;
     if (reap(top, 0, status)) {
       s.exit_status = status;
-      return make_error("the server exited with status " + std::to_string(status) + " before listening: " + tail(slurp(err_path)));
+      return fail("the server exited with status " + std::to_string(status) + " before listening: " + tail(slurp(err_path)));
     }
     if (Clock::now() >= deadline) {
       if (const int node = std::atoi(slurp(pid_path).c_str()); node > 0) ::kill(node, SIGKILL);
       ::kill(-top, SIGKILL);
       reap(top, 5000, status);
-      return make_error("the server did not listen within " + std::to_string(options.start_timeout_s) + " s: " + tail(slurp(err_path)));
+      return fail("the server did not listen within " + std::to_string(options.start_timeout_s) + " s: " + tail(slurp(err_path)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -176,7 +183,7 @@ Result<LlamaServer> start_llama_server(const LlamaServerOptions& options) {
   const int node_pid = std::atoi(slurp(pid_path).c_str());
   if (node_pid <= 0) {
     stop_llama_server(s);
-    return make_error("the server listened but wrote no pid to " + pid_path);
+    return fail("the server listened but wrote no pid to " + pid_path);
   }
   s.pid = node_pid;
   return s;
@@ -206,6 +213,12 @@ int stop_llama_server(LlamaServer& server, int timeout_s) {
     llama_server_exited(server, 5000);
   }
   return server.exit_status;
+}
+
+LlamaServerGuard::~LlamaServerGuard() {
+  stop_llama_server(server);
+  std::error_code ec;
+  if (!server.dir.empty()) std::filesystem::remove_all(server.dir, ec);
 }
 
 uint64_t peak_rss_bytes(pid_t pid) { return status_kib(pid, "VmHWM") * 1024; }

@@ -67,10 +67,11 @@ uint64_t peak_rss_bytes(pid_t pid);
 uint64_t rss_bytes(pid_t pid);
 bool reset_peak_rss(pid_t pid);
 
-// RAII: stops the server when the scope ends.
+// RAII: stops the server when the scope ends and removes its directory
+// (the model and the output files; read them before).
 struct LlamaServerGuard {
   LlamaServer& server;
-  ~LlamaServerGuard() { stop_llama_server(server); }
+  ~LlamaServerGuard();
 };
 
 }  // namespace aimem::test
