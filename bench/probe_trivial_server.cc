@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   }
 
   httplib::Server server;
+  server.set_tcp_nodelay(true);
   server.Get("/health", [](const httplib::Request&, httplib::Response& r) { r.set_content("{\"status\":\"ok\"}", "application/json"); });
   server.Get("/v1/models", [](const httplib::Request&, httplib::Response& r) {
     r.set_content(R"({"object":"list","data":[{"id":"trivial","object":"model","owned_by":"bench"}]})", "application/json");

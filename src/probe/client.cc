@@ -1,7 +1,12 @@
 // The OpenAI-compatible client of `aimem probe` (see client.h) on cpp-httplib.
 //
 // One httplib::Client per call: the calls of a concurrency step then share no
-// socket and no lock, and a probe measures what a fresh client sees. Every
+// socket and no lock, and a probe measures what a fresh client sees. Kept-alive
+// connections were measured (bench/probe_client_bench): ~30% less client CPU,
+// but against a server that does not set TCP_NODELAY (cpp-httplib's default,
+// so llama.cpp's llama-server) a reused connection leaves Linux's quick-ACK
+// mode, and Nagle plus delayed ACKs added ~28 ms to every request: a latency
+// probe must not add its own stalls, so each request connects afresh. Every
 // response is read through a content receiver, so that the body is never held
 // whole (an endless stream stops at max_response_bytes) and each streamed
 // event is timed when its bytes arrive. Bounds:
