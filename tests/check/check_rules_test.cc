@@ -4,6 +4,8 @@
 // passing one none.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -32,6 +34,9 @@ struct RuleCase {
   Severity severity;
   std::function<void(Policy&)> policy = [](Policy&) {};
 };
+
+// For test names in CTest and failure messages: the rule and where it fires.
+void PrintTo(const RuleCase& c, std::ostream* os) { *os << c.rule << " at " << c.line << ":" << c.column; }
 
 Policy node64(Policy p) {
   p.node_memory_bytes = 64 * units::GiB;
