@@ -37,7 +37,9 @@ struct Input {
 Result<Report> check_inputs(const std::vector<Input>& inputs, const std::vector<std::string>& command,
                             const Policy& policy);
 
-// Reads the files (size-capped before reading), then check_inputs.
+// Reads the files (size-capped before reading), then check_inputs. A folder
+// stands for the *.yaml, *.yml and *.service files under it (sorted; hidden
+// folders skipped; at most 2,000 files, 16 levels).
 Result<Report> check_files(const std::vector<std::string>& paths, const std::vector<std::string>& command,
                            const Policy& policy);
 

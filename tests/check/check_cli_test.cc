@@ -4,6 +4,7 @@
 // official SARIF 2.1.0 schema with python3's jsonschema.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <fmt/format.h>
@@ -245,6 +246,35 @@ TEST(CheckCli, ListRules) {
                          "gpu-util-oversubscribed", "kv-over-budget", "over-envelope", "heap-above-limit",
                          "swap-for-weights"})
     EXPECT_NE(r.out.find(id), std::string::npos) << id;
+}
+
+}  // namespace
+}  // namespace aimem::check
+
+namespace aimem::check {
+namespace {
+
+TEST(CheckCli, AFolderStandsForTheDeploymentFilesUnderIt) {
+  const std::string dir = test::temp_dir("check-folder");
+  std::filesystem::create_directories(dir + "/k8s/base");
+  std::filesystem::create_directories(dir + "/.git");
+  test::write_file(dir + "/k8s/base/vllm.yaml", test::read_file(real("vllm-k8s.yaml")));
+  test::write_file(dir + "/k8s/llm.service", test::read_file(real("llm.service")));
+  test::write_file(dir + "/.git/HEAD.yaml", "kind: [broken\n");  // hidden: never read
+  test::write_file(dir + "/README.md", "# not a manifest\n");
+  auto r = check_json({dir});
+  EXPECT_EQ(r.status, 1) << r.err;
+  ASSERT_TRUE(r.j.is_object());
+  ASSERT_EQ(r.j["files_checked"].size(), 2u) << r.j["files_checked"].dump();
+  EXPECT_EQ(r.j["files_checked"][0], dir + "/k8s/base/vllm.yaml");
+  EXPECT_EQ(r.j["files_checked"][1], dir + "/k8s/llm.service");
+  EXPECT_TRUE(by_rule(r.j).count("no-graceful-drain"));
+
+  const std::string empty = test::temp_dir("check-empty");
+  test::write_file(empty + "/notes.txt", "x\n");
+  auto e = test::run_aimem({"check", empty});
+  EXPECT_EQ(e.status, 2);
+  EXPECT_NE(e.err.find("no *.yaml"), std::string::npos) << e.err;
 }
 
 }  // namespace
