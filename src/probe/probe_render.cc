@@ -59,9 +59,9 @@ json envelope_fixes(const SweepResult& r) {
     return p ? fmt::format(" (peak {} there)", units::format_bytes(*p)) : std::string();
   };
   if (conc_ok)
-    fixes.push_back({{"action", fmt::format("serve at most {} concurrent requests at context {} (llama.cpp --parallel, vLLM "
+    fixes.push_back({{"action", fmt::format("serve at most {} concurrent request{} at context {} (llama.cpp --parallel, vLLM "
                                             "--max-num-seqs, TGI --max-concurrent-requests, SGLang --max-running-requests, "
-                                            "OLLAMA_NUM_PARALLEL)", *conc_ok, bp.context)},
+                                            "OLLAMA_NUM_PARALLEL)", *conc_ok, *conc_ok == 1 ? "" : "s", bp.context)},
                      {"why", fmt::format("the probe passed {} x {}{} and the server failed at {} x {}", bp.context, *conc_ok,
                                          peak_note(conc_peak), bp.context, bp.concurrency)}});
   if (ctx_ok)
