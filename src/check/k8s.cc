@@ -153,6 +153,11 @@ void read_workload(const YAML::Node& doc, const KindRow& row, const std::string&
           if (const YAML::Node vals = get(e, "values"); is_seq(vals))
             for (const auto& v : vals)
               if (is_scalar(v)) w.node_selector.push_back(v.Scalar());
+  // GPU nodes are often tainted by product (key nvidia.com/gpu.product or
+  // similar): a toleration's value can name the GPU type as a selector does.
+  if (const YAML::Node tol = get(pod, "tolerations"); is_seq(tol))
+    for (const auto& t : tol)
+      if (const YAML::Node v = get(t, "value"); is_scalar(v)) w.node_selector.push_back(v.Scalar());
   // Rolling updates that can run two copies at once.
   const YAML::Node spec = get(doc, "spec");
   if (w.kind == "Deployment") {

@@ -335,3 +335,35 @@ TEST(CheckCompose, ServicesMemoryGpusAndHealth) {
 
 }  // namespace
 }  // namespace aimem::check
+
+namespace aimem::check {
+namespace {
+
+// The GPU type named only by a toleration (a node pool tainted by product)
+// is enough for the KV budget: the rule is evaluated, not noted as unknown.
+TEST(CheckInputs, AGpuTypeInATolerationSizesTheKvBudget) {
+  const std::string manifest = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llm}
+spec:
+  template:
+    spec:
+      tolerations:
+      - {key: nvidia.com/gpu.product, operator: Equal, value: NVIDIA-L4, effect: NoSchedule}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "131072"]
+        resources:
+          limits: {memory: 24Gi, nvidia.com/gpu: "1"}
+)";
+  auto r = check_inputs({{"tol.yaml", manifest}}, {}, Policy{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  bool fired = false;
+  for (const auto& v : r->violations) fired |= v.rule == "kv-over-budget";
+  EXPECT_TRUE(fired);
+  for (const auto& n : r->notes) EXPECT_NE(n.rule, "kv-over-budget") << n.message;
+}
+
+}  // namespace
+}  // namespace aimem::check
