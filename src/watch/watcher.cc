@@ -135,12 +135,18 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
     nlohmann::json now_j = read_oom_counters(root, cgroup);
     if (!now_j.empty()) counters["at_kill"] = now_j;
     // The sampler's view of the same cgroup at its last sample before the kill.
+    // Samples the OOM notification triggered may already count this kill, and
+    // the kernel record's wall time is derived from the boot clock (off by a
+    // few milliseconds): a sample whose oom_kill counter already reached the
+    // value read now was taken after this kill, whatever its time says.
+    std::optional<int64_t> kills_now;
+    if (now_j.contains("oom_kill") && now_j["oom_kill"].is_number()) kills_now = now_j["oom_kill"].get<int64_t>();
     for (auto it = window.rbegin(); it != window.rend(); ++it) {
-      // Samples the OOM notification triggered may already count this kill.
       if (it->time_us >= report.time_us) continue;
       bool hit = false;
       for (const auto& c : it->cgroups)
         if (c.path == cgroup) {
+          if (kills_now && c.oom_kill && int64_t(*c.oom_kill) >= *kills_now) break;  // after the kill: look further back
           auto opt = [](const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
           counters["last_sample"] = {{"time_us", it->time_us}, {"usage", opt(c.usage)}, {"limit", opt(c.limit)},
                                      {"peak", opt(c.peak)}, {"oom_kill", opt(c.oom_kill)}, {"oom", opt(c.oom)},
