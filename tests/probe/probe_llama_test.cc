@@ -68,18 +68,25 @@ TEST(ProbeLlama, FindsTheBreakingPointOfARealServerUnderAMemoryLimit) {
   ASSERT_TRUE(j["limits"].is_object());
   EXPECT_GE(j["limits"]["max_context"].get<int>(), 1);
 
-  // Peak memory rises with context and with concurrency.
+  // Peak memory rises with context and with concurrency. The 256-token steps
+  // last tens of milliseconds and differ by a few MiB, below what 10 Hz
+  // sampling resolves, so the comparisons are made where requests hold
+  // hundreds of MiB: 256 -> 1024 tokens at concurrency 1, and 1 -> the
+  // largest concurrency that passed at 1024 tokens.
   auto peak = [&](int c, int n) -> uint64_t {
     const json* st = step_at(steps, c, n);
-    if (!st || (*st)["status"] == "skipped" || !(*st)["peak_bytes"]["process"].is_number()) return 0;
+    if (!st || (*st)["status"] != "ok" || !(*st)["peak_bytes"]["process"].is_number()) return 0;
     return (*st)["peak_bytes"]["process"].get<uint64_t>();
   };
-  const uint64_t p256x1 = peak(256, 1), p256x2 = peak(256, 2), p1024x1 = peak(1024, 1);
+  const uint64_t p256x1 = peak(256, 1), p1024x1 = peak(1024, 1);
   ASSERT_GT(p256x1, 0u);
-  EXPECT_GT(p256x2, p256x1) << "concurrency";
-  if (p1024x1 > 0) {
-    EXPECT_GT(p1024x1, p256x1) << "context";
-  }
+  ASSERT_GT(p1024x1, 0u) << "1024 x 1 did not pass under 400 MiB: " << r.out;
+  EXPECT_GT(p1024x1, p256x1 + (16ull << 20)) << "context";
+  int widest = 1;
+  for (int n : {2, 4})
+    if (peak(1024, n) > 0) widest = n;
+  ASSERT_GE(widest, 2) << "no concurrency above 1 passed at 1024 tokens: " << r.out;
+  EXPECT_GT(peak(1024, widest), p1024x1 + (16ull << 20)) << "concurrency " << widest;
   uint64_t largest = 0;
   for (const auto& st : steps)
     if (st["peak_bytes"]["process"].is_number()) largest = std::max(largest, st["peak_bytes"]["process"].get<uint64_t>());
