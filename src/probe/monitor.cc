@@ -48,6 +48,13 @@ SamplerMonitor::SamplerMonitor(MonitorOptions options) : opt_(std::move(options)
     so.gpus = opt_.gpus;
     sampler_ = std::make_unique<watch::Sampler>(so);
   }
+  if (!opt_.metrics_url.empty()) {
+    std::string err;
+    watch::ScrapeTarget t = watch::parse_target(
+        opt_.metrics_kind == "auto" ? opt_.metrics_url : opt_.metrics_kind + "=" + opt_.metrics_url, &err);
+    if (!t.url.empty()) target_ = std::move(t);
+    else warnings_.push_back(fmt::format("metrics URL {}: {}; the server's own metrics are not read", opt_.metrics_url, err));
+  }
   if (opt_.kernel_log) {
     std::string err;
     kmsg_open_ = kmsg_.open(opt_.root, false, &err);
@@ -92,12 +99,9 @@ void SamplerMonitor::take_sample() {
   if (sampler_) s = sampler_->sample();
   else s.time_us = timeutil::now_us();
   const int64_t now = timeutil::now_us();
-  if (!opt_.metrics_url.empty() && now - last_scrape_us_ >= kScrapeEveryUs) {
+  if (target_ && now - last_scrape_us_ >= kScrapeEveryUs) {
     last_scrape_us_ = now;
-    std::string err;
-    watch::ScrapeTarget t = watch::parse_target(
-        opt_.metrics_kind == "auto" ? opt_.metrics_url : opt_.metrics_kind + "=" + opt_.metrics_url, &err);
-    if (!t.url.empty()) last_server_ = watch::scrape(t, 800);
+    last_server_ = watch::scrape(*target_, 800);
   }
   if (!opt_.metrics_url.empty() && last_server_.up) s.servers.push_back(last_server_);
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "watch/kmsg_follow.h"
+#include "watch/scrape.h"
 #include "watch/sample.h"
 #include "watch/trend.h"
 
@@ -95,6 +96,7 @@ class SamplerMonitor : public Monitor {
   std::vector<watch::KernelOomReport> reports_;
   std::vector<int> tree_pids_;                     // the server's processes at the last sample
   std::vector<std::string> warnings_;
+  std::optional<watch::ScrapeTarget> target_;     // the server's /metrics, parsed once
   int64_t last_scrape_us_ = 0;
   watch::ServerSample last_server_;
 };

@@ -175,7 +175,7 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
         if (p) texts.push_back(std::move(*p));
         else prompt_error = p.error().message;
       }
-      if (out.prompt_how.empty() || prompts.how() != "") out.prompt_how = prompts.how();
+      if (!prompts.how().empty()) out.prompt_how = prompts.how();
 
       std::vector<Sent> sent;
       monitor.begin_step();

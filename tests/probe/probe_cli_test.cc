@@ -3,11 +3,7 @@
 // unusable arguments exit 2.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "probe/limits.h"
+#include "support/prometheus_harness.h"
 #include "support/test_support.h"
 
 namespace aimem::test {
@@ -144,16 +141,8 @@ TEST(ProbeCli, AnEndlessResponseIsCutAtTheRequestTimeout) {
 
 TEST(ProbeCli, AnUnreachableServerSaysSoAndExits1) {
   // A port nobody listens on: bind one, note it, close it.
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const int port = ntohs(addr.sin_port);
-  close(fd);
+  const int port = free_loopback_port();  // bound, noted and closed: nobody listens there
+  ASSERT_GT(port, 0);
   Probed p = probe("http://127.0.0.1:" + std::to_string(port), {});
   EXPECT_EQ(p.run.status, 1) << p.run.err;
   ASSERT_FALSE(p.j.is_discarded()) << p.run.out;

@@ -127,9 +127,6 @@ int run(const ProbeArgs& a) {
 
   // Reachable at all? A clear message now instead of a sweep of connect errors.
   probe::SweepResult result;
-  probe::RequestSpec hello;
-  hello.api = o.api;
-  hello.model = o.model;
   auto models = client.first_model();
   if (!models && models.error().message.find("connect") != std::string::npos) {
     result.complete = false;
