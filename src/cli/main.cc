@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     aimem::cli::Action action = add(app);
     table.emplace_back(app.get_subcommand(name), std::move(action));
   }
+  aimem::cli::set_command_line(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,8 +4,6 @@
 #include <cstdio>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <fmt/format.h>
 
 #include "check/check.h"
@@ -26,20 +24,17 @@ struct CheckArgs {
   bool json = false, sarif = false, list_rules = false;
 };
 
+std::vector<std::string>& command_line_words() {
+  static std::vector<std::string> words;
+  return words;
+}
+
 // CLI11 hands every word after `--` to the positional file list (and eats
-// the `--`), so the split is found on the process's own command line: the
+// the `--`), so the split is found on the command line main() recorded: the
 // words after the first `--` that follows `check` are the command to check,
 // and they are the last words of that list.
 size_t words_after_dashes() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> argv;
-  for (size_t start = 0; start < all.size();) {
-    size_t end = all.find('\0', start);
-    if (end == std::string::npos) end = all.size();
-    argv.push_back(all.substr(start, end - start));
-    start = end + 1;
-  }
+  const std::vector<std::string>& argv = command_line_words();
   size_t i = 1;
   while (i < argv.size() && argv[i] != "check") ++i;
   while (i < argv.size() && argv[i] != "--") ++i;
@@ -100,6 +95,8 @@ int run(CheckArgs& a) {
 }
 
 }  // namespace
+
+void set_command_line(int argc, char** argv) { command_line_words().assign(argv, argv + argc); }
 
 Action add_check(CLI::App& app) {
   auto a = std::make_shared<CheckArgs>();

@@ -16,4 +16,9 @@ Action add_probe(CLI::App& app);
 Action add_check(CLI::App& app);
 Action add_rules(CLI::App& app);
 
+// The words of the command line as main() received them. CLI11 folds the
+// words after `--` into a positional list, so `aimem check FILES -- CMD`
+// finds its split here.
+void set_command_line(int argc, char** argv);
+
 }  // namespace aimem::cli
