@@ -192,9 +192,15 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
     kv[idx(device_of(il))] += row * c * streams;
     if (!swa) kv_token_full += row;
   }
+  // Recurrent state (src/llama-memory-recurrent.cpp, llama_memory_recurrent):
+  // per recurrent layer an F32 row of n_embd_r (conv state) and one of n_embd_s
+  // (SSM / WKV state) for each of mem_size * (1 + n_rs_seq) cells, with
+  // mem_size = max(1, n_seq_max) and n_rs_seq = 0 (no partial rollback;
+  // neither llama-server nor node-llama-cpp sets it); one "RS buffer" per device.
+  std::vector<uint64_t> rs(n_gpus + 1, 0);
   for (uint32_t il = 0; il < n_layer && il < m.recurrent_r.size(); ++il) {
-    uint64_t bytes = (m.recurrent_r[il] + (il < m.recurrent_s.size() ? m.recurrent_s[il] : 0)) * 4 * seqs;
-    kv[idx(device_of(il))] += bytes;
+    const uint64_t r = m.recurrent_r[il], st = il < m.recurrent_s.size() ? m.recurrent_s[il] : 0;
+    rs[idx(device_of(il))] += (r + st) * 4 * seqs;
   }
   p.kv_bytes_per_token = kv_token_full;
   for (uint32_t g = 0; g <= n_gpus; ++g) {
@@ -203,6 +209,11 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
                                    streams == 1 ? "" : "s",
                                    swa_cells ? fmt::format(", SWA layers {} cells", swa_cells) : "");
     add_term(p, g == n_gpus ? "host" : gpu_name(g), "kv_cache", what, kv[g], exact_w || !m.n_head_kv.empty());
+  }
+  for (uint32_t g = 0; g <= n_gpus; ++g) {
+    if (!rs[g]) continue;
+    add_term(p, g == n_gpus ? "host" : gpu_name(g), "kv_cache",
+             fmt::format("recurrent state (f32, {} sequence{}, RS buffer)", seqs, seqs == 1 ? "" : "s"), rs[g], true);
   }
 
   // --- compute buffers: one per backend in use, by replaying ggml-alloc over
@@ -280,6 +291,20 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   add_term(p, "host", "request_buffers", fmt::format("output buffer (logits for {} sequences)", seqs),
            uint64_t(m.n_vocab) * seqs * 4, true);
 
+  // Graph metadata (llamacpp_meta.cc): the tensor structs and cgraphs of the
+  // reserve graph and the two kept for reuse, in host memory.
+  {
+    // n_tensors() counts the file's tensors: a tied output (TENSOR_DUPLICATED)
+    // adds none (measured: 146-tensor tied file, max_nodes 1168).
+    const uint64_t n_tensors = m.tensors.size();
+    // Without a tensor table (config.json, catalog) the count is the llama
+    // layout's: 9 per block, embedding, output norm and output.
+    const uint64_t n_t = n_tensors ? n_tensors : 9ull * n_layer + 3;
+    const uint32_t max_nodes = llamacpp_max_nodes(m.architecture, n_t, std::min(n_ctx, ubatch));
+    add_term(p, "host", "runtime_overhead",
+             fmt::format("graph metadata ({} graphs x {} nodes)", kLlamaCppGraphResults, max_nodes),
+             kLlamaCppGraphResults * llamacpp_graph_meta_bytes(max_nodes), n_tensors != 0, 0.2);
+  }
   // --- other models on the same devices ---
   for (const Extra& e : extras) {
     std::string d = n_gpus ? gpu_name(0) : "host";
@@ -290,7 +315,7 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   for (uint32_t g = 0; g < n_gpus; ++g)
     add_term(p, gpu_name(g), "runtime_overhead", "CUDA context and cuBLAS workspace (assumed)",
              s.cuda_overhead ? s.cuda_overhead : 400 * kMiB, false, 0.5);
-  add_term(p, "host", "runtime_overhead", "process baseline (code, tokenizer, graph metadata; assumed)",
+  add_term(p, "host", "runtime_overhead", "process baseline (code, libraries, tokenizer; assumed)",
            (n_gpus ? 300 : 60) * kMiB + uint64_t(m.n_vocab) * 64, false, 0.5);
   if (n_gpus) p.assumptions.push_back("CUDA context and cuBLAS workspace taken as 400 MiB per GPU (measured 250-650 MiB across drivers)");
   if (!ollama && n_gpus == 0)
