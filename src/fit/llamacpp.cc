@@ -32,20 +32,22 @@ std::string gpu_name(uint32_t i) { return fmt::format("GPU{}", i); }
 //    it includes the repacked tensors that lie between; without mmap the CPU
 //    buffer is the sum of those tensors, each padded to 32 bytes.
 // Measured equal to the engine's logged buffers (docs/fit-llamacpp.md §4).
-template <typename DeviceOf>
+// dev_of(il) is the index of layer il's device (n_gpus: the host). Called
+// for every tensor in every plan of fit's searches, so it avoids strings.
+template <typename DevOf>
 void place_tensors(const ModelSpec& m, const FitSettings& s, const Hardware& hw, uint32_t n_layer,
-                   DeviceOf device_of, uint32_t n_gpus, Plan& p, std::vector<uint64_t>& on) {
+                   DevOf dev_of, uint32_t n_gpus, Plan& p, std::vector<uint64_t>& on) {
   uint64_t amx = 0, cpu_sum = 0, span_lo = UINT64_MAX, span_hi = 0;
   uint64_t token_embd = 0;
   for (const Tensor& t : m.tensors) {
-    std::string d;
-    bool is_embd = t.name.rfind("token_embd", 0) == 0 || t.name.rfind("position_embd", 0) == 0 ||
-                   t.name.rfind("token_types", 0) == 0;
-    if (is_embd) d = "host";
-    else if (t.layer >= 0 && uint32_t(t.layer) < n_layer) d = (t.expert && uint32_t(t.layer) < s.n_cpu_moe) ? "host" : device_of(uint32_t(t.layer));
-    else d = device_of(n_layer);  // output layer (and MTP blocks, loaded with it)
-    if (d != "host") {
-      on[uint32_t(std::stoul(d.substr(3)))] += t.bytes;
+    const bool is_embd = t.layer < 0 && (t.name.rfind("token_embd", 0) == 0 || t.name.rfind("position_embd", 0) == 0 ||
+                                         t.name.rfind("token_types", 0) == 0);
+    uint32_t d;
+    if (is_embd) d = n_gpus;
+    else if (t.layer >= 0 && uint32_t(t.layer) < n_layer) d = (t.expert && uint32_t(t.layer) < s.n_cpu_moe) ? n_gpus : dev_of(uint32_t(t.layer));
+    else d = dev_of(n_layer);  // output layer (and MTP blocks, loaded with it)
+    if (d != n_gpus) {
+      on[d] += t.bytes;
       continue;
     }
     if (is_embd && t.name.rfind("token_embd.weight", 0) == 0) token_embd = t.bytes;
@@ -119,11 +121,14 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   p.gpu_layers = ngl;
   p.n_layer_total = n_layer + 1;
   const int i_gpu_start = std::max<int>(int(n_layer) + 1 - ngl, 0);
-  auto device_of = [&](uint32_t il) -> std::string {  // il == n_layer: the output layer
-    if (n_gpus == 0 || int(il) < i_gpu_start) return "host";
+  auto dev_of = [&](uint32_t il) -> uint32_t {  // il == n_layer: the output layer; n_gpus: the host
+    if (n_gpus == 0 || int(il) < i_gpu_start) return n_gpus;
     uint32_t act = n_layer + 1 - i_gpu_start;
-    uint32_t k = std::min<uint32_t>(n_gpus - 1, uint32_t(uint64_t(il - i_gpu_start) * n_gpus / act));
-    return gpu_name(k);
+    return std::min<uint32_t>(n_gpus - 1, uint32_t(uint64_t(il - i_gpu_start) * n_gpus / act));
+  };
+  auto device_of = [&](uint32_t il) -> std::string {
+    uint32_t d = dev_of(il);
+    return d == n_gpus ? std::string("host") : gpu_name(d);
   };
 
   const WeightLayout w = weight_layout(m);
@@ -131,7 +136,7 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   std::vector<uint64_t> on(n_gpus + 1, 0);  // weights per device (last = host)
   auto idx = [&](const std::string& d) { return d == "host" ? n_gpus : uint32_t(std::stoul(d.substr(3))); };
   if (m.source == "gguf" && !m.tensors.empty()) {
-    place_tensors(m, s, hw, n_layer, device_of, n_gpus, p, on);
+    place_tensors(m, s, hw, n_layer, dev_of, n_gpus, p, on);
   } else {
     // No tensor table: the input embedding stays on the CPU, blocks and the
     // output layer go where the layer count puts them.
@@ -189,7 +194,7 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
       wv = fa ? uint64_t(swa && m.head_dim_v_swa ? m.head_dim_v_swa : m.head_dim_v) * nkv : width_v_max;
     }
     uint64_t row = kv_row_bytes(type_k, wk, m.dtype_bytes) + (wv ? kv_row_bytes(type_v, wv, m.dtype_bytes) : 0);
-    kv[idx(device_of(il))] += row * c * streams;
+    kv[dev_of(il)] += row * c * streams;
     if (!swa) kv_token_full += row;
   }
   // Recurrent state (src/llama-memory-recurrent.cpp, llama_memory_recurrent):
@@ -200,7 +205,7 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   std::vector<uint64_t> rs(n_gpus + 1, 0);
   for (uint32_t il = 0; il < n_layer && il < m.recurrent_r.size(); ++il) {
     const uint64_t r = m.recurrent_r[il], st = il < m.recurrent_s.size() ? m.recurrent_s[il] : 0;
-    rs[idx(device_of(il))] += (r + st) * 4 * seqs;
+    rs[dev_of(il)] += (r + st) * 4 * seqs;
   }
   p.kv_bytes_per_token = kv_token_full;
   for (uint32_t g = 0; g <= n_gpus; ++g) {
