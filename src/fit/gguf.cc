@@ -564,14 +564,14 @@ class Parser {
     f.data_offset = end;
     for (size_t i = 0; i < f.tensors.size(); ++i) {
       const GgufTensorInfo& t = f.tensors[i];
-      std::string where = "tensor " + std::to_string(i) + " " + quoted(t.name);
+      auto where = [&] { return "tensor " + std::to_string(i) + " " + quoted(t.name); };
       if (t.offset % f.alignment != 0) {
-        return fail(where + ": offset " + std::to_string(t.offset) +
+        return fail(where() + ": offset " + std::to_string(t.offset) +
                     " is not a multiple of the alignment " + std::to_string(f.alignment));
       }
       const uint64_t room = f.file_size - f.data_offset;
       if (t.offset > room || t.bytes > room - t.offset) {
-        return fail(where + ": tensor data extends beyond the end of the file (needs bytes " +
+        return fail(where() + ": tensor data extends beyond the end of the file (needs bytes " +
                     std::to_string(f.data_offset) + "+" + std::to_string(t.offset) + "+" +
                     std::to_string(t.bytes) + ", file has " + std::to_string(f.file_size) +
                     "): the file is truncated");
