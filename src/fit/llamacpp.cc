@@ -308,7 +308,8 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
     const uint32_t max_nodes = llamacpp_max_nodes(m.architecture, n_t, std::min(n_ctx, ubatch));
     add_term(p, "host", "runtime_overhead",
              fmt::format("graph metadata ({} graphs x {} nodes)", kLlamaCppGraphResults, max_nodes),
-             kLlamaCppGraphResults * llamacpp_graph_meta_bytes(max_nodes), n_tensors != 0, 0.2);
+             // exact for the bundled engine's rule; Ollama's runner is another llama.cpp build
+             kLlamaCppGraphResults * llamacpp_graph_meta_bytes(max_nodes), n_tensors != 0 && !ollama, 0.2);
   }
   // --- other models on the same devices ---
   for (const Extra& e : extras) {
