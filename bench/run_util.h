@@ -15,6 +15,7 @@ struct Sample {
   double wall_s;
   long maxrss_kib;
   int status;  // exit status, or 128 + signal
+  double cpu_s = 0;  // user + system CPU of the child: comparable on a busy machine, where wall is not
 };
 
 // argv: a null-terminated argument vector; argv[0] is looked up in PATH.
@@ -31,7 +32,8 @@ inline Sample run_once(char* const* argv) {
   rusage ru{};
   wait4(pid, &status, 0, &ru);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return {wall, ru.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
+  double cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  return {wall, ru.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), cpu};
 }
 
 }  // namespace bench

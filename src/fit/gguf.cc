@@ -211,6 +211,22 @@ class Parser {
 
  private:
   // --- errors -------------------------------------------------------------
+  void set_what(const char* text) {
+    what_text_ = text;
+    what_kind_ = nullptr;
+    what_name_ = nullptr;
+  }
+  void set_what(const char* kind, uint64_t index) {
+    what_kind_ = kind;
+    what_index_ = index;
+    what_name_ = nullptr;
+  }
+  std::string what() const {
+    if (!what_kind_) return what_text_;
+    std::string w = std::string(what_kind_) + " " + std::to_string(what_index_);
+    return what_name_ ? w + " " + quoted(*what_name_) : w;
+  }
+
   bool fail(const std::string& msg) {
     if (err_.empty()) err_ = name_ + ": " + msg;
     return false;
@@ -218,9 +234,9 @@ class Parser {
   bool truncated(uint64_t need) {
     if (src_.io_errno() != 0) {
       return fail("read error at byte " + std::to_string(src_.pos()) + " while reading " +
-                  what_ + ": " + std::strerror(src_.io_errno()));
+                  what() + ": " + std::strerror(src_.io_errno()));
     }
-    return fail("truncated at byte " + std::to_string(src_.size()) + " while reading " + what_ +
+    return fail("truncated at byte " + std::to_string(src_.size()) + " while reading " + what() +
                 " (" + std::to_string(need) + " bytes needed at byte " +
                 std::to_string(src_.pos()) + ")");
   }
@@ -247,7 +263,7 @@ class Parser {
     if (n > src_.left()) {
       return fail(std::string(of) + " length " + std::to_string(n) + " at byte " +
                   std::to_string(src_.pos() - 8) + " is beyond the end of the file (" +
-                  std::to_string(src_.left()) + " bytes left) while reading " + what_);
+                  std::to_string(src_.left()) + " bytes left) while reading " + what());
     }
     return true;
   }
@@ -263,11 +279,11 @@ class Parser {
     if (!length(n, of)) return false;
     if (n > cap) {
       return fail(std::string(of) + " of " + std::to_string(n) + " bytes is longer than the " +
-                  std::to_string(cap) + " aimem accepts, while reading " + what_);
+                  std::to_string(cap) + " aimem accepts, while reading " + what());
     }
     if (!take_budget(n)) {
       return fail("metadata larger than " + std::to_string(kMaxKeptBytes >> 20) +
-                  " MiB, while reading " + what_);
+                  " MiB, while reading " + what());
     }
     s.resize(n);
     return bytes(s.data(), n);
@@ -275,7 +291,7 @@ class Parser {
 
   // --- header -------------------------------------------------------------
   bool header(GgufFile& f) {
-    what_ = "the header";
+    set_what("the header");
     uint8_t magic[4];
     if (src_.size() < 4) return truncated(4);
     bytes(magic, 4);
@@ -294,9 +310,9 @@ class Parser {
     if (f.version < 2 || f.version > 3) {
       return fail("GGUF version " + std::to_string(f.version) + " is not one aimem reads (2 or 3)");
     }
-    what_ = "the tensor count";
+    set_what("the tensor count");
     if (!u64(n_tensors_)) return false;
-    what_ = "the metadata count";
+    set_what("the metadata count");
     if (!u64(n_kv_)) return false;
     return counts_fit();
   }
@@ -322,16 +338,16 @@ class Parser {
   // --- metadata -----------------------------------------------------------
   bool metadata(GgufFile& f) {
     for (uint64_t i = 0; i < n_kv_; ++i) {
-      what_ = "metadata key " + std::to_string(i);
+      set_what("metadata key", i);
       std::string key;
       if (!string(key, kMaxKeyLen, "key")) return false;
-      what_ += " " + quoted(key);
-      uint32_t t;
+      what_name_ = &key;
+      uint32_t t = 0;
       if (!u32(t)) return false;
       GgufValue v;
       if (!value(t, v)) return false;
-      if (!f.kv.emplace(std::move(key), std::move(v)).second) {
-        return fail(what_ + ": duplicate key");
+      if (!f.kv.try_emplace(std::move(key), std::move(v)).second) {  // key kept for the message
+        return fail(what() + ": duplicate key");
       }
     }
     return true;
@@ -339,7 +355,7 @@ class Parser {
 
   bool value(uint32_t t, GgufValue& v) {
     if (!valid_type(t)) {
-      return fail(what_ + ": value type " + std::to_string(t) + " is not a GGUF type");
+      return fail(what() + ": value type " + std::to_string(t) + " is not a GGUF type");
     }
     v.type = static_cast<GgufType>(t);
     if (v.type == GgufType::kString) return string(v.s, kMaxString, "string");
@@ -355,13 +371,13 @@ class Parser {
   bool array_header(uint32_t& et, uint64_t& count) {
     if (!u32(et) || !u64(count)) return false;
     if (!valid_type(et)) {
-      return fail(what_ + ": array element type " + std::to_string(et) + " is not a GGUF type");
+      return fail(what() + ": array element type " + std::to_string(et) + " is not a GGUF type");
     }
     uint64_t min = fixed_size(et);
     if (et == static_cast<uint32_t>(GgufType::kString)) min = 8;
     if (et == static_cast<uint32_t>(GgufType::kArray)) min = 12;
     if (count > src_.left() / min) {
-      return fail(what_ + ": array of " + std::to_string(count) +
+      return fail(what() + ": array of " + std::to_string(count) +
                   " elements is beyond the end of the file (" + std::to_string(src_.left()) +
                   " bytes left)");
     }
@@ -392,7 +408,7 @@ class Parser {
   // keeping the strings only when the array is short.
   bool string_array(GgufValue& v) {
     if (v.count > kMaxWalkedStrings) {
-      return fail(what_ + ": string array of " + std::to_string(v.count) +
+      return fail(what() + ": string array of " + std::to_string(v.count) +
                   " elements is longer than the " + std::to_string(kMaxWalkedStrings) +
                   " aimem accepts");
     }
@@ -438,7 +454,7 @@ class Parser {
   // Arrays of arrays: validated and skipped, never kept.
   bool skip_nested(uint64_t count, int depth) {
     if (depth >= kMaxArrayDepth) {
-      return fail(what_ + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth));
+      return fail(what() + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth));
     }
     for (uint64_t k = 0; k < count; ++k) {
       uint32_t et;
@@ -447,7 +463,7 @@ class Parser {
       if (et == static_cast<uint32_t>(GgufType::kArray)) {
         if (!skip_nested(n, depth + 1)) return false;
       } else if (et == static_cast<uint32_t>(GgufType::kString)) {
-        if (n > kMaxWalkedStrings) return fail(what_ + ": nested string array too long");
+        if (n > kMaxWalkedStrings) return fail(what() + ": nested string array too long");
         for (uint64_t s = 0; s < n; ++s) {
           uint64_t len;
           if (!length(len, "string") || !skip(len)) return false;
@@ -478,11 +494,11 @@ class Parser {
     f.tensors.reserve(std::min<uint64_t>(n_tensors_, 4096));
     std::unordered_set<std::string> names;
     for (uint64_t i = 0; i < n_tensors_; ++i) {
-      what_ = "tensor " + std::to_string(i);
+      set_what("tensor", i);
       GgufTensorInfo t;
       if (!string(t.name, kMaxTensorName - 1, "tensor name")) return false;
-      what_ += " " + quoted(t.name);
-      if (!names.insert(t.name).second) return fail(what_ + ": duplicate tensor name");
+      what_name_ = &t.name;
+      if (!names.insert(t.name).second) return fail(what() + ": duplicate tensor name");
       if (!shape(t) || !u32(t.type) || !tensor_bytes(t) || !u64(t.offset)) return false;
       f.tensors.push_back(std::move(t));
     }
@@ -492,7 +508,7 @@ class Parser {
   bool shape(GgufTensorInfo& t) {
     if (!u32(t.n_dims)) return false;
     if (t.n_dims > kMaxDims) {
-      return fail(what_ + ": " + std::to_string(t.n_dims) + " dimensions (ggml allows at most " +
+      return fail(what() + ": " + std::to_string(t.n_dims) + " dimensions (ggml allows at most " +
                   std::to_string(kMaxDims) + ")");
     }
     uint64_t elems = 1;
@@ -500,10 +516,10 @@ class Parser {
       if (!u64(t.ne[d])) return false;
       // ggml holds ne as int64 and requires the product to fit in it.
       if (t.ne[d] > static_cast<uint64_t>(INT64_MAX)) {
-        return fail(what_ + ": dimension " + std::to_string(d) + " is negative");
+        return fail(what() + ": dimension " + std::to_string(d) + " is negative");
       }
       if (t.ne[d] != 0 && elems > static_cast<uint64_t>(INT64_MAX) / t.ne[d]) {
-        return fail(what_ + ": element count overflows 64 bits");
+        return fail(what() + ": element count overflows 64 bits");
       }
       elems *= t.ne[d];
     }
@@ -513,19 +529,19 @@ class Parser {
   bool tensor_bytes(GgufTensorInfo& t) {
     const GgmlTypeInfo* info = ggml_type_info(t.type);
     if (!info) {
-      return fail(what_ + ": type " + std::to_string(t.type) +
+      return fail(what() + ": type " + std::to_string(t.type) +
                   " is not a ggml type this aimem knows");
     }
     auto row = ggml_row_size(t.type, t.ne[0]);
     if (!row) {
-      return fail(what_ + ": row length " + std::to_string(t.ne[0]) +
+      return fail(what() + ": row length " + std::to_string(t.ne[0]) +
                   " is not a multiple of the " + std::string(info->name) + " block size " +
                   std::to_string(info->block_size));
     }
     uint64_t b = *row;
     for (int d = 1; d < 4; ++d) {
       if (t.ne[d] != 0 && b > UINT64_MAX / t.ne[d]) {
-        return fail(what_ + ": size in bytes overflows 64 bits");
+        return fail(what() + ": size in bytes overflows 64 bits");
       }
       b *= t.ne[d];
     }
@@ -541,21 +557,21 @@ class Parser {
       uint64_t pad = (f.alignment - end % f.alignment) % f.alignment;
       end += pad;
       if (end > f.file_size) {
-        what_ = "the padding before the tensor data";
-        return fail("truncated at byte " + std::to_string(f.file_size) + " while reading " + what_);
+        set_what("the padding before the tensor data");
+        return fail("truncated at byte " + std::to_string(f.file_size) + " while reading " + what());
       }
     }
     f.data_offset = end;
     for (size_t i = 0; i < f.tensors.size(); ++i) {
       const GgufTensorInfo& t = f.tensors[i];
-      std::string where = "tensor " + std::to_string(i) + " " + quoted(t.name);
+      auto where = [&] { return "tensor " + std::to_string(i) + " " + quoted(t.name); };
       if (t.offset % f.alignment != 0) {
-        return fail(where + ": offset " + std::to_string(t.offset) +
+        return fail(where() + ": offset " + std::to_string(t.offset) +
                     " is not a multiple of the alignment " + std::to_string(f.alignment));
       }
       const uint64_t room = f.file_size - f.data_offset;
       if (t.offset > room || t.bytes > room - t.offset) {
-        return fail(where + ": tensor data extends beyond the end of the file (needs bytes " +
+        return fail(where() + ": tensor data extends beyond the end of the file (needs bytes " +
                     std::to_string(f.data_offset) + "+" + std::to_string(t.offset) + "+" +
                     std::to_string(t.bytes) + ", file has " + std::to_string(f.file_size) +
                     "): the file is truncated");
@@ -566,7 +582,12 @@ class Parser {
 
   ByteSource& src_;
   std::string name_;
-  std::string what_;
+  // What is being read, for messages. Kept as parts and put into words only
+  // when a message needs them: a header has hundreds of keys and tensors.
+  std::string what_text_;
+  const char* what_kind_ = nullptr;  // "metadata key", "tensor"; null: what_text_
+  uint64_t what_index_ = 0;
+  const std::string* what_name_ = nullptr;
   std::string err_;
   uint64_t n_tensors_ = 0, n_kv_ = 0;
   uint64_t kept_bytes_ = 0;

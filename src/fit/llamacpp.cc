@@ -32,20 +32,22 @@ std::string gpu_name(uint32_t i) { return fmt::format("GPU{}", i); }
 //    it includes the repacked tensors that lie between; without mmap the CPU
 //    buffer is the sum of those tensors, each padded to 32 bytes.
 // Measured equal to the engine's logged buffers (docs/fit-llamacpp.md §4).
-template <typename DeviceOf>
+// dev_of(il) is the index of layer il's device (n_gpus: the host). Called
+// for every tensor in every plan of fit's searches, so it avoids strings.
+template <typename DevOf>
 void place_tensors(const ModelSpec& m, const FitSettings& s, const Hardware& hw, uint32_t n_layer,
-                   DeviceOf device_of, uint32_t n_gpus, Plan& p, std::vector<uint64_t>& on) {
+                   DevOf dev_of, uint32_t n_gpus, Plan& p, std::vector<uint64_t>& on) {
   uint64_t amx = 0, cpu_sum = 0, span_lo = UINT64_MAX, span_hi = 0;
   uint64_t token_embd = 0;
   for (const Tensor& t : m.tensors) {
-    std::string d;
-    bool is_embd = t.name.rfind("token_embd", 0) == 0 || t.name.rfind("position_embd", 0) == 0 ||
-                   t.name.rfind("token_types", 0) == 0;
-    if (is_embd) d = "host";
-    else if (t.layer >= 0 && uint32_t(t.layer) < n_layer) d = (t.expert && uint32_t(t.layer) < s.n_cpu_moe) ? "host" : device_of(uint32_t(t.layer));
-    else d = device_of(n_layer);  // output layer (and MTP blocks, loaded with it)
-    if (d != "host") {
-      on[uint32_t(std::stoul(d.substr(3)))] += t.bytes;
+    const bool is_embd = t.layer < 0 && (t.name.rfind("token_embd", 0) == 0 || t.name.rfind("position_embd", 0) == 0 ||
+                                         t.name.rfind("token_types", 0) == 0);
+    uint32_t d;
+    if (is_embd) d = n_gpus;
+    else if (t.layer >= 0 && uint32_t(t.layer) < n_layer) d = (t.expert && uint32_t(t.layer) < s.n_cpu_moe) ? n_gpus : dev_of(uint32_t(t.layer));
+    else d = dev_of(n_layer);  // output layer (and MTP blocks, loaded with it)
+    if (d != n_gpus) {
+      on[d] += t.bytes;
       continue;
     }
     if (is_embd && t.name.rfind("token_embd.weight", 0) == 0) token_embd = t.bytes;
@@ -119,11 +121,14 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   p.gpu_layers = ngl;
   p.n_layer_total = n_layer + 1;
   const int i_gpu_start = std::max<int>(int(n_layer) + 1 - ngl, 0);
-  auto device_of = [&](uint32_t il) -> std::string {  // il == n_layer: the output layer
-    if (n_gpus == 0 || int(il) < i_gpu_start) return "host";
+  auto dev_of = [&](uint32_t il) -> uint32_t {  // il == n_layer: the output layer; n_gpus: the host
+    if (n_gpus == 0 || int(il) < i_gpu_start) return n_gpus;
     uint32_t act = n_layer + 1 - i_gpu_start;
-    uint32_t k = std::min<uint32_t>(n_gpus - 1, uint32_t(uint64_t(il - i_gpu_start) * n_gpus / act));
-    return gpu_name(k);
+    return std::min<uint32_t>(n_gpus - 1, uint32_t(uint64_t(il - i_gpu_start) * n_gpus / act));
+  };
+  auto device_of = [&](uint32_t il) -> std::string {
+    uint32_t d = dev_of(il);
+    return d == n_gpus ? std::string("host") : gpu_name(d);
   };
 
   const WeightLayout w = weight_layout(m);
@@ -131,7 +136,7 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   std::vector<uint64_t> on(n_gpus + 1, 0);  // weights per device (last = host)
   auto idx = [&](const std::string& d) { return d == "host" ? n_gpus : uint32_t(std::stoul(d.substr(3))); };
   if (m.source == "gguf" && !m.tensors.empty()) {
-    place_tensors(m, s, hw, n_layer, device_of, n_gpus, p, on);
+    place_tensors(m, s, hw, n_layer, dev_of, n_gpus, p, on);
   } else {
     // No tensor table: the input embedding stays on the CPU, blocks and the
     // output layer go where the layer count puts them.
@@ -189,12 +194,18 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
       wv = fa ? uint64_t(swa && m.head_dim_v_swa ? m.head_dim_v_swa : m.head_dim_v) * nkv : width_v_max;
     }
     uint64_t row = kv_row_bytes(type_k, wk, m.dtype_bytes) + (wv ? kv_row_bytes(type_v, wv, m.dtype_bytes) : 0);
-    kv[idx(device_of(il))] += row * c * streams;
+    kv[dev_of(il)] += row * c * streams;
     if (!swa) kv_token_full += row;
   }
+  // Recurrent state (src/llama-memory-recurrent.cpp, llama_memory_recurrent):
+  // per recurrent layer an F32 row of n_embd_r (conv state) and one of n_embd_s
+  // (SSM / WKV state) for each of mem_size * (1 + n_rs_seq) cells, with
+  // mem_size = max(1, n_seq_max) and n_rs_seq = 0 (no partial rollback;
+  // neither llama-server nor node-llama-cpp sets it); one "RS buffer" per device.
+  std::vector<uint64_t> rs(n_gpus + 1, 0);
   for (uint32_t il = 0; il < n_layer && il < m.recurrent_r.size(); ++il) {
-    uint64_t bytes = (m.recurrent_r[il] + (il < m.recurrent_s.size() ? m.recurrent_s[il] : 0)) * 4 * seqs;
-    kv[idx(device_of(il))] += bytes;
+    const uint64_t r = m.recurrent_r[il], st = il < m.recurrent_s.size() ? m.recurrent_s[il] : 0;
+    rs[dev_of(il)] += (r + st) * 4 * seqs;
   }
   p.kv_bytes_per_token = kv_token_full;
   for (uint32_t g = 0; g <= n_gpus; ++g) {
@@ -203,6 +214,11 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
                                    streams == 1 ? "" : "s",
                                    swa_cells ? fmt::format(", SWA layers {} cells", swa_cells) : "");
     add_term(p, g == n_gpus ? "host" : gpu_name(g), "kv_cache", what, kv[g], exact_w || !m.n_head_kv.empty());
+  }
+  for (uint32_t g = 0; g <= n_gpus; ++g) {
+    if (!rs[g]) continue;
+    add_term(p, g == n_gpus ? "host" : gpu_name(g), "kv_cache",
+             fmt::format("recurrent state (f32, {} sequence{}, RS buffer)", seqs, seqs == 1 ? "" : "s"), rs[g], true);
   }
 
   // --- compute buffers: one per backend in use, by replaying ggml-alloc over
@@ -280,6 +296,21 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   add_term(p, "host", "request_buffers", fmt::format("output buffer (logits for {} sequences)", seqs),
            uint64_t(m.n_vocab) * seqs * 4, true);
 
+  // Graph metadata (llamacpp_meta.cc): the tensor structs and cgraphs of the
+  // reserve graph and the two kept for reuse, in host memory.
+  {
+    // n_tensors() counts the file's tensors: a tied output (TENSOR_DUPLICATED)
+    // adds none (measured: 146-tensor tied file, max_nodes 1168).
+    const uint64_t n_tensors = m.tensors.size();
+    // Without a tensor table (config.json, catalog) the count is the llama
+    // layout's: 9 per block, embedding, output norm and output.
+    const uint64_t n_t = n_tensors ? n_tensors : 9ull * n_layer + 3;
+    const uint32_t max_nodes = llamacpp_max_nodes(m.architecture, n_t, std::min(n_ctx, ubatch));
+    add_term(p, "host", "runtime_overhead",
+             fmt::format("graph metadata ({} graphs x {} nodes)", kLlamaCppGraphResults, max_nodes),
+             // exact for the bundled engine's rule; Ollama's runner is another llama.cpp build
+             kLlamaCppGraphResults * llamacpp_graph_meta_bytes(max_nodes), n_tensors != 0 && !ollama, 0.2);
+  }
   // --- other models on the same devices ---
   for (const Extra& e : extras) {
     std::string d = n_gpus ? gpu_name(0) : "host";
@@ -290,7 +321,7 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   for (uint32_t g = 0; g < n_gpus; ++g)
     add_term(p, gpu_name(g), "runtime_overhead", "CUDA context and cuBLAS workspace (assumed)",
              s.cuda_overhead ? s.cuda_overhead : 400 * kMiB, false, 0.5);
-  add_term(p, "host", "runtime_overhead", "process baseline (code, tokenizer, graph metadata; assumed)",
+  add_term(p, "host", "runtime_overhead", "process baseline (code, libraries, tokenizer; assumed)",
            (n_gpus ? 300 : 60) * kMiB + uint64_t(m.n_vocab) * 64, false, 0.5);
   if (n_gpus) p.assumptions.push_back("CUDA context and cuBLAS workspace taken as 400 MiB per GPU (measured 250-650 MiB across drivers)");
   if (!ollama && n_gpus == 0)

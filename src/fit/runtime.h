@@ -42,4 +42,13 @@ struct GraphShape {
 };
 uint64_t llamacpp_graph_replay(const GraphShape& g);
 
+// llama.cpp's graph metadata (llamacpp_meta.cc): ggml_tensor_overhead(),
+// ggml_graph_overhead_custom(size, false), graph_max_nodes() and the bytes of
+// one llm_graph_result's buf_compute_meta, as the bundled engine computes them.
+uint64_t ggml_tensor_overhead_bytes();
+uint64_t ggml_graph_overhead_bytes(uint64_t size);
+uint32_t llamacpp_max_nodes(const std::string& arch, uint64_t n_tensors, uint32_t n_tokens);
+uint64_t llamacpp_graph_meta_bytes(uint32_t max_nodes);
+inline constexpr uint32_t kLlamaCppGraphResults = 3;  // gf_res_reserve + gf_res_prev[2]
+
 }  // namespace aimem::fit
