@@ -8,7 +8,7 @@ SAN_BUILD  ?= build-sanitize
 JOBS       ?= $(shell nproc)
 DEB_PACKAGES = build-essential cmake pkg-config \
   libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libvectorscan-dev \
-  libsystemd-dev libsqlite3-dev libcpp-httplib-dev \
+  libsystemd-dev libsqlite3-dev libcivetweb-dev libcpp-httplib-dev \
   libgtest-dev libgmock-dev libbenchmark-dev systemd-journal-remote \
   prometheus prometheus-node-exporter sqlite3 python3-jsonschema
 

@@ -14,9 +14,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include "core/time.h"
+#include "net/http_client.h"
+#include "net/tls_post.h"
 #include "watch/alerts.h"
 
 extern char** environ;
@@ -190,21 +191,45 @@ void AlertSink::run_command(const Alert& a) {
 void AlertSink::post_webhook(const Alert& a) {
   const std::string channel = "webhook " + d_.webhook_url;
   const std::string& url = d_.webhook_url;
-  // Debian's cpp-httplib is built with OpenSSL, so https:// works (certificates verified).
   size_t scheme_end = url.rfind("http://", 0) == 0 ? 7 : url.rfind("https://", 0) == 0 ? 8 : 0;
   if (scheme_end == 0) return report_failure(channel, "the URL must start with http:// or https://");
+  const bool tls = scheme_end == 8;
   size_t slash = url.find('/', scheme_end);
-  std::string origin = slash == std::string::npos ? url : url.substr(0, slash);
+  std::string hostport = url.substr(scheme_end, slash == std::string::npos ? std::string::npos : slash - scheme_end);
   std::string path = slash == std::string::npos ? "/" : url.substr(slash);
-  httplib::Client cli(origin);
-  if (!cli.is_valid()) return report_failure(channel, "cannot parse the host and port");
-  time_t sec = d_.timeout_ms / 1000, usec = (d_.timeout_ms % 1000) * 1000;
-  cli.set_connection_timeout(sec, usec);
-  cli.set_read_timeout(sec, usec);
-  cli.set_write_timeout(sec, usec);
-  auto res = cli.Post(path, alert_json(a).dump(), "application/json");
-  if (!res) return report_failure(channel, httplib::to_string(res.error()));
-  if (res->status < 200 || res->status >= 300) return report_failure(channel, fmt::format("HTTP {}", res->status));
+  std::string host = hostport;
+  int port = tls ? 443 : 80;
+  size_t colon = hostport.rfind(':');
+  if (colon != std::string::npos && hostport.find(']', colon) == std::string::npos) {
+    host = hostport.substr(0, colon);
+    char* end = nullptr;
+    long p = std::strtol(hostport.c_str() + colon + 1, &end, 10);
+    if (colon + 1 == hostport.size() || *end != '\0' || p <= 0 || p > 65535) return report_failure(channel, "cannot parse the host and port");
+    port = static_cast<int>(p);
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) return report_failure(channel, "cannot parse the host and port");
+  const std::string body = alert_json(a).dump();
+  if (tls) {
+    auto r = net::post_tls(host, port, path, "application/json", body, d_.timeout_ms);
+    if (!r) return report_failure(channel, r.error().message);
+    if (*r < 200 || *r >= 300) return report_failure(channel, fmt::format("HTTP {}", *r));
+    return report_success(channel);
+  }
+  net::Options opt;
+  opt.connect_timeout_s = opt.read_timeout_s = opt.write_timeout_s = d_.timeout_ms / 1000.0;
+  net::Request req;
+  req.method = "POST";
+  req.target = path;
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = body;
+  req.headers.emplace_back("Connection", "close");
+  // Only the status matters: reading stops after the head, so a webhook that
+  // answers with an endless body cannot hold the worker.
+  net::Connection conn(host, port, opt);
+  net::Outcome res = conn.exchange(req, {[](const net::Head&) { return false; }, nullptr});
+  if (!res.got_head) return report_failure(channel, fmt::format("{} ({})", net::failure_name(res.failure), res.detail));
+  if (res.head.status < 200 || res.head.status >= 300) return report_failure(channel, fmt::format("HTTP {}", res.head.status));
   report_success(channel);
 }
 

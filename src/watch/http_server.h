@@ -1,16 +1,13 @@
-// The /metrics and /healthz endpoint of `aimem watch`: a cpp-httplib server on
-// a background thread that serves the last published snapshot. Publishing is
-// a string swap under a mutex, so a slow client never holds the sampler.
+// The /metrics and /healthz endpoint of `aimem watch`: a net::HttpServer
+// (CivetWeb, two worker threads) that serves the last published snapshot.
+// Publishing is a string swap under a mutex, so a slow client never holds the
+// sampler.
 #pragma once
 
-#include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
-namespace httplib {
-class Server;
-}
+#include "net/http_server.h"
 
 namespace aimem::watch {
 
@@ -23,18 +20,16 @@ class MetricsServer {
 
   // The text served at /metrics from now on.
   void publish(std::string metrics);
-  // Binds host:port (port 0: an ephemeral one, see port()) and serves on a
-  // background thread. false with *error when the address cannot be bound.
+  // Binds host:port (port 0: an ephemeral one, see port()) and serves on
+  // background threads. false with *error when the address cannot be bound.
   bool start(const std::string& host, int port, std::string* error);
-  int port() const { return port_; }
+  int port() const { return server_.port(); }
   void stop();
 
  private:
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  net::HttpServer server_;
   std::mutex mu_;
   std::string snapshot_;
-  int port_ = 0;
 };
 
 }  // namespace aimem::watch

@@ -29,7 +29,6 @@
 #include "watch/scrape.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +36,7 @@
 #include <set>
 
 #include "core/text.h"
+#include "net/http_client.h"
 #include "watch/promtext.h"
 
 namespace aimem::watch {
@@ -324,26 +324,26 @@ ServerSample scrape(const ScrapeTarget& target, int timeout_ms) {
     return fail;
   }
   timeout_ms = std::clamp(timeout_ms, 10, 600000);
-  httplib::Client cli(url->host, url->port);
-  cli.set_connection_timeout(std::chrono::milliseconds(timeout_ms));
-  cli.set_read_timeout(std::chrono::milliseconds(timeout_ms));
-  cli.set_write_timeout(std::chrono::milliseconds(timeout_ms));
-  cli.set_keep_alive(false);
+  net::Options opt;
+  opt.connect_timeout_s = opt.read_timeout_s = opt.write_timeout_s = timeout_ms / 1000.0;
+  net::Connection conn(url->host, url->port, opt);
+  net::Request req;
+  req.target = url->path.empty() ? "/" : url->path;
+  req.headers = {{"Accept", "text/plain;version=0.0.4, application/json"}, {"Connection", "close"}};
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * timeout_ms);
   std::string body;
   bool too_big = false, too_slow = false;
-  auto res = cli.Get(url->path.empty() ? "/" : url->path, httplib::Headers{{"Accept", "text/plain;version=0.0.4, application/json"}},
-                     [&](const char* data, size_t len) {
-                       // A server that trickles bytes must not hold the sampler.
-                       if (body.size() + len > kMaxBody) { too_big = true; return false; }
-                       if (std::chrono::steady_clock::now() > deadline) { too_slow = true; return false; }
-                       body.append(data, len);
-                       return true;
-                     });
+  net::Outcome res = conn.exchange(req, {nullptr, [&](std::string_view piece) {
+                                          // A server that trickles bytes must not hold the sampler.
+                                          if (body.size() + piece.size() > kMaxBody) { too_big = true; return false; }
+                                          if (std::chrono::steady_clock::now() > deadline) { too_slow = true; return false; }
+                                          body.append(piece);
+                                          return true;
+                                        }});
   if (too_big) fail.problem = fmt::format("{}: body larger than {} bytes", target.url, kMaxBody);
   else if (too_slow) fail.problem = fmt::format("{}: body not complete within {} ms", target.url, 2 * timeout_ms);
-  else if (!res) fail.problem = fmt::format("{}: {}", target.url, httplib::to_string(res.error()));
-  else if (res->status != 200) fail.problem = fmt::format("{}: HTTP {}", target.url, res->status);
+  else if (!res.ok()) fail.problem = fmt::format("{}: {} ({})", target.url, net::failure_name(res.failure), res.detail);
+  else if (res.head.status != 200) fail.problem = fmt::format("{}: HTTP {}", target.url, res.head.status);
   if (!fail.problem.empty()) return fail;
   bool ollama = target.kind == "ollama" || (target.kind == "auto" && text::ends_with(url->path, "/api/ps"));
   ServerSample s = ollama ? interpret_ollama_ps(body) : interpret_metrics(target.kind, body, target.custom);

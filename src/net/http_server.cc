@@ -1,0 +1,110 @@
+// HttpServer (see http_server.h) on CivetWeb's C API.
+#include "net/http_server.h"
+
+#include <civetweb.h>
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "net/civetweb_init.h"
+
+namespace aimem::net {
+
+namespace {
+
+// CivetWeb writes IPv6 listening addresses as "[::1]:port".
+std::string listen_spec(const std::string& host, int port) {
+  bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  return v6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
+}
+
+}  // namespace
+
+HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::route(std::string path, Handler handler) { routes_[std::move(path)] = std::move(handler); }
+
+int HttpServer::on_request(mg_connection* conn, void* self_ptr) {
+  auto* self = static_cast<HttpServer*>(self_ptr);
+  const mg_request_info* ri = mg_get_request_info(conn);
+  const char* uri = ri->local_uri ? ri->local_uri : "";
+  auto it = self->routes_.find(std::string_view(uri));
+  if (it == self->routes_.end()) {
+    mg_send_http_error(conn, 404, "not found\n");
+    return 404;
+  }
+  bool head = std::strcmp(ri->request_method, "HEAD") == 0;
+  if (!head && std::strcmp(ri->request_method, "GET") != 0) {
+    mg_response_header_start(conn, 405);
+    mg_response_header_add(conn, "Allow", "GET, HEAD", -1);
+    mg_response_header_add(conn, "Content-Length", "0", -1);
+    mg_response_header_send(conn);
+    return 405;
+  }
+  Reply r = it->second();
+  if (r.status == 200) {
+    mg_send_http_ok(conn, r.content_type.c_str(), static_cast<long long>(r.body.size()));
+  } else {
+    mg_response_header_start(conn, r.status);
+    mg_response_header_add(conn, "Content-Type", r.content_type.c_str(), -1);
+    mg_response_header_add(conn, "Content-Length", std::to_string(r.body.size()).c_str(), -1);
+    mg_response_header_send(conn);
+  }
+  if (!head && !r.body.empty()) mg_write(conn, r.body.data(), r.body.size());
+  return r.status;
+}
+
+bool HttpServer::start(const std::string& host_in, int port, std::string* error) {
+  if (ctx_) {
+    if (error) *error = "the server is already running";
+    return false;
+  }
+  std::string host = host_in.empty() ? "127.0.0.1" : host_in;
+  if (port < 0 || port > 65535) {
+    if (error) *error = fmt::format("bad port {}", port);
+    return false;
+  }
+  civetweb_init(false);
+  const std::string ports = listen_spec(host, port);
+  // No document_root: CivetWeb then serves no files, only the handlers.
+  const char* options[] = {"listening_ports", ports.c_str(),
+                           "num_threads", "2",
+                           "request_timeout_ms", "5000",
+                           "enable_keep_alive", "yes",
+                           "keep_alive_timeout_ms", "1000",  // an idle keep-alive connection holds a worker
+                           "max_request_size", "4096",       // the whole request head
+                           nullptr};
+  mg_callbacks callbacks{};
+  // CivetWeb prints nothing by default; its start-up error comes back in err.
+  char text[256] = "";
+  unsigned code = 0;
+  mg_error_data err{&code, text, sizeof text};
+  mg_init_data init{&callbacks, this, options};
+  mg_context* ctx = mg_start2(&init, &err);
+  if (!ctx) {
+    if (error)
+      *error = fmt::format("cannot listen on {}:{} (in use, or not an address of this host){}", host, port,
+                           text[0] ? fmt::format(": {}", text) : "");
+    return false;
+  }
+  mg_server_port bound{};
+  if (mg_get_server_ports(ctx, 1, &bound) != 1 || bound.port <= 0) {
+    mg_stop(ctx);
+    if (error) *error = fmt::format("listening on {}:{} but cannot read the bound port", host, port);
+    return false;
+  }
+  // One handler for every path: on_request matches routes exactly and answers
+  // 404 for the rest (CivetWeb's prefix matching would also pass /metrics/x).
+  mg_set_request_handler(ctx, "/", &HttpServer::on_request, this);
+  port_ = bound.port;
+  ctx_ = ctx;
+  return true;
+}
+
+void HttpServer::stop() {
+  if (!ctx_) return;
+  mg_stop(ctx_);  // joins CivetWeb's threads
+  ctx_ = nullptr;
+}
+
+}  // namespace aimem::net
