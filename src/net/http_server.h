@@ -50,6 +50,7 @@ class HttpServer {
   std::map<std::string, Handler, std::less<>> routes_;
   mg_context* ctx_ = nullptr;
   int port_ = 0;
+  std::string host_;
 };
 
 }  // namespace aimem::net
