@@ -9,18 +9,25 @@
 namespace aimem::net {
 
 Result<int> post_tls(const std::string& host, int port, const std::string& path, const std::string& content_type,
-                     const std::string& body, int timeout_ms) {
-  if (!(civetweb_init(true) & MG_FEATURES_TLS))
-    return make_error("TLS is not available (CivetWeb could not load OpenSSL's libssl.so; install libssl-dev)");
-  static const char kCaBundle[] = "/etc/ssl/certs/ca-certificates.crt";
+                     const std::string& body, int timeout_ms, const char* ca_file) {
+  // mg_init_library answers 0 here even when OpenSSL loaded (CivetWeb 1.15):
+  // whether TLS works shows at the connect; this only catches a build without it.
+  civetweb_init(true);
+  if (!mg_check_feature(MG_FEATURES_TLS))
+    return make_error("TLS is not available (this CivetWeb was built without it)");
   mg_client_options o{};
   o.host = host.c_str();
   o.port = port;
-  o.server_cert = kCaBundle;  // CivetWeb verifies the peer against these CAs
+  o.server_cert = ca_file;  // CivetWeb verifies the peer's chain against these CAs
   o.host_name = host.c_str(); // SNI
   char ebuf[256] = "";
   mg_connection* conn = mg_connect_client_secure(&o, ebuf, sizeof ebuf);
-  if (!conn) return make_error(fmt::format("cannot connect over TLS: {}", ebuf[0] ? ebuf : "unknown error"));
+  // CivetWeb says "SSL connection error" for a refused connect, a failed
+  // handshake and an untrusted certificate alike.
+  if (!conn)
+    return make_error(fmt::format("cannot connect over TLS: {} (refused, no TLS there, or a certificate not signed by a CA in {}; "
+                                  "OpenSSL's libssl.so must be installed)",
+                                  ebuf[0] ? ebuf : "unknown error", ca_file));
   mg_printf(conn, "POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
             path.c_str(), host.c_str(), port, content_type.c_str(), body.size());
   int wrote = body.empty() ? 0 : mg_write(conn, body.data(), body.size());

@@ -13,8 +13,11 @@
 
 namespace aimem::net {
 
-// The HTTP status of the response, or an error in words.
+inline constexpr const char* kSystemCaBundle = "/etc/ssl/certs/ca-certificates.crt";
+
+// The HTTP status of the response, or an error in words. ca_file: the CAs the
+// server's chain must lead to (tests pass their own).
 Result<int> post_tls(const std::string& host, int port, const std::string& path, const std::string& content_type,
-                     const std::string& body, int timeout_ms);
+                     const std::string& body, int timeout_ms, const char* ca_file = kSystemCaBundle);
 
 }  // namespace aimem::net
