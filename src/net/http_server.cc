@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <netdb.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -87,7 +88,14 @@ bool HttpServer::start(const std::string& host_in, int port, std::string* error)
   unsigned code = 0;
   mg_error_data err{&code, text, sizeof text};
   mg_init_data init{&callbacks, this, options};
+  // mg_start sets SIGPIPE to SIG_IGN for the whole process, which children
+  // (--on-alert commands) would inherit across exec and which would turn
+  // `aimem watch | head` into EPIPE errors. Its own sends use MSG_NOSIGNAL, so
+  // the disposition the process had is put back.
+  struct sigaction pipe_before {};
+  sigaction(SIGPIPE, nullptr, &pipe_before);
   mg_context* ctx = mg_start2(&init, &err);
+  sigaction(SIGPIPE, &pipe_before, nullptr);
   if (!ctx) {
     if (error)
       *error = fmt::format("cannot listen on {}:{} (in use, or not an address of this host){}", host, port,

@@ -3,6 +3,8 @@
 
 #include <civetweb.h>
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include "net/civetweb_init.h"
 
@@ -20,6 +22,23 @@ Result<int> post_tls(const std::string& host, int port, const std::string& path,
   o.port = port;
   o.server_cert = ca_file;  // CivetWeb verifies the peer's chain against these CAs
   o.host_name = host.c_str(); // SNI
+  // OpenSSL writes with write(): a peer that closes early would raise SIGPIPE
+  // and end aimem. It is blocked in this thread for the exchange, and one
+  // raised meanwhile is taken off the pending set before unblocking.
+  sigset_t pipe_only, old_mask;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
+  struct Restore {
+    sigset_t* set;
+    sigset_t* old;
+    ~Restore() {
+      timespec zero{};
+      while (sigtimedwait(set, nullptr, &zero) == SIGPIPE) {
+      }
+      pthread_sigmask(SIG_SETMASK, old, nullptr);
+    }
+  } restore{&pipe_only, &old_mask};
   char ebuf[256] = "";
   mg_connection* conn = mg_connect_client_secure(&o, ebuf, sizeof ebuf);
   // CivetWeb says "SSL connection error" for a refused connect, a failed

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -72,10 +73,15 @@ TEST(NetServer, OversizedRequestHeadIsRefused) {
 }
 
 TEST(NetServer, PortInUseAndStop) {
+  struct sigaction pipe_before {}, pipe_after {};
+  sigaction(SIGPIPE, nullptr, &pipe_before);
   HttpServer srv;
   srv.route("/a", [] { return Reply{}; });
   std::string err;
   ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  // CivetWeb ignores SIGPIPE process-wide; the server puts it back.
+  sigaction(SIGPIPE, nullptr, &pipe_after);
+  EXPECT_EQ(pipe_after.sa_handler, pipe_before.sa_handler);
   HttpServer again;
   EXPECT_FALSE(again.start("127.0.0.1", srv.port(), &err));
   EXPECT_NE(err.find(std::to_string(srv.port())), std::string::npos) << err;
