@@ -4,8 +4,10 @@
 // without a limit, where first-token latency grows with the context.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "probe/client.h"
 #include "probe/limits.h"
 #include "support/llama_server.h"
 #include "support/test_support.h"
@@ -127,6 +129,44 @@ TEST(ProbeLlama, FirstTokenLatencyGrowsWithContext) {
   EXPECT_TRUE(j["breaking_point"].is_null());
   EXPECT_EQ(j["last_good"]["context"], 2048);
   EXPECT_TRUE(j["diagnosis"].is_null());
+}
+
+// Kept-alive connections against the real server (Node's http keeps them
+// open): one connection carries all of a worker's requests and each succeeds
+// with its tokens; without keep-alive each request connects. The TTFT p50 of
+// both is printed (README.md: reuse adds no stall); it is not asserted, as no
+// unit test here is timed.
+TEST(ProbeLlama, AWorkersRequestsShareOneConnectionToARealServer) {
+  if (!llama_server_available()) GTEST_SKIP() << llama_server_unavailable();
+  auto started = start_llama_server();
+  ASSERT_TRUE(started) << started.error().message;
+  LlamaServer s = *started;
+  LlamaServerGuard guard{s};
+  auto endpoint = probe::parse_endpoint(s.url, false);
+  ASSERT_TRUE(endpoint) << endpoint.error().message;
+  constexpr int kRequests = 20;
+  for (bool keep : {true, false}) {
+    probe::ClientOptions o;
+    o.keep_alive = keep;
+    probe::Client client(*endpoint, o);
+    probe::RequestSpec spec;
+    spec.prompt = "the people of the water came";
+    spec.max_tokens = 4;
+    probe::PreparedRequest prepared = client.prepare(spec);
+    ASSERT_EQ(prepared.error_kind, "") << prepared.error;
+    probe::Connection connection(client);
+    std::vector<double> ttft;
+    for (int i = 0; i < kRequests; ++i) {
+      auto r = connection.send(prepared);
+      ASSERT_TRUE(r.ok) << (keep ? "kept alive, " : "one per request, ") << i << ": " << r.error_kind << ": " << r.error;
+      EXPECT_EQ(r.completion_tokens, 4);
+      ttft.push_back(r.ttft_s);
+    }
+    EXPECT_EQ(connection.connects(), keep ? 1 : kRequests);
+    std::printf("llama server, %s: TTFT p50 %.2f ms, p95 %.2f ms over %d requests\n",
+                keep ? "kept-alive connection" : "a connection per request", *probe::percentile(ttft, 50) * 1e3,
+                *probe::percentile(ttft, 95) * 1e3, kRequests);
+  }
 }
 
 }  // namespace
