@@ -82,6 +82,7 @@ int run(const ProbeArgs& a) {
   probe::ProbeContext pc;
   pc.url = endpoint->url();
   pc.options = o;
+  pc.keep_alive = !a.no_keep_alive;
   // The server's process: --pid, or the local process listening on the port.
   const bool local = probe::parse_endpoint(a.url, false).ok();
   if (a.pid > 0) {
