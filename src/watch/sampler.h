@@ -28,6 +28,11 @@ struct SamplerOptions {
   bool all_cgroups = true;       // every memory cgroup (bounded: 20000 dirs, depth 32); false: only `cgroup` (or the root)
   bool gpus = true;              // NVML (dlopen; AIMEM_NVML_LIBRARY overrides the path); absent NVML is normal
   size_t max_processes = 20000;
+  // Descriptors held open across samples (per-process statm and schedstat,
+  // cgroup files); unset: half of RLIMIT_NOFILE. 0 makes every read open its
+  // path, where a process's identity is checked by its start time (tests use
+  // it: a fixture file, unlike a proc file, still reads once its "process" is gone).
+  std::optional<size_t> max_open_files;
 };
 
 class GpuReader;  // gpu.cc
@@ -70,6 +75,9 @@ class Sampler {
   std::unordered_map<std::string, File> files_;  // host and cgroup files held open
   size_t fd_budget_ = 0, fds_held_ = 0;
   uint64_t generation_ = 0;
+  // Sum of the proc/vmstat counters of what can change a sleeping process's
+  // resident memory (reclaim, swap, THP collapse, OOM kills): see sampler.cc.
+  std::optional<uint64_t> unmapping_now_, unmapping_before_;
   std::string last_pid_;        // proc/loadavg's last pid at the previous walk
   bool complete_walk_ = false;  // every process then had its statm file held
   std::vector<std::string> scope_dirs_;  // with options.cgroup: the subtree's cgroup directories this sample
