@@ -9,13 +9,13 @@
 # and scrapes alternate, one of each per round, so that both meet the same load
 # on a shared machine (run one after the other, a build starting in between
 # moved the ratio by half). Target: aimem <= 0.2x.
-# Usage: bench/sampler_vs_node_exporter.sh [BUILD_DIR] [N] [EXTRA_PROCESSES]
+# Usage: [SAMPLE_ONCE=PATH] bench/sampler_vs_node_exporter.sh [BUILD_DIR] [N] [EXTRA_PROCESSES]
 set -euo pipefail
 BUILD=${1:-build}
 N=${2:-200}
 EXTRA=${3:-1000}
 PORT=${PORT:-19464}
-SAMPLE_ONCE=$BUILD/bench/sample_once
+SAMPLE_ONCE=${SAMPLE_ONCE:-$BUILD/bench/sample_once}  # override to compare two builds
 [ -x "$SAMPLE_ONCE" ] || { echo "build $SAMPLE_ONCE first (cmake --build $BUILD --target sample_once)" >&2; exit 2; }
 command -v prometheus-node-exporter >/dev/null || { echo "prometheus-node-exporter not installed" >&2; exit 2; }
 
