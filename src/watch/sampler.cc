@@ -88,6 +88,7 @@ constexpr size_t kMaxTreeDepth = 128;  // generations below root_pid
 constexpr uint64_t kV1Unlimited = 1ULL << 62;
 constexpr uint64_t kStatmRefresh = 20;      // samples: 2 s at 10 Hz
 constexpr uint64_t kIdentityRefresh = 300;  // samples: 30 s at 10 Hz
+constexpr uint64_t kMaxProbes = 256;        // pids looked up one by one rather than listing proc/
 
 std::string join(std::string_view root, std::string_view path) {
   while (!root.empty() && root.back() == '/') root.remove_suffix(1);
@@ -591,10 +592,22 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     std::string last_pid;
     if (auto l = read_file(proc_ + "/loadavg")) last_pid = std::string(text::trim(std::string_view(*l).substr(l->rfind(' ') + 1)));
     bool quiet = complete_walk_ && !last_pid.empty() && last_pid == last_pid_;
+    auto before = text::parse_u64(last_pid_), now = text::parse_u64(last_pid);
     last_pid_ = last_pid;
     bool tree = opt_.root_pid && !scoped_cgroup && children_files_ != 0;
+    // A few pids handed out since a complete walk: the new processes are among
+    // them (pids are handed out in increasing order until they wrap), so those
+    // are looked up instead of listing proc/, whose readdir instantiates a
+    // dentry per process (a third of a sample's cost when processes come and
+    // go between samples). proc/ is still listed every kStatmRefresh samples:
+    // the bound should pid_max be wrapped all the way round between two samples.
+    bool probe = !quiet && !tree && complete_walk_ && before && now && *now > *before &&
+                 *now - *before <= kMaxProbes && generation_ % kStatmRefresh != 0;
     if (quiet) {
       for (auto& [pid, p] : cache_) listed.push_back(pid);
+    } else if (probe) {
+      for (auto& [pid, p] : cache_) listed.push_back(pid);
+      probe_pids(static_cast<int>(*before) + 1, static_cast<int>(*now), listed);
     } else if (bool truncated = false; tree && list_tree(listed, truncated)) {
       complete = !truncated;
     } else if (!list_proc(listed)) {
@@ -874,6 +887,20 @@ bool Sampler::list_tree(std::vector<int>& pids, bool& truncated) {
     ::closedir(d);
   }
   return true;
+}
+
+// The processes among pids first..last that are not cached: each looked up,
+// a thread (whose proc/TID resolves too, though proc/ does not list it) told
+// apart by its status Tgid.
+void Sampler::probe_pids(int first, int last, std::vector<int>& pids) {
+  for (int pid = first; pid <= last; ++pid) {
+    if (cache_.count(pid)) continue;
+    auto status = read_small_file(fmt::format("{}/{}/status", proc_, pid), 16 << 10);
+    if (!status) continue;  // already gone
+    size_t at = status->find("\nTgid:");
+    if (at != std::string::npos && u64(std::string_view(*status).substr(at + 6, 24)) == static_cast<uint64_t>(pid))
+      pids.push_back(pid);
+  }
 }
 
 // Every proc/PID directory. False, with a warning, when proc/ cannot be listed.

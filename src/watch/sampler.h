@@ -60,6 +60,7 @@ class Sampler {
   bool list_cgroup_members(std::vector<int>& pids);
   bool list_tree(std::vector<int>& pids, bool& truncated);
   bool list_proc(std::vector<int>& pids);
+  void probe_pids(int first, int last, std::vector<int>& pids);
   void warn(std::string message);
   std::optional<std::string> read_file(const std::string& path);  // through files_
 

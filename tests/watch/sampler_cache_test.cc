@@ -49,7 +49,7 @@ struct ProcTree {
     std::string d = "proc/" + std::to_string(pid);
     put(d + "/stat", fmt(pid, comm, start));
     put(d + "/statm", "1000 " + std::to_string(resident_pages) + " 10 1 0 100 0\n");
-    put(d + "/status", "Name:\t" + comm + "\nPPid:\t1\nThreads:\t" + std::to_string(threads) + "\nVmHWM:\t" +
+    put(d + "/status", "Name:\t" + comm + "\nTgid:\t" + std::to_string(pid) + "\nPPid:\t1\nThreads:\t" + std::to_string(threads) + "\nVmHWM:\t" +
                            std::to_string(resident_pages * 4) + " kB\nVmRSS:\t" + std::to_string(resident_pages * 4) +
                            " kB\nVmSwap:\t0 kB\n");
     put(d + "/cmdline", cmdline);
@@ -157,6 +157,36 @@ TEST(SamplerCache, VanishedPidsAreEvicted) {
     EXPECT_FALSE(find_process(x, 11));
     EXPECT_EQ(s.cached_processes(), 2u);
   }
+}
+
+// After a complete walk, the pids handed out since (proc/loadavg's last
+// field) are looked up one by one rather than listing proc/: a new process is
+// found, a new thread (status Tgid another pid) is not a process. Past 256 new
+// pids, or every 20th sample, proc/ is listed.
+TEST(SamplerCache, NewPidsAreLookedUpRatherThanListed) {
+  ProcTree t("sampler-cache-probe");
+  t.put("proc/loadavg", "0.00 0.01 0.05 1/90 50\n");
+  t.process(10, "old", 1, 5, "old\0"s, "/");
+  Sampler s(t.options());
+  s.sample();
+  EXPECT_EQ(s.proc_listings(), 1u);
+  t.process(51, "new", 9, 5, "python3\0x.py\0"s, "/");
+  t.process(52, "new", 9, 5, "python3\0x.py\0"s, "/");
+  t.put("proc/52/status", "Name:\tnew\nTgid:\t51\nPid:\t52\nThreads:\t2\nVmRSS:\t20 kB\n");  // a thread of 51
+  t.put("proc/loadavg", "0.00 0.01 0.05 1/92 52\n");
+  Sample x = s.sample();
+  EXPECT_EQ(s.proc_listings(), 1u) << "looked up, not listed";
+  ASSERT_TRUE(find_process(x, 51));
+  EXPECT_EQ(find_process(x, 51)->role, "python");
+  EXPECT_FALSE(find_process(x, 52)) << "a thread is not a process";
+  EXPECT_TRUE(find_process(x, 10));
+  EXPECT_EQ(s.cached_processes(), 2u);
+
+  t.process(400, "many", 9, 5, "many\0"s, "/");
+  t.put("proc/loadavg", "0.00 0.01 0.05 1/92 400\n");  // 348 handed out
+  x = s.sample();
+  EXPECT_EQ(s.proc_listings(), 2u);
+  EXPECT_TRUE(find_process(x, 400));
 }
 
 // The schedstat shortcut: an unchanged schedstat (the process did not run) of
