@@ -8,7 +8,11 @@
 # utime+stime from /proc/PID/stat over the whole run as a cross-check. Samples
 # and scrapes alternate, one of each per round, so that both meet the same load
 # on a shared machine (run one after the other, a build starting in between
-# moved the ratio by half). Target: aimem <= 0.2x.
+# moved the ratio by half), and both run with the caches another process left
+# (back to back, aimem's samples found the kernel's task and dentry lines
+# still hot and cost half as much as spaced out). ORDER=sequential runs the
+# first version's method: every scrape, then every sample back to back.
+# Target: aimem <= 0.2x.
 # Usage: [SAMPLE_ONCE=PATH] bench/sampler_vs_node_exporter.sh [BUILD_DIR] [N] [EXTRA_PROCESSES]
 set -euo pipefail
 BUILD=${1:-build}
@@ -44,9 +48,18 @@ read -r _ first_us procs <&"${SO[0]}"
 t0=$(ne_ticks)
 for _ in $(seq "$N"); do
   a=$(ne_ns); curl -sf -o /dev/null http://127.0.0.1:$PORT/metrics; b=$(ne_ns)
-  echo >&"${SO[1]}"; read -r us procs <&"${SO[0]}"
-  echo $(( (b - a) / 1000 )) "$us"
+  if [ "${ORDER:-interleaved}" = interleaved ]; then
+    echo >&"${SO[1]}"; read -r us procs <&"${SO[0]}"
+  fi
+  echo $(( (b - a) / 1000 )) "${us:-0}"
 done > /tmp/aimem_pairs.$$
+if [ "${ORDER:-interleaved}" = sequential ]; then  # the first version's method: all scrapes, then all samples back to back
+  for _ in $(seq "$N"); do echo; done >&"${SO[1]}"
+  for i in $(seq "$N"); do read -r us procs <&"${SO[0]}"; echo "$us"; done > /tmp/aimem_us.$$
+  paste -d' ' <(cut -d' ' -f1 /tmp/aimem_pairs.$$) /tmp/aimem_us.$$ > /tmp/aimem_pairs2.$$
+  mv /tmp/aimem_pairs2.$$ /tmp/aimem_pairs.$$
+  rm -f /tmp/aimem_us.$$
+fi
 t1=$(ne_ticks)
 eval "exec ${SO[1]}>&-"  # sample_once ends at end of input
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
@@ -56,7 +69,7 @@ aimem_p90=$(cut -d' ' -f2 /tmp/aimem_pairs.$$ | sort -n | awk '{v[NR] = $1} END 
 rm -f /tmp/aimem_pairs.$$
 hz=$(getconf CLK_TCK)
 ne_mean_stat=$(awk -v d=$((t1 - t0)) -v hz="$hz" -v n="$N" 'BEGIN {printf "%.0f", d * 1e6 / hz / n}')
-echo "rounds $N (one scrape and one sample each)"
+echo "rounds $N (one scrape and one sample each; order ${ORDER:-interleaved})"
 echo "node_exporter_median_us $ne_median"
 echo "node_exporter_mean_us_from_stat $ne_mean_stat"
 echo "aimem_processes $procs"

@@ -16,7 +16,12 @@
 //            lines; v1 lists thread group ids too); with only a root pid,
 //            proc/PID/task/TID/children of each process in the tree ("PID PID "
 //            on one line, no newline; CONFIG_PROC_CHILDREN: without it, all of
-//            proc/ is listed); else every proc/PID directory.
+//            proc/ is listed); else every proc/PID directory, or, when
+//            proc/loadavg's last pid ("0.00 0.01 0.05 1/90 LAST") moved by at
+//            most 256 since a complete walk, each pid handed out since (a
+//            thread's proc/TID resolves too: told apart by status Tgid).
+//   host, for the shortcut below: proc/vmstat pgsteal_anon, pgsteal_file,
+//            pgsteal_kswapd, pgsteal_direct, pswpin, pswpout, thp_collapse_alloc
 //
 // Why the cost stays flat and low: with 1,000 processes a sample is 1,000 file
 // reads, so each process keeps its statm and schedstat files open (pread at 0
