@@ -320,6 +320,14 @@ Sampler::Sampler(SamplerOptions options) : opt_(std::move(options)) {
   rlimit rl{};
   size_t nofile = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 1024;
   fd_budget_ = opt_.max_open_files.value_or(nofile / 2);
+  // proc/loadavg's last pid is of the reader's pid namespace, whatever proc/
+  // it is read from: with another namespace's proc/ under root (a container
+  // reading the host's without hostPID), where proc/self names another pid,
+  // it says nothing about the pids listed there.
+  char self[32];
+  ssize_t n = ::readlink((proc_ + "/self").c_str(), self, sizeof self - 1);
+  if (n > 0 && text::parse_u64(std::string_view(self, static_cast<size_t>(n))) != static_cast<uint64_t>(::getpid()))
+    own_pid_namespace_ = false;
   find_hierarchy();
   if (opt_.gpus) gpu_ = std::make_unique<GpuReader>();
 }
@@ -596,7 +604,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
   if (!members) {
     std::string last_pid;
     if (auto l = read_file(proc_ + "/loadavg")) last_pid = std::string(text::trim(std::string_view(*l).substr(l->rfind(' ') + 1)));
-    bool quiet = complete_walk_ && !last_pid.empty() && last_pid == last_pid_;
+    bool quiet = own_pid_namespace_ && complete_walk_ && !last_pid.empty() && last_pid == last_pid_;
     auto before = text::parse_u64(last_pid_), now = text::parse_u64(last_pid);
     last_pid_ = last_pid;
     bool tree = opt_.root_pid && !scoped_cgroup && children_files_ != 0;
@@ -606,7 +614,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     // dentry per process (a third of a sample's cost when processes come and
     // go between samples). proc/ is still listed every kStatmRefresh samples:
     // the bound should pid_max be wrapped all the way round between two samples.
-    bool probe = !quiet && !tree && complete_walk_ && before && now && *now > *before &&
+    bool probe = own_pid_namespace_ && !quiet && !tree && complete_walk_ && before && now && *now > *before &&
                  *now - *before <= kMaxProbes && generation_ % kStatmRefresh != 0;
     if (quiet) {
       for (auto& [pid, p] : cache_) listed.push_back(pid);

@@ -80,6 +80,7 @@ class Sampler {
   // resident memory (reclaim, swap, THP collapse, OOM kills): see sampler.cc.
   std::optional<uint64_t> unmapping_now_, unmapping_before_;
   std::string last_pid_;        // proc/loadavg's last pid at the previous walk
+  bool own_pid_namespace_ = true;  // proc/ under root is of this process's pid namespace (or a fixture)
   bool complete_walk_ = false;  // every process then had its statm file held
   std::vector<std::string> scope_dirs_;  // with options.cgroup: the subtree's cgroup directories this sample
   int children_files_ = -1;              // proc/PID/task/TID/children exist: 1, do not: 0, not known yet: -1

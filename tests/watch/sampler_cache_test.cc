@@ -189,6 +189,21 @@ TEST(SamplerCache, NewPidsAreLookedUpRatherThanListed) {
   EXPECT_TRUE(find_process(x, 400));
 }
 
+// proc/loadavg speaks of the reader's pid namespace: under a proc/ of
+// another (proc/self names another pid) it is not trusted and proc/ is listed
+// every sample.
+TEST(SamplerCache, LoadavgOfAnotherPidNamespaceIsNotTrusted) {
+  ProcTree t("sampler-cache-pidns");
+  t.put("proc/loadavg", "0.00 0.01 0.05 1/90 50\n");
+  t.process(10, "old", 1, 5, "old\0"s, "/");
+  std::filesystem::create_directory_symlink(std::to_string(::getpid() + 1), t.root + "/proc/self");
+  Sampler s(t.options());
+  for (int i = 0; i < 3; ++i) s.sample();
+  EXPECT_EQ(s.proc_listings(), 3u);
+  t.process(51, "new", 9, 5, "new\0"s, "/");  // no pid handed out in our namespace: found all the same
+  EXPECT_TRUE(find_process(s.sample(), 51));
+}
+
 // The schedstat shortcut: an unchanged schedstat (the process did not run) of
 // a single-threaded process keeps its memory from the last read, unless the
 // host reclaimed, swapped, collapsed or OOM-killed since (proc/vmstat), the
