@@ -2,7 +2,8 @@
 // aimem::probe::Client::send against bench/probe_trivial_server (started here
 // as a child process, so its CPU is not counted), over T threads.
 //   probe_client_bench [--server PATH] [--requests N] [--threads 1,4]
-//                      [--max-tokens N] [--api completions|chat]
+//                      [--max-tokens N] [--api completions|chat] [--no-keep-alive]
+// Each thread sends through its own Connection, as a sweep's workers do.
 // Prints per thread count: client CPU per request (getrusage(RUSAGE_SELF)
 // user+system over the run / requests), wall time, and at the end the peak
 // RSS (VmHWM) of this process, each against its target: under 100 us of CPU
@@ -87,8 +88,13 @@ int main(int argc, char** argv) {
   int requests = 10000, max_tokens = 4;
   std::vector<int> threads = {1, 4};
   aimem::probe::Api api = aimem::probe::Api::completions;
+  bool keep_alive = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--no-keep-alive") {
+      keep_alive = false;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "probe_client_bench: %s needs a value\n", a.c_str());
       return 2;
@@ -100,7 +106,8 @@ int main(int argc, char** argv) {
     else if (a == "--max-tokens") max_tokens = std::max(1, std::stoi(v));
     else if (a == "--api") api = v == "chat" ? aimem::probe::Api::chat : aimem::probe::Api::completions;
     else {
-      std::fprintf(stderr, "usage: probe_client_bench [--server PATH] [--requests N] [--threads 1,4] [--max-tokens N] [--api completions|chat]\n");
+      std::fprintf(stderr, "usage: probe_client_bench [--server PATH] [--requests N] [--threads 1,4] [--max-tokens N] "
+                           "[--api completions|chat] [--no-keep-alive]\n");
       return 2;
     }
   }
@@ -112,12 +119,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto endpoint = aimem::probe::parse_endpoint(fmt::format("http://127.0.0.1:{}", port), false);
-  aimem::probe::Client client(*endpoint);
+  aimem::probe::ClientOptions options;
+  options.keep_alive = keep_alive;
+  aimem::probe::Client client(*endpoint, options);
   // Prompts as a probe makes them (16 tokens through /tokenize), made before
   // the timed part: the figure is the cost of a request, not of sizing it.
   aimem::probe::PromptMaker maker(client, "");
-  std::vector<std::string> prompts;
-  for (int i = 0; i < 64; ++i) prompts.push_back(*maker.make(16, i));
+  std::vector<aimem::probe::PreparedRequest> prompts;
+  for (int i = 0; i < 64; ++i) {
+    aimem::probe::RequestSpec spec;
+    spec.api = api;
+    spec.max_tokens = max_tokens;
+    spec.prompt = *maker.make(16, i);
+    prompts.push_back(client.prepare(spec));
+  }
   if (!client.first_model()) {
     std::fprintf(stderr, "probe_client_bench: no model from the server\n");
     kill(pid, SIGTERM);
@@ -134,12 +149,9 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (int k = 0; k < t; ++k)
       pool.emplace_back([&] {
-        aimem::probe::RequestSpec spec;
-        spec.api = api;
-        spec.max_tokens = max_tokens;
+        aimem::probe::Connection connection(client);
         for (int i; (i = next++) < requests;) {
-          spec.prompt = prompts[i % prompts.size()];
-          auto r = client.send(spec);
+          auto r = connection.send(prompts[i % prompts.size()]);
           if (r.ok) {
             ++ok;
             tokens += r.completion_tokens;
@@ -151,9 +163,9 @@ int main(int argc, char** argv) {
     for (auto& th : pool) th.join();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     double us = (cpu_s() - c0) * 1e6 / requests;
-    std::printf("threads %d: %d requests (%d ok, %d tokens) in %.2f s (%.0f req/s); client CPU %.1f us/request "
+    std::printf("%s, threads %d: %d requests (%d ok, %d tokens) in %.2f s (%.0f req/s); client CPU %.1f us/request "
                 "(target < %.0f: %.2fx of it)\n",
-                t, requests, ok.load(), tokens.load(), wall, requests / wall, us, kCpuTargetUs, us / kCpuTargetUs);
+                keep_alive ? "kept-alive connections" : "a connection per request", t, requests, ok.load(), tokens.load(), wall, requests / wall, us, kCpuTargetUs, us / kCpuTargetUs);
     if (ok != requests) status = 1;
   }
   double hwm = vm_kib("VmHWM:") / 1024;

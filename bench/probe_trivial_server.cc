@@ -1,6 +1,9 @@
 // A trivial OpenAI-compatible server for measuring `aimem probe`'s own cost:
 // it generates nothing, so what a probe of it spends is the client's share.
-//   probe_trivial_server [--port N] [--tokens N]
+//   probe_trivial_server [--port N] [--tokens N] [--nagle] [--split]
+// --nagle leaves Nagle's algorithm on (no TCP_NODELAY), as cpp-httplib's
+// servers do by default (llama.cpp's llama-server among them); --split writes
+// each event in a write of its own, as a real server streams tokens.
 // Binds 127.0.0.1 only; with --port 0 (the default) it prints
 // "listening on 127.0.0.1:PORT" once bound, then serves until killed:
 //   GET  /health, /v1/models                      {"data":[{"id":"trivial"}]}
@@ -15,7 +18,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -43,6 +48,7 @@ std::string prompt_of(const nlohmann::json& q, bool chat) {
 
 int main(int argc, char** argv) {
   int port = 0, max_tokens_cap = 4;
+  bool nagle = false, split = false;
   for (int i = 1; i < argc; ++i) {
     auto next = [&](const char* flag) {
       if (i + 1 >= argc) {
@@ -53,14 +59,19 @@ int main(int argc, char** argv) {
     };
     if (!std::strcmp(argv[i], "--port")) port = next("--port");
     else if (!std::strcmp(argv[i], "--tokens")) max_tokens_cap = std::clamp(next("--tokens"), 1, 4096);
+    else if (!std::strcmp(argv[i], "--nagle")) nagle = true;
+    else if (!std::strcmp(argv[i], "--split")) split = true;
     else {
-      std::fprintf(stderr, "usage: probe_trivial_server [--port N] [--tokens N]\n");
+      std::fprintf(stderr, "usage: probe_trivial_server [--port N] [--tokens N] [--nagle] [--split]\n");
       return 2;
     }
   }
 
   httplib::Server server;
-  server.set_tcp_nodelay(true);
+  server.set_tcp_nodelay(!nagle);
+  // Kept-alive clients send many requests per connection (httplib's default
+  // is 5 before it closes).
+  server.set_keep_alive_max_count(1000000);
   server.Get("/health", [](const httplib::Request&, httplib::Response& r) { r.set_content("{\"status\":\"ok\"}", "application/json"); });
   server.Get("/v1/models", [](const httplib::Request&, httplib::Response& r) {
     r.set_content(R"({"object":"list","data":[{"id":"trivial","object":"model","owned_by":"bench"}]})", "application/json");
@@ -77,8 +88,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) out += i ? ",1" : "1";
     r.set_content(out + "]}", "application/json");
   });
-  auto complete = [max_tokens_cap](bool chat) {
-    return [max_tokens_cap, chat](const httplib::Request& req, httplib::Response& r) {
+  auto complete = [max_tokens_cap, split](bool chat) {
+    return [max_tokens_cap, split, chat](const httplib::Request& req, httplib::Response& r) {
       auto q = nlohmann::json::parse(req.body, nullptr, false);
       if (!q.is_object()) {
         r.status = 400;
@@ -99,8 +110,9 @@ int main(int argc, char** argv) {
                       "application/json");
         return;
       }
-      // All events in one write: the server is trivial, so it should not be
-      // the one that makes a request slow.
+      // By default all events in one write: the server is trivial, so it
+      // should not be the one that makes a request slow.
+      std::vector<std::string> events;
       std::string body;
       const char* head = chat ? "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"trivial\",\"choices\":[{\"index\":0,\"delta\":"
                               : "data: {\"id\":\"c\",\"object\":\"text_completion\",\"model\":\"trivial\",\"choices\":[{\"index\":0,";
@@ -110,14 +122,17 @@ int main(int argc, char** argv) {
         body += head;
         body += chat ? "{\"content\":\" tok\"}," : "\"text\":\" tok\",";
         body += last ? "\"finish_reason\":\"length\"}]}\n\n" : "\"finish_reason\":null}]}\n\n";
+        if (split) events.push_back(std::move(body)), body.clear();
       }
       auto so = q.find("stream_options");
       if (so != q.end() && so->is_object() && so->value("include_usage", false))
         body += "data: {\"id\":\"c\",\"choices\":[]," + usage + "}\n\n";
       body += "data: [DONE]\n\n";
-      r.set_chunked_content_provider("text/event-stream", [body](size_t, httplib::DataSink& sink) {
-        if (!sink.write(body.data(), body.size())) return false;
-        sink.done();
+      events.push_back(std::move(body));
+      auto next = std::make_shared<size_t>(0);
+      r.set_chunked_content_provider("text/event-stream", [events = std::move(events), next](size_t, httplib::DataSink& sink) {
+        if (*next < events.size() && !sink.write(events[*next].data(), events[*next].size())) return false;
+        if (++*next >= events.size()) sink.done();
         return true;
       });
     };

@@ -3,12 +3,19 @@
 // CLOCK_PROCESS_CPUTIME_ID) of each: the aimem side of
 // sampler_vs_node_exporter.sh. The first sample fills the per-process cache
 // and is reported apart; the median is of the steady state that aimem watch
-// runs in. Usage: sample_once [N] [ROOT]
+// runs in.
+//   sample_once [N] [ROOT]        N samples back to back, then the summary
+//   sample_once --serve [ROOT]    "ready FIRST_US", then one sample per line
+//                                 read from stdin, answered with its CPU us:
+//                                 the bench interleaves samples with
+//                                 node_exporter scrapes, so both see the same
+//                                 load on a shared machine
 #include <time.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "watch/sampler.h"
@@ -22,9 +29,10 @@ double cpu_us() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int n = argc > 1 ? std::atoi(argv[1]) : 100;
+  bool serve = argc > 1 && std::strcmp(argv[1], "--serve") == 0;
+  int n = !serve && argc > 1 ? std::atoi(argv[1]) : 100;
   if (n < 1 || n > 100000) {
-    std::fprintf(stderr, "usage: sample_once [N (1..100000)] [ROOT]\n");
+    std::fprintf(stderr, "usage: sample_once [N (1..100000)] [ROOT] | sample_once --serve [ROOT]\n");
     return 2;
   }
   aimem::watch::SamplerOptions o;
@@ -33,6 +41,19 @@ int main(int argc, char** argv) {
   aimem::watch::Sampler s(o);
   aimem::watch::Sample first = s.sample();
   double first_us = cpu_us() - t0;
+  if (serve) {
+    std::printf("ready %.0f %zu\n", first_us, first.processes.size());
+    std::fflush(stdout);
+    char line[64];
+    while (std::fgets(line, sizeof line, stdin)) {
+      double a = cpu_us();
+      aimem::watch::Sample x = s.sample();
+      double us = cpu_us() - a;
+      std::printf("%.1f %zu\n", us, x.processes.size());
+      std::fflush(stdout);
+    }
+    return 0;
+  }
   std::vector<double> us;
   size_t procs = 0, cgroups = 0, gpus = 0;
   for (int i = 0; i < n; ++i) {
@@ -48,6 +69,5 @@ int main(int argc, char** argv) {
   std::printf("aimem_first_sample_us %.0f\naimem_median_us %.1f\naimem_mean_us %.1f\naimem_p90_us %.1f\n", first_us,
               us[us.size() / 2], sum / n, us[us.size() * 9 / 10]);
   for (auto& w : s.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  (void)first;
   return 0;
 }

@@ -1,14 +1,19 @@
 // The OpenAI-compatible client of `aimem probe` (see client.h) on cpp-httplib.
 //
-// One httplib::Client per call: the calls of a concurrency step then share no
-// socket and no lock, and a probe measures what a fresh client sees. Kept-alive
-// connections were measured (bench/probe_client_bench): ~30% less client CPU,
-// but against a server that does not set TCP_NODELAY (cpp-httplib's default,
-// so llama.cpp's llama-server) a reused connection leaves Linux's quick-ACK
-// mode, and Nagle plus delayed ACKs added ~28 ms to every request: a latency
-// probe must not add its own stalls, so each request connects afresh. Every
-// response is read through a content receiver, so that the body is never held
-// whole (an endless stream stops at max_response_bytes) and each streamed
+// Connections (client.h Connection): each concurrency worker keeps one
+// httplib::Client, and so one TCP connection, for its requests, as real load
+// generators do; with a connection per request, connect and shutdown alone
+// were ~22% of the probe's CPU (perf, 3000 requests x 2 steps). httplib
+// reopens a connection the server closed (it checks the socket before each
+// request and honours "Connection: close"); after a failed request the
+// Connection drops its client so the next request starts clean. Nothing is
+// ever sent twice. Two stalls of kept-alive connections are avoided here, both
+// Nagle against delayed ACKs (measured on bench/probe_trivial_server: +44 ms
+// on every TTFT each, +92 ms together): the client's request goes out in two
+// writes (TCP_NODELAY), and a server without TCP_NODELAY holds its events
+// until we ACK its headers (TCP_QUICKACK at every read, see exchange()).
+// Every response is read through a content receiver, so that the body is never
+// held whole (an endless stream stops at max_response_bytes) and each streamed
 // event is timed when its bytes arrive. Bounds:
 //   - connect_timeout_s for the TCP connect;
 //   - idle_timeout_s as the socket read timeout (silence before the headers or
@@ -17,13 +22,17 @@
 //     receiver returns false once it has passed) and capping the read timeout,
 //     so a request ends at most one read timeout after its deadline;
 //   - max_response_bytes on what one response may carry.
-// Time to first token runs from just before the connect to the arrival of the
-// first event with non-empty generated text (a chat stream's role-only first
-// delta is not a token); inter-token gaps between successive such events.
+// Time to first token runs from just before the request (and its connect, on
+// a new connection) to the arrival of the first event with non-empty generated
+// text (a chat stream's role-only first delta is not a token); inter-token
+// gaps between successive such events.
 #include "probe/client.h"
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -63,15 +72,24 @@ std::string bare_host(const std::string& host) {
   return host;
 }
 
+void configure(httplib::Client& c, const ClientOptions& o, double read_timeout_s, bool keep_alive) {
+  auto [cs, cu] = split_s(o.connect_timeout_s);
+  c.set_connection_timeout(cs, cu);
+  auto [rs, ru] = split_s(read_timeout_s);
+  c.set_read_timeout(rs, ru);
+  c.set_write_timeout(rs, ru);
+  c.set_keep_alive(keep_alive);
+  // httplib writes a request's headers and its body in two writes: with Nagle
+  // on, the body waits for the ACK of the headers, which a server in delayed-
+  // ACK mode (any kept-alive connection past its first exchanges) holds for up
+  // to 40 ms. TCP_NODELAY sends it at once.
+  c.set_tcp_nodelay(true);
+  if (!o.api_key.empty()) c.set_bearer_token_auth(o.api_key);
+}
+
 std::unique_ptr<httplib::Client> connect_to(const Endpoint& e, const ClientOptions& o, double read_timeout_s) {
   auto c = std::make_unique<httplib::Client>(bare_host(e.host), e.port);
-  auto [cs, cu] = split_s(o.connect_timeout_s);
-  c->set_connection_timeout(cs, cu);
-  auto [rs, ru] = split_s(read_timeout_s);
-  c->set_read_timeout(rs, ru);
-  c->set_write_timeout(rs, ru);
-  c->set_keep_alive(false);
-  if (!o.api_key.empty()) c->set_bearer_token_auth(o.api_key);
+  configure(*c, o, read_timeout_s, false);
   return c;
 }
 
@@ -184,8 +202,10 @@ Result<std::string> lookup_model(const Endpoint& e, const ClientOptions& o, Clie
 
 Result<std::string> Client::first_model() const { return lookup_model(endpoint_, options_, *state_, nullptr); }
 
-RequestResult Client::send(const RequestSpec& spec) const {
-  RequestResult r;
+PreparedRequest Client::prepare(const RequestSpec& spec) const {
+  PreparedRequest p;
+  p.api = spec.api;
+  p.stream = spec.stream;
   std::string model = spec.model;
   if (model.empty()) {
     std::string kind;
@@ -195,14 +215,12 @@ RequestResult Client::send(const RequestSpec& spec) const {
     if (m) {
       model = *m;
     } else if (!kind.empty()) {
-      r.error_kind = kind;
-      r.error = m.error().message;
-      return r;
+      p.error_kind = kind;
+      p.error = m.error().message;
+      return p;
     }
   }
-
   const bool chat = spec.api == Api::chat;
-  const std::string path = endpoint_.base_path + (chat ? "/v1/chat/completions" : "/v1/completions");
   nlohmann::json body = nlohmann::json::object();
   if (!model.empty()) body["model"] = model;
   if (chat) body["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", spec.prompt}}});
@@ -212,22 +230,44 @@ RequestResult Client::send(const RequestSpec& spec) const {
   // vLLM rejects stream_options on a request that does not stream.
   if (spec.stream) body["stream_options"] = {{"include_usage", true}};
   if (spec.ignore_eos) body["ignore_eos"] = true;
+  p.body = body.dump();
+  return p;
+}
 
+RequestResult Client::send(const RequestSpec& spec) const {
+  Connection c(*this);
+  c.one_shot_ = true;
+  return c.send(prepare(spec));
+}
+
+struct Connection::Http {
+  httplib::Client cli;
+  Http(const Endpoint& e) : cli(bare_host(e.host), e.port) {}
+};
+
+Connection::Connection(const Client& client) : client_(client) {}
+Connection::~Connection() = default;
+
+namespace {
+
+// One request and its reading on `cli` (see the top of this file).
+RequestResult exchange(httplib::Client& cli, const Endpoint& endpoint, const ClientOptions& options,
+                       Clock::time_point epoch, const PreparedRequest& pr) {
+  RequestResult r;
+  const bool chat = pr.api == Api::chat;
   httplib::Request req;
   req.method = "POST";
-  req.path = path;
-  req.body = body.dump();
+  req.path = endpoint.base_path + (chat ? "/v1/chat/completions" : "/v1/completions");
+  req.body = pr.body;
   req.set_header("Content-Type", "application/json");
-  if (spec.stream) req.set_header("Accept", "text/event-stream");
-
-  const double read_timeout = std::min(options_.idle_timeout_s, options_.request_timeout_s);
-  auto cli = connect_to(endpoint_, options_, read_timeout);
+  if (pr.stream) req.set_header("Accept", "text/event-stream");
+  const double read_timeout = std::min(options.idle_timeout_s, options.request_timeout_s);
 
   const ChunkApi api = chat ? ChunkApi::chat : ChunkApi::completions;
   const Clock::time_point t0 = Clock::now();
   const Clock::time_point deadline =
-      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.request_timeout_s));
-  r.start_s = seconds(t0 - epoch_);
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.request_timeout_s));
+  r.start_s = seconds(t0 - epoch);
 
   // What the receiver learns; `stop` says why it gave up, if it did.
   enum class Stop { none, too_large, deadline, bad_json, server_error } stop = Stop::none;
@@ -237,7 +277,7 @@ RequestResult Client::send(const RequestSpec& spec) const {
   Clock::time_point last_byte = t0, last_token{};
   std::string plain_body, stop_detail;
   std::optional<int> usage_prompt, usage_completion, error_code;
-  SseParser parser(std::min<uint64_t>(options_.max_response_bytes, 8u << 20));
+  SseParser parser(std::min<uint64_t>(options.max_response_bytes, 8u << 20));
 
   auto on_event = [&](std::string_view data) {
     ++events;
@@ -266,7 +306,21 @@ RequestResult Client::send(const RequestSpec& spec) const {
     return true;
   };
 
+  // The server may write its headers and each event separately without
+  // TCP_NODELAY (cpp-httplib's default, llama.cpp's llama-server): Nagle then
+  // holds each write until the previous one is ACKed, and on a kept-alive
+  // connection Linux delays our ACKs (up to 40 ms: measured +44 ms on every
+  // TTFT against bench/probe_trivial_server --nagle --split). A fresh
+  // connection starts in quick-ACK mode, which is why the stall only shows on
+  // reused ones. TCP_QUICKACK sends the pending ACK now and leaves delayed-ACK
+  // mode; it is not sticky, so it is set again at every read. httplib has no
+  // setting for it; its socket is at hand.
+  auto ack_now = [&] {
+    int one = 1;
+    setsockopt(cli.socket(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+  };
   req.response_handler = [&](const httplib::Response& res) {
+    ack_now();
     r.http_status = res.status;
     streaming = res.status >= 200 && res.status < 300 &&
                 text::icontains(res.get_header_value("Content-Type"), "text/event-stream");
@@ -274,8 +328,9 @@ RequestResult Client::send(const RequestSpec& spec) const {
   };
   req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
     last_byte = Clock::now();
+    ack_now();
     received += n;
-    if (received > options_.max_response_bytes) { stop = Stop::too_large; return false; }
+    if (received > options.max_response_bytes) { stop = Stop::too_large; return false; }
     if (last_byte > deadline) { stop = Stop::deadline; return false; }
     if (!streaming) {
       plain_body.append(data, n);
@@ -290,14 +345,14 @@ RequestResult Client::send(const RequestSpec& spec) const {
 
   httplib::Response res;
   httplib::Error err = httplib::Error::Success;
-  bool sent = cli->send(req, res, err);
+  bool sent = cli.send(req, res, err);
   const Clock::time_point t_end = Clock::now();
   r.total_s = seconds((stop == Stop::none ? t_end : last_byte) - t0);
   r.prompt_tokens = usage_prompt.value_or(-1);
   r.completion_tokens = usage_completion.value_or(text_events);
 
   // Formatted only on failure: a probe sends thousands of requests that pass.
-  auto where = [&] { return fmt::format("POST {}{}", endpoint_.url(), chat ? "/v1/chat/completions" : "/v1/completions"); };
+  auto where = [&] { return fmt::format("POST {}{}", endpoint.url(), chat ? "/v1/chat/completions" : "/v1/completions"); };
   auto fail = [&](const char* kind, std::string message) {
     r.ok = false;
     r.error_kind = kind;
@@ -307,10 +362,10 @@ RequestResult Client::send(const RequestSpec& spec) const {
   switch (stop) {
     case Stop::too_large:
       return fail("too_large", fmt::format("{}: response passed {} bytes after {:.1f} s; stopped reading", where(),
-                                           options_.max_response_bytes, r.total_s));
+                                           options.max_response_bytes, r.total_s));
     case Stop::deadline:
       return fail("timeout", fmt::format("{}: not complete within the request timeout of {} s ({} events so far)",
-                                         where(), options_.request_timeout_s, events));
+                                         where(), options.request_timeout_s, events));
     case Stop::bad_json:
       return fail("bad_json", fmt::format("{}: stream event {} is not a JSON object: {}", where(), events, stop_detail));
     case Stop::server_error:
@@ -355,6 +410,31 @@ RequestResult Client::send(const RequestSpec& spec) const {
   // Without usage a whole body says nothing of its token count.
   r.completion_tokens = c->completion_tokens.value_or(0);
   r.ok = true;
+  return r;
+}
+
+}  // namespace
+
+RequestResult Connection::send(const PreparedRequest& request) {
+  const ClientOptions& o = client_.options_;
+  if (!request.error_kind.empty()) {
+    RequestResult r;
+    r.start_s = seconds(Clock::now() - client_.epoch_);
+    r.error_kind = request.error_kind;
+    r.error = request.error;
+    return r;
+  }
+  const bool keep = o.keep_alive && !one_shot_;
+  if (!http_) {
+    http_ = std::make_unique<Http>(client_.endpoint_);
+    configure(http_->cli, o, std::min(o.idle_timeout_s, o.request_timeout_s), keep);
+    http_->cli.set_socket_options([this](socket_t) { ++connects_; });
+  }
+  RequestResult r = exchange(http_->cli, client_.endpoint_, o, client_.epoch_, request);
+  // A failed request may leave bytes of its response unread or the socket
+  // half-closed: the next request gets a fresh connection. This is not a
+  // retry: the failure above is what the caller sees.
+  if (!r.ok || !keep) http_.reset();
   return r;
 }
 

@@ -39,6 +39,10 @@ struct ClientOptions {
   double idle_timeout_s = 60;        // longest silence inside a stream
   uint64_t max_response_bytes = 64ull << 20;  // an endless response stops here (error_kind "too_large")
   std::string api_key;               // sent as "Authorization: Bearer ..." when set
+  // A Connection keeps its TCP connection open from one request to the next
+  // (HTTP/1.1 keep-alive, as load generators such as vLLM's benchmark_serving
+  // do); false opens a connection per request.
+  bool keep_alive = true;
 };
 
 struct RequestSpec {
@@ -67,14 +71,31 @@ struct RequestResult {
   int completion_tokens = 0;         // usage.completion_tokens, else the number of token events
 };
 
-// Thread-safe: one Client may serve many concurrent requests (each call opens
-// its own connection). Copies share the cached model id and tokenize shape.
+// A request with its JSON body built once: a sweep sends each prompt many
+// times, and the body's serialization was a visible part of a request's cost.
+struct PreparedRequest {
+  Api api = Api::completions;
+  bool stream = true;
+  std::string body;
+  // Set when the model lookup the request needed failed for want of a
+  // connection (connect, timeout, ...): every send of it reports this.
+  std::string error_kind, error;
+};
+
+// Thread-safe: one Client may serve many concurrent requests (send() opens a
+// connection per call; a Connection per thread keeps one). Copies share the
+// cached model id and tokenize shape.
 class Client {
  public:
   Client(Endpoint endpoint, ClientOptions options = {});
   ~Client();
 
+  // One request on a connection of its own, closed after it.
   RequestResult send(const RequestSpec& spec) const;
+
+  // The request's body, with the server's first model when spec.model is ""
+  // (looked up once per Client; a server without /v1/models gets none).
+  PreparedRequest prepare(const RequestSpec& spec) const;
 
   // GET /v1/models: the first model id ("" and an error if none).
   Result<std::string> first_model() const;
@@ -90,10 +111,40 @@ class Client {
   struct State;  // what calls learn and later calls reuse (client.cc)
 
  private:
+  friend class Connection;
   Endpoint endpoint_;
   ClientOptions options_;
   std::chrono::steady_clock::time_point epoch_;  // start_s counts from here
   std::shared_ptr<State> state_;
+};
+
+// One worker's connection to the server. With options().keep_alive its
+// requests share one TCP connection, replaced without a word when the server
+// closed it between two requests (Connection: close, its idle timeout, its
+// limit of requests per connection), and dropped after any failed request so
+// that the next one starts clean. A failed request is never sent again: it is
+// reported as it failed. Without keep_alive each request connects afresh.
+// Not thread-safe: one per thread; it must not outlive its Client.
+class Connection {
+ public:
+  explicit Connection(const Client& client);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  RequestResult send(const PreparedRequest& request);
+  RequestResult send(const RequestSpec& spec) { return send(client_.prepare(spec)); }
+
+  int connects() const { return connects_; }  // TCP connections opened so far
+
+ private:
+  struct Http;  // the httplib client (client.cc)
+  const Client& client_;
+  std::unique_ptr<Http> http_;
+  bool one_shot_ = false;  // Client::send's: asks the server to close after it
+  int connects_ = 0;
+
+  friend class Client;
 };
 
 // Builds synthetic prompts of an exact token length for one server. The

@@ -132,7 +132,8 @@ json probe_json(const ProbeContext& c, const SweepResult& r) {
       {"settings", {{"contexts", contexts}, {"concurrency", conc}, {"max_new_tokens", c.options.max_new_tokens},
                     {"requests_per_step", c.options.requests_per_step == 0 ? json("2x concurrency") : json(c.options.requests_per_step)},
                     {"api", c.options.api == Api::chat ? "chat" : "completions"},
-                    {"slow_ttft_s", c.options.slow_ttft_s}, {"total_timeout_s", c.options.total_timeout_s}}},
+                    {"slow_ttft_s", c.options.slow_ttft_s}, {"total_timeout_s", c.options.total_timeout_s},
+                    {"keep_alive", c.keep_alive}}},
       {"prompt_tokens_from", r.prompt_how.empty() ? json(nullptr) : json(r.prompt_how)},
       {"steps", steps},
       {"last_good", point(r.last_good)},
@@ -174,6 +175,8 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
                        r.prompt_how == "tokenize" ? "the server's /tokenize"
                        : r.prompt_how == "usage"  ? "usage.prompt_tokens (calibrated)"
                                                   : "an estimate of 4 characters per token (the server reports no counts)");
+  out += c.keep_alive ? "connections: one per concurrent request, kept alive through each step\n"
+                      : "connections: a new one for every request (--no-keep-alive)\n";
   out += "\n";
   out += fmt::format("{:>8} {:>5}  {:<7} {:>4} {:>4} {:>9} {:>9} {:>8} {:>12} {:>12} {:>10}\n", "context", "conc", "status",
                      "req", "err", "TTFT p50", "TTFT p95", "tok/s", "peak proc", "peak cgroup", "peak GPU");

@@ -19,6 +19,7 @@ struct ProbeContext {
   std::string cgroup;
   std::string metrics_url;
   SweepOptions options;
+  bool keep_alive = true;          // ClientOptions::keep_alive (--no-keep-alive)
   std::optional<std::string> diagnosis_json;  // the `diagnose --json` object when the server died
   std::string diagnosis_note;                 // why there is none when the server died
   std::vector<std::string> warnings;

@@ -166,14 +166,23 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
       }
       step.prompt_tokens = static_cast<int>(prompt_tokens);
 
-      // Prompts are made before the clock starts: tokenize calls are not load.
-      std::vector<std::string> texts;
+      // Prompts and their request bodies are made before the clock starts:
+      // tokenize calls and serialization are not load.
+      std::vector<PreparedRequest> prepared;
       const int distinct = std::min(requests, std::max(threads, kMaxDistinctPrompts));
       std::string prompt_error;
       for (int i = 0; i < distinct && prompt_error.empty(); ++i) {
         auto p = prompts.make(static_cast<int>(prompt_tokens), static_cast<int>(out.steps.size()) * kMaxDistinctPrompts + i);
-        if (p) texts.push_back(std::move(*p));
-        else prompt_error = p.error().message;
+        if (!p) {
+          prompt_error = p.error().message;
+          break;
+        }
+        RequestSpec spec;
+        spec.api = o.api;
+        spec.model = out.model;
+        spec.prompt = std::move(*p);
+        spec.max_tokens = max_new;
+        prepared.push_back(client.prepare(spec));
       }
       if (!prompts.how().empty()) out.prompt_how = prompts.how();
 
@@ -192,19 +201,15 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
         std::mutex mu;
         const double step_deadline = o.step_duration_s > 0 ? s0 + o.step_duration_s : deadline;
         auto worker = [&] {
+          Connection connection(client);  // kept alive for the step (ClientOptions::keep_alive)
           for (;;) {
             int i = next.fetch_add(1);
             if (i >= requests) return;
             double now = steady_seconds();
             if (i >= threads && (now >= step_deadline || now >= deadline)) return;  // the first wave always goes
-            RequestSpec spec;
-            spec.api = o.api;
-            spec.model = out.model;
-            spec.prompt = texts[static_cast<size_t>(i) % texts.size()];
-            spec.max_tokens = max_new;
             Sent s;
             s.start_s = steady_seconds();
-            s.r = client.send(spec);
+            s.r = connection.send(prepared[static_cast<size_t>(i) % prepared.size()]);
             std::lock_guard<std::mutex> lock(mu);
             sent.push_back(std::move(s));
           }

@@ -8,23 +8,57 @@
 //            .max_usage_in_bytes, .memsw.usage_in_bytes (swap = memsw - usage),
 //            .kmem.usage_in_bytes, .stat (total_rss total_cache total_shmem),
 //            .oom_control (under_oom, oom_kill), .failcnt
-//   processes: proc/PID/statm every sample; stat, status, cmdline and cgroup
-//            when a process is first seen or has changed. Which pids: with a
+//   processes: proc/PID/schedstat ("RUN_NS WAIT_NS TIMESLICES": the thread
+//            group leader's) every sample; statm when that moved (or the
+//            process has other threads, or see below); stat, status, cmdline
+//            and cgroup when a process is first seen or has changed. Which pids: with a
 //            cgroup, the cgroup.procs of each cgroup in its subtree ("PID\n"
 //            lines; v1 lists thread group ids too); with only a root pid,
 //            proc/PID/task/TID/children of each process in the tree ("PID PID "
 //            on one line, no newline; CONFIG_PROC_CHILDREN: without it, all of
-//            proc/ is listed); else every proc/PID directory.
+//            proc/ is listed); else every proc/PID directory, or, when
+//            proc/loadavg's last pid ("0.00 0.01 0.05 1/90 LAST") moved by at
+//            most 256 since a complete walk, each pid handed out since (a
+//            thread's proc/TID resolves too: told apart by status Tgid).
+//   host, for the shortcut below: proc/vmstat pgsteal_anon, pgsteal_file,
+//            pgsteal_kswapd, pgsteal_direct, pswpin, pswpout, thp_collapse_alloc
 //
 // Why the cost stays flat and low: with 1,000 processes a sample is 1,000 file
-// reads, so each process keeps its statm file open (pread at 0 regenerates it;
-// once the process is gone the read fails, so a reused pid is a new entry) and
-// status (~10 us to generate) is re-read only when statm changed: RSS can only
-// move, swap out or exec when the resident/size counts in statm move, and
-// VmHWM is max(hiwater, rss). Entries of processes not seen in a walk are
-// dropped, so the cache holds only live processes. Cgroup files are held open
-// the same way. Open files stay under half of RLIMIT_NOFILE; past that, files
-// are opened per read (and pid identity is checked by start time).
+// reads, so each process keeps its statm and schedstat files open (pread at 0
+// regenerates them; once the process is gone the read fails, so a reused pid
+// is a new entry) and status (~6 us to generate) is re-read only when statm
+// changed: RSS can only move, swap out or exec when the resident/size counts
+// in statm move, and VmHWM is max(hiwater, rss). Entries of processes not seen
+// in a walk are dropped, so the cache holds only live processes. Cgroup files
+// are held open the same way. Open files stay under half of RLIMIT_NOFILE (or
+// options.max_open_files); past that, files are opened per read and pid
+// identity is checked by start time (stat field 22).
+//
+// The schedstat shortcut. Since Linux 6.16 statm sums per-CPU counters under a
+// lock for each of three counts (~1 us with 1,000 processes, 2 CPUs, and more
+// with more CPUs); schedstat is a plain print (~0.4 us). A process none of
+// whose threads ran cannot have faulted, mapped, unmapped or exec'd, so with
+// one thread and an unchanged schedstat (its run time and its count of times
+// put on a CPU) its memory is as last read, unless the kernel moved it from
+// outside: reclaim, swap, khugepaged or the OOM reaper, whose proc/vmstat
+// counters (read every sample for oom_kill anyway) then disable the shortcut
+// for that sample. Threads are counted from status, or from proc/PID/task's
+// link count when a process ran but statm did not move; a process with more
+// than one is read in full, as a thread's runs do not show in the leader's
+// schedstat. What the shortcut cannot see (another process writing into it
+// with process_vm_writev or userfaultfd, a shared file truncated under its
+// mapping, a thread started and ended within one read, a process running on a
+// CPU without a tick since the last sample) is bounded: every process gets a
+// full statm read at least every kStatmRefresh samples, staggered by pid.
+// Its own process is always read in full (it is running while it reads).
+//
+// Cached identity: the command line (and the role read from it) is re-read
+// when the name changes, which exec does (exec keeps the start time); the
+// cgroup with every status read. A sleeping process moved to another cgroup,
+// or one that exec'd a program of the same name, is re-read every
+// kIdentityRefresh samples (cmdline only if it ran since): cgroup.procs of
+// every cgroup each sample to catch moves would cost more than the rest of the
+// sample, and moves come almost always at a process's start, with an exec.
 //
 // A scoped sample (one service's tree or cgroup on a host with 1,000 other
 // processes) reads only the scope: listing proc/ and reading the statm of every
@@ -34,6 +68,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +91,9 @@ constexpr size_t kMaxCgroups = 20000;
 constexpr int kMaxDepth = 32;
 constexpr size_t kMaxTreeDepth = 128;  // generations below root_pid
 constexpr uint64_t kV1Unlimited = 1ULL << 62;
+constexpr uint64_t kStatmRefresh = 20;      // samples: 2 s at 10 Hz
+constexpr uint64_t kIdentityRefresh = 300;  // samples: 30 s at 10 Hz
+constexpr uint64_t kMaxProbes = 256;        // pids looked up one by one rather than listing proc/
 
 std::string join(std::string_view root, std::string_view path) {
   while (!root.empty() && root.back() == '/') root.remove_suffix(1);
@@ -172,9 +210,12 @@ std::string role_from_cmdline(std::string_view cmdline) {
 struct Sampler::Proc {
   int pid = 0;
   int fd = -1;         // proc/PID/statm held open (see the top of this file)
+  int sched_fd = -1;   // proc/PID/schedstat held open: did it run since the last sample
   uint64_t start = 0;  // stat starttime: identity when no file is held
   int ppid = 0;
-  std::string comm, role, cgroup, statm;
+  int threads = 0;     // Threads: in status (0: not known); the schedstat shortcut needs 1
+  std::string comm, role, cgroup, statm, sched;
+  bool ran_lately = false;  // schedstat moved since the command line was last read
   bool user = false;  // has an address space (kernel threads do not)
   uint64_t rss = 0;
   std::optional<uint64_t> hwm, swap;
@@ -229,6 +270,27 @@ std::optional<StatLine> parse_stat(std::string_view s) {
   return st;
 }
 
+// What can change a process's resident or swapped memory while none of its
+// threads runs: reclaim unmapping its pages (pgsteal_anon and pgsteal_file
+// count every reclaimer, memory cgroup limits included; pgsteal_kswapd and
+// _direct are their split on kernels before 5.8 that lack them), swap-in by
+// swapoff and swap-out (pswpin, pswpout), khugepaged collapsing pages into a
+// huge page (thp_collapse_alloc), the OOM reaper (oom_kill). Their sum moves
+// when any of them moves; nullopt when none is there (no basis for skipping).
+std::optional<uint64_t> unmapping_events(std::string_view vmstat) {
+  static constexpr std::string_view kKeys[] = {"pgsteal_anon", "pgsteal_file", "pgsteal_kswapd", "pgsteal_direct",
+                                               "pswpin", "pswpout", "thp_collapse_alloc", "oom_kill"};
+  std::optional<uint64_t> sum;
+  for (auto line : text::split(vmstat, '\n')) {
+    size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, sp);
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) continue;
+    sum = sum.value_or(0) + u64(line.substr(sp + 1)).value_or(0);  // wraps harmlessly: only change is looked at
+  }
+  return sum;
+}
+
 std::optional<StatLine> read_stat(const std::string& dir) {
   auto s = read_small_file(dir + "/stat", 4096);
   return s ? parse_stat(*s) : std::nullopt;
@@ -236,12 +298,14 @@ std::optional<StatLine> read_stat(const std::string& dir) {
 
 // proc/PID/status fields the sampler keeps.
 void parse_status(std::string_view s, int& ppid, std::string& name, bool& user, uint64_t& rss,
-                  std::optional<uint64_t>& hwm, std::optional<uint64_t>& swap) {
+                  std::optional<uint64_t>& hwm, std::optional<uint64_t>& swap, int* threads = nullptr) {
   user = false;
   hwm.reset();
   swap.reset();
+  if (threads) *threads = 0;
   for_each_kv(s, [&](std::string_view k, std::string_view v) {
     if (k == "Name") name = std::string(v);
+    else if (k == "Threads" && threads) *threads = static_cast<int>(std::min<uint64_t>(u64(v).value_or(0), 1 << 30));
     else if (k == "PPid") ppid = static_cast<int>(u64(v).value_or(0));
     else if (k == "VmRSS") rss = u64(v).value_or(0) * 1024, user = true;
     else if (k == "VmHWM") hwm = kib(v);
@@ -255,14 +319,24 @@ Sampler::Sampler(SamplerOptions options) : opt_(std::move(options)) {
   proc_ = join(opt_.root, "/proc");
   rlimit rl{};
   size_t nofile = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 1024;
-  fd_budget_ = nofile / 2;
+  fd_budget_ = opt_.max_open_files.value_or(nofile / 2);
+  // proc/loadavg's last pid is of the reader's pid namespace, whatever proc/
+  // it is read from: with another namespace's proc/ under root (a container
+  // reading the host's without hostPID), where proc/self names another pid,
+  // it says nothing about the pids listed there.
+  char self[32];
+  ssize_t n = ::readlink((proc_ + "/self").c_str(), self, sizeof self - 1);
+  if (n > 0 && text::parse_u64(std::string_view(self, static_cast<size_t>(n))) != static_cast<uint64_t>(::getpid()))
+    own_pid_namespace_ = false;
   find_hierarchy();
   if (opt_.gpus) gpu_ = std::make_unique<GpuReader>();
 }
 
 Sampler::~Sampler() {
-  for (auto& [pid, p] : cache_)
+  for (auto& [pid, p] : cache_) {
     if (p->fd >= 0) ::close(p->fd);
+    if (p->sched_fd >= 0) ::close(p->sched_fd);
+  }
   for (auto& [path, f] : files_) ::close(f.fd);
 }
 
@@ -383,9 +457,12 @@ void Sampler::read_host(HostSample& h) {
   }
   if (auto p = read_file(proc_ + "/pressure/memory"))  // absent before 4.20 or with psi=0: normal
     parse_psi(*p, &h.psi_some_avg10, &h.psi_full_avg10, h.psi_some_total_us, h.psi_full_total_us);
+  unmapping_before_ = unmapping_now_;
+  unmapping_now_.reset();
   if (auto v = read_file(proc_ + "/vmstat")) {
     size_t at = v->find("\noom_kill ");
     if (at != std::string::npos) h.oom_kills = u64(std::string_view(*v).substr(at + 10, 24));
+    unmapping_now_ = unmapping_events(*v);
   }
 }
 
@@ -499,10 +576,20 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
 
 void Sampler::read_processes(std::vector<ProcessSample>& out) {
   static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const int self = ::getpid();  // always read in full: it is running while it reads
   auto drop = [&](auto it) {
     if (it->second->fd >= 0) ::close(it->second->fd), --fds_held_;
+    if (it->second->sched_fd >= 0) ::close(it->second->sched_fd), --fds_held_;
     return cache_.erase(it);
   };
+  // No reclaim, swap, collapse or OOM kill since the last sample: a process
+  // none of whose threads ran kept its memory (see the top of this file).
+  const bool still = unmapping_now_ && unmapping_before_ && *unmapping_now_ == *unmapping_before_;
+  // Each process is read in full (statm) at least every kStatmRefresh samples,
+  // its command line and cgroup every kIdentityRefresh: the bound on what the
+  // shortcut and the cached identity can miss (see the top of this file).
+  // Staggered by pid so each sample does an even share.
+  constexpr uint64_t statm_period = kStatmRefresh, identity_period = kIdentityRefresh;
   // The last pid the kernel handed out (proc/loadavg's last field): when it did
   // not move, no process or thread was created, and the exits show as failed
   // reads of the held statm files, so listing /proc (a fifth of the cost of a
@@ -517,11 +604,23 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
   if (!members) {
     std::string last_pid;
     if (auto l = read_file(proc_ + "/loadavg")) last_pid = std::string(text::trim(std::string_view(*l).substr(l->rfind(' ') + 1)));
-    bool quiet = complete_walk_ && !last_pid.empty() && last_pid == last_pid_;
+    bool quiet = own_pid_namespace_ && complete_walk_ && !last_pid.empty() && last_pid == last_pid_;
+    auto before = text::parse_u64(last_pid_), now = text::parse_u64(last_pid);
     last_pid_ = last_pid;
     bool tree = opt_.root_pid && !scoped_cgroup && children_files_ != 0;
+    // A few pids handed out since a complete walk: the new processes are among
+    // them (pids are handed out in increasing order until they wrap), so those
+    // are looked up instead of listing proc/, whose readdir instantiates a
+    // dentry per process (a third of a sample's cost when processes come and
+    // go between samples). proc/ is still listed every kStatmRefresh samples:
+    // the bound should pid_max be wrapped all the way round between two samples.
+    bool probe = own_pid_namespace_ && !quiet && !tree && complete_walk_ && before && now && *now > *before &&
+                 *now - *before <= kMaxProbes && generation_ % kStatmRefresh != 0;
     if (quiet) {
       for (auto& [pid, p] : cache_) listed.push_back(pid);
+    } else if (probe) {
+      for (auto& [pid, p] : cache_) listed.push_back(pid);
+      probe_pids(static_cast<int>(*before) + 1, static_cast<int>(*now), listed);
     } else if (bool truncated = false; tree && list_tree(listed, truncated)) {
       complete = !truncated;
     } else if (!list_proc(listed)) {
@@ -546,10 +645,29 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
       ssize_t n = ::pread(fd, buf, sizeof buf, 0);
       if (n > 0) statm = std::string_view(buf, static_cast<size_t>(n));
     };
+    const uint64_t turn = static_cast<uint64_t>(pid) + generation_;
+    const bool identity_due = turn % identity_period == 0;
+    bool ran = false;  // schedstat moved since the last sample
     auto it = cache_.find(pid);
     if (it != cache_.end()) {
       Proc& p = *it->second;
-      if (p.fd >= 0) {
+      bool alive = true;
+      if (p.sched_fd >= 0) {
+        char sbuf[128];
+        ssize_t n = ::pread(p.sched_fd, sbuf, sizeof sbuf, 0);
+        if (n <= 0) {
+          alive = false;  // gone: the held file fails once the process is reaped
+        } else if (std::string_view sched(sbuf, static_cast<size_t>(n)); sched != p.sched) {
+          ran = true;
+          p.sched.assign(sched);
+        } else if (still && p.threads == 1 && pid != self && turn % statm_period != 0 && !identity_due) {
+          p.seen = generation_;  // did not run, nothing unmapped: rss, hwm and swap stand
+          live.push_back(&p);
+          continue;
+        }
+      }
+      if (!alive) {
+      } else if (p.fd >= 0) {
         pread_statm(p.fd);
       } else if (auto st = read_stat(dir()); st && st->start == p.start) {
         hold(read_small_file(dir() + "/statm", 4096));
@@ -577,6 +695,23 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
         p->fd = ::open((dir() + "/statm").c_str(), O_RDONLY | O_CLOEXEC);
         if (p->fd >= 0) ++fds_held_;
       }
+      if (p->fd >= 0 && fds_held_ < fd_budget_) {
+        // The baseline is read before statm and status, so a run between
+        // them shows as a moved schedstat at the next sample.
+        p->sched_fd = ::open((dir() + "/schedstat").c_str(), O_RDONLY | O_CLOEXEC);
+        if (p->sched_fd >= 0) {
+          ++fds_held_;
+          char sbuf[128];
+          ssize_t n = ::pread(p->sched_fd, sbuf, sizeof sbuf, 0);
+          std::string_view sched(sbuf, n > 0 ? static_cast<size_t>(n) : 0);
+          if (n > 0 && sched != "0 0 0\n") {  // "0 0 0": sched_info off, nothing to tell runs by
+            p->sched.assign(sched);
+          } else {
+            ::close(p->sched_fd), --fds_held_;
+            p->sched_fd = -1;
+          }
+        }
+      }
       if (p->fd < 0) complete = false;
       if (p->fd >= 0)
         pread_statm(p->fd);
@@ -584,6 +719,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
         hold(read_small_file(dir() + "/statm", 4096));
       if (!statm) {
         if (p->fd >= 0) ::close(p->fd), --fds_held_;
+        if (p->sched_fd >= 0) ::close(p->sched_fd), --fds_held_;
         continue;
       }
       it = cache_.emplace(pid, std::move(p)).first;
@@ -595,17 +731,40 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     std::string_view sv = *statm;
     text::parse_u64(sv, &sv);
     uint64_t resident = std::min<uint64_t>(text::parse_u64(text::trim_left(sv)).value_or(0), UINT64_MAX / page);
-    if (*statm != p.statm || p.born == generation_) {
-      std::string name = p.comm;
-      if (auto status = read_small_file(dir() + "/status", 16 << 10))
-        parse_status(*status, p.ppid, name, p.user, p.rss, p.hwm, p.swap);
-      if (name != p.comm || p.born == generation_) {  // new, or exec'd: the command line changed
-        p.comm = name;
+    p.ran_lately |= ran;
+    // The command line changes only by an exec, which the process runs; its
+    // cgroup can change without it running (another process moves it).
+    auto read_identity = [&] {
+      if (p.ran_lately || p.sched_fd < 0) {
         auto cmd = read_small_file(dir() + "/cmdline", 4096);
         p.role = cmd ? role_from_cmdline(*cmd) : "";
       }
+      p.ran_lately = false;
       if (auto cg = read_small_file(dir() + "/cgroup", 64 << 10)) p.cgroup = memory_cgroup_of(*cg);
+    };
+    if (*statm != p.statm || p.born == generation_) {
+      std::string name = p.comm;
+      if (auto status = read_small_file(dir() + "/status", 16 << 10))
+        parse_status(*status, p.ppid, name, p.user, p.rss, p.hwm, p.swap, &p.threads);
+      if (name != p.comm || p.born == generation_ || identity_due) {
+        if (name != p.comm || p.born == generation_) p.ran_lately = true;  // new, or exec'd: the command line changed
+        p.comm = name;
+        read_identity();
+      } else if (auto cg = read_small_file(dir() + "/cgroup", 64 << 10)) {
+        p.cgroup = memory_cgroup_of(*cg);
+      }
       p.statm.assign(*statm);
+    } else {
+      if (ran && p.sched_fd >= 0) {
+        // It ran but its memory did not move: did it start threads, whose runs
+        // its own schedstat would not show? proc/PID/task's link count is 2 +
+        // threads, one stat() where status would cost ten times more to generate.
+        struct stat st{};
+        p.threads = ::stat((dir() + "/task").c_str(), &st) == 0 && st.st_nlink > 2
+                        ? static_cast<int>(std::min<nlink_t>(st.st_nlink - 2, 1 << 30))
+                        : 0;
+      }
+      if (identity_due) read_identity();
     }
     p.rss = resident * page;
     if (p.hwm && *p.hwm < p.rss) p.hwm = p.rss;
@@ -741,6 +900,20 @@ bool Sampler::list_tree(std::vector<int>& pids, bool& truncated) {
     ::closedir(d);
   }
   return true;
+}
+
+// The processes among pids first..last that are not cached: each looked up,
+// a thread (whose proc/TID resolves too, though proc/ does not list it) told
+// apart by its status Tgid.
+void Sampler::probe_pids(int first, int last, std::vector<int>& pids) {
+  for (int pid = first; pid <= last; ++pid) {
+    if (cache_.count(pid)) continue;
+    auto status = read_small_file(fmt::format("{}/{}/status", proc_, pid), 16 << 10);
+    if (!status) continue;  // already gone
+    size_t at = status->find("\nTgid:");
+    if (at != std::string::npos && u64(std::string_view(*status).substr(at + 6, 24)) == static_cast<uint64_t>(pid))
+      pids.push_back(pid);
+  }
 }
 
 // Every proc/PID directory. False, with a warning, when proc/ cannot be listed.

@@ -28,6 +28,11 @@ struct SamplerOptions {
   bool all_cgroups = true;       // every memory cgroup (bounded: 20000 dirs, depth 32); false: only `cgroup` (or the root)
   bool gpus = true;              // NVML (dlopen; AIMEM_NVML_LIBRARY overrides the path); absent NVML is normal
   size_t max_processes = 20000;
+  // Descriptors held open across samples (per-process statm and schedstat,
+  // cgroup files); unset: half of RLIMIT_NOFILE. 0 makes every read open its
+  // path, where a process's identity is checked by its start time (tests use
+  // it: a fixture file, unlike a proc file, still reads once its "process" is gone).
+  std::optional<size_t> max_open_files;
 };
 
 class GpuReader;  // gpu.cc
@@ -55,6 +60,7 @@ class Sampler {
   bool list_cgroup_members(std::vector<int>& pids);
   bool list_tree(std::vector<int>& pids, bool& truncated);
   bool list_proc(std::vector<int>& pids);
+  void probe_pids(int first, int last, std::vector<int>& pids);
   void warn(std::string message);
   std::optional<std::string> read_file(const std::string& path);  // through files_
 
@@ -70,7 +76,11 @@ class Sampler {
   std::unordered_map<std::string, File> files_;  // host and cgroup files held open
   size_t fd_budget_ = 0, fds_held_ = 0;
   uint64_t generation_ = 0;
+  // Sum of the proc/vmstat counters of what can change a sleeping process's
+  // resident memory (reclaim, swap, THP collapse, OOM kills): see sampler.cc.
+  std::optional<uint64_t> unmapping_now_, unmapping_before_;
   std::string last_pid_;        // proc/loadavg's last pid at the previous walk
+  bool own_pid_namespace_ = true;  // proc/ under root is of this process's pid namespace (or a fixture)
   bool complete_walk_ = false;  // every process then had its statm file held
   std::vector<std::string> scope_dirs_;  // with options.cgroup: the subtree's cgroup directories this sample
   int children_files_ = -1;              // proc/PID/task/TID/children exist: 1, do not: 0, not known yet: -1

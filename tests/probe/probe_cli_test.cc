@@ -122,6 +122,18 @@ TEST(ProbeCli, A500OnEveryRequestIsAnIncompleteEnvelopeWithWhatWasMeasured) {
   EXPECT_EQ(l->breaking_point->context, 64);
 }
 
+TEST(ProbeCli, TheOutputSaysWhetherConnectionsWereKeptAlive) {
+  BadServer s(BadServer::Mode::status500);
+  Probed kept = probe(s.url(), {});
+  ASSERT_FALSE(kept.j.is_discarded()) << kept.run.out << kept.run.err;
+  EXPECT_EQ(kept.j["settings"]["keep_alive"], true);
+  Probed fresh = probe(s.url(), {"--no-keep-alive"});
+  ASSERT_FALSE(fresh.j.is_discarded()) << fresh.run.out << fresh.run.err;
+  EXPECT_EQ(fresh.j["settings"]["keep_alive"], false);
+  // Each run: one calibration request and the failed step's two, none sent twice.
+  EXPECT_LE(s.hits(), 6);
+}
+
 TEST(ProbeCli, ANonJsonBodyIsNamed) {
   BadServer s(BadServer::Mode::not_json);
   expect_partial(probe(s.url(), {}), "bad_json", "not JSON");

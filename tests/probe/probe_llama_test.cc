@@ -4,8 +4,10 @@
 // without a limit, where first-token latency grows with the context.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "probe/client.h"
 #include "probe/limits.h"
 #include "support/llama_server.h"
 #include "support/test_support.h"
@@ -127,6 +129,48 @@ TEST(ProbeLlama, FirstTokenLatencyGrowsWithContext) {
   EXPECT_TRUE(j["breaking_point"].is_null());
   EXPECT_EQ(j["last_good"]["context"], 2048);
   EXPECT_TRUE(j["diagnosis"].is_null());
+}
+
+// Kept-alive connections against the real server (Node's http keeps them
+// open): one connection carries all of a worker's requests and each succeeds
+// with its tokens; without keep-alive each request connects. The TTFT p50 of
+// both is printed (README.md: reuse adds no stall); it is not asserted, as no
+// unit test here is timed.
+TEST(ProbeLlama, AWorkersRequestsShareOneConnectionToARealServer) {
+  if (!llama_server_available()) GTEST_SKIP() << llama_server_unavailable();
+  auto started = start_llama_server();
+  ASSERT_TRUE(started) << started.error().message;
+  LlamaServer s = *started;
+  LlamaServerGuard guard{s};
+  auto endpoint = probe::parse_endpoint(s.url, false);
+  ASSERT_TRUE(endpoint) << endpoint.error().message;
+  constexpr int kRequests = 20;
+  // The two alternate, request by request, so that neither gets the server
+  // cold or the other's load.
+  probe::ClientOptions kept_options, fresh_options;
+  fresh_options.keep_alive = false;
+  probe::Client kept_client(*endpoint, kept_options), fresh_client(*endpoint, fresh_options);
+  probe::RequestSpec spec;
+  spec.prompt = "the people of the water came";
+  spec.max_tokens = 4;
+  probe::PreparedRequest prepared = kept_client.prepare(spec);
+  ASSERT_EQ(prepared.error_kind, "") << prepared.error;
+  probe::Connection kept(kept_client), fresh(fresh_client);
+  std::vector<double> ttft[2];
+  for (int i = 0; i < kRequests; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      auto r = (k == 0 ? kept : fresh).send(prepared);
+      ASSERT_TRUE(r.ok) << (k == 0 ? "kept alive, " : "one per request, ") << i << ": " << r.error_kind << ": " << r.error;
+      EXPECT_EQ(r.completion_tokens, 4);
+      ttft[k].push_back(r.ttft_s);
+    }
+  }
+  EXPECT_EQ(kept.connects(), 1);
+  EXPECT_EQ(fresh.connects(), kRequests);
+  for (int k = 0; k < 2; ++k)
+    std::printf("llama server, %s: TTFT p50 %.2f ms, p95 %.2f ms over %d requests\n",
+                k == 0 ? "kept-alive connection" : "a connection per request", *probe::percentile(ttft[k], 50) * 1e3,
+                *probe::percentile(ttft[k], 95) * 1e3, kRequests);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ struct ProbeArgs {
   double headroom = 20, pressure = 80;
   std::string api = "completions", model, metrics, api_key, root = "/", record, save_limits;
   int pid = 0;
-  bool json = false, allow_remote = false, no_gpus = false, no_kernel_log = false, quiet = false;
+  bool json = false, allow_remote = false, no_gpus = false, no_kernel_log = false, quiet = false, no_keep_alive = false;
 };
 
 int fail_usage(const std::string& message) {
@@ -82,6 +82,7 @@ int run(const ProbeArgs& a) {
   probe::ProbeContext pc;
   pc.url = endpoint->url();
   pc.options = o;
+  pc.keep_alive = !a.no_keep_alive;
   // The server's process: --pid, or the local process listening on the port.
   const bool local = probe::parse_endpoint(a.url, false).ok();
   if (a.pid > 0) {
@@ -123,6 +124,7 @@ int run(const ProbeArgs& a) {
   co.request_timeout_s = std::min(*rt, o.total_timeout_s);
   co.idle_timeout_s = std::min(co.request_timeout_s, 60.0);
   co.api_key = a.api_key;
+  co.keep_alive = !a.no_keep_alive;
   probe::Client client(*endpoint, co);
 
   // Reachable at all? A clear message now instead of a sweep of connect errors.
@@ -209,6 +211,9 @@ Action add_probe(CLI::App& app) {
   sub->add_option("--record", a->record, "Record the timeline to this SQLite file (for `aimem report`)");
   sub->add_option("--save-limits", a->save_limits, "Write the measured safe envelope here (for `aimem check`)");
   sub->add_flag("--allow-remote", a->allow_remote, "Allow a server that is not on a loopback address");
+  sub->add_flag("--no-keep-alive", a->no_keep_alive,
+                "Open a new connection for every request (default: each concurrent worker keeps one "
+                "connection alive through a step, as load generators do)");
   sub->add_flag("--no-gpus", a->no_gpus, "Do not read GPUs through NVML");
   sub->add_flag("--no-kernel-log", a->no_kernel_log, "Do not follow /dev/kmsg");
   sub->add_flag("--json", a->json, "JSON output (DESIGN.md: probe --json)");

@@ -1,0 +1,349 @@
+// The sampler's per-process cache and its shortcuts (src/watch/sampler.cc, top
+// of file): a reused pid is a new process, an exec is caught by its new name,
+// a command line changed without one by the periodic identity refresh, gone
+// processes leave the cache, and a process that did not run (schedstat) is not
+// re-read unless something else could have moved its memory. Fixture trees in
+// the kernel's formats, written and rewritten by each test; then a real
+// sleeping process, and a thread of one, that wake and allocate.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+#include "watch/sampler.h"
+
+namespace aimem::watch {
+namespace {
+
+using namespace std::string_literals;
+
+const ProcessSample* find_process(const Sample& s, int pid) {
+  for (auto& p : s.processes)
+    if (p.pid == pid) return &p;
+  return nullptr;
+}
+
+// A /proc under a temporary root, one process at a time.
+struct ProcTree {
+  std::string root;
+  explicit ProcTree(const std::string& tag) : root(test::temp_dir(tag)) {
+    put("proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 500 kB\n");
+    put("proc/vmstat", "pgsteal_anon 0\npgsteal_file 10\npswpin 0\npswpout 0\noom_kill 0\n");
+  }
+  ~ProcTree() { std::filesystem::remove_all(root); }
+  void put(const std::string& rel, const std::string& content) const {
+    std::string path = root + "/" + rel;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    test::write_file(path, content);  // rewritten in place: a held descriptor sees the new content
+  }
+  // stat, statm (resident pages), status, cmdline, cgroup of one process.
+  void process(int pid, const std::string& comm, uint64_t start, uint64_t resident_pages, const std::string& cmdline,
+               const std::string& cgroup, int threads = 1) const {
+    std::string d = "proc/" + std::to_string(pid);
+    put(d + "/stat", fmt(pid, comm, start));
+    put(d + "/statm", "1000 " + std::to_string(resident_pages) + " 10 1 0 100 0\n");
+    put(d + "/status", "Name:\t" + comm + "\nTgid:\t" + std::to_string(pid) + "\nPPid:\t1\nThreads:\t" + std::to_string(threads) + "\nVmHWM:\t" +
+                           std::to_string(resident_pages * 4) + " kB\nVmRSS:\t" + std::to_string(resident_pages * 4) +
+                           " kB\nVmSwap:\t0 kB\n");
+    put(d + "/cmdline", cmdline);
+    put(d + "/cgroup", "0::" + cgroup + "\n");
+  }
+  static std::string fmt(int pid, const std::string& comm, uint64_t start) {
+    std::string s = std::to_string(pid) + " (" + comm + ") S 1";
+    for (int field = 5; field <= 21; ++field) s += " 0";
+    return s + " " + std::to_string(start) + " 4096 100\n";  // field 22: starttime
+  }
+  SamplerOptions options(std::optional<size_t> max_open_files = std::nullopt) const {
+    SamplerOptions o;
+    o.root = root;
+    o.gpus = false;
+    o.max_open_files = max_open_files;
+    return o;
+  }
+};
+
+const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+
+// Without held files every sample checks the start time: the same pid with
+// another start time is another process, read afresh even where its statm is
+// byte for byte the old one's; the same start time keeps what was cached.
+TEST(SamplerCache, ReusedPidWithAnotherStartTimeIsReRead) {
+  ProcTree t("sampler-cache-reuse");
+  t.process(42, "python3", 1000, 50, "python3\0-m\0vllm.entrypoints.openai.api_server\0"s, "/a");
+  Sampler s(t.options(0));
+  Sample x = s.sample();
+  ASSERT_TRUE(find_process(x, 42));
+  EXPECT_EQ(find_process(x, 42)->role, "vllm");
+  EXPECT_EQ(find_process(x, 42)->cgroup, "/a");
+
+  // Same process (same start time): the cached command line stands even
+  // though the fixture's changed, as nothing says it exec'd.
+  t.put("proc/42/cmdline", "node\0server.js\0"s);
+  x = s.sample();
+  EXPECT_EQ(find_process(x, 42)->role, "vllm");
+
+  // Pid 42 reused: new start time, same statm, same name.
+  t.process(42, "python3", 2000, 50, "node\0server.js\0"s, "/b");
+  t.put("proc/42/status", "Name:\tnode\nPPid:\t7\nThreads:\t1\nVmRSS:\t200 kB\n");
+  x = s.sample();
+  ASSERT_TRUE(find_process(x, 42));
+  EXPECT_EQ(find_process(x, 42)->role, "node");
+  EXPECT_EQ(find_process(x, 42)->comm, "node");
+  EXPECT_EQ(find_process(x, 42)->cgroup, "/b");
+  EXPECT_EQ(find_process(x, 42)->ppid, 7);
+  EXPECT_EQ(s.cached_processes(), 1u);
+}
+
+// exec keeps the start time but changes the name (status Name, stat comm):
+// a new name re-reads the command line. A command line that changes under the
+// same name (python3 exec'ing python3) is caught by the identity refresh,
+// within kIdentityRefresh (300) samples.
+TEST(SamplerCache, ExecIsCaughtByItsNewNameOrTheIdentityRefresh) {
+  ProcTree t("sampler-cache-exec");
+  t.process(77, "bash", 500, 30, "bash\0-c\0run.sh\0"s, "/jobs/1");
+  Sampler s(t.options());
+  EXPECT_EQ(find_process(s.sample(), 77)->role, "");
+
+  t.process(77, "python3", 500, 90, "python3\0train.py\0"s, "/jobs/1");
+  Sample x = s.sample();
+  EXPECT_EQ(find_process(x, 77)->comm, "python3");
+  EXPECT_EQ(find_process(x, 77)->role, "python");
+  EXPECT_EQ(find_process(x, 77)->rss, 90 * kPage);
+
+  t.process(77, "python3", 500, 120, "python3\0-m\0sglang.launch_server\0"s, "/jobs/2");
+  x = s.sample();
+  EXPECT_EQ(find_process(x, 77)->rss, 120 * kPage);
+  EXPECT_EQ(find_process(x, 77)->role, "python");  // same name: not re-read yet
+  EXPECT_EQ(find_process(x, 77)->cgroup, "/jobs/2");  // statm moved: the cgroup is re-read with status
+  int samples = 0;
+  while (find_process(x, 77)->role != "sglang" && samples < 400) x = s.sample(), ++samples;
+  EXPECT_EQ(find_process(x, 77)->role, "sglang");
+  EXPECT_LE(samples, 300);
+}
+
+// A process moved to another cgroup while it sleeps (statm unchanged) is seen
+// in its new cgroup within the identity refresh.
+TEST(SamplerCache, SleeperMovedToAnotherCgroupIsSeenThere) {
+  ProcTree t("sampler-cache-move");
+  t.process(90, "worker", 100, 10, "worker\0"s, "/old");
+  Sampler s(t.options());
+  EXPECT_EQ(find_process(s.sample(), 90)->cgroup, "/old");
+  t.put("proc/90/cgroup", "0::/new\n");
+  int samples = 0;
+  Sample x = s.sample();
+  while (find_process(x, 90)->cgroup != "/new" && samples < 400) x = s.sample(), ++samples;
+  EXPECT_EQ(find_process(x, 90)->cgroup, "/new");
+  EXPECT_LE(samples, 300);
+}
+
+TEST(SamplerCache, VanishedPidsAreEvicted) {
+  ProcTree t("sampler-cache-evict");
+  for (int pid : {10, 11, 12}) t.process(pid, "p" + std::to_string(pid), 100 + pid, 5, "p\0"s, "/");
+  for (std::optional<size_t> budget : {std::optional<size_t>(), std::optional<size_t>(0)}) {
+    t.process(11, "p11", 111, 5, "p\0"s, "/");
+    Sampler s(t.options(budget));
+    EXPECT_EQ(s.sample().processes.size(), 3u);
+    EXPECT_EQ(s.cached_processes(), 3u);
+    std::filesystem::remove_all(t.root + "/proc/11");
+    Sample x = s.sample();
+    EXPECT_EQ(x.processes.size(), 2u);
+    EXPECT_FALSE(find_process(x, 11));
+    EXPECT_EQ(s.cached_processes(), 2u);
+  }
+}
+
+// After a complete walk, the pids handed out since (proc/loadavg's last
+// field) are looked up one by one rather than listing proc/: a new process is
+// found, a new thread (status Tgid another pid) is not a process. Past 256 new
+// pids, or every 20th sample, proc/ is listed.
+TEST(SamplerCache, NewPidsAreLookedUpRatherThanListed) {
+  ProcTree t("sampler-cache-probe");
+  t.put("proc/loadavg", "0.00 0.01 0.05 1/90 50\n");
+  t.process(10, "old", 1, 5, "old\0"s, "/");
+  Sampler s(t.options());
+  s.sample();
+  EXPECT_EQ(s.proc_listings(), 1u);
+  t.process(51, "new", 9, 5, "python3\0x.py\0"s, "/");
+  t.process(52, "new", 9, 5, "python3\0x.py\0"s, "/");
+  t.put("proc/52/status", "Name:\tnew\nTgid:\t51\nPid:\t52\nThreads:\t2\nVmRSS:\t20 kB\n");  // a thread of 51
+  t.put("proc/loadavg", "0.00 0.01 0.05 1/92 52\n");
+  Sample x = s.sample();
+  EXPECT_EQ(s.proc_listings(), 1u) << "looked up, not listed";
+  ASSERT_TRUE(find_process(x, 51));
+  EXPECT_EQ(find_process(x, 51)->role, "python");
+  EXPECT_FALSE(find_process(x, 52)) << "a thread is not a process";
+  EXPECT_TRUE(find_process(x, 10));
+  EXPECT_EQ(s.cached_processes(), 2u);
+
+  t.process(400, "many", 9, 5, "many\0"s, "/");
+  t.put("proc/loadavg", "0.00 0.01 0.05 1/92 400\n");  // 348 handed out
+  x = s.sample();
+  EXPECT_EQ(s.proc_listings(), 2u);
+  EXPECT_TRUE(find_process(x, 400));
+}
+
+// proc/loadavg speaks of the reader's pid namespace: under a proc/ of
+// another (proc/self names another pid) it is not trusted and proc/ is listed
+// every sample.
+TEST(SamplerCache, LoadavgOfAnotherPidNamespaceIsNotTrusted) {
+  ProcTree t("sampler-cache-pidns");
+  t.put("proc/loadavg", "0.00 0.01 0.05 1/90 50\n");
+  t.process(10, "old", 1, 5, "old\0"s, "/");
+  std::filesystem::create_directory_symlink(std::to_string(::getpid() + 1), t.root + "/proc/self");
+  Sampler s(t.options());
+  for (int i = 0; i < 3; ++i) s.sample();
+  EXPECT_EQ(s.proc_listings(), 3u);
+  t.process(51, "new", 9, 5, "new\0"s, "/");  // no pid handed out in our namespace: found all the same
+  EXPECT_TRUE(find_process(s.sample(), 51));
+}
+
+// The schedstat shortcut: an unchanged schedstat (the process did not run) of
+// a single-threaded process keeps its memory from the last read, unless the
+// host reclaimed, swapped, collapsed or OOM-killed since (proc/vmstat), the
+// process has more threads, or its periodic full read is due.
+TEST(SamplerCache, SchedstatShortcutAndWhatOverridesIt) {
+  ProcTree t("sampler-cache-sched");
+  // pid 1000: (1000 + generation) % 20 is 0 first at generation 20, so
+  // samples 2..19 are not due for the periodic read.
+  t.process(1000, "sleeper", 5, 100, "sleeper\0"s, "/");
+  t.put("proc/1000/schedstat", "5000 100 7\n");
+  t.process(1001, "threads", 6, 100, "threads\0"s, "/", 2);
+  t.put("proc/1001/schedstat", "5000 100 7\n");
+  Sampler s(t.options());
+  Sample x = s.sample();  // generation 1
+  EXPECT_EQ(find_process(x, 1000)->rss, 100 * kPage);
+
+  // Neither ran: the single-threaded one is not re-read, the other is.
+  t.process(1000, "sleeper", 5, 200, "sleeper\0"s, "/");
+  t.process(1001, "threads", 6, 200, "threads\0"s, "/", 2);
+  x = s.sample();  // 2
+  EXPECT_EQ(find_process(x, 1000)->rss, 100 * kPage) << "did not run: not re-read";
+  EXPECT_EQ(find_process(x, 1001)->rss, 200 * kPage) << "another thread may have run";
+
+  t.put("proc/1000/schedstat", "5100 100 8\n");  // it ran
+  x = s.sample();  // 3
+  EXPECT_EQ(find_process(x, 1000)->rss, 200 * kPage);
+  EXPECT_EQ(find_process(x, 1000)->hwm.value_or(0), std::max<uint64_t>(800 * 1024, 200 * kPage));  // status re-read with statm
+
+  t.process(1000, "sleeper", 5, 150, "sleeper\0"s, "/");
+  x = s.sample();  // 4
+  EXPECT_EQ(find_process(x, 1000)->rss, 200 * kPage);
+  t.put("proc/vmstat", "pgsteal_anon 0\npgsteal_file 11\npswpin 0\npswpout 0\noom_kill 0\n");  // reclaim ran
+  x = s.sample();  // 5
+  EXPECT_EQ(find_process(x, 1000)->rss, 150 * kPage) << "reclaim may have unmapped its pages";
+
+  t.process(1000, "sleeper", 5, 160, "sleeper\0"s, "/");
+  t.put("proc/vmstat", "pgsteal_anon 0\npgsteal_file 11\npswpin 0\npswpout 1\noom_kill 0\n");
+  EXPECT_EQ(find_process(s.sample(), 1000)->rss, 160 * kPage) << "swap-out";  // 6
+
+  // Nothing moves from here: the periodic full read (generation 20) still
+  // finds a change the shortcut could not see.
+  t.process(1000, "sleeper", 5, 170, "sleeper\0"s, "/");
+  int samples = 0;
+  for (x = s.sample(); find_process(x, 1000)->rss != 170 * kPage && samples < 40; ++samples) x = s.sample();
+  EXPECT_EQ(find_process(x, 1000)->rss, 170 * kPage);
+  EXPECT_EQ(samples, 13);  // generations 7..19 kept the old value, 20 read it
+
+  // Gone while not running: no longer listed, dropped (on a real proc/ the
+  // held schedstat fails to read as well).
+  std::filesystem::remove_all(t.root + "/proc/1000");
+  EXPECT_FALSE(find_process(s.sample(), 1000));
+}
+
+// "0 0 0": the kernel keeps no run counts (sched_info off); nothing is skipped.
+TEST(SamplerCache, ZeroSchedstatIsNoEvidence) {
+  ProcTree t("sampler-cache-sched-off");
+  t.process(1000, "sleeper", 5, 100, "sleeper\0"s, "/");
+  t.put("proc/1000/schedstat", "0 0 0\n");
+  Sampler s(t.options());
+  s.sample();
+  t.process(1000, "sleeper", 5, 300, "sleeper\0"s, "/");
+  EXPECT_EQ(find_process(s.sample(), 1000)->rss, 300 * kPage);
+}
+
+// ---- this machine ---------------------------------------------------------------
+
+// A real process sleeps through samples (the shortcut applies), then wakes,
+// maps and touches 64 MiB and sleeps again: the next sample has it. Then a
+// thread it starts does the same while the first thread sleeps in join, which
+// the main thread's schedstat does not show.
+TEST(SamplerLive, SleeperThatWakesAndAllocatesIsSeen) {
+  constexpr size_t kBytes = 64 << 20;
+  int go[2], done[2];
+  ASSERT_EQ(::pipe(go), 0);
+  ASSERT_EQ(::pipe(done), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto touch = [] {
+      auto* p = static_cast<char*>(::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      if (p == MAP_FAILED) _exit(1);
+      std::memset(p, 1, kBytes);
+    };
+    char c;
+    if (::read(go[0], &c, 1) != 1) _exit(1);
+    touch();
+    if (::write(done[1], "1", 1) != 1) _exit(1);
+    if (::read(go[0], &c, 1) != 1) _exit(1);
+    static int fds[2] = {go[0], done[1]};
+    pthread_t th;
+    auto body = [](void*) -> void* {
+      char c;
+      if (::write(fds[1], "2", 1) != 1) _exit(1);  // started: the sampler may look now
+      if (::read(fds[0], &c, 1) != 1) _exit(1);
+      auto* p = static_cast<char*>(::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      if (p == MAP_FAILED) _exit(1);
+      std::memset(p, 1, kBytes);
+      if (::write(fds[1], "3", 1) != 1) _exit(1);
+      for (;;) ::pause();
+    };
+    if (::pthread_create(&th, nullptr, body, nullptr) != 0) _exit(1);
+    ::pthread_join(th, nullptr);
+    _exit(0);
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{child};
+  SamplerOptions o;
+  o.gpus = false;
+  o.root_pid = child;
+  o.all_cgroups = false;
+  Sampler s(o);
+  const ProcessSample* p = nullptr;
+  Sample x;
+  for (int i = 0; i < 5; ++i) x = s.sample();
+  ASSERT_TRUE(p = find_process(x, child));
+  uint64_t before = p->rss;
+
+  char c;
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  ASSERT_EQ(::read(done[0], &c, 1), 1);
+  x = s.sample();
+  ASSERT_TRUE(p = find_process(x, child));
+  EXPECT_GE(p->rss, before + kBytes - (1 << 20));
+  uint64_t one = p->rss;
+  for (int i = 0; i < 3; ++i) x = s.sample();  // asleep again
+
+  ASSERT_EQ(::write(go[1], "g", 1), 1);  // start the thread; it waits
+  ASSERT_EQ(::read(done[0], &c, 1), 1);
+  for (int i = 0; i < 3; ++i) x = s.sample();  // the main thread ran (pthread_create), then blocks in join
+  ASSERT_EQ(::write(go[1], "g", 1), 1);  // the thread allocates
+  ASSERT_EQ(::read(done[0], &c, 1), 1);
+  x = s.sample();
+  ASSERT_TRUE(p = find_process(x, child));
+  EXPECT_GE(p->rss, one + kBytes - (1 << 20));
+}
+
+}  // namespace
+}  // namespace aimem::watch
