@@ -111,6 +111,7 @@ Failure Connection::connect(std::string* detail) {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (options_.quickack) setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
     fd_ = fd;
+    ++connects_;
     freeaddrinfo(res);
     return Failure::none;
   }
@@ -212,8 +213,14 @@ Failure Connection::read_head(Head* head, bool* keep_alive, std::string* detail)
 
 Outcome Connection::exchange(const Request& request, const Receiver& receiver) {
   Outcome out;
-  bool reused = fd_ >= 0;
-  if (!reused) {
+  if (fd_ >= 0) {
+    // The server may have closed the kept connection since (its idle timeout,
+    // its request limit): a readable socket before we sent anything is a
+    // close (or stray bytes); either way it is not reused.
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) != 0 || !buf_.empty()) close();
+  }
+  if (fd_ < 0) {
     buf_.clear();
     if ((out.failure = connect(&out.detail)) != Failure::none) return out;
   }
@@ -237,16 +244,9 @@ Outcome Connection::exchange(const Request& request, const Receiver& receiver) {
     if (f != Failure::none) close();
     return out;
   };
-  if (Failure f = send_all(msg, &out.detail); f != Failure::none) {
-    // A kept-alive connection the server closed meanwhile: once more, afresh.
-    if (reused && f == Failure::reset) { close(); return exchange(request, receiver); }
-    return finish(f);
-  }
+  if (Failure f = send_all(msg, &out.detail); f != Failure::none) return finish(f);
   bool keep_alive = false;
-  if (Failure f = read_head(&out.head, &keep_alive, &out.detail); f != Failure::none) {
-    if (reused && f == Failure::reset && buf_.empty()) { close(); return exchange(request, receiver); }
-    return finish(f);
-  }
+  if (Failure f = read_head(&out.head, &keep_alive, &out.detail); f != Failure::none) return finish(f);
   out.got_head = true;
   if (receiver.on_head && !receiver.on_head(out.head)) { out.detail = "stopped by the receiver"; return finish(Failure::stopped); }
 

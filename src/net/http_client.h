@@ -80,8 +80,12 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
+  // Sends the request once (never again after a failure: the caller sees the
+  // failure). A kept connection the server has closed meanwhile (seen before
+  // sending) is replaced by a new one first.
   Outcome exchange(const Request& request, const Receiver& receiver);
   bool is_open() const { return fd_ >= 0; }
+  int connects() const { return connects_; }  // TCP connections opened so far
   void close();
 
  private:
@@ -95,6 +99,7 @@ class Connection {
   int port_;
   Options options_;
   int fd_ = -1;
+  int connects_ = 0;
   std::string buf_;   // bytes received and not yet used
 };
 

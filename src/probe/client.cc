@@ -1,17 +1,18 @@
-// The OpenAI-compatible client of `aimem probe` (see client.h) on cpp-httplib.
+// The OpenAI-compatible client of `aimem probe` (see client.h) on
+// net::Connection (src/net/http_client.h).
 //
 // Connections (client.h Connection): each concurrency worker keeps one
-// httplib::Client, and so one TCP connection, for its requests, as real load
+// net::Connection, and so one TCP connection, for its requests, as real load
 // generators do; with a connection per request, connect and shutdown alone
-// were ~22% of the probe's CPU (perf, 3000 requests x 2 steps). httplib
-// reopens a connection the server closed (it checks the socket before each
-// request and honours "Connection: close"); after a failed request the
+// were ~22% of the probe's CPU (perf, 3000 requests x 2 steps, on httplib).
+// net::Connection reopens a connection the server closed (it checks the
+// socket before each request and honours "Connection: close"); after a failed request the
 // Connection drops its client so the next request starts clean. Nothing is
 // ever sent twice. Two stalls of kept-alive connections are avoided here, both
 // Nagle against delayed ACKs (measured on bench/probe_trivial_server: +44 ms
-// on every TTFT each, +92 ms together): the client's request goes out in two
-// writes (TCP_NODELAY), and a server without TCP_NODELAY holds its events
-// until we ACK its headers (TCP_QUICKACK at every read, see exchange()).
+// on every TTFT each, +92 ms together): net::Connection sends the request in
+// one write with TCP_NODELAY, and a server without TCP_NODELAY holds its
+// events until we ACK its headers (TCP_QUICKACK at every read: Options.quickack).
 // Every response is read through a content receiver, so that the body is never
 // held whole (an endless stream stops at max_response_bytes) and each streamed
 // event is timed when its bytes arrive. Bounds:
@@ -29,10 +30,6 @@
 #include "probe/client.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -41,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.h"
+#include "net/http_client.h"
 #include "probe/sse.h"
 
 namespace aimem::probe {
@@ -60,37 +58,16 @@ using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// httplib takes seconds and microseconds.
-std::pair<time_t, time_t> split_s(double s) {
-  s = std::max(s, 0.001);
-  auto whole = static_cast<time_t>(s);
-  return {whole, static_cast<time_t>(std::lround((s - static_cast<double>(whole)) * 1e6))};
+net::Options net_options(const ClientOptions& o, double read_timeout_s) {
+  net::Options n;
+  n.connect_timeout_s = std::max(o.connect_timeout_s, 0.001);
+  n.read_timeout_s = n.write_timeout_s = std::max(read_timeout_s, 0.001);
+  n.quickack = true;
+  return n;
 }
 
-std::string bare_host(const std::string& host) {
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') return host.substr(1, host.size() - 2);
-  return host;
-}
-
-void configure(httplib::Client& c, const ClientOptions& o, double read_timeout_s, bool keep_alive) {
-  auto [cs, cu] = split_s(o.connect_timeout_s);
-  c.set_connection_timeout(cs, cu);
-  auto [rs, ru] = split_s(read_timeout_s);
-  c.set_read_timeout(rs, ru);
-  c.set_write_timeout(rs, ru);
-  c.set_keep_alive(keep_alive);
-  // httplib writes a request's headers and its body in two writes: with Nagle
-  // on, the body waits for the ACK of the headers, which a server in delayed-
-  // ACK mode (any kept-alive connection past its first exchanges) holds for up
-  // to 40 ms. TCP_NODELAY sends it at once.
-  c.set_tcp_nodelay(true);
-  if (!o.api_key.empty()) c.set_bearer_token_auth(o.api_key);
-}
-
-std::unique_ptr<httplib::Client> connect_to(const Endpoint& e, const ClientOptions& o, double read_timeout_s) {
-  auto c = std::make_unique<httplib::Client>(bare_host(e.host), e.port);
-  configure(*c, o, read_timeout_s, false);
-  return c;
+void add_auth(net::Request& req, const ClientOptions& o) {
+  if (!o.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + o.api_key);
 }
 
 // One line of a body for a message: the server's error message when the body
@@ -113,28 +90,25 @@ Plain plain_call(const Endpoint& e, const ClientOptions& o, const std::string& m
                  const std::string& json_body) {
   Plain p;
   double read_timeout = std::min(o.idle_timeout_s, o.request_timeout_s);
-  auto cli = connect_to(e, o, read_timeout);
-  httplib::Request req;
+  net::Connection conn(e.host, e.port, net_options(o, read_timeout));
+  net::Request req;
   req.method = method;
-  req.path = e.base_path + path;
+  req.target = e.base_path + path;
+  req.headers.emplace_back("Connection", "close");
   if (!json_body.empty()) {
     req.body = json_body;
-    req.set_header("Content-Type", "application/json");
+    req.headers.emplace_back("Content-Type", "application/json");
   }
+  add_auth(req, o);
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.request_timeout_s));
-  auto last = Clock::now();
   bool too_large = false, late = false;
-  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
-    last = Clock::now();
-    if (p.body.size() + n > o.max_response_bytes) return !(too_large = true);
-    if (last > deadline) return !(late = true);
-    p.body.append(data, n);
-    return true;
-  };
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  bool sent = cli->send(req, res, err);
-  p.status = res.status > 0 ? res.status : 0;
+  net::Outcome out = conn.exchange(req, {nullptr, [&](std::string_view piece) {
+                                           if (p.body.size() + piece.size() > o.max_response_bytes) return !(too_large = true);
+                                           if (Clock::now() > deadline) return !(late = true);
+                                           p.body.append(piece);
+                                           return true;
+                                         }});
+  p.status = out.got_head ? out.head.status : 0;
   std::string where = fmt::format("{} {}{}", method, e.url(), path);
   if (too_large) {
     p.kind = "too_large";
@@ -142,17 +116,15 @@ Plain plain_call(const Endpoint& e, const ClientOptions& o, const std::string& m
   } else if (late) {
     p.kind = "timeout";
     p.error = fmt::format("{}: no complete response within {} s", where, o.request_timeout_s);
-  } else if (!sent) {
-    if (err == httplib::Error::Connection || err == httplib::Error::ConnectionTimeout) {
-      p.kind = "connect";
-      p.error = fmt::format("{}: cannot connect ({}); is the server running on that port?", where, httplib::to_string(err));
-    } else if (err == httplib::Error::Read && seconds(Clock::now() - last) >= read_timeout * 0.9) {
-      p.kind = "timeout";
-      p.error = fmt::format("{}: no answer for {} s", where, read_timeout);
-    } else {
-      p.kind = "reset";
-      p.error = fmt::format("{}: connection closed without a complete response ({})", where, httplib::to_string(err));
-    }
+  } else if (out.failure == net::Failure::connect) {
+    p.kind = "connect";
+    p.error = fmt::format("{}: cannot connect ({}); is the server running on that port?", where, out.detail);
+  } else if (out.failure == net::Failure::timeout) {
+    p.kind = "timeout";
+    p.error = fmt::format("{}: no answer for {} s", where, read_timeout);
+  } else if (!out.ok()) {
+    p.kind = "reset";
+    p.error = fmt::format("{}: connection closed without a complete response ({})", where, out.detail);
   }
   return p;
 }
@@ -241,8 +213,8 @@ RequestResult Client::send(const RequestSpec& spec) const {
 }
 
 struct Connection::Http {
-  httplib::Client cli;
-  Http(const Endpoint& e) : cli(bare_host(e.host), e.port) {}
+  net::Connection conn;
+  Http(const Endpoint& e, const net::Options& o) : conn(e.host, e.port, o) {}
 };
 
 Connection::Connection(const Client& client) : client_(client) {}
@@ -251,16 +223,18 @@ Connection::~Connection() = default;
 namespace {
 
 // One request and its reading on `cli` (see the top of this file).
-RequestResult exchange(httplib::Client& cli, const Endpoint& endpoint, const ClientOptions& options,
+RequestResult exchange(net::Connection& conn, bool keep, const Endpoint& endpoint, const ClientOptions& options,
                        Clock::time_point epoch, const PreparedRequest& pr) {
   RequestResult r;
   const bool chat = pr.api == Api::chat;
-  httplib::Request req;
+  net::Request req;
   req.method = "POST";
-  req.path = endpoint.base_path + (chat ? "/v1/chat/completions" : "/v1/completions");
+  req.target = endpoint.base_path + (chat ? "/v1/chat/completions" : "/v1/completions");
   req.body = pr.body;
-  req.set_header("Content-Type", "application/json");
-  if (pr.stream) req.set_header("Accept", "text/event-stream");
+  req.headers.emplace_back("Content-Type", "application/json");
+  if (pr.stream) req.headers.emplace_back("Accept", "text/event-stream");
+  if (!keep) req.headers.emplace_back("Connection", "close");
+  add_auth(req, options);
   const double read_timeout = std::min(options.idle_timeout_s, options.request_timeout_s);
 
   const ChunkApi api = chat ? ChunkApi::chat : ChunkApi::completions;
@@ -312,40 +286,29 @@ RequestResult exchange(httplib::Client& cli, const Endpoint& endpoint, const Cli
   // connection Linux delays our ACKs (up to 40 ms: measured +44 ms on every
   // TTFT against bench/probe_trivial_server --nagle --split). A fresh
   // connection starts in quick-ACK mode, which is why the stall only shows on
-  // reused ones. TCP_QUICKACK sends the pending ACK now and leaves delayed-ACK
-  // mode; it is not sticky, so it is set again at every read. httplib has no
-  // setting for it; its socket is at hand.
-  auto ack_now = [&] {
-    int one = 1;
-    setsockopt(cli.socket(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
-  };
-  req.response_handler = [&](const httplib::Response& res) {
-    ack_now();
-    r.http_status = res.status;
-    streaming = res.status >= 200 && res.status < 300 &&
-                text::icontains(res.get_header_value("Content-Type"), "text/event-stream");
+  // reused ones. net::Connection sets TCP_QUICKACK at every read (not sticky).
+  auto on_head = [&](const net::Head& h) {
+    r.http_status = h.status;
+    streaming = h.status >= 200 && h.status < 300 && text::icontains(h.field("Content-Type"), "text/event-stream");
     return true;
   };
-  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+  auto on_body = [&](std::string_view data) {
     last_byte = Clock::now();
-    ack_now();
-    received += n;
+    received += data.size();
     if (received > options.max_response_bytes) { stop = Stop::too_large; return false; }
     if (last_byte > deadline) { stop = Stop::deadline; return false; }
     if (!streaming) {
-      plain_body.append(data, n);
+      plain_body.append(data);
       return true;
     }
-    if (!parser.feed(std::string_view(data, n), on_event)) {
+    if (!parser.feed(data, on_event)) {
       if (stop == Stop::none) stop = Stop::too_large;  // one line beyond the parser's bound
       return false;
     }
     return true;
   };
 
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  bool sent = cli.send(req, res, err);
+  net::Outcome out = conn.exchange(req, {on_head, on_body});
   const Clock::time_point t_end = Clock::now();
   r.total_s = seconds((stop == Stop::none ? t_end : last_byte) - t0);
   r.prompt_tokens = usage_prompt.value_or(-1);
@@ -374,13 +337,11 @@ RequestResult exchange(httplib::Client& cli, const Endpoint& endpoint, const Cli
     case Stop::none:
       break;
   }
-  if (!sent) {
-    if (err == httplib::Error::Connection || err == httplib::Error::ConnectionTimeout)
+  if (!out.ok()) {
+    if (out.failure == net::Failure::connect)
       return fail("connect", fmt::format("{}: cannot connect ({}); is the server running on that port?", where(),
-                                         httplib::to_string(err)));
-    // httplib 0.11 reports a read timeout and a closed connection alike
-    // (Error::Read): a silence as long as the read timeout tells them apart.
-    if (err == httplib::Error::Read && seconds(t_end - last_byte) >= read_timeout * 0.9)
+                                         out.detail));
+    if (out.failure == net::Failure::timeout)
       return fail("timeout", fmt::format("{}: no data for {} s{}", where(), read_timeout,
                                          r.http_status ? fmt::format(" (HTTP {}, {} events so far)", r.http_status, events)
                                                        : " (no response yet)"));
@@ -388,8 +349,7 @@ RequestResult exchange(httplib::Client& cli, const Endpoint& endpoint, const Cli
       return fail("cut_stream", fmt::format("{}: connection closed in the middle of the stream after {} events ({} tokens)",
                                             where(), events, text_events));
     return fail("reset", fmt::format("{}: connection closed without a complete response{} ({})", where(),
-                                     r.http_status ? fmt::format(" (HTTP {})", r.http_status) : "",
-                                     httplib::to_string(err)));
+                                     r.http_status ? fmt::format(" (HTTP {})", r.http_status) : "", out.detail));
   }
   if (r.http_status < 200 || r.http_status >= 300)
     return fail("http", fmt::format("{}: HTTP {}: {}", where(), r.http_status, body_excerpt(plain_body)));
@@ -425,16 +385,13 @@ RequestResult Connection::send(const PreparedRequest& request) {
     return r;
   }
   const bool keep = o.keep_alive && !one_shot_;
-  if (!http_) {
-    http_ = std::make_unique<Http>(client_.endpoint_);
-    configure(http_->cli, o, std::min(o.idle_timeout_s, o.request_timeout_s), keep);
-    http_->cli.set_socket_options([this](socket_t) { ++connects_; });
-  }
-  RequestResult r = exchange(http_->cli, client_.endpoint_, o, client_.epoch_, request);
+  if (!http_) http_ = std::make_unique<Http>(client_.endpoint_, net_options(o, std::min(o.idle_timeout_s, o.request_timeout_s)));
+  RequestResult r = exchange(http_->conn, keep, client_.endpoint_, o, client_.epoch_, request);
+  connects_ = http_->conn.connects();
   // A failed request may leave bytes of its response unread or the socket
   // half-closed: the next request gets a fresh connection. This is not a
   // retry: the failure above is what the caller sees.
-  if (!r.ok || !keep) http_.reset();
+  if (!r.ok || !keep) http_->conn.close();
   return r;
 }
 

@@ -1,5 +1,5 @@
 // The OpenAI-compatible client `aimem probe` drives: /v1/completions and
-// /v1/chat/completions, streamed (server-sent events) or not, on cpp-httplib;
+// /v1/chat/completions, streamed (server-sent events) or not, on net::Connection;
 // per request the time to first token, inter-token gaps, token counts and
 // what went wrong (HTTP status, reset, timeout, a body that is not JSON, a
 // stream cut before [DONE]). Prompts of exact token lengths through the
@@ -138,7 +138,7 @@ class Connection {
   int connects() const { return connects_; }  // TCP connections opened so far
 
  private:
-  struct Http;  // the httplib client (client.cc)
+  struct Http;  // its net::Connection (client.cc)
   const Client& client_;
   std::unique_ptr<Http> http_;
   bool one_shot_ = false;  // Client::send's: asks the server to close after it
