@@ -86,7 +86,7 @@ Examples:
   sub->add_option("--record", args->record, "save the recording (SQLite) for `aimem report`");
   sub->add_option("--scrape", args->scrape, "an inference server's metrics: vllm=URL, llamacpp=URL, tgi=URL, sglang=URL, ollama=URL, URL");
   sub->add_option("--on-alert", args->on_alert, "run this shell command for each alert (alert JSON on stdin, AIMEM_ALERT_* variables)");
-  sub->add_option("--webhook", args->webhook, "POST each alert as JSON to this URL");
+  sub->add_option("--webhook", args->webhook, "POST each alert as JSON to this URL (http://; https:// checks the certificate chain against the system CAs, not the host name)");
   sub->add_option("--alert-log", args->alert_log, "append each alert as a JSON line to this file");
   sub->add_flag("--json", args->json, "print the result as JSON on stdout");
   sub->add_flag("-q,--quiet", args->quiet, "say nothing when the command succeeds");

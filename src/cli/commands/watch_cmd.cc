@@ -183,7 +183,7 @@ Action add_watch(CLI::App& app) {
   sub->add_option("--cgroup", args->cgroup, "only this cgroup subtree");
   sub->add_option("--pid", args->pid, "only this process and its children");
   sub->add_option("--on-alert", args->on_alert, "run this shell command for each alert (alert JSON on stdin)");
-  sub->add_option("--webhook", args->webhook, "POST each alert as JSON to this URL");
+  sub->add_option("--webhook", args->webhook, "POST each alert as JSON to this URL (http://; https:// checks the certificate chain against the system CAs, not the host name)");
   sub->add_option("--alert-log", args->alert_log, "append each alert as a JSON line to this file");
   sub->add_option("--duration", args->duration, "stop after this long (default: until SIGINT/SIGTERM)");
   sub->add_option("--root", args->root, "read /proc, /sys and /dev/kmsg under this directory")->group("");
