@@ -66,28 +66,11 @@ const Case kCases[] = {
 
 uint32_t pad256(uint32_t x) { return (x + 255) / 256 * 256; }
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 double mib_sum(const json& j) {
   double s = 0;
   if (j.is_object())
     for (auto& [k, v] : j.items()) s += v.get<double>();
   return s * 1024 * 1024;
-}
-
-bool host_has_amx() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return all.find(" amx_int8") != std::string::npos && all.find(" amx_tile") != std::string::npos;
 }
 
 TEST(FitLlamaCpp, MatchesTheBuffersTheRealEngineLogs) {
@@ -97,7 +80,7 @@ TEST(FitLlamaCpp, MatchesTheBuffersTheRealEngineLogs) {
   char tmpl[] = "/tmp/aimem-nlc-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
-  const bool amx = host_has_amx();
+  const bool amx = test::host_has_amx();
   std::string table = fmt::format("\n{:<34} {:>10} {:>7} {:>10} {:>7} {:>10} {:>7} {:>10} {:>7} {:>9}\n", "case",
                                   "weights", "err", "KV", "err", "compute", "err", "total", "err", "nlc est");
   int n = 0;
@@ -110,7 +93,7 @@ TEST(FitLlamaCpp, MatchesTheBuffersTheRealEngineLogs) {
     const std::string log = path + ".log";
     std::string cmd = fmt::format("node {}/tests/llamacpp/measure.mjs {} '{}' --modules {} --timeout 90 --log {} 2>/dev/null",
                                   AIMEM_SOURCE_DIR, path, settings.dump(), modules, log);
-    json r = json::parse(run(cmd), nullptr, false);
+    json r = json::parse(test::shell_output(cmd), nullptr, false);
     ASSERT_TRUE(r.is_object() && r.contains("engine")) << c.name << ": measure.mjs failed: " << cmd;
     const json& e = r["engine"];
 

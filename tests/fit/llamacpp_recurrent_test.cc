@@ -191,23 +191,6 @@ GgufWriter jamba(const Shape& s) {
   return w;
 }
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
-bool host_has_amx() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return all.find(" amx_int8") != std::string::npos && all.find(" amx_tile") != std::string::npos;
-}
-
 // What the engine logged for one load, from measure.mjs's --log file.
 struct EngineLog {
   std::optional<double> rs_mib, r_mib, s_mib, kv_mib, model_mib;
@@ -291,7 +274,7 @@ TEST(FitLlamaCppRecurrent, StateAndKvEqualTheBuffersTheRealEngineLogs) {
   };
   const uint32_t settings[][2] = {{512, 1}, {2048, 3}, {1000, 4}};  // context, sequences
   Hardware hw;
-  hw.cpu_amx = host_has_amx();
+  hw.cpu_amx = test::host_has_amx();
   std::string table = fmt::format("\n{:<32} {:>5} {:>4} | {:>9} {:>9} | {:>7} {:>7} {:>7} {:>7} | {:>8} {:>8}\n",
                                   "model", "ctx", "seqs", "RS engine", "RS aimem", "R eng", "R aimem", "S eng",
                                   "S aimem", "KV eng", "KV aimem");
@@ -309,7 +292,7 @@ TEST(FitLlamaCppRecurrent, StateAndKvEqualTheBuffersTheRealEngineLogs) {
       json st = {{"contextSize", ctx}, {"sequences", seqs}, {"gpuLayers", 0}};
       std::string cmd = fmt::format("node {}/tests/llamacpp/measure.mjs {} '{}' --modules {} --timeout 90 --log {} 2>/dev/null",
                                     AIMEM_SOURCE_DIR, path, st.dump(), modules, log);
-      json r = json::parse(run(cmd), nullptr, false);
+      json r = json::parse(test::shell_output(cmd), nullptr, false);
       ASSERT_TRUE(r.is_object() && r.contains("engine")) << label << ": measure.mjs failed: " << cmd << "\n"
                                                          << (r.is_object() ? r.dump() : "");
       EngineLog e = read_log(log);
@@ -430,7 +413,7 @@ TEST(FitLlamaCppGraphMetadata, MaxNodesIsTheEnginesAndNotInTheBaseline) {
     const std::string log = path + ".log";
     std::string cmd = fmt::format("node {}/tests/llamacpp/measure.mjs {} '{}' --modules {} --timeout 90 --log {} 2>/dev/null",
                                   AIMEM_SOURCE_DIR, path, json{{"contextSize", 512}, {"gpuLayers", 0}}.dump(), modules, log);
-    json r = json::parse(run(cmd), nullptr, false);
+    json r = json::parse(test::shell_output(cmd), nullptr, false);
     ASSERT_TRUE(r.is_object() && r.contains("engine")) << cmd;
     EngineLog e = read_log(log);
     ASSERT_TRUE(e.max_nodes) << "no max_nodes line in " << log;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 namespace aimem::test {
@@ -246,6 +248,23 @@ Result<bool> write_tiny_model(const TinyModelOptions& options, const std::string
   auto w = tiny_model(options);
   if (!w) return w.error();
   return w->write(path);
+}
+
+std::string shell_output(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+bool host_has_amx() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return all.find(" amx_int8") != std::string::npos && all.find(" amx_tile") != std::string::npos;
 }
 
 }  // namespace aimem::test

@@ -38,4 +38,10 @@ Result<fit::GgufWriter> tiny_model(const TinyModelOptions& options);
 // Builds and writes the model to path.
 Result<bool> write_tiny_model(const TinyModelOptions& options, const std::string& path);
 
+// The engine tests' helpers: the standard output of a shell command (the
+// node-llama-cpp measuring scripts print one JSON document), and whether this
+// CPU has AMX (llama.cpp then repacks weights into an AMX buffer).
+std::string shell_output(const std::string& cmd);
+bool host_has_amx();
+
 }  // namespace aimem::test
