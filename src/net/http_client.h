@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -110,5 +111,16 @@ struct Fetched {
   std::string body;
 };
 Fetched fetch(const std::string& host, int port, Request request, const Options& options, uint64_t max_body);
+
+// An http:// or https:// URL taken apart: host (an [IPv6] host without its
+// brackets), port (80 or 443 when none is written), path ("" when none).
+struct Url {
+  bool tls = false;
+  std::string host;
+  int port = 80;
+  std::string path;
+};
+// nullopt with *error naming the URL and what is wrong with it.
+std::optional<Url> split_url(const std::string& url, std::string* error);
 
 }  // namespace aimem::net

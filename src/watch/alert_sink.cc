@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "core/time.h"
 #include "net/http_client.h"
 #include "net/tls_post.h"
@@ -191,24 +192,15 @@ void AlertSink::run_command(const Alert& a) {
 void AlertSink::post_webhook(const Alert& a) {
   const std::string channel = "webhook " + d_.webhook_url;
   const std::string& url = d_.webhook_url;
-  size_t scheme_end = url.rfind("http://", 0) == 0 ? 7 : url.rfind("https://", 0) == 0 ? 8 : 0;
-  if (scheme_end == 0) return report_failure(channel, "the URL must start with http:// or https://");
-  const bool tls = scheme_end == 8;
-  size_t slash = url.find('/', scheme_end);
-  std::string hostport = url.substr(scheme_end, slash == std::string::npos ? std::string::npos : slash - scheme_end);
-  std::string path = slash == std::string::npos ? "/" : url.substr(slash);
-  std::string host = hostport;
-  int port = tls ? 443 : 80;
-  size_t colon = hostport.rfind(':');
-  if (colon != std::string::npos && hostport.find(']', colon) == std::string::npos) {
-    host = hostport.substr(0, colon);
-    char* end = nullptr;
-    long p = std::strtol(hostport.c_str() + colon + 1, &end, 10);
-    if (colon + 1 == hostport.size() || *end != '\0' || p <= 0 || p > 65535) return report_failure(channel, "cannot parse the host and port");
-    port = static_cast<int>(p);
-  }
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  if (host.empty()) return report_failure(channel, "cannot parse the host and port");
+  if (!text::starts_with(url, "http://") && !text::starts_with(url, "https://"))
+    return report_failure(channel, "the URL must start with http:// or https://");
+  std::string err;
+  std::optional<net::Url> u = net::split_url(url, &err);
+  if (!u) return report_failure(channel, "cannot parse the host and port: " + err);
+  const bool tls = u->tls;
+  const std::string& host = u->host;
+  const int port = u->port;
+  const std::string path = u->path.empty() ? "/" : u->path;
   const std::string body = alert_json(a).dump();
   if (tls) {
     auto r = net::post_tls(host, port, path, "application/json", body, d_.timeout_ms);

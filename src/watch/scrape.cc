@@ -119,43 +119,15 @@ std::vector<std::string> split_selectors(std::string_view s) {
   return out;
 }
 
-struct Url {
-  std::string host;
-  int port = 80;
-  std::string path;
-};
-
-std::optional<Url> split_url(const std::string& url, std::string* error) {
+// Scrapes go over plain http to a local port: the shared URL split, with
+// https refused.
+std::optional<net::Url> split_url(const std::string& url, std::string* error) {
   if (!text::starts_with(url, "http://")) {
     *error = text::starts_with(url, "https://") ? fmt::format("{}: https is not supported (scrape over http on a local port)", url)
                                                 : fmt::format("{}: expected a URL starting with http://", url);
     return std::nullopt;
   }
-  std::string_view rest = std::string_view(url).substr(7);
-  size_t slash = rest.find('/');
-  std::string_view hostport = rest.substr(0, slash);
-  Url u;
-  u.path = slash == std::string_view::npos ? "" : std::string(rest.substr(slash));
-  size_t colon = hostport.rfind(':');
-  if (!hostport.empty() && hostport.front() == '[') {  // [::1]:port
-    size_t close = hostport.find(']');
-    if (close == std::string_view::npos) { *error = url + ": unterminated [IPv6] host"; return std::nullopt; }
-    u.host = std::string(hostport.substr(1, close - 1));
-    colon = hostport.size() > close + 1 && hostport[close + 1] == ':' ? close + 1 : std::string_view::npos;
-  } else {
-    u.host = std::string(hostport.substr(0, colon));
-  }
-  if (colon != std::string_view::npos) {
-    std::string_view after;
-    auto p = text::parse_u64(hostport.substr(colon + 1), &after);
-    if (!p || *p == 0 || *p > 65535 || !after.empty()) {
-      *error = fmt::format("{}: bad port '{}'", url, hostport.substr(colon + 1));
-      return std::nullopt;
-    }
-    u.port = static_cast<int>(*p);
-  }
-  if (u.host.empty()) { *error = url + ": no host"; return std::nullopt; }
-  return u;
+  return net::split_url(url, error);
 }
 
 }  // namespace
