@@ -10,7 +10,8 @@ DEB_PACKAGES = build-essential cmake pkg-config \
   libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libvectorscan-dev \
   libsystemd-dev libsqlite3-dev libcivetweb-dev libcpp-httplib-dev \
   libgtest-dev libgmock-dev libbenchmark-dev systemd-journal-remote \
-  prometheus prometheus-node-exporter sqlite3 python3-jsonschema openssl
+  prometheus prometheus-node-exporter sqlite3 python3-jsonschema openssl \
+  clang libbpf-dev
 
 # The real llama.cpp engine (CPU build) from npm, for the accuracy tests of
 # `aimem fit` and the test server of `aimem probe`: pinned versions, 85 MB.

@@ -3,9 +3,11 @@
 // CLOCK_PROCESS_CPUTIME_ID) of each: the aimem side of
 // sampler_vs_node_exporter.sh. The first sample fills the per-process cache
 // and is reported apart; the median is of the steady state that aimem watch
-// runs in.
+// runs in. As aimem watch, it tells runs from the BPF task iterator when it
+// loads (root); AIMEM_TASK_ITERATOR=0 reads proc/PID/schedstat instead. The
+// source used goes to stderr.
 //   sample_once [N] [ROOT]        N samples back to back, then the summary
-//   sample_once --serve [ROOT]    "ready FIRST_US", then one sample per line
+//   sample_once --serve [ROOT]    "ready FIRST_US PROCESSES", then one sample per line
 //                                 read from stdin, answered with its CPU us:
 //                                 the bench interleaves samples with
 //                                 node_exporter scrapes, so both see the same
@@ -37,10 +39,14 @@ int main(int argc, char** argv) {
   }
   aimem::watch::SamplerOptions o;
   if (argc > 2) o.root = argv[2];
+  const char* ti = std::getenv("AIMEM_TASK_ITERATOR");
+  o.task_iterator = !(ti && std::strcmp(ti, "0") == 0);
   double t0 = cpu_us();
   aimem::watch::Sampler s(o);
   aimem::watch::Sample first = s.sample();
   double first_us = cpu_us() - t0;
+  std::fprintf(stderr, "runs told by: %s%s%s\n", s.run_source(), s.task_iterator_problem().empty() ? "" : " (",
+               s.task_iterator_problem().empty() ? "" : (s.task_iterator_problem() + ")").c_str());
   if (serve) {
     std::printf("ready %.0f %zu\n", first_us, first.processes.size());
     std::fflush(stdout);

@@ -83,6 +83,7 @@
 #include "diagnose/diagnosis.h"
 #include "sources/readfile.h"
 #include "watch/gpu.h"
+#include "watch/task_runs.h"
 
 namespace aimem::watch {
 namespace {
@@ -217,6 +218,12 @@ struct Sampler::Proc {
   std::string comm, role, cgroup, statm, sched;
   bool ran_lately = false;  // schedstat moved since the command line was last read
   bool user = false;  // has an address space (kernel threads do not)
+  // From the BPF task iterator: the leader's start, and the sums over the
+  // process's threads of run time, context switches and the thread count, at
+  // the last sample (bpf_*) and as summed this sample (acc_*, valid when
+  // acc_gen is the current generation).
+  uint64_t bpf_start = 0, bpf_run = 0, bpf_switches = 0, bpf_threads = 0;
+  uint64_t acc_run = 0, acc_switches = 0, acc_threads = 0, acc_gen = 0;
   uint64_t rss = 0;
   std::optional<uint64_t> hwm, swap;
   uint64_t seen = 0, born = 0;  // generations
@@ -330,7 +337,21 @@ Sampler::Sampler(SamplerOptions options) : opt_(std::move(options)) {
     own_pid_namespace_ = false;
   find_hierarchy();
   if (opt_.gpus) gpu_ = std::make_unique<GpuReader>();
+  if (opt_.task_iterator) {
+    std::string root = opt_.root;
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    if (!opt_.processes || !opt_.cgroup.empty() || opt_.root_pid)
+      task_runs_why_ = "the sample is scoped: only its own processes are read";
+    else if (root != "/" && !root.empty())
+      task_runs_why_ = "proc/ is read under another root";
+    else if (!own_pid_namespace_)
+      task_runs_why_ = "proc/ is of another pid namespace";
+    else
+      task_runs_ = TaskRuns::open(&task_runs_why_);
+  }
 }
+
+const char* Sampler::run_source() const { return task_runs_ ? "bpf" : "schedstat"; }
 
 Sampler::~Sampler() {
   for (auto& [pid, p] : cache_) {
@@ -601,7 +622,33 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
   bool complete = true;
   bool scoped_cgroup = !opt_.cgroup.empty() && version_ != 0;
   bool members = scoped_cgroup && list_cgroup_members(listed);
-  if (!members) {
+  // The task iterator lists every task with its run time: the processes are
+  // its thread group leaders, and each one's threads are summed into its
+  // entry, so a process ran since the last sample iff a sum moved.
+  bool bpf = false;
+  std::vector<uint64_t> starts;  // with bpf: each listed process's start
+  if (task_runs_ && !members) {
+    if (task_runs_->read(runs_, opt_.max_processes * 64)) {
+      bpf = true;
+      starts.reserve(cache_.size() + 64);
+      for (const TaskRun& r : runs_) {
+        if (r.kernel) continue;  // no memory of its own
+        int tgid = static_cast<int>(r.tgid);
+        if (r.tid == r.tgid) listed.push_back(tgid), starts.push_back(r.start_ns);
+        auto c = cache_.find(tgid);
+        if (c == cache_.end()) continue;
+        Proc& p = *c->second;
+        if (p.acc_gen != generation_) p.acc_gen = generation_, p.acc_run = p.acc_switches = p.acc_threads = 0;
+        p.acc_run += r.run_ns;
+        p.acc_switches += r.switches;
+        ++p.acc_threads;
+      }
+    } else {
+      warn(fmt::format("the BPF task iterator stopped ({}): runs are told from proc/PID/schedstat", task_runs_->why()));
+      task_runs_.reset();
+    }
+  }
+  if (!members && !bpf) {
     std::string last_pid;
     if (auto l = read_file(proc_ + "/loadavg")) last_pid = std::string(text::trim(std::string_view(*l).substr(l->rfind(' ') + 1)));
     bool quiet = own_pid_namespace_ && complete_walk_ && !last_pid.empty() && last_pid == last_pid_;
@@ -628,7 +675,8 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     }
   }
   std::vector<Proc*> live;
-  for (int pid : listed) {
+  for (size_t i = 0; i < listed.size(); ++i) {
+    const int pid = listed[i];
     std::string dir_;  // built only off the fast path
     auto dir = [&]() -> const std::string& {
       if (dir_.empty()) dir_ = proc_ + "/" + std::to_string(pid);
@@ -649,10 +697,24 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     const bool identity_due = turn % identity_period == 0;
     bool ran = false;  // schedstat moved since the last sample
     auto it = cache_.find(pid);
+    if (bpf && it != cache_.end() && it->second->bpf_start != starts[i]) {
+      drop(it);  // the pid names another process now
+      it = cache_.end();
+    }
     if (it != cache_.end()) {
       Proc& p = *it->second;
       bool alive = true;
-      if (p.sched_fd >= 0) {
+      if (bpf) {
+        ran = p.acc_gen != generation_ || p.acc_run != p.bpf_run || p.acc_switches != p.bpf_switches ||
+              p.acc_threads != p.bpf_threads;
+        p.bpf_run = p.acc_run, p.bpf_switches = p.acc_switches, p.bpf_threads = p.acc_threads;
+        p.threads = static_cast<int>(std::min<uint64_t>(p.acc_threads, 1 << 30));
+        if (!ran && still && pid != self && turn % statm_period != 0 && !identity_due) {
+          p.seen = generation_;  // no thread ran, nothing unmapped: rss, hwm and swap stand
+          live.push_back(&p);
+          continue;
+        }
+      } else if (p.sched_fd >= 0) {
         char sbuf[128];
         ssize_t n = ::pread(p.sched_fd, sbuf, sizeof sbuf, 0);
         if (n <= 0) {
@@ -691,11 +753,13 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
       p->ppid = st->ppid;
       p->comm = st->comm;
       p->born = generation_;
+      // With bpf the run sums start at zero: the next sample reads it in full.
+      if (bpf) p->bpf_start = starts[i];
       if (fds_held_ < fd_budget_) {
         p->fd = ::open((dir() + "/statm").c_str(), O_RDONLY | O_CLOEXEC);
         if (p->fd >= 0) ++fds_held_;
       }
-      if (p->fd >= 0 && fds_held_ < fd_budget_) {
+      if (p->fd >= 0 && fds_held_ < fd_budget_ && !bpf) {
         // The baseline is read before statm and status, so a run between
         // them shows as a moved schedstat at the next sample.
         p->sched_fd = ::open((dir() + "/schedstat").c_str(), O_RDONLY | O_CLOEXEC);
@@ -735,7 +799,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     // The command line changes only by an exec, which the process runs; its
     // cgroup can change without it running (another process moves it).
     auto read_identity = [&] {
-      if (p.ran_lately || p.sched_fd < 0) {
+      if (p.ran_lately || (p.sched_fd < 0 && !bpf)) {
         auto cmd = read_small_file(dir() + "/cmdline", 4096);
         p.role = cmd ? role_from_cmdline(*cmd) : "";
       }
@@ -755,7 +819,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
       }
       p.statm.assign(*statm);
     } else {
-      if (ran && p.sched_fd >= 0) {
+      if (ran && p.sched_fd >= 0 && !bpf) {
         // It ran but its memory did not move: did it start threads, whose runs
         // its own schedstat would not show? proc/PID/task's link count is 2 +
         // threads, one stat() where status would cost ten times more to generate.
@@ -769,7 +833,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     p.rss = resident * page;
     if (p.hwm && *p.hwm < p.rss) p.hwm = p.rss;
   }
-  complete_walk_ = complete && !members;  // the quiet shortcut is for tree and proc/ walks
+  complete_walk_ = complete && !members && !bpf;  // the quiet shortcut is for tree and proc/ walks
   for (auto it = cache_.begin(); it != cache_.end();)
     it = it->second->seen == generation_ ? std::next(it) : drop(it);
 

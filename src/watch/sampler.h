@@ -33,9 +33,16 @@ struct SamplerOptions {
   // path, where a process's identity is checked by its start time (tests use
   // it: a fixture file, unlike a proc file, still reads once its "process" is gone).
   std::optional<size_t> max_open_files;
+  // An unscoped sample (no cgroup, no root_pid) of the live host tells which
+  // processes ran, and which exist, from a BPF task iterator (task_runs.h)
+  // when it loads, instead of a proc/PID/schedstat read per process and
+  // listings of proc/. Off by default; aimem watch turns it on.
+  bool task_iterator = false;
 };
 
 class GpuReader;  // gpu.cc
+class TaskRuns;   // task_runs.h
+struct TaskRun;
 
 class Sampler {
  public:
@@ -50,6 +57,10 @@ class Sampler {
   std::string cgroup_mount() const { return mount_; }    // memory hierarchy's mount, under root
   size_t cached_processes() const { return cache_.size(); }  // for the flat-cost and scope tests
   size_t proc_listings() const { return proc_listings_; }     // times all of proc/ was listed: for the scope tests
+  // How runs are told: "bpf" (the task iterator) or "schedstat"; with
+  // options.task_iterator and "schedstat", task_iterator_problem() says why.
+  const char* run_source() const;
+  const std::string& task_iterator_problem() const { return task_runs_why_; }
 
  private:
   struct Proc;  // per (pid, start time): see sampler.cc
@@ -86,6 +97,9 @@ class Sampler {
   int children_files_ = -1;              // proc/PID/task/TID/children exist: 1, do not: 0, not known yet: -1
   size_t proc_listings_ = 0;
   std::unique_ptr<GpuReader> gpu_;
+  std::unique_ptr<TaskRuns> task_runs_;
+  std::vector<TaskRun> runs_;  // the last read, kept for its capacity
+  std::string task_runs_why_;
   std::vector<std::string> warnings_;
 };
 

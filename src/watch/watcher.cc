@@ -335,6 +335,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   so.all_cgroups = o.cgroup.empty();
   so.gpus = o.gpus;
   so.processes = o.processes;
+  so.task_iterator = o.task_iterator;
   Sampler sampler(so);
   for (const auto& w : sampler.warnings()) fmt::print(stderr, "aimem watch: {}\n", w);
   AlertEngine alerts(o.policy);

@@ -31,6 +31,7 @@ struct WatchOptions {
   std::string cgroup;        // only this cgroup subtree
   std::optional<int> pid;    // only this process tree
   bool gpus = true, processes = true, follow_kernel_log = true;
+  bool task_iterator = true;  // SamplerOptions::task_iterator (whole-host samples only)
   AlertPolicy policy;
   Delivery delivery;
   int64_t duration_us = 0;   // 0 = until stopped

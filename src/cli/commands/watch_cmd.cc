@@ -24,7 +24,7 @@ struct WatchArgs {
   std::vector<std::string> scrape;
   std::optional<int> pid;
   std::string on_alert, webhook, alert_log, duration;
-  bool no_store = false, no_serve = false, no_gpus = false, no_processes = false, no_kmsg = false;
+  bool no_store = false, no_serve = false, no_gpus = false, no_processes = false, no_kmsg = false, no_task_iterator = false;
 };
 
 struct Bad {
@@ -71,6 +71,7 @@ void load_config(const std::string& path, watch::WatchOptions& o) {
       else if (key == "pid") o.pid = v.as<int>();
       else if (key == "gpus") o.gpus = v.as<bool>();
       else if (key == "processes") o.processes = v.as<bool>();
+      else if (key == "task_iterator") o.task_iterator = v.as<bool>();
       else if (key == "kernel_log") o.follow_kernel_log = v.as<bool>();
       else if (key == "oom_window") o.oom_window_us = duration_of(str(v, key), where);
       else if (key == "scrape") {
@@ -138,6 +139,7 @@ int run(const WatchArgs& a) {
     if (a.no_serve) o.serve = false;
     if (a.no_gpus) o.gpus = false;
     if (a.no_processes) o.processes = false;
+    if (a.no_task_iterator) o.task_iterator = false;
     if (a.no_kmsg) o.follow_kernel_log = false;
   } catch (const Bad& b) {
     fmt::print(stderr, "aimem watch: {}\n", b.message);
@@ -191,6 +193,8 @@ Action add_watch(CLI::App& app) {
   sub->add_flag("--no-serve", args->no_serve, "do not serve /metrics");
   sub->add_flag("--no-gpus", args->no_gpus, "do not read GPUs through NVML");
   sub->add_flag("--no-processes", args->no_processes, "do not sample per-process memory");
+  sub->add_flag("--no-task-iterator", args->no_task_iterator,
+                "tell which processes ran from proc/PID/schedstat, not from a BPF task iterator (used, when it loads, for a sample of the whole host)");
   sub->add_flag("--no-kernel-log", args->no_kmsg, "do not follow /dev/kmsg");
   return [args] { return run(*args); };
 }

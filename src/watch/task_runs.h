@@ -1,0 +1,60 @@
+// Every task on the host in one read: a BPF task iterator (bpf/task_runs.bpf.c)
+// that gives each thread's run time, context switches and start time. The
+// watch sampler uses it, when it loads, to tell which processes ran since the
+// last sample (and which exist) without reading a proc/PID/schedstat per
+// process: with 1,000 sleeping processes that per-process read was most of a
+// sample's cost. It needs root (CAP_BPF and CAP_PERFMON), kernel BTF
+// (/sys/kernel/btf/vmlinux) and libbpf.so.1; without any of them open() says
+// why and the sampler reads /proc as before.
+//
+// libbpf is dlopen'ed, and only in a short-lived child process: loading
+// relocates the program against the kernel's BTF, which libbpf reads whole
+// (5 MiB and more), and that peak would stay in aimem watch's VmHWM. The child
+// hands the iterator's link back over a socket (SCM_RIGHTS) and exits; each
+// read then is one bpf(BPF_ITER_CREATE) and a few read()s, no libbpf.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace aimem::watch {
+
+// One thread, as the iterator writes it (layout shared with the BPF program).
+struct TaskRun {
+  uint32_t tid = 0;
+  uint32_t tgid = 0;       // the process (thread group)
+  uint64_t start_ns = 0;   // start, ns since boot: a reused pid reads differently
+  uint64_t run_ns = 0;     // CPU time run
+  uint64_t switches = 0;   // voluntary + involuntary context switches
+  uint32_t kernel = 0;     // a kernel thread
+  uint32_t pad = 0;
+};
+static_assert(sizeof(TaskRun) == 40, "TaskRun must match the BPF program's record");
+
+class TaskRuns {
+ public:
+  // Loads the iterator; nullptr with *why set when it cannot (not built in,
+  // no libbpf, no permission, no BTF, another pid namespace).
+  static std::unique_ptr<TaskRuns> open(std::string* why);
+  ~TaskRuns();
+  TaskRuns(const TaskRuns&) = delete;
+  TaskRuns& operator=(const TaskRuns&) = delete;
+
+  // Every task on the host, replacing out's contents (tid order). False, with
+  // why() set, when the read fails; at most max_tasks records are kept (the
+  // rest are read and dropped, and the call returns false).
+  bool read(std::vector<TaskRun>& out, size_t max_tasks = 1 << 20);
+  const std::string& why() const { return why_; }
+
+ private:
+  explicit TaskRuns(int link_fd) : link_fd_(link_fd) {}
+  int link_fd_;
+  std::string why_;
+  std::vector<char> buf_;  // one read's worth, kept across samples
+};
+
+bool task_runs_built();  // the BPF program was compiled into this binary
+
+}  // namespace aimem::watch

@@ -1,0 +1,136 @@
+// The BPF task iterator (src/watch/task_runs.h), on this machine's kernel:
+// every task is listed with its thread group, kernel threads are marked, a
+// thread that runs has its run time move while a sleeping process's stays,
+// and a process's start time identifies it across reads. Needs root and a
+// build with clang and libbpf-dev (CI installs both); elsewhere skipped, and
+// a build without them is checked to say why.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+#include "watch/sampler.h"
+#include "watch/task_runs.h"
+
+namespace aimem::watch {
+namespace {
+
+const TaskRun* find(const std::vector<TaskRun>& runs, uint32_t tid) {
+  for (auto& r : runs)
+    if (r.tid == tid) return &r;
+  return nullptr;
+}
+
+// The sampler uses the iterator only for a sample of the whole live host; a
+// scoped sample, or proc/ under another root (a fixture, a host's proc/
+// mounted in a container), reads proc/ and says why. Without the build (no
+// clang or libbpf-dev) open() says that instead.
+TEST(TaskRuns, SamplerSaysWhyItReadsProcInstead) {
+  SamplerOptions o;
+  o.gpus = false;
+  o.task_iterator = true;
+  o.root_pid = ::getpid();
+  {
+    Sampler s(o);
+    EXPECT_STREQ(s.run_source(), "schedstat");
+    EXPECT_NE(s.task_iterator_problem().find("scoped"), std::string::npos) << s.task_iterator_problem();
+  }
+  o.root_pid.reset();
+  o.root = test::temp_dir("task-runs-root");
+  {
+    Sampler s(o);
+    EXPECT_STREQ(s.run_source(), "schedstat");
+    EXPECT_NE(s.task_iterator_problem().find("another root"), std::string::npos) << s.task_iterator_problem();
+  }
+  std::filesystem::remove_all(o.root);
+  if (!task_runs_built()) {
+    std::string why;
+    EXPECT_EQ(TaskRuns::open(&why), nullptr);
+    EXPECT_NE(why.find("clang"), std::string::npos) << why;
+  }
+}
+
+TEST(TaskRuns, ListsEveryTaskWithItsProcessAndRunTime) {
+  if (::geteuid() != 0 || !task_runs_built()) GTEST_SKIP() << "needs root and a build with the BPF task iterator";
+  std::string why;
+  auto it = TaskRuns::open(&why);
+  ASSERT_NE(it, nullptr) << why;
+
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    for (;;) ::pause();
+  }
+  // Two threads of this process: one spins on request, one sleeps.
+  std::atomic<int> spin{0};
+  std::atomic<bool> stop{false};
+  std::atomic<pid_t> spinner_tid{0};
+  std::thread spinner([&] {
+    spinner_tid = ::gettid();
+    while (!stop) {
+      if (spin.load() == 1) {
+        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        spin = 2;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  while (!spinner_tid) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the child is asleep in pause()
+
+  std::vector<TaskRun> a, b;
+  ASSERT_TRUE(it->read(a)) << it->why();
+  const uint32_t self = static_cast<uint32_t>(::getpid());
+  const TaskRun* c = find(a, static_cast<uint32_t>(child));
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->tgid, static_cast<uint32_t>(child));
+  EXPECT_EQ(c->kernel, 0u);
+  EXPECT_GT(c->start_ns, 0u);
+  const TaskRun* t = find(a, static_cast<uint32_t>(spinner_tid.load()));
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->tgid, self);  // a thread names its process
+  size_t own = 0;
+  for (auto& r : a) own += r.tgid == self;
+  EXPECT_GE(own, 2u);
+  const TaskRun* kthreadd = find(a, 2);  // pid 2 is kthreadd on Linux
+  ASSERT_NE(kthreadd, nullptr);
+  EXPECT_EQ(kthreadd->kernel, 1u);
+  for (size_t i = 1; i < a.size(); ++i) EXPECT_LT(a[i - 1].tid, a[i].tid);  // tid order, each once
+  const TaskRun before_child = *c, before_spinner = *t;
+
+  spin = 1;
+  while (spin != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(it->read(b)) << it->why();
+  c = find(b, static_cast<uint32_t>(child));
+  t = find(b, static_cast<uint32_t>(spinner_tid.load()));
+  ASSERT_NE(c, nullptr);
+  ASSERT_NE(t, nullptr);
+  EXPECT_GT(t->run_ns, before_spinner.run_ns);  // it ran
+  EXPECT_EQ(c->run_ns, before_child.run_ns);     // it slept throughout
+  EXPECT_EQ(c->switches, before_child.switches);
+  EXPECT_EQ(c->start_ns, before_child.start_ns);  // the same process
+
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(it->read(b)) << it->why();
+  EXPECT_EQ(find(b, static_cast<uint32_t>(child)), nullptr);  // reaped: gone from the list
+
+  // A cap on the records kept is reported, not overrun.
+  EXPECT_FALSE(it->read(b, 3));
+  EXPECT_EQ(b.size(), 3u);
+  stop = true;
+  spinner.join();
+}
+
+}  // namespace
+}  // namespace aimem::watch
