@@ -29,25 +29,47 @@
 #include "watch/scrape.h"
 #include "watch/trend.h"
 #include "watch/trend_diag.h"
+#include "watch/trim.h"
 
 namespace aimem::watch {
 namespace {
 
 constexpr size_t kRetentionEvery = 64;  // appends between retention passes
 
-// The samples of the last `window` microseconds, bounded in count.
+// The samples of the last `window` microseconds, for the trend analysis and
+// the cgroup counters of an OOM event (neither reads processes, which the
+// store keeps), bounded in count and in bytes: at 10 Hz the default 5 minutes
+// of whole samples (50 processes each) held 7 MiB, more than the rest of
+// aimem watch (issue #4: under 10 MiB), and a node with hundreds of pods has
+// a cgroup sample per pod. Over either bound the older half is thinned, so
+// the span is kept at a coarser step.
 class Window {
  public:
   static constexpr size_t kMaxWindow = 600;
+  static constexpr size_t kMaxBytes = 384 << 10;
   explicit Window(int64_t span_us) : span_us_(span_us) {}
   void add(const Sample& s) {
+    Sample slim;
+    slim.time_us = s.time_us;
+    slim.host = s.host;
+    slim.cgroups = s.cgroups;
+    slim.gpus = s.gpus;
+    slim.servers = s.servers;
     std::lock_guard<std::mutex> lock(mu_);
-    samples_.push_back(s);
-    while (!samples_.empty() && samples_.front().time_us < s.time_us - span_us_) samples_.pop_front();
-    if (samples_.size() > kMaxWindow) {  // fast sampling: thin the older half, keep the span
+    bytes_ += footprint(slim);
+    samples_.push_back(std::move(slim));
+    while (!samples_.empty() && samples_.front().time_us < s.time_us - span_us_) {
+      bytes_ -= footprint(samples_.front());
+      samples_.pop_front();
+    }
+    while (samples_.size() > 8 && (samples_.size() > kMaxWindow || bytes_ > kMaxBytes)) {
       std::deque<Sample> thin;
+      bytes_ = 0;
       for (size_t i = 0; i < samples_.size(); ++i)
-        if (i % 2 == 0 || i >= samples_.size() / 2) thin.push_back(std::move(samples_[i]));
+        if (i % 2 == 0 || i >= samples_.size() / 2) {
+          bytes_ += footprint(samples_[i]);
+          thin.push_back(std::move(samples_[i]));
+        }
       samples_ = std::move(thin);
     }
   }
@@ -55,11 +77,20 @@ class Window {
     std::lock_guard<std::mutex> lock(mu_);
     return {samples_.begin(), samples_.end()};
   }
+  // What a sample holds on the heap, near enough to bound the window.
+  static size_t footprint(const Sample& s) {
+    size_t n = sizeof(Sample) + 64;
+    for (const auto& c : s.cgroups) n += sizeof c + c.path.capacity() + c.pod_uid.capacity() + c.container_id.capacity();
+    for (const auto& g : s.gpus) n += sizeof g + g.name.capacity() + g.uuid.capacity();
+    for (const auto& v : s.servers) n += sizeof v + v.target.capacity() + v.kind.capacity() + v.problem.capacity() + v.custom.size() * 96;
+    return n;
+  }
 
  private:
   int64_t span_us_;
   mutable std::mutex mu_;
   std::deque<Sample> samples_;
+  size_t bytes_ = 0;
 };
 
 // Samples keep the largest processes and every one that matters to AI
@@ -195,6 +226,12 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
 
 WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std::function<void(int)>& on_ready) {
   WatchStatus st;
+  // Start-up runs code the loop never runs again: option and configuration
+  // parsing before this point, opening the store, the server and the sampler
+  // after it, the first samples. Each stage's pages are given back (trim.h)
+  // before the next stage maps its own, so neither the resident set nor its
+  // peak holds all of them at once.
+  trim_startup_pages();
   std::mutex store_mu;
   std::unique_ptr<Store> store;
   if (o.store) {
@@ -344,6 +381,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   std::map<std::string, std::set<std::string>> pod_containers;         // restarts
   std::vector<ServerSample> previous_servers;                          // for TTFT deltas
 
+  trim_startup_pages();
   const int64_t start = timeutil::now_us();
   int64_t next = start;
   while (!stop) {
@@ -362,6 +400,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
     trim_processes(s, kStoredProcesses);
     window.add(s);
     ++st.samples;
+    if (st.samples == 1 || st.samples == 3) trim_startup_pages();
     // OOM counters that stepped without a kernel report (a kernel log we
     // cannot read, or an allocation failure at the limit without a kill).
     std::set<std::string> present;
