@@ -218,12 +218,7 @@ struct Sampler::Proc {
   std::string comm, role, cgroup, statm, sched;
   bool ran_lately = false;  // schedstat moved since the command line was last read
   bool user = false;  // has an address space (kernel threads do not)
-  // From the BPF task iterator: the leader's start, and the sums over the
-  // process's threads of run time, context switches and the thread count, at
-  // the last sample (bpf_*) and as summed this sample (acc_*, valid when
-  // acc_gen is the current generation).
-  uint64_t bpf_start = 0, bpf_run = 0, bpf_switches = 0, bpf_threads = 0;
-  uint64_t acc_run = 0, acc_switches = 0, acc_threads = 0, acc_gen = 0;
+  uint64_t bpf_start = 0;  // the leader's start, from the BPF task iterator
   uint64_t rss = 0;
   std::optional<uint64_t> hwm, swap;
   uint64_t seen = 0, born = 0;  // generations
@@ -598,7 +593,10 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
 void Sampler::read_processes(std::vector<ProcessSample>& out) {
   static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const int self = ::getpid();  // always read in full: it is running while it reads
+  size_t dropped = 0, born = 0;  // this sample: whether anyone can have been re-parented
+  size_t seen_now = 0;            // distinct entries seen this sample
   auto drop = [&](auto it) {
+    ++dropped;
     if (it->second->fd >= 0) ::close(it->second->fd), --fds_held_;
     if (it->second->sched_fd >= 0) ::close(it->second->sched_fd), --fds_held_;
     return cache_.erase(it);
@@ -625,27 +623,46 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
   // The task iterator lists every task with its run time: the processes are
   // its thread group leaders, and each one's threads are summed into its
   // entry, so a process ran since the last sample iff a sum moved.
+  //
+  // The sums go into a flat table in pid order (sigs_), compared with the last
+  // sample's by a merge: a process that did not run is passed over without
+  // touching its cache entry, whose lookups (hash bucket, node, entry) were
+  // cache misses that cost more than the iterator itself.
   bool bpf = false;
-  std::vector<uint64_t> starts;  // with bpf: each listed process's start
+  std::vector<Proc*> hints;  // with bpf, parallel to listed: the entry of the same process last sample
   if (task_runs_ && !members) {
     if (task_runs_->read(runs_, opt_.max_processes * 64)) {
       bpf = true;
-      starts.reserve(cache_.size() + 64);
-      for (const TaskRun& r : runs_) {
-        if (r.kernel) continue;  // no memory of its own
-        int tgid = static_cast<int>(r.tgid);
-        if (r.tid == r.tgid) listed.push_back(tgid), starts.push_back(r.start_ns);
-        auto c = cache_.find(tgid);
-        if (c == cache_.end()) continue;
-        Proc& p = *c->second;
-        if (p.acc_gen != generation_) p.acc_gen = generation_, p.acc_run = p.acc_switches = p.acc_threads = 0;
-        p.acc_run += r.run_ns;
-        p.acc_switches += r.switches;
-        ++p.acc_threads;
+      next_sigs_.clear();
+      for (const TaskRun& r : runs_)  // leaders, in pid order
+        if (!r.kernel && r.tid == r.tgid)  // kernel threads have no memory of their own
+          next_sigs_.push_back({static_cast<int>(r.tgid), nullptr, r.start_ns, r.run_ns, r.switches, 1});
+      auto by_pid = [](const RunSig& a, int pid) { return a.pid < pid; };
+      for (const TaskRun& r : runs_) {  // then the other threads, summed into their process
+        if (r.kernel || r.tid == r.tgid) continue;
+        auto e = std::lower_bound(next_sigs_.begin(), next_sigs_.end(), static_cast<int>(r.tgid), by_pid);
+        if (e == next_sigs_.end() || e->pid != static_cast<int>(r.tgid)) continue;  // its leader is gone
+        e->run += r.run_ns, e->switches += r.switches, ++e->threads;
+      }
+      // Merge with the last sample's table: the same pid and start is the same
+      // process, and its entry is known; unchanged sums: it did not run.
+      size_t j = 0;
+      hints.reserve(next_sigs_.size());
+      for (RunSig& e : next_sigs_) {
+        while (j < sigs_.size() && sigs_[j].pid < e.pid) ++j;
+        listed.push_back(e.pid);
+        if (j < sigs_.size() && sigs_[j].pid == e.pid && sigs_[j].start == e.start && sigs_[j].proc) {
+          hints.push_back(sigs_[j].proc);
+          e.ran = sigs_[j].run != e.run || sigs_[j].switches != e.switches || sigs_[j].threads != e.threads;
+        } else {
+          hints.push_back(nullptr);
+          e.ran = true;  // new to the table: read in full
+        }
       }
     } else {
       warn(fmt::format("the BPF task iterator stopped ({}): runs are told from proc/PID/schedstat", task_runs_->why()));
       task_runs_.reset();
+      sigs_.clear();
     }
   }
   if (!members && !bpf) {
@@ -675,8 +692,12 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     }
   }
   std::vector<Proc*> live;
+  live.reserve(listed.size());
   for (size_t i = 0; i < listed.size(); ++i) {
     const int pid = listed[i];
+    // With bpf: the cache entry the merge found (same pid, same start), and
+    // whether the process ran. The table keeps the entry only if it stays.
+    Proc* hint = bpf ? hints[i] : nullptr;
     std::string dir_;  // built only off the fast path
     auto dir = [&]() -> const std::string& {
       if (dir_.empty()) dir_ = proc_ + "/" + std::to_string(pid);
@@ -696,8 +717,16 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     const uint64_t turn = static_cast<uint64_t>(pid) + generation_;
     const bool identity_due = turn % identity_period == 0;
     bool ran = false;  // schedstat moved since the last sample
+    if (hint && !next_sigs_[i].ran && still && pid != self && turn % statm_period != 0 && !identity_due) {
+      Proc& p = *hint;
+      seen_now += p.seen != generation_;
+      p.seen = generation_;  // no thread ran, nothing unmapped: rss, hwm and swap stand
+      live.push_back(&p);
+      next_sigs_[i].proc = &p;
+      continue;
+    }
     auto it = cache_.find(pid);
-    if (bpf && it != cache_.end() && it->second->bpf_start != starts[i]) {
+    if (bpf && it != cache_.end() && it->second->bpf_start != next_sigs_[i].start) {
       drop(it);  // the pid names another process now
       it = cache_.end();
     }
@@ -705,15 +734,8 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
       Proc& p = *it->second;
       bool alive = true;
       if (bpf) {
-        ran = p.acc_gen != generation_ || p.acc_run != p.bpf_run || p.acc_switches != p.bpf_switches ||
-              p.acc_threads != p.bpf_threads;
-        p.bpf_run = p.acc_run, p.bpf_switches = p.acc_switches, p.bpf_threads = p.acc_threads;
-        p.threads = static_cast<int>(std::min<uint64_t>(p.acc_threads, 1 << 30));
-        if (!ran && still && pid != self && turn % statm_period != 0 && !identity_due) {
-          p.seen = generation_;  // no thread ran, nothing unmapped: rss, hwm and swap stand
-          live.push_back(&p);
-          continue;
-        }
+        ran = next_sigs_[i].ran;
+        p.threads = static_cast<int>(std::min<uint64_t>(next_sigs_[i].threads, 1 << 30));
       } else if (p.sched_fd >= 0) {
         char sbuf[128];
         ssize_t n = ::pread(p.sched_fd, sbuf, sizeof sbuf, 0);
@@ -723,6 +745,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
           ran = true;
           p.sched.assign(sched);
         } else if (still && p.threads == 1 && pid != self && turn % statm_period != 0 && !identity_due) {
+          seen_now += p.seen != generation_;
           p.seen = generation_;  // did not run, nothing unmapped: rss, hwm and swap stand
           live.push_back(&p);
           continue;
@@ -753,8 +776,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
       p->ppid = st->ppid;
       p->comm = st->comm;
       p->born = generation_;
-      // With bpf the run sums start at zero: the next sample reads it in full.
-      if (bpf) p->bpf_start = starts[i];
+      if (bpf) p->bpf_start = next_sigs_[i].start;
       if (fds_held_ < fd_budget_) {
         p->fd = ::open((dir() + "/statm").c_str(), O_RDONLY | O_CLOEXEC);
         if (p->fd >= 0) ++fds_held_;
@@ -787,10 +809,13 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
         continue;
       }
       it = cache_.emplace(pid, std::move(p)).first;
+      ++born;
     }
     Proc& p = *it->second;
+    seen_now += p.seen != generation_;
     p.seen = generation_;
     live.push_back(&p);
+    if (bpf) next_sigs_[i].proc = &p;
     // statm: size resident shared text lib data dt, in pages.
     std::string_view sv = *statm;
     text::parse_u64(sv, &sv);
@@ -834,11 +859,18 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     if (p.hwm && *p.hwm < p.rss) p.hwm = p.rss;
   }
   complete_walk_ = complete && !members && !bpf;  // the quiet shortcut is for tree and proc/ walks
-  for (auto it = cache_.begin(); it != cache_.end();)
-    it = it->second->seen == generation_ ? std::next(it) : drop(it);
+  if (bpf) sigs_.swap(next_sigs_);  // entries it points to were all seen: the sweep keeps them
+  // When the entries seen number the cache, none went unseen: the pass over
+  // every entry (a cache miss each) is skipped.
+  if (seen_now != cache_.size())
+    for (auto it = cache_.begin(); it != cache_.end();)
+      it = it->second->seen == generation_ ? std::next(it) : drop(it);
 
-  // A process whose parent exited was re-parented: refresh its ppid.
+  // A process whose parent exited was re-parented: refresh its ppid. Only an
+  // exit re-parents, and a parent can only have changed identity if a process
+  // is new to the cache: in a sample with neither, the pass is skipped.
   for (Proc* p : live) {
+    if (!dropped && !born) break;
     auto parent = cache_.find(p->ppid);
     // A parent outside the cache is outside the scope (or gone): it is looked
     // for only then, not its child's status read every sample.
@@ -854,8 +886,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
       parse_status(*status, p->ppid, name, user, rss, hwm, swap);
   }
 
-  std::vector<int> pids;  // ascending: neither the listings nor the cache are in pid order
-  pids.reserve(cache_.size());
+  std::vector<int> pids;  // the tree, from its root
   if (opt_.root_pid) {
     std::unordered_map<int, std::vector<int>> children;
     for (auto& [pid, p] : cache_) children[p->ppid].push_back(pid);
@@ -864,21 +895,31 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
       if (auto c = children.find(pids[i]); c != children.end())
         for (int child : c->second)
           if (child != *opt_.root_pid) pids.push_back(child);
-  } else {
-    for (auto& [pid, p] : cache_) pids.push_back(pid);
   }
-  std::sort(pids.begin(), pids.end());
-  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  std::vector<const Proc*> order;
+  if (opt_.root_pid) {
+    std::sort(pids.begin(), pids.end());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+    order.reserve(pids.size());
+    for (int pid : pids) order.push_back(cache_.at(pid).get());
+  } else {
+    // After the sweep the cache holds just what live lists (with the task
+    // iterator, in pid order already): no lookups.
+    order.assign(live.begin(), live.end());
+    auto by_pid = [](const Proc* a, const Proc* b) { return a->pid < b->pid; };
+    if (!std::is_sorted(order.begin(), order.end(), by_pid)) std::sort(order.begin(), order.end(), by_pid);
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+  }
   std::string cg = opt_.cgroup;
   while (cg.size() > 1 && cg.back() == '/') cg.pop_back();
   const std::string below = cg + "/";
-  out.reserve(pids.size());
-  for (int pid : pids) {
-    const Proc& p = *cache_.at(pid);
+  out.reserve(order.size());
+  for (const Proc* pp : order) {
+    const Proc& p = *pp;
     if (!p.user) continue;  // kernel threads own no memory of their own
     if (!cg.empty() && cg != "/" && p.cgroup != cg && !text::starts_with(p.cgroup, below)) continue;
     ProcessSample& ps = out.emplace_back();
-    ps.pid = pid;
+    ps.pid = p.pid;
     ps.ppid = p.ppid;
     ps.comm = p.comm;
     ps.role = p.role;

@@ -99,6 +99,15 @@ class Sampler {
   std::unique_ptr<GpuReader> gpu_;
   std::unique_ptr<TaskRuns> task_runs_;
   std::vector<TaskRun> runs_;  // the last read, kept for its capacity
+  // Per process, summed over its threads at the last sample (sigs_, in pid
+  // order) and at this one (next_sigs_): see read_processes.
+  struct RunSig {
+    int pid = 0;
+    Proc* proc = nullptr;  // its cache entry, when it stayed in the cache
+    uint64_t start = 0, run = 0, switches = 0, threads = 0;
+    bool ran = true;  // this sample: the sums moved, or it is new to the table
+  };
+  std::vector<RunSig> sigs_, next_sigs_;
   std::string task_runs_why_;
   std::vector<std::string> warnings_;
 };
