@@ -52,6 +52,16 @@
 // full statm read at least every kStatmRefresh samples, staggered by pid.
 // Its own process is always read in full (it is running while it reads).
 //
+// The task iterator (options.task_iterator, a sample of the whole live host,
+// task_runs.h). One read lists every task with its run time and context
+// switches; summed per process over all its threads, an unchanged sum is the
+// shortcut's "did not run" for multi-threaded processes too (a thread started
+// and ended between samples shows in the run time of the thread that started
+// it), the leaders are the process listing (no proc/ walk, no loadavg probe),
+// and the leader's start time tells a reused pid. schedstat is then neither
+// held nor read. The full statm read every kStatmRefresh samples stays: the
+// iterator sees no more than schedstat of what moves memory from outside.
+//
 // Cached identity: the command line (and the role read from it) is re-read
 // when the name changes, which exec does (exec keeps the start time); the
 // cgroup with every status read. A sleeping process moved to another cgroup,
