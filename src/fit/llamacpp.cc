@@ -176,7 +176,13 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   uint32_t swa_cells = 0;
   for (uint32_t il = 0; il < n_layer; ++il) {
     uint32_t nkv = head_kv(m, il);
-    if (nkv == 0 && !mla) continue;
+    // A hybrid's recurrent layers have no KV (llama-memory-hybrid.cpp: the
+    // default filter_attn is !is_recr(il)); MLA layers are cached whatever
+    // head_count_kv says, but in Kimi-Linear the KDA layers between them are
+    // recurrent and cache nothing.
+    const bool recurrent_only = nkv == 0 && ((il < m.recurrent_r.size() && m.recurrent_r[il] > 0) ||
+                                             (il < m.recurrent_s.size() && m.recurrent_s[il] > 0));
+    if (nkv == 0 && (!mla || recurrent_only)) continue;
     bool swa = m.n_swa > 0 && il < m.swa_layer.size() && m.swa_layer[il];
     uint32_t c = cells;
     if (swa) {

@@ -1,9 +1,10 @@
 // aimem fit against the real llama.cpp engine (node-llama-cpp 3.22.1, CPU;
-// `make node-deps`) for the linear-attention architectures: RWKV-6, RWKV-6
-// Qwen2, RWKV-7 and ARWKV-7 (every layer recurrent: a token-shift row and a
-// WKV state per sequence) and the gated delta-net hybrids Qwen3-Next (MoE)
-// and Qwen3.5 (dense), whose every fourth layer is attention with a KV cache.
-// (Mamba, Mamba-2 and Jamba are in llamacpp_recurrent_test.cc.)
+// `make node-deps`) for the linear-attention and hybrid architectures:
+// RWKV-6, RWKV-6 Qwen2, RWKV-7 and ARWKV-7 (every layer recurrent: a
+// token-shift row and a WKV state per sequence), the gated delta-net hybrids
+// Qwen3-Next (MoE) and Qwen3.5 (dense), LFM2 (short convolutions), Falcon-H1
+// (Mamba-2 and attention in every layer) and Kimi-Linear (KDA and MLA
+// layers). Mamba, Mamba-2 and Jamba are in llamacpp_recurrent_test.cc.
 //
 // Tiny GGUF files with random F32 weights are written with every tensor the
 // bundled engine's loader requires (llama.cpp v0.5.0 as node-llama-cpp ships
@@ -11,16 +12,18 @@
 // exactly or the load fails), loaded with two settings, and the engine's
 // logged buffers are compared with aimem's plan: weights, KV and the
 // recurrent-state (RS) buffer within 1% (to the engine's printed precision
-// where that is coarser), and the total without compute within 1%. aimem
-// does not replay these graphs' compute buffers (llamacpp_graph.cc replays
-// the llama graph and stands in for them): compute is held to the band the
-// plan states, and the measured error is printed in the table.
+// where that is coarser), the output buffer to that precision, the graph's
+// max_nodes exactly, and the total without compute within 1%. aimem does not
+// replay these graphs' compute buffers (llamacpp_graph.cc replays the llama
+// graph and stands in for them): compute is held to the band the plan
+// states, and the measured error is printed in the table.
 //
-// Other recurrent or hybrid architectures of the bundled engine
-// (llm_arch_is_recurrent / llm_arch_is_hybrid in src/llama-arch.cpp) that are
-// not measured here: falcon-h1, plamo2, granitehybrid, lfm2, lfm2moe,
-// nemotron_h, nemotron_h_moe, kimi-linear, bailingmoe3, kimi-k3, qwen35moe,
-// qwen4exp, deepseek4, minimax-01.
+// Recurrent or hybrid architectures of the bundled engine
+// (llm_arch_is_recurrent / llm_arch_is_hybrid in src/llama-arch.cpp) not
+// measured here or in llamacpp_recurrent_test.cc: plamo2, granitehybrid,
+// lfm2moe, nemotron_h, nemotron_h_moe, bailingmoe3, kimi-k3, qwen35moe,
+// qwen4exp, deepseek4 and minimax-01. The bundled engine has a loader for
+// each of them; they are simply not written here yet.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -362,6 +365,84 @@ GgufWriter falcon_h1(bool) {
   return w;
 }
 
+// src/models/kimi-linear.cpp: layers with head_count_kv 0 are Kimi Delta
+// Attention (conv states of Q, K and V, a head_dim^2 state per head), the
+// others MLA attention (split K/V up-projections: the latent KV cache);
+// a dense first block, MoE after it.
+GgufWriter kimi_linear(bool) {
+  const std::string a = "kimi-linear";
+  const uint64_t E = kHyEmbd, H = kHyHeads, kda = 64, d_conv = 4, lora = 64, rope = 32, nope = 64, vdim = 64;
+  const uint64_t n_expert = 4, ff_exp = 128;
+  const std::vector<int32_t> kv = {0, 0, 0, 1};
+  GgufWriter w = test::tiny_writer(a, kVocab);
+  base_keys(w, a, kHyLayers, kHyEmbd, kHyFf);
+  w.set_u32(a + ".attention.head_count", uint32_t(H));
+  w.set_arr_i32(a + ".attention.head_count_kv", kv);
+  w.set_u32(a + ".attention.key_length", uint32_t(lora + rope));
+  w.set_u32(a + ".attention.value_length", uint32_t(lora));
+  w.set_u32(a + ".attention.key_length_mla", uint32_t(nope + rope));
+  w.set_u32(a + ".attention.value_length_mla", uint32_t(vdim));
+  w.set_u32(a + ".attention.kv_lora_rank", uint32_t(lora));
+  w.set_u32(a + ".rope.dimension_count", uint32_t(rope));
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set_u32(a + ".ssm.conv_kernel", uint32_t(d_conv));
+  w.set_u32(a + ".kda.head_dim", uint32_t(kda));
+  w.set_u32(a + ".expert_count", uint32_t(n_expert));
+  w.set_u32(a + ".expert_used_count", 2);
+  w.set_u32(a + ".expert_feed_forward_length", uint32_t(ff_exp));
+  w.set_u32(a + ".expert_shared_count", 1);
+  w.set_u32(a + ".leading_dense_block_count", 1);
+  w.set_u32(a + ".expert_gating_func", 2);  // sigmoid
+  TensorFiller t{w};
+  t.add("token_embd.weight", {E, kVocab});
+  t.add("output_norm.weight", {E}, 1.0f);
+  t.add("output.weight", {E, kVocab});
+  for (uint32_t i = 0; i < kHyLayers; ++i) {
+    const std::string b = fmt::format("blk.{}.", i);
+    t.add(b + "attn_norm.weight", {E}, 1.0f);
+    if (kv[i] == 0) {
+      t.add(b + "ssm_conv1d_q.weight", {d_conv, 1, kda * H});
+      t.add(b + "ssm_conv1d_k.weight", {d_conv, 1, kda * H});
+      t.add(b + "ssm_conv1d_v.weight", {d_conv, 1, kda * H});
+      t.add(b + "attn_q.weight", {E, kda * H});
+      t.add(b + "attn_k.weight", {E, kda * H});
+      t.add(b + "attn_v.weight", {E, kda * H});
+      t.add(b + "ssm_f_a.weight", {E, kda});
+      t.add(b + "ssm_f_b.weight", {kda, kda * H});
+      t.add(b + "ssm_beta.weight", {E, H});
+      t.add(b + "ssm_a", {1, H}, -1.0f);
+      t.add(b + "ssm_dt.bias", {kda * H});
+      t.add(b + "ssm_g_a.weight", {E, kda});
+      t.add(b + "ssm_g_b.weight", {kda, kda * H});
+      t.add(b + "ssm_norm.weight", {kda}, 1.0f);
+      t.add(b + "attn_output.weight", {kda * H, E});
+    } else {
+      t.add(b + "attn_kv_a_norm.weight", {lora}, 1.0f);
+      t.add(b + "attn_q.weight", {E, H * (nope + rope)});
+      t.add(b + "attn_kv_a_mqa.weight", {E, lora + rope});
+      t.add(b + "attn_k_b.weight", {nope, lora, H});
+      t.add(b + "attn_v_b.weight", {lora, vdim, H});
+      t.add(b + "attn_output.weight", {H * vdim, E});
+    }
+    t.add(b + "ffn_norm.weight", {E}, 1.0f);
+    if (i == 0) {
+      t.add(b + "ffn_gate.weight", {E, kHyFf});
+      t.add(b + "ffn_down.weight", {kHyFf, E});
+      t.add(b + "ffn_up.weight", {E, kHyFf});
+    } else {
+      t.add(b + "ffn_gate_inp.weight", {E, n_expert});
+      t.add(b + "ffn_gate_exps.weight", {E, ff_exp, n_expert});
+      t.add(b + "ffn_down_exps.weight", {ff_exp, E, n_expert});
+      t.add(b + "ffn_up_exps.weight", {E, ff_exp, n_expert});
+      t.add(b + "ffn_gate_shexp.weight", {E, ff_exp});
+      t.add(b + "ffn_down_shexp.weight", {ff_exp, E});
+      t.add(b + "ffn_up_shexp.weight", {E, ff_exp});
+      t.add(b + "exp_probs_b.bias", {n_expert}, 0.0f);
+    }
+  }
+  return w;
+}
+
 // --- measuring --------------------------------------------------------------
 // The recurrent-state buffer is not in measure.mjs's JSON; it is read from
 // the engine's log:
@@ -399,7 +480,10 @@ double mib_sum(const json& j) {
 }
 
 // node-llama-cpp's context rules (docs/fit-llamacpp.md §1) as aimem settings.
-FitSettings nlc_settings(uint32_t ctx, uint32_t seqs, uint32_t n_ctx_train) {
+// Flash attention: "auto" (llama.cpp enables it on the CPU) unless the K and
+// V head sizes differ, where node-llama-cpp turns it off itself
+// (GgufInsights.flashAttentionSupported).
+FitSettings nlc_settings(uint32_t ctx, uint32_t seqs, uint32_t n_ctx_train, bool fa) {
   auto pad256 = [](uint32_t x) { return (x + 255) / 256 * 256; };
   FitSettings s;
   s.runtime = Runtime::kLlamaCpp;
@@ -408,7 +492,7 @@ FitSettings nlc_settings(uint32_t ctx, uint32_t seqs, uint32_t n_ctx_train) {
   s.concurrency = seqs;
   s.batch = s.ubatch = std::max(std::min(s.ctx * seqs, 512u), seqs);
   s.unified_kv = false;
-  s.flash_attn = true;  // "auto" resolves to enabled on the CPU
+  s.flash_attn = fa;
   s.kv_type = "f16";
   return s;
 }
@@ -418,6 +502,7 @@ struct Arch {
   GgufWriter (*make)(bool);
   bool variant;
   bool has_kv;  // hybrid: attention layers with a KV cache
+  bool fa = true;  // false: key_length != value_length (node-llama-cpp turns flash attention off)
 };
 
 TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
@@ -432,6 +517,7 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
       {"rwkv7", rwkv7, false, false},        {"arwkv7", rwkv7, true, false},
       {"qwen3next", delta_net, true, true},  {"qwen35", delta_net, false, true},
       {"lfm2", lfm2, false, true},           {"falcon-h1", falcon_h1, false, true},
+      {"kimi-linear", kimi_linear, false, true, false},
   };
   const uint32_t settings[][2] = {{512, 1}, {2048, 3}};  // context, sequences
   Hardware hw;
@@ -465,7 +551,7 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
                                     ? e["compute_buffers_mib_4dp"] : e["compute_buffers_mib"]);
       EXPECT_EQ(ekv > 0, arch.has_kv) << label << ": the engine's KV buffer";
 
-      Plan p = plan_once(*spec, nlc_settings(ctx, seqs, spec->n_ctx_train), hw, {});
+      Plan p = plan_once(*spec, nlc_settings(ctx, seqs, spec->n_ctx_train, arch.fa), hw, {});
       double w = 0, kv = 0, rs = 0, comp = 0, out = 0;
       for (const Term& t : p.terms) {
         if (t.component == "weights") w += double(t.bytes);
@@ -480,7 +566,9 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
                            ers / kMiBd, rs / kMiBd, ec / kMiBd, err(comp, ec) * 100, eo / kMiBd, out / kMiBd,
                            etotal / kMiBd, err(total, etotal) * 100);
       EXPECT_LE(std::fabs(err(w, ew)), 0.01) << label << ": weights";
-      EXPECT_LE(std::fabs(err(kv, ekv)), 0.01) << label << ": KV cache";
+      // KV within 1%, or within the printed precision where that is coarser
+      // (Kimi-Linear's one MLA layer caches 0.094 MiB at 512 cells).
+      EXPECT_LE(std::fabs(kv - ekv), std::max(0.01 * ekv, kPrinted * kMiBd)) << label << ": KV cache";
       EXPECT_NEAR(rs / kMiBd, *rs_log.buffer_mib, kPrinted) << label << ": recurrent state (RS buffer)";
       double r_bytes = 0, s_bytes = 0;
       for (size_t il = 0; il < spec->recurrent_r.size(); ++il) {
