@@ -278,12 +278,19 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
         "it offloads layers by that figure",
         ngl >= int(n_layer) + 1 ? "full" : "partial", n_ctx, ollama_graph / kMiB));
   }
+  // MiniMax-01's lightning attention (src/models/minimax-01.cpp) multiplies a
+  // T x T x n_head decay input into q.k^T: the input, its exp(scale()) and
+  // qk are live together, 3 F32 T^2 x n_head tensors the llama replay lacks;
+  // sched_reserve reserves it with one sequence, so T is the whole ubatch
+  // ([TAG_RESERVE_DIAG_DECAY] in src/llama-context.cpp).
+  const uint64_t diag_decay =
+      m.architecture == "minimax-01" ? 3ull * gs.n_ubatch * gs.n_ubatch * m.n_head * 4 : 0;
   for (uint32_t g = 0; g < n_gpus && ngl > 0; ++g) {
     GraphShape gg = gs;
     gg.n_layer = std::max<uint32_t>(1, gpu_block_layers / n_gpus);
     gg.has_output = device_of(n_layer) == gpu_name(g);
     gg.alignment = 256;  // CUDA buffer alignment
-    uint64_t b = llamacpp_graph_replay(gg);
+    uint64_t b = llamacpp_graph_replay(gg) + diag_decay;
     if (ollama && g == 0 && ollama_graph > b) b = ollama_graph;
     add_term(p, gpu_name(g), "compute",
              fmt::format("compute buffer (ubatch {}, {})", gs.n_ubatch, fa ? "flash attention" : "no flash attention"), b,
@@ -296,7 +303,7 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
       GraphShape gh = gs;
       gh.n_layer = n_gpus == 0 ? n_layer : std::max<uint32_t>(1, n_layer - gpu_block_layers);
       gh.has_output = device_of(n_layer) == "host";
-      b = llamacpp_graph_replay(gh);
+      b = llamacpp_graph_replay(gh) + diag_decay;
     } else {
       // Full offload: the host buffer holds the embedding lookup and the inputs.
       b = uint64_t(m.n_embd) * gs.n_ubatch * 4 + uint64_t(cells) * ((gs.n_ubatch + 63) / 64 * 64) * 4;

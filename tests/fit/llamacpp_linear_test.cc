@@ -3,8 +3,9 @@
 // RWKV-6, RWKV-6 Qwen2, RWKV-7 and ARWKV-7 (every layer recurrent: a
 // token-shift row and a WKV state per sequence), the gated delta-net hybrids
 // Qwen3-Next (MoE) and Qwen3.5 (dense), LFM2 (short convolutions), Falcon-H1
-// (Mamba-2 and attention in every layer) and Kimi-Linear (KDA and MLA
-// layers). Mamba, Mamba-2 and Jamba are in llamacpp_recurrent_test.cc.
+// (Mamba-2 and attention in every layer), Kimi-Linear (KDA and MLA layers),
+// Nemotron-H (Mamba-2, attention and MLP layers) and MiniMax-01 (lightning
+// attention). Mamba, Mamba-2 and Jamba are in llamacpp_recurrent_test.cc.
 //
 // Tiny GGUF files with random F32 weights are written with every tensor the
 // bundled engine's loader requires (llama.cpp v0.5.0 as node-llama-cpp ships
@@ -21,9 +22,9 @@
 // Recurrent or hybrid architectures of the bundled engine
 // (llm_arch_is_recurrent / llm_arch_is_hybrid in src/llama-arch.cpp) not
 // measured here or in llamacpp_recurrent_test.cc: plamo2, granitehybrid,
-// lfm2moe, nemotron_h, nemotron_h_moe, bailingmoe3, kimi-k3, qwen35moe,
-// qwen4exp, deepseek4 and minimax-01. The bundled engine has a loader for
-// each of them; they are simply not written here yet.
+// lfm2moe, nemotron_h_moe, bailingmoe3, kimi-k3, qwen35moe, qwen4exp and
+// deepseek4. The bundled engine has a loader for each of them; they are
+// simply not written here yet.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -54,7 +55,7 @@ void base_keys(GgufWriter& w, const std::string& a, uint32_t n_layer, uint32_t n
   w.set_u32(a + ".context_length", 8192);
   w.set_u32(a + ".embedding_length", n_embd);
   w.set_u32(a + ".block_count", n_layer);
-  w.set_u32(a + ".feed_forward_length", n_ff);
+  if (n_ff) w.set_u32(a + ".feed_forward_length", n_ff);  // 0: per-layer array or MoE only
   w.set_u32(a + ".vocab_size", kVocab);
 }
 
@@ -443,6 +444,96 @@ GgufWriter kimi_linear(bool) {
   return w;
 }
 
+// src/models/nemotron-h.cpp: three kinds of layer, told apart by
+// head_count_kv and feed_forward_length: Mamba-2 (both 0), attention (KV
+// heads, no FFN) and MLP (an FFN, no KV heads; neither state nor KV).
+GgufWriter nemotron_h(bool) {
+  const std::string a = "nemotron_h";
+  const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, d_conv = 4, d_inner = 512, d_state = 16, heads = 8, groups = 2;
+  const uint64_t conv_dim = d_inner + 2 * groups * d_state;
+  const std::vector<int32_t> kv = {0, int32_t(kHyKvHeads), 0, 0}, ff = {0, 0, int32_t(kHyFf), 0};
+  GgufWriter w = test::tiny_writer(a, kVocab);
+  base_keys(w, a, kHyLayers, kHyEmbd, 0);
+  w.set_arr_i32(a + ".feed_forward_length", ff);
+  w.set_u32(a + ".attention.head_count", kHyHeads);
+  w.set_arr_i32(a + ".attention.head_count_kv", kv);
+  w.set_f32(a + ".attention.layer_norm_epsilon", 1e-5f);
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set_u32(a + ".ssm.conv_kernel", uint32_t(d_conv));
+  w.set_u32(a + ".ssm.inner_size", uint32_t(d_inner));
+  w.set_u32(a + ".ssm.state_size", uint32_t(d_state));
+  w.set_u32(a + ".ssm.time_step_rank", uint32_t(heads));
+  w.set_u32(a + ".ssm.group_count", uint32_t(groups));
+  TensorFiller t{w};
+  t.add("token_embd.weight", {E, kVocab});
+  t.add("output_norm.weight", {E}, 1.0f);
+  t.add("output.weight", {E, kVocab});
+  for (uint32_t i = 0; i < kHyLayers; ++i) {
+    const std::string b = fmt::format("blk.{}.", i);
+    t.add(b + "attn_norm.weight", {E}, 1.0f);
+    if (kv[i] == 0 && ff[i] == 0) {
+      t.add(b + "ssm_in.weight", {E, 2 * d_inner + 2 * groups * d_state + heads});
+      t.add(b + "ssm_conv1d.weight", {d_conv, conv_dim});
+      t.add(b + "ssm_conv1d.bias", {conv_dim});
+      t.add(b + "ssm_dt.bias", {heads});
+      t.add(b + "ssm_a", {1, heads}, -1.0f);
+      t.add(b + "ssm_d", {1, heads}, 1.0f);
+      t.add(b + "ssm_norm.weight", {d_inner / groups, groups}, 1.0f);
+      t.add(b + "ssm_out.weight", {d_inner, E});
+    } else if (ff[i] == 0) {
+      t.add(b + "attn_q.weight", {E, hd * kHyHeads});
+      t.add(b + "attn_k.weight", {E, hd * kv[i]});
+      t.add(b + "attn_v.weight", {E, hd * kv[i]});
+      t.add(b + "attn_output.weight", {hd * kHyHeads, E});
+    } else {
+      t.add(b + "ffn_down.weight", {uint64_t(ff[i]), E});
+      t.add(b + "ffn_up.weight", {E, uint64_t(ff[i])});
+    }
+  }
+  return w;
+}
+
+// src/models/minimax-01.cpp: lightning (linear) attention in every layer
+// but each full_attention_interval-th (state: head_dim^2 per head, no conv),
+// MoE FFN in every layer.
+GgufWriter minimax_01(bool) {
+  const std::string a = "minimax-01";
+  const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, H = kHyHeads, n_expert = 4, ff = 128, layers = 8;
+  GgufWriter w = test::tiny_writer(a, kVocab);
+  base_keys(w, a, uint32_t(layers), kHyEmbd, uint32_t(ff));
+  w.set_u32(a + ".attention.head_count", kHyHeads);
+  w.set_u32(a + ".attention.head_count_kv", kHyKvHeads);
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set_f32(a + ".residual_scale", 1.0f);
+  w.set_u32(a + ".full_attention_interval", 8);
+  w.set_u32(a + ".expert_count", uint32_t(n_expert));
+  w.set_u32(a + ".expert_used_count", 2);
+  TensorFiller t{w};
+  t.add("token_embd.weight", {E, kVocab});
+  t.add("output_norm.weight", {E}, 1.0f);
+  t.add("output.weight", {E, kVocab});
+  for (uint32_t i = 0; i < layers; ++i) {
+    const std::string b = fmt::format("blk.{}.", i);
+    t.add(b + "attn_norm.weight", {E}, 1.0f);
+    if ((i + 1) % 8 == 0) {
+      t.add(b + "attn_q.weight", {E, hd * H});
+      t.add(b + "attn_k.weight", {E, hd * kHyKvHeads});
+      t.add(b + "attn_v.weight", {E, hd * kHyKvHeads});
+    } else {
+      t.add(b + "attn_norm_2.weight", {hd * H}, 1.0f);
+      t.add(b + "attn_qkv.weight", {E, 3 * hd * H});
+      t.add(b + "attn_gate.weight", {E, hd * H});
+    }
+    t.add(b + "attn_output.weight", {hd * H, E});
+    t.add(b + "ffn_norm.weight", {E}, 1.0f);
+    t.add(b + "ffn_gate_inp.weight", {E, n_expert});
+    t.add(b + "ffn_gate_exps.weight", {E, ff, n_expert});
+    t.add(b + "ffn_down_exps.weight", {ff, E, n_expert});
+    t.add(b + "ffn_up_exps.weight", {E, ff, n_expert});
+  }
+  return w;
+}
+
 // --- measuring --------------------------------------------------------------
 // The recurrent-state buffer is not in measure.mjs's JSON; it is read from
 // the engine's log:
@@ -518,6 +609,7 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
       {"qwen3next", delta_net, true, true},  {"qwen35", delta_net, false, true},
       {"lfm2", lfm2, false, true},           {"falcon-h1", falcon_h1, false, true},
       {"kimi-linear", kimi_linear, false, true, false},
+      {"nemotron_h", nemotron_h, false, true},  {"minimax-01", minimax_01, false, true},
   };
   const uint32_t settings[][2] = {{512, 1}, {2048, 3}};  // context, sequences
   Hardware hw;
