@@ -4,8 +4,8 @@
 // token-shift row and a WKV state per sequence), the gated delta-net hybrids
 // Qwen3-Next (MoE) and Qwen3.5 (dense), LFM2 (short convolutions), Falcon-H1
 // (Mamba-2 and attention in every layer), Kimi-Linear (KDA and MLA layers),
-// Nemotron-H (Mamba-2, attention and MLP layers) and MiniMax-01 (lightning
-// attention). Mamba, Mamba-2 and Jamba are in llamacpp_recurrent_test.cc.
+// Nemotron-H (Mamba-2, attention and MLP layers), Granite-4.0-H (Mamba-2 and
+// attention layers) and MiniMax-01 (lightning attention). Mamba, Mamba-2 and Jamba are in llamacpp_recurrent_test.cc.
 //
 // Tiny GGUF files with random F32 weights are written with every tensor the
 // bundled engine's loader requires (llama.cpp v0.5.0 as node-llama-cpp ships
@@ -21,9 +21,7 @@
 //
 // Recurrent or hybrid architectures of the bundled engine
 // (llm_arch_is_recurrent / llm_arch_is_hybrid in src/llama-arch.cpp) not
-// measured here or in llamacpp_recurrent_test.cc: plamo2, granitehybrid,
-// lfm2moe, nemotron_h_moe, bailingmoe3, kimi-k3, qwen35moe, qwen4exp and
-// deepseek4. The bundled engine has a loader for each of them; they are
+// measured here or in llamacpp_recurrent_test.cc: plamo2, lfm2moe, nemotron_h_moe, bailingmoe3, kimi-k3, qwen4exp and deepseek4. The bundled engine has a loader for each of them; they are
 // simply not written here yet.
 #include <gtest/gtest.h>
 
@@ -64,7 +62,7 @@ constexpr uint32_t kRwkvLayers = 2, kRwkvEmbd = 256, kRwkvHead = 64;
 
 // src/models/rwkv6.cpp (layer norms with biases, channel-mix FFN) and
 // rwkv6qwen2.cpp (RMS norm, SwiGLU FFN, one token shift, no time_mix_first).
-GgufWriter rwkv6(bool qwen2) {
+GgufWriter rwkv6(int qwen2) {
   const std::string a = qwen2 ? "rwkv6qwen2" : "rwkv6";
   const uint64_t E = kRwkvEmbd, mix = 32, decay = 64, ff = qwen2 ? 512 : 896;
   GgufWriter w = test::tiny_writer(a, kVocab);
@@ -129,7 +127,7 @@ GgufWriter rwkv6(bool qwen2) {
 
 // src/models/rwkv7.cpp (layer norms with biases, channel-mix FFN) and
 // arwkv7.cpp (RMS norm, SwiGLU FFN, one token shift).
-GgufWriter rwkv7(bool arwkv) {
+GgufWriter rwkv7(int arwkv) {
   const std::string a = arwkv ? "arwkv7" : "rwkv7";
   const uint64_t E = kRwkvEmbd, decay = 32, iclr = 32, vres = 16, gate = 64, ff = arwkv ? 512 : 1024;
   GgufWriter w = test::tiny_writer(a, kVocab);
@@ -197,15 +195,18 @@ GgufWriter rwkv7(bool arwkv) {
 }
 
 // --- gated delta-net hybrids ---------------------------------------------
-// src/models/qwen3next.cpp and qwen35.cpp: layers (il + 1) % 4 != 0 are
+// src/models/qwen3next.cpp, qwen35.cpp and qwen35moe.cpp: layers (il + 1) % 4 != 0 are
 // gated delta-net layers (head dim ssm.state_size, n_group K heads,
 // time_step_rank V heads, one conv over Q, K and V), the others gated
 // attention (Q projection twice as wide: query and gate).
 constexpr uint32_t kDnLayers = 8, kDnEmbd = 256, kDnHeads = 4, kDnKvHeads = 2, kDnHeadDim = 64;
 constexpr uint32_t kDnState = 32, kDnGroups = 2, kDnVHeads = 4, kDnConv = 4;
 
-GgufWriter delta_net(bool moe) {
-  const std::string a = moe ? "qwen3next" : "qwen35";
+enum DeltaNet { kQwen3Next, kQwen35, kQwen35Moe };
+
+GgufWriter delta_net(int variant) {
+  const std::string a = variant == kQwen3Next ? "qwen3next" : variant == kQwen35 ? "qwen35" : "qwen35moe";
+  const bool moe = variant != kQwen35, fused_ba = variant == kQwen3Next;
   const uint64_t E = kDnEmbd, ff = 512, n_expert = 4, ff_exp = 128, ff_sh = 128;
   const uint64_t key_dim = uint64_t(kDnState) * kDnGroups, value_dim = uint64_t(kDnState) * kDnVHeads;
   const uint64_t conv_dim = 2 * key_dim + value_dim;
@@ -228,9 +229,8 @@ GgufWriter delta_net(bool moe) {
     w.set_u32(a + ".expert_used_count", 2);
     w.set_u32(a + ".expert_feed_forward_length", uint32_t(ff_exp));
     w.set_u32(a + ".expert_shared_feed_forward_length", uint32_t(ff_sh));
-  } else {
-    w.set_arr_i32(a + ".rope.dimension_sections", {3, 3, 2, 0});  // M-RoPE over n_rot / 2 pairs
   }
+  if (variant != kQwen3Next) w.set_arr_i32(a + ".rope.dimension_sections", {3, 3, 2, 0});  // M-RoPE over n_rot / 2 pairs
   TensorFiller t{w};
   t.add("token_embd.weight", {E, kVocab});
   t.add("output_norm.weight", {E}, 1.0f);
@@ -252,7 +252,7 @@ GgufWriter delta_net(bool moe) {
       t.add(b + "ssm_conv1d.weight", {kDnConv, conv_dim});
       t.add(b + "ssm_dt.bias", {kDnVHeads});
       t.add(b + "ssm_a", {kDnVHeads}, -1.0f);
-      if (moe) {
+      if (fused_ba) {
         t.add(b + "ssm_ba.weight", {E, 2ull * kDnVHeads});
       } else {
         t.add(b + "ssm_beta.weight", {E, kDnVHeads});
@@ -285,7 +285,7 @@ constexpr uint32_t kHyLayers = 4, kHyEmbd = 256, kHyHeads = 4, kHyKvHeads = 2, k
 // src/models/lfm2.cpp: layers with head_count_kv 0 are short-convolution
 // layers (state: l_cache - 1 rows of n_embd), the others attention with Q/K
 // norms; the output norm is stored as token_embd_norm.
-GgufWriter lfm2(bool) {
+GgufWriter lfm2(int) {
   const std::string a = "lfm2";
   const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, l_cache = 3;
   const std::vector<int32_t> kv = {0, 0, int32_t(kHyKvHeads), 0};
@@ -325,7 +325,7 @@ GgufWriter lfm2(bool) {
 // src/models/falcon-h1.cpp: every layer has both a Mamba-2 mixer and
 // attention, so both a KV cache and a recurrent state (filter_attn and
 // filter_recr both true in llama_model::create_memory).
-GgufWriter falcon_h1(bool) {
+GgufWriter falcon_h1(int) {
   const std::string a = "falcon-h1";
   const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, d_conv = 4, d_inner = 256, d_state = 16, heads = 4, groups = 1;
   const uint64_t conv_dim = d_inner + 2 * groups * d_state;
@@ -370,7 +370,7 @@ GgufWriter falcon_h1(bool) {
 // Attention (conv states of Q, K and V, a head_dim^2 state per head), the
 // others MLA attention (split K/V up-projections: the latent KV cache);
 // a dense first block, MoE after it.
-GgufWriter kimi_linear(bool) {
+GgufWriter kimi_linear(int) {
   const std::string a = "kimi-linear";
   const uint64_t E = kHyEmbd, H = kHyHeads, kda = 64, d_conv = 4, lora = 64, rope = 32, nope = 64, vdim = 64;
   const uint64_t n_expert = 4, ff_exp = 128;
@@ -447,7 +447,7 @@ GgufWriter kimi_linear(bool) {
 // src/models/nemotron-h.cpp: three kinds of layer, told apart by
 // head_count_kv and feed_forward_length: Mamba-2 (both 0), attention (KV
 // heads, no FFN) and MLP (an FFN, no KV heads; neither state nor KV).
-GgufWriter nemotron_h(bool) {
+GgufWriter nemotron_h(int) {
   const std::string a = "nemotron_h";
   const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, d_conv = 4, d_inner = 512, d_state = 16, heads = 8, groups = 2;
   const uint64_t conv_dim = d_inner + 2 * groups * d_state;
@@ -496,7 +496,7 @@ GgufWriter nemotron_h(bool) {
 // src/models/minimax-01.cpp: lightning (linear) attention in every layer
 // but each full_attention_interval-th (state: head_dim^2 per head, no conv),
 // MoE FFN in every layer.
-GgufWriter minimax_01(bool) {
+GgufWriter minimax_01(int) {
   const std::string a = "minimax-01";
   const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, H = kHyHeads, n_expert = 4, ff = 128, layers = 8;
   GgufWriter w = test::tiny_writer(a, kVocab);
@@ -530,6 +530,53 @@ GgufWriter minimax_01(bool) {
     t.add(b + "ffn_gate_exps.weight", {E, ff, n_expert});
     t.add(b + "ffn_down_exps.weight", {ff, E, n_expert});
     t.add(b + "ffn_up_exps.weight", {E, ff, n_expert});
+  }
+  return w;
+}
+
+// src/models/granite-hybrid.cpp: layers with head_count_kv 0 are Mamba-2
+// (d_inner = 2 n_embd), the others attention; a dense FFN in every layer.
+GgufWriter granite_hybrid(int) {
+  const std::string a = "granitehybrid";
+  const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, d_conv = 4, d_inner = 2 * kHyEmbd, d_state = 16, heads = 8, groups = 1;
+  const uint64_t conv_dim = d_inner + 2 * groups * d_state;
+  const std::vector<int32_t> kv = {0, 0, 0, int32_t(kHyKvHeads)};
+  GgufWriter w = test::tiny_writer(a, kVocab);
+  base_keys(w, a, kHyLayers, kHyEmbd, kHyFf);
+  w.set_u32(a + ".attention.head_count", kHyHeads);
+  w.set_arr_i32(a + ".attention.head_count_kv", kv);
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set_u32(a + ".ssm.conv_kernel", uint32_t(d_conv));
+  w.set_u32(a + ".ssm.inner_size", uint32_t(d_inner));
+  w.set_u32(a + ".ssm.state_size", uint32_t(d_state));
+  w.set_u32(a + ".ssm.time_step_rank", uint32_t(heads));
+  w.set_u32(a + ".ssm.group_count", uint32_t(groups));
+  TensorFiller t{w};
+  t.add("token_embd.weight", {E, kVocab});
+  t.add("output_norm.weight", {E}, 1.0f);
+  t.add("output.weight", {E, kVocab});
+  for (uint32_t i = 0; i < kHyLayers; ++i) {
+    const std::string b = fmt::format("blk.{}.", i);
+    t.add(b + "attn_norm.weight", {E}, 1.0f);
+    if (kv[i] == 0) {
+      t.add(b + "ssm_in.weight", {E, 2 * d_inner + 2 * groups * d_state + heads});
+      t.add(b + "ssm_conv1d.weight", {d_conv, conv_dim});
+      t.add(b + "ssm_conv1d.bias", {conv_dim});
+      t.add(b + "ssm_dt.bias", {heads});
+      t.add(b + "ssm_a", {1, heads}, -1.0f);
+      t.add(b + "ssm_d", {1, heads}, 1.0f);
+      t.add(b + "ssm_norm.weight", {d_inner / groups, groups}, 1.0f);
+      t.add(b + "ssm_out.weight", {d_inner, E});
+    } else {
+      t.add(b + "attn_q.weight", {E, hd * kHyHeads});
+      t.add(b + "attn_k.weight", {E, hd * kv[i]});
+      t.add(b + "attn_v.weight", {E, hd * kv[i]});
+      t.add(b + "attn_output.weight", {hd * kHyHeads, E});
+    }
+    t.add(b + "ffn_norm.weight", {E}, 1.0f);
+    t.add(b + "ffn_gate.weight", {E, kHyFf});
+    t.add(b + "ffn_down.weight", {kHyFf, E});
+    t.add(b + "ffn_up.weight", {E, kHyFf});
   }
   return w;
 }
@@ -590,8 +637,8 @@ FitSettings nlc_settings(uint32_t ctx, uint32_t seqs, uint32_t n_ctx_train, bool
 
 struct Arch {
   const char* name;
-  GgufWriter (*make)(bool);
-  bool variant;
+  GgufWriter (*make)(int);
+  int variant;
   bool has_kv;  // hybrid: attention layers with a KV cache
   bool fa = true;  // false: key_length != value_length (node-llama-cpp turns flash attention off)
 };
@@ -604,18 +651,20 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
   const Arch archs[] = {
-      {"rwkv6", rwkv6, false, false},        {"rwkv6qwen2", rwkv6, true, false},
-      {"rwkv7", rwkv7, false, false},        {"arwkv7", rwkv7, true, false},
-      {"qwen3next", delta_net, true, true},  {"qwen35", delta_net, false, true},
-      {"lfm2", lfm2, false, true},           {"falcon-h1", falcon_h1, false, true},
-      {"kimi-linear", kimi_linear, false, true, false},
-      {"nemotron_h", nemotron_h, false, true},  {"minimax-01", minimax_01, false, true},
+      {"rwkv6", rwkv6, 0, false},            {"rwkv6qwen2", rwkv6, 1, false},
+      {"rwkv7", rwkv7, 0, false},            {"arwkv7", rwkv7, 1, false},
+      {"qwen3next", delta_net, kQwen3Next, true}, {"qwen35", delta_net, kQwen35, true},
+      {"qwen35moe", delta_net, kQwen35Moe, true},
+      {"lfm2", lfm2, 0, true},               {"falcon-h1", falcon_h1, 0, true},
+      {"kimi-linear", kimi_linear, 0, true, false},
+      {"nemotron_h", nemotron_h, 0, true},   {"minimax-01", minimax_01, 0, true},
+      {"granitehybrid", granite_hybrid, 0, true},
   };
   const uint32_t settings[][2] = {{512, 1}, {2048, 3}};  // context, sequences
   Hardware hw;
   hw.cpu_amx = test::host_has_amx();
   auto err = [](double a, double b) { return b == 0 ? (a == 0 ? 0.0 : 1.0) : (a - b) / b; };
-  std::string table = fmt::format("\n{:<11} {:>9} | {:>8} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>8} {:>7}\n",
+  std::string table = fmt::format("\n{:<13} {:>9} | {:>8} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>8} {:>7}\n",
                                   "arch", "ctx x seq", "weights", "err", "KV", "err", "RS eng", "aimem", "compute", "err",
                                   "out eng", "aimem", "total", "err");
   for (const Arch& arch : archs) {
@@ -652,7 +701,7 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
         if (t.what.rfind("output buffer", 0) == 0) out += double(t.bytes);
       }
       const double etotal = ew + ekv + ers + ec + eo, total = w + kv + rs + comp + out;
-      table += fmt::format("{:<11} {:>4} x {:<2} | {:>6.2f}Mi {:>+6.2f}% | {:>5.2f}Mi {:>+6.2f}% | {:>6.2f} {:>7.3f} | "
+      table += fmt::format("{:<13} {:>4} x {:<2} | {:>6.2f}Mi {:>+6.2f}% | {:>5.2f}Mi {:>+6.2f}% | {:>6.2f} {:>7.3f} | "
                            "{:>5.2f}Mi {:>+6.1f}% | {:>6.2f} {:>7.3f} | {:>6.2f}Mi {:>+6.2f}%\n",
                            arch.name, ctx, seqs, ew / kMiBd, err(w, ew) * 100, ekv / kMiBd, err(kv, ekv) * 100,
                            ers / kMiBd, rs / kMiBd, ec / kMiBd, err(comp, ec) * 100, eo / kMiBd, out / kMiBd,
