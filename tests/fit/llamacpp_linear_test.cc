@@ -5,7 +5,8 @@
 // Qwen3-Next (MoE) and Qwen3.5 (dense), LFM2 (short convolutions), Falcon-H1
 // (Mamba-2 and attention in every layer), Kimi-Linear (KDA and MLA layers),
 // Nemotron-H (Mamba-2, attention and MLP layers), Granite-4.0-H (Mamba-2 and
-// attention layers) and MiniMax-01 (lightning attention). Mamba, Mamba-2 and Jamba are in llamacpp_recurrent_test.cc.
+// attention layers), PLaMo-2 (Mamba and attention layers) and MiniMax-01
+// (lightning attention). Mamba, Mamba-2 and Jamba are in llamacpp_recurrent_test.cc.
 //
 // Tiny GGUF files with random F32 weights are written with every tensor the
 // bundled engine's loader requires (llama.cpp v0.5.0 as node-llama-cpp ships
@@ -21,12 +22,13 @@
 //
 // Recurrent or hybrid architectures of the bundled engine
 // (llm_arch_is_recurrent / llm_arch_is_hybrid in src/llama-arch.cpp) not
-// measured here or in llamacpp_recurrent_test.cc: plamo2, lfm2moe, nemotron_h_moe, bailingmoe3, kimi-k3, qwen4exp and deepseek4. The bundled engine has a loader for each of them; they are
+// measured here or in llamacpp_recurrent_test.cc: lfm2moe, nemotron_h_moe, bailingmoe3, kimi-k3, qwen4exp and deepseek4. The bundled engine has a loader for each of them; they are
 // simply not written here yet.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -581,6 +583,61 @@ GgufWriter granite_hybrid(int) {
   return w;
 }
 
+// src/models/plamo2.cpp: layers with head_count_kv 0 are Mamba layers with
+// time_step_rank heads and one conv over d_inner (group_count 0), the
+// others attention with a fused QKV and per-head Q/K norms; the norms named
+// by tn(tensor, il) have no ".weight".
+GgufWriter plamo2(int) {
+  const std::string a = "plamo2";
+  const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, H = kHyHeads, d_conv = 4, d_inner = 512, d_state = 16, heads = 8;
+  const uint64_t dt_dim = std::max<uint64_t>(64, E / 16);
+  const std::vector<int32_t> kv = {0, int32_t(kHyKvHeads), 0, int32_t(kHyKvHeads)};
+  GgufWriter w = test::tiny_writer(a, kVocab);
+  base_keys(w, a, kHyLayers, kHyEmbd, kHyFf);
+  w.set_u32(a + ".attention.head_count", kHyHeads);
+  w.set_arr_i32(a + ".attention.head_count_kv", kv);
+  w.set_u32(a + ".attention.key_length", uint32_t(hd));
+  w.set_u32(a + ".attention.value_length", uint32_t(hd));
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-6f);
+  w.set_u32(a + ".ssm.conv_kernel", uint32_t(d_conv));
+  w.set_u32(a + ".ssm.inner_size", uint32_t(d_inner));
+  w.set_u32(a + ".ssm.state_size", uint32_t(d_state));
+  w.set_u32(a + ".ssm.time_step_rank", uint32_t(heads));
+  w.set_u32(a + ".ssm.group_count", 0);
+  TensorFiller t{w};
+  t.add("token_embd.weight", {E, kVocab});
+  t.add("output_norm.weight", {E}, 1.0f);
+  t.add("output.weight", {E, kVocab});
+  for (uint32_t i = 0; i < kHyLayers; ++i) {
+    const std::string b = fmt::format("blk.{}.", i);
+    t.add(b + "attn_norm.weight", {E}, 1.0f);
+    if (kv[i] == 0) {
+      t.add(b + "ssm_in.weight", {E, 2 * d_inner});
+      t.add(b + "ssm_conv1d.weight", {d_conv, d_inner});
+      t.add(b + "ssm_x.weight", {d_inner, dt_dim + 2 * d_state});
+      t.add(b + "ssm_dt.weight", {dt_dim, heads});
+      t.add(b + "ssm_dt.bias", {heads});
+      t.add(b + "ssm_a", {heads}, -1.0f);
+      t.add(b + "ssm_d", {heads}, 1.0f);
+      t.add(b + "ssm_out.weight", {d_inner, E});
+      t.add(b + "ssm_dt_norm", {dt_dim}, 1.0f);
+      t.add(b + "ssm_b_norm", {d_state}, 1.0f);
+      t.add(b + "ssm_c_norm", {d_state}, 1.0f);
+    } else {
+      t.add(b + "attn_qkv.weight", {E, hd * H + 2 * hd * kv[i]});
+      t.add(b + "attn_q_norm.weight", {hd, H}, 1.0f);
+      t.add(b + "attn_k_norm.weight", {hd, uint64_t(kv[i])}, 1.0f);
+      t.add(b + "attn_output.weight", {H * hd, E});
+    }
+    t.add(b + "post_attention_norm", {E}, 1.0f);
+    t.add(b + "ffn_norm.weight", {E}, 1.0f);
+    t.add(b + "ffn_down.weight", {kHyFf, E});
+    t.add(b + "ffn_up.weight", {E, 2ull * kHyFf});
+    t.add(b + "post_ffw_norm", {E}, 1.0f);
+  }
+  return w;
+}
+
 // --- measuring --------------------------------------------------------------
 // The recurrent-state buffer is not in measure.mjs's JSON; it is read from
 // the engine's log:
@@ -658,7 +715,7 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
       {"lfm2", lfm2, 0, true},               {"falcon-h1", falcon_h1, 0, true},
       {"kimi-linear", kimi_linear, 0, true, false},
       {"nemotron_h", nemotron_h, 0, true},   {"minimax-01", minimax_01, 0, true},
-      {"granitehybrid", granite_hybrid, 0, true},
+      {"granitehybrid", granite_hybrid, 0, true}, {"plamo2", plamo2, 0, true},
   };
   const uint32_t settings[][2] = {{512, 1}, {2048, 3}};  // context, sequences
   Hardware hw;
