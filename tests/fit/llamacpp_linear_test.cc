@@ -2,11 +2,12 @@
 // `make node-deps`) for the linear-attention and hybrid architectures:
 // RWKV-6, RWKV-6 Qwen2, RWKV-7 and ARWKV-7 (every layer recurrent: a
 // token-shift row and a WKV state per sequence), the gated delta-net hybrids
-// Qwen3-Next (MoE) and Qwen3.5 (dense), LFM2 (short convolutions), Falcon-H1
-// (Mamba-2 and attention in every layer), Kimi-Linear (KDA and MLA layers),
-// Nemotron-H (Mamba-2, attention and MLP layers), Granite-4.0-H (Mamba-2 and
-// attention layers), PLaMo-2 (Mamba and attention layers) and MiniMax-01
-// (lightning attention). Mamba, Mamba-2 and Jamba are in llamacpp_recurrent_test.cc.
+// Qwen3-Next and Qwen3.5 (dense and MoE), LFM2 and LFM2-MoE (short
+// convolutions), Falcon-H1 (Mamba-2 and attention in every layer),
+// Kimi-Linear (KDA and MLA layers), Nemotron-H (Mamba-2, attention and MLP
+// layers), Granite-4.0-H (Mamba-2 and attention layers), PLaMo-2 (Mamba and
+// attention layers) and MiniMax-01 (lightning attention). Mamba, Mamba-2
+// and Jamba are in llamacpp_recurrent_test.cc.
 //
 // Tiny GGUF files with random F32 weights are written with every tensor the
 // bundled engine's loader requires (llama.cpp v0.5.0 as node-llama-cpp ships
@@ -22,8 +23,9 @@
 //
 // Recurrent or hybrid architectures of the bundled engine
 // (llm_arch_is_recurrent / llm_arch_is_hybrid in src/llama-arch.cpp) not
-// measured here or in llamacpp_recurrent_test.cc: lfm2moe, nemotron_h_moe, bailingmoe3, kimi-k3, qwen4exp and deepseek4. The bundled engine has a loader for each of them; they are
-// simply not written here yet.
+// measured here or in llamacpp_recurrent_test.cc: nemotron_h_moe,
+// bailingmoe3, kimi-k3, qwen4exp and deepseek4. The bundled engine has a
+// loader for each of them; they are simply not written here yet.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -284,12 +286,13 @@ GgufWriter delta_net(int variant) {
 // --- other hybrids ------------------------------------------------------
 constexpr uint32_t kHyLayers = 4, kHyEmbd = 256, kHyHeads = 4, kHyKvHeads = 2, kHyFf = 512;
 
-// src/models/lfm2.cpp: layers with head_count_kv 0 are short-convolution
-// layers (state: l_cache - 1 rows of n_embd), the others attention with Q/K
-// norms; the output norm is stored as token_embd_norm.
-GgufWriter lfm2(int) {
-  const std::string a = "lfm2";
-  const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, l_cache = 3;
+// src/models/lfm2.cpp and lfm2moe.cpp: layers with head_count_kv 0 are
+// short-convolution layers (state: l_cache - 1 rows of n_embd), the others
+// attention with Q/K norms; the output norm is stored as token_embd_norm.
+// LFM2-MoE: after leading_dense_block_count dense blocks, routed experts.
+GgufWriter lfm2(int moe) {
+  const std::string a = moe ? "lfm2moe" : "lfm2";
+  const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, l_cache = 3, n_expert = 4, ff_exp = 128;
   const std::vector<int32_t> kv = {0, 0, int32_t(kHyKvHeads), 0};
   GgufWriter w = test::tiny_writer(a, kVocab);
   base_keys(w, a, kHyLayers, kHyEmbd, kHyFf);
@@ -297,6 +300,13 @@ GgufWriter lfm2(int) {
   w.set_arr_i32(a + ".attention.head_count_kv", kv);
   w.set_u32(a + ".shortconv.l_cache", uint32_t(l_cache));
   w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  if (moe) {
+    w.set_u32(a + ".expert_count", uint32_t(n_expert));
+    w.set_u32(a + ".expert_used_count", 2);
+    w.set_u32(a + ".expert_feed_forward_length", uint32_t(ff_exp));
+    w.set_u32(a + ".leading_dense_block_count", 1);
+    w.set_u32(a + ".expert_gating_func", 2);  // sigmoid
+  }
   TensorFiller t{w};
   t.add("token_embd.weight", {E, kVocab});
   t.add("token_embd_norm.weight", {E}, 1.0f);
@@ -304,9 +314,17 @@ GgufWriter lfm2(int) {
   for (uint32_t i = 0; i < kHyLayers; ++i) {
     const std::string b = fmt::format("blk.{}.", i);
     t.add(b + "ffn_norm.weight", {E}, 1.0f);
-    t.add(b + "ffn_gate.weight", {E, kHyFf});
-    t.add(b + "ffn_down.weight", {kHyFf, E});
-    t.add(b + "ffn_up.weight", {E, kHyFf});
+    if (moe && i >= 1) {
+      t.add(b + "ffn_gate_inp.weight", {E, n_expert});
+      t.add(b + "ffn_gate_exps.weight", {E, ff_exp, n_expert});
+      t.add(b + "ffn_down_exps.weight", {ff_exp, E, n_expert});
+      t.add(b + "ffn_up_exps.weight", {E, ff_exp, n_expert});
+      t.add(b + "exp_probs_b.bias", {n_expert}, 0.0f);
+    } else {
+      t.add(b + "ffn_gate.weight", {E, kHyFf});
+      t.add(b + "ffn_down.weight", {kHyFf, E});
+      t.add(b + "ffn_up.weight", {E, kHyFf});
+    }
     t.add(b + "attn_norm.weight", {E}, 1.0f);
     if (kv[i] == 0) {
       t.add(b + "shortconv.conv.weight", {l_cache, E});
@@ -712,7 +730,8 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
       {"rwkv7", rwkv7, 0, false},            {"arwkv7", rwkv7, 1, false},
       {"qwen3next", delta_net, kQwen3Next, true}, {"qwen35", delta_net, kQwen35, true},
       {"qwen35moe", delta_net, kQwen35Moe, true},
-      {"lfm2", lfm2, 0, true},               {"falcon-h1", falcon_h1, 0, true},
+      {"lfm2", lfm2, 0, true},               {"lfm2moe", lfm2, 1, true},
+      {"falcon-h1", falcon_h1, 0, true},
       {"kimi-linear", kimi_linear, 0, true, false},
       {"nemotron_h", nemotron_h, 0, true},   {"minimax-01", minimax_01, 0, true},
       {"granitehybrid", granite_hybrid, 0, true}, {"plamo2", plamo2, 0, true},
