@@ -4,8 +4,8 @@
 // token-shift row and a WKV state per sequence), the gated delta-net hybrids
 // Qwen3-Next and Qwen3.5 (dense and MoE), LFM2 and LFM2-MoE (short
 // convolutions), Falcon-H1 (Mamba-2 and attention in every layer),
-// Kimi-Linear (KDA and MLA layers), Nemotron-H (Mamba-2, attention and MLP
-// layers), Granite-4.0-H (Mamba-2 and attention layers), PLaMo-2 (Mamba and
+// Kimi-Linear (KDA and MLA layers), Nemotron-H and Nemotron-H MoE (Mamba-2,
+// attention and MLP or MoE layers), Granite-4.0-H (Mamba-2 and attention layers), PLaMo-2 (Mamba and
 // attention layers) and MiniMax-01 (lightning attention). Mamba, Mamba-2
 // and Jamba are in llamacpp_recurrent_test.cc.
 //
@@ -23,9 +23,9 @@
 //
 // Recurrent or hybrid architectures of the bundled engine
 // (llm_arch_is_recurrent / llm_arch_is_hybrid in src/llama-arch.cpp) not
-// measured here or in llamacpp_recurrent_test.cc: nemotron_h_moe,
-// bailingmoe3, kimi-k3, qwen4exp and deepseek4. The bundled engine has a
-// loader for each of them; they are simply not written here yet.
+// measured here or in llamacpp_recurrent_test.cc: bailingmoe3, kimi-k3,
+// qwen4exp and deepseek4. The bundled engine has a loader for each of them;
+// they are simply not written here yet.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -467,8 +467,11 @@ GgufWriter kimi_linear(int) {
 // src/models/nemotron-h.cpp: three kinds of layer, told apart by
 // head_count_kv and feed_forward_length: Mamba-2 (both 0), attention (KV
 // heads, no FFN) and MLP (an FFN, no KV heads; neither state nor KV).
-GgufWriter nemotron_h(int) {
-  const std::string a = "nemotron_h";
+// Nemotron-H MoE (the same loader with expert_count set): the FFN layers
+// are routed experts with a shared expert, up and down projections only.
+GgufWriter nemotron_h(int moe) {
+  const std::string a = moe ? "nemotron_h_moe" : "nemotron_h";
+  const uint64_t n_expert = 4, ff_exp = 128, ff_sh = 128;
   const uint64_t E = kHyEmbd, hd = kHyEmbd / kHyHeads, d_conv = 4, d_inner = 512, d_state = 16, heads = 8, groups = 2;
   const uint64_t conv_dim = d_inner + 2 * groups * d_state;
   const std::vector<int32_t> kv = {0, int32_t(kHyKvHeads), 0, 0}, ff = {0, 0, int32_t(kHyFf), 0};
@@ -484,6 +487,12 @@ GgufWriter nemotron_h(int) {
   w.set_u32(a + ".ssm.state_size", uint32_t(d_state));
   w.set_u32(a + ".ssm.time_step_rank", uint32_t(heads));
   w.set_u32(a + ".ssm.group_count", uint32_t(groups));
+  if (moe) {
+    w.set_u32(a + ".expert_count", uint32_t(n_expert));
+    w.set_u32(a + ".expert_used_count", 2);
+    w.set_u32(a + ".expert_feed_forward_length", uint32_t(ff_exp));
+    w.set_u32(a + ".expert_shared_feed_forward_length", uint32_t(ff_sh));
+  }
   TensorFiller t{w};
   t.add("token_embd.weight", {E, kVocab});
   t.add("output_norm.weight", {E}, 1.0f);
@@ -491,7 +500,14 @@ GgufWriter nemotron_h(int) {
   for (uint32_t i = 0; i < kHyLayers; ++i) {
     const std::string b = fmt::format("blk.{}.", i);
     t.add(b + "attn_norm.weight", {E}, 1.0f);
-    if (kv[i] == 0 && ff[i] == 0) {
+    if (moe && ff[i] != 0) {
+      t.add(b + "ffn_gate_inp.weight", {E, n_expert});
+      t.add(b + "exp_probs_b.bias", {n_expert}, 0.0f);
+      t.add(b + "ffn_down_exps.weight", {ff_exp, E, n_expert});
+      t.add(b + "ffn_up_exps.weight", {E, ff_exp, n_expert});
+      t.add(b + "ffn_down_shexp.weight", {ff_sh, E});
+      t.add(b + "ffn_up_shexp.weight", {E, ff_sh});
+    } else if (kv[i] == 0 && ff[i] == 0) {
       t.add(b + "ssm_in.weight", {E, 2 * d_inner + 2 * groups * d_state + heads});
       t.add(b + "ssm_conv1d.weight", {d_conv, conv_dim});
       t.add(b + "ssm_conv1d.bias", {conv_dim});
@@ -733,14 +749,15 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
       {"lfm2", lfm2, 0, true},               {"lfm2moe", lfm2, 1, true},
       {"falcon-h1", falcon_h1, 0, true},
       {"kimi-linear", kimi_linear, 0, true, false},
-      {"nemotron_h", nemotron_h, 0, true},   {"minimax-01", minimax_01, 0, true},
+      {"nemotron_h", nemotron_h, 0, true},   {"nemotron_h_moe", nemotron_h, 1, true},
+      {"minimax-01", minimax_01, 0, true},
       {"granitehybrid", granite_hybrid, 0, true}, {"plamo2", plamo2, 0, true},
   };
   const uint32_t settings[][2] = {{512, 1}, {2048, 3}};  // context, sequences
   Hardware hw;
   hw.cpu_amx = test::host_has_amx();
   auto err = [](double a, double b) { return b == 0 ? (a == 0 ? 0.0 : 1.0) : (a - b) / b; };
-  std::string table = fmt::format("\n{:<13} {:>9} | {:>8} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>8} {:>7}\n",
+  std::string table = fmt::format("\n{:<14} {:>9} | {:>8} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>8} {:>7}\n",
                                   "arch", "ctx x seq", "weights", "err", "KV", "err", "RS eng", "aimem", "compute", "err",
                                   "out eng", "aimem", "total", "err");
   for (const Arch& arch : archs) {
@@ -777,7 +794,7 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
         if (t.what.rfind("output buffer", 0) == 0) out += double(t.bytes);
       }
       const double etotal = ew + ekv + ers + ec + eo, total = w + kv + rs + comp + out;
-      table += fmt::format("{:<13} {:>4} x {:<2} | {:>6.2f}Mi {:>+6.2f}% | {:>5.2f}Mi {:>+6.2f}% | {:>6.2f} {:>7.3f} | "
+      table += fmt::format("{:<14} {:>4} x {:<2} | {:>6.2f}Mi {:>+6.2f}% | {:>5.2f}Mi {:>+6.2f}% | {:>6.2f} {:>7.3f} | "
                            "{:>5.2f}Mi {:>+6.1f}% | {:>6.2f} {:>7.3f} | {:>6.2f}Mi {:>+6.2f}%\n",
                            arch.name, ctx, seqs, ew / kMiBd, err(w, ew) * 100, ekv / kMiBd, err(kv, ekv) * 100,
                            ers / kMiBd, rs / kMiBd, ec / kMiBd, err(comp, ec) * 100, eo / kMiBd, out / kMiBd,
