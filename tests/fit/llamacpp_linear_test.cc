@@ -4,7 +4,7 @@
 // token-shift row and a WKV state per sequence), the gated delta-net hybrids
 // Qwen3-Next and Qwen3.5 (dense and MoE), LFM2 and LFM2-MoE (short
 // convolutions), Falcon-H1 (Mamba-2 and attention in every layer),
-// Kimi-Linear (KDA and MLA layers), Nemotron-H and Nemotron-H MoE (Mamba-2,
+// Kimi-Linear and Ling-2.5 (bailingmoe3; KDA and MLA layers), Nemotron-H and Nemotron-H MoE (Mamba-2,
 // attention and MLP or MoE layers), Granite-4.0-H (Mamba-2 and attention layers), PLaMo-2 (Mamba and
 // attention layers) and MiniMax-01 (lightning attention). Mamba, Mamba-2
 // and Jamba are in llamacpp_recurrent_test.cc.
@@ -23,8 +23,8 @@
 //
 // Recurrent or hybrid architectures of the bundled engine
 // (llm_arch_is_recurrent / llm_arch_is_hybrid in src/llama-arch.cpp) not
-// measured here or in llamacpp_recurrent_test.cc: bailingmoe3, kimi-k3,
-// qwen4exp and deepseek4. The bundled engine has a loader for each of them;
+// measured here or in llamacpp_recurrent_test.cc: kimi-k3, qwen4exp and
+// deepseek4. The bundled engine has a loader for each of them;
 // they are simply not written here yet.
 #include <gtest/gtest.h>
 
@@ -464,6 +464,83 @@ GgufWriter kimi_linear(int) {
   return w;
 }
 
+// src/models/bailingmoe3.cpp: Ling-2.5's KDA layers (head_count_kv 0; a
+// full-rank forget gate, no f_b/g_b) and gated MLA layers, MoE after a
+// dense first block; the same state and latent-cache rules as Kimi-Linear.
+GgufWriter bailingmoe3(int) {
+  const std::string a = "bailingmoe3";
+  const uint64_t E = kHyEmbd, H = kHyHeads, kda = 64, d_inner = kda * H, d_conv = 4, lora = 64, rope = 32, nope = 64,
+                 vdim = 64, n_expert = 4, ff_exp = 128;
+  const std::vector<int32_t> kv = {0, 0, 0, 1};
+  GgufWriter w = test::tiny_writer(a, kVocab);
+  base_keys(w, a, kHyLayers, kHyEmbd, kHyFf);
+  w.set_u32(a + ".attention.head_count", uint32_t(H));
+  w.set_arr_i32(a + ".attention.head_count_kv", kv);
+  w.set_u32(a + ".attention.key_length", uint32_t(lora + rope));
+  w.set_u32(a + ".attention.value_length", uint32_t(lora));
+  w.set_u32(a + ".attention.key_length_mla", uint32_t(nope + rope));
+  w.set_u32(a + ".attention.value_length_mla", uint32_t(vdim));
+  w.set_u32(a + ".attention.kv_lora_rank", uint32_t(lora));
+  w.set_u32(a + ".rope.dimension_count", uint32_t(rope));
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set_u32(a + ".ssm.conv_kernel", uint32_t(d_conv));
+  w.set_u32(a + ".kda.head_dim", uint32_t(kda));
+  w.set_f32(a + ".kda.gate_lower_bound", -5.0f);
+  w.set_u32(a + ".expert_count", uint32_t(n_expert));
+  w.set_u32(a + ".expert_used_count", 2);
+  w.set_u32(a + ".expert_feed_forward_length", uint32_t(ff_exp));
+  w.set_u32(a + ".expert_shared_count", 1);
+  w.set_u32(a + ".leading_dense_block_count", 1);
+  w.set_u32(a + ".expert_gating_func", 2);  // sigmoid
+  TensorFiller t{w};
+  t.add("token_embd.weight", {E, kVocab});
+  t.add("output_norm.weight", {E}, 1.0f);
+  t.add("output.weight", {E, kVocab});
+  for (uint32_t i = 0; i < kHyLayers; ++i) {
+    const std::string b = fmt::format("blk.{}.", i);
+    t.add(b + "attn_norm.weight", {E}, 1.0f);
+    if (kv[i] == 0) {
+      t.add(b + "ssm_conv1d_q.weight", {d_conv, 1, d_inner, 1});
+      t.add(b + "ssm_conv1d_k.weight", {d_conv, 1, d_inner, 1});
+      t.add(b + "ssm_conv1d_v.weight", {d_conv, 1, d_inner, 1});
+      t.add(b + "attn_q.weight", {E, d_inner});
+      t.add(b + "attn_k.weight", {E, d_inner});
+      t.add(b + "attn_v.weight", {E, d_inner});
+      t.add(b + "ssm_f_a.weight", {E, d_inner});
+      t.add(b + "ssm_beta.weight", {E, H});
+      t.add(b + "ssm_a", {1, H}, -1.0f);
+      t.add(b + "ssm_dt.bias", {d_inner});
+      t.add(b + "ssm_g_a.weight", {E, d_inner});
+      t.add(b + "ssm_norm.weight", {kda}, 1.0f);
+      t.add(b + "attn_output.weight", {d_inner, E});
+    } else {
+      t.add(b + "attn_q.weight", {E, H * (nope + rope)});
+      t.add(b + "attn_kv_a_mqa.weight", {E, lora + rope});
+      t.add(b + "attn_kv_a_norm.weight", {lora}, 1.0f);
+      t.add(b + "attn_k_b.weight", {nope, lora, H});
+      t.add(b + "attn_v_b.weight", {lora, vdim, H});
+      t.add(b + "attn_gate.weight", {E, H});
+      t.add(b + "attn_output.weight", {H * vdim, E});
+    }
+    t.add(b + "ffn_norm.weight", {E}, 1.0f);
+    if (i == 0) {
+      t.add(b + "ffn_gate.weight", {E, kHyFf});
+      t.add(b + "ffn_up.weight", {E, kHyFf});
+      t.add(b + "ffn_down.weight", {kHyFf, E});
+    } else {
+      t.add(b + "ffn_gate_inp.weight", {E, n_expert});
+      t.add(b + "exp_probs_b.bias", {n_expert}, 0.0f);
+      t.add(b + "ffn_gate_exps.weight", {E, ff_exp, n_expert});
+      t.add(b + "ffn_up_exps.weight", {E, ff_exp, n_expert});
+      t.add(b + "ffn_down_exps.weight", {ff_exp, E, n_expert});
+      t.add(b + "ffn_gate_shexp.weight", {E, ff_exp});
+      t.add(b + "ffn_up_shexp.weight", {E, ff_exp});
+      t.add(b + "ffn_down_shexp.weight", {ff_exp, E});
+    }
+  }
+  return w;
+}
+
 // src/models/nemotron-h.cpp: three kinds of layer, told apart by
 // head_count_kv and feed_forward_length: Mamba-2 (both 0), attention (KV
 // heads, no FFN) and MLP (an FFN, no KV heads; neither state nor KV).
@@ -748,7 +825,7 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
       {"qwen35moe", delta_net, kQwen35Moe, true},
       {"lfm2", lfm2, 0, true},               {"lfm2moe", lfm2, 1, true},
       {"falcon-h1", falcon_h1, 0, true},
-      {"kimi-linear", kimi_linear, 0, true, false},
+      {"kimi-linear", kimi_linear, 0, true, false}, {"bailingmoe3", bailingmoe3, 0, true, false},
       {"nemotron_h", nemotron_h, 0, true},   {"nemotron_h_moe", nemotron_h, 1, true},
       {"minimax-01", minimax_01, 0, true},
       {"granitehybrid", granite_hybrid, 0, true}, {"plamo2", plamo2, 0, true},
