@@ -4,10 +4,11 @@
 // token-shift row and a WKV state per sequence), the gated delta-net hybrids
 // Qwen3-Next and Qwen3.5 (dense and MoE), LFM2 and LFM2-MoE (short
 // convolutions), Falcon-H1 (Mamba-2 and attention in every layer),
-// Kimi-Linear and Ling-2.5 (bailingmoe3; KDA and MLA layers), Nemotron-H and Nemotron-H MoE (Mamba-2,
-// attention and MLP or MoE layers), Granite-4.0-H (Mamba-2 and attention layers), PLaMo-2 (Mamba and
-// attention layers) and MiniMax-01 (lightning attention). Mamba, Mamba-2
-// and Jamba are in llamacpp_recurrent_test.cc.
+// Kimi-Linear and Ling-2.5 (bailingmoe3; KDA and MLA layers), Nemotron-H and
+// Nemotron-H MoE (Mamba-2, attention and MLP or MoE layers), Granite-4.0-H
+// (Mamba-2 and attention layers), PLaMo-2 (Mamba and attention layers) and
+// MiniMax-01 (lightning attention). Mamba, Mamba-2 and Jamba are in
+// llamacpp_recurrent_test.cc.
 //
 // Tiny GGUF files with random F32 weights are written with every tensor the
 // bundled engine's loader requires (llama.cpp v0.5.0 as node-llama-cpp ships
