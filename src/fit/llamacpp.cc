@@ -176,7 +176,13 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   uint32_t swa_cells = 0;
   for (uint32_t il = 0; il < n_layer; ++il) {
     uint32_t nkv = head_kv(m, il);
-    if (nkv == 0 && !mla) continue;
+    // A hybrid's recurrent layers have no KV (llama-memory-hybrid.cpp: the
+    // default filter_attn is !is_recr(il)); MLA layers are cached whatever
+    // head_count_kv says, but in Kimi-Linear the KDA layers between them are
+    // recurrent and cache nothing.
+    const bool recurrent_only = nkv == 0 && ((il < m.recurrent_r.size() && m.recurrent_r[il] > 0) ||
+                                             (il < m.recurrent_s.size() && m.recurrent_s[il] > 0));
+    if (nkv == 0 && (!mla || recurrent_only)) continue;
     bool swa = m.n_swa > 0 && il < m.swa_layer.size() && m.swa_layer[il];
     uint32_t c = cells;
     if (swa) {
@@ -238,7 +244,13 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   gs.k_quant = kv_type_quantized(type_k);
   gs.v_quant = kv_type_quantized(type_v);
   const bool dense_llama = m.n_expert == 0 && !mla && m.n_swa == 0 && m.recurrent_r.empty();
-  const double band = dense_llama ? 0.02 : 0.15;
+  // Recurrent and linear-attention graphs (Mamba, RWKV's time mix
+  // (src/models/rwkv6-base.cpp: five E x T mixes at once), the gated
+  // delta-net hybrids) are not replayed: the llama replay stands in for
+  // them. Against the bundled engine (tests/fit/llamacpp_linear_test.cc) it
+  // was -43% to +19% off, so the band says +/-50%, not the 15% of the
+  // attention-only variants.
+  const double band = dense_llama ? 0.02 : m.recurrent_r.empty() ? 0.15 : 0.5;
   const bool partial = n_gpus > 0 && ngl < int(n_layer) + 1;
   const uint32_t gpu_block_layers = std::min<uint32_t>(n_layer, uint32_t(std::max(0, ngl - 1)));
   // Ollama decides how many layers to offload from its own graph estimate
@@ -266,12 +278,19 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
         "it offloads layers by that figure",
         ngl >= int(n_layer) + 1 ? "full" : "partial", n_ctx, ollama_graph / kMiB));
   }
+  // MiniMax-01's lightning attention (src/models/minimax-01.cpp) multiplies a
+  // T x T x n_head decay input into q.k^T: the input, its exp(scale()) and
+  // qk are live together, 3 F32 T^2 x n_head tensors the llama replay lacks;
+  // sched_reserve reserves it with one sequence, so T is the whole ubatch
+  // ([TAG_RESERVE_DIAG_DECAY] in src/llama-context.cpp).
+  const uint64_t diag_decay =
+      m.architecture == "minimax-01" ? 3ull * gs.n_ubatch * gs.n_ubatch * m.n_head * 4 : 0;
   for (uint32_t g = 0; g < n_gpus && ngl > 0; ++g) {
     GraphShape gg = gs;
     gg.n_layer = std::max<uint32_t>(1, gpu_block_layers / n_gpus);
     gg.has_output = device_of(n_layer) == gpu_name(g);
     gg.alignment = 256;  // CUDA buffer alignment
-    uint64_t b = llamacpp_graph_replay(gg);
+    uint64_t b = llamacpp_graph_replay(gg) + diag_decay;
     if (ollama && g == 0 && ollama_graph > b) b = ollama_graph;
     add_term(p, gpu_name(g), "compute",
              fmt::format("compute buffer (ubatch {}, {})", gs.n_ubatch, fa ? "flash attention" : "no flash attention"), b,
@@ -284,7 +303,7 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
       GraphShape gh = gs;
       gh.n_layer = n_gpus == 0 ? n_layer : std::max<uint32_t>(1, n_layer - gpu_block_layers);
       gh.has_output = device_of(n_layer) == "host";
-      b = llamacpp_graph_replay(gh);
+      b = llamacpp_graph_replay(gh) + diag_decay;
     } else {
       // Full offload: the host buffer holds the embedding lookup and the inputs.
       b = uint64_t(m.n_embd) * gs.n_ubatch * 4 + uint64_t(cells) * ((gs.n_ubatch + 63) / 64 * 64) * 4;

@@ -42,44 +42,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr uint32_t kF32 = 0;
-
-// The tokenizer keys of the tiny llama model (a byte-level SentencePiece
-// vocabulary llama.cpp loads), under a new architecture.
-GgufWriter with_tokenizer(const std::string& arch, uint32_t n_vocab) {
-  test::TinyModelOptions o;
-  o.n_vocab = n_vocab;
-  auto tiny = test::tiny_model(o);
-  GgufWriter w;
-  w.set_str("general.architecture", arch);
-  w.set_str("general.name", "aimem-tiny-" + arch);
-  w.set_u32("general.file_type", 0);  // all F32
-  if (tiny) {
-    for (auto& kv : tiny->kv)
-      if (kv.first.rfind("tokenizer.", 0) == 0) w.kv.push_back(kv);
-  }
-  return w;
-}
-
-// F32 tensors: small uniform values from a fixed LCG, or a constant.
-struct Tensors {
-  GgufWriter& w;
-  uint64_t state = 12345;
-  void add(const std::string& name, std::vector<uint64_t> ne, float constant = NAN) {
-    uint64_t n = 1;
-    for (uint64_t d : ne) n *= d;
-    std::vector<uint8_t> data(n * 4);
-    for (uint64_t i = 0; i < n; ++i) {
-      float f = constant;
-      if (std::isnan(constant)) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        f = (float((state >> 40) & 0xffffff) / float(1 << 24) - 0.5f) * 0.04f;
-      }
-      std::memcpy(&data[i * 4], &f, 4);
-    }
-    w.tensors.push_back({name, kF32, std::move(ne), std::move(data)});
-  }
-};
+GgufWriter with_tokenizer(const std::string& arch, uint32_t n_vocab) { return test::tiny_writer(arch, n_vocab); }
+using Tensors = test::TensorFiller;
 
 struct Shape {
   uint32_t n_layer, n_embd, d_inner, d_state, d_conv, dt_rank, n_group = 1;

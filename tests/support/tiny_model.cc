@@ -250,6 +250,36 @@ Result<bool> write_tiny_model(const TinyModelOptions& options, const std::string
   return w->write(path);
 }
 
+fit::GgufWriter tiny_writer(const std::string& arch, uint32_t n_vocab) {
+  TinyModelOptions o;
+  o.n_vocab = n_vocab;
+  auto tiny = tiny_model(o);
+  fit::GgufWriter w;
+  w.set_str("general.architecture", arch);
+  w.set_str("general.name", "aimem-tiny-" + arch);
+  w.set_u32("general.file_type", 0);  // all F32
+  if (tiny) {
+    for (auto& kv : tiny->kv)
+      if (kv.first.rfind("tokenizer.", 0) == 0) w.kv.push_back(kv);
+  }
+  return w;
+}
+
+void TensorFiller::add(const std::string& name, std::vector<uint64_t> ne, float constant) {
+  uint64_t n = 1;
+  for (uint64_t d : ne) n *= d;
+  std::vector<uint8_t> data(n * 4);
+  for (uint64_t i = 0; i < n; ++i) {
+    float f = constant;
+    if (std::isnan(constant)) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      f = (float((state >> 40) & 0xffffff) / float(1 << 24) - 0.5f) * 0.04f;
+    }
+    std::memcpy(&data[i * 4], &f, 4);
+  }
+  w.tensors.push_back({name, 0 /* F32 */, std::move(ne), std::move(data)});
+}
+
 std::string shell_output(const std::string& cmd) {
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");

@@ -5,8 +5,10 @@
 // (docs/fit-llamacpp.md).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "fit/gguf.h"
@@ -37,6 +39,20 @@ Result<fit::GgufWriter> tiny_model(const TinyModelOptions& options);
 
 // Builds and writes the model to path.
 Result<bool> write_tiny_model(const TinyModelOptions& options, const std::string& path);
+
+// The tokenizer keys of the tiny llama model (a byte-level SentencePiece
+// vocabulary llama.cpp loads for any architecture) under another
+// architecture, with general.file_type all F32; the engine tests of other
+// architectures add their own keys and tensors to it.
+fit::GgufWriter tiny_writer(const std::string& arch, uint32_t n_vocab);
+
+// Adds F32 tensors to a writer: small uniform values from a fixed LCG (so
+// inference stays finite), or a constant (norm weights 1, decays -1).
+struct TensorFiller {
+  fit::GgufWriter& w;
+  uint64_t state = 12345;
+  void add(const std::string& name, std::vector<uint64_t> ne, float constant = NAN);
+};
 
 // The engine tests' helpers: the standard output of a shell command (the
 // node-llama-cpp measuring scripts print one JSON document), and whether this
