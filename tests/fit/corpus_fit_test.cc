@@ -105,7 +105,8 @@ TEST(FitCorpus, PredictionsAgainstWhatEnginesPrinted) {
   std::vector<json> all = cases();
   ASSERT_GE(all.size(), 13u);
   std::vector<Outcome> rows;
-  std::vector<std::string> skipped;
+  std::vector<std::string> skipped, outcomes;
+  int start_checks = 0;
   for (const json& c : all) {
     const std::string id = c["id"], rt = c["runtime"];
     const json& s = c["settings"];
@@ -174,6 +175,16 @@ TEST(FitCorpus, PredictionsAgainstWhatEnginesPrinted) {
         add("KV cache", meas["kv_cache_gib"], kGiBd, sum("kv_cache"));
       if (meas["kv_cache_tokens"].is_number() && meas["kv_cache_tokens"].get<double>() > 0)
         add("KV tokens", meas["kv_cache_tokens"], 1, double(p.kv_cache_tokens.value_or(0)));
+      // What vLLM would log next ('GPU KV cache size', 'Maximum concurrency'), and whether it starts:
+      // below 1x one max_model_len request does not fit and the engine stops at start-up.
+      std::string said = other.value("outcome", "");
+      outcomes.push_back(fmt::format("{} vllm: aimem {} tokens, {:.2f}x at {} tokens ({} blocks/request){}", id,
+                                     p.kv_cache_tokens.value_or(0), p.kv_max_concurrency.value_or(0), p.ctx,
+                                     p.kv_blocks_per_request, said.empty() ? "" : "; engine: " + said));
+      if (said.find("KV cache too small") != std::string::npos) {
+        ++start_checks;
+        EXPECT_LT(p.kv_max_concurrency.value_or(0), 1.0) << id << ": vLLM did not start, aimem says it would";
+      }
     } else if (rt == "tgi") {
       skipped.push_back(id + " (TGI: only max_batch_total_tokens printed; aimem sizes KV for the requested load)");
     } else {
@@ -200,6 +211,7 @@ TEST(FitCorpus, PredictionsAgainstWhatEnginesPrinted) {
                          o.err() * 100);
   }
   for (const std::string& s : skipped) table += "not compared: " + s + "\n";
+  for (const std::string& s : outcomes) table += s + "\n";
   std::cout << table;
   for (const Outcome& o : rows) {
     if (o.component.rfind("weights", 0) == 0 || o.component == "model buffers") {
@@ -208,6 +220,7 @@ TEST(FitCorpus, PredictionsAgainstWhatEnginesPrinted) {
     }
   }
   EXPECT_GE(weights_checked, 5);
+  EXPECT_GE(start_checks, 1);
 }
 
 }  // namespace
