@@ -134,13 +134,18 @@ void plan_vllm(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   }
   // The block arithmetic is vLLM's; the budget it divides rests on the
   // approximate activation and non-torch terms, hence the band.
-  std::string layout = kl.rule == VllmKvLayout::Rule::kHybrid
-                           ? fmt::format(", hybrid: {} groups of {} layers", kl.groups.size(), kl.group_size)
-                       : kl.sliding_as_full ? ", sliding layers as full attention"
-                       : kl.sliding_layers  ? fmt::format(", window {}", m.n_swa)
-                                            : "";
-  add_term(p, dev, "kv_cache",
-           fmt::format("KV cache: {} blocks of {} tokens ({} tokens, {}{})", kl.num_blocks, block, kl.tokens, kv, layout),
+  // Kept under the table's 59-character column: the rule itself is in the assumptions.
+  std::string what =
+      kl.rule == VllmKvLayout::Rule::kHybrid
+          ? fmt::format("KV cache (hybrid, {} groups): {} blocks, {} tokens, {}", kl.groups.size(), kl.num_blocks,
+                        kl.tokens, kv)
+      : kl.sliding_as_full ? fmt::format("KV cache (sliding as full): {} blocks, {} tokens, {}", kl.num_blocks,
+                                         kl.tokens, kv)
+      : kl.sliding_layers  ? fmt::format("KV cache (window {}): {} blocks, {} tokens, {}", m.n_swa, kl.num_blocks,
+                                         kl.tokens, kv)
+                           : fmt::format("KV cache: {} blocks of {} tokens ({} tokens, {})", kl.num_blocks, block,
+                                         kl.tokens, kv);
+  add_term(p, dev, "kv_cache", what,
            kl.bytes, false, 0.1);
   if (n_dev) {
     // CUDA graphs are captured after the budget is fixed: outside it.
