@@ -176,11 +176,14 @@ TEST(FitVllmKv, PlanUsesTheHybridAllocatorForGptOss) {
   ASSERT_TRUE(spec) << spec.error().message;
   Hardware hw;
   hw.gpu_count = 1;
-  hw.gpu_total = 80ULL * 1000 * 1000 * 1000;
+  const GpuInfo* h100 = find_gpu("H100");
+  ASSERT_NE(h100, nullptr);
+  hw.gpu_total = h100->memory_bytes;
   FitSettings s;
   s.runtime = Runtime::kVllm;
   s.ctx = 131072;
   Plan p = plan_once(*spec, s, hw, {});
+  ASSERT_GT(p.kv_blocks, 0u);
   bool said = false;
   for (const std::string& a : p.assumptions) said |= a.find("hybrid KV cache manager, 2 groups of 18") != std::string::npos;
   EXPECT_TRUE(said);
