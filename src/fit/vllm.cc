@@ -137,11 +137,11 @@ void plan_vllm(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   // Kept under the table's 59-character column: the rule itself is in the assumptions.
   std::string what =
       kl.rule == VllmKvLayout::Rule::kHybrid
-          ? fmt::format("KV cache (hybrid, {} groups): {} blocks, {} tokens, {}", kl.groups.size(), kl.num_blocks,
+          ? fmt::format("KV (hybrid, {} groups): {} blocks, {} tokens, {}", kl.groups.size(), kl.num_blocks,
                         kl.tokens, kv)
-      : kl.sliding_as_full ? fmt::format("KV cache (sliding as full): {} blocks, {} tokens, {}", kl.num_blocks,
+      : kl.sliding_as_full ? fmt::format("KV (sliding as full): {} blocks, {} tokens, {}", kl.num_blocks,
                                          kl.tokens, kv)
-      : kl.sliding_layers  ? fmt::format("KV cache (window {}): {} blocks, {} tokens, {}", m.n_swa, kl.num_blocks,
+      : kl.sliding_layers  ? fmt::format("KV (window {}): {} blocks, {} tokens, {}", m.n_swa, kl.num_blocks,
                                          kl.tokens, kv)
                            : fmt::format("KV cache: {} blocks of {} tokens ({} tokens, {})", kl.num_blocks, block,
                                          kl.tokens, kv);
