@@ -4,7 +4,9 @@
 // figures vLLM logs ("model weights take", "# GPU blocks" / "GPU KV cache
 // size: N tokens", "Maximum concurrency for L tokens per request"), per
 // tensor-parallel rank. Mirrors vllm/worker/worker.py determine_num_available_blocks
-// (V0) and vllm/v1/worker/gpu_worker.py + kv_cache_utils.py (V1).
+// (V0) and vllm/v1/worker/gpu_worker.py + kv_cache_utils.py (V1); the budget
+// becomes blocks through vLLM's KV cache groups (fit/vllm_kv.h), where
+// sliding-window layers keep only window + max_num_batched_tokens tokens.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
