@@ -148,9 +148,14 @@ void decide(Plan& p, const FitSettings& s, const Hardware& hw) {
       p.binding = d.name + (weights_alone || !big ? std::string(" weights") : " " + big->component);
     }
   }
-  if (p.kv_cache_tokens) {  // vLLM: the budget must hold the requested sequences
-    uint64_t want = uint64_t(p.ctx) * p.concurrency;
-    if (*p.kv_cache_tokens < want) {
+  if (p.kv_cache_tokens) {  // vLLM: the blocks must hold the requested sequences
+    // Counted in blocks over all KV cache groups (fit/vllm_kv.h): with
+    // sliding-window groups a request needs fewer blocks than ctx / block_size
+    // per group, so 'GPU KV cache size' tokens alone would misjudge it.
+    bool short_of = p.kv_blocks_per_request
+                        ? p.kv_blocks < uint64_t(p.concurrency) * p.kv_blocks_per_request
+                        : *p.kv_cache_tokens < uint64_t(p.ctx) * p.concurrency;
+    if (short_of) {
       p.fits = false;
       p.binding = (p.devices.empty() ? std::string("GPU0") : p.devices.front().name) + " kv_cache";
     }
@@ -209,6 +214,10 @@ int64_t used_on(const Plan& p, const std::string& dev) {
 // vLLM: how many bytes of KV the requested sequences lack in the budget.
 int64_t kv_deficit(const Plan& p) {
   if (!p.kv_cache_tokens) return 0;
+  if (p.kv_blocks_per_request) {
+    int64_t want = int64_t(p.concurrency) * int64_t(p.kv_blocks_per_request);
+    return std::max<int64_t>(0, (want - int64_t(p.kv_blocks)) * int64_t(p.kv_block_bytes));
+  }
   int64_t want = int64_t(p.ctx) * p.concurrency * int64_t(p.kv_bytes_per_token);
   int64_t have = int64_t(*p.kv_cache_tokens) * int64_t(p.kv_bytes_per_token);
   return std::max<int64_t>(0, want - have);
@@ -235,7 +244,8 @@ Plan plan(const ModelSpec& m, const FitSettings& s_in, const Hardware& hw, const
   });
   p.max_context = k * step;
   if (p.kv_cache_tokens && seqs) {  // vLLM: the budget does not depend on max_model_len
-    uint32_t mc = uint32_t(std::min<uint64_t>(*p.kv_cache_tokens / seqs, ctx_cap));
+    uint32_t mc = p.kv_blocks_per_request ? std::min(p.kv_max_model_len, ctx_cap)
+                                          : uint32_t(std::min<uint64_t>(*p.kv_cache_tokens / seqs, ctx_cap));
     p.max_context = mc > 0 && fits_with([&](FitSettings& t) { t.ctx = mc; }) ? mc : 0;
   }
   p.max_concurrency = bisect(1, 4096, [&](uint32_t n) {

@@ -36,6 +36,7 @@ struct FitSettings {
   bool mmap = true;
   bool rolling = false;           // two copies on the host during a rolling deployment
   uint64_t cuda_overhead = 0;     // per GPU; 0 = the runtime's assumed figure
+  bool vllm_no_hybrid_kv = false; // vLLM --disable-hybrid-kv-cache-manager: sliding layers kept as full attention
 };
 
 struct Hardware {
@@ -98,6 +99,11 @@ struct Plan {
   uint64_t kv_bytes_per_token = 0;
   std::optional<uint64_t> kv_cache_tokens;  // vLLM: tokens the budget holds
   std::optional<double> kv_max_concurrency; // vLLM: 'Maximum concurrency' at ctx
+  // vLLM's block pool (fit/vllm_kv.h): blocks, bytes of one block id across a
+  // group's layers, blocks one ctx-token request needs over all KV cache
+  // groups, and the longest context `concurrency` requests fit in.
+  uint64_t kv_blocks = 0, kv_block_bytes = 0, kv_blocks_per_request = 0;
+  uint32_t kv_max_model_len = 0;
   uint32_t max_context = 0;       // at the requested concurrency (0 = none fits)
   uint32_t max_concurrency = 0;   // at the requested context
   std::string flags;              // equivalent runtime command line

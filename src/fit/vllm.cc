@@ -4,12 +4,15 @@
 // figures vLLM logs ("model weights take", "# GPU blocks" / "GPU KV cache
 // size: N tokens", "Maximum concurrency for L tokens per request"), per
 // tensor-parallel rank. Mirrors vllm/worker/worker.py determine_num_available_blocks
-// (V0) and vllm/v1/worker/gpu_worker.py + kv_cache_utils.py (V1).
+// (V0) and vllm/v1/worker/gpu_worker.py + kv_cache_utils.py (V1); the budget
+// becomes blocks through vLLM's KV cache groups (fit/vllm_kv.h), where
+// sliding-window layers keep only window + max_num_batched_tokens tokens.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
 #include "fit/runtime.h"
+#include "fit/vllm_kv.h"
 
 namespace aimem::fit {
 
@@ -93,14 +96,59 @@ void plan_vllm(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
     // vLLM on CPU: VLLM_CPU_KVCACHE_SPACE, default 4 GiB.
     budget = int64_t(4 * kGiB);
   }
-  const uint64_t block = 16;
-  uint64_t blocks = budget > 0 && per_tok ? uint64_t(budget) / (per_tok * block) : 0;
-  uint64_t tokens = blocks * block;
-  p.kv_cache_tokens = tokens;
-  p.kv_max_concurrency = ctx ? double(tokens) / ctx : 0.0;
-  uint64_t kv_bytes = blocks * block * per_tok;
-  add_term(p, dev, "kv_cache", fmt::format("KV cache: {} blocks of {} tokens ({} tokens, {})", blocks, block, tokens, kv),
-           kv_bytes, false, 0.1);
+  // The budget becomes blocks through vLLM's KV cache groups (fit/vllm_kv.cc).
+  // vllm/config VllmConfig.__post_init__ (0.10-0.11) turns the hybrid KV cache
+  // manager off on platforms without support_hybrid_kv_cache() (the CPU
+  // platform does not declare it), for Llama 4's chunked local attention
+  // unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1, and on
+  // --disable-hybrid-kv-cache-manager.
+  VllmKvInputs kin;
+  kin.budget = budget > 0 ? uint64_t(budget) : 0;
+  kin.max_model_len = ctx;
+  kin.max_num_batched_tokens = max_batched;
+  const bool chunked_local = m.architecture.rfind("llama4", 0) == 0;
+  kin.hybrid_allowed = !s.vllm_no_hybrid_kv && n_dev && !chunked_local;
+  VllmKvLayout kl = vllm_kv_layout(m, kv, tp, kin);
+  if (kl.sliding_layers) {
+    std::string why = s.vllm_no_hybrid_kv ? "--disable-hybrid-kv-cache-manager"
+                      : !n_dev            ? "the CPU platform has no hybrid KV cache manager"
+                      : chunked_local     ? "vLLM turns the hybrid manager off for chunked local attention by default"
+                                          : "";
+    std::string rule = vllm_kv_rule_text(kl);
+    p.assumptions.push_back(kl.sliding_as_full && !why.empty() ? rule + " — " + why : rule);
+  }
+  const uint32_t block = kl.groups.empty() ? kin.block_size : kl.groups[0].block_size;
+  p.kv_cache_tokens = kl.tokens;
+  p.kv_max_concurrency = kl.max_concurrency;
+  p.kv_blocks = kl.num_blocks;
+  p.kv_block_bytes = kl.block_bytes();
+  p.kv_blocks_per_request = kl.blocks_per_request;
+  p.kv_max_model_len = vllm_kv_max_model_len(kl, seqs, max_batched,
+                                             std::max<uint32_t>(ctx, m.n_ctx_train ? m.n_ctx_train : 131072));
+  if (kl.rule == VllmKvLayout::Rule::kUnsupported) p.assumptions.push_back("vLLM refuses to start: " + kl.why);
+  if (kin.budget > 0 && kl.request_bytes > kin.budget && kl.rule != VllmKvLayout::Rule::kUnsupported) {
+    // kv_cache_utils._check_enough_kv_cache_memory: the engine stops at start-up.
+    p.assumptions.push_back(fmt::format(
+        "vLLM refuses to start: one request of max_model_len {} needs {:.2f} GiB of KV cache, more than the {:.2f} "
+        "GiB available; the longest that fits is {} tokens",
+        ctx, double(kl.request_bytes) / double(kGiB), double(kin.budget) / double(kGiB),
+        vllm_kv_max_model_len(kl, 1, max_batched, ctx)));
+  }
+  // The block arithmetic is vLLM's; the budget it divides rests on the
+  // approximate activation and non-torch terms, hence the band.
+  // Kept under the table's 59-character column: the rule itself is in the assumptions.
+  std::string what =
+      kl.rule == VllmKvLayout::Rule::kHybrid
+          ? fmt::format("KV (hybrid, {} groups): {} blocks, {} tokens, {}", kl.groups.size(), kl.num_blocks,
+                        kl.tokens, kv)
+      : kl.sliding_as_full ? fmt::format("KV (sliding as full): {} blocks, {} tokens, {}", kl.num_blocks,
+                                         kl.tokens, kv)
+      : kl.sliding_layers  ? fmt::format("KV (window {}): {} blocks, {} tokens, {}", m.n_swa, kl.num_blocks,
+                                         kl.tokens, kv)
+                           : fmt::format("KV cache: {} blocks of {} tokens ({} tokens, {})", kl.num_blocks, block,
+                                         kl.tokens, kv);
+  add_term(p, dev, "kv_cache", what,
+           kl.bytes, false, 0.1);
   if (n_dev) {
     // CUDA graphs are captured after the budget is fixed: outside it.
     add_term(p, dev, "runtime_overhead", "CUDA graphs (captured after KV sizing; assumed)", 512 * kMiB, false, 0.6);

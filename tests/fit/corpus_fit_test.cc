@@ -16,6 +16,7 @@
 #include "fit/hf.h"
 #include "fit/inputs.h"
 #include "fit/plan.h"
+#include "fit/vllm_kv.h"
 
 namespace aimem::fit {
 namespace {
@@ -105,7 +106,8 @@ TEST(FitCorpus, PredictionsAgainstWhatEnginesPrinted) {
   std::vector<json> all = cases();
   ASSERT_GE(all.size(), 13u);
   std::vector<Outcome> rows;
-  std::vector<std::string> skipped;
+  std::vector<std::string> skipped, outcomes;
+  int start_checks = 0;
   for (const json& c : all) {
     const std::string id = c["id"], rt = c["runtime"];
     const json& s = c["settings"];
@@ -174,6 +176,40 @@ TEST(FitCorpus, PredictionsAgainstWhatEnginesPrinted) {
         add("KV cache", meas["kv_cache_gib"], kGiBd, sum("kv_cache"));
       if (meas["kv_cache_tokens"].is_number() && meas["kv_cache_tokens"].get<double>() > 0)
         add("KV tokens", meas["kv_cache_tokens"], 1, double(p.kv_cache_tokens.value_or(0)));
+      // What vLLM would log from aimem's own budget ('GPU KV cache size', 'Maximum concurrency').
+      std::string said = other.value("outcome", "");
+      outcomes.push_back(fmt::format("{} vllm, aimem's budget: {} tokens, {:.2f}x at {} tokens ({} blocks/request){}",
+                                     id, p.kv_cache_tokens.value_or(0), p.kv_max_concurrency.value_or(0), p.ctx,
+                                     p.kv_blocks_per_request, said.empty() ? "" : "; engine: " + said));
+      // The allocator alone, from the KV memory vLLM printed (2 decimals of GiB: +/-0.005): the
+      // tokens it logged must lie between the counts at the two ends, and below 1x one
+      // max_model_len request does not fit, which stops the engine at start-up.
+      if (meas["kv_cache_gib"].is_number() && meas["kv_cache_gib"].get<double>() > 0) {
+        auto layout = [&](double gib) {
+          VllmKvInputs in;
+          in.budget = uint64_t(gib * kGiBd);
+          in.max_model_len = p.ctx;
+          in.max_num_batched_tokens = p.batch;
+          return vllm_kv_layout(*spec, "auto", fs.tp, in);
+        };
+        double gib = meas["kv_cache_gib"].get<double>();
+        VllmKvLayout mid = layout(gib), lo = layout(gib - 0.005), hi = layout(gib + 0.005);
+        outcomes.push_back(fmt::format("{} vllm, engine's budget {:.2f} GiB: {} tokens ({}..{}), {:.2f}x, {} group(s)",
+                                       id, gib, mid.tokens, lo.tokens, hi.tokens, mid.max_concurrency,
+                                       mid.groups.size()));
+        if (meas["kv_cache_tokens"].is_number()) {
+          ++start_checks;
+          double t = meas["kv_cache_tokens"].get<double>();
+          EXPECT_TRUE(t >= double(lo.tokens) && t <= double(hi.tokens)) << id << ": vLLM logged " << t << " tokens";
+        }
+        if (other.contains("max_concurrency")) {
+          EXPECT_NEAR(mid.max_concurrency, other["max_concurrency"].get<double>(), 0.01) << id;
+        }
+        if (said.find("KV cache too small") != std::string::npos) {
+          ++start_checks;
+          EXPECT_LT(hi.max_concurrency, 1.0) << id << ": vLLM did not start, the allocator says one request fits";
+        }
+      }
     } else if (rt == "tgi") {
       skipped.push_back(id + " (TGI: only max_batch_total_tokens printed; aimem sizes KV for the requested load)");
     } else {
@@ -200,6 +236,7 @@ TEST(FitCorpus, PredictionsAgainstWhatEnginesPrinted) {
                          o.err() * 100);
   }
   for (const std::string& s : skipped) table += "not compared: " + s + "\n";
+  for (const std::string& s : outcomes) table += s + "\n";
   std::cout << table;
   for (const Outcome& o : rows) {
     if (o.component.rfind("weights", 0) == 0 || o.component == "model buffers") {
@@ -208,6 +245,7 @@ TEST(FitCorpus, PredictionsAgainstWhatEnginesPrinted) {
     }
   }
   EXPECT_GE(weights_checked, 5);
+  EXPECT_GE(start_checks, 2);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ struct FitArgs {
   double gpu_mem_util = 0;
   std::vector<std::string> also;
   fit::HardwareArgs hw;
-  bool json = false, rolling = false, no_mmap = false, no_kv_unified = false;
+  bool json = false, rolling = false, no_mmap = false, no_kv_unified = false, no_hybrid_kv = false;
   bool list_models = false, list_gpus = false;
 };
 
@@ -97,6 +97,7 @@ int run(FitArgs& a) {
   s.rolling = a.rolling;
   s.mmap = !a.no_mmap;
   s.unified_kv = !a.no_kv_unified;
+  s.vllm_no_hybrid_kv = a.no_hybrid_kv;
   a.hw.gpus = std::max(a.gpus, a.tp);
   auto hw = fit::resolve_hardware(a.hw);
   if (!hw) return fail(hw.error().message);
@@ -165,6 +166,8 @@ Action add_fit(CLI::App& app) {
   sub->add_flag("--rolling", a->rolling, "two copies on the host at once (rolling deployment)");
   sub->add_flag("--no-mmap", a->no_mmap, "llama.cpp --no-mmap: weights kept on the CPU are a private copy");
   sub->add_flag("--no-kv-unified", a->no_kv_unified, "llama.cpp: one KV stream per sequence instead of a unified cache");
+  sub->add_flag("--disable-hybrid-kv-cache-manager", a->no_hybrid_kv,
+                "vLLM: one KV cache group; sliding-window layers keep the whole context");
   sub->add_option("--against", a->against, "a llama.cpp, Ollama or vLLM log: print aimem's prediction beside what the engine reported");
   sub->add_flag("--json", a->json, "machine-readable output (DESIGN §2 fit --json)");
   sub->add_flag("--list-models", a->list_models, "the built-in model catalog");
