@@ -131,7 +131,37 @@ void rule_kv_over_budget(const Rule& r, const std::vector<Subject>& subjects, co
     const fit::Plan& p = *s.plan.plan;
     const Loc at = cfg.context ? cfg.context->at : cfg.at;
     const int64_t seqs = cfg.concurrency ? cfg.concurrency->value : ctx.policy.max_concurrency.value_or(0);
-    if (p.kv_cache_tokens) {  // vLLM, SGLang: the cache fills a budget
+    if (p.kv_cache_tokens && p.kv_blocks_per_request && p.kv_max_concurrency) {
+      // vLLM's block pool (fit/vllm_kv.h): with sliding-window layers a
+      // request needs fewer blocks than ctx tokens, so what decides is
+      // 'Maximum concurrency' at ctx, not the token count.
+      const double conc = *p.kv_max_concurrency;
+      if (conc < 1.0) {
+        out.violation(finding(r, at,
+                              fmt::format("context {} needs {} KV cache blocks a request; {} leaves {} with {} "
+                                          "(maximum concurrency {:.2f}x): the server refuses to start",
+                                          p.ctx, p.kv_blocks_per_request, s.plan.model, p.kv_blocks,
+                                          fmt::format("fraction {:.2f}", p.gpu_mem_util), conc),
+                              p.max_context ? fmt::format("lower the context to {} or less, raise the GPU memory fraction, "
+                                                          "use an fp8 KV cache, or add GPUs (tensor parallel)",
+                                                          p.max_context)
+                                            : "raise the GPU memory fraction, use an fp8 KV cache, or add GPUs (tensor parallel)"));
+      } else if (seqs > 0 && double(seqs) > conc) {
+        Finding f = finding(r, cfg.concurrency ? cfg.concurrency->at : at,
+                            fmt::format("{} sequences x {} tokens need {} KV cache blocks; the pool holds {} ({}, "
+                                        "maximum concurrency {:.2f}x): full-length requests queue or are preempted",
+                                        seqs, p.ctx, uint64_t(seqs) * p.kv_blocks_per_request, p.kv_blocks,
+                                        s.plan.model, conc),
+                            fmt::format("lower the concurrency to {}{}", uint64_t(conc),
+                                        p.kv_max_model_len && int64_t(p.concurrency) == seqs
+                                            ? fmt::format(" or the context to {}", p.kv_max_model_len)
+                                            : ""));
+        f.severity = Severity::kWarning;
+        out.violation(f);
+      }
+      continue;
+    }
+    if (p.kv_cache_tokens) {  // SGLang, and vLLM without a block pool: the cache fills a budget
       const uint64_t have = *p.kv_cache_tokens;
       if (p.ctx > have) {
         out.violation(finding(r, at,

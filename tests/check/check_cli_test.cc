@@ -148,6 +148,21 @@ TEST(CheckCli, CommandLineAfterDashes) {
   EXPECT_TRUE(ok.j["files_checked"].empty());
 }
 
+// gpt-oss-120b on one H100 (vLLM, default 0.9 of the GPU): half its layers
+// slide over 128 tokens, so vLLM's hybrid allocator gives a request far fewer
+// blocks than ctx tokens (fit/vllm_kv.h). 64K fits though the pool holds
+// fewer than 64K tokens' worth of full-attention KV; 128K does not.
+TEST(CheckCli, SlidingWindowModelIsJudgedByBlocksNotTokens) {
+  auto ok = check_json({"--gpu", "H100", "--", "vllm", "serve", "openai/gpt-oss-120b", "--max-model-len", "65536"});
+  EXPECT_EQ(ok.status, 0) << ok.j.dump(1);
+  auto bad = check_json({"--gpu", "H100", "--", "vllm", "serve", "openai/gpt-oss-120b", "--max-model-len", "131072"});
+  EXPECT_EQ(bad.status, 1) << bad.err;
+  ASSERT_EQ(bad.j["violations"].size(), 1u) << bad.j.dump(1);
+  EXPECT_EQ(bad.j["violations"][0]["rule"], "kv-over-budget");
+  EXPECT_NE(bad.j["violations"][0]["message"].get<std::string>().find("blocks a request"), std::string::npos)
+      << bad.j.dump(1);
+}
+
 TEST(CheckCli, TextOutputIsCompilerStyle) {
   auto r = test::run_aimem({"check", real("llm.service")});
   EXPECT_EQ(r.status, 1);

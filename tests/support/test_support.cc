@@ -135,6 +135,13 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+bool bpf_refused(const std::string& why) {
+  for (const char* m : {"Operation not permitted", "Permission denied", "BTF", "libbpf.so.1 not found",
+                        "pid namespace of its own", "Function not implemented"})
+    if (why.find(m) != std::string::npos) return true;
+  return false;
+}
+
 std::string temp_dir(const std::string& tag) {
   std::string tmpl = "/tmp/aimem-test-" + tag + "-XXXXXX";
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");

@@ -31,6 +31,9 @@ std::string source_dir();
 std::string read_file(const std::string& path);
 // A fresh temporary directory, removed by the caller or left in /tmp.
 std::string temp_dir(const std::string& tag);
+// A reason TaskRuns::open gave that is the machine's, not aimem's: BPF not
+// permitted, no kernel BTF, no libbpf1. Tests of the task iterator skip then.
+bool bpf_refused(const std::string& why);
 void write_file(const std::string& path, const std::string& content);
 
 }  // namespace aimem::test
