@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   };
   std::vector<std::pair<CLI::App*, aimem::cli::Action>> table;
   for (const auto& [name, add] : kCommands) {
+    if (!aimem::cli::registers(name, kCommands, argc, argv)) continue;
     aimem::cli::Action action = add(app);
     table.emplace_back(app.get_subcommand(name), std::move(action));
   }

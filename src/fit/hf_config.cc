@@ -927,13 +927,17 @@ Result<ModelSpec> spec_from_config_at(const json& config, const std::string& nam
   return m;
 }
 
-Result<json> read_json_file(const std::string& path) {
+Result<std::string> read_json_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   std::string s = ss.str();
   if (s.size() > 64u << 20) return make_error(fmt::format("{}: {} bytes, too large for a config", path, s.size()));
+  return s;
+}
+
+Result<json> parse_json_text(const std::string& path, const std::string& s) {
   try {
     return json::parse(s);
   } catch (const json::parse_error& e) {
@@ -942,6 +946,90 @@ Result<json> read_json_file(const std::string& path) {
   } catch (const std::exception& e) {
     return make_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }
+}
+
+Result<json> read_json_file(const std::string& path) {
+  auto s = read_json_text(path);
+  if (!s) return s.error();
+  return parse_json_text(path, *s);
+}
+
+// model.safetensors.index.json's weight_map (tensor -> shard file) read by a
+// SAX pass that builds no DOM: a 70B model's index has ~700 entries and is
+// read on every `aimem fit` of its folder. It takes only an index whose
+// weight_map is an object of strings, named once; anything else (invalid
+// JSON, another type, a repeated key) gives nullopt and the DOM path reads it
+// again to say what is wrong in the usual words.
+class WeightMapSax final : public nlohmann::json_sax<json> {
+ public:
+  std::vector<std::pair<std::string, std::string>> entries;  // as written
+  bool found = false;
+
+  bool null() override { return other(); }
+  bool boolean(bool) override { return other(); }
+  bool number_integer(number_integer_t) override { return other(); }
+  bool number_unsigned(number_unsigned_t) override { return other(); }
+  bool number_float(number_float_t, const string_t&) override { return other(); }
+  bool binary(binary_t&) override { return other(); }
+  bool string(string_t& v) override {
+    if (skip_ > 0 || (depth_ == 1 && !in_map_key_)) return true;
+    if (depth_ != 2) return false;
+    entries.back().second = std::move(v);
+    return true;
+  }
+  bool start_object(std::size_t) override { return open(); }
+  bool start_array(std::size_t) override {
+    if (skip_ > 0 || (depth_ == 1 && !in_map_key_)) return ++skip_, true;
+    return false;
+  }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    if (skip_ > 0) return true;
+    if (depth_ == 1) {
+      in_map_key_ = k == "weight_map";
+      if (in_map_key_ && found) return false;  // a second weight_map: the DOM keeps the last
+      found |= in_map_key_;
+      return true;
+    }
+    if (depth_ != 2) return false;
+    entries.emplace_back(std::move(k), std::string());
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  // A scalar is ours only as the value of a key other than weight_map.
+  bool other() { return skip_ > 0 || (depth_ == 1 && !in_map_key_); }
+  bool open() {
+    if (skip_ > 0 || (depth_ == 1 && !in_map_key_)) return ++skip_, true;
+    if (depth_ == 0 || depth_ == 1) return ++depth_, true;
+    return false;
+  }
+  bool close() {
+    if (skip_ > 0) return --skip_, true;
+    if (depth_ == 2) in_map_key_ = false;
+    --depth_;
+    return true;
+  }
+
+  int depth_ = 0;  // 1 inside the index, 2 inside weight_map
+  int skip_ = 0;   // nesting depth inside a value being skipped
+  bool in_map_key_ = false;
+};
+
+// weight_map's entries sorted by tensor name (the DOM's order), or nullopt
+// where the DOM path must read the index.
+std::optional<std::vector<std::pair<std::string, std::string>>> weight_map_sax(const std::string& text) {
+  WeightMapSax sax;
+  if (!json::sax_parse(text, &sax) || !sax.found) return std::nullopt;
+  auto& e = sax.entries;
+  std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 1; i < e.size(); ++i)
+    if (e[i].first == e[i - 1].first) return std::nullopt;
+  return std::move(e);
 }
 
 uint64_t elements(const Tensor& t) {
@@ -1095,25 +1183,36 @@ Result<ModelSpec> read_hf_folder(const std::string& dir) {
   std::vector<std::string> shards;
   const fs::path index_path = root / "model.safetensors.index.json";
   if (fs::exists(index_path, ec)) {
-    auto idx = read_json_file(index_path.string());
-    if (!idx) return make_error(idx.error().message);
-    auto wm = idx->find("weight_map");
-    if (!idx->is_object() || wm == idx->end() || !wm->is_object())
-      return make_error(fmt::format("{}: missing 'weight_map' object", index_path.string()));
+    // One shard file per name, in the order of the tensors that name it.
     std::set<std::string> seen;
-    for (auto it = wm->begin(); it != wm->end(); ++it) {
-      if (!it.value().is_string())
-        return make_error(fmt::format("{}: weight_map['{}'] is {}, expected a file name",
-                                      index_path.string(), it.key(), it.value().type_name()));
-      const std::string& shard = it.value().get_ref<const std::string&>();
+    auto take = [&](const std::string& tensor, const std::string& shard) -> std::optional<Error> {
       if (shard.empty() || shard.find('/') != std::string::npos || shard == "..")
         return make_error(fmt::format("{}: weight_map['{}'] names '{}', not a file in the folder",
-                                      index_path.string(), it.key(), shard));
+                                      index_path.string(), tensor, shard));
       if (seen.insert(shard).second) {
         if (!fs::exists(root / shard, ec))
           return make_error(fmt::format("{}: shard '{}' (holding '{}') is missing from {}",
-                                        index_path.string(), shard, it.key(), dir));
+                                        index_path.string(), shard, tensor, dir));
         shards.push_back(shard);
+      }
+      return std::nullopt;
+    };
+    auto text = read_json_text(index_path.string());
+    if (!text) return make_error(text.error().message);
+    if (auto entries = weight_map_sax(*text)) {
+      for (const auto& [tensor, shard] : *entries)
+        if (auto e = take(tensor, shard)) return *e;
+    } else {
+      auto idx = parse_json_text(index_path.string(), *text);
+      if (!idx) return make_error(idx.error().message);
+      auto wm = idx->find("weight_map");
+      if (!idx->is_object() || wm == idx->end() || !wm->is_object())
+        return make_error(fmt::format("{}: missing 'weight_map' object", index_path.string()));
+      for (auto it = wm->begin(); it != wm->end(); ++it) {
+        if (!it.value().is_string())
+          return make_error(fmt::format("{}: weight_map['{}'] is {}, expected a file name",
+                                        index_path.string(), it.key(), it.value().type_name()));
+        if (auto e = take(it.key(), it.value().get_ref<const std::string&>())) return *e;
       }
     }
     std::sort(shards.begin(), shards.end());
