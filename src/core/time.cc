@@ -358,6 +358,8 @@ std::string format_human(int64_t unix_us) {
 
 std::string format_duration(double seconds) {
   if (seconds < 0) seconds = 0;
+  // Under a second (a 100 ms sampling interval) in milliseconds, not "0s".
+  if (seconds > 0 && seconds < 0.9995) return fmt::format("{}ms", static_cast<int64_t>(seconds * 1000 + 0.5));
   int64_t s = static_cast<int64_t>(seconds + 0.5);
   if (s < 60) return fmt::format("{}s", s);
   if (s < 3600) return s % 60 ? fmt::format("{}m{:02}s", s / 60, s % 60) : fmt::format("{}m", s / 60);

@@ -69,6 +69,9 @@ TEST(Rfc1123, KubectlDescribeTimes) {
 
 TEST(Duration, Human) {
   EXPECT_EQ(format_duration(45), "45s");
+  EXPECT_EQ(format_duration(0.1), "100ms");
+  EXPECT_EQ(format_duration(0.9994), "999ms");
+  EXPECT_EQ(format_duration(0), "0s");
   EXPECT_EQ(format_duration(191.182), "3m11s");
   EXPECT_EQ(format_duration(1889.7), "31m30s");
   EXPECT_EQ(format_duration(7500), "2h05m");
