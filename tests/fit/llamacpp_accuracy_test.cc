@@ -91,8 +91,7 @@ TEST(FitLlamaCpp, MatchesTheBuffersTheRealEngineLogs) {
                      {"kvCacheKeyType", c.kv}, {"kvCacheValueType", c.kv}, {"gpuLayers", 0}, {"useMmap", c.mmap}};
     if (c.batch) settings["batchSize"] = c.batch;
     const std::string log = path + ".log";
-    std::string cmd = fmt::format("node {}/tests/llamacpp/measure.mjs {} '{}' --modules {} --timeout 90 --log {} 2>/dev/null",
-                                  AIMEM_SOURCE_DIR, path, settings.dump(), modules, log);
+    std::string cmd = test::measure_command(AIMEM_SOURCE_DIR, path, settings.dump(), modules, log);
     json r = json::parse(test::shell_output(cmd), nullptr, false);
     ASSERT_TRUE(r.is_object() && r.contains("engine")) << c.name << ": measure.mjs failed: " << cmd;
     const json& e = r["engine"];

@@ -34,10 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <optional>
-#include <regex>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -752,26 +749,7 @@ GgufWriter plamo2(int) {
 
 // --- measuring --------------------------------------------------------------
 // The recurrent-state buffer is not in measure.mjs's JSON; it is read from
-// the engine's log:
-//   llama_memory_recurrent:        CPU RS buffer size =     0.13 MiB
-//   llama_memory_recurrent: size =    0.13 MiB (     1 cells,   2 layers,  1 seqs 0 rs_seq), R (f32):   0.00 MiB, S (f32):   0.12 MiB
-struct RsLog {
-  std::optional<double> buffer_mib, r_mib, s_mib;
-};
-
-RsLog read_rs(const std::string& log) {
-  RsLog rs;
-  std::ifstream in(log);
-  std::string line;
-  const std::regex buf(R"(llama_memory_recurrent:\s+\S+ RS buffer size =\s+([\d.]+) MiB)");
-  const std::regex parts(R"(llama_memory_recurrent: size =.*R \(f32\):\s+([\d.]+) MiB, S \(f32\):\s+([\d.]+) MiB)");
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, buf)) rs.buffer_mib = rs.buffer_mib.value_or(0) + std::stod(m[1]);
-    else if (std::regex_search(line, m, parts)) rs.r_mib = std::stod(m[1]), rs.s_mib = std::stod(m[2]);
-  }
-  return rs;
-}
+// the engine's log (test::read_engine_log).
 
 constexpr double kMiBd = 1024.0 * 1024.0;
 // A figure printed with "%.2f MiB" is within half a unit of its last digit;
@@ -849,16 +827,15 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
       const std::string label = fmt::format("{} ctx {} x {}", arch.name, ctx, seqs);
       const std::string log = fmt::format("{}.{}x{}.log", path, ctx, seqs);
       json st = {{"contextSize", ctx}, {"sequences", seqs}, {"gpuLayers", 0}};
-      std::string cmd = fmt::format("node {}/tests/llamacpp/measure.mjs {} '{}' --modules {} --timeout 90 --log {} 2>/dev/null",
-                                    AIMEM_SOURCE_DIR, path, st.dump(), modules, log);
+      std::string cmd = test::measure_command(AIMEM_SOURCE_DIR, path, st.dump(), modules, log);
       json r = json::parse(test::shell_output(cmd), nullptr, false);
       ASSERT_TRUE(r.is_object() && r.contains("engine")) << label << ": measure.mjs failed: " << cmd << "\n"
                                                          << (r.is_object() ? r.dump() : "");
       const json& e = r["engine"];
-      const RsLog rs_log = read_rs(log);
-      ASSERT_TRUE(rs_log.buffer_mib && rs_log.r_mib && rs_log.s_mib) << label << ": no RS buffer in the engine's log " << log;
+      const test::EngineLog rs_log = test::read_engine_log(log);
+      ASSERT_TRUE(rs_log.rs_mib && rs_log.r_mib && rs_log.s_mib) << label << ": no RS buffer in the engine's log " << log;
       const double ew = mib_sum(e["model_buffers_mib"]), ekv = mib_sum(e["kv_buffers_mib"]);
-      const double ers = *rs_log.buffer_mib * kMiBd, eo = mib_sum(e["output_buffers_mib"]);
+      const double ers = *rs_log.rs_mib * kMiBd, eo = mib_sum(e["output_buffers_mib"]);
       const double ec = mib_sum(e.contains("compute_buffers_mib_4dp") && !e["compute_buffers_mib_4dp"].empty()
                                     ? e["compute_buffers_mib_4dp"] : e["compute_buffers_mib"]);
       EXPECT_EQ(ekv > 0, arch.has_kv) << label << ": the engine's KV buffer";
@@ -881,7 +858,7 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
       // KV within 1%, or within the printed precision where that is coarser
       // (Kimi-Linear's one MLA layer caches 0.094 MiB at 512 cells).
       EXPECT_LE(std::fabs(kv - ekv), std::max(0.01 * ekv, kPrinted * kMiBd)) << label << ": KV cache";
-      EXPECT_NEAR(rs / kMiBd, *rs_log.buffer_mib, kPrinted) << label << ": recurrent state (RS buffer)";
+      EXPECT_NEAR(rs / kMiBd, *rs_log.rs_mib, kPrinted) << label << ": recurrent state (RS buffer)";
       double r_bytes = 0, s_bytes = 0;
       for (size_t il = 0; il < spec->recurrent_r.size(); ++il) {
         r_bytes += double(spec->recurrent_r[il]) * 4 * seqs;

@@ -24,9 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <regex>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -155,36 +153,8 @@ GgufWriter jamba(const Shape& s) {
   return w;
 }
 
-// What the engine logged for one load, from measure.mjs's --log file.
-struct EngineLog {
-  std::optional<double> rs_mib, r_mib, s_mib, kv_mib, model_mib;
-  std::optional<uint32_t> max_nodes, rs_cells, n_rs_seq;
-};
-
-EngineLog read_log(const std::string& path) {
-  EngineLog e;
-  std::ifstream in(path);
-  std::string line;
-  const std::regex rs_buf(R"(llama_memory_recurrent:\s+CPU RS buffer size =\s+([\d.]+) MiB)");
-  const std::regex rs_size(
-      R"(llama_memory_recurrent: size =\s+[\d.]+ MiB \(\s*(\d+) cells,\s+\d+ layers,\s+\d+ seqs\s+(\d+) rs_seq\), R \(f32\):\s+([\d.]+) MiB, S \(f32\):\s+([\d.]+) MiB)");
-  const std::regex kv_buf(R"(llama_kv_cache:\s+CPU KV buffer size =\s+([\d.]+) MiB)");
-  const std::regex nodes(R"(sched_reserve: max_nodes = (\d+))");
-  const std::regex model(R"(load_tensors:\s+\S+ model buffer size =\s+([\d.]+) MiB)");
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, rs_buf)) e.rs_mib = std::stod(m[1]);
-    else if (std::regex_search(line, m, rs_size)) {
-      e.rs_cells = uint32_t(std::stoul(m[1]));
-      e.n_rs_seq = uint32_t(std::stoul(m[2]));
-      e.r_mib = std::stod(m[3]);
-      e.s_mib = std::stod(m[4]);
-    } else if (std::regex_search(line, m, kv_buf)) e.kv_mib = std::stod(m[1]);
-    else if (std::regex_search(line, m, nodes)) e.max_nodes = uint32_t(std::stoul(m[1]));
-    else if (std::regex_search(line, m, model)) e.model_mib = e.model_mib.value_or(0) + std::stod(m[1]);
-  }
-  return e;
-}
+using test::EngineLog;
+using test::read_engine_log;
 
 // node-llama-cpp's context rules (docs/fit-llamacpp.md §1) as aimem settings.
 FitSettings nlc_settings(uint32_t ctx, uint32_t seqs, uint32_t n_ctx_train) {
@@ -254,12 +224,11 @@ TEST(FitLlamaCppRecurrent, StateAndKvEqualTheBuffersTheRealEngineLogs) {
       const std::string label = fmt::format("{} ctx {} x {}", model.name, ctx, seqs);
       const std::string log = fmt::format("{}.{}x{}.log", path, ctx, seqs);
       json st = {{"contextSize", ctx}, {"sequences", seqs}, {"gpuLayers", 0}};
-      std::string cmd = fmt::format("node {}/tests/llamacpp/measure.mjs {} '{}' --modules {} --timeout 90 --log {} 2>/dev/null",
-                                    AIMEM_SOURCE_DIR, path, st.dump(), modules, log);
+      std::string cmd = test::measure_command(AIMEM_SOURCE_DIR, path, st.dump(), modules, log);
       json r = json::parse(test::shell_output(cmd), nullptr, false);
       ASSERT_TRUE(r.is_object() && r.contains("engine")) << label << ": measure.mjs failed: " << cmd << "\n"
                                                          << (r.is_object() ? r.dump() : "");
-      EngineLog e = read_log(log);
+      EngineLog e = read_engine_log(log);
       ASSERT_TRUE(e.rs_mib && e.r_mib && e.s_mib) << label << ": no RS buffer in the engine's log " << log;
       EXPECT_EQ(e.n_rs_seq.value_or(99), 0u) << label;
       EXPECT_EQ(e.rs_cells.value_or(0), seqs) << label << ": RS cells are one per sequence";
@@ -375,11 +344,11 @@ TEST(FitLlamaCppGraphMetadata, MaxNodesIsTheEnginesAndNotInTheBaseline) {
     const std::string path = fmt::format("{}/l{}{}.gguf", dir, c.layers, c.tied ? "t" : "");
     ASSERT_TRUE(test::write_tiny_model(o, path));
     const std::string log = path + ".log";
-    std::string cmd = fmt::format("node {}/tests/llamacpp/measure.mjs {} '{}' --modules {} --timeout 90 --log {} 2>/dev/null",
-                                  AIMEM_SOURCE_DIR, path, json{{"contextSize", 512}, {"gpuLayers", 0}}.dump(), modules, log);
+    std::string cmd =
+        test::measure_command(AIMEM_SOURCE_DIR, path, json{{"contextSize", 512}, {"gpuLayers", 0}}.dump(), modules, log);
     json r = json::parse(test::shell_output(cmd), nullptr, false);
     ASSERT_TRUE(r.is_object() && r.contains("engine")) << cmd;
-    EngineLog e = read_log(log);
+    EngineLog e = read_engine_log(log);
     ASSERT_TRUE(e.max_nodes) << "no max_nodes line in " << log;
     auto spec = load_model(path, "", "");
     ASSERT_TRUE(spec) << spec.error().message;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <vector>
 
 namespace aimem::test {
@@ -289,6 +290,38 @@ std::string shell_output(const std::string& cmd) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   pclose(p);
   return out;
+}
+
+std::string measure_command(const std::string& source_dir, const std::string& gguf, const std::string& settings,
+                            const std::string& modules, const std::string& log) {
+  return "node " + source_dir + "/tests/llamacpp/measure.mjs " + gguf + " '" + settings +
+         "' --modules " + modules + " --timeout 90 --log " + log + " 2>/dev/null";
+}
+
+EngineLog read_engine_log(const std::string& path) {
+  EngineLog e;
+  std::ifstream in(path);
+  std::string line;
+  const std::regex rs_buf(R"(llama_memory_recurrent:\s+\S+ RS buffer size =\s+([\d.]+) MiB)");
+  const std::regex rs_size(
+      R"(llama_memory_recurrent: size =\s+[\d.]+ MiB \(\s*(\d+) cells,\s+\d+ layers,\s+\d+ seqs\s+(\d+) rs_seq\), R \(f32\):\s+([\d.]+) MiB, S \(f32\):\s+([\d.]+) MiB)");
+  const std::regex kv_buf(R"(llama_kv_cache:\s+\S+ KV buffer size =\s+([\d.]+) MiB)");
+  const std::regex nodes(R"(sched_reserve: max_nodes = (\d+))");
+  const std::regex model(R"(load_tensors:\s+\S+ model buffer size =\s+([\d.]+) MiB)");
+  auto add = [](std::optional<double>& v, const std::string& x) { v = v.value_or(0) + std::stod(x); };
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, rs_buf)) add(e.rs_mib, m[1]);
+    else if (std::regex_search(line, m, rs_size)) {
+      e.rs_cells = uint32_t(std::stoul(m[1]));
+      e.n_rs_seq = uint32_t(std::stoul(m[2]));
+      e.r_mib = std::stod(m[3]);
+      e.s_mib = std::stod(m[4]);
+    } else if (std::regex_search(line, m, kv_buf)) add(e.kv_mib, m[1]);
+    else if (std::regex_search(line, m, nodes)) e.max_nodes = uint32_t(std::stoul(m[1]));
+    else if (std::regex_search(line, m, model)) add(e.model_mib, m[1]);
+  }
+  return e;
 }
 
 bool host_has_amx() {

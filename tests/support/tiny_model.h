@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,5 +60,25 @@ struct TensorFiller {
 // CPU has AMX (llama.cpp then repacks weights into an AMX buffer).
 std::string shell_output(const std::string& cmd);
 bool host_has_amx();
+
+// The command that loads a GGUF in the real engine (measure.mjs under the
+// source tree's tests/llamacpp, with node-llama-cpp from `modules`),
+// `settings` a JSON object of its options, the engine's own log written to
+// `log`; it prints one JSON document.
+std::string measure_command(const std::string& source_dir, const std::string& gguf, const std::string& settings, const std::string& modules,
+                            const std::string& log);
+
+// What the engine logged for one load, from measure.mjs's --log file:
+//   load_tensors:   CPU model buffer size =  0.50 MiB
+//   llama_kv_cache:        CPU KV buffer size =  0.25 MiB
+//   llama_memory_recurrent:        CPU RS buffer size =     0.13 MiB
+//   llama_memory_recurrent: size =    0.13 MiB (     1 cells,   2 layers,  1 seqs 0 rs_seq), R (f32):   0.00 MiB, S (f32):   0.12 MiB
+//   sched_reserve: max_nodes = 1024
+// Buffers on several devices are summed.
+struct EngineLog {
+  std::optional<double> rs_mib, r_mib, s_mib, kv_mib, model_mib;
+  std::optional<uint32_t> max_nodes, rs_cells, n_rs_seq;
+};
+EngineLog read_engine_log(const std::string& path);
 
 }  // namespace aimem::test
