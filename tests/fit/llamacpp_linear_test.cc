@@ -62,6 +62,30 @@ void base_keys(GgufWriter& w, const std::string& a, uint32_t n_layer, uint32_t n
 // --- RWKV ---------------------------------------------------------------
 constexpr uint32_t kRwkvLayers = 2, kRwkvEmbd = 256, kRwkvHead = 64;
 
+// What the RWKV-6 and RWKV-7 loaders share: embeddings and output, and each
+// layer's attention norms. The original models use LayerNorm (weights and
+// biases, an embedding norm, a second norm before the channel mix); the
+// Qwen2-hybrid variants (rwkv6qwen2, arwkv7) one RMS norm per place.
+void add_rwkv_outer(TensorFiller& t, uint64_t E, bool rms) {
+  t.add("token_embd.weight", {E, kVocab});
+  if (!rms) {
+    t.add("token_embd_norm.weight", {E}, 1.0f);
+    t.add("token_embd_norm.bias", {E}, 0.0f);
+  }
+  t.add("output_norm.weight", {E}, 1.0f);
+  if (!rms) t.add("output_norm.bias", {E}, 0.0f);
+  t.add("output.weight", {E, kVocab});
+}
+
+void add_rwkv_layer_norms(TensorFiller& t, const std::string& b, uint64_t E, bool rms) {
+  t.add(b + "attn_norm.weight", {E}, 1.0f);
+  if (!rms) {
+    t.add(b + "attn_norm.bias", {E}, 0.0f);
+    t.add(b + "attn_norm_2.weight", {E}, 1.0f);
+    t.add(b + "attn_norm_2.bias", {E}, 0.0f);
+  }
+}
+
 // src/models/rwkv6.cpp (layer norms with biases, channel-mix FFN) and
 // rwkv6qwen2.cpp (RMS norm, SwiGLU FFN, one token shift, no time_mix_first).
 GgufWriter rwkv6(int qwen2) {
@@ -78,22 +102,10 @@ GgufWriter rwkv6(int qwen2) {
   if (qwen2) w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-6f);
   else w.set_f32(a + ".attention.layer_norm_epsilon", 1e-5f);
   TensorFiller t{w};
-  t.add("token_embd.weight", {E, kVocab});
-  if (!qwen2) {
-    t.add("token_embd_norm.weight", {E}, 1.0f);
-    t.add("token_embd_norm.bias", {E}, 0.0f);
-  }
-  t.add("output_norm.weight", {E}, 1.0f);
-  if (!qwen2) t.add("output_norm.bias", {E}, 0.0f);
-  t.add("output.weight", {E, kVocab});
+  add_rwkv_outer(t, E, qwen2);
   for (uint32_t i = 0; i < kRwkvLayers; ++i) {
     const std::string b = fmt::format("blk.{}.", i);
-    t.add(b + "attn_norm.weight", {E}, 1.0f);
-    if (!qwen2) {
-      t.add(b + "attn_norm.bias", {E}, 0.0f);
-      t.add(b + "attn_norm_2.weight", {E}, 1.0f);
-      t.add(b + "attn_norm_2.bias", {E}, 0.0f);
-    }
+    add_rwkv_layer_norms(t, b, E, qwen2);
     t.add(b + "time_mix_w1.weight", {E, mix * 5});
     t.add(b + "time_mix_w2.weight", {mix, E, 5});
     t.add(b + "time_mix_lerp_x.weight", {E, 1, 1});
@@ -144,22 +156,10 @@ GgufWriter rwkv7(int arwkv) {
   if (arwkv) w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-6f);
   else w.set_f32(a + ".attention.layer_norm_epsilon", 1e-5f);
   TensorFiller t{w};
-  t.add("token_embd.weight", {E, kVocab});
-  if (!arwkv) {
-    t.add("token_embd_norm.weight", {E}, 1.0f);
-    t.add("token_embd_norm.bias", {E}, 0.0f);
-  }
-  t.add("output_norm.weight", {E}, 1.0f);
-  if (!arwkv) t.add("output_norm.bias", {E}, 0.0f);
-  t.add("output.weight", {E, kVocab});
+  add_rwkv_outer(t, E, arwkv);
   for (uint32_t i = 0; i < kRwkvLayers; ++i) {
     const std::string b = fmt::format("blk.{}.", i);
-    t.add(b + "attn_norm.weight", {E}, 1.0f);
-    if (!arwkv) {
-      t.add(b + "attn_norm.bias", {E}, 0.0f);
-      t.add(b + "attn_norm_2.weight", {E}, 1.0f);
-      t.add(b + "attn_norm_2.bias", {E}, 0.0f);
-    }
+    add_rwkv_layer_norms(t, b, E, arwkv);
     t.add(b + "time_mix_w0.weight", {E});
     t.add(b + "time_mix_w1.weight", {E, decay});
     t.add(b + "time_mix_w2.weight", {decay, E});
