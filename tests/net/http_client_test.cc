@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "net/http_client.h"
+#include "support/test_support.h"
 
 namespace aimem::net {
 namespace {
@@ -22,15 +23,8 @@ namespace {
 class ScriptedServer {
  public:
   explicit ScriptedServer(std::string reply, int hold_ms = 0) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    fd_ = test::bound_loopback_socket(&port_);
     ::listen(fd_, 1);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
     thread_ = std::thread([this, reply = std::move(reply), hold_ms] {
       int c = ::accept(fd_, nullptr, nullptr);
       if (c < 0) return;
@@ -158,15 +152,11 @@ TEST(NetClient, KeepsTheConnectionUnlessAskedToClose) {
 }
 
 TEST(NetClient, RefusedConnectIsConnect) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = 0;
+  int fd = test::bound_loopback_socket(&port);
+  ASSERT_GE(fd, 0);
   ::close(fd);  // bound once, nobody listens now
-  Connection c("127.0.0.1", ntohs(a.sin_port), quick());
+  Connection c("127.0.0.1", port, quick());
   auto r = run(c, {"GET", "/", {}, ""});
   EXPECT_EQ(r.outcome.failure, Failure::connect);
   EXPECT_FALSE(r.outcome.got_head);

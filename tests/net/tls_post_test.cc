@@ -16,24 +16,13 @@
 #include <thread>
 
 #include "net/tls_post.h"
+#include "support/prometheus_harness.h"
 #include "support/test_support.h"
 
 extern char** environ;
 
 namespace aimem::net {
 namespace {
-
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 bool sh(const std::string& cmd) { return std::system(cmd.c_str()) == 0; }
 
@@ -99,7 +88,7 @@ TEST(NetTls, PostsToATrustedServerAndRefusesAnUntrustedOne) {
   ASSERT_TRUE(sh("cd " + d + " && openssl req -x509 -newkey rsa:2048 -nodes -keyout self.key -out self.pem -days 1 -subj /CN=127.0.0.1" + q));
   const std::string ca = d + "/ca.pem";
   {
-    int port = free_port();
+    int port = test::free_loopback_port();
     TlsPeer peer(d + "/srv.pem", d + "/srv.key", port);
     ASSERT_TRUE(peer.ok());
     auto r = post_tls("127.0.0.1", port, "/hook", "application/json", "{\"a\":1}", 3000, ca.c_str());
@@ -107,7 +96,7 @@ TEST(NetTls, PostsToATrustedServerAndRefusesAnUntrustedOne) {
     EXPECT_EQ(*r, 201);  // the body arrived whole
   }
   {
-    int port = free_port();
+    int port = test::free_loopback_port();
     TlsPeer peer(d + "/self.pem", d + "/self.key", port);
     ASSERT_TRUE(peer.ok());
     auto r = post_tls("127.0.0.1", port, "/hook", "application/json", "{}", 3000, ca.c_str());

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "probe/sse.h"
+#include "support/test_support.h"
 
 namespace aimem::probe {
 namespace {
@@ -460,14 +461,8 @@ struct SilentSocket {
   int fd = -1;
   int port = 0;
   SilentSocket() {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    fd = test::bound_loopback_socket(&port);
+    EXPECT_GE(fd, 0);
   }
   ~SilentSocket() { if (fd >= 0) ::close(fd); }
   Endpoint endpoint() const { return *parse_endpoint("127.0.0.1:" + std::to_string(port), false); }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "probe/client.h"
+#include "support/test_support.h"
 
 namespace aimem::probe {
 namespace {
@@ -208,14 +209,8 @@ enum class Raw { answer, answer_then_close, close_unanswered };
 class RawServer {
  public:
   explicit RawServer(std::vector<Raw> script) : script_(std::move(script)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    fd_ = test::bound_loopback_socket(&port);
+    EXPECT_GE(fd_, 0);
     EXPECT_EQ(::listen(fd_, 8), 0);
     thread_ = std::thread([this] { serve(); });
   }

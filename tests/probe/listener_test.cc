@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "probe/listener.h"
+#include "support/test_support.h"
 
 namespace aimem::probe {
 namespace {
@@ -25,16 +26,9 @@ TEST(ProbeListener, ReadsListeningInodesFromAProcNetTable) {
 }
 
 TEST(ProbeListener, FindsThisProcessListeningOnARealLoopbackPort) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int port = 0;
+  int fd = test::bound_loopback_socket(&port);
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const int port = ntohs(addr.sin_port);
   // Bound but not listening yet: nobody serves the port.
   EXPECT_FALSE(find_listener_pid("/", port));
   ASSERT_EQ(listen(fd, 4), 0);

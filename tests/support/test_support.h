@@ -34,6 +34,11 @@ std::string temp_dir(const std::string& tag);
 // A reason TaskRuns::open gave that is the machine's, not aimem's: BPF not
 // permitted, no kernel BTF, no libbpf1. Tests of the task iterator skip then.
 bool bpf_refused(const std::string& why);
+
+// A TCP socket bound to 127.0.0.1 on a port the kernel chose (written to
+// *port), not listening yet; -1 on failure. The tests' servers, silent peers
+// and refused ports start from it.
+int bound_loopback_socket(int* port);
 void write_file(const std::string& path, const std::string& content);
 
 }  // namespace aimem::test

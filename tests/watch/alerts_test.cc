@@ -542,18 +542,14 @@ TEST(AlertsDelivery, WebhookPostsTheAlertJson) {
 
 TEST(AlertsDelivery, UnansweredWebhookIsBoundedAndReportedOnce) {
   // A loopback socket that listens but never accepts: connect succeeds (backlog), no answer ever comes.
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  int port = 0;
+  int fd = test::bound_loopback_socket(&port);
+  ASSERT_GE(fd, 0);
   ASSERT_EQ(listen(fd, 8), 0);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   Delivery d;
   d.to_stderr = false;
   d.timeout_ms = 300;
-  d.webhook_url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/hook";
+  d.webhook_url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
   double elapsed = 0;
   std::string err = capture_stderr([&] {
     auto t0 = std::chrono::steady_clock::now();

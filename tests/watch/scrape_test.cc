@@ -443,16 +443,11 @@ TEST(ScrapeHttp, ScrapesACapturedTextOverLoopback) {
 TEST(ScrapeHttp, AServerThatNeverAnswersTimesOutInBoundedTime) {
   // Listening, never accepting: the kernel completes the handshake from the
   // backlog and the request then waits for a reply that never comes.
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int port = 0;
+  int fd = test::bound_loopback_socket(&port);
   ASSERT_GE(fd, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   ASSERT_EQ(listen(fd, 4), 0);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  std::string url = "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/metrics";
+  std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
   auto t0 = std::chrono::steady_clock::now();
   auto s = scrape(ScrapeTarget{url, "auto", {}}, 300);
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
