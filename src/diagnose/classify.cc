@@ -192,6 +192,12 @@ Decision decide_layer(const View& v) {
   }
   if (const Fact* g = v.first_failure([](const Fact& f) { return f.kind == FactKind::gpu_oom; })) {
     Layer hint = g->layer == Layer::unknown ? Layer::gpu_vram : g->layer;
+    // A GPU without memory of its own (Jetson, GB10) allocates from host RAM.
+    if (hint == Layer::gpu_vram && v.platform("unified_memory")) {
+      d = {host_or_limit(v, Layer::host_ram), g, 0.75f,
+           "a device allocation failed on a unified-memory board (Jetson, GB10): its GPU memory is the host's RAM"};
+      return d;
+    }
     d = {hint, g, std::max(0.8f, g->strength), hint == Layer::gpu_vram ? "an allocation on the GPU failed" : "a host allocation failed"};
     if (hint == Layer::host_ram) d.layer = host_or_limit(v, hint);
     return d;
@@ -304,13 +310,93 @@ Decision decide_layer(const View& v) {
   return d;
 }
 
-bool near_in_source(const Fact& a, const Fact& b, uint64_t lines) {
-  if (a.where.source_index != b.where.source_index) return false;
-  uint64_t d = a.where.line > b.where.line ? a.where.line - b.where.line : b.where.line - a.where.line;
-  return d <= lines;
+// Why a cause was chosen, and how strongly the evidence says so: the
+// program's own statement or the arithmetic of its message (0.85), the failing
+// allocation's purpose or phase (0.7), a limit or restart history (0.65).
+struct Why {
+  std::string text;
+  float strength = 0.85f;
+  Why& operator=(std::string s) {
+    text = std::move(s);
+    return *this;
+  }
+  Why& operator+=(const std::string& s) {
+    text += s;
+    return *this;
+  }
+};
+
+// The phase cues (recognize/families/ml_phase.cc) around a failure, each
+// weighed by its strength and its distance from the failing line: the
+// innermost frames and the last log lines before it decide. Cues after the
+// failure count little (a traceback's error comes last; a C++ assert's
+// context may follow it).
+struct PhaseVote {
+  Cause cause = Cause::unknown;
+  double score = 0, runner = 0;
+  const Fact* cue = nullptr;
+};
+
+constexpr int64_t kPhaseBefore = 80, kPhaseAfter = 4;
+constexpr uint64_t kLongContext = 32768;
+
+PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
+  constexpr Cause kCauses[3] = {Cause::model_load, Cause::kv_cache_context, Cause::concurrency_batch};
+  double score[3] = {0, 0, 0}, top[3] = {0, 0, 0};
+  const Fact* cue[3] = {nullptr, nullptr, nullptr};
+  for (const Fact& f : facts) {
+    if (f.kind != FactKind::phase_load && f.kind != FactKind::phase_serve) continue;
+    if (f.where.source_index != anchor.where.source_index) continue;
+    int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
+    if (d > kPhaseBefore || d < -kPhaseAfter) continue;
+    Cause c = f.cause != Cause::unknown ? f.cause : f.kind == FactKind::phase_load ? Cause::model_load : Cause::concurrency_batch;
+    int k = c == Cause::model_load ? 0 : c == Cause::kv_cache_context ? 1 : c == Cause::concurrency_batch ? 2 : -1;
+    if (k < 0) continue;
+    double w = f.strength * (d >= 0 ? 1.0 / (1.0 + static_cast<double>(d) / 6.0) : 0.6);
+    score[k] += w;
+    if (w > top[k]) top[k] = w, cue[k] = &f;
+  }
+  // A long configured context sizes the engine's profile and warm-up batches
+  // and its KV cache: it speaks for the context once, wherever it was printed.
+  for (const Fact& f : facts) {
+    if (f.kind != FactKind::runtime_setting && f.kind != FactKind::kv_capacity) continue;
+    if (f.where.source_index != anchor.where.source_index || f.where.line > anchor.where.line + kPhaseAfter) continue;
+    uint64_t ctx = std::max(f.max_model_len.value_or(0), f.ctx.value_or(0));
+    if (ctx < kLongContext) continue;
+    score[1] += 0.6;
+    if (0.6 > top[1]) top[1] = 0.6, cue[1] = &f;
+    break;
+  }
+  PhaseVote v;
+  int best = -1;
+  for (int k = 0; k < 3; ++k)
+    if (score[k] > 0 && (best < 0 || score[k] > score[best])) best = k;
+  if (best < 0) return v;
+  v.cause = kCauses[best];
+  v.score = score[best];
+  v.cue = cue[best];
+  for (int k = 0; k < 3; ++k)
+    if (k != best) v.runner = std::max(v.runner, score[k]);
+  return v;
 }
 
-Cause gpu_cause(const View& v, const Fact& g, std::string& why) {
+// The cause the phase around `anchor` points at, if its cues are strong
+// enough; the reason names the cue.
+std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& why) {
+  PhaseVote p = phase_vote(v.facts, anchor);
+  if (p.cause == Cause::unknown || p.score < 0.25 || !p.cue) return std::nullopt;
+  std::string where = p.cue->where.line ? " (line " + std::to_string(p.cue->where.line) + ")" : "";
+  switch (p.cause) {
+    case Cause::model_load: why = "it failed while " + p.cue->detail + where + ": the model was loading"; break;
+    case Cause::kv_cache_context: why = "it failed at " + p.cue->detail + where + ": the KV cache for the configured context"; break;
+    default: why = "it failed during " + p.cue->detail + where + ": the batch being stepped did not fit"; break;
+  }
+  // A phase suggests; it never decides as firmly as the message's numbers.
+  why.strength = p.score >= 1.5 * p.runner && p.score >= 0.6 ? 0.6f : 0.5f;
+  return p.cause;
+}
+
+Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   // The program itself says why (vLLM: free memory at start-up below its budget).
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
     why = g.cause == Cause::other_process ? "the GPU's free memory at start-up was already below what the engine was told to use"
@@ -325,6 +411,15 @@ Cause gpu_cause(const View& v, const Fact& g, std::string& why) {
         why = "other processes hold GPU memory the engine expected to use";
         return Cause::other_process;
       }
+      // A deficit far larger than the model's weights: a small model cannot
+      // dig that hole, memory held elsewhere on the device does.
+      const Fact* weights = v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && f.detail == "model weights" && f.usage; });
+      if (weights && g.requested && *g.requested >= 2 * units::GiB && *g.requested >= 2 * *weights->usage) {
+        why = "the KV budget is " + units::format_bytes(*g.requested) + " short with only " + units::format_bytes(*weights->usage) +
+              " of weights: memory held outside the engine (another process) took the rest";
+        why.strength = 0.65f;
+        return Cause::other_process;
+      }
       return Cause::model_load;
     }
     why = "the KV cache cannot hold one sequence of the configured maximum length";
@@ -333,13 +428,23 @@ Cause gpu_cause(const View& v, const Fact& g, std::string& why) {
   // PyTorch numbers: fragmentation and other processes.
   if (g.total && *g.total > 0) {
     double total = static_cast<double>(*g.total);
-    if (g.reserved_unallocated) {
-      double ru = static_cast<double>(*g.reserved_unallocated);
+    // Reserved but unallocated: printed by PyTorch 2.x, or reserved minus
+    // allocated in the older "(... A already allocated; ... R reserved in
+    // total by PyTorch)" form.
+    // PyTorch <= 1.3 printed "C cached": the unallocated part itself, never
+    // larger than what is allocated on a full device.
+    std::optional<uint64_t> unallocated = g.reserved_unallocated;
+    bool cached_form = g.reserved && g.allocated && *g.reserved < *g.allocated;
+    if (!unallocated && cached_form) unallocated = g.reserved;
+    if (!unallocated && g.reserved && g.allocated && *g.reserved > *g.allocated) unallocated = *g.reserved - *g.allocated;
+    if (unallocated) {
+      double ru = static_cast<double>(*unallocated);
       double req = static_cast<double>(g.requested.value_or(0));
-      // Fragmentation: the reserved-but-unallocated pool could have served
-      // the request twice over, or is a tenth of the GPU.
-      if (ru >= req && ru >= 256.0 * units::MiB && (ru >= 2 * req || ru >= 0.10 * total)) {
-        why = units::format_bytes(*g.reserved_unallocated) + " was reserved by PyTorch but unallocated (fragmentation)";
+      // Fragmentation: the allocator's own cache held at least the request,
+      // and a tenth of the device, yet could not serve it in one piece.
+      if (ru >= req && ru >= 256.0 * units::MiB && ru >= 0.10 * total) {
+        why = units::format_bytes(*unallocated) + " was reserved by PyTorch but unallocated, at least the " +
+              units::format_bytes(static_cast<uint64_t>(req)) + " asked for (fragmentation)";
         return Cause::fragmentation;
       }
     }
@@ -349,6 +454,7 @@ Cause gpu_cause(const View& v, const Fact& g, std::string& why) {
     }
     // Old messages: what neither PyTorch nor the free pool accounts for is held elsewhere.
     uint64_t reserved = g.reserved.value_or(0);
+    if (cached_form) reserved = *g.allocated + *g.reserved;
     if (!reserved && g.allocated && g.reserved_unallocated) reserved = *g.allocated + *g.reserved_unallocated;
     if (reserved && g.free && !g.this_process && !g.other_processes) {
       double outside = total - static_cast<double>(reserved) - static_cast<double>(*g.free);
@@ -356,6 +462,22 @@ Cause gpu_cause(const View& v, const Fact& g, std::string& why) {
         why = units::format_bytes(static_cast<uint64_t>(outside)) + " of the GPU is used outside this process's PyTorch allocator";
         return Cause::other_process;
       }
+    }
+  }
+  // A snapshot pasted beside the failure (nvidia-smi, an engine's memory
+  // profile) shows other processes holding much of the device, and the
+  // message does not say this process held most of it.
+  bool own_most = g.this_process && g.total && *g.this_process * 2 >= *g.total;
+  if (!own_most) {
+    const Fact* snap = v.first_context([&](const Fact& f) {
+      if (f.kind != FactKind::gpu_state || !f.other_processes) return false;
+      uint64_t total = f.total.value_or(g.total.value_or(0));
+      return total ? *f.other_processes * 4 >= total : *f.other_processes >= 2 * units::GiB;
+    });
+    if (snap) {
+      why = units::format_bytes(*snap->other_processes) + " of the GPU was held by other processes (" + snap->detail + ")";
+      why.strength = 0.7f;
+      return Cause::other_process;
     }
   }
   // What the failing allocation was for.
@@ -378,42 +500,44 @@ Cause gpu_cause(const View& v, const Fact& g, std::string& why) {
     why = "the allocation failed while loading the model";
     return Cause::model_load;
   }
-  const Fact* load = v.first_context([&](const Fact& f) { return f.kind == FactKind::phase_load && near_in_source(f, g, 400); });
-  const Fact* serve = v.first_context([&](const Fact& f) { return f.kind == FactKind::phase_serve && near_in_source(f, g, 60); });
-  if (serve || text::contains(g.detail, "activation")) {
-    why = "the allocation failed while serving or stepping a batch (forward pass, sampler, engine step)";
+  if (auto c = cause_from_phase(v, g, why)) return *c;
+  if (text::contains(g.detail, "activation")) {
+    why = "the allocation was for activations of the batch being stepped";
+    why.strength = 0.6f;
     return Cause::concurrency_batch;
-  }
-  if (load) {
-    why = "the allocation failed while the model was loading";
-    return Cause::model_load;
   }
   why = "the evidence does not show what the failed allocation was for";
   return Cause::unknown;
 }
 
-Cause limit_cause(const View& v, const Decision& d, std::string& why) {
+// Heap judgements (js_heap): hours at the cap read as accumulation; a cap of
+// at most kSmallHeap full within kEarlyS of the start reads as too low.
+constexpr double kLongRunS = 1800;
+constexpr double kEarlyS = 300;
+constexpr uint64_t kSmallHeap = 1152 * units::MiB;
+constexpr uint64_t kTinyHeap = 12 * units::MiB;  // below what V8 can run in at all: a runtime fault, not a limit
+
+Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); })) {
     why = "usage grew steadily until the limit";
     return Cause::leak_or_accumulation;
   }
-  if (v.first_context([&](const Fact& f) { return f.kind == FactKind::phase_load && d.decisive && near_in_source(f, *d.decisive, 200); })) {
-    why = "it happened while a model was loading";
-    return Cause::model_load;
-  }
+  if (d.decisive)
+    if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
   const Fact* limit = configured_limit(v);
   auto n = restarts(v);
   if (limit || (n && *n >= 3)) {
     why = limit ? "the workload filled the memory limit it was given (" + units::format_bytes(*limit->limit) + ")"
                 : "it was killed again after each of " + std::to_string(*n) + " restarts";
     if (n && *n >= 3 && limit) why += ", and again after each of " + std::to_string(*n) + " restarts";
+    why.strength = limit && n && *n >= 3 ? 0.8f : 0.6f;
     return Cause::limit_too_low;
   }
   why = "the kernel report shows the limit was reached, not what drove usage there";
   return Cause::unknown;
 }
 
-Cause decide_cause(const View& v, const Decision& d, std::string& why) {
+Cause decide_cause(const View& v, const Decision& d, Why& why) {
   switch (d.layer) {
     case Layer::not_memory: why = "not a memory failure"; return Cause::not_memory;
     case Layer::unknown: why = "the evidence does not decide it"; return Cause::unknown;
@@ -428,16 +552,31 @@ Cause decide_cause(const View& v, const Decision& d, std::string& why) {
       return Cause::unknown;
     }
     case Layer::js_heap: {
+      // A series of heap figures that only grew, or hours of running at the
+      // cap, is accumulation; a small heap cap reached minutes after start is
+      // a limit below the work's need; a default-sized heap reached by a
+      // build says how, not why.
       const Fact* j = d.decisive;
+      if (v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); })) {
+        why = "heap figures grew steadily until V8's limit";
+        why.strength = 0.75f;
+        return Cause::leak_or_accumulation;
+      }
       if (j && j->uptime_at_failure_s) {
-        if (*j->uptime_at_failure_s >= 600) {
-          why = "the heap filled after " + timeutil::format_duration(*j->uptime_at_failure_s) + " of running, with garbage collection freeing almost nothing: live data accumulated";
+        double up = *j->uptime_at_failure_s;
+        if (up >= kLongRunS) {
+          why = "the heap filled after " + timeutil::format_duration(up) + " of running, with garbage collection freeing almost nothing: live data accumulated";
+          why.strength = 0.7f;
           return Cause::leak_or_accumulation;
         }
-        why = "the heap limit was reached " + timeutil::format_duration(*j->uptime_at_failure_s) + " after start: the work needs more heap than allowed";
-        return Cause::limit_too_low;
+        if (j->heap_limit && *j->heap_limit <= kSmallHeap && *j->heap_limit >= kTinyHeap && up <= kEarlyS) {
+          why = "a " + units::format_bytes(*j->heap_limit) + " heap was full " + timeutil::format_duration(up) +
+                " after start: the cap is below what the work needs";
+          why.strength = 0.7f;
+          return Cause::limit_too_low;
+        }
       }
-      why = "the heap log does not show how long the process ran";
+      why = "the heap log does not show why the heap filled (no growth series, no small cap)";
       return Cause::unknown;
     }
     case Layer::host_ram:
@@ -449,10 +588,13 @@ Cause decide_cause(const View& v, const Decision& d, std::string& why) {
         why = "as the failing program reports";
         return d.decisive->cause;
       }
-      if (v.first_context([&](const Fact& f) { return f.kind == FactKind::phase_load && (!d.decisive || near_in_source(f, *d.decisive, 200)); })) {
-        why = "it happened while a model was loading";
-        return Cause::model_load;
+      if (v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); })) {
+        why = "memory grew steadily until the host ran out";
+        why.strength = 0.75f;
+        return Cause::leak_or_accumulation;
       }
+      if (d.decisive)
+        if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
       why = "the evidence does not show what used the memory";
       return Cause::unknown;
     case Layer::container_limit:
@@ -488,7 +630,7 @@ void classify(Incident& inc, const std::vector<Fact>& facts) {
   Decision d = decide_layer(v);
   inc.layer = d.layer;
   inc.tier = tier_of(d);
-  std::string why;
+  Why why;
   inc.cause = decide_cause(v, d, why);
   // Agreement of independent evidence raises confidence a little.
   float conf = d.confidence;
@@ -497,11 +639,15 @@ void classify(Incident& inc, const std::vector<Fact>& facts) {
       return &f != d.decisive && is_failure(f.kind) && f.kind != FactKind::exit_status && f.family != d.decisive->family;
     });
     conf = std::min(0.99f, conf + 0.02f * static_cast<float>(std::min<size_t>(agreeing, 3)));
-    if (inc.cause == Cause::unknown) conf = std::min(conf, 0.9f);
+    // The verdict is layer and cause together: a cause the evidence only
+    // suggests (a phase, a limit) makes the whole verdict less sure.
+    if (inc.cause == Cause::unknown) conf = std::min(conf, 0.7f);
+    else if (inc.cause != Cause::not_memory) conf = std::min(conf, 0.45f + 0.55f * why.strength);
   }
   inc.confidence = std::round(conf * 100.0) / 100.0;
   if (!d.reason.empty()) inc.reasons.push_back(d.reason);
-  if (!why.empty() && inc.cause != Cause::not_memory) inc.reasons.push_back("cause: " + why);
+  if (!why.text.empty() && inc.cause != Cause::not_memory) inc.reasons.push_back("cause: " + why.text);
+  differential(inc, facts, why.strength, inc.cause == Cause::not_memory ? d.reason : why.text);
   // Headline fact first in the failure list.
   if (d.decisive) {
     for (size_t k = 0; k < inc.failures.size(); ++k) {

@@ -63,6 +63,26 @@ void headroom_from_context(Diagnosis& d) {
   }
 }
 
+// A failure the program caught and went on from (a CUDA OOM followed by
+// "retrying with batch size 32"): every in-process allocation failure of the
+// incident has a recovery line of the same input just after it. Kills and
+// exits are never handled.
+constexpr uint64_t kRecoveryLines = 10;
+
+bool handled(const Incident& inc, const std::vector<Fact>& facts) {
+  if (inc.failures.empty()) return false;
+  for (size_t i : inc.failures) {
+    const Fact& f = facts[i];
+    if (f.kind != FactKind::gpu_oom && f.kind != FactKind::host_alloc_failure && f.kind != FactKind::js_heap_oom) return false;
+    bool caught = std::any_of(facts.begin(), facts.end(), [&](const Fact& r) {
+      return r.kind == FactKind::recovered && r.where.source_index == f.where.source_index && r.where.line >= f.where.line &&
+             r.where.line <= f.where.line + kRecoveryLines;
+    });
+    if (!caught) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options) {
@@ -74,6 +94,13 @@ Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options) {
 
   std::vector<Incident> incidents = detail::group_facts(d.facts);
   for (auto& inc : incidents) detail::classify(inc, d.facts);
+  std::erase_if(incidents, [&](const Incident& inc) {
+    if (!handled(inc, d.facts)) return false;
+    const Fact& f = d.facts[inc.failures.front()];
+    d.warnings.push_back(fmt::format("a handled out-of-memory at {} line {}: the program caught it and went on ({})", f.where.source,
+                                     f.where.line, to_string(inc.layer)));
+    return true;
+  });
 
   // The primary incident: a real memory failure before a look-alike before a
   // bare exit status. Facts of one cascade are already one incident (its root

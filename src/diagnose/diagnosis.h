@@ -36,6 +36,14 @@ struct PoolState {
   std::optional<uint64_t> used_bytes;
 };
 
+// One entry of an incident's cause differential (diagnose --json `causes`).
+struct CauseCandidate {
+  Cause cause = Cause::unknown;
+  double confidence = 0;
+  std::vector<std::string> evidence;  // what in the evidence supports it
+  std::string decide_with;            // the check that would tell it from the next one
+};
+
 struct Incident {
   Layer layer = Layer::unknown;
   Cause cause = Cause::unknown;
@@ -49,6 +57,7 @@ struct Incident {
   std::vector<Fix> fixes;
   std::vector<std::string> next_checks;
   std::vector<std::string> reasons;  // why this layer/cause, for the human report
+  std::vector<CauseCandidate> causes;  // ranked; the first is `cause`
 
   // The facts behind it (indices into the diagnosis' fact list).
   std::vector<size_t> failures;

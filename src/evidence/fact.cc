@@ -33,6 +33,7 @@ std::string_view to_string(FactKind kind) {
     case FactKind::phase_load: return "phase_load";
     case FactKind::phase_serve: return "phase_serve";
     case FactKind::stop_or_restart: return "stop_or_restart";
+    case FactKind::recovered: return "recovered";
     case FactKind::platform: return "platform";
   }
   return "unknown";
@@ -63,6 +64,7 @@ std::string_view to_string(Family family) {
     case Family::ray: return "ray";
     case Family::runtime: return "runtime";
     case Family::cli: return "cli";
+    case Family::generic: return "generic";
   }
   return "unknown";
 }
@@ -92,6 +94,7 @@ std::string_view source_label(Family family) {
     case Family::ray: return "Ray";
     case Family::runtime: return "runtime";
     case Family::cli: return "command line";
+    case Family::generic: return "log";
   }
   return "evidence";
 }

@@ -48,11 +48,13 @@ enum class FactKind : uint8_t {
   phase_serve,          // the workload was serving / stepping (forward, engine_step, sampler, execute)
   stop_or_restart,      // an operator or orchestrator stopped/restarted the process (docker stop, probe kill)
   platform,             // where the workload ran: detail "kubernetes", "docker", "systemd", "ray"
+  recovered,            // the program caught a memory failure and went on (retried smaller, skipped a batch)
 };
 
 enum class Family : uint8_t {
   kernel, cgroup, procfs, pytorch, vllm, llamacpp, tgi, tensorflow, jax, node, jvm, python,
   systemd, userspace_killer, docker, kubernetes, exit_status, nvidia, cuda, nccl, ray, runtime, cli,
+  generic,  // the generic allocation-failure reader (families/generic_alloc.cc)
 };
 
 std::string_view to_string(FactKind kind);

@@ -36,9 +36,26 @@ bool is_advice_line(std::string_view line) {
   return false;
 }
 
+// A quoted message with a placeholder ("'CUDA out of memory. Tried to allocate
+// ...'") is documentation quoting the message, whatever surrounds it: a
+// program prints its numbers, never an ellipsis in their place.
+bool quoted_placeholder(std::string_view line, size_t pos, size_t len) {
+  for (char q : {'\'', '"', '`'}) {
+    size_t open = line.rfind(q, pos == 0 ? 0 : pos - 1);
+    if (open == std::string_view::npos || open >= pos) continue;
+    size_t close = line.find(q, pos + len);
+    if (close == std::string_view::npos) continue;
+    std::string_view quoted = line.substr(open + 1, close - open - 1);
+    if (text::contains(quoted, "...") || text::contains(quoted, "\u2026") || text::contains(quoted, "<N>") ||
+        text::contains(quoted, "XX")) return true;
+  }
+  return false;
+}
+
 bool is_mention(std::string_view line, size_t pos, size_t len) {
   if (is_advice_line(line)) return true;
   if (!inside_quotes(line, pos, len)) return false;
+  if (quoted_placeholder(line, pos, len)) return true;
   for (std::string_view w : kAdviceWords)
     if (text::icontains(line, w)) return true;
   return false;

@@ -30,6 +30,11 @@ inline constexpr unsigned kContext = 1u << 2;
 // other lines carry a gate word (the kernel's "memory: usage" line of an OOM
 // report, vLLM's negative KV budget before its ValueError).
 inline constexpr unsigned kCompanion = 1u << 3;
+// A wording other programs print too ("failed to allocate", "MemoryError"): a
+// match does not claim the line for the family, so the generic reader
+// (families/generic_alloc.cc) still reads it when the family finds nothing.
+// Every other failure pattern claims its line (PatternSet::bits).
+inline constexpr unsigned kShared = 1u << 4;
 
 struct Pattern {
   const char* expr;

@@ -28,6 +28,9 @@ const RecognizerEntry* const kRecognizers[] = {
     &kKubernetesEntry,
     &kExitStatusEntry,
     &kHpcEntry,
+    &kGenericAllocEntry,
+    &kMemorySeriesEntry,
+    &kUnifiedMemoryEntry,
 };
 }  // namespace
 

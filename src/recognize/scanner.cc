@@ -125,10 +125,11 @@ extern const unsigned long long aimem_pattern_db_hash __attribute__((weak));
 PatternSet::PatternSet() {
   auto entries = all_recognizers();
   recognizer_count_ = entries.size();
-  if (recognizer_count_ > 64) throw std::logic_error("more than 64 recognizers: widen the line mask");
+  if (recognizer_count_ > 63) throw std::logic_error("more than 63 recognizers: widen the line mask");
   std::vector<std::string> exprs;
   std::vector<unsigned> flags, ids;
   for (size_t r = 0; r < entries.size(); ++r) {
+    if (entries[r]->family == Family::generic) generic_index_ = r;
     for (const Pattern& p : entries[r]->patterns) {
       exprs.push_back((p.flags & kRegex) ? std::string(p.expr) : escape_literal(p.expr));
       unsigned f = 0;
@@ -137,6 +138,7 @@ PatternSet::PatternSet() {
       flags.push_back(f);
       ids.push_back(static_cast<unsigned>(pattern_owner_.size()));
       pattern_owner_.push_back(static_cast<uint16_t>(r));
+      pattern_claims_.push_back(!(p.flags & (kContext | kShared)) && entries[r]->family != Family::generic);
     }
   }
   // FNV-1a over expressions, flags and owners: what the database depends on.
@@ -223,7 +225,7 @@ int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to
   auto* self = static_cast<LineScanner*>(ctx);
   if (self->stats_) ++(*self->stats_)[id];
   size_t end = static_cast<size_t>(to);
-  const uint64_t bit = 1ULL << PatternSet::instance().recognizer_of(id);
+  const uint64_t bit = PatternSet::instance().bits(id);
   if (self->have_cur_ && end <= self->cur_end_ && end > self->cur_start_) {
     self->cur_mask_ |= bit;
     return 0;
@@ -296,7 +298,7 @@ void LineScanner::scan_block(const char* data, size_t len, bool /*final_piece*/)
         last_start = start;
         mask = 0;
       }
-      mask |= 1ULL << PatternSet::instance().recognizer_of(id);
+      mask |= PatternSet::instance().bits(id);
     }
     flush();
     late_.clear();
@@ -348,6 +350,10 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mas
   if (!known_time) time = timeutil::parse_line_time(line, source_.reference_us);
 
   Line l{line, line_no, time, &source_};
+  if (mask & PatternSet::kClaimBit) {
+    mask &= ~PatternSet::kClaimBit;
+    if (size_t g = PatternSet::instance().generic_index(); g < 63) mask &= ~(1ULL << g);
+  }
   while (mask) {
     int r = __builtin_ctzll(mask);
     mask &= mask - 1;
@@ -527,13 +533,34 @@ void LineScanner::feed_record(std::string_view text, const timeutil::LineTime& t
   } ctx;
   hs_scan(PatternSet::instance().database(), text.data(), static_cast<unsigned>(text.size()), 0, scratch_,
           [](unsigned id, unsigned long long, unsigned long long, unsigned, void* c) -> int {
-            static_cast<Ctx*>(c)->mask |= 1ULL << PatternSet::instance().recognizer_of(id);
+            static_cast<Ctx*>(c)->mask |= PatternSet::instance().bits(id);
             return 0;
           },
           &ctx);
   ++line_no_;
   // A multi-line record (journal MESSAGE with newlines) is dispatched whole.
   if (ctx.mask) dispatch(text, line_no_, ctx.mask, &time);
+}
+
+void ShadowingSink::add(Fact fact) {
+  if (fact.family == Family::generic) {
+    if (held_.size() < kMaxHeld) held_.push_back(std::move(fact));
+    return;
+  }
+  if (is_failure(fact.kind) && fact.kind != FactKind::exit_status && fact.kind != FactKind::process_killed &&
+      anchors_.size() < kMaxAnchors)
+    anchors_.push_back(fact.where.line);
+  out_.add(std::move(fact));
+}
+
+void ShadowingSink::finish() {
+  for (Fact& f : held_) {
+    bool shadowed = std::any_of(anchors_.begin(), anchors_.end(), [&](uint64_t a) {
+      return (a > f.where.line ? a - f.where.line : f.where.line - a) <= kShadowLines;
+    });
+    if (!shadowed) out_.add(std::move(f));
+  }
+  held_.clear();
 }
 
 void LineScanner::finish() {
@@ -544,6 +571,7 @@ void LineScanner::finish() {
     buf_len_ = 0;
   }
   for (auto& r : recognizers_) r->finish(sink_);
+  sink_.finish();
 }
 
 }  // namespace aimem

@@ -26,6 +26,15 @@ class PatternSet {
 
   const hs_database* database() const { return db_; }
   size_t recognizer_of(unsigned pattern_id) const { return pattern_owner_[pattern_id]; }
+  // The line-mask bits a match of this pattern sets: its recognizer's, and
+  // kClaimBit when it is a family's failure pattern (not context, not the
+  // generic reader's): a line a family claims is that family's to judge, and
+  // the generic reader does not read it (see ShadowingSink).
+  static constexpr uint64_t kClaimBit = 1ULL << 63;
+  uint64_t bits(unsigned pattern_id) const {
+    return (1ULL << pattern_owner_[pattern_id]) | (pattern_claims_[pattern_id] ? kClaimBit : 0);
+  }
+  size_t generic_index() const { return generic_index_; }
   size_t recognizer_count() const { return recognizer_count_; }
   const std::vector<std::string>& expressions() const { return expressions_; }
   uint64_t hash() const { return hash_; }
@@ -36,6 +45,8 @@ class PatternSet {
   PatternSet();
   hs_database* db_ = nullptr;
   std::vector<uint16_t> pattern_owner_;
+  std::vector<bool> pattern_claims_;
+  size_t generic_index_ = SIZE_MAX;
   std::vector<std::string> expressions_;
   size_t recognizer_count_ = 0;
   uint64_t hash_ = 0;
@@ -52,6 +63,26 @@ class GateSet {
  private:
   GateSet();
   hs_database* db_ = nullptr;
+};
+
+// The generic allocation-failure reader (families/generic_alloc.cc) speaks
+// only where no family did: its facts are held until the input ends and
+// dropped when a family's failure fact stands within kShadowLines lines. A
+// bare exit status or SIGKILL does not count: the generic fact names the pool
+// they leave open.
+class ShadowingSink final : public FactSink {
+ public:
+  static constexpr uint64_t kShadowLines = 40;
+  static constexpr size_t kMaxHeld = 256;
+  static constexpr size_t kMaxAnchors = 4096;
+  explicit ShadowingSink(FactSink& out) : out_(out) {}
+  void add(Fact fact) override;
+  void finish();
+
+ private:
+  FactSink& out_;
+  std::vector<Fact> held_;
+  std::vector<uint64_t> anchors_;  // lines of family failure facts
 };
 
 class LineScanner {
@@ -92,7 +123,7 @@ class LineScanner {
   static int on_match(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void* ctx);
 
   const SourceContext& source_;
-  FactSink& sink_;
+  ShadowingSink sink_;
   hs_scratch* scratch_ = nullptr;
   std::vector<std::unique_ptr<Recognizer>> recognizers_;
   std::vector<char> buf_;

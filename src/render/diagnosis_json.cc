@@ -31,6 +31,10 @@ nlohmann::json incident_json(const Incident& inc) {
   for (const auto& e : inc.evidence) j["evidence"].push_back({{"source", e.source}, {"where", e.where}, {"text", e.text}});
   j["fixes"] = nlohmann::json::array();
   for (const auto& f : inc.fixes) j["fixes"].push_back({{"action", f.action}, {"why", f.why}});
+  j["causes"] = nlohmann::json::array();
+  for (const auto& c : inc.causes)
+    j["causes"].push_back({{"cause", std::string(to_string(c.cause))}, {"confidence", c.confidence}, {"evidence", c.evidence},
+                           {"decide_with", c.decide_with.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.decide_with)}});
   j["next_checks"] = inc.next_checks;
   j["reasons"] = inc.reasons;
   return j;
@@ -43,6 +47,7 @@ nlohmann::json diagnosis_to_json(const Diagnosis& d) {
   j["layer"] = std::string(to_string(d.layer));
   j["cause"] = std::string(to_string(d.cause));
   j["confidence"] = d.incidents.empty() ? nlohmann::json("none") : nlohmann::json(*d.confidence);
+  j["causes"] = d.incidents.empty() ? nlohmann::json::array() : incident_json(d.incidents.front())["causes"];
   j["incidents"] = nlohmann::json::array();
   for (const auto& inc : d.incidents) j["incidents"].push_back(incident_json(inc));
   j["headroom"] = nlohmann::json::array();

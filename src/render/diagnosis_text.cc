@@ -31,6 +31,17 @@ void incident_full(std::string& out, const Incident& inc, const Paint& p, bool p
     out += fmt::format("  pool      {}\n", pool);
   }
   for (const auto& r : inc.reasons) out += fmt::format("  why       {}\n", r);
+  // The runner-up cause when it is close to the first (or the first is unknown).
+  if (inc.causes.size() >= 2) {
+    const CauseCandidate& top = inc.causes[0];
+    const CauseCandidate& next = inc.causes[1];
+    bool close = top.cause == Cause::unknown ? next.confidence >= 0.3 : next.confidence >= top.confidence - 0.2;
+    if (close) {
+      out += fmt::format("  or        {} ({:.2f}){}\n", to_string(next.cause), next.confidence,
+                         next.evidence.empty() ? "" : ": " + next.evidence.front());
+      if (!top.decide_with.empty()) out += fmt::format("  decide    {}\n", top.decide_with);
+    }
+  }
   if (!inc.evidence.empty()) {
     out += fmt::format("\n  {}\n", p("1", "Evidence"));
     for (const auto& e : inc.evidence) out += fmt::format("    [{}] {}\n      {}\n", e.source, e.where, e.text);

@@ -1,10 +1,21 @@
-// Every case of the real-evidence corpus (tests/fixtures/corpus/cases.jsonl, a
-// copy of shared/corpus): layer and cause accuracy over the whole file, failing
-// below 95% layer accuracy. AIMEM_CORPUS names another file of the same form.
+// The real-evidence corpus (tests/fixtures/corpus/cases.jsonl; how cases were
+// chosen and labelled is in its README). Every case is diagnosed; the scores
+// are reported per split and per family.
+//
+// The validation split is one case in three, chosen by the FNV-1a hash of the
+// id (hash % 3 == 0), and was set aside before any rule was tuned: it stands
+// for the evidence nobody here has seen. Both splits must hold:
+//   layer right        >= 95% of all cases (healthy logs must say "none")
+//   cause right        >= 80% of the cases with a known memory cause
+//   healthy logs       all "none"
+//   calibration        of verdicts given at confidence >= 0.8, >= 90% right
+//                      (a verdict is right when layer and cause both are)
+// AIMEM_CORPUS names another file of the same form.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
@@ -17,31 +28,110 @@ std::string corpus_path() {
   return test::source_dir() + "/tests/fixtures/corpus/cases.jsonl";
 }
 
-TEST(Corpus, LayerAccuracyAtLeast95Percent) {
-  std::ifstream in(corpus_path());
-  ASSERT_TRUE(in) << corpus_path();
-  std::string line;
-  int total = 0, layer_ok = 0, cause_ok = 0;
-  std::string misses;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    auto c = nlohmann::json::parse(line);
-    Diagnosis d = test::diagnose_text(c["text"].get<std::string>());
-    std::string want_layer = c["layer"], want_cause = c["cause"];
-    std::string got_layer(to_string(d.layer)), got_cause(to_string(d.cause));
-    ++total;
-    bool lok = got_layer == want_layer, cok = got_cause == want_cause;
-    layer_ok += lok;
-    cause_ok += cok;
-    if (!lok || !cok)
-      misses += "  " + c["id"].get<std::string>() + ": want " + want_layer + "/" + want_cause + ", got " + got_layer + "/" + got_cause +
-                (lok ? "" : "  <- layer") + "\n";
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+struct Tally {
+  int cases = 0, layer_ok = 0, known_cause = 0, cause_ok = 0, healthy = 0, healthy_ok = 0, sure = 0, sure_ok = 0;
+  void add(const Tally& t) {
+    cases += t.cases, layer_ok += t.layer_ok, known_cause += t.known_cause, cause_ok += t.cause_ok;
+    healthy += t.healthy, healthy_ok += t.healthy_ok, sure += t.sure, sure_ok += t.sure_ok;
   }
-  ASSERT_GT(total, 0);
-  double layer_acc = 100.0 * layer_ok / total, cause_acc = 100.0 * cause_ok / total;
-  std::printf("corpus: %d cases, layer accuracy %.1f%% (%d), cause accuracy %.1f%% (%d)\n%s", total, layer_acc, layer_ok, cause_acc,
-              cause_ok, misses.c_str());
-  EXPECT_GE(layer_acc, 95.0) << misses;
+};
+
+double pct(int a, int b) { return b ? 100.0 * a / b : 100.0; }
+
+struct Scores {
+  std::map<std::string, Tally> split;                   // "train", "validation"
+  std::map<std::string, std::map<std::string, Tally>> family;  // split -> family
+  std::map<std::string, std::string> misses;            // split -> lines
+};
+
+const Scores& scores() {
+  static const Scores s = [] {
+    Scores out;
+    std::ifstream in(corpus_path());
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (line.empty()) continue;
+      auto c = nlohmann::json::parse(line);
+      std::string id = c.at("id"), want_layer = c.at("layer"), want_cause = c.at("cause");
+      std::string family = c.value("family", "unlabelled");
+      std::string split = fnv1a(id) % 3 == 0 ? "validation" : "train";
+      Diagnosis d = test::diagnose_text(c.at("text").get<std::string>());
+      std::string got_layer(to_string(d.layer)), got_cause(to_string(d.cause));
+      Tally t;
+      t.cases = 1;
+      t.layer_ok = got_layer == want_layer;
+      bool known = want_cause != "unknown" && want_cause != "none" && want_cause != "not_memory";
+      t.known_cause = known;
+      t.cause_ok = known && got_layer == want_layer && got_cause == want_cause;
+      t.healthy = want_layer == "none";
+      t.healthy_ok = t.healthy && got_layer == "none";
+      if (d.confidence && *d.confidence >= 0.8) {
+        t.sure = 1;
+        t.sure_ok = got_layer == want_layer && got_cause == want_cause;
+      }
+      out.split[split].add(t);
+      out.family[split][family].add(t);
+      if (!t.layer_ok || (known && !t.cause_ok) || (t.sure && !t.sure_ok))
+        out.misses[split] += "  " + id + " [" + family + "]: want " + want_layer + "/" + want_cause + ", got " + got_layer + "/" +
+                             got_cause + (d.confidence ? " @" + std::to_string(*d.confidence).substr(0, 4) : "") +
+                             (t.layer_ok ? "" : "  <- layer") + "\n";
+    }
+    return out;
+  }();
+  return s;
+}
+
+void report(const std::string& split) {
+  const Scores& s = scores();
+  auto it = s.split.find(split);
+  if (it == s.split.end()) return;
+  const Tally& t = it->second;
+  std::printf("%s: %d cases, layer %.1f%% (%d/%d), cause %.1f%% (%d/%d known), healthy %d/%d none, "
+              "confidence >= 0.8: %d verdicts, %.1f%% right\n",
+              split.c_str(), t.cases, pct(t.layer_ok, t.cases), t.layer_ok, t.cases, pct(t.cause_ok, t.known_cause), t.cause_ok,
+              t.known_cause, t.healthy_ok, t.healthy, t.sure, pct(t.sure_ok, t.sure));
+  std::printf("  %-28s %6s %8s %8s\n", "family", "cases", "layer", "cause");
+  for (const auto& [fam, f] : s.family.at(split))
+    std::printf("  %-28s %6d %7.0f%% %7s\n", fam.c_str(), f.cases, pct(f.layer_ok, f.cases),
+                f.known_cause ? (std::to_string(static_cast<int>(pct(f.cause_ok, f.known_cause) + 0.5)) + "%").c_str() : "-");
+  if (auto m = s.misses.find(split); m != s.misses.end()) std::printf("misses:\n%s", m->second.c_str());
+}
+
+void expect_targets(const std::string& split) {
+  const Scores& s = scores();
+  ASSERT_TRUE(s.split.count(split)) << corpus_path();
+  const Tally& t = s.split.at(split);
+  std::string misses = s.misses.count(split) ? s.misses.at(split) : "";
+  EXPECT_GE(pct(t.layer_ok, t.cases), 95.0) << misses;
+  EXPECT_GE(pct(t.cause_ok, t.known_cause), 80.0) << misses;
+  EXPECT_EQ(t.healthy_ok, t.healthy) << misses;
+  EXPECT_GE(pct(t.sure_ok, t.sure), 90.0) << misses;
+}
+
+TEST(Corpus, ValidationSplitMeetsTargets) {
+  report("validation");
+  expect_targets("validation");
+}
+
+TEST(Corpus, TrainingSplitMeetsTargets) {
+  report("train");
+  expect_targets("train");
+}
+
+TEST(Corpus, ValidationSplitIsAThirdAndLarge) {
+  const Scores& s = scores();
+  int v = s.split.count("validation") ? s.split.at("validation").cases : 0;
+  int t = s.split.count("train") ? s.split.at("train").cases : 0;
+  EXPECT_GE(v + t, 400);
+  EXPECT_NEAR(static_cast<double>(v) / (v + t), 1.0 / 3.0, 0.06);
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ TEST(MlPhase, ForwardPassMakesConcurrencyBatch) {
   std::string text = std::string("  File \"/app/model.py\", line 88, in forward\n    x = self.attn(x)\n") + kOom;
   auto s = of_kind(text, FactKind::phase_serve);
   ASSERT_EQ(s.size(), 1u);
-  EXPECT_EQ(s[0].detail, "forward pass");
+  EXPECT_EQ(s[0].detail, "a forward pass");
+  EXPECT_EQ(s[0].cause, Cause::concurrency_batch);
   EXPECT_EQ(test::diagnose_text(text).cause, Cause::concurrency_batch);
 }
 
@@ -36,17 +37,48 @@ TEST(MlPhase, ProfilingAndGraphCaptureAreTheBatch) {
   EXPECT_EQ(test::diagnose_text(text).cause, Cause::concurrency_batch);
 }
 
-TEST(MlPhase, MlcLoadingLineOnlyAtLineStart) {
-  EXPECT_EQ(of_kind("-- loading /data/models/params/\n", FactKind::phase_load).size(), 1u);
-  EXPECT_TRUE(of_kind("progress -- loading bar\n", FactKind::phase_load).empty());
+// The innermost frames decide: a KV-cache allocation below the load frames
+// (modelled on vllm-project/vllm#1283, CacheEngine.allocate_gpu_cache).
+TEST(MlPhase, InnermostFramesDecide) {
+  std::string text = std::string("  File \"/app/bench.py\", line 11, in <module>\n    llm = LLM(model=\"m\")\n") +
+                     "  File \"/vllm/engine/llm_engine.py\", line 89, in __init__\n    self._init_cache()\n" +
+                     "  File \"/vllm/worker/cache_engine.py\", line 39, in __init__\n    self.gpu_cache = self.allocate_gpu_cache()\n" +
+                     "  File \"/vllm/worker/cache_engine.py\", line 80, in allocate_gpu_cache\n    key_blocks = torch.empty(\n" + kOom;
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::kv_cache_context);
 }
 
-TEST(MlPhase, OneMarkerPerTracebackBurst) {
+// A "Loading ..." line just before a bare SIGKILL: the host ran out while the
+// model loaded (modelled on kvcache-ai/ktransformers#440).
+TEST(MlPhase, LoadingLineBeforeAKillIsModelLoad) {
+  Diagnosis d = test::diagnose_text(
+      "loading blk.57.ffn_down_exps.weight to cpu\n"
+      "loading blk.58.ffn_gate_exps.weight to cpu\n"
+      "Killed\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
+TEST(MlPhase, RemediesAreNotPhases) {
+  EXPECT_TRUE(of_kind("  KV cache: reduce free_gpu_memory_fraction\n", FactKind::phase_serve).empty());
+  EXPECT_TRUE(of_kind("RuntimeError: Decode out of memory. Try to lower your batch size.\n", FactKind::phase_serve).empty());
+}
+
+TEST(MlPhase, CuesAloneAreNeverAFailure) {
   std::string text;
   for (int i = 0; i < 5; ++i) text += "  File \"/m.py\", line " + std::to_string(i) + ", in forward\n";
-  EXPECT_EQ(of_kind(text, FactKind::phase_serve).size(), 1u);
-  // Markers alone are never a failure.
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
+// A long healthy log full of cues does not fill the fact store before the
+// failure at its end: cues are held back until a failure word is near.
+TEST(MlPhase, CuesAreHeldUntilAFailureIsNear) {
+  std::string text;
+  for (int i = 0; i < 3000; ++i) text += "| epoch " + std::to_string(i) + " | loading batch | loss 1.0\n";
+  EXPECT_LE(of_kind(text, FactKind::phase_serve).size(), 0u);
+  text += "loading checkpoint shards for evaluation\nKilled\n";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_NE(d.cause, Cause::unknown);
 }
 
 }  // namespace

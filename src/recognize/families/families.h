@@ -25,5 +25,8 @@ extern const RecognizerEntry kHostToolsEntry;
 extern const RecognizerEntry kKubernetesEntry;
 extern const RecognizerEntry kExitStatusEntry;
 extern const RecognizerEntry kHpcEntry;
+extern const RecognizerEntry kGenericAllocEntry;
+extern const RecognizerEntry kMemorySeriesEntry;
+extern const RecognizerEntry kUnifiedMemoryEntry;
 
 }  // namespace aimem

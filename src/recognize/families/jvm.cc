@@ -32,7 +32,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"OutOfMemoryError"},
-    {"Failed to allocate a "},
+    {"Failed to allocate a ", kShared},
     {"insufficient memory for the Java Runtime", kCompanion},
     {"Native memory allocation"},
     {"os::commit_memory", kCompanion},

@@ -45,9 +45,10 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"Malloc failed: out of memory"},  // cudaMalloc / hipMalloc / musaMalloc
-    {"failed to allocate"},
-    {"unable to allocate"},
-    {"can't allocate"},
+    {"failed to allocate", kShared},
+    {"ggml_cuda_host_malloc: failed"},  // pinned memory: llama.cpp falls back to pageable, never a failure
+    {"unable to allocate", kShared},
+    {"can't allocate", kShared},
     {"_init() failed", kCompanion},
     {"kv_size = ", kContext},
     {"failed to load model", kCompanion},

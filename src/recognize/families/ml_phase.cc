@@ -1,116 +1,225 @@
-// What an ML workload was doing when it failed: loading a model, or stepping
-// a batch. These markers are context; the diagnosis reads them to tell a
-// model_load failure from a concurrency_batch one when the failure message
-// itself does not say (a PyTorch OOM is the same text in both).
+// What a workload was doing when it failed, read from the lines and traceback
+// frames around the failure: loading a model, sizing or filling a KV cache,
+// or stepping a batch (a training step, a profile or warm-up run, CUDA-graph
+// capture, serving). A memory failure's message is the same text in every
+// phase (a PyTorch OOM, a kernel kill, a bare "Killed"); the phase is what
+// tells model_load from kv_cache_context from concurrency_batch.
 //
-// Loading (phase_load), from log lines and traceback frames:
-//   Loading checkpoint shards: 100%|...|  (transformers)      Loading safetensors checkpoint shards (vLLM)
-//   Starting to load model ... / Loading model weights took 14.99 GB / Model loading took 15.2 GiB (vLLM)
-//   llama_model_load: ... / llm_load_tensors: / load_tensors: (llama.cpp)   {"function":"load_model",...}
-//   File "...", line N, in load_model / from_pretrained / load_state_dict / load_checkpoint
-//   -- loading /data/models/... (MLC)    Loading model from ... / Loading weights ...
-// Serving or stepping (phase_serve):
-//   engine_step, execute_model, run_engine_loop (vLLM); generate_token, in warmup (TGI); sampler frames,
-//   logits.sort / logits = ... (sampling); traceback frames "in forward", "in generate", "in _sample";
-//   training steps: ".backward(", "in train_step", "in training_step", "optimizer.step(";
-//   vLLM's start-up profile of a max-size batch (profile_run, _dummy_run) and CUDA graph capture
-//   (capture_model, "Capturing cudagraphs", "Capturing CUDA graph"): both size a batch of max_num_seqs /
-//   max_num_batched_tokens, so an OOM there is the batch, not the weights.
+// Each cue is a word or phrase with the cause it points at and a weight:
+//   model_load        loading / Loading ... / load_model / from_pretrained / load_state_dict / torch.load /
+//                     pickle.load / checkpoint / safetensors / weights / quantizing / model.to( / .cuda()
+//   kv_cache_context  KV cache / kv_cache / cache_engine / allocate_gpu_cache / GPU blocks / K-shift /
+//                     context shift / token pool / max_model_len / n_ctx / max_seq_len / cache_length
+//   concurrency_batch backward / optimizer / train_step / training_step / epoch / batch / prefill /
+//                     profile_run / dummy run / warmup / CUDA graph capture / forward / generate / sampler
+// Every line with a cue gives one phase fact per cause it names (phase_load for
+// model_load, phase_serve otherwise), carrying the cause and the cue's weight
+// as its strength; the diagnosis weighs the cues before a failure by how close
+// they stand to it (the innermost frames and the last log lines decide).
 //
-// One marker of a kind per few lines is enough (a traceback has many frames).
+// Recovered (recovered): the program caught the failure and went on ("retrying
+//   with batch size 32", "attempting to recover from OOM", "skipping batch"):
+//   the diagnosis reports such a failure as a warning, not as the failure.
+//
+// Lines that give advice ("reduce max_num_tokens", "Try to lower your batch
+// size", "Possible solutions: ...") name remedies, not phases: they are skipped.
+#include <array>
+#include <deque>
 #include <string>
 
 #include "core/text.h"
 #include "recognize/families/families.h"
+#include "recognize/guards.h"
 
 namespace aimem {
 namespace {
 
-struct Marker {
-  std::string_view literal;
-  FactKind kind;
+struct Cue {
+  std::string_view word;  // matched case-insensitively
+  Cause cause;
+  float weight;
+  std::string_view detail;
+  bool setting = false;  // a context-length setting: a cue only when its value is long
+};
+
+constexpr Cue kCues[] = {
+    // Loading and converting weights.
+    {"loading", Cause::model_load, 1.0f, "loading"},
+    {"load_model", Cause::model_load, 1.0f, "load_model"},
+    {"load model", Cause::model_load, 1.0f, "loading the model"},
+    {"from_pretrained", Cause::model_load, 1.0f, "from_pretrained"},
+    {"load_state_dict", Cause::model_load, 1.0f, "load_state_dict"},
+    {"load_checkpoint", Cause::model_load, 1.0f, "loading a checkpoint"},
+    {"torch.load(", Cause::model_load, 1.0f, "torch.load"},
+    {"pickle.load", Cause::model_load, 0.9f, "unpickling a model"},
+    {"load_weights", Cause::model_load, 1.0f, "loading weights"},
+    {"checkpoint shards", Cause::model_load, 1.0f, "loading checkpoint shards"},
+    {"model loading took", Cause::model_load, 1.0f, "loading model weights"},
+    {"llama_model_load", Cause::model_load, 1.0f, "llama.cpp loading the model"},
+    {"load_tensors", Cause::model_load, 1.0f, "llama.cpp loading tensors"},
+    {"safetensors", Cause::model_load, 0.6f, "reading safetensors"},
+    {"quantizing", Cause::model_load, 0.8f, "quantizing weights"},
+    {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
+    {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},
+    {"model.to(", Cause::model_load, 0.9f, "moving the model to the device"},
+    {"model = model.", Cause::model_load, 0.8f, "moving the model to the device"},
+    // KV-cache sizing and allocation (the cache for the configured context).
+    {"kv cache", Cause::kv_cache_context, 1.0f, "the KV cache"},
+    {"kv_cache", Cause::kv_cache_context, 1.0f, "the KV cache"},
+    {"kvcache", Cause::kv_cache_context, 1.0f, "the KV cache"},
+    {"cache_engine", Cause::kv_cache_context, 1.0f, "allocating the KV cache"},
+    {"allocate_gpu_cache", Cause::kv_cache_context, 1.0f, "allocating the KV cache"},
+    {"gpu blocks", Cause::kv_cache_context, 0.6f, "sizing the KV cache"},
+    {"determine_num_available_blocks", Cause::kv_cache_context, 0.8f, "sizing the KV cache"},
+    {"k-shift", Cause::kv_cache_context, 1.0f, "shifting the KV cache"},
+    {"context shift", Cause::kv_cache_context, 1.0f, "shifting the context"},
+    {"kv_pool", Cause::kv_cache_context, 1.0f, "the KV token pool"},
+    {"token pool", Cause::kv_cache_context, 0.8f, "the KV token pool"},
+    {"init_memory_pool", Cause::kv_cache_context, 0.8f, "allocating the KV token pool"},
+    {"cache(model", Cause::kv_cache_context, 0.9f, "allocating the KV cache"},
+    {"max_model_len", Cause::kv_cache_context, 0.5f, "the context length", true},
+    {"max-model-len", Cause::kv_cache_context, 0.5f, "the context length", true},
+    {"n_ctx", Cause::kv_cache_context, 0.5f, "the context length", true},
+    {"max_seq_len", Cause::kv_cache_context, 0.4f, "the context length", true},
+    {"cache_length", Cause::kv_cache_context, 0.6f, "the context length", true},
+    {"context length", Cause::kv_cache_context, 0.6f, "the context length", true},
+    {"input_length", Cause::kv_cache_context, 0.5f, "the input length", true},
+    // Stepping a batch: training, profiling, warm-up, graph capture, serving.
+    {"backward", Cause::concurrency_batch, 1.0f, "a training step (backward)"},
+    {"optimizer", Cause::concurrency_batch, 0.8f, "a training step (optimizer)"},
+    {"train_step", Cause::concurrency_batch, 1.0f, "a training step"},
+    {"training_step", Cause::concurrency_batch, 1.0f, "a training step"},
+    {"trainer.train(", Cause::concurrency_batch, 0.8f, "a training step"},
+    {"_inner_training_loop", Cause::concurrency_batch, 0.8f, "a training step"},
+    {"epoch", Cause::concurrency_batch, 0.6f, "a training epoch"},
+    {"batch_size", Cause::concurrency_batch, 0.7f, "the batch size"},
+    {"batch size", Cause::concurrency_batch, 0.7f, "the batch size"},
+    {"batch-size", Cause::concurrency_batch, 0.7f, "the batch size"},
+    {"running-req", Cause::concurrency_batch, 0.6f, "the running batch"},
+    {"max_num_seqs", Cause::concurrency_batch, 0.6f, "the number of sequences"},
+    {"prefill", Cause::concurrency_batch, 0.7f, "a prefill batch"},
+    {"profile_run", Cause::concurrency_batch, 1.0f, "profiling a max-size batch"},
+    {"_dummy_run", Cause::concurrency_batch, 1.0f, "profiling a max-size batch"},
+    {"dummy_sampler", Cause::concurrency_batch, 1.0f, "profiling the sampler"},
+    {"warmup", Cause::concurrency_batch, 0.8f, "warm-up of a max-size batch"},
+    {"capture_model", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
+    {"capturing cudagraphs", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
+    {"capturing cuda graph", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
+    {"capture cuda graph", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
+    {"capture_one_batch_size", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
+    {"execute_model", Cause::concurrency_batch, 0.8f, "executing the model on a batch"},
+    {"engine_step", Cause::concurrency_batch, 0.8f, "an engine step"},
+    {"run_engine_loop", Cause::concurrency_batch, 0.6f, "the engine loop"},
+    {"generate_token", Cause::concurrency_batch, 0.6f, "generating tokens"},
+    {"sampler", Cause::concurrency_batch, 0.6f, "sampling"},
+    {"logits", Cause::concurrency_batch, 0.5f, "computing logits"},
+    {", in forward", Cause::concurrency_batch, 0.5f, "a forward pass"},
+    {", in _forward", Cause::concurrency_batch, 0.5f, "a forward pass"},
+    {".generate(", Cause::concurrency_batch, 0.5f, "generation"},
+    {", in generate", Cause::concurrency_batch, 0.5f, "generation"},
+    {"num_beams", Cause::concurrency_batch, 0.5f, "beam search"},
+};
+
+struct Recovery {
+  std::string_view word;
   std::string_view detail;
 };
-
-constexpr Marker kMarkers[] = {
-    {"checkpoint shards", FactKind::phase_load, "loading checkpoint shards"},
-    {"Starting to load model", FactKind::phase_load, "loading model weights"},
-    {"Loading model weights", FactKind::phase_load, "loading model weights"},
-    {"Model loading took", FactKind::phase_load, "loading model weights"},
-    {"llama_model_load", FactKind::phase_load, "llama.cpp loading the model"},
-    {"load_tensors:", FactKind::phase_load, "llama.cpp loading tensors"},
-    {"load_model", FactKind::phase_load, "load_model"},
-    {"from_pretrained", FactKind::phase_load, "from_pretrained"},
-    {"load_state_dict", FactKind::phase_load, "load_state_dict"},
-    {"load_checkpoint", FactKind::phase_load, "loading a checkpoint"},
-    {"-- loading ", FactKind::phase_load, "loading model parameters"},
-    {"Loading model from", FactKind::phase_load, "loading the model"},
-    {"Loading weights", FactKind::phase_load, "loading weights"},
-    // Serving / stepping.
-    {"engine_step", FactKind::phase_serve, "engine step"},
-    {"execute_model", FactKind::phase_serve, "executing the model on a batch"},
-    {"run_engine_loop", FactKind::phase_serve, "engine loop"},
-    {"generate_token", FactKind::phase_serve, "generating tokens"},
-    {", in warmup", FactKind::phase_serve, "warmup of a max-size prefill batch"},
-    {"sampler", FactKind::phase_serve, "sampling"},
-    {"logits", FactKind::phase_serve, "computing or sorting logits"},
-    {", in forward", FactKind::phase_serve, "forward pass"},
-    {", in _forward", FactKind::phase_serve, "forward pass"},
-    {", in generate", FactKind::phase_serve, "generation"},
-    {", in _sample", FactKind::phase_serve, "sampling"},
-    {".backward(", FactKind::phase_serve, "training step (backward)"},
-    {", in backward", FactKind::phase_serve, "training step (backward)"},
-    {", in train_step", FactKind::phase_serve, "training step"},
-    {", in training_step", FactKind::phase_serve, "training step"},
-    {"optimizer.step(", FactKind::phase_serve, "training step (optimizer)"},
-    {"profile_run", FactKind::phase_serve, "profiling a max-size batch"},
-    {"_dummy_run", FactKind::phase_serve, "profiling a max-size batch"},
-    {"capture_model", FactKind::phase_serve, "CUDA graph capture"},
-    {"Capturing cudagraphs", FactKind::phase_serve, "CUDA graph capture"},
-    {"Capturing CUDA graph", FactKind::phase_serve, "CUDA graph capture"},
+constexpr Recovery kRecoveries[] = {
+    {"retrying with a smaller", "retried with a smaller batch"},
+    {"retrying with batch size", "retried with a smaller batch"},
+    {"reducing batch size to", "retried with a smaller batch"},
+    {"attempting to recover from oom", "skipped the batch and went on"},
+    {"skipping batch", "skipped the batch and went on"},
 };
 
-constexpr Pattern kPatterns[] = {
-    {"checkpoint shards", kContext}, {"Starting to load model", kContext}, {"Loading model weights", kContext}, {"Model loading took", kContext},
-    {"llama_model_load", kContext},  {"load_tensors:", kContext},          {"load_model", kContext},            {"from_pretrained", kContext},
-    {"load_state_dict", kContext},   {"load_checkpoint", kContext},        {"-- loading ", kContext},           {"Loading model from", kContext},
-    {"Loading weights", kContext},   {"engine_step", kContext},            {"execute_model", kContext},         {"run_engine_loop", kContext},
-    {"generate_token", kContext},    {", in warmup", kContext},            {"sampler", kContext},               {"logits", kContext},
-    {", in forward", kContext},      {", in _forward", kContext},          {", in generate", kContext},         {", in _sample", kContext},
-    {".backward(", kContext},        {", in backward", kContext},          {", in train_step", kContext},       {", in training_step", kContext},
-    {"optimizer.step(", kContext},   {"profile_run", kContext},            {"_dummy_run", kContext},            {"capture_model", kContext},
-    {"Capturing cudagraphs", kContext}, {"Capturing CUDA graph", kContext},
-};
-static_assert(std::size(kPatterns) == std::size(kMarkers), "one pattern per marker");
+// Words of a failure nearby: cues are held back in a short ring and given
+// only around such a line, so a long healthy log full of "loading" and
+// "epoch" does not fill the fact store (whose per-kind caps keep the first
+// facts) before the failure at its end is reached.
+constexpr std::string_view kTriggers[] = {"of memory", "ofmemory", "alloc", "kill", "oom", "exhaust", "memoryerror",
+                                          "enough memory", "exit code", "exitcode", "signal", "error", "fatal", "abort"};
 
-constexpr uint64_t kQuietLines = 8;  // one marker of a kind per this many lines
+constexpr unsigned kCue = kContext | kCaseless;
+
+// One pattern per cue, recovery phrase and trigger, in the tables' order.
+constexpr auto kPatterns = [] {
+  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers)> p{};
+  size_t i = 0;
+  for (const Cue& c : kCues) p[i++] = {c.word.data(), kCue};
+  for (const Recovery& r : kRecoveries) p[i++] = {r.word.data(), kCue};
+  for (std::string_view t : kTriggers) p[i++] = {t.data(), kCue};
+  return p;
+}();
+
+constexpr size_t kRing = 48;         // cue facts held back
+constexpr uint64_t kAfterTrigger = 6;  // lines after a trigger whose cues go straight out
+
+// Lines that name a remedy, not what was running.
+bool remedy_line(std::string_view s) {
+  static constexpr std::string_view kWords[] = {"try ", "reduce ", "decrease ", "lower ", "consider ", "please ",
+                                                "possible solution", "set --", "you can", "increase ", "use --"};
+  for (std::string_view w : kWords)
+    if (text::icontains(s, w)) return true;
+  return false;
+}
+
+// A context of at least kLongContext tokens in the first number after a
+// setting's name ("n_ctx = 131072", "max_model_len=32768", "cache_length: 65536").
+constexpr uint64_t kLongContext = 16384;
+
+bool long_context(std::string_view after) {
+  size_t i = 0;
+  while (i < after.size() && i < 24 && !(after[i] >= '0' && after[i] <= '9')) ++i;
+  auto n = text::parse_u64(after.substr(std::min(i, after.size())));
+  return n && *n >= kLongContext;
+}
 
 class MlPhase final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
-    // Serving markers first: "execute_model" inside a load_model traceback line
-    // is rare, a profile_run frame below load lines is not.
-    const Marker* hit = nullptr;
-    for (const Marker& m : kMarkers) {
-      if (!text::contains(s, m.literal)) continue;
-      if (!hit || (m.kind == FactKind::phase_serve && hit->kind == FactKind::phase_load)) hit = &m;
-      if (hit->kind == FactKind::phase_serve) break;
+    for (const Recovery& r : kRecoveries) {
+      if (!text::icontains(s, r.word)) continue;
+      Fact f = make_fact(line, FactKind::recovered, Family::runtime);
+      f.detail = std::string(r.detail);
+      out.add(std::move(f));
+      return;
     }
-    if (!hit) return;
-    // "-- loading" only as the start of a line (MLC's own progress line).
-    if (hit->literal == "-- loading " && !text::starts_with(text::trim_left(s), "-- loading ")) return;
-    bool load = hit->kind == FactKind::phase_load;
-    uint64_t& last = load ? last_load_ : last_serve_;
-    if (last && line.number <= last + kQuietLines) return;
-    last = line.number;
-    Fact f = make_fact(line, hit->kind, Family::runtime);
-    f.detail = std::string(hit->detail);
-    out.add(std::move(f));
+    bool trigger = false;
+    for (std::string_view t : kTriggers) trigger = trigger || text::icontains(s, t);
+    if (trigger) {
+      for (Fact& f : ring_) out.add(std::move(f));
+      ring_.clear();
+      armed_until_ = line.number + kAfterTrigger;
+    }
+    if (guards::is_advice_line(s) || remedy_line(s)) return;
+    // The strongest cue of each cause on this line.
+    const Cue* best[3] = {nullptr, nullptr, nullptr};
+    for (const Cue& c : kCues) {
+      size_t at = text::ifind(s, c.word);
+      if (at == std::string_view::npos) continue;
+      if (c.setting && !long_context(s.substr(at + c.word.size()))) continue;
+      int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
+      if (!best[k] || c.weight > best[k]->weight) best[k] = &c;
+    }
+    for (const Cue* c : best) {
+      if (!c) continue;
+      Fact f = make_fact(line, c->cause == Cause::model_load ? FactKind::phase_load : FactKind::phase_serve, Family::runtime);
+      f.cause = c->cause;
+      f.strength = c->weight;
+      f.detail = std::string(c->detail);
+      if (line.number <= armed_until_) {
+        out.add(std::move(f));
+      } else {
+        if (ring_.size() == kRing) ring_.pop_front();
+        ring_.push_back(std::move(f));
+      }
+    }
   }
 
  private:
-  uint64_t last_load_ = 0, last_serve_ = 0;
+  std::deque<Fact> ring_;
+  uint64_t armed_until_ = 0;
 };
 
 }  // namespace

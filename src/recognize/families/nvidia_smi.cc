@@ -166,6 +166,8 @@ class NvidiaSmi final : public Recognizer {
       f.count = g.procs;
       f.detail = "nvidia-smi";
       if (g.procs && *g.procs > 0) f.detail += ": " + std::to_string(*g.procs) + " processes using " + units::format_bytes(g.proc_bytes);
+      // The processes a snapshot lists: others, once the failing process has died.
+      if (g.procs && *g.procs > 0 && g.proc_bytes > 0) f.other_processes = g.proc_bytes;
       out.add(std::move(f));
     }
     gpus_.clear();
@@ -173,6 +175,7 @@ class NvidiaSmi final : public Recognizer {
       Fact f = std::move(apps_base_);
       f.count = apps_;
       f.detail = "nvidia-smi compute apps: " + std::to_string(apps_) + " processes using " + units::format_bytes(apps_bytes_);
+      if (apps_bytes_ > 0) f.other_processes = apps_bytes_;
       out.add(std::move(f));
     }
     have_apps_ = false;

@@ -27,12 +27,12 @@ namespace aimem {
 namespace {
 
 constexpr Pattern kPatterns[] = {
-    {"MemoryError"},
+    {"MemoryError", kShared},
     {"for an array with shape", kCompanion},
-    {"bad_alloc"},
+    {"bad_alloc", kShared},
     {"runtime: out of memory"},
-    {"memory allocation of "},
-    {"Cannot allocate memory"},
+    {"memory allocation of ", kShared},
+    {"Cannot allocate memory", kShared},
     {"[Errno 12]", kCompanion},
 };
 

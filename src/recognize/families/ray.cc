@@ -28,6 +28,8 @@
 // phase_load marker.
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -72,7 +74,7 @@ class Ray final : public Recognizer {
     if (text::contains(s, "The actor never ran")) {
       Fact f = make_fact(line, FactKind::phase_load, Family::ray);
       f.detail = "Ray actor died while starting (initialising or loading its model)";
-      f.strength = 0.4f;
+      f.strength = 0.8f;  // it never ran: it died initialising
       out.add(std::move(f));
     }
   }
@@ -135,7 +137,7 @@ class Ray final : public Recognizer {
     if (auto t = text::after(s, "threshold of ")) {
       if (auto r = text::parse_double(*t); r && *r > 0 && *r <= 1.0) {
         f.ratio = r;
-        f.detail = "Ray memory monitor (threshold " + std::string(text::take_until(*t, ". ,")) + ")";
+        f.detail = fmt::format("Ray memory monitor (threshold {:g})", *r);
       }
     }
     flush(out);

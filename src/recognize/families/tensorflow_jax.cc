@@ -46,6 +46,8 @@ constexpr Pattern kPatterns[] = {
     {"ran out of memory trying to allocate"},
     {"failed to allocate memory [Op:"},
     {"RESOURCE_EXHAUSTED: "},
+    {"Resource exhausted: ", kCompanion},
+    {"Ran out of memory trying to allocate"},
     {"[[Node: ", kContext},
     {"[[{{node ", kContext},
     {"_execute_compiled", kContext},
@@ -132,7 +134,12 @@ class TensorflowJax final : public Recognizer {
     if (pending_ && line.number > pending_line_ + (pending_is_allocator_ ? kAllocatorWindow : kNodeWindow)) flush(out);
 
     if (auto p = s.find("OOM when allocating tensor"); p != std::string_view::npos) return tf_tensor(line, s, p, out);
-    if (auto p = s.find("ran out of memory trying to allocate"); p != std::string_view::npos) return allocator(line, s, p, out);
+    if (auto p = text::ifind(s, "ran out of memory trying to allocate"); p != std::string_view::npos) {
+      // "The caller indicates that this is not a failure" (a convolution
+      // workspace the op can do without): a warning, never the failure.
+      if (text::contains(s, "this is not a failure")) return;
+      return allocator(line, s, p, out);
+    }
     if (auto p = s.find("failed to allocate memory [Op:"); p != std::string_view::npos) {
       if (guards::is_mention(s, p, 20) || repeated("eager", line)) return;
       Fact f = make_fact(line, FactKind::gpu_oom, Family::tensorflow);
@@ -142,6 +149,8 @@ class TensorflowJax final : public Recognizer {
       return replace_pending_with(std::move(f), out);
     }
     if (auto p = s.find("RESOURCE_EXHAUSTED: "); p != std::string_view::npos) return xla(line, s, p, out);
+    // TensorFlow 1.x / early jaxlib spelled the status "Resource exhausted: ".
+    if (auto p = s.find("Resource exhausted: "); p != std::string_view::npos && text::icontains(s, "of memory")) return xla(line, s, p, out);
     if (text::contains(s, "[[Node: ") || text::contains(s, "[[{{node ")) return node_line(line, s, out);
     if (text::contains(s, "XLA_PYTHON_CLIENT_MEM_FRACTION")) return preallocation(line, s, out);
   }

@@ -54,6 +54,8 @@ constexpr Pattern kPatterns[] = {
     {"reserved for KV Cache is", kCompanion},
     {"on startup is less than desired GPU memory utilization"},
     {"Memory profiling results:", kContext},
+    {"Loading model weights took ", kContext},
+    {"Model loading took ", kContext},
     {"# GPU blocks:", kContext},
     {"GPU KV cache size:", kContext},
     {"Maximum concurrency for", kContext},
@@ -70,6 +72,7 @@ constexpr Pattern kPatterns[] = {
 };
 
 constexpr uint64_t kRepeatWindow = 300;
+constexpr uint64_t kForeignNonTorch = 3 * units::GiB;
 
 std::optional<uint64_t> size_at(std::string_view s, std::string_view label) {
   auto v = text::after(s, label);
@@ -140,6 +143,19 @@ class Vllm final : public Recognizer {
       return out.add(std::move(f));
     }
     if (text::contains(s, "on startup is less than desired GPU memory utilization")) return startup_free(line, s, out);
+    // "Loading model weights took 14.9888 GB" (V0), "Model loading took 0.2389 GB and 0.97 seconds" (V1):
+    // the weights' share of the GPU, against which a negative KV budget is judged.
+    for (std::string_view lead : {"Loading model weights took ", "Model loading took "}) {
+      if (auto v = text::after(s, lead)) {
+        if (auto w = units::parse_log_size(*v)) {
+          Fact f = make_fact(line, FactKind::memory_usage, Family::vllm);
+          f.usage = w;
+          f.detail = "model weights";
+          out.add(std::move(f));
+        }
+        return;
+      }
+    }
     if (auto v = signed_size_at(s, "KV cache memory:")) return kv_memory(line, *v, out);
     if (auto v = signed_size_at(s, "reserved for KV Cache is")) return kv_memory(line, *v, out);
     if (text::contains(s, "Memory profiling results:")) return profiling(line, s, out);
@@ -218,6 +234,7 @@ class Vllm final : public Recognizer {
       if (repeated(line)) return;
       Fact f = failure(line, FactKind::kv_cache_shortage);
       f.detail = v.second ? "negative KV cache memory" : "no cache blocks";
+      if (v.second) f.requested = v.first;  // the deficit
       out.add(std::move(f));
       return;
     }
@@ -273,6 +290,12 @@ class Vllm final : public Recognizer {
       Fact g = make_fact(line, FactKind::gpu_state, Family::vllm);
       g.total = total;
       g.detail = "vLLM memory profile";
+      // Memory outside PyTorch beyond what CUDA contexts and NCCL buffers take
+      // is another process's (a second engine, an Ollama on the same GPU).
+      if (auto nt = size_at(s, "non_torch_memory="); nt && *nt >= kForeignNonTorch) {
+        g.other_processes = nt;
+        g.detail = "vLLM memory profile: non_torch_memory=" + units::format_bytes(*nt);
+      }
       out.add(std::move(g));
     }
     engine_args(line, s, out);

@@ -1,0 +1,230 @@
+// The generic layer under the family recognizers: allocation-failure language
+// in its many wordings, read when no family knows the program that printed it.
+//
+// Families are the precise path (they know a message's fields and numbers);
+// this recognizer keeps an unseen stack from falling through to "no memory
+// failure found". Its facts carry Family::generic and are dropped wherever a
+// family's failure fact stands on or near the same lines of the input
+// (ShadowingSink in scanner.h), so it only ever speaks when no family did.
+//
+// Vocabulary (built from the training split of tests/fixtures/corpus, see its
+// README; every phrase matched case-insensitively):
+//   out of memory / out of device memory / ran out of memory / OutOfMemory / OUT_OF_MEMORY / OOM when allocating
+//   failed to allocate / could not allocate / unable to allocate / cannot allocate / can't allocate
+//   allocation failed / alloc failed / ALLOC_FAILED / memory allocation of N bytes failed / bad_alloc
+//   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host)? memory
+//   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted
+//   ENOMEM / MemoryError / RESOURCE_EXHAUSTED
+// A line only counts when it reads as a report, not as prose or advice: it
+// carries an error word (error, fatal, failed, exception, abort, panic,
+// terminate, killed, E/F log level) or the phrase opens the message, and it is
+// not a mention in quotes or help text (guards.h).
+//
+// Where: the failing pool is read from the line and its neighbours. An
+// accelerator named in the line (CUDA, GPU, device N, HIP, ROCm, XPU, MPS, NPU,
+// TPU, VRAM, cudaMalloc, cuBLAS) makes it a device allocation (gpu_oom); a host
+// allocator named in the line (CPU, host, system memory, RAM, malloc, mmap,
+// posix_memalign) makes it a host one; otherwise the nearest device mention
+// within a few lines either side (a traceback's frames, "current device: 0"
+// after a ggml assert) decides, and none means the host. The decision waits
+// until kAfter lines past the failure have been seen (or the input ends).
+#include <cctype>
+#include <deque>
+#include <string>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr unsigned kCi = kRegex | kCaseless;
+
+// Rarer wordings carry kCompanion: in a log large enough to be read through
+// the gate (gate.h) they are found only in blocks another gate word made hot.
+constexpr Pattern kPatterns[] = {
+    {"of memory", kCaseless},
+    {"ofmemory", kCaseless},
+    {"out of (device|gpu|host|cpu|system|shared|video|graphics) memory", kCi | kCompanion},
+    {"out_of_(device_|host_)?memory", kCi | kCompanion},
+    {"oom when allocating", kCaseless},
+    {"(failed|unable|could ?n[o']?t|cannot|can't) (to )?allocate", kCi},
+    {"alloc(ation)?[ _]failed", kCi},
+    {"memory allocation of [0-9]+ bytes", kCi},
+    {"bad_alloc", kLiteral},
+    {"not enough memory", kCaseless},
+    {"not enough (gpu|device|system|host|free|cuda|video) memory", kCi | kCompanion},
+    {"insufficient (gpu |device |system |host |cuda |video )?memory", kCi | kCompanion},
+    {"memory (limit|quota)( of [0-9.]+ ?[kmgt]i?b)? (was )?exceeded", kCi | kCompanion},
+    {"exceeds? (the )?(allowed|available) (gpu |device |system )?memory", kCi | kCompanion},
+    {"memory exhausted", kCaseless},
+    {"\\benomem\\b", kCi | kCompanion},
+    {"resource_exhausted", kCaseless},
+    {"memoryerror", kCaseless},
+    {"paging file is too small", kCaseless | kCompanion},  // Windows error 1455: the commit limit
+    // Where the memory was: device words, as context.
+    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero)",
+     kCi | kContext},
+};
+
+bool device_word(std::string_view s) {
+  static constexpr std::string_view kWords[] = {"cuda", "gpu",  "vram", "cudamalloc", "cublas", "cudnn", " hip ", "hip out",
+                                                "rocm", " xpu", "xpu ", " mps", "mps ",  " npu",   "npu ",  " tpu",
+                                                "tpu ", "current device", "level zero", "level_zero", "device 0",
+                                                "device 1", "device 2", "device 3", "device:0", "device:1", "on device"};
+  for (std::string_view w : kWords)
+    if (text::icontains(s, w)) return true;
+  return false;
+}
+
+bool host_word(std::string_view s) {
+  static constexpr std::string_view kWords[] = {"cpu",    "host memory", "system memory", " ram",  "ram ", "malloc(",
+                                                "mmap",   "posix_memalign", "std::bad_alloc", "memoryerror", "heap",
+                                                "enomem", "errno 12",       "cannot allocate memory"};
+  for (std::string_view w : kWords)
+    if (text::icontains(s, w)) return true;
+  return false;
+}
+
+// An error word, or a log level that marks an error, anywhere in the line.
+bool reads_as_error(std::string_view s) {
+  static constexpr std::string_view kWords[] = {"error", "fatal", "failed", "failure", "exception", "abort", "panic",
+                                                "terminat", "killed", "crash", "assert", "cannot", "can't", "unable",
+                                                "could not", "couldn't", "exceeded", "exhausted", "enomem", "bad_alloc",
+                                                "insufficient", "not enough"};
+  for (std::string_view w : kWords)
+    if (text::icontains(s, w)) return true;
+  return false;
+}
+
+// Phrases that read "this can happen" or report a recovery, not a failure;
+// and a scheduler's refusal to place work ("0/3 nodes are available: 3
+// Insufficient memory"): nothing ran out, nothing was allocated.
+bool reads_as_hypothetical(std::string_view s) {
+  static constexpr std::string_view kWords[] = {"if you ", "to avoid", "to prevent", "may cause", "might ", "could cause",
+                                                "can cause", "retrying with", "will retry", "recovered", "fallback to",
+                                                "falling back", "documentation", "see https://", "e.g.", "for example",
+                                                "?", "nodes are available", "failedscheduling", "predicates"};
+  for (std::string_view w : kWords)
+    if (text::icontains(s, w)) return true;
+  return false;
+}
+
+struct Pending {
+  Fact fact;
+  bool own_device = false, own_host = false;
+};
+
+constexpr uint64_t kBefore = 25;  // frames above an error (a Python traceback)
+constexpr uint64_t kAfter = 6;    // lines below it ("current device: 0", the rest of an assert)
+
+class GenericAlloc final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    flush(line.number, out);
+    std::string_view s = line.text;
+    bool dev = device_word(s);
+    if (dev) remember_device(line.number);
+    std::optional<size_t> at = phrase_at(s);
+    if (!at) return;
+    // Part of a longer name ("-XX:+HeapDumpOnOutOfMemoryError", "max_out_of_memory_retries"): not a report.
+    if (*at > 0 && (std::isalnum(static_cast<unsigned char>(s[*at - 1])) || s[*at - 1] == '_')) return;
+    if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(s)) return;
+    if (!reads_as_error(s) && !opens_message(s, *at)) return;
+    if (repeat_.repeated(normalised_key(s), line.number)) return;
+    Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev, host_word(s)};
+    p.fact.strength = 0.55f;
+    p.fact.detail = "allocation failure";
+    p.fact.requested = requested_bytes(s);
+    pending_.push_back(std::move(p));
+    if (pending_.size() > 16) emit(pending_.front(), out), pending_.pop_front();
+  }
+
+  void finish(FactSink& out) override { flush(UINT64_MAX, out); }
+
+ private:
+  // Where the first phrase of the vocabulary starts, if any.
+  static std::optional<size_t> phrase_at(std::string_view s) {
+    static constexpr std::string_view kPhrases[] = {
+        "out of memory", "out of device memory", "out of gpu memory", "out of host memory", "out of cpu memory",
+        "out of system memory", "out of shared memory", "out of video memory", "outofmemory", "out_of_memory",
+        "out_of_device_memory", "out_of_host_memory", "oom when allocating", "to allocate", "allocation failed",
+        "alloc failed", "alloc_failed", "allocation_failed", "memory allocation of", "bad_alloc", "not enough",
+        "insufficient", "exceeded", "exceeds", "exceed the", "memory exhausted", "enomem", "resource_exhausted",
+        "memoryerror", "t allocate", "paging file is too small"};
+    size_t best = std::string_view::npos;
+    for (std::string_view p : kPhrases) {
+      size_t at = text::ifind(s, p);
+      if (at < best) best = at;
+    }
+    if (best == std::string_view::npos) return std::nullopt;
+    return best;
+  }
+
+  // The phrase is the start of the message: after a log prefix, a level or an
+  // exception name ("E0412 ...: Out of memory", "ERROR: Not enough memory").
+  static bool opens_message(std::string_view s, size_t at) {
+    std::string_view head = text::trim(s.substr(0, at));
+    return head.empty() || head.back() == ':' || head.back() == ']' || head.back() == '-' || head.back() == '|';
+  }
+
+  // Digits and hex ids vary between repeats of one failure; the words do not.
+  static std::string normalised_key(std::string_view s) {
+    std::string k;
+    for (char c : s.substr(0, 200))
+      if (!(c >= '0' && c <= '9')) k += c;
+    return k;
+  }
+
+  static std::optional<uint64_t> requested_bytes(std::string_view s) {
+    for (std::string_view lead : {"allocate ", "of size ", "allocation of ", "requested ", "tried to allocate "}) {
+      size_t p = text::ifind(s, lead);
+      if (p == std::string_view::npos) continue;
+      if (auto v = units::parse_log_size(s.substr(p + lead.size())); v && *v > 0) return v;
+    }
+    return std::nullopt;
+  }
+
+  void remember_device(uint64_t line) {
+    devices_.push_back(line);
+    if (devices_.size() > 64) devices_.pop_front();
+  }
+
+  bool device_near(uint64_t line) const {
+    for (uint64_t d : devices_)
+      if (d + kBefore >= line && d <= line + kAfter) return true;
+    return false;
+  }
+
+  void flush(uint64_t now, FactSink& out) {
+    while (!pending_.empty() && (now == UINT64_MAX || pending_.front().fact.where.line + kAfter < now)) {
+      emit(pending_.front(), out);
+      pending_.pop_front();
+    }
+  }
+
+  void emit(Pending& p, FactSink& out) {
+    bool device = p.own_device || (!p.own_host && device_near(p.fact.where.line));
+    if (device) {
+      p.fact.kind = FactKind::gpu_oom;
+      p.fact.layer = Layer::gpu_vram;
+      p.fact.detail = "device allocation failure";
+    } else {
+      p.fact.layer = Layer::host_ram;
+    }
+    out.add(std::move(p.fact));
+  }
+
+  std::deque<Pending> pending_;
+  std::deque<uint64_t> devices_;
+  RepeatFilter repeat_{200};
+};
+
+}  // namespace
+
+const RecognizerEntry kGenericAllocEntry{
+    "generic_alloc", Family::generic, kPatterns, [] { return std::unique_ptr<Recognizer>(new GenericAlloc); }};
+
+}  // namespace aimem

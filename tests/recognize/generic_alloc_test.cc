@@ -1,0 +1,164 @@
+// The generic layer under the families (families/generic_alloc.cc): stacks no
+// family knows still give a memory verdict, with the pool read from the
+// accelerator or host allocator named in the line or the lines around it; a
+// family's own fact shadows it; mentions and advice do not fire.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+const Fact* failure(const Diagnosis& d) {
+  for (const Fact& f : d.facts)
+    if (is_failure(f.kind)) return &f;
+  return nullptr;
+}
+
+// Modelled on PaddlePaddle/PaddleOCR#645 and PaddlePaddle/Paddle#42228 (Paddle's
+// allocator, which no family reads); our own sizes.
+TEST(GenericAlloc, PaddleDeviceOutOfMemoryIsGpuVram) {
+  Diagnosis d = test::diagnose_text(
+      "----------------------\n"
+      "Error Message Summary:\n"
+      "----------------------\n"
+      "ResourceExhaustedError: \n"
+      "\n"
+      "Out of memory error on GPU 0. Cannot allocate 2.250000GB memory on GPU 0, 13.400391GB memory has been allocated and "
+      "available memory is only 301.500000MB.\n"
+      "\n"
+      "Please check whether there is any other process using GPU 0.\n"
+      "1. If yes, please stop them, or start PaddlePaddle on another GPU.\n"
+      "2. If no, please decrease the batch size of your model.\n"
+      " (at /paddle/paddle/fluid/memory/allocation/cuda_allocator.cc:86)\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  const Fact* f = failure(d);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->family, Family::generic);
+  EXPECT_EQ(f->kind, FactKind::gpu_oom);
+  ASSERT_TRUE(f->requested);
+  EXPECT_EQ(*f->requested, 2415919104u);  // 2.25 GiB
+}
+
+// Modelled on apache/mxnet#17331 (pooled storage manager): the device is named
+// only by cudaMalloc in the failing line.
+TEST(GenericAlloc, DeviceNamedByCudaMallocInTheLine) {
+  Diagnosis d = test::diagnose_text(
+      "terminate called after throwing an instance of 'dmlc::Error'\n"
+      "  what():  [14:02:51] src/storage/./pooled_storage_manager.h:157: cudaMalloc retry failed: out of memory\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+}
+
+// The device is named only in the frames above the error (a Python traceback
+// through a CUDA extension), modelled on facebookresearch/detectron2#1409.
+TEST(GenericAlloc, DeviceNamedInTheFramesAbove) {
+  Diagnosis d = test::diagnose_text(
+      "Traceback (most recent call last):\n"
+      "  File \"tools/train_net.py\", line 161, in main\n"
+      "    return trainer.train()\n"
+      "  File \"/opt/conda/lib/python3.8/site-packages/mylib/layers/deform_conv.py\", line 77, in forward\n"
+      "    _C.deform_conv_forward_cuda(input, weight, offset, output, columns, ones)\n"
+      "RuntimeError: NOT_ENOUGH_SPACE: failed to allocate 402653184 bytes for the column buffer\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+}
+
+// git's own allocator wrapper (git/git wrapper.c "Out of memory, malloc failed"):
+// no device anywhere, so the host.
+TEST(GenericAlloc, HostAllocatorWithoutDeviceIsHostRam) {
+  Diagnosis d = test::diagnose_text(
+      "remote: Counting objects: 1403117, done.\n"
+      "fatal: Out of memory, malloc failed (tried to allocate 1073741825 bytes)\n"
+      "fatal: index-pack failed\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  const Fact* f = failure(d);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->kind, FactKind::host_alloc_failure);
+}
+
+// A family's own fact (PyTorch's message) shadows the generic reading of the
+// same lines: one failure, read by the family with its numbers.
+TEST(GenericAlloc, ShadowedByAFamilyFact) {
+  Diagnosis d = test::diagnose_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 23.65 GiB of "
+      "which 101.06 MiB is free. Including non-PyTorch memory, this process has 23.54 GiB memory in use. Of the allocated "
+      "memory 22.90 GiB is allocated by PyTorch, and 190.21 MiB is reserved by PyTorch but unallocated.\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  for (const Fact& f : d.facts) EXPECT_NE(f.family, Family::generic) << f.text;
+}
+
+TEST(GenericAlloc, AdviceAndQuestionsDoNotFire) {
+  Diagnosis d = test::diagnose_text(
+      "If you run out of memory, lower --batch-size or enable gradient checkpointing.\n"
+      "Why does the loader fail to allocate memory on a 16 GB box?\n"
+      "To avoid out of memory errors set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
+  EXPECT_EQ(d.layer, Layer::none);
+}
+
+// A handled OOM (fairseq's trainer, facebookresearch/fairseq#1413): the program
+// caught it and went on, so it is a warning and not the failure.
+TEST(GenericAlloc, HandledOutOfMemoryIsAWarningNotTheVerdict) {
+  Diagnosis d = test::diagnose_text(
+      "2024-03-02 11:20:01 | INFO | train | epoch 003 | loss 4.112 | wps 51234\n"
+      "2024-03-02 11:20:05 | WARNING | fairseq.trainer | OOM: Ran out of memory with exception: CUDA out of memory. Tried to "
+      "allocate 1.20 GiB (GPU 0; 15.78 GiB total capacity; 13.02 GiB already allocated; 902.75 MiB free; 14.11 GiB reserved in "
+      "total by PyTorch)\n"
+      "2024-03-02 11:20:05 | WARNING | fairseq.trainer | attempting to recover from OOM in forward/backward pass\n"
+      "2024-03-02 11:31:44 | INFO | train | epoch 004 | loss 3.981 | wps 50871\n"
+      "2024-03-02 12:02:10 | INFO | fairseq_cli.train | done training in 4120.3 seconds\n");
+  EXPECT_EQ(d.layer, Layer::none);
+  ASSERT_FALSE(d.warnings.empty());
+  EXPECT_NE(d.warnings.front().find("handled out-of-memory"), std::string::npos);
+}
+
+// An application log whose memory figures only climb, then a SIGKILL: the
+// series decides leak_or_accumulation (modelled on langchain-ai/langchainjs#2714,
+// an indexer printing process.memoryUsage()).
+TEST(MemorySeries, ClimbingFiguresBeforeAKillAreALeak) {
+  Diagnosis d = test::diagnose_text(
+      "[indexer] batch 10 rss=612MB heapUsed=401MB external=22MB queueDepth=40\n"
+      "[indexer] batch 20 rss=905MB heapUsed=688MB external=23MB queueDepth=81\n"
+      "[indexer] batch 30 rss=1210MB heapUsed=979MB external=23MB queueDepth=119\n"
+      "[indexer] batch 40 rss=1522MB heapUsed=1270MB external=24MB queueDepth=162\n"
+      "[indexer] batch 50 rss=1830MB heapUsed=1555MB external=24MB queueDepth=199\n"
+      "Killed\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  bool growing = false;
+  for (const Fact& f : d.facts) growing |= f.kind == FactKind::memory_usage && f.detail.find("growing rss") == 0;
+  EXPECT_TRUE(growing);
+}
+
+TEST(MemorySeries, SawtoothHeapIsNotGrowth) {
+  Diagnosis d = test::diagnose_text(
+      "gc stats heapUsed=410MB\n"
+      "gc stats heapUsed=820MB\n"
+      "gc stats heapUsed=405MB\n"
+      "gc stats heapUsed=830MB\n"
+      "gc stats heapUsed=398MB\n"
+      "gc stats heapUsed=815MB\n");
+  for (const Fact& f : d.facts) EXPECT_NE(f.kind, FactKind::memory_usage) << f.detail;
+}
+
+// The differential: a GPU OOM in a training step lists the rules' cause first
+// with the check that would rule out the runner-up.
+TEST(Differential, RankedCausesWithTheCheckThatDecides) {
+  Diagnosis d = test::diagnose_text(
+      "  File \"train.py\", line 88, in <module>\n"
+      "    model = AutoModelForCausalLM.from_pretrained(args.model)\n"
+      "  File \"train.py\", line 131, in <module>\n"
+      "    loss.backward()\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.25 GiB of "
+      "which 1.19 GiB is free. Including non-PyTorch memory, this process has 78.05 GiB memory in use. Of the allocated memory "
+      "76.11 GiB is allocated by PyTorch, and 1.33 GiB is reserved by PyTorch but unallocated.\n");
+  ASSERT_FALSE(d.incidents.empty());
+  const auto& causes = d.incidents.front().causes;
+  ASSERT_GE(causes.size(), 2u);
+  EXPECT_EQ(causes[0].cause, d.cause);
+  EXPECT_EQ(causes[0].cause, Cause::concurrency_batch);
+  EXPECT_DOUBLE_EQ(causes[0].confidence, d.incidents.front().confidence);
+  for (size_t i = 1; i < causes.size(); ++i) EXPECT_LT(causes[i].confidence, causes[0].confidence);
+  EXPECT_FALSE(causes[0].decide_with.empty());
+}
+
+}  // namespace
+}  // namespace aimem
