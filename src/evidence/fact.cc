@@ -63,6 +63,10 @@ std::string_view to_string(Family family) {
     case Family::ray: return "ray";
     case Family::runtime: return "runtime";
     case Family::cli: return "cli";
+    case Family::sglang: return "sglang";
+    case Family::tensorrt_llm: return "tensorrt_llm";
+    case Family::onnxruntime: return "onnxruntime";
+    case Family::level_zero: return "level_zero";
   }
   return "unknown";
 }
@@ -92,6 +96,10 @@ std::string_view source_label(Family family) {
     case Family::ray: return "Ray";
     case Family::runtime: return "runtime";
     case Family::cli: return "command line";
+    case Family::sglang: return "SGLang";
+    case Family::tensorrt_llm: return "TensorRT-LLM";
+    case Family::onnxruntime: return "ONNX Runtime";
+    case Family::level_zero: return "Intel GPU runtime (Level Zero / SYCL)";
   }
   return "evidence";
 }
