@@ -192,6 +192,15 @@ LineTime parse_line_time(std::string_view line, int64_t reference_us) {
       std::string_view rest;
       auto v = text::parse_double(t.substr(i), &rest);
       if (v && !rest.empty() && rest[0] == ']') out.uptime_s = *v;
+      // TensorRT-LLM: "[07/08/2025-19:47:15] [TRT-LLM] [E] ..." (month first)
+      auto mo = digits(t, i, 2), d = digits(t, i + 3, 2), y = digits(t, i + 6, 4);
+      int h, mi, sec;
+      int64_t us;
+      if (mo && d && y && t[i + 2] == '/' && t[i + 5] == '/' && i + 10 < t.size() && t[i + 10] == '-' &&
+          clock(t, i + 11, h, mi, sec, us)) {
+        out.unix_us = make_unix_us(*y, *mo, *d, h, mi, sec, us);
+        return out;
+      }
       // fall through: "[2026-11-29 ...]" handled by the ISO scan below
     } else if (weekday_name(t.substr(i))) {
       // "Mon Jan 26 01:49:41 2026"

@@ -440,9 +440,11 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     if (unallocated) {
       double ru = static_cast<double>(*unallocated);
       double req = static_cast<double>(g.requested.value_or(0));
-      // Fragmentation: the allocator's own cache held at least the request,
-      // and a tenth of the device, yet could not serve it in one piece.
-      if (ru >= req && ru >= 256.0 * units::MiB && ru >= 0.10 * total) {
+      // Fragmentation: the allocator's own cache held the request (twice
+      // over and a GiB at least, or a tenth of the device), yet could not
+      // serve it in one piece.
+      bool large = (ru >= 2 * req && ru >= static_cast<double>(units::GiB)) || ru >= 0.10 * total;
+      if (ru >= req && ru >= 256.0 * units::MiB && large) {
         why = units::format_bytes(*unallocated) + " was reserved by PyTorch but unallocated, at least the " +
               units::format_bytes(static_cast<uint64_t>(req)) + " asked for (fragmentation)";
         return Cause::fragmentation;

@@ -65,6 +65,10 @@ std::string_view to_string(Family family) {
     case Family::runtime: return "runtime";
     case Family::cli: return "cli";
     case Family::generic: return "generic";
+    case Family::sglang: return "sglang";
+    case Family::tensorrt_llm: return "tensorrt_llm";
+    case Family::onnxruntime: return "onnxruntime";
+    case Family::level_zero: return "level_zero";
   }
   return "unknown";
 }
@@ -95,6 +99,10 @@ std::string_view source_label(Family family) {
     case Family::runtime: return "runtime";
     case Family::cli: return "command line";
     case Family::generic: return "log";
+    case Family::sglang: return "SGLang";
+    case Family::tensorrt_llm: return "TensorRT-LLM";
+    case Family::onnxruntime: return "ONNX Runtime";
+    case Family::level_zero: return "Intel GPU runtime (Level Zero / SYCL)";
   }
   return "evidence";
 }

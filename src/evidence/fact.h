@@ -54,6 +54,7 @@ enum class FactKind : uint8_t {
 enum class Family : uint8_t {
   kernel, cgroup, procfs, pytorch, vllm, llamacpp, tgi, tensorflow, jax, node, jvm, python,
   systemd, userspace_killer, docker, kubernetes, exit_status, nvidia, cuda, nccl, ray, runtime, cli,
+  sglang, tensorrt_llm, onnxruntime, level_zero,
   generic,  // the generic allocation-failure reader (families/generic_alloc.cc)
 };
 

@@ -15,6 +15,8 @@ constexpr std::string_view kGate[] = {
     // kernel, cgroup and runtime OOMs
     "oom", "kill", "of memory", "ofmemory", "memoryerror", "alloc", "exhaust", "enough memory", "system memory",
     "cache blocks", "larger than", "less than desired",
+    "insufficient",  // TensorRT-LLM "Executor creation failed due to insufficient GPU memory", driver too old
+    "_out_of_",      // status codes: UR_/ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, ..._OUT_OF_HOST_MEMORY
     // orchestrators, user-space killers, exits
     "evict", "crashloop", "probe", "sigterm", "exit", "terminated", "abort", "segmentation fault", "died",
     // look-alikes

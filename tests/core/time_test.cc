@@ -44,6 +44,14 @@ TEST(LineTime, KlogAndVllmPrefixes) {
   EXPECT_EQ(format_iso(*v.unix_us), "2026-04-27T09:07:04Z");
 }
 
+// TensorRT-LLM's logger: month/day/year, then the clock after a dash.
+TEST(LineTime, TensorrtLlmPrefix) {
+  auto t = parse_line_time("[03/14/2026-05:06:07] [TRT-LLM] [RANK 0] [E] Failed to initialize executor", kRef);
+  ASSERT_TRUE(t.unix_us);
+  EXPECT_EQ(format_iso(*t.unix_us), "2026-03-14T05:06:07Z");
+  EXPECT_FALSE(t.uptime_s);
+}
+
 TEST(LineTime, NoTimeInOrdinaryText) {
   auto t = parse_line_time("Killed", kRef);
   EXPECT_FALSE(t.unix_us);

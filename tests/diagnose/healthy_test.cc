@@ -73,5 +73,22 @@ vllm-7b9c8d6e5-tt4rd           1/1     Running   0          26h
 )");
 }
 
+// Start-ups of the other GPU engines print their memory figures and warnings that name
+// memory (SGLang's pool, TensorRT-LLM's KV sizing, ONNX Runtime's verbose arena log, a pinned
+// buffer ggml did without, a memory summary with no OOM, the driver's clean-up Xid 45).
+TEST(Healthy, GpuEnginesStartingUp) {
+  expect_none(R"([2026-11-29 10:00:31 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=62.10 GB, mem usage=14.96 GB.
+[2026-11-29 10:00:32 TP0] KV Cache is allocated. #tokens: 412000, K size: 25.15 GB, V size: 25.15 GB
+[2026-11-29 10:00:40 TP0] max_total_num_tokens=412000, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=4096, context_len=131072, available_gpu_mem=9.80 GB
+[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: 79.10 GiB, available: 70.48 GiB
+[TensorRT-LLM][INFO] [MemUsageChange] Allocated 62.99 GiB for max tokens in paged KV cache (259840).
+2026-11-29 10:01:00.100000 [I:onnxruntime:log, bfc_arena.cc:26 BFCArena] Creating BFCArena for Cuda with following configs: initial_chunk_size_bytes: 1048576 max_dead_bytes_per_chunk: 134217728 initial_growth_chunk_size_bytes: 2097152 memory limit: 18446744073709551615 arena_extend_strategy: 0
+2026-11-29 10:01:00.200000 [I:onnxruntime:log, bfc_arena.cc:306 AllocateRawInternal] Extending BFCArena for Cuda. bin_num:16 (requested) num_bytes: 19888128 (actual) rounded_bytes:19888128
+ggml_cuda_host_malloc: failed to allocate 512.00 MiB of pinned memory: out of memory
+|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |
+[ 5021.4] NVRM: Xid (PCI:0000:3b:00): 45, pid=31337, name=python3, Ch 00000010
+)");
+}
+
 }  // namespace
 }  // namespace aimem

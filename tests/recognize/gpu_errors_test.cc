@@ -63,7 +63,9 @@ TEST(GpuErrors, NcclErrorThatIsAFailedAllocationIsAGpuOom) {
 TEST(GpuErrors, XidsNameWhatHappened) {
   auto n = of_kind("[ 1234.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n", FactKind::not_memory_failure);
   ASSERT_EQ(n.size(), 1u);
-  EXPECT_EQ(n[0].detail, "NVIDIA Xid 79 (GPU fell off the bus)");
+  EXPECT_EQ(n[0].detail, "NVIDIA Xid 79: GPU has fallen off the bus");
+  EXPECT_EQ(n[0].pid, 1234);
+  EXPECT_EQ(n[0].process, "python");
   auto mmu = of_kind("NVRM: Xid (PCI:0000:65:00): 31, pid=4242, name=python3, Ch 00000008, intr 10000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f_12340000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n",
                      FactKind::not_memory_failure);
   ASSERT_EQ(mmu.size(), 1u);
@@ -98,6 +100,123 @@ TEST(GpuErrors, CudaLevelOutOfMemory) {
   EXPECT_TRUE(of_kind("E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 3.39G (3643801600 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n",
                       FactKind::gpu_oom)
                   .empty());
+}
+
+// The Xid numbers of NVIDIA's catalogue, as the kernel log prints them (the kmsg lines quoted
+// in leptonai/gpud#1174, e.g. "NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3,
+// Contained ECC error"; meanings from the driver's Xid documentation). Values are ours.
+TEST(GpuErrors, XidCatalogueNamesEachFailure) {
+  struct Case {
+    const char* line;
+    const char* words;
+  };
+  const Case cases[] = {
+      {"NVRM: Xid (PCI:0000:ca:00): 48, pid=2811, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x4f0a0000.",
+       "NVIDIA Xid 48: double-bit ECC error"},
+      {"NVRM: Xid (PCI:0000:ca:00): 94, pid=2811, name=python3, Contained: SM (0x1). RST: No, D-RST: No", "NVIDIA Xid 94: contained uncorrectable ECC error"},
+      {"NVRM: Xid (PCI:0000:ca:00): 95, pid='<unknown>', name=<unknown>, Uncontained: LTC TAG (0x2,0x0). RST: Yes, D-RST: No",
+       "NVIDIA Xid 95: uncontained uncorrectable ECC error"},
+      {"NVRM: Xid (PCI:0000:ca:00): 64, pid='<unknown>', name=<unknown>, Row Remapper Error: (0x0000000ffa0c0000) - All reserved rows for bank are remapped",
+       "NVIDIA Xid 64: ECC page retirement or row remapping failed"},
+      {"NVRM: Xid (PCI:0000:ca:00): 13, pid=9001, name=train.py, Graphics SM Warp Exception on (GPC 1, TPC 3, SM 0): Out Of Range Address",
+       "NVIDIA Xid 13: graphics engine exception"},
+      {"NVRM: Xid (PCI:0000:ca:00): 43, pid=9001, name=train.py, Ch 00000010", "NVIDIA Xid 43: GPU stopped processing"},
+      {"NVRM: Xid (PCI:0000:ca:00): 74, pid=9001, name=train.py, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)",
+       "NVIDIA Xid 74: NVLink error"},
+  };
+  for (const Case& c : cases) {
+    auto n = of_kind(std::string(c.line) + "\n", FactKind::not_memory_failure);
+    ASSERT_EQ(n.size(), 1u) << c.line;
+    EXPECT_EQ(n[0].layer, Layer::not_memory);
+    EXPECT_EQ(n[0].detail.rfind(c.words, 0), 0u) << n[0].detail;
+  }
+  auto app = of_kind("NVRM: Xid (PCI:0000:ca:00): 13, pid=9001, name=train.py, Graphics Exception\n", FactKind::not_memory_failure);
+  ASSERT_EQ(app.size(), 1u);
+  EXPECT_EQ(app[0].pid, 9001);
+  EXPECT_EQ(app[0].process, "train.py");
+  auto unknown = of_kind("NVRM: Xid (PCI:0000:ca:00): 95, pid='<unknown>', name=<unknown>, Uncontained\n", FactKind::not_memory_failure);
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_FALSE(unknown[0].pid);
+  EXPECT_TRUE(unknown[0].process.empty());
+  // The retirement that follows an uncorrectable error is named, but weaker than the error.
+  auto retire = of_kind("NVRM: Xid (PCI:0000:ca:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000ffa0c0000) marked for remapping, reset gpu to activate.\n",
+                        FactKind::not_memory_failure);
+  ASSERT_EQ(retire.size(), 1u);
+  EXPECT_LT(retire[0].strength, 0.6f);
+  // Corrected single-bit errors at a high rate: bookkeeping, not a failure.
+  EXPECT_TRUE(of_kind("NVRM: Xid (PCI:0000:ca:00): 92, pid='<unknown>', name=<unknown>, High single-bit ECC error rate\n",
+                      FactKind::not_memory_failure).empty());
+}
+
+// The kernel's own "fallen off the bus" line beside its Xid 79 is one failure; alone it is
+// the same failure (the NVRM line pair of an Xid 79 as leptonai/gpud#1174 parses kmsg).
+TEST(GpuErrors, FallenOffTheBusLineIsXid79) {
+  const char* both = R"([ 7731.2] NVRM: GPU at PCI:0000:3b:00: GPU-4f1e0d2a-8c1b-4d7e-9a3f-1b2c3d4e5f60
+[ 7731.2] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
+[ 7731.2] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.
+)";
+  auto n = of_kind(both, FactKind::not_memory_failure);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].detail, "NVIDIA Xid 79: GPU has fallen off the bus");
+  auto alone = of_kind("[ 7731.2] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.\n", FactKind::not_memory_failure);
+  ASSERT_EQ(alone.size(), 1u);
+  Diagnosis d = test::diagnose_text(both);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(d.cause, Cause::not_memory);
+}
+
+// CUDA errors that clients read as "the GPU ran out" and that name something else: ECC
+// (vllm-project/vllm#5222, jade-hpc-gpu/jade-hpc-gpu.github.io#194), driver too old
+// (nagadomi/nunif#702), no device (janhq/jan#3782 shows the wording), missing kernels
+// (vllm-project/vllm#18835), busy devices, bad ordinals, watchdog timeouts, no driver. Each
+// names what failed, and the diagnosis quotes it.
+TEST(GpuErrors, CudaLookAlikesNameWhatFailed) {
+  struct Case {
+    const char* line;
+    const char* detail_part;
+  };
+  const Case cases[] = {
+      {"RuntimeError: CUDA error: uncorrectable ECC error encountered", "uncorrectable ECC error"},
+      // the THC form of NVIDIA/semantic-segmentation#33
+      {"RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265",
+       "uncorrectable ECC error"},
+      {"RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version", "driver older than the CUDA runtime"},
+      {"RuntimeError: CUDA error: no CUDA-capable device is detected", "no CUDA-capable GPU"},
+      {"RuntimeError: CUDA error: no kernel image is available for execution on the device", "architecture"},
+      {"RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable", "busy or unavailable"},
+      {"RuntimeError: CUDA error: invalid device ordinal", "GPU index that does not exist"},
+      {"RuntimeError: CUDA error: the launch timed out and was terminated", "watchdog"},
+      {"RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+       "no NVIDIA driver"},
+  };
+  for (const Case& c : cases) {
+    std::string text = std::string(c.line) + "\nCUDA kernel errors might be asynchronously reported at some other API call.\n";
+    auto n = of_kind(text, FactKind::not_memory_failure);
+    ASSERT_EQ(n.size(), 1u) << c.line;
+    EXPECT_NE(n[0].detail.find(c.detail_part), std::string::npos) << n[0].detail;
+    Diagnosis d = test::diagnose_text(text);
+    EXPECT_EQ(d.layer, Layer::not_memory) << c.line;
+    ASSERT_FALSE(d.incidents.empty());
+    EXPECT_NE(d.incidents[0].reasons[0].find(c.detail_part), std::string::npos) << d.incidents[0].reasons[0];
+  }
+}
+
+TEST(GpuErrors, LookAlikeMentionsAndPinnedWarningsDoNotFire) {
+  const char* text = R"(# If you see "CUDA error: no CUDA-capable device is detected", check the container runtime.
+Troubleshooting: when you get 'CUDA driver version is insufficient for CUDA runtime version', update the driver.
+ggml_cuda_host_malloc: failed to allocate 1034.00 MiB of pinned memory: no CUDA-capable device is detected
+)";
+  EXPECT_TRUE(of_kind(text, FactKind::not_memory_failure).empty());
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
+// ROCm builds of PyTorch report the runtime OOM as HIP (ollama/ollama#3765 shows the HIP side
+// of the same failure); values are ours.
+TEST(GpuErrors, HipRuntimeOutOfMemory) {
+  auto g = of_kind("RuntimeError: HIP error: out of memory\nHIP kernel errors might be asynchronously reported at some other API call\n", FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].detail, "HIP runtime");
+  EXPECT_EQ(test::diagnose_text("RuntimeError: HIP error: out of memory\n").layer, Layer::gpu_vram);
 }
 
 }  // namespace

@@ -188,5 +188,63 @@ TEST(LlamaCpp, FailedToLoadModelAloneIsNotAnAllocationFailure) {
   EXPECT_TRUE(of_kind(text, FactKind::gpu_oom).empty());
 }
 
+// ggml's CUDA error with its device line: the 2023 form of ggml-org/llama.cpp#3199 ("CUDA
+// error 2 at <file>:<line>: out of memory" / "current device: 0") and the 2024 form of
+// ollama/ollama#3237 (function named, then GGML_ASSERT). Values are ours.
+TEST(LlamaCpp, GgmlCudaErrorNamesTheDevice) {
+  const char* old_form = R"(main: build = 1233 (98311c4)
+CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:6120: out of memory
+current device: 1
+)";
+  auto o = of_kind(old_form, FactKind::gpu_oom);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].family, Family::llamacpp);
+  EXPECT_EQ(o[0].gpu, 1);
+  EXPECT_EQ(test::diagnose_text(old_form).layer, Layer::gpu_vram);
+
+  const char* new_form = R"(llama_new_context_with_model: n_ctx      = 32768
+llama_new_context_with_model: graph splits (measure): 3
+CUDA error: out of memory
+  current device: 0, in function ggml_cuda_pool_malloc_vmm at C:\a\ollama\llm\llama.cpp\ggml-cuda.cu:8583
+  cuMemCreate(&handle, reserve_size, &prop, 0)
+GGML_ASSERT: C:\a\ollama\llm\llama.cpp\ggml-cuda.cu:256: !"CUDA error"
+)";
+  auto n = of_kind(new_form, FactKind::gpu_oom);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].family, Family::llamacpp);
+  EXPECT_EQ(n[0].gpu, 0);
+  EXPECT_EQ(n[0].detail, "compute buffer (ggml_cuda_pool_malloc_vmm)");
+  EXPECT_EQ(n[0].where.line, 3u);
+  Diagnosis d = test::diagnose_text(new_form);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);  // the compute buffer of a 32k context
+}
+
+// ollama/ollama#3765: the same error through Ollama's client on a ROCm build (hipMalloc in
+// ggml's CUDA file); the function is the pool's "alloc". Values are ours.
+TEST(LlamaCpp, OllamaClientWrappedGgmlError) {
+  const char* text = R"(Error: an unknown error was encountered while running the model CUDA error: out of memory
+  current device: 1, in function alloc at /go/src/github.com/ollama/ollama/llm/llama.cpp/ggml-cuda.cu:233
+  hipMalloc((void **) &ptr, look_ahead_size)
+GGML_ASSERT: /go/src/github.com/ollama/ollama/llm/llama.cpp/ggml-cuda.cu:60: !"CUDA error"
+)";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].gpu, 1);
+  EXPECT_EQ(g[0].detail, "compute buffer (ggml alloc)");
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::gpu_vram);
+}
+
+// ollama/ollama#8964: pinned host memory that cannot be had is a host fact, not a failure.
+TEST(LlamaCpp, PinnedMemoryShortageIsHostContext) {
+  const char* text = "ggml_cuda_host_malloc: failed to allocate 24576.00 MiB of pinned memory: out of memory\nllm_load_tensors:          CPU model buffer size = 24576.00 MiB\n";
+  auto h = of_kind(text, FactKind::host_state);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].requested, 24 * GiB);
+  EXPECT_NE(h[0].detail.find("pageable"), std::string::npos);
+  EXPECT_TRUE(of_kind(text, FactKind::host_alloc_failure).empty());
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

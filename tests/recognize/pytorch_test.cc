@@ -200,5 +200,63 @@ TEST(PyTorch, AdviceAndProseAreNotFailures) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+// The caching allocator's "Allocation on device" report over several lines, as
+// huggingface/text-generation-inference#574 shows it from a shard (each line of the shard's
+// stderr suffixed " rank=0" by the launcher); values are ours. No fraction was set: the
+// limit line shows 2^64 bytes.
+TEST(PyTorch, AllocationOnDeviceReportReadsItsFigures) {
+  const char* text = R"(    tensor = tensor.to(device=self.device)
+torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)
+Currently allocated     : 21.40 GiB
+Requested               : 1.50 GiB
+Device limit            : 22.05 GiB
+Free (according to CUDA): 24.00 MiB
+PyTorch limit (set by user-supplied memory fraction)
+                        : 17179869184.00 GiB
+ rank=0
+2026-07-09T15:32:02.979796Z ERROR text_generation_launcher: Shard 0 failed to start
+)";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].gpu, 0);
+  EXPECT_EQ(g[0].allocated, static_cast<uint64_t>(21.40 * GiB + 0.5));
+  EXPECT_EQ(g[0].requested, static_cast<uint64_t>(1.50 * GiB));
+  EXPECT_EQ(g[0].total, static_cast<uint64_t>(22.05 * GiB + 0.5));
+  EXPECT_EQ(g[0].free, 24 * MiB);
+  EXPECT_FALSE(g[0].limit);  // 2^64: no fraction set
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::model_load);  // the shard was loading
+}
+
+// The same report when set_per_process_memory_fraction capped the process below the device,
+// which still had room (ComfyUI's reserve-VRAM setting; kijai/ComfyUI-FluxTrainer#98 shows
+// the message): the configured limit is what ran out. Values are ours.
+TEST(PyTorch, AllocationOnDeviceAboveTheFractionIsTheLimit) {
+  const char* text = R"(!!! Exception during processing !!! Allocation on device 0 would exceed allowed memory. (out of memory)
+Currently allocated     : 11.80 GiB
+Requested               : 512.00 MiB
+Device limit            : 23.99 GiB
+Free (according to CUDA): 10.90 GiB
+PyTorch limit (set by user-supplied memory fraction)
+                        : 12.00 GiB
+)";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].limit, 12 * GiB);
+  EXPECT_EQ(g[0].cause, Cause::limit_too_low);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+}
+
+// ONNX Runtime's CudaCall form of the cuBLAS failure names the device (hacksider/Deep-Live-Cam#645).
+TEST(PyTorch, CublasFailureWithDeviceIndex) {
+  auto g = of_kind("Status Message: D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\cuda\\cuda_call.cc:114 onnxruntime::CudaCall CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=1 ; hostname=WS ; file=cuda_execution_provider.cc ; line=168 ; expr=cublasCreate(&cublas_handle_);\n",
+                   FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].gpu, 1);
+}
+
 }  // namespace
 }  // namespace aimem

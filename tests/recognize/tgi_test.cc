@@ -70,5 +70,57 @@ torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. G
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// The router's panic with the shard's raw allocation error on one line, newlines escaped
+// (huggingface/text-generation-inference#563, TGI 0.9); values are ours. The warmup was the
+// max-size prefill batch.
+TEST(Tgi, WarmupPanicWithTheAllocatorsFigures) {
+  const char* text = R"(2026-07-07T17:55:40.000000Z  INFO text_generation_router: router/src/main.rs:208: Warming up model
+thread 'main' panicked at 'Unable to warmup model: Generation("Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated     : 17.20 GiB\nRequested               : 3.75 GiB\nDevice limit            : 22.20 GiB\nFree (according to CUDA): 8.50 MiB\nPyTorch limit (set by user-supplied memory fraction)\n                        : 17179869184.00 GiB")', router/src/main.rs:216:18
+2026-07-07T17:55:43.805488Z ERROR text_generation_launcher: Webserver Crashed
+)";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].gpu, 0);
+  EXPECT_EQ(g[0].allocated, static_cast<uint64_t>(17.20 * 1073741824.0 + 0.5));
+  EXPECT_EQ(g[0].requested, static_cast<uint64_t>(3.75 * 1073741824.0));
+  EXPECT_EQ(g[0].total, static_cast<uint64_t>(22.20 * 1073741824.0 + 0.5));
+  EXPECT_EQ(g[0].free, static_cast<uint64_t>(8.50 * 1048576.0));
+  EXPECT_FALSE(g[0].limit);
+  EXPECT_NE(g[0].detail.find("prefill"), std::string::npos);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+}
+
+// The router's warmup span with the shard's CUDA OOM (the span format of
+// huggingface/text-generation-inference#1164); values are ours.
+TEST(Tgi, WarmupSpanCarriesTheBudgets) {
+  const char* text =
+      "2026-09-03T00:45:16.041862Z ERROR warmup{max_input_length=8191 max_prefill_tokens=8192 max_total_tokens=8192 max_batch_size=None}:warmup: text_generation_client: router/client/src/lib.rs:46: Server error: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 22.43 GiB memory in use. Of the allocated memory 21.80 GiB is allocated by PyTorch, and 180.00 MiB is reserved by PyTorch but unallocated.\n"
+      "Error: WebServer(Warmup(Generation(\"CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 22.43 GiB memory in use. Of the allocated memory 21.80 GiB is allocated by PyTorch, and 180.00 MiB is reserved by PyTorch but unallocated.\")))\n";
+  auto g = of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  auto phase = of_kind(text, FactKind::phase_serve);
+  ASSERT_EQ(phase.size(), 1u);
+  EXPECT_NE(phase[0].detail.find("warmup"), std::string::npos);
+  std::vector<Fact> set;
+  for (auto& f : of_kind(text, FactKind::runtime_setting))
+    if (f.family == Family::tgi) set.push_back(f);
+  ASSERT_EQ(set.size(), 1u);
+  EXPECT_EQ(set[0].batch_tokens, 8192u);
+  EXPECT_EQ(set[0].max_model_len, 8192u);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  ASSERT_FALSE(d.incidents.empty());
+  bool halves = false;
+  for (auto& fix : d.incidents[0].fixes) halves |= fix.action.find("--max-batch-prefill-tokens 8192 -> 4096") != std::string::npos;
+  EXPECT_TRUE(halves);
+  // A warmup span with an unrelated error is context only.
+  const char* other = "2026-09-03T00:45:16.041862Z ERROR warmup{max_input_length=4095 max_prefill_tokens=4145 max_total_tokens=4096 max_batch_size=None}:warmup: text_generation_client: router/client/src/lib.rs:46: Server error: CANCELLED\n";
+  EXPECT_TRUE(of_kind(other, FactKind::gpu_oom).empty());
+  EXPECT_EQ(test::diagnose_text(other).layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -5,8 +5,18 @@
 //   RuntimeError: CUDA error: an illegal memory access was encountered      (not memory: a bad access)
 //   CUDA error: misaligned address / unspecified launch failure / device-side assert triggered /
 //       an illegal instruction was encountered                              (not memory)
-//   CUDA error: out of memory / cudaErrorMemoryAllocation /
+//   CUDA error: uncorrectable ECC error encountered / CUDA driver version is insufficient for CUDA runtime
+//       version / no CUDA-capable device is detected / no kernel image is available for execution on the
+//       device / all CUDA-capable devices are busy or unavailable / invalid device ordinal / the launch timed
+//       out and was terminated; Found no NVIDIA driver on your system       (not memory: each names what failed)
+//   CUDA error: out of memory / HIP error: out of memory / cudaErrorMemoryAllocation / hipErrorOutOfMemory /
 //   numba ... cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY                (gpu_oom)
+//   ggml (llama.cpp, Ollama) follows its CUDA error with the device and the function:
+//       CUDA error: out of memory
+//         current device: 0, in function ggml_cuda_pool_malloc_vmm at .../ggml-cuda.cu:8583
+//         cuMemCreate(&handle, reserve_size, &prop, 0)
+//       GGML_ASSERT: .../ggml-cuda.cu:256: !"CUDA error"
+//     so the failure is held one line for it: the device index and what the allocation was for.
 //   (TF's "failed to allocate 3.39G (3643801600 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY" is its
 //    pool sizing retry at start-up and "... on host:" is pinned memory: neither is a failure by itself)
 // NCCL:
@@ -17,7 +27,12 @@
 //       NCCL error is a failed allocation, and says so within a few lines)
 // NVIDIA driver (kernel log):
 //   NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.
-//   (Xid 45 is the driver's clean-up after a process ended, 63/64/92 are ECC bookkeeping: no failure)
+//   NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.
+//   Each Xid number is named (79 fell off the bus; 48/94/95/140 uncorrectable ECC, 63/64 row remapping / page
+//   retirement; 13/31/43 application faults; 61/62/119/120 firmware; 74 NVLink; ...), with the pid and name
+//   the driver prints. Xid 45 is the driver's clean-up after a process ended and 92 a high rate of corrected
+//   single-bit errors: no failure. Xid 63 (a retirement / remapping was recorded) follows the uncorrectable
+//   error that caused it and is weaker evidence on its own.
 // nvidia-smi / NVML:
 //   Unable to determine the device handle for GPU0000:03:00.0: Unknown Error / ...: GPU is lost.
 //   Failed to initialize NVML: Driver/library version mismatch
@@ -39,9 +54,21 @@ constexpr Pattern kPatterns[] = {
     {"unspecified launch failure", kCompanion},
     {"device-side assert triggered", kCompanion},
     {"illegal instruction was encountered"},
+    {"uncorrectable ECC error", kCompanion},
+    {"driver version is insufficient"},
+    {"no CUDA-capable device is detected", kCompanion},
+    {"no kernel image is available for execution", kCompanion},
+    {"busy or unavailable", kCompanion},
+    {"invalid device ordinal", kCompanion},
+    {"the launch timed out and was terminated", kCompanion},
+    {"Found no NVIDIA driver on your system", kCompanion},
+    {"fallen off the bus", kCompanion},
     {"CUDA error: out of memory"},
+    {"HIP error: out of memory"},
     {"CUDA_ERROR_OUT_OF_MEMORY", kCompanion},
     {"cudaErrorMemoryAllocation"},
+    {"hipErrorOutOfMemory"},
+    {"current device: ", kContext},  // ggml's second line of a CUDA error
     {"Watchdog caught collective operation timeout", kCompanion},
     {"NCCL error"},
     {"NCCL timeout"},
@@ -60,24 +87,37 @@ constexpr Pattern kPatterns[] = {
 
 constexpr uint64_t kRepeatWindow = 300;
 constexpr uint64_t kNcclWindow = 12;  // lines in which an NCCL error says what failed
+constexpr uint64_t kDeviceLineGap = 2;  // ggml prints "current device: N" on the next line
 
+// What an Xid number means, in NVIDIA's words (the Xid catalogue of the
+// driver documentation), shortened.
 std::string xid_words(uint64_t xid) {
   switch (xid) {
-    case 13: return "a GPU graphics engine exception";
-    case 31: return "a GPU memory page fault: an illegal memory access";
-    case 32: return "a corrupted push buffer stream";
-    case 43: return "a GPU program fault (the GPU stopped processing)";
-    case 48: return "a double-bit ECC error";
-    case 61:
-    case 62: return "an internal GPU micro-controller error";
-    case 68: return "a video processor exception";
-    case 74: return "an NVLink error";
-    case 79: return "GPU fell off the bus";
-    case 94: return "a contained ECC error";
-    case 95: return "an uncontained ECC error";
-    case 109: return "a context switch timeout";
-    case 119:
-    case 120: return "a GSP firmware error or timeout";
+    case 8: return "GPU stopped processing (a channel timed out)";
+    case 13: return "graphics engine exception (usually an application fault such as an out-of-range access)";
+    case 31: return "GPU memory page fault (an application's illegal memory access)";
+    case 32: return "invalid or corrupted push buffer stream";
+    case 38: return "driver firmware error";
+    case 43: return "GPU stopped processing (an application fault ended its context)";
+    case 44: return "graphics engine fault during a context switch";
+    case 48: return "double-bit ECC error (uncorrectable GPU memory error)";
+    case 56: return "display engine error";
+    case 57: return "error programming the video memory interface";
+    case 61: return "internal micro-controller breakpoint or warning";
+    case 62: return "internal micro-controller halt";
+    case 63: return "ECC page retirement or row remapping recorded (after an uncorrectable memory error)";
+    case 64: return "ECC page retirement or row remapping failed to record (the GPU needs a reset)";
+    case 68: return "video processor (NVDEC) exception";
+    case 69: return "graphics engine class error";
+    case 74: return "NVLink error";
+    case 79: return "GPU has fallen off the bus";
+    case 94: return "contained uncorrectable ECC error (the affected application must restart)";
+    case 95: return "uncontained uncorrectable ECC error (the GPU needs a reset)";
+    case 109: return "context switch timeout";
+    case 119: return "GSP firmware RPC timeout";
+    case 120: return "GSP firmware error";
+    case 140: return "unrecovered ECC error";
+    case 154: return "GPU recovery action changed (the GPU needs a reset or a reboot)";
     default: return "a GPU error reported by the driver";
   }
 }
@@ -87,6 +127,12 @@ class GpuErrors final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (pending_nccl_ && line.number > nccl_line_ + kNcclWindow) flush_nccl(out);
+    if (pending_oom_) {
+      bool follow_up = line.number <= oom_line_ + kDeviceLineGap && text::contains(s, "current device: ");
+      if (follow_up) device_line(s, oom_fact_);
+      flush_oom(out);
+      if (follow_up) return;
+    }
 
     if (oom_line(line, s, out)) return;
     if (nccl_line(line, s, out)) return;
@@ -106,13 +152,24 @@ class GpuErrors final : public Recognizer {
       if (gpu_trouble_) return look_alike(line, "a PCIe bus error beside a lost GPU", 0.6f, out, "aer");
       return;
     }
+    if (auto p = s.find("fallen off the bus"); p != std::string_view::npos) {
+      // "NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus." beside its Xid 79: one failure.
+      if (guards::is_mention(s, p, 18) || !text::contains(s, "GPU")) return;
+      return look_alike(line, "NVIDIA Xid 79: " + xid_words(79), 0.85f, out, "xid79");
+    }
     cuda_fault(line, s, out);
   }
 
-  void finish(FactSink& out) override { flush_nccl(out); }
+  void finish(FactSink& out) override {
+    flush_nccl(out);
+    flush_oom(out);
+  }
 
  private:
   bool gpu_trouble_ = false;
+  bool pending_oom_ = false;  // a CUDA/HIP OOM waiting one line for ggml's "current device: N, in function F"
+  uint64_t oom_line_ = 0;
+  Fact oom_fact_;
   bool pending_nccl_ = false;
   uint64_t nccl_line_ = 0;
   Fact nccl_fact_;
@@ -120,7 +177,8 @@ class GpuErrors final : public Recognizer {
   RepeatFilter repeats_{kRepeatWindow};
   bool repeated(std::string_view key, const Line& line) { return repeats_.repeated(key, line.number); }
 
-  void look_alike(const Line& line, std::string detail, float strength, FactSink& out, std::string_view key) {
+  void look_alike(const Line& line, std::string detail, float strength, FactSink& out, std::string_view key,
+                  std::optional<int64_t> pid = std::nullopt, std::string process = {}) {
     gpu_trouble_ = true;
     if (repeated(key, line)) return;
     Fact f = make_fact(line, FactKind::not_memory_failure, Family::nvidia);
@@ -128,7 +186,32 @@ class GpuErrors final : public Recognizer {
     f.cause = Cause::not_memory;
     f.strength = strength;
     f.detail = std::move(detail);
+    f.pid = pid;
+    f.process = std::move(process);
     out.add(std::move(f));
+  }
+
+  void flush_oom(FactSink& out) {
+    if (pending_oom_) out.add(std::move(oom_fact_));
+    pending_oom_ = false;
+    oom_fact_ = Fact{};
+  }
+
+  // "  current device: 0, in function ggml_cuda_pool_malloc_vmm at C:\...\ggml-cuda.cu:8583" (also on the
+  // error's own line, when a wrapper printed the message with its newlines escaped).
+  static void device_line(std::string_view s, Fact& f) {
+    auto v = text::after(s, "current device: ");
+    if (!v) return;
+    if (auto n = text::parse_u64(*v); n && *n < 1024) f.gpu = static_cast<int>(*n);
+    if (!text::contains(s, "ggml")) return;
+    f.family = Family::llamacpp;
+    std::string_view fn = text::take_until(text::after(*v, "in function ").value_or(""), " \\\"");
+    fn = fn.substr(0, 64);
+    // ggml's pool and matrix-multiply allocations are the compute buffers of a graph.
+    bool compute = text::contains(fn, "pool") || text::contains(fn, "mul_mat") || fn == "alloc" || text::contains(fn, "graph");
+    std::string name = text::starts_with(fn, "ggml") ? std::string(fn) : "ggml " + std::string(fn);
+    if (fn.empty()) f.detail = "ggml CUDA";
+    else f.detail = compute ? "compute buffer (" + name + ")" : name;
   }
 
   void flush_nccl(FactSink& out) {
@@ -140,7 +223,13 @@ class GpuErrors final : public Recognizer {
   bool oom_line(const Line& line, std::string_view s, FactSink& out) {
     size_t p = s.find("CUDA error: out of memory");
     Family family = Family::cuda;
+    bool hip = false;
     if (p == std::string_view::npos) p = s.find("cudaErrorMemoryAllocation");
+    if (p == std::string_view::npos) {
+      p = s.find("HIP error: out of memory");
+      if (p == std::string_view::npos) p = s.find("hipErrorOutOfMemory");
+      hip = p != std::string_view::npos;
+    }
     if (p == std::string_view::npos) {
       p = s.find("CUDA_ERROR_OUT_OF_MEMORY");
       if (p != std::string_view::npos && (text::contains(s, "from device:") || text::contains(s, "on host:"))) return true;
@@ -162,14 +251,22 @@ class GpuErrors final : public Recognizer {
     Fact f = make_fact(line, FactKind::gpu_oom, family);
     f.layer = Layer::gpu_vram;
     f.strength = 0.85f;
-    f.detail = family == Family::nccl ? "NCCL buffer allocation" : "CUDA runtime";
+    f.detail = family == Family::nccl ? "NCCL buffer allocation" : hip ? "HIP runtime" : "CUDA runtime";
     // "(3643801600 bytes)" or "calloc 8 bytes"
     if (auto v = text::after(s, "calloc ")) f.requested = units::parse_log_size(*v);
     for (size_t open = s.find('('); open != std::string_view::npos && !f.requested; open = s.find('(', open + 1)) {
       std::string_view rest;
       if (auto n = text::parse_u64(s.substr(open + 1), &rest); n && text::starts_with(rest, " bytes)")) f.requested = n;
     }
-    out.add(std::move(f));
+    if (family == Family::nccl) {
+      out.add(std::move(f));
+      return true;
+    }
+    device_line(s, f);
+    flush_oom(out);
+    oom_fact_ = std::move(f);
+    pending_oom_ = true;
+    oom_line_ = line.number;
     return true;
   }
 
@@ -215,12 +312,26 @@ class GpuErrors final : public Recognizer {
     if (colon == std::string_view::npos) return;
     auto n = text::parse_u64(rest.substr(colon + 3));
     if (!n) return;
-    if (*n == 45 || *n == 63 || *n == 64 || *n == 92) return;  // clean-up after a process ended / ECC bookkeeping
-    std::string detail = "NVIDIA Xid " + std::to_string(*n) + " (" + xid_words(*n) + ")";
-    look_alike(line, detail, *n == 79 ? 0.85f : 0.7f, out, "xid" + std::to_string(*n));
+    if (*n == 45 || *n == 92) return;  // clean-up after a process ended / corrected single-bit errors
+    std::string detail = "NVIDIA Xid " + std::to_string(*n) + ": " + xid_words(*n);
+    float strength = *n == 79 ? 0.85f : *n == 63 ? 0.55f : 0.7f;
+    // "pid=1234, name=python3," (or pid='<unknown>', name=<unknown>)
+    std::optional<int64_t> pid;
+    std::string process;
+    if (auto v = text::after(rest, "pid=")) {
+      if (auto id = text::parse_i64(*v); id && *id > 0) pid = id;
+    }
+    if (auto v = text::after(rest, "name=")) {
+      std::string_view name = text::take_until(*v, ", ");
+      if (!name.empty() && name.front() != '<' && name.size() <= 64) process = std::string(name);
+    }
+    look_alike(line, detail, strength, out, "xid" + std::to_string(*n), pid, std::move(process));
   }
 
   void cuda_fault(const Line& line, std::string_view s, FactSink& out) {
+    // "ggml_cuda_host_malloc: failed to allocate 1034.00 MiB of pinned memory: no CUDA-capable device is
+    // detected": a warning (ggml goes on with pageable memory), not the failure.
+    if (text::contains(s, "of pinned memory")) return;
     struct Fault {
       std::string_view phrase, detail;
       bool needs_cuda;
@@ -231,6 +342,14 @@ class GpuErrors final : public Recognizer {
         {"unspecified launch failure", "a CUDA unspecified launch failure", true},
         {"device-side assert triggered", "a CUDA device-side assert", false},
         {"illegal instruction was encountered", "a CUDA illegal instruction", false},
+        {"uncorrectable ECC error", "an uncorrectable ECC error in GPU memory (a hardware fault)", false},
+        {"driver version is insufficient", "a CUDA driver older than the CUDA runtime (driver/runtime version mismatch)", true},
+        {"no CUDA-capable device is detected", "no CUDA-capable GPU visible to the process (driver, container runtime or CUDA_VISIBLE_DEVICES)", false},
+        {"no kernel image is available for execution", "a CUDA build without kernels for this GPU's architecture", false},
+        {"busy or unavailable", "the GPU is busy or unavailable (exclusive-process mode, or held by another process)", true},
+        {"invalid device ordinal", "a GPU index that does not exist (device id or CUDA_VISIBLE_DEVICES)", true},
+        {"the launch timed out and was terminated", "a CUDA kernel stopped by the display watchdog (launch timeout)", false},
+        {"Found no NVIDIA driver on your system", "no NVIDIA driver on the system", false},
     };
     for (const Fault& f : kFaults) {
       size_t p = s.find(f.phrase);

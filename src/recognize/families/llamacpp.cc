@@ -16,6 +16,15 @@
 // and the wrappers repeat it: "failed to create context with model", {"msg":"unable to load model"}, Ollama's
 //   llama runner process has terminated: exit status 1: cudaMalloc failed: out of memory
 //   {"error":"llama-server process has terminated: signal: killed"}   (exit status / signal: exit_status.cc)
+// Older builds (2023-early 2024) stop at the failing CUDA call instead, naming the device on the next line:
+//   CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory
+//   current device: 0
+// (later builds print "CUDA error: out of memory" / "  current device: 0, in function ggml_cuda_pool_malloc_vmm
+// at ..." / GGML_ASSERT: the GPU errors recognizer reads that form). Pinned host buffers that cannot be had are
+// a warning, not a failure: ggml falls back to pageable memory and goes on:
+//   ggml_cuda_host_malloc: failed to allocate 349659.17 MiB of pinned memory: out of memory
+// (host_state context: the host could not lock that much RAM; other reasons, such as a driver mismatch, are
+// ignored here).
 // Metal reports a failed graph at run time:
 //   ggml_metal_graph_compute: command buffer 0 failed with status 5
 //   error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)
@@ -45,6 +54,8 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"Malloc failed: out of memory"},  // cudaMalloc / hipMalloc / musaMalloc
+    {"CUDA error [0-9]+ at .*: out of memory", kRegex},
+    {"current device: ", kContext},
     {"failed to allocate", kShared},
     {"ggml_cuda_host_malloc: failed"},  // pinned memory: llama.cpp falls back to pageable, never a failure
     {"unable to allocate", kShared},
@@ -107,6 +118,9 @@ class LlamaCpp final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (auto p = s.find("of pinned memory"); p != std::string_view::npos && text::contains(s, "host_malloc")) return pinned(line, s, out);
+    if (auto p = s.find("CUDA error "); p != std::string_view::npos && ggml_cuda_error(line, s, p, out)) return;
+    if (auto v = text::after(s, "current device: ")) return device_line(line, *v);
     if (auto p = s.find("model requires more system memory"); p != std::string_view::npos) return refused(line, s, p, out);
     if (auto p = s.find("process has terminated"); p != std::string_view::npos) return terminated(line, s, p, out);
     if (allocation_line(line, s, out)) return;
@@ -268,6 +282,36 @@ class LlamaCpp final : public Recognizer {
     f.strength = 0.85f;
     emit(out);
     return true;
+  }
+
+  // "CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory" (ROCm builds print the same from hipMalloc).
+  bool ggml_cuda_error(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    std::string_view rest;
+    auto code = text::parse_u64(s.substr(p + 11), &rest);
+    if (!code || !text::starts_with(rest, " at ") || !text::contains(rest, ": out of memory")) return false;
+    if (guards::is_mention(s, p, 10)) return true;
+    Fact& f = report(line, out, false);
+    if (f.detail.empty()) f.detail = "ggml CUDA";
+    return true;
+  }
+
+  // "current device: 0" after ggml's CUDA error: the device of the open report.
+  void device_line(const Line& line, std::string_view v) {
+    if (!r_.open || r_.emitted || r_.fact.kind != FactKind::gpu_oom || !near(line, 2)) return;
+    if (auto n = text::parse_u64(v); n && *n < 1024 && !r_.fact.gpu) r_.fact.gpu = static_cast<int>(*n);
+    r_.last_line = line.number;
+  }
+
+  // "ggml_cuda_host_malloc: failed to allocate 349659.17 MiB of pinned memory: out of memory"
+  void pinned(const Line& line, std::string_view s, FactSink& out) {
+    auto reason = text::after(s, "of pinned memory:");
+    if (!reason || !text::contains(*reason, "out of memory")) return;
+    Fact f = make_fact(line, FactKind::host_state, Family::llamacpp);
+    if (auto v = text::after(s, "failed to allocate ")) f.requested = units::parse_log_size(*v);
+    f.detail = "ggml could not pin";
+    if (f.requested) f.detail += " " + units::format_bytes(*f.requested);
+    f.detail += " of host memory (out of memory); it falls back to pageable memory";
+    out.add(std::move(f));
   }
 
   void refused(const Line& line, std::string_view s, size_t p, FactSink& out) {

@@ -16,6 +16,18 @@
 //   THC    THCudaCheck FAIL file=... line=66 error=2 : out of memory
 //          RuntimeError: cuda runtime error (2) : out of memory at .../THCStorage.cu:66
 //   cuBLAS RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`
+//          (ONNX Runtime: CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=... ; expr=cublasCreate(...))
+//   fraction  torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)
+//          Currently allocated     : 16.08 GiB
+//          Requested               : 4.83 GiB
+//          Device limit            : 22.20 GiB
+//          Free (according to CUDA): 11.12 MiB
+//          PyTorch limit (set by user-supplied memory fraction)
+//                                  : 22.20 GiB
+//          (TGI's router repeats it on one line with the newlines escaped: 'Unable to warmup model:
+//          Generation("Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated
+//          : ...")'; ComfyUI prints "!!! Exception during processing !!! Allocation on device". The limit line
+//          shows 17179869184.00 GiB when no fraction is set.)
 //   CPU    DefaultCPUAllocator: can't allocate memory: you tried to allocate 1073741824 bytes. Error code 12 (...)
 //          DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.   (Windows)
 //
@@ -54,11 +66,19 @@ constexpr Pattern kPatterns[] = {
     {"error=2 : out of memory"},
     {"CUBLAS_STATUS_ALLOC_FAILED"},
     {"DefaultCPUAllocator: "},
-    {"OutOfMemoryError: Allocation on device"},
+    {"Allocation on device"},
+    // The lines of the "Allocation on device" report after the first.
+    {"Currently allocated", kContext},
+    {"^\\s*Requested\\s+: [0-9]", kRegex | kContext},
+    {"Device limit", kContext},
+    {"Free (according to CUDA)", kContext},
+    {"PyTorch limit (set by user-supplied memory fraction)", kContext},
+    {"^\\s+: [0-9][0-9.]* [KMGTP]?i?B", kRegex | kContext},
 };
 
 constexpr std::string_view kDevices[] = {"CUDA", "HIP", "NPU", "XPU", "MTIA", "MUSA"};
 constexpr uint64_t kRepeatWindow = 300;  // lines within which the same message is one failure
+constexpr uint64_t kReportLines = 8;     // lines of the "Allocation on device" report
 
 std::optional<uint64_t> size_at(std::string_view s, std::string_view label) {
   auto v = text::after(s, label);
@@ -170,6 +190,10 @@ class PyTorch final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (pending_) {
+      if (line.number <= pending_line_ + kReportLines && report_line(line, s)) return;
+      flush(out);
+    }
     if (auto p = s.find("DefaultCPUAllocator: "); p != std::string_view::npos) return cpu(line, s, p, out);
     if (auto p = s.find("MPS backend out of memory"); p != std::string_view::npos) return mps(line, s, p, out);
     if (auto p = s.find("CUBLAS_STATUS_ALLOC_FAILED"); p != std::string_view::npos) {
@@ -178,21 +202,11 @@ class PyTorch final : public Recognizer {
       f.layer = Layer::gpu_vram;
       f.strength = 0.7f;
       f.detail = "cuBLAS handle or workspace allocation failed";
+      if (auto g = text::after(s, "; GPU="))  // ONNX Runtime's CudaCall form
+        if (auto n = text::parse_u64(*g); n && *n < 1024) f.gpu = static_cast<int>(*n);
       return out.add(std::move(f));
     }
-    if (auto p = s.find("OutOfMemoryError: Allocation on device"); p != std::string_view::npos) {
-      // PyTorch's allocator when a memory fraction / allowed size is exceeded
-      // ("Allocation on device 0 would exceed allowed memory"), as ComfyUI shows it.
-      if (guards::is_mention(s, p, 38) || repeated("allocation on device", line)) return;
-      Fact f = make_fact(line, FactKind::gpu_oom, Family::pytorch);
-      f.layer = Layer::gpu_vram;
-      f.strength = 0.85f;
-      f.detail = "allocation on device exceeded the allowed memory";
-      if (auto d = text::after(s, "Allocation on device ")) {
-        if (auto g = text::parse_u64(*d)) f.gpu = static_cast<int>(*g);
-      }
-      return out.add(std::move(f));
-    }
+    if (auto p = s.find("Allocation on device"); p != std::string_view::npos) return allocation(line, s, p, out);
     size_t thc = s.find("error=2 : out of memory");
     if (thc == std::string_view::npos) thc = s.find("runtime error (2) : out of memory");
     if (thc != std::string_view::npos) {
@@ -206,11 +220,110 @@ class PyTorch final : public Recognizer {
     device_oom(line, s, out);
   }
 
+  void finish(FactSink& out) override { flush(out); }
+
  private:
+  // An "Allocation on device" report waiting for its figures on the next lines.
+  bool pending_ = false;
+  uint64_t pending_line_ = 0;
+  bool limit_next_ = false;  // the limit's value is on the line after its label
+  Fact fact_;
 
   // The same message again within a traceback or a repeated log line.
   RepeatFilter repeats_{kRepeatWindow};
   bool repeated(std::string_view key, const Line& line) { return repeats_.repeated(key, line.number); }
+
+  // "Allocation on device 0 would exceed allowed memory. (out of memory)": the
+  // caching allocator's refusal when an allocation would pass the device's
+  // memory or the fraction set with set_per_process_memory_fraction.
+  void allocation(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    std::string_view after = s.substr(p + 20);
+    std::string_view before = s.substr(0, p);
+    std::string_view rest;
+    auto device = text::parse_u64(text::trim_left(after), &rest);
+    bool report = (device && text::starts_with(rest, " would exceed allowed memory")) || text::contains(before, "OutOfMemoryError: ") ||
+                  text::contains(before, "Exception during processing") || text::contains(after, "ran out of memory on your GPU");
+    if (!report) return;
+    // The message's own "would exceed" is not advice ("... panicked at 'Unable to warmup model:
+    // Generation(\"Allocation on device 0 would exceed ...\")'" quotes it in a report).
+    std::string probe(s);
+    if (size_t w = probe.find("would exceed allowed memory"); w != std::string::npos) probe.replace(w, 5, "-----");
+    if (guards::is_mention(probe, p, 20) || repeated("allocation on device", line)) return;
+    flush(out);
+    fact_ = make_fact(line, FactKind::gpu_oom, Family::pytorch);
+    fact_.layer = Layer::gpu_vram;
+    fact_.strength = 0.85f;
+    fact_.detail = "allocation on device exceeded the allowed memory";
+    // TGI's router: the warmup prefill of --max-batch-prefill-tokens is what failed.
+    if (text::contains(before, "warmup")) fact_.detail += " during the TGI warmup prefill";
+    if (device && *device < 1024) fact_.gpu = static_cast<int>(*device);
+    // The figures, when a wrapper printed the report on one line ("\nCurrently allocated     : 16.08 GiB\n...").
+    report_fields(after);
+    pending_ = true;
+    pending_line_ = line.number;
+    limit_next_ = false;
+    if (fact_.total && fact_.free) flush(out);
+  }
+
+  // Reads the report's "Label : size" figures found in `s`.
+  void report_fields(std::string_view s) {
+    auto field = [&](std::string_view label) -> std::optional<uint64_t> {
+      auto v = text::after(s, label);
+      if (!v) return std::nullopt;
+      std::string_view t = text::trim_left(*v);
+      if (t.empty() || t[0] != ':') return std::nullopt;
+      return units::parse_log_size(t.substr(1));
+    };
+    if (auto v = field("Currently allocated")) fact_.allocated = v;
+    if (auto v = field("Requested")) fact_.requested = v;
+    if (auto v = field("Device limit")) fact_.total = v;
+    if (auto v = field("Free (according to CUDA)")) fact_.free = v;
+    if (auto v = text::after(s, "PyTorch limit (set by user-supplied memory fraction)")) {
+      std::string_view t = text::trim_left(*v);
+      if (text::starts_with(t, "\\n")) t = text::trim_left(t.substr(2));
+      if (!t.empty() && t[0] == ':') set_limit(units::parse_log_size(t.substr(1)));
+      else limit_next_ = true;
+    }
+  }
+
+  void set_limit(std::optional<uint64_t> limit) {
+    // 17179869184.00 GiB (2^64 bytes) is "no fraction set".
+    if (!limit || *limit >= (1ULL << 60)) return;
+    fact_.limit = limit;
+  }
+
+  // One of the report's own lines: true when it was read.
+  bool report_line(const Line& line, std::string_view s) {
+    std::string_view t = text::trim_left(s);
+    if (limit_next_ && !t.empty() && t[0] == ':') {
+      set_limit(units::parse_log_size(t.substr(1)));
+      limit_next_ = false;
+      pending_line_ = line.number;
+      return true;
+    }
+    for (std::string_view label : {"Currently allocated", "Requested", "Device limit", "Free (according to CUDA)",
+                                   "PyTorch limit (set by user-supplied memory fraction)"}) {
+      if (!text::starts_with(t, label)) continue;
+      report_fields(t);
+      pending_line_ = line.number;
+      return true;
+    }
+    return false;
+  }
+
+  void flush(FactSink& out) {
+    if (!pending_) return;
+    pending_ = false;
+    limit_next_ = false;
+    // A fraction below the device, reached while the device still had room
+    // for the request: the configured limit is what ran out.
+    if (fact_.limit && fact_.total && *fact_.limit < *fact_.total && fact_.free && fact_.requested &&
+        *fact_.free >= *fact_.requested && fact_.allocated && *fact_.allocated + *fact_.requested > *fact_.limit)
+      fact_.cause = Cause::limit_too_low;
+    if (fact_.total) fact_.strength = 0.9f;
+    out.add(std::move(fact_));
+    fact_ = Fact{};
+  }
 
   void device_oom(const Line& line, std::string_view s, FactSink& out) {
     // "<DEV> out of memory" with DEV one of the accelerator names.

@@ -7,8 +7,16 @@
 // which the launcher and the router repeat:
 //   ERROR text_generation_launcher: Method Warmup encountered an error.
 //   Error: Warmup(Generation("Not enough memory to handle 4096 prefill tokens. ..."))
+// Before that conversion (TGI 0.9) and when the OOM is not a torch OutOfMemoryError, the router panics with
+// the shard's raw error, newlines escaped:
+//   thread 'main' panicked at 'Unable to warmup model: Generation("Allocation on device 0 would exceed allowed
+//       memory. (out of memory)\nCurrently allocated     : 16.08 GiB\n...")', router/src/main.rs:216:18
+//   ERROR warmup{max_input_length=4095 max_prefill_tokens=4145 max_total_tokens=4096 max_batch_size=None}:warmup:
+//       text_generation_client: router/client/src/lib.rs:46: Server error: CUDA out of memory. Tried to allocate ...
+// The PyTorch recognizer reads the allocation itself; here the warmup span says it was the prefill warmup
+// (phase_serve) and carries the token budgets it ran with.
 // A shard that dies while loading prints "Shard 0 failed to start" / "Error when initializing model" and its
-// stderr, where the PyTorch recognizer finds the CUDA OOM itself.
+// stderr (each line of it suffixed " rank=0"), where the PyTorch recognizer finds the CUDA OOM itself.
 // Context: the launcher's "Args { ..., max_input_tokens: Some(8191), max_total_tokens: Some(8192),
 // max_batch_prefill_tokens: Some(4096), cuda_memory_fraction: 1.0, ... }" (older versions without Some(...)),
 // the same as command-line flags (--max-batch-prefill-tokens 4096), and the KV budget the warmup found:
@@ -25,6 +33,8 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"Not enough memory to handle"},
     {"Method Warmup encountered an error", kCompanion},
+    {"Unable to warmup model", kCompanion},
+    {"warmup{max_", kContext},
     {"Setting max batch total tokens to", kContext},
     {"text_generation_launcher: Args", kContext},
     {"--max-batch-prefill-tokens", kContext},
@@ -56,7 +66,8 @@ class Tgi final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (auto p = s.find("Not enough memory to handle"); p != std::string_view::npos) return not_enough(line, s, p, out);
-    if (text::contains(s, "Method Warmup encountered an error")) {
+    if (auto p = s.find("warmup{max_"); p != std::string_view::npos) return warmup_span(line, s.substr(p), out);
+    if (text::contains(s, "Method Warmup encountered an error") || text::contains(s, "Unable to warmup model")) {
       Fact f = make_fact(line, FactKind::phase_serve, Family::tgi);
       f.detail = "warmup of a max-size prefill batch";
       return out.add(std::move(f));
@@ -109,6 +120,27 @@ class Tgi final : public Recognizer {
     f.detail = "prefill warmup";
     f.batch_tokens = prefill;
     f.kv_tokens = total;
+    out.add(std::move(f));
+  }
+
+  // "warmup{max_input_length=4095 max_prefill_tokens=4145 max_total_tokens=4096 max_batch_size=None}:warmup: ...":
+  // the router's warmup call, logged with the error the shard returned.
+  void warmup_span(const Line& line, std::string_view s, FactSink& out) {
+    std::string_view span = s.substr(0, s.find('}'));
+    if (!text::contains(s.substr(span.size()), "error")) return;  // only a failed warmup is logged with its span
+    Fact phase = make_fact(line, FactKind::phase_serve, Family::tgi);
+    phase.detail = "warmup of a max-size prefill batch";
+    out.add(std::move(phase));
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::tgi);
+    auto count = [&](std::string_view key) -> std::optional<uint64_t> {
+      auto v = value_of(span, key);
+      if (!v || *v < 1 || *v > 1e12) return std::nullopt;
+      return static_cast<uint64_t>(*v);
+    };
+    f.batch_tokens = count("max_prefill_tokens");
+    f.max_model_len = count("max_total_tokens");
+    if (!f.batch_tokens && !f.max_model_len) return;
+    f.detail = "max_batch_prefill_tokens,max_total_tokens (warmup)";
     out.add(std::move(f));
   }
 
