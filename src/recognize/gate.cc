@@ -15,6 +15,8 @@ constexpr std::string_view kGate[] = {
     // kernel, cgroup and runtime OOMs
     "oom", "kill", "of memory", "ofmemory", "memoryerror", "alloc", "exhaust", "enough memory", "system memory",
     "cache blocks", "larger than", "less than desired",
+    // platforms that enforce a size themselves (Cloud Run, App Engine, Heroku), and time-limit kills
+    "exceeded", "time limit",
     // orchestrators, user-space killers, exits
     "evict", "crashloop", "probe", "sigterm", "exit", "terminated", "abort", "segmentation fault", "died",
     // look-alikes

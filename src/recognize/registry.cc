@@ -28,6 +28,9 @@ const RecognizerEntry* const kRecognizers[] = {
     &kKubernetesEntry,
     &kExitStatusEntry,
     &kHpcEntry,
+    &kDockerStatsEntry,
+    &kCloudPlatformsEntry,
+    &kTimeLimitsEntry,
 };
 }  // namespace
 

@@ -25,5 +25,8 @@ extern const RecognizerEntry kHostToolsEntry;
 extern const RecognizerEntry kKubernetesEntry;
 extern const RecognizerEntry kExitStatusEntry;
 extern const RecognizerEntry kHpcEntry;
+extern const RecognizerEntry kDockerStatsEntry;
+extern const RecognizerEntry kCloudPlatformsEntry;
+extern const RecognizerEntry kTimeLimitsEntry;
 
 }  // namespace aimem
