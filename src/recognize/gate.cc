@@ -17,6 +17,8 @@ constexpr std::string_view kGate[] = {
     "cache blocks", "larger than", "less than desired",
     "insufficient",  // TensorRT-LLM "Executor creation failed due to insufficient GPU memory", driver too old
     "_out_of_",      // status codes: UR_/ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, ..._OUT_OF_HOST_MEMORY
+    // platforms that enforce a size themselves (Cloud Run, App Engine, Heroku), and time-limit kills
+    "exceeded", "time limit",
     // orchestrators, user-space killers, exits
     "evict", "crashloop", "probe", "sigterm", "exit", "terminated", "abort", "segmentation fault", "died",
     // look-alikes

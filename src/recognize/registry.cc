@@ -36,6 +36,9 @@ const RecognizerEntry* const kRecognizers[] = {
     &kGenericAllocEntry,
     &kMemorySeriesEntry,
     &kUnifiedMemoryEntry,
+    &kDockerStatsEntry,
+    &kCloudPlatformsEntry,
+    &kTimeLimitsEntry,
 };
 }  // namespace
 

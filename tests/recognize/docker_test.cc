@@ -112,6 +112,73 @@ a1b2c3d4e5f6   vllm      0.05%     1.2GiB / 2GiB         60.00%    1.2kB / 0B   
   EXPECT_EQ(u[0].limit, 2 * units::GiB);
 }
 
+// `docker events` text: the oom event repeats for one OOM (moby/moby#27247),
+// then the die with its exit code. Values are ours.
+TEST(Docker, EventsTextOomThenDieIsOneContainerLimitKill) {
+  const char* log = R"(2024-05-01T10:00:00.101311022Z container oom 4f2c9d1e7a3b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9012a3b4c5d6 (image=vllm/vllm-openai:v0.6.3, name=vllm-7b)
+2024-05-01T10:00:00.102644713Z container oom 4f2c9d1e7a3b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9012a3b4c5d6 (image=vllm/vllm-openai:v0.6.3, name=vllm-7b)
+2024-05-01T10:00:00.388512004Z container die 4f2c9d1e7a3b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9012a3b4c5d6 (exitCode=137, image=vllm/vllm-openai:v0.6.3, name=vllm-7b)
+)";
+  auto o = of_kind(log, FactKind::docker_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].container, "vllm-7b");
+  auto e = of_kind(log, FactKind::exit_status);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].exit_code, 137);
+  EXPECT_EQ(e[0].container, "vllm-7b");
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.incidents.size(), 1u);
+}
+
+// `docker events --format '{{json .}}'`: the legacy "status" form alone
+// (modelled on moby/moby#18470) and the current Action/Actor form; the 1.8
+// "(from image) oom" form (moby/moby#16074). Values are ours.
+TEST(Docker, EventsJsonAndOldFormsNameTheContainer) {
+  const char* legacy =
+      R"({"status":"oom","id":"8a1c0e5f3d2b7a9c4e6f8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d","from":"embedder:2","time":1714557600,"timeNano":1714557600512311022})"
+      "\n";
+  auto o = of_kind(legacy, FactKind::docker_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].container, "8a1c0e5f3d2b");
+  const char* current =
+      R"({"status":"oom","id":"8a1c0e5f3d2b","from":"embedder:2","Type":"container","Action":"oom","Actor":{"ID":"8a1c0e5f3d2b","Attributes":{"image":"embedder:2","name":"embedder"}},"scope":"local","time":1714557600,"timeNano":1714557600512311022})"
+      "\n"
+      R"({"Type":"container","Action":"die","Actor":{"ID":"8a1c0e5f3d2b","Attributes":{"exitCode":"137","image":"embedder:2","name":"embedder"}},"scope":"local","time":1714557601,"timeNano":1714557601002311022})"
+      "\n";
+  o = of_kind(current, FactKind::docker_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].container, "embedder");
+  auto e = of_kind(current, FactKind::exit_status);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].exit_code, 137);
+  EXPECT_EQ(test::diagnose_text(current).layer, Layer::container_limit);
+  const char* old = "2015-09-03T16:20:42.000000000-07:00 2424b8f0a892: (from ubuntu) kill\n"
+                    "2015-09-03T16:20:42.000000000-07:00 2424b8f0a892: (from ubuntu) oom\n"
+                    "2015-09-03T16:20:42.000000000-07:00 2424b8f0a892: (from ubuntu) die\n";
+  o = of_kind(old, FactKind::docker_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].container, "2424b8f0a892");
+  // Other actions are not failures.
+  EXPECT_TRUE(of_kind(R"({"status":"start","id":"8a1c0e5f3d2b","Type":"container","Action":"start"})"
+                      "\n",
+                      FactKind::docker_oomkilled)
+                  .empty());
+}
+
+// A container the kubelet ran through dockershim carries its pod's name
+// (modelled on docker/for-linux#670; values ours).
+TEST(Docker, EventOfAKubeletContainerNamesThePod) {
+  auto o = of_kind(
+      "2019-05-04T18:05:45.011072877-05:00 container oom 29d72966e0be (annotation.io.kubernetes.container.restartCount=0, "
+      "image=sha256:abb449eb1487, io.kubernetes.container.name=notebook, io.kubernetes.pod.name=jupyter-ada, "
+      "io.kubernetes.pod.namespace=hub, name=k8s_notebook_jupyter-ada_hub_efa75591_0)\n",
+      FactKind::docker_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].pod, "jupyter-ada");
+  EXPECT_EQ(o[0].container, "k8s_notebook_jupyter-ada_hub_efa75591_0");
+}
+
 TEST(Docker, ExitOnRestartWithZeroPeakIsNotMemory) {
   const char* log = R"(+ docker-compose exec web supervisorctl restart all
 Exited with code 137

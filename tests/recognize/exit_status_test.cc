@@ -26,6 +26,53 @@ TEST(ExitStatus, ShellKilledIsAHostSigkill) {
   EXPECT_EQ(test::diagnose_text("-- loading /data/models/q4f16/params/\nKilled\n").layer, Layer::host_ram);
 }
 
+// Job-control reports with the pid, as zsh prints them (modelled on
+// naturalstupid/PyJHora#15 and mazen160/shennina#9 for zsh's wording), fish's
+// report, and macOS bash's "Killed: 9" (scraperwiki/code-scraper-in-browser-tool#136
+// for bash's form with the pid). Values are ours.
+TEST(ExitStatus, ZshJobLinesFishAndMacKilledGiveThePidAndProgram) {
+  struct Case {
+    const char* line;
+    std::optional<int64_t> pid;
+    const char* program;
+  } cases[] = {
+      {"[1]    48213 killed     python3 train.py --x 4\n", 48213, "python3"},
+      {"[1]  + 48213 killed     python3 train.py\n", 48213, "python3"},
+      {"[2]  - 7731 killed     ./bin/llama-server -m q4.gguf\n", 7731, "llama-server"},
+      {"[1]  + killed     python3 train.py\n", std::nullopt, "python3"},
+      {"[3]+ 9120 Killed                  python3 eval.py\n", 9120, "python3"},
+      {"zsh: killed     python3 -m lm_eval --tasks gsm8k\n", std::nullopt, "python3"},
+      {"fish: Job 1, 'python3 train.py --bf16' terminated by signal SIGKILL (Forced quit)\n", std::nullopt, "python3"},
+      {"tool/run: line 11: 12743 Killed                  ./code/scraper --all\n", 12743, "scraper"},
+      {"Killed: 9\n", std::nullopt, ""},
+  };
+  for (const auto& c : cases) {
+    auto k = of_kind(c.line, FactKind::process_killed);
+    ASSERT_EQ(k.size(), 1u) << c.line;
+    EXPECT_EQ(k[0].layer, Layer::host_ram) << c.line;
+    EXPECT_EQ(k[0].pid, c.pid) << c.line;
+    EXPECT_EQ(k[0].process, c.program) << c.line;
+    auto e = of_kind(c.line, FactKind::exit_status);
+    ASSERT_EQ(e.size(), 1u) << c.line;
+    EXPECT_EQ(e[0].signal, 9) << c.line;
+    EXPECT_EQ(test::diagnose_text(c.line).layer, Layer::host_ram) << c.line;
+  }
+  // Other signals in the same job-control form are exits, not kills.
+  EXPECT_TRUE(of_kind("[1]  + 48213 terminated  python3 serve.py\n", FactKind::process_killed).empty());
+  EXPECT_EQ(of_kind("[1]  + 48213 terminated  python3 serve.py\n", FactKind::exit_status).at(0).signal, 15);
+}
+
+TEST(ExitStatus, ProseAboutKilledProcessesIsNoFailure) {
+  const char* log = R"(The training process got killed after 3 epochs, any idea?
+Killed processes are restarted by the supervisor.
+[1] I killed the job myself with kill -9
+we saw 3 Killed workers in the last hour
+zsh completion: killed-process list refreshed
+)";
+  EXPECT_TRUE(of_kind(log, FactKind::process_killed).empty());
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
+}
+
 TEST(ExitStatus, KilledInsideALimitedContainerIsThatLimit) {
   Diagnosis d = test::diagnose_text("docker run --rm -ti -m 512m --name stress img ash\n/home # ./mem 520000\nKilled\n");
   EXPECT_EQ(d.layer, Layer::container_limit);

@@ -31,8 +31,27 @@ TEST(Hpc, YarnContainerOverItsSizeIsLimitTooLowWithTheNumbers) {
   EXPECT_EQ(old.layer, Layer::container_limit);
 }
 
+// Newer Slurm's wording with StepId and "event(s)" (modelled on
+// snakemake/snakemake-executor-plugin-slurm#371 and lanl/PyBNF#118; values ours).
+TEST(Hpc, SlurmEventsWordingGivesTheStepAndCount) {
+  const char* log = "slurmstepd: error: Detected 3 oom-kill event(s) in StepId=88213.batch. Some of your processes may have been killed "
+                    "by the cgroup out-of-memory handler.\n";
+  auto k = test::facts_of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].container, "slurm step 88213.batch");
+  EXPECT_EQ(k[0].count, 3u);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
+  auto old = test::facts_of_kind("slurmstepd: error: Detected 2 oom-kill event(s) in step 3756240.batch cgroup.\n", FactKind::kernel_oom_kill);
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].container, "slurm step 3756240.batch");
+}
+
+// A job cancelled at its time limit was killed for time, not memory: a
+// look-alike (time_limits.cc), never an OOM event.
 TEST(Hpc, TimeLimitIsNotAnOomEvent) {
-  EXPECT_EQ(test::diagnose_text("slurmstepd: error: *** JOB 123 ON nid1 CANCELLED AT 2026-11-29T10:00:00 DUE TO TIME LIMIT ***\n").layer, Layer::none);
+  const char* log = "slurmstepd: error: *** JOB 123 ON nid1 CANCELLED AT 2026-11-29T10:00:00 DUE TO TIME LIMIT ***\n";
+  EXPECT_TRUE(test::facts_of_kind(log, FactKind::kernel_oom_kill).empty());
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::not_memory);
 }
 
 }  // namespace

@@ -178,6 +178,54 @@ Nov 23 15:36:25 localhost kernel: try_charge_memcg+0x6df/0x7a0
   EXPECT_TRUE(kills("CPU: 1 PID: 77 Comm: kworker/1:1\nCall Trace:\n dump_stack+0x5c/0x78\n warn_slowpath_fmt+0x1/0x2\n").empty());
 }
 
+// A summary line pasted from a narrow terminal, wrapped inside the pod's
+// cgroup path, once and then twice (Yelp/paasta#2713 shows a kernel cgroup path
+// wrapped mid-word this way; values ours). The continuation has no prefix.
+TEST(KernelOom, SummaryWrappedByANarrowTerminalIsJoined) {
+  const char* once = R"([ 9021.118243] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=969
+[ 9021.118390] memory: usage 8388608kB, limit 8388608kB, failcnt 5121
+[ 9021.118452] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=cri-containerd-ab12cd34ef56.scope,mems_allowed=0,oom_memcg=/kubepods/burstable/pod1234abcd-
+5678-90ab-cdef-1234567890ab/ab12cd34ef56,task_memcg=/kubepods/burstable/pod1234abcd-5678-90ab-cdef-1234567890ab/ab12cd34ef56,task=python3,pid=4242,uid=0
+[ 9021.118501] Memory cgroup out of memory: Killed process 4242 (python3) total-vm:9437184kB, anon-rss:8290304kB, file-rss:61440kB, shmem-rss:0kB, UID:0 pgtables:16684kB oom_score_adj:969
+)";
+  const std::string path = "/kubepods/burstable/pod1234abcd-5678-90ab-cdef-1234567890ab/ab12cd34ef56";
+  auto k = kills(once);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].cgroup, path);
+  EXPECT_EQ(k[0].task_cgroup, path);
+  EXPECT_EQ(k[0].pid, 4242);
+  EXPECT_EQ(k[0].limit, 8388608ULL * 1024);
+  Diagnosis d = test::diagnose_text(once);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+
+  // Wrapped twice, and without the victim line: the summary alone names the kill.
+  const char* twice = R"([ 9021.118452] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=cri-containerd-ab12cd34ef56.scope,mems_allowed=0,oom_memcg=/kubepods/burstable/pod1234abcd-
+5678-90ab-cdef-1234567890ab/ab12cd34ef56,task_memcg=/kubepods/burs
+table/pod1234abcd-5678-90ab-cdef-1234567890ab/ab12cd34ef56,task=python3,pid=4242,uid=0
+)";
+  k = kills(twice);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].kind, FactKind::kernel_oom_kill);
+  EXPECT_EQ(k[0].cgroup, path);
+  EXPECT_EQ(k[0].task_cgroup, path);
+  EXPECT_EQ(k[0].pid, 4242);
+  EXPECT_EQ(k[0].process, "python3");
+}
+
+// The join is only for a cut summary: a complete one is left alone, and the
+// next line of the log (with its own prefix, or another message) is not glued on.
+TEST(KernelOom, CompleteSummaryIsNotJoinedWithTheNextLine) {
+  const char* log = R"(oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/user.slice,task=stress,pid=1888,uid=1001
+task=other,pid=99,uid=0 appears in an unrelated tool's output
+[   23.346700] Out of memory: Killed process 1888 (stress) total-vm:2000000kB, anon-rss:1900000kB, file-rss:0kB, shmem-rss:0kB, UID:1001
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].pid, 1888);
+  EXPECT_EQ(k[0].task_cgroup, "/user.slice");
+  EXPECT_EQ(k[0].layer, Layer::host_ram);
+}
+
 TEST(KernelOom, HelpTextQuotingAVictimLineIsNotAKill) {
   EXPECT_TRUE(kills("  --watch-kernel        Report lines such as 'Out of memory: Killed process 1234 (python3)' from dmesg.\n").empty());
 }

@@ -1,6 +1,8 @@
 // kubectl describe / get / events and kube-state-metrics (src/recognize/families/kubernetes.cc).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/units.h"
 #include "support/test_support.h"
 
@@ -139,6 +141,68 @@ vllm-7b9c8d6e5-tt4rd           1/1     Running   0          26h
   EXPECT_EQ(of_kind("OOMKilled\n", FactKind::k8s_oomkilled).size(), 1u);
   // Prose that names the word is not a report.
   EXPECT_TRUE(of_kind("We were getting OOMKilled pods last week, so we raised limits.\n", FactKind::k8s_oomkilled).empty());
+}
+
+// `kubectl get pods -A -o wide`: NAMESPACE first, IP and NODE after; init
+// containers; evictions; a crash loop with its restarts (modelled on
+// hmcts/cnp-flux-config#28772 for the OOMKilled row; values ours).
+TEST(Kubernetes, GetPodsWideAllNamespacesAndInitContainers) {
+  const char* wide = R"(NAMESPACE   NAME                           READY   STATUS                  RESTARTS        AGE   IP            NODE          NOMINATED NODE   READINESS GATES
+serving     vllm-7b9c8d6e5-tt4rd           0/1     OOMKilled               7 (41s ago)     52m   10.42.3.17    gpu-node-2    <none>           <none>
+serving     embedder-5f7d8c9b4-2kq8x       0/1     Init:OOMKilled          2 (9s ago)      4m    10.42.1.9     cpu-node-1    <none>           <none>
+batch       scorer-6c5b4a3d2-x8z7w         0/1     CrashLoopBackOff        14 (3m ago)     61m   10.42.2.30    cpu-node-3    <none>           <none>
+batch       ingest-59d8f7c6b5-qq2lm        0/1     Init:CrashLoopBackOff   5 (1m ago)      12m   10.42.2.31    cpu-node-3    <none>           <none>
+batch       etl-84c7b6a59-r4t5y            0/1     Evicted                 0               2d    <none>        cpu-node-3    <none>           <none>
+)";
+  auto o = of_kind(wide, FactKind::k8s_oomkilled);
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0].pod, "vllm-7b9c8d6e5-tt4rd");
+  EXPECT_EQ(o[1].pod, "embedder-5f7d8c9b4-2kq8x");
+  std::map<std::string, uint64_t> restarts;
+  for (const auto& r : of_kind(wide, FactKind::restarts))
+    if (r.count) restarts[r.pod] = *r.count;
+  EXPECT_EQ(restarts["vllm-7b9c8d6e5-tt4rd"], 7u);
+  EXPECT_EQ(restarts["embedder-5f7d8c9b4-2kq8x"], 2u);
+  EXPECT_EQ(restarts["scorer-6c5b4a3d2-x8z7w"], 14u);
+  EXPECT_EQ(restarts["ingest-59d8f7c6b5-qq2lm"], 5u);
+  auto e = of_kind(wide, FactKind::k8s_evicted);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].pod, "etl-84c7b6a59-r4t5y");
+  Diagnosis d = test::diagnose_text(
+      "NAME                       READY   STATUS           RESTARTS      AGE   IP           NODE         NOMINATED NODE   READINESS GATES\n"
+      "embedder-5f7d8c9b4-2kq8x   0/1     Init:OOMKilled   2 (9s ago)    4m    10.42.1.9    cpu-node-1   <none>           <none>\n");
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+}
+
+// The reason as kubelets of 2014-2016 spelled it (kubernetes/kubernetes#3044
+// shows the JSON form; values ours), and the same words elsewhere.
+TEST(Kubernetes, OldOomKilledReasonWithASpace) {
+  const char* json = R"(        "oom-test": {
+            "state": {
+                "termination": {
+                    "exitCode": 137,
+                    "reason": "OOM Killed",
+                    "startedAt": "2015-03-02T11:20:05Z"
+)";
+  auto o = of_kind(json, FactKind::k8s_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(test::diagnose_text(json).layer, Layer::k8s_pod_limit);
+  const char* describe = R"(Name:				memhog-3kq1z
+Namespace:			default
+    Last Termination State:	Terminated
+      Reason:			OOM Killed
+      Exit Code:		137
+)";
+  o = of_kind(describe, FactKind::k8s_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].pod, "memhog-3kq1z");
+  // Prose and code that carry the words are not a reason.
+  const char* prose = R"(We saw pods getting OOM Killed during the load test.
+    OOM_MARKERS = ("out of memory", "oom killed")
+alert: Kubernetes Container OOM Killed
+)";
+  EXPECT_TRUE(of_kind(prose, FactKind::k8s_oomkilled).empty());
+  EXPECT_EQ(test::diagnose_text(prose).layer, Layer::none);
 }
 
 TEST(Kubernetes, ProbeKillsAreNotMemory) {

@@ -51,6 +51,28 @@ TEST(PythonHost, CxxGoRustAndEnomem) {
   EXPECT_EQ(enomem[0].layer, Layer::host_ram);
 }
 
+// Go's allocator failure without the sysMap line before it (golang/go#13728),
+// with Windows' VirtualAlloc line giving the size (mandiant/GoReSym#51), and
+// mmap's ENOMEM at start-up (MetaCubeX/mihomo#1636); numpy's MemoryError with
+// the size printed as "201. GiB" (numpy/numpy#17595). Values are ours.
+TEST(PythonHost, GoAndNumpyVariantsAreHostRamWithTheSize) {
+  auto go = allocs("fatal error: out of memory\n\nruntime stack:\nruntime.throw(0x7b2190, 0xd)\n");
+  ASSERT_EQ(go.size(), 1u);
+  EXPECT_EQ(go[0].detail, "Go runtime: out of memory");
+  EXPECT_EQ(test::diagnose_text("fatal error: out of memory\n").layer, Layer::host_ram);
+  auto win = allocs("runtime: VirtualAlloc of 536870912 bytes failed with errno=1455\nfatal error: out of memory\n");
+  ASSERT_EQ(win.size(), 1u);  // the two lines are one failure
+  EXPECT_EQ(win[0].requested, 536870912u);
+  EXPECT_EQ(allocs("fatal error: runtime: cannot allocate memory\n").size(), 1u);
+  auto np = allocs("MemoryError: Unable to allocate 48. GiB for an array with shape (80000, 80000) and data type float64\n");
+  ASSERT_EQ(np.size(), 1u);
+  EXPECT_EQ(np[0].requested, 48 * units::GiB);
+  const char* np2 = "numpy._core._exceptions._ArrayMemoryError: Unable to allocate 3.2 GiB for an array with shape (21000, 20480) and data type float64\n";
+  ASSERT_EQ(allocs(np2).size(), 1u);
+  EXPECT_NEAR(static_cast<double>(*allocs(np2)[0].requested), 3.2 * units::GiB, 1.0);
+  EXPECT_EQ(test::diagnose_text(np2).layer, Layer::host_ram);
+}
+
 TEST(PythonHost, EnomemUnderAContainerLimitIsThatLimit) {
   Diagnosis d = test::diagnose_text("docker run --memory 2g worker:1\n-bash: fork: Cannot allocate memory\n");
   EXPECT_EQ(d.layer, Layer::container_limit);

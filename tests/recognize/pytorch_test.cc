@@ -190,6 +190,56 @@ TEST(PyTorch, CpuAllocatorIsAHostAllocationFailure) {
   EXPECT_EQ(win[0].requested, 9437184u);
 }
 
+// PyTorch 1.0-1.4 printed the failed posix_memalign call instead of the size
+// (modelled on pytorch/pytorch#31302 and, wrapped by the terminal after
+// "gAlignment,", LaurentMazare/tch-rs#39; values are ours).
+TEST(PyTorch, PosixMemalignEnomemIsAHostAllocationFailure) {
+  const char* text =
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 212, in <module>\n"
+      "RuntimeError: [enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0\n";
+  auto h = of_kind(text, FactKind::host_alloc_failure);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].layer, Layer::host_ram);
+  EXPECT_FALSE(h[0].requested);  // this generation does not print the size
+  EXPECT_GE(h[0].strength, 0.8f);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  // libtorch through tch-rs, the line cut before "12 vs 0".
+  auto wrapped = of_kind("value: TorchError { c_error: \"[enforce fail at alloc_cpu.cpp:61] posix_memalign(&data, gAlignment,\n"
+                         "nbytes) == 0. 12 vs 0\n",
+                         FactKind::host_alloc_failure);
+  ASSERT_EQ(wrapped.size(), 1u);
+  EXPECT_LT(wrapped[0].strength, 0.8f);
+  // 22 (EINVAL) is a bad alignment, not memory.
+  EXPECT_TRUE(of_kind("[enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment, nbytes) == 0. 22 vs 0\n",
+                      FactKind::host_alloc_failure)
+                  .empty());
+}
+
+// The DefaultCPUAllocator generations with their sizes (modelled on
+// mxfold/mxfold2#20, JingyunLiang/VRT#49 and, on Windows,
+// Comfy-Org/Nvidia_RTX_Nodes_ComfyUI#13).
+TEST(PyTorch, CpuAllocatorGenerationsGiveTheRequestedBytes) {
+  struct Case {
+    const char* line;
+    uint64_t requested;
+  } cases[] = {
+      {"RuntimeError: [enforce fail at CPUAllocator.cpp:64] . DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+       "6442450944 bytes. Error code 12 (Cannot allocate memory)\n",
+       6442450944u},
+      {"[rank3]: RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: you tried to "
+       "allocate 28311552000 bytes.\n",
+       28311552000u},
+  };
+  for (const auto& c : cases) {
+    auto h = of_kind(c.line, FactKind::host_alloc_failure);
+    ASSERT_EQ(h.size(), 1u) << c.line;
+    EXPECT_EQ(h[0].requested, c.requested) << c.line;
+    EXPECT_EQ(test::diagnose_text(c.line).layer, Layer::host_ram) << c.line;
+  }
+}
+
 TEST(PyTorch, AdviceAndProseAreNotFailures) {
   const char* text =
       "Tip: if you see 'CUDA out of memory', lower --batch-size.\n"

@@ -5,7 +5,14 @@
 //   "HostConfig": { ... "Memory": 536870912, ... }      (0 = no limit)
 //   -> docker_oomkilled / exit_status / memory_limit "HostConfig.Memory", all named after the
 //      container; the facts of one object are held until the object ends ("Name" comes after "State").
-// docker events:  container oom <id> (image=x, name=y)   /   container die <id> (exitCode=137, ...)
+// docker events:  2024-05-01T10:00:00.000000000Z container oom <id> (image=x, name=y)
+//                 ... container die <id> (exitCode=137, image=x, name=y)
+//   1.8 and older: 2015-09-03T16:20:42.000000000-07:00 2424b8f0a892: (from ubuntu) oom
+//   --format '{{json .}}': {"status":"oom","id":"36eb..","from":"img","Type":"container","Action":"oom",
+//                           "Actor":{"ID":"36eb..","Attributes":{"image":"img","name":"web"}},"time":..}
+//                          {"Action":"die",...,"Attributes":{"exitCode":"137",...,"name":"web"}}  (newer
+//                          engines drop the legacy "status"/"id"/"from"; very old streams have only them)
+//   -> docker_oomkilled named after the container (name, else the short id); a die gives its exit code.
 // docker run / create / update, podman, nerdctl, hyper (also across "\" continuation lines):
 //   docker run --rm -m 512m --name stress img      --memory=2g      --memory 2g      -m512m
 //   -> memory_limit "docker run -m". Units are binary (k, m, g); a bare number is bytes for docker,
@@ -13,7 +20,7 @@
 //      limit it ran with) and MiB for hyper, whose CLI documents --memory in MB.
 // Compose:  mem_limit: 4g   /   deploy: resources: limits: memory: 4G
 // docker ps -a:     4f1e2d  img  "cmd"  2 hours ago  Exited (137) 3 minutes ago   vllm
-// docker stats:     a1b2c3d4e5f6  vllm  0.05%  1.2GiB / 2GiB  60.00%  ...   -> memory_usage per container
+// docker stats tables are read by docker_stats.cc.
 // CI helpers:       Max memory usage of this container is 0 (memory.max_usage_in_bytes) -> memory_usage
 // Operators:        docker stop|restart|kill, docker compose restart|stop, supervisorctl restart|stop
 //                   -> stop_or_restart (a SIGKILL that follows one is not an OOM kill)
@@ -37,6 +44,10 @@ constexpr Pattern kPatterns[] = {
     {"\"Memory\":", kContext},
     {"container oom "},
     {"container die ", kCompanion},
+    {"\"Action\":\"oom\""},
+    {"\"status\":\"oom\""},
+    {"\"Action\":\"die\"", kCompanion},
+    {"\\(from [^)]*\\) oom\\s*$", kRegex},
     {"docker run ", kContext},
     {"docker create ", kContext},
     {"docker update ", kContext},
@@ -50,8 +61,6 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*limits:\\s*$", kRegex | kContext},
     {"^\\s*memory:\\s", kRegex | kContext},
     {"Exited ("},
-    {"MEM USAGE / LIMIT", kContext},
-    {"[0-9.]+ ?[KMGT]?i?B / [0-9.]+ ?[KMGT]?i?B +[0-9.]+%", kRegex | kContext},
     {"Max memory usage of this container is", kContext},
     {"docker stop", kContext},
     {"docker restart", kContext},
@@ -93,10 +102,6 @@ class Docker final : public Recognizer {
       ps_row(line, p, out);
       return;
     }
-    if (text::contains(s, "MEM USAGE / LIMIT")) {
-      stats_has_name_ = text::contains(s, "NAME");
-      return;
-    }
     if (size_t p = s.find("Max memory usage of this container is"); p != std::string_view::npos) {
       auto v = units::parse_log_size(s.substr(p + 37), nullptr, true);
       if (!v) return;
@@ -106,8 +111,7 @@ class Docker final : public Recognizer {
       out.add(std::move(f));
       return;
     }
-    if (stop(line, out)) return;
-    stats_row(line, out);
+    stop(line, out);
   }
 
   void finish(FactSink& out) override { close_object(out); }
@@ -124,8 +128,10 @@ class Docker final : public Recognizer {
   // Compose: deploy -> resources -> limits -> memory
   uint64_t deploy_line_ = 0, limits_line_ = 0;
   size_t limits_indent_ = 0;
-  bool stats_has_name_ = true;
   bool platform_sent_ = false;
+  // The last docker oom event, to count a repeated one once.
+  std::string last_oom_name_;
+  uint64_t last_oom_line_ = 0;
 
   void platform(const Line& line, FactSink& out) {
     if (platform_sent_) return;
@@ -211,29 +217,78 @@ class Docker final : public Recognizer {
     if (held_.size() < 64) held_.push_back(std::move(f));
   }
 
-  // "container oom 8d1f... (image=x, name=y)" / "container die 8d1f... (exitCode=137, image=x, name=y)"
+  // The value of `key` in an event's "(a=1, b=2)" attributes: only where the
+  // key starts an attribute ("name=" is not "io.kubernetes.container.name=").
+  static std::optional<std::string_view> event_attribute(std::string_view s, std::string_view key) {
+    size_t p = s.find('(');
+    while (p != std::string_view::npos && (p = s.find(key, p)) != std::string_view::npos) {
+      if (p > 0 && (s[p - 1] == '(' || s[p - 1] == ' ')) return s.substr(p + key.size());
+      ++p;
+    }
+    return std::nullopt;
+  }
+
+  // docker events, text and JSON.
   bool events(const Line& line, FactSink& out) {
     std::string_view s = line.text;
-    bool oom = text::contains(s, "container oom ");
-    bool die = !oom && text::contains(s, "container die ");
-    if (!oom && !die) return false;
+    bool json = text::contains(s, "\"Action\":\"") || text::contains(s, "\"status\":\"");
+    bool oom = false, die = false;
     std::string name;
-    if (auto v = text::after(s, "name=")) name = std::string(text::take_until(*v, ",)").substr(0, 128));
+    std::optional<int64_t> exit;
+    if (json) {
+      auto field = [&](std::string_view key) -> std::string_view {
+        auto v = text::after(s, key);
+        return v ? text::take_until(*v, "\"") : std::string_view();
+      };
+      std::string_view action = field("\"Action\":\"");
+      if (action.empty()) action = field("\"status\":\"");
+      oom = action == "oom";
+      die = action == "die";
+      if (!oom && !die) return false;
+      if (!text::contains(s, "\"Type\":\"container\"") && !text::contains(s, "\"id\":\"")) return false;
+      name = std::string(field("\"name\":\"").substr(0, 128));
+      if (name.empty()) name = std::string(field("\"id\":\"").substr(0, 12));
+      if (name.empty()) name = std::string(field("\"ID\":\"").substr(0, 12));
+      if (auto v = text::after(s, "\"exitCode\":\"")) exit = text::parse_i64(*v);
+    } else if (size_t p = s.find(": (from "); p != std::string_view::npos && text::ends_with(text::trim(s), ") oom")) {
+      // 1.8: "<time> <id>: (from <image>) oom"
+      oom = true;
+      std::string_view head = text::trim(s.substr(0, p));
+      size_t sp = head.find_last_of(" \t");
+      name = std::string(head.substr(sp == std::string_view::npos ? 0 : sp + 1).substr(0, 12));
+    } else {
+      oom = text::contains(s, "container oom ");
+      die = !oom && text::contains(s, "container die ");
+      if (!oom && !die) return false;
+      if (auto v = event_attribute(s, "name=")) name = std::string(text::take_until(*v, ",)").substr(0, 128));
+      if (auto v = event_attribute(s, "exitCode=")) exit = text::parse_i64(*v);
+      if (name.empty()) {
+        if (auto v = text::after(s, oom ? "container oom " : "container die ")) name = std::string(text::first_word(*v).substr(0, 12));
+      }
+    }
     if (oom) {
+      // docker repeats the event for one OOM (moby #27247): one fact per container and burst.
+      if (name == last_oom_name_ && line.number <= last_oom_line_ + 20) {
+        last_oom_line_ = line.number;
+        return true;
+      }
+      last_oom_name_ = name;
+      last_oom_line_ = line.number;
       Fact f = make_fact(line, FactKind::docker_oomkilled, Family::docker);
       f.layer = Layer::container_limit;
       f.strength = 0.9f;
       f.detail = "docker event oom";
       f.container = name;
+      // Containers the kubelet runs through dockershim carry their pod's name.
+      if (auto v = event_attribute(s, "io.kubernetes.pod.name=")) f.pod = std::string(text::take_until(*v, ",)").substr(0, 253));
       out.add(std::move(f));
-    } else if (auto v = text::after(s, "exitCode=")) {
-      if (auto n = text::parse_i64(*v)) {
-        Fact f = make_fact(line, FactKind::exit_status, Family::docker);
-        f.exit_code = static_cast<int>(*n);
-        f.strength = 0.3f;
-        f.container = name;
-        out.add(std::move(f));
-      }
+    } else if (exit) {
+      Fact f = make_fact(line, FactKind::exit_status, Family::docker);
+      f.exit_code = static_cast<int>(*exit);
+      f.strength = 0.3f;
+      f.container = name;
+      f.detail = "docker event die";
+      out.add(std::move(f));
     }
     platform(line, out);
     return true;
@@ -370,29 +425,6 @@ class Docker final : public Recognizer {
     f.detail = "docker ps";
     platform(line, out);
     out.add(std::move(f));
-  }
-
-  // "a1b2c3d4e5f6   vllm   0.05%   1.2GiB / 2GiB   60.00%   1.2kB / 0B   0B / 0B   12"
-  void stats_row(const Line& line, FactSink& out) {
-    auto tok = tokens(line.text, 32);
-    for (size_t i = 1; i + 3 < tok.size(); ++i) {
-      // MEM USAGE / LIMIT sits between CPU % and MEM %.
-      if (tok[i + 1] != "/" || tok[i + 3].back() != '%' || tok[i - 1].back() != '%') continue;
-      std::string_view r1, r2;
-      auto usage = units::parse_log_size(tok[i], &r1);
-      auto limit = units::parse_log_size(tok[i + 2], &r2);
-      if (!usage || !limit || !r1.empty() || !r2.empty()) continue;
-      Fact f = make_fact(line, FactKind::memory_usage, Family::docker);
-      f.usage = usage;
-      f.limit = limit;
-      f.detail = "docker stats";
-      // NAME column after CONTAINER ID when the header had it (the default since 1.13).
-      bool name_col = stats_has_name_ && i >= 3 && tok[1].back() != '%';
-      f.container = std::string((name_col ? tok[1] : tok[0]).substr(0, 128));
-      platform(line, out);
-      out.add(std::move(f));
-      return;
-    }
   }
 
   bool stop(const Line& line, FactSink& out) {

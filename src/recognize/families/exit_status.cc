@@ -10,6 +10,8 @@
 //   Killed                                       a bare line: sh/dash reporting its child's SIGKILL
 //   bash: line 1:  2079 Killed   python3 x.py    bash (non-interactive), also "./run.sh: line 3: ..."
 //   [1]+  Killed                  python3 x.py   job control        zsh: killed  python3 x.py
+//   [1]    12345 killed     python3 x.py         zsh job control (with the pid; "[1]  + 12345 killed ...")
+//   fish: Job 1, 'python3 x.py' terminated by signal SIGKILL (Forced quit)
 //   Segmentation fault (core dumped)  /  Aborted (core dumped)  /  Terminated
 // A shell "Killed" is the usual sign of the kernel OOM killer when nothing else
 // was captured: process_killed with layer host_ram, strength 0.5 (the diagnosis
@@ -49,6 +51,7 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault) ", kRegex},
     {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},
+    {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|Killed|Aborted|Terminated) ", kRegex},
     {"zsh: (killed|abort|segmentation fault|terminated) ", kRegex},
     {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
 };
@@ -79,6 +82,22 @@ bool is_job_spec(std::string_view s) {
   if (i == 1 || i >= s.size() || s[i] != ']') return false;
   ++i;
   return i == s.size() || (i + 1 == s.size() && (s[i] == '+' || s[i] == '-'));
+}
+
+// zsh (and bash's `jobs -l`) put the current-job mark apart and the pid before
+// the status: "[1]    12345", "[1]  + 12345", "[2]  -", "[1]+ 12345". True
+// when `s` is such a head; the pid, when present, goes to *pid.
+bool is_job_head(std::string_view s, std::optional<int64_t>* pid) {
+  size_t close = s.find(']');
+  if (close == std::string_view::npos || !is_job_spec(s.substr(0, close + 1))) return false;
+  std::string_view rest = s.substr(close + 1);
+  if (!rest.empty() && (rest[0] == '+' || rest[0] == '-')) rest.remove_prefix(1);
+  rest = text::trim_left(rest);
+  if (!rest.empty() && (rest[0] == '+' || rest[0] == '-')) rest = text::trim_left(rest.substr(1));
+  if (rest.empty()) return true;
+  if (rest.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  *pid = text::parse_i64(rest);
+  return true;
 }
 
 class ExitStatus final : public Recognizer {
@@ -125,6 +144,7 @@ class ExitStatus final : public Recognizer {
       signal(line, p, 9, pid, out);
       return;
     }
+    if (size_t p = s.find(" by signal"); p != std::string_view::npos && fish(line, s, p, out)) return;
     if (size_t p = s.find(" by signal"); p != std::string_view::npos) {
       // "killed by signal 9", "terminated by signal SIGKILL", "is killed by signal: Killed."
       std::string_view rest = platform::skip(s.substr(p + 10), ": ");
@@ -162,6 +182,28 @@ class ExitStatus final : public Recognizer {
     out.add(std::move(e));
   }
 
+  // fish: "fish: Job 1, 'python3 x.py' terminated by signal SIGKILL (Forced quit)":
+  // the shell's report, like bash's "Killed", with the command in quotes.
+  bool fish(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    auto job = text::after(s, "fish: Job ");
+    if (!job || !text::contains(s.substr(p), "SIGKILL")) return false;
+    std::string program;
+    if (size_t q = job->find('\''); q != std::string_view::npos && q < p) program = program_of(text::take_until(job->substr(q + 1), "'"));
+    if (repeated(line, "shell9")) return true;
+    Fact k = make_fact(line, FactKind::process_killed, Family::exit_status);
+    k.layer = Layer::host_ram;
+    k.strength = 0.5f;
+    k.process = program;
+    k.detail = "shell reported Killed";
+    out.add(std::move(k));
+    Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
+    e.signal = 9;
+    e.process = program;
+    e.strength = 0.3f;
+    out.add(std::move(e));
+    return true;
+  }
+
   // The shell's own reports. Returns true when the line was one.
   bool shell(const Line& line, FactSink& out) {
     std::string_view s = line.text;
@@ -194,8 +236,8 @@ class ExitStatus final : public Recognizer {
           program = program_of(command);
         }
       }
-      // "[1]+  Killed   cmd" / "zsh: killed   cmd"
-      if (!ok && !after.empty() && after[0] == ' ' && (is_job_spec(before) || before == "zsh:")) {
+      // "[1]+  Killed   cmd" / "zsh: killed   cmd" / "[1]    12345 killed   cmd"
+      if (!ok && !after.empty() && after[0] == ' ' && (before == "zsh:" || is_job_head(before, &pid))) {
         ok = true;
         program = program_of(command);
       }

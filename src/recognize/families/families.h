@@ -33,5 +33,8 @@ extern const RecognizerEntry kHpcEntry;
 extern const RecognizerEntry kGenericAllocEntry;
 extern const RecognizerEntry kMemorySeriesEntry;
 extern const RecognizerEntry kUnifiedMemoryEntry;
+extern const RecognizerEntry kDockerStatsEntry;
+extern const RecognizerEntry kCloudPlatformsEntry;
+extern const RecognizerEntry kTimeLimitsEntry;
 
 }  // namespace aimem

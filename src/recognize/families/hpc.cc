@@ -81,7 +81,12 @@ class Hpc final : public Recognizer {
       f.layer = Layer::container_limit;
       f.detail = "Slurm job memory cgroup";
       f.strength = text::contains(s, "srun") ? 0.75f : 0.9f;
-      if (auto step = text::after(s, "StepId=")) f.container = "slurm step " + std::string(text::take_until(*step, ". ").substr(0, 48));
+      if (auto step = text::after(s, "StepId=")) {
+        // "StepId=647226.batch. Some of ...": the id ends at the blank, less the sentence's full stop.
+        std::string_view id = text::take_until(*step, " \t,");
+        while (!id.empty() && id.back() == '.') id.remove_suffix(1);
+        f.container = "slurm step " + std::string(id.substr(0, 48));
+      }
       else if (auto st = text::after(s, " in step ")) f.container = "slurm step " + std::string(text::first_word(*st).substr(0, 48));
       if (auto n = text::after(s, "Detected ")) f.count = text::parse_u64(*n);
       f.process = "Slurm job step";

@@ -15,11 +15,16 @@
 //
 // The header, task table and summary are rate-limited; the victim line is not,
 // so a lone victim line is a whole incident. The summary line can be split by a
-// KERN_CONT bug (",global_oom,task_memcg=..." on its own line). This recognizer
+// KERN_CONT bug (",global_oom,task_memcg=..." on its own line), and a paste from
+// a narrow terminal wraps it anywhere ("...,oom_memcg=/kubepods/burstable/pod1234-"
+// then "5678/abcd...,task_memcg=...,task=python3,pid=4242,uid=0" with no prefix):
+// the summary always ends with ",uid=N", so a summary line without that end is
+// joined with the prefix-less line right after it. This recognizer
 // assembles the lines of one report (by line distance and time) and emits one
 // kernel_oom_kill fact per victim, or a kernel_oom_event for a report whose
 // victim line is missing.
 #include <string>
+#include <vector>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -34,6 +39,11 @@ constexpr Pattern kPatterns[] = {
     {"oom-kill:constraint="},
     {",global_oom", kCompanion},
     {",oom_memcg=", kCompanion},
+    // pieces of a wrapped summary line (see above)
+    {"task_memcg=", kCompanion},
+    {",task=", kCompanion},
+    {",uid=", kCompanion},
+    {"mems_allowed=", kCompanion},
     {"Killed process"},
     {"Kill process"},
     {"Memory cgroup out of memory"},
@@ -85,6 +95,10 @@ class KernelOom final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (!partial_.empty()) {
+      if (line.number == partial_line_ + 1 && continues_summary(line)) return join_summary(line);
+      partial_.clear();
+    }
     if (auto c = text::after(s, " Comm: "); c && text::contains(s, "PID: ")) {
       // "CPU: 0 PID: 5117 Comm: stress Not tainted ..." starts a dump_stack;
       // it names the task that ran into the OOM when the header is missing.
@@ -103,11 +117,17 @@ class KernelOom final : public Recognizer {
     }
     if (auto p = s.find("oom-kill:"); p != std::string_view::npos && text::contains(s, "constraint=")) {
       ensure(line, out);
-      parse_summary(s.substr(p + 9));
+      std::string_view summary = text::trim(s.substr(p + 9));
+      parse_summary(summary);
       keep(line);
+      if (!summary_complete(summary)) {
+        partial_.assign(summary.substr(0, 4096));
+        partial_line_ = line.number;
+      }
       return;
     }
-    if (!text::contains(s, "oom-kill:") && (text::contains(s, ",global_oom") || text::contains(s, ",oom_memcg="))) {
+    if (!text::contains(s, "oom-kill:") && (text::contains(s, ",global_oom") || text::contains(s, ",oom_memcg=") ||
+                                            (text::contains(s, ",task_memcg=") && r_.open && near(line)))) {
       // KERN_CONT fragment of the summary line.
       ensure(line, out);
       parse_summary(s.substr(s.find(',')));
@@ -224,8 +244,41 @@ class KernelOom final : public Recognizer {
 
  private:
   Report r_;
+  // A summary line cut before its ",uid=N" end, waiting for its continuation.
+  std::string partial_;
+  uint64_t partial_line_ = 0;
   std::string last_comm_;
   uint64_t last_comm_line_ = 0;
+
+  static bool summary_complete(std::string_view summary) {
+    size_t u = summary.rfind(",uid=");
+    if (u == std::string_view::npos) return false;
+    std::string_view n = summary.substr(u + 5);
+    return !n.empty() && n.find_first_not_of("0123456789") == std::string_view::npos;
+  }
+
+  // The rest of a wrapped summary: the very next line, with no prefix of its
+  // own (a KERN_CONT fragment has one and is read as such), carrying one of the
+  // summary's keys.
+  bool continues_summary(const Line& line) const {
+    if (line.time.unix_us || line.time.uptime_s) return false;
+    std::string_view t = text::trim(line.text);
+    if (t.empty() || t[0] == '[' || text::contains(t, "oom-kill:") || text::contains(t, " kernel: ")) return false;
+    for (std::string_view key : {"task_memcg=", "task=", "pid=", "uid=", "mems_allowed=", "oom_memcg=", "global_oom"})
+      if (text::contains(t, key)) return true;
+    return false;
+  }
+
+  void join_summary(const Line& line) {
+    partial_ += text::trim(line.text).substr(0, 4096);
+    parse_summary(partial_);
+    keep(line);
+    if (summary_complete(partial_) || partial_.size() > 8192) {
+      partial_.clear();
+    } else {
+      partial_line_ = line.number;
+    }
+  }
 
   bool near(const Line& line) const {
     if (!r_.open) return false;
@@ -415,6 +468,8 @@ class KernelOom final : public Recognizer {
         f.process = r_.trigger;
       }
       f.strength = (r_.memcg || r_.global) ? 0.85f : 0.6f;
+      // The report's first line is the fact's own text: not again as a supporting line.
+      std::erase_if(f.extra, [&](const auto& e) { return e.first == f.where.line; });
       out.add(std::move(f));
     }
     r_ = Report{};

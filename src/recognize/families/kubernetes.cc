@@ -12,6 +12,9 @@
 //     memory:  512Mi                  has larger consumption of memory.")
 //   State: Waiting / Reason: CrashLoopBackOff
 // kubectl get pods:     NAME  READY  STATUS  RESTARTS  AGE   ->  x-1  0/1  OOMKilled  5 (2m ago)  26h
+//                       (also -A with NAMESPACE first, -o wide with IP NODE ... after, and the
+//                       init-container forms Init:OOMKilled / Init:CrashLoopBackOff)
+// 2014-2016 kubelets:   "reason": "OOM Killed"  /  Reason:  OOM Killed   (the reason before "OOMKilled")
 // kubectl get events:   Warning  Evicted  pod/x  The node was low on resource: memory. Container ...
 //                       Warning  Evicted  pod/x  The node had condition: [MemoryPressure].
 //                       Warning  SystemOOM  node/n  System OOM encountered, victim process: python, pid: 4242
@@ -46,6 +49,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"OOMKilled"},
+    {"OOM Killed"},
     {"Evicted"},
     {"low on resource: ", kCompanion},
     {"exceeds its request of", kContext},
@@ -137,6 +141,7 @@ class Kubernetes final : public Recognizer {
       if (eviction(line, out)) return;
     }
     if (size_t p = s.find("OOMKilled"); p != std::string_view::npos) return oomkilled(line, p, out);
+    if (size_t p = s.find("OOM Killed"); p != std::string_view::npos && old_reason(line, p, out)) return;
     if (text::contains(s, "CrashLoopBackOff")) return crashloop(line, out);
     if (text::contains(s, "Back-off restarting failed container")) return restarts(line, std::nullopt, "Back-off", out);
     if (auto v = key_value(s, "Exit Code:", "exitCode")) return exit_code(line, *v, out);
@@ -363,7 +368,7 @@ class Kubernetes final : public Recognizer {
       auto w = words(s);
       bool row = false;
       for (size_t i = 1; i < w.size(); ++i) {
-        if (w[i] != "OOMKilled" || !ready_column(w[i - 1]) || i < 2) continue;
+        if ((w[i] != "OOMKilled" && w[i] != "Init:OOMKilled") || !ready_column(w[i - 1]) || i < 2) continue;
         row = true;
         f.pod = std::string(w[i - 2].substr(0, 253));
         if (i + 1 < w.size()) count = text::parse_u64(w[i + 1]);
@@ -372,10 +377,35 @@ class Kubernetes final : public Recognizer {
     }
     if (f.pod.empty()) f.pod = pod_here(line);
     platform(line, out);
-    if (count) restarts(line, *count, "RESTARTS", out);
+    if (count) restarts(line, *count, "RESTARTS", out, f.pod);
     if (last_oom_line_ && line.number <= last_oom_line_ + 30 && f.pod.empty()) return;  // state and lastState of one object
     last_oom_line_ = line.number;
     out.add(std::move(f));
+  }
+
+  // The kubelets of 2014-2016 (and their docs) spelled the reason "OOM Killed":
+  // read only as the value of a reason key, so prose and other tools' messages
+  // with the same words are left alone.
+  bool old_reason(const Line& line, size_t p, FactSink& out) {
+    std::string_view s = line.text;
+    if (guards::is_advice_line(s)) return false;
+    std::string_view before = text::trim(s.substr(0, p));
+    while (!before.empty() && (before.back() == ':' || before.back() == '"' || before.back() == '=' || before.back() == ' ' ||
+                               before.back() == '\t'))
+      before.remove_suffix(1);
+    if (!text::iequals(before.substr(before.size() >= 6 ? before.size() - 6 : 0), "reason")) return false;
+    std::string_view after = s.substr(p + 10);
+    if (!after.empty() && platform::is_alnum(after[0])) return false;
+    Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
+    f.layer = Layer::k8s_pod_limit;
+    f.strength = 0.9f;
+    f.detail = "OOM Killed";
+    f.pod = pod_here(line);
+    platform(line, out);
+    if (last_oom_line_ && line.number <= last_oom_line_ + 30 && f.pod.empty()) return true;
+    last_oom_line_ = line.number;
+    out.add(std::move(f));
+    return true;
   }
 
   void crashloop(const Line& line, FactSink& out) {
@@ -384,7 +414,7 @@ class Kubernetes final : public Recognizer {
     std::optional<uint64_t> count;
     std::string pod;
     for (size_t i = 2; i < w.size(); ++i) {
-      if (w[i] != "CrashLoopBackOff" || !ready_column(w[i - 1])) continue;
+      if ((w[i] != "CrashLoopBackOff" && w[i] != "Init:CrashLoopBackOff") || !ready_column(w[i - 1])) continue;
       pod = std::string(w[i - 2].substr(0, 253));
       if (i + 1 < w.size()) count = text::parse_u64(w[i + 1]);
     }
@@ -396,10 +426,10 @@ class Kubernetes final : public Recognizer {
     out.add(std::move(f));
   }
 
-  void restarts(const Line& line, std::optional<uint64_t> count, std::string_view detail, FactSink& out) {
+  void restarts(const Line& line, std::optional<uint64_t> count, std::string_view detail, FactSink& out, const std::string& pod = {}) {
     Fact f = make_fact(line, FactKind::restarts, Family::kubernetes);
     f.count = count;
-    f.pod = pod_here(line);
+    f.pod = pod.empty() ? pod_here(line) : pod;
     f.detail = std::string(detail);
     platform(line, out);
     out.add(std::move(f));

@@ -9,6 +9,9 @@
 //   terminate called after throwing an instance of 'St9bad_alloc'     (old libstdc++)
 //   runtime: out of memory: cannot allocate 4194304-byte block (3848470528 in use)   Go
 //   fatal error: runtime: out of memory                                              Go
+//   fatal error: out of memory                                                       Go (mallocgc, after the line above)
+//   runtime: VirtualAlloc of 299704320 bytes failed with errno=1455                  Go on Windows (before it)
+//   fatal error: runtime: cannot allocate memory                                     Go (mmap ENOMEM)
 //   memory allocation of 1234 bytes failed                                           Rust
 //   <anything>: Cannot allocate memory / OSError: [Errno 12] Cannot allocate memory   ENOMEM
 // The word "MemoryError" is also part of other names (torch.cuda.OutOfMemoryError,
@@ -31,6 +34,9 @@ constexpr Pattern kPatterns[] = {
     {"for an array with shape", kCompanion},
     {"bad_alloc", kShared},
     {"runtime: out of memory"},
+    {"fatal error: out of memory"},
+    {"runtime: VirtualAlloc of "},
+    {"runtime: cannot allocate memory"},
     {"memory allocation of ", kShared},
     {"Cannot allocate memory", kShared},
     {"[Errno 12]", kCompanion},
@@ -55,10 +61,14 @@ class PythonHost final : public Recognizer {
       emit(line, p, 12, "std::bad_alloc", 0.75f, std::nullopt, out);
       return;
     }
-    if (size_t p = s.find("runtime: out of memory"); p != std::string_view::npos) {
-      // "runtime: out of memory: cannot allocate N-byte block (M in use)"
+    size_t go = s.find("runtime: out of memory");
+    for (std::string_view other : {"fatal error: out of memory", "runtime: VirtualAlloc of ", "runtime: cannot allocate memory"})
+      if (go == std::string_view::npos) go = s.find(other);
+    if (size_t p = go; p != std::string_view::npos) {
+      // "runtime: out of memory: cannot allocate N-byte block (M in use)", "VirtualAlloc of N bytes failed"
       std::optional<uint64_t> req;
       if (auto v = text::after(s.substr(p), "cannot allocate ")) req = text::parse_u64(*v);
+      if (auto v = text::after(s.substr(p), "VirtualAlloc of ")) req = text::parse_u64(*v);
       emit(line, p, 22, "Go runtime: out of memory", 0.85f, req, out);
       return;
     }

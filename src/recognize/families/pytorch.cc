@@ -30,6 +30,8 @@
 //          shows 17179869184.00 GiB when no fraction is set.)
 //   CPU    DefaultCPUAllocator: can't allocate memory: you tried to allocate 1073741824 bytes. Error code 12 (...)
 //          DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.   (Windows)
+//   1.0-1.4 [enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0
+//          (12 is ENOMEM; this generation does not print the size; also libtorch / tch-rs)
 //
 // Device failures become gpu_oom (layer gpu_vram). The CPU allocator's failure
 // becomes host_alloc_failure (layer host_ram): that kind is the one fact.h
@@ -66,6 +68,7 @@ constexpr Pattern kPatterns[] = {
     {"error=2 : out of memory"},
     {"CUBLAS_STATUS_ALLOC_FAILED"},
     {"DefaultCPUAllocator: "},
+    {"(CPUAllocator|alloc_cpu)\\.cpp:[0-9]+\\] posix_memalign", kRegex},
     {"Allocation on device"},
     // The lines of the "Allocation on device" report after the first.
     {"Currently allocated", kContext},
@@ -195,6 +198,7 @@ class PyTorch final : public Recognizer {
       flush(out);
     }
     if (auto p = s.find("DefaultCPUAllocator: "); p != std::string_view::npos) return cpu(line, s, p, out);
+    if (auto p = s.find("] posix_memalign(&data"); p != std::string_view::npos) return memalign(line, s, p, out);
     if (auto p = s.find("MPS backend out of memory"); p != std::string_view::npos) return mps(line, s, p, out);
     if (auto p = s.find("CUBLAS_STATUS_ALLOC_FAILED"); p != std::string_view::npos) {
       if (guards::is_mention(s, p, 26) || repeated("cublas", line)) return;
@@ -389,6 +393,29 @@ class PyTorch final : public Recognizer {
       std::string_view rest;
       if (auto n = text::parse_u64(*v, &rest); n && text::starts_with(rest, " bytes")) f.requested = n;
     }
+    out.add(std::move(f));
+  }
+
+  // "[enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0":
+  // the enforce prints the call's return value; 12 is ENOMEM (22, EINVAL, would
+  // be a bad alignment, not memory). A line cut before "vs" (a wrapped paste)
+  // still counts, a little less surely.
+  void memalign(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    std::string_view body = s.substr(p);
+    float strength = 0.7f;
+    if (auto v = text::after(body, "== 0. ")) {
+      std::string_view rest;
+      auto code = text::parse_u64(*v, &rest);
+      if (!code || *code != 12 || !text::starts_with(rest, " vs 0")) return;
+      strength = 0.85f;
+    } else if (text::contains(body, " vs ")) {
+      return;
+    }
+    if (guards::is_mention(s, p, 22) || repeated("posix_memalign", line)) return;
+    Fact f = make_fact(line, FactKind::host_alloc_failure, Family::pytorch);
+    f.layer = Layer::host_ram;
+    f.strength = strength;
+    f.detail = "PyTorch CPU allocator (posix_memalign ENOMEM)";
     out.add(std::move(f));
   }
 };

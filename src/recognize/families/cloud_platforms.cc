@@ -1,0 +1,254 @@
+// Managed container platforms that kill (or flag) a container over its memory
+// size and say so in their own words. Each is a limit of the workload's own
+// memory pool, read as the kernel's memcg kill would be (a kernel_oom_kill of
+// family runtime, layer container_limit; hpc.cc does the same for Slurm and
+// YARN), with the limit and usage the message gives, and the limit also as a
+// memory_limit fact so the diagnosis can reason from it.
+//
+// AWS ECS / Batch (stopped reason; console, ecs-cli ps, describe-tasks JSON):
+//   Status reason   OutOfMemoryError: Container killed due to memory usage   Exit Code 137
+//   .../eureka  STOPPED ExitCode: 137 Reason: OutOfMemoryError: Container killed due to memory usage  ...
+//   [INFO] DockerGoClient: process within container 9f8e.. (name: "ecs-app-3-web-c8e2..") died due to OOM
+// runc (docker run, ECS CannotStartContainerError, containerd):
+//   ... starting container process caused: container init was OOM-killed (memory limit too low?): unknown
+// Google Cloud Run / Cloud Functions gen2, App Engine, Cloud Functions gen1:
+//   Memory limit of 512 MiB exceeded with 530 MiB used. Consider increasing the memory limit, see https://...
+//   Memory limit of 512M exceeded with 526M used. ...            (older: M = MiB)
+//   Exceeded soft memory limit of 256 MB with 270 MB after servicing 12 requests total. Consider ...
+//   Exceeded soft private memory limit of 128 MB with 133 MB after servicing 3 requests total   (older)
+//   Error: memory limit exceeded. Function invocation was interrupted.
+// Heroku (router and dyno log lines; also through syslog drains as "heroku web.1 - - ..."):
+//   2025-01-02T00:51:32.759454+00:00 heroku[web.1]: Process running mem=807M(157.7%)
+//   2025-01-02T00:51:32.761835+00:00 heroku[web.1]: Error R14 (Memory quota exceeded)
+//   ... heroku[worker.1]: Error R15 (Memory quota vastly exceeded) / Stopping process with SIGKILL
+//   ... heroku/web.1: source=web.1 ... sample#memory_total=1210.76MB ... sample#memory_quota=512.00MB
+//   R14 is the dyno over its quota and paging to swap, not killed: a kernel_oom_event (the limit
+//   was reached); R15 is the kill. The quota is usage / percentage, set to the dyno size it rounds to.
+// HashiCorp Nomad (task events and the docker driver's client log):
+//   2024-05-01T10:00:03Z  Terminated  Exit Code: 137, Exit Message: "OOM Killed"
+//   2024-05-01T10:00:03.120Z [ERROR] client.driver_mgr.docker: OOM Killed: container_id=4f2c.. nomad_task_name=worker ...
+#include <cmath>
+#include <string>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"Container killed due to memory usage"},
+    {") died due to OOM"},
+    {"container init was OOM-killed"},
+    {"Memory limit of [0-9.]+ ?[A-Za-z]* exceeded", kRegex},
+    {"Exceeded (soft|hard) (private )?memory limit of ", kRegex},
+    {"memory limit exceeded"},
+    {"Error R14 (Memory quota exceeded)"},
+    {"Error R15 (Memory quota vastly exceeded)"},
+    {"Process running mem=", kContext},
+    {"sample#memory_quota=", kContext},
+    {"OOM Killed"},
+};
+
+// "web.1" from "heroku[web.1]:", "heroku/web.1:" or "heroku web.1 - -".
+std::string dyno_of(std::string_view s) {
+  for (std::string_view open : {"heroku[", "heroku/", "heroku "}) {
+    if (auto v = text::after(s, open)) {
+      std::string_view name = text::take_until(*v, "]: ");
+      if (!name.empty() && name.size() < 64) return std::string(name);
+    }
+  }
+  return {};
+}
+
+// A Heroku quota from usage and percentage, rounded to the 512 MiB steps of
+// dyno sizes (512 MiB, 1 GiB, 2.5 GiB, 14 GiB) when it is within 3% of one.
+std::optional<uint64_t> quota_of(uint64_t usage, double percent) {
+  if (percent <= 1.0) return std::nullopt;
+  double q = static_cast<double>(usage) * 100.0 / percent;
+  double step = 512.0 * units::MiB;
+  double snapped = std::round(q / step) * step;
+  if (snapped > 0 && std::fabs(q - snapped) <= 0.03 * snapped) q = snapped;
+  return static_cast<uint64_t>(q);
+}
+
+class CloudPlatforms final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (guards::is_advice_line(s)) return;
+    if (text::contains(s, "Container killed due to memory usage")) return ecs(line, out);
+    if (text::contains(s, ") died due to OOM")) return ecs(line, out);
+    if (text::contains(s, "container init was OOM-killed")) {
+      Fact f = kill(line, "container runtime memory limit (runc: container init was OOM-killed)", "");
+      return emit(line, std::move(f), "", out);
+    }
+    if (text::contains(s, "Memory limit of ") || text::contains(s, "Exceeded soft ") || text::contains(s, "Exceeded hard ") ||
+        text::contains(s, "memory limit exceeded"))
+      return google(line, out);
+    if (text::contains(s, "Process running mem=") || text::contains(s, "sample#memory_quota=") || text::contains(s, "Error R1"))
+      return heroku(line, out);
+    if (size_t p = s.find("OOM Killed"); p != std::string_view::npos) return nomad(line, p, out);
+  }
+
+ private:
+  bool platform_sent_ = false;
+  uint64_t last_line_ = 0;
+  std::string last_key_;
+  // Heroku: the last "Process running mem=" of a dyno.
+  std::string mem_dyno_;
+  uint64_t mem_line_ = 0, mem_usage_ = 0;
+  std::optional<uint64_t> mem_quota_;
+
+  Fact kill(const Line& line, std::string_view detail, std::string_view who, FactKind kind = FactKind::kernel_oom_kill) {
+    Fact f = make_fact(line, kind, Family::runtime);
+    f.layer = Layer::container_limit;
+    f.strength = 0.9f;
+    f.detail = std::string(detail);
+    f.process = std::string(who);
+    return f;
+  }
+
+  // One failure repeats its line (a retry loop, R14 every 20 s): once per
+  // key within 100 lines.
+  bool repeated(const Line& line, const std::string& key) {
+    bool same = last_line_ && key == last_key_ && line.number <= last_line_ + 100;
+    last_line_ = line.number;
+    last_key_ = key;
+    return same;
+  }
+
+  void emit(const Line& line, Fact f, const char* platform_name, FactSink& out) {
+    if (repeated(line, f.detail + "|" + f.process + "|" + f.container)) return;
+    if (f.limit) {
+      Fact l = make_fact(line, FactKind::memory_limit, Family::runtime);
+      l.limit = f.limit;
+      l.container = f.container;
+      l.process = f.process;
+      l.detail = f.detail;
+      out.add(std::move(l));
+    }
+    out.add(std::move(f));
+    if (*platform_name && !platform_sent_) {
+      platform_sent_ = true;
+      Fact p = make_fact(line, FactKind::platform, Family::runtime);
+      p.detail = platform_name;
+      out.add(std::move(p));
+    }
+  }
+
+  void ecs(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::string container;
+    if (auto v = text::after(s, "(name: \"")) container = std::string(text::take_until(*v, "\"").substr(0, 128));
+    // ecs-cli ps: "<task id>/<container>  STOPPED ExitCode: 137 Reason: ..."
+    if (container.empty() && text::contains(s, " STOPPED ")) {
+      std::string_view first = text::first_word(text::trim_left(s));
+      if (size_t slash = first.rfind('/'); slash != std::string_view::npos) container = std::string(first.substr(slash + 1, 128));
+    }
+    Fact f = kill(line, "ECS task memory limit", "");
+    f.container = container;
+    if (auto v = text::after(s, "Exit Code")) {
+      if (auto n = text::parse_i64(platform::skip(*v, " \t:"))) f.exit_code = static_cast<int>(*n);
+    } else if (auto v2 = text::after(s, "ExitCode:")) {
+      if (auto n = text::parse_i64(platform::skip(*v2))) f.exit_code = static_cast<int>(*n);
+    }
+    emit(line, std::move(f), "ecs", out);
+  }
+
+  void google(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    Fact f = kill(line, "Cloud Run memory limit", "");
+    const char* name = "cloud run";
+    if (auto v = text::after(s, "Memory limit of ")) {
+      // "Memory limit of 512 MiB exceeded with 530 MiB used."
+      std::string_view rest;
+      f.limit = units::parse_log_size(*v, &rest);
+      if (!f.limit || !text::starts_with(rest, " exceeded")) return;
+      if (auto u = text::after(rest, "exceeded with ")) f.usage = units::parse_log_size(*u);
+    } else if (auto v2 = text::after(s, "memory limit of ")) {
+      // App Engine: "Exceeded soft memory limit of 256 MB with 270 MB after servicing N requests total."
+      std::string_view rest;
+      f.limit = units::parse_log_size(*v2, &rest);
+      if (!f.limit || !text::starts_with(rest, " with ")) return;
+      f.usage = units::parse_log_size(rest.substr(6));
+      f.detail = text::contains(s, "Exceeded soft ") ? "App Engine soft memory limit" : "App Engine hard memory limit";
+      name = "app engine";
+    } else {
+      // Cloud Functions (1st gen): "Error: memory limit exceeded. Function invocation was interrupted."
+      if (!text::contains(s, "Function invocation was interrupted") && !text::icontains(s, "Error: memory limit exceeded")) return;
+      f.detail = "Cloud Functions memory limit";
+      name = "cloud functions";
+    }
+    emit(line, std::move(f), name, out);
+  }
+
+  void heroku(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::string dyno = dyno_of(s);
+    if (auto v = text::after(s, "Process running mem=")) {
+      // "Process running mem=807M(157.7%)"
+      std::string_view rest;
+      auto usage = units::parse_log_size(*v, &rest);
+      if (!usage) return;
+      mem_dyno_ = dyno;
+      mem_line_ = line.number;
+      mem_usage_ = *usage;
+      mem_quota_.reset();
+      if (text::starts_with(rest, "(")) {
+        if (auto pct = text::parse_double(rest.substr(1))) mem_quota_ = quota_of(*usage, *pct);
+      }
+      return;
+    }
+    if (auto v = text::after(s, "sample#memory_quota=")) {
+      // log-runtime-metrics: the quota itself.
+      if (auto q = units::parse_log_size(*v); q && *q > 0) {
+        Fact l = make_fact(line, FactKind::memory_limit, Family::runtime);
+        l.limit = q;
+        l.process = dyno;
+        l.detail = "Heroku dyno memory quota";
+        out.add(std::move(l));
+      }
+      return;
+    }
+    bool r15 = text::contains(s, "Error R15 (Memory quota vastly exceeded)");
+    if (!r15 && !text::contains(s, "Error R14 (Memory quota exceeded)")) return;
+    // R14: over the quota and swapping; R15: killed.
+    Fact f = kill(line, r15 ? "Heroku R15: dyno killed over its memory quota" : "Heroku R14: dyno over its memory quota (swapping, not killed)",
+                  dyno, r15 ? FactKind::kernel_oom_kill : FactKind::kernel_oom_event);
+    if (!r15) f.strength = 0.75f;
+    if (mem_line_ && line.number <= mem_line_ + 3 && mem_dyno_ == dyno) {
+      f.usage = mem_usage_;
+      f.limit = mem_quota_;
+    }
+    emit(line, std::move(f), "heroku", out);
+  }
+
+  void nomad(const Line& line, size_t p, FactSink& out) {
+    std::string_view s = line.text;
+    // Task event: "Terminated  Exit Code: 137, Exit Message: \"OOM Killed\""; driver log:
+    // "client.driver_mgr.docker: OOM Killed: container_id=..."
+    bool event = text::contains(s, "Exit Code:") || text::contains(s, "Exit Message:");
+    bool driver = text::contains(s, "driver_mgr") || text::contains(s, "nomad_alloc_id=") || text::contains(s, "nomad_task_name=");
+    if (!event && !driver) return;
+    if (guards::is_mention(s, p, 10)) return;
+    std::string task;
+    if (auto v = text::after(s, "nomad_task_name=")) task = std::string(text::take_until(*v, " \t,").substr(0, 128));
+    Fact f = kill(line, "Nomad task memory limit", task);
+    if (auto v = text::after(s, "container_id=")) f.container = std::string(text::take_until(*v, " \t,").substr(0, 12));
+    if (auto v = text::after(s, "Exit Code:")) {
+      if (auto n = text::parse_i64(platform::skip(*v))) f.exit_code = static_cast<int>(*n);
+    }
+    emit(line, std::move(f), "nomad", out);
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kCloudPlatformsEntry{"cloud_platforms", Family::runtime, kPatterns,
+                                           [] { return std::unique_ptr<Recognizer>(new CloudPlatforms); }};
+
+}  // namespace aimem

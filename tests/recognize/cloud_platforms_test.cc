@@ -1,0 +1,167 @@
+// Managed platforms that kill over a memory size (src/recognize/families/cloud_platforms.cc).
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+using units::MiB;
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
+
+std::vector<Fact> kills(const std::string& text) {
+  std::vector<Fact> out;
+  for (auto& f : test::facts_of(text))
+    if ((f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event) && f.family == Family::runtime) out.push_back(f);
+  return out;
+}
+
+// The ECS stopped reason in the console, in ecs-cli ps and in the agent's log
+// (modelled on aws/amazon-ecs-agent#1187, #1027 and #1645; values ours).
+TEST(CloudPlatforms, EcsStoppedReasonIsTheTasksLimit) {
+  const char* console = "Status reason\tOutOfMemoryError: Container killed due to memory usage\nExit Code\t137\n";
+  auto k = kills(console);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].layer, Layer::container_limit);
+  EXPECT_EQ(k[0].detail, "ECS task memory limit");
+  Diagnosis d = test::diagnose_text(console);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  ASSERT_FALSE(d.incidents[0].reasons.empty());
+  EXPECT_NE(d.incidents[0].reasons[0].find("ECS"), std::string::npos);
+
+  auto cli = kills("5c3a1e2f-77b0-4d1e-9a3c-0f6b2d8e4a11/ranker  STOPPED ExitCode: 137 Reason: OutOfMemoryError: Container killed due to "
+                   "memory usage  10.0.3.7:8080->8080/tcp  ranker-task:12\n");
+  ASSERT_EQ(cli.size(), 1u);
+  EXPECT_EQ(cli[0].container, "ranker");
+  EXPECT_EQ(cli[0].exit_code, 137);
+  auto agent = kills("2024-05-01T10:00:02Z [INFO] DockerGoClient: process within container 9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e "
+                     "(name: \"ecs-ranker-12-ranker-c8e2a4f6b0d1\") died due to OOM\n");
+  ASSERT_EQ(agent.size(), 1u);
+  EXPECT_EQ(agent[0].container, "ecs-ranker-12-ranker-c8e2a4f6b0d1");
+  // runc's start-up kill (aws/amazon-ecs-agent#3021).
+  EXPECT_EQ(test::diagnose_text("CannotStartContainerError: Error response from daemon: OCI runtime create failed: container_linux.go:380: "
+                                "starting container process caused: container init was OOM-killed (memory limit too low?): unknown\n")
+                .layer,
+            Layer::container_limit);
+}
+
+// Cloud Run's message with its figures, in both unit spellings (modelled on
+// dart-lang/pub-dev#9554 and googleapis/repo-automation-bots#2418), App
+// Engine's soft limit (google/syzkaller#2322, catapult-project/catapult#1474)
+// and Cloud Functions gen1. Values are ours.
+TEST(CloudPlatforms, GoogleMemoryLimitsGiveLimitAndUsage) {
+  const char* run = "2024-05-01 10:00:04.120 UTC  Memory limit of 512 MiB exceeded with 530 MiB used. Consider increasing the memory "
+                    "limit, see https://cloud.google.com/run/docs/configuring/memory-limits\n";
+  auto k = kills(run);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].limit, 512 * MiB);
+  EXPECT_EQ(k[0].usage, 530 * MiB);
+  auto l = of_kind(run, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, 512 * MiB);
+  Diagnosis d = test::diagnose_text(run);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  ASSERT_TRUE(d.incidents[0].pool.limit_bytes);
+  EXPECT_EQ(*d.incidents[0].pool.limit_bytes, 512 * MiB);
+
+  auto old = kills("Memory limit of 1024M exceeded with 1047M used. Consider increasing the memory limit, see https://cloud.google.com/run/docs/configuring/memory-limits\n");
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].limit, 1024 * MiB);
+  EXPECT_EQ(old[0].usage, 1047 * MiB);
+  // The message quoted in an issue title with backticks is still the message.
+  EXPECT_EQ(kills("release-bot: `Memory limit of 512M exceeded with 526M used. Consider increasing the memory limit, see https://x`\n").size(), 1u);
+
+  const char* gae = "Dec 07 07:40: Exceeded soft memory limit of 256 MB with 301 MB after servicing 57 requests total.\n"
+                    "\tConsider setting a larger instance class in app.yaml. (/api)\n";
+  auto g = kills(gae);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].limit, 256 * MiB);
+  EXPECT_EQ(g[0].usage, 301 * MiB);
+  EXPECT_EQ(g[0].detail, "App Engine soft memory limit");
+  EXPECT_EQ(kills("F 22:40:19.033 Exceeded soft private memory limit of 128 MB with 133 MB after servicing 61 requests total\n").size(), 1u);
+  EXPECT_EQ(test::diagnose_text("Function execution took 5213 ms. Finished with status: 'error'\nError: memory limit exceeded. Function invocation was interrupted.\n").layer,
+            Layer::container_limit);
+}
+
+// Heroku's R14 (over quota, swapping) and R15 (killed), with the quota worked
+// out from usage and percentage (modelled on OWASP-BLT/BLT#3190,
+// MsGsuite/CloneBot_Heroku#29 and, through a syslog drain,
+// mrluanma/shadowsocks-heroku#2; values ours).
+TEST(CloudPlatforms, HerokuR14IsTheQuotaReachedAndR15TheKill) {
+  const char* r14 = R"(2025-01-02T00:51:32.759454+00:00 heroku[web.1]: Process running mem=812M(158.6%)
+2025-01-02T00:51:32.761835+00:00 heroku[web.1]: Error R14 (Memory quota exceeded)
+2025-01-02T00:51:53.102211+00:00 heroku[web.1]: Process running mem=815M(159.2%)
+2025-01-02T00:51:53.102317+00:00 heroku[web.1]: Error R14 (Memory quota exceeded)
+)";
+  auto k = kills(r14);
+  ASSERT_EQ(k.size(), 1u);  // R14 every 20 s is one condition
+  EXPECT_EQ(k[0].kind, FactKind::kernel_oom_event);
+  EXPECT_EQ(k[0].process, "web.1");
+  EXPECT_EQ(k[0].usage, 812 * MiB);
+  EXPECT_EQ(k[0].limit, 512 * MiB);
+  EXPECT_EQ(test::diagnose_text(r14).layer, Layer::container_limit);
+
+  const char* r15 = R"(2022-01-10T10:58:37.183286+00:00 heroku[worker.1]: Process running mem=1203M(235.0%)
+2022-01-10T10:58:37.192749+00:00 heroku[worker.1]: Error R15 (Memory quota vastly exceeded)
+2022-01-10T10:58:37.202439+00:00 heroku[worker.1]: Stopping process with SIGKILL
+2022-01-10T10:58:37.425535+00:00 heroku[worker.1]: Process exited with status 137
+)";
+  k = kills(r15);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].kind, FactKind::kernel_oom_kill);
+  EXPECT_EQ(k[0].process, "worker.1");
+  EXPECT_EQ(k[0].limit, 512 * MiB);
+  Diagnosis d = test::diagnose_text(r15);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+
+  const char* drain = R"(Jan 08 10:55:11 warm-cliffs-8392 heroku/web.1:  source=web.1 dyno=heroku.232.3654f538 sample#memory_total=1190.12MB sample#memory_rss=1024.00MB sample#memory_quota=1024.00MB
+Jan 08 10:55:11 warm-cliffs-8392 heroku/web.1:  Process running mem=1190M(116.2%)
+Jan 08 10:55:11 warm-cliffs-8392 heroku/web.1:  Error R14 (Memory quota exceeded)
+)";
+  k = kills(drain);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].process, "web.1");
+  EXPECT_EQ(k[0].limit, 1024 * MiB);
+  auto q = of_kind(drain, FactKind::memory_limit);
+  ASSERT_FALSE(q.empty());
+  EXPECT_EQ(q[0].limit, 1024 * MiB);
+}
+
+// Nomad's task event and its docker driver's log line (modelled on
+// hashicorp/nomad#2203 for the alloc-status table and the driver's
+// "OOM Killed" in hashicorp/nomad drivers/docker/handle.go; values ours).
+TEST(CloudPlatforms, NomadOomKilledTaskIsTheTasksLimit) {
+  const char* status = R"(Recent Events:
+Time                       Type            Description
+2024-05-01T10:00:03Z       Not Restarting  Exceeded allowed attempts 2 in interval 30m0s and mode is "fail"
+2024-05-01T10:00:03Z       Terminated      Exit Code: 137, Exit Message: "OOM Killed"
+)";
+  auto k = kills(status);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].detail, "Nomad task memory limit");
+  EXPECT_EQ(k[0].exit_code, 137);
+  EXPECT_EQ(test::diagnose_text(status).layer, Layer::container_limit);
+  auto drv = kills("2024-05-01T10:00:03.120Z [ERROR] client.driver_mgr.docker: OOM Killed: driver=docker container_id=4f2c9d1e7a3b5c6d "
+                   "container_image=ranker:3 nomad_job_name=rank nomad_task_name=ranker nomad_alloc_id=5c3a1e2f-77b0-4d1e\n");
+  ASSERT_EQ(drv.size(), 1u);
+  EXPECT_EQ(drv[0].process, "ranker");
+  EXPECT_EQ(drv[0].container, "4f2c9d1e7a3b");
+}
+
+TEST(CloudPlatforms, SettingsAndProseAreNoFailure) {
+  const char* log = R"(Deploying revision api-00042 with memory limit of 512 MiB
+Tip: Memory limit of 512 MiB exceeded with ... means you should raise --memory
+If you see Error R14 (Memory quota exceeded), scale to a larger dyno.
+The ECS docs say OutOfMemoryError can be avoided with a soft limit
+heroku[web.1]: Process running mem=310M(60.5%)
+)";
+  EXPECT_TRUE(kills(log).empty());
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
+}
+
+}  // namespace
+}  // namespace aimem
