@@ -57,6 +57,7 @@ void headroom_from_context(Diagnosis& d) {
       continue;
     }
     if (h.pool.empty()) continue;
+    h.pool = text::printable(h.pool);  // cgroup, container and process names come from outside
     bool dup = std::any_of(d.headroom.begin(), d.headroom.end(), [&](const Headroom& x) { return x.pool == h.pool; });
     if (!dup) d.headroom.push_back(std::move(h));
     if (d.headroom.size() >= 32) break;

@@ -137,7 +137,7 @@ std::string join_command(const std::vector<std::string>& cmd) {
     bool plain = !a.empty() && a.find_first_of(" \t\"'\\$`;&|<>()") == std::string::npos;
     out += plain ? a : "'" + a + "'";
   }
-  return out;
+  return text::printable(out);
 }
 
 const CgroupSample* find_cgroup(const Sample& s, const std::string& path) {
@@ -394,8 +394,10 @@ std::vector<PoolPeak> pool_peaks(const RunResult& r) {
     for (const auto& g : s.gpus)
       if (g.used && !g.unified) bump(fmt::format("GPU {}", g.index), *g.used, g.total);
     for (const auto& p : s.processes) {
-      bump(fmt::format("process {} (pid {})", p.comm, p.pid), std::max(p.rss, p.hwm.value_or(0)), std::nullopt);
-      if (p.gpu_bytes) bump(fmt::format("GPU memory of {} (pid {})", p.comm, p.pid), *p.gpu_bytes, std::nullopt);
+      // A process names itself: its name can hold terminal escapes.
+      const std::string comm = text::printable(p.comm);
+      bump(fmt::format("process {} (pid {})", comm, p.pid), std::max(p.rss, p.hwm.value_or(0)), std::nullopt);
+      if (p.gpu_bytes) bump(fmt::format("GPU memory of {} (pid {})", comm, p.pid), *p.gpu_bytes, std::nullopt);
     }
   }
   if (r.cgroup_peak && !r.cgroup_path.empty()) bump("cgroup " + r.cgroup_path, *r.cgroup_peak, r.cgroup_limit);
@@ -478,7 +480,7 @@ std::string run_result_text(const RunOptions& o, const RunResult& r, bool color)
     style.color = color;
     out += "\n" + render_text(*r.diagnosis, style);
   }
-  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+  for (const auto& w : r.warnings) out += "warning: " + text::printable(w) + "\n";
   if (!o.record.empty())
     out += fmt::format("recording: {} ({} samples); render it with `aimem report {}`\n", o.record, r.samples_recorded,
                        o.record);

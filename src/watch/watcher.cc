@@ -212,7 +212,7 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
   ev.kind = "oom_kill";
   ev.key = event_key(cgroup);
   ev.summary = !diag.incidents.empty() ? diag.incidents.front().summary
-                                       : fmt::format("the kernel killed {} (pid {})", report.comm, report.pid.value_or(0));
+                                       : text::printable(fmt::format("the kernel killed {} (pid {})", report.comm, report.pid.value_or(0)));
   nlohmann::json body;
   body["diagnosis"] = diagnosis_to_json(diag);
   body["cgroup"] = cgroup.empty() ? nlohmann::json(nullptr) : nlohmann::json(cgroup);
@@ -346,7 +346,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
         ev.time_us = now;
         ev.kind = "oom_event";
         ev.key = event_key(path);
-        ev.summary = fmt::format("cgroup {}: OOM notification ({}), oom_kill {}", path,
+        ev.summary = fmt::format("cgroup {}: OOM notification ({}), oom_kill {}", text::printable(path),
                                  hierarchy.version == 1 ? "memory.oom_control eventfd" : "memory.events inotify",
                                  counters.value("oom_kill", uint64_t{0}));
         ev.body = nlohmann::json{{"cgroup", path},
@@ -374,7 +374,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   so.processes = o.processes;
   so.task_iterator = o.task_iterator;
   Sampler sampler(so);
-  for (const auto& w : sampler.warnings()) fmt::print(stderr, "aimem watch: {}\n", w);
+  for (const auto& w : sampler.warnings()) fmt::print(stderr, "aimem watch: {}\n", text::printable(w));
   AlertEngine alerts(o.policy);
   AlertSink sink(o.delivery);
   std::map<std::string, std::pair<uint64_t, uint64_t>> last_counters;  // cgroup -> (oom, oom_kill)
@@ -420,7 +420,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
           ev.time_us = s.time_us;
           ev.kind = "oom_event";
           ev.key = event_key(c.path);
-          ev.summary = fmt::format("cgroup {}: memory.events oom +{}, oom_kill +{} (limit {})", c.path,
+          ev.summary = fmt::format("cgroup {}: memory.events oom +{}, oom_kill +{} (limit {})", text::printable(c.path),
                                    oom - std::min(oom, it->second.first), kill - std::min(kill, it->second.second),
                                    c.limit ? std::to_string(*c.limit) : "none");
           nlohmann::json body = {{"cgroup", c.path}, {"oom", oom}, {"oom_kill", kill},
@@ -442,7 +442,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
           ev.time_us = s.time_us;
           ev.kind = "restart";
           ev.key = "pod:" + c.pod_uid;
-          ev.summary = fmt::format("pod {}: new container {}", c.pod_uid, c.container_id);
+          ev.summary = text::printable(fmt::format("pod {}: new container {}", c.pod_uid, c.container_id));
           append_event(ev);
         }
         if (ids.size() < 64) ids.insert(c.container_id);
@@ -456,7 +456,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
         std::string err;
         if (!notifier.add(hierarchy.mount + c.path, c.path, hierarchy.version, &err) && !notify_warned) {
           fmt::print(stderr, "aimem watch: OOM notifications for {} not available ({}); its counters are polled\n",
-                     c.path, err);
+                     text::printable(c.path), text::printable(err));
           notify_warned = true;
         }
         limited.push_back(c.path);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
+#include "core/text.h"
 #include "core/time.h"
 #include "diagnose/diagnosis.h"
 #include "evidence/store.h"
@@ -61,7 +62,7 @@ int run(const DiagnoseArgs& a) {
     for (auto& w : report.warnings) warnings.push_back(std::move(w));
     for (auto& n : report.notes) notes.push_back(std::move(n));
     if (!report.usable) {
-      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", w);
+      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", text::printable(w));
       return 2;
     }
   } else {
@@ -74,7 +75,7 @@ int run(const DiagnoseArgs& a) {
       if (!r.problem.empty()) warnings.push_back(r.problem);
     }
     if (usable == 0) {
-      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", w);
+      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", text::printable(w));
       if (warnings.empty()) fmt::print(stderr, "aimem diagnose: no usable input\n");
       return 2;
     }
@@ -83,8 +84,9 @@ int run(const DiagnoseArgs& a) {
     notes.push_back(fmt::format("{} further facts were not kept (memory bound); the earliest ones were", store.dropped()));
 
   Diagnosis d = diagnose(std::move(store.facts()), opt);
-  d.warnings = std::move(warnings);
-  d.notes.insert(d.notes.end(), notes.begin(), notes.end());
+  // File names and read errors come from outside too.
+  for (auto& w : warnings) d.warnings.push_back(text::printable(w));
+  for (auto& n : notes) d.notes.push_back(text::printable(n));
   if (d.incidents.empty() && !live) d.since_us.reset();
 
   if (a.json) {
