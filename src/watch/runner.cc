@@ -4,10 +4,14 @@
 // sample costs one wake-up and the exit is seen at once. Signals aimem gets
 // are forwarded to CMD, except SIGINT/SIGQUIT typed at the terminal, which
 // the kernel already sent to CMD's process group (forwarding would double
-// them, as tini documents).
+// them, as tini documents). However aimem ends, CMD does not outlive it: CMD
+// has PR_SET_PDEATHSIG, and a guard process (RunCgroup::start_guard) kills
+// what CMD started and removes the cgroup when aimem is killed outright; a
+// later run removes a cgroup whose guard was killed too (remove_stale).
 #include "watch/runner.h"
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -41,6 +45,7 @@ namespace aimem::watch {
 namespace {
 
 constexpr size_t kMaxKeptSamples = 4000;  // in memory; the recording keeps all
+constexpr const char* kCgroupPrefix = "aimem-run-";  // + aimem's pid: whose cgroup it is
 
 std::atomic<pid_t> g_child{0};
 
@@ -157,8 +162,14 @@ RunResult run_command(const RunOptions& o) {
   }
   std::unique_ptr<RunCgroup> cg;
   if (o.cgroup) {
+    // A run killed outright (SIGKILL) whose guard was killed too left its
+    // cgroup, limit and processes behind: its name says whose it was.
+    std::vector<std::string> errs;
+    for (const auto& path : RunCgroup::remove_stale(o.root, kCgroupPrefix, &errs))
+      r.warnings.push_back(fmt::format("removed the cgroup {} left behind by an aimem run that was killed (its pid is gone)", path));
+    for (auto& e : errs) r.warnings.push_back(std::move(e));
     std::string err;
-    cg = RunCgroup::create(o.root, fmt::format("aimem-run-{}", ::getpid()), o.memory_limit, &err);
+    cg = RunCgroup::create(o.root, fmt::format("{}{}", kCgroupPrefix, ::getpid()), o.memory_limit, &err);
     if (!cg) {
       if (o.memory_limit) {
         r.problem = fmt::format("cannot apply --memory-limit: {}", err);
@@ -169,6 +180,8 @@ RunResult run_command(const RunOptions& o) {
     } else {
       r.cgroup_path = cg->path();
       r.cgroup_limit = o.memory_limit;
+      // If aimem is killed outright, the guard empties and removes the cgroup.
+      if (!cg->start_guard(&err)) r.warnings.push_back(err);
     }
   } else if (o.memory_limit) {
     r.problem = "--memory-limit needs a cgroup; it cannot be combined with --no-cgroup";
@@ -203,6 +216,7 @@ RunResult run_command(const RunOptions& o) {
 
   SignalForwarding forwarding;
   r.start_us = timeutil::now_us();
+  const pid_t self = ::getpid();
   pid_t child = ::fork();
   if (child < 0) {
     r.problem = fmt::format("fork: {}", std::strerror(errno));
@@ -215,9 +229,16 @@ RunResult run_command(const RunOptions& o) {
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : kForwarded) ::signal(sig, SIG_DFL);
+    // CMD dies with aimem, however aimem ends (SIGKILL runs no handler); what
+    // CMD started is the cgroup guard's to kill. Kept across exec, cleared
+    // only by a set-user-ID program.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != self) ::_exit(127);  // aimem died before the line above
     char byte;
-    while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
+    ssize_t got;
+    while ((got = ::read(go[0], &byte, 1)) < 0 && errno == EINTR) {
     }
+    if (got != 1) ::_exit(127);  // aimem is gone: CMD never starts outside its cgroup
     if (err_pipe[1] >= 0) ::dup2(err_pipe[1], 2);
     ::execvp(argv[0], argv.data());
     int e = errno;
