@@ -20,8 +20,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <fmt/format.h>
@@ -149,6 +151,47 @@ const CgroupSample* find_cgroup(const Sample& s, const std::string& path) {
   for (const auto& c : s.cgroups)
     if (c.path == path) return &c;
   return nullptr;
+}
+
+// A command that exits with an error status of its own (no signal), in a
+// cgroup that recorded no OOM kill and peaked well under its limit, with no
+// memory failure in its stderr or the kernel log: the recording rules memory
+// out, and saying "unknown" with a page of checks would send people the
+// wrong way.
+void rule_out_memory(RunResult& r) {
+  Diagnosis& d = *r.diagnosis;
+  if (r.signal || r.cgroup_path.empty() || !r.cgroup_oom_kills || *r.cgroup_oom_kills > 0) return;
+  if (d.layer != Layer::unknown && d.layer != Layer::none) return;
+  std::optional<uint64_t> peak = r.cgroup_peak;
+  for (const auto& s : r.samples)
+    if (const CgroupSample* c = find_cgroup(s, r.cgroup_path); c && c->usage) peak = std::max(peak.value_or(0), *c->usage);
+  if (!peak) return;
+  const bool limited = r.cgroup_limit && *r.cgroup_limit > 0 && *r.cgroup_limit < (1ULL << 62);
+  const double ratio = limited ? double(*peak) / double(*r.cgroup_limit) : 0;
+  if (limited && ratio >= 0.9) return;  // close to the limit: memory may well have been the trouble
+  const double pct = std::round(ratio * 100);
+  r.verdict = !limited ? fmt::format("not memory: peak {}, no OOM kill", units::format_bytes(*peak))
+              : pct < 1 ? std::string("not memory: peak under 1% of the limit, no OOM kill")
+                        : fmt::format("not memory: peak {:.0f}% of the limit, no OOM kill", pct);
+  Incident inc;
+  inc.layer = Layer::not_memory;
+  inc.cause = Cause::not_memory;
+  inc.confidence = 0.8;
+  inc.summary = r.verdict;
+  inc.time_us = r.end_us;
+  inc.pool.name = "cgroup " + r.cgroup_path;
+  inc.pool.used_bytes = peak;
+  if (limited) inc.pool.limit_bytes = r.cgroup_limit;
+  inc.reasons.push_back(fmt::format("the command exited with status {} of its own: no signal ended it", r.exit_status));
+  inc.reasons.push_back("its cgroup recorded no OOM kill");
+  inc.reasons.push_back(limited ? fmt::format("its memory peaked at {} of the {} limit", units::format_bytes(*peak), units::format_bytes(*r.cgroup_limit))
+                                : fmt::format("its memory peaked at {}", units::format_bytes(*peak)));
+  inc.fixes.push_back({"look at the command's own error output for why it failed", "the failure was not about memory"});
+  d.incidents.clear();
+  d.incidents.push_back(std::move(inc));
+  d.layer = Layer::not_memory;
+  d.cause = Cause::not_memory;
+  d.confidence = 0.8;
 }
 
 }  // namespace
@@ -373,6 +416,7 @@ RunResult run_command(const RunOptions& o) {
     for (auto& w : live.warnings) diag.warnings.push_back(std::move(w));
     if (cg) apply_trend(diag, r.trend, "cgroup:" + cg->path());
     r.diagnosis = std::move(diag);
+    rule_out_memory(r);
   }
   if (store) {
     store->set_meta("exit_status", std::to_string(r.exit_status));
@@ -468,6 +512,7 @@ nlohmann::json run_result_json(const RunOptions& o, const RunResult& r) {
   j["samples"] = r.samples_recorded;
   j["recording"] = o.record.empty() ? json(nullptr) : json(o.record);
   j["diagnosis"] = r.diagnosis ? diagnosis_to_json(*r.diagnosis) : json(nullptr);
+  j["verdict"] = r.verdict.empty() ? json(nullptr) : json(r.verdict);
   j["warnings"] = r.warnings;
   return j;
 }
@@ -496,7 +541,9 @@ std::string run_result_text(const RunOptions& o, const RunResult& r, bool color)
                        timeutil::format_duration(static_cast<double>(r.alerts.front().time_us - r.start_us) / 1e6));
   for (const auto& f : r.trend)
     if (f.shape != Shape::flat && f.shape != Shape::unknown && !f.summary.empty()) out += "trend: " + f.summary + "\n";
-  if (r.diagnosis) {
+  if (!r.verdict.empty()) {
+    out += r.verdict + "\n";
+  } else if (r.diagnosis) {
     TextStyle style;
     style.color = color;
     out += "\n" + render_text(*r.diagnosis, style);

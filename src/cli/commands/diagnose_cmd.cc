@@ -1,6 +1,7 @@
 // aimem diagnose [EVIDENCE...]: which memory pool failed, and why.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -30,6 +31,31 @@ struct DiagnoseArgs {
   bool verbose = false;
 };
 
+// Live, the kernel log is where OOM kills are reported: without it, finding
+// nothing is not "OK". The verdict is unknown, with what the kernel's own
+// counter says and how to read the log.
+Incident kernel_log_unread(const LiveReport& report) {
+  Incident inc;
+  inc.layer = Layer::unknown;
+  inc.cause = Cause::unknown;
+  const std::string why = text::printable(report.kernel_log_problem.empty() ? "the kernel log could not be read" : report.kernel_log_problem);
+  if (report.vmstat_oom_kills && *report.vmstat_oom_kills > 0)
+    inc.summary = fmt::format("{}, and the kernel counts {} OOM kill{} since boot (/proc/vmstat oom_kill): "
+                              "which processes they hit is in that log", why, *report.vmstat_oom_kills,
+                              *report.vmstat_oom_kills == 1 ? "" : "s");
+  else if (report.vmstat_oom_kills)
+    inc.summary = fmt::format("{}: the kernel counts no OOM kill since boot (/proc/vmstat oom_kill), but GPU "
+                              "errors and allocation failures it logs are not seen", why);
+  else
+    inc.summary = fmt::format("{}: a kernel OOM kill would not be seen", why);
+  inc.reasons.push_back("no memory failure in what could be read, but the main source, the kernel log, was not read");
+  inc.fixes.push_back({"run aimem diagnose as root (or with CAP_SYSLOG, or with kernel.dmesg_restrict=0)",
+                       "the kernel log names each process the OOM killer chose and the cgroup whose limit it hit"});
+  inc.fixes.push_back({"or pass the log as a file: sudo dmesg -T > dmesg.txt; aimem diagnose dmesg.txt", "the same report, read from a file"});
+  inc.next_checks = {"sudo dmesg -T | grep -i -E 'out of memory|killed process'", "journalctl -k --since \"24 hours ago\" | grep -i oom"};
+  return inc;
+}
+
 int run(const DiagnoseArgs& a) {
   const int64_t now = timeutil::now_us();
   DiagnoseOptions opt;
@@ -49,6 +75,7 @@ int run(const DiagnoseArgs& a) {
   FactStore store;
   std::vector<std::string> warnings, notes;
   const bool live = a.evidence.empty();
+  std::optional<LiveReport> live_report;
   if (live) {
     opt.live = true;
     if (!opt.since_us) opt.since_us = now - 24LL * 3600 * 1000000;
@@ -59,12 +86,13 @@ int run(const DiagnoseArgs& a) {
     lo.cgroup = a.cgroup;
     lo.pid = a.pid;
     LiveReport report = collect_live(lo, store);
-    for (auto& w : report.warnings) warnings.push_back(std::move(w));
-    for (auto& n : report.notes) notes.push_back(std::move(n));
+    for (auto& w : report.warnings) warnings.push_back(w);
+    for (auto& n : report.notes) notes.push_back(n);
     if (!report.usable) {
       for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", text::printable(w));
       return 2;
     }
+    live_report = std::move(report);
   } else {
     InputOptions io;
     io.progress = !a.json || isatty(2);
@@ -88,6 +116,15 @@ int run(const DiagnoseArgs& a) {
   for (auto& w : warnings) d.warnings.push_back(text::printable(w));
   for (auto& n : notes) d.notes.push_back(text::printable(n));
   if (d.incidents.empty() && !live) d.since_us.reset();
+  // A captured tree (--root) without dev/kmsg is partial evidence by choice,
+  // as files are; on the host, or where the log is there but unreadable, not.
+  if (d.incidents.empty() && live_report && !live_report->kernel_log_read &&
+      (a.root == "/" || live_report->kernel_log_errno != ENOENT)) {
+    d.incidents.push_back(kernel_log_unread(*live_report));
+    d.layer = Layer::unknown;
+    d.cause = Cause::unknown;
+    d.confidence = 0;
+  }
 
   if (a.json) {
     std::fputs(render_json(diagnosis_to_json(d)).c_str(), stdout);
