@@ -71,14 +71,18 @@ nlohmann::json sarif_locations(const Loc& at) {
 
 }  // namespace
 
-std::string render_text(const Report& r) {
+std::string render_text(const Report& r, bool color) {
   std::string out;
   for (const Finding& f : r.violations) {
-    out += fmt::format("{}: {}: {} [{}]\n", where(f.at), to_string(f.severity), text::printable(f.message), f.rule);
+    std::string_view sev = to_string(f.severity);
+    out += fmt::format("{}: {}: {} [{}]\n", where(f.at),
+                       text::paint(color, f.severity == Severity::kError ? "31;1" : f.severity == Severity::kWarning ? "33;1" : "36;1", sev),
+                       text::printable(f.message), f.rule);
     if (!f.fix.empty()) out += fmt::format("    fix: {}\n", text::printable(f.fix));
   }
   for (const Note& n : r.notes)
-    out += fmt::format("{}: note: {}{}\n", where(n.at), text::printable(n.message), n.rule.empty() ? "" : " [" + n.rule + "]");
+    out += fmt::format("{}: {}: {}{}\n", where(n.at), text::paint(color, "36;1", "note"), text::printable(n.message),
+                       n.rule.empty() ? "" : " [" + n.rule + "]");
   out += fmt::format("{} file{} checked: {} error{}, {} warning{}, {} suppressed, {} note{}\n", r.files_checked.size(),
                      r.files_checked.size() == 1 ? "" : "s", r.errors(), r.errors() == 1 ? "" : "s", r.warnings(),
                      r.warnings() == 1 ? "" : "s", r.suppressed.size(), r.notes.size(), r.notes.size() == 1 ? "" : "s");

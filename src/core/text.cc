@@ -234,6 +234,13 @@ std::string quote_line(std::string_view s, size_t max_bytes) {
   return out;
 }
 
+std::string paint(bool on, std::string_view sgr, std::string_view s) {
+  if (!on) return std::string(s);
+  std::string out = "\033[";
+  out.append(sgr).append("m").append(s).append("\033[0m");
+  return out;
+}
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = lower_ascii(c);

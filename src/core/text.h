@@ -58,6 +58,9 @@ std::string quote_line(std::string_view s, size_t max_bytes = 300);
 // trimmed. Apply it where such a string enters text meant for people.
 std::string printable(std::string_view s);
 
+// `s` in an SGR colour ("31;1": bold red) when `on`, else `s` as it is.
+std::string paint(bool on, std::string_view sgr, std::string_view s);
+
 // Lower-case ASCII copy.
 std::string lower(std::string_view s);
 

@@ -163,7 +163,15 @@ std::string step_line(const StepResult& s) {
   return line;
 }
 
-std::string probe_text(const ProbeContext& c, const SweepResult& r) {
+std::string probe_text(const ProbeContext& c, const SweepResult& r, bool color) {
+  // A state padded to its column first, so the escapes do not count as width.
+  auto state = [color](const std::string& s, int width) {
+    std::string padded = fmt::format("{:>{}}", s, width);
+    if (s == "ok") return text::paint(color, "32", padded);
+    if (s == "FAILED") return text::paint(color, "31;1", padded);
+    if (s == "slow") return text::paint(color, "33", padded);
+    return padded;
+  };
   std::string out;
   // The model's name, the server's errors and the cgroup's path come from
   // outside (a server names its own model): each is made printable here.
@@ -206,7 +214,7 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
       std::string cell = "?";
       for (const auto& s : r.steps)
         if (s.context == ctx && s.concurrency == n) cell = s.status == "skipped" ? "-" : s.status == "failed" ? "FAILED" : s.status;
-      out += fmt::format(" {:>7}", cell);
+      out += " " + state(cell, 7);
     }
     out += "\n";
   }
@@ -223,13 +231,14 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
           if (!s.first_error.empty()) why += ": " + text::quote_line(s.first_error, 200);
         }
       }
-    out += fmt::format("breaking point: context {} x concurrency {}: {}\n", r.breaking_point->context,
+    out += fmt::format("{} context {} x concurrency {}: {}\n", text::paint(color, "31;1", "breaking point:"), r.breaking_point->context,
                        r.breaking_point->concurrency, why);
   } else if (r.complete && !r.steps.empty()) {
     out += "breaking point: none within the sweep (every step ran without errors)\n";
   }
   if (r.last_good)
-    out += fmt::format("last good: context {} x concurrency {}\n", r.last_good->context, r.last_good->concurrency);
+    out += fmt::format("{} context {} x concurrency {}\n", text::paint(color, "32;1", "last good:"), r.last_good->context,
+                       r.last_good->concurrency);
   else
     out += "last good: none (no step passed)\n";
   if (c.diagnosis_json) {
@@ -259,7 +268,7 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
     out += fmt::format("TTFT p50 with the server's memory below {:.0f}% used: {} ({} requests); above: {} ({} requests)\n",
                        r.ttft_split.threshold * 100, secs(r.ttft_split.below_p50_s), r.ttft_split.below_requests,
                        secs(r.ttft_split.above_p50_s), r.ttft_split.above_requests);
-  if (!r.complete) out += fmt::format("envelope incomplete: {}\n", text::printable(r.incomplete_why));
+  if (!r.complete) out += fmt::format("{} {}\n", text::paint(color, "33;1", "envelope incomplete:"), text::printable(r.incomplete_why));
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", text::printable(n));
   for (const auto& w : c.warnings) out += fmt::format("warning: {}\n", text::printable(w));
   return out;

@@ -59,6 +59,10 @@ Incident kernel_log_unread(const LiveReport& report) {
 int run(const DiagnoseArgs& a) {
   const int64_t now = timeutil::now_us();
   DiagnoseOptions opt;
+  if (a.exit_code && (*a.exit_code < 0 || *a.exit_code > 255)) {
+    fmt::print(stderr, "aimem diagnose: --exit-code {}: an exit status is 0 to 255 (128+N for signal N: 137 is SIGKILL)\n", *a.exit_code);
+    return 2;
+  }
   opt.exit_code = a.exit_code;
   opt.pid = a.pid;
   opt.cgroup = a.cgroup;
@@ -126,11 +130,15 @@ int run(const DiagnoseArgs& a) {
     d.confidence = 0;
   }
 
+  // Warnings (an input that could not be read) go to stderr: stdout is the
+  // diagnosis alone, and --json keeps them in its `warnings` too.
+  for (const auto& w : d.warnings) fmt::print(stderr, "aimem diagnose: warning: {}\n", w);
   if (a.json) {
     std::fputs(render_json(diagnosis_to_json(d)).c_str(), stdout);
   } else {
+    d.warnings.clear();
     TextStyle style;
-    style.color = isatty(1) && !std::getenv("NO_COLOR");
+    style.color = color_for(1);
     style.verbose = a.verbose;
     std::fputs(render_text(d, style).c_str(), stdout);
   }
@@ -147,10 +155,10 @@ Action add_diagnose(CLI::App& app) {
   aimem diagnose --since 1h --unit vllm   one systemd unit's journal and cgroup
   aimem diagnose dmesg.txt pod.yaml       evidence files, any mix (folders and - for stdin too)
   kubectl describe pod api-0 | aimem diagnose - --exit-code 137
-  aimem diagnose --json server.log        the DESIGN.md JSON contract)");
+  aimem diagnose --json server.log        the JSON contract (docs/diagnose.md))");
   sub->add_option("evidence", args->evidence, "files, folders or - (stdin): logs, dmesg, journalctl, docker inspect, kubectl, nvidia-smi output");
   sub->add_option("--since", args->since, "only evidence after this time: 1h, 20m, '20 minutes ago', 2026-11-29 15:00 (live default: 24h)");
-  sub->add_flag("--json", args->json, "machine-readable output (DESIGN.md §2)");
+  sub->add_flag("--json", args->json, "machine-readable output (docs/diagnose.md)");
   sub->add_option("--exit-code", args->exit_code, "the exit code the client saw (137, 143, 134, ...)");
   sub->add_option("--root", args->root, "read /proc, /sys and /dev/kmsg under this directory (a captured tree)");
   sub->add_option("--unit", args->unit, "live: only this systemd unit (its journal and cgroup)");

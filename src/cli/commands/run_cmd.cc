@@ -60,7 +60,7 @@ int run(const RunArgs& a) {
     std::fputs((render_json(watch::run_result_json(o, r))).c_str(), stdout);
     std::fflush(stdout);
   } else if (!a.quiet || (r.exit_status != 0 && r.verdict.empty())) {  // -q: nothing when memory is ruled out
-    bool color = isatty(2) && !std::getenv("NO_COLOR");
+    bool color = color_for(2);
     std::fputs(watch::run_result_text(o, r, color).c_str(), stderr);
   }
   return r.exit_status;
