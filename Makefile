@@ -1,5 +1,5 @@
 # The two commands README.md promises on a fresh Debian 12 machine, as root:
-#   make run    install missing Debian packages, build, run `aimem diagnose` on this host
+#   make run    install missing Debian packages, build aimem alone, run `aimem diagnose` on this host
 #   make test   the same, then the whole test suite through CTest
 # `make test-sanitize` runs the suite once more under ASan and UBSan (CI does).
 
@@ -39,7 +39,9 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Only the aimem binary: the test suite (and its engines) is `make test`'s.
+run: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target aimem
 	./$(BUILD)/aimem diagnose
 
 node-deps: $(NODE_DIR)/node_modules/node-llama-cpp/package.json

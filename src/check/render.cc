@@ -4,14 +4,17 @@
 #include <map>
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace aimem::check {
 namespace {
 
 const std::string kCommandLine = "<command line>";
 
+// File names, keys and values quoted in messages come from the files checked.
 std::string where(const Loc& at) {
-  if (at.line <= 0) return at.file;
-  return fmt::format("{}:{}:{}", at.file, at.line, at.column > 0 ? at.column : 1);
+  if (at.line <= 0) return text::printable(at.file);
+  return fmt::format("{}:{}:{}", text::printable(at.file), at.line, at.column > 0 ? at.column : 1);
 }
 
 nlohmann::json loc_json(const Loc& at) {
@@ -68,14 +71,18 @@ nlohmann::json sarif_locations(const Loc& at) {
 
 }  // namespace
 
-std::string render_text(const Report& r) {
+std::string render_text(const Report& r, bool color) {
   std::string out;
   for (const Finding& f : r.violations) {
-    out += fmt::format("{}: {}: {} [{}]\n", where(f.at), to_string(f.severity), f.message, f.rule);
-    if (!f.fix.empty()) out += fmt::format("    fix: {}\n", f.fix);
+    std::string_view sev = to_string(f.severity);
+    out += fmt::format("{}: {}: {} [{}]\n", where(f.at),
+                       text::paint(color, f.severity == Severity::kError ? "31;1" : f.severity == Severity::kWarning ? "33;1" : "36;1", sev),
+                       text::printable(f.message), f.rule);
+    if (!f.fix.empty()) out += fmt::format("    fix: {}\n", text::printable(f.fix));
   }
   for (const Note& n : r.notes)
-    out += fmt::format("{}: note: {}{}\n", where(n.at), n.message, n.rule.empty() ? "" : " [" + n.rule + "]");
+    out += fmt::format("{}: {}: {}{}\n", where(n.at), text::paint(color, "36;1", "note"), text::printable(n.message),
+                       n.rule.empty() ? "" : " [" + n.rule + "]");
   out += fmt::format("{} file{} checked: {} error{}, {} warning{}, {} suppressed, {} note{}\n", r.files_checked.size(),
                      r.files_checked.size() == 1 ? "" : "s", r.errors(), r.errors() == 1 ? "" : "s", r.warnings(),
                      r.warnings() == 1 ? "" : "s", r.suppressed.size(), r.notes.size(), r.notes.size() == 1 ? "" : "s");

@@ -14,7 +14,8 @@ namespace aimem::check {
 inline constexpr const char* kToolVersion = "0.1.0";  // as `aimem --version` prints it
 inline constexpr const char* kInformationUri = "https://github.com/aimem/aimem";
 
-std::string render_text(const Report& r);
+// `color`: severities in colour, for a terminal.
+std::string render_text(const Report& r, bool color = false);
 nlohmann::json render_json(const Report& r);
 nlohmann::json render_sarif(const Report& r);
 

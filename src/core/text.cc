@@ -159,6 +159,56 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   return out;
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence that starts at s[i] (1 for ASCII),
+// or 0 when the bytes there are not one.
+size_t utf8_length(std::string_view s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  bool valid = len > 0 && i + len <= s.size();
+  for (size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+  if (valid && len == 2 && c < 0xc2) valid = false;  // overlong
+  return valid ? len : 0;
+}
+
+// A terminal acts on C0 controls, DEL and, in UTF-8, on the C1 controls
+// U+0080..U+009F (U+009B is CSI, the same as ESC [).
+bool is_c1(std::string_view s, size_t i, size_t len) {
+  return len == 2 && static_cast<unsigned char>(s[i]) == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0;
+}
+
+}  // namespace
+
+std::string printable(std::string_view s) {
+  bool plain = true;
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7f) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return std::string(s);
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = utf8_length(s, i);
+    if (len == 1) {
+      out.push_back(c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c));
+    } else if (len == 0 || is_c1(s, i, len)) {
+      out.push_back('?');
+      len = len ? len : 1;
+    } else {
+      out.append(s.data() + i, len);
+    }
+    i += len;
+  }
+  return out;
+}
+
 std::string quote_line(std::string_view s, size_t max_bytes) {
   s = trim(s);
   std::string out;
@@ -166,28 +216,28 @@ std::string quote_line(std::string_view s, size_t max_bytes) {
   size_t i = 0;
   while (i < s.size() && out.size() < max_bytes) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
+    size_t len = utf8_length(s, i);
+    if (len == 1) {
       out.push_back((c < 0x20 && c != '\t') || c == 0x7f ? '?' : (c == '\t' ? ' ' : static_cast<char>(c)));
       ++i;
-      continue;
-    }
-    // Validate one UTF-8 sequence.
-    size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool valid = len > 0 && i + len <= s.size();
-    for (size_t k = 1; valid && k < len; ++k)
-      valid = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-    if (valid && len == 2 && c < 0xc2) valid = false;  // overlong
-    if (valid && out.size() + len <= max_bytes) {
+    } else if (len == 0 || is_c1(s, i, len)) {
+      out.push_back('?');
+      i += len ? len : 1;
+    } else if (out.size() + len <= max_bytes) {
       out.append(s.data() + i, len);
       i += len;
-    } else if (valid) {
-      break;
     } else {
-      out.push_back('?');
-      ++i;
+      break;  // a multi-byte character is never cut in half
     }
   }
   if (i < s.size()) out += "...";
+  return out;
+}
+
+std::string paint(bool on, std::string_view sgr, std::string_view s) {
+  if (!on) return std::string(s);
+  std::string out = "\033[";
+  out.append(sgr).append("m").append(s).append("\033[0m");
   return out;
 }
 

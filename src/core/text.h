@@ -48,9 +48,18 @@ std::string_view first_word(std::string_view s);
 
 std::vector<std::string_view> split(std::string_view s, char sep);
 
-// Make a line safe to quote: control characters and invalid UTF-8 become '?',
+// Make a line safe to quote: control characters (C0, DEL, C1) and invalid UTF-8 become '?',
 // and the result is cut to at most `max_bytes` bytes (with "..." appended).
 std::string quote_line(std::string_view s, size_t max_bytes = 300);
+
+// A string from outside (a process, cgroup, unit or model name, a server's
+// reply, a file name) made safe for a terminal or a log line: control
+// characters (C0, DEL, C1) and invalid UTF-8 become '?'; nothing is cut or
+// trimmed. Apply it where such a string enters text meant for people.
+std::string printable(std::string_view s);
+
+// `s` in an SGR colour ("31;1": bold red) when `on`, else `s` as it is.
+std::string paint(bool on, std::string_view sgr, std::string_view s);
 
 // Lower-case ASCII copy.
 std::string lower(std::string_view s);

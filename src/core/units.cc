@@ -109,6 +109,27 @@ std::optional<uint64_t> parse_log_size(std::string_view s, std::string_view* res
   return std::nullopt;
 }
 
+Result<uint64_t> parse_count(std::string_view text, std::string_view what, uint64_t max) {
+  std::string_view t = text;
+  while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  uint64_t mult = 1;
+  if (!t.empty() && (t.back() == 'k' || t.back() == 'K')) {
+    mult = 1024;
+    t.remove_suffix(1);
+  }
+  uint64_t v = 0;
+  bool digits = !t.empty() && t.size() <= 12;
+  for (char c : t) {
+    if (c < '0' || c > '9') digits = false;
+    if (digits) v = v * 10 + uint64_t(c - '0');
+  }
+  if (!digits) return make_error(fmt::format("{} '{}': not a count (write e.g. 8192 or 8k)", what, text));
+  v *= mult;
+  if (v < 1 || v > max) return make_error(fmt::format("{} '{}': must be between 1 and {}", what, text, max));
+  return v;
+}
+
 std::string format_bytes(uint64_t bytes) {
   constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (bytes < 1024) return fmt::format("{} B", bytes);

@@ -30,6 +30,11 @@ std::optional<uint64_t> parse_k8s_quantity(std::string_view text);
 std::optional<uint64_t> parse_log_size(std::string_view s, std::string_view* rest = nullptr,
                                        bool allow_bare = false);
 
+// A count as the command line writes it: "8192", "8k" or "8K" (x 1024, as
+// context lengths are given), from 1 to `max`. The error names `what`
+// ("--ctx") and the text.
+Result<uint64_t> parse_count(std::string_view text, std::string_view what, uint64_t max);
+
 // "64.0 MiB", "1.50 GiB", "512 B".
 std::string format_bytes(uint64_t bytes);
 std::string format_bytes_signed(int64_t bytes);

@@ -557,6 +557,28 @@ std::vector<std::string> generic_next_checks(const std::vector<Fact>& facts) {
   return c;
 }
 
+// Process, cgroup, container, pod and unit names, file names and the
+// recognizers' details come from outside: a process can name itself with
+// terminal escapes. The incident is the boundary where they become text for
+// people (every renderer prints these fields), so they are made printable here.
+void make_printable(Incident& inc) {
+  auto p = [](std::string& s) { s = text::printable(s); };
+  p(inc.summary);
+  p(inc.process);
+  p(inc.pool.name);
+  for (auto& r : inc.reasons) p(r);
+  for (auto& e : inc.evidence) {
+    p(e.source);
+    p(e.where);
+    p(e.text);
+  }
+  for (auto& f : inc.fixes) {
+    p(f.action);
+    p(f.why);
+  }
+  for (auto& c : inc.next_checks) p(c);
+}
+
 void advise(Incident& inc, const std::vector<Fact>& facts) {
   Numbers n = gather(inc, facts);
   summarize(inc, n);
@@ -564,6 +586,7 @@ void advise(Incident& inc, const std::vector<Fact>& facts) {
   fixes_for(inc, n, facts);
   next_checks_for(inc, n, facts);
   if (!inc.time_us && n.head && n.head->where.unix_us) inc.time_us = n.head->where.unix_us;
+  make_printable(inc);
 }
 
 }  // namespace aimem::detail

@@ -2,20 +2,65 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "core/time.h"
 #include "core/units.h"
 #include "diagnose/internal.h"
 
 namespace aimem {
 namespace {
 
-bool keep(const Fact& f, const DiagnoseOptions& o) {
-  if (o.since_us && f.where.unix_us && *f.where.unix_us < *o.since_us) return false;
-  if (o.pid && f.pid && *f.pid != *o.pid && is_failure(f.kind)) return false;
+// --unit: a failure is the unit's when it names the unit, lies in its cgroup,
+// or came from the journal read for it; a failure that says nothing of where
+// it ran is not shown as the unit's.
+bool of_unit(const Fact& f, const std::string& unit) {
+  const std::string name = unit.find('.') == std::string::npos ? unit + ".service" : unit;
+  if (f.unit == unit || f.unit == name) return true;
+  if (f.where.source == "journal (" + unit + ")") return true;
+  auto in = [&](const std::string& cg) {
+    return !cg.empty() && (parse_cgroup_path(cg).unit == name || text::ends_with(cg, "/" + name) || text::contains(cg, "/" + name + "/"));
+  };
+  return in(f.cgroup) || in(f.task_cgroup);
+}
+
+enum class Kept { yes, before_since, out_of_scope };
+
+Kept keep(const Fact& f, const DiagnoseOptions& o) {
+  if (o.since_us && f.where.unix_us && *f.where.unix_us < *o.since_us) return Kept::before_since;
+  if (o.pid && f.pid && *f.pid != *o.pid && is_failure(f.kind)) return Kept::out_of_scope;
   if (!o.cgroup.empty() && is_failure(f.kind) && (!f.cgroup.empty() || !f.task_cgroup.empty())) {
     auto under = [&](const std::string& p) { return !p.empty() && text::starts_with(p, o.cgroup); };
-    if (!under(f.cgroup) && !under(f.task_cgroup)) return false;
+    if (!under(f.cgroup) && !under(f.task_cgroup)) return Kept::out_of_scope;
   }
-  return true;
+  if (!o.unit.empty() && is_failure(f.kind) && !of_unit(f, o.unit)) return Kept::out_of_scope;
+  return Kept::yes;
+}
+
+// What the filters left out, said when nothing is left: an "OK" must not
+// hide an incident that --since or a scope filtered away.
+void note_left_out(Diagnosis& d, const std::vector<Fact>& before, const std::vector<Fact>& outside,
+                   const DiagnoseOptions& o) {
+  if (!d.incidents.empty()) return;
+  auto count = [](const std::vector<Fact>& facts) { return detail::group_facts(facts).size(); };
+  auto incidents = [](size_t n) { return fmt::format("{} incident{}", n, n == 1 ? "" : "s"); };
+  if (size_t n = before.empty() ? 0 : count(before))
+    d.notes.push_back(fmt::format("{} before --since ({}) {} left out", incidents(n), timeutil::format_human(*o.since_us),
+                                  n == 1 ? "was" : "were"));
+  std::string scope;
+  if (!o.unit.empty()) scope += " --unit " + o.unit;
+  if (!o.cgroup.empty()) scope += " --cgroup " + o.cgroup;
+  if (o.pid) scope += fmt::format(" --pid {}", *o.pid);
+  if (scope.empty()) return;
+  // Did anything at all (a journal line, the cgroup's usage, the process) come from the scope?
+  const bool matched = std::any_of(d.facts.begin(), d.facts.end(), [&](const Fact& f) {
+    if (!o.unit.empty() && of_unit(f, o.unit)) return true;
+    if (!o.cgroup.empty() && (text::starts_with(f.cgroup, o.cgroup) || text::starts_with(f.task_cgroup, o.cgroup))) return true;
+    return o.pid && f.pid == o.pid;
+  });
+  size_t n = outside.empty() ? 0 : count(outside);
+  if (!matched)
+    d.notes.push_back(fmt::format("nothing in the evidence matched{}{}", scope, n ? fmt::format(" ({} outside it not shown)", incidents(n)) : ""));
+  else if (n)
+    d.notes.push_back(fmt::format("{} outside{} not shown", incidents(n), scope));
 }
 
 Fact exit_code_fact(int code) {
@@ -57,6 +102,7 @@ void headroom_from_context(Diagnosis& d) {
       continue;
     }
     if (h.pool.empty()) continue;
+    h.pool = text::printable(h.pool);  // cgroup, container and process names come from outside
     bool dup = std::any_of(d.headroom.begin(), d.headroom.end(), [&](const Headroom& x) { return x.pool == h.pool; });
     if (!dup) d.headroom.push_back(std::move(h));
     if (d.headroom.size() >= 32) break;
@@ -89,8 +135,12 @@ Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options) {
   Diagnosis d;
   d.live = options.live;
   d.since_us = options.since_us;
-  for (auto& f : facts)
-    if (keep(f, options)) d.facts.push_back(std::move(f));
+  std::vector<Fact> before, outside;  // failures the filters left out
+  for (auto& f : facts) {
+    Kept k = keep(f, options);
+    if (k == Kept::yes) d.facts.push_back(std::move(f));
+    else if (is_failure(f.kind)) (k == Kept::before_since ? before : outside).push_back(std::move(f));
+  }
 
   std::vector<Incident> incidents = detail::group_facts(d.facts);
   for (auto& inc : incidents) detail::classify(inc, d.facts);
@@ -142,6 +192,7 @@ Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options) {
     d.confidence = p.confidence;
   }
   headroom_from_context(d);
+  note_left_out(d, before, outside, options);
   return d;
 }
 

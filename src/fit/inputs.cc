@@ -141,6 +141,14 @@ Result<ModelSpec> load_model(const std::string& arg, const std::string& dtype, c
     spec->tensors.clear();
     apply_gguf_ftype(*spec, quant);
   }
+  // Names and notes read from a model file come from the internet: a GGUF
+  // general.name can hold terminal escapes. Everything shown from here on
+  // (the table, the verdict, --json) is made of printable text.
+  spec->name = text::printable(spec->name);
+  spec->path = text::printable(spec->path);
+  spec->architecture = text::printable(spec->architecture);
+  spec->weights_format = text::printable(spec->weights_format);
+  for (auto& n : spec->notes) n = text::printable(n);
   return spec;
 }
 
@@ -227,7 +235,7 @@ Result<Hardware> resolve_hardware(const HardwareArgs& a) {
       for (const Fact& f : sink.facts) {
         if (f.kind != FactKind::gpu_state || !f.total) continue;
         if (hw.gpu_count == 0) {
-          hw.gpu_name = f.process.empty() ? "GPU" : f.process;
+          hw.gpu_name = f.process.empty() ? "GPU" : text::printable(f.process);  // the driver's name for it
           hw.gpu_total = *f.total;
           hw.gpu_in_use = f.usage.value_or(0);
         }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"
 
@@ -158,16 +159,26 @@ std::string step_line(const StepResult& s) {
   if (s.peaks.cgroup) line += fmt::format(", cgroup {}", bytes(s.peaks.cgroup));
   if (s.peaks.gpu) line += fmt::format(", GPU {}", bytes(s.peaks.gpu));
   if (s.server_died) line += " (the server died)";
-  else if (!s.first_error.empty()) line += fmt::format(" ({})", s.first_error.substr(0, 160));
+  else if (!s.first_error.empty()) line += fmt::format(" ({})", text::quote_line(s.first_error, 160));
   return line;
 }
 
-std::string probe_text(const ProbeContext& c, const SweepResult& r) {
+std::string probe_text(const ProbeContext& c, const SweepResult& r, bool color) {
+  // A state padded to its column first, so the escapes do not count as width.
+  auto state = [color](const std::string& s, int width) {
+    std::string padded = fmt::format("{:>{}}", s, width);
+    if (s == "ok") return text::paint(color, "32", padded);
+    if (s == "FAILED") return text::paint(color, "31;1", padded);
+    if (s == "slow") return text::paint(color, "33", padded);
+    return padded;
+  };
   std::string out;
-  out += fmt::format("aimem probe {}{}\n", c.url, r.model.empty() ? "" : fmt::format(" (model {})", r.model));
+  // The model's name, the server's errors and the cgroup's path come from
+  // outside (a server names its own model): each is made printable here.
+  out += fmt::format("aimem probe {}{}\n", text::printable(c.url), r.model.empty() ? "" : fmt::format(" (model {})", text::printable(r.model)));
   if (c.pid)
     out += fmt::format("server: pid {} ({}){}\n", *c.pid, c.pid_how,
-                       c.cgroup.empty() ? "" : fmt::format(", memory cgroup {}", c.cgroup));
+                       c.cgroup.empty() ? "" : fmt::format(", memory cgroup {}", text::printable(c.cgroup)));
   else
     out += "server: process not known (give --pid, or probe a local port) -- memory is not measured\n";
   if (!r.prompt_how.empty())
@@ -203,7 +214,7 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
       std::string cell = "?";
       for (const auto& s : r.steps)
         if (s.context == ctx && s.concurrency == n) cell = s.status == "skipped" ? "-" : s.status == "failed" ? "FAILED" : s.status;
-      out += fmt::format(" {:>7}", cell);
+      out += " " + state(cell, 7);
     }
     out += "\n";
   }
@@ -217,16 +228,17 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
           std::vector<std::string> parts;
           for (const auto& [k, n] : s.error_kinds) parts.push_back(fmt::format("{} {}", n, k));
           why = fmt::format("{} of {} requests failed ({})", s.errors, s.requests, fmt::join(parts, ", "));
-          if (!s.first_error.empty()) why += ": " + s.first_error.substr(0, 200);
+          if (!s.first_error.empty()) why += ": " + text::quote_line(s.first_error, 200);
         }
       }
-    out += fmt::format("breaking point: context {} x concurrency {}: {}\n", r.breaking_point->context,
+    out += fmt::format("{} context {} x concurrency {}: {}\n", text::paint(color, "31;1", "breaking point:"), r.breaking_point->context,
                        r.breaking_point->concurrency, why);
   } else if (r.complete && !r.steps.empty()) {
     out += "breaking point: none within the sweep (every step ran without errors)\n";
   }
   if (r.last_good)
-    out += fmt::format("last good: context {} x concurrency {}\n", r.last_good->context, r.last_good->concurrency);
+    out += fmt::format("{} context {} x concurrency {}\n", text::paint(color, "32;1", "last good:"), r.last_good->context,
+                       r.last_good->concurrency);
   else
     out += "last good: none (no step passed)\n";
   if (c.diagnosis_json) {
@@ -235,19 +247,19 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
       out += fmt::format("diagnosis: {} / {}", d.value("layer", "?"), d.value("cause", "?"));
       if (d.contains("incidents") && d["incidents"].is_array() && !d["incidents"].empty()) {
         const auto& inc = d["incidents"][0];
-        if (inc.contains("summary") && inc["summary"].is_string()) out += ": " + inc["summary"].get<std::string>();
+        if (inc.contains("summary") && inc["summary"].is_string()) out += ": " + text::printable(inc["summary"].get<std::string>());
         out += "\n";
         if (inc.contains("fixes") && inc["fixes"].is_array())
           for (size_t i = 0; i < inc["fixes"].size() && i < 4; ++i)
             if (inc["fixes"][i].contains("action") && inc["fixes"][i]["action"].is_string())
-              out += fmt::format("  fix {}: {}\n", i + 1, inc["fixes"][i]["action"].get<std::string>());
+              out += fmt::format("  fix {}: {}\n", i + 1, text::printable(inc["fixes"][i]["action"].get<std::string>()));
       } else {
         out += "\n";
       }
     }
   } else if (r.server_died) {
     for (const auto& f : envelope_fixes(r)) out += fmt::format("  fix: {}\n", f["action"].get<std::string>());
-    out += fmt::format("diagnosis: none ({})\n", c.diagnosis_note.empty() ? "no kernel OOM report named the server" : c.diagnosis_note);
+    out += fmt::format("diagnosis: none ({})\n", c.diagnosis_note.empty() ? "no kernel OOM report named the server" : text::printable(c.diagnosis_note));
   }
   if (r.limits)
     out += fmt::format("limits to configure ({:.0f}% headroom): max context {}, max concurrency {}\n", c.options.headroom_pct,
@@ -256,9 +268,9 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r) {
     out += fmt::format("TTFT p50 with the server's memory below {:.0f}% used: {} ({} requests); above: {} ({} requests)\n",
                        r.ttft_split.threshold * 100, secs(r.ttft_split.below_p50_s), r.ttft_split.below_requests,
                        secs(r.ttft_split.above_p50_s), r.ttft_split.above_requests);
-  if (!r.complete) out += fmt::format("envelope incomplete: {}\n", r.incomplete_why);
-  for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
-  for (const auto& w : c.warnings) out += fmt::format("warning: {}\n", w);
+  if (!r.complete) out += fmt::format("{} {}\n", text::paint(color, "33;1", "envelope incomplete:"), text::printable(r.incomplete_why));
+  for (const auto& n : r.notes) out += fmt::format("note: {}\n", text::printable(n));
+  for (const auto& w : c.warnings) out += fmt::format("warning: {}\n", text::printable(w));
   return out;
 }
 

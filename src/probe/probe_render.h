@@ -26,7 +26,8 @@ struct ProbeContext {
 };
 
 nlohmann::json probe_json(const ProbeContext& c, const SweepResult& r);
-std::string probe_text(const ProbeContext& c, const SweepResult& r);
+// `color`: step states and the breaking point in colour, for a terminal.
+std::string probe_text(const ProbeContext& c, const SweepResult& r, bool color = false);
 // One line per step while the sweep runs (to stderr).
 std::string step_line(const StepResult& s);
 // The limits file's contents for --save-limits.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "core/units.h"
 
 namespace aimem::render {
@@ -48,7 +49,7 @@ std::string settings_line(const Plan& p) {
   return s;
 }
 
-void one_plan(std::string& out, const ModelSpec& m, const Hardware& hw, const Plan& p) {
+void one_plan(std::string& out, const ModelSpec& m, const Hardware& hw, const Plan& p, bool color) {
   out += fmt::format("runtime: {} — rules mirror {}\n", to_string(p.runtime), p.engine);
   out += fmt::format("settings: {}\n\n", settings_line(p));
   for (const DeviceUse& d : p.devices) {
@@ -68,12 +69,12 @@ void one_plan(std::string& out, const ModelSpec& m, const Hardware& hw, const Pl
   for (const DeviceUse& d : p.devices)
     if (p.binding.rfind(d.name, 0) == 0) bind = &d;
   if (p.fits) {
-    out += fmt::format("verdict: FITS{}\n",
+    out += fmt::format("verdict: {}{}\n", text::paint(color, "32;1", "FITS"),
                        bind && bind->capacity ? fmt::format(" — {} of headroom on {} (tightest: {})",
                                                             format_bytes(uint64_t(bind->headroom())), bind->name, p.binding)
                                               : " (no capacity to check against: give --gpu, --vram or --ram)");
   } else {
-    out += fmt::format("verdict: DOES NOT FIT — {}{}\n", p.binding,
+    out += fmt::format("verdict: {} — {}{}\n", text::paint(color, "31;1", "DOES NOT FIT"), p.binding,
                        bind && bind->capacity && bind->headroom() < 0
                            ? fmt::format(" is {} short", format_bytes(uint64_t(-bind->headroom())))
                            : "");
@@ -109,7 +110,7 @@ void one_plan(std::string& out, const ModelSpec& m, const Hardware& hw, const Pl
 
 }  // namespace
 
-std::string fit_text(const ModelSpec& m, const Hardware& hw, const std::vector<Plan>& plans) {
+std::string fit_text(const ModelSpec& m, const Hardware& hw, const std::vector<Plan>& plans, bool color) {
   std::string out;
   out += fmt::format("model: {} — {}, {} parameters{}, {}, weights {} ({})\n", m.name, m.architecture,
                      params(m.n_params),
@@ -134,14 +135,15 @@ std::string fit_text(const ModelSpec& m, const Hardware& hw, const std::vector<P
       uint64_t gpu = 0;
       for (const DeviceUse& d : p.devices)
         if (d.name != "host") gpu += d.used;
-      out += fmt::format("  {:<14} {:>12} {:>12} {:>12} {:>12} {:>10} {:>12} {:>8}\n", to_string(p.runtime),
+      out += fmt::format("  {:<14} {:>12} {:>12} {:>12} {:>12} {:>10} {:>12} {}\n", to_string(p.runtime),
                          format_bytes(b[0]), format_bytes(b[1]), format_bytes(b[2]), gpu ? format_bytes(gpu) : "-",
-                         format_bytes(p.host_bytes), p.max_context, p.fits ? "yes" : "no");
+                         format_bytes(p.host_bytes), p.max_context,
+                         text::paint(color, p.fits ? "32" : "31", fmt::format("{:>8}", p.fits ? "yes" : "no")));
     }
   }
   for (const Plan& p : plans) {
     out += "\n";
-    one_plan(out, m, hw, p);
+    one_plan(out, m, hw, p, color);
   }
   return out;
 }

@@ -11,7 +11,9 @@
 
 namespace aimem::render {
 
-std::string fit_text(const fit::ModelSpec& m, const fit::Hardware& hw, const std::vector<fit::Plan>& plans);
+// `color`: the verdicts in colour, for a terminal.
+std::string fit_text(const fit::ModelSpec& m, const fit::Hardware& hw, const std::vector<fit::Plan>& plans,
+                     bool color = false);
 nlohmann::json fit_json(const fit::ModelSpec& m, const fit::Hardware& hw, const fit::Plan& p);
 
 }  // namespace aimem::render

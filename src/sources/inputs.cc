@@ -144,13 +144,14 @@ void read_path(const std::filesystem::path& path, uint32_t& index, size_t& files
     }
     std::vector<std::filesystem::path> entries;
     std::error_code ec;
-    for (std::filesystem::directory_iterator it(path, std::filesystem::directory_options::skip_permission_denied, ec), end;
+    // No skip_permission_denied: a folder that cannot be listed is named, with why.
+    for (std::filesystem::directory_iterator it(path, ec), end;
          !ec && it != end; it.increment(ec)) {
       if (it->is_symlink(ec)) continue;  // no loops, nothing outside what was named
       entries.push_back(it->path());
       if (entries.size() > options.max_files * 2) break;
     }
-    if (ec) reports.push_back({name, false, fmt::format("{}: cannot list: {}", name, ec.message()), 0, 0});
+    if (ec) reports.push_back({name, false, fmt::format("{}: cannot read this folder: {}", name, ec.message()), 0, 0});
     std::sort(entries.begin(), entries.end());
     for (const auto& e : entries) {
       if (files >= options.max_files) {

@@ -55,6 +55,7 @@ KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, Fa
   std::string path = root == "/" ? "/dev/kmsg" : root + "/dev/kmsg";
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
+    result.error = errno;
     result.problem = fmt::format("cannot read the kernel log {}: {}{}", path, std::strerror(errno),
                                  errno == EACCES || errno == EPERM ? " (run as root, or pass `dmesg -T` output as a file)" : "");
     return result;

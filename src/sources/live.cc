@@ -17,6 +17,8 @@ LiveReport collect_live(const LiveOptions& o, FactSink& sink) {
 
   KmsgResult kmsg = read_kmsg(root, boot, sink);
   report.kernel_log_read = kmsg.read;
+  report.kernel_log_problem = kmsg.problem;
+  report.kernel_log_errno = kmsg.error;
   if (!kmsg.read) report.warnings.push_back(kmsg.problem);
   else report.notes.push_back(fmt::format("kernel log: {} records read{}", kmsg.records,
                                           kmsg.first_us ? " back to " + timeutil::format_human(*kmsg.first_us) : ""));
@@ -51,6 +53,7 @@ LiveReport collect_live(const LiveOptions& o, FactSink& sink) {
 
   ProcSummary proc = read_proc(root, o.pid, sink);
   if (!proc.meminfo) report.warnings.push_back(fmt::format("cannot read {}/proc/meminfo", root == "/" ? "" : root));
+  report.vmstat_oom_kills = proc.vmstat_oom_kills;
   if (proc.vmstat_oom_kills) report.notes.push_back(fmt::format("kernel OOM kills since boot (/proc/vmstat oom_kill): {}", *proc.vmstat_oom_kills));
   if (proc.psi_some_avg10 && (*proc.psi_some_avg10 > 10.0 || proc.psi_full_avg10.value_or(0) > 5.0))
     report.notes.push_back(fmt::format("memory pressure now: PSI some avg10={:.2f}% full avg10={:.2f}%", *proc.psi_some_avg10, proc.psi_full_avg10.value_or(0)));

@@ -24,6 +24,9 @@ struct LiveOptions {
 struct LiveReport {
   bool usable = true;                 // false: nothing at all could be read
   bool kernel_log_read = false;
+  std::string kernel_log_problem;     // why not
+  int kernel_log_errno = 0;           // ENOENT: a captured tree without dev/kmsg
+  std::optional<uint64_t> vmstat_oom_kills;  // kernel OOM kills since boot (/proc/vmstat)
   std::vector<std::string> warnings;  // a source that could not be read, and why
   std::vector<std::string> notes;     // what was read, in one line each
 };
@@ -34,6 +37,7 @@ LiveReport collect_live(const LiveOptions& options, FactSink& sink);
 struct KmsgResult {
   bool read = false;
   std::string problem;
+  int error = 0;  // errno of the failure, 0 when read
   uint64_t records = 0;
   std::optional<int64_t> first_us;  // wall time of the oldest record read
 };

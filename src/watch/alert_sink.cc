@@ -1,15 +1,20 @@
 // Alert delivery: a line on stderr, a JSON line appended to the log, the
 // user's --on-alert command and a webhook POST. The command and the webhook run
 // on one worker thread behind a bounded queue, each cut off after timeout_ms,
-// so the sampler never waits on them. The webhook's name lookup (getaddrinfo)
+// so the sampler never waits on them, and the exit never waits on a command
+// (its supervisor process cuts it off; see run_command). The webhook's name lookup (getaddrinfo)
 // is not bounded by the timeout; it delays only the worker. A failing channel is reported once on
 // stderr (again only after it has worked in between), never fatal.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <time.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -40,6 +45,78 @@ bool write_all(int fd, const std::string& s) {
   return true;
 }
 
+void close_from(int first) {
+  if (::syscall(SYS_close_range, first, ~0U, 0) == 0) return;
+  rlimit rl{};
+  int top = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? int(rl.rlim_cur) : 65536;
+  for (int fd = first; fd < top; ++fd) ::close(fd);
+}
+
+// The supervisor (see run_command), in the child of fork(): async-signal-safe
+// calls only. stdin becomes `in`, the result pipe fd 3, stdout a copy of
+// stderr; nothing else of aimem's stays open (the command's output goes to
+// aimem's stderr).
+[[noreturn]] void supervise(int in, int result, char* const argv[], char* const envp[], int timeout_ms) {
+  ::setpgid(0, 0);  // out of aimem's process group: a ^C at aimem's terminal is aimem's
+  if (::dup2(in, 0) < 0 || ::dup2(result, 3) < 0) ::_exit(1);
+  if (in == 0) ::fcntl(0, F_SETFD, 0);  // dup2 onto itself keeps close-on-exec
+  ::dup2(2, 1);  // not aimem's stdout: whoever reads it must not wait on a hook
+  close_from(4);
+  auto report = [](int how, int value) {
+    int out[2] = {how, value};
+    ssize_t ignored = ::write(3, out, sizeof out);
+    (void)ignored;
+    ::_exit(0);
+  };
+  int started[2];
+  if (::pipe2(started, O_CLOEXEC) != 0) report(3, errno);
+  pid_t cmd = ::fork();
+  if (cmd < 0) report(3, errno);
+  if (cmd == 0) {
+    ::setpgid(0, 0);  // its own group, so a timeout kills whatever it started
+    ::close(3);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);  // the HTTP server's SIG_IGN is no business of the command's
+    ::execve("/bin/sh", argv, envp);
+    int e = errno;
+    ssize_t ignored = ::write(started[1], &e, sizeof e);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::close(started[1]);
+  int exec_errno = 0;
+  if (::read(started[0], &exec_errno, sizeof exec_errno) == ssize_t(sizeof exec_errno)) {
+    ::waitpid(cmd, nullptr, 0);
+    report(3, exec_errno);
+  }
+  ::close(started[0]);
+  auto now_ms = [] {
+    timespec t{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    return int64_t(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
+  };
+  const int64_t deadline_ms = now_ms() + timeout_ms;
+  const timespec step{0, 5 * 1000000};
+  for (;;) {
+    int status = 0;
+    pid_t w = ::waitpid(cmd, &status, WNOHANG);
+    if (w == cmd) {
+      if (WIFEXITED(status)) report(0, WEXITSTATUS(status));
+      report(1, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    }
+    if (w < 0 && errno != EINTR) report(3, errno);
+    if (now_ms() >= deadline_ms) {
+      ::kill(-cmd, SIGKILL);
+      while (::waitpid(cmd, &status, 0) < 0 && errno == EINTR) {
+      }
+      report(2, 0);
+    }
+    ::nanosleep(&step, nullptr);
+  }
+}
+
 }  // namespace
 
 AlertSink::AlertSink(Delivery d) : d_(std::move(d)) {
@@ -50,10 +127,14 @@ AlertSink::~AlertSink() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
+    stop_deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(d_.timeout_ms);
   }
+  stopping_ = true;
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
+
+bool AlertSink::stopping() const { return stopping_.load(); }
 
 void AlertSink::report_failure(const std::string& channel, const std::string& what) {
   {
@@ -114,20 +195,35 @@ void AlertSink::worker() {
     busy_ = true;
     lock.unlock();
     if (!d_.on_alert_cmd.empty()) run_command(a);
-    if (!d_.webhook_url.empty()) post_webhook(a);
+    // Past the stop deadline the webhooks still queued are given up (said
+    // once): the exit waits at most one timeout for all of them together.
+    if (!d_.webhook_url.empty()) {
+      if (!stopping() || std::chrono::steady_clock::now() < stop_deadline_) post_webhook(a);
+      else if (!webhook_abandoned_) {
+        webhook_abandoned_ = true;
+        std::fprintf(stderr, "aimem: exiting: alerts still queued for the webhook are not sent\n");
+      }
+    }
     lock.lock();
     busy_ = false;
     idle_cv_.notify_all();
   }
 }
 
+// The command runs under a small supervisor process of its own (a fork that
+// never execs: only async-signal-safe calls), which enforces the timeout and
+// reports the command's end on a pipe. The worker waits on that pipe, not on
+// the command: when aimem stops, it stops waiting and exits at once, and the
+// supervisor, left behind, still kills a command that outlives its timeout.
+// It holds none of aimem's descriptors (the /metrics socket, the store, the
+// pipes of whoever reads aimem's output), only the command's stdin and stderr.
 void AlertSink::run_command(const Alert& a) {
   const std::string channel = "command '" + d_.on_alert_cmd + "'";
   // The JSON goes into a pipe before the command starts (an alert is far below
   // the 64 KiB pipe buffer), so a command that never reads stdin cannot block us
   // and no SIGPIPE can reach this process.
   std::string body = alert_json(a).dump() + "\n";
-  int in[2];
+  int in[2], result[2];
   if (::pipe2(in, O_CLOEXEC) != 0) return report_failure(channel, std::strerror(errno));
   ::fcntl(in[1], F_SETFL, O_NONBLOCK);
   bool wrote = write_all(in[1], body);
@@ -135,6 +231,10 @@ void AlertSink::run_command(const Alert& a) {
   if (!wrote) {
     ::close(in[0]);
     return report_failure(channel, "the alert JSON did not fit the pipe");
+  }
+  if (::pipe2(result, O_CLOEXEC) != 0) {
+    ::close(in[0]);
+    return report_failure(channel, std::strerror(errno));
   }
 
   std::vector<std::string> env;
@@ -153,40 +253,50 @@ void AlertSink::run_command(const Alert& a) {
   envp.push_back(nullptr);
   std::string sh = "/bin/sh", dash_c = "-c", cmd = d_.on_alert_cmd;
   char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
+  const int timeout_ms = d_.timeout_ms;
 
-  // Own process group, so a timeout kills the command and whatever it started.
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, 2, 1);  // its output goes to our stderr, never our stdout
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  ::close(in[0]);
-  if (rc != 0) return report_failure(channel, std::strerror(rc));
-
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d_.timeout_ms);
-  int status = 0;
-  for (;;) {
-    pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) return report_failure(channel, std::strerror(errno));
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(-pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      return report_failure(channel, fmt::format("still running after {} ms, killed", d_.timeout_ms));
-    }
-    ::usleep(5000);
+  pid_t supervisor = ::fork();
+  if (supervisor < 0) {
+    int err = errno;
+    ::close(in[0]);
+    ::close(result[0]);
+    ::close(result[1]);
+    return report_failure(channel, std::strerror(err));
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return report_success(channel);
-  report_failure(channel, WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
-                                            : fmt::format("killed by signal {}", WTERMSIG(status)));
+  if (supervisor == 0) supervise(in[0], result[1], argv, envp.data(), timeout_ms);  // never returns
+  ::close(in[0]);
+  ::close(result[1]);
+
+  // Outcome: {how, value}: 0 exited with value, 1 killed by signal value,
+  // 2 timed out and killed, 3 could not start (errno value).
+  int outcome[2] = {3, 0};
+  size_t got = 0;
+  while (got < sizeof outcome) {
+    if (stopping()) {  // aimem is exiting: the supervisor finishes alone
+      ::close(result[0]);
+      return;
+    }
+    pollfd p{result[0], POLLIN, 0};
+    int rc = ::poll(&p, 1, 50);
+    if (rc < 0 && errno != EINTR) break;
+    if (rc <= 0) continue;
+    ssize_t n = ::read(result[0], reinterpret_cast<char*>(outcome) + got, sizeof outcome - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += size_t(n);
+  }
+  ::close(result[0]);
+  while (::waitpid(supervisor, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  if (got < sizeof outcome) return report_failure(channel, "its supervisor ended without a result");
+  switch (outcome[0]) {
+    case 0:
+      if (outcome[1] == 0) return report_success(channel);
+      return report_failure(channel, fmt::format("exit status {}", outcome[1]));
+    case 1: return report_failure(channel, fmt::format("killed by signal {}", outcome[1]));
+    case 2: return report_failure(channel, fmt::format("still running after {} ms, killed", timeout_ms));
+    default: return report_failure(channel, std::strerror(outcome[1]));
+  }
 }
 
 void AlertSink::post_webhook(const Alert& a) {
@@ -203,13 +313,19 @@ void AlertSink::post_webhook(const Alert& a) {
   const std::string path = u->path.empty() ? "/" : u->path;
   const std::string body = alert_json(a).dump();
   if (tls) {
-    auto r = net::post_tls(host, port, path, "application/json", body, d_.timeout_ms);
+    int timeout_ms = d_.timeout_ms;
+    if (stopping())
+      timeout_ms = int(std::clamp<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(stop_deadline_ - std::chrono::steady_clock::now()).count(), 1, timeout_ms));
+    auto r = net::post_tls(host, port, path, "application/json", body, timeout_ms);
     if (!r) return report_failure(channel, r.error().message);
     if (*r < 200 || *r >= 300) return report_failure(channel, fmt::format("HTTP {}", *r));
     return report_success(channel);
   }
   net::Options opt;
-  opt.connect_timeout_s = opt.read_timeout_s = opt.write_timeout_s = d_.timeout_ms / 1000.0;
+  int timeout_ms = d_.timeout_ms;
+  if (stopping())  // the exit waits for what is left of the stop deadline, no more
+    timeout_ms = int(std::clamp<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(stop_deadline_ - std::chrono::steady_clock::now()).count(), 1, timeout_ms));
+  opt.connect_timeout_s = opt.read_timeout_s = opt.write_timeout_s = timeout_ms / 1000.0;
   net::Request req;
   req.method = "POST";
   req.target = path;

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"
 
@@ -175,7 +176,11 @@ std::vector<Alert> AlertEngine::observe(const Sample& s) {
     a.time_us = now;
     a.key = std::move(key);
     a.severity = std::move(severity);
-    a.message = std::move(message);
+    // Pool labels, process names and scrape targets come from outside: a
+    // cgroup or a process can be named with terminal escapes. Every channel
+    // (stderr, the log, the command's environment, the webhook, the store)
+    // carries this message, so it is made printable once, here.
+    a.message = text::printable(message);
     if (p) {
       a.pool_id = p->pool_id;
       a.used = p->used;

@@ -5,6 +5,8 @@
 // touches the outside world.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -132,6 +134,9 @@ class AlertEngine {
 // Where alerts go. stderr and the log file are written at once; the command
 // and the webhook run on a worker thread with a bounded queue, so a slow or
 // hanging receiver never stalls the sampler (each is cut off after timeout_ms).
+// The exit never waits on a command: each runs under a supervisor process that
+// enforces its timeout even after aimem is gone. Webhooks still queued at the
+// exit share one timeout_ms between them.
 struct Delivery {
   bool to_stderr = true;
   std::string log_path;      // JSON lines, appended
@@ -143,7 +148,9 @@ struct Delivery {
 class AlertSink {
  public:
   explicit AlertSink(Delivery delivery);
-  ~AlertSink();  // delivers what is queued (each bounded by the timeout), then stops
+  // Starts the commands still queued without waiting for them, posts the
+  // queued webhooks within one timeout_ms, then stops.
+  ~AlertSink();
   AlertSink(const AlertSink&) = delete;
   AlertSink& operator=(const AlertSink&) = delete;
   void deliver(const Alert& alert);
@@ -152,6 +159,7 @@ class AlertSink {
 
  private:
   void worker();
+  bool stopping() const;
   void run_command(const Alert& alert);
   void post_webhook(const Alert& alert);
   void report_failure(const std::string& channel, const std::string& what);
@@ -162,6 +170,9 @@ class AlertSink {
   std::condition_variable cv_, idle_cv_;
   std::deque<Alert> queue_;
   bool busy_ = false, stop_ = false;
+  std::atomic<bool> stopping_{false};
+  std::chrono::steady_clock::time_point stop_deadline_;  // set before stopping_
+  bool webhook_abandoned_ = false;                        // worker thread only
   size_t dropped_ = 0;
   std::map<std::string, bool> failing_;  // channel -> failure already reported
   std::thread thread_;

@@ -3,7 +3,10 @@
 // (v2; it has the memory controller when its cgroup.controllers lists it).
 #include "watch/cgroup_ctl.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <thread>
 #include <fmt/format.h>
 
@@ -46,6 +50,86 @@ bool lists_memory(const std::optional<std::string>& controllers) {
   if (!controllers) return false;
   for (auto w : text::split(text::trim(*controllers), ' '))
     if (w == "memory") return true;
+  return false;
+}
+
+// Where `aimem run` puts its cgroups: a child of our own memory cgroup where
+// the hierarchy allows it (v1 always; v2 when our cgroup already delegates
+// the memory controller), else, on v2, a child of the root. "" with *error
+// when neither can hold one.
+std::string run_parent(const std::string& root, const MemoryHierarchy& h, std::string* error) {
+  std::string parent = own_memory_cgroup(root);
+  if (h.version != 2) return parent;
+  // v2's "no internal processes" rule: our own cgroup holds us, so it can
+  // give children the memory controller only if it already does.
+  auto sub = [&](const std::string& rel) {
+    return lists_memory(read_small_file(h.mount + (rel == "/" ? "" : rel) + "/cgroup.subtree_control"));
+  };
+  if (sub(parent)) return parent;
+  if (sub("/")) return "/";
+  *error = fmt::format(
+      "cgroup v2 at {}: neither our cgroup {} nor the root delegates the memory controller to children; "
+      "run under `systemd-run --scope -p MemoryMax=SIZE aimem run -- ...` or enable +memory in the root's "
+      "cgroup.subtree_control",
+      h.mount, parent);
+  return "";
+}
+
+bool owner_gone(const std::string& root, pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  // "PID (comm) S ...": the state follows the last ')'.
+  auto stat = read_small_file(under(root, fmt::format("/proc/{}/stat", pid)), 4096);
+  if (!stat) return false;
+  size_t close = stat->rfind(')');
+  return close != std::string::npos && close + 2 < stat->size() && ((*stat)[close + 2] == 'Z' || (*stat)[close + 2] == 'X');
+}
+
+// Kills every process in the cgroup at `dir` and removes it, with system
+// calls only (no allocation, no locks): the guard runs it in a forked child of
+// a process with threads. procs and kill_file are dir's cgroup.procs and, on
+// v2, cgroup.kill ("" on v1).
+bool empty_and_remove(const char* dir, const char* procs, const char* kill_file) {
+  if (kill_file[0]) {
+    int fd = ::open(kill_file, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      ssize_t ignored = ::write(fd, "1", 1);
+      (void)ignored;
+      ::close(fd);
+    }
+  }
+  const timespec pause{0, 20 * 1000000};
+  for (int round = 0; round < 50; ++round) {  // forks racing the kill: a few rounds
+    int fd = ::open(procs, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) break;
+    char buf[16384];
+    bool any = false;
+    long pid = 0;
+    bool in_number = false;
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      for (ssize_t i = 0; i < n; ++i) {
+        if (buf[i] >= '0' && buf[i] <= '9') {
+          pid = pid * 10 + (buf[i] - '0');
+          in_number = true;
+        } else {
+          if (in_number && pid > 0) ::kill(pid_t(pid), SIGKILL), any = true;
+          pid = 0;
+          in_number = false;
+        }
+      }
+    }
+    if (in_number && pid > 0) ::kill(pid_t(pid), SIGKILL), any = true;
+    ::close(fd);
+    if (!any) break;
+    ::nanosleep(&pause, nullptr);
+  }
+  for (int i = 0; i < 100; ++i) {  // the kernel lists exiting tasks a little longer
+    if (::rmdir(dir) == 0 || errno == ENOENT) return true;
+    if (errno != EBUSY) return false;
+    ::nanosleep(&pause, nullptr);
+  }
   return false;
 }
 
@@ -89,25 +173,8 @@ std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& root, const std:
     *error = "no memory cgroup controller is mounted on this host";
     return nullptr;
   }
-  std::string parent = own_memory_cgroup(root);
-  if (h.version == 2) {
-    // v2's "no internal processes" rule: our own cgroup holds us, so it can
-    // give children the memory controller only if it already does.
-    auto sub = [&](const std::string& rel) {
-      return lists_memory(read_small_file(h.mount + (rel == "/" ? "" : rel) + "/cgroup.subtree_control"));
-    };
-    if (!sub(parent)) {
-      if (!sub("/")) {
-        *error = fmt::format(
-            "cgroup v2 at {}: neither our cgroup {} nor the root delegates the memory controller to children; "
-            "run under `systemd-run --scope -p MemoryMax=SIZE aimem run -- ...` or enable +memory in the root's "
-            "cgroup.subtree_control",
-            h.mount, parent);
-        return nullptr;
-      }
-      parent = "/";
-    }
-  }
+  std::string parent = run_parent(root, h, error);
+  if (parent.empty()) return nullptr;
   std::unique_ptr<RunCgroup> cg(new RunCgroup());
   cg->version_ = h.version;
   cg->path_ = (parent == "/" ? "" : parent) + "/" + name;
@@ -144,6 +211,98 @@ RunCgroup::~RunCgroup() {
     kill_all();
     remove(&ignored);
   }
+  release_guard();
+}
+
+std::vector<std::string> RunCgroup::remove_stale(const std::string& root, const std::string& prefix,
+                                                  std::vector<std::string>* errors) {
+  std::vector<std::string> removed;
+  MemoryHierarchy h = find_memory_hierarchy(root);
+  if (h.version == 0) return removed;
+  std::string ignored;
+  std::string parent = run_parent(root, h, &ignored);
+  if (parent.empty()) return removed;
+  const std::string base = parent == "/" ? "" : parent;
+  DIR* d = ::opendir((h.mount + base).c_str());
+  if (!d) return removed;
+  std::vector<std::string> stale;
+  while (dirent* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (!text::starts_with(name, prefix)) continue;
+    std::string_view digits = name.substr(prefix.size());
+    std::string_view rest;
+    auto pid = text::parse_u64(digits, &rest);
+    if (!pid || !rest.empty() || *pid == 0 || *pid > INT32_MAX || pid_t(*pid) == ::getpid()) continue;
+    // The owner is gone when no process has its pid, or only its zombie
+    // (killed, not yet reaped). A live pid is left alone even if it was
+    // reused: a cgroup of a run that may still be going is never touched.
+    if (!owner_gone(root, pid_t(*pid))) continue;
+    stale.emplace_back(name);
+  }
+  ::closedir(d);
+  for (const std::string& name : stale) {
+    std::string rel = base + "/" + name, dir = h.mount + rel;
+    std::string procs = dir + "/cgroup.procs", kill_file = h.version == 2 ? dir + "/cgroup.kill" : "";
+    if (empty_and_remove(dir.c_str(), procs.c_str(), kill_file.c_str()))
+      removed.push_back(rel);
+    else if (errors)
+      errors->push_back(fmt::format("cannot remove the cgroup {} left by a killed aimem run: {}", dir, std::strerror(errno)));
+  }
+  return removed;
+}
+
+bool RunCgroup::start_guard(std::string* error) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) {
+    *error = fmt::format("cannot start the cgroup's guard: pipe: {}", std::strerror(errno));
+    return false;
+  }
+  // Everything the child needs, prepared before fork().
+  const std::string procs = dir_ + "/cgroup.procs", kill_file = version_ == 2 ? dir_ + "/cgroup.kill" : "";
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    *error = fmt::format("cannot start the cgroup's guard: fork: {}", std::strerror(errno));
+    ::close(p[0]);
+    ::close(p[1]);
+    return false;
+  }
+  if (pid == 0) {
+    // The guard: async-signal-safe calls only. Its own process group and
+    // ignored signals, so a ^C or a hangup meant for aimem and the command
+    // leaves it to do its one job; no descriptor of aimem's but its pipe.
+    ::setpgid(0, 0);
+    for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2}) ::signal(sig, SIG_IGN);
+    if (p[0] != 3 && ::dup2(p[0], 3) < 0) ::_exit(1);
+    int null = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd)
+      if (null >= 0 && null != fd) ::dup2(null, fd);
+    if (::syscall(SYS_close_range, 4, ~0U, 0) != 0)
+      for (int fd = 4; fd < 4096; ++fd) ::close(fd);
+    char byte;
+    for (;;) {
+      ssize_t n = ::read(3, &byte, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 1) ::_exit(0);  // released: aimem cleans up itself
+      break;                   // EOF: aimem is gone without a word
+    }
+    empty_and_remove(dir_.c_str(), procs.c_str(), kill_file.c_str());
+    ::_exit(0);
+  }
+  ::close(p[0]);
+  guard_pid_ = pid;
+  guard_fd_ = p[1];
+  return true;
+}
+
+void RunCgroup::release_guard() {
+  if (guard_fd_ < 0) return;
+  ssize_t ignored = ::write(guard_fd_, "r", 1);
+  (void)ignored;
+  ::close(guard_fd_);
+  guard_fd_ = -1;
+  while (::waitpid(guard_pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  guard_pid_ = -1;
 }
 
 bool RunCgroup::add_process(pid_t pid, std::string* error) {

@@ -37,6 +37,22 @@ class RunCgroup {
   RunCgroup(const RunCgroup&) = delete;
   RunCgroup& operator=(const RunCgroup&) = delete;
 
+  // Removes what an `aimem run` killed outright (SIGKILL: no handler ran)
+  // left behind: the cgroups named PREFIX<pid> where this process would
+  // create its own, whose <pid> no longer exists, after killing whatever
+  // still runs in them. Returns the paths removed (relative to the
+  // hierarchy); problems go to *errors, one line each.
+  static std::vector<std::string> remove_stale(const std::string& root, const std::string& prefix,
+                                               std::vector<std::string>* errors);
+
+  // Starts a guard: a small process outside the cgroup that, when this
+  // process ends without release_guard() (SIGKILL, a crash), kills every
+  // process left in the cgroup and removes it. false with *error when it
+  // cannot start (the run goes on; remove_stale() is the fallback).
+  bool start_guard(std::string* error);
+  // This process cleans up itself: the guard ends without touching anything.
+  void release_guard();
+
   bool add_process(pid_t pid, std::string* error);
   std::vector<pid_t> pids() const;
   // Kills every process still in the cgroup (what the command left behind).
@@ -55,6 +71,8 @@ class RunCgroup {
   int version_ = 0;
   std::optional<uint64_t> limit_;
   bool removed_ = false;
+  pid_t guard_pid_ = -1;
+  int guard_fd_ = -1;  // the write end of the guard's pipe; its EOF means we are gone
 };
 
 }  // namespace aimem::watch

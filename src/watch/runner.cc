@@ -4,10 +4,14 @@
 // sample costs one wake-up and the exit is seen at once. Signals aimem gets
 // are forwarded to CMD, except SIGINT/SIGQUIT typed at the terminal, which
 // the kernel already sent to CMD's process group (forwarding would double
-// them, as tini documents).
+// them, as tini documents). However aimem ends, CMD does not outlive it: CMD
+// has PR_SET_PDEATHSIG, and a guard process (RunCgroup::start_guard) kills
+// what CMD started and removes the cgroup when aimem is killed outright; a
+// later run removes a cgroup whose guard was killed too (remove_stale).
 #include "watch/runner.h"
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -16,8 +20,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <fmt/format.h>
@@ -41,6 +47,7 @@ namespace aimem::watch {
 namespace {
 
 constexpr size_t kMaxKeptSamples = 4000;  // in memory; the recording keeps all
+constexpr const char* kCgroupPrefix = "aimem-run-";  // + aimem's pid: whose cgroup it is
 
 std::atomic<pid_t> g_child{0};
 
@@ -137,13 +144,54 @@ std::string join_command(const std::vector<std::string>& cmd) {
     bool plain = !a.empty() && a.find_first_of(" \t\"'\\$`;&|<>()") == std::string::npos;
     out += plain ? a : "'" + a + "'";
   }
-  return out;
+  return text::printable(out);
 }
 
 const CgroupSample* find_cgroup(const Sample& s, const std::string& path) {
   for (const auto& c : s.cgroups)
     if (c.path == path) return &c;
   return nullptr;
+}
+
+// A command that exits with an error status of its own (no signal), in a
+// cgroup that recorded no OOM kill and peaked well under its limit, with no
+// memory failure in its stderr or the kernel log: the recording rules memory
+// out, and saying "unknown" with a page of checks would send people the
+// wrong way.
+void rule_out_memory(RunResult& r) {
+  Diagnosis& d = *r.diagnosis;
+  if (r.signal || r.cgroup_path.empty() || !r.cgroup_oom_kills || *r.cgroup_oom_kills > 0) return;
+  if (d.layer != Layer::unknown && d.layer != Layer::none) return;
+  std::optional<uint64_t> peak = r.cgroup_peak;
+  for (const auto& s : r.samples)
+    if (const CgroupSample* c = find_cgroup(s, r.cgroup_path); c && c->usage) peak = std::max(peak.value_or(0), *c->usage);
+  if (!peak) return;
+  const bool limited = r.cgroup_limit && *r.cgroup_limit > 0 && *r.cgroup_limit < (1ULL << 62);
+  const double ratio = limited ? double(*peak) / double(*r.cgroup_limit) : 0;
+  if (limited && ratio >= 0.9) return;  // close to the limit: memory may well have been the trouble
+  const double pct = std::round(ratio * 100);
+  r.verdict = !limited ? fmt::format("not memory: peak {}, no OOM kill", units::format_bytes(*peak))
+              : pct < 1 ? std::string("not memory: peak under 1% of the limit, no OOM kill")
+                        : fmt::format("not memory: peak {:.0f}% of the limit, no OOM kill", pct);
+  Incident inc;
+  inc.layer = Layer::not_memory;
+  inc.cause = Cause::not_memory;
+  inc.confidence = 0.8;
+  inc.summary = r.verdict;
+  inc.time_us = r.end_us;
+  inc.pool.name = "cgroup " + r.cgroup_path;
+  inc.pool.used_bytes = peak;
+  if (limited) inc.pool.limit_bytes = r.cgroup_limit;
+  inc.reasons.push_back(fmt::format("the command exited with status {} of its own: no signal ended it", r.exit_status));
+  inc.reasons.push_back("its cgroup recorded no OOM kill");
+  inc.reasons.push_back(limited ? fmt::format("its memory peaked at {} of the {} limit", units::format_bytes(*peak), units::format_bytes(*r.cgroup_limit))
+                                : fmt::format("its memory peaked at {}", units::format_bytes(*peak)));
+  inc.fixes.push_back({"look at the command's own error output for why it failed", "the failure was not about memory"});
+  d.incidents.clear();
+  d.incidents.push_back(std::move(inc));
+  d.layer = Layer::not_memory;
+  d.cause = Cause::not_memory;
+  d.confidence = 0.8;
 }
 
 }  // namespace
@@ -157,8 +205,14 @@ RunResult run_command(const RunOptions& o) {
   }
   std::unique_ptr<RunCgroup> cg;
   if (o.cgroup) {
+    // A run killed outright (SIGKILL) whose guard was killed too left its
+    // cgroup, limit and processes behind: its name says whose it was.
+    std::vector<std::string> errs;
+    for (const auto& path : RunCgroup::remove_stale(o.root, kCgroupPrefix, &errs))
+      r.warnings.push_back(fmt::format("removed the cgroup {} left behind by an aimem run that was killed (its pid is gone)", path));
+    for (auto& e : errs) r.warnings.push_back(std::move(e));
     std::string err;
-    cg = RunCgroup::create(o.root, fmt::format("aimem-run-{}", ::getpid()), o.memory_limit, &err);
+    cg = RunCgroup::create(o.root, fmt::format("{}{}", kCgroupPrefix, ::getpid()), o.memory_limit, &err);
     if (!cg) {
       if (o.memory_limit) {
         r.problem = fmt::format("cannot apply --memory-limit: {}", err);
@@ -169,6 +223,8 @@ RunResult run_command(const RunOptions& o) {
     } else {
       r.cgroup_path = cg->path();
       r.cgroup_limit = o.memory_limit;
+      // If aimem is killed outright, the guard empties and removes the cgroup.
+      if (!cg->start_guard(&err)) r.warnings.push_back(err);
     }
   } else if (o.memory_limit) {
     r.problem = "--memory-limit needs a cgroup; it cannot be combined with --no-cgroup";
@@ -203,6 +259,7 @@ RunResult run_command(const RunOptions& o) {
 
   SignalForwarding forwarding;
   r.start_us = timeutil::now_us();
+  const pid_t self = ::getpid();
   pid_t child = ::fork();
   if (child < 0) {
     r.problem = fmt::format("fork: {}", std::strerror(errno));
@@ -215,9 +272,16 @@ RunResult run_command(const RunOptions& o) {
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : kForwarded) ::signal(sig, SIG_DFL);
+    // CMD dies with aimem, however aimem ends (SIGKILL runs no handler); what
+    // CMD started is the cgroup guard's to kill. Kept across exec, cleared
+    // only by a set-user-ID program.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != self) ::_exit(127);  // aimem died before the line above
     char byte;
-    while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
+    ssize_t got;
+    while ((got = ::read(go[0], &byte, 1)) < 0 && errno == EINTR) {
     }
+    if (got != 1) ::_exit(127);  // aimem is gone: CMD never starts outside its cgroup
     if (err_pipe[1] >= 0) ::dup2(err_pipe[1], 2);
     ::execvp(argv[0], argv.data());
     int e = errno;
@@ -352,6 +416,7 @@ RunResult run_command(const RunOptions& o) {
     for (auto& w : live.warnings) diag.warnings.push_back(std::move(w));
     if (cg) apply_trend(diag, r.trend, "cgroup:" + cg->path());
     r.diagnosis = std::move(diag);
+    rule_out_memory(r);
   }
   if (store) {
     store->set_meta("exit_status", std::to_string(r.exit_status));
@@ -394,8 +459,10 @@ std::vector<PoolPeak> pool_peaks(const RunResult& r) {
     for (const auto& g : s.gpus)
       if (g.used && !g.unified) bump(fmt::format("GPU {}", g.index), *g.used, g.total);
     for (const auto& p : s.processes) {
-      bump(fmt::format("process {} (pid {})", p.comm, p.pid), std::max(p.rss, p.hwm.value_or(0)), std::nullopt);
-      if (p.gpu_bytes) bump(fmt::format("GPU memory of {} (pid {})", p.comm, p.pid), *p.gpu_bytes, std::nullopt);
+      // A process names itself: its name can hold terminal escapes.
+      const std::string comm = text::printable(p.comm);
+      bump(fmt::format("process {} (pid {})", comm, p.pid), std::max(p.rss, p.hwm.value_or(0)), std::nullopt);
+      if (p.gpu_bytes) bump(fmt::format("GPU memory of {} (pid {})", comm, p.pid), *p.gpu_bytes, std::nullopt);
     }
   }
   if (r.cgroup_peak && !r.cgroup_path.empty()) bump("cgroup " + r.cgroup_path, *r.cgroup_peak, r.cgroup_limit);
@@ -445,6 +512,7 @@ nlohmann::json run_result_json(const RunOptions& o, const RunResult& r) {
   j["samples"] = r.samples_recorded;
   j["recording"] = o.record.empty() ? json(nullptr) : json(o.record);
   j["diagnosis"] = r.diagnosis ? diagnosis_to_json(*r.diagnosis) : json(nullptr);
+  j["verdict"] = r.verdict.empty() ? json(nullptr) : json(r.verdict);
   j["warnings"] = r.warnings;
   return j;
 }
@@ -473,12 +541,14 @@ std::string run_result_text(const RunOptions& o, const RunResult& r, bool color)
                        timeutil::format_duration(static_cast<double>(r.alerts.front().time_us - r.start_us) / 1e6));
   for (const auto& f : r.trend)
     if (f.shape != Shape::flat && f.shape != Shape::unknown && !f.summary.empty()) out += "trend: " + f.summary + "\n";
-  if (r.diagnosis) {
+  if (!r.verdict.empty()) {
+    out += r.verdict + "\n";
+  } else if (r.diagnosis) {
     TextStyle style;
     style.color = color;
     out += "\n" + render_text(*r.diagnosis, style);
   }
-  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+  for (const auto& w : r.warnings) out += "warning: " + text::printable(w) + "\n";
   if (!o.record.empty())
     out += fmt::format("recording: {} ({} samples); render it with `aimem report {}`\n", o.record, r.samples_recorded,
                        o.record);

@@ -45,6 +45,10 @@ struct RunResult {
   std::vector<Alert> alerts;
   std::vector<TrendFinding> trend;
   std::optional<Diagnosis> diagnosis;  // when CMD ended abnormally
+  // "not memory: peak 2% of the limit, no OOM kill": CMD exited with an error
+  // status of its own while the recording rules memory out. The diagnosis is
+  // then not_memory, and people get this line instead of a report.
+  std::string verdict;
   std::vector<std::string> warnings;
   size_t samples_recorded = 0;
 };

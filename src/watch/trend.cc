@@ -152,7 +152,7 @@ TrendFinding classify(const std::string& id, const PoolSeries& ps,
   }
   f.correlation = best_r;
 
-  const std::string label = pool_label(id);
+  const std::string label = text::printable(pool_label(id));  // a cgroup path comes from outside
   const double margin = std::max(0.05 * double(f.peak_bytes), double(units::MiB));
   const std::string dur = timeutil::format_duration(span_s);
   auto b = [](double v) { return units::format_bytes(uint64_t(std::max(0.0, v))); };

@@ -1,7 +1,10 @@
 // See watcher.h.
 #include "watch/watcher.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -111,12 +114,24 @@ std::string event_key(const std::string& cgroup) {
   return cgroup.empty() ? "host" : "cgroup:" + cgroup;
 }
 
-std::pair<std::string, int> split_listen(const std::string& listen) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return {"127.0.0.1", std::atoi(listen.c_str())};
-  std::string host = listen.substr(0, colon);
-  if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  return {host.empty() ? "127.0.0.1" : host, std::atoi(listen.c_str() + colon + 1)};
+// What the first sample shows of the scope asked for: a --cgroup or --pid
+// that does not exist, a --scrape target that does not answer. Said once, on
+// stderr; watch goes on (a cgroup or a server may come up later).
+void warn_about_scope(const WatchOptions& o, const MemoryHierarchy& h, const Sample& s) {
+  if (!o.cgroup.empty()) {
+    bool found = std::any_of(s.cgroups.begin(), s.cgroups.end(), [&](const CgroupSample& c) {
+      return c.path == o.cgroup || text::starts_with(c.path, o.cgroup + "/");
+    });
+    if (!found)
+      fmt::print(stderr, "aimem watch: warning: --cgroup {}: no such memory cgroup{}; watching in case it appears\n",
+                 text::printable(o.cgroup), h.version ? " under " + h.mount : " (no memory controller is mounted)");
+  }
+  if (o.pid && ::kill(*o.pid, 0) != 0 && errno == ESRCH)
+    fmt::print(stderr, "aimem watch: warning: --pid {}: no such process; nothing of it will be sampled\n", *o.pid);
+  for (const ServerSample& srv : s.servers)
+    if (!srv.up)
+      fmt::print(stderr, "aimem watch: warning: --scrape {}: not reachable ({}); trying again at every sample\n",
+                 text::printable(srv.target), text::printable(srv.problem.empty() ? "no answer" : srv.problem));
 }
 
 // The OOM counters (v2 memory.events, v1 oom_control and failcnt) and the
@@ -141,6 +156,26 @@ nlohmann::json read_oom_counters(const std::string& root, const std::string& cgr
 }
 
 }  // namespace
+
+std::optional<std::pair<std::string, int>> split_listen(const std::string& listen) {
+  std::string host = "127.0.0.1", port = listen;
+  size_t colon = listen.rfind(':');
+  if (colon != std::string::npos && !(listen.front() == '[' && listen.find(']', colon) != std::string::npos)) {
+    host = listen.substr(0, colon);
+    port = listen.substr(colon + 1);
+    if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.empty()) host = "127.0.0.1";
+  }
+  if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  int p = std::atoi(port.c_str());
+  if (p > 65535) return std::nullopt;
+  return std::make_pair(host, p);
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || text::starts_with(host, "127.");
+}
 
 Event diagnose_oom_report(const std::string& root, const KernelOomReport& report, const std::vector<Sample>& window,
                           const std::vector<TrendFinding>& known) {
@@ -212,7 +247,7 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
   ev.kind = "oom_kill";
   ev.key = event_key(cgroup);
   ev.summary = !diag.incidents.empty() ? diag.incidents.front().summary
-                                       : fmt::format("the kernel killed {} (pid {})", report.comm, report.pid.value_or(0));
+                                       : text::printable(fmt::format("the kernel killed {} (pid {})", report.comm, report.pid.value_or(0)));
   nlohmann::json body;
   body["diagnosis"] = diagnosis_to_json(diag);
   body["cgroup"] = cgroup.empty() ? nlohmann::json(nullptr) : nlohmann::json(cgroup);
@@ -257,7 +292,13 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   }
   MetricsServer server;
   if (o.serve) {
-    auto [host, port] = split_listen(o.listen);
+    auto listen = split_listen(o.listen);
+    if (!listen) {
+      st.problem = fmt::format("--listen {}: expected HOST:PORT, [IPV6]:PORT or PORT, with a port from 0 to 65535", o.listen);
+      st.exit_code = 2;
+      return st;
+    }
+    auto [host, port] = *listen;
     std::string err;
     if (!server.start(host, port, &err)) {
       st.problem = fmt::format("cannot serve metrics on {}: {}", o.listen, err);
@@ -346,7 +387,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
         ev.time_us = now;
         ev.kind = "oom_event";
         ev.key = event_key(path);
-        ev.summary = fmt::format("cgroup {}: OOM notification ({}), oom_kill {}", path,
+        ev.summary = fmt::format("cgroup {}: OOM notification ({}), oom_kill {}", text::printable(path),
                                  hierarchy.version == 1 ? "memory.oom_control eventfd" : "memory.events inotify",
                                  counters.value("oom_kill", uint64_t{0}));
         ev.body = nlohmann::json{{"cgroup", path},
@@ -374,7 +415,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   so.processes = o.processes;
   so.task_iterator = o.task_iterator;
   Sampler sampler(so);
-  for (const auto& w : sampler.warnings()) fmt::print(stderr, "aimem watch: {}\n", w);
+  for (const auto& w : sampler.warnings()) fmt::print(stderr, "aimem watch: {}\n", text::printable(w));
   AlertEngine alerts(o.policy);
   AlertSink sink(o.delivery);
   std::map<std::string, std::pair<uint64_t, uint64_t>> last_counters;  // cgroup -> (oom, oom_kill)
@@ -397,6 +438,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
 
     Sample s = sampler.sample();
     for (const auto& t : targets) s.servers.push_back(scrape(t, static_cast<int>(std::min<int64_t>(o.interval_us / 1000, 5000))));
+    if (st.samples == 0) warn_about_scope(o, hierarchy, s);
     trim_processes(s, kStoredProcesses);
     window.add(s);
     ++st.samples;
@@ -420,7 +462,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
           ev.time_us = s.time_us;
           ev.kind = "oom_event";
           ev.key = event_key(c.path);
-          ev.summary = fmt::format("cgroup {}: memory.events oom +{}, oom_kill +{} (limit {})", c.path,
+          ev.summary = fmt::format("cgroup {}: memory.events oom +{}, oom_kill +{} (limit {})", text::printable(c.path),
                                    oom - std::min(oom, it->second.first), kill - std::min(kill, it->second.second),
                                    c.limit ? std::to_string(*c.limit) : "none");
           nlohmann::json body = {{"cgroup", c.path}, {"oom", oom}, {"oom_kill", kill},
@@ -442,7 +484,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
           ev.time_us = s.time_us;
           ev.kind = "restart";
           ev.key = "pod:" + c.pod_uid;
-          ev.summary = fmt::format("pod {}: new container {}", c.pod_uid, c.container_id);
+          ev.summary = text::printable(fmt::format("pod {}: new container {}", c.pod_uid, c.container_id));
           append_event(ev);
         }
         if (ids.size() < 64) ids.insert(c.container_id);
@@ -456,7 +498,7 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
         std::string err;
         if (!notifier.add(hierarchy.mount + c.path, c.path, hierarchy.version, &err) && !notify_warned) {
           fmt::print(stderr, "aimem watch: OOM notifications for {} not available ({}); its counters are polled\n",
-                     c.path, err);
+                     text::printable(c.path), text::printable(err));
           notify_warned = true;
         }
         limited.push_back(c.path);

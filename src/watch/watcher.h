@@ -45,6 +45,12 @@ struct WatchStatus {
   int port = 0;  // the bound /metrics port
 };
 
+// --listen as people write it: "HOST:PORT", "[V6]:PORT", ":PORT" or "PORT"
+// (127.0.0.1 when no host is given); nullopt for a port that is not 0..65535.
+std::optional<std::pair<std::string, int>> split_listen(const std::string& listen);
+// Whether `host` is only reachable from this machine (127.0.0.0/8, ::1, localhost).
+bool is_loopback(const std::string& host);
+
 // Runs until `stop` is set or the duration ends. `on_ready` (may be empty) is
 // called once the HTTP server is listening, with the bound port.
 WatchStatus run_watch(const WatchOptions& options, std::atomic<bool>& stop,

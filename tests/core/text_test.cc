@@ -33,6 +33,18 @@ TEST(Text, QuoteLineIsBoundedAndValidUtf8) {
   EXPECT_EQ((cut.size() - 200 - 3) % 3, 0u);
 }
 
+TEST(Text, PrintableReplacesEveryTerminalControl) {
+  EXPECT_EQ(printable("python3"), "python3");
+  EXPECT_EQ(printable("\x1b[2J\x1b]0;x\x07" "evil"), "?[2J?]0;x?evil");  // ESC, BEL
+  EXPECT_EQ(printable("a\nb\tc\x7f"), "a?b?c?");                   // a name has no lines
+  EXPECT_EQ(printable("\xc2\x9b" "31m"), "?31m");                     // C1 CSI, U+009B
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");  // UTF-8 stays
+  EXPECT_EQ(printable("\xff\xfe"), "??");
+  std::string long_name(5000, 'x');
+  EXPECT_EQ(printable(long_name).size(), 5000u);  // nothing cut
+  EXPECT_EQ(quote_line("x \xc2\x9b" "2J y"), "x ?2J y");
+}
+
 TEST(Text, ParseDoubleRejectsGarbage) {
   EXPECT_FALSE(parse_double("."));
   EXPECT_FALSE(parse_double("abc"));

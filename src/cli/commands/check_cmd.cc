@@ -90,7 +90,7 @@ int run(CheckArgs& a) {
   if (!report) return fail(report.error().message);
   if (a.json) fmt::print("{}\n", check::render_json(*report).dump(2));
   else if (a.sarif) fmt::print("{}\n", check::render_sarif(*report).dump(2));
-  else fmt::print("{}", check::render_text(*report));
+  else fmt::print("{}", check::render_text(*report, color_for(1)));
   return report->exit_code();
 }
 
@@ -122,7 +122,7 @@ Action add_check(CLI::App& app) {
   sub->add_option("--node-memory", a->node_memory, "allocatable host memory of a node (64GiB)");
   sub->add_option("--envelope", a->envelope, "limits file from aimem probe --save-limits");
   sub->add_option("--headroom", a->headroom, "percent kept free in every pool (default: the policy's, else 10)");
-  sub->add_flag("--json", a->json, "machine-readable output (DESIGN §2 check --json)");
+  sub->add_flag("--json", a->json, "machine-readable output (docs/contracts.md)");
   sub->add_flag("--sarif", a->sarif, "SARIF 2.1.0 for code scanning");
   sub->add_flag("--list-rules", a->list_rules, "the rules, their ids and severities");
   return [a] {

@@ -18,6 +18,9 @@ Action add_probe(CLI::App& app);
 Action add_check(CLI::App& app);
 Action add_rules(CLI::App& app);
 
+// Colour on file descriptor fd: a terminal, NO_COLOR unset or empty, TERM not dumb.
+bool color_for(int fd);
+
 // The words of the command line as main() received them. CLI11 folds the
 // words after `--` into a positional list, so `aimem check FILES -- CMD`
 // finds its split here.

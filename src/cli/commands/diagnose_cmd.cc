@@ -1,11 +1,13 @@
 // aimem diagnose [EVIDENCE...]: which memory pool failed, and why.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
+#include "core/text.h"
 #include "core/time.h"
 #include "diagnose/diagnosis.h"
 #include "evidence/store.h"
@@ -29,9 +31,38 @@ struct DiagnoseArgs {
   bool verbose = false;
 };
 
+// Live, the kernel log is where OOM kills are reported: without it, finding
+// nothing is not "OK". The verdict is unknown, with what the kernel's own
+// counter says and how to read the log.
+Incident kernel_log_unread(const LiveReport& report) {
+  Incident inc;
+  inc.layer = Layer::unknown;
+  inc.cause = Cause::unknown;
+  const std::string why = text::printable(report.kernel_log_problem.empty() ? "the kernel log could not be read" : report.kernel_log_problem);
+  if (report.vmstat_oom_kills && *report.vmstat_oom_kills > 0)
+    inc.summary = fmt::format("{}, and the kernel counts {} OOM kill{} since boot (/proc/vmstat oom_kill): "
+                              "which processes they hit is in that log", why, *report.vmstat_oom_kills,
+                              *report.vmstat_oom_kills == 1 ? "" : "s");
+  else if (report.vmstat_oom_kills)
+    inc.summary = fmt::format("{}: the kernel counts no OOM kill since boot (/proc/vmstat oom_kill), but GPU "
+                              "errors and allocation failures it logs are not seen", why);
+  else
+    inc.summary = fmt::format("{}: a kernel OOM kill would not be seen", why);
+  inc.reasons.push_back("no memory failure in what could be read, but the main source, the kernel log, was not read");
+  inc.fixes.push_back({"run aimem diagnose as root (or with CAP_SYSLOG, or with kernel.dmesg_restrict=0)",
+                       "the kernel log names each process the OOM killer chose and the cgroup whose limit it hit"});
+  inc.fixes.push_back({"or pass the log as a file: sudo dmesg -T > dmesg.txt; aimem diagnose dmesg.txt", "the same report, read from a file"});
+  inc.next_checks = {"sudo dmesg -T | grep -i -E 'out of memory|killed process'", "journalctl -k --since \"24 hours ago\" | grep -i oom"};
+  return inc;
+}
+
 int run(const DiagnoseArgs& a) {
   const int64_t now = timeutil::now_us();
   DiagnoseOptions opt;
+  if (a.exit_code && (*a.exit_code < 0 || *a.exit_code > 255)) {
+    fmt::print(stderr, "aimem diagnose: --exit-code {}: an exit status is 0 to 255 (128+N for signal N: 137 is SIGKILL)\n", *a.exit_code);
+    return 2;
+  }
   opt.exit_code = a.exit_code;
   opt.pid = a.pid;
   opt.cgroup = a.cgroup;
@@ -48,6 +79,7 @@ int run(const DiagnoseArgs& a) {
   FactStore store;
   std::vector<std::string> warnings, notes;
   const bool live = a.evidence.empty();
+  std::optional<LiveReport> live_report;
   if (live) {
     opt.live = true;
     if (!opt.since_us) opt.since_us = now - 24LL * 3600 * 1000000;
@@ -58,12 +90,13 @@ int run(const DiagnoseArgs& a) {
     lo.cgroup = a.cgroup;
     lo.pid = a.pid;
     LiveReport report = collect_live(lo, store);
-    for (auto& w : report.warnings) warnings.push_back(std::move(w));
-    for (auto& n : report.notes) notes.push_back(std::move(n));
+    for (auto& w : report.warnings) warnings.push_back(w);
+    for (auto& n : report.notes) notes.push_back(n);
     if (!report.usable) {
-      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", w);
+      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", text::printable(w));
       return 2;
     }
+    live_report = std::move(report);
   } else {
     InputOptions io;
     io.progress = !a.json || isatty(2);
@@ -74,7 +107,7 @@ int run(const DiagnoseArgs& a) {
       if (!r.problem.empty()) warnings.push_back(r.problem);
     }
     if (usable == 0) {
-      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", w);
+      for (const auto& w : warnings) fmt::print(stderr, "aimem diagnose: {}\n", text::printable(w));
       if (warnings.empty()) fmt::print(stderr, "aimem diagnose: no usable input\n");
       return 2;
     }
@@ -83,15 +116,29 @@ int run(const DiagnoseArgs& a) {
     notes.push_back(fmt::format("{} further facts were not kept (memory bound); the earliest ones were", store.dropped()));
 
   Diagnosis d = diagnose(std::move(store.facts()), opt);
-  d.warnings = std::move(warnings);
-  d.notes.insert(d.notes.end(), notes.begin(), notes.end());
+  // File names and read errors come from outside too.
+  for (auto& w : warnings) d.warnings.push_back(text::printable(w));
+  for (auto& n : notes) d.notes.push_back(text::printable(n));
   if (d.incidents.empty() && !live) d.since_us.reset();
+  // A captured tree (--root) without dev/kmsg is partial evidence by choice,
+  // as files are; on the host, or where the log is there but unreadable, not.
+  if (d.incidents.empty() && live_report && !live_report->kernel_log_read &&
+      (a.root == "/" || live_report->kernel_log_errno != ENOENT)) {
+    d.incidents.push_back(kernel_log_unread(*live_report));
+    d.layer = Layer::unknown;
+    d.cause = Cause::unknown;
+    d.confidence = 0;
+  }
 
+  // Warnings (an input that could not be read) go to stderr: stdout is the
+  // diagnosis alone, and --json keeps them in its `warnings` too.
+  for (const auto& w : d.warnings) fmt::print(stderr, "aimem diagnose: warning: {}\n", w);
   if (a.json) {
     std::fputs(render_json(diagnosis_to_json(d)).c_str(), stdout);
   } else {
+    d.warnings.clear();
     TextStyle style;
-    style.color = isatty(1) && !std::getenv("NO_COLOR");
+    style.color = color_for(1);
     style.verbose = a.verbose;
     std::fputs(render_text(d, style).c_str(), stdout);
   }
@@ -108,10 +155,10 @@ Action add_diagnose(CLI::App& app) {
   aimem diagnose --since 1h --unit vllm   one systemd unit's journal and cgroup
   aimem diagnose dmesg.txt pod.yaml       evidence files, any mix (folders and - for stdin too)
   kubectl describe pod api-0 | aimem diagnose - --exit-code 137
-  aimem diagnose --json server.log        the DESIGN.md JSON contract)");
+  aimem diagnose --json server.log        the JSON contract (docs/diagnose.md))");
   sub->add_option("evidence", args->evidence, "files, folders or - (stdin): logs, dmesg, journalctl, docker inspect, kubectl, nvidia-smi output");
   sub->add_option("--since", args->since, "only evidence after this time: 1h, 20m, '20 minutes ago', 2026-11-29 15:00 (live default: 24h)");
-  sub->add_flag("--json", args->json, "machine-readable output (DESIGN.md §2)");
+  sub->add_flag("--json", args->json, "machine-readable output (docs/diagnose.md)");
   sub->add_option("--exit-code", args->exit_code, "the exit code the client saw (137, 143, 134, ...)");
   sub->add_option("--root", args->root, "read /proc, /sys and /dev/kmsg under this directory (a captured tree)");
   sub->add_option("--unit", args->unit, "live: only this systemd unit (its journal and cgroup)");

@@ -18,6 +18,7 @@ struct FitArgs {
   std::string model;
   std::string runtime;
   uint32_t ctx = 0, concurrency = 0, batch = 0, ubatch = 0, gpus = 0, tp = 0, n_cpu_moe = 0;
+  std::string ctx_text, concurrency_text;  // "8192", "8k"; empty: the runtime's default
   std::string kv_type, flash_attn, gpu_layers, device, dtype, quant, against;
   double gpu_mem_util = 0;
   std::vector<std::string> also;
@@ -44,6 +45,18 @@ int run(FitArgs& a) {
   if (a.list_gpus || a.list_models) return list(a);
   if (!a.against.empty()) return fit::run_against(a.against, a.model, a.json);
   if (a.model.empty()) return fail("name a model: a GGUF file, a model folder, a config.json or a catalog name");
+  // Counts as `aimem probe --contexts` reads them (8k = 8192); 0 is no
+  // context and no sequence, not "the default": leave the option out for that.
+  if (!a.ctx_text.empty()) {
+    auto v = units::parse_count(a.ctx_text, "--ctx", 1u << 24);
+    if (!v) return fail(v.error().message);
+    a.ctx = uint32_t(*v);
+  }
+  if (!a.concurrency_text.empty()) {
+    auto v = units::parse_count(a.concurrency_text, "--concurrency", 65536);
+    if (!v) return fail(v.error().message);
+    a.concurrency = uint32_t(*v);
+  }
   fit::FitSettings s;
   std::vector<fit::Runtime> runtimes;
   if (a.device == "cpu") {
@@ -65,8 +78,6 @@ int run(FitArgs& a) {
     return fail(fmt::format("--runtime {}: expected llama.cpp, ollama, vllm, tgi, transformers or all", a.runtime));
   }
   if (model->is_projector) return fail(fmt::format("{}: a vision projector (mmproj); fit the language model and pass this with --also", a.model));
-  if (a.ctx > (1u << 24)) return fail(fmt::format("--ctx {}: more than 16M tokens per sequence", a.ctx));
-  if (a.concurrency > 65536) return fail(fmt::format("--concurrency {}: more than 65536 sequences", a.concurrency));
   if (!a.kv_type.empty() && !fit::kv_type_known(a.kv_type))
     return fail(fmt::format("--kv-type {}: expected f16, bf16, f32, fp8, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl or auto", a.kv_type));
   if (a.gpu_mem_util < 0 || a.gpu_mem_util > 1) return fail(fmt::format("--gpu-mem-util {}: expected a fraction in (0, 1]", a.gpu_mem_util));
@@ -126,7 +137,7 @@ int run(FitArgs& a) {
       fmt::print("{}\n", all.dump(2));
     }
   } else {
-    fmt::print("{}", render::fit_text(*model, *hw, plans));
+    fmt::print("{}", render::fit_text(*model, *hw, plans, color_for(1)));
   }
   return any_fits ? 0 : 1;
 }
@@ -145,8 +156,8 @@ Action add_fit(CLI::App& app) {
       "Exit status: 0 fits, 1 does not fit, 2 bad input.");
   sub->add_option("model", a->model, "GGUF file, Hugging Face model folder, config.json, or catalog name");
   sub->add_option("--runtime", a->runtime, "llama.cpp, ollama, vllm, tgi, transformers, or all (default: llama.cpp for GGUF, vllm otherwise)");
-  sub->add_option("--ctx", a->ctx, "tokens per sequence (default: the runtime's)");
-  sub->add_option("--concurrency", a->concurrency, "sequences served at once (default 1)");
+  sub->add_option("--ctx", a->ctx_text, "tokens per sequence, 8192 or 8k (default: the runtime's)");
+  sub->add_option("--concurrency", a->concurrency_text, "sequences served at once (default 1)");
   sub->add_option("--batch", a->batch, "llama.cpp n_batch; vLLM max_num_batched_tokens; TGI max_batch_prefill_tokens");
   sub->add_option("--ubatch", a->ubatch, "llama.cpp n_ubatch (default 512)");
   sub->add_option("--kv-type", a->kv_type, "KV cache type: f16, bf16, fp8, q8_0, q4_0, ... (default f16 / auto)");
@@ -169,7 +180,7 @@ Action add_fit(CLI::App& app) {
   sub->add_flag("--disable-hybrid-kv-cache-manager", a->no_hybrid_kv,
                 "vLLM: one KV cache group; sliding-window layers keep the whole context");
   sub->add_option("--against", a->against, "a llama.cpp, Ollama or vLLM log: print aimem's prediction beside what the engine reported");
-  sub->add_flag("--json", a->json, "machine-readable output (DESIGN §2 fit --json)");
+  sub->add_flag("--json", a->json, "machine-readable output (docs/contracts.md)");
   sub->add_flag("--list-models", a->list_models, "the built-in model catalog");
   sub->add_flag("--list-gpus", a->list_gpus, "the built-in GPU catalog");
   return [a] { return run(*a); };

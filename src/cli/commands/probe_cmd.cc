@@ -170,7 +170,7 @@ int run(const ProbeArgs& a) {
     store->set_meta("probe", probe::probe_json(pc, result).dump());
   }
   if (a.json) std::fputs(render_json(probe::probe_json(pc, result)).c_str(), stdout);
-  else std::fputs(probe::probe_text(pc, result).c_str(), stdout);
+  else std::fputs(probe::probe_text(pc, result, color_for(1)).c_str(), stdout);
   return result.complete ? 0 : 1;
 }
 
@@ -216,7 +216,7 @@ Action add_probe(CLI::App& app) {
                 "connection alive through a step, as load generators do)");
   sub->add_flag("--no-gpus", a->no_gpus, "Do not read GPUs through NVML");
   sub->add_flag("--no-kernel-log", a->no_kernel_log, "Do not follow /dev/kmsg");
-  sub->add_flag("--json", a->json, "JSON output (DESIGN.md: probe --json)");
+  sub->add_flag("--json", a->json, "JSON output (docs/contracts.md)");
   sub->add_flag("-q,--quiet", a->quiet, "No progress lines on stderr");
   return [a] { return run(*a); };
 }

@@ -59,8 +59,8 @@ int run(const RunArgs& a) {
   if (a.json) {
     std::fputs((render_json(watch::run_result_json(o, r))).c_str(), stdout);
     std::fflush(stdout);
-  } else if (!a.quiet || r.exit_status != 0) {
-    bool color = isatty(2) && !std::getenv("NO_COLOR");
+  } else if (!a.quiet || (r.exit_status != 0 && r.verdict.empty())) {  // -q: nothing when memory is ruled out
+    bool color = color_for(2);
     std::fputs(watch::run_result_text(o, r, color).c_str(), stderr);
   }
   return r.exit_status;
@@ -89,7 +89,7 @@ Examples:
   sub->add_option("--webhook", args->webhook, "POST each alert as JSON to this URL (http://; https:// checks the certificate chain against the system CAs, not the host name)");
   sub->add_option("--alert-log", args->alert_log, "append each alert as a JSON line to this file");
   sub->add_flag("--json", args->json, "print the result as JSON on stdout");
-  sub->add_flag("-q,--quiet", args->quiet, "say nothing when the command succeeds");
+  sub->add_flag("-q,--quiet", args->quiet, "say nothing when the command succeeds, or fails for a reason other than memory");
   sub->add_flag("--no-cgroup", args->no_cgroup, "do not create a cgroup; sample the process tree only");
   sub->add_flag("--no-capture", args->no_capture, "leave the command's stderr attached to the terminal");
   sub->add_flag("--no-gpus", args->no_gpus, "do not read GPUs through NVML");

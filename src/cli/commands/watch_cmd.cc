@@ -150,10 +150,20 @@ int run(const WatchArgs& a) {
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+  auto listen = watch::split_listen(o.listen);
+  if (o.serve && listen && !watch::is_loopback(listen->first))
+    fmt::print(stderr,
+               "aimem watch: warning: /metrics on {} is reachable from the network, without authentication, and names "
+               "cgroup paths, pods and process names; listen on 127.0.0.1 and put a proxy with TLS and authentication in front, "
+               "or firewall the port\n",
+               listen->first);
   auto status = watch::run_watch(o, g_stop, [&](int port) {
-    if (o.serve)
+    if (o.serve && listen) {
+      const std::string& host = listen->first;
       fmt::print(stderr, "aimem watch: serving /metrics and /healthz on {}:{}; every {}\n",
-                 o.listen.substr(0, o.listen.rfind(':')), port, timeutil::format_duration(o.interval_us / 1e6));
+                 host.find(':') != std::string::npos ? "[" + host + "]" : host, port,
+                 timeutil::format_duration(o.interval_us / 1e6));
+    }
   });
   if (!status.problem.empty()) {
     fmt::print(stderr, "aimem watch: {}\n", status.problem);
@@ -180,7 +190,7 @@ Action add_watch(CLI::App& app) {
   sub->add_option("--db", args->db, "SQLite store (default ~/.local/state/aimem/aimem.db)");
   sub->add_option("--retention-age", args->retention_age, "drop samples older than this (default 7d)");
   sub->add_option("--retention-size", args->retention_size, "keep the store under this size (default 256MiB)");
-  sub->add_option("--listen", args->listen, "address of /metrics and /healthz (default 127.0.0.1:9464)");
+  sub->add_option("--listen", args->listen, "address of /metrics and /healthz: HOST:PORT, [IPV6]:PORT or PORT (default 127.0.0.1:9464)");
   sub->add_option("--scrape", args->scrape, "an inference server or Prometheus endpoint: vllm=URL, llamacpp=URL, tgi=URL, sglang=URL, ollama=URL, prometheus=URL#metric,...");
   sub->add_option("--cgroup", args->cgroup, "only this cgroup subtree");
   sub->add_option("--pid", args->pid, "only this process and its children");
