@@ -337,7 +337,7 @@ struct PhaseVote {
   const Fact* cue = nullptr;
 };
 
-constexpr int64_t kPhaseBefore = 80, kPhaseAfter = 4;
+constexpr int64_t kPhaseBefore = 80, kPhaseAfter = 4, kStatementLines = 400;
 constexpr uint64_t kLongContext = 32768;
 
 PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
@@ -348,11 +348,15 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     if (f.kind != FactKind::phase_load && f.kind != FactKind::phase_serve) continue;
     if (f.where.source_index != anchor.where.source_index) continue;
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
-    if (d > kPhaseBefore || d < -kPhaseAfter) continue;
+    // An engine's own statement of its phase ("Shard 0 failed to start", "The
+    // actor never ran") speaks for the whole failure wherever it was printed;
+    // ml_phase's cues speak by their distance.
+    bool statement = f.family != Family::runtime;
+    if (statement ? (d > kStatementLines || d < -kStatementLines) : (d > kPhaseBefore || d < -kPhaseAfter)) continue;
     Cause c = f.cause != Cause::unknown ? f.cause : f.kind == FactKind::phase_load ? Cause::model_load : Cause::concurrency_batch;
     int k = c == Cause::model_load ? 0 : c == Cause::kv_cache_context ? 1 : c == Cause::concurrency_batch ? 2 : -1;
     if (k < 0) continue;
-    double w = f.strength * (d >= 0 ? 1.0 / (1.0 + static_cast<double>(d) / 6.0) : 0.6);
+    double w = statement ? f.strength : f.strength * (d >= 0 ? 1.0 / (1.0 + static_cast<double>(d) / 6.0) : 0.6);
     score[k] += w;
     if (w > top[k]) top[k] = w, cue[k] = &f;
   }

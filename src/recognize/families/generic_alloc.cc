@@ -112,6 +112,19 @@ bool reads_as_hypothetical(std::string_view s) {
   return false;
 }
 
+// Source code that holds the words in a literal: `OOM_MARKERS = ("out of
+// memory", ...)`, `patterns = ["failed to allocate"]`.
+bool code_literal(std::string_view s) {
+  std::string_view t = text::trim_left(s);
+  size_t i = 0;
+  while (i < t.size() && (std::isalnum(static_cast<unsigned char>(t[i])) || t[i] == '_' || t[i] == '.')) ++i;
+  if (i == 0) return false;
+  std::string_view rest = text::trim_left(t.substr(i));
+  if (rest.empty() || rest[0] != '=') return false;
+  rest = text::trim_left(rest.substr(1));
+  return !rest.empty() && (rest[0] == '(' || rest[0] == '[' || rest[0] == '{');
+}
+
 struct Pending {
   Fact fact;
   bool own_device = false, own_host = false;
@@ -131,7 +144,7 @@ class GenericAlloc final : public Recognizer {
     if (!at) return;
     // Part of a longer name ("-XX:+HeapDumpOnOutOfMemoryError", "max_out_of_memory_retries"): not a report.
     if (*at > 0 && (std::isalnum(static_cast<unsigned char>(s[*at - 1])) || s[*at - 1] == '_')) return;
-    if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(s)) return;
+    if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(s) || code_literal(s)) return;
     if (!reads_as_error(s) && !opens_message(s, *at)) return;
     if (repeat_.repeated(normalised_key(s), line.number)) return;
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev, host_word(s)};

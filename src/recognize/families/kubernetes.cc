@@ -238,7 +238,10 @@ class Kubernetes final : public Recognizer {
       return true;
     }
     std::string_view m = key;
+    // The key "memory" ("memory: 1Gi", "memory\": \"1Gi\""), not a name that starts
+    // with it ("memory-demo-2   0/1   OOMKilled", the Kubernetes docs' pod).
     if (!text::starts_with(m, "memory")) return false;
+    if (m.size() > 6 && m[6] != ':' && m[6] != '"' && m[6] != ' ' && m[6] != '\t' && m[6] != '=') return false;
     if (section_ == Section::none || line.number > section_line_ + 4 || platform::indent_of(s) <= section_indent_) return true;
     quantity(line, m.substr(6), out);
     return true;
