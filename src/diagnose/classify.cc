@@ -293,6 +293,12 @@ Decision decide_layer(const View& v) {
       d = {Layer::not_memory, e, 0.65f, "exit 139 is SIGSEGV: a crash, not an OOM kill"};
       return d;
     }
+    if (sig == 4 || sig == 7) {
+      d = {Layer::not_memory, e, 0.65f,
+           sig == 4 ? "SIGILL: an instruction this CPU lacks (a build for a newer CPU), not an OOM kill"
+                    : "SIGBUS: a bad memory mapping (a truncated file, a full /dev/shm), not an exhausted pool"};
+      return d;
+    }
     d.layer = Layer::unknown;
     d.confidence = 0.3f;
     d.reason = sig == 9 ? "exit 137 is SIGKILL: the OOM killer, an eviction, a probe or an operator can send it, and nothing here says which"

@@ -162,3 +162,41 @@ TEST(Differential, RankedCausesWithTheCheckThatDecides) {
 
 }  // namespace
 }  // namespace aimem
+
+namespace aimem {
+namespace {
+
+// gcc's driver when cc1plus was SIGKILLed in a parallel build (modelled on
+// ggml-org/llama.cpp#8736): a kill on the host, not a compiler error.
+TEST(GenericAlloc, CompilerKilledBySignalIsAHostKill) {
+  Diagnosis d = test::diagnose_text(
+      "[ 31%] Building CUDA object ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir/template-instances/fattn-vec-q4_0.cu.o\n"
+      "c++: fatal error: Killed signal terminated program cc1plus\n"
+      "compilation terminated.\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+}
+
+// Windows' commit limit in any locale, by its error number (modelled on
+// comfyanonymous/ComfyUI#6578).
+TEST(GenericAlloc, WindowsCommitLimitByItsNumber) {
+  Diagnosis d = test::diagnose_text("OSError: \u9875\u9762\u6587\u4ef6\u592a\u5c0f\uff0c\u65e0\u6cd5\u5b8c\u6210\u64cd\u4f5c\u3002 (os error 1455)\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+}
+
+// Crashes that are not memory: SIGILL from a build for a newer CPU
+// (abetlen/llama-cpp-python#272), gunicorn's exit code 139 (a SIGSEGV).
+TEST(ExitStatusCrashes, IllegalInstructionAndGunicornCode139AreNotMemory) {
+  EXPECT_EQ(test::diagnose_text(">>> llm = Llama(model_path=\"m.gguf\")\nIllegal instruction (core dumped)\n").layer, Layer::not_memory);
+  EXPECT_EQ(test::diagnose_text("[2025-12-15 08:41:02 +0000] [1] [ERROR] Worker (pid:54) was sent code 139!\n").layer, Layer::not_memory);
+}
+
+// macOS bash writes the signal number after "Killed" (gensyn-ai/rl-swarm#137).
+TEST(ExitStatusCrashes, BashKilledWithItsSignalNumberAfterThePid) {
+  Diagnosis d = test::diagnose_text("./run.sh: line 212: 48211 Killed: 9               python -m train --config c.yaml\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(d.incidents.front().pid, 48211);
+}
+
+}  // namespace
+}  // namespace aimem

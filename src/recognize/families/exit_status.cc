@@ -49,11 +49,13 @@ constexpr Pattern kPatterns[] = {
     {"WORKER TIMEOUT", kContext},
     {" by signal", kCompanion},
     {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
-    {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault) ", kRegex},
+    {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
     {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},
     {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|Killed|Aborted|Terminated) ", kRegex},
     {"zsh: (killed|abort|segmentation fault|terminated) ", kRegex},
     {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
+    {"^\\s*Illegal instruction( \\(core dumped\\))?\\s*$", kRegex},
+    {"was sent code [0-9]+", kRegex | kCompanion},  // gunicorn: "Worker (pid:54) was sent code 139!"
 };
 
 struct SignalName {
@@ -61,7 +63,7 @@ struct SignalName {
   int number;
 };
 constexpr SignalName kShellWords[] = {
-    {"Killed", 9}, {"Aborted", 6}, {"Terminated", 15}, {"Segmentation fault", 11},
+    {"Killed", 9}, {"Aborted", 6}, {"Terminated", 15}, {"Segmentation fault", 11}, {"Illegal instruction", 4},
     {"killed", 9}, {"abort", 6},   {"terminated", 15}, {"segmentation fault", 11},
 };
 constexpr SignalName kSignalNames[] = {{"SIGKILL", 9}, {"SIGTERM", 15}, {"SIGABRT", 6}, {"SIGSEGV", 11}, {"SIGBUS", 7},
@@ -127,6 +129,14 @@ class ExitStatus final : public Recognizer {
       f.detail = "gunicorn killed a worker that timed out (WORKER TIMEOUT)";
       if (auto pid = text::after(s, "(pid:")) f.pid = text::parse_i64(*pid);
       out.add(std::move(f));
+      return;
+    }
+    if (size_t p = s.find("was sent code "); p != std::string_view::npos) {
+      // gunicorn: "Worker (pid:54) was sent code 139!" (an exit status, 128 + signal)
+      std::optional<int64_t> pid;
+      if (auto v = text::after(s, "(pid:")) pid = text::parse_i64(*v);
+      if (auto code = text::parse_i64(s.substr(p + 14)); code && *code > 128 && *code < 160)
+        signal(line, p, static_cast<int>(*code - 128), pid, out);
       return;
     }
     if (size_t p = s.find("was sent SIGKILL"); p != std::string_view::npos) {
@@ -220,6 +230,12 @@ class ExitStatus final : public Recognizer {
         ok = true;  // "Killed" / "Killed: 9"
       } else if (text::starts_with(after, " (core dumped)") && (before.empty() || before.back() == ':')) {
         ok = true;  // "Segmentation fault (core dumped)", "./x.sh: line 2: 12 Segmentation fault (core dumped) ./a"
+      }
+      // bash on macOS writes the signal number: "line 212: 48211 Killed: 9   python ..."
+      if (text::starts_with(after, ": ") && after.size() > 2 && platform::is_digit(after[2])) {
+        size_t i = 2;
+        while (i < after.size() && platform::is_digit(after[i])) ++i;
+        after = after.substr(i);
       }
       std::string_view command = after;
       if (text::starts_with(command, " (core dumped)")) command = command.substr(14);

@@ -64,6 +64,8 @@ constexpr Pattern kPatterns[] = {
     {"resource_exhausted", kCaseless},
     {"memoryerror", kCaseless},
     {"paging file is too small", kCaseless | kCompanion},  // Windows error 1455: the commit limit
+    {"os error 1455", kCaseless | kCompanion},             // the same in any locale (Rust's io::Error)
+    {"killed signal terminated program", kCaseless},     // gcc/clang when the compiler was SIGKILLed
     // Where the memory was: device words, as context.
     {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero)",
      kCi | kContext},
@@ -150,6 +152,13 @@ class GenericAlloc final : public Recognizer {
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev, host_word(s)};
     p.fact.strength = 0.55f;
     p.fact.detail = "allocation failure";
+    if (text::icontains(s, "killed signal terminated")) {
+      // The compiler driver reporting its child's SIGKILL: the kernel OOM killer's usual work.
+      p.fact.kind = FactKind::process_killed;
+      p.fact.signal = 9;
+      p.fact.detail = "compiler killed by SIGKILL";
+      p.own_host = true;
+    }
     p.fact.requested = requested_bytes(s);
     pending_.push_back(std::move(p));
     if (pending_.size() > 16) emit(pending_.front(), out), pending_.pop_front();
@@ -166,7 +175,7 @@ class GenericAlloc final : public Recognizer {
         "out_of_device_memory", "out_of_host_memory", "oom when allocating", "to allocate", "allocation failed",
         "alloc failed", "alloc_failed", "allocation_failed", "memory allocation of", "bad_alloc", "not enough",
         "insufficient", "exceeded", "exceeds", "exceed the", "memory exhausted", "enomem", "resource_exhausted",
-        "memoryerror", "t allocate", "paging file is too small"};
+        "memoryerror", "t allocate", "paging file is too small", "os error 1455", "killed signal terminated"};
     size_t best = std::string_view::npos;
     for (std::string_view p : kPhrases) {
       size_t at = text::ifind(s, p);
@@ -219,7 +228,7 @@ class GenericAlloc final : public Recognizer {
   }
 
   void emit(Pending& p, FactSink& out) {
-    bool device = p.own_device || (!p.own_host && device_near(p.fact.where.line));
+    bool device = p.fact.kind != FactKind::process_killed && (p.own_device || (!p.own_host && device_near(p.fact.where.line)));
     if (device) {
       p.fact.kind = FactKind::gpu_oom;
       p.fact.layer = Layer::gpu_vram;
