@@ -64,7 +64,11 @@ constexpr Cue kCues[] = {
     {"model.to(", Cause::model_load, 0.9f, "moving the model to the device"},
     {"model = model.", Cause::model_load, 0.8f, "moving the model to the device"},
     // KV-cache sizing and allocation (the cache for the configured context).
-    {"kv cache", Cause::kv_cache_context, 1.0f, "the KV cache"},
+    // Not "kv cache" alone: serving engines print "KV cache usage: 5%" in every stats line.
+    {"kv cache is allocated", Cause::kv_cache_context, 1.0f, "allocating the KV cache"},
+    {"kv cache pool", Cause::kv_cache_context, 1.0f, "the KV token pool"},
+    {"kv cache could not be created", Cause::kv_cache_context, 1.0f, "allocating the KV cache"},
+    {"allocating kv cache", Cause::kv_cache_context, 1.0f, "allocating the KV cache"},
     {"kv_cache", Cause::kv_cache_context, 1.0f, "the KV cache"},
     {"kvcache", Cause::kv_cache_context, 1.0f, "the KV cache"},
     {"cache_engine", Cause::kv_cache_context, 1.0f, "allocating the KV cache"},
