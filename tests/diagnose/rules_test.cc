@@ -166,9 +166,11 @@ TEST(VllmKv, FixesCarryTheNumbersTheEngineLogged) {
   ASSERT_EQ(d.cause, Cause::kv_cache_context);
   const auto& fixes = d.incidents[0].fixes;
   ASSERT_GE(fixes.size(), 3u);
-  EXPECT_EQ(fixes[0].action, "lower max_model_len 29000 -> 23552 (--max-model-len 23552)");
-  // 2.89 GiB for 23648 tokens = 128 KiB a token; 5352 more tokens need 670 MiB = 3% of 23.58 GiB.
-  EXPECT_EQ(fixes[1].action, "or raise gpu_memory_utilization 0.90 -> 0.93 if nothing else uses this GPU");
+  // The example holds 26128 tokens for max_model_len 30000: the largest whole
+  // multiple of the 512-token step that fits is 25600.
+  EXPECT_EQ(fixes[0].action, "lower max_model_len 30000 -> 25600 (--max-model-len 25600)");
+  // 3.19 GiB for 26128 tokens = 128 KiB a token; 3872 more tokens need 484 MiB = 2% of 23.58 GiB, so 0.92 -> 0.95.
+  EXPECT_EQ(fixes[1].action, "or raise gpu_memory_utilization 0.92 -> 0.95 if nothing else uses this GPU");
 }
 
 }  // namespace
