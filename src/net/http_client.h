@@ -5,8 +5,8 @@
 // connection closed early, and keep the connection for the next request when
 // the server allows it.
 //
-// Written by hand, not on CivetWeb's client API (the server side is on
-// CivetWeb, see http_server.h), because that API cannot do what a latency
+// Written by hand, not on CivetWeb's client API (which the https webhook
+// uses, see tls_post.h), because that API cannot do what a latency
 // probe needs: mg_connect_client takes no connect timeout; no public call
 // returns the socket, so TCP_NODELAY / TCP_QUICKACK cannot be set;
 // mg_get_response's timeout covers only the response head, and mg_read then
