@@ -34,6 +34,11 @@ using Clock = std::chrono::steady_clock;
 using BodyWriter = std::function<bool(const std::function<bool(std::string_view)>& piece)>;
 
 struct Request {
+  // {"GET", "/path", {headers}, "body"} as before the streamed body and the
+  // deadline were added (a constructor, so that brace lists that stop there
+  // leave them at their defaults without -Wmissing-field-initializers).
+  Request(std::string method_ = "GET", std::string target_ = "/", Fields headers_ = {}, std::string body_ = {})
+      : method(std::move(method_)), target(std::move(target_)), headers(std::move(headers_)), body(std::move(body_)) {}
   std::string method = "GET";
   std::string target = "/";  // path and query
   Fields headers;            // Host and Content-Length are added
