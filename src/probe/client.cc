@@ -44,6 +44,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "core/doc_reader.h"
 #include "core/text.h"
 #include "net/http_client.h"
 #include "probe/sse.h"
@@ -237,7 +238,7 @@ Result<std::string> lookup_model(const Endpoint& e, const ClientOptions& o, Clie
   if (!p.kind.empty()) return failed(p.kind, p.error);
   std::string where = e.url() + "/v1/models";
   if (p.status != 200) return failed("", fmt::format("GET {}: HTTP {}: {}", where, p.status, body_excerpt(p.body)));
-  auto j = nlohmann::json::parse(p.body, nullptr, false);
+  auto j = doc::parse_json_or_discarded(p.body);
   std::string id;
   if (j.is_object()) {
     auto d = j.find("data");

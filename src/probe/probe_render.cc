@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/doc_reader.h"
 #include "core/time.h"
 #include "core/units.h"
 
@@ -74,7 +75,7 @@ json envelope_fixes(const SweepResult& r) {
 
 json merged_diagnosis(const ProbeContext& c, const SweepResult& r) {
   if (!c.diagnosis_json) return nullptr;
-  json d = json::parse(*c.diagnosis_json, nullptr, false);
+  json d = doc::parse_json_or_discarded(*c.diagnosis_json);
   if (d.is_discarded() || !d.is_object()) return nullptr;
   json add = envelope_fixes(r);
   if (!add.empty() && d.contains("incidents") && d["incidents"].is_array() && !d["incidents"].empty()) {

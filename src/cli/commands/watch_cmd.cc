@@ -9,8 +9,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/commands/commands.h"
+#include "core/doc_reader.h"
 #include "core/time.h"
 #include "core/units.h"
+#include "sources/readfile.h"
 #include "watch/watcher.h"
 
 namespace aimem::cli {
@@ -45,12 +47,14 @@ uint64_t size_of(const std::string& v, const std::string& what) {
 // Fills `o` from the YAML file; unknown keys are errors (a typo must not pass
 // silently as a default).
 void load_config(const std::string& path, watch::WatchOptions& o) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw Bad{fmt::format("{}: line {}: {}", path, e.mark.line + 1, e.msg)};
-  }
+  constexpr size_t kMaxConfigBytes = 4 << 20;  // as a policy file (the same keys may share one file)
+  auto text = read_user_file(path, kMaxConfigBytes, "configuration");
+  if (!text) throw Bad{text.error().message};
+  doc::Limits limits;
+  limits.max_bytes = kMaxConfigBytes;
+  auto parsed = doc::parse_yaml(*text, path, limits);
+  if (!parsed) throw Bad{parsed.error().message};
+  YAML::Node root = *parsed;
   if (!root || root.IsNull()) return;
   if (!root.IsMap()) throw Bad{fmt::format("{}: the configuration must be a mapping of keys", path)};
   auto str = [&](const YAML::Node& n, const std::string& key) {
