@@ -442,7 +442,8 @@ Result<std::vector<Tensor>> parse_safetensors_header(const uint8_t* data, size_t
 }
 
 Result<std::vector<Tensor>> read_safetensors_header(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in a model folder would block the open (then it is refused below).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return make_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct Closer {
     int fd;
@@ -452,6 +453,8 @@ Result<std::vector<Tensor>> read_safetensors_header(const std::string& path) {
   if (::fstat(fd, &st) != 0)
     return make_error(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) return make_error(fmt::format("{}: is a directory, not a safetensors file", path));
+  if (!S_ISREG(st.st_mode))
+    return make_error(fmt::format("{}: not a regular file (a FIFO, a device or a socket), not a safetensors file", path));
   const uint64_t size = static_cast<uint64_t>(st.st_size);
 
   auto read_at = [&](uint8_t* buf, size_t len, uint64_t off) -> bool {
