@@ -68,7 +68,14 @@ Failure Connection::wait(short events, double timeout_s, const char* what, std::
     int ms = to_ms(timeout_s);
     bool by_deadline = false;
     if (deadline_) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
+      const auto until = *deadline_ - Clock::now();
+      if (until <= Clock::duration::zero()) {
+        *detail = "deadline";
+        return Failure::timeout;
+      }
+      // Rounded up: a poll that woke a fraction of a millisecond early would
+      // report the deadline before it came.
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(until).count();
       if (left <= 0) {
         *detail = "deadline";
         return Failure::timeout;

@@ -159,6 +159,7 @@ std::string step_line(const StepResult& s) {
   if (s.peaks.cgroup) line += fmt::format(", cgroup {}", bytes(s.peaks.cgroup));
   if (s.peaks.gpu) line += fmt::format(", GPU {}", bytes(s.peaks.gpu));
   if (s.server_died) line += " (the server died)";
+  else if (s.status == "skipped" && !s.skipped_why.empty()) line += fmt::format(" ({})", s.skipped_why);
   else if (!s.first_error.empty()) line += fmt::format(" ({})", s.first_error.substr(0, 160));
   return line;
 }

@@ -229,6 +229,7 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
         out.incomplete_why = stop_why;
         step.status = "skipped";
         step.skipped_why = stop_why;
+        if (progress) progress(step);
         skipped.push_back(step);
         continue;
       }
@@ -273,8 +274,12 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
         if (!ratio) continue;
         (*ratio >= o.pressure_ratio ? above : below).push_back(ttft);
       }
+      if (!monitor.server_alive()) {
+        step.server_died = true;
+        out.server_died = true;
+      }
       const auto cut = step.error_kinds.find("time_bound");
-      if (step.requests == 0 || (cut != step.error_kinds.end() && cut->second == step.errors)) {
+      if (!step.server_died && (step.requests == 0 || (cut != step.error_kinds.end() && cut->second == step.errors))) {
         // The time bound came before any request of the step went, or ended
         // requests that had not failed: the step says nothing of the server.
         stop_all = true;
@@ -283,12 +288,9 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
         out.incomplete_why = stop_why;
         step.status = "skipped";
         step.skipped_why = stop_why;
+        if (progress) progress(step);
         skipped.push_back(step);
         continue;
-      }
-      if (!monitor.server_alive()) {
-        step.server_died = true;
-        out.server_died = true;
       }
       if (step.errors > 0 || step.server_died) {
         step.status = "failed";
