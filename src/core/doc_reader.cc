@@ -359,7 +359,8 @@ Result<YAML::Node> load_piece(std::string_view t, const Piece& p, const std::str
 }
 
 struct NullEvents : YAML::EventHandler {
-  void OnDocumentStart(const YAML::Mark&) override {}
+  YAML::Mark start = YAML::Mark::null_mark();
+  void OnDocumentStart(const YAML::Mark& m) override { start = m; }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
@@ -405,7 +406,17 @@ Result<bool> check_yaml(std::string_view text, const std::string& file, const Li
   try {
     YAML::Parser parser(in);
     NullEvents events;
-    while (parser.HandleNextDocument(events)) {
+    // yaml-cpp can report a document again and again without reading on
+    // (text after a closed flow collection: '{a: 1},b'): a document that
+    // starts where the last one did is the end, and an error.
+    int last = 0;
+    for (size_t n = 0; parser.HandleNextDocument(events); ++n) {
+      if ((n > 0 && events.start.pos == last) || n > text.size()) {
+        if (syntax) *syntax = SyntaxError{size_t(events.start.line) + 1, size_t(events.start.column) + 1, "text after the end of the document"};
+        return make_error(fmt::format("{}:{}:{}: malformed YAML: text after the end of the document", file,
+                                      events.start.line + 1, events.start.column + 1));
+      }
+      last = events.start.pos;
     }
   } catch (const YAML::Exception& e) {
     if (syntax) *syntax = SyntaxError{e.mark.is_null() ? 0 : size_t(e.mark.line) + 1, e.mark.is_null() ? 0 : size_t(e.mark.column) + 1, e.msg};

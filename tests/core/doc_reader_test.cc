@@ -107,3 +107,20 @@ TEST(DocReader, YamlDocumentsOneAtATimeWithTheFilesLines) {
 
 }  // namespace
 }  // namespace aimem::doc
+
+namespace aimem::doc {
+namespace {
+
+// Found by structured_fuzzer: yaml-cpp's event parser handed the same
+// document over forever after a closed flow collection followed by text.
+TEST(DocReader, TextAfterAClosedFlowCollectionEndsTheCheck) {
+  SyntaxError where;
+  auto r = check_yaml("{\"aimem_lim\":1},\"limits\":[1,2]}\n", "t.yaml", {}, &where);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("t.yaml:1:"), std::string::npos) << r.error().message;
+  EXPECT_EQ(where.line, 1u);
+  EXPECT_TRUE(check_yaml("a: 1\n---\nb: 2\n---\n---\nc: 3\n", "ok.yaml").ok());
+}
+
+}  // namespace
+}  // namespace aimem::doc
