@@ -2,9 +2,15 @@
 #   make run    install missing Debian packages, build aimem alone, run `aimem diagnose` on this host
 #   make test   the same, then the whole test suite through CTest
 # `make test-sanitize` runs the suite once more under ASan and UBSan (CI does).
+# `make fuzz` runs every libFuzzer target for FUZZ_SECONDS each (CI does).
 
 BUILD      ?= build
 SAN_BUILD  ?= build-sanitize
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+# Each target's seeds: tests/fuzz/<name>_corpus (diagnose: tests/fuzz/corpus),
+# and captured outputs for some (see tests/CMakeLists.txt).
+FUZZERS = diagnose safetensors gguf promtext structured probe_http http_request
 JOBS       ?= $(shell nproc)
 DEB_PACKAGES = build-essential cmake pkg-config \
   libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libvectorscan-dev \
@@ -18,7 +24,7 @@ DEB_PACKAGES = build-essential cmake pkg-config \
 NODE_DIR      = build-node
 NLC_VERSION   = 3.22.1
 
-.PHONY: all deps node-deps build run test test-sanitize bench clean
+.PHONY: all deps node-deps build run test test-sanitize fuzz bench clean
 
 all: build
 
@@ -61,6 +67,26 @@ test-sanitize: deps node-deps $(SAN_BUILD)/CMakeCache.txt
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
+
+$(FUZZ_BUILD)/CMakeCache.txt:
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIMEM_FUZZ=ON -DAIMEM_BENCH=OFF
+
+# New inputs go to $(FUZZ_BUILD)/corpus/NAME; the seeds in the repository are
+# only read. A crash, a leak, a 10 s input or 512 MB of RSS fails the run.
+fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS:%=%_fuzzer)
+	@for f in $(FUZZERS); do \
+	  case $$f in \
+	    diagnose) seeds=tests/fuzz/corpus ;; \
+	    promtext) seeds="tests/fuzz/promtext_corpus tests/fixtures/watch/metrics" ;; \
+	    structured) seeds="tests/fuzz/structured_corpus tests/fixtures/check" ;; \
+	    *) seeds=tests/fuzz/$${f}_corpus ;; \
+	  esac; \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
+	  echo "fuzz: $$f for $(FUZZ_SECONDS) s"; \
+	  ./$(FUZZ_BUILD)/tests/$${f}_fuzzer -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=512 \
+	    -print_final_stats=1 $(FUZZ_BUILD)/corpus/$$f $$seeds || exit 1; \
+	done
 
 bench: build
 	./bench/diagnose_vs_grep.sh $(BUILD)

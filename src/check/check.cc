@@ -37,14 +37,12 @@ Result<ReadResult> read_input(const Input& in) {
                                     in.text.size(), kMaxFileBytes >> 20));
     return read_systemd(in.text, in.name);
   }
-  auto docs = load_yaml_documents(in.text, in.name);
-  if (!docs) return docs.error();
   ReadResult out;
-  for (size_t i = 0; i < docs->size(); ++i) {
-    const YAML::Node& doc = (*docs)[i];
+  auto docs = read_yaml_documents(in.text, in.name, [&](const YAML::Node& doc, int i) {
     if (looks_like_compose(doc)) read_compose(doc, in.name, out);
-    else read_kubernetes(doc, in.name, int(i), out);
-  }
+    else read_kubernetes(doc, in.name, i, out);
+  });
+  if (!docs) return docs.error();
   if (out.workloads.empty() && out.notes.empty())
     out.notes.push_back({Loc{in.name, 0, 0}, "nothing aimem check reads here (no workload, Compose service or unit)"});
   return out;

@@ -20,9 +20,11 @@
 #include <map>
 #include <sstream>
 
+#include "core/doc_reader.h"
 #include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"
+#include "sources/readfile.h"
 
 namespace aimem::check {
 namespace {
@@ -212,12 +214,15 @@ Result<Policy> parse_policy(const std::string& text, const std::string& file_nam
   p.file = file_name;
   Reader rd(file_name);
   try {
-    YAML::Node root;
-    try {
-      root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      return make_error(fmt::format("{}:{}: not valid YAML: {}", rd.shown(), e.mark.line + 1, e.msg));
+    doc::Limits limits;
+    limits.max_bytes = kMaxPolicyFileBytes;
+    auto parsed = doc::parse_yaml(text, rd.shown(), limits);
+    if (!parsed) {
+      std::string m = parsed.error().message;
+      if (size_t at = m.find(": malformed YAML: "); at != std::string::npos) m.replace(at, 18, ": not valid YAML: ");
+      return make_error(std::move(m));
     }
+    YAML::Node root = *parsed;
     if (!root || root.IsNull()) return p;
     if (!root.IsMap())
       return make_error(fmt::format("{}:{}: the file must be a mapping of keys (policy:, alerts:, ...)", rd.shown(),
@@ -244,17 +249,9 @@ Result<Policy> parse_policy(const std::string& text, const std::string& file_nam
 }
 
 Result<Policy> read_policy_file(const std::string& path) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  if (ec) return make_error(fmt::format("{}: cannot read the policy file: {}", path, ec.message()));
-  if (size > kMaxPolicyFileBytes)
-    return make_error(fmt::format("{}: {} is too large for a policy file (at most {})", path, units::format_bytes(size),
-                                  units::format_bytes(kMaxPolicyFileBytes)));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_policy(ss.str(), path);
+  auto text = read_user_file(path, kMaxPolicyFileBytes, "policy file");
+  if (!text) return text.error();
+  return parse_policy(*text, path);
 }
 
 }  // namespace aimem::check

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
+#include "core/doc_reader.h"
+
 namespace aimem::check {
 namespace {
 
@@ -20,12 +24,18 @@ bool count_nodes(const YAML::Node& n, uint64_t& seen, uint64_t cap) {
 
 }  // namespace
 
+namespace {
+// The file's line the document being read starts on (doc::for_each_yaml_document
+// gives marks from there): set by read_yaml_documents while it hands a document over.
+thread_local size_t t_first_line = 0;
+}  // namespace
+
 Loc loc_of(const YAML::Node& n, const std::string& file) {
   Loc l{file, 0, 0};
   if (!n.IsDefined()) return l;
   YAML::Mark m = n.Mark();
   if (m.is_null()) return l;
-  l.line = m.line + 1;
+  l.line = static_cast<int>(t_first_line) + m.line + 1;
   l.column = m.column + 1;
   return l;
 }
@@ -51,37 +61,39 @@ std::string scalar(const YAML::Node& map, const char* key) {
   return is_scalar(v) ? v.Scalar() : "";
 }
 
+Result<int> read_yaml_documents(const std::string& text, const std::string& file,
+                                const std::function<void(const YAML::Node&, int)>& each, uint64_t max_visits) {
+  doc::Limits limits;
+  limits.max_bytes = kMaxFileBytes;
+  std::optional<Error> bomb;
+  auto n = doc::for_each_yaml_document(
+      text, file,
+      [&](const YAML::Node& d, int index, size_t first_line) {
+        struct Lines {
+          explicit Lines(size_t l) { t_first_line = l; }
+          ~Lines() { t_first_line = 0; }
+        } lines(first_line);
+        uint64_t seen = 0;
+        if (!count_nodes(d, seen, max_visits)) {
+          Loc at = loc_of(d, file);
+          bomb = make_error(fmt::format("{}:{}:{}: YAML document {} expands to more than {} nodes through its aliases "
+                                        "(an alias bomb?); aimem check stops here",
+                                        file, at.line, at.column, index + 1, max_visits));
+          return false;
+        }
+        each(d, index);
+        return true;
+      },
+      limits);
+  if (bomb) return *bomb;
+  return n;
+}
+
 Result<std::vector<YAML::Node>> load_yaml_documents(const std::string& text, const std::string& file,
-                                                    uint64_t max_nodes) {
-  if (text.size() > kMaxFileBytes)
-    return make_error(fmt::format("{}: {} bytes, more than the {} MiB aimem check reads from one file", file,
-                                  text.size(), kMaxFileBytes >> 20));
-  // Parsing allocates a few hundred bytes per node before any walk can count
-  // them, so the nodes the text can hold are bounded first: every node but
-  // a document's first starts at one of these characters (an over-count:
-  // '-' and ':' also occur inside plain scalars).
-  uint64_t starts = 0;
-  for (char c : text) starts += c == ',' || c == ':' || c == '-' || c == '\n' || c == '[' || c == '{';
-  if (starts > max_nodes)
-    return make_error(fmt::format("{}: about {} YAML nodes, more than aimem check reads from one file ({}); split it",
-                                  file, starts, max_nodes));
+                                                    uint64_t max_visits) {
   std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(text);
-  } catch (const YAML::ParserException& e) {
-    return make_error(fmt::format("{}:{}:{}: malformed YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
-  } catch (const YAML::Exception& e) {
-    return make_error(fmt::format("{}: malformed YAML: {}", file, e.what()));
-  }
-  for (size_t i = 0; i < docs.size(); ++i) {
-    uint64_t seen = 0;
-    if (!count_nodes(docs[i], seen, max_nodes)) {
-      Loc at = loc_of(docs[i], file);
-      return make_error(fmt::format("{}:{}:{}: YAML document {} expands to more than {} nodes through its aliases "
-                                    "(an alias bomb?); aimem check stops here",
-                                    file, at.line, at.column, i + 1, max_nodes));
-    }
-  }
+  auto n = read_yaml_documents(text, file, [&](const YAML::Node& d, int) { docs.push_back(d); }, max_visits);
+  if (!n) return n.error();
   return docs;
 }
 

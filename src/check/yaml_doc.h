@@ -1,12 +1,15 @@
 // Loading a YAML deployment file for `aimem check`, with the guards untrusted
-// YAML needs: a size cap on the file and a cap on the nodes a walk may visit
-// per document. yaml-cpp shares the node an alias names (so loading an
-// "alias bomb" is cheap) but every walk over it expands the aliases, which is
-// exponential in the nesting (billion laughs); a walk that counts its visits
-// and stops at the cap turns that into an error.
+// YAML needs: the bounded reader's (core/doc_reader.h: bytes, nesting depth
+// and nodes per document, checked before yaml-cpp allocates; documents read
+// one at a time) and a cap on the nodes a walk may visit per document.
+// yaml-cpp shares the node an alias names (so loading an "alias bomb" is
+// cheap) but every walk over it expands the aliases, which is exponential in
+// the nesting (billion laughs); a walk that counts its visits and stops at the
+// cap turns that into an error.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,14 +21,21 @@
 namespace aimem::check {
 
 inline constexpr uint64_t kMaxFileBytes = 8ULL << 20;     // helm template output of a large chart is ~1-3 MiB
-inline constexpr uint64_t kMaxNodesPerDocument = 1000000;
+inline constexpr uint64_t kMaxNodesPerDocument = 1000000;  // visits of a walk that expands aliases
 
-// Documents of a multi-document YAML text. Errors name file:line:column
-// (1-based) and what was wrong; an alias bomb names the document.
+// Each non-empty document of a multi-document YAML text in turn, with its
+// index; only one document's nodes are held at a time. Errors name
+// file:line:column (1-based) and what was wrong; an alias bomb names the
+// document.
+Result<int> read_yaml_documents(const std::string& text, const std::string& file,
+                                const std::function<void(const YAML::Node& doc, int index)>& each,
+                                uint64_t max_visits = kMaxNodesPerDocument);
+// All of them at once (small texts; tests).
 Result<std::vector<YAML::Node>> load_yaml_documents(const std::string& text, const std::string& file,
-                                                    uint64_t max_nodes = kMaxNodesPerDocument);
+                                                    uint64_t max_visits = kMaxNodesPerDocument);
 
-// Where a node was written (1-based), in `file`.
+// Where a node was written (1-based), in `file` (inside read_yaml_documents'
+// `each`, counted from the document's first line).
 Loc loc_of(const YAML::Node& n, const std::string& file);
 
 // Safe accessors. yaml-cpp's const operator[] returns an invalid node for a

@@ -633,7 +633,8 @@ Result<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::string&
 }
 
 Result<GgufFile> read_gguf(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO would block the open (then it is refused below).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return make_error(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -643,7 +644,7 @@ Result<GgufFile> read_gguf(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return make_error(path + ": not a regular file");
+    return make_error(path + ": not a regular file (a FIFO, a device or a socket)");
   }
   ByteSource src(fd, static_cast<uint64_t>(st.st_size));
   auto r = Parser(src, path).run();

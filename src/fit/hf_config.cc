@@ -20,8 +20,10 @@
 
 #include <fmt/format.h>
 
+#include "core/doc_reader.h"
 #include "core/text.h"
 #include "fit/hf.h"
+#include "sources/readfile.h"
 
 namespace aimem::fit {
 namespace {
@@ -927,25 +929,19 @@ Result<ModelSpec> spec_from_config_at(const json& config, const std::string& nam
   return m;
 }
 
+// config.json is a few KB; a model.safetensors.index.json of ~90,000 tensors
+// (DeepSeek-V3) about 9 MB.
+constexpr size_t kMaxJsonFileBytes = 32u << 20;
+
 Result<std::string> read_json_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  if (s.size() > 64u << 20) return make_error(fmt::format("{}: {} bytes, too large for a config", path, s.size()));
-  return s;
+  // A regular file only: a FIFO in a model folder would block the read forever.
+  return read_user_file(path, kMaxJsonFileBytes, "JSON file", /*regular_only=*/true);
 }
 
 Result<json> parse_json_text(const std::string& path, const std::string& s) {
-  try {
-    return json::parse(s);
-  } catch (const json::parse_error& e) {
-    return make_error(fmt::format("{}: not valid JSON (at byte {}): {}", path,
-                                  e.byte > 0 ? e.byte - 1 : 0, e.what()));
-  } catch (const std::exception& e) {
-    return make_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
-  }
+  doc::Limits limits;
+  limits.max_bytes = kMaxJsonFileBytes;
+  return doc::parse_json(s, path, limits);
 }
 
 Result<json> read_json_file(const std::string& path) {

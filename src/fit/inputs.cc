@@ -112,6 +112,10 @@ Result<ModelSpec> load_model(const std::string& arg, const std::string& dtype, c
     }
     spec = read_hf_folder(arg);
   } else if (fs::exists(p, ec)) {
+    // A FIFO or a device would block the open or the read forever.
+    if (!fs::is_regular_file(p, ec))
+      return make_error(fmt::format("{}: not a regular file (a FIFO, a device or a socket); name a GGUF file, a model "
+                                    "folder or a config.json", arg));
     if (starts_with_gguf_magic(arg)) {
       auto g = read_gguf(arg);
       if (!g) return g.error();

@@ -14,14 +14,16 @@
 
 #include <fmt/format.h>
 
+#include "core/doc_reader.h"
 #include "fit/hf.h"
 
 namespace aimem::fit {
 namespace {
 
 // safetensors itself refuses headers over 100 MB (MAX_HEADER_SIZE); the
-// largest real ones (DeepSeek-V3 shards) are a few hundred KiB.
-constexpr uint64_t kMaxHeader = 100'000'000;
+// largest real ones (DeepSeek-V3 shards) are a few hundred KiB. aimem reads at
+// most 16 MB, which keeps `aimem fit` under 64 MiB on any file.
+constexpr uint64_t kMaxHeader = 16'000'000;
 
 struct DtypeBits {
   std::string_view name;
@@ -340,6 +342,15 @@ Result<std::vector<Tensor>> parse_json(std::string_view text, uint64_t file_size
   while (!text.empty() && (text.back() == ' ' || text.back() == '\0' || text.back() == '\n'))
     text.remove_suffix(1);
   if (auto fast = parse_sax(text, w)) return std::move(*fast);
+  // The DOM path (odd headers, and errors in the usual words) is bounded
+  // before it allocates (core/doc_reader.h).
+  const doc::Shape shape = doc::scan_json(text);
+  if (shape.deep_line > 0)
+    return make_error(fmt::format("{}: the header is nested too deep (limit {}; line {}, column {} of the JSON)", name,
+                                  doc::kMaxDepth, shape.deep_line, shape.deep_column));
+  if (shape.nodes > doc::kMaxJsonNodes)
+    return make_error(fmt::format("{}: the header holds about {} JSON values in a shape aimem reads only up to {} of",
+                                  name, shape.nodes, doc::kMaxJsonNodes));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text.begin(), text.end());
@@ -431,7 +442,8 @@ Result<std::vector<Tensor>> parse_safetensors_header(const uint8_t* data, size_t
 }
 
 Result<std::vector<Tensor>> read_safetensors_header(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in a model folder would block the open (then it is refused below).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return make_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct Closer {
     int fd;
@@ -441,6 +453,8 @@ Result<std::vector<Tensor>> read_safetensors_header(const std::string& path) {
   if (::fstat(fd, &st) != 0)
     return make_error(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) return make_error(fmt::format("{}: is a directory, not a safetensors file", path));
+  if (!S_ISREG(st.st_mode))
+    return make_error(fmt::format("{}: not a regular file (a FIFO, a device or a socket), not a safetensors file", path));
   const uint64_t size = static_cast<uint64_t>(st.st_size);
 
   auto read_at = [&](uint8_t* buf, size_t len, uint64_t off) -> bool {

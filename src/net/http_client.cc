@@ -1,7 +1,8 @@
 // Connection (see http_client.h): non-blocking socket, every wait a poll()
-// bounded by the options' timeouts. Bounds on what the peer can make us hold:
-// a response head of 64 KiB, a chunk-size line of 1 KiB; the body is handed
-// over as it arrives and never held here beyond one read (16 KiB).
+// bounded by the options' timeouts and by the request's deadline. The
+// response is read by ResponseReader (http_response.h), which bounds what the
+// peer can make us hold; the body is handed over as it arrives and never held
+// here beyond one read (16 KiB).
 #include "net/http_client.h"
 
 #include <fcntl.h>
@@ -24,21 +25,16 @@ namespace aimem::net {
 
 namespace {
 
-constexpr size_t kMaxHead = 64 * 1024;
-constexpr size_t kMaxChunkLine = 1024;
 constexpr size_t kReadSize = 16 * 1024;
+// Request bytes gathered before a send: a small request goes out in one write
+// (see the Nagle note in probe/client.cc); a streamed body in pieces this big.
+constexpr size_t kSendPiece = 16 * 1024;
 
 int to_ms(double s) { return static_cast<int>(std::clamp(std::ceil(s * 1000), 1.0, 3.6e6)); }
 
 bool iequal(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower((unsigned char)x) == std::tolower((unsigned char)y); });
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace
@@ -55,12 +51,6 @@ const char* failure_name(Failure f) {
   return "?";
 }
 
-std::string Head::field(std::string_view name) const {
-  for (const auto& [k, v] : fields)
-    if (iequal(k, name)) return v;
-  return "";
-}
-
 Connection::Connection(std::string host, int port, Options options) : port_(port), options_(options) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   host_ = std::move(host);
@@ -71,7 +61,41 @@ Connection::~Connection() { close(); }
 void Connection::close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  buf_.clear();
+}
+
+Failure Connection::wait(short events, double timeout_s, const char* what, std::string* detail) {
+  for (;;) {
+    int ms = to_ms(timeout_s);
+    bool by_deadline = false;
+    if (deadline_) {
+      const auto until = *deadline_ - Clock::now();
+      if (until <= Clock::duration::zero()) {
+        *detail = "deadline";
+        return Failure::timeout;
+      }
+      // Rounded up: a poll that woke a fraction of a millisecond early would
+      // report the deadline before it came.
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(until).count();
+      if (left <= 0) {
+        *detail = "deadline";
+        return Failure::timeout;
+      }
+      if (left < ms) {
+        ms = static_cast<int>(left);
+        by_deadline = true;
+      }
+    }
+    pollfd p{fd_, events, 0};
+    int r = ::poll(&p, 1, ms);
+    if (r > 0) return Failure::none;
+    if (r == 0) {
+      *detail = by_deadline ? "deadline" : fmt::format("{} for {} s", what, timeout_s);
+      return Failure::timeout;
+    }
+    if (errno == EINTR) continue;
+    *detail = std::strerror(errno);
+    return Failure::reset;
+  }
 }
 
 Failure Connection::connect(std::string* detail) {
@@ -90,13 +114,21 @@ Failure Connection::connect(std::string* detail) {
     if (fd < 0) { last = std::strerror(errno); continue; }
     int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
     if (rc != 0 && errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      int n = ::poll(&p, 1, to_ms(options_.connect_timeout_s));
+      fd_ = fd;
+      std::string why;
+      Failure w = wait(POLLOUT, options_.connect_timeout_s, "no answer", &why);
+      fd_ = -1;
+      if (w == Failure::timeout && why == "deadline") {
+        ::close(fd);
+        freeaddrinfo(res);
+        *detail = why;
+        return Failure::timeout;
+      }
       int err = 0;
       socklen_t len = sizeof err;
-      if (n == 0) { err = ETIMEDOUT; }
-      else if (n < 0) { err = errno; }
-      else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) { err = errno; }
+      if (w == Failure::timeout) err = ETIMEDOUT;
+      else if (w != Failure::none) err = ECONNABORTED;
+      else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
       rc = err == 0 ? 0 : -1;
       errno = err;
     }
@@ -126,10 +158,7 @@ Failure Connection::send_all(std::string_view data, std::string* detail) {
     if (n > 0) { data.remove_prefix(static_cast<size_t>(n)); continue; }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd p{fd_, POLLOUT, 0};
-      int r = ::poll(&p, 1, to_ms(options_.write_timeout_s));
-      if (r == 0) { *detail = fmt::format("could not send for {} s", options_.write_timeout_s); return Failure::timeout; }
-      if (r < 0 && errno != EINTR) { *detail = std::strerror(errno); return Failure::reset; }
+      if (Failure f = wait(POLLOUT, options_.write_timeout_s, "could not send", detail); f != Failure::none) return f;
       continue;
     }
     *detail = std::strerror(errno);
@@ -138,90 +167,17 @@ Failure Connection::send_all(std::string_view data, std::string* detail) {
   return Failure::none;
 }
 
-Failure Connection::fill(std::string* detail, bool* closed) {
-  *closed = false;
-  char tmp[kReadSize];
-  for (;;) {
-    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-    if (n > 0) {
-      buf_.append(tmp, static_cast<size_t>(n));
-      if (options_.quickack) {
-        int one = 1;
-        setsockopt(fd_, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
-      }
-      return Failure::none;
-    }
-    if (n == 0) {
-      *closed = true;
-      *detail = "connection closed by the server";
-      return Failure::reset;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      pollfd p{fd_, POLLIN, 0};
-      int r = ::poll(&p, 1, to_ms(options_.read_timeout_s));
-      if (r == 0) { *detail = fmt::format("no data for {} s", options_.read_timeout_s); return Failure::timeout; }
-      if (r < 0 && errno != EINTR) { *detail = std::strerror(errno); return Failure::reset; }
-      continue;
-    }
-    *detail = std::strerror(errno);  // ECONNRESET and the like
-    return Failure::reset;
-  }
-}
-
-Failure Connection::read_head(Head* head, bool* keep_alive, std::string* detail) {
-  for (;;) {
-    size_t end;
-    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
-      if (buf_.size() > kMaxHead) { *detail = fmt::format("response head longer than {} bytes", kMaxHead); return Failure::bad_response; }
-      bool closed;
-      if (Failure f = fill(detail, &closed); f != Failure::none) {
-        if (closed) *detail = buf_.empty() ? "connection closed before any response" : "connection closed inside the response head";
-        return f;
-      }
-    }
-    std::string_view h(buf_.data(), end);
-    size_t eol = h.find("\r\n");
-    std::string_view status_line = h.substr(0, eol);
-    // "HTTP/1.x SSS reason"
-    if (status_line.size() < 12 || status_line.substr(0, 7) != "HTTP/1." || status_line[8] != ' ' ||
-        !std::isdigit((unsigned char)status_line[9]) || !std::isdigit((unsigned char)status_line[10]) ||
-        !std::isdigit((unsigned char)status_line[11])) {
-      *detail = "not an HTTP/1.x response: " + text::quote_line(status_line, 80);
-      return Failure::bad_response;
-    }
-    head->status = (status_line[9] - '0') * 100 + (status_line[10] - '0') * 10 + (status_line[11] - '0');
-    bool http11 = status_line[7] == '1';
-    head->fields.clear();
-    size_t pos = eol == std::string_view::npos ? h.size() : eol + 2;
-    while (pos < h.size()) {
-      size_t next = h.find("\r\n", pos);
-      if (next == std::string_view::npos) next = h.size();
-      std::string_view line = h.substr(pos, next - pos);
-      pos = next + 2;
-      size_t colon = line.find(':');
-      if (colon == std::string_view::npos || colon == 0) continue;  // tolerate junk lines
-      head->fields.emplace_back(std::string(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
-    }
-    buf_.erase(0, end + 4);
-    if (head->status >= 100 && head->status < 200) continue;  // 100 Continue and friends
-    std::string conn = head->field("Connection");
-    *keep_alive = http11 ? !text::icontains(conn, "close") : text::icontains(conn, "keep-alive");
-    return Failure::none;
-  }
-}
-
 Outcome Connection::exchange(const Request& request, const Receiver& receiver) {
   Outcome out;
+  deadline_ = request.deadline;
   if (fd_ >= 0) {
     // The server may have closed the kept connection since (its idle timeout,
     // its request limit): a readable socket before we sent anything is a
     // close (or stray bytes); either way it is not reused.
     pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, 0) != 0 || !buf_.empty()) close();
+    if (::poll(&p, 1, 0) != 0) close();
   }
   if (fd_ < 0) {
-    buf_.clear();
     if ((out.failure = connect(&out.detail)) != Failure::none) return out;
   }
   std::string msg = fmt::format("{} {} HTTP/1.1\r\nHost: {}:{}\r\n", request.method, request.target,
@@ -234,8 +190,9 @@ Outcome Connection::exchange(const Request& request, const Receiver& receiver) {
     msg += "\r\n";
     if (iequal(k, "Connection") && text::icontains(v, "close")) ask_close = true;
   }
-  if (!request.body.empty() || request.method == "POST" || request.method == "PUT")
-    msg += fmt::format("Content-Length: {}\r\n", request.body.size());
+  const uint64_t body_size = request.body.size() + (request.body_writer ? request.body_size : 0);
+  if (body_size > 0 || request.method == "POST" || request.method == "PUT")
+    msg += fmt::format("Content-Length: {}\r\n", body_size);
   msg += "\r\n";
   msg += request.body;
 
@@ -244,101 +201,82 @@ Outcome Connection::exchange(const Request& request, const Receiver& receiver) {
     if (f != Failure::none) close();
     return out;
   };
+  if (request.body_writer) {
+    // Gathered into pieces of kSendPiece: a small body still goes in one write.
+    Failure sent = Failure::none;
+    uint64_t written = 0;
+    bool whole = request.body_writer([&](std::string_view piece) {
+      // A body the server takes as fast as it is made never waits in send:
+      // the deadline is checked here too.
+      if (deadline_ && Clock::now() >= *deadline_) {
+        sent = Failure::timeout;
+        out.detail = "deadline";
+        return false;
+      }
+      written += piece.size();
+      if (written > request.body_size) return false;
+      msg.append(piece);
+      if (msg.size() < kSendPiece) return true;
+      sent = send_all(msg, &out.detail);
+      msg.clear();
+      return sent == Failure::none;
+    });
+    if (sent != Failure::none) return finish(sent);
+    if (!whole || written != request.body_size) {
+      out.detail = fmt::format("the request body was {} bytes, not the {} announced", written, request.body_size);
+      return finish(Failure::stopped);
+    }
+  }
   if (Failure f = send_all(msg, &out.detail); f != Failure::none) return finish(f);
-  bool keep_alive = false;
-  if (Failure f = read_head(&out.head, &keep_alive, &out.detail); f != Failure::none) return finish(f);
-  out.got_head = true;
-  if (receiver.on_head && !receiver.on_head(out.head)) { out.detail = "stopped by the receiver"; return finish(Failure::stopped); }
+  std::string().swap(msg);
 
-  auto deliver = [&](std::string_view piece) {
-    return piece.empty() || !receiver.on_body || receiver.on_body(piece);
+  ResponseReader reader(request.method == "HEAD");
+  char tmp[kReadSize];
+  ResponseReader::Step step = ResponseReader::Step::more;
+  auto took = [&](ResponseReader::Step s) {
+    out.got_head = reader.got_head();
+    if (out.got_head) out.head = reader.head();
+    switch (s) {
+      case ResponseReader::Step::more:
+      case ResponseReader::Step::done: return Failure::none;
+      case ResponseReader::Step::stopped: out.detail = reader.detail(); return Failure::stopped;
+      case ResponseReader::Step::bad_response: out.detail = reader.detail(); return Failure::bad_response;
+      case ResponseReader::Step::reset: out.detail = reader.detail(); return Failure::reset;
+    }
+    return Failure::none;
   };
-  const int s = out.head.status;
-  const bool no_body = request.method == "HEAD" || s == 204 || s == 304;
-  const bool chunked = text::icontains(out.head.field("Transfer-Encoding"), "chunked");
-  const std::string cl = out.head.field("Content-Length");
-  bool closed = false;
-
-  if (no_body) {
-    // nothing to read
-  } else if (chunked) {
-    for (;;) {
-      size_t eol;
-      while ((eol = buf_.find("\r\n")) == std::string::npos) {
-        if (buf_.size() > kMaxChunkLine) { out.detail = "chunk-size line too long"; return finish(Failure::bad_response); }
-        if (Failure f = fill(&out.detail, &closed); f != Failure::none) return finish(f);
+  while (step == ResponseReader::Step::more) {
+    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+    if (n > 0) {
+      if (options_.quickack) {
+        int one = 1;
+        setsockopt(fd_, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
       }
-      std::string_view line(buf_.data(), eol);
-      uint64_t size = 0;
-      size_t digits = 0;
-      for (char c : line) {
-        int v = std::isdigit((unsigned char)c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
-        if (v < 0) break;
-        if (++digits > 15) break;
-        size = size * 16 + static_cast<uint64_t>(v);
+      step = reader.feed(std::string_view(tmp, static_cast<size_t>(n)), receiver);
+      if (Failure f = took(step); f != Failure::none) return finish(f);
+      continue;
+    }
+    if (n == 0) {
+      step = reader.closed();
+      if (Failure f = took(step); f != Failure::none) return finish(f);
+      close();  // the server closed: nothing more comes on this socket
+      return out;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (Failure f = wait(POLLIN, options_.read_timeout_s, "no data", &out.detail); f != Failure::none) {
+        took(step);
+        return finish(f);
       }
-      if (digits == 0 || digits > 15) { out.detail = "bad chunk size " + text::quote_line(line, 40); return finish(Failure::bad_response); }
-      buf_.erase(0, eol + 2);
-      if (size == 0) {
-        // Trailers, then an empty line.
-        for (;;) {
-          while ((eol = buf_.find("\r\n")) == std::string::npos) {
-            if (buf_.size() > kMaxHead) { out.detail = "trailer too long"; return finish(Failure::bad_response); }
-            if (Failure f = fill(&out.detail, &closed); f != Failure::none) return finish(f);
-          }
-          buf_.erase(0, eol + 2);
-          if (eol == 0) break;
-        }
-        break;
-      }
-      while (size > 0) {
-        if (buf_.empty())
-          if (Failure f = fill(&out.detail, &closed); f != Failure::none) return finish(f);
-        size_t take = static_cast<size_t>(std::min<uint64_t>(size, buf_.size()));
-        bool go = deliver(std::string_view(buf_.data(), take));
-        buf_.erase(0, take);
-        size -= take;
-        if (!go) { out.detail = "stopped by the receiver"; return finish(Failure::stopped); }
-      }
-      while (buf_.size() < 2)
-        if (Failure f = fill(&out.detail, &closed); f != Failure::none) return finish(f);
-      if (buf_.compare(0, 2, "\r\n") != 0) { out.detail = "chunk not followed by CRLF"; return finish(Failure::bad_response); }
-      buf_.erase(0, 2);
+      continue;
     }
-  } else if (!cl.empty()) {
-    uint64_t left = 0;
-    for (char c : cl) {
-      if (!std::isdigit((unsigned char)c) || left > (UINT64_MAX - 9) / 10) { out.detail = "bad Content-Length " + text::quote_line(cl, 40); return finish(Failure::bad_response); }
-      left = left * 10 + static_cast<uint64_t>(c - '0');
-    }
-    while (left > 0) {
-      if (buf_.empty())
-        if (Failure f = fill(&out.detail, &closed); f != Failure::none) {
-          if (closed) out.detail = fmt::format("connection closed with {} bytes of the body still to come", left);
-          return finish(f);
-        }
-      size_t take = static_cast<size_t>(std::min<uint64_t>(left, buf_.size()));
-      bool go = deliver(std::string_view(buf_.data(), take));
-      buf_.erase(0, take);
-      left -= take;
-      if (!go) { out.detail = "stopped by the receiver"; return finish(Failure::stopped); }
-    }
-  } else {
-    // No length: the body runs until the server closes.
-    keep_alive = false;
-    for (;;) {
-      bool go = deliver(buf_);
-      buf_.clear();
-      if (!go) { out.detail = "stopped by the receiver"; return finish(Failure::stopped); }
-      Failure f = fill(&out.detail, &closed);
-      if (f == Failure::none) continue;
-      if (closed) { out.detail.clear(); break; }
-      return finish(f);
-    }
+    out.detail = std::strerror(errno);  // ECONNRESET and the like
+    took(step);
+    return finish(Failure::reset);
   }
   // Bytes beyond the response (a server that sends more than it announced)
   // would be taken for the next response: do not reuse such a connection.
-  if (!keep_alive || ask_close || !buf_.empty()) close();
+  if (!reader.keep_alive() || ask_close || reader.extra_bytes()) close();
   return out;
 }
 

@@ -5,8 +5,8 @@
 // connection closed early, and keep the connection for the next request when
 // the server allows it.
 //
-// Written by hand, not on CivetWeb's client API (the server side is on
-// CivetWeb, see http_server.h), because that API cannot do what a latency
+// Written by hand, not on CivetWeb's client API (which the https webhook
+// uses, see tls_post.h), because that API cannot do what a latency
 // probe needs: mg_connect_client takes no connect timeout; no public call
 // returns the socket, so TCP_NODELAY / TCP_QUICKACK cannot be set;
 // mg_get_response's timeout covers only the response head, and mg_read then
@@ -14,6 +14,7 @@
 // "timeout", "reset" and "cut_stream" could not be told apart.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -22,28 +23,39 @@
 #include <utility>
 #include <vector>
 
+#include "net/http_response.h"
+
 namespace aimem::net {
 
-using Fields = std::vector<std::pair<std::string, std::string>>;
+using Clock = std::chrono::steady_clock;
 
-struct Head {
-  int status = 0;
-  Fields fields;
-  // The first field of that name (case-insensitive), "" if none.
-  std::string field(std::string_view name) const;
-};
+// Hands a body over in pieces; returns false when a piece's sink returned
+// false (the send failed), true when every piece went.
+using BodyWriter = std::function<bool(const std::function<bool(std::string_view)>& piece)>;
 
 struct Request {
+  // {"GET", "/path", {headers}, "body"} as before the streamed body and the
+  // deadline were added (a constructor, so that brace lists that stop there
+  // leave them at their defaults without -Wmissing-field-initializers).
+  Request(std::string method_ = "GET", std::string target_ = "/", Fields headers_ = {}, std::string body_ = {})
+      : method(std::move(method_)), target(std::move(target_)), headers(std::move(headers_)), body(std::move(body_)) {}
   std::string method = "GET";
   std::string target = "/";  // path and query
   Fields headers;            // Host and Content-Length are added
   std::string body;
+  // A body too large to hold (a probe's prompt of millions of tokens): written
+  // as it is sent, body_size bytes from body_writer after `body`.
+  BodyWriter body_writer;
+  uint64_t body_size = 0;
+  // The whole exchange (connect, send, response) ends by then, whatever the
+  // options' timeouts: Failure::timeout with detail "deadline".
+  std::optional<Clock::time_point> deadline;
 };
 
 enum class Failure {
   none,
   connect,       // refused, unreachable, name not found, or connect timed out
-  timeout,       // no byte for read_timeout_s (head or body), or a send that stalled
+  timeout,       // no byte for read_timeout_s (head or body), a send that stalled, or the request's deadline
   reset,         // closed or reset before the response was complete
   stopped,       // a receiver returned false
   bad_response,  // not HTTP/1.x, or a head / chunk line beyond its bound
@@ -65,13 +77,6 @@ struct Outcome {
   bool ok() const { return failure == Failure::none; }
 };
 
-// on_head runs once the head arrived (1xx heads are skipped); on_body with
-// each piece of the decoded body. Either returns false to stop (Failure::stopped).
-struct Receiver {
-  std::function<bool(const Head&)> on_head;
-  std::function<bool(std::string_view)> on_body;
-};
-
 // Not thread-safe: one Connection per thread. Connects on the first exchange
 // and again after the server closed.
 class Connection {
@@ -84,6 +89,7 @@ class Connection {
   // Sends the request once (never again after a failure: the caller sees the
   // failure). A kept connection the server has closed meanwhile (seen before
   // sending) is replaced by a new one first.
+  // A receiver that returns false stops the exchange (Failure::stopped).
   Outcome exchange(const Request& request, const Receiver& receiver);
   bool is_open() const { return fd_ >= 0; }
   int connects() const { return connects_; }  // TCP connections opened so far
@@ -92,16 +98,16 @@ class Connection {
  private:
   Failure connect(std::string* detail);
   Failure send_all(std::string_view data, std::string* detail);
-  // Reads more bytes into buf_; Failure::reset on a clean close (with *closed set).
-  Failure fill(std::string* detail, bool* closed);
-  Failure read_head(Head* head, bool* keep_alive, std::string* detail);
+  // Waits for `events` on the socket up to timeout_s, and never past the
+  // exchange's deadline: none when ready, else timeout (or reset on a poll error).
+  Failure wait(short events, double timeout_s, const char* what, std::string* detail);
 
   std::string host_;  // without brackets
   int port_;
   Options options_;
   int fd_ = -1;
   int connects_ = 0;
-  std::string buf_;   // bytes received and not yet used
+  std::optional<Clock::time_point> deadline_;  // the current exchange's
 };
 
 // One request on a fresh connection ("Connection: close"), the whole body

@@ -22,7 +22,14 @@
 //   - request_timeout_s as an overall deadline, checked at every read (the
 //     receiver returns false once it has passed) and capping the read timeout,
 //     so a request ends at most one read timeout after its deadline;
-//   - max_response_bytes on what one response may carry.
+//   - max_response_bytes on what one response may carry;
+//   - max_held_bytes on what one response may make us hold (a stream's line,
+//     a body that is not streamed; an error body's first 4 KiB);
+//   - ClientOptions::deadline (the whole probe's) over all of them: every
+//     wait and every request ends by then.
+// Bodies: a generated prompt (PromptText) is written as the request goes out
+// (JsonBody: head, text, tail), and /tokenize's answer is counted as it comes
+// (TokenCountReader), so a prompt of millions of tokens is never held.
 // Time to first token runs from just before the request (and its connect, on
 // a new connection) to the arrival of the first event with non-empty generated
 // text (a chat stream's role-only first delta is not a token); inter-token
@@ -37,9 +44,11 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "core/doc_reader.h"
 #include "core/text.h"
 #include "net/http_client.h"
 #include "probe/sse.h"
+#include "probe/tokenize_count.h"
 
 namespace aimem::probe {
 
@@ -47,6 +56,10 @@ struct Client::State {
   std::mutex mu;
   bool model_known = false;
   std::string model;
+  // A lookup that failed is not tried again by this client: a server that
+  // never answers would otherwise cost a request timeout per call.
+  std::optional<Error> model_error;
+  std::string model_error_kind;
   // Which /tokenize request shape the server answered: 0 not tried yet,
   // 1 llama.cpp {"content"}, 2 vLLM {"model","prompt"}, 3 none.
   std::atomic<int> tokenize_shape{0};
@@ -78,7 +91,51 @@ std::string body_excerpt(std::string_view body) {
   return text::quote_line(body, 200);
 }
 
-// A short call with its whole (bounded) body: /v1/models, /tokenize.
+constexpr size_t kErrorExcerpt = 4096;  // what an error body keeps for its message
+// Where a generated text goes in a JSON body: a string no prompt holds.
+constexpr const char* kTextMark = "\x01aimem-text\x01";
+
+// The request's deadline: its own timeout from now, never past the client's.
+Clock::time_point request_deadline(const ClientOptions& o, Clock::time_point t0) {
+  auto own = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.request_timeout_s));
+  return o.deadline ? std::min(own, *o.deadline) : own;
+}
+
+// Which bound a request that ran out of time met: the probe's time bound, or its own timeout.
+bool hit_client_deadline(const ClientOptions& o, Clock::time_point t0) {
+  return o.deadline && request_deadline(o, t0) == *o.deadline;
+}
+
+// `body` holds kTextMark where `text` goes.
+JsonBody json_body(const nlohmann::json& body, const PromptText& text) {
+  JsonBody b;
+  std::string dumped = body.dump();
+  const std::string mark = nlohmann::json(kTextMark).dump();  // with its quotes and escapes
+  size_t at = dumped.find(mark);
+  if (at == std::string::npos) {
+    b.head = std::move(dumped);
+    return b;
+  }
+  if (!text.generated()) {
+    b.head = dumped.substr(0, at) + nlohmann::json(text.str()).dump() + dumped.substr(at + mark.size());
+    return b;
+  }
+  b.head = dumped.substr(0, at + 1);  // through the opening quote
+  b.text = text;
+  b.tail = dumped.substr(at + mark.size() - 1);
+  return b;
+}
+
+void set_body(net::Request& req, const JsonBody& b) {
+  req.body = b.head;
+  if (!b.text) return;
+  req.body_size = b.text->size() + b.tail.size();
+  req.body_writer = [&b](const std::function<bool(std::string_view)>& sink) { return b.text->write(sink) && sink(b.tail); };
+}
+
+// A short call: /v1/models, /tokenize. Its body goes to `on_body` (which
+// returns false to stop reading); without one it is kept in Plain::body up to
+// max_held_bytes.
 struct Plain {
   int status = 0;
   std::string body;
@@ -87,7 +144,7 @@ struct Plain {
 };
 
 Plain plain_call(const Endpoint& e, const ClientOptions& o, const std::string& method, const std::string& path,
-                 const std::string& json_body) {
+                 const JsonBody* json_body, const std::function<bool(std::string_view)>& on_body = {}) {
   Plain p;
   double read_timeout = std::min(o.idle_timeout_s, o.request_timeout_s);
   net::Connection conn(e.host, e.port, net_options(o, read_timeout));
@@ -95,16 +152,30 @@ Plain plain_call(const Endpoint& e, const ClientOptions& o, const std::string& m
   req.method = method;
   req.target = e.base_path + path;
   req.headers.emplace_back("Connection", "close");
-  if (!json_body.empty()) {
-    req.body = json_body;
+  if (json_body) {
+    set_body(req, *json_body);
     req.headers.emplace_back("Content-Type", "application/json");
   }
   add_auth(req, o);
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.request_timeout_s));
-  bool too_large = false, late = false;
-  net::Outcome out = conn.exchange(req, {nullptr, [&](std::string_view piece) {
-                                           if (p.body.size() + piece.size() > o.max_response_bytes) return !(too_large = true);
-                                           if (Clock::now() > deadline) return !(late = true);
+  const Clock::time_point t0 = Clock::now();
+  req.deadline = request_deadline(o, t0);
+  bool too_large = false, too_much_held = false, stopped = false;
+  uint64_t received = 0;
+  net::Outcome out = conn.exchange(req, {[&](const net::Head& h) {
+                                           p.status = h.status;
+                                           return true;
+                                         },
+                                         [&](std::string_view piece) {
+                                           received += piece.size();
+                                           if (received > o.max_response_bytes) return !(too_large = true);
+                                           const bool ok = p.status >= 200 && p.status < 300;
+                                           if (on_body && ok) return on_body(piece) || !(stopped = true);
+                                           const uint64_t keep = ok ? o.max_held_bytes : kErrorExcerpt;
+                                           if (p.body.size() + piece.size() > keep) {
+                                             if (ok) return !(too_much_held = true);
+                                             p.body.append(piece.substr(0, keep - std::min<uint64_t>(keep, p.body.size())));
+                                             return true;
+                                           }
                                            p.body.append(piece);
                                            return true;
                                          }});
@@ -113,9 +184,15 @@ Plain plain_call(const Endpoint& e, const ClientOptions& o, const std::string& m
   if (too_large) {
     p.kind = "too_large";
     p.error = fmt::format("{}: response larger than {} bytes", where, o.max_response_bytes);
-  } else if (late) {
-    p.kind = "timeout";
-    p.error = fmt::format("{}: no complete response within {} s", where, o.request_timeout_s);
+  } else if (too_much_held) {
+    p.kind = "too_large";
+    p.error = fmt::format("{}: response body larger than the {} bytes aimem holds for it", where, o.max_held_bytes);
+  } else if (stopped) {
+    // The receiver had what it needed, or saw that it never would.
+  } else if (out.failure == net::Failure::timeout && out.detail == "deadline") {
+    p.kind = hit_client_deadline(o, t0) ? "time_bound" : "timeout";
+    p.error = hit_client_deadline(o, t0) ? fmt::format("{}: stopped at the probe's time bound", where)
+                                         : fmt::format("{}: no complete response within {} s", where, o.request_timeout_s);
   } else if (out.failure == net::Failure::connect) {
     p.kind = "connect";
     p.error = fmt::format("{}: cannot connect ({}); is the server running on that port?", where, out.detail);
@@ -145,15 +222,23 @@ Result<std::string> lookup_model(const Endpoint& e, const ClientOptions& o, Clie
   {
     std::lock_guard<std::mutex> lock(state.mu);
     if (state.model_known) return state.model;
+    if (state.model_error) {
+      if (kind) *kind = state.model_error_kind;
+      return *state.model_error;
+    }
   }
-  Plain p = plain_call(e, o, "GET", "/v1/models", "");
-  if (!p.kind.empty()) {
-    if (kind) *kind = p.kind;
-    return make_error(p.error);
-  }
+  auto failed = [&](const std::string& k, std::string message) -> Result<std::string> {
+    std::lock_guard<std::mutex> lock(state.mu);
+    state.model_error = make_error(std::move(message));
+    state.model_error_kind = k;
+    if (kind) *kind = k;
+    return *state.model_error;
+  };
+  Plain p = plain_call(e, o, "GET", "/v1/models", nullptr);
+  if (!p.kind.empty()) return failed(p.kind, p.error);
   std::string where = e.url() + "/v1/models";
-  if (p.status != 200) return make_error(fmt::format("GET {}: HTTP {}: {}", where, p.status, body_excerpt(p.body)));
-  auto j = nlohmann::json::parse(p.body, nullptr, false);
+  if (p.status != 200) return failed("", fmt::format("GET {}: HTTP {}: {}", where, p.status, body_excerpt(p.body)));
+  auto j = doc::parse_json_or_discarded(p.body);
   std::string id;
   if (j.is_object()) {
     auto d = j.find("data");
@@ -163,7 +248,7 @@ Result<std::string> lookup_model(const Endpoint& e, const ClientOptions& o, Clie
     }
   }
   if (id.empty())
-    return make_error(fmt::format("GET {}: no model id in data[0].id (body: {})", where, text::quote_line(p.body, 200)));
+    return failed("", fmt::format("GET {}: no model id in data[0].id (body: {})", where, text::quote_line(p.body, 200)));
   std::lock_guard<std::mutex> lock(state.mu);
   state.model_known = true;
   state.model = id;
@@ -195,14 +280,14 @@ PreparedRequest Client::prepare(const RequestSpec& spec) const {
   const bool chat = spec.api == Api::chat;
   nlohmann::json body = nlohmann::json::object();
   if (!model.empty()) body["model"] = model;
-  if (chat) body["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", spec.prompt}}});
-  else body["prompt"] = spec.prompt;
+  if (chat) body["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", kTextMark}}});
+  else body["prompt"] = kTextMark;
   body["max_tokens"] = spec.max_tokens;
   body["stream"] = spec.stream;
   // vLLM rejects stream_options on a request that does not stream.
   if (spec.stream) body["stream_options"] = {{"include_usage", true}};
   if (spec.ignore_eos) body["ignore_eos"] = true;
-  p.body = body.dump();
+  p.body = json_body(body, spec.prompt);
   return p;
 }
 
@@ -230,7 +315,7 @@ RequestResult exchange(net::Connection& conn, bool keep, const Endpoint& endpoin
   net::Request req;
   req.method = "POST";
   req.target = endpoint.base_path + (chat ? "/v1/chat/completions" : "/v1/completions");
-  req.body = pr.body;
+  set_body(req, pr.body);
   req.headers.emplace_back("Content-Type", "application/json");
   if (pr.stream) req.headers.emplace_back("Accept", "text/event-stream");
   if (!keep) req.headers.emplace_back("Connection", "close");
@@ -239,9 +324,10 @@ RequestResult exchange(net::Connection& conn, bool keep, const Endpoint& endpoin
 
   const ChunkApi api = chat ? ChunkApi::chat : ChunkApi::completions;
   const Clock::time_point t0 = Clock::now();
-  const Clock::time_point deadline =
-      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.request_timeout_s));
+  const Clock::time_point deadline = request_deadline(options, t0);
+  req.deadline = deadline;
   r.start_s = seconds(t0 - epoch);
+  uint64_t itl_rng = 0x9E3779B97F4A7C15ull;  // for the sample of gaps past kMaxItlSamples
 
   // What the receiver learns; `stop` says why it gave up, if it did.
   enum class Stop { none, too_large, deadline, bad_json, server_error } stop = Stop::none;
@@ -251,7 +337,8 @@ RequestResult exchange(net::Connection& conn, bool keep, const Endpoint& endpoin
   Clock::time_point last_byte = t0, last_token{};
   std::string plain_body, stop_detail;
   std::optional<int> usage_prompt, usage_completion, error_code;
-  SseParser parser(std::min<uint64_t>(options.max_response_bytes, 8u << 20));
+  SseParser parser(std::min<uint64_t>(options.max_response_bytes, options.max_held_bytes));
+  bool held_too_much = false;
 
   auto on_event = [&](std::string_view data) {
     ++events;
@@ -269,8 +356,20 @@ RequestResult exchange(net::Connection& conn, bool keep, const Endpoint& endpoin
       return false;
     }
     if (!c->text.empty()) {
-      if (text_events == 0) r.ttft_s = seconds(last_byte - t0);
-      else r.itl_s.push_back(seconds(last_byte - last_token));
+      if (text_events == 0) {
+        r.ttft_s = seconds(last_byte - t0);
+      } else {
+        // Reservoir sampling: each gap is kept with probability kMaxItlSamples / gaps so far.
+        const double gap = seconds(last_byte - last_token);
+        ++r.itl_count;
+        if (r.itl_s.size() < RequestResult::kMaxItlSamples) {
+          r.itl_s.push_back(gap);
+        } else {
+          itl_rng = itl_rng * 6364136223846793005ull + 1442695040888963407ull;
+          uint64_t j = (itl_rng >> 17) % static_cast<uint64_t>(r.itl_count);
+          if (j < RequestResult::kMaxItlSamples) r.itl_s[j] = gap;
+        }
+      }
       last_token = last_byte;
       ++text_events;
     }
@@ -298,11 +397,24 @@ RequestResult exchange(net::Connection& conn, bool keep, const Endpoint& endpoin
     if (received > options.max_response_bytes) { stop = Stop::too_large; return false; }
     if (last_byte > deadline) { stop = Stop::deadline; return false; }
     if (!streaming) {
+      const bool ok = r.http_status >= 200 && r.http_status < 300;
+      const uint64_t keep = ok ? options.max_held_bytes : kErrorExcerpt;
+      if (plain_body.size() + data.size() > keep) {
+        if (ok) {
+          held_too_much = true;
+          stop = Stop::too_large;
+          return false;
+        }
+        data = data.substr(0, keep - std::min<uint64_t>(keep, plain_body.size()));
+      }
       plain_body.append(data);
       return true;
     }
     if (!parser.feed(data, on_event)) {
-      if (stop == Stop::none) stop = Stop::too_large;  // one line beyond the parser's bound
+      if (stop == Stop::none) {  // one line beyond the parser's bound
+        stop = Stop::too_large;
+        held_too_much = true;
+      }
       return false;
     }
     return true;
@@ -324,9 +436,14 @@ RequestResult exchange(net::Connection& conn, bool keep, const Endpoint& endpoin
   };
   switch (stop) {
     case Stop::too_large:
+      if (held_too_much)
+        return fail("too_large", fmt::format("{}: {} longer than the {} bytes aimem holds for it; stopped reading", where(),
+                                             streaming ? "a line of the stream" : "the body", options.max_held_bytes));
       return fail("too_large", fmt::format("{}: response passed {} bytes after {:.1f} s; stopped reading", where(),
                                            options.max_response_bytes, r.total_s));
     case Stop::deadline:
+      if (hit_client_deadline(options, t0))
+        return fail("time_bound", fmt::format("{}: stopped at the probe's time bound ({} events so far)", where(), events));
       return fail("timeout", fmt::format("{}: not complete within the request timeout of {} s ({} events so far)",
                                          where(), options.request_timeout_s, events));
     case Stop::bad_json:
@@ -341,6 +458,13 @@ RequestResult exchange(net::Connection& conn, bool keep, const Endpoint& endpoin
     if (out.failure == net::Failure::connect)
       return fail("connect", fmt::format("{}: cannot connect ({}); is the server running on that port?", where(),
                                          out.detail));
+    if (out.failure == net::Failure::timeout && out.detail == "deadline") {
+      std::string so_far = r.http_status ? fmt::format(" (HTTP {}, {} events so far)", r.http_status, events) : " (no response yet)";
+      if (hit_client_deadline(options, t0))
+        return fail("time_bound", fmt::format("{}: stopped at the probe's time bound{}", where(), so_far));
+      return fail("timeout", fmt::format("{}: not complete within the request timeout of {} s{}", where(),
+                                         options.request_timeout_s, so_far));
+    }
     if (out.failure == net::Failure::timeout)
       return fail("timeout", fmt::format("{}: no data for {} s{}", where(), read_timeout,
                                          r.http_status ? fmt::format(" (HTTP {}, {} events so far)", r.http_status, events)
@@ -395,7 +519,7 @@ RequestResult Connection::send(const PreparedRequest& request) {
   return r;
 }
 
-Result<std::optional<int>> Client::count_tokens(const std::string& text, const std::string& model) const {
+Result<std::optional<int>> Client::count_tokens(const PromptText& text, const std::string& model) const {
   int shape = state_->tokenize_shape.load();
   if (shape == 3) return std::optional<int>{};
   for (int s : {1, 2}) {
@@ -403,33 +527,39 @@ Result<std::optional<int>> Client::count_tokens(const std::string& text, const s
     nlohmann::json body;
     if (s == 1) {
       // add_special: count the BOS the completion endpoints add, as vLLM does by default.
-      body = {{"content", text}, {"add_special", true}};
+      body = {{"content", kTextMark}, {"add_special", true}};
     } else {
       std::string m = model;
       if (m.empty())
         if (auto fm = first_model()) m = *fm;
-      body = {{"prompt", text}};
+      body = {{"prompt", kTextMark}};
       if (!m.empty()) body["model"] = m;
     }
-    Plain p = plain_call(endpoint_, options_, "POST", "/tokenize", body.dump());
+    const JsonBody jb = json_body(body, text);
+    TokenCountReader counter;
+    Plain p = plain_call(endpoint_, options_, "POST", "/tokenize", &jb, [&](std::string_view piece) { return counter.feed(piece); });
     if (!p.kind.empty()) return make_error(p.error);
     if (p.status == 404 || p.status == 405) break;
-    auto j = nlohmann::json::parse(p.body, nullptr, false);
-    if (p.status == 200 && j.is_object()) {
-      if (auto c = j.find("count"); c != j.end() && c->is_number_integer()) {
+    if (p.status == 200) {
+      if (auto n = counter.result(); n && *n >= 0 && *n <= INT32_MAX) {
         state_->tokenize_shape = s;
-        return std::optional<int>(c->get<int>());
+        return std::optional<int>(static_cast<int>(*n));
       }
-      if (auto t = j.find("tokens"); t != j.end() && t->is_array()) {
-        state_->tokenize_shape = s;
-        return std::optional<int>(static_cast<int>(t->size()));
-      }
+      if (!counter.is_object()) break;  // something else answers there
     }
-    if (p.status == 200 && !j.is_object()) break;  // something else answers there
     if (shape != 0) return std::optional<int>{};   // the known shape failed this once
   }
   state_->tokenize_shape = 3;
   return std::optional<int>{};
+}
+
+std::string JsonBody::str() const {
+  std::string s = head;
+  if (text) {
+    s += text->str();
+    s += tail;
+  }
+  return s;
 }
 
 }  // namespace aimem::probe

@@ -1,7 +1,8 @@
 // Prompts of an exact token length (see client.h PromptMaker), and percentiles.
 //
-// The filler is the request index in digits, then words drawn from a fixed
-// list of common English words by a generator seeded with the index: two
+// The filler is the request index in digits, then words from a fixed list of
+// 128 common English words, in blocks of 128 that each hold every word once,
+// in an order drawn by a generator seeded with the index and the block: two
 // requests differ from their first tokens, so no prefix cache can serve one
 // from the other, and the same index always gives the same text. The words are
 // ones most BPE and SentencePiece vocabularies hold as one token with their
@@ -12,6 +13,11 @@
 // the line is known); the last token or two a word cannot reach are padded
 // with " a". Without one, two max_tokens=1 requests give usage.prompt_tokens
 // at two lengths and the line is taken from them, once per PromptMaker.
+//
+// A prompt is never held whole (PromptText): its words are generated again
+// each time it is written, in pieces, as the request goes out. Its size needs
+// no pass over the words: every whole block has the same bytes (and so about
+// the same tokens), and only the last, partial block is drawn to count it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -48,15 +54,30 @@ uint64_t splitmix64(uint64_t& s) {
   return z ^ (z >> 31);
 }
 
-std::string filler(int index, int words) {
-  std::string s = std::to_string(index);
-  s.reserve(s.size() + static_cast<size_t>(std::max(words, 0)) * 6);
-  uint64_t state = static_cast<uint64_t>(index) * 0x2545F4914F6CDD1Dull + 1;
-  for (int i = 0; i < words; ++i) {
-    s += ' ';
-    s += kWords[splitmix64(state) % kWords.size()];
-  }
-  return s;
+constexpr size_t kPiece = 16 * 1024;
+
+// The words' lengths, for the size pass.
+constexpr std::array<uint8_t, kWords.size()> word_lengths() {
+  std::array<uint8_t, kWords.size()> n{};
+  for (size_t i = 0; i < kWords.size(); ++i) n[i] = static_cast<uint8_t>(std::char_traits<char>::length(kWords[i]));
+  return n;
+}
+constexpr auto kWordLengths = word_lengths();
+
+constexpr uint64_t block_bytes() {
+  uint64_t n = 0;
+  for (uint8_t len : kWordLengths) n += 1 + len;
+  return n;
+}
+constexpr uint64_t kBlockBytes = block_bytes();
+
+using Order = std::array<uint8_t, kWords.size()>;
+
+// Block `block` of request `index`: the words' order (Fisher-Yates).
+void block_order(int index, uint64_t block, Order& order) {
+  uint64_t state = (static_cast<uint64_t>(static_cast<uint32_t>(index)) * 0x2545F4914F6CDD1Dull + 1) ^ (block * 0xD6E8FEB86659FD93ull);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint8_t>(i);
+  for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[splitmix64(state) % (i + 1)]);
 }
 
 double mean_word_chars() {
@@ -67,15 +88,73 @@ double mean_word_chars() {
 
 }  // namespace
 
+PromptText PromptText::filler(int index, int words, int pad) {
+  PromptText p;
+  p.generated_ = true;
+  p.index_ = index;
+  p.words_ = std::max(words, 0);
+  p.pad_ = std::max(pad, 0);
+  const uint64_t blocks = static_cast<uint64_t>(p.words_) / kWords.size();
+  const size_t rest = static_cast<size_t>(p.words_) % kWords.size();
+  uint64_t size = std::to_string(index).size() + blocks * kBlockBytes;
+  if (rest > 0) {
+    Order order;
+    block_order(index, blocks, order);
+    for (size_t i = 0; i < rest; ++i) size += 1 + kWordLengths[order[i]];
+  }
+  p.size_ = size + 2ull * static_cast<uint64_t>(p.pad_);
+  return p;
+}
+
+bool PromptText::write(const std::function<bool(std::string_view)>& sink) const {
+  if (!generated_) {
+    for (size_t at = 0; at < literal_.size(); at += kPiece)
+      if (!sink(std::string_view(literal_).substr(at, kPiece))) return false;
+    return true;
+  }
+  std::string piece = std::to_string(index_);
+  piece.reserve(kPiece + 16);
+  Order order;
+  for (int i = 0; i < words_; ++i) {
+    const size_t at = static_cast<size_t>(i) % kWords.size();
+    if (at == 0) block_order(index_, static_cast<uint64_t>(i) / kWords.size(), order);
+    piece += ' ';
+    piece += kWords[order[at]];
+    if (piece.size() >= kPiece) {
+      if (!sink(piece)) return false;
+      piece.clear();
+    }
+  }
+  for (int i = 0; i < pad_; ++i) {
+    piece += " a";
+    if (piece.size() >= kPiece) {
+      if (!sink(piece)) return false;
+      piece.clear();
+    }
+  }
+  return piece.empty() || sink(piece);
+}
+
+std::string PromptText::str() const {
+  if (!generated_) return literal_;
+  std::string s;
+  s.reserve(static_cast<size_t>(size_));
+  write([&](std::string_view piece) {
+    s.append(piece);
+    return true;
+  });
+  return s;
+}
+
 PromptMaker::PromptMaker(const Client& client, std::string model) : client_(client), model_(std::move(model)) {}
 
-Result<std::string> PromptMaker::make(int tokens, int request_index) {
+Result<PromptText> PromptMaker::make(int tokens, int request_index) {
   if (tokens < 1) return make_error(fmt::format("prompt length {} tokens: must be at least 1", tokens));
   const int max_words = 2 * tokens + 16;  // every word is at least about half a token
 
   if (how_.empty()) {
     ++calls_;
-    auto probe = client_.count_tokens(filler(kCalibrationIndex, 64), model_);
+    auto probe = client_.count_tokens(PromptText::filler(kCalibrationIndex, 64), model_);
     if (!probe) return probe.error();
     if (*probe) {
       how_ = "tokenize";
@@ -92,7 +171,7 @@ Result<std::string> PromptMaker::make(int tokens, int request_index) {
           RequestSpec spec;
           spec.api = api;
           spec.model = model_;
-          spec.prompt = filler(kCalibrationIndex, words[k]);
+          spec.prompt = PromptText::filler(kCalibrationIndex, words[k]);
           spec.max_tokens = 1;
           spec.stream = false;
           spec.ignore_eos = false;
@@ -120,9 +199,9 @@ Result<std::string> PromptMaker::make(int tokens, int request_index) {
   auto guess = [&](double tokens_wanted) {
     return std::clamp(static_cast<int>(std::lround((tokens_wanted - offset_) / tokens_per_word_)), 0, max_words);
   };
-  if (how_ != "tokenize") return filler(request_index, guess(tokens));
+  if (how_ != "tokenize") return PromptText::filler(request_index, guess(tokens));
 
-  auto count = [&](const std::string& text) -> Result<int> {
+  auto count = [&](const PromptText& text) -> Result<int> {
     ++calls_;
     auto c = client_.count_tokens(text, model_);
     if (!c) return c.error();
@@ -135,7 +214,7 @@ Result<std::string> PromptMaker::make(int tokens, int request_index) {
   int w = guess(tokens);
   std::optional<std::pair<int, int>> prev;  // (words, count) of the last call, for the slope
   for (int i = 0; i < kMaxTokenizeCalls; ++i) {
-    auto c = count(filler(request_index, w));
+    auto c = count(PromptText::filler(request_index, w));
     if (!c) return c.error();
     if (prev && prev->first != w && *c != prev->second) {
       double slope = double(*c - prev->second) / (w - prev->first);
@@ -143,7 +222,7 @@ Result<std::string> PromptMaker::make(int tokens, int request_index) {
     }
     offset_ = *c - tokens_per_word_ * w;
     prev = {w, *c};
-    if (*c == tokens) return filler(request_index, w);
+    if (*c == tokens) return PromptText::filler(request_index, w);
     if (*c < tokens) {
       lo = w;
       lo_count = *c;
@@ -157,25 +236,24 @@ Result<std::string> PromptMaker::make(int tokens, int request_index) {
     if (next < 0 || next > max_words || next <= lo || next >= hi) break;
     w = next;
   }
-  if (lo < 0) return filler(request_index, 0);  // even the digits alone are longer: as short as it gets
+  if (lo < 0) return PromptText::filler(request_index, 0);  // even the digits alone are longer: as short as it gets
   // The next word overshoots: pad with single-token " a" up to the deficit.
-  std::string base = filler(request_index, lo);
+  int base_pad = 0;
   int pad = tokens - lo_count;
   for (int i = 0; i < kMaxPadCalls && pad > 0; ++i) {
-    std::string padded = base;
-    for (int k = 0; k < pad; ++k) padded += " a";
+    PromptText padded = PromptText::filler(request_index, lo, base_pad + pad);
     auto c = count(padded);
     if (!c) return c.error();
     if (*c == tokens) return padded;
     if (*c < tokens) {
-      base = padded;
+      base_pad += pad;
       lo_count = *c;
       pad = tokens - *c;
     } else {
       pad -= *c - tokens;
     }
   }
-  return base;  // the closest from below the bounded calls found
+  return PromptText::filler(request_index, lo, base_pad);  // the closest from below the bounded calls found
 }
 
 std::optional<double> percentile(std::vector<double> values, double p) {

@@ -11,13 +11,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/doc_reader.h"
+#include "sources/readfile.h"
+
 namespace aimem::probe {
 
 using nlohmann::json;
 
 namespace {
 
-constexpr uint64_t kMaxFileBytes = 16ull << 20;
+constexpr uint64_t kMaxFileBytes = 4ull << 20;  // a sweep writes a few KB
 constexpr size_t kMaxPoints = 100000;
 
 json point_json(const Point& p) { return json{{"context", p.context}, {"concurrency", p.concurrency}}; }
@@ -71,8 +74,13 @@ std::string limits_to_json(const Limits& l) {
 }
 
 Result<Limits> limits_from_json(const std::string& text, const std::string& file) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return make_error(fmt::format("{}: not JSON (expected a limits file from `aimem probe --save-limits`)", file));
+  doc::Limits bounds;
+  bounds.max_bytes = kMaxFileBytes;
+  auto parsed = doc::parse_json(text, file, bounds);
+  if (!parsed && parsed.error().message.find("not valid JSON") != std::string::npos)
+    return make_error(fmt::format("{}: not JSON (expected a limits file from `aimem probe --save-limits`)", file));
+  if (!parsed) return parsed.error();
+  json j = std::move(*parsed);
   if (!j.is_object() || !j.contains("aimem_limits"))
     return make_error(fmt::format("{}: not an aimem limits file (no 'aimem_limits' field; write one with `aimem probe --save-limits`)", file));
   Limits l;
@@ -120,15 +128,9 @@ Result<Limits> limits_from_json(const std::string& text, const std::string& file
 }
 
 Result<Limits> read_limits_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(fmt::format("{}: cannot read ({})", path, std::strerror(errno)));
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) return make_error(fmt::format("{}: larger than {} MiB; not a limits file", path, kMaxFileBytes >> 20));
-  }
-  return limits_from_json(text, path);
+  auto text = read_user_file(path, kMaxFileBytes, "limits file");
+  if (!text) return text.error();
+  return limits_from_json(*text, path);
 }
 
 Result<bool> write_limits_file(const std::string& path, const Limits& limits) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/doc_reader.h"
 #include "core/time.h"
 #include "sources/live.h"
 #include "sources/readfile.h"
@@ -220,7 +221,7 @@ std::optional<std::string> SamplerMonitor::diagnose_death(int timeout_ms, const 
         if (!ours) continue;
         watch::Event ev = watch::diagnose_oom_report(opt_.root, r, window_, known);
         if (opt_.store) opt_.store->append(ev);
-        auto body = nlohmann::json::parse(ev.body, nullptr, false);
+        auto body = doc::parse_json_or_discarded(ev.body);
         if (body.is_object() && body.contains("diagnosis")) return body["diagnosis"].dump();
         return std::nullopt;
       }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "core/doc_reader.h"
 #include "core/time.h"
 #include "core/units.h"
 
@@ -75,7 +76,7 @@ json envelope_fixes(const SweepResult& r) {
 
 json merged_diagnosis(const ProbeContext& c, const SweepResult& r) {
   if (!c.diagnosis_json) return nullptr;
-  json d = json::parse(*c.diagnosis_json, nullptr, false);
+  json d = doc::parse_json_or_discarded(*c.diagnosis_json);
   if (d.is_discarded() || !d.is_object()) return nullptr;
   json add = envelope_fixes(r);
   if (!add.empty() && d.contains("incidents") && d["incidents"].is_array() && !d["incidents"].empty()) {
@@ -159,6 +160,7 @@ std::string step_line(const StepResult& s) {
   if (s.peaks.cgroup) line += fmt::format(", cgroup {}", bytes(s.peaks.cgroup));
   if (s.peaks.gpu) line += fmt::format(", GPU {}", bytes(s.peaks.gpu));
   if (s.server_died) line += " (the server died)";
+  else if (s.status == "skipped" && !s.skipped_why.empty()) line += fmt::format(" ({})", s.skipped_why);
   else if (!s.first_error.empty()) line += fmt::format(" ({})", text::quote_line(s.first_error, 160));
   return line;
 }

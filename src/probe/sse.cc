@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "core/doc_reader.h"
+
 namespace aimem::probe {
 
 bool SseParser::feed(std::string_view bytes, const std::function<bool(std::string_view)>& on_event) {
@@ -66,7 +68,7 @@ std::optional<int> int_field(const nlohmann::json& o, const char* key) {
 // and their message may be any JSON, which the DOM can dump as it was sent).
 std::optional<StreamChunk> parse_chunk_dom(std::string_view data, ChunkApi api) {
   StreamChunk c;
-  nlohmann::json j = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = doc::parse_json_or_discarded(data);
   if (!j.is_object()) return std::nullopt;
   if (auto e = j.find("error"); e != j.end() && !e->is_null()) {
     // OpenAI: {"error": {"message", "type", "code"}}; some servers send a string.

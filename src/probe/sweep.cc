@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/time.h"
 #include "core/units.h"
 
 namespace aimem::probe {
@@ -17,33 +18,56 @@ namespace {
 constexpr int kMaxDistinctPrompts = 64;   // per step; requests beyond reuse them in turn
 constexpr int kMaxRequestsPerStep = 100000;
 constexpr int64_t kMaxConcurrency = 1024;
+constexpr size_t kMaxStepItlSamples = 1 << 16;
 
-struct Sent {
-  double start_s = 0;  // steady clock
-  RequestResult r;
-};
-
-void fill_stats(StepResult& step, const std::vector<Sent>& sent, double wall_s) {
-  std::vector<double> ttft, itl;
+// What a step's requests gave, gathered as they end (under a mutex): per
+// request a few numbers, and a bounded sample of inter-token gaps, so that a
+// step of 100,000 requests of a million tokens each holds a few MB.
+struct Tally {
+  std::mutex mu;
+  StepResult* step = nullptr;
+  std::vector<double> ttft;
+  std::vector<std::pair<double, double>> started_ttft;  // (start, ttft) for the pressure split
+  std::vector<double> itl;
+  uint64_t itl_seen = 0, rng = 0x853C49E6748FEA9Bull;
   uint64_t tokens = 0;
-  for (const auto& s : sent) {
-    ++step.requests;
-    if (!s.r.ok) {
-      ++step.errors;
-      ++step.error_kinds[s.r.error_kind.empty() ? "error" : s.r.error_kind];
-      if (step.first_error.empty()) step.first_error = s.r.error;
-      continue;
+
+  void add(double start_s, const RequestResult& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++step->requests;
+    if (!r.ok) {
+      ++step->errors;
+      ++step->error_kinds[r.error_kind.empty() ? "error" : r.error_kind];
+      if (step->first_error.empty()) step->first_error = r.error;
+      return;
     }
-    if (s.r.ttft_s >= 0) ttft.push_back(s.r.ttft_s);
-    itl.insert(itl.end(), s.r.itl_s.begin(), s.r.itl_s.end());
-    tokens += static_cast<uint64_t>(std::max(0, s.r.completion_tokens));
+    if (r.ttft_s >= 0) {
+      ttft.push_back(r.ttft_s);
+      started_ttft.emplace_back(start_s, r.ttft_s);
+    }
+    // A request's sample stands for all of its gaps: each is offered to the
+    // step's reservoir as often as the gaps it stands for, capped.
+    for (double gap : r.itl_s) {
+      ++itl_seen;
+      if (itl.size() < kMaxStepItlSamples) {
+        itl.push_back(gap);
+        continue;
+      }
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      uint64_t j = (rng >> 17) % itl_seen;
+      if (j < kMaxStepItlSamples) itl[j] = gap;
+    }
+    tokens += static_cast<uint64_t>(std::max(0, r.completion_tokens));
   }
-  step.ttft_p50_s = percentile(ttft, 50);
-  step.ttft_p95_s = percentile(ttft, 95);
-  step.itl_p50_s = percentile(itl, 50);
-  if (wall_s > 0 && step.requests > step.errors) step.tokens_per_s = double(tokens) / wall_s;
-  step.duration_s = wall_s;
-}
+
+  void finish(double wall_s) {
+    step->ttft_p50_s = percentile(ttft, 50);
+    step->ttft_p95_s = percentile(ttft, 95);
+    step->itl_p50_s = percentile(itl, 50);
+    if (wall_s > 0 && step->requests > step->errors) step->tokens_per_s = double(tokens) / wall_s;
+    step->duration_s = wall_s;
+  }
+};
 
 }  // namespace
 
@@ -102,11 +126,13 @@ std::optional<Point> safe_limits(const std::vector<StepResult>& steps, double he
 }
 
 SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions& o,
-                      const std::function<void(const StepResult&)>& progress) {
+                      const std::function<void(const StepResult&)>& progress,
+                      const std::function<void(const StepStart&)>& starting) {
   SweepResult out;
   out.ttft_split.threshold = o.pressure_ratio;
-  const double t0 = steady_seconds();
+  const double t0 = o.started_s > 0 ? o.started_s : steady_seconds();
   const double deadline = t0 + o.total_timeout_s;
+  const std::string time_bound = fmt::format("the sweep's time bound ({}) was reached", timeutil::format_duration(o.total_timeout_s));
 
   std::vector<int64_t> contexts = o.contexts, conc = o.concurrency;
   std::sort(contexts.begin(), contexts.end());
@@ -128,9 +154,12 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
   std::string stop_why;
   std::optional<Point> last_ok_run;
   std::vector<StepResult> skipped;
+  const int planned = static_cast<int>(contexts.size() * conc.size());
+  int step_index = 0;
 
   for (int64_t ctx : contexts) {
     for (int64_t n : conc) {
+      ++step_index;
       StepResult step;
       step.context = ctx;
       step.concurrency = n;
@@ -148,7 +177,7 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
       }
       if (steady_seconds() >= deadline) {
         stop_all = true;
-        stop_why = fmt::format("the sweep's time bound ({:.0f} s) was reached", o.total_timeout_s);
+        stop_why = time_bound;
         out.complete = false;
         out.incomplete_why = stop_why;
         step.status = "skipped";
@@ -165,13 +194,20 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
         max_new = static_cast<int>(std::max<int64_t>(1, ctx - prompt_tokens));
       }
       step.prompt_tokens = static_cast<int>(prompt_tokens);
+      if (starting) starting(StepStart{step_index, planned, ctx, n, requests, step.prompt_tokens});
 
       // Prompts and their request bodies are made before the clock starts:
-      // tokenize calls and serialization are not load.
+      // tokenize calls are not load. A prepared request holds its prompt's
+      // size, not its text (PromptText): the text is written as it is sent.
       std::vector<PreparedRequest> prepared;
       const int distinct = std::min(requests, std::max(threads, kMaxDistinctPrompts));
       std::string prompt_error;
+      bool out_of_time = false;
       for (int i = 0; i < distinct && prompt_error.empty(); ++i) {
+        if (steady_seconds() >= deadline) {
+          out_of_time = true;
+          break;
+        }
         auto p = prompts.make(static_cast<int>(prompt_tokens), static_cast<int>(out.steps.size()) * kMaxDistinctPrompts + i);
         if (!p) {
           prompt_error = p.error().message;
@@ -185,20 +221,32 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
         prepared.push_back(client.prepare(spec));
       }
       if (!prompts.how().empty()) out.prompt_how = prompts.how();
+      if (out_of_time || (prepared.empty() && prompt_error.empty())) {
+        // The time bound came while the prompts were being made: the step did not run.
+        stop_all = true;
+        stop_why = time_bound;
+        out.complete = false;
+        out.incomplete_why = stop_why;
+        step.status = "skipped";
+        step.skipped_why = stop_why;
+        if (progress) progress(step);
+        skipped.push_back(step);
+        continue;
+      }
 
-      std::vector<Sent> sent;
+      Tally tally;
+      tally.step = &step;
       monitor.begin_step();
       const double s0 = steady_seconds();
       if (!prompt_error.empty()) {
-        Sent s;
-        s.start_s = s0;
-        s.r.ok = false;
-        s.r.error_kind = prompt_error.find("connect") != std::string::npos ? "connect" : "prompt";
-        s.r.error = fmt::format("could not build a {}-token prompt: {}", prompt_tokens, prompt_error);
-        sent.push_back(std::move(s));
+        RequestResult r;
+        r.ok = false;
+        r.error_kind = prompt_error.find("connect") != std::string::npos ? "connect"
+                       : prompt_error.find("time bound") != std::string::npos ? "time_bound" : "prompt";
+        r.error = fmt::format("could not build a {}-token prompt: {}", prompt_tokens, prompt_error);
+        tally.add(s0, r);
       } else {
         std::atomic<int> next{0};
-        std::mutex mu;
         const double step_deadline = o.step_duration_s > 0 ? s0 + o.step_duration_s : deadline;
         auto worker = [&] {
           Connection connection(client);  // kept alive for the step (ClientOptions::keep_alive)
@@ -206,12 +254,11 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
             int i = next.fetch_add(1);
             if (i >= requests) return;
             double now = steady_seconds();
-            if (i >= threads && (now >= step_deadline || now >= deadline)) return;  // the first wave always goes
-            Sent s;
-            s.start_s = steady_seconds();
-            s.r = connection.send(prepared[static_cast<size_t>(i) % prepared.size()]);
-            std::lock_guard<std::mutex> lock(mu);
-            sent.push_back(std::move(s));
+            if (now >= deadline) return;
+            if (i >= threads && now >= step_deadline) return;  // the first wave always goes
+            const double start = steady_seconds();
+            RequestResult r = connection.send(prepared[static_cast<size_t>(i) % prepared.size()]);
+            tally.add(start, r);
           }
         };
         std::vector<std::thread> pool;
@@ -221,16 +268,29 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
       }
       const double wall = steady_seconds() - s0;
       step.peaks = monitor.end_step();
-      fill_stats(step, sent, wall);
-      for (const auto& s : sent) {
-        if (!s.r.ok || s.r.ttft_s < 0) continue;
-        auto ratio = monitor.used_ratio_at(s.start_s);
+      tally.finish(wall);
+      for (const auto& [start, ttft] : tally.started_ttft) {
+        auto ratio = monitor.used_ratio_at(start);
         if (!ratio) continue;
-        (*ratio >= o.pressure_ratio ? above : below).push_back(s.r.ttft_s);
+        (*ratio >= o.pressure_ratio ? above : below).push_back(ttft);
       }
       if (!monitor.server_alive()) {
         step.server_died = true;
         out.server_died = true;
+      }
+      const auto cut = step.error_kinds.find("time_bound");
+      if (!step.server_died && (step.requests == 0 || (cut != step.error_kinds.end() && cut->second == step.errors))) {
+        // The time bound came before any request of the step went, or ended
+        // requests that had not failed: the step says nothing of the server.
+        stop_all = true;
+        stop_why = time_bound;
+        out.complete = false;
+        out.incomplete_why = stop_why;
+        step.status = "skipped";
+        step.skipped_why = stop_why;
+        if (progress) progress(step);
+        skipped.push_back(step);
+        continue;
       }
       if (step.errors > 0 || step.server_died) {
         step.status = "failed";

@@ -26,7 +26,8 @@ struct SweepOptions {
   int max_new_tokens = 64;
   int requests_per_step = 0;       // 0: 2 x concurrency
   double step_duration_s = 0;      // > 0: stop starting requests after this long
-  double total_timeout_s = 600;    // the whole sweep
+  double total_timeout_s = 600;    // the whole sweep (with started_s: the whole run)
+  double started_s = 0;            // steady_seconds() when the run began; 0: when run_sweep is called
   double slow_ttft_s = 10;         // a step whose TTFT p95 is above this is "slow"
   double headroom_pct = 20;        // taken off the largest passing step for the limits
   double pressure_ratio = 0.8;     // TTFT split: requests started above/below this used ratio
@@ -67,9 +68,24 @@ struct SweepResult {
   std::vector<std::string> notes;
 };
 
-// Runs the sweep. `progress` (may be empty) is called after each step.
+// What a step is about to do, for progress lines.
+struct StepStart {
+  int index = 0, total = 0;        // 1-based, of the steps planned
+  int64_t context = 0, concurrency = 0;
+  int requests = 0;
+  int prompt_tokens = 0;
+};
+
+// Runs the sweep. `progress` (may be empty) is called after each step and
+// `starting` (may be empty) before each step that runs, before its prompts
+// are made. Memory: a prompt is a PromptText (its size, not its text), and a
+// step keeps per request its first-token time and a bounded sample of
+// inter-token gaps, so the sweep's own memory does not grow with context
+// length, concurrency or requests. Time: total_timeout_s from started_s bounds
+// everything, prompts and the model lookup included.
 SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions& options,
-                      const std::function<void(const StepResult&)>& progress = {});
+                      const std::function<void(const StepResult&)>& progress = {},
+                      const std::function<void(const StepStart&)>& starting = {});
 
 // The safe limits from the passing steps: the passing step with the largest
 // context x concurrency (ties: the larger context), less the headroom on each

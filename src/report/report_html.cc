@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/doc_reader.h"
 #include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"
@@ -114,7 +115,7 @@ void render_panel(std::string& out, const Panel& p, const Timeline& t, const std
 
 // The diagnosis carried in an oom_kill or exit event's body (diagnose --json).
 void render_diagnosis(std::string& out, const watch::Event& e) {
-  auto j = nlohmann::json::parse(e.body, nullptr, false);
+  auto j = doc::parse_json_or_discarded(e.body);
   if (!j.is_object()) return;
   auto str = [](const nlohmann::json& o, const char* k) {
     auto it = o.find(k);

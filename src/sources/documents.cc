@@ -6,22 +6,22 @@
 //  - an input that is meant to be JSON or YAML but does not parse (truncated,
 //    cut) is named with the line and column where it breaks, so the user knows
 //    the evidence is partial. It is still read as text.
-// YAML is checked with yaml-cpp after a nesting-depth check (deeply nested
-// flow collections overflow recursive parsers); aliases are never expanded
-// here, so an alias bomb costs nothing.
+// Both are checked by the bounded reader (core/doc_reader.h) without building
+// a document: JSON with nlohmann's SAX parser, YAML with yaml-cpp's event
+// parser, each after its nesting-depth scan; aliases are never expanded here,
+// so an alias bomb costs nothing.
 #include "sources/documents.h"
-
-#include <yaml-cpp/yaml.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
+#include "core/doc_reader.h"
 #include "core/text.h"
 
 namespace aimem {
 namespace {
-
-constexpr int kMaxNesting = 256;
 
 // Line and column of a byte offset.
 std::pair<size_t, size_t> line_col(std::string_view s, size_t offset) {
@@ -32,24 +32,6 @@ std::pair<size_t, size_t> line_col(std::string_view s, size_t offset) {
     else ++col;
   }
   return {line, col};
-}
-
-int max_bracket_depth(std::string_view s) {
-  int depth = 0, max = 0;
-  bool in_str = false;
-  char quote = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (in_str) {
-      if (c == '\\') ++i;
-      else if (c == quote) in_str = false;
-      continue;
-    }
-    if (c == '"' || c == '\'') in_str = true, quote = c;
-    else if (c == '[' || c == '{') max = std::max(max, ++depth);
-    else if ((c == ']' || c == '}') && depth > 0) --depth;
-  }
-  return max;
 }
 
 bool looks_like_yaml_document(std::string_view t) {
@@ -94,17 +76,18 @@ DocumentResult read_document(std::string_view content, const SourceContext& sour
     size_t first_nl = t.find('\n');
     std::string_view first_line = first_nl == std::string_view::npos ? t : t.substr(0, first_nl);
     if (t[0] == '{' && first_line.size() > 2 && nlohmann::json::accept(first_line)) return result;  // JSON lines
-    if (max_bracket_depth(t) > kMaxNesting) {
-      result.problem = fmt::format("{}: JSON nested deeper than {} levels; read as text", source.name, kMaxNesting);
-      return result;
-    }
-    try {
-      auto j = nlohmann::json::parse(t);
+    doc::Limits limits;
+    limits.max_bytes = UINT64_MAX;  // the input's own bound holds; nothing is built here
+    size_t at = SIZE_MAX;
+    auto ok = doc::check_json(t, source.name, limits, &at);
+    if (ok) {
       result.recognized = true;
-    } catch (const nlohmann::json::parse_error& e) {
-      size_t offset = static_cast<size_t>(t.data() - content.data()) + (e.byte > 0 ? e.byte - 1 : 0);
+    } else if (at == SIZE_MAX) {
+      result.problem = ok.error().message + "; read as text";  // nested too deep
+    } else {
+      size_t offset = static_cast<size_t>(t.data() - content.data()) + at;
       auto [line, col] = line_col(content, offset);
-      bool truncated = e.byte >= t.size();
+      bool truncated = at + 1 >= t.size();
       result.problem = fmt::format("{}: {} JSON at line {}, column {} ({}); the rest was read as text", source.name,
                                    truncated ? "truncated" : "invalid", line, col,
                                    truncated ? "the document ends before it closes" : "unexpected character");
@@ -113,19 +96,15 @@ DocumentResult read_document(std::string_view content, const SourceContext& sour
   }
 
   if (looks_like_yaml_document(t)) {
-    if (max_bracket_depth(t) > kMaxNesting) {
-      result.problem = fmt::format("{}: YAML nested deeper than {} levels; read as text", source.name, kMaxNesting);
-      return result;
-    }
-    try {
-      std::vector<YAML::Node> docs = YAML::LoadAll(std::string(content));
-      result.recognized = !docs.empty();
-    } catch (const YAML::Exception& e) {
+    doc::Limits limits;
+    limits.max_bytes = UINT64_MAX;
+    doc::SyntaxError syntax;
+    auto ok = doc::check_yaml(content, source.name, limits, &syntax);
+    if (ok) result.recognized = true;
+    else if (syntax.line > 0)
       result.problem = fmt::format("{}: YAML does not parse at line {}, column {} ({}); the rest was read as text", source.name,
-                                   e.mark.line + 1, e.mark.column + 1, e.msg);
-    } catch (const std::exception& e) {
-      result.problem = fmt::format("{}: YAML does not parse ({}); read as text", source.name, e.what());
-    }
+                                   syntax.line, syntax.column, syntax.what);
+    else result.problem = ok.error().message + "; the rest was read as text";
   }
   return result;
 }

@@ -1,5 +1,7 @@
-// MetricsServer (see http_server.h). The bounds (two workers, 5 s timeouts,
-// 4 KiB request heads, GET/HEAD only, no files) are net::HttpServer's.
+// MetricsServer (see http_server.h). The bounds (one poll loop, at most 64
+// connections with the oldest idle dropped for a newcomer, 5 s to send a
+// request head or take a response, 4 KiB request heads, GET/HEAD only, no
+// files) are net::HttpServer's.
 #include "watch/http_server.h"
 
 namespace aimem::watch {

@@ -1,5 +1,6 @@
 // The /metrics and /healthz endpoint of `aimem watch`: a net::HttpServer
-// (CivetWeb, two worker threads) that serves the last published snapshot.
+// (one poll loop, bounded connections and deadlines) that serves the last
+// published snapshot.
 // Publishing is a string swap under a mutex, so a slow client never holds the
 // sampler.
 #pragma once

@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/doc_reader.h"
 #include "core/text.h"
 #include "net/http_client.h"
 #include "watch/promtext.h"
@@ -254,7 +255,7 @@ ServerSample interpret_ollama_ps(std::string_view body) {
     out.problem = fmt::format("Ollama /api/ps body of {} bytes is over the {} byte limit", body.size(), kMaxBody);
     return out;
   }
-  auto j = nlohmann::json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  auto j = doc::parse_json_or_discarded(body);
   if (j.is_discarded() || !j.is_object()) {
     out.problem = "Ollama /api/ps: the body is not a JSON object";
     return out;

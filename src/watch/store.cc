@@ -24,6 +24,7 @@
 #include <iterator>
 #include <fmt/format.h>
 
+#include "core/doc_reader.h"
 #include "watch/sample_json.h"
 
 namespace aimem::watch {
@@ -296,7 +297,7 @@ size_t Store::scan_samples(int64_t from_us, int64_t to_us, const std::function<b
   sqlite3_bind_int64(st.get(), 2, to_us);
   size_t n = 0;
   while (sqlite3_step(st.get()) == SQLITE_ROW) {
-    auto body = nlohmann::json::parse(column_text(st.get(), 1), nullptr, false);
+    auto body = doc::parse_json_or_discarded(column_text(st.get(), 1));
     if (body.is_discarded()) continue;  // never written by aimem; skip rather than fail the whole read
     Sample s = sample_from_json(body);
     s.time_us = sqlite3_column_int64(st.get(), 0);

@@ -1,4 +1,4 @@
-// net::HttpServer (CivetWeb) checked from cpp-httplib's client and from raw
+// net::HttpServer checked from cpp-httplib's client and from raw
 // sockets: routes, methods, sizes, port conflicts.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -63,7 +63,7 @@ TEST(NetServer, OversizedRequestHeadIsRefused) {
   Connection c("127.0.0.1", srv.port(), o);
   Request r{"GET", "/a", {{"X-Big", std::string(8000, 'b')}}, ""};
   Outcome out = c.exchange(r, {});
-  // CivetWeb either answers with an error status or closes: never a 200.
+  // Either an error status (431) or a close: never a 200.
   if (out.got_head) EXPECT_GE(out.head.status, 400);
   else EXPECT_EQ(out.failure, Failure::reset) << out.detail;
   // And it still serves afterwards.
@@ -79,7 +79,8 @@ TEST(NetServer, PortInUseAndStop) {
   srv.route("/a", [] { return Reply{}; });
   std::string err;
   ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
-  // CivetWeb ignores SIGPIPE process-wide; the server puts it back.
+  // The server leaves the process's SIGPIPE disposition alone (CivetWeb, which
+  // it replaced, set SIG_IGN process-wide).
   sigaction(SIGPIPE, nullptr, &pipe_after);
   EXPECT_EQ(pipe_after.sa_handler, pipe_before.sa_handler);
   HttpServer again;

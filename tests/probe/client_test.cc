@@ -600,8 +600,9 @@ TEST(ProbePromptMaker, ExactLengthsThroughTokenizeWithFewCallsOnceCalibrated) {
         auto p = maker.make(target, index);
         ASSERT_TRUE(p) << p.error().message;
         EXPECT_EQ(maker.how(), "tokenize");
-        EXPECT_EQ(fake_tokens(*p, true), target) << "target " << target << " index " << index;
-        first_words.insert(p->substr(0, p->find(' ')));
+        const std::string text = p->str();
+        EXPECT_EQ(fake_tokens(text, true), target) << "target " << target << " index " << index;
+        first_words.insert(text.substr(0, text.find(' ')));
         if (before > 0) {
           calls_after_first += maker.calls() - before;
           ++prompts_after_first;
@@ -622,7 +623,8 @@ TEST(ProbePromptMaker, CalibratesFromUsageWithoutTokenizeThenEstimates) {
     auto p = maker.make(target, target);
     ASSERT_TRUE(p) << p.error().message;
     EXPECT_EQ(maker.how(), "usage");
-    int got = static_cast<int>(std::count(p->begin(), p->end(), ' ')) + 1 + 1;  // words + BOS
+    const std::string text = p->str();
+    int got = static_cast<int>(std::count(text.begin(), text.end(), ' ')) + 1 + 1;  // words + BOS
     EXPECT_NEAR(got, target, std::max(2.0, target * 0.01)) << "target " << target;
   }
   EXPECT_EQ(fake.completion_calls, 2);  // two lengths, once per maker

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -49,8 +50,40 @@ Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOp
 
 Diagnosis diagnose_text(const std::string& text, const DiagnoseOptions& options) { return diagnose_texts({text}, options); }
 
+namespace {
+
+// VmRSS and VmHWM (the peak since exec) of a live process in KiB; 0 when unreadable.
+std::pair<uint64_t, uint64_t> rss_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  uint64_t rss = 0, hwm = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) rss = std::strtoull(line.c_str() + 6, nullptr, 10);
+    if (line.rfind("VmHWM:", 0) == 0) hwm = std::strtoull(line.c_str() + 6, nullptr, 10);
+  }
+  return {rss, hwm};
+}
+
+}  // namespace
+
 RunResult run(const std::vector<std::string>& argv, const std::string& stdin_text, const std::vector<std::string>& env, int timeout_s) {
+  RunOptions o;
+  o.stdin_text = stdin_text;
+  o.env = env;
+  o.timeout_s = timeout_s;
+  return run(argv, o);
+}
+
+RunResult run(const std::vector<std::string>& argv_in, const RunOptions& o) {
   RunResult r;
+  const std::string& stdin_text = o.stdin_text;
+  std::vector<std::string> argv = argv_in;
+  if (!o.cgroup.empty()) {
+    // The shell writes its own pid, then exec keeps it: the child runs inside
+    // the cgroup from its first instruction.
+    argv = {"/bin/sh", "-c", "echo $$ > \"$0/cgroup.procs\" && exec \"$@\"", o.cgroup};
+    argv.insert(argv.end(), argv_in.begin(), argv_in.end());
+  }
   signal(SIGPIPE, SIG_IGN);  // a child that exits before reading its stdin
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe");
@@ -61,7 +94,7 @@ RunResult run(const std::vector<std::string>& argv, const std::string& stdin_tex
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   std::vector<std::string> envs;
   for (char** e = environ; *e; ++e) envs.emplace_back(*e);
-  for (const auto& e : env) envs.push_back(e);
+  for (const auto& e : o.env) envs.push_back(e);
   std::vector<char*> cenv, cargv;
   for (auto& e : envs) cenv.push_back(e.data());
   cenv.push_back(nullptr);
@@ -79,8 +112,8 @@ RunResult run(const std::vector<std::string>& argv, const std::string& stdin_tex
     close(in[1]);
     in[1] = -1;
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  bool out_open = true, err_open = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.timeout_s);
+  bool out_open = true, err_open = true, killed = false;
   while (out_open || err_open || in[1] >= 0) {
     std::vector<pollfd> fds;
     if (out_open) fds.push_back({out[0], POLLIN, 0});
@@ -88,8 +121,23 @@ RunResult run(const std::vector<std::string>& argv, const std::string& stdin_tex
     if (in[1] >= 0) fds.push_back({in[1], POLLOUT, 0});
     int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
     if (left <= 0) {
-      kill(pid, SIGKILL);
+      if (!killed) kill(pid, SIGKILL);
+      r.timed_out = !killed;
       break;
+    }
+    if (!killed) {
+      // The child's own peak: VmHWM counts from its exec. (getrusage's
+      // ru_maxrss would not do: the spawned child's exec folds in the
+      // high-water mark of the memory it started in, this test process's.)
+      left = std::min(left, 20);
+      auto [rss, hwm] = rss_of(pid);
+      // posix_spawn returns once the child has exec'd: this is its own memory
+      // (through /bin/sh, the shell's until it execs aimem: smaller still).
+      if (hwm > 0) r.peak_rss_kb = std::max<int64_t>(r.peak_rss_kb, static_cast<int64_t>(hwm));
+      if (o.kill_above_rss > 0 && rss * 1024 > o.kill_above_rss) {
+        kill(pid, SIGKILL);
+        killed = r.killed_for_memory = true;
+      }
     }
     if (poll(fds.data(), fds.size(), left) <= 0) continue;
     for (auto& p : fds) {
@@ -118,6 +166,7 @@ RunResult run(const std::vector<std::string>& argv, const std::string& stdin_tex
   close(err[0]);
   int status = 0;
   waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
 }

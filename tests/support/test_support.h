@@ -1,6 +1,7 @@
 // Helpers shared by tests: diagnose inline text, run the real binary.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,30 @@ struct RunResult {
   int status = -1;  // exit status, or 128+signal
   std::string out;
   std::string err;
+  int signal = 0;             // the signal that ended the child, if one did
+  // The child's peak resident set (VmHWM, read every 20 ms while it runs; -1
+  // if never read). Growth in its last 20 ms would be missed.
+  int64_t peak_rss_kb = -1;
+  bool timed_out = false;     // killed at timeout_s
+  bool killed_for_memory = false;  // killed by the watch of RunOptions::kill_above_rss
 };
 // Runs argv (argv[0] a path) with optional stdin text and extra environment.
 RunResult run(const std::vector<std::string>& argv, const std::string& stdin_text = {},
               const std::vector<std::string>& env = {}, int timeout_s = 60);
+
+struct RunOptions {
+  std::string stdin_text;
+  std::vector<std::string> env;
+  int timeout_s = 60;
+  // Kill the child (SIGKILL) once its resident set passes this many bytes
+  // (read from /proc every 20 ms): a test of a memory bound must not take the
+  // machine down when the bound does not hold. 0: no watch.
+  uint64_t kill_above_rss = 0;
+  // Start the child inside this cgroup v1 directory (its pid written to
+  // cgroup.procs before exec, through /bin/sh). "" none.
+  std::string cgroup;
+};
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options);
 RunResult run_aimem(const std::vector<std::string>& args, const std::string& stdin_text = {},
                     const std::vector<std::string>& env = {});
 

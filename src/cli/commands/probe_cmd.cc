@@ -2,6 +2,8 @@
 // memory envelope across context length and concurrency.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
 
@@ -34,6 +36,9 @@ int fail_usage(const std::string& message) {
 }
 
 int run(const ProbeArgs& a) {
+  // --timeout bounds the whole run from here: the model lookup, the prompts,
+  // every request and the wait for a dead server's kernel report.
+  const double started = probe::steady_seconds();
   auto endpoint = probe::parse_endpoint(a.url, a.allow_remote);
   if (!endpoint) return fail_usage(endpoint.error().message);
   probe::SweepOptions o;
@@ -63,6 +68,7 @@ int run(const ProbeArgs& a) {
   auto total = dur(a.timeout, "--timeout", 1, 24 * 3600);
   if (!total) return fail_usage(total.error().message);
   o.total_timeout_s = *total;
+  o.started_s = started;
   auto rt = dur(a.request_timeout, "--request-timeout", 1, 3600);
   if (!rt) return fail_usage(rt.error().message);
   auto slow = dur(a.slow_ttft, "--slow-ttft", 0.001, 3600);
@@ -125,6 +131,14 @@ int run(const ProbeArgs& a) {
   co.idle_timeout_s = std::min(co.request_timeout_s, 60.0);
   co.api_key = a.api_key;
   co.keep_alive = !a.no_keep_alive;
+  co.deadline = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(o.total_timeout_s - (probe::steady_seconds() - started)));
+  // What one response may hold (a stream's line, a plain body), shared out
+  // over the most concurrent requests so that together they stay near 16 MiB.
+  int64_t most = 1;
+  for (int64_t n : o.concurrency) most = std::max(most, n);
+  co.max_held_bytes = std::clamp<uint64_t>((16ull << 20) / static_cast<uint64_t>(most), 64ull << 10, 1ull << 20);
   probe::Client client(*endpoint, co);
 
   // Reachable at all? A clear message now instead of a sweep of connect errors.
@@ -145,12 +159,23 @@ int run(const ProbeArgs& a) {
         store->append(ev);
       }
     };
-    result = probe::run_sweep(client, monitor, o, progress);
+    auto starting = [&](const probe::StepStart& s) {
+      if (a.quiet) return;
+      fmt::print(stderr, "aimem probe: step {}/{}: context {} x concurrency {}, {} request{} ({}-token prompts)...\n",
+                 s.index, s.total, s.context, s.concurrency, s.requests, s.requests == 1 ? "" : "s", s.prompt_tokens);
+      std::fflush(stderr);
+    };
+    result = probe::run_sweep(client, monitor, o, progress, starting);
   }
   if (result.server_died) {
-    pc.diagnosis_json = monitor.diagnose_death(3000, probe::load_findings(result, "cgroup:" + pc.cgroup));
+    // The kernel's report follows a kill by a moment: up to 3 s, less when
+    // the time bound is near (but a second at least, or it is never seen).
+    const double left_s = o.total_timeout_s - (probe::steady_seconds() - started);
+    const int wait_ms = static_cast<int>(std::clamp(left_s * 1000, 1000.0, 3000.0));
+    pc.diagnosis_json = monitor.diagnose_death(wait_ms, probe::load_findings(result, "cgroup:" + pc.cgroup));
     if (!pc.diagnosis_json)
-      pc.diagnosis_note = mo.kernel_log ? "the kernel log named no OOM kill of the server's processes within 3 s; see `aimem diagnose --since 10m`"
+      pc.diagnosis_note = mo.kernel_log ? fmt::format("the kernel log named no OOM kill of the server's processes within {}; "
+                                                      "see `aimem diagnose --since 10m`", timeutil::format_duration(wait_ms / 1000.0))
                                         : "the kernel log was not followed";
   }
   for (const auto& w : monitor.warnings()) pc.warnings.push_back(w);
