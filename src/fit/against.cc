@@ -1,5 +1,7 @@
 #include "fit/against.h"
 
+#include "core/text.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -337,7 +339,8 @@ Result<ModelSpec> model_from_log(const EngineLog& g, const std::string& model_ov
       c["num_local_experts"] = *g.n_expert;
       c["num_experts_per_tok"] = g.n_expert_used.value_or(2);
     }
-    auto spec = spec_from_config(c, path.empty() ? "model from the log" : fs::path(path).filename().string());
+    // The log names the model: text from outside, made printable before it is shown.
+    auto spec = spec_from_config(c, path.empty() ? "model from the log" : text::printable(fs::path(path).filename().string()));
     if (!spec) return spec;
     if (g.params_b) spec->n_params = uint64_t(*g.params_b * 1e9);
     if (!apply_gguf_ftype(*spec, g.file_type) && g.file_size_gib) {
@@ -349,7 +352,7 @@ Result<ModelSpec> model_from_log(const EngineLog& g, const std::string& model_ov
   }
   return make_error(path.empty() ? "the log does not name the model; pass it: aimem fit MODEL --against LOG"
                                  : fmt::format("the log's model '{}' is neither a file here nor in the catalog; "
-                                               "pass it: aimem fit MODEL --against LOG", path));
+                                               "pass it: aimem fit MODEL --against LOG", text::printable(path)));
 }
 
 FitSettings settings_from_log(const EngineLog& g) {

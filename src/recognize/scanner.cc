@@ -1,5 +1,7 @@
 #include "recognize/scanner.h"
 
+#include "core/doc_reader.h"
+
 #include <hs/hs.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -318,7 +320,8 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mas
   // /dev/kmsg record ("6,1234,518050606,-;text").
   std::string_view t = text::trim_left(line);
   if (!known_time && t.size() > 2 && t[0] == '{' && t.find("\"MESSAGE\"") != std::string_view::npos) {
-    auto j = nlohmann::json::parse(t, nullptr, false);
+    // Bounded: a record nested 990,000 deep is discarded, not built (core/doc_reader.h).
+    auto j = doc::parse_json_or_discarded(t);
     if (j.is_object() && j.contains("MESSAGE") && j["MESSAGE"].is_string()) {
       scratch_line_.clear();
       if (j.contains("SYSLOG_IDENTIFIER") && j["SYSLOG_IDENTIFIER"].is_string())
