@@ -28,11 +28,11 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"timeout: sending signal (KILL|TERM|INT|HUP|SIGKILL|SIGTERM)", kRegex},
     {"time limit( \\([0-9.]+ ?[a-z]*\\))? exceeded", kRegex | kCaseless},
-    {"TIME_LIMIT_EXCEEDED"},
-    {"TimeLimitExceeded"},
+    {"TIME_LIMIT_EXCEEDED", kCompanion},
+    {"TimeLimitExceeded", kCompanion},
     {"DUE TO TIME LIMIT"},
-    {"DeadlineExceeded"},
-    {"exceeded the maximum execution time"},
+    {"DeadlineExceeded", kCompanion},
+    {"exceeded the maximum execution time", kCompanion},
     {"^\\s*TIMEOUT\\s*$", kRegex | kCompanion},
     {"(status|result|verdict|outcome)[\"']?\\s*[:=]\\s*[\"']?TIMEOUT\\b", kRegex | kCaseless | kCompanion},
 };
