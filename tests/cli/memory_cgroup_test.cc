@@ -169,5 +169,22 @@ TEST_F(MemoryCgroup, FitRefusesFifosInsteadOfReadingThemForever) {
     expect_bounded(c);
 }
 
+TEST_F(MemoryCgroup, ReportAndRunStayBoundedOnHostileInputs) {
+  const std::string dir = temp_dir("cgroup-report-run");
+  std::string junk(3 << 20, '\0');
+  for (size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<char>((i * 2654435761u) >> 13);
+  write_file(dir + "/junk.db", junk);
+  ASSERT_EQ(mkfifo((dir + "/fifo.db").c_str(), 0644), 0);
+  for (const Case& c : std::vector<Case>{
+           {"report on random bytes", {"report", dir + "/junk.db", "-o", dir + "/a.html"}, 2, "not an aimem store", 15},
+           {"report on a FIFO", {"report", dir + "/fifo.db", "-o", dir + "/b.html"}, 2, "not a regular file", 15},
+           // The child fills its own 32 MiB limit and is killed there; aimem records and diagnoses it.
+           {"run a child past its own limit",
+            {"run", "--memory-limit", "32M", "--", "python3", "-c", "x = bytearray(300 << 20)"}, 137, "killed by signal 9", 30},
+       })
+    expect_bounded(c);
+}
+
 }  // namespace
 }  // namespace aimem::test
+
