@@ -11,6 +11,8 @@
 // under-counts: a wrong guess can only refuse a text nested near the limit.
 #include "core/doc_reader.h"
 
+#include "core/text.h"
+
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 
@@ -22,15 +24,6 @@ namespace aimem::doc {
 
 namespace {
 
-std::pair<size_t, size_t> line_col(std::string_view s, size_t offset) {
-  offset = std::min(offset, s.size());
-  size_t line = 1, col = 1;
-  for (size_t i = 0; i < offset; ++i) {
-    if (s[i] == '\n') ++line, col = 1;
-    else ++col;
-  }
-  return {line, col};
-}
 
 std::string too_deep(const std::string& file, const Shape& s, int limit) {
   return fmt::format("{}:{}:{}: nested too deep (limit {}); aimem reads at most {} levels of nesting", file,
@@ -73,7 +66,7 @@ Shape scan_json(std::string_view t, int max_depth) {
         ++s.nodes;
         if (++depth > s.depth) s.depth = depth;
         if (depth > max_depth) {
-          auto [line, col] = line_col(t, i);
+          auto [line, col] = text::line_col(t, i);
           s.deep_line = line, s.deep_column = col;
           return s;
         }
@@ -258,7 +251,7 @@ struct NullSax : nlohmann::json_sax<nlohmann::json> {
 std::string json_error(std::string_view text, const std::string& file, size_t byte, const std::string& what) {
   // nlohmann counts bytes from 1; its message repeats the position.
   const size_t offset = byte > 0 ? byte - 1 : 0;
-  auto [line, col] = line_col(text, offset);
+  auto [line, col] = text::line_col(text, offset);
   std::string why = what;
   if (auto colon = why.find("syntax error"); colon != std::string::npos) why = why.substr(colon);
   return fmt::format("{}: not valid JSON (at byte {}, line {}, column {}){}: {}", file, offset, line, col,

@@ -1,5 +1,7 @@
 #include "core/text.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -245,6 +247,16 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = lower_ascii(c);
   return out;
+}
+
+std::pair<size_t, size_t> line_col(std::string_view s, size_t offset) {
+  offset = std::min(offset, s.size());
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < offset; ++i) {
+    if (s[i] == '\n') ++line, col = 1;
+    else ++col;
+  }
+  return {line, col};
 }
 
 }  // namespace aimem::text

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace aimem::text {
@@ -57,6 +58,8 @@ std::string quote_line(std::string_view s, size_t max_bytes = 300);
 // characters (C0, DEL, C1) and invalid UTF-8 become '?'; nothing is cut or
 // trimmed. Apply it where such a string enters text meant for people.
 std::string printable(std::string_view s);
+// 1-based line and column of a byte offset in `s` (clamped to its end).
+std::pair<size_t, size_t> line_col(std::string_view s, size_t offset);
 
 // `s` in an SGR colour ("31;1": bold red) when `on`, else `s` as it is.
 std::string paint(bool on, std::string_view sgr, std::string_view s);

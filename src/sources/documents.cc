@@ -23,16 +23,6 @@
 namespace aimem {
 namespace {
 
-// Line and column of a byte offset.
-std::pair<size_t, size_t> line_col(std::string_view s, size_t offset) {
-  offset = std::min(offset, s.size());
-  size_t line = 1, col = 1;
-  for (size_t i = 0; i < offset; ++i) {
-    if (s[i] == '\n') ++line, col = 1;
-    else ++col;
-  }
-  return {line, col};
-}
 
 bool looks_like_yaml_document(std::string_view t) {
   for (std::string_view p : {"apiVersion:", "kind:", "---", "metadata:", "status:", "items:", "spec:"})
@@ -86,7 +76,7 @@ DocumentResult read_document(std::string_view content, const SourceContext& sour
       result.problem = ok.error().message + "; read as text";  // nested too deep
     } else {
       size_t offset = static_cast<size_t>(t.data() - content.data()) + at;
-      auto [line, col] = line_col(content, offset);
+      auto [line, col] = text::line_col(content, offset);
       bool truncated = at + 1 >= t.size();
       result.problem = fmt::format("{}: {} JSON at line {}, column {} ({}); the rest was read as text", source.name,
                                    truncated ? "truncated" : "invalid", line, col,
