@@ -350,6 +350,9 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   constexpr Cause kCauses[3] = {Cause::model_load, Cause::kv_cache_context, Cause::concurrency_batch};
   double score[3] = {0, 0, 0}, top[3] = {0, 0, 0};
   const Fact* cue[3] = {nullptr, nullptr, nullptr};
+  // The strongest profile or warm-up cue ("a max-size batch") among them.
+  double max_size_top = 0;
+  const Fact* max_size_cue = nullptr;
   for (const Fact& f : facts) {
     if (f.kind != FactKind::phase_load && f.kind != FactKind::phase_serve) continue;
     if (f.where.source_index != anchor.where.source_index) continue;
@@ -365,17 +368,33 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     double w = statement ? f.strength : f.strength * (d >= 0 ? 1.0 / (1.0 + static_cast<double>(d) / 6.0) : 0.6);
     score[k] += w;
     if (w > top[k]) top[k] = w, cue[k] = &f;
+    if (k == 2 && text::contains(f.detail, "max-size") && w > max_size_top) max_size_top = w, max_size_cue = &f;
   }
   // A long configured context sizes the engine's profile and warm-up batches
   // and its KV cache: it speaks for the context once, wherever it was printed.
+  // So does a token budget no larger than one sequence (TGI's
+  // max_batch_prefill_tokens = max_input_length; vLLM's max_num_batched_tokens
+  // = max_model_len): the max-size batch is then one sequence, as long as the
+  // context allows.
+  bool sized_by_context = false;
   for (const Fact& f : facts) {
     if (f.kind != FactKind::runtime_setting && f.kind != FactKind::kv_capacity) continue;
     if (f.where.source_index != anchor.where.source_index || f.where.line > anchor.where.line + kPhaseAfter) continue;
     uint64_t ctx = std::max(f.max_model_len.value_or(0), f.ctx.value_or(0));
-    if (ctx < kLongContext) continue;
+    bool one_sequence = f.batch_tokens && ctx && *f.batch_tokens <= ctx + ctx / 8 && *f.batch_tokens >= 4096;
+    if (ctx < kLongContext && !one_sequence) continue;
+    sized_by_context = true;
     score[1] += 0.6;
     if (0.6 > top[1]) top[1] = 0.6, cue[1] = &f;
     break;
+  }
+  // Then a profile or warm-up run's max-size batch is that context: the
+  // frames of the dummy batch it steps speak for it, not for the number of
+  // sequences.
+  if (sized_by_context && max_size_cue && score[2] > 0) {
+    score[1] += score[2];
+    score[2] = 0;
+    if (max_size_top >= top[1]) top[1] = max_size_top, cue[1] = max_size_cue;
   }
   PhaseVote v;
   int best = -1;
@@ -398,7 +417,11 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
   std::string where = p.cue->where.line ? " (line " + std::to_string(p.cue->where.line) + ")" : "";
   switch (p.cause) {
     case Cause::model_load: why = "it failed while " + p.cue->detail + where + ": the model was loading"; break;
-    case Cause::kv_cache_context: why = "it failed at " + p.cue->detail + where + ": the KV cache for the configured context"; break;
+    case Cause::kv_cache_context:
+      why = text::contains(p.cue->detail, "max-size")
+                ? "it failed during " + p.cue->detail + where + ", a batch sized by the configured context length"
+                : "it failed at " + p.cue->detail + where + ": the KV cache for the configured context";
+      break;
     default: why = "it failed during " + p.cue->detail + where + ": the batch being stepped did not fit"; break;
   }
   // A phase suggests; it never decides as firmly as the message's numbers.
@@ -529,6 +552,10 @@ constexpr double kEarlyS = 300;
 constexpr uint64_t kSmallHeap = 1152 * units::MiB;
 constexpr uint64_t kTinyHeap = 12 * units::MiB;  // below what V8 can run in at all: a runtime fault, not a limit
 
+constexpr uint64_t kTinyLimit = 32 * units::MiB;
+constexpr double kHeapShare = 0.7;
+constexpr double kStartupS = 30;
+
 Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); })) {
     why = "usage grew steadily until the limit";
@@ -537,6 +564,36 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (d.decisive)
     if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
   const Fact* limit = configured_limit(v);
+  std::optional<uint64_t> bytes = limit ? limit->limit : d.decisive ? d.decisive->limit : std::nullopt;
+  // Arithmetic the evidence allows, before the generic "it filled its limit":
+  // a limit no runtime starts in; a heap ceiling the workload was configured
+  // with that leaves the limit no room for the rest of the process (the JVM's
+  // and V8's native memory: threads, code, buffers; the usual guidance keeps
+  // the heap at most ~70-75% of the container); a kill within seconds of the
+  // start, before any work could have accumulated.
+  if (bytes && *bytes <= kTinyLimit) {
+    why = "a " + units::format_bytes(*bytes) + " limit is below what any runtime needs to start";
+    why.strength = 0.75f;
+    return Cause::limit_too_low;
+  }
+  if (bytes) {
+    const Fact* heap = v.first_context([&](const Fact& f) {
+      return f.kind == FactKind::runtime_setting && f.heap_limit && *f.heap_limit >= kHeapShare * static_cast<double>(*bytes);
+    });
+    if (heap) {
+      why = "the configured heap ceiling (" + heap->detail + " " + units::format_bytes(*heap->heap_limit) + ") takes " +
+            std::to_string(static_cast<int>(100.0 * static_cast<double>(*heap->heap_limit) / static_cast<double>(*bytes))) +
+            "% of the " + units::format_bytes(*bytes) + " limit, leaving too little for the rest of the process";
+      why.strength = 0.75f;
+      return Cause::limit_too_low;
+    }
+  }
+  if (d.decisive && d.decisive->uptime_at_failure_s && *d.decisive->uptime_at_failure_s <= kStartupS) {
+    why = "it was killed " + timeutil::format_duration(*d.decisive->uptime_at_failure_s) +
+          " after it started: start-up alone needs more than the limit";
+    why.strength = 0.7f;
+    return Cause::limit_too_low;
+  }
   auto n = restarts(v);
   if (limit || (n && *n >= 3)) {
     why = limit ? "the workload filled the memory limit it was given (" + units::format_bytes(*limit->limit) + ")"

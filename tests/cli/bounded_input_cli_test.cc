@@ -23,19 +23,19 @@ RunResult bounded(const std::vector<std::string>& args) {
   argv.insert(argv.end(), args.begin(), args.end());
   RunOptions o;
   o.timeout_s = 30;
-  o.kill_above_rss = 512ull << 20;
+  o.kill_above_rss = memory_bound(512ull << 20);
   return run(argv, o);
 }
 
 void expect_refused(const RunResult& r, const std::string& file, const std::string& message) {
-  EXPECT_FALSE(r.killed_for_memory) << "RSS passed 512 MiB";
+  EXPECT_FALSE(r.killed_for_memory) << "RSS passed " << (memory_bound(512ull << 20) >> 20) << " MiB";
   EXPECT_EQ(r.status, 2) << r.err << r.out;
   EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   // -1: it ended before the first look at its memory (20 ms), too soon to
   // have grown; the cgroup test (tests/cli/memory_cgroup_test.cc) measures the
   // same inputs from the kernel's side.
-  EXPECT_LT(r.peak_rss_kb, 64 * 1024) << "peak RSS " << r.peak_rss_kb << " KiB";
+  EXPECT_LT(r.peak_rss_kb, int64_t(memory_bound(64ull << 20) >> 10)) << "peak RSS " << r.peak_rss_kb << " KiB";
 }
 
 TEST(BoundedInput, NestingTooDeepIsNamedByEverySubcommandThatReadsJsonOrYaml) {

@@ -33,7 +33,7 @@ Timed probe(const std::string& url, const std::vector<std::string>& extra, int t
   argv.insert(argv.end(), extra.begin(), extra.end());
   RunOptions o;
   o.timeout_s = timeout_s;
-  o.kill_above_rss = 512ull << 20;  // before the fix it grew by GBs: stop it here
+  o.kill_above_rss = memory_bound(512ull << 20);  // before the fix it grew by GBs: stop it here
   auto t0 = std::chrono::steady_clock::now();
   Timed t;
   t.run = run(argv, o);
@@ -49,7 +49,7 @@ TEST(ProbeBounds, TheTimeoutBoundsTheWholeRunAgainstAServerThatAcceptsAndNeverAn
   // more in the sweep (20.9 s for --timeout 10s).
   Timed t = probe(s.url(), {"--timeout", "3s"});
   EXPECT_EQ(t.run.status, 1) << t.run.err << t.run.out;
-  EXPECT_LT(t.seconds, 4.5) << t.run.err;
+  EXPECT_LT(t.seconds, time_bound(4.5)) << t.run.err;
   ASSERT_FALSE(t.j.is_discarded()) << t.run.out;
   EXPECT_FALSE(t.j["complete"].get<bool>());
   EXPECT_NE(t.j["incomplete_why"].get<std::string>().find("time bound (3s)"), std::string::npos) << t.j.dump();
@@ -62,12 +62,12 @@ TEST(ProbeBounds, AMillionTokenPromptAtConcurrency256StaysUnder64MiB) {
   // Before: 256 whole prompts (and their bodies) were built before the first
   // request went: 3.7 GB and nothing printed.
   Timed t = probe(s.url(), {"--contexts", "1024k", "--concurrency", "256", "--requests", "256", "--timeout", "6s"});
-  EXPECT_FALSE(t.run.killed_for_memory) << "RSS passed 512 MiB";
+  EXPECT_FALSE(t.run.killed_for_memory) << "RSS passed " << (memory_bound(512ull << 20) >> 20) << " MiB";
   EXPECT_EQ(t.run.signal, 0);
   EXPECT_GT(t.run.peak_rss_kb, 0);
-  EXPECT_LT(t.run.peak_rss_kb, 64 * 1024) << "peak RSS " << t.run.peak_rss_kb << " KiB";
+  EXPECT_LT(t.run.peak_rss_kb, int64_t(memory_bound(64ull << 20) >> 10)) << "peak RSS " << t.run.peak_rss_kb << " KiB";
   EXPECT_EQ(t.run.status, 1) << t.run.err;
-  EXPECT_LT(t.seconds, 8.5);
+  EXPECT_LT(t.seconds, time_bound(8.5));
   // The step said it started, before any of it could finish.
   EXPECT_NE(t.run.err.find("step 1/1: context 1048576 x concurrency 256, 256 requests"), std::string::npos) << t.run.err;
   // The prompts really went: megabytes of them, while memory stayed flat.
@@ -82,10 +82,10 @@ TEST(ProbeBounds, A16MillionTokenContextAtConcurrency1StaysUnder64MiB) {
   ASSERT_TRUE(s.ok());
   // Before: 741 MB for one prompt, its JSON string and its dumped body.
   Timed t = probe(s.url(), {"--contexts", "16000k", "--concurrency", "1", "--timeout", "6s"});
-  EXPECT_FALSE(t.run.killed_for_memory) << "RSS passed 512 MiB";
-  EXPECT_LT(t.run.peak_rss_kb, 64 * 1024) << "peak RSS " << t.run.peak_rss_kb << " KiB";
+  EXPECT_FALSE(t.run.killed_for_memory) << "RSS passed " << (memory_bound(512ull << 20) >> 20) << " MiB";
+  EXPECT_LT(t.run.peak_rss_kb, int64_t(memory_bound(64ull << 20) >> 10)) << "peak RSS " << t.run.peak_rss_kb << " KiB";
   EXPECT_EQ(t.run.status, 1) << t.run.err;
-  EXPECT_LT(t.seconds, 8.5);
+  EXPECT_LT(t.seconds, time_bound(8.5));
   EXPECT_NE(t.run.err.find("step 1/1: context 16384000 x concurrency 1"), std::string::npos) << t.run.err;
   EXPECT_GT(s.body_bytes(), 16ull << 20) << "bytes the server read";
 }

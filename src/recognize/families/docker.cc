@@ -3,8 +3,10 @@
 // docker inspect (pretty JSON, or one line from --format '{{json .State}}'):
 //   "Id": "4f1e2d...",  "State": { ... "OOMKilled": true, ... "ExitCode": 137, ... },  "Name": "/vllm",
 //   "HostConfig": { ... "Memory": 536870912, ... }      (0 = no limit)
-//   -> docker_oomkilled / exit_status / memory_limit "HostConfig.Memory", all named after the
-//      container; the facts of one object are held until the object ends ("Name" comes after "State").
+//   "StartedAt": "2019-06-26T09:14:02.118Z", "FinishedAt": "2019-06-26T09:14:02.631Z" (in State)
+//   -> docker_oomkilled (with how long it ran, uptime_at_failure_s, from StartedAt to FinishedAt) /
+//      exit_status / memory_limit "HostConfig.Memory", all named after the container; the facts of
+//      one object are held until the object ends ("Name" comes after "State").
 // docker events:  2024-05-01T10:00:00.000000000Z container oom <id> (image=x, name=y)
 //                 ... container die <id> (exitCode=137, image=x, name=y)
 //   1.8 and older: 2015-09-03T16:20:42.000000000-07:00 2424b8f0a892: (from ubuntu) oom
@@ -16,8 +18,8 @@
 // docker run / create / update, podman, nerdctl, hyper (also across "\" continuation lines):
 //   docker run --rm -m 512m --name stress img      --memory=2g      --memory 2g      -m512m
 //   -> memory_limit "docker run -m". Units are binary (k, m, g); a bare number is bytes for docker,
-//      podman and nerdctl (docker refuses limits under 6 MiB, so a smaller bare number is not a
-//      limit it ran with) and MiB for hyper, whose CLI documents --memory in MB.
+//      podman and nerdctl (docker refuses limits under 6 MiB, 4 MiB before 20.10, so a smaller
+//      bare number is not a limit it ran with) and MiB for hyper, whose CLI documents --memory in MB.
 // Compose:  mem_limit: 4g   /   deploy: resources: limits: memory: 4G
 // docker ps -a:     4f1e2d  img  "cmd"  2 hours ago  Exited (137) 3 minutes ago   vllm
 // docker stats tables are read by docker_stats.cc.
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "core/text.h"
+#include "core/time.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
 #include "recognize/families/platform_util.h"
@@ -42,6 +45,8 @@ constexpr Pattern kPatterns[] = {
     {"\"ExitCode\":"},
     {"\"Name\":", kContext},
     {"\"Memory\":", kContext},
+    {"\"StartedAt\":", kContext},
+    {"\"FinishedAt\":", kContext},
     {"container oom "},
     {"container die ", kCompanion},
     {"\"Action\":\"oom\""},
@@ -120,6 +125,7 @@ class Docker final : public Recognizer {
   // The docker inspect object being read.
   std::vector<Fact> held_;
   std::string name_, id_;
+  std::optional<int64_t> started_us_, finished_us_;  // State.StartedAt, State.FinishedAt
   uint64_t object_line_ = 0;
   // docker run continued over "\" lines.
   uint64_t run_cont_line_ = 0;
@@ -143,13 +149,20 @@ class Docker final : public Recognizer {
 
   void close_object(FactSink& out) {
     std::string who = !name_.empty() ? name_ : id_;
+    // State.StartedAt to State.FinishedAt: how long it ran before the kill.
+    std::optional<double> ran;
+    if (started_us_ && finished_us_ && *finished_us_ >= *started_us_)
+      ran = static_cast<double>(*finished_us_ - *started_us_) / 1e6;
     for (Fact& f : held_) {
       if (f.container.empty()) f.container = who;
+      if (ran && f.kind == FactKind::docker_oomkilled) f.uptime_at_failure_s = ran;
       out.add(std::move(f));
     }
     held_.clear();
     name_.clear();
     id_.clear();
+    started_us_.reset();
+    finished_us_.reset();
   }
 
   // `"Key": value` anywhere on the line (pretty or compact JSON).
@@ -185,6 +198,12 @@ class Docker final : public Recognizer {
         f.detail = "State.OOMKilled";
         hold(line, std::move(f), out);
       }
+    }
+    for (auto [key, slot] : {std::pair{"\"StartedAt\":", &started_us_}, std::pair{"\"FinishedAt\":", &finished_us_}}) {
+      auto v = json_value(s, key);
+      if (!v || !text::starts_with(*v, "\"")) continue;
+      // "0001-01-01T00:00:00Z" (never finished) parses to no time or a negative one.
+      if (auto t = timeutil::parse_datetime(v->substr(1)); t && *t > 0) *slot = t, any = true;
     }
     if (auto v = json_value(s, "\"ExitCode\":")) {
       if (auto n = text::parse_i64(*v)) {
@@ -357,7 +376,7 @@ class Docker final : public Recognizer {
       while (!v.empty() && (v.front() == '"' || v.front() == '\'')) v.remove_prefix(1);
       while (!v.empty() && (v.back() == '"' || v.back() == '\'')) v.remove_suffix(1);
       auto bytes = platform::parse_binary_size(v, run_bare_unit_);
-      if (!bytes || *bytes < 6 * units::MiB) continue;  // docker refuses smaller limits
+      if (!bytes || *bytes < 4 * units::MiB) continue;  // docker refuses smaller limits (6 MiB since 20.10, 4 MiB before)
       limits.push_back(*bytes);
     }
     for (uint64_t bytes : limits) {  // after the loop: --name may follow -m

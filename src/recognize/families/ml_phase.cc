@@ -9,9 +9,11 @@
 //   model_load        loading / Loading ... / load_model / from_pretrained / load_state_dict / torch.load /
 //                     pickle.load / checkpoint / safetensors / weights / quantizing / model.to( / .cuda()
 //   kv_cache_context  KV cache / kv_cache / cache_engine / allocate_gpu_cache / GPU blocks / K-shift /
-//                     context shift / token pool / max_model_len / n_ctx / max_seq_len / cache_length
-//   concurrency_batch backward / optimizer / train_step / training_step / epoch / batch / prefill /
-//                     profile_run / dummy run / warmup / CUDA graph capture / forward / generate / sampler
+//                     context shift / token pool / past_key_value / CUDA graph capture (it runs in what
+//                     the KV reservation left) / long settings: max_model_len / n_ctx / max_seq_len /
+//                     cache_length / seq_length (16k tokens or more)
+//   concurrency_batch backward / optimizer / train_step / training_step / epoch / prefill / profile_run /
+//                     dummy run / warmup / forward / generate / sampler / batch size (more than 2)
 // Every line with a cue gives one phase fact per cause it names (phase_load for
 // model_load, phase_serve otherwise), carrying the cause and the cue's weight
 // as its strength; the diagnosis weighs the cues before a failure by how close
@@ -25,6 +27,7 @@
 // size", "Possible solutions: ...") name remedies, not phases: they are skipped.
 #include <array>
 #include <deque>
+#include <optional>
 #include <string>
 
 #include "core/text.h"
@@ -39,7 +42,10 @@ struct Cue {
   Cause cause;
   float weight;
   std::string_view detail;
-  bool setting = false;  // a context-length setting: a cue only when its value is long
+  // A setting whose value decides: a context length is a cue only when it is
+  // long; a batch size only when it is more than 2 (a batch of one or two
+  // sequences cannot be what a failure grew with: their length is).
+  enum Setting { none, context, batch } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -81,13 +87,19 @@ constexpr Cue kCues[] = {
     {"token pool", Cause::kv_cache_context, 0.8f, "the KV token pool"},
     {"init_memory_pool", Cause::kv_cache_context, 0.8f, "allocating the KV token pool"},
     {"cache(model", Cause::kv_cache_context, 0.9f, "allocating the KV cache"},
-    {"max_model_len", Cause::kv_cache_context, 0.5f, "the context length", true},
-    {"max-model-len", Cause::kv_cache_context, 0.5f, "the context length", true},
-    {"n_ctx", Cause::kv_cache_context, 0.5f, "the context length", true},
-    {"max_seq_len", Cause::kv_cache_context, 0.4f, "the context length", true},
-    {"cache_length", Cause::kv_cache_context, 0.6f, "the context length", true},
-    {"context length", Cause::kv_cache_context, 0.6f, "the context length", true},
-    {"input_length", Cause::kv_cache_context, 0.5f, "the input length", true},
+    {"max_model_len", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},
+    {"max-model-len", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},
+    {"n_ctx", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},
+    {"max_seq_len", Cause::kv_cache_context, 0.4f, "the context length", Cue::context},
+    {"cache_length", Cause::kv_cache_context, 0.6f, "the context length", Cue::context},
+    {"context length", Cause::kv_cache_context, 0.6f, "the context length", Cue::context},
+    {"input_length", Cause::kv_cache_context, 0.5f, "the input length", Cue::context},
+    {"seq_length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
+    {"seq_len", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
+    {"sequence_length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
+    {"sequence length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
+    // Hugging Face attention appending this step's keys to the cache.
+    {"past_key_value", Cause::kv_cache_context, 1.0f, "appending to the KV cache (past_key_value)"},
     // Stepping a batch: training, profiling, warm-up, graph capture, serving.
     {"backward", Cause::concurrency_batch, 1.0f, "a training step (backward)"},
     {"optimizer", Cause::concurrency_batch, 0.8f, "a training step (optimizer)"},
@@ -96,9 +108,9 @@ constexpr Cue kCues[] = {
     {"trainer.train(", Cause::concurrency_batch, 0.8f, "a training step"},
     {"_inner_training_loop", Cause::concurrency_batch, 0.8f, "a training step"},
     {"epoch", Cause::concurrency_batch, 0.6f, "a training epoch"},
-    {"batch_size", Cause::concurrency_batch, 0.7f, "the batch size"},
-    {"batch size", Cause::concurrency_batch, 0.7f, "the batch size"},
-    {"batch-size", Cause::concurrency_batch, 0.7f, "the batch size"},
+    {"batch_size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
+    {"batch size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
+    {"batch-size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
     {"running-req", Cause::concurrency_batch, 0.6f, "the running batch"},
     {"max_num_seqs", Cause::concurrency_batch, 0.6f, "the number of sequences"},
     {"prefill", Cause::concurrency_batch, 0.7f, "a prefill batch"},
@@ -106,11 +118,14 @@ constexpr Cue kCues[] = {
     {"_dummy_run", Cause::concurrency_batch, 1.0f, "profiling a max-size batch"},
     {"dummy_sampler", Cause::concurrency_batch, 1.0f, "profiling the sampler"},
     {"warmup", Cause::concurrency_batch, 0.8f, "warm-up of a max-size batch"},
-    {"capture_model", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
-    {"capturing cudagraphs", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
-    {"capturing cuda graph", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
-    {"capture cuda graph", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
-    {"capture_one_batch_size", Cause::concurrency_batch, 1.0f, "CUDA graph capture"},
+    // CUDA-graph capture runs after the KV cache has taken its share of the
+    // budget (vLLM's gpu_memory_utilization, SGLang's mem-fraction-static) and
+    // lives in what is left: both engines' remedy is a smaller reservation.
+    {"capture_model", Cause::kv_cache_context, 1.0f, "CUDA graph capture in what the KV cache reservation left"},
+    {"capturing cudagraphs", Cause::kv_cache_context, 1.0f, "CUDA graph capture in what the KV cache reservation left"},
+    {"capturing cuda graph", Cause::kv_cache_context, 1.0f, "CUDA graph capture in what the KV cache reservation left"},
+    {"capture cuda graph", Cause::kv_cache_context, 1.0f, "CUDA graph capture in what the KV cache reservation left"},
+    {"capture_one_batch_size", Cause::kv_cache_context, 1.0f, "CUDA graph capture in what the KV cache reservation left"},
     {"execute_model", Cause::concurrency_batch, 0.8f, "executing the model on a batch"},
     {"engine_step", Cause::concurrency_batch, 0.8f, "an engine step"},
     {"run_engine_loop", Cause::concurrency_batch, 0.6f, "the engine loop"},
@@ -171,11 +186,23 @@ bool remedy_line(std::string_view s) {
 // setting's name ("n_ctx = 131072", "max_model_len=32768", "cache_length: 65536").
 constexpr uint64_t kLongContext = 16384;
 
-bool long_context(std::string_view after) {
+std::optional<uint64_t> first_number(std::string_view after) {
   size_t i = 0;
   while (i < after.size() && i < 24 && !(after[i] >= '0' && after[i] <= '9')) ++i;
-  auto n = text::parse_u64(after.substr(std::min(i, after.size())));
-  return n && *n >= kLongContext;
+  return text::parse_u64(after.substr(std::min(i, after.size())));
+}
+
+// Whether a setting's value makes it a cue (see Cue::setting).
+bool setting_speaks(Cue::Setting kind, std::string_view after) {
+  if (kind == Cue::none) return true;
+  auto n = first_number(after);
+  if (kind == Cue::context) return n && *n >= kLongContext;
+  // A batch size's own value follows its name ("batch_size = 2", "batch size:
+  // 1"); "set batch size for cuda:0 to 2880" names no value there.
+  size_t i = 0;
+  while (i < after.size() && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || after[i] == '"')) ++i;
+  auto own = text::parse_u64(after.substr(i));
+  return !own || *own > 2;
 }
 
 class MlPhase final : public Recognizer {
@@ -202,7 +229,7 @@ class MlPhase final : public Recognizer {
     for (const Cue& c : kCues) {
       size_t at = text::ifind(s, c.word);
       if (at == std::string_view::npos) continue;
-      if (c.setting && !long_context(s.substr(at + c.word.size()))) continue;
+      if (!setting_speaks(c.setting, s.substr(at + c.word.size()))) continue;
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
       if (!best[k] || c.weight > best[k]->weight) best[k] = &c;
     }
