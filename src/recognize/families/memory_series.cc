@@ -8,6 +8,15 @@
 //   {"level":"info","msg":"mem","rss":431234567,"heapUsed":221234567}
 //   INFO memory usage: 1.21 GB (rss)           mem=1532M             RSS: 2.3 GiB
 //
+// Samples people take by hand read the same way:
+//
+//   $ ps -o etime,rss,cmd -p 20412          a header with an RSS column (KiB), then its rows:
+//         09:58 2210440 ./scanner ...           the figure under RSS, row after row
+//   $ while sleep 900; do ps -o rss= -p 48211; done      no header: each bare number after it
+//    3921408
+//   gc 600 @3602.881s 1%: ..., 2870->2931->1512 MB, 3024 MB goal, 8 P     (Go GODEBUG=gctrace=1:
+//                                                         the live heap after the collection)
+//
 // The recognizer keeps, per key (rss, heapused, external, queuedepth, ...; at
 // most kKeys), the first and last value, the largest, and how many steps rose,
 // and at the end of the input reports each series that grew: at least
@@ -19,6 +28,7 @@
 #include <array>
 #include <fmt/format.h>
 #include <string>
+#include <vector>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -30,6 +40,12 @@ namespace {
 constexpr unsigned kCi = kRegex | kCaseless | kContext;
 
 constexpr Pattern kPatterns[] = {
+    // ps: a header naming RSS, "-o rss=" without one, and the rows after them.
+    {"(^|\\s)RSS(\\s|$)", kRegex | kContext},
+    {"ps .*-o ?[a-z,]*rss=", kRegex | kContext},
+    {"^\\s*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
+    // Go's gctrace: heap at start -> at end -> live, in MB.
+    {"[0-9]+->[0-9]+->[0-9]+ MB", kRegex | kContext},
     {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|mem(ory)?(_| )?(usage|used)?)(_?[kmg]i?b|_bytes)?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
 };
@@ -69,9 +85,14 @@ bool known_key(std::string_view k) {
   return false;
 }
 
+constexpr uint64_t kTableLines = 400;  // rows of a ps table or bare samples read after their header
+
+bool digits(std::string_view t) { return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos; }
+
 class MemorySeries final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink&) override {
+    if (table(line)) return;
     std::string_view s = line.text;
     size_t i = 0;
     int found = 0;
@@ -122,6 +143,51 @@ class MemorySeries final : public Recognizer {
     }
   }
 
+  // ps tables, bare "ps -o rss=" samples and Go gctrace lines; true when the
+  // line was one of them.
+  bool table(const Line& line) {
+    std::string_view s = line.text;
+    std::vector<std::string_view> words;
+    for (size_t i = 0; i < s.size() && words.size() < 16;) {
+      while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+      size_t b = i;
+      while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+      if (i > b) words.push_back(s.substr(b, i - b));
+    }
+    if (words.empty()) return false;
+    if (size_t p = s.find("->"); p != std::string_view::npos && text::contains(s, " MB")) {
+      // "4->4->1 MB": the third figure is the live heap.
+      size_t q = s.find("->", p + 2);
+      if (q != std::string_view::npos) {
+        auto live = text::parse_u64(s.substr(q + 2));
+        if (live) add("Go live heap", static_cast<double>(*live) * units::MiB, true, line);
+        return true;
+      }
+    }
+    for (size_t k = 0; k < words.size(); ++k) {
+      if (words[k] == "RSS" && words.size() >= 2) {
+        rss_column_ = k;
+        table_until_ = line.number + kTableLines;
+        bare_until_ = 0;
+        return true;
+      }
+    }
+    if (text::contains(s, "rss=") && text::contains(s, "ps ")) {
+      bare_until_ = line.number + kTableLines;
+      table_until_ = 0;
+      return true;
+    }
+    if (line.number <= table_until_ && rss_column_ < words.size() && digits(words[rss_column_]) && digits(words[0].substr(0, 1))) {
+      if (auto kib = text::parse_u64(words[rss_column_])) add("rss", static_cast<double>(*kib) * 1024.0, true, line);
+      return true;
+    }
+    if (line.number <= bare_until_ && words.size() == 1 && digits(words[0])) {
+      if (auto kib = text::parse_u64(words[0])) add("rss", static_cast<double>(*kib) * 1024.0, true, line);
+      return true;
+    }
+    return false;
+  }
+
   void finish(FactSink& out) override {
     for (size_t k = 0; k < used_; ++k) {
       const Series& x = series_[k];
@@ -164,6 +230,8 @@ class MemorySeries final : public Recognizer {
     x->last_text.assign(line.text.substr(0, 300));
   }
 
+  size_t rss_column_ = 0;
+  uint64_t table_until_ = 0, bare_until_ = 0;
   std::array<Series, kKeys> series_;
   size_t used_ = 0;
   const SourceContext* source_ = nullptr;
