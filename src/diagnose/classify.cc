@@ -606,6 +606,67 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   return Cause::unknown;
 }
 
+bool growing(const View& v) {
+  return v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); }) != nullptr;
+}
+
+// JVM heap and metadata pools: what the OutOfMemoryError's own kind and
+// figures say. A metadata pool (Metaspace) is unbounded unless capped, so its
+// exhaustion is the cap; one request that is a large share of its pool (or an
+// array past the VM's size limit) is the work item, not the heap; an explicit
+// small heap is the cap.
+constexpr uint64_t kSmallJvmHeap = 512 * units::MiB;
+
+Cause jvm_cause(const View& v, const Decision& d, Why& why) {
+  const Fact* j = d.decisive;
+  if (growing(v)) {
+    why = "memory figures grew steadily until the JVM's limit";
+    why.strength = 0.75f;
+    return Cause::leak_or_accumulation;
+  }
+  if (!j || j->kind != FactKind::jvm_heap_oom) {
+    why = "the evidence does not show why";
+    return Cause::unknown;
+  }
+  if (j->cause != Cause::unknown) {
+    why = "as the failing program reports";
+    return j->cause;
+  }
+  if (text::contains(j->detail, "Requested array size")) {
+    why = "one array was asked for beyond the JVM's array size limit: the size of one input or request decides, not the heap";
+    why.strength = 0.7f;
+    return Cause::concurrency_batch;
+  }
+  if (j->requested && j->heap_limit && *j->heap_limit > 0 && *j->requested * 10 >= *j->heap_limit) {
+    why = "one request for " + units::format_bytes(*j->requested) + " is " +
+          std::to_string(static_cast<int>(100.0 * static_cast<double>(*j->requested) / static_cast<double>(*j->heap_limit))) +
+          "% of the " + units::format_bytes(*j->heap_limit) + " pool: a single oversized request";
+    why.strength = 0.7f;
+    return Cause::concurrency_batch;
+  }
+  if (text::contains(j->detail, "Metaspace") || text::contains(j->detail, "PermGen") || text::contains(j->detail, "Compressed class")) {
+    const Fact* cap = v.first_context([](const Fact& f) {
+      return f.kind == FactKind::runtime_setting && f.limit && (f.detail == "MaxMetaspaceSize" || f.detail == "MaxPermSize");
+    });
+    why = cap ? "the class-metadata pool is capped at " + units::format_bytes(*cap->limit) + " (" + cap->detail + ") and the classes loaded need more"
+              : "the class-metadata pool hit its cap (Metaspace grows without one unless it is set)";
+    why.strength = cap ? 0.75f : 0.6f;
+    return Cause::limit_too_low;
+  }
+  if (text::contains(j->detail, "heap space")) {
+    const Fact* heap = v.first_context([](const Fact& f) {
+      return f.kind == FactKind::runtime_setting && f.heap_limit && *f.heap_limit <= kSmallJvmHeap && *f.heap_limit >= 16 * units::MiB;
+    });
+    if (heap) {
+      why = "the heap is capped at " + units::format_bytes(*heap->heap_limit) + " (" + heap->detail + "), small for a server JVM";
+      why.strength = 0.6f;
+      return Cause::limit_too_low;
+    }
+  }
+  why = "the evidence does not show why";
+  return Cause::unknown;
+}
+
 Cause decide_cause(const View& v, const Decision& d, Why& why) {
   switch (d.layer) {
     case Layer::not_memory: why = "not a memory failure"; return Cause::not_memory;
@@ -666,6 +727,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
       why = "the evidence does not show what used the memory";
       return Cause::unknown;
+    case Layer::jvm_heap: return jvm_cause(v, d, why);
     case Layer::container_limit:
     case Layer::k8s_pod_limit:
       if (d.decisive && d.decisive->cause != Cause::unknown) return d.decisive->cause;

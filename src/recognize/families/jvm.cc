@@ -21,7 +21,8 @@
 // Flags that mention the error are configuration, never failures:
 //   -XX:+HeapDumpOnOutOfMemoryError  -XX:OnOutOfMemoryError="kill -9 %p"  -XX:+ExitOnOutOfMemoryError
 // Heap settings are context: -Xmx4g / -XX:MaxHeapSize=4g (heap_limit),
-// -XX:MaxRAMPercentage=75 (ratio 0.75).
+// -XX:MaxRAMPercentage=75 (ratio 0.75); -XX:MaxMetaspaceSize=256m and
+// -XX:MaxPermSize=256m (runtime_setting, limit: the metadata pool's cap).
 #include "core/text.h"
 #include "recognize/families/families.h"
 #include "recognize/families/platform_util.h"
@@ -38,6 +39,8 @@ constexpr Pattern kPatterns[] = {
     {"os::commit_memory", kCompanion},
     {"-Xmx", kContext},
     {"MaxRAMPercentage", kContext},
+    {"MaxMetaspaceSize", kContext},
+    {"MaxPermSize", kContext},
     {"MaxHeapSize=", kContext},
 };
 
@@ -62,7 +65,9 @@ class Jvm final : public Recognizer {
     std::string_view s = line.text;
     // Anything held back that this line cannot continue is complete.
     if (pending_ && line.number > pending_->where.line + 12) flush(out);
-    if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=")) settings(line, out);
+    if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=") ||
+        text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize="))
+      settings(line, out);
     if (size_t p = s.find("OutOfMemoryError"); p != std::string_view::npos) {
       oome(line, p, out);
       return;
@@ -244,6 +249,15 @@ class Jvm final : public Recognizer {
     }
     if (auto v = text::after(s, "MaxHeapSize=")) {
       if (auto b = platform::parse_binary_size(*v); b && *b > 0) emit(b, std::nullopt, "MaxHeapSize");
+    }
+    for (std::string_view key : {"MaxMetaspaceSize=", "MaxPermSize="}) {
+      auto v = text::after(s, key);
+      auto b = v ? platform::parse_binary_size(*v) : std::nullopt;
+      if (!b || *b == 0) continue;
+      Fact f = make_fact(line, FactKind::runtime_setting, Family::jvm);
+      f.limit = b;
+      f.detail = std::string(key.substr(0, key.size() - 1));
+      out.add(std::move(f));
     }
     if (auto v = text::after(s, "MaxRAMPercentage=")) {
       if (auto r = text::parse_double(*v); r && *r > 0 && *r <= 100) emit(std::nullopt, *r / 100.0, "MaxRAMPercentage");

@@ -106,8 +106,9 @@ class MemorySeries final : public Recognizer {
       size_t b = e;
       while (b > 0 && key_char(s[b - 1]) && e - b < 24) --b;
       while (b < e && s[b] == ' ') ++b;
-      // "anon-rss:", "file-rss:" (the kernel's victim line) are not a series.
-      if (b > 0 && (s[b - 1] == '-' || s[b - 1] == '.')) continue;
+      // "anon-rss:", "file-rss:" (the kernel's victim line) are not a series;
+      // "Status.JVM.Memory.Direct.MemoryUsed=" (a metric's last part) is.
+      if (b > 0 && s[b - 1] == '-') continue;
       std::string key = canonical(s.substr(b, e - b));
       // A unit in the key ("rss_kb=22418832", "heap_mb: 512").
       double key_unit = 0;
