@@ -11,6 +11,8 @@
 //   [INFO] DockerGoClient: process within container 9f8e.. (name: "ecs-app-3-web-c8e2..") died due to OOM
 // runc (docker run, ECS CannotStartContainerError, containerd):
 //   ... starting container process caused: container init was OOM-killed (memory limit too low?): unknown
+//   Error: OCI runtime error: crun: OOM: the memory limit could be too low: read from the init process
+//   (both before the command ran: cause limit_too_low)
 // Google Cloud Run / Cloud Functions gen2, App Engine, Cloud Functions gen1:
 //   Memory limit of 512 MiB exceeded with 530 MiB used. Consider increasing the memory limit, see https://...
 //   Memory limit of 512M exceeded with 526M used. ...            (older: M = MiB)
@@ -43,6 +45,7 @@ constexpr Pattern kPatterns[] = {
     {"Container killed due to memory usage"},
     {") died due to OOM"},
     {"container init was OOM-killed"},
+    {"OOM: the memory limit could be too low"},
     // kCompanion: "exceeded" as a gate word cost a third of the large-log scan
     // (bench/diagnose_vs_grep.sh); pasted evidence is always scanned in full.
     {"Memory limit of [0-9.]+ ?[A-Za-z]* exceeded", kRegex | kCompanion},
@@ -86,6 +89,12 @@ class CloudPlatforms final : public Recognizer {
     if (text::contains(s, ") died due to OOM")) return ecs(line, out);
     if (text::contains(s, "container init was OOM-killed")) {
       Fact f = kill(line, "container runtime memory limit (runc: container init was OOM-killed)", "");
+      f.cause = Cause::limit_too_low;  // killed before the command ran: starting needs more
+      return emit(line, std::move(f), "", out);
+    }
+    if (text::contains(s, "OOM: the memory limit could be too low")) {
+      Fact f = kill(line, "container runtime memory limit (crun: OOM before the command ran)", "");
+      f.cause = Cause::limit_too_low;
       return emit(line, std::move(f), "", out);
     }
     if (text::contains(s, "Memory limit of ") || text::contains(s, "Exceeded soft ") || text::contains(s, "Exceeded hard ") ||

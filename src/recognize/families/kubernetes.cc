@@ -18,6 +18,11 @@
 // kubectl get events:   Warning  Evicted  pod/x  The node was low on resource: memory. Container ...
 //                       Warning  Evicted  pod/x  The node had condition: [MemoryPressure].
 //                       Warning  SystemOOM  node/n  System OOM encountered, victim process: python, pid: 4242
+//                       Warning  CgroupOOM  pod/x   Cgroup OOM encountered, victim process: stress, pid: 388104
+//                                (kubelet 1.28+: the container's own cgroup killed; k8s_oomkilled)
+// kubelet log:          eviction_manager.go:346] eviction manager: must evict pod(s) to reclaim memory
+//                       eviction_manager.go:157] eviction manager: pods web-0_ns(uid) evicted, waiting for ...
+//                       (k8s_evicted; the ranked list and the threshold lines are context)
 //                       Warning  OOMKilling  node/n  Memory cgroup out of memory: Killed process ... (NPD; the
 //                                kernel recognizer reads the victim line, this file says it is Kubernetes)
 //                       Warning  Unhealthy  pod/x  Liveness probe failed: ...  /  Normal  Killing  pod/x  Stopping container x
@@ -57,6 +62,9 @@ constexpr Pattern kPatterns[] = {
     {"had condition: [", kContext},
     {"EvictionThresholdMet"},
     {"System OOM encountered"},
+    {"Cgroup OOM encountered"},
+    {"must evict pod(s) to reclaim memory"},
+    {"eviction manager: pods "},
     {"OOMKilling"},
     {"CrashLoopBackOff"},
     {"Exit Code:"},
@@ -133,6 +141,8 @@ class Kubernetes final : public Recognizer {
     if (text::contains(s, "kube_pod_container_status_")) return metrics(line, out);
     if (section(line, out)) return;
     if (text::contains(s, "System OOM encountered")) return system_oom(line, out);
+    if (text::contains(s, "Cgroup OOM encountered")) return cgroup_oom(line, out);
+    if (text::contains(s, "eviction manager: ") && eviction_manager(line, out)) return;
     if (text::contains(s, "iveness probe") || text::contains(s, "Startup probe failed")) {
       if (probe(line, out)) return;
     }
@@ -447,6 +457,50 @@ class Kubernetes final : public Recognizer {
     f.pod = pod_here(line);
     platform(line, out);
     out.add(std::move(f));
+  }
+
+  // "Cgroup OOM encountered, victim process: stress, pid: 388104": the
+  // kubelet relaying a kill inside the container's own memory cgroup.
+  void cgroup_oom(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (guards::is_advice_line(s)) return;
+    Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
+    f.layer = Layer::k8s_pod_limit;
+    f.strength = 0.85f;
+    f.detail = "CgroupOOM";
+    if (auto v = text::after(s, "victim process: ")) f.process = std::string(text::take_until(*v, ",\"").substr(0, 64));
+    if (auto v = text::after(s, "pid: ")) f.pid = text::parse_i64(*v);
+    if (auto v = text::after(s, "pod/")) f.pod = std::string(text::take_until(*v, " \t").substr(0, 253));
+    if (f.pod.empty()) f.pod = pod_here(line);
+    platform(line, out);
+    out.add(std::move(f));
+  }
+
+  // The kubelet's eviction manager deciding, then naming, the pods it
+  // evicts for memory: "must evict pod(s) to reclaim memory" opens one
+  // eviction; "pods <pod>_<ns>(<uid>) evicted" names its pod.
+  bool eviction_manager(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (text::contains(s, "must evict pod(s) to reclaim memory")) {
+      flush(out);
+      pending_ = evicted_fact(line);
+      pending_->detail = "kubelet eviction manager (memory)";
+      pending_->strength = 0.85f;
+      pending_line_ = line.number;
+      pending_resource_ = "memory";
+      platform(line, out);
+      return true;
+    }
+    auto v = text::after(s, "eviction manager: pods ");
+    if (!v || !text::contains(*v, " evicted")) return false;
+    if (!pending_ || pending_->kind != FactKind::k8s_evicted) return true;  // evicted for another resource, or not shown
+    std::string_view pod = text::take_until(*v, "(");
+    if (size_t u = pod.rfind('_'); u != std::string_view::npos) pod = pod.substr(0, u);
+    if (pending_->pod.empty()) pending_->pod = std::string(pod.substr(0, 253));
+    if (pending_->extra.size() < 4) pending_->extra.emplace_back(line.number, text::quote_line(s, 240));
+    pending_line_ = line.number;
+    flush(out);
+    return true;
   }
 
   // "System OOM encountered, victim process: python, pid: 4242"
