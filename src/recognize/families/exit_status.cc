@@ -44,6 +44,8 @@ constexpr Pattern kPatterns[] = {
     {"signal: terminated"},
     {"signal: aborted"},
     {"signal: segmentation fault"},
+    {"signal: illegal instruction"},
+    {"signal: bus error"},
     {"(SIGKILL)"},
     {"was sent SIGKILL"},
     {"WORKER TIMEOUT", kContext},
@@ -115,9 +117,12 @@ class ExitStatus final : public Recognizer {
       if (auto n = v ? text::parse_i64(*v, &rest) : std::nullopt) signal(line, p, static_cast<int>(*n), std::nullopt, out);
       return;
     }
-    for (std::string_view go : {"signal: killed", "signal: terminated", "signal: aborted", "signal: segmentation fault"}) {
-      if (size_t p = s.find(go); p != std::string_view::npos) {
-        int sig = go == "signal: killed" ? 9 : go == "signal: terminated" ? 15 : go == "signal: aborted" ? 6 : 11;
+    // Go's os/exec: "signal: killed", "signal: illegal instruction (core dumped)".
+    constexpr SignalName kGo[] = {{"signal: killed", 9},  {"signal: terminated", 15},          {"signal: aborted", 6},
+                                  {"signal: segmentation fault", 11}, {"signal: illegal instruction", 4}, {"signal: bus error", 7}};
+    for (const SignalName& go : kGo) {
+      if (size_t p = s.find(go.name); p != std::string_view::npos) {
+        int sig = go.number;
         signal(line, p, sig, std::nullopt, out);
         return;
       }

@@ -76,7 +76,7 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*deploy:\\s*$", kRegex | kContext},
     {"--limits=", kContext},
     {"--requests=", kContext},
-    {"iveness probe"},
+    {"iveness probe", kCaseless},  // 2015 kubelets: "Liveness Probe Failed"
     {"Startup probe failed"},
     {"Killing"},
     {"Stopping container", kContext},
@@ -143,7 +143,7 @@ class Kubernetes final : public Recognizer {
     if (text::contains(s, "System OOM encountered")) return system_oom(line, out);
     if (text::contains(s, "Cgroup OOM encountered")) return cgroup_oom(line, out);
     if (text::contains(s, "eviction manager: ") && eviction_manager(line, out)) return;
-    if (text::contains(s, "iveness probe") || text::contains(s, "Startup probe failed")) {
+    if (text::icontains(s, "iveness probe") || text::contains(s, "Startup probe failed")) {
       if (probe(line, out)) return;
     }
     if (text::contains(s, "Evicted") || text::contains(s, "low on resource: ") || text::contains(s, "had condition: [") ||
@@ -560,7 +560,9 @@ class Kubernetes final : public Recognizer {
     bool ok = text::contains(s, "Stopping container");
     if (!ok) {
       size_t p = s.find("Killing");
-      bool token = (p == 0 || s[p - 1] == ' ' || s[p - 1] == '\t') && p + 8 <= s.size() && (s[p + 7] == ' ' || s[p + 7] == '\t');
+      // Also quoted, as structured kubelet logs print it: "Killing container with a grace period".
+      bool token = (p == 0 || s[p - 1] == ' ' || s[p - 1] == '\t' || s[p - 1] == '"') && p + 8 <= s.size() &&
+                   (s[p + 7] == ' ' || s[p + 7] == '\t');
       if (!token) return false;  // "OOMKilling" and other words
       std::string_view next = text::first_word(s.substr(p + 7));
       bool hex = next.size() >= 12 && next.find_first_not_of("0123456789abcdef") == std::string_view::npos;

@@ -13,6 +13,7 @@
 //   Warning  DeadlineExceeded  job/eval  Job was active longer than specified deadline   Kubernetes Job
 //   ##[error]The job running on runner r-12 has exceeded the maximum execution time of 360 minutes.
 //   TIMEOUT   /   status: TIMEOUT   /   "result": "TIMEOUT"       an evaluation harness's verdict
+//   x.test.ts: TIMEOUT (exit 137: SIGKILL from timeout -k 10 ...)   a test runner's verdict with its kill
 // A soft time limit (Celery's SoftTimeLimitExceeded, a warning) kills nothing
 // and is left alone, as is prose about limits.
 #include <string>
@@ -34,6 +35,7 @@ constexpr Pattern kPatterns[] = {
     {"DeadlineExceeded", kCompanion},
     {"exceeded the maximum execution time", kCompanion},
     {"^\\s*TIMEOUT\\s*$", kRegex | kCompanion},
+    {"\\bTIMEOUT \\((exit|signal|killed|SIGKILL|SIGTERM)", kRegex | kCompanion},
     {"(status|result|verdict|outcome)[\"']?\\s*[:=]\\s*[\"']?TIMEOUT\\b", kRegex | kCaseless | kCompanion},
 };
 
