@@ -552,6 +552,31 @@ constexpr double kEarlyS = 300;
 constexpr uint64_t kSmallHeap = 1152 * units::MiB;
 constexpr uint64_t kTinyHeap = 12 * units::MiB;  // below what V8 can run in at all: a runtime fault, not a limit
 
+// The kernel's task table, as the kill fact carries it (recognize/families/
+// kernel_oom.cc): four or more tasks of the victim's program holding more
+// than any other program are a worker count the memory could not hold;
+// another program holding twice the victim's program and a GiB at least is
+// the other process that took the memory.
+std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
+  if (!is_kernel(k) || !k.sequences || !k.this_process) return std::nullopt;
+  uint64_t own = *k.this_process, other = k.other_processes.value_or(0);
+  std::string other_name;
+  if (auto p = k.detail.find("largest_other="); p != std::string::npos) other_name = k.detail.substr(p + 14);
+  if (*k.sequences >= 4 && own > other && own >= 256 * units::MiB) {
+    why = std::to_string(*k.sequences) + " tasks of " + k.process + " held " + units::format_bytes(own) +
+          " together (kernel task table): more parallel workers than the memory holds";
+    why.strength = 0.7f;
+    return Cause::concurrency_batch;
+  }
+  if (other >= 2 * own && other >= units::GiB) {
+    why = "another program (" + other_name + ") held " + units::format_bytes(other) + " against " + units::format_bytes(own) +
+          " for " + k.process + " (kernel task table)";
+    why.strength = 0.65f;
+    return Cause::other_process;
+  }
+  return std::nullopt;
+}
+
 constexpr uint64_t kTinyLimit = 32 * units::MiB;
 constexpr double kHeapShare = 0.7;
 constexpr double kStartupS = 30;
@@ -561,6 +586,8 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
     why = "usage grew steadily until the limit";
     return Cause::leak_or_accumulation;
   }
+  if (d.decisive)
+    if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
   const Fact* limit = configured_limit(v);
@@ -723,6 +750,8 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         why.strength = 0.75f;
         return Cause::leak_or_accumulation;
       }
+      if (d.decisive)
+        if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
       if (d.decisive)
         if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
       why = "the evidence does not show what used the memory";

@@ -7,7 +7,10 @@
 //               Memory cgroup stats for /path[: v1 one-line stats]
 //               Task in /A killed as a result of limit of /B          (<= 4.19)
 //   global OOM: Mem-Info: ... / N pages RAM
-//   Tasks state (memory values in pages): + task table (pages)
+//   Tasks state (memory values in pages): + task table (pages), one row per task:
+//     [  pid  ]   uid  tgid total_vm      rss [rss_anon rss_file rss_shmem] pgtables_bytes swapents oom_score_adj name
+//     [  25635]  1000 25635  2390112   784411 ...                                         0 java
+//   (rss is the fourth figure after the bracket in every version; pages of 4 KiB)
 //   oom-kill:constraint=CONSTRAINT_MEMCG|NONE,...,oom_memcg=/B|global_oom,task_memcg=/A,task=comm,pid=N,uid=N  (>= ~5.0)
 //   [Memory cgroup out of memory|Out of memory]: Kill process N (comm) score N or sacrifice child   (<= ~5.0)
 //   [Memory cgroup out of memory: |Out of memory: ]Killed process N[, UID n,] (comm) total-vm:NkB, anon-rss:NkB, ...
@@ -22,7 +25,11 @@
 // joined with the prefix-less line right after it. This recognizer
 // assembles the lines of one report (by line distance and time) and emits one
 // kernel_oom_kill fact per victim, or a kernel_oom_event for a report whose
-// victim line is missing.
+// victim line is missing. Each victim carries what the task table says of its
+// program: how many tasks of that name there were (sequences), their resident
+// memory together (this_process), and the largest other program's
+// (other_processes, with its name in the detail): ten copies of one worker, or
+// one other program holding most of the host, are the cause.
 #include <string>
 #include <vector>
 
@@ -60,6 +67,15 @@ constexpr Pattern kPatterns[] = {
     {"Skip killing the task"},
     {"cpuset=", kContext},
     {"PID: [0-9]+ Comm: ", kRegex | kContext},
+    {"^.{0,80}\\[ *[0-9]+\\] +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ", kRegex | kContext},  // a task table row
+};
+
+constexpr uint64_t kPage = 4096;
+constexpr size_t kTablePrograms = 256;  // distinct names counted per report
+
+struct Program {
+  std::string name;
+  uint64_t tasks = 0, rss_pages = 0;
 };
 
 // Kernel page_counter "unlimited" (PAGE_COUNTER_MAX) prints as ~2^53 kB.
@@ -88,6 +104,7 @@ struct Report {
   int victims = 0;
   std::vector<std::pair<uint64_t, std::string>> lines;  // evidence, bounded
   std::vector<Victim> pending;  // victims of this report, emitted when it ends
+  std::vector<Program> table;   // the task table, by program name
   Fact base;  // provenance of the first line
 };
 
@@ -134,6 +151,7 @@ class KernelOom final : public Recognizer {
       keep(line);
       return;
     }
+    if (r_.open && near(line) && table_row(s)) return;
     if (auto p = s.find("Killed process"); p != std::string_view::npos) {
       if (guards::is_mention(s, p, 14)) return;  // help text quoting the kernel
       victim(line, s, p, out);
@@ -435,6 +453,60 @@ class KernelOom final : public Recognizer {
     if (r_.pending.size() >= 64) emit_victims(out);  // a long group kill: bounded
   }
 
+  // "[  25635]  1000 25635  2390112   784411 ... 0 java": counted by name.
+  bool table_row(std::string_view s) {
+    // The pid's bracket, after any "[ 7097.005236]" time prefix.
+    size_t open = 0, close = std::string_view::npos;
+    while ((open = s.find('[', open)) != std::string_view::npos && open < 120) {
+      close = s.find(']', open);
+      if (close == std::string_view::npos) return false;
+      std::string_view pid = text::trim(s.substr(open + 1, close - open - 1));
+      if (!pid.empty() && pid.find_first_not_of("0123456789") == std::string_view::npos) break;
+      open = close;
+      close = std::string_view::npos;
+    }
+    if (close == std::string_view::npos) return false;
+    std::vector<std::string_view> w;
+    std::string_view rest = s.substr(close + 1);
+    for (size_t i = 0; i < rest.size() && w.size() < 16;) {
+      while (i < rest.size() && rest[i] == ' ') ++i;
+      size_t b = i;
+      while (i < rest.size() && rest[i] != ' ') ++i;
+      if (i > b) w.push_back(rest.substr(b, i - b));
+    }
+    if (w.size() < 6) return false;
+    auto rss = text::parse_u64(w[3]);
+    if (!rss || w[3].find_first_not_of("0123456789") != std::string_view::npos) return false;
+    std::string_view name = w.back().substr(0, 64);
+    for (Program& p : r_.table) {
+      if (p.name == name) {
+        ++p.tasks;
+        p.rss_pages += *rss;
+        return true;
+      }
+    }
+    if (r_.table.size() < kTablePrograms) r_.table.push_back({std::string(name), 1, *rss});
+    return true;
+  }
+
+  // What the task table says of the victim's program (see the top).
+  void table_figures(Fact& f) const {
+    const Program* own = nullptr;
+    const Program* other = nullptr;
+    for (const Program& p : r_.table) {
+      // The kernel's comm is cut at 15 characters; the table's name is too.
+      if (!f.process.empty() && p.name == std::string_view(f.process).substr(0, 15)) own = &p;
+      else if (!other || p.rss_pages > other->rss_pages) other = &p;
+    }
+    if (!own) return;
+    f.sequences = own->tasks;
+    f.this_process = own->rss_pages * kPage;
+    if (other) {
+      f.other_processes = other->rss_pages * kPage;
+      f.detail += ",largest_other=" + other->name;
+    }
+  }
+
   void emit_victims(FactSink& out) {
     for (auto& v : r_.pending) {
       Fact f = fact_from_report(FactKind::kernel_oom_kill);
@@ -445,6 +517,7 @@ class KernelOom final : public Recognizer {
       f.process = v.process;
       f.rss = v.rss;
       f.detail += v.detail;
+      table_figures(f);
       f.strength = v.same_report ? 0.95f : (f.layer == Layer::unknown ? 0.7f : 0.85f);
       f.extra.clear();
       for (auto& l : r_.lines)
