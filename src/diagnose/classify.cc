@@ -360,7 +360,9 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     // An engine's own statement of its phase ("Shard 0 failed to start", "The
     // actor never ran") speaks for the whole failure wherever it was printed;
     // ml_phase's cues speak by their distance.
-    bool statement = f.family != Family::runtime;
+    // So does a worker count ("-j 32", "-np 16": ml_phase's facts with
+    // `sequences`), which configures the whole run.
+    bool statement = f.family != Family::runtime || (f.sequences && f.cause == Cause::concurrency_batch);
     if (statement ? (d > kStatementLines || d < -kStatementLines) : (d > kPhaseBefore || d < -kPhaseAfter)) continue;
     Cause c = f.cause != Cause::unknown ? f.cause : f.kind == FactKind::phase_load ? Cause::model_load : Cause::concurrency_batch;
     int k = c == Cause::model_load ? 0 : c == Cause::kv_cache_context ? 1 : c == Cause::concurrency_batch ? 2 : -1;

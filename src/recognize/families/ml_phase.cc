@@ -12,8 +12,10 @@
 //                     context shift / token pool / past_key_value / CUDA graph capture (it runs in what
 //                     the KV reservation left) / long settings: max_model_len / n_ctx / max_seq_len /
 //                     cache_length / seq_length (16k tokens or more)
+//   (a worker count's fact carries the count in `sequences`)
 //   concurrency_batch backward / optimizer / train_step / training_step / epoch / prefill / profile_run /
-//                     dummy run / warmup / forward / generate / sampler / batch size (more than 2)
+//                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
+//                     parallel copies: -j N, --jobs N, -np N, --n-processes N, num_workers=N, pool of N (4+)
 // Every line with a cue gives one phase fact per cause it names (phase_load for
 // model_load, phase_serve otherwise), carrying the cause and the cue's weight
 // as its strength; the diagnosis weighs the cues before a failure by how close
@@ -45,7 +47,9 @@ struct Cue {
   // A setting whose value decides: a context length is a cue only when it is
   // long; a batch size only when it is more than 2 (a batch of one or two
   // sequences cannot be what a failure grew with: their length is).
-  enum Setting { none, context, batch } setting = none;
+  // A worker count ("-j 32", "-np 16", "num_workers=8") is a cue only when
+  // it is 4 or more, and only with its number.
+  enum Setting { none, context, batch, workers } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -137,6 +141,18 @@ constexpr Cue kCues[] = {
     {".generate(", Cause::concurrency_batch, 0.5f, "generation"},
     {", in generate", Cause::concurrency_batch, 0.5f, "generation"},
     {"num_beams", Cause::concurrency_batch, 0.5f, "beam search"},
+    // Parallel copies of the work: each holds its own memory.
+    {" -j", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},
+    {"--jobs", Cause::concurrency_batch, 0.8f, "parallel jobs", Cue::workers},
+    {" -np ", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
+    {"--n-processes", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
+    {"--num-processes", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
+    {"--num_proc", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
+    {"num_proc=", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
+    {"--workers", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
+    {"num_workers", Cause::concurrency_batch, 0.6f, "parallel workers", Cue::workers},
+    {"max_workers", Cause::concurrency_batch, 0.6f, "parallel workers", Cue::workers},
+    {"pool of", Cause::concurrency_batch, 0.7f, "a pool of parallel workers", Cue::workers},
 };
 
 struct Recovery {
@@ -197,6 +213,12 @@ bool setting_speaks(Cue::Setting kind, std::string_view after) {
   if (kind == Cue::none) return true;
   auto n = first_number(after);
   if (kind == Cue::context) return n && *n >= kLongContext;
+  if (kind == Cue::workers) {
+    size_t i = 0;
+    while (i < after.size() && i < 2 && (after[i] == ' ' || after[i] == '=' || after[i] == ':')) ++i;
+    auto count = text::parse_u64(after.substr(i));
+    return count && *count >= 4 && *count <= 4096;
+  }
   // A batch size's own value follows its name ("batch_size = 2", "batch size:
   // 1"); "set batch size for cuda:0 to 2880" names no value there.
   size_t i = 0;
@@ -226,11 +248,13 @@ class MlPhase final : public Recognizer {
     if (guards::is_advice_line(s) || remedy_line(s)) return;
     // The strongest cue of each cause on this line.
     const Cue* best[3] = {nullptr, nullptr, nullptr};
+    std::optional<uint64_t> workers;
     for (const Cue& c : kCues) {
       size_t at = text::ifind(s, c.word);
       if (at == std::string_view::npos) continue;
       if (!setting_speaks(c.setting, s.substr(at + c.word.size()))) continue;
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
+      if (c.setting == Cue::workers) workers = first_number(s.substr(at + c.word.size()));
       if (!best[k] || c.weight > best[k]->weight) best[k] = &c;
     }
     for (const Cue* c : best) {
@@ -239,6 +263,9 @@ class MlPhase final : public Recognizer {
       f.cause = c->cause;
       f.strength = c->weight;
       f.detail = std::string(c->detail);
+      // A worker count configures the whole run: the diagnosis weighs it
+      // wherever it was printed (sequences = the count).
+      if (c->setting == Cue::workers) f.sequences = workers;
       if (line.number <= armed_until_) {
         out.add(std::move(f));
       } else {
