@@ -343,7 +343,7 @@ struct PhaseVote {
   const Fact* cue = nullptr;
 };
 
-constexpr int64_t kPhaseBefore = 80, kPhaseAfter = 4, kStatementLines = 400;
+constexpr int64_t kPhaseBefore = 80, kPhaseAfter = 4, kFramesAfter = 40, kStatementLines = 400;
 constexpr uint64_t kLongContext = 32768;
 
 PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
@@ -363,7 +363,13 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     // So does a worker count ("-j 32", "-np 16": ml_phase's facts with
     // `sequences`), which configures the whole run.
     bool statement = f.family != Family::runtime || (f.sequences && f.cause == Cause::concurrency_batch);
-    if (statement ? (d > kStatementLines || d < -kStatementLines) : (d > kPhaseBefore || d < -kPhaseAfter)) continue;
+    // A traceback printed after its error message (logging.exception, a
+    // framework's "Exception during processing" then the stack) holds the
+    // failing frames below the anchor.
+    bool frame_after = d < 0 && d >= -kFramesAfter && (text::contains(f.text, "File \"") || text::contains(f.text, "\tat "));
+    if (statement ? (d > kStatementLines || d < -kStatementLines)
+                  : (d > kPhaseBefore || (d < -kPhaseAfter && !frame_after)))
+      continue;
     Cause c = f.cause != Cause::unknown ? f.cause : f.kind == FactKind::phase_load ? Cause::model_load : Cause::concurrency_batch;
     int k = c == Cause::model_load ? 0 : c == Cause::kv_cache_context ? 1 : c == Cause::concurrency_batch ? 2 : -1;
     if (k < 0) continue;
