@@ -291,6 +291,15 @@ void gpu_fixes(Incident& inc, const Numbers& n) {
                        : "the KV cache and compute buffer grow with the context");
         add(inc, "fewer parallel slots (--parallel / OLLAMA_NUM_PARALLEL)", "each slot holds its own share of the context");
         add(inc, "quantize the KV cache (-ctk q8_0 -ctv q8_0 with flash attention; OLLAMA_KV_CACHE_TYPE=q8_0)", "halves the KV cache");
+      } else if (tgi && n.max_model_len) {
+        // TGI refuses --max-batch-prefill-tokens below --max-input-tokens:
+        // the input length comes down first, the prefill budget with it.
+        uint64_t half = std::max<uint64_t>(1024, *n.max_model_len / 2);
+        add(inc, fmt::format("lower --max-input-tokens and --max-total-tokens (total {} -> {}), and --max-batch-prefill-tokens with them",
+                             *n.max_model_len, half),
+            "warm-up prefills one sequence of the longest input; TGI requires the prefill budget to hold it");
+        add(inc, "lower --max-concurrent-requests", "each request holds its own KV cache");
+        add(inc, "use a quantized KV cache (--kv-cache-dtype fp8)", "halves the bytes per token");
       } else {
         add(inc, "reduce the maximum context length", "the KV cache grows linearly with context");
         add(inc, "reduce concurrent sequences", "each sequence holds its own KV cache");

@@ -278,6 +278,16 @@ Decision decide_layer(const View& v) {
              "exit 137 (SIGKILL) while the container's memory use was at its limit"};
         return d;
       }
+      // Killed again and again under a memory limit, with no probe, stop or
+      // eviction shown: the limit's OOM kill is the sender that repeats
+      // (kubelets before 1.2 reported it as reason "Error").
+      auto n = restarts(v);
+      if (limit && n && *n >= 3) {
+        d = {host_or_limit(v, Layer::container_limit), e, 0.55f,
+             "exit 137 (SIGKILL) after " + std::to_string(*n) + " restarts under a " + units::format_bytes(*limit->limit) +
+                 " memory limit, with no probe, stop or eviction shown"};
+        return d;
+      }
     }
     if (sig == 9 && (stop || usage_zero)) {
       d = {Layer::not_memory, stop ? stop : usage_zero, 0.6f,

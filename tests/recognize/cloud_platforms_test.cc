@@ -163,5 +163,20 @@ heroku[web.1]: Process running mem=310M(60.5%)
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
 }
 
+// The OCI runtimes say the init process died before the command ran
+// (modelled on podman with crun v1 and docker with runc): a limit below what
+// starting needs.
+TEST(CloudPlatforms, OciRuntimeInitKillIsALimitTooLow) {
+  for (const char* line :
+       {"Error: OCI runtime error: crun: OOM: the memory limit could be too low: read from the init process\n",
+        "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime "
+        "create failed: runc create failed: unable to start container process: container init was OOM-killed (memory limit "
+        "too low?): unknown.\n"}) {
+    Diagnosis d = test::diagnose_text(line);
+    EXPECT_EQ(d.layer, Layer::container_limit) << line;
+    EXPECT_EQ(d.cause, Cause::limit_too_low) << line;
+  }
+}
+
 }  // namespace
 }  // namespace aimem

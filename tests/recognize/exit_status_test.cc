@@ -122,5 +122,13 @@ Killed process 1234 is not a shell report
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
 }
 
+// Go's os/exec names every signal (modelled on ollama's runner on a CPU without AVX).
+TEST(ExitStatus, GoSignalWordsAreNotMemory) {
+  Diagnosis ill = test::diagnose_text("Error: llama runner process has terminated: signal: illegal instruction (core dumped)\n");
+  EXPECT_EQ(ill.layer, Layer::not_memory);
+  Diagnosis bus = test::diagnose_text("Error: llama runner process has terminated: signal: bus error\n");
+  EXPECT_EQ(bus.layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

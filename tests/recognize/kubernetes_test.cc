@@ -247,5 +247,44 @@ kube_pod_container_status_restarts_total{container="vllm",namespace="ai",pod="vl
   EXPECT_EQ(of_kind(m, FactKind::restarts).at(0).count, 7u);
 }
 
+// Kubelet 1.28+ relays a kill inside the container's own cgroup as a
+// CgroupOOM event (modelled on the kubernetes.io memory-demo-2 walkthrough).
+TEST(Kubernetes, CgroupOomEventIsThePodLimit) {
+  const std::string events =
+      "Events:\n  Type     Reason     Age   From     Message\n  ----     ------     ----  ----     -------\n"
+      "  Warning  CgroupOOM  31s   kubelet  Cgroup OOM encountered, victim process: stress, pid: 41207\n";
+  auto o = of_kind(events, FactKind::k8s_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].process, "stress");
+  EXPECT_EQ(o[0].pid, 41207);
+  EXPECT_EQ(test::diagnose_text(events).layer, Layer::k8s_pod_limit);
+}
+
+// The kubelet's own log of an eviction (eviction_manager.go; modelled on a
+// kubeadm lab node's journal).
+TEST(Kubernetes, EvictionManagerLogIsAnEvictionWithItsPod) {
+  const std::string log =
+      "Mar 03 10:07:51 node-2 kubelet[2987]: I0303 10:07:51.388431 2987 eviction_manager.go:346] eviction manager: must evict "
+      "pod(s) to reclaim memory\n"
+      "Mar 03 10:07:51 node-2 kubelet[2987]: I0303 10:07:51.388655 2987 eviction_manager.go:364] eviction manager: pods ranked "
+      "for eviction: search-data-0_logging(9d3b), grafana-6d8f_monitoring(a1c2)\n"
+      "Mar 03 10:07:52 node-2 kubelet[2987]: I0303 10:07:52.806173 2987 eviction_manager.go:157] eviction manager: pods "
+      "search-data-0_logging(9d3b) evicted, waiting for pod to be cleaned up\n";
+  auto e = of_kind(log, FactKind::k8s_evicted);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].pod, "search-data-0");
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::k8s_eviction);
+  // "attempting to reclaim" alone decides nothing.
+  EXPECT_TRUE(of_kind("kubelet[1]: eviction_manager.go:332] eviction manager: attempting to reclaim memory\n", FactKind::k8s_evicted).empty());
+}
+
+// 2015 kubelets capitalised the event ("Liveness Probe Failed").
+TEST(Kubernetes, OldCapitalisedProbeFailureIsNotMemory) {
+  Diagnosis d = test::diagnose_text(
+      "  Wed, 08 Apr 2015 09:41:02 -0700\t1\t{kubelet 10.240.87.14}\tspec.containers{web}\t\t\tunhealthy\tLiveness Probe Failed: "
+      "Get http://10.244.1.7:8080/healthz: dial tcp 10.244.1.7:8080: connection refused\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

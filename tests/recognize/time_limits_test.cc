@@ -74,5 +74,14 @@ TIMEOUT_SECONDS = 30
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
 }
 
+// A test runner's verdict with the kill it made (modelled on a bun test
+// wrapper with `timeout -k`); the test names' memory words do not count.
+TEST(TimeLimits, RunnerTimeoutVerdictWithItsKillIsNotMemory) {
+  Diagnosis d = test::diagnose_text(
+      "  ✓ evicts least-recent entries past the cap (7 ms)\n"
+      "✗ src/__tests__/cache.test.ts: TIMEOUT (exit 137: SIGKILL from timeout -k 10 after SIGTERM was ignored)\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

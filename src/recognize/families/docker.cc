@@ -7,6 +7,8 @@
 //   -> docker_oomkilled (with how long it ran, uptime_at_failure_s, from StartedAt to FinishedAt) /
 //      exit_status / memory_limit "HostConfig.Memory", all named after the container; the facts of
 //      one object are held until the object ends ("Name" comes after "State").
+// docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}} {{.HostConfig.Memory}}' web   then its output
+//   true 137 17179869184          -> the same facts, each value read by its template field's position
 // docker events:  2024-05-01T10:00:00.000000000Z container oom <id> (image=x, name=y)
 //                 ... container die <id> (exitCode=137, image=x, name=y)
 //   1.8 and older: 2015-09-03T16:20:42.000000000-07:00 2424b8f0a892: (from ubuntu) oom
@@ -46,6 +48,8 @@ constexpr Pattern kPatterns[] = {
     {"\"Name\":", kContext},
     {"\"Memory\":", kContext},
     {"\"StartedAt\":", kContext},
+    {"inspect (-f|--format)[ =]['\"]?[^'\"]*\\{\\{ *\\.", kRegex | kContext},
+    {"^\\s*(-?[0-9]+\\s+)*(true|false)(\\s+-?[0-9]+)*\\s*$", kRegex | kContext},
     {"\"FinishedAt\":", kContext},
     {"container oom "},
     {"container die ", kCompanion},
@@ -99,6 +103,7 @@ class Docker final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (inspect_template(line, out)) return;
     if (inspect(line, out)) return;
     if (events(line, out)) return;
     if (run_command(line, out)) return;
@@ -126,6 +131,9 @@ class Docker final : public Recognizer {
   std::vector<Fact> held_;
   std::string name_, id_;
   std::optional<int64_t> started_us_, finished_us_;  // State.StartedAt, State.FinishedAt
+  std::vector<std::string> template_fields_;  // an inspect -f template's {{.Paths}}, in order ("" for literal words)
+  std::string template_name_;
+  uint64_t template_line_ = 0;
   uint64_t object_line_ = 0;
   // docker run continued over "\" lines.
   uint64_t run_cont_line_ = 0;
@@ -145,6 +153,70 @@ class Docker final : public Recognizer {
     Fact f = make_fact(line, FactKind::platform, Family::docker);
     f.detail = "docker";
     out.add(std::move(f));
+  }
+
+  // `docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}} ...' name`
+  // and, on one of the next lines, its values in the template's order.
+  bool inspect_template(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (size_t p = s.find("inspect "); p != std::string_view::npos && text::contains(s, "{{") &&
+                                         (text::contains(s, "docker") || text::contains(s, "podman"))) {
+      std::string_view t = s.substr(p + 8);
+      if (!text::starts_with(t, "-f") && !text::starts_with(t, "--format")) return false;
+      size_t q = t.find_first_of("'\"");
+      if (q == std::string_view::npos) return false;
+      char quote = t[q];
+      size_t end = t.find(quote, q + 1);
+      if (end == std::string_view::npos) return false;
+      template_fields_.clear();
+      for (std::string_view field : platform::words(t.substr(q + 1, end - q - 1), 16)) {
+        auto open = field.find("{{");
+        auto close = field.find("}}");
+        std::string_view path = open != std::string_view::npos && close != std::string_view::npos && close > open
+                                    ? text::trim(field.substr(open + 2, close - open - 2))
+                                    : std::string_view();
+        template_fields_.emplace_back(path.substr(0, 64));
+      }
+      std::string_view name = text::trim(t.substr(end + 1));
+      template_name_ = std::string(text::first_word(name).substr(0, 128));
+      template_line_ = line.number;
+      platform(line, out);
+      return true;
+    }
+    if (template_fields_.empty() || line.number > template_line_ + 4) return false;
+    auto values = platform::words(s, 16);
+    if (values.size() != template_fields_.size()) return false;
+    for (size_t i = 0; i < values.size(); ++i) {
+      const std::string& field = template_fields_[i];
+      std::string_view value = values[i];
+      if (field == ".State.OOMKilled" && value == "true") {
+        Fact f = make_fact(line, FactKind::docker_oomkilled, Family::docker);
+        f.layer = Layer::container_limit;
+        f.strength = 0.95f;
+        f.detail = "State.OOMKilled";
+        f.container = template_name_;
+        out.add(std::move(f));
+      } else if (field == ".State.ExitCode") {
+        if (auto n = text::parse_i64(value)) {
+          Fact f = make_fact(line, FactKind::exit_status, Family::docker);
+          f.exit_code = static_cast<int>(*n);
+          f.strength = 0.3f;
+          f.detail = "State.ExitCode";
+          f.container = template_name_;
+          out.add(std::move(f));
+        }
+      } else if (field == ".HostConfig.Memory") {
+        if (auto n = text::parse_u64(value); n && *n > 0) {
+          Fact f = make_fact(line, FactKind::memory_limit, Family::docker);
+          f.limit = n;
+          f.detail = "HostConfig.Memory";
+          f.container = template_name_;
+          out.add(std::move(f));
+        }
+      }
+    }
+    template_fields_.clear();
+    return true;
   }
 
   void close_object(FactSink& out) {

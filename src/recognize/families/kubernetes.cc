@@ -23,6 +23,9 @@
 // kubelet log:          eviction_manager.go:346] eviction manager: must evict pod(s) to reclaim memory
 //                       eviction_manager.go:157] eviction manager: pods web-0_ns(uid) evicted, waiting for ...
 //                       (k8s_evicted; the ranked list and the threshold lines are context)
+//                       manager.go:1126] Created an OOM event in container "/" at 2017-10-12 08:19:43 +0000 UTC
+//                       (cAdvisor in the kubelet: "/" is the whole node, a system OOM like SystemOOM;
+//                       a /kubepods/... path is a container's own limit)
 //                       Warning  OOMKilling  node/n  Memory cgroup out of memory: Killed process ... (NPD; the
 //                                kernel recognizer reads the victim line, this file says it is Kubernetes)
 //                       Warning  Unhealthy  pod/x  Liveness probe failed: ...  /  Normal  Killing  pod/x  Stopping container x
@@ -63,6 +66,7 @@ constexpr Pattern kPatterns[] = {
     {"EvictionThresholdMet"},
     {"System OOM encountered"},
     {"Cgroup OOM encountered"},
+    {"Created an OOM event in container"},
     {"must evict pod(s) to reclaim memory"},
     {"eviction manager: pods "},
     {"OOMKilling"},
@@ -142,6 +146,7 @@ class Kubernetes final : public Recognizer {
     if (section(line, out)) return;
     if (text::contains(s, "System OOM encountered")) return system_oom(line, out);
     if (text::contains(s, "Cgroup OOM encountered")) return cgroup_oom(line, out);
+    if (auto v = text::after(s, "Created an OOM event in container \"")) return cadvisor_oom(line, *v, out);
     if (text::contains(s, "eviction manager: ") && eviction_manager(line, out)) return;
     if (text::icontains(s, "iveness probe") || text::contains(s, "Startup probe failed")) {
       if (probe(line, out)) return;
@@ -472,6 +477,27 @@ class Kubernetes final : public Recognizer {
     if (auto v = text::after(s, "pid: ")) f.pid = text::parse_i64(*v);
     if (auto v = text::after(s, "pod/")) f.pod = std::string(text::take_until(*v, " \t").substr(0, 253));
     if (f.pod.empty()) f.pod = pod_here(line);
+    platform(line, out);
+    out.add(std::move(f));
+  }
+
+  // cAdvisor's OOM event: the container path says whose limit.
+  void cadvisor_oom(const Line& line, std::string_view path, FactSink& out) {
+    path = text::take_until(path, "\"");
+    if (path == "/") {
+      Fact f = make_fact(line, FactKind::process_killed, Family::kubernetes);
+      f.layer = Layer::host_ram;
+      f.strength = 0.6f;
+      f.detail = "kubelet: an OOM event in the node's root cgroup (a system OOM)";
+      platform(line, out);
+      out.add(std::move(f));
+      return;
+    }
+    Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
+    f.layer = text::contains(path, "kubepods") ? Layer::k8s_pod_limit : Layer::container_limit;
+    f.strength = 0.75f;
+    f.detail = "kubelet: an OOM event in container " + std::string(path.substr(0, 200));
+    f.cgroup = std::string(path.substr(0, 512));
     platform(line, out);
     out.add(std::move(f));
   }

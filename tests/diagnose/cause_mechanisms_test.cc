@@ -1,0 +1,231 @@
+// The general mechanisms a cause is read by, one test each, on inputs written
+// here in the programs' own formats (own values; each names what it was
+// modelled on). Each test pins the mechanism, not a wording: change the figure
+// the arithmetic turns on and the verdict must change with it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+using test::diagnose_text;
+
+std::string reason_text(const Diagnosis& d) {
+  std::string all;
+  for (const Incident& i : d.incidents)
+    for (const std::string& r : i.reasons) all += r + "\n";
+  return all;
+}
+
+const char* kTorchOom =
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 3 has a total capacity of 79.10 GiB of "
+    "which 302.00 MiB is free. Including non-PyTorch memory, this process has 78.70 GiB memory in use. Of the allocated "
+    "memory 75.10 GiB is allocated by PyTorch, and 610.00 MiB is reserved by PyTorch but unallocated.\n";
+
+// CUDA-graph capture runs in what the KV reservation left (modelled on
+// sgl-project/sglang cuda_graph_runner failures and vLLM's capture_model):
+// both engines' remedy is a smaller reservation.
+TEST(CauseMechanisms, GraphCaptureIsTheKvReservation) {
+  std::string text = std::string("[2025-03-02 10:11:12 TP0] KV Cache is allocated. #tokens: 812000, KV size: 61.20 GB\n") +
+                     "[2025-03-02 10:11:14 TP0] Capture cuda graph begin. This can take up to several minutes.\n" +
+                     "  File \"/sgl/srt/model_executor/cuda_graph_runner.py\", line 349, in capture\n" +
+                     "  File \"/sgl/srt/model_executor/cuda_graph_runner.py\", line 441, in capture_one_batch_size\n" + kTorchOom;
+  Diagnosis d = diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context) << reason_text(d);
+}
+
+// A profile run's dummy batch: sized by the context when the configured
+// context is long (vLLM's max_num_batched_tokens defaults to max_model_len),
+// by the sequences when it is not (modelled on vllm-project/vllm profile_run
+// OOMs with max_seq_len=131072, and on multimodal profile runs of 256 seqs).
+TEST(CauseMechanisms, AProfileBatchIsTheContextOnlyWhenTheContextIsLong) {
+  auto text = [](const std::string& len) {
+    return "INFO 07-01 09:00:00 llm_engine.py:176] Initializing an LLM engine (v0.5.3) with config: model='/m', "
+           "dtype=torch.bfloat16, max_seq_len=" + len + ", download_dir=None\n" +
+           "  File \"/vllm/worker/model_runner.py\", line 1230, in profile_run\n" +
+           "  File \"/vllm/worker/model_runner.py\", line 1386, in execute_model\n" + kTorchOom;
+  };
+  Diagnosis long_ctx = diagnose_text(text("131072"));
+  EXPECT_EQ(long_ctx.cause, Cause::kv_cache_context) << reason_text(long_ctx);
+  EXPECT_NE(reason_text(long_ctx).find("sized by the configured context length"), std::string::npos) << reason_text(long_ctx);
+  EXPECT_EQ(diagnose_text(text("4096")).cause, Cause::concurrency_batch);
+}
+
+// A warm-up whose token budget is one sequence (TGI's max_batch_prefill_tokens
+// = max_input_length; modelled on huggingface/text-generation-inference warmup
+// failures): the input length, not the number of requests, sized it.
+TEST(CauseMechanisms, AWarmupBudgetOfOneSequenceIsTheContext) {
+  auto text = [](const std::string& prefill) {
+    return "2024-04-19T11:06:25.868590Z ERROR text_generation_launcher: Method Warmup encountered an error.\n"
+           "Traceback (most recent call last):\n"
+           "  File \"/opt/conda/lib/python3.10/site-packages/text_generation_server/models/flash_causal_lm.py\", line 835, in warmup\n" +
+           std::string(kTorchOom) +
+           "2024-04-19T11:06:26.102377Z ERROR warmup{max_input_length=12000 max_prefill_tokens=" + prefill +
+           " max_total_tokens=13000 max_batch_size=None}:warmup: text_generation_client: Server error: CUDA out of memory.\n";
+  };
+  EXPECT_EQ(diagnose_text(text("12000")).cause, Cause::kv_cache_context);
+  EXPECT_EQ(diagnose_text(text("48000")).cause, Cause::concurrency_batch);
+}
+
+// Batch size 1 or 2 is not what grew; a long sequence is (modelled on a
+// LitGPT long-context fine-tune log).
+TEST(CauseMechanisms, ABatchOfOneOrTwoIsNotTheBatch) {
+  auto text = [](const std::string& batch) {
+    return "batch_size      = " + batch + "\nseq_length      = 70000\n" +
+           "  File \"/venv/lib/python3.12/site-packages/litgpt/lora.py\", line 355, in conv1d\n" + kTorchOom;
+  };
+  EXPECT_EQ(diagnose_text(text("2")).cause, Cause::kv_cache_context);
+  EXPECT_EQ(diagnose_text(text("64")).cause, Cause::concurrency_batch);
+}
+
+// Hugging Face attention appending to past_key_value is the KV cache growing
+// with the context (modelled on text-generation-webui OOMs in LLaMA attention).
+TEST(CauseMechanisms, PastKeyValueIsTheKvCache) {
+  Diagnosis d = diagnose_text(std::string("  File \"/x/transformers/models/llama/modeling_llama.py\", line 209, in forward\n") +
+                              "    key_states = torch.cat([past_key_value[0], key_states], dim=2)\n" + kTorchOom);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context) << reason_text(d);
+}
+
+// The container limit's arithmetic: below any runtime; a heap ceiling that
+// leaves no room; a kill within seconds of the start.
+const char* kMemcgKill =
+    "kernel: java invoked oom-killer: gfp_mask=0xd0, order=0, oom_score_adj=0\n"
+    "kernel: Task in /docker/5f1e killed as a result of limit of /docker/5f1e\n"
+    "kernel: memory: usage 1572864kB, limit 1572864kB, failcnt 120\n"
+    "kernel: Memory cgroup out of memory: Kill process 14822 (java) score 1002 or sacrifice child\n"
+    "kernel: Killed process 14822 (java) total-vm:5560508kB, anon-rss:1560356kB, file-rss:10988kB\n";
+
+TEST(CauseMechanisms, AHeapCeilingThatFillsTheLimitIsALimitTooLow) {
+  // Modelled on a Marathon/Docker JVM whose -Xmx nearly equals the container's memory.
+  Diagnosis tight = diagnose_text(std::string("cmd: java -Xms1200m -Xmx1200m -jar /app/gateway.jar\n") + kMemcgKill);
+  EXPECT_EQ(tight.layer, Layer::container_limit);
+  EXPECT_EQ(tight.cause, Cause::limit_too_low) << reason_text(tight);
+  EXPECT_NE(reason_text(tight).find("% of the 1.50 GiB limit"), std::string::npos) << reason_text(tight);
+  // A heap of a third of the limit leaves room: the limit is not shown to be too low by it.
+  Diagnosis roomy = diagnose_text(std::string("cmd: java -Xms512m -Xmx512m -jar /app/gateway.jar\n") + kMemcgKill);
+  EXPECT_EQ(roomy.layer, Layer::container_limit);
+  EXPECT_NE(roomy.cause, Cause::limit_too_low) << reason_text(roomy);
+}
+
+TEST(CauseMechanisms, AKillWithinSecondsOfTheStartIsALimitTooLow) {
+  // docker inspect --format '{{json .State}}' (modelled on a dynverse container run with -m 4m).
+  auto state = [](const std::string& finished) {
+    return "{\"Status\":\"exited\",\"Running\":false,\"OOMKilled\":true,\"Dead\":false,\"Pid\":0,\"ExitCode\":137,"
+           "\"Error\":\"\",\"StartedAt\":\"2024-06-26T09:14:02.118375113Z\",\"FinishedAt\":\"" + finished + "\"}\n";
+  };
+  Diagnosis quick = diagnose_text(state("2024-06-26T09:14:02.631904772Z"));
+  EXPECT_EQ(quick.layer, Layer::container_limit);
+  EXPECT_EQ(quick.cause, Cause::limit_too_low) << reason_text(quick);
+  Diagnosis later = diagnose_text(state("2024-06-26T13:40:00.000000000Z"));
+  EXPECT_EQ(later.layer, Layer::container_limit);
+  EXPECT_NE(later.cause, Cause::limit_too_low) << reason_text(later);
+}
+
+TEST(CauseMechanisms, ALimitBelowAnyRuntimeIsALimitTooLow) {
+  Diagnosis d = diagnose_text("$ docker run -m 4m rocker/r-ver:4.3 Rscript -e 'x <- 1'\n$ echo $?\n137\n"
+                              "{\"OOMKilled\":true,\"ExitCode\":137}\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low) << reason_text(d);
+}
+
+// Hand-taken samples are a series: ps with an RSS column, bare `ps -o rss=`
+// numbers, Go's gctrace live heap (modelled on issues that show growth this way).
+TEST(CauseMechanisms, HandTakenSamplesThatOnlyGrowAreAccumulation) {
+  const std::string go_oom =
+      "fatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw(0x8c9a31, 0x16)\n"
+      "runtime.sysMap(0xc7a8b70000, 0x100000, 0x7f8b57ff6c00, 0xa474b8)\n";
+  Diagnosis ps = diagnose_text("$ ps -o etime,rss,cmd -p 20412\n    ELAPSED   RSS CMD\n      10:02 2100440 ./scan\n"
+                               "   01:40:36 8300204 ./scan\n   03:41:32 14702112 ./scan\n" + go_oom);
+  EXPECT_EQ(ps.layer, Layer::host_ram);
+  EXPECT_EQ(ps.cause, Cause::leak_or_accumulation) << reason_text(ps);
+  Diagnosis bare = diagnose_text("$ while sleep 600; do ps -o rss= -p 4821; done\n 2921408\n 6722044\n 11519872\nKilled\n");
+  EXPECT_EQ(bare.cause, Cause::leak_or_accumulation) << reason_text(bare);
+  Diagnosis gc = diagnose_text(
+      "gc 1 @0.031s 2%: 0.012+1.1+0.019 ms clock, 0.09+0.3/1.0/1.4+0.15 ms cpu, 4->4->1 MB, 5 MB goal, 8 P\n"
+      "gc 300 @1204.1s 1%: 0.10+61+0.04 ms clock, 0.80+0.4/121/310+0.33 ms cpu, 418->431->240 MB, 480 MB goal, 8 P\n"
+      "gc 600 @3602.8s 1%: 0.11+402+0.05 ms clock, 0.91+1.1/801/2011+0.40 ms cpu, 2870->2931->1700 MB, 3400 MB goal, 8 P\n"
+      "gc 900 @7206.5s 2%: 0.13+977+0.06 ms clock, 1.0+2.2/1950/4870+0.48 ms cpu, 5604->5731->3300 MB, 6600 MB goal, 8 P\n" +
+      go_oom);
+  EXPECT_EQ(gc.cause, Cause::leak_or_accumulation) << reason_text(gc);
+  // The same ps table falling back is not growth.
+  Diagnosis saw = diagnose_text("    ELAPSED   RSS CMD\n      10:02 9100440 ./scan\n   01:40:36 2300204 ./scan\n"
+                                "   03:41:32 9702112 ./scan\n" + go_oom);
+  EXPECT_NE(saw.cause, Cause::leak_or_accumulation) << reason_text(saw);
+}
+
+// JVM: the error's own kind and figures.
+TEST(CauseMechanisms, JvmErrorsSayWhichPoolAndWhatAskedForIt) {
+  // Metaspace is unbounded unless capped: its exhaustion is the cap.
+  Diagnosis meta = diagnose_text("$ jps -lvm\n4821 GradleDaemon -XX:MaxMetaspaceSize=192m -Xmx512m\n"
+                                 "java.lang.OutOfMemoryError: Metaspace\n\tat java.base/java.lang.ClassLoader.defineClass1(Native Method)\n");
+  EXPECT_EQ(meta.layer, Layer::jvm_heap);
+  EXPECT_EQ(meta.cause, Cause::limit_too_low) << reason_text(meta);
+  EXPECT_NE(reason_text(meta).find("192 MiB"), std::string::npos) << reason_text(meta);
+  // One direct-buffer request that is a large share of its pool is the request (modelled on Kafka).
+  Diagnosis one = diagnose_text(
+      "java.lang.OutOfMemoryError: Cannot reserve 402653201 bytes of direct buffer memory (allocated: 1791204117, limit: 2147483648)\n");
+  EXPECT_EQ(one.cause, Cause::concurrency_batch) << reason_text(one);
+  // A small request against a full pool is not.
+  Diagnosis small = diagnose_text(
+      "java.lang.OutOfMemoryError: Cannot reserve 65536 bytes of direct buffer memory (allocated: 2147418112, limit: 2147483648)\n");
+  EXPECT_NE(small.cause, Cause::concurrency_batch) << reason_text(small);
+  // An array past the VM's limit is the size of one input.
+  EXPECT_EQ(diagnose_text("java.lang.OutOfMemoryError: Requested array size exceeds VM limit\n").cause, Cause::concurrency_batch);
+}
+
+// The kernel's task table: ten copies of one program are the worker count;
+// one other program holding most of the host is the other process.
+std::string global_oom(const std::string& rows, const std::string& victim) {
+  return "kernel: [ 7097.004932] GC Thread#9 invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0\n"
+         "kernel: [ 7097.005193] [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n" +
+         rows +
+         "kernel: [ 7097.005301] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+         "task_memcg=/user.slice,task=" + victim + ",pid=25640,uid=1000\n"
+         "kernel: [ 7097.005334] Out of memory: Killed process 25640 (" + victim +
+         ") total-vm:9560448kB, anon-rss:3148612kB, file-rss:16308kB, shmem-rss:0kB, UID:1000 pgtables:6848kB oom_score_adj:0\n";
+}
+
+TEST(CauseMechanisms, TheKernelTaskTableNamesTheWorkersOrTheOtherProgram) {
+  std::string workers;
+  for (int i = 0; i < 8; ++i)
+    workers += "kernel: [ 7097.005236] [  2563" + std::to_string(i) + "]  1000 2563" + std::to_string(i) +
+               "  2390112   784411        7012352        0             0 java\n";
+  Diagnosis many = diagnose_text(global_oom(workers, "java"));
+  EXPECT_EQ(many.layer, Layer::host_ram);
+  EXPECT_EQ(many.cause, Cause::concurrency_batch) << reason_text(many);
+  EXPECT_NE(reason_text(many).find("8 tasks of java"), std::string::npos) << reason_text(many);
+
+  std::string other = "kernel: [ 7097.005236] [  25640]  1000 25640  2390112   784411        7012352        0             0 java\n"
+                      "kernel: [ 7097.005239] [  31000]   999 31000  9390112  5184411       41012352        0         -1000 postgres\n";
+  Diagnosis held = diagnose_text(global_oom(other, "java"));
+  EXPECT_EQ(held.cause, Cause::other_process) << reason_text(held);
+  EXPECT_NE(reason_text(held).find("postgres"), std::string::npos) << reason_text(held);
+
+  // Two copies, no bigger neighbour: the table does not decide.
+  std::string two = "kernel: [ 7097.005236] [  25640]  1000 25640  2390112   784411        7012352        0             0 java\n"
+                    "kernel: [ 7097.005239] [  25641]  1000 25641  2390112   784411        7012352        0             0 java\n";
+  Diagnosis few = diagnose_text(global_oom(two, "java"));
+  EXPECT_NE(few.cause, Cause::concurrency_batch) << reason_text(few);
+  EXPECT_NE(few.cause, Cause::other_process) << reason_text(few);
+}
+
+// Parallel copies named on the command line, wherever they were printed
+// (modelled on `cmake --build -j 32` and nnU-Net's `-np 16`).
+TEST(CauseMechanisms, AWorkerCountOnTheCommandLineIsConcurrency) {
+  auto text = [](const std::string& jobs) {
+    std::string t = "$ cmake --build build --config Release -j " + jobs + "\n";
+    for (int i = 0; i < 30; ++i) t += "[ 31%] Building CUDA object ggml/src/ggml-cuda/fattn-vec-instance-" + std::to_string(i) + ".cu.o\n";
+    return t + "c++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n";
+  };
+  Diagnosis many = diagnose_text(text("32"));
+  EXPECT_EQ(many.layer, Layer::host_ram);
+  EXPECT_EQ(many.cause, Cause::concurrency_batch) << reason_text(many);
+  EXPECT_NE(diagnose_text(text("2")).cause, Cause::concurrency_batch);
+}
+
+}  // namespace
+}  // namespace aimem
