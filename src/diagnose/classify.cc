@@ -570,6 +570,24 @@ constexpr double kEarlyS = 300;
 constexpr uint64_t kSmallHeap = 1152 * units::MiB;
 constexpr uint64_t kTinyHeap = 12 * units::MiB;  // below what V8 can run in at all: a runtime fault, not a limit
 
+// A series of memory figures in the evidence (recognize/families/
+// memory_series.cc): one that only grew is accumulation; one that sat flat and
+// then jumped is one large piece of work arriving. `until` ends the reason.
+std::optional<Cause> cause_from_series(const View& v, std::string_view until, Why& why) {
+  const Fact* s = v.any([](const Fact& f) {
+    return f.kind == FactKind::memory_usage && (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "jumped"));
+  });
+  if (!s) return std::nullopt;
+  if (text::starts_with(s->detail, "jumped")) {
+    why = "memory was flat, then jumped (" + s->detail.substr(7) + ") " + std::string(until) + ": one large request or input, not a leak";
+    why.strength = 0.7f;
+    return Cause::concurrency_batch;
+  }
+  why = "usage grew steadily " + std::string(until);
+  why.strength = 0.75f;
+  return Cause::leak_or_accumulation;
+}
+
 // The kernel's task table, as the kill fact carries it (recognize/families/
 // kernel_oom.cc): four or more tasks of the victim's program holding more
 // than any other program are a worker count the memory could not hold;
@@ -600,10 +618,7 @@ constexpr double kHeapShare = 0.7;
 constexpr double kStartupS = 30;
 
 Cause limit_cause(const View& v, const Decision& d, Why& why) {
-  if (v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); })) {
-    why = "usage grew steadily until the limit";
-    return Cause::leak_or_accumulation;
-  }
+  if (auto c = cause_from_series(v, "until the limit", why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
   if (d.decisive)
@@ -651,10 +666,6 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   return Cause::unknown;
 }
 
-bool growing(const View& v) {
-  return v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); }) != nullptr;
-}
-
 // JVM heap and metadata pools: what the OutOfMemoryError's own kind and
 // figures say. A metadata pool (Metaspace) is unbounded unless capped, so its
 // exhaustion is the cap; one request that is a large share of its pool (or an
@@ -664,11 +675,7 @@ constexpr uint64_t kSmallJvmHeap = 512 * units::MiB;
 
 Cause jvm_cause(const View& v, const Decision& d, Why& why) {
   const Fact* j = d.decisive;
-  if (growing(v)) {
-    why = "memory figures grew steadily until the JVM's limit";
-    why.strength = 0.75f;
-    return Cause::leak_or_accumulation;
-  }
+  if (auto c = cause_from_series(v, "until the JVM's limit", why)) return *c;
   if (!j || j->kind != FactKind::jvm_heap_oom) {
     why = "the evidence does not show why";
     return Cause::unknown;
@@ -712,13 +719,25 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
   return Cause::unknown;
 }
 
+constexpr uint64_t kSmallEvictee = 256 * units::MiB;
+
 Cause decide_cause(const View& v, const Decision& d, Why& why) {
   switch (d.layer) {
     case Layer::not_memory: why = "not a memory failure"; return Cause::not_memory;
     case Layer::unknown: why = "the evidence does not decide it"; return Cause::unknown;
     case Layer::gpu_vram: return d.decisive ? gpu_cause(v, *d.decisive, why) : Cause::unknown;
     case Layer::k8s_eviction: {
+      // The kubelet evicts by usage above request. A pod that used little
+      // (under kSmallEvictee, or within half again of its request) was picked
+      // for being over its request, not for filling the node: other pods
+      // did. One far above a real request is the pod's own need.
       const Fact* e = d.decisive;
+      if (e && e->usage && e->requested && (*e->usage < kSmallEvictee || (*e->requested > 0 && *e->usage * 2 <= *e->requested * 3))) {
+        why = "the evicted container used only " + units::format_bytes(*e->usage) + " (request " + units::format_bytes(*e->requested) +
+              "): it was picked for being over its request; other workloads filled the node";
+        why.strength = 0.65f;
+        return Cause::other_process;
+      }
       if (e && e->usage && e->requested && *e->requested > 0 && *e->usage > *e->requested) {
         why = "the container used " + units::format_bytes(*e->usage) + ", above its memory request of " + units::format_bytes(*e->requested);
         return Cause::limit_too_low;
@@ -732,11 +751,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       // a limit below the work's need; a default-sized heap reached by a
       // build says how, not why.
       const Fact* j = d.decisive;
-      if (v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); })) {
-        why = "heap figures grew steadily until V8's limit";
-        why.strength = 0.75f;
-        return Cause::leak_or_accumulation;
-      }
+      if (auto c = cause_from_series(v, "until V8's limit", why)) return *c;
       if (j && j->uptime_at_failure_s) {
         double up = *j->uptime_at_failure_s;
         if (up >= kLongRunS) {
@@ -763,11 +778,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         why = "as the failing program reports";
         return d.decisive->cause;
       }
-      if (v.any([](const Fact& f) { return f.kind == FactKind::memory_usage && text::contains(f.detail, "growing"); })) {
-        why = "memory grew steadily until the host ran out";
-        why.strength = 0.75f;
-        return Cause::leak_or_accumulation;
-      }
+      if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
       if (d.decisive)
         if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
       if (d.decisive)

@@ -87,7 +87,8 @@ void signals(const Incident& inc, const std::vector<Fact>& facts, Board& b) {
         if (!head || near_in_source(f, *head, 80)) b.add(Cause::concurrency_batch, 0.45, where(f));
         break;
       case FactKind::memory_usage:
-        if (text::contains(f.detail, "growing")) b.add(Cause::leak_or_accumulation, 0.6, where(f));
+        if (text::starts_with(f.detail, "growing")) b.add(Cause::leak_or_accumulation, 0.6, where(f));
+        if (text::starts_with(f.detail, "jumped")) b.add(Cause::concurrency_batch, 0.55, where(f));
         break;
       case FactKind::memory_limit:
         if (f.limit && *f.limit > 0) b.add(Cause::limit_too_low, 0.35, "a configured limit of " + units::format_bytes(*f.limit));

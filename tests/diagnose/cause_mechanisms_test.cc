@@ -227,5 +227,72 @@ TEST(CauseMechanisms, AWorkerCountOnTheCommandLineIsConcurrency) {
   EXPECT_NE(diagnose_text(text("2")).cause, Cause::concurrency_batch);
 }
 
+// Flat, then a jump: one large piece of work, not a leak (modelled on a RAG
+// service that embeds one huge upload in full).
+TEST(CauseMechanisms, AFlatSeriesThatJumpsIsOneLargeRequest) {
+  auto text = [](const std::string& third, const std::string& fourth) {
+    return "2025-10-14 09:12:03 INFO api memory usage: 0.60 GB\n2025-10-14 09:13:41 INFO api memory usage: 0.63 GB\n"
+           "2025-10-14 09:15:02 INFO api memory usage: " + third + " GB\n2025-10-14 09:18:10 INFO api memory usage: " + fourth +
+           " GB\n2025-10-14 09:19:02 INFO api memory usage: 3.70 GB\n"
+           "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n    Limits:\n      memory:  4Gi\n";
+  };
+  Diagnosis jump = diagnose_text(text("0.61", "2.30"));
+  EXPECT_EQ(jump.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(jump.cause, Cause::concurrency_batch) << reason_text(jump);
+  // Climbing all the way is accumulation.
+  Diagnosis climb = diagnose_text(text("1.20", "2.30"));
+  EXPECT_EQ(climb.cause, Cause::leak_or_accumulation) << reason_text(climb);
+}
+
+// The kubelet evicts by usage above request: a container that used little
+// was picked, not the one that filled the node (modelled on AKS eviction events).
+TEST(CauseMechanisms, ASmallEvicteeIsOtherWorkloads) {
+  auto event = [](const std::string& using_, const std::string& request) {
+    return "Events:\n  Type     Reason   Age   From     Message\n  ----     ------   ----  ----     -------\n"
+           "  Warning  Evicted  110s  kubelet  The node was low on resource: memory. Container shipper was using " + using_ +
+           ", which exceeds its request of " + request + ".\n";
+  };
+  Diagnosis small = diagnose_text(event("3412Ki", "3072Ki"));
+  EXPECT_EQ(small.layer, Layer::k8s_eviction);
+  EXPECT_EQ(small.cause, Cause::other_process) << reason_text(small);
+  Diagnosis big = diagnose_text(event("35505620Ki", "12Gi"));
+  EXPECT_EQ(big.cause, Cause::limit_too_low) << reason_text(big);
+}
+
+// Killed again and again under a memory limit, no probe or stop shown
+// (modelled on a kubelet 1.1 pod whose OOM kills read reason "Error").
+TEST(CauseMechanisms, RepeatedKillsUnderALimitAreThatLimit) {
+  auto pod = [](const std::string& restarts) {
+    return "$ kubectl get pod -o json memtest\n{\n    \"kind\": \"Pod\",\n    \"spec\": {\n        \"containers\": [\n            {\n"
+           "                \"name\": \"memtest\",\n                \"resources\": {\n                    \"limits\": {\n"
+           "                        \"memory\": \"100Mi\"\n                    }\n                }\n            }\n        ]\n    },\n"
+           "    \"status\": {\n        \"containerStatuses\": [\n            {\n                \"name\": \"memtest\",\n"
+           "                \"lastState\": {\n                    \"terminated\": {\n                        \"exitCode\": 137,\n"
+           "                        \"reason\": \"Error\"\n                    }\n                },\n"
+           "                \"restartCount\": " + restarts + "\n            }\n        ]\n    }\n}\n";
+  };
+  Diagnosis many = diagnose_text(pod("6"));
+  EXPECT_EQ(many.layer, Layer::k8s_pod_limit) << reason_text(many);
+  EXPECT_EQ(diagnose_text(pod("1")).layer, Layer::unknown);
+}
+
+// Who else sent the SIGKILL: a stop that timed out, an operator, timeout(1).
+TEST(CauseMechanisms, KillsWithAnotherSenderAreNotMemory) {
+  Diagnosis stop = diagnose_text(
+      "Aug 21 16:02:40 infer-01 systemd[1]: Stopping Model inference API...\n"
+      "Aug 21 16:04:10 infer-01 systemd[1]: model-api.service: State 'stop-sigterm' timed out. Killing.\n"
+      "Aug 21 16:04:10 infer-01 systemd[1]: model-api.service: Killing process 2211 (python3) with signal SIGKILL.\n"
+      "Aug 21 16:04:10 infer-01 systemd[1]: model-api.service: Main process exited, code=killed, status=9/KILL\n");
+  EXPECT_EQ(stop.layer, Layer::not_memory) << reason_text(stop);
+  Diagnosis op = diagnose_text(
+      "$ python finetune.py --config cfg/lora.yaml\n 42%|####      | 840/2000 [1:12:05<1:39:33,  5.15s/it]\nKilled\n"
+      "Aug 08 14:03:26 box-07 sudo[51022]:    admin : TTY=pts/3 ; PWD=/home/admin ; USER=root ; COMMAND=/usr/bin/kill -9 48213\n");
+  EXPECT_EQ(op.layer, Layer::not_memory) << reason_text(op);
+  Diagnosis wrapped = diagnose_text("$ timeout -s KILL 50m ant test.nightly\n    [junit] Running ptolemy.actor.lib.test\nKilled\n");
+  EXPECT_EQ(wrapped.layer, Layer::not_memory) << reason_text(wrapped);
+  // Advice that mentions kill -9 without a real pid sends nothing.
+  EXPECT_NE(diagnose_text("If it hangs, kill -9 <pid> and start again\nKilled\n").layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

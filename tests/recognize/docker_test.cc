@@ -197,5 +197,23 @@ Hint: Max memory usage of this container is 0
   EXPECT_TRUE(of_kind("Hint: run docker stop web before upgrading\n", FactKind::stop_or_restart).empty());
 }
 
+// `docker inspect -f` with a template: the values line read by position
+// (modelled on a TGI container run with --memory=16g).
+TEST(Docker, InspectTemplateValuesAreReadByPosition) {
+  const std::string text =
+      "$ docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}} {{.HostConfig.Memory}}' 4898af9b1dc3\n"
+      "true 1 17179869184\n";
+  auto o = test::facts_of_kind(text, FactKind::docker_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].container, "4898af9b1dc3");
+  auto l = test::facts_of_kind(text, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, 16ull << 30);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::container_limit);
+  // false in the OOMKilled position is no kill; other columns say nothing alone.
+  EXPECT_TRUE(test::facts_of_kind("$ docker inspect -f '{{.State.ExitCode}} {{.State.OOMKilled}}' web\n0 false\n",
+                                  FactKind::docker_oomkilled).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -286,5 +286,18 @@ TEST(Kubernetes, OldCapitalisedProbeFailureIsNotMemory) {
   EXPECT_EQ(d.layer, Layer::not_memory);
 }
 
+// cAdvisor inside the kubelet: "/" is the node's root cgroup, a system OOM
+// (modelled on a kubelet 1.5 journal); a kubepods path is the pod's own limit.
+TEST(Kubernetes, CadvisorOomEventPathSaysWhoseLimit) {
+  Diagnosis root = test::diagnose_text(
+      "Oct 12 08:19:44 ip-10-0-1-2 kubelet[5127]: I1012 08:19:43.602114 5127 manager.go:1126] Created an OOM event in container "
+      "\"/\" at 2017-10-12 08:19:43.588310274 +0000 UTC\n");
+  EXPECT_EQ(root.layer, Layer::host_ram);
+  Diagnosis pod = test::diagnose_text(
+      "Oct 12 08:19:44 ip-10-0-1-2 kubelet[5127]: I1012 08:19:43.602114 5127 manager.go:1126] Created an OOM event in container "
+      "\"/kubepods/burstable/pod2f1c5e0a/66b4be252a3e\" at 2017-10-12 08:19:43.588310274 +0000 UTC\n");
+  EXPECT_EQ(pod.layer, Layer::k8s_pod_limit);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -45,7 +45,7 @@ constexpr Pattern kPatterns[] = {
     {"signal: aborted"},
     {"signal: segmentation fault"},
     {"signal: illegal instruction"},
-    {"signal: bus error"},
+    {"signal: bus error", kCompanion},
     {"(SIGKILL)"},
     {"was sent SIGKILL"},
     {"WORKER TIMEOUT", kContext},
@@ -58,6 +58,8 @@ constexpr Pattern kPatterns[] = {
     {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
     {"^\\s*Illegal instruction( \\(core dumped\\))?\\s*$", kRegex},
     {"was sent code [0-9]+", kRegex | kCompanion},  // gunicorn: "Worker (pid:54) was sent code 139!"
+    // An operator's kill: "$ kill -9 4821", sudo's "COMMAND=/usr/bin/kill -9 4821", "pkill -KILL -f train".
+    {"(^|[ =/$#])p?kill -(9|KILL|SIGKILL|s KILL|s 9) ", kRegex},
 };
 
 struct SignalName {
@@ -110,6 +112,7 @@ class ExitStatus final : public Recognizer {
     std::string_view s = line.text;
     if (shell(line, out)) return;
     if (guards::is_advice_line(s)) return;
+    if (operator_kill(line, out)) return;
     if (auto p = s.find("died with <Signals."); p != std::string_view::npos) {
       // "died with <Signals.SIGKILL: 9>."
       std::string_view rest;
@@ -177,6 +180,33 @@ class ExitStatus final : public Recognizer {
 
   RepeatFilter repeats_{40};
   bool repeated(const Line& line, const std::string& key) { return repeats_.repeated(key, line.number); }
+
+  // "kill -9 4821" typed or logged (sudo's COMMAND=): an operator's SIGKILL,
+  // which a bare "Killed" or exit 137 nearby may be.
+  bool operator_kill(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    size_t p = s.find("kill -");
+    if (p == std::string_view::npos) return false;
+    std::string_view flag = s.substr(p + 6);
+    bool sigkill = text::starts_with(flag, "9 ") || text::starts_with(flag, "KILL ") || text::starts_with(flag, "SIGKILL ") ||
+                   text::starts_with(flag, "s KILL ") || text::starts_with(flag, "s 9 ");
+    if (!sigkill) return false;
+    size_t start = p > 0 && s[p - 1] == 'p' ? p - 1 : p;
+    if (start > 0 && !(s[start - 1] == ' ' || s[start - 1] == '=' || s[start - 1] == '/' || s[start - 1] == '$' || s[start - 1] == '#'))
+      return false;
+    if (guards::is_mention(s, p, 8)) return false;
+    // A kill that was run names its target: a pid (kill) or a pattern
+    // (pkill); "kill -9 <pid>" in advice names neither.
+    std::string_view target = text::trim(flag.substr(flag.find(' ')));
+    if (target.empty() || target[0] == '<') return false;
+    auto pid = text::parse_i64(target);
+    if (!pid && start == p) return false;
+    Fact f = make_fact(line, FactKind::stop_or_restart, Family::exit_status);
+    f.detail = "an operator sent SIGKILL (kill -9)";
+    f.pid = pid;
+    out.add(std::move(f));
+    return true;
+  }
 
   // A SIGKILL / other signal reported by a runtime (not the shell).
   void signal(const Line& line, size_t at, int sig, std::optional<int64_t> pid, FactSink& out) {

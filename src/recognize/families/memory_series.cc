@@ -25,6 +25,10 @@
 // 20% of the largest, most steps rising. A flat series or a sawtooth (a GC heap
 // that falls back) reports nothing. The fact is context (memory_usage with
 // detail "growing ..."), attached to the incident nearest its last sample.
+// A series that sat flat (within 15%) for kFlatSamples samples or more and
+// then at least doubled is not a leak but one large piece of work arriving
+// (a huge upload, one oversized request): memory_usage "jumped ...".
+#include <algorithm>
 #include <array>
 #include <fmt/format.h>
 #include <string>
@@ -54,6 +58,8 @@ constexpr size_t kKeys = 8;
 constexpr uint64_t kMinSamples = 3;
 constexpr double kGrowth = 1.3;
 constexpr double kMaxDrop = 0.25;
+constexpr uint64_t kFlatSamples = 3;
+constexpr size_t kKept = 64;  // samples kept per series for the flat-then-jump test
 
 struct Series {
   std::string key;
@@ -62,7 +68,22 @@ struct Series {
   double worst_drop = 0;  // the largest fall between two samples, as a share of the first of them
   uint64_t samples = 0, rises = 0, last_line = 0;
   std::string last_text;
+  std::vector<double> kept;  // the first kKept samples
 };
+
+// How many samples from the start stay within 15% of the first, when the
+// series then at least doubles past them by its end; 0 otherwise.
+uint64_t flat_then_jump(const Series& x) {
+  if (x.kept.size() < kFlatSamples + 1 || x.kept.size() != x.samples) return 0;
+  double lo = x.kept[0], hi = x.kept[0];
+  size_t k = 1;
+  while (k < x.kept.size() && x.kept[k] <= 1.15 * lo && x.kept[k] >= lo / 1.15) {
+    hi = std::max(hi, x.kept[k]);
+    ++k;
+  }
+  if (k < kFlatSamples || k == x.kept.size()) return 0;
+  return x.last >= 2.0 * hi ? k : 0;
+}
 
 bool key_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ' '; }
 
@@ -197,12 +218,16 @@ class MemorySeries final : public Recognizer {
       if (x.samples < 4 && x.rises + 1 < x.samples) grew = false;
       if (x.worst_drop > kMaxDrop) grew = false;  // it falls back: a sawtooth (GC, batches), not growth
       if (x.bytes && x.last - x.first < 16.0 * units::MiB) grew = false;
+      uint64_t flat = flat_then_jump(x);
+      if (flat && !(x.bytes && x.last - x.first < 16.0 * units::MiB)) grew = true;
       if (!grew) continue;
       Line last{x.last_text, x.last_line, {}, source_};
       Fact f = make_fact(last, FactKind::memory_usage, Family::python);
       f.strength = 0.7f;
       auto fmt_v = [&](double v) { return x.bytes ? units::format_bytes(static_cast<uint64_t>(v)) : fmt::format("{:g}", v); };
-      f.detail = fmt::format("growing {} from {} to {} over {} samples", x.key, fmt_v(x.first), fmt_v(x.last), x.samples);
+      f.detail = flat ? fmt::format("jumped {}: flat at {} for {} samples, then {} in {} more", x.key, fmt_v(x.first), flat,
+                                    fmt_v(x.last), x.samples - flat)
+                      : fmt::format("growing {} from {} to {} over {} samples", x.key, fmt_v(x.first), fmt_v(x.last), x.samples);
       if (x.bytes) f.usage = static_cast<uint64_t>(x.last);
       f.count = x.samples;
       out.add(std::move(f));
@@ -225,6 +250,7 @@ class MemorySeries final : public Recognizer {
     if (x->samples > 0 && value > x->last) ++x->rises;
     if (x->samples > 0 && x->last > 0 && value < x->last) x->worst_drop = std::max(x->worst_drop, (x->last - value) / x->last);
     x->last = value;
+    if (x->kept.size() < kKept) x->kept.push_back(value);
     x->max = std::max(x->max, value);
     ++x->samples;
     x->last_line = line.number;

@@ -4,6 +4,9 @@
 //   erigon.service: Main process exited, code=killed, status=9/KILL
 //   erigon.service: Failed with result 'oom-kill'.
 //   tmux-spawn-x.scope: Consumed 10min 23.721s CPU time, 29.0G memory peak, 0B memory swap peak.
+//   model-api.service: State 'stop-sigterm' timed out. Killing.       (stop_or_restart: a slow
+//   model-api.service: Processing ... / Killing process 2211 (python3) with signal SIGKILL.   shutdown's kill)
+//   foo.service: start operation timed out. Terminating.
 // `systemctl status` output:
 //   × vllm.service - vLLM server                        (● on older releases)
 //        Active: failed (Result: oom-kill) since Tue 2026-11-24 10:00:00 UTC; 3min ago
@@ -29,6 +32,8 @@ constexpr Pattern kPatterns[] = {
     {"Failed with result 'oom-kill'"},
     {"(Result: oom-kill)"},
     {"Main process exited, code="},
+    {"timed out. Killing"},
+    {"operation timed out. Terminating", kCompanion},
     {" memory peak", kContext},
     {"^\\s+Memory: [0-9]", kRegex | kContext},
     {"MemoryMax=", kContext},
@@ -60,6 +65,10 @@ class Systemd final : public Recognizer {
     } else if (size_t r = s.find("(Result: oom-kill)"); r != std::string_view::npos) {
       if (!text::contains(s.substr(0, r), "Active:")) return;
       oom_result(line, !status_unit_.empty() && line.number <= status_line_ + 40 ? status_unit_ : std::string(), r, out);
+    } else if (size_t t = s.find("timed out. Killing"); t != std::string_view::npos) {
+      timed_out(line, s, t, "systemd killed the unit when its stop timed out (a slow shutdown)", out);
+    } else if (size_t u = s.find("operation timed out. Terminating"); u != std::string_view::npos) {
+      timed_out(line, s, u, "systemd stopped the unit when its start timed out", out);
     } else if (size_t e = s.find("Main process exited, code="); e != std::string_view::npos) {
       main_exit(line, unit_before(s, e), s.substr(e + 26), out);
     } else if (size_t m = s.find(" memory peak"); m != std::string_view::npos) {
@@ -113,6 +122,16 @@ class Systemd final : public Recognizer {
     f.unit = std::move(unit);
     f.strength = 0.85f;
     f.detail = "oom-kill";
+    out.add(std::move(f));
+  }
+
+  // "State 'stop-sigterm' timed out. Killing." / "start operation timed out. Terminating."
+  void timed_out(const Line& line, std::string_view s, size_t at, std::string_view detail, FactSink& out) {
+    if (guards::is_mention(s, at, 18)) return;
+    Fact f = make_fact(line, FactKind::stop_or_restart, Family::systemd);
+    f.detail = std::string(detail);
+    size_t colon = s.rfind(": ", at);
+    f.unit = colon == std::string_view::npos ? std::string() : unit_before(s, colon + 2);
     out.add(std::move(f));
   }
 

@@ -14,6 +14,9 @@
 //   ##[error]The job running on runner r-12 has exceeded the maximum execution time of 360 minutes.
 //   TIMEOUT   /   status: TIMEOUT   /   "result": "TIMEOUT"       an evaluation harness's verdict
 //   x.test.ts: TIMEOUT (exit 137: SIGKILL from timeout -k 10 ...)   a test runner's verdict with its kill
+//   $ timeout -s KILL 50m ant test   /  timeout --signal=KILL 1h ./run  /  timeout -k 10 300 cmd
+//     a command run under timeout(1) with SIGKILL: stop_or_restart (the kill a bare "Killed" or an
+//     exit 137 beside it may be; a kernel report still wins)
 // A soft time limit (Celery's SoftTimeLimitExceeded, a warning) kills nothing
 // and is left alone, as is prose about limits.
 #include <string>
@@ -32,6 +35,7 @@ constexpr Pattern kPatterns[] = {
     {"TIME_LIMIT_EXCEEDED", kCompanion},
     {"TimeLimitExceeded", kCompanion},
     {"DUE TO TIME LIMIT"},
+    {"timeout (-s ?(KILL|SIGKILL|9)|--signal[= ](KILL|SIGKILL|9)|-k ?[0-9])", kRegex},
     {"DeadlineExceeded", kCompanion},
     {"exceeded the maximum execution time", kCompanion},
     {"^\\s*TIMEOUT\\s*$", kRegex | kCompanion},
@@ -53,6 +57,21 @@ class TimeLimits final : public Recognizer {
         process = std::string(name.substr(0, 64));
       }
       return emit(line, 0, "a kill by timeout(1) at its time limit", process, 0.8f, out);
+    }
+    if (size_t t = s.find("timeout "); t != std::string_view::npos && !text::contains(s, "timeout: ")) {
+      std::string_view rest = s.substr(t + 8);
+      bool kill = text::starts_with(rest, "-s") || text::starts_with(rest, "--signal") || text::starts_with(rest, "-k");
+      // The command itself: at the start, after a prompt, a separator or a quote.
+      std::string_view before = text::trim(s.substr(0, t));
+      bool command = before.empty() || text::ends_with(before, "$") || text::ends_with(before, "#") ||
+                     text::ends_with(before, ";") || text::ends_with(before, "&&") || text::ends_with(before, "|") ||
+                     text::ends_with(before, "\"") || text::ends_with(before, "command");
+      if (kill && command && !guards::is_mention(s, t, 10)) {
+        Fact f = make_fact(line, FactKind::stop_or_restart, Family::exit_status);
+        f.detail = "the command ran under timeout(1), which kills it at its time limit";
+        out.add(std::move(f));
+        return;
+      }
     }
     if (text::contains(s, "DUE TO TIME LIMIT")) {
       if (!text::contains(s, "CANCELLED")) return;  // "*** JOB 42 ON n1 CANCELLED AT <time> DUE TO TIME LIMIT ***"
