@@ -24,6 +24,8 @@ constexpr std::string_view kGate[] = {
     "evict", "crashloop", "probe", "sigterm", "exit", "terminated", "abort", "segmentation fault", "died",
     // look-alikes
     "xid", "nccl", "cuda error", "illegal", "device handle",
+    // cuDNN / cuBLAS handles that could not be made (the device had no memory left for them)
+    "_status_not_initialized", "cudnn handle",
 };
 
 }  // namespace

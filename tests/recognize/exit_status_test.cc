@@ -130,5 +130,13 @@ TEST(ExitStatus, GoSignalWordsAreNotMemory) {
   EXPECT_EQ(bus.layer, Layer::not_memory);
 }
 
+// Rust's ExitStatus as cargo prints it (modelled on a cargo build on a 1 GB VPS).
+TEST(ExitStatus, CargoSignalNineIsASigkill) {
+  Diagnosis d = test::diagnose_text(
+      "error: Could not compile `http`.\n\nCaused by:\n  process didn't exit successfully: `rustc --crate-name http src/lib.rs "
+      "--crate-type lib -C opt-level=3` (signal: 9, SIGKILL: kill)\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -219,5 +219,25 @@ TEST(GpuErrors, HipRuntimeOutOfMemory) {
   EXPECT_EQ(test::diagnose_text("RuntimeError: HIP error: out of memory\n").layer, Layer::gpu_vram);
 }
 
+// cuDNN and cuBLAS allocate on the device: an allocation status is the GPU
+// pool; a handle that could not be made usually is too (modelled on
+// FlexFlow's "CUDNN failure: CUDNN_STATUS_NOT_INITIALIZED" and TensorFlow's
+// "Could not create cudnn handle").
+TEST(GpuErrors, CudnnAndCublasStatusesAreTheGpuPool) {
+  for (const char* line : {"CUDNN failure: CUDNN_STATUS_NOT_INITIALIZED (/src/runtime/model.cu, line 213)\n",
+                           "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n",
+                           "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n"}) {
+    Diagnosis d = test::diagnose_text(line);
+    EXPECT_EQ(d.layer, Layer::gpu_vram) << line;
+  }
+  auto alloc = test::facts_of_kind("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n", FactKind::gpu_oom);
+  ASSERT_EQ(alloc.size(), 1u);
+  auto init = test::facts_of_kind("CUDNN failure: CUDNN_STATUS_NOT_INITIALIZED (model.cu, line 213)\n", FactKind::gpu_oom);
+  ASSERT_EQ(init.size(), 1u);
+  EXPECT_GT(alloc[0].strength, init[0].strength);  // an allocation status says more than a failed handle
+  // Other statuses are not memory.
+  EXPECT_TRUE(test::facts_of_kind("CUDNN_STATUS_BAD_PARAM in conv2d\n", FactKind::gpu_oom).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -47,6 +47,7 @@ constexpr Pattern kPatterns[] = {
     {"signal: illegal instruction"},
     {"signal: bus error", kCompanion},
     {"(SIGKILL)"},
+    {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
     {"was sent SIGKILL"},
     {"WORKER TIMEOUT", kContext},
     {" by signal", kCompanion},
@@ -152,6 +153,11 @@ class ExitStatus final : public Recognizer {
       std::optional<int64_t> pid;
       if (auto v = text::after(s, "(pid:")) pid = text::parse_i64(*v);
       signal(line, p, 9, pid, out);
+      return;
+    }
+    if (size_t p = s.find("SIGKILL: kill)"); p != std::string_view::npos) {
+      // Rust's ExitStatus: "process didn't exit successfully: `rustc ...` (signal: 9, SIGKILL: kill)"
+      signal(line, p, 9, std::nullopt, out);
       return;
     }
     if (size_t p = s.find("(SIGKILL)"); p != std::string_view::npos) {

@@ -19,6 +19,11 @@
 //     so the failure is held one line for it: the device index and what the allocation was for.
 //   (TF's "failed to allocate 3.39G (3643801600 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY" is its
 //    pool sizing retry at start-up and "... on host:" is pinned memory: neither is a failure by itself)
+// cuDNN / cuBLAS status codes (the libraries allocate a workspace and a handle on the device):
+//   CUDNN_STATUS_ALLOC_FAILED / CUBLAS_STATUS_ALLOC_FAILED                  (gpu_oom, the library's allocation)
+//   CUDNN failure: CUDNN_STATUS_NOT_INITIALIZED / CUBLAS_STATUS_NOT_INITIALIZED /
+//   Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR             (gpu_oom, weaker: creating the handle
+//       fails this way when no device memory is left for it, and cuDNN's own guide names that first)
 // NCCL:
 //   [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, ...)
 //   torch.distributed.DistBackendError: NCCL error in: ..., unhandled system error (run with NCCL_DEBUG=INFO
@@ -67,6 +72,9 @@ constexpr Pattern kPatterns[] = {
     {"HIP error: out of memory"},
     {"CUDA_ERROR_OUT_OF_MEMORY", kCompanion},
     {"cudaErrorMemoryAllocation"},
+    {"_STATUS_ALLOC_FAILED"},
+    {"_STATUS_NOT_INITIALIZED"},
+    {"Could not create cudnn handle"},
     {"hipErrorOutOfMemory"},
     {"current device: ", kContext},  // ggml's second line of a CUDA error
     {"Watchdog caught collective operation timeout", kCompanion},
@@ -135,6 +143,7 @@ class GpuErrors final : public Recognizer {
     }
 
     if (oom_line(line, s, out)) return;
+    if (library_status(line, s, out)) return;
     if (nccl_line(line, s, out)) return;
     if (auto p = s.find("NVRM: Xid"); p != std::string_view::npos) return xid(line, s, p, out);
     if (text::contains(s, "Unable to determine the device handle") || text::contains(s, "GPU is lost")) {
@@ -218,6 +227,26 @@ class GpuErrors final : public Recognizer {
     if (pending_nccl_) out.add(std::move(nccl_fact_));
     pending_nccl_ = false;
     nccl_fact_ = Fact{};
+  }
+
+  // cuDNN / cuBLAS: an allocation inside the library, or a handle that could
+  // not be created (see the top).
+  bool library_status(const Line& line, std::string_view s, FactSink& out) {
+    size_t p = s.find("_STATUS_ALLOC_FAILED");
+    bool alloc = p != std::string_view::npos;
+    if (!alloc) p = s.find("_STATUS_NOT_INITIALIZED");
+    if (p == std::string_view::npos) p = s.find("Could not create cudnn handle");
+    if (p == std::string_view::npos) return false;
+    if (guards::is_advice_line(s) || guards::is_mention(s, p, 20)) return true;
+    if (repeated("cudnn", line)) return true;
+    bool blas = text::contains(s, "CUBLAS") || text::contains(s, "cublas");
+    Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
+    f.layer = Layer::gpu_vram;
+    f.strength = alloc ? 0.85f : 0.6f;
+    f.detail = alloc ? std::string(blas ? "cuBLAS" : "cuDNN") + " could not allocate its workspace"
+                     : std::string(blas ? "cuBLAS" : "cuDNN") + " could not create its handle (no device memory left for it)";
+    out.add(std::move(f));
+    return true;
   }
 
   bool oom_line(const Line& line, std::string_view s, FactSink& out) {
