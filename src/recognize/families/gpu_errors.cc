@@ -20,7 +20,8 @@
 //   (TF's "failed to allocate 3.39G (3643801600 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY" is its
 //    pool sizing retry at start-up and "... on host:" is pinned memory: neither is a failure by itself)
 // cuDNN / cuBLAS status codes (the libraries allocate a workspace and a handle on the device):
-//   CUDNN_STATUS_ALLOC_FAILED / CUBLAS_STATUS_ALLOC_FAILED                  (gpu_oom, the library's allocation)
+//   CUDNN_STATUS_ALLOC_FAILED                                               (gpu_oom, the library's allocation;
+//       CUBLAS_STATUS_ALLOC_FAILED is read by pytorch.cc)
 //   CUDNN failure: CUDNN_STATUS_NOT_INITIALIZED / CUBLAS_STATUS_NOT_INITIALIZED /
 //   Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR             (gpu_oom, weaker: creating the handle
 //       fails this way when no device memory is left for it, and cuDNN's own guide names that first)
@@ -240,6 +241,7 @@ class GpuErrors final : public Recognizer {
     if (guards::is_advice_line(s) || guards::is_mention(s, p, 20)) return true;
     if (repeated("cudnn", line)) return true;
     bool blas = text::contains(s, "CUBLAS") || text::contains(s, "cublas");
+    if (alloc && blas) return false;  // CUBLAS_STATUS_ALLOC_FAILED: the PyTorch recognizer's (pytorch.cc)
     Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
     f.layer = Layer::gpu_vram;
     f.strength = alloc ? 0.85f : 0.6f;
