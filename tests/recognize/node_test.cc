@@ -121,5 +121,17 @@ TEST(Node, RealV8HeapLimitFailureIsRecognised) {
   EXPECT_LT(*f[0].uptime_at_failure_s, 60.0);
 }
 
+// V8 before Node 7 (and old Electron) named the heap limit "process out of
+// memory" after CALL_AND_RETRY; a zone allocation with that wording is still
+// the process's.
+TEST(Node, OldCallAndRetryWordingIsTheHeap) {
+  EXPECT_EQ(test::diagnose_text("FATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - process out of memory\n").layer, Layer::js_heap);
+  EXPECT_EQ(test::diagnose_text("[2960:1205/093426:ERROR:atom_bindings.cc(38)] Fatal error in V8: CALL_AND_RETRY_LAST Allocation "
+                                "failed - process out of memory\n")
+                .layer,
+            Layer::js_heap);
+  EXPECT_NE(test::diagnose_text("FATAL ERROR: Zone Allocation failed - process out of memory\n").layer, Layer::js_heap);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -8,7 +8,9 @@
 //   FATAL ERROR: Zone Allocation failed - process out of memory          (not the JS heap)
 //   # Fatal javascript OOM in <location>  /  # Fatal process OOM in <location>   (embedders without a callback)
 //   # Fatal JavaScript out of memory: <location>  /  # Fatal process out of memory: <location>   (newer V8, Deno)
-// "process out of memory" means V8 could not get memory from the OS (zone,
+//   FATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - process out of memory   (V8 before Node 7 and
+//   Fatal error in V8: CALL_AND_RETRY_LAST Allocation failed - process out of memory   old Electron: the heap)
+// Otherwise "process out of memory" means V8 could not get memory from the OS (zone,
 // semi-space commit, code range): that is the host or the container, not the
 // heap limit. "MemoryChunk allocation failed" is labelled JavaScript by V8 but
 // is the OS refusing to map a chunk, so it is read the same way.
@@ -158,6 +160,10 @@ class Node final : public Recognizer {
       at = p;
       size_t fe = s.rfind("FATAL ERROR:", p);
       if (fe != std::string_view::npos) location = text::trim(s.substr(fe + 12, p - fe - 12));
+      // V8 before Node 7 (and the Chromium of Electron then) said "process
+      // out of memory" for the heap limit too: CALL_AND_RETRY is the heap's
+      // allocation retry, so it names the JavaScript heap in either wording.
+      if (os && text::contains(s.substr(0, p), "CALL_AND_RETRY")) js = true, os = false;
     } else if (size_t q = text::ifind(s, "Fatal javascript OOM in"); q != std::string_view::npos) {
       js = true, at = q, location = text::trim(s.substr(q + 23));
     } else if (size_t q2 = text::ifind(s, "Fatal JavaScript out of memory"); q2 != std::string_view::npos) {
