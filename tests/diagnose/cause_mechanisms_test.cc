@@ -294,5 +294,20 @@ TEST(CauseMechanisms, KillsWithAnotherSenderAreNotMemory) {
   EXPECT_NE(diagnose_text("If it hangs, kill -9 <pid> and start again\nKilled\n").layer, Layer::not_memory);
 }
 
+// A thread count that only climbs is a leak of threads, each with its stack
+// (modelled on a JVM service's monitor lines before "unable to create native thread").
+TEST(CauseMechanisms, AClimbingThreadCountIsALeak) {
+  auto text = [](const std::string& third) {
+    return "09:00:01 [monitor] live threads=1843 peak=1843\n12:00:01 [monitor] live threads=5211 peak=5211\n"
+           "15:00:01 [monitor] live threads=" + third + " peak=8626\n17:42:19 [monitor] live threads=11702 peak=11702\n"
+           "Exception in thread \"pool-2\" java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory "
+           "or process/resource limits reached\n";
+  };
+  Diagnosis d = diagnose_text(text("8626"));
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+  // Up and down is a busy pool, not a leak.
+  EXPECT_NE(diagnose_text(text("900")).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -102,5 +102,21 @@ Killed 3 zombie tasks in the cleanup pass
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
 }
 
+// nohang 0.2 words its action "Implement a corrective action:" and "Send
+// SIGTERM to the victim; total response time: ..." (modelled on a nohang log
+// of a database host).
+TEST(UserspaceKillers, NohangCurrentWordingIsAKill) {
+  const std::string log =
+      "2023-08-10 16:53:26,463: TOP printed in 1ms; process with highest badness:\n"
+      "  PID: 903309, name: mysqld, badness: 849\n"
+      "2023-08-10 16:53:26,571: Implement a corrective action:\n"
+      "  Send SIGTERM to the victim; total response time: 111ms\n";
+  auto k = test::facts_of_kind(log, FactKind::userspace_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].process, "mysqld");
+  EXPECT_EQ(k[0].pid, 903309);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
+}
+
 }  // namespace
 }  // namespace aimem

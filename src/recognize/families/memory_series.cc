@@ -1,6 +1,6 @@
 // Numeric series in application logs: the memory figures a service prints
 // periodically (rss=..., heapUsed: ..., external=..., "memory usage: 1.2 GB",
-// queueDepth=...). One figure says little; a series that climbs without
+// queueDepth=..., live threads=..., goroutines=...). One figure says little; a series that climbs without
 // falling back, sample after sample, is what a leak or an accumulation looks
 // like (every embedding kept, a queue that is never drained).
 //
@@ -50,7 +50,7 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
     // Go's gctrace: heap at start -> at end -> live, in MB.
     {"[0-9]+->[0-9]+->[0-9]+ MB", kRegex | kContext},
-    {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|mem(ory)?(_| )?(usage|used)?)(_?[kmg]i?b|_bytes)?\"?'? ?[=:] ?\"?'? ?[0-9]",
+    {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|mem(ory)?(_| )?(usage|used)?|threads|goroutines)(_?[kmg]i?b|_bytes)?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
 };
 
@@ -99,8 +99,10 @@ std::string canonical(std::string_view k) {
 }
 
 bool known_key(std::string_view k) {
-  static constexpr std::string_view kKnown[] = {"rss", "heapused", "heaptotal", "external", "arraybuffers", "queuedepth",
-                                                "queuesize", "backlog", "resident", "memory"};
+  // Threads and goroutines too: each holds a stack, and a count that only
+  // climbs is a leak of them ("unable to create native thread").
+  static constexpr std::string_view kKnown[] = {"rss",       "heapused", "heaptotal", "external", "arraybuffers", "queuedepth",
+                                                "queuesize", "backlog",  "resident",  "memory",   "threads",      "goroutines"};
   for (auto w : kKnown)
     if (k == w) return true;
   return false;
@@ -143,7 +145,7 @@ class MemorySeries final : public Recognizer {
       }
       // "memory usage" may end a longer phrase ("Current memory usage").
       if (!known_key(key)) {
-        for (auto tail : {"memoryusage", "memoryused", "rss", "heapused"})
+        for (auto tail : {"memoryusage", "memoryused", "rss", "heapused", "threads", "goroutines"})
           if (key.size() > std::string_view(tail).size() && key.ends_with(tail)) key = canonical(tail);
         if (!known_key(key)) continue;
       }

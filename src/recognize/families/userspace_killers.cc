@@ -21,8 +21,8 @@
 //   Victim status (found in 4ms):
 //     PID:       9828, name: stress, state: R, EUID: 1000, ...
 //     Vm, MiB:   Size: 3080, RSS: 485, Swap: 0
-//   Implementing a corrective action:
-//     Sending SIGTERM to the victim
+//   Implementing a corrective action:                  (0.2+: "Implement a corrective action:"
+//     Sending SIGTERM to the victim                      "Send SIGTERM to the victim; total response time: 111ms")
 //   (old) Preventing OOM: trying to send the SIGTERM signal to stress,
 //         Pid: 9828, Badness: 82, VmRSS: 485 MiB, VmSwap: 0 MiB
 // Facebook oomd:
@@ -305,7 +305,7 @@ class UserspaceKillers final : public Recognizer {
       return;
     }
     // "Implementing a corrective action:" + "  Sending SIGTERM to the victim"
-    if (text::contains(s, "Sending SIG") && text::contains(s, " to the victim")) {
+    if ((text::contains(s, "Sending SIG") || text::contains(s, "Send SIG")) && text::contains(s, " to the victim")) {
       if (!text::contains(s, "nohang") && !(nohang_line_ && line.number <= nohang_line_ + 60) && !corrective_near(line)) return;
       Fact f = kill_fact(line, "nohang", out);
       if (nohang_line_ && line.number <= nohang_line_ + 60) {
