@@ -29,6 +29,34 @@ bool inside_quotes(std::string_view line, size_t pos, size_t len) {
 
 }  // namespace
 
+bool is_command_line(std::string_view line) {
+  std::string_view t = text::trim(line);
+  // Not "# " nor "> " alone: hs_err frames its report with "# ", and pasted
+  // logs are often quoted with "> ".
+  if (text::starts_with(t, "$ ")) return true;
+  if (text::starts_with(t, "PS ") && t.find("> ") != std::string_view::npos && t.find("> ") < 80) return true;
+  // "[(env) ]user@host:path$ " or "...# ": the prompt ends at the first "$ " / "# "
+  // after a user@host: within the first 120 bytes.
+  size_t at = t.find('@');
+  if (at == std::string_view::npos || at > 80) return false;
+  size_t colon = t.find(':', at);
+  if (colon == std::string_view::npos || colon > 120) return false;
+  for (size_t i = colon; i + 1 < t.size() && i < 160; ++i) {
+    if ((t[i] == '$' || t[i] == '#') && t[i + 1] == ' ') {
+      // user and host are one word each: no blanks between the start of the
+      // prompt's user and the prompt sign, apart from a "(venv) " prefix.
+      std::string_view head = t.substr(0, i);
+      if (text::starts_with(head, "(")) {
+        size_t close = head.find(") ");
+        if (close == std::string_view::npos) return false;
+        head = head.substr(close + 2);
+      }
+      return head.find(' ') == std::string_view::npos;
+    }
+  }
+  return false;
+}
+
 bool is_advice_line(std::string_view line) {
   std::string_view t = text::trim(line);
   for (std::string_view p : {"hint:", "tip:", "note:", "help:", "usage:", "example:", "consider ", "if you ", "# "})

@@ -19,4 +19,10 @@ bool is_mention(std::string_view line, size_t pos, size_t len);
 // "Tip: ...", "consider ...", "If you see ...").
 bool is_advice_line(std::string_view line);
 
+// True for a shell command as pasted with its prompt: "$ journalctl | grep
+// 'Out of memory'", "user@host:~/x$ dmesg | grep -i oom", "(venv) u@h:~$ ...",
+// "root@vps:~# ...", "PS C:\> ...". What a command searches for is not what
+// happened; its output, on the lines after it, is.
+bool is_command_line(std::string_view line);
+
 }  // namespace aimem::guards

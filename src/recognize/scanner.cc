@@ -1,5 +1,7 @@
 #include "recognize/scanner.h"
 
+#include "recognize/guards.h"
+
 #include "core/doc_reader.h"
 
 #include <hs/hs.h>
@@ -546,6 +548,9 @@ void LineScanner::feed_record(std::string_view text, const timeutil::LineTime& t
 }
 
 void ShadowingSink::add(Fact fact) {
+  // A command as pasted with its prompt ("$ dmesg | grep -i 'out of memory'")
+  // names what it looks for; its output says what happened.
+  if (is_failure(fact.kind) && guards::is_command_line(fact.text)) return;
   if (fact.family == Family::generic) {
     if (held_.size() < kMaxHeld) held_.push_back(std::move(fact));
     return;

@@ -138,5 +138,15 @@ TEST(ExitStatus, CargoSignalNineIsASigkill) {
   EXPECT_EQ(d.layer, Layer::host_ram);
 }
 
+// tqdm redraws its bar with \r, so the shell's "Killed" lands after the last
+// redraw on the same line (modelled on a Hugging Face shard load).
+TEST(ExitStatus, KilledAfterAProgressBarIsTheShellsWord) {
+  Diagnosis d = test::diagnose_text("Loading checkpoint shards:  32%|###       | 6/19 [01:12<02:38, 12.18s/it]Killed\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+  // A word in a sentence is not it.
+  EXPECT_EQ(test::diagnose_text("[INFO] worker [3] was Killed by the supervisor? no, it exited\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

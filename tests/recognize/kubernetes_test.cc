@@ -299,5 +299,23 @@ TEST(Kubernetes, CadvisorOomEventPathSaysWhoseLimit) {
   EXPECT_EQ(pod.layer, Layer::k8s_pod_limit);
 }
 
+// OOMKilled as a status cell or a notification that says what it means
+// (modelled on `argo get` and a monitoring notification).
+TEST(Kubernetes, OomKilledStatusCellsAndNotifications) {
+  Diagnosis argo = test::diagnose_text(
+      "STEP                          TEMPLATE   PODNAME                              DURATION  MESSAGE\n"
+      " └─✖ run-scenario             simulate   sim-m8x2c-simulate-3308142657        14m       OOMKilled (exit code 137)\n");
+  EXPECT_EQ(argo.layer, Layer::k8s_pod_limit);
+  const std::string note =
+      "[alerts] Pod ops/config-db-6d8c9b7f4-2x9qk is unhealthy\n"
+      "OOMKilled: config-db container was terminated for exceeding its memory limit of 4Gi\n";
+  EXPECT_EQ(test::diagnose_text(note).layer, Layer::k8s_pod_limit);
+  auto l = test::facts_of_kind(note, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, 4ull << 30);
+  // A word in prose is not one.
+  EXPECT_EQ(test::diagnose_text("We should alert when a pod is OOMKilled more than twice\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -74,5 +74,26 @@ TEST(Scanner, CountNewlines) {
   EXPECT_EQ(count_newlines(s.data() + 1, 0), 0u);
 }
 
+// What a pasted command searches for is not a failure; its output is
+// (modelled on issue reports that paste their grep with its prompt).
+TEST(Scanner, CommandsWithTheirPromptAreNotFailures) {
+  for (const char* cmd : {"$ journalctl -k | grep -E 'oom|Out of memory|Killed process'\n",
+                          "ml@box-07:~/proj$ dmesg | grep -i 'out of memory'\n",
+                          "(train) ml@box-07:~/proj$ grep 'CUDA out of memory' train.log\n",
+                          "root@vps-1g:~# grep -c 'Killed process' /var/log/syslog\n"})
+    EXPECT_EQ(test::diagnose_text(cmd).layer, Layer::none) << cmd;
+  // The output after it is read.
+  Diagnosis d = test::diagnose_text(
+      "$ dmesg | grep -i 'killed process'\n"
+      "[ 7097.005334] Out of memory: Killed process 25640 (java) total-vm:9560448kB, anon-rss:3148612kB, file-rss:16308kB, "
+      "shmem-rss:0kB, UID:1000 pgtables:6848kB oom_score_adj:0\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  // hs_err's "# " frame is a report, not a prompt.
+  EXPECT_NE(test::diagnose_text("# There is insufficient memory for the Java Runtime Environment to continue.\n"
+                                "# Native memory allocation (mmap) failed to map 181207040 bytes for committing reserved memory.\n")
+                .layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -57,6 +57,8 @@ constexpr Pattern kPatterns[] = {
     {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|Killed|Aborted|Terminated) ", kRegex},
     {"zsh: (killed|abort|segmentation fault|terminated) ", kRegex},
     {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
+    // A progress bar the shell's word lands after (tqdm redraws with \r): "... 5.15s/it]Killed"
+    {"(\\]|it/s|s/it)(Killed|Aborted|Terminated)\\s*$", kRegex},
     {"^\\s*Illegal instruction( \\(core dumped\\))?\\s*$", kRegex},
     {"was sent code [0-9]+", kRegex | kCompanion},  // gunicorn: "Worker (pid:54) was sent code 139!"
     // An operator's kill: "$ kill -9 4821", sudo's "COMMAND=/usr/bin/kill -9 4821", "pkill -KILL -f train".
@@ -271,6 +273,8 @@ class ExitStatus final : public Recognizer {
         ok = true;  // "Killed" / "Killed: 9"
       } else if (text::starts_with(after, " (core dumped)") && (before.empty() || before.back() == ':')) {
         ok = true;  // "Segmentation fault (core dumped)", "./x.sh: line 2: 12 Segmentation fault (core dumped) ./a"
+      } else if (text::trim(after).empty() && p > 0 && s[p - 1] == ']' && w.name[0] >= 'A' && w.name[0] <= 'Z') {
+        ok = true;  // after a progress bar's last redraw: " 42%|####| 840/2000 [1:12:05<1:39:33, 5.15s/it]Killed"
       }
       // bash on macOS writes the signal number: "line 212: 48211 Killed: 9   python ..."
       if (text::starts_with(after, ": ") && after.size() > 2 && platform::is_digit(after[2])) {

@@ -391,7 +391,23 @@ class Kubernetes final : public Recognizer {
         f.pod = std::string(w[i - 2].substr(0, 253));
         if (i + 1 < w.size()) count = text::parse_u64(w[i + 1]);
       }
-      if (!row) return;
+      // A status cell or a notification that says what happened: Argo's
+      // "OOMKilled (exit code 137)", "OOMKilled: x container was terminated
+      // for exceeding its memory limit of 4Gi".
+      std::string_view after = s.substr(p + 9);
+      bool report = text::starts_with(after, " (exit code") || text::starts_with(after, ": ") ||
+                    text::contains(s, "exceeding its memory limit");
+      if (!row && !report) return;
+      if (!row) {
+        if (auto v = text::after(s, "memory limit of ")) {
+          if (auto b = message_quantity(*v); b && *b > 0) {
+            Fact l = make_fact(line, FactKind::memory_limit, Family::kubernetes);
+            l.limit = b;
+            l.detail = "the memory limit the report names";
+            out.add(std::move(l));
+          }
+        }
+      }
     }
     if (f.pod.empty()) f.pod = pod_here(line);
     platform(line, out);
