@@ -226,7 +226,7 @@ const std::vector<CatalogModel>& model_catalog() {
      {"qwen3:235b-a22b", "qwen3:235b", "qwen3-235b-a22b"},
      R"J({"model_type":"qwen3_moe","hidden_size":4096,"num_hidden_layers":94,"num_attention_heads":64,"num_key_value_heads":4,"head_dim":128,"intermediate_size":12288,"vocab_size":151936,"max_position_embeddings":40960,"sliding_window":null,"use_sliding_window":false,"tie_word_embeddings":false,"torch_dtype":"bfloat16","moe_intermediate_size":1536,"num_experts":128,"num_experts_per_tok":8,"decoder_sparse_step":1,"mlp_only_layers":[]})J",
      "bf16",
-     "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json (numbers also in /work/shared/corpus fit_cases e002)"},
+     "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json"},
     {"google/gemma-2-9b-it",
      {"gemma2:9b", "gemma2", "gemma-2-9b", "gemma-2-9b-it"},
      R"J({"model_type":"gemma2","hidden_size":3584,"num_hidden_layers":42,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":256,"intermediate_size":14336,"vocab_size":256000,"max_position_embeddings":8192,"sliding_window":4096,"torch_dtype":"bfloat16"})J",
@@ -261,7 +261,7 @@ const std::vector<CatalogModel>& model_catalog() {
      {"phi4:14b", "phi4", "phi-4"},
      R"J({"model_type":"phi3","hidden_size":5120,"num_hidden_layers":40,"num_attention_heads":40,"num_key_value_heads":10,"intermediate_size":17920,"vocab_size":100352,"max_position_embeddings":16384,"sliding_window":null,"tie_word_embeddings":false,"torch_dtype":"bfloat16"})J",
      "bf16",
-     "https://huggingface.co/microsoft/phi-4/blob/main/config.json (numbers also in /work/shared/corpus fit_cases e011)"},
+     "https://huggingface.co/microsoft/phi-4/blob/main/config.json"},
     {"deepseek-ai/DeepSeek-V3",
      {"deepseek-v3:671b", "deepseek-v3", "deepseek-v3-0324"},
      R"J({"model_type":"deepseek_v3","hidden_size":7168,"num_hidden_layers":61,"num_attention_heads":128,"num_key_value_heads":128,"intermediate_size":18432,"moe_intermediate_size":2048,"n_routed_experts":256,"n_shared_experts":1,"num_experts_per_tok":8,"first_k_dense_replace":3,"moe_layer_freq":1,"q_lora_rank":1536,"kv_lora_rank":512,"qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128,"vocab_size":129280,"max_position_embeddings":163840,"num_nextn_predict_layers":1,"tie_word_embeddings":false,"torch_dtype":"bfloat16","quantization_config":{"quant_method":"fp8","fmt":"e4m3","activation_scheme":"dynamic","weight_block_size":[128,128]}})J",
@@ -291,7 +291,7 @@ const std::vector<CatalogModel>& model_catalog() {
      {"gpt-oss:120b", "gpt-oss-120b"},
      R"J({"model_type":"gpt_oss","hidden_size":2880,"num_hidden_layers":36,"num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,"intermediate_size":2880,"num_local_experts":128,"num_experts_per_tok":4,"experts_per_token":4,"vocab_size":201088,"max_position_embeddings":131072,"sliding_window":128,"layer_types":["sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention","full_attention"],"attention_bias":true,"tie_word_embeddings":false,"torch_dtype":"bfloat16","quantization_config":{"quant_method":"mxfp4","modules_to_not_convert":["model.layers.*.self_attn","model.layers.*.mlp.router","model.embed_tokens","lm_head"]}})J",
      "mxfp4",
-     "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json (numbers also in /work/shared/corpus fit_cases e006)"},
+     "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json"},
   };
   return models;
 }

@@ -1,4 +1,4 @@
-// Kernel OOM reports across kernel versions (shared/notes/diagnosis.md b.2).
+// Kernel OOM reports across kernel versions (Linux mm/oom_kill.c and mm/memcontrol.c).
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"

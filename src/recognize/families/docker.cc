@@ -1,4 +1,5 @@
-// Docker, Compose and other container CLIs (shared/notes/diagnosis.md b.5).
+// Docker, Compose and other container CLIs (docs.docker.com: "Resource
+// constraints", `docker inspect`, `docker events`).
 //
 // docker inspect (pretty JSON, or one line from --format '{{json .State}}'):
 //   "Id": "4f1e2d...",  "State": { ... "OOMKilled": true, ... "ExitCode": 137, ... },  "Name": "/vllm",

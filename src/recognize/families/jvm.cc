@@ -1,4 +1,5 @@
-// JVM memory failures (shared/notes/diagnosis.md b.7).
+// JVM memory failures (the kinds are listed in Oracle's "Understand the
+// OutOfMemoryError Exception", docs.oracle.com/en/java/javase/21/troubleshoot/).
 //
 // Heap and metadata pools (jvm_heap_oom, detail = the kind after the colon):
 //   Exception in thread "main" java.lang.OutOfMemoryError: Java heap space

@@ -1,5 +1,6 @@
-// Kernel OOM killer reports, every format since 2.6 (see
-// shared/notes/diagnosis.md §3 and b.2). One kill prints, in order:
+// Kernel OOM killer reports, every format since 2.6 (Linux mm/oom_kill.c:
+// dump_header, dump_tasks, __oom_kill_process; mm/memcontrol.c:
+// mem_cgroup_print_oom_context). One kill prints, in order:
 //
 //   <comm> invoked oom-killer: gfp_mask=..., [nodemask=...,] order=N, oom_score_adj=N
 //   CPU: .. PID: .. Comm: ..  / Call Trace: ... (mem_cgroup_out_of_memory+.. for a memcg OOM)

@@ -1,5 +1,6 @@
-// Kubernetes objects and events as kubectl prints them (shared/notes/diagnosis.md
-// §4 and b.5). Read line by line, so cut excerpts count:
+// Kubernetes objects and events as kubectl prints them (kubernetes.io: "Node-pressure
+// Eviction", "Pod Lifecycle"; the kubelet's pkg/kubelet/eviction). Read line by line,
+// so cut excerpts count:
 //
 // kubectl describe pod:            kubectl get pod -o yaml / -o json:
 //   Last State:  Terminated          lastState: {terminated: {reason: OOMKilled, exitCode: 137}}

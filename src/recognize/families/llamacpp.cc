@@ -1,4 +1,5 @@
-// llama.cpp / ggml and Ollama (see shared/notes/diagnosis.md §5.2 and b.6).
+// llama.cpp / ggml and Ollama (the messages of llama.cpp's src/llama-context.cpp,
+// src/llama-kv-cache.cpp and ggml/src/ggml-cuda/ggml-cuda.cu; Ollama's llm/server.go).
 //
 // One failed allocation prints a short report, lowest layer first:
 //   ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4507.00 MiB on device 0: cudaMalloc failed: out of memory

@@ -1,4 +1,5 @@
-// Node.js / V8 heap failures (shared/notes/diagnosis.md §5.3 and b.7).
+// Node.js / V8 heap failures (the messages of V8's src/heap/heap.cc and Node's
+// src/api/environment.cc; flags: https://nodejs.org/api/cli.html#--max-old-space-sizesize-in-mib).
 //
 // V8 aborts with one line naming where the allocation failed and which pool:
 //   FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory

@@ -1,5 +1,5 @@
-// PyTorch allocator failures, every message generation (see
-// shared/notes/diagnosis.md §5.1 and b.6). One line each:
+// PyTorch allocator failures, every message generation (the messages of
+// c10/cuda/CUDACachingAllocator.cpp across releases). One line each:
 //
 //   2.2+   [torch.]OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of
 //          44.53 GiB of which 263.25 MiB is free. [Process P has M memory in use. ...] [Including non-PyTorch memory,

@@ -1,5 +1,5 @@
-// systemd's view of a unit that ran out of memory (shared/notes/diagnosis.md
-// §6.6 and b.4). Journal lines from PID 1:
+// systemd's view of a unit that ran out of memory (systemd.resource-control(5),
+// systemd-oomd.service(8); the messages of src/core/unit.c). Journal lines from PID 1:
 //   erigon.service: A process of this unit has been killed by the OOM killer.
 //   erigon.service: Main process exited, code=killed, status=9/KILL
 //   erigon.service: Failed with result 'oom-kill'.

@@ -1,5 +1,6 @@
 // User-space OOM killers: daemons that kill on memory pressure before the
-// kernel does (shared/notes/diagnosis.md §6.5-6.8 and b.4). Each kill becomes
+// kernel does (systemd-oomd.service(8); rfjakob/earlyoom; hakavlad/nohang;
+// facebookincubator/oomd). Each kill becomes
 // a userspace_kill fact: process and pid of the victim (or its cgroup), its RSS,
 // and detail = the killer ("systemd-oomd", "earlyoom", "nohang", "oomd").
 //

@@ -1,5 +1,5 @@
-// vLLM start-up budget errors and the figures its start-up log prints (see
-// shared/notes/diagnosis.md §5.2 and b.6).
+// vLLM start-up budget errors and the figures its start-up log prints (the
+// messages of vllm/worker/worker.py and vllm/v1/core/kv_cache_utils.py).
 //
 // Failures:
 //   V0  ValueError: The model's max seq len (29000) is larger than the maximum number of tokens that can be stored
