@@ -12,6 +12,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/cgroup_path.h"
 #include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cgroup_path.h"
 #include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"

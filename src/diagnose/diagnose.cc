@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "core/cgroup_path.h"
 #include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"

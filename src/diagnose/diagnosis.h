@@ -99,14 +99,5 @@ struct DiagnoseOptions {
 
 Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options);
 
-// Exposed for tests.
-enum class CgroupKind { unknown, root, k8s_node, k8s_pod, k8s_container, docker, podman, systemd_service, systemd_slice, user_session, lxc, other };
-struct CgroupInfo {
-  CgroupKind kind = CgroupKind::unknown;
-  std::string pod_uid;
-  std::string container_id;
-  std::string unit;
-};
-CgroupInfo parse_cgroup_path(std::string_view path);
 
 }  // namespace aimem

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "diagnose/internal.h"
+#include "core/cgroup_path.h"
 
 namespace aimem::detail {
 namespace {

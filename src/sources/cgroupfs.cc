@@ -23,7 +23,7 @@
 
 #include "core/text.h"
 #include "core/units.h"
-#include "diagnose/diagnosis.h"
+#include "core/cgroup_path.h"
 #include "sources/live.h"
 #include "sources/readfile.h"
 

@@ -90,7 +90,7 @@
 
 #include "core/text.h"
 #include "core/time.h"
-#include "diagnose/diagnosis.h"
+#include "core/cgroup_path.h"
 #include "sources/readfile.h"
 #include "watch/gpu.h"
 #include "watch/task_runs.h"

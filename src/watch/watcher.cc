@@ -15,6 +15,7 @@
 #include <thread>
 #include <fmt/format.h>
 
+#include "core/cgroup_path.h"
 #include "core/text.h"
 #include "core/time.h"
 #include "diagnose/diagnosis.h"

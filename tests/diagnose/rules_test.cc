@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
+#include "core/cgroup_path.h"
 
 namespace aimem {
 namespace {

@@ -8,8 +8,9 @@
 //   systemd: /system.slice/<name>.service, /user.slice/..., LXC: /lxc/<name>
 // The kubepods root and its QoS children carry the node-allocatable limit, so an
 // OOM charged there means the pods together exhausted the node.
+#include "core/cgroup_path.h"
+
 #include "core/text.h"
-#include "diagnose/diagnosis.h"
 
 namespace aimem {
 namespace {
