@@ -477,6 +477,15 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     why = "the KV cache cannot hold one sequence of the configured maximum length";
     return Cause::kv_cache_context;
   }
+  // TensorFlow's BFC pool: room left in the pool for the request, yet no
+  // chunk to hold it, is fragmentation.
+  if ((g.family == Family::tensorflow || g.family == Family::jax) && g.total && g.allocated && g.requested &&
+      *g.total > *g.allocated && *g.total - *g.allocated >= *g.requested) {
+    why = units::format_bytes(*g.total - *g.allocated) + " of the allocator's " + units::format_bytes(*g.total) +
+          " pool was free, more than the " + units::format_bytes(*g.requested) + " asked for, but not in one piece (fragmentation)";
+    why.strength = 0.75f;
+    return Cause::fragmentation;
+  }
   // PyTorch numbers: fragmentation and other processes.
   if (g.total && *g.total > 0) {
     double total = static_cast<double>(*g.total);

@@ -128,5 +128,28 @@ TEST(TensorflowJax, PreallocationNoticeIsHealthy) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+// The BFC allocator's Stats block: a pool with room for the request but no
+// chunk to hold it is fragmentation; a full one is not (modelled on a TF 1.x
+// conv OOM and its allocator dump).
+TEST(TensorflowJax, BfcStatsTellFragmentationFromAFullPool) {
+  auto text = [](const std::string& in_use) {
+    return "2018-09-28 10:14:07.512803: W tensorflow/core/common_runtime/bfc_allocator.cc:271] Allocator (GPU_0_bfc) ran out "
+           "of memory trying to allocate 1.53GiB.  Current allocation summary follows.\n"
+           "2018-09-28 10:14:07.513879: I tensorflow/core/common_runtime/bfc_allocator.cc:686] Stats: \n"
+           "Limit:                 10468941005\n"
+           "InUse:                  " + in_use + "\n"
+           "MaxInUse:               7712935936\n"
+           "2018-09-28 10:14:07.514022: W tensorflow/core/framework/op_kernel.cc:1318] OP_REQUIRES failed at conv_ops.cc:693 : "
+           "Resource exhausted: OOM when allocating tensor with shape[16,256,320,320] and type float on "
+           "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+  };
+  Diagnosis pieces = test::diagnose_text(text("6646531840"));
+  EXPECT_EQ(pieces.layer, Layer::gpu_vram);
+  EXPECT_EQ(pieces.cause, Cause::fragmentation);
+  Diagnosis full = test::diagnose_text(text("10268941005"));
+  EXPECT_EQ(full.layer, Layer::gpu_vram);
+  EXPECT_NE(full.cause, Cause::fragmentation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -30,7 +30,12 @@
 //
 // The BFC allocator's "ran out of memory" line comes before the exception; it
 // is held and replaced by the exception's fact when one follows, so the
-// incident's first fact carries the shape.
+// incident's first fact carries the shape. Between them the allocator prints
+// its pool's figures:
+//   Stats:
+//   Limit:                 10468941005        -> total (the allocator's pool, not the device)
+//   InUse:                  6646531840        -> allocated
+// so the diagnosis can tell a pool with room in pieces (fragmentation) from a full one.
 #include <string>
 
 #include "core/text.h"
@@ -56,6 +61,7 @@ constexpr Pattern kPatterns[] = {
     {"execute_sharded", kContext},
     {"_pjit_call_impl", kContext},
     {"XLA_PYTHON_CLIENT_MEM_FRACTION", kContext},
+    {"^\\s*(Limit|InUse):\\s+[0-9]+\\s*$", kRegex | kContext},
 };
 
 constexpr uint64_t kRepeatWindow = 300;
@@ -132,6 +138,7 @@ class TensorflowJax final : public Recognizer {
       have_execute_ = true;
     }
     if (pending_ && line.number > pending_line_ + (pending_is_allocator_ ? kAllocatorWindow : kNodeWindow)) flush(out);
+    if (bfc_stat(line, s)) return;
 
     if (auto p = s.find("OOM when allocating tensor"); p != std::string_view::npos) return tf_tensor(line, s, p, out);
     if (auto p = text::ifind(s, "ran out of memory trying to allocate"); p != std::string_view::npos) {
@@ -168,7 +175,31 @@ class TensorflowJax final : public Recognizer {
   RepeatFilter repeats_{kRepeatWindow};
   bool repeated(std::string_view key, const Line& line) { return repeats_.repeated(key, line.number); }
 
+  // "Limit: N" / "InUse: N" of the BFC allocator's Stats block.
+  std::optional<uint64_t> bfc_limit_, bfc_in_use_;
+  uint64_t bfc_line_ = 0;
+  bool bfc_stat(const Line& line, std::string_view s) {
+    std::string_view t = text::trim(s);
+    bool limit = text::starts_with(t, "Limit:");
+    if (!limit && !text::starts_with(t, "InUse:")) return false;
+    auto n = text::parse_u64(text::trim(t.substr(6)));  // "Limit:" and "InUse:" are both 6 bytes
+    if (!n) return true;
+    (limit ? bfc_limit_ : bfc_in_use_) = n;
+    bfc_line_ = line.number;
+    return true;
+  }
+  // The pool's figures, when they were printed for this failure.
+  void attach_bfc(Fact& f, uint64_t line) {
+    if (!bfc_limit_ || !bfc_in_use_ || f.layer != Layer::gpu_vram) return;
+    if ((line > bfc_line_ ? line - bfc_line_ : bfc_line_ - line) > kAllocatorWindow) return;
+    if (!f.total) f.total = bfc_limit_;
+    if (!f.allocated) f.allocated = bfc_in_use_;
+    bfc_limit_.reset();
+    bfc_in_use_.reset();
+  }
+
   void flush(FactSink& out) {
+    if (pending_) attach_bfc(pending_fact_, pending_line_);
     if (pending_) out.add(std::move(pending_fact_));
     pending_ = false;
     pending_is_allocator_ = false;
@@ -177,6 +208,7 @@ class TensorflowJax final : public Recognizer {
 
   // An exception that follows the allocator's warning replaces it.
   void replace_pending_with(Fact f, FactSink& out) {
+    attach_bfc(f, f.where.line);
     if (pending_ && pending_is_allocator_) {
       if (!f.requested) f.requested = pending_fact_.requested;
       if (!f.gpu) f.gpu = pending_fact_.gpu;
