@@ -665,11 +665,18 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
     return Cause::limit_too_low;
   }
   auto n = restarts(v);
-  if (limit || (n && *n >= 3)) {
-    why = limit ? "the workload filled the memory limit it was given (" + units::format_bytes(*limit->limit) + ")"
+  // A scheduler's own kill at the size it gave the job (YARN, Nomad, Slurm,
+  // cloud platforms) names a configured limit as much as a memory_limit
+  // fact does; a kernel report's limit is only the cgroup's.
+  const bool scheduler_limit = !limit && d.decisive && d.decisive->limit && d.decisive->family != Family::kernel;
+  if (limit || scheduler_limit || (n && *n >= 3)) {
+    uint64_t given = limit ? *limit->limit : scheduler_limit ? *d.decisive->limit : 0;
+    why = given ? "the workload filled the memory limit it was given (" + units::format_bytes(given) + ")"
                 : "it was killed again after each of " + std::to_string(*n) + " restarts";
-    if (n && *n >= 3 && limit) why += ", and again after each of " + std::to_string(*n) + " restarts";
-    why.strength = limit && n && *n >= 3 ? 0.8f : 0.6f;
+    if (n && *n >= 3 && given) why += ", and again after each of " + std::to_string(*n) + " restarts";
+    // Restarts that end the same way do not tell a limit below the need
+    // from usage that grows past any limit: they add no strength.
+    why.strength = 0.6f;
     return Cause::limit_too_low;
   }
   why = "the kernel report shows the limit was reached, not what drove usage there";

@@ -63,7 +63,8 @@ class Hpc final : public Recognizer {
       // limit kill, read as the kernel's would be.
       Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::runtime);
       f.layer = Layer::container_limit;
-      f.cause = Cause::limit_too_low;  // the scheduler measured the container above its configured size
+      // No cause of its own: a kill at the limit does not say whether the
+      // limit is too low or the usage kept growing (the diagnosis weighs that).
       f.strength = 0.9f;
       f.detail = text::contains(s, "virtual memory") && !text::contains(s, "physical memory") ? "YARN virtual-memory limit" : "YARN memory limit";
       f.process = "YARN container";
