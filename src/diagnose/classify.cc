@@ -477,6 +477,16 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     why = "the KV cache cannot hold one sequence of the configured maximum length";
     return Cause::kv_cache_context;
   }
+  // A per-process cap (PyTorch's set_per_process_memory_fraction prints "X
+  // allowed"; TensorFlow's memory_limit) well below a device that still had
+  // room for the request: the cap, not the GPU, ran out.
+  if (g.limit && g.total && *g.limit < *g.total && *g.limit * 10 < *g.total * 9 &&
+      (!g.free || !g.requested || *g.free >= *g.requested)) {
+    why = "the process is capped at " + units::format_bytes(*g.limit) + " of a " + units::format_bytes(*g.total) + " device" +
+          (g.free ? " that still had " + units::format_bytes(*g.free) + " free" : std::string()) + ": the cap ran out, not the GPU";
+    why.strength = 0.8f;
+    return Cause::limit_too_low;
+  }
   // TensorFlow's BFC pool: room left in the pool for the request, yet no
   // chunk to hold it, is fragmentation.
   if ((g.family == Family::tensorflow || g.family == Family::jax) && g.total && g.allocated && g.requested &&

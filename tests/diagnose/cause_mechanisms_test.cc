@@ -309,5 +309,38 @@ TEST(CauseMechanisms, AClimbingThreadCountIsALeak) {
   EXPECT_NE(diagnose_text(text("900")).cause, Cause::leak_or_accumulation);
 }
 
+// A per-process cap well below a device with room: the cap ran out (modelled
+// on a ROCm PyTorch test run under set_per_process_memory_fraction).
+TEST(CauseMechanisms, APerProcessCapBelowAFreeDeviceIsTheCap) {
+  auto text = [](const std::string& allowed) {
+    return "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 191.98 GiB of "
+           "which 180.40 GiB is free. " + allowed + " allowed; Of the allocated memory 1013.27 MiB is allocated by PyTorch, and "
+           "58.73 MiB is reserved by PyTorch but unallocated.\n";
+  };
+  Diagnosis capped = diagnose_text(text("1.05 GiB"));
+  EXPECT_EQ(capped.layer, Layer::gpu_vram);
+  EXPECT_EQ(capped.cause, Cause::limit_too_low) << reason_text(capped);
+  // A cap of nearly the whole device is not what ran out.
+  EXPECT_NE(diagnose_text(text("190.00 GiB")).cause, Cause::limit_too_low);
+}
+
+// Requests in flight at the failure, and a vision encoder stepping the
+// batch's images (modelled on vLLM v1 engine stats and a Qwen-VL encoder OOM).
+TEST(CauseMechanisms, RequestsInFlightAndImageEncodersAreTheBatch) {
+  auto text = [](const std::string& running) {
+    return "(APIServer pid=1) INFO 01-12 06:44:10 [loggers.py:236] Engine 000: Avg prompt throughput: 18234.6 tokens/s, Running: " +
+           running + " reqs, Waiting: 8 reqs, GPU KV cache usage: 71.3%\n"
+           "(EngineCore_DP0 pid=213) ERROR 01-12 06:44:12 [core.py:935] EngineCore encountered a fatal error.\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.52 GiB. GPU 0 has a total capacity of 44.40 GiB of "
+           "which 2.19 GiB is free. Including non-PyTorch memory, this process has 42.19 GiB memory in use. Of the allocated "
+           "memory 40.10 GiB is allocated by PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated.\n";
+  };
+  EXPECT_EQ(diagnose_text(text("64")).cause, Cause::concurrency_batch);
+  EXPECT_NE(diagnose_text(text("1")).cause, Cause::concurrency_batch);
+  Diagnosis mm = diagnose_text(std::string("  File \"/vllm/v1/worker/gpu_model_runner.py\", line 2104, in _execute_mm_encoder\n") +
+                               "    curr_group_outputs = self.model.embed_multimodal(**mm_kwargs_group)\n" + kTorchOom);
+  EXPECT_EQ(mm.cause, Cause::concurrency_batch) << reason_text(mm);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -49,7 +49,9 @@ struct Cue {
   // sequences cannot be what a failure grew with: their length is).
   // A worker count ("-j 32", "-np 16", "num_workers=8") is a cue only when
   // it is 4 or more, and only with its number.
-  enum Setting { none, context, batch, workers } setting = none;
+  // A count of requests in flight ("Running: 64 reqs") is a cue when it is 8
+  // or more; it is the moment's load, not a setting of the run.
+  enum Setting { none, context, batch, workers, load } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -141,6 +143,13 @@ constexpr Cue kCues[] = {
     {".generate(", Cause::concurrency_batch, 0.5f, "generation"},
     {", in generate", Cause::concurrency_batch, 0.5f, "generation"},
     {"num_beams", Cause::concurrency_batch, 0.5f, "beam search"},
+    // Requests in flight as serving engines report them.
+    {"Running: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
+    {"#running-req: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
+    // A vision encoder steps every image of the batch at once.
+    {"mm_encoder", Cause::concurrency_batch, 0.8f, "encoding the batch's images"},
+    {"embed_multimodal", Cause::concurrency_batch, 0.8f, "encoding the batch's images"},
+    {"pixel_values", Cause::concurrency_batch, 0.6f, "encoding the batch's images"},
     // Parallel copies of the work: each holds its own memory.
     {" -j", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},
     {"--jobs", Cause::concurrency_batch, 0.8f, "parallel jobs", Cue::workers},
@@ -213,6 +222,10 @@ bool setting_speaks(Cue::Setting kind, std::string_view after) {
   if (kind == Cue::none) return true;
   auto n = first_number(after);
   if (kind == Cue::context) return n && *n >= kLongContext;
+  if (kind == Cue::load) {
+    auto count = text::parse_u64(text::trim_left(after));
+    return count && *count >= 8;
+  }
   if (kind == Cue::workers) {
     size_t i = 0;
     while (i < after.size() && i < 2 && (after[i] == ' ' || after[i] == '=' || after[i] == ':')) ++i;
