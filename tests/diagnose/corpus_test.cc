@@ -10,7 +10,7 @@
 // known memory cause, every healthy log "none", and of the verdicts given at
 // confidence >= 0.8 at least 90% right (layer and cause both). They are not
 // met yet: the test prints the figures against them, and fails when either
-// split falls below the floors measured when this corpus landed (a
+// split falls below its floor (a little under the last measurement: a
 // regression guard), so that every change can only move the figures up.
 // AIMEM_CORPUS names another file of the same form.
 #include <gtest/gtest.h>
@@ -81,7 +81,10 @@ const Scores& scores() {
       }
       out.split[split].add(t);
       out.family[split][family].add(t);
-      if (!t.layer_ok || (known && !t.cause_ok) || (t.sure && !t.sure_ok))
+      // Misses are listed for the training split only: the validation split
+      // stays blind to whoever tunes the rules (its scores and per-family
+      // tallies are printed; its cases are not).
+      if (split == "train" && (!t.layer_ok || (known && !t.cause_ok) || (t.sure && !t.sure_ok)))
         out.misses[split] += "  " + id + " [" + family + "]: want " + want_layer + "/" + want_cause + ", got " + got_layer + "/" +
                              got_cause + (d.confidence ? " @" + std::to_string(*d.confidence).substr(0, 4) : "") +
                              (t.layer_ok ? "" : "  <- layer") + "\n";
@@ -110,10 +113,12 @@ void report(const std::string& split) {
 struct Floors {
   double layer, cause, sure;
 };
-// Issue 14's targets, and the floors this corpus measured when it landed.
+// Issue 14's targets, and floors a little under what the corpus measures now
+// (validation 84.9 / 46.4 / 84.2, training 92.6 / 68.4 / 94.4 on 2026-12-02):
+// a change that loses ground fails here.
 constexpr Floors kTargets{95.0, 80.0, 90.0};
-constexpr Floors kValidationFloor{82.0, 38.0, 80.0};
-constexpr Floors kTrainingFloor{85.0, 52.0, 85.0};
+constexpr Floors kValidationFloor{84.0, 45.0, 80.0};
+constexpr Floors kTrainingFloor{92.0, 67.0, 90.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
   const Scores& s = scores();
