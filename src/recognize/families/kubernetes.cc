@@ -145,8 +145,8 @@ class Kubernetes final : public Recognizer {
     if (pending_ && line.number > pending_line_ + 40) flush(out);
     if (text::contains(s, "kube_pod_container_status_")) return metrics(line, out);
     if (section(line, out)) return;
-    if (text::contains(s, "System OOM encountered")) return system_oom(line, out);
-    if (text::contains(s, "Cgroup OOM encountered")) return cgroup_oom(line, out);
+    if (text::contains(s, "System OOM encountered")) return kubelet_oom(line, true, out);
+    if (text::contains(s, "Cgroup OOM encountered")) return kubelet_oom(line, false, out);
     if (auto v = text::after(s, "Created an OOM event in container \"")) return cadvisor_oom(line, *v, out);
     if (text::contains(s, "eviction manager: ") && eviction_manager(line, out)) return;
     if (text::icontains(s, "iveness probe") || text::contains(s, "Startup probe failed")) {
@@ -481,19 +481,24 @@ class Kubernetes final : public Recognizer {
     out.add(std::move(f));
   }
 
-  // "Cgroup OOM encountered, victim process: stress, pid: 388104": the
-  // kubelet relaying a kill inside the container's own memory cgroup.
-  void cgroup_oom(const Line& line, FactSink& out) {
+  // The kubelet relaying a kernel kill as an event: "System OOM encountered,
+  // victim process: python, pid: 4242" (the whole node: a process_killed
+  // fact on host_ram, weaker than a real kernel report) or "Cgroup OOM
+  // encountered, victim process: stress, pid: 388104" (the container's own
+  // memory cgroup: k8s_oomkilled).
+  void kubelet_oom(const Line& line, bool system, FactSink& out) {
     std::string_view s = line.text;
     if (guards::is_advice_line(s)) return;
-    Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
-    f.layer = Layer::k8s_pod_limit;
-    f.strength = 0.85f;
-    f.detail = "CgroupOOM";
+    Fact f = make_fact(line, system ? FactKind::process_killed : FactKind::k8s_oomkilled, Family::kubernetes);
+    f.layer = system ? Layer::host_ram : Layer::k8s_pod_limit;
+    f.strength = system ? 0.6f : 0.85f;
+    f.detail = system ? "SystemOOM" : "CgroupOOM";
     if (auto v = text::after(s, "victim process: ")) f.process = std::string(text::take_until(*v, ",\"").substr(0, 64));
     if (auto v = text::after(s, "pid: ")) f.pid = text::parse_i64(*v);
-    if (auto v = text::after(s, "pod/")) f.pod = std::string(text::take_until(*v, " \t").substr(0, 253));
-    if (f.pod.empty()) f.pod = pod_here(line);
+    if (!system) {
+      if (auto v = text::after(s, "pod/")) f.pod = std::string(text::take_until(*v, " \t").substr(0, 253));
+      if (f.pod.empty()) f.pod = pod_here(line);
+    }
     platform(line, out);
     out.add(std::move(f));
   }
@@ -544,19 +549,6 @@ class Kubernetes final : public Recognizer {
     pending_line_ = line.number;
     flush(out);
     return true;
-  }
-
-  // "System OOM encountered, victim process: python, pid: 4242"
-  void system_oom(const Line& line, FactSink& out) {
-    std::string_view s = line.text;
-    Fact f = make_fact(line, FactKind::process_killed, Family::kubernetes);
-    f.layer = Layer::host_ram;
-    f.strength = 0.6f;
-    f.detail = "SystemOOM";
-    if (auto v = text::after(s, "victim process: ")) f.process = std::string(text::take_until(*v, ",\"").substr(0, 64));
-    if (auto v = text::after(s, "pid: ")) f.pid = text::parse_i64(*v);
-    platform(line, out);
-    out.add(std::move(f));
   }
 
   bool probe(const Line& line, FactSink& out) {
