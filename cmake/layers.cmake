@@ -81,7 +81,6 @@ set(AIMEM_SYSTEM_CALLS_ALLOWED
   "src/watch/sampler.cc open: DEBT reads /proc and cgroup files itself"
   "src/watch/sampler.cc listdir: DEBT lists /proc and cgroup folders itself"
   "src/watch/store.cc open: OUTPUT creates and checks the SQLite recording"
-  "src/watch/store.cc getenv: DEBT XDG_STATE_HOME and HOME for the default recording path"
   "src/watch/task_runs.cc dlopen: DEBT loads libbpf for the BPF task iterator"
   "src/tools/pattern_db_gen.cc fopen: OUTPUT the build-time generator writes pattern_db.cc"
 )
