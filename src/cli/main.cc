@@ -5,8 +5,15 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
+#include "recognize/scanner.h"
+#include "sources/environment.h"
 
 int main(int argc, char** argv) {
+  aimem::set_scan_switches({
+      .compile_patterns = aimem::environment_variable("AIMEM_COMPILE_PATTERNS").has_value(),
+      .stats = aimem::environment_variable("AIMEM_SCAN_STATS").has_value(),
+      .no_gate = aimem::environment_variable("AIMEM_NO_GATE").has_value(),
+  });
   CLI::App app{"aimem: which memory pool failed, and why (host RAM, cgroup and Kubernetes limits, GPU VRAM, language heaps)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "aimem 0.1.0");

@@ -6,7 +6,7 @@
 #include <array>
 #include <vector>
 
-#include "recognize/recognizer.h"
+#include "evidence/sink.h"
 
 namespace aimem {
 

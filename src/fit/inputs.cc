@@ -15,7 +15,7 @@
 #include "fit/catalog.h"
 #include "fit/gguf.h"
 #include "fit/hf.h"
-#include "recognize/recognizer.h"
+#include "evidence/sink.h"
 #include "sources/live.h"
 #include "sources/readfile.h"
 

@@ -14,8 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/time.h"
 #include "evidence/fact.h"
+#include "evidence/line.h"
+#include "evidence/sink.h"
 
 namespace aimem {
 
@@ -39,27 +40,6 @@ inline constexpr unsigned kShared = 1u << 4;
 struct Pattern {
   const char* expr;
   unsigned flags = kLiteral;
-};
-
-// What every recognizer of one input shares: where the input came from.
-struct SourceContext {
-  std::string name;              // path, "stdin", "/dev/kmsg"
-  uint32_t index = 0;            // order among the inputs
-  int64_t reference_us = 0;      // "now" for prefixes without a year (file mtime or now)
-  std::optional<int64_t> boot_us; // wall-clock boot time, to turn uptime into wall time
-};
-
-struct Line {
-  std::string_view text;      // without the trailing newline
-  uint64_t number = 0;        // 1-based
-  timeutil::LineTime time;    // what the line's prefix says
-  const SourceContext* source = nullptr;
-};
-
-class FactSink {
- public:
-  virtual ~FactSink() = default;
-  virtual void add(Fact fact) = 0;
 };
 
 class Recognizer {
@@ -100,8 +80,5 @@ class RepeatFilter {
   std::string last_key_;
   uint64_t last_line_ = 0;
 };
-
-// A fact of `kind` with the line's provenance and quoted text filled in.
-Fact make_fact(const Line& line, FactKind kind, Family family);
 
 }  // namespace aimem

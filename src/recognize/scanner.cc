@@ -116,6 +116,13 @@ hs_database* compile(const std::vector<std::string>& exprs, const std::vector<un
 
 }  // namespace
 
+namespace {
+ScanSwitches g_switches;
+}  // namespace
+
+void set_scan_switches(const ScanSwitches& switches) { g_switches = switches; }
+const ScanSwitches& scan_switches() { return g_switches; }
+
 // A database compiled at build time (pattern_db_gen) and linked into the
 // aimem binary saves compiling the patterns (~0.2 s) at every start. It is used
 // only when its hash matches the patterns of this build and vectorscan accepts
@@ -157,7 +164,7 @@ PatternSet::PatternSet() {
   }
   hash_ = h;
   expressions_ = exprs;
-  if (&aimem_pattern_db_size != nullptr && aimem_pattern_db && aimem_pattern_db_hash == hash_ && !std::getenv("AIMEM_COMPILE_PATTERNS")) {
+  if (&aimem_pattern_db_size != nullptr && aimem_pattern_db && aimem_pattern_db_hash == hash_ && !g_switches.compile_patterns) {
     hs_database* db = nullptr;
     hs_scratch* probe = nullptr;
     if (hs_deserialize_database(reinterpret_cast<const char*>(aimem_pattern_db), aimem_pattern_db_size, &db) == HS_SUCCESS &&
@@ -211,7 +218,7 @@ LineScanner::LineScanner(const SourceContext& source, FactSink& sink) : source_(
   if (hs_alloc_scratch(set.database(), &scratch_) != HS_SUCCESS) throw std::runtime_error("vectorscan: cannot allocate scratch");
   for (const auto* entry : all_recognizers()) recognizers_.push_back(entry->make());
   buf_.resize(kBlock + kMaxLine);
-  if (std::getenv("AIMEM_SCAN_STATS")) stats_ = std::make_unique<std::vector<uint64_t>>(PatternSet::instance().expressions().size());
+  if (g_switches.stats) stats_ = std::make_unique<std::vector<uint64_t>>(PatternSet::instance().expressions().size());
 }
 
 LineScanner::~LineScanner() {
@@ -388,7 +395,7 @@ void LineScanner::feed(std::string_view bytes) {
 bool LineScanner::feed_fd(int fd, void (*progress)(uint64_t, void*), void* arg) {
   struct stat st{};
   if (buf_len_ == 0 && bytes_ == 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<uint64_t>(st.st_size) >= kLargeInput && !std::getenv("AIMEM_NO_GATE")) {
+      static_cast<uint64_t>(st.st_size) >= kLargeInput && !g_switches.no_gate) {
     off_t pos = ::lseek(fd, 0, SEEK_CUR);
     if (pos == 0 && scan_large(fd, static_cast<uint64_t>(st.st_size), progress, arg)) return true;
   }

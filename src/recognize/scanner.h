@@ -18,6 +18,18 @@ struct hs_scratch;
 
 namespace aimem {
 
+// Switches for people tuning the scanner (README, "Benchmark"). The command
+// line reads them from the environment (AIMEM_COMPILE_PATTERNS,
+// AIMEM_SCAN_STATS, AIMEM_NO_GATE) and sets them before the first scan; the
+// scanner reads no environment itself.
+struct ScanSwitches {
+  bool compile_patterns = false;  // compile the patterns even when the binary carries them compiled
+  bool stats = false;             // print how often each pattern matched, when a scanner ends
+  bool no_gate = false;           // scan large inputs in full, without the gate
+};
+void set_scan_switches(const ScanSwitches& switches);
+const ScanSwitches& scan_switches();
+
 // The compiled patterns of the whole registry (built once per process).
 class PatternSet {
  public:

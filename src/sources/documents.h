@@ -9,7 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "recognize/recognizer.h"
+#include "evidence/line.h"
+#include "evidence/sink.h"
 
 namespace aimem {
 

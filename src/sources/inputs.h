@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "recognize/recognizer.h"
+#include "evidence/sink.h"
 
 namespace aimem {
 

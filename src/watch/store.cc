@@ -12,7 +12,6 @@
 #include "watch/store.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "core/doc_reader.h"
+#include "sources/environment.h"
 #include "watch/sample_json.h"
 
 namespace aimem::watch {
@@ -420,13 +420,9 @@ std::string Store::integrity() const {
 }
 
 std::string default_store_path() {
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  if (xdg && xdg[0] == '/') return std::string(xdg) + "/aimem/aimem.db";  // the spec ignores relative values
-  const char* home = std::getenv("HOME");
-  std::string h = home && home[0] ? home : "";
-  if (h.empty())
-    if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) h = pw->pw_dir;
-  return h + "/.local/state/aimem/aimem.db";
+  auto xdg = environment_variable("XDG_STATE_HOME");
+  if (xdg && !xdg->empty() && (*xdg)[0] == '/') return *xdg + "/aimem/aimem.db";  // the spec ignores relative values
+  return home_directory() + "/.local/state/aimem/aimem.db";
 }
 
 }  // namespace aimem::watch

@@ -9,17 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/trend.h"
 #include "watch/sample.h"
 
 namespace aimem::watch {
 
-enum class Shape {
-  flat,
-  steady_growth,  // never stops: leak_or_accumulation
-  load_step,      // rises with load then plateaus
-  load_peak,      // peak early (model load) then falls to a lower plateau
-  unknown
-};
+// The shapes are the diagnosis's (diagnose/trend.h), which reads them.
+using Shape = UsageShape;
 
 struct TrendFinding {
   std::string pool_id;  // as in pools_of

@@ -1,7 +1,5 @@
-// What a recording adds to a diagnosis: the kernel report says the limit was
-// reached, not what drove usage there; the timeline says whether memory grew
-// without end (leak_or_accumulation) or with a load dimension (concurrency,
-// queue depth, batch size: concurrency_batch; context length: kv_cache_context).
+// A recording's trend findings handed to the diagnosis (diagnose/trend.h
+// decides what they mean for the cause).
 #pragma once
 
 #include <string>

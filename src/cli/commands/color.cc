@@ -4,19 +4,16 @@
 // shell, some CI logs).
 #include <unistd.h>
 
-#include <cstdlib>
-#include <cstring>
-
 #include "cli/commands/commands.h"
+#include "sources/environment.h"
 
 namespace aimem::cli {
 
 bool color_for(int fd) {
   if (!::isatty(fd)) return false;
-  const char* no_color = std::getenv("NO_COLOR");
-  if (no_color && *no_color) return false;
-  const char* term = std::getenv("TERM");
-  return !(term && std::strcmp(term, "dumb") == 0);
+  auto no_color = environment_variable("NO_COLOR");
+  if (no_color && !no_color->empty()) return false;
+  return environment_variable("TERM") != "dumb";
 }
 
 }  // namespace aimem::cli

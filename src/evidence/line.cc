@@ -1,4 +1,4 @@
-#include "recognize/recognizer.h"
+#include "evidence/line.h"
 
 #include "core/text.h"
 

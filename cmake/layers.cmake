@@ -1,0 +1,86 @@
+# The layers of aimem: which area of src/ may include which, and which files
+# may touch the system. CMakeLists.txt builds one library per area and links
+# it along these arrows; cmake/check_layers.cmake (run in every build, and as
+# the `layers` test) reads every #include and every system call under src/
+# against them. docs/ARCHITECTURE.md draws the same picture in words.
+#
+# Changing an arrow here changes the architecture: say why in the commit, and
+# in docs/ARCHITECTURE.md.
+
+# Every folder under src/ is one area (src/cli/commands is part of cli).
+# Listed from the ground up.
+set(AIMEM_AREAS core evidence recognize diagnose sources fit net render watch report probe check cli tools)
+
+# AIMEM_LAYER_<area>: the areas its files may include directly. What those
+# reach may be included too (diagnose -> recognize -> evidence -> core: the
+# diagnosis may include core). An include of the own area is always allowed.
+set(AIMEM_LAYER_core "")                      # units, time, text, errors, cgroup paths, the taxonomy
+set(AIMEM_LAYER_evidence core)                # facts, lines, the sink and store of facts
+set(AIMEM_LAYER_recognize evidence)           # lines -> facts
+set(AIMEM_LAYER_diagnose recognize)           # facts -> incidents, causes, fixes
+set(AIMEM_LAYER_sources evidence)             # the outside world -> facts
+set(AIMEM_LAYER_fit core)                     # bytes and a Hardware value -> plans
+set(AIMEM_LAYER_net core)                     # aimem's own HTTP client and server
+set(AIMEM_LAYER_render diagnose fit)          # results -> text, JSON
+set(AIMEM_LAYER_watch sources diagnose net)   # samples, the recording, the exporter, alerts
+set(AIMEM_LAYER_report render watch)          # a recording -> an HTML report
+set(AIMEM_LAYER_probe sources net watch)      # drives a server; records with watch's sampler and store
+set(AIMEM_LAYER_check sources fit probe)      # deployment files -> findings (uses fit's plans, probe's limits)
+set(AIMEM_LAYER_cli check probe report watch render fit diagnose sources net)  # wires it all
+set(AIMEM_LAYER_tools recognize)              # build-time generator of the pattern database
+
+# Includes that break the arrows above today. Each is DEBT: a file and the
+# area it may still include, with what should change. A new file, or another
+# area for a listed file, still fails. Remove a line when its debt is paid.
+set(AIMEM_LAYER_DEBT
+  # fit should receive a Hardware value and bytes; these read the system (issue 15).
+  "src/fit/inputs.cc -> evidence: resolve_hardware collects facts into a FactSink only to turn them back into Hardware"
+  "src/fit/inputs.cc -> sources: resolve_hardware and own_cgroup_room probe NVML, /proc and cgroups through sources"
+  "src/fit/hf_config.cc -> sources: reads config.json and walks model folders through sources/readfile.h"
+  "src/fit/against.cc -> sources: reads engine logs through sources/readfile.h"
+  # sources should hand lines to whoever wires the pipeline (cli), not run the scanner.
+  "src/sources/inputs.cc -> recognize: feeds the inputs it reads to the scanner"
+  "src/sources/journal.cc -> recognize: feeds journal records to the scanner"
+  "src/sources/kmsg.cc -> recognize: feeds /dev/kmsg records to the scanner"
+  # Output belongs to render/; watch renders the diagnoses of the events it sees.
+  "src/watch/watcher.cc -> render: renders a diagnosis to JSON for the recording"
+  "src/watch/runner.cc -> render: prints the diagnosis when `aimem run` ends"
+)
+
+# System calls: only src/sources/ opens files, lists folders, maps files,
+# reads the environment or loads libraries. The check reads every line outside
+# src/sources/ (comments left out) for these calls:
+#   open     open()/openat() with O_ flags on the same line
+#   fopen    fopen()
+#   stream   std::ifstream / std::fstream
+#   listdir  opendir(), fdopendir(), std::filesystem::(recursive_)directory_iterator
+#   mmap     mmap()
+#   getenv   getenv(), secure_getenv()
+#   dlopen   dlopen()
+# AIMEM_SYSTEM_CALLS_ALLOWED: "FILE CALL: why" for each file outside
+# src/sources/ that still makes such a call. Entries marked DEBT read the
+# system and should receive data from sources/ instead; entries marked OUTPUT
+# write what the program produces (not reading the system). A new file, or a
+# new kind of call in a listed file, fails the build.
+set(AIMEM_SYSTEM_CALLS_ALLOWED
+  "src/check/check.cc listdir: DEBT walks the folders it checks"
+  "src/check/check.cc stream: DEBT reads the deployment files it checks"
+  "src/fit/gguf.cc open: DEBT opens the GGUF file it reads (the parser itself takes bytes)"
+  "src/fit/safetensors.cc open: DEBT opens the safetensors files it reads (the parser itself takes bytes)"
+  "src/fit/hf_config.cc listdir: DEBT walks a model folder"
+  "src/fit/inputs.cc listdir: DEBT lists model folders and cgroup files"
+  "src/fit/inputs.cc stream: DEBT reads cgroup and /proc files for own_cgroup_room"
+  "src/fit/gguf_writer.cc fopen: OUTPUT writes a GGUF file"
+  "src/probe/listener.cc listdir: DEBT lists /proc and /proc/PID/fd to find the server's process"
+  "src/recognize/scanner.cc mmap: DEBT maps a large input itself (scan_large)"
+  "src/watch/alert_sink.cc open: OUTPUT appends alerts to the log file the user names"
+  "src/watch/cgroup_ctl.cc open: DEBT reads and writes cgroup files (cgroup.procs, cgroup.kill, memory limits)"
+  "src/watch/cgroup_ctl.cc listdir: DEBT lists cgroup folders"
+  "src/watch/kmsg_follow.cc open: DEBT follows /dev/kmsg itself (a second kmsg reader beside sources/kmsg.cc)"
+  "src/watch/oom_notify.cc open: DEBT opens cgroup event files to be told of OOM kills"
+  "src/watch/sampler.cc open: DEBT reads /proc and cgroup files itself"
+  "src/watch/sampler.cc listdir: DEBT lists /proc and cgroup folders itself"
+  "src/watch/store.cc open: OUTPUT creates and checks the SQLite recording"
+  "src/watch/task_runs.cc dlopen: DEBT loads libbpf for the BPF task iterator"
+  "src/tools/pattern_db_gen.cc fopen: OUTPUT the build-time generator writes pattern_db.cc"
+)
