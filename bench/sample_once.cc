@@ -20,7 +20,7 @@
 #include <cstring>
 #include <vector>
 
-#include "watch/sampler.h"
+#include "sources/sampler.h"
 
 namespace {
 double cpu_us() {

@@ -74,13 +74,6 @@ set(AIMEM_SYSTEM_CALLS_ALLOWED
   "src/probe/listener.cc listdir: DEBT lists /proc and /proc/PID/fd to find the server's process"
   "src/recognize/scanner.cc mmap: DEBT maps a large input itself (scan_large)"
   "src/watch/alert_sink.cc open: OUTPUT appends alerts to the log file the user names"
-  "src/watch/cgroup_ctl.cc open: DEBT reads and writes cgroup files (cgroup.procs, cgroup.kill, memory limits)"
-  "src/watch/cgroup_ctl.cc listdir: DEBT lists cgroup folders"
-  "src/watch/kmsg_follow.cc open: DEBT follows /dev/kmsg itself (a second kmsg reader beside sources/kmsg.cc)"
-  "src/watch/oom_notify.cc open: DEBT opens cgroup event files to be told of OOM kills"
-  "src/watch/sampler.cc open: DEBT reads /proc and cgroup files itself"
-  "src/watch/sampler.cc listdir: DEBT lists /proc and cgroup folders itself"
   "src/watch/store.cc open: OUTPUT creates and checks the SQLite recording"
-  "src/watch/task_runs.cc dlopen: DEBT loads libbpf for the BPF task iterator"
   "src/tools/pattern_db_gen.cc fopen: OUTPUT the build-time generator writes pattern_db.cc"
 )

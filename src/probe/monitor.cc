@@ -11,7 +11,7 @@
 #include "core/time.h"
 #include "sources/live.h"
 #include "sources/readfile.h"
-#include "watch/sampler.h"
+#include "sources/sampler.h"
 #include "watch/scrape.h"
 #include "watch/store.h"
 #include "watch/watcher.h"

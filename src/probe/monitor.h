@@ -15,7 +15,7 @@
 
 #include "watch/kmsg_follow.h"
 #include "watch/scrape.h"
-#include "watch/sample.h"
+#include "sources/sample.h"
 #include "watch/trend.h"
 
 namespace aimem::watch {

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/kmsg_record.h"
 #include "core/text.h"
 #include "recognize/gate.h"
 
@@ -344,19 +345,10 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mas
       known_time = &time;
     }
   } else if (!known_time && !t.empty() && t[0] >= '0' && t[0] <= '9') {
-    std::string_view rest;
-    auto prio = text::parse_u64(t, &rest);
-    if (prio && rest.size() > 4 && rest[0] == ',') {
-      auto seq = text::parse_u64(rest.substr(1), &rest);
-      if (seq && rest.size() > 2 && rest[0] == ',') {
-        auto usec = text::parse_u64(rest.substr(1), &rest);
-        size_t semi = rest.find(';');
-        if (usec && !rest.empty() && rest[0] == ',' && semi != std::string_view::npos && semi < 16) {
-          time.uptime_s = static_cast<double>(*usec) / 1e6;
-          line = rest.substr(semi + 1);
-          known_time = &time;
-        }
-      }
+    if (auto rec = parse_kmsg_record(t)) {
+      time.uptime_s = static_cast<double>(rec->uptime_us) / 1e6;
+      line = rec->text;
+      known_time = &time;
     }
   }
   if (!known_time) time = timeutil::parse_line_time(line, source_.reference_us);

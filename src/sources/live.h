@@ -59,14 +59,6 @@ CgroupScan scan_cgroups(const std::string& root, const std::string& only_subtree
 
 std::optional<int64_t> boot_time_us(const std::string& root);
 
-// One /dev/kmsg record, "<prio>,<seq>,<usec since boot>,<flags>;<text>[\n KEY=VALUE...]":
-// the monotonic time and the message without its dictionary lines.
-struct KmsgRecord {
-  std::optional<int64_t> uptime_us;
-  std::string_view text;
-};
-std::optional<KmsgRecord> parse_kmsg_record(std::string_view raw);
-
 // A process's memory cgroup from /proc/PID/cgroup: the v1 line whose
 // controllers include memory ("N:...memory...:/path"), else the v2 line
 // ("0::/path"); "" when neither is there.

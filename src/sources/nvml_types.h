@@ -1,9 +1,11 @@
-// The few NVML types aimem uses, declared here (as nvtop does) so that there
-// is no build dependency on nvml.h; shared by the one-shot scan of `aimem
-// diagnose` (sources/nvml.cc) and the sampler's session (watch/gpu.cc).
+// The NVML binding: the few NVML types aimem uses, declared here (as nvtop
+// does) so that there is no build dependency on nvml.h, the loading of the
+// library and the reading of every device (nvml_api.cc). Used by the one-shot
+// scan of `aimem diagnose` (nvml.cc) and the sampler's session (gpu.cc).
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace aimem::nvml {
 
@@ -46,5 +48,30 @@ struct Api {
 // when AIMEM_NVML_LIBRARY named one, and stays empty when NVML is simply
 // absent (normal on hosts without an NVIDIA driver).
 bool open_api(Api& api, std::string* problem);
+
+inline constexpr nvmlReturn_t kSuccess = 0, kNotSupported = 3, kInsufficientSize = 7, kFunctionNotFound = 13;
+inline constexpr unsigned long long kNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+
+struct DeviceReading {
+  unsigned index = 0;
+  std::string name, uuid;
+  nvmlReturn_t memory_result = kSuccess;  // of nvmlDeviceGetMemoryInfo
+  nvmlMemory_t memory{};
+};
+struct ProcessReading {
+  unsigned gpu = 0;
+  unsigned pid = 0;
+  unsigned long long used = 0;  // kNotAvailable under MIG and WDDM
+};
+struct Reading {
+  unsigned count = 0;  // devices the driver reports (at most 64 are read)
+  std::vector<DeviceReading> devices;  // those whose handle could be had
+  std::vector<ProcessReading> processes;
+};
+// Every device of an initialised API, with its compute processes. The
+// process-list functions are tried newest first (_v3, _v2, v1, their struct
+// layouts differ across drivers: nvitop#75); `procs_version` (start at 3)
+// remembers the newest that the driver has, across calls.
+Reading read_devices(const Api& api, int& procs_version);
 
 }  // namespace aimem::nvml

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "watch/sample.h"
+#include "sources/sample.h"
 
 namespace aimem::watch {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "watch/sample.h"
+#include "sources/sample.h"
 
 namespace aimem::watch {
 

@@ -1,23 +1,13 @@
-// See kmsg_follow.h. /dev/kmsg yields one record per read(), framed as
-// "<prio>,<seq>,<usec since boot>,<flags>;<text>"; lseek(SEEK_END) skips to
-// the newest record; EPIPE means records were overwritten before we read them.
-// The usec field is CLOCK_MONOTONIC, so wall time = now_real - now_mono + usec.
+// See kmsg_follow.h. The records come from sources/kmsg_reader.h; their usec
+// field is CLOCK_MONOTONIC, so wall time = now_real - now_mono + usec.
 #include "watch/kmsg_follow.h"
 
-#include <poll.h>
-#include <sys/stat.h>
-
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <fmt/format.h>
 
+#include "core/kmsg_record.h"
 #include "core/text.h"
 #include "core/time.h"
-#include "sources/live.h"
 
 namespace aimem::watch {
 namespace {
@@ -42,22 +32,12 @@ bool parse_oom_summary(std::string_view line, KernelOomReport& r) {
   return true;
 }
 
-KmsgFollower::~KmsgFollower() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 bool KmsgFollower::open(const std::string& root, bool from_start, std::string* error) {
-  std::string path = root == "/" || root.empty() ? "/dev/kmsg" : root + "/dev/kmsg";
-  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd_ < 0) {
-    *error = fmt::format("cannot follow the kernel log {}: {}", path, std::strerror(errno));
+  if (!reader_.open(root, from_start)) {
+    *error = fmt::format("cannot follow the kernel log {}: {}", reader_.path(), std::strerror(reader_.error_number()));
     return false;
   }
-  struct stat st{};
-  ::fstat(fd_, &st);
-  regular_ = S_ISREG(st.st_mode);
   boot_us_ = timeutil::monotonic_epoch_us();
-  if (!regular_ && !from_start) ::lseek(fd_, 0, SEEK_END);
   return true;
 }
 
@@ -90,47 +70,11 @@ std::optional<KernelOomReport> KmsgFollower::feed(std::string_view text, int64_t
 
 std::vector<KernelOomReport> KmsgFollower::poll(int timeout_ms) {
   std::vector<KernelOomReport> out;
-  if (fd_ < 0) return out;
-  auto handle = [&](std::string_view raw) {
+  reader_.poll(timeout_ms, [&](std::string_view raw) {
     auto rec = parse_kmsg_record(raw);
-    if (!rec || !rec->uptime_us) return;
-    if (auto r = feed(rec->text, boot_us_ + *rec->uptime_us)) out.push_back(std::move(*r));
-  };
-  if (regular_) {
-    // A growing capture: read what is new, then wait the timeout (no inotify:
-    // files are a test and replay path, not the live one).
-    char buf[65536];
-    bool any = false;
-    for (int i = 0; i < 1024; ++i) {
-      ssize_t n = ::read(fd_, buf, sizeof buf);
-      if (n <= 0) break;
-      any = true;
-      partial_.append(buf, static_cast<size_t>(n));
-      size_t start = 0, nl;
-      while ((nl = partial_.find('\n', start)) != std::string::npos) {
-        std::string_view line(partial_.data() + start, nl - start);
-        if (!line.empty() && line[0] != ' ') handle(line);
-        start = nl + 1;
-      }
-      partial_.erase(0, start);
-      if (partial_.size() > (1 << 20)) partial_.clear();
-    }
-    if (!any && timeout_ms > 0) ::usleep(static_cast<useconds_t>(timeout_ms) * 1000);
-    return out;
-  }
-  pollfd p{fd_, POLLIN, 0};
-  int rc = ::poll(&p, 1, timeout_ms);
-  if (rc <= 0) return out;
-  std::string buf(16384, '\0');
-  for (int i = 0; i < 100000; ++i) {
-    ssize_t n = ::read(fd_, buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR || errno == EPIPE) continue;
-      break;  // EAGAIN: all ready records read
-    }
-    if (n == 0) break;
-    handle(std::string_view(buf.data(), static_cast<size_t>(n)));
-  }
+    if (!rec) return;
+    if (auto r = feed(rec->text, boot_us_ + rec->uptime_us)) out.push_back(std::move(*r));
+  }, kMaxRecordsPerPoll);
   return out;
 }
 

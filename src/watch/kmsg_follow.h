@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sources/kmsg_reader.h"
+
 namespace aimem::watch {
 
 struct KernelOomReport {
@@ -23,8 +25,8 @@ struct KernelOomReport {
 class KmsgFollower {
  public:
   static constexpr size_t kMaxReportLines = 400;
+  static constexpr uint64_t kMaxRecordsPerPoll = 100000;
 
-  ~KmsgFollower();
   // Opens ROOT/dev/kmsg; positioned after the newest record unless from_start.
   // A regular file (a capture in kmsg framing) is read from its start and then
   // followed as it grows, as `tail -f` does.
@@ -37,11 +39,9 @@ class KmsgFollower {
   uint64_t records() const { return records_; }
 
  private:
-  int fd_ = -1;
-  bool regular_ = false;
+  KmsgReader reader_;
   int64_t boot_us_ = 0;
   uint64_t records_ = 0;
-  std::string partial_;  // regular files: an unterminated last line
   bool in_report_ = false;
   KernelOomReport current_;
 };

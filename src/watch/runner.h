@@ -13,7 +13,7 @@
 
 #include "diagnose/diagnosis.h"
 #include "watch/alerts.h"
-#include "watch/sample.h"
+#include "sources/sample.h"
 #include "watch/trend.h"
 
 namespace aimem::watch {

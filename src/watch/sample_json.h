@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "watch/sample.h"
+#include "sources/sample.h"
 
 namespace aimem::watch {
 

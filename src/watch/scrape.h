@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "watch/sample.h"
+#include "sources/sample.h"
 
 namespace aimem::watch {
 

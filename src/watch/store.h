@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "watch/sample.h"
+#include "sources/sample.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

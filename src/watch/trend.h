@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "diagnose/trend.h"
-#include "watch/sample.h"
+#include "sources/sample.h"
 
 namespace aimem::watch {
 

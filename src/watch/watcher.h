@@ -13,7 +13,7 @@
 
 #include "watch/alerts.h"
 #include "watch/kmsg_follow.h"
-#include "watch/sample.h"
+#include "sources/sample.h"
 #include "watch/store.h"
 #include "watch/trend.h"
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
-#include "watch/cgroup_ctl.h"
+#include "sources/cgroup_ctl.h"
 
 namespace aimem {
 namespace {
@@ -20,9 +20,9 @@ namespace {
 using nlohmann::json;
 
 bool cgroups_writable() {
-  auto h = watch::find_memory_hierarchy("/");
+  auto h = find_memory_hierarchy("/");
   if (h.version == 0) return false;
-  std::string own = watch::own_memory_cgroup("/");
+  std::string own = own_memory_cgroup("/");
   return access((h.mount + (own == "/" ? "" : own)).c_str(), W_OK) == 0;
 }
 

@@ -1,5 +1,5 @@
 /* A stand-in for libnvidia-ml.so with scripted values, so tests exercise the
- * real dlopen/dlsym path of src/sources/nvml.cc and src/watch/gpu.cc without a GPU.
+ * real dlopen/dlsym path of src/sources/nvml.cc and src/sources/gpu.cc without a GPU.
  *   AIMEM_FAKE_NVML_DEVICES="NAME:TOTAL_MIB:USED_MIB:NPROCS;NAME:..."
  *                                 TOTAL_MIB "NS": the memory call is NOT_SUPPORTED (3)
  *                                 (unified memory, like total 0); NPROCS synthetic

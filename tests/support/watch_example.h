@@ -5,7 +5,7 @@
 #pragma once
 
 #include "watch/exporter.h"
-#include "watch/sample.h"
+#include "sources/sample.h"
 
 namespace aimem::watch {
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "support/test_support.h"
-#include "watch/cgroup_ctl.h"
+#include "sources/cgroup_ctl.h"
 
 namespace aimem {
 namespace {
@@ -34,10 +34,10 @@ std::string v2_tree(const std::string& tag, bool own_delegates, bool root_delega
 
 TEST(RunCgroupPlacement, FindsTheV2HierarchyAndOwnCgroup) {
   std::string root = v2_tree("cg-v2-find", false, true);
-  auto h = watch::find_memory_hierarchy(root);
+  auto h = find_memory_hierarchy(root);
   EXPECT_EQ(h.version, 2);
   EXPECT_EQ(h.mount, root + "/sys/fs/cgroup");
-  EXPECT_EQ(watch::own_memory_cgroup(root), "/user.slice/session-1.scope");
+  EXPECT_EQ(own_memory_cgroup(root), "/user.slice/session-1.scope");
 }
 
 TEST(RunCgroupPlacement, V2UnderOwnCgroupWhenItDelegatesMemory) {
@@ -88,7 +88,7 @@ TEST(RunCgroupPlacement, NoMemoryControllerIsSaid) {
   std::string err;
   EXPECT_FALSE(watch::RunCgroup::create(root, "x", std::nullopt, &err));
   EXPECT_NE(err.find("no memory cgroup controller"), std::string::npos) << err;
-  EXPECT_EQ(watch::find_memory_hierarchy(root).version, 0);
+  EXPECT_EQ(find_memory_hierarchy(root).version, 0);
 }
 
 TEST(RunCgroupPlacement, V1FromTheMountTable) {
@@ -99,10 +99,10 @@ TEST(RunCgroupPlacement, V1FromTheMountTable) {
                    "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,nosuid,nodev,noexec,relatime,cpu,cpuacct 0 0\n"
                    "cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,nodev,noexec,relatime,memory 0 0\n");
   test::write_file(root + "/proc/self/cgroup", "12:pids:/docker/ab12\n9:memory:/docker/ab12\n1:name=systemd:/docker/ab12\n");
-  auto h = watch::find_memory_hierarchy(root);
+  auto h = find_memory_hierarchy(root);
   EXPECT_EQ(h.version, 1);
   EXPECT_EQ(h.mount, root + "/sys/fs/cgroup/memory");
-  EXPECT_EQ(watch::own_memory_cgroup(root), "/docker/ab12");
+  EXPECT_EQ(own_memory_cgroup(root), "/docker/ab12");
   std::string err;
   auto cg = watch::RunCgroup::create(root, "aimem-run-5", std::nullopt, &err);
   ASSERT_TRUE(cg) << err;

@@ -11,8 +11,8 @@
 #include <fstream>
 
 #include "support/test_support.h"
-#include "watch/cgroup_ctl.h"
-#include "watch/oom_notify.h"
+#include "sources/cgroup_ctl.h"
+#include "sources/oom_notify.h"
 
 namespace aimem {
 namespace {
@@ -37,7 +37,7 @@ TEST(OomNotifier, V2MemoryEventsChangeWakesIt) {
 }
 
 TEST(OomNotifier, V1EventfdFiresOnARealOom) {
-  auto h = watch::find_memory_hierarchy("/");
+  auto h = find_memory_hierarchy("/");
   if (h.version != 1) GTEST_SKIP() << "needs a cgroup v1 memory hierarchy";
   std::string err;
   auto cg = watch::RunCgroup::create("/", "aimem-test-notify-" + std::to_string(getpid()), 32ull << 20, &err);

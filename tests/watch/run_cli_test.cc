@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "support/test_support.h"
-#include "watch/cgroup_ctl.h"
+#include "sources/cgroup_ctl.h"
 #include "watch/store.h"
 
 namespace aimem {
@@ -27,9 +27,9 @@ namespace {
 using nlohmann::json;
 
 bool cgroups_writable() {
-  auto h = watch::find_memory_hierarchy("/");
+  auto h = find_memory_hierarchy("/");
   if (h.version == 0) return false;
-  std::string own = watch::own_memory_cgroup("/");
+  std::string own = own_memory_cgroup("/");
   return access((h.mount + (own == "/" ? "" : own)).c_str(), W_OK) == 0;
 }
 
@@ -89,7 +89,7 @@ TEST(RunCli, RealOomKillIsPassedThroughDiagnosedAndRecorded) {
   EXPECT_EQ(j["cgroup"]["limit_bytes"], 48ull << 20);
   EXPECT_GE(j["cgroup"]["oom_kills"].get<uint64_t>(), 1u);
   // The cgroup is gone.
-  auto h = watch::find_memory_hierarchy("/");
+  auto h = find_memory_hierarchy("/");
   struct stat st{};
   EXPECT_NE(stat((h.mount + cgroup).c_str(), &st), 0);
 

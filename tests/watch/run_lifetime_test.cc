@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "support/test_support.h"
-#include "watch/cgroup_ctl.h"
+#include "sources/cgroup_ctl.h"
 
 namespace aimem {
 namespace {
@@ -34,13 +34,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string run_parent_dir() {
-  auto h = watch::find_memory_hierarchy("/");
-  std::string own = watch::own_memory_cgroup("/");
+  auto h = find_memory_hierarchy("/");
+  std::string own = own_memory_cgroup("/");
   return h.mount + (own == "/" ? "" : own);
 }
 
 bool cgroups_writable() {
-  auto h = watch::find_memory_hierarchy("/");
+  auto h = find_memory_hierarchy("/");
   return h.version == 1 && access(run_parent_dir().c_str(), W_OK) == 0;
 }
 

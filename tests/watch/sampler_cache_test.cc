@@ -1,4 +1,4 @@
-// The sampler's per-process cache and its shortcuts (src/watch/sampler.cc, top
+// The sampler's per-process cache and its shortcuts (src/sources/sampler.cc, top
 // of file): a reused pid is a new process, an exec is caught by its new name,
 // a command line changed without one by the periodic identity refresh, gone
 // processes leave the cache, and a process that did not run (schedstat) is not
@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
-#include "watch/sampler.h"
-#include "watch/task_runs.h"
+#include "sources/sampler.h"
+#include "sources/task_runs.h"
 
 namespace aimem::watch {
 namespace {
@@ -363,7 +363,7 @@ TEST(SamplerLive, SleeperThatWakesAndAllocatesIsSeen) {
   sleeper_that_wakes_and_allocates_is_seen(o);
 }
 
-// The same with runs told by the BPF task iterator (src/watch/task_runs.h):
+// The same with runs told by the BPF task iterator (src/sources/task_runs.h):
 // a sample of the whole host, as aimem watch takes by default. It needs root
 // and a build with clang and libbpf-dev (CI has both); elsewhere it is skipped
 // with the reason.

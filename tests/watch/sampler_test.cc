@@ -19,7 +19,7 @@
 
 #include "sources/readfile.h"
 #include "support/test_support.h"
-#include "watch/sampler.h"
+#include "sources/sampler.h"
 
 namespace aimem::watch {
 namespace {

@@ -1,4 +1,4 @@
-// The BPF task iterator (src/watch/task_runs.h), on this machine's kernel:
+// The BPF task iterator (src/sources/task_runs.h), on this machine's kernel:
 // every task is listed with its thread group, kernel threads are marked, a
 // thread that runs has its run time move while a sleeping process's stays,
 // and a process's start time identifies it across reads. Needs root and a
@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
-#include "watch/sampler.h"
-#include "watch/task_runs.h"
+#include "sources/sampler.h"
+#include "sources/task_runs.h"
 
 namespace aimem::watch {
 namespace {

@@ -25,7 +25,7 @@
 
 #include "support/prometheus_harness.h"
 #include "support/test_support.h"
-#include "watch/cgroup_ctl.h"
+#include "sources/cgroup_ctl.h"
 #include "watch/store.h"
 
 namespace aimem {
@@ -73,9 +73,9 @@ bool wait_healthy(int port, int seconds) {
 }
 
 bool cgroups_writable() {
-  auto h = watch::find_memory_hierarchy("/");
+  auto h = find_memory_hierarchy("/");
   if (h.version != 1) return false;  // the test writes v1 files
-  std::string own = watch::own_memory_cgroup("/");
+  std::string own = own_memory_cgroup("/");
   return access((h.mount + (own == "/" ? "" : own)).c_str(), W_OK) == 0;
 }
 

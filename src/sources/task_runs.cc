@@ -1,5 +1,5 @@
 // See task_runs.h.
-#include "watch/task_runs.h"
+#include "sources/task_runs.h"
 
 #include <dlfcn.h>
 #include <poll.h>

@@ -1,6 +1,6 @@
 // A BPF task iterator (Linux 5.8+): one record per task on the host, read by
 // the watch sampler in one pass instead of a proc/PID/schedstat read per
-// process (see src/watch/task_runs.h). Built with clang -target bpf; loaded
+// process (see src/sources/task_runs.h). Built with clang -target bpf; loaded
 // with libbpf, which relocates the fields below against the running kernel's
 // BTF (CO-RE). Only the fields read are declared: preserve_access_index
 // matches them by name, so no vmlinux.h is generated at build time.

@@ -1,19 +1,13 @@
-// A persistent NVML session for the watch sampler. NVML is dlopen'ed
-// (AIMEM_NVML_LIBRARY overrides the path; absent NVML is normal) and every call
-// runs on one worker thread that owns the session: nvmlInit has 5 s, each later
-// reading 2 s. A driver that misses a deadline is given up on (the thread is
-// left behind, the library never unloaded) so a wedged GPU never stalls a
-// sample. Unlike sources/nvml.cc (one scan, then shutdown) the session stays
-// open: nvmlInit costs tens of milliseconds on real drivers.
-//
-// Per-process lists: nvmlDeviceGetComputeRunningProcesses_v3 / _v2 fill
-// nvmlProcessInfo_v2_t {pid, usedGpuMemory, gpuInstanceId, computeInstanceId};
-// the unversioned v1 fills {pid, usedGpuMemory}. The newest that the driver
-// answers is remembered. NVML_ERROR_INSUFFICIENT_SIZE returns the count
-// needed; the list can grow between calls, so at most 3 tries, 4096 entries.
-// A device whose memory call is NOT_SUPPORTED or reports total 0 has unified
-// memory (GH200, Jetson): its allocations are host RAM.
-#include "watch/gpu.h"
+// A persistent NVML session for the watch sampler. NVML is loaded and read
+// through the binding (nvml_types.h; AIMEM_NVML_LIBRARY overrides the path;
+// absent NVML is normal) and every call runs on one worker thread that owns
+// the session: nvmlInit has 5 s, each later reading 2 s. A driver that misses
+// a deadline is given up on (the thread is left behind, the library never
+// unloaded) so a wedged GPU never stalls a sample. Unlike nvml.cc (one scan,
+// then shutdown) the session stays open: nvmlInit costs tens of milliseconds
+// on real drivers. A device whose memory call is NOT_SUPPORTED or reports
+// total 0 has unified memory (GH200, Jetson): its allocations are host RAM.
+#include "sources/gpu.h"
 
 #include <dlfcn.h>
 
@@ -30,75 +24,32 @@ namespace aimem::watch {
 namespace {
 
 using namespace nvml;
-constexpr nvmlReturn_t kSuccess = 0, kNotSupported = 3, kInsufficientSize = 7, kFunctionNotFound = 13;
-constexpr unsigned long long kNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
-constexpr unsigned kMaxDevices = 64, kMaxProcs = 4096;
 constexpr auto kInitDeadline = std::chrono::seconds(5), kReadDeadline = std::chrono::seconds(2);
 
 struct Api : nvml::Api {
   int procs_version = 3;  // newest process-list version still worth trying
 };
 
-// Calls a process-list function with the bounded INSUFFICIENT_SIZE retry.
-template <typename P, typename Fn>
-nvmlReturn_t list(Fn fn, nvmlDevice_t dev, std::vector<std::pair<unsigned, unsigned long long>>& out) {
-  std::vector<P> buf(32);
-  nvmlReturn_t r = kInsufficientSize;
-  for (int attempt = 0; attempt < 3 && r == kInsufficientSize; ++attempt) {
-    unsigned cnt = static_cast<unsigned>(buf.size());
-    r = fn(dev, &cnt, buf.data());
-    if (r == kSuccess) {
-      for (unsigned k = 0; k < cnt && k < buf.size(); ++k) out.emplace_back(buf[k].pid, buf[k].usedGpuMemory);
-    } else if (r == kInsufficientSize) {
-      if (cnt > kMaxProcs) return r;
-      buf.resize(std::max<size_t>(cnt + 8, buf.size()));  // + 8: the list may grow before the next call
-    }
-  }
-  return r;
-}
-
 GpuReading read_all(Api& api) {
+  Reading r = read_devices(api, api.procs_version);
   GpuReading out;
-  unsigned n = 0;
-  if (api.count(&n) != kSuccess) return out;
-  for (unsigned i = 0; i < n && i < kMaxDevices; ++i) {
-    nvmlDevice_t dev = nullptr;
-    if (api.by_index(i, &dev) != kSuccess) continue;
-    GpuSample g;
-    g.index = i;
-    char buf[96] = {0};
-    if (api.name && api.name(dev, buf, sizeof buf - 1) == kSuccess) g.name = buf;
-    char ubuf[96] = {0};
-    if (api.uuid && api.uuid(dev, ubuf, sizeof ubuf - 1) == kSuccess) g.uuid = ubuf;
-    nvmlMemory_t mem{};
-    nvmlReturn_t mr = api.memory(dev, &mem);
-    if (mr == kSuccess && mem.total > 0) {
-      g.total = mem.total;
-      g.used = mem.used;
-    } else if (mr == kSuccess || mr == kNotSupported) {
+  for (DeviceReading& d : r.devices) {
+    GpuSample& g = out.gpus.emplace_back();
+    g.index = d.index;
+    g.name = std::move(d.name);
+    g.uuid = std::move(d.uuid);
+    if (d.memory_result == kSuccess && d.memory.total > 0) {
+      g.total = d.memory.total;
+      g.used = d.memory.used;
+    } else if (d.memory_result == kSuccess || d.memory_result == kNotSupported) {
       g.unified = true;
     }
-    out.gpus.push_back(std::move(g));
-
-    std::vector<std::pair<unsigned, unsigned long long>> procs;
-    // Newest first; a version the driver lacks is not tried again.
-    nvmlReturn_t r = kFunctionNotFound;
-    if (api.procs_version == 3) {
-      if (api.procs_v3) r = list<ProcV2>(api.procs_v3, dev, procs);
-      if (r == kFunctionNotFound) api.procs_version = 2;
-    }
-    if (api.procs_version == 2) {
-      if (api.procs_v2) r = list<ProcV2>(api.procs_v2, dev, procs);
-      if (r == kFunctionNotFound) api.procs_version = 1;
-    }
-    if (api.procs_version == 1 && api.procs_v1) list<ProcV1>(api.procs_v1, dev, procs);
-    for (auto [pid, used] : procs) {
-      GpuProcessSample p;
-      p.gpu = i;
-      p.pid = static_cast<int>(pid);
-      p.used = used == kNotAvailable ? 0 : used;  // N/A under MIG and WDDM: listed, no size
-      out.processes.push_back(std::move(p));
-    }
+  }
+  for (const ProcessReading& p : r.processes) {
+    GpuProcessSample& gp = out.processes.emplace_back();
+    gp.gpu = p.gpu;
+    gp.pid = static_cast<int>(p.pid);
+    gp.used = p.used == kNotAvailable ? 0 : p.used;  // N/A under MIG and WDDM: listed, no size
   }
   return out;
 }

@@ -13,16 +13,9 @@
 #include <string>
 #include <vector>
 
-namespace aimem::watch {
+#include "sources/cgroup_memory.h"
 
-struct MemoryHierarchy {
-  int version = 0;    // 1, 2, or 0: no memory controller mounted
-  std::string mount;  // absolute directory of the hierarchy's root
-};
-// Where the memory controller is mounted, from ROOT/proc/self/mounts.
-MemoryHierarchy find_memory_hierarchy(const std::string& root = "/");
-// This process's memory cgroup, relative to the hierarchy ("/" for the root).
-std::string own_memory_cgroup(const std::string& root);
+namespace aimem::watch {
 
 class RunCgroup {
  public:

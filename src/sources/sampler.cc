@@ -1,13 +1,8 @@
 // The watch sampler (see sampler.h). What it reads, all under options.root:
 //   host:    proc/meminfo (kB), proc/pressure/memory ("some avg10=.. total=US"),
 //            proc/vmstat oom_kill
-//   cgroups: the memory hierarchy found in proc/self/mounts. v2: memory.current,
-//            .max ("max" = none), .peak, .swap.current, .stat (anon file kernel
-//            shmem), .events (high max oom oom_kill), .pressure. v1:
-//            memory.usage_in_bytes, .limit_in_bytes (>= 2^62 = none),
-//            .max_usage_in_bytes, .memsw.usage_in_bytes (swap = memsw - usage),
-//            .kmem.usage_in_bytes, .stat (total_rss total_cache total_shmem),
-//            .oom_control (under_oom, oom_kill), .failcnt
+//   cgroups: the memory hierarchy and every file of each cgroup in it through
+//            cgroup_memory.h (CgroupFields::all), which says what they hold
 //   processes: proc/PID/schedstat ("RUN_NS WAIT_NS TIMESLICES": the thread
 //            group leader's) every sample; statm when that moved (or the
 //            process has other threads, or see below); stat, status, cmdline
@@ -73,7 +68,7 @@
 // A scoped sample (one service's tree or cgroup on a host with 1,000 other
 // processes) reads only the scope: listing proc/ and reading the statm of every
 // process just to filter them cost 1.5% of a core at 10 Hz.
-#include "watch/sampler.h"
+#include "sources/sampler.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -91,9 +86,10 @@
 #include "core/text.h"
 #include "core/time.h"
 #include "core/cgroup_path.h"
+#include "sources/cgroup_memory.h"
 #include "sources/readfile.h"
-#include "watch/gpu.h"
-#include "watch/task_runs.h"
+#include "sources/gpu.h"
+#include "sources/task_runs.h"
 
 namespace aimem::watch {
 namespace {
@@ -101,7 +97,6 @@ namespace {
 constexpr size_t kMaxCgroups = 20000;
 constexpr int kMaxDepth = 32;
 constexpr size_t kMaxTreeDepth = 128;  // generations below root_pid
-constexpr uint64_t kV1Unlimited = 1ULL << 62;
 constexpr uint64_t kStatmRefresh = 20;      // samples: 2 s at 10 Hz
 constexpr uint64_t kIdentityRefresh = 300;  // samples: 30 s at 10 Hz
 constexpr uint64_t kMaxProbes = 256;        // pids looked up one by one rather than listing proc/
@@ -130,7 +125,6 @@ void for_each_kv(std::string_view content, F&& f) {
 }
 
 std::optional<uint64_t> u64(std::string_view s) { return text::parse_u64(text::trim(s)); }
-std::optional<uint64_t> num(const std::optional<std::string>& s) { return s ? u64(*s) : std::nullopt; }
 std::optional<uint64_t> kib(std::string_view s) {
   auto v = u64(s);
   return v && *v <= UINT64_MAX / 1024 ? std::optional<uint64_t>(*v * 1024) : std::nullopt;
@@ -390,39 +384,11 @@ std::optional<std::string> Sampler::read_file(const std::string& path) {
 }
 
 void Sampler::find_hierarchy() {
-  auto has_memory = [](const std::string& controllers_file) {
-    auto c = read_small_file(controllers_file);
-    if (!c) return false;
-    for (auto w : text::split(text::trim(*c), ' '))
-      if (w == "memory") return true;
-    return false;
-  };
-  if (auto mounts = read_small_file(join(opt_.root, "/proc/self/mounts"))) {
-    for (auto line : text::split(*mounts, '\n')) {
-      auto f = text::split(line, ' ');
-      if (f.size() < 4) continue;
-      std::string mp = join(opt_.root, f[1]);
-      if (f[2] == "cgroup") {
-        for (auto o : text::split(f[3], ','))
-          if (o == "memory") {
-            version_ = 1, mount_ = mp;
-            return;
-          }
-      } else if (f[2] == "cgroup2" && version_ == 0 && has_memory(mp + "/cgroup.controllers")) {
-        version_ = 2, mount_ = mp;  // keep looking: a v1 memory mount wins on hybrid hosts
-      }
-    }
-    if (version_) return;
-  }
-  std::string v1 = join(opt_.root, "/sys/fs/cgroup/memory"), v2 = join(opt_.root, "/sys/fs/cgroup");
-  if (::access((v1 + "/memory.usage_in_bytes").c_str(), R_OK) == 0) {
-    version_ = 1, mount_ = v1;
-  } else if (has_memory(v2 + "/cgroup.controllers")) {
-    version_ = 2, mount_ = v2;
-  } else {
+  MemoryHierarchy h = find_memory_hierarchy(opt_.root);
+  version_ = h.version, mount_ = h.mount;
+  if (!version_)
     warn(fmt::format("no memory cgroup hierarchy under {} (not in proc/self/mounts, not at sys/fs/cgroup): cgroups not sampled",
                      opt_.root));
-  }
 }
 
 Sample Sampler::sample() {
@@ -501,70 +467,12 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
   size_t visited = 0;
   scope_dirs_.clear();
 
+  const CgroupFileReader read = [this](const std::string& path) { return read_file(path); };
   auto read_one = [&](const std::string& dir, const std::string& rel) -> bool {
     CgroupSample c;
     c.path = rel;
     c.version = version_;
-    auto stat = read_file(dir + "/memory.stat");
-    if (version_ == 2) {
-      c.usage = num(read_file(dir + "/memory.current"));
-      if (auto m = read_file(dir + "/memory.max"); m && text::trim(*m) != "max") c.limit = u64(*m);
-      c.peak = num(read_file(dir + "/memory.peak"));
-      c.swap_usage = num(read_file(dir + "/memory.swap.current"));
-      if (stat) {
-        uint64_t kparts = 0;
-        bool any_kpart = false;
-        for_each_kv(*stat, [&](std::string_view k, std::string_view v) {
-          if (k == "anon") c.anon = u64(v);
-          else if (k == "file") c.file = u64(v);
-          else if (k == "kernel") c.kernel = u64(v);
-          else if (k == "shmem") c.shmem = u64(v);
-          else if (k == "kernel_stack" || k == "pagetables" || k == "percpu" || k == "sock" || k == "vmalloc" || k == "slab")
-            kparts += u64(v).value_or(0), any_kpart = true;
-        });
-        if (!c.kernel && any_kpart) c.kernel = kparts;  // before 5.18 there is no "kernel" line
-      }
-      if (auto e = read_file(dir + "/memory.events")) {
-        for_each_kv(*e, [&](std::string_view k, std::string_view v) {
-          if (k == "oom") c.oom = u64(v);
-          else if (k == "oom_kill") c.oom_kill = u64(v);
-          else if (k == "max") c.max_events = u64(v);
-          else if (k == "high") c.high_events = u64(v);
-        });
-      }
-      if (auto p = read_file(dir + "/memory.pressure"))
-        parse_psi(*p, nullptr, nullptr, c.psi_some_total_us, c.psi_full_total_us);
-    } else {
-      c.usage = num(read_file(dir + "/memory.usage_in_bytes"));
-      if (auto l = num(read_file(dir + "/memory.limit_in_bytes")); l && *l < kV1Unlimited)
-        c.limit = l;
-      c.peak = num(read_file(dir + "/memory.max_usage_in_bytes"));
-      auto memsw = num(read_file(dir + "/memory.memsw.usage_in_bytes"));
-      if (memsw && c.usage) c.swap_usage = *memsw > *c.usage ? *memsw - *c.usage : 0;
-      c.kernel = num(read_file(dir + "/memory.kmem.usage_in_bytes"));
-      if (stat) {
-        std::optional<uint64_t> rss, cache, shmem;  // this cgroup only; total_* include children like usage does
-        for_each_kv(*stat, [&](std::string_view k, std::string_view v) {
-          if (k == "total_rss") c.anon = u64(v);
-          else if (k == "total_cache") c.file = u64(v);
-          else if (k == "total_shmem") c.shmem = u64(v);
-          else if (k == "rss") rss = u64(v);
-          else if (k == "cache") cache = u64(v);
-          else if (k == "shmem") shmem = u64(v);
-        });
-        if (!c.anon) c.anon = rss;
-        if (!c.file) c.file = cache;
-        if (!c.shmem) c.shmem = shmem;
-      }
-      if (auto o = read_file(dir + "/memory.oom_control")) {
-        for_each_kv(*o, [&](std::string_view k, std::string_view v) {
-          if (k == "oom_kill") c.oom_kill = u64(v);
-          else if (k == "under_oom") c.under_oom = u64(v).value_or(0) > 0;
-        });
-      }
-      c.failcnt = num(read_file(dir + "/memory.failcnt"));
-    }
-    if (!stat && !c.usage && rel != "/") return false;  // removed between listing and reading: gone
+    if (!read_cgroup_memory(version_, dir, read, CgroupFields::all, c) && rel != "/") return false;  // removed between listing and reading: gone
     auto info = parse_cgroup_path(rel);
     c.pod_uid = info.pod_uid;
     c.container_id = info.container_id;
@@ -585,302 +493,348 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
     }
     if (!opt_.cgroup.empty()) scope_dirs_.push_back(dir);
     if (!walk || depth >= kMaxDepth) continue;
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) continue;
-    std::vector<std::string> children;
-    while (dirent* e = ::readdir(d)) {
-      if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;  // cgroupfs and test fixtures fill d_type
-      children.emplace_back(e->d_name);
-      if (children.size() >= kMaxCgroups) break;
-    }
-    ::closedir(d);
-    std::sort(children.rbegin(), children.rend());  // popped in ascending order
+    // Pushed in descending order: popped in ascending order, stable between samples.
+    auto children = child_cgroups(dir, kMaxCgroups);
+    std::reverse(children.begin(), children.end());
     for (auto& c : children) stack.emplace_back((rel == "/" ? "" : rel) + "/" + c, depth + 1);
   }
   if (visited >= kMaxCgroups) warn(fmt::format("more than {} cgroups under {}: the rest not sampled", kMaxCgroups, mount_));
 }
 
-void Sampler::read_processes(std::vector<ProcessSample>& out) {
-  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  const int self = ::getpid();  // always read in full: it is running while it reads
+// What the parts of one walk over the processes (read_processes) share.
+struct Sampler::Walk {
+  bool members = false;  // listed from the scope's cgroup.procs
+  bool bpf = false;      // listed, and runs told, by the task iterator
+  bool still = false;    // nothing unmapped since the last sample (see the top of this file)
+  int self = 0;          // always read in full: it is running while it reads
+  bool complete = true;  // every process listed was read, with its statm held
   size_t dropped = 0, born = 0;  // this sample: whether anyone can have been re-parented
-  size_t seen_now = 0;            // distinct entries seen this sample
-  auto drop = [&](auto it) {
-    ++dropped;
-    if (it->second->fd >= 0) ::close(it->second->fd), --fds_held_;
-    if (it->second->sched_fd >= 0) ::close(it->second->sched_fd), --fds_held_;
-    return cache_.erase(it);
-  };
+  size_t seen_now = 0;           // distinct entries seen this sample
+  std::vector<int> listed;
+  std::vector<Proc*> hints;  // with bpf, parallel to listed: the entry of the same process last sample
+  std::vector<Proc*> live;   // the entries seen, in listing order
+};
+
+Sampler::ProcCache::iterator Sampler::drop(Walk& w, ProcCache::iterator it) {
+  ++w.dropped;
+  if (it->second->fd >= 0) ::close(it->second->fd), --fds_held_;
+  if (it->second->sched_fd >= 0) ::close(it->second->sched_fd), --fds_held_;
+  return cache_.erase(it);
+}
+
+// Each process is read in full (statm) at least every kStatmRefresh samples,
+// its command line and cgroup every kIdentityRefresh: the bound on what the
+// shortcut and the cached identity can miss (see the top of this file).
+// Staggered by pid so each sample does an even share.
+void Sampler::read_processes(std::vector<ProcessSample>& out) {
+  Walk w;
+  w.self = ::getpid();
   // No reclaim, swap, collapse or OOM kill since the last sample: a process
   // none of whose threads ran kept its memory (see the top of this file).
-  const bool still = unmapping_now_ && unmapping_before_ && *unmapping_now_ == *unmapping_before_;
-  // Each process is read in full (statm) at least every kStatmRefresh samples,
-  // its command line and cgroup every kIdentityRefresh: the bound on what the
-  // shortcut and the cached identity can miss (see the top of this file).
-  // Staggered by pid so each sample does an even share.
-  constexpr uint64_t statm_period = kStatmRefresh, identity_period = kIdentityRefresh;
-  // The last pid the kernel handed out (proc/loadavg's last field): when it did
-  // not move, no process or thread was created, and the exits show as failed
-  // reads of the held statm files, so listing /proc (a fifth of the cost of a
-  // sample with 1,000 processes) can be skipped.
-  // A cgroup's members are listed every sample (a process can be moved in
-  // without a new pid being handed out); a tree or all of proc/ only then.
-  std::vector<int> listed;
-  listed.reserve(cache_.size() + 64);
-  bool complete = true;
+  w.still = unmapping_now_ && unmapping_before_ && *unmapping_now_ == *unmapping_before_;
+  if (!list_processes(w)) return;
+  w.live.reserve(w.listed.size());
+  for (size_t i = 0; i < w.listed.size(); ++i)
+    if (!read_process(w, i)) break;
+  complete_walk_ = w.complete && !w.members && !w.bpf;  // the quiet shortcut is for tree and proc/ walks
+  if (w.bpf) sigs_.swap(next_sigs_);  // entries it points to were all seen: the sweep keeps them
+  sweep(w);
+  emit_processes(w, out);
+}
+
+// Which pids to read this sample. The last pid the kernel handed out
+// (proc/loadavg's last field): when it did not move, no process or thread was
+// created, and the exits show as failed reads of the held statm files, so
+// listing /proc (a fifth of the cost of a sample with 1,000 processes) can be
+// skipped. A cgroup's members are listed every sample (a process can be moved
+// in without a new pid being handed out); a tree or all of proc/ only then.
+// False when nothing can be listed.
+bool Sampler::list_processes(Walk& w) {
+  w.listed.reserve(cache_.size() + 64);
   bool scoped_cgroup = !opt_.cgroup.empty() && version_ != 0;
-  bool members = scoped_cgroup && list_cgroup_members(listed);
-  // The task iterator lists every task with its run time: the processes are
-  // its thread group leaders, and each one's threads are summed into its
-  // entry, so a process ran since the last sample iff a sum moved.
-  //
-  // The sums go into a flat table in pid order (sigs_), compared with the last
-  // sample's by a merge: a process that did not run is passed over without
-  // touching its cache entry, whose lookups (hash bucket, node, entry) were
-  // cache misses that cost more than the iterator itself.
-  bool bpf = false;
-  std::vector<Proc*> hints;  // with bpf, parallel to listed: the entry of the same process last sample
-  if (task_runs_ && !members) {
-    if (task_runs_->read(runs_, opt_.max_processes * 64)) {
-      bpf = true;
+  w.members = scoped_cgroup && list_cgroup_members(w.listed);
+  if (task_runs_ && !w.members) w.bpf = merge_task_runs(w);
+  if (w.members || w.bpf) return true;
+  std::string last_pid;
+  if (auto l = read_file(proc_ + "/loadavg")) last_pid = std::string(text::trim(std::string_view(*l).substr(l->rfind(' ') + 1)));
+  bool quiet = own_pid_namespace_ && complete_walk_ && !last_pid.empty() && last_pid == last_pid_;
+  auto before = text::parse_u64(last_pid_), now = text::parse_u64(last_pid);
+  last_pid_ = last_pid;
+  bool tree = opt_.root_pid && !scoped_cgroup && children_files_ != 0;
+  // A few pids handed out since a complete walk: the new processes are among
+  // them (pids are handed out in increasing order until they wrap), so those
+  // are looked up instead of listing proc/, whose readdir instantiates a
+  // dentry per process (a third of a sample's cost when processes come and
+  // go between samples). proc/ is still listed every kStatmRefresh samples:
+  // the bound should pid_max be wrapped all the way round between two samples.
+  bool probe = own_pid_namespace_ && !quiet && !tree && complete_walk_ && before && now && *now > *before &&
+               *now - *before <= kMaxProbes && generation_ % kStatmRefresh != 0;
+  if (quiet) {
+    for (auto& [pid, p] : cache_) w.listed.push_back(pid);
+  } else if (probe) {
+    for (auto& [pid, p] : cache_) w.listed.push_back(pid);
+    probe_pids(static_cast<int>(*before) + 1, static_cast<int>(*now), w.listed);
+  } else if (bool truncated = false; tree && list_tree(w.listed, truncated)) {
+    w.complete = !truncated;
+  } else if (!list_proc(w.listed)) {
+    return false;
+  }
+  return true;
+}
+
+// The task iterator lists every task with its run time: the processes are
+// its thread group leaders, and each one's threads are summed into its
+// entry, so a process ran since the last sample iff a sum moved.
+//
+// The sums go into a flat table in pid order (sigs_), compared with the last
+// sample's by a merge: a process that did not run is passed over without
+// touching its cache entry, whose lookups (hash bucket, node, entry) were
+// cache misses that cost more than the iterator itself. False when the
+// iterator failed (it is then given up on).
+bool Sampler::merge_task_runs(Walk& w) {
+  if (task_runs_->read(runs_, opt_.max_processes * 64)) {
       next_sigs_.clear();
-      for (const TaskRun& r : runs_)  // leaders, in pid order
-        if (!r.kernel && r.tid == r.tgid)  // kernel threads have no memory of their own
-          next_sigs_.push_back({static_cast<int>(r.tgid), nullptr, r.start_ns, r.run_ns, r.switches, 1});
-      auto by_pid = [](const RunSig& a, int pid) { return a.pid < pid; };
-      for (const TaskRun& r : runs_) {  // then the other threads, summed into their process
-        if (r.kernel || r.tid == r.tgid) continue;
-        auto e = std::lower_bound(next_sigs_.begin(), next_sigs_.end(), static_cast<int>(r.tgid), by_pid);
-        if (e == next_sigs_.end() || e->pid != static_cast<int>(r.tgid)) continue;  // its leader is gone
-        e->run += r.run_ns, e->switches += r.switches, ++e->threads;
+    for (const TaskRun& r : runs_)  // leaders, in pid order
+      if (!r.kernel && r.tid == r.tgid)  // kernel threads have no memory of their own
+        next_sigs_.push_back({static_cast<int>(r.tgid), nullptr, r.start_ns, r.run_ns, r.switches, 1});
+    auto by_pid = [](const RunSig& a, int pid) { return a.pid < pid; };
+    for (const TaskRun& r : runs_) {  // then the other threads, summed into their process
+      if (r.kernel || r.tid == r.tgid) continue;
+      auto e = std::lower_bound(next_sigs_.begin(), next_sigs_.end(), static_cast<int>(r.tgid), by_pid);
+      if (e == next_sigs_.end() || e->pid != static_cast<int>(r.tgid)) continue;  // its leader is gone
+      e->run += r.run_ns, e->switches += r.switches, ++e->threads;
+    }
+    // Merge with the last sample's table: the same pid and start is the same
+    // process, and its entry is known; unchanged sums: it did not run.
+    size_t j = 0;
+    w.hints.reserve(next_sigs_.size());
+    for (RunSig& e : next_sigs_) {
+      while (j < sigs_.size() && sigs_[j].pid < e.pid) ++j;
+      w.listed.push_back(e.pid);
+      if (j < sigs_.size() && sigs_[j].pid == e.pid && sigs_[j].start == e.start && sigs_[j].proc) {
+        w.hints.push_back(sigs_[j].proc);
+        e.ran = sigs_[j].run != e.run || sigs_[j].switches != e.switches || sigs_[j].threads != e.threads;
+      } else {
+        w.hints.push_back(nullptr);
+        e.ran = true;  // new to the table: read in full
       }
-      // Merge with the last sample's table: the same pid and start is the same
-      // process, and its entry is known; unchanged sums: it did not run.
-      size_t j = 0;
-      hints.reserve(next_sigs_.size());
-      for (RunSig& e : next_sigs_) {
-        while (j < sigs_.size() && sigs_[j].pid < e.pid) ++j;
-        listed.push_back(e.pid);
-        if (j < sigs_.size() && sigs_[j].pid == e.pid && sigs_[j].start == e.start && sigs_[j].proc) {
-          hints.push_back(sigs_[j].proc);
-          e.ran = sigs_[j].run != e.run || sigs_[j].switches != e.switches || sigs_[j].threads != e.threads;
-        } else {
-          hints.push_back(nullptr);
-          e.ran = true;  // new to the table: read in full
-        }
+    }
+    return true;
+  }
+  warn(fmt::format("the BPF task iterator stopped ({}): runs are told from proc/PID/schedstat", task_runs_->why()));
+  task_runs_.reset();
+  sigs_.clear();
+  return false;
+}
+
+// Reads the process w.listed[i] into its cache entry (made when it is new):
+// the schedstat shortcut, statm, and status, command line and cgroup when due
+// (see the top of this file). Long on purpose: it is the path taken for every
+// process in every sample, its fast exits first, and splitting it would pass
+// a dozen of its locals around. False when the bound on processes is
+// reached: the walk stops there.
+bool Sampler::read_process(Walk& w, size_t i) {
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const int pid = w.listed[i];
+  // With bpf: the cache entry the merge found (same pid, same start), and
+  // whether the process ran. The table keeps the entry only if it stays.
+  Proc* hint = w.bpf ? w.hints[i] : nullptr;
+  std::string dir_;  // built only off the fast path
+  auto dir = [&]() -> const std::string& {
+    if (dir_.empty()) dir_ = proc_ + "/" + std::to_string(pid);
+    return dir_;
+  };
+  // statm is read into a stack buffer on the fast path: no allocation per process.
+  char buf[256];
+  std::optional<std::string_view> statm;
+  std::string holder;
+  auto hold = [&](std::optional<std::string> s) {
+    if (s) holder = std::move(*s), statm = holder;
+  };
+  auto pread_statm = [&](int fd) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+    if (n > 0) statm = std::string_view(buf, static_cast<size_t>(n));
+  };
+  const uint64_t turn = static_cast<uint64_t>(pid) + generation_;
+  const bool identity_due = turn % kIdentityRefresh == 0;
+  bool ran = false;  // schedstat moved since the last sample
+  if (hint && !next_sigs_[i].ran && w.still && pid != w.self && turn % kStatmRefresh != 0 && !identity_due) {
+    Proc& p = *hint;
+    w.seen_now += p.seen != generation_;
+    p.seen = generation_;  // no thread ran, nothing unmapped: rss, hwm and swap stand
+    w.live.push_back(&p);
+    next_sigs_[i].proc = &p;
+    return true;
+  }
+  auto it = cache_.find(pid);
+  if (w.bpf && it != cache_.end() && it->second->bpf_start != next_sigs_[i].start) {
+    drop(w, it);  // the pid names another process now
+    it = cache_.end();
+  }
+  if (it != cache_.end()) {
+    Proc& p = *it->second;
+    bool alive = true;
+    if (w.bpf) {
+      ran = next_sigs_[i].ran;
+      p.threads = static_cast<int>(std::min<uint64_t>(next_sigs_[i].threads, 1 << 30));
+    } else if (p.sched_fd >= 0) {
+      char sbuf[128];
+      ssize_t n = ::pread(p.sched_fd, sbuf, sizeof sbuf, 0);
+      if (n <= 0) {
+        alive = false;  // gone: the held file fails once the process is reaped
+      } else if (std::string_view sched(sbuf, static_cast<size_t>(n)); sched != p.sched) {
+        ran = true;
+        p.sched.assign(sched);
+      } else if (w.still && p.threads == 1 && pid != w.self && turn % kStatmRefresh != 0 && !identity_due) {
+        w.seen_now += p.seen != generation_;
+        p.seen = generation_;  // did not run, nothing unmapped: rss, hwm and swap stand
+        w.live.push_back(&p);
+        return true;
       }
-    } else {
-      warn(fmt::format("the BPF task iterator stopped ({}): runs are told from proc/PID/schedstat", task_runs_->why()));
-      task_runs_.reset();
-      sigs_.clear();
     }
-  }
-  if (!members && !bpf) {
-    std::string last_pid;
-    if (auto l = read_file(proc_ + "/loadavg")) last_pid = std::string(text::trim(std::string_view(*l).substr(l->rfind(' ') + 1)));
-    bool quiet = own_pid_namespace_ && complete_walk_ && !last_pid.empty() && last_pid == last_pid_;
-    auto before = text::parse_u64(last_pid_), now = text::parse_u64(last_pid);
-    last_pid_ = last_pid;
-    bool tree = opt_.root_pid && !scoped_cgroup && children_files_ != 0;
-    // A few pids handed out since a complete walk: the new processes are among
-    // them (pids are handed out in increasing order until they wrap), so those
-    // are looked up instead of listing proc/, whose readdir instantiates a
-    // dentry per process (a third of a sample's cost when processes come and
-    // go between samples). proc/ is still listed every kStatmRefresh samples:
-    // the bound should pid_max be wrapped all the way round between two samples.
-    bool probe = own_pid_namespace_ && !quiet && !tree && complete_walk_ && before && now && *now > *before &&
-                 *now - *before <= kMaxProbes && generation_ % kStatmRefresh != 0;
-    if (quiet) {
-      for (auto& [pid, p] : cache_) listed.push_back(pid);
-    } else if (probe) {
-      for (auto& [pid, p] : cache_) listed.push_back(pid);
-      probe_pids(static_cast<int>(*before) + 1, static_cast<int>(*now), listed);
-    } else if (bool truncated = false; tree && list_tree(listed, truncated)) {
-      complete = !truncated;
-    } else if (!list_proc(listed)) {
-      return;
+    if (!alive) {
+    } else if (p.fd >= 0) {
+      pread_statm(p.fd);
+    } else if (auto st = read_stat(dir()); st && st->start == p.start) {
+      hold(read_small_file(dir() + "/statm", 4096));
     }
-  }
-  std::vector<Proc*> live;
-  live.reserve(listed.size());
-  for (size_t i = 0; i < listed.size(); ++i) {
-    const int pid = listed[i];
-    // With bpf: the cache entry the merge found (same pid, same start), and
-    // whether the process ran. The table keeps the entry only if it stays.
-    Proc* hint = bpf ? hints[i] : nullptr;
-    std::string dir_;  // built only off the fast path
-    auto dir = [&]() -> const std::string& {
-      if (dir_.empty()) dir_ = proc_ + "/" + std::to_string(pid);
-      return dir_;
-    };
-    // statm is read into a stack buffer on the fast path: no allocation per process.
-    char buf[256];
-    std::optional<std::string_view> statm;
-    std::string holder;
-    auto hold = [&](std::optional<std::string> s) {
-      if (s) holder = std::move(*s), statm = holder;
-    };
-    auto pread_statm = [&](int fd) {
-      ssize_t n = ::pread(fd, buf, sizeof buf, 0);
-      if (n > 0) statm = std::string_view(buf, static_cast<size_t>(n));
-    };
-    const uint64_t turn = static_cast<uint64_t>(pid) + generation_;
-    const bool identity_due = turn % identity_period == 0;
-    bool ran = false;  // schedstat moved since the last sample
-    if (hint && !next_sigs_[i].ran && still && pid != self && turn % statm_period != 0 && !identity_due) {
-      Proc& p = *hint;
-      seen_now += p.seen != generation_;
-      p.seen = generation_;  // no thread ran, nothing unmapped: rss, hwm and swap stand
-      live.push_back(&p);
-      next_sigs_[i].proc = &p;
-      continue;
-    }
-    auto it = cache_.find(pid);
-    if (bpf && it != cache_.end() && it->second->bpf_start != next_sigs_[i].start) {
-      drop(it);  // the pid names another process now
+    if (!statm) {  // gone, or the pid now names another process
+      drop(w, it);
       it = cache_.end();
     }
-    if (it != cache_.end()) {
-      Proc& p = *it->second;
-      bool alive = true;
-      if (bpf) {
-        ran = next_sigs_[i].ran;
-        p.threads = static_cast<int>(std::min<uint64_t>(next_sigs_[i].threads, 1 << 30));
-      } else if (p.sched_fd >= 0) {
-        char sbuf[128];
-        ssize_t n = ::pread(p.sched_fd, sbuf, sizeof sbuf, 0);
-        if (n <= 0) {
-          alive = false;  // gone: the held file fails once the process is reaped
-        } else if (std::string_view sched(sbuf, static_cast<size_t>(n)); sched != p.sched) {
-          ran = true;
-          p.sched.assign(sched);
-        } else if (still && p.threads == 1 && pid != self && turn % statm_period != 0 && !identity_due) {
-          seen_now += p.seen != generation_;
-          p.seen = generation_;  // did not run, nothing unmapped: rss, hwm and swap stand
-          live.push_back(&p);
-          continue;
-        }
-      }
-      if (!alive) {
-      } else if (p.fd >= 0) {
-        pread_statm(p.fd);
-      } else if (auto st = read_stat(dir()); st && st->start == p.start) {
-        hold(read_small_file(dir() + "/statm", 4096));
-      }
-      if (!statm) {  // gone, or the pid now names another process
-        drop(it);
-        it = cache_.end();
-      }
-    }
-    if (it == cache_.end()) {
-      if (cache_.size() >= opt_.max_processes) {
-        warn(fmt::format("more than {} processes: the rest not sampled", opt_.max_processes));
-        complete = false;
-        break;
-      }
-      auto st = read_stat(dir());
-      if (!st) continue;  // gone
-      auto p = std::make_unique<Proc>();
-      p->pid = pid;
-      p->start = st->start;
-      p->ppid = st->ppid;
-      p->comm = st->comm;
-      p->born = generation_;
-      if (bpf) p->bpf_start = next_sigs_[i].start;
-      if (fds_held_ < fd_budget_) {
-        p->fd = ::open((dir() + "/statm").c_str(), O_RDONLY | O_CLOEXEC);
-        if (p->fd >= 0) ++fds_held_;
-      }
-      if (p->fd >= 0 && fds_held_ < fd_budget_ && !bpf) {
-        // The baseline is read before statm and status, so a run between
-        // them shows as a moved schedstat at the next sample.
-        p->sched_fd = ::open((dir() + "/schedstat").c_str(), O_RDONLY | O_CLOEXEC);
-        if (p->sched_fd >= 0) {
-          ++fds_held_;
-          char sbuf[128];
-          ssize_t n = ::pread(p->sched_fd, sbuf, sizeof sbuf, 0);
-          std::string_view sched(sbuf, n > 0 ? static_cast<size_t>(n) : 0);
-          if (n > 0 && sched != "0 0 0\n") {  // "0 0 0": sched_info off, nothing to tell runs by
-            p->sched.assign(sched);
-          } else {
-            ::close(p->sched_fd), --fds_held_;
-            p->sched_fd = -1;
-          }
-        }
-      }
-      if (p->fd < 0) complete = false;
-      if (p->fd >= 0)
-        pread_statm(p->fd);
-      else
-        hold(read_small_file(dir() + "/statm", 4096));
-      if (!statm) {
-        if (p->fd >= 0) ::close(p->fd), --fds_held_;
-        if (p->sched_fd >= 0) ::close(p->sched_fd), --fds_held_;
-        continue;
-      }
-      it = cache_.emplace(pid, std::move(p)).first;
-      ++born;
-    }
-    Proc& p = *it->second;
-    seen_now += p.seen != generation_;
-    p.seen = generation_;
-    live.push_back(&p);
-    if (bpf) next_sigs_[i].proc = &p;
-    // statm: size resident shared text lib data dt, in pages.
-    std::string_view sv = *statm;
-    text::parse_u64(sv, &sv);
-    uint64_t resident = std::min<uint64_t>(text::parse_u64(text::trim_left(sv)).value_or(0), UINT64_MAX / page);
-    p.ran_lately |= ran;
-    // The command line changes only by an exec, which the process runs; its
-    // cgroup can change without it running (another process moves it).
-    auto read_identity = [&] {
-      if (p.ran_lately || (p.sched_fd < 0 && !bpf)) {
-        auto cmd = read_small_file(dir() + "/cmdline", 4096);
-        p.role = cmd ? role_from_cmdline(*cmd) : "";
-      }
-      p.ran_lately = false;
-      if (auto cg = read_small_file(dir() + "/cgroup", 64 << 10)) p.cgroup = memory_cgroup_of(*cg);
-    };
-    if (*statm != p.statm || p.born == generation_) {
-      std::string name = p.comm;
-      if (auto status = read_small_file(dir() + "/status", 16 << 10))
-        parse_status(*status, p.ppid, name, p.user, p.rss, p.hwm, p.swap, &p.threads);
-      if (name != p.comm || p.born == generation_ || identity_due) {
-        if (name != p.comm || p.born == generation_) p.ran_lately = true;  // new, or exec'd: the command line changed
-        p.comm = name;
-        read_identity();
-      } else if (auto cg = read_small_file(dir() + "/cgroup", 64 << 10)) {
-        p.cgroup = memory_cgroup_of(*cg);
-      }
-      p.statm.assign(*statm);
-    } else {
-      if (ran && p.sched_fd >= 0 && !bpf) {
-        // It ran but its memory did not move: did it start threads, whose runs
-        // its own schedstat would not show? proc/PID/task's link count is 2 +
-        // threads, one stat() where status would cost ten times more to generate.
-        struct stat st{};
-        p.threads = ::stat((dir() + "/task").c_str(), &st) == 0 && st.st_nlink > 2
-                        ? static_cast<int>(std::min<nlink_t>(st.st_nlink - 2, 1 << 30))
-                        : 0;
-      }
-      if (identity_due) read_identity();
-    }
-    p.rss = resident * page;
-    if (p.hwm && *p.hwm < p.rss) p.hwm = p.rss;
   }
-  complete_walk_ = complete && !members && !bpf;  // the quiet shortcut is for tree and proc/ walks
-  if (bpf) sigs_.swap(next_sigs_);  // entries it points to were all seen: the sweep keeps them
+  if (it == cache_.end()) {
+    if (cache_.size() >= opt_.max_processes) {
+      warn(fmt::format("more than {} processes: the rest not sampled", opt_.max_processes));
+      w.complete = false;
+      return false;
+    }
+    auto p = admit(w, i, pid, dir());
+    if (!p) return true;  // gone
+    if (p->fd < 0) w.complete = false;
+    if (p->fd >= 0)
+      pread_statm(p->fd);
+    else
+      hold(read_small_file(dir() + "/statm", 4096));
+    if (!statm) {
+      if (p->fd >= 0) ::close(p->fd), --fds_held_;
+      if (p->sched_fd >= 0) ::close(p->sched_fd), --fds_held_;
+      return true;
+    }
+    it = cache_.emplace(pid, std::move(p)).first;
+    ++w.born;
+  }
+  Proc& p = *it->second;
+  w.seen_now += p.seen != generation_;
+  p.seen = generation_;
+  w.live.push_back(&p);
+  if (w.bpf) next_sigs_[i].proc = &p;
+  // statm: size resident shared text lib data dt, in pages.
+  std::string_view sv = *statm;
+  text::parse_u64(sv, &sv);
+  uint64_t resident = std::min<uint64_t>(text::parse_u64(text::trim_left(sv)).value_or(0), UINT64_MAX / page);
+  p.ran_lately |= ran;
+  refresh(w, p, *statm, ran, identity_due);
+  p.rss = resident * page;
+  if (p.hwm && *p.hwm < p.rss) p.hwm = p.rss;
+  return true;
+}
+
+// A new cache entry for pid, its statm (and, without the task iterator,
+// schedstat) held open while the budget allows; null when it is gone.
+std::unique_ptr<Sampler::Proc> Sampler::admit(Walk& w, size_t i, int pid, const std::string& dir) {
+  auto st = read_stat(dir);
+  if (!st) return nullptr;  // gone
+  auto p = std::make_unique<Proc>();
+  p->pid = pid;
+  p->start = st->start;
+  p->ppid = st->ppid;
+  p->comm = st->comm;
+  p->born = generation_;
+  if (w.bpf) p->bpf_start = next_sigs_[i].start;
+  if (fds_held_ < fd_budget_) {
+    p->fd = ::open((dir + "/statm").c_str(), O_RDONLY | O_CLOEXEC);
+    if (p->fd >= 0) ++fds_held_;
+  }
+  if (p->fd >= 0 && fds_held_ < fd_budget_ && !w.bpf) {
+    // The baseline is read before statm and status, so a run between
+    // them shows as a moved schedstat at the next sample.
+    p->sched_fd = ::open((dir + "/schedstat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (p->sched_fd >= 0) {
+      ++fds_held_;
+      char sbuf[128];
+      ssize_t n = ::pread(p->sched_fd, sbuf, sizeof sbuf, 0);
+      std::string_view sched(sbuf, n > 0 ? static_cast<size_t>(n) : 0);
+      if (n > 0 && sched != "0 0 0\n") {  // "0 0 0": sched_info off, nothing to tell runs by
+        p->sched.assign(sched);
+      } else {
+        ::close(p->sched_fd), --fds_held_;
+        p->sched_fd = -1;
+      }
+    }
+  }
+  return p;
+}
+
+// After statm was read: status when statm moved (or the process is new),
+// the command line and cgroup when they may have changed or are due, the
+// thread count when it ran but statm did not move.
+void Sampler::refresh(const Walk& w, Proc& p, std::string_view statm, bool ran, bool identity_due) {
+  std::string dir_;
+  auto dir = [&]() -> const std::string& {
+    if (dir_.empty()) dir_ = proc_ + "/" + std::to_string(p.pid);
+    return dir_;
+  };
+  // The command line changes only by an exec, which the process runs; its
+  // cgroup can change without it running (another process moves it).
+  auto read_identity = [&] {
+    if (p.ran_lately || (p.sched_fd < 0 && !w.bpf)) {
+      auto cmd = read_small_file(dir() + "/cmdline", 4096);
+      p.role = cmd ? role_from_cmdline(*cmd) : "";
+    }
+    p.ran_lately = false;
+    if (auto cg = read_small_file(dir() + "/cgroup", 64 << 10)) p.cgroup = memory_cgroup_of(*cg);
+  };
+  if (statm != p.statm || p.born == generation_) {
+    std::string name = p.comm;
+    if (auto status = read_small_file(dir() + "/status", 16 << 10))
+      parse_status(*status, p.ppid, name, p.user, p.rss, p.hwm, p.swap, &p.threads);
+    if (name != p.comm || p.born == generation_ || identity_due) {
+      if (name != p.comm || p.born == generation_) p.ran_lately = true;  // new, or exec'd: the command line changed
+      p.comm = name;
+      read_identity();
+    } else if (auto cg = read_small_file(dir() + "/cgroup", 64 << 10)) {
+      p.cgroup = memory_cgroup_of(*cg);
+    }
+    p.statm.assign(statm);
+  } else {
+    if (ran && p.sched_fd >= 0 && !w.bpf) {
+      // It ran but its memory did not move: did it start threads, whose runs
+      // its own schedstat would not show? proc/PID/task's link count is 2 +
+      // threads, one stat() where status would cost ten times more to generate.
+      struct stat st{};
+      p.threads = ::stat((dir() + "/task").c_str(), &st) == 0 && st.st_nlink > 2
+                      ? static_cast<int>(std::min<nlink_t>(st.st_nlink - 2, 1 << 30))
+                      : 0;
+    }
+    if (identity_due) read_identity();
+  }
+}
+
+// Drops the entries of processes not seen in this walk, and refreshes the
+// parent of those that were re-parented.
+void Sampler::sweep(Walk& w) {
   // When the entries seen number the cache, none went unseen: the pass over
   // every entry (a cache miss each) is skipped.
-  if (seen_now != cache_.size())
+  if (w.seen_now != cache_.size())
     for (auto it = cache_.begin(); it != cache_.end();)
-      it = it->second->seen == generation_ ? std::next(it) : drop(it);
+      it = it->second->seen == generation_ ? std::next(it) : drop(w, it);
 
   // A process whose parent exited was re-parented: refresh its ppid. Only an
   // exit re-parents, and a parent can only have changed identity if a process
   // is new to the cache: in a sample with neither, the pass is skipped.
-  for (Proc* p : live) {
-    if (!dropped && !born) break;
+  for (Proc* p : w.live) {
+    if (!w.dropped && !w.born) break;
     auto parent = cache_.find(p->ppid);
     // A parent outside the cache is outside the scope (or gone): it is looked
     // for only then, not its child's status read every sample.
@@ -895,7 +849,11 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
     if (auto status = read_small_file(fmt::format("{}/{}/status", proc_, p->pid), 16 << 10))
       parse_status(*status, p->ppid, name, user, rss, hwm, swap);
   }
+}
 
+// The walk's processes as samples, in pid order (or the tree's), kernel
+// threads and processes outside the cgroup scope left out.
+void Sampler::emit_processes(const Walk& w, std::vector<ProcessSample>& out) {
   std::vector<int> pids;  // the tree, from its root
   if (opt_.root_pid) {
     std::unordered_map<int, std::vector<int>> children;
@@ -915,7 +873,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
   } else {
     // After the sweep the cache holds just what live lists (with the task
     // iterator, in pid order already): no lookups.
-    order.assign(live.begin(), live.end());
+    order.assign(w.live.begin(), w.live.end());
     auto by_pid = [](const Proc* a, const Proc* b) { return a->pid < b->pid; };
     if (!std::is_sorted(order.begin(), order.end(), by_pid)) std::sort(order.begin(), order.end(), by_pid);
     order.erase(std::unique(order.begin(), order.end()), order.end());

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "sources/live.h"
-#include "watch/sample.h"
+#include "sources/sample.h"
 
 namespace aimem::watch {
 
@@ -64,10 +64,20 @@ class Sampler {
 
  private:
   struct Proc;  // per (pid, start time): see sampler.cc
+  struct Walk;  // one walk over the processes: see read_processes
+  using ProcCache = std::unordered_map<int, std::unique_ptr<Proc>>;
   void find_hierarchy();
   void read_host(HostSample& h);
   void read_cgroups(std::vector<CgroupSample>& out);
   void read_processes(std::vector<ProcessSample>& out);
+  bool list_processes(Walk& w);
+  bool merge_task_runs(Walk& w);
+  bool read_process(Walk& w, size_t i);
+  std::unique_ptr<Proc> admit(Walk& w, size_t i, int pid, const std::string& dir);
+  void refresh(const Walk& w, Proc& p, std::string_view statm, bool ran, bool identity_due);
+  void sweep(Walk& w);
+  void emit_processes(const Walk& w, std::vector<ProcessSample>& out);
+  ProcCache::iterator drop(Walk& w, ProcCache::iterator it);
   bool list_cgroup_members(std::vector<int>& pids);
   bool list_tree(std::vector<int>& pids, bool& truncated);
   bool list_proc(std::vector<int>& pids);
@@ -79,7 +89,7 @@ class Sampler {
   std::string proc_;  // root + "/proc"
   int version_ = 0;
   std::string mount_;
-  std::unordered_map<int, std::unique_ptr<Proc>> cache_;
+  ProcCache cache_;
   struct File {
     int fd;
     uint64_t seen;  // generation

@@ -1,9 +1,6 @@
-// See cgroup_ctl.h. Mount table lines: "cgroup /sys/fs/cgroup/memory cgroup
-// rw,...,memory 0 0" (v1) and "cgroup2 /sys/fs/cgroup cgroup2 rw,... 0 0"
-// (v2; it has the memory controller when its cgroup.controllers lists it).
-#include "watch/cgroup_ctl.h"
+// See cgroup_ctl.h. The hierarchy is found by cgroup_memory.h.
+#include "sources/cgroup_ctl.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -46,13 +43,6 @@ bool write_file(const std::string& path, const std::string& value, std::string* 
   return true;
 }
 
-bool lists_memory(const std::optional<std::string>& controllers) {
-  if (!controllers) return false;
-  for (auto w : text::split(text::trim(*controllers), ' '))
-    if (w == "memory") return true;
-  return false;
-}
-
 // Where `aimem run` puts its cgroups: a child of our own memory cgroup where
 // the hierarchy allows it (v1 always; v2 when our cgroup already delegates
 // the memory controller), else, on v2, a child of the root. "" with *error
@@ -63,7 +53,8 @@ std::string run_parent(const std::string& root, const MemoryHierarchy& h, std::s
   // v2's "no internal processes" rule: our own cgroup holds us, so it can
   // give children the memory controller only if it already does.
   auto sub = [&](const std::string& rel) {
-    return lists_memory(read_small_file(h.mount + (rel == "/" ? "" : rel) + "/cgroup.subtree_control"));
+    auto control = read_small_file(h.mount + (rel == "/" ? "" : rel) + "/cgroup.subtree_control");
+    return control && lists_memory_controller(*control);
   };
   if (sub(parent)) return parent;
   if (sub("/")) return "/";
@@ -135,37 +126,6 @@ bool empty_and_remove(const char* dir, const char* procs, const char* kill_file)
 
 }  // namespace
 
-MemoryHierarchy find_memory_hierarchy(const std::string& root) {
-  MemoryHierarchy h;
-  auto mounts = read_small_file(under(root, "/proc/self/mounts"), 4 << 20);
-  std::string v2;
-  if (mounts) {
-    for (auto line : text::split(*mounts, '\n')) {
-      auto f = text::split(line, ' ');
-      if (f.size() < 4) continue;
-      if (f[2] == "cgroup") {
-        for (auto opt : text::split(f[3], ','))
-          if (opt == "memory") return {1, under(root, std::string(f[1]))};
-      } else if (f[2] == "cgroup2" && v2.empty()) {
-        v2 = under(root, std::string(f[1]));
-      }
-    }
-  }
-  if (v2.empty()) {  // no mount table (a captured tree): the usual places
-    struct stat st{};
-    if (::stat(under(root, "/sys/fs/cgroup/memory").c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-      return {1, under(root, "/sys/fs/cgroup/memory")};
-    v2 = under(root, "/sys/fs/cgroup");
-  }
-  if (lists_memory(read_small_file(v2 + "/cgroup.controllers"))) h = {2, v2};
-  return h;
-}
-
-std::string own_memory_cgroup(const std::string& root) {
-  std::string path = memory_cgroup_of(read_small_file(under(root, "/proc/self/cgroup")).value_or(""));
-  return path.empty() ? "/" : path;
-}
-
 std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& root, const std::string& name,
                                              std::optional<uint64_t> limit, std::string* error) {
   MemoryHierarchy h = find_memory_hierarchy(root);
@@ -223,11 +183,9 @@ std::vector<std::string> RunCgroup::remove_stale(const std::string& root, const 
   std::string parent = run_parent(root, h, &ignored);
   if (parent.empty()) return removed;
   const std::string base = parent == "/" ? "" : parent;
-  DIR* d = ::opendir((h.mount + base).c_str());
-  if (!d) return removed;
   std::vector<std::string> stale;
-  while (dirent* e = ::readdir(d)) {
-    std::string_view name = e->d_name;
+  for (const std::string& child : child_cgroups(h.mount + base, 1 << 20)) {
+    std::string_view name = child;
     if (!text::starts_with(name, prefix)) continue;
     std::string_view digits = name.substr(prefix.size());
     std::string_view rest;
@@ -239,7 +197,6 @@ std::vector<std::string> RunCgroup::remove_stale(const std::string& root, const 
     if (!owner_gone(root, pid_t(*pid))) continue;
     stale.emplace_back(name);
   }
-  ::closedir(d);
   for (const std::string& name : stale) {
     std::string rel = base + "/" + name, dir = h.mount + rel;
     std::string procs = dir + "/cgroup.procs", kill_file = h.version == 2 ? dir + "/cgroup.kill" : "";

@@ -2,7 +2,7 @@
 // memory.rst, "OOM Control"): open memory.oom_control, create an eventfd,
 // write "<event_fd> <oom_control_fd>" to cgroup.event_control; the eventfd
 // then counts OOM notifications. v2: inotify IN_MODIFY on memory.events.
-#include "watch/oom_notify.h"
+#include "sources/oom_notify.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
