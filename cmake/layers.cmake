@@ -72,7 +72,6 @@ set(AIMEM_SYSTEM_CALLS_ALLOWED
   "src/fit/inputs.cc stream: DEBT reads cgroup and /proc files for own_cgroup_room"
   "src/fit/gguf_writer.cc fopen: OUTPUT writes a GGUF file"
   "src/probe/listener.cc listdir: DEBT lists /proc and /proc/PID/fd to find the server's process"
-  "src/recognize/scanner.cc mmap: DEBT maps a large input itself (scan_large)"
   "src/watch/alert_sink.cc open: OUTPUT appends alerts to the log file the user names"
   "src/watch/store.cc open: OUTPUT creates and checks the SQLite recording"
   "src/tools/pattern_db_gen.cc fopen: OUTPUT the build-time generator writes pattern_db.cc"

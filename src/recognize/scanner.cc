@@ -5,9 +5,6 @@
 #include "core/doc_reader.h"
 
 #include <hs/hs.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <thread>
 
@@ -384,69 +381,51 @@ void LineScanner::feed(std::string_view bytes) {
   }
 }
 
-bool LineScanner::feed_fd(int fd, void (*progress)(uint64_t, void*), void* arg) {
-  struct stat st{};
-  if (buf_len_ == 0 && bytes_ == 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<uint64_t>(st.st_size) >= kLargeInput && !g_switches.no_gate) {
-    off_t pos = ::lseek(fd, 0, SEEK_CUR);
-    if (pos == 0 && scan_large(fd, static_cast<uint64_t>(st.st_size), progress, arg)) return true;
-  }
-  for (;;) {
-    size_t room = std::min(kBlock, buf_.size() - buf_len_);
-    ssize_t n = ::read(fd, buf_.data() + buf_len_, room);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
+char* LineScanner::stream_space(size_t& room) {
+  room = std::min(kBlock, buf_.size() - buf_len_);
+  return buf_.data() + buf_len_;
+}
+
+void LineScanner::stream_commit(size_t n) {
+  buf_len_ += n;
+  bytes_ += n;
+  if (buf_len_ >= kBlock || buf_len_ == buf_.size()) {
+    const void* last = memrchr(buf_.data(), '\n', buf_len_);
+    size_t cut = 0;
+    if (last) cut = static_cast<size_t>(static_cast<const char*>(last) - buf_.data()) + 1;
+    else if (buf_len_ >= kMaxLine) cut = buf_len_;
+    if (cut) {
+      scan_block(buf_.data(), cut, false);
+      std::memmove(buf_.data(), buf_.data() + cut, buf_len_ - cut);
+      buf_len_ -= cut;
     }
-    if (n == 0) return true;
-    buf_len_ += static_cast<size_t>(n);
-    bytes_ += static_cast<uint64_t>(n);
-    if (buf_len_ >= kBlock || buf_len_ == buf_.size()) {
-      const void* last = memrchr(buf_.data(), '\n', buf_len_);
-      size_t cut = 0;
-      if (last) cut = static_cast<size_t>(static_cast<const char*>(last) - buf_.data()) + 1;
-      else if (buf_len_ >= kMaxLine) cut = buf_len_;
-      if (cut) {
-        scan_block(buf_.data(), cut, false);
-        std::memmove(buf_.data(), buf_.data() + cut, buf_len_ - cut);
-        buf_len_ -= cut;
-      }
-    }
-    if (progress) progress(bytes_, arg);
   }
 }
 
-// A large regular file: mapped, gated on two threads, then scanned with the
-// full patterns where it matters. Memory stays bounded: mapped pages are
-// dropped from this process (MADV_DONTNEED) as soon as they are read.
-bool LineScanner::scan_large(int fd, uint64_t size, void (*progress)(uint64_t, void*), void* arg) {
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (map == MAP_FAILED) return false;
-  ::madvise(map, size, MADV_SEQUENTIAL);
-  const char* base = static_cast<const char*>(map);
+bool LineScanner::wants_whole(uint64_t size) const {
+  return buf_len_ == 0 && bytes_ == 0 && size >= kLargeInput && !g_switches.no_gate;
+}
+
+// A large input whole in memory: gated on two threads, then scanned with the
+// full patterns where it matters. Memory stays bounded when it is a mapping:
+// the owner drops pages (release) as soon as they are read.
+bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t, void*), void* arg) {
+  const char* base = input.data;
+  const uint64_t size = input.size;
   const uint64_t B = kBlock;
   const size_t nblocks = static_cast<size_t>((size + B - 1) / B);
   std::vector<uint8_t> hot(nblocks, 0);
   std::vector<uint64_t> newlines(nblocks, 0);
   const hs_database* gate = GateSet::instance().database();
   hs_scratch* proto = nullptr;
-  if (hs_alloc_scratch(gate, &proto) != HS_SUCCESS) {
-    ::munmap(map, size);
-    return false;
-  }
-  auto drop = [&](uint64_t from, uint64_t to) {
-    uint64_t page = 4096;
-    from = from / page * page;
-    if (to > from) ::madvise(const_cast<char*>(base) + from, to - from, MADV_DONTNEED);
-  };
+  if (hs_alloc_scratch(gate, &proto) != HS_SUCCESS) return false;
+  auto drop = [&](uint64_t from, uint64_t to) { input.release(from, to); };
   auto gate_blocks = [&](size_t b0, size_t b1, hs_scratch* scratch, bool report) {
     uint64_t dropped_to = b0 * B;
     for (size_t b = b0; b < b1; ++b) {
       uint64_t start = b * B, len = std::min<uint64_t>(B, size - start);
-#ifdef MADV_POPULATE_READ
-      // Map the next window's pages in one call rather than a fault per page.
-      if ((b - b0) % 8 == 0) ::madvise(const_cast<char*>(base) + start, std::min<uint64_t>(8 * B, size - start), MADV_POPULATE_READ);
-#endif
+      // The next window's pages in one call rather than a fault per page.
+      if ((b - b0) % 8 == 0) input.prefetch(start, std::min<uint64_t>(8 * B, size - start));
       // 64 bytes of the next block too: a word across the boundary still counts.
       uint64_t ext = std::min<uint64_t>(len + 64, size - start);
       hot[b] = hs_scan(gate, base + start, static_cast<unsigned>(ext), 0, scratch,
@@ -519,7 +498,6 @@ bool LineScanner::scan_large(int fd, uint64_t size, void (*progress)(uint64_t, v
     for (auto h : hot) n += h;
     std::fprintf(stderr, "gate: %zu of %zu blocks hot, %llu bytes scanned fully\n", n, nblocks, static_cast<unsigned long long>(full_bytes_));
   }
-  ::munmap(map, size);
   if (progress) progress(size, arg);
   return true;
 }

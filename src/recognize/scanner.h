@@ -114,9 +114,26 @@ class LineScanner {
 
   // Streaming text input in any chunking.
   void feed(std::string_view bytes);
-  // Reads a file descriptor to its end. Returns false (errno set) on a read error.
-  // `progress` (may be null) is called after each block with bytes read so far.
-  bool feed_fd(int fd, void (*progress)(uint64_t bytes, void* arg) = nullptr, void* arg = nullptr);
+  // Streaming without a copy (sources/inputs.cc reads a file this way): a
+  // reader puts up to `room` bytes at stream_space() and commits how many.
+  char* stream_space(size_t& room);
+  void stream_commit(size_t n);
+
+  // A large input whole in memory (a mapped file), read through the gate.
+  // The scanner tells its owner which ranges it is about to read and which
+  // it is done with, so that a mapping's pages can be read ahead and dropped.
+  struct WholeInput {
+    const char* data = nullptr;
+    uint64_t size = 0;
+    virtual ~WholeInput() = default;
+    virtual void prefetch(uint64_t from, uint64_t len) const = 0;  // may be called from two threads
+    virtual void release(uint64_t from, uint64_t to) const = 0;    // likewise
+  };
+  // Whether an input of `size` bytes is better handed over whole (nothing fed
+  // yet, at least kLargeInput, the gate not switched off).
+  bool wants_whole(uint64_t size) const;
+  // False when it could not be scanned this way (the caller streams it instead).
+  bool scan_whole(const WholeInput& input, void (*progress)(uint64_t bytes, void* arg), void* arg);
   // One record whose time is known from its framing (kmsg, journal).
   void feed_record(std::string_view text, const timeutil::LineTime& time);
   // Flushes a final unterminated line and lets every recognizer finish.
@@ -129,7 +146,6 @@ class LineScanner {
   uint64_t bytes_scanned_fully() const { return full_bytes_; }
 
  private:
-  bool scan_large(int fd, uint64_t size, void (*progress)(uint64_t, void*), void* arg);
   void scan_block(const char* data, size_t len, bool final_piece);
   void dispatch(std::string_view line, uint64_t line_no, uint64_t mask, const timeutil::LineTime* known_time);
   static int on_match(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void* ctx);

@@ -1,6 +1,7 @@
 #include "sources/inputs.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,6 +69,62 @@ void show_progress(uint64_t bytes, void* arg) {
   std::fflush(stderr);
 }
 
+// A regular file mapped whole for the scanner's gate (LineScanner::scan_whole):
+// read ahead a window at a time, and its pages dropped from this process
+// (MADV_DONTNEED) as soon as they are read, so memory stays bounded.
+class MappedInput final : public LineScanner::WholeInput {
+ public:
+  MappedInput(int fd, uint64_t length) {
+    void* map = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) return;
+    ::madvise(map, length, MADV_SEQUENTIAL);
+    data = static_cast<const char*>(map);
+    size = length;
+  }
+  ~MappedInput() override {
+    if (data) ::munmap(const_cast<char*>(data), size);
+  }
+  MappedInput(const MappedInput&) = delete;
+  MappedInput& operator=(const MappedInput&) = delete;
+  void prefetch(uint64_t from, uint64_t len) const override {
+#ifdef MADV_POPULATE_READ
+    ::madvise(const_cast<char*>(data) + from, len, MADV_POPULATE_READ);
+#else
+    (void)from, (void)len;
+#endif
+  }
+  void release(uint64_t from, uint64_t to) const override {
+    const uint64_t page = 4096;
+    from = from / page * page;
+    if (to > from) ::madvise(const_cast<char*>(data) + from, to - from, MADV_DONTNEED);
+  }
+};
+
+// Reads a descriptor to its end into the scanner: a large regular file at its
+// start whole through a mapping, anything else streamed into the scanner's
+// buffer. False (errno set) on a read error. `progress` (may be null) is
+// called after each block with the bytes read so far.
+bool scan_fd(LineScanner& scanner, int fd, void (*progress)(uint64_t, void*), void* arg) {
+  struct stat st{};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && scanner.wants_whole(static_cast<uint64_t>(st.st_size)) &&
+      ::lseek(fd, 0, SEEK_CUR) == 0) {
+    MappedInput mapped(fd, static_cast<uint64_t>(st.st_size));
+    if (mapped.data && scanner.scan_whole(mapped, progress, arg)) return true;
+  }
+  for (;;) {
+    size_t room = 0;
+    char* space = scanner.stream_space(room);
+    ssize_t n = ::read(fd, space, room);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) return true;
+    scanner.stream_commit(static_cast<size_t>(n));
+    if (progress) progress(scanner.bytes(), arg);
+  }
+}
+
 // Reads one open descriptor: sniff the head, then stream the rest.
 InputReport read_fd(int fd, const std::string& name, uint32_t index, int64_t reference_us, uint64_t size_hint,
                     bool regular, FactSink& sink, const InputOptions& options) {
@@ -118,7 +175,7 @@ InputReport read_fd(int fd, const std::string& name, uint32_t index, int64_t ref
   if (!whole) {
     Progress progress{size_hint, -1, name};
     const bool show = options.progress && regular && size_hint > kProgressThreshold && isatty(2);
-    ok = scanner.feed_fd(fd, show ? &show_progress : nullptr, &progress);
+    ok = scan_fd(scanner, fd, show ? &show_progress : nullptr, &progress);
   }
   int read_errno = errno;
   scanner.finish();
