@@ -1,12 +1,8 @@
 #include "check/check.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -17,6 +13,7 @@
 #include "check/readers.h"
 #include "check/suppress.h"
 #include "check/yaml_doc.h"
+#include "sources/deploy_files.h"
 
 namespace aimem::check {
 
@@ -132,53 +129,13 @@ Result<Report> check_inputs(const std::vector<Input>& inputs, const std::vector<
   return rep;
 }
 
-namespace {
-
-// A folder stands for the deployment files under it: *.yaml, *.yml (manifests,
-// Compose, helm output) and *.service (systemd units), sorted, hidden folders
-// (.git) skipped; bounded in count and depth so a wrong argument (/) ends fast.
-constexpr size_t kMaxFolderFiles = 2000;
-constexpr int kMaxFolderDepth = 16;
-
-Result<std::vector<std::string>> files_under(const std::string& folder) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> out;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec), end;
-  if (ec) return make_error(fmt::format("{}: cannot read the folder: {}", folder, ec.message()));
-  size_t seen = 0;
-  for (; it != end; it.increment(ec)) {
-    if (ec) return make_error(fmt::format("{}: cannot read the folder: {}", folder, ec.message()));
-    if (++seen > 50 * kMaxFolderFiles)
-      return make_error(fmt::format("{}: more than {} entries; name the deployment folder itself", folder, 50 * kMaxFolderFiles));
-    const fs::path& p = it->path();
-    const std::string name = p.filename().string();
-    if (it->is_directory(ec)) {
-      if ((!name.empty() && name[0] == '.') || it.depth() >= kMaxFolderDepth) it.disable_recursion_pending();
-      continue;
-    }
-    if (!it->is_regular_file(ec)) continue;
-    const std::string ext = p.extension().string();
-    if (ext != ".yaml" && ext != ".yml" && ext != ".service") continue;
-    out.push_back(p.string());
-    if (out.size() > kMaxFolderFiles)
-      return make_error(fmt::format("{}: more than {} deployment files; name fewer", folder, kMaxFolderFiles));
-  }
-  std::sort(out.begin(), out.end());
-  if (out.empty()) return make_error(fmt::format("{}: a folder with no *.yaml, *.yml or *.service file to check", folder));
-  return out;
-}
-
-}  // namespace
-
 Result<Report> check_files(const std::vector<std::string>& given, const std::vector<std::string>& command,
                            const Policy& policy) {
   std::vector<Input> inputs;
   std::vector<std::string> paths;
   for (const std::string& path : given) {
-    struct stat st {};
-    if (path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      auto under = files_under(path);
+    if (is_folder(path)) {
+      auto under = deployment_files_under(path);
       if (!under) return under.error();
       paths.insert(paths.end(), under->begin(), under->end());
     } else {
@@ -190,16 +147,9 @@ Result<Report> check_files(const std::vector<std::string>& given, const std::vec
     if (path == "-") {
       in.text = read_bounded(std::cin);
     } else {
-      struct stat st {};
-      if (::stat(path.c_str(), &st) != 0)
-        return make_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-      if (S_ISDIR(st.st_mode)) return make_error(fmt::format("{}: a folder; name the files to check", path));
-      if (uint64_t(st.st_size) > kMaxFileBytes)
-        return make_error(fmt::format("{}: {} bytes, more than the {} MiB aimem check reads from one file", path,
-                                      uint64_t(st.st_size), kMaxFileBytes >> 20));
-      std::ifstream f(path, std::ios::binary);  // not opened for writing: check never changes its inputs
-      if (!f) return make_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-      in.text = read_bounded(f);
+      auto text = read_deployment_file(path, kMaxFileBytes);
+      if (!text) return text.error();
+      in.text = std::move(*text);
     }
     inputs.push_back(std::move(in));
   }

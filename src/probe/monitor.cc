@@ -9,8 +9,7 @@
 
 #include "core/doc_reader.h"
 #include "core/time.h"
-#include "sources/live.h"
-#include "sources/readfile.h"
+#include "sources/process.h"
 #include "sources/sampler.h"
 #include "watch/scrape.h"
 #include "watch/store.h"
@@ -37,8 +36,7 @@ double steady_seconds() {
 
 SamplerMonitor::SamplerMonitor(MonitorOptions options) : opt_(std::move(options)) {
   if (opt_.pid) {
-    if (auto text = read_small_file(fmt::format("{}/proc/{}/cgroup", opt_.root, *opt_.pid), 64 << 10))
-      cgroup_ = memory_cgroup_of(*text);
+    if (auto cg = process_memory_cgroup(opt_.root, *opt_.pid)) cgroup_ = *cg;
     watch::SamplerOptions so;
     so.root = opt_.root;
     so.root_pid = opt_.pid;
@@ -174,15 +172,9 @@ StepPeaks SamplerMonitor::end_step() {
 
 bool SamplerMonitor::server_alive() {
   if (!opt_.pid) return true;
-  auto stat = read_small_file(fmt::format("{}/proc/{}/stat", opt_.root, *opt_.pid), 4096);
-  if (!stat) return false;
-  // State is the field after the command's closing parenthesis: Z and X are gone.
-  size_t rp = stat->rfind(')');
-  if (rp != std::string::npos && rp + 2 < stat->size()) {
-    char st = (*stat)[rp + 2];
-    if (st == 'Z' || st == 'X') return false;
-  }
-  return true;
+  // Z and X are gone but for their entry.
+  auto state = process_state(opt_.root, *opt_.pid);
+  return state && !is_dead_state(*state);
 }
 
 std::optional<double> SamplerMonitor::used_ratio_at(double steady_s) {

@@ -17,15 +17,11 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
-#include "sources/live.h"
+#include "sources/process.h"
 #include "sources/readfile.h"
 
 namespace aimem::watch {
 namespace {
-
-std::string under(const std::string& root, const std::string& path) {
-  return root == "/" || root.empty() ? path : root + path;
-}
 
 bool write_file(const std::string& path, const std::string& value, std::string* error) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -68,11 +64,8 @@ std::string run_parent(const std::string& root, const MemoryHierarchy& h, std::s
 
 bool owner_gone(const std::string& root, pid_t pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-  // "PID (comm) S ...": the state follows the last ')'.
-  auto stat = read_small_file(under(root, fmt::format("/proc/{}/stat", pid)), 4096);
-  if (!stat) return false;
-  size_t close = stat->rfind(')');
-  return close != std::string::npos && close + 2 < stat->size() && ((*stat)[close + 2] == 'Z' || (*stat)[close + 2] == 'X');
+  auto state = process_state(root, pid);
+  return state && is_dead_state(*state);
 }
 
 // Kills every process in the cgroup at `dir` and removes it, with system

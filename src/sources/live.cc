@@ -5,7 +5,7 @@
 #include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"
-#include "sources/readfile.h"
+#include "sources/process.h"
 
 namespace aimem {
 
@@ -35,8 +35,8 @@ LiveReport collect_live(const LiveOptions& o, FactSink& sink) {
   std::string subtree = o.cgroup;
   if (subtree.empty() && o.pid) {
     // The process's own memory cgroup (v1 "N:memory:/path" or v2 "0::/path").
-    if (auto cg = read_small_file((root == "/" ? "" : root) + "/proc/" + std::to_string(*o.pid) + "/cgroup")) {
-      subtree = memory_cgroup_of(*cg);
+    if (auto cg = process_memory_cgroup(root, static_cast<int>(*o.pid))) {
+      subtree = *cg;
     } else {
       report.warnings.push_back(fmt::format("process {} not found", *o.pid));
     }

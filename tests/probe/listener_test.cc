@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "probe/listener.h"
+#include "sources/listener.h"
 #include "support/test_support.h"
 
 namespace aimem::probe {

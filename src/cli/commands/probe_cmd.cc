@@ -10,7 +10,7 @@
 #include "cli/commands/commands.h"
 #include "core/time.h"
 #include "probe/client.h"
-#include "probe/listener.h"
+#include "sources/listener.h"
 #include "probe/monitor.h"
 #include "probe/probe_render.h"
 #include "probe/sweep.h"

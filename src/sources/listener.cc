@@ -1,4 +1,4 @@
-#include "probe/listener.h"
+#include "sources/listener.h"
 
 #include <algorithm>
 #include <cstdlib>

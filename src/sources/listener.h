@@ -1,4 +1,4 @@
-// Which process serves a TCP port: the listening socket's inode from
+// Which process serves a TCP port (for `aimem probe`): the listening socket's inode from
 // /proc/net/tcp and tcp6, then the process holding that inode among its file
 // descriptors. Read under a root directory so tests can use fixture trees.
 #pragma once
