@@ -8,6 +8,7 @@
 
 #include "core/text.h"
 #include "sources/live.h"
+#include "sources/proc_text.h"
 #include "sources/readfile.h"
 
 namespace aimem {
@@ -24,27 +25,10 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// Calls f(key, value) for each "key value" or "key: value" line.
-template <typename F>
-void for_each_kv(std::string_view content, F&& f) {
-  for (auto line : text::split(content, '\n')) {
-    size_t sp = line.find_first_of(" \t:");
-    if (sp == std::string_view::npos) continue;
-    f(line.substr(0, sp), text::trim(line.substr(sp + 1)));
-  }
-}
+using proc_text::for_each_kv;
+using proc_text::u64;
 
-std::optional<uint64_t> u64(std::string_view s) { return text::parse_u64(text::trim(s)); }
 std::optional<uint64_t> num(const std::optional<std::string>& s) { return s ? u64(*s) : std::nullopt; }
-
-// The totals of "some ... total=US" and "full ... total=US" in memory.pressure.
-void pressure_totals(std::string_view content, watch::CgroupSample& c) {
-  for (auto line : text::split(content, '\n')) {
-    bool some = text::starts_with(line, "some "), full = text::starts_with(line, "full ");
-    if (!some && !full) continue;
-    if (auto total = text::after(line, "total=")) (some ? c.psi_some_total_us : c.psi_full_total_us) = text::parse_u64(*total);
-  }
-}
 
 void read_v2(const std::string& dir, const CgroupFileReader& read, bool all, watch::CgroupSample& c) {
   c.usage = num(read(dir + "/memory.current"));
@@ -60,7 +44,11 @@ void read_v2(const std::string& dir, const CgroupFileReader& read, bool all, wat
   }
   if (!all) return;
   c.swap_usage = num(read(dir + "/memory.swap.current"));
-  if (auto p = read(dir + "/memory.pressure")) pressure_totals(*p, c);
+  if (auto p = read(dir + "/memory.pressure")) {
+    const proc_text::Psi psi = proc_text::parse_psi(*p);
+    c.psi_some_total_us = psi.some_total_us;
+    c.psi_full_total_us = psi.full_total_us;
+  }
 }
 
 void read_v1(const std::string& dir, const CgroupFileReader& read, bool all, watch::CgroupSample& c) {

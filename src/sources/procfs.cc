@@ -9,31 +9,10 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "sources/live.h"
+#include "sources/proc_text.h"
 #include "sources/readfile.h"
 
 namespace aimem {
-namespace {
-
-std::optional<uint64_t> kb_field(std::string_view content, std::string_view key) {
-  for (auto line : text::split(content, '\n')) {
-    if (text::starts_with(line, key) && line.size() > key.size() && line[key.size()] == ':') {
-      auto v = text::parse_u64(text::trim(line.substr(key.size() + 1)));
-      if (v) return *v * 1024;
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<double> psi_avg10(std::string_view content, std::string_view kind) {
-  for (auto line : text::split(content, '\n')) {
-    if (text::starts_with(line, kind))
-      if (auto v = text::after(line, "avg10=")) return text::parse_double(*v);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 std::string memory_cgroup_of(std::string_view content) {
   std::string v2;
   for (auto line : text::split(content, '\n')) {
@@ -56,12 +35,10 @@ ProcSummary read_proc(const std::string& root, std::optional<int64_t> pid, FactS
   ProcSummary s;
   const std::string proc = (root == "/" ? "" : root) + "/proc";
   if (auto mi = read_small_file(proc + "/meminfo")) {
-    auto total = kb_field(*mi, "MemTotal");
-    auto avail = kb_field(*mi, "MemAvailable");
-    if (!avail) {
-      auto free = kb_field(*mi, "MemFree"), cached = kb_field(*mi, "Cached"), buffers = kb_field(*mi, "Buffers");
-      if (free) avail = *free + cached.value_or(0) + buffers.value_or(0);
-    }
+    const proc_text::Meminfo m = proc_text::parse_meminfo(*mi);
+    auto total = m.total;
+    auto avail = m.available;
+    if (!avail && m.free) avail = *m.free + m.cached.value_or(0) + m.buffers.value_or(0);
     if (total) {
       s.meminfo = true;
       Fact f;
@@ -73,7 +50,7 @@ ProcSummary read_proc(const std::string& root, std::optional<int64_t> pid, FactS
       f.free = avail;
       f.text = fmt::format("MemTotal {}, MemAvailable {}", units::format_bytes(*total), avail ? units::format_bytes(*avail) : "?");
       sink.add(f);
-      auto swap_total = kb_field(*mi, "SwapTotal"), swap_free = kb_field(*mi, "SwapFree");
+      auto swap_total = m.swap_total, swap_free = m.swap_free;
       if (swap_total && *swap_total > 0) {
         Fact w = f;
         w.detail = "swap";
@@ -84,13 +61,11 @@ ProcSummary read_proc(const std::string& root, std::optional<int64_t> pid, FactS
       }
     }
   }
-  if (auto vm = read_small_file(proc + "/vmstat")) {
-    for (auto line : text::split(*vm, '\n'))
-      if (text::starts_with(line, "oom_kill ")) s.vmstat_oom_kills = text::parse_u64(line.substr(9));
-  }
+  if (auto vm = read_small_file(proc + "/vmstat")) s.vmstat_oom_kills = proc_text::vmstat_field(*vm, "oom_kill");
   if (auto psi = read_small_file(proc + "/pressure/memory")) {
-    s.psi_some_avg10 = psi_avg10(*psi, "some");
-    s.psi_full_avg10 = psi_avg10(*psi, "full");
+    const proc_text::Psi p = proc_text::parse_psi(*psi);
+    s.psi_some_avg10 = p.some_avg10;
+    s.psi_full_avg10 = p.full_avg10;
   }
 
   // Largest processes by RSS (bounded scan).
@@ -104,9 +79,11 @@ ProcSummary read_proc(const std::string& root, std::optional<int64_t> pid, FactS
       auto st = read_small_file(proc + "/" + e->d_name + "/status", 16384);
       if (!st) continue;  // gone between listing and reading
       std::string name;
-      for (auto line : text::split(*st, '\n'))
-        if (text::starts_with(line, "Name:")) name = std::string(text::trim(line.substr(5)));
-      auto rss = kb_field(*st, "VmRSS");
+      std::optional<uint64_t> rss;
+      proc_text::for_each_kv(*st, [&](std::string_view k, std::string_view v) {
+        if (k == "Name") name = std::string(v);
+        else if (k == "VmRSS") rss = proc_text::kib(v);
+      });
       if (!rss) continue;
       procs.emplace_back(*rss, fmt::format("{} (pid {}) {}", name, e->d_name, units::format_bytes(*rss)));
     }

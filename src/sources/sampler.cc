@@ -87,6 +87,7 @@
 #include "core/time.h"
 #include "core/cgroup_path.h"
 #include "sources/cgroup_memory.h"
+#include "sources/proc_text.h"
 #include "sources/readfile.h"
 #include "sources/gpu.h"
 #include "sources/task_runs.h"
@@ -113,36 +114,9 @@ bool all_digits(const char* s) {
   return true;
 }
 
-// Calls f(key, value) for each "key value" or "key: value" line.
-template <typename F>
-void for_each_kv(std::string_view content, F&& f) {
-  for (auto line : text::split(content, '\n')) {
-    size_t sp = line.find_first_of(" \t:");
-    if (sp == std::string_view::npos) continue;
-    std::string_view key = line.substr(0, sp), rest = line.substr(sp + 1);
-    f(key, text::trim(rest));
-  }
-}
-
-std::optional<uint64_t> u64(std::string_view s) { return text::parse_u64(text::trim(s)); }
-std::optional<uint64_t> kib(std::string_view s) {
-  auto v = u64(s);
-  return v && *v <= UINT64_MAX / 1024 ? std::optional<uint64_t>(*v * 1024) : std::nullopt;
-}
-
-// "some avg10=0.12 avg60=0 avg300=0 total=123" lines of a PSI file.
-void parse_psi(std::string_view content, std::optional<double>* some_avg10, std::optional<double>* full_avg10,
-               std::optional<uint64_t>& some_total, std::optional<uint64_t>& full_total) {
-  for (auto line : text::split(content, '\n')) {
-    bool some = text::starts_with(line, "some "), full = text::starts_with(line, "full ");
-    if (!some && !full) continue;
-    auto avg = text::after(line, "avg10=");
-    auto total = text::after(line, "total=");
-    std::optional<double>* avg10 = some ? some_avg10 : full_avg10;
-    if (avg && avg10) *avg10 = text::parse_double(*avg);
-    if (total) (some ? some_total : full_total) = text::parse_u64(*total);
-  }
-}
+using proc_text::for_each_kv;
+using proc_text::kib;
+using proc_text::u64;
 
 // Pids in a cgroup.procs ("1\n2\n") or children ("1 2 ") file, appended
 // while out has fewer than cap; garbage tokens are skipped.
@@ -437,23 +411,26 @@ Sample Sampler::sample() {
 
 void Sampler::read_host(HostSample& h) {
   if (auto m = read_file(proc_ + "/meminfo")) {
-    for_each_kv(*m, [&](std::string_view k, std::string_view v) {
-      if (k == "MemTotal") h.mem_total = kib(v);
-      else if (k == "MemAvailable") h.mem_available = kib(v);
-      else if (k == "SwapTotal") h.swap_total = kib(v);
-      else if (k == "SwapFree") h.swap_free = kib(v);
-    });
+    const proc_text::Meminfo mi = proc_text::parse_meminfo(*m);
+    h.mem_total = mi.total;
+    h.mem_available = mi.available;
+    h.swap_total = mi.swap_total;
+    h.swap_free = mi.swap_free;
     if (!h.mem_total) warn(fmt::format("{}/meminfo has no MemTotal line: host memory not sampled", proc_));
   } else {
     warn(fmt::format("{}/meminfo could not be read: host memory not sampled", proc_));
   }
-  if (auto p = read_file(proc_ + "/pressure/memory"))  // absent before 4.20 or with psi=0: normal
-    parse_psi(*p, &h.psi_some_avg10, &h.psi_full_avg10, h.psi_some_total_us, h.psi_full_total_us);
+  if (auto p = read_file(proc_ + "/pressure/memory")) {  // absent before 4.20 or with psi=0: normal
+    const proc_text::Psi psi = proc_text::parse_psi(*p);
+    h.psi_some_avg10 = psi.some_avg10;
+    h.psi_full_avg10 = psi.full_avg10;
+    h.psi_some_total_us = psi.some_total_us;
+    h.psi_full_total_us = psi.full_total_us;
+  }
   unmapping_before_ = unmapping_now_;
   unmapping_now_.reset();
   if (auto v = read_file(proc_ + "/vmstat")) {
-    size_t at = v->find("\noom_kill ");
-    if (at != std::string::npos) h.oom_kills = u64(std::string_view(*v).substr(at + 10, 24));
+    h.oom_kills = proc_text::vmstat_field(*v, "oom_kill");
     unmapping_now_ = unmapping_events(*v);
   }
 }
