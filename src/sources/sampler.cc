@@ -606,10 +606,9 @@ bool Sampler::merge_task_runs(Walk& w) {
 
 // Reads the process w.listed[i] into its cache entry (made when it is new):
 // the schedstat shortcut, statm, and status, command line and cgroup when due
-// (see the top of this file). Long on purpose: it is the path taken for every
-// process in every sample, its fast exits first, and splitting it would pass
-// a dozen of its locals around. False when the bound on processes is
-// reached: the walk stops there.
+// (see the top of this file). The path taken for every process in every
+// sample: its fast exits come first, before any allocation. False when the
+// bound on processes is reached: the walk stops there.
 bool Sampler::read_process(Walk& w, size_t i) {
   static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const int pid = w.listed[i];
