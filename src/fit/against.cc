@@ -15,7 +15,6 @@
 #include "fit/hf.h"
 #include "fit/inputs.h"
 #include "fit/runtime.h"
-#include "sources/readfile.h"
 
 namespace aimem::fit {
 namespace {
@@ -313,16 +312,15 @@ EngineLog parse_engine_log(const std::string& text) {
   return g;
 }
 
-Result<ModelSpec> model_from_log(const EngineLog& g, const std::string& model_override) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
+Result<ModelSpec> model_from_log(const FileSystem& files, const EngineLog& g, const std::string& model_override) {
+  namespace fs = std::filesystem;  // paths only: the files come from `files`
   std::string path = model_override.empty() ? g.model_path : model_override;
-  if (!path.empty() && fs::exists(path, ec)) return load_model(path, "", "");
+  if (!path.empty() && files.kind(path) != FileKind::missing) return load_model(files, path, "", "");
   if (!path.empty() && find_model(path)) {
     // A GGUF engine names its file type ("Q4_K - Medium"): size the catalog
     // model's weights as that llama.cpp mix.
     const bool gguf = g.engine == "llama.cpp" && !g.file_type.empty();
-    return load_model(path, g.dtype, gguf ? normalize_ftype(g.file_type) : g.quantization);
+    return load_model(files, path, g.dtype, gguf ? normalize_ftype(g.file_type) : g.quantization);
   }
   if (g.engine == "llama.cpp" && g.n_layer && g.n_embd && g.n_head) {
     // Rebuild the model from the printed metadata; weights from the ftype mix.
@@ -395,18 +393,14 @@ Hardware hardware_from_log(const EngineLog& g) {
   return hw;
 }
 
-int run_against(const std::string& log_path, const std::string& model_override, bool json) {
-  auto text = read_small_file(log_path, 256u << 20);
-  if (!text) {
-    fmt::print(stderr, "aimem fit: {}: cannot read the log\n", log_path);
-    return 2;
-  }
-  EngineLog g = parse_engine_log(*text);
+int run_against(const FileSystem& files, const std::string& log_path, const std::string& log_text,
+                const std::string& model_override, bool json) {
+  EngineLog g = parse_engine_log(log_text);
   if (g.engine.empty()) {
     fmt::print(stderr, "aimem fit: {}: no llama.cpp, Ollama or vLLM memory lines found\n", log_path);
     return 2;
   }
-  auto m = model_from_log(g, model_override);
+  auto m = model_from_log(files, g, model_override);
   if (!m) {
     fmt::print(stderr, "aimem fit: {}: {}\n", log_path, m.error().message);
     return 2;

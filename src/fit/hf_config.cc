@@ -12,7 +12,6 @@
 #include <cstring>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -23,7 +22,6 @@
 #include "core/doc_reader.h"
 #include "core/text.h"
 #include "fit/hf.h"
-#include "sources/readfile.h"
 
 namespace aimem::fit {
 namespace {
@@ -933,9 +931,9 @@ Result<ModelSpec> spec_from_config_at(const json& config, const std::string& nam
 // (DeepSeek-V3) about 9 MB.
 constexpr size_t kMaxJsonFileBytes = 32u << 20;
 
-Result<std::string> read_json_text(const std::string& path) {
+Result<std::string> read_json_text(const FileSystem& files, const std::string& path) {
   // A regular file only: a FIFO in a model folder would block the read forever.
-  return read_user_file(path, kMaxJsonFileBytes, "JSON file", /*regular_only=*/true);
+  return files.read(path, kMaxJsonFileBytes, "JSON file", /*regular_only=*/true);
 }
 
 Result<json> parse_json_text(const std::string& path, const std::string& s) {
@@ -944,8 +942,8 @@ Result<json> parse_json_text(const std::string& path, const std::string& s) {
   return doc::parse_json(s, path, limits);
 }
 
-Result<json> read_json_file(const std::string& path) {
-  auto s = read_json_text(path);
+Result<json> read_json_file(const FileSystem& files, const std::string& path) {
+  auto s = read_json_text(files, path);
   if (!s) return s.error();
   return parse_json_text(path, *s);
 }
@@ -1143,9 +1141,9 @@ Result<ModelSpec> spec_from_config(const nlohmann::json& config, const std::stri
                              dtype, quant);
 }
 
-Result<ModelSpec> read_hf_config(const std::string& path, const std::string& dtype,
+Result<ModelSpec> read_hf_config(const FileSystem& files, const std::string& path, const std::string& dtype,
                                  const std::string& quant) {
-  auto j = read_json_file(path);
+  auto j = read_json_file(files, path);
   if (!j) return make_error(j.error().message);
   std::filesystem::path p(path);
   std::string name = p.has_parent_path() ? p.parent_path().filename().string() : "";
@@ -1157,16 +1155,16 @@ Result<ModelSpec> read_hf_config(const std::string& path, const std::string& dty
   return m;
 }
 
-Result<ModelSpec> read_hf_folder(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
+Result<ModelSpec> read_hf_folder(const FileSystem& files, const std::string& dir) {
+  namespace fs = std::filesystem;  // paths only: the files come from `files`
   fs::path root(dir);
-  if (!fs::is_directory(root, ec))
+  auto exists = [&](const fs::path& p) { return files.kind(p.string()) != FileKind::missing; };
+  if (files.kind(dir) != FileKind::directory)
     return make_error(fmt::format("{}: not a directory", dir));
   const std::string config_path = (root / "config.json").string();
-  if (!fs::exists(root / "config.json", ec))
+  if (!exists(root / "config.json"))
     return make_error(fmt::format("{}: missing (a Hugging Face model folder has one)", config_path));
-  auto cfg = read_json_file(config_path);
+  auto cfg = read_json_file(files, config_path);
   if (!cfg) return make_error(cfg.error().message);
   std::string name = base_name(dir);
   auto spec = spec_from_config_at(*cfg, name, config_path, "", "");
@@ -1178,7 +1176,7 @@ Result<ModelSpec> read_hf_folder(const std::string& dir) {
   // *.safetensors in the folder.
   std::vector<std::string> shards;
   const fs::path index_path = root / "model.safetensors.index.json";
-  if (fs::exists(index_path, ec)) {
+  if (exists(index_path)) {
     // One shard file per name, in the order of the tensors that name it.
     std::set<std::string> seen;
     auto take = [&](const std::string& tensor, const std::string& shard) -> std::optional<Error> {
@@ -1186,14 +1184,14 @@ Result<ModelSpec> read_hf_folder(const std::string& dir) {
         return make_error(fmt::format("{}: weight_map['{}'] names '{}', not a file in the folder",
                                       index_path.string(), tensor, shard));
       if (seen.insert(shard).second) {
-        if (!fs::exists(root / shard, ec))
+        if (!exists(root / shard))
           return make_error(fmt::format("{}: shard '{}' (holding '{}') is missing from {}",
                                         index_path.string(), shard, tensor, dir));
         shards.push_back(shard);
       }
       return std::nullopt;
     };
-    auto text = read_json_text(index_path.string());
+    auto text = read_json_text(files, index_path.string());
     if (!text) return make_error(text.error().message);
     if (auto entries = weight_map_sax(*text)) {
       for (const auto& [tensor, shard] : *entries)
@@ -1212,12 +1210,11 @@ Result<ModelSpec> read_hf_folder(const std::string& dir) {
       }
     }
     std::sort(shards.begin(), shards.end());
-  } else if (fs::exists(root / "model.safetensors", ec)) {
+  } else if (exists(root / "model.safetensors")) {
     shards.push_back("model.safetensors");
   } else {
     std::vector<std::string> all, consolidated;
-    for (const auto& e : fs::directory_iterator(root, ec)) {
-      std::string fn = e.path().filename().string();
+    for (const std::string& fn : files.list(dir)) {
       if (!text::ends_with(fn, ".safetensors")) continue;
       (fn.rfind("consolidated", 0) == 0 ? consolidated : all).push_back(fn);
     }
@@ -1235,7 +1232,7 @@ Result<ModelSpec> read_hf_folder(const std::string& dir) {
   }
   std::vector<Tensor> tensors;
   for (const auto& s : shards) {
-    auto r = read_safetensors_header((root / s).string());
+    auto r = read_safetensors_header(files, (root / s).string());
     if (!r) return make_error(r.error().message);
     for (auto& t : *r) tensors.push_back(std::move(t));
   }
