@@ -76,7 +76,7 @@ class ByteSource {
     if (pos_ < buf_off_ || pos_ + n > buf_off_ + buf_.size()) {
       uint64_t len = std::min<uint64_t>(kBufSize, size_ - pos_);
       buf_.resize(len);
-      if (!pread_all(buf_.data(), len, pos_)) {
+      if (!read_all_at(buf_.data(), len, pos_)) {
         buf_.clear();
         return nullptr;
       }
@@ -96,13 +96,13 @@ class ByteSource {
         continue;
       }
       if (n >= kBufSize) {  // large string: straight into the destination
-        if (!pread_all(dst, n, at)) return false;
+        if (!read_all_at(dst, n, at)) return false;
         at += n, n = 0;
         break;
       }
       uint64_t len = std::min<uint64_t>(kBufSize, size_ - at);
       buf_.resize(len);
-      if (!pread_all(buf_.data(), len, at)) {
+      if (!read_all_at(buf_.data(), len, at)) {
         buf_.clear();
         return false;
       }
@@ -112,7 +112,7 @@ class ByteSource {
     return true;
   }
 
-  bool pread_all(uint8_t* dst, uint64_t n, uint64_t at) {
+  bool read_all_at(uint8_t* dst, uint64_t n, uint64_t at) {
     while (n > 0) {
       int64_t got = file_->read_at(dst, std::min<uint64_t>(n, 1u << 30), at);
       if (got <= 0) {  // error, or the file shrank under us
