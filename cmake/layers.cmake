@@ -33,11 +33,6 @@ set(AIMEM_LAYER_tools recognize)              # build-time generator of the patt
 # area it may still include, with what should change. A new file, or another
 # area for a listed file, still fails. Remove a line when its debt is paid.
 set(AIMEM_LAYER_DEBT
-  # fit should receive a Hardware value and bytes; these read the system (issue 15).
-  "src/fit/inputs.cc -> evidence: resolve_hardware collects facts into a FactSink only to turn them back into Hardware"
-  "src/fit/inputs.cc -> sources: resolve_hardware and own_cgroup_room probe NVML, /proc and cgroups through sources"
-  "src/fit/hf_config.cc -> sources: reads config.json and walks model folders through sources/readfile.h"
-  "src/fit/against.cc -> sources: reads engine logs through sources/readfile.h"
   # sources should hand lines to whoever wires the pipeline (cli), not run the scanner.
   "src/sources/inputs.cc -> recognize: feeds the inputs it reads to the scanner"
   "src/sources/journal.cc -> recognize: feeds journal records to the scanner"
@@ -63,11 +58,6 @@ set(AIMEM_LAYER_DEBT
 # write what the program produces (not reading the system). A new file, or a
 # new kind of call in a listed file, fails the build.
 set(AIMEM_SYSTEM_CALLS_ALLOWED
-  "src/fit/gguf.cc open: DEBT opens the GGUF file it reads (the parser itself takes bytes)"
-  "src/fit/safetensors.cc open: DEBT opens the safetensors files it reads (the parser itself takes bytes)"
-  "src/fit/hf_config.cc listdir: DEBT walks a model folder"
-  "src/fit/inputs.cc listdir: DEBT lists model folders and cgroup files"
-  "src/fit/inputs.cc stream: DEBT reads cgroup and /proc files for own_cgroup_room"
   "src/fit/gguf_writer.cc fopen: OUTPUT writes a GGUF file"
   "src/watch/alert_sink.cc open: OUTPUT appends alerts to the log file the user names"
   "src/watch/store.cc open: OUTPUT creates and checks the SQLite recording"

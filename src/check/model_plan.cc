@@ -13,6 +13,7 @@
 
 #include "fit/catalog.h"
 #include "fit/inputs.h"
+#include "sources/files.h"
 
 namespace aimem::check {
 namespace {
@@ -35,7 +36,7 @@ uint32_t clamp_u32(int64_t v, uint32_t hi) { return uint32_t(std::clamp<int64_t>
 
 Result<fit::ModelSpec> ModelCache::load(const std::string& name) {
   if (auto it = cache_.find(name); it != cache_.end()) return it->second;
-  Result<fit::ModelSpec> r = fit::load_model(name, "", "");
+  Result<fit::ModelSpec> r = fit::load_model(local_files(), name, "", "");
   if (!r) {
     // A path that is not here: its last component may be a catalog name.
     std::string base = name;

@@ -15,7 +15,6 @@
 #include "fit/hf.h"
 #include "fit/inputs.h"
 #include "fit/runtime.h"
-#include "sources/readfile.h"
 
 namespace aimem::fit {
 namespace {
@@ -127,6 +126,183 @@ std::optional<uint64_t> size_of_key(std::string_view line, std::string_view key)
   return units::parse_log_size(r);
 }
 
+// One line of a llama.cpp or Ollama runner log: print_info metadata, the
+// context's settings, buffer sizes, the server's command line. True for a
+// metadata line, which says nothing else.
+bool llamacpp_line(std::string_view line, EngineLog& g, std::optional<uint64_t>& kv_self) {
+  bool meta = line.find("print_info:") != std::string_view::npos || line.find("llm_load_print_meta:") != std::string_view::npos;
+  if (meta) {
+    g.engine = g.engine.empty() ? "llama.cpp" : g.engine;
+    if (auto v = value_of(line, "arch")) g.arch = std::string(*v);
+    if (auto v = value_of(line, "file type")) g.file_type = std::string(*v);
+    if (auto v = value_of(line, "model params")) g.params_b = leading_number(*v);
+    if (auto v = value_of(line, "file size")) {
+      if (auto b = units::parse_log_size(*v)) g.file_size_gib = double(*b) / kGiB;
+    }
+    if (auto v = value_of(line, "n_ctx_train")) g.n_ctx_train = u32(*v);
+    if (auto v = value_of(line, "n_embd")) g.n_embd = u32(*v);
+    if (auto v = value_of(line, "n_layer")) g.n_layer = u32(*v);
+    if (auto v = value_of(line, "n_head")) g.n_head = u32(*v);
+    if (auto v = value_of(line, "n_head_kv")) g.n_head_kv = u32(*v);
+    if (auto v = value_of(line, "n_embd_head_k")) g.head_k = u32(*v);
+    if (auto v = value_of(line, "n_embd_head_v")) g.head_v = u32(*v);
+    if (auto v = value_of(line, "n_ff")) g.n_ff = u32(*v);
+    if (auto v = value_of(line, "n_swa")) g.n_swa = u32(*v);
+    if (auto v = value_of(line, "n_expert")) g.n_expert = u32(*v);
+    if (auto v = value_of(line, "n_expert_used")) g.n_expert_used = u32(*v);
+    if (auto v = value_of(line, "n_vocab")) g.n_vocab = u32(*v);
+    return true;  // a metadata line says nothing else
+  }
+  if (auto at = line.find("(load_mode = "); at != std::string_view::npos)
+    g.mmap = line.substr(at + 13).rfind("mmap", 0) == 0;
+  if (line.find("loaded meta data with") != std::string_view::npos) {
+    size_t at = line.find(" from ");
+    if (at != std::string_view::npos) {
+      std::string_view p = trim(line.substr(at + 6));
+      size_t paren = p.find(" (version");
+      g.model_path = std::string(trim(p.substr(0, paren)));
+    }
+    g.engine = "llama.cpp";
+  }
+  bool ctx_line = line.find("llama_context:") != std::string_view::npos ||
+                  line.find("llama_new_context_with_model:") != std::string_view::npos ||
+                  line.find("llama_init_from_model:") != std::string_view::npos;
+  if (ctx_line && line.find("buffer size") == std::string_view::npos) {
+    if (auto v = value_of(line, "n_ctx")) g.n_ctx = u32(*v);
+    if (auto v = value_of(line, "n_batch")) g.n_batch = u32(*v);
+    if (auto v = value_of(line, "n_ubatch")) g.n_ubatch = u32(*v);
+    if (auto v = value_of(line, "n_seq_max")) g.n_seq = u32(*v);
+    if (auto v = value_of(line, "flash_attn")) {
+      std::string f(*v);
+      g.flash_attn = f == "1" || f == "enabled" || f == "true" || f == "auto";
+    }
+    if (auto v = value_of(line, "kv_unified")) g.kv_unified = *v == "true";
+    if (auto v = size_after(line, "KV self size")) kv_self = *v;
+  }
+  if (line.find("kv_size =") != std::string_view::npos || line.find("type_k =") != std::string_view::npos) {
+    g.type_k = quoted_after(line, "type_k = ");
+    g.type_v = quoted_after(line, "type_v = ");
+  }
+  if (line.find("llama_kv_cache:") != std::string_view::npos && line.find("cells") != std::string_view::npos) {
+    // "size =  800.00 MiB (  4096 cells,  40 layers,  1/1 seqs), K (f16):  400.00 MiB, V (f16): ..."
+    size_t k = line.find("K (");
+    if (k != std::string_view::npos) g.type_k = std::string(line.substr(k + 3, line.find(')', k) - k - 3));
+    size_t v = line.find("V (");
+    if (v != std::string_view::npos) g.type_v = std::string(line.substr(v + 3, line.find(')', v) - v - 3));
+    if (auto s = size_after(line, "size")) kv_self = *s;
+  }
+  if (auto at = line.find("offloaded "); at != std::string_view::npos && line.find("layers to GPU") != std::string_view::npos)
+    g.gpu_layers = u32(line.substr(at + 10));
+  if (line.find("using device CUDA") != std::string_view::npos || line.find("using device ROCm") != std::string_view::npos) {
+    g.gpu_devices++;
+    size_t dash = line.rfind(" - ");
+    if (dash != std::string_view::npos)
+      if (auto b = units::parse_log_size(line.substr(dash + 3))) g.gpu_total = *b;
+  }
+  if (line.find("buffer size") != std::string_view::npos) {
+    for (std::string_view dev : {"CUDA", "ROCm", "Vulkan", "Metal"}) {
+      size_t at = line.find(dev);
+      if (at == std::string_view::npos || line.substr(at).rfind("CUDA_Host", 0) == 0) continue;
+      auto n = u32(line.substr(at + dev.size()));
+      g.gpu_devices = std::max<uint32_t>(g.gpu_devices, n.value_or(0) + 1);
+    }
+    if (line.find("AMX model buffer") != std::string_view::npos) g.cpu_amx = true;
+    if (line.find("CPU_Mapped model buffer") != std::string_view::npos) g.mmap = true;
+    else if (line.find(" CPU model buffer") != std::string_view::npos && !g.mmap) g.mmap = false;
+    if (auto b = size_after(line, "model buffer size")) add(g.weights, *b);
+    else if (auto b2 = size_after(line, "KV buffer size")) add(g.kv, *b2);
+    else if (auto b3 = size_after(line, "RS buffer size")) add(g.kv, *b3);
+    else if (auto b4 = size_after(line, "compute buffer size")) add(g.compute, *b4);
+    else if (auto b5 = size_after(line, "output buffer size")) add(g.output, *b5);
+    g.engine = g.engine.empty() ? "llama.cpp" : g.engine;
+  }
+  // Command lines (llama-server, Ollama's runner).
+  if (line.find("llama-server") != std::string_view::npos || line.find("runner") != std::string_view::npos ||
+      line.find("--ctx-size") != std::string_view::npos) {
+    if (auto v = flag(line, {"-c", "--ctx-size"})) g.n_ctx = u32(*v);
+    if (auto v = flag(line, {"-np", "--parallel"})) g.n_seq = u32(*v);
+    if (auto v = flag(line, {"-b", "--batch-size"})) g.n_batch = u32(*v);
+    if (auto v = flag(line, {"-ub", "--ubatch-size"})) g.n_ubatch = u32(*v);
+    if (auto v = flag(line, {"-ngl", "--n-gpu-layers", "--gpu-layers"})) g.gpu_layers = u32(*v);
+    if (auto v = flag(line, {"-ctk", "--cache-type-k"})) g.type_k = *v;
+    if (auto v = flag(line, {"-ctv", "--cache-type-v"})) g.type_v = *v;
+    if (auto v = flag(line, {"-m", "--model"}); v && g.model_path.empty()) g.model_path = *v;
+    if (line.find(" --flash-attn") != std::string_view::npos || line.find(" -fa") != std::string_view::npos)
+      g.flash_attn = !(line.find("-fa off") != std::string_view::npos || line.find("--flash-attn off") != std::string_view::npos);
+  }
+  return false;
+}
+
+// One line of a vLLM log: its config line, `vllm serve`'s flags, the memory
+// profile, the KV cache it sized.
+void vllm_line(std::string_view line, EngineLog& g) {
+  if (line.find("with config: model=") != std::string_view::npos) {
+    g.engine = "vllm";
+    g.model_path = quoted_after(line, "model=");
+    if (auto v = value_of(line, "max_seq_len")) g.n_ctx = u32(*v);
+    if (auto v = value_of(line, "tensor_parallel_size")) g.tp = u32(*v);
+    std::string dt = quoted_after(line, "dtype=");
+    if (!dt.empty()) g.dtype = dt.rfind("torch.", 0) == 0 ? dt.substr(6) : dt;
+    g.type_k = quoted_after(line, "kv_cache_dtype=");
+    g.quantization = quoted_after(line, "quantization=");
+    if (g.quantization == "None") g.quantization.clear();
+  }
+  if (line.find("vllm serve ") != std::string_view::npos) {
+    g.engine = "vllm";
+    size_t at = line.find("vllm serve ");
+    std::string_view rest = trim(line.substr(at + 11));
+    if (g.model_path.empty()) g.model_path = std::string(rest.substr(0, rest.find(' ')));
+    if (auto v = flag(line, {"--max-model-len"})) g.n_ctx = u32(*v);
+    if (auto v = flag(line, {"-tp", "--tensor-parallel-size"})) g.tp = u32(*v);
+    if (auto v = flag(line, {"--max-num-seqs"})) g.max_num_seqs = u32(*v);
+    if (auto v = flag(line, {"--max-num-batched-tokens"})) g.max_batched = u32(*v);
+    if (auto v = flag(line, {"--gpu-memory-utilization"})) g.gpu_mem_util = leading_number(*v);
+    if (auto v = flag(line, {"--kv-cache-dtype"})) g.type_k = *v;
+  }
+  if (auto v = value_of(line, "total_gpu_memory")) {
+    if (auto b = units::parse_log_size(*v)) g.gpu_total = *b;
+  } else if (line.find("total_gpu_memory (") != std::string_view::npos) {
+    if (auto b = units::parse_log_size(line.substr(line.find("total_gpu_memory (") + 18))) g.gpu_total = *b;
+  }
+  if (auto at = line.find("gpu_memory_utilization"); at != std::string_view::npos) {
+    std::string_view rest = line.substr(at + 22);
+    while (!rest.empty() && (rest[0] == ' ' || rest[0] == '(' || rest[0] == '=' || rest[0] == ':')) rest.remove_prefix(1);
+    if (auto d = leading_number(rest); d && *d > 0 && *d <= 1) g.gpu_mem_util = d;
+  }
+  if (auto at = line.find("model weights take"); at != std::string_view::npos)
+    g.weights = units::parse_log_size(line.substr(at + 18));
+  else if (auto at2 = line.find("Loading model weights took"); at2 != std::string_view::npos)
+    g.weights = units::parse_log_size(line.substr(at2 + 26));
+  else if (auto at3 = line.find("Model loading took"); at3 != std::string_view::npos && !g.weights)
+    g.weights = units::parse_log_size(line.substr(at3 + 18));
+  if (auto v = size_of_key(line, "non_torch_memory")) g.non_torch = v;
+  if (auto v = size_of_key(line, "activation peak memory")) g.activation = v;
+  if (auto v = size_of_key(line, "kv_cache_size")) g.kv = v;
+  if (line.find("peak_torch_memory") != std::string_view::npos && !g.activation) {
+    // V0 "Memory profiling results": activation = peak torch - weights.
+    if (auto peak = size_of_key(line, "peak_torch_memory"); peak && g.weights && *peak > *g.weights)
+      g.activation = *peak - *g.weights;
+  }
+  if (line.find("Memory profiling results") != std::string_view::npos) g.vllm_v0 = true;
+  if (auto at = line.find("GPU blocks:"); at != std::string_view::npos) {
+    g.vllm_v0 = true;
+    if (auto n = leading_number(line.substr(at + 11))) g.kv_tokens = uint64_t(*n) * 16;
+  }
+  if (auto at = line.find("GPU KV cache size:"); at != std::string_view::npos) {
+    if (auto n = leading_number(line.substr(at + 18))) g.kv_tokens = uint64_t(*n);
+  }
+  if (auto at = line.find("Maximum concurrency for"); at != std::string_view::npos) {
+    std::string_view r = line.substr(at + 23);
+    if (auto n = leading_number(r); n && !g.n_ctx) g.n_ctx = uint32_t(*n);
+    size_t colon = r.find(':');
+    if (colon != std::string_view::npos) g.max_concurrency = leading_number(r.substr(colon + 1));
+  }
+  if (auto at = line.find("Available KV cache memory:"); at != std::string_view::npos)
+    g.kv = units::parse_log_size(line.substr(at + 26));
+  else if (auto at2 = line.find("reserved for KV Cache is"); at2 != std::string_view::npos)
+    g.kv = units::parse_log_size(line.substr(at2 + 24));
+}
+
 }  // namespace
 
 EngineLog parse_engine_log(const std::string& text) {
@@ -138,173 +314,8 @@ EngineLog parse_engine_log(const std::string& text) {
     if (end == std::string::npos) end = text.size();
     std::string_view line(text.data() + pos, end - pos);
     pos = end + 1;
-    // ---- llama.cpp / Ollama runner ----
-    bool meta = line.find("print_info:") != std::string_view::npos || line.find("llm_load_print_meta:") != std::string_view::npos;
-    if (meta) {
-      g.engine = g.engine.empty() ? "llama.cpp" : g.engine;
-      if (auto v = value_of(line, "arch")) g.arch = std::string(*v);
-      if (auto v = value_of(line, "file type")) g.file_type = std::string(*v);
-      if (auto v = value_of(line, "model params")) g.params_b = leading_number(*v);
-      if (auto v = value_of(line, "file size")) {
-        if (auto b = units::parse_log_size(*v)) g.file_size_gib = double(*b) / kGiB;
-      }
-      if (auto v = value_of(line, "n_ctx_train")) g.n_ctx_train = u32(*v);
-      if (auto v = value_of(line, "n_embd")) g.n_embd = u32(*v);
-      if (auto v = value_of(line, "n_layer")) g.n_layer = u32(*v);
-      if (auto v = value_of(line, "n_head")) g.n_head = u32(*v);
-      if (auto v = value_of(line, "n_head_kv")) g.n_head_kv = u32(*v);
-      if (auto v = value_of(line, "n_embd_head_k")) g.head_k = u32(*v);
-      if (auto v = value_of(line, "n_embd_head_v")) g.head_v = u32(*v);
-      if (auto v = value_of(line, "n_ff")) g.n_ff = u32(*v);
-      if (auto v = value_of(line, "n_swa")) g.n_swa = u32(*v);
-      if (auto v = value_of(line, "n_expert")) g.n_expert = u32(*v);
-      if (auto v = value_of(line, "n_expert_used")) g.n_expert_used = u32(*v);
-      if (auto v = value_of(line, "n_vocab")) g.n_vocab = u32(*v);
-      continue;
-    }
-    if (auto at = line.find("(load_mode = "); at != std::string_view::npos)
-      g.mmap = line.substr(at + 13).rfind("mmap", 0) == 0;
-    if (line.find("loaded meta data with") != std::string_view::npos) {
-      size_t at = line.find(" from ");
-      if (at != std::string_view::npos) {
-        std::string_view p = trim(line.substr(at + 6));
-        size_t paren = p.find(" (version");
-        g.model_path = std::string(trim(p.substr(0, paren)));
-      }
-      g.engine = "llama.cpp";
-    }
-    bool ctx_line = line.find("llama_context:") != std::string_view::npos ||
-                    line.find("llama_new_context_with_model:") != std::string_view::npos ||
-                    line.find("llama_init_from_model:") != std::string_view::npos;
-    if (ctx_line && line.find("buffer size") == std::string_view::npos) {
-      if (auto v = value_of(line, "n_ctx")) g.n_ctx = u32(*v);
-      if (auto v = value_of(line, "n_batch")) g.n_batch = u32(*v);
-      if (auto v = value_of(line, "n_ubatch")) g.n_ubatch = u32(*v);
-      if (auto v = value_of(line, "n_seq_max")) g.n_seq = u32(*v);
-      if (auto v = value_of(line, "flash_attn")) {
-        std::string f(*v);
-        g.flash_attn = f == "1" || f == "enabled" || f == "true" || f == "auto";
-      }
-      if (auto v = value_of(line, "kv_unified")) g.kv_unified = *v == "true";
-      if (auto v = size_after(line, "KV self size")) kv_self = *v;
-    }
-    if (line.find("kv_size =") != std::string_view::npos || line.find("type_k =") != std::string_view::npos) {
-      g.type_k = quoted_after(line, "type_k = ");
-      g.type_v = quoted_after(line, "type_v = ");
-    }
-    if (line.find("llama_kv_cache:") != std::string_view::npos && line.find("cells") != std::string_view::npos) {
-      // "size =  800.00 MiB (  4096 cells,  40 layers,  1/1 seqs), K (f16):  400.00 MiB, V (f16): ..."
-      size_t k = line.find("K (");
-      if (k != std::string_view::npos) g.type_k = std::string(line.substr(k + 3, line.find(')', k) - k - 3));
-      size_t v = line.find("V (");
-      if (v != std::string_view::npos) g.type_v = std::string(line.substr(v + 3, line.find(')', v) - v - 3));
-      if (auto s = size_after(line, "size")) kv_self = *s;
-    }
-    if (auto at = line.find("offloaded "); at != std::string_view::npos && line.find("layers to GPU") != std::string_view::npos)
-      g.gpu_layers = u32(line.substr(at + 10));
-    if (line.find("using device CUDA") != std::string_view::npos || line.find("using device ROCm") != std::string_view::npos) {
-      g.gpu_devices++;
-      size_t dash = line.rfind(" - ");
-      if (dash != std::string_view::npos)
-        if (auto b = units::parse_log_size(line.substr(dash + 3))) g.gpu_total = *b;
-    }
-    if (line.find("buffer size") != std::string_view::npos) {
-      for (std::string_view dev : {"CUDA", "ROCm", "Vulkan", "Metal"}) {
-        size_t at = line.find(dev);
-        if (at == std::string_view::npos || line.substr(at).rfind("CUDA_Host", 0) == 0) continue;
-        auto n = u32(line.substr(at + dev.size()));
-        g.gpu_devices = std::max<uint32_t>(g.gpu_devices, n.value_or(0) + 1);
-      }
-      if (line.find("AMX model buffer") != std::string_view::npos) g.cpu_amx = true;
-      if (line.find("CPU_Mapped model buffer") != std::string_view::npos) g.mmap = true;
-      else if (line.find(" CPU model buffer") != std::string_view::npos && !g.mmap) g.mmap = false;
-      if (auto b = size_after(line, "model buffer size")) add(g.weights, *b);
-      else if (auto b2 = size_after(line, "KV buffer size")) add(g.kv, *b2);
-      else if (auto b3 = size_after(line, "RS buffer size")) add(g.kv, *b3);
-      else if (auto b4 = size_after(line, "compute buffer size")) add(g.compute, *b4);
-      else if (auto b5 = size_after(line, "output buffer size")) add(g.output, *b5);
-      g.engine = g.engine.empty() ? "llama.cpp" : g.engine;
-    }
-    // Command lines (llama-server, Ollama's runner).
-    if (line.find("llama-server") != std::string_view::npos || line.find("runner") != std::string_view::npos ||
-        line.find("--ctx-size") != std::string_view::npos) {
-      if (auto v = flag(line, {"-c", "--ctx-size"})) g.n_ctx = u32(*v);
-      if (auto v = flag(line, {"-np", "--parallel"})) g.n_seq = u32(*v);
-      if (auto v = flag(line, {"-b", "--batch-size"})) g.n_batch = u32(*v);
-      if (auto v = flag(line, {"-ub", "--ubatch-size"})) g.n_ubatch = u32(*v);
-      if (auto v = flag(line, {"-ngl", "--n-gpu-layers", "--gpu-layers"})) g.gpu_layers = u32(*v);
-      if (auto v = flag(line, {"-ctk", "--cache-type-k"})) g.type_k = *v;
-      if (auto v = flag(line, {"-ctv", "--cache-type-v"})) g.type_v = *v;
-      if (auto v = flag(line, {"-m", "--model"}); v && g.model_path.empty()) g.model_path = *v;
-      if (line.find(" --flash-attn") != std::string_view::npos || line.find(" -fa") != std::string_view::npos)
-        g.flash_attn = !(line.find("-fa off") != std::string_view::npos || line.find("--flash-attn off") != std::string_view::npos);
-    }
-    // ---- vLLM ----
-    if (line.find("with config: model=") != std::string_view::npos) {
-      g.engine = "vllm";
-      g.model_path = quoted_after(line, "model=");
-      if (auto v = value_of(line, "max_seq_len")) g.n_ctx = u32(*v);
-      if (auto v = value_of(line, "tensor_parallel_size")) g.tp = u32(*v);
-      std::string dt = quoted_after(line, "dtype=");
-      if (!dt.empty()) g.dtype = dt.rfind("torch.", 0) == 0 ? dt.substr(6) : dt;
-      g.type_k = quoted_after(line, "kv_cache_dtype=");
-      g.quantization = quoted_after(line, "quantization=");
-      if (g.quantization == "None") g.quantization.clear();
-    }
-    if (line.find("vllm serve ") != std::string_view::npos) {
-      g.engine = "vllm";
-      size_t at = line.find("vllm serve ");
-      std::string_view rest = trim(line.substr(at + 11));
-      if (g.model_path.empty()) g.model_path = std::string(rest.substr(0, rest.find(' ')));
-      if (auto v = flag(line, {"--max-model-len"})) g.n_ctx = u32(*v);
-      if (auto v = flag(line, {"-tp", "--tensor-parallel-size"})) g.tp = u32(*v);
-      if (auto v = flag(line, {"--max-num-seqs"})) g.max_num_seqs = u32(*v);
-      if (auto v = flag(line, {"--max-num-batched-tokens"})) g.max_batched = u32(*v);
-      if (auto v = flag(line, {"--gpu-memory-utilization"})) g.gpu_mem_util = leading_number(*v);
-      if (auto v = flag(line, {"--kv-cache-dtype"})) g.type_k = *v;
-    }
-    if (auto v = value_of(line, "total_gpu_memory")) {
-      if (auto b = units::parse_log_size(*v)) g.gpu_total = *b;
-    } else if (line.find("total_gpu_memory (") != std::string_view::npos) {
-      if (auto b = units::parse_log_size(line.substr(line.find("total_gpu_memory (") + 18))) g.gpu_total = *b;
-    }
-    if (auto at = line.find("gpu_memory_utilization"); at != std::string_view::npos) {
-      std::string_view rest = line.substr(at + 22);
-      while (!rest.empty() && (rest[0] == ' ' || rest[0] == '(' || rest[0] == '=' || rest[0] == ':')) rest.remove_prefix(1);
-      if (auto d = leading_number(rest); d && *d > 0 && *d <= 1) g.gpu_mem_util = d;
-    }
-    if (auto at = line.find("model weights take"); at != std::string_view::npos)
-      g.weights = units::parse_log_size(line.substr(at + 18));
-    else if (auto at2 = line.find("Loading model weights took"); at2 != std::string_view::npos)
-      g.weights = units::parse_log_size(line.substr(at2 + 26));
-    else if (auto at3 = line.find("Model loading took"); at3 != std::string_view::npos && !g.weights)
-      g.weights = units::parse_log_size(line.substr(at3 + 18));
-    if (auto v = size_of_key(line, "non_torch_memory")) g.non_torch = v;
-    if (auto v = size_of_key(line, "activation peak memory")) g.activation = v;
-    if (auto v = size_of_key(line, "kv_cache_size")) g.kv = v;
-    if (line.find("peak_torch_memory") != std::string_view::npos && !g.activation) {
-      // V0 "Memory profiling results": activation = peak torch - weights.
-      if (auto peak = size_of_key(line, "peak_torch_memory"); peak && g.weights && *peak > *g.weights)
-        g.activation = *peak - *g.weights;
-    }
-    if (line.find("Memory profiling results") != std::string_view::npos) g.vllm_v0 = true;
-    if (auto at = line.find("GPU blocks:"); at != std::string_view::npos) {
-      g.vllm_v0 = true;
-      if (auto n = leading_number(line.substr(at + 11))) g.kv_tokens = uint64_t(*n) * 16;
-    }
-    if (auto at = line.find("GPU KV cache size:"); at != std::string_view::npos) {
-      if (auto n = leading_number(line.substr(at + 18))) g.kv_tokens = uint64_t(*n);
-    }
-    if (auto at = line.find("Maximum concurrency for"); at != std::string_view::npos) {
-      std::string_view r = line.substr(at + 23);
-      if (auto n = leading_number(r); n && !g.n_ctx) g.n_ctx = uint32_t(*n);
-      size_t colon = r.find(':');
-      if (colon != std::string_view::npos) g.max_concurrency = leading_number(r.substr(colon + 1));
-    }
-    if (auto at = line.find("Available KV cache memory:"); at != std::string_view::npos)
-      g.kv = units::parse_log_size(line.substr(at + 26));
-    else if (auto at2 = line.find("reserved for KV Cache is"); at2 != std::string_view::npos)
-      g.kv = units::parse_log_size(line.substr(at2 + 24));
+    if (llamacpp_line(line, g, kv_self)) continue;
+    vllm_line(line, g);
   }
   if (!g.kv && kv_self) g.kv = kv_self;
   // vLLM's memory lines without its config line (an excerpt).
@@ -313,16 +324,15 @@ EngineLog parse_engine_log(const std::string& text) {
   return g;
 }
 
-Result<ModelSpec> model_from_log(const EngineLog& g, const std::string& model_override) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
+Result<ModelSpec> model_from_log(const FileSystem& files, const EngineLog& g, const std::string& model_override) {
+  namespace fs = std::filesystem;  // paths only: the files come from `files`
   std::string path = model_override.empty() ? g.model_path : model_override;
-  if (!path.empty() && fs::exists(path, ec)) return load_model(path, "", "");
+  if (!path.empty() && files.kind(path) != FileKind::missing) return load_model(files, path, "", "");
   if (!path.empty() && find_model(path)) {
     // A GGUF engine names its file type ("Q4_K - Medium"): size the catalog
     // model's weights as that llama.cpp mix.
     const bool gguf = g.engine == "llama.cpp" && !g.file_type.empty();
-    return load_model(path, g.dtype, gguf ? normalize_ftype(g.file_type) : g.quantization);
+    return load_model(files, path, g.dtype, gguf ? normalize_ftype(g.file_type) : g.quantization);
   }
   if (g.engine == "llama.cpp" && g.n_layer && g.n_embd && g.n_head) {
     // Rebuild the model from the printed metadata; weights from the ftype mix.
@@ -395,18 +405,14 @@ Hardware hardware_from_log(const EngineLog& g) {
   return hw;
 }
 
-int run_against(const std::string& log_path, const std::string& model_override, bool json) {
-  auto text = read_small_file(log_path, 256u << 20);
-  if (!text) {
-    fmt::print(stderr, "aimem fit: {}: cannot read the log\n", log_path);
-    return 2;
-  }
-  EngineLog g = parse_engine_log(*text);
+int run_against(const FileSystem& files, const std::string& log_path, const std::string& log_text,
+                const std::string& model_override, bool json) {
+  EngineLog g = parse_engine_log(log_text);
   if (g.engine.empty()) {
     fmt::print(stderr, "aimem fit: {}: no llama.cpp, Ollama or vLLM memory lines found\n", log_path);
     return 2;
   }
-  auto m = model_from_log(g, model_override);
+  auto m = model_from_log(files, g, model_override);
   if (!m) {
     fmt::print(stderr, "aimem fit: {}: {}\n", log_path, m.error().message);
     return 2;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/file_system.h"
 #include "core/result.h"
 #include "fit/model.h"
 #include "fit/plan.h"
@@ -39,14 +40,16 @@ struct EngineLog {
 };
 
 EngineLog parse_engine_log(const std::string& text);
-// Builds the model from the log (the GGUF it names when readable here, else
+// Builds the model from the log (the GGUF it names when it is in `files`, else
 // its printed metadata, else the catalog) and the settings it states.
-Result<ModelSpec> model_from_log(const EngineLog& log, const std::string& model_override);
+Result<ModelSpec> model_from_log(const FileSystem& files, const EngineLog& log, const std::string& model_override);
 FitSettings settings_from_log(const EngineLog& log);
 Hardware hardware_from_log(const EngineLog& log);
 
-// The command: 0 when every compared component is within its band, 1 when
-// one is off, 2 when the log cannot be used.
-int run_against(const std::string& log_path, const std::string& model_override, bool json);
+// The command over the log's text (read by the caller; log_path names it in
+// messages): 0 when every compared component is within its band, 1 when one
+// is off, 2 when the log cannot be used.
+int run_against(const FileSystem& files, const std::string& log_path, const std::string& log_text,
+                const std::string& model_override, bool json);
 
 }  // namespace aimem::fit

@@ -1,12 +1,10 @@
 // GGUF header reader (v2, v3). Reads metadata and tensor infos through a
-// small buffered pread window, never the tensor data, and checks every
-// count and length against the bytes left in the file before allocating.
+// small buffered window over a RandomAccessFile (core/file_system.h; the
+// caller opens it, sources/files.h for this machine's files), never the
+// tensor data, and checks every count and length against the bytes left in
+// the file before allocating.
 // Layout reference: ggml/src/gguf.cpp (gguf_init_from_file_impl).
 #include "fit/gguf.h"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -36,7 +34,7 @@ constexpr uint64_t kBufSize = 256 << 10;
 class ByteSource {
  public:
   ByteSource(const uint8_t* data, uint64_t size) : mem_(data), size_(size) {}
-  ByteSource(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  explicit ByteSource(RandomAccessFile& file) : file_(&file), size_(file.size()) {}
 
   uint64_t size() const { return size_; }
   uint64_t pos() const { return pos_; }
@@ -78,7 +76,7 @@ class ByteSource {
     if (pos_ < buf_off_ || pos_ + n > buf_off_ + buf_.size()) {
       uint64_t len = std::min<uint64_t>(kBufSize, size_ - pos_);
       buf_.resize(len);
-      if (!pread_all(buf_.data(), len, pos_)) {
+      if (!read_all_at(buf_.data(), len, pos_)) {
         buf_.clear();
         return nullptr;
       }
@@ -98,13 +96,13 @@ class ByteSource {
         continue;
       }
       if (n >= kBufSize) {  // large string: straight into the destination
-        if (!pread_all(dst, n, at)) return false;
+        if (!read_all_at(dst, n, at)) return false;
         at += n, n = 0;
         break;
       }
       uint64_t len = std::min<uint64_t>(kBufSize, size_ - at);
       buf_.resize(len);
-      if (!pread_all(buf_.data(), len, at)) {
+      if (!read_all_at(buf_.data(), len, at)) {
         buf_.clear();
         return false;
       }
@@ -114,12 +112,11 @@ class ByteSource {
     return true;
   }
 
-  bool pread_all(uint8_t* dst, uint64_t n, uint64_t at) {
+  bool read_all_at(uint8_t* dst, uint64_t n, uint64_t at) {
     while (n > 0) {
-      ssize_t got = ::pread(fd_, dst, std::min<uint64_t>(n, 1u << 30), static_cast<off_t>(at));
-      if (got < 0 && errno == EINTR) continue;
+      int64_t got = file_->read_at(dst, std::min<uint64_t>(n, 1u << 30), at);
       if (got <= 0) {  // error, or the file shrank under us
-        io_errno_ = got < 0 ? errno : 0;
+        io_errno_ = got < 0 ? int(-got) : 0;
         return false;
       }
       bytes_read_ += static_cast<uint64_t>(got);
@@ -129,7 +126,7 @@ class ByteSource {
   }
 
   const uint8_t* mem_ = nullptr;
-  int fd_ = -1;
+  RandomAccessFile* file_ = nullptr;
   uint64_t size_ = 0;
   uint64_t pos_ = 0;
   std::vector<uint8_t> buf_;
@@ -632,25 +629,19 @@ Result<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::string&
   return r;
 }
 
-Result<GgufFile> read_gguf(const std::string& path) {
-  // O_NONBLOCK: a FIFO would block the open (then it is refused below).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return make_error(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    return make_error(path + ": cannot stat: " + std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return make_error(path + ": not a regular file (a FIFO, a device or a socket)");
-  }
-  ByteSource src(fd, static_cast<uint64_t>(st.st_size));
-  auto r = Parser(src, path).run();
-  ::close(fd);
-  if (r) r->path = path;
+Result<GgufFile> read_gguf(RandomAccessFile& file, const std::string& name) {
+  ByteSource src(file);
+  auto r = Parser(src, name).run();
+  if (r) r->path = name;
   return r;
+}
+
+Result<GgufFile> read_gguf(const FileSystem& files, const std::string& path) {
+  auto file = files.open(path);
+  if (!file) return file.error();
+  if ((*file)->kind() != FileKind::regular)
+    return make_error(path + ": not a regular file (a FIFO, a device or a socket)");
+  return read_gguf(**file, path);
 }
 
 }  // namespace aimem::fit

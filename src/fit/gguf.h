@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/file_system.h"
 #include "core/result.h"
 #include "fit/model.h"
 
@@ -71,8 +72,11 @@ struct GgufFile {
 };
 
 // Errors name the file and the field ("model.gguf: tensor 12 'blk.0.attn_q.weight':
-// type 99 is not a ggml type").
-Result<GgufFile> read_gguf(const std::string& path);
+// type 99 is not a ggml type"). The file comes from `files` (sources/files.h
+// local_files() for this machine's); anything but a regular file is refused.
+Result<GgufFile> read_gguf(const FileSystem& files, const std::string& path);
+// The same over a file already opened (name used in messages).
+Result<GgufFile> read_gguf(RandomAccessFile& file, const std::string& name);
 // The same over bytes in memory (the fuzzer; name used in messages).
 Result<GgufFile> parse_gguf(const uint8_t* data, size_t size, const std::string& name);
 

@@ -9,14 +9,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_system.h"
 #include "core/result.h"
 #include "fit/model.h"
 
 namespace aimem::fit {
 
+// Files come from `files` (sources/files.h local_files() for this machine's);
+// errors name the path.
+//
 // The tensors of one safetensors file (header only). The header length is
 // checked against the file size and a cap before it is read.
-Result<std::vector<Tensor>> read_safetensors_header(const std::string& path);
+Result<std::vector<Tensor>> read_safetensors_header(const FileSystem& files, const std::string& path);
 Result<std::vector<Tensor>> parse_safetensors_header(const uint8_t* data, size_t size,
                                                      const std::string& name);
 
@@ -29,9 +33,9 @@ Result<ModelSpec> spec_from_config(const nlohmann::json& config, const std::stri
                                    const std::string& dtype = "", const std::string& quant = "");
 
 // A model folder: config.json plus every safetensors header; weights exact.
-Result<ModelSpec> read_hf_folder(const std::string& dir);
+Result<ModelSpec> read_hf_folder(const FileSystem& files, const std::string& dir);
 // A config.json alone.
-Result<ModelSpec> read_hf_config(const std::string& path, const std::string& dtype,
+Result<ModelSpec> read_hf_config(const FileSystem& files, const std::string& path, const std::string& dtype,
                                  const std::string& quant);
 
 }  // namespace aimem::fit

@@ -1,13 +1,10 @@
 #include "fit/inputs.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <fmt/format.h>
 
 #include "core/text.h"
@@ -15,20 +12,23 @@
 #include "fit/catalog.h"
 #include "fit/gguf.h"
 #include "fit/hf.h"
-#include "evidence/sink.h"
-#include "sources/live.h"
-#include "sources/readfile.h"
 
 namespace aimem::fit {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool starts_with_gguf_magic(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+bool starts_with_gguf_magic(const FileSystem& files, const std::string& path) {
+  auto file = files.open(path);
+  if (!file) return false;
   char magic[4] = {0};
-  in.read(magic, 4);
-  return in.gcount() == 4 && std::string_view(magic, 4) == "GGUF";
+  size_t got = 0;
+  while (got < 4) {
+    int64_t n = (*file)->read_at(magic + got, 4 - got, got);
+    if (n <= 0) return false;
+    got += size_t(n);
+  }
+  return std::string_view(magic, 4) == "GGUF";
 }
 
 // Effective bits per weight of llama.cpp's quantization mixtures for the
@@ -95,40 +95,41 @@ bool apply_gguf_ftype(ModelSpec& m, const std::string& ftype) {
   return true;
 }
 
-Result<ModelSpec> load_model(const std::string& arg, const std::string& dtype, const std::string& quant) {
-  std::error_code ec;
-  fs::path p(arg);
+Result<ModelSpec> load_model(const FileSystem& files, const std::string& arg, const std::string& dtype,
+                             const std::string& quant) {
+  fs::path p(arg);  // a path only: what is there comes from `files`
+  const FileKind kind = files.kind(arg);
   const Ftype* ft = find_ftype(quant);
   const bool gguf_quant = ft && ft->bpw < 16;  // f16/bf16/f32 are checkpoint dtypes, not a GGUF mix
   const std::string hf_quant = gguf_quant ? "" : quant;
   Result<ModelSpec> spec = make_error("");
-  if (fs::is_directory(p, ec)) {
-    if (!fs::exists(p / "config.json", ec)) {
-      for (const auto& e : fs::directory_iterator(p, ec))
-        if (e.path().extension() == ".gguf")
+  if (kind == FileKind::directory) {
+    if (files.kind((p / "config.json").string()) == FileKind::missing) {
+      for (const std::string& name : files.list(arg))
+        if (fs::path(name).extension() == ".gguf")
           return make_error(fmt::format("{}: a folder of GGUF files; name the file to fit (e.g. {})", arg,
-                                        e.path().string()));
+                                        (p / name).string()));
       return make_error(fmt::format("{}: no config.json in this folder (a Hugging Face model folder needs one)", arg));
     }
-    spec = read_hf_folder(arg);
-  } else if (fs::exists(p, ec)) {
+    spec = read_hf_folder(files, arg);
+  } else if (kind != FileKind::missing) {
     // A FIFO or a device would block the open or the read forever.
-    if (!fs::is_regular_file(p, ec))
+    if (kind != FileKind::regular)
       return make_error(fmt::format("{}: not a regular file (a FIFO, a device or a socket); name a GGUF file, a model "
                                     "folder or a config.json", arg));
-    if (starts_with_gguf_magic(arg)) {
-      auto g = read_gguf(arg);
+    if (starts_with_gguf_magic(files, arg)) {
+      auto g = read_gguf(files, arg);
       if (!g) return g.error();
       spec = spec_from_gguf(*g);
     } else if (p.extension() == ".gguf") {
-      auto g = read_gguf(arg);  // names the wrong magic
+      auto g = read_gguf(files, arg);  // names the wrong magic
       if (!g) return g.error();
       spec = spec_from_gguf(*g);
     } else if (p.extension() == ".safetensors") {
       return make_error(fmt::format("{}: name the model folder (with config.json), not one safetensors file",
                                     arg));
     } else {
-      spec = read_hf_config(arg, dtype, hf_quant);
+      spec = read_hf_config(files, arg, dtype, hf_quant);
     }
   } else {
     if (!find_model(arg))
@@ -137,7 +138,7 @@ Result<ModelSpec> load_model(const std::string& arg, const std::string& dtype, c
     spec = catalog_spec(arg, dtype, hf_quant);
   }
   if (!spec) return spec;
-  if (spec->path.empty() && fs::exists(p, ec)) spec->path = arg;
+  if (spec->path.empty() && kind != FileKind::missing) spec->path = arg;
   if (gguf_quant) {
     if (!spec->tensors.empty() && spec->source == "gguf")
       return make_error(fmt::format("{}: --quant {} only applies to a checkpoint; a GGUF file is already quantized",
@@ -156,50 +157,9 @@ Result<ModelSpec> load_model(const std::string& arg, const std::string& dtype, c
   return spec;
 }
 
-namespace {
+bool reads_this_machine(const HardwareArgs& a) { return a.gpu.empty() && a.vram.empty() && a.ram.empty(); }
 
-class Collect final : public FactSink {
- public:
-  void add(Fact f) override { facts.push_back(std::move(f)); }
-  std::vector<Fact> facts;
-};
-
-std::optional<uint64_t> read_u64_file(const std::string& path) {
-  auto s = read_small_file(path, 4096);
-  return s ? text::parse_u64(text::trim(*s)) : std::nullopt;  // "max" -> nullopt
-}
-
-// The memory limit of this process's own cgroup (v2 memory.max, v1
-// memory.limit_in_bytes), minus what it already uses.
-std::optional<uint64_t> own_cgroup_room(const std::string& root) {
-  std::string base = root == "/" ? "" : root;
-  auto cg = read_small_file(base + "/proc/self/cgroup", 65536);
-  if (!cg) return std::nullopt;
-  size_t pos = 0;
-  while (pos < cg->size()) {
-    size_t end = cg->find('\n', pos);
-    if (end == std::string::npos) end = cg->size();
-    std::string line = cg->substr(pos, end - pos);
-    pos = end + 1;
-    auto c1 = line.find(':'), c2 = line.find(':', c1 + 1);
-    if (c1 == std::string::npos || c2 == std::string::npos) continue;
-    std::string ctrl = line.substr(c1 + 1, c2 - c1 - 1), path = line.substr(c2 + 1);
-    std::optional<uint64_t> limit, usage;
-    if (ctrl.empty()) {
-      limit = read_u64_file(base + "/sys/fs/cgroup" + path + "/memory.max");
-      usage = read_u64_file(base + "/sys/fs/cgroup" + path + "/memory.current");
-    } else if (ctrl.find("memory") != std::string::npos) {
-      limit = read_u64_file(base + "/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes");
-      usage = read_u64_file(base + "/sys/fs/cgroup/memory" + path + "/memory.usage_in_bytes");
-    }
-    if (limit && *limit < (1ULL << 60)) return *limit > usage.value_or(0) ? *limit - usage.value_or(0) : 0;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-Result<Hardware> resolve_hardware(const HardwareArgs& a) {
+Result<Hardware> resolve_hardware(const HardwareArgs& a, const MachineReading& machine) {
   Hardware hw;
   if (!a.ram.empty()) {
     auto r = units::parse_size(a.ram);
@@ -230,34 +190,27 @@ Result<Hardware> resolve_hardware(const HardwareArgs& a) {
     if (hw.gpu_name.empty()) hw.gpu_name = units::format_bytes(*v) + " GPU";
     hw.gpu_source = "--vram " + a.vram;
   }
-  const bool explicit_hw = !a.gpu.empty() || !a.vram.empty() || !a.ram.empty();
-  if (!explicit_hw) {
+  if (reads_this_machine(a)) {
     // This machine: NVML for GPUs, /proc/meminfo and our cgroup for RAM.
-    Collect sink;
     if (!a.device_cpu) {
-      scan_gpus(sink);
-      for (const Fact& f : sink.facts) {
-        if (f.kind != FactKind::gpu_state || !f.total) continue;
+      for (const MachineReading::Gpu& g : machine.gpus) {
+        if (!g.total) continue;
         if (hw.gpu_count == 0) {
-          hw.gpu_name = f.process.empty() ? "GPU" : text::printable(f.process);  // the driver's name for it
-          hw.gpu_total = *f.total;
-          hw.gpu_in_use = f.usage.value_or(0);
+          hw.gpu_name = g.name.empty() ? "GPU" : text::printable(g.name);  // the driver's name for it
+          hw.gpu_total = g.total;
+          hw.gpu_in_use = g.used;
         }
         hw.gpu_count++;
       }
       if (hw.gpu_count) hw.gpu_source = "NVML (this machine)";
       if (a.gpus) hw.gpu_count = std::min(hw.gpu_count, a.gpus);
     }
-    sink.facts.clear();
-    if (auto cpuinfo = read_small_file((a.root == "/" ? "" : a.root) + "/proc/cpuinfo", 4u << 20))
-      hw.cpu_amx = cpuinfo->find(" amx_int8") != std::string::npos && cpuinfo->find(" amx_tile") != std::string::npos;
-    read_proc(a.root, std::nullopt, sink);
-    for (const Fact& f : sink.facts)
-      if (f.kind == FactKind::host_state && f.free && hw.ram_total == 0) {
-        hw.ram_total = *f.free;
-        hw.ram_source = "MemAvailable (this machine)";
-      }
-    if (auto room = own_cgroup_room(a.root); room && (*room < hw.ram_total || hw.ram_total == 0)) {
+    hw.cpu_amx = machine.cpu_amx;
+    if (machine.mem_available && hw.ram_total == 0) {
+      hw.ram_total = *machine.mem_available;
+      hw.ram_source = "MemAvailable (this machine)";
+    }
+    if (auto room = machine.cgroup_room; room && (*room < hw.ram_total || hw.ram_total == 0)) {
       hw.ram_total = *room;
       hw.ram_source = "this cgroup's memory limit";
     }

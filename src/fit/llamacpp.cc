@@ -84,70 +84,92 @@ void place_tensors(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
                                           : "AMX: matmul weights repacked", amx, true);
 }
 
-void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
-                   const std::vector<Extra>& extras, Plan& p) {
-  const bool ollama = s.runtime == Runtime::kOllama;
-  p.engine = ollama ? "Ollama (llama.cpp runner; defaults of Ollama 0.12: num_ctx 4096, num_parallel 1)"
-                    : "llama.cpp v0.5.0 as bundled by node-llama-cpp 3.22.1 (llama-server defaults)";
-  // --- settings, as the engine resolves them ---
-  uint32_t seqs = s.concurrency ? s.concurrency : 1;
-  uint32_t ctx = s.ctx ? s.ctx : (ollama ? 4096 : (m.n_ctx_train ? m.n_ctx_train : 4096));
-  const uint32_t n_ctx = pad(uint64_t(ctx) * seqs, 256);  // llama-server -c covers every slot
-  const bool unified = s.unified_kv;
-  uint32_t cells = unified ? n_ctx : pad(n_ctx / seqs, 256);
-  uint32_t streams = unified ? 1 : seqs;
-  uint32_t batch = std::min(s.batch ? s.batch : 2048u, n_ctx);
-  uint32_t ubatch = std::min(s.ubatch ? s.ubatch : 512u, batch);
-  std::string type_k = s.kv_type.empty() ? "f16" : s.kv_type;
-  std::string type_v = type_k;
-  bool fa = s.flash_attn.value_or(!ollama);  // -fa auto enables it where supported
-  if (kv_type_quantized(type_v) && !fa) {
-    fa = true;
-    p.assumptions.push_back("a quantized V cache needs flash attention; it is counted as on");
-  }
-  p.ctx = ctx;
-  p.concurrency = seqs;
-  p.batch = batch;
-  p.ubatch = ubatch;
-  p.kv_type = type_k;
-  p.flash_attn = fa;
-  p.kv_cells = cells;
-  p.kv_streams = streams;
+namespace {
 
-  // --- devices and layer placement ---
-  const uint32_t n_layer = std::max<uint32_t>(1, m.n_layer);
-  const uint32_t n_gpus = s.device_cpu ? 0 : std::max<uint32_t>(hw.gpu_count ? s.gpus : 0, hw.gpu_count ? 1 : 0);
-  int ngl = n_gpus == 0 ? 0 : (s.gpu_layers < 0 ? int(n_layer) + 1 : std::min<int>(s.gpu_layers, n_layer + 1));
-  p.gpu_layers = ngl;
-  p.n_layer_total = n_layer + 1;
-  const int i_gpu_start = std::max<int>(int(n_layer) + 1 - ngl, 0);
-  auto dev_of = [&](uint32_t il) -> uint32_t {  // il == n_layer: the output layer; n_gpus: the host
+// The settings as the engine resolves them, and the device of each layer.
+struct Setup {
+  bool ollama = false;
+  uint32_t seqs = 1, ctx = 0, n_ctx = 0;  // n_ctx: llama-server -c, every slot together
+  bool unified = true;
+  uint32_t cells = 0, streams = 1, batch = 0, ubatch = 0;
+  std::string type_k, type_v;
+  bool fa = false;
+  uint32_t n_layer = 1, n_gpus = 0;
+  int ngl = 0, i_gpu_start = 0;
+
+  // il == n_layer: the output layer; n_gpus: the host.
+  uint32_t dev_of(uint32_t il) const {
     if (n_gpus == 0 || int(il) < i_gpu_start) return n_gpus;
     uint32_t act = n_layer + 1 - i_gpu_start;
     return std::min<uint32_t>(n_gpus - 1, uint32_t(uint64_t(il - i_gpu_start) * n_gpus / act));
-  };
-  auto device_of = [&](uint32_t il) -> std::string {
+  }
+  std::string device_of(uint32_t il) const {
     uint32_t d = dev_of(il);
     return d == n_gpus ? std::string("host") : gpu_name(d);
-  };
+  }
+};
 
-  const WeightLayout w = weight_layout(m);
+Setup resolve_setup(const ModelSpec& m, const FitSettings& s, const Hardware& hw, Plan& p) {
+  Setup k;
+  const bool ollama = k.ollama = s.runtime == Runtime::kOllama;
+  p.engine = ollama ? "Ollama (llama.cpp runner; defaults of Ollama 0.12: num_ctx 4096, num_parallel 1)"
+                    : "llama.cpp v0.5.0 as bundled by node-llama-cpp 3.22.1 (llama-server defaults)";
+  // --- settings, as the engine resolves them ---
+  k.seqs = s.concurrency ? s.concurrency : 1;
+  k.ctx = s.ctx ? s.ctx : (ollama ? 4096 : (m.n_ctx_train ? m.n_ctx_train : 4096));
+  k.n_ctx = pad(uint64_t(k.ctx) * k.seqs, 256);  // llama-server -c covers every slot
+  k.unified = s.unified_kv;
+  k.cells = k.unified ? k.n_ctx : pad(k.n_ctx / k.seqs, 256);
+  k.streams = k.unified ? 1 : k.seqs;
+  k.batch = std::min(s.batch ? s.batch : 2048u, k.n_ctx);
+  k.ubatch = std::min(s.ubatch ? s.ubatch : 512u, k.batch);
+  k.type_k = s.kv_type.empty() ? "f16" : s.kv_type;
+  k.type_v = k.type_k;
+  k.fa = s.flash_attn.value_or(!ollama);  // -fa auto enables it where supported
+  if (kv_type_quantized(k.type_v) && !k.fa) {
+    k.fa = true;
+    p.assumptions.push_back("a quantized V cache needs flash attention; it is counted as on");
+  }
+  p.ctx = k.ctx;
+  p.concurrency = k.seqs;
+  p.batch = k.batch;
+  p.ubatch = k.ubatch;
+  p.kv_type = k.type_k;
+  p.flash_attn = k.fa;
+  p.kv_cells = k.cells;
+  p.kv_streams = k.streams;
+
+  // --- devices and layer placement ---
+  k.n_layer = std::max<uint32_t>(1, m.n_layer);
+  k.n_gpus = s.device_cpu ? 0 : std::max<uint32_t>(hw.gpu_count ? s.gpus : 0, hw.gpu_count ? 1 : 0);
+  k.ngl = k.n_gpus == 0 ? 0 : (s.gpu_layers < 0 ? int(k.n_layer) + 1 : std::min<int>(s.gpu_layers, k.n_layer + 1));
+  p.gpu_layers = k.ngl;
+  p.n_layer_total = k.n_layer + 1;
+  k.i_gpu_start = std::max<int>(int(k.n_layer) + 1 - k.ngl, 0);
+  return k;
+}
+
+// Weights per device (the last is the host), from the tensor table when
+// there is one, else from the layer layout.
+std::vector<uint64_t> plan_weights(const ModelSpec& m, const FitSettings& s, const Hardware& hw, const Setup& k,
+                                   const WeightLayout& w, Plan& p) {
+  const uint32_t n_gpus = k.n_gpus, n_layer = k.n_layer;
   const bool exact_w = w.exact;
   std::vector<uint64_t> on(n_gpus + 1, 0);  // weights per device (last = host)
   auto idx = [&](const std::string& d) { return d == "host" ? n_gpus : uint32_t(std::stoul(d.substr(3))); };
   if (m.source == "gguf" && !m.tensors.empty()) {
-    place_tensors(m, s, hw, n_layer, dev_of, n_gpus, p, on);
+    place_tensors(m, s, hw, n_layer, [&k](uint32_t il) { return k.dev_of(il); }, n_gpus, p, on);
   } else {
     // No tensor table: the input embedding stays on the CPU, blocks and the
     // output layer go where the layer count puts them.
     on[n_gpus] += w.input;
     for (uint32_t il = 0; il < n_layer && il < w.dense.size(); ++il) {
-      std::string d = device_of(il);
+      std::string d = k.device_of(il);
       bool experts_on_cpu = il < s.n_cpu_moe;
       on[idx(d)] += w.dense[il];
       on[experts_on_cpu ? n_gpus : idx(d)] += w.experts[il];
     }
-    on[idx(device_of(n_layer))] += w.output;
+    on[idx(k.device_of(n_layer))] += w.output;
     for (uint32_t g = 0; g <= n_gpus; ++g) {
       if (!on[g]) continue;
       std::string d = g == n_gpus ? "host" : gpu_name(g);
@@ -159,8 +181,16 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   }
   if (w.vision) add_term(p, n_gpus ? gpu_name(0) : "host", "extra_models", "vision tower in the same file", w.vision, exact_w);
   if (w.quant_metadata) p.assumptions.push_back("quantization scales are inside the GGUF blocks (counted in weights)");
+  return on;
+}
 
-  // --- KV cache (and recurrent state) per layer, on its layer's device ---
+// KV cache (and recurrent state) per layer, on its layer's device.
+void plan_kv_cache(const ModelSpec& m, const Setup& k, bool exact_w, Plan& p) {
+  const uint32_t n_gpus = k.n_gpus, n_layer = k.n_layer, cells = k.cells, seqs = k.seqs, ubatch = k.ubatch,
+                 streams = k.streams;
+  const bool unified = k.unified, fa = k.fa;
+  const std::string &type_k = k.type_k, &type_v = k.type_v;
+  auto dev_of = [&k](uint32_t il) { return k.dev_of(il); };
   std::vector<uint64_t> kv(n_gpus + 1, 0);
   uint64_t kv_token_full = 0;  // bytes per cell over full-attention layers
   const uint32_t width_v_max = [&] {
@@ -227,6 +257,17 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
              fmt::format("recurrent state (f32, {} sequence{}, RS buffer)", seqs, seqs == 1 ? "" : "s"), rs[g], true);
   }
 
+}
+
+// Compute buffers, the output buffer and the graph metadata.
+void plan_compute(const ModelSpec& m, const Setup& k, Plan& p) {
+  const bool ollama = k.ollama, fa = k.fa;
+  const uint32_t n_gpus = k.n_gpus, n_layer = k.n_layer, cells = k.cells, seqs = k.seqs, ubatch = k.ubatch,
+                 n_ctx = k.n_ctx;
+  const int ngl = k.ngl;
+  const std::string &type_k = k.type_k, &type_v = k.type_v;
+  const bool mla = m.kv_lora_rank > 0;
+  auto device_of = [&k](uint32_t il) { return k.device_of(il); };
   // --- compute buffers: one per backend in use, by replaying ggml-alloc over
   // the worst-case graph (llamacpp_graph.cc): exact for dense llama-family
   // graphs on the CPU backend; other architectures and CUDA are approximate.
@@ -330,6 +371,15 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
              // exact for the bundled engine's rule; Ollama's runner is another llama.cpp build
              kLlamaCppGraphResults * llamacpp_graph_meta_bytes(max_nodes), n_tensors != 0 && !ollama, 0.2);
   }
+}
+
+// Other models, runtime overhead, the load-time host peak and the flags.
+void plan_rest(const ModelSpec& m, const FitSettings& s, const Setup& k, const WeightLayout& w,
+               const std::vector<uint64_t>& on, const std::vector<Extra>& extras, Plan& p) {
+  const bool ollama = k.ollama, fa = k.fa;
+  const uint32_t n_gpus = k.n_gpus, ctx = k.ctx, seqs = k.seqs, batch = k.batch, ubatch = k.ubatch;
+  const int ngl = k.ngl;
+  const std::string &type_k = k.type_k, &type_v = k.type_v;
   // --- other models on the same devices ---
   for (const Extra& e : extras) {
     std::string d = n_gpus ? gpu_name(0) : "host";
@@ -366,6 +416,20 @@ void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
                           type_k != "f16" ? fmt::format(" -ctk {} -ctv {}", type_k, type_v) : "",
                           s.n_cpu_moe ? fmt::format(" --n-cpu-moe {}", s.n_cpu_moe) : "");
   }
+}
+
+
+}  // namespace
+
+// One job per step, in the order the terms are listed.
+void plan_llamacpp(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
+                   const std::vector<Extra>& extras, Plan& p) {
+  const Setup k = resolve_setup(m, s, hw, p);
+  const WeightLayout w = weight_layout(m);
+  const std::vector<uint64_t> on = plan_weights(m, s, hw, k, w, p);
+  plan_kv_cache(m, k, w.exact, p);
+  plan_compute(m, k, p);
+  plan_rest(m, s, k, w, on, extras, p);
 }
 
 }  // namespace aimem::fit

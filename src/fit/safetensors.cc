@@ -1,11 +1,8 @@
 // safetensors headers: 8-byte little-endian length N, then N bytes of JSON
 // naming every tensor's dtype, shape and byte range in the data section that
-// follows. Only the header is read (pread), so a 200 GB shard costs one small
-// read; every number in it is checked against the file before it is trusted.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+// follows. Only the header is read (at offsets, through the caller's
+// core/file_system.h view), so a 200 GB shard costs one small read; every
+// number in it is checked against the file before it is trusted.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -441,28 +438,27 @@ Result<std::vector<Tensor>> parse_safetensors_header(const uint8_t* data, size_t
   return parse_json(text, size, name);
 }
 
-Result<std::vector<Tensor>> read_safetensors_header(const std::string& path) {
-  // O_NONBLOCK: a FIFO in a model folder would block the open (then it is refused below).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return make_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    return make_error(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) return make_error(fmt::format("{}: is a directory, not a safetensors file", path));
-  if (!S_ISREG(st.st_mode))
+Result<std::vector<Tensor>> read_safetensors_header(const FileSystem& files, const std::string& path) {
+  auto opened = files.open(path);
+  if (!opened) return opened.error();
+  RandomAccessFile& file = **opened;
+  if (file.kind() == FileKind::directory)
+    return make_error(fmt::format("{}: is a directory, not a safetensors file", path));
+  if (file.kind() != FileKind::regular)
     return make_error(fmt::format("{}: not a regular file (a FIFO, a device or a socket), not a safetensors file", path));
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint64_t size = file.size();
 
+  // 0 when all len bytes were read, else the errno of the failure (0 too for
+  // a file that ended early: "short read").
+  int read_errno = 0;
   auto read_at = [&](uint8_t* buf, size_t len, uint64_t off) -> bool {
     size_t done = 0;
     while (done < len) {
-      ssize_t r = ::pread(fd, buf + done, len - done, static_cast<off_t>(off + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
+      int64_t r = file.read_at(buf + done, len - done, off + done);
+      if (r <= 0) {
+        read_errno = r < 0 ? int(-r) : 0;
+        return false;
+      }
       done += static_cast<size_t>(r);
     }
     return true;
@@ -473,14 +469,14 @@ Result<std::vector<Tensor>> read_safetensors_header(const std::string& path) {
   uint8_t head[8];
   if (!read_at(head, 8, 0))
     return make_error(fmt::format("{}: cannot read the header length: {}", path,
-                                  errno ? std::strerror(errno) : "short read"));
+                                  read_errno ? std::strerror(read_errno) : "short read"));
   uint64_t n = le64(head);
   // Checked before allocating: a hostile length must not become an allocation.
   if (n > kMaxHeader || n > size - 8) return header_length_error(path, n, size);
   std::string text(n, '\0');
   if (!read_at(reinterpret_cast<uint8_t*>(text.data()), n, 8))
     return make_error(fmt::format("{}: cannot read the {} byte header: {}", path, n,
-                                  errno ? std::strerror(errno) : "short read"));
+                                  read_errno ? std::strerror(read_errno) : "short read"));
   return parse_json(text, size, path);
 }
 

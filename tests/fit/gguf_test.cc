@@ -17,6 +17,7 @@
 
 #include "fit/ggml_types.h"
 #include "fit/gguf.h"
+#include "sources/files.h"
 
 namespace aimem::fit {
 namespace {
@@ -325,12 +326,12 @@ TEST(GgufRead, FromFileReadsHeaderOnly) {
   TempDir dir;
   auto g = every_type(3);
   std::string p = dir.write("every.gguf", g.bytes());
-  auto f = read_gguf(p);
+  auto f = read_gguf(local_files(), p);
   ASSERT_TRUE(f) << f.error().message;
   check_every_type(*f);
   EXPECT_EQ(f->path, p);
   EXPECT_GT(f->bytes_read, 0u);
-  auto missing = read_gguf(dir.path + "/nope.gguf");
+  auto missing = read_gguf(local_files(), dir.path + "/nope.gguf");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("nope.gguf: cannot open"), std::string::npos);
 }
@@ -350,7 +351,7 @@ TEST(GgufRead, FileReaderCrossesBufferEdges) {
   auto b = g.bytes();
   auto mem = parse(b);
   ASSERT_TRUE(mem) << mem.error().message;
-  auto file = read_gguf(dir.write("edges.gguf", b));
+  auto file = read_gguf(local_files(), dir.write("edges.gguf", b));
   ASSERT_TRUE(file) << file.error().message;
   EXPECT_EQ(file->string("tokenizer.chat_template"), big);
   EXPECT_EQ(file->find("kept")->strs, kept);
@@ -569,7 +570,7 @@ TEST(GgufRead, SparseHugeFileReadsOnlyTheHeader) {
   struct rusage before {}, after {};
   ::getrusage(RUSAGE_SELF, &before);
   auto t0 = std::chrono::steady_clock::now();
-  auto f = read_gguf(p);
+  auto f = read_gguf(local_files(), p);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - t0).count();
   ::getrusage(RUSAGE_SELF, &after);
@@ -581,7 +582,7 @@ TEST(GgufRead, SparseHugeFileReadsOnlyTheHeader) {
   EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024);  // KiB
 
   ASSERT_EQ(::truncate(p.c_str(), static_cast<off_t>(data_end - 1)), 0);
-  auto cut = read_gguf(p);
+  auto cut = read_gguf(local_files(), p);
   ASSERT_FALSE(cut);
   EXPECT_NE(cut.error().message.find("'blk.39.w': tensor data extends beyond the end"),
             std::string::npos) << cut.error().message;
@@ -599,7 +600,7 @@ TEST(GgufRead, SeventyBHeaderIsFast) {
   std::string p = dir.write("70b.gguf", b);
   ASSERT_EQ(::truncate(p.c_str(), static_cast<off_t>(b.size() + g.data_end)), 0);
   auto t0 = std::chrono::steady_clock::now();
-  auto f = read_gguf(p);
+  auto f = read_gguf(local_files(), p);
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(f) << f.error().message;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "fit/hf.h"
+#include "sources/files.h"
 #include "support/test_support.h"
 
 namespace aimem::fit {
@@ -113,7 +114,7 @@ TEST(SafetensorsIndexSax, SkipsOtherKeysAndKeepsTheLastRepeat) {
   Folder f(R"({"metadata":{"total_size":1024,"nested":[{"a":[1,2]},null]},"format":"x",)"
            R"("weight_map":{"lm_head.weight":"b.safetensors","model.embed_tokens.weight":"b.safetensors",)"
            R"("model.embed_tokens.weight":"a.safetensors"},"trailer":[true]})");
-  auto r = read_hf_folder(f.dir);
+  auto r = read_hf_folder(local_files(), f.dir);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->weight_bytes, 1024u);
   EXPECT_EQ(r->tensors.size(), 2u);
@@ -137,7 +138,7 @@ TEST(SafetensorsIndexSax, MalformedIndexNamedAsBefore) {
   };
   for (const Case& c : cases) {
     Folder f(c.index);
-    auto r = read_hf_folder(f.dir);
+    auto r = read_hf_folder(local_files(), f.dir);
     ASSERT_FALSE(r) << c.index;
     EXPECT_TRUE(has(r.error().message, "model.safetensors.index.json: " + std::string(c.message)))
         << c.index << "\n" << r.error().message;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fit/hf.h"
+#include "sources/files.h"
 #include "support/test_support.h"
 
 namespace aimem::fit {
@@ -74,7 +75,7 @@ TEST(SafetensorsHeader, RoundTripOfARealFile) {
   b.header["__metadata__"] = {{"format", "pt"}};
   b.write(dir + "/model.safetensors");
 
-  auto r = read_safetensors_header(dir + "/model.safetensors");
+  auto r = read_safetensors_header(local_files(), dir + "/model.safetensors");
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->size(), 2u);  // __metadata__ is not a tensor
   const Tensor* up = find(*r, "model.layers.3.mlp.up_proj.weight");
@@ -168,7 +169,7 @@ TEST(SafetensorsHeader, HeaderLengthBeyondTheFile) {
   // The same through the file reader: checked before anything is allocated.
   std::string dir = test::temp_dir("st");
   test::write_file(dir + "/short.safetensors", bytes);
-  auto f = read_safetensors_header(dir + "/short.safetensors");
+  auto f = read_safetensors_header(local_files(), dir + "/short.safetensors");
   ASSERT_FALSE(f.ok());
   EXPECT_TRUE(has(f.error().message, dir + "/short.safetensors")) << f.error().message;
   std::filesystem::remove_all(dir);
@@ -182,7 +183,7 @@ TEST(SafetensorsHeader, HeaderLengthTwoToThe63) {
       << r.error().message;
   std::string dir = test::temp_dir("st");
   test::write_file(dir + "/huge.safetensors", bytes);
-  EXPECT_FALSE(read_safetensors_header(dir + "/huge.safetensors").ok());
+  EXPECT_FALSE(read_safetensors_header(local_files(), dir + "/huge.safetensors").ok());
   std::filesystem::remove_all(dir);
 }
 
@@ -236,7 +237,7 @@ TEST(SafetensorsHeader, RejectsBadEntries) {
     EXPECT_TRUE(has(r.error().message, c.expect)) << c.header << " -> " << r.error().message;
   }
   EXPECT_FALSE(parse("1234567", "tiny").ok());
-  EXPECT_TRUE(has(read_safetensors_header("/nonexistent/x.safetensors").error().message,
+  EXPECT_TRUE(has(read_safetensors_header(local_files(), "/nonexistent/x.safetensors").error().message,
                   "/nonexistent/x.safetensors"));
 }
 
@@ -262,13 +263,13 @@ TEST(SafetensorsHeader, SparseTwoHundredGigabyteFileReadsOnlyTheHeader) {
     GTEST_SKIP() << "this filesystem cannot hold a sparse 200 GB file";
   }
   ::close(fd);
-  auto r = read_safetensors_header(path);
+  auto r = read_safetensors_header(local_files(), path);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ((*r)[0].bytes, data);
   // One byte short: the tensor runs past the end.
   ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(file_size - 1)), 0);
-  auto t = read_safetensors_header(path);
+  auto t = read_safetensors_header(local_files(), path);
   ASSERT_FALSE(t.ok());
   EXPECT_TRUE(has(t.error().message, "truncated")) << t.error().message;
   std::filesystem::remove_all(dir);
@@ -318,7 +319,7 @@ TEST(HfFolder, ShardedThroughTheIndex) {
   test::write_file(dir + "/model.safetensors.index.json",
                    json{{"metadata", {{"total_size", a.offset + b.offset}}}, {"weight_map", wm}}.dump());
 
-  auto r = read_hf_folder(dir);
+  auto r = read_hf_folder(local_files(), dir);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->source, "safetensors");
   EXPECT_TRUE(r->weights_exact);
@@ -344,7 +345,7 @@ TEST(HfFolder, MissingShardIsNamed) {
   json wm = {{"model.embed_tokens.weight", "model-00001-of-00002.safetensors"},
              {"lm_head.weight", "model-00002-of-00002.safetensors"}};
   test::write_file(dir + "/model.safetensors.index.json", json{{"weight_map", wm}}.dump());
-  auto r = read_hf_folder(dir);
+  auto r = read_hf_folder(local_files(), dir);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(has(r.error().message, "model-00002-of-00002.safetensors")) << r.error().message;
   EXPECT_TRUE(has(r.error().message, "missing")) << r.error().message;
@@ -360,14 +361,14 @@ TEST(HfFolder, ShardsWithoutAnIndexAndABadShard) {
   add_tiny_llama(b, 1, 2, false, true);
   a.write(dir + "/part-a.safetensors");
   b.write(dir + "/part-b.safetensors");
-  auto r = read_hf_folder(dir);
+  auto r = read_hf_folder(local_files(), dir);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->weight_bytes, a.offset + b.offset);
 
   // A shard whose header lies is reported with its file name.
   std::string h = R"({"model.layers.3.mlp.up_proj.weight":{"dtype":"BF16","shape":[4096,14336],"data_offsets":[0,12]}})";
   test::write_file(dir + "/part-b.safetensors", safetensors_bytes(h, 12));
-  auto bad = read_hf_folder(dir);
+  auto bad = read_hf_folder(local_files(), dir);
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(has(bad.error().message, "part-b.safetensors: tensor 'model.layers.3.mlp.up_proj.weight'"))
       << bad.error().message;
@@ -377,12 +378,12 @@ TEST(HfFolder, ShardsWithoutAnIndexAndABadShard) {
 TEST(HfFolder, ConfigOnlyFolderComputesWeights) {
   std::string dir = test::temp_dir("hf");
   test::write_file(dir + "/config.json", tiny_llama_config().dump());
-  auto r = read_hf_folder(dir);
+  auto r = read_hf_folder(local_files(), dir);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_FALSE(r->weights_exact);
   EXPECT_GT(r->weight_bytes, 0u);
   std::filesystem::remove_all(dir);
-  EXPECT_TRUE(has(read_hf_folder(dir).error().message, dir));
+  EXPECT_TRUE(has(read_hf_folder(local_files(), dir).error().message, dir));
 }
 
 // A GPTQ int4 g4 layer: qweight int32 [in/8, out], qzeros int32 [groups, out/8],
@@ -404,7 +405,7 @@ TEST(HfFolder, GptqScalesAndZerosAreQuantMetadata) {
   }
   b.add("lm_head.weight", "F16", {32, 8});
   b.write(dir + "/model.safetensors");
-  auto r = read_hf_folder(dir);
+  auto r = read_hf_folder(local_files(), dir);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const uint64_t meta_per_proj = 2 * 1 * 4 + 2 * 8 * 2 + 8 * 4;
   EXPECT_EQ(r->quant_metadata_bytes, 2 * meta_per_proj);
@@ -426,7 +427,7 @@ TEST(HfFolder, AwqAndFp8MetadataLandInQuantMetadata) {
   b.add("model.layers.0.mlp.down_proj.qzeros", "I32", {2, 1});
   b.add("model.layers.0.mlp.down_proj.scales", "F16", {2, 8});
   b.write(dir + "/model.safetensors");
-  auto r = read_hf_folder(dir);
+  auto r = read_hf_folder(local_files(), dir);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->quant_metadata_bytes, 2u * 4 + 2 * 8 * 2);
   EXPECT_TRUE(has(r->weights_format, "AWQ int4"));
@@ -437,7 +438,7 @@ TEST(HfFolder, AwqAndFp8MetadataLandInQuantMetadata) {
   f.add("model.layers.0.mlp.down_proj.weight", "F8_E4M3", {256, 256});
   f.add("model.layers.0.mlp.down_proj.weight_scale_inv", "F32", {2, 2});
   f.write(dir + "/model.safetensors");
-  auto r8 = read_hf_folder(dir);
+  auto r8 = read_hf_folder(local_files(), dir);
   ASSERT_TRUE(r8.ok()) << r8.error().message;
   EXPECT_EQ(r8->quant_metadata_bytes, 16u);
   EXPECT_EQ(r8->weight_bytes, 256u * 256 + 16);
@@ -477,11 +478,11 @@ TEST(HfConfig, MissingAndMistypedFieldsAreNamed) {
 
   std::string dir = test::temp_dir("hf");
   test::write_file(dir + "/config.json", "{\"hidden_size\": 8,, }");
-  auto f = read_hf_config(dir + "/config.json", "", "");
+  auto f = read_hf_config(local_files(), dir + "/config.json", "", "");
   ASSERT_FALSE(f.ok());
   EXPECT_TRUE(has(f.error().message, dir + "/config.json: not valid JSON (at byte")) << f.error().message;
   test::write_file(dir + "/config.json", json{{"hidden_size", 8}}.dump());
-  f = read_hf_config(dir + "/config.json", "", "");
+  f = read_hf_config(local_files(), dir + "/config.json", "", "");
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().message, dir + "/config.json: missing 'num_hidden_layers'");
   std::filesystem::remove_all(dir);

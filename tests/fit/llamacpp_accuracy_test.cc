@@ -20,6 +20,7 @@
 
 #include "fit/inputs.h"
 #include "fit/plan.h"
+#include "sources/files.h"
 #include "support/test_support.h"
 #include "support/tiny_model.h"
 
@@ -97,7 +98,7 @@ TEST(FitLlamaCpp, MatchesTheBuffersTheRealEngineLogs) {
     const json& e = r["engine"];
 
     // aimem, with node-llama-cpp's context rules (docs/fit-llamacpp.md §1).
-    auto spec = load_model(path, "", "");
+    auto spec = load_model(local_files(), path, "", "");
     ASSERT_TRUE(spec) << spec.error().message;
     FitSettings s;
     s.runtime = Runtime::kLlamaCpp;

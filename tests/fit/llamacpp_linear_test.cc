@@ -40,6 +40,7 @@
 
 #include "fit/inputs.h"
 #include "fit/plan.h"
+#include "sources/files.h"
 #include "support/tiny_model.h"
 
 namespace aimem::fit {
@@ -820,7 +821,7 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
     const std::string path = fmt::format("{}/{}.gguf", dir, arch.name);
     auto written = arch.make(arch.variant).write(path);
     ASSERT_TRUE(written) << arch.name << ": " << written.error().message;
-    auto spec = load_model(path, "", "");
+    auto spec = load_model(local_files(), path, "", "");
     ASSERT_TRUE(spec) << arch.name << ": " << spec.error().message;
     ASSERT_FALSE(spec->recurrent_r.empty()) << arch.name << ": aimem found no recurrent layers";
     for (const auto& [ctx, seqs] : settings) {

@@ -31,6 +31,7 @@
 #include "fit/inputs.h"
 #include "fit/plan.h"
 #include "fit/runtime.h"
+#include "sources/files.h"
 #include "support/test_support.h"
 #include "support/tiny_model.h"
 
@@ -217,7 +218,7 @@ TEST(FitLlamaCppRecurrent, StateAndKvEqualTheBuffersTheRealEngineLogs) {
     const std::string path = fmt::format("{}/{}.gguf", dir, n++);
     auto written = model.make(model.shape).write(path);
     ASSERT_TRUE(written) << model.name << ": " << written.error().message;
-    auto spec = load_model(path, "", "");
+    auto spec = load_model(local_files(), path, "", "");
     ASSERT_TRUE(spec) << model.name << ": " << spec.error().message;
     ASSERT_FALSE(spec->recurrent_r.empty()) << model.name << ": aimem found no recurrent layers";
     for (const auto& [ctx, seqs] : settings) {
@@ -350,7 +351,7 @@ TEST(FitLlamaCppGraphMetadata, MaxNodesIsTheEnginesAndNotInTheBaseline) {
     ASSERT_TRUE(r.is_object() && r.contains("engine")) << cmd;
     EngineLog e = read_engine_log(log);
     ASSERT_TRUE(e.max_nodes) << "no max_nodes line in " << log;
-    auto spec = load_model(path, "", "");
+    auto spec = load_model(local_files(), path, "", "");
     ASSERT_TRUE(spec) << spec.error().message;
     Plan p = plan_once(*spec, nlc_settings(512, 1, spec->n_ctx_train), Hardware{}, {});
     const Term* meta = term_named(p, "graph metadata");

@@ -10,6 +10,9 @@
 #include "fit/plan.h"
 #include "fit/runtime.h"
 #include "render/fit_render.h"
+#include "sources/files.h"
+#include "sources/machine.h"
+#include "sources/readfile.h"
 
 namespace aimem::cli {
 namespace {
@@ -41,9 +44,31 @@ int list(const FitArgs& a) {
   return 0;
 }
 
+// This machine's memory for the plan, read only when no --gpu, --vram or
+// --ram says what to plan for (and NVML only without --device cpu).
+fit::MachineReading read_this_machine(const fit::HardwareArgs& hw) {
+  fit::MachineReading m;
+  if (!fit::reads_this_machine(hw)) return m;
+  if (!hw.device_cpu)
+    for (GpuMemory& g : gpu_memory()) m.gpus.push_back({std::move(g.name), g.total, g.used});
+  m.cpu_amx = cpu_has_amx("/");
+  m.mem_available = host_mem_available("/");
+  m.cgroup_room = own_cgroup_room("/");
+  return m;
+}
+
+int against(const FitArgs& a) {
+  auto text = read_small_file(a.against, 256u << 20);
+  if (!text) {
+    fmt::print(stderr, "aimem fit: {}: cannot read the log\n", a.against);
+    return 2;
+  }
+  return fit::run_against(local_files(), a.against, *text, a.model, a.json);
+}
+
 int run(FitArgs& a) {
   if (a.list_gpus || a.list_models) return list(a);
-  if (!a.against.empty()) return fit::run_against(a.against, a.model, a.json);
+  if (!a.against.empty()) return against(a);
   if (a.model.empty()) return fail("name a model: a GGUF file, a model folder, a config.json or a catalog name");
   // Counts as `aimem probe --contexts` reads them (8k = 8192); 0 is no
   // context and no sequence, not "the default": leave the option out for that.
@@ -65,7 +90,8 @@ int run(FitArgs& a) {
   } else if (!a.device.empty() && a.device != "gpu") {
     return fail(fmt::format("--device {}: expected cpu or gpu", a.device));
   }
-  auto model = fit::load_model(a.model, a.dtype, a.quant);
+  const FileSystem& files = local_files();
+  auto model = fit::load_model(files, a.model, a.dtype, a.quant);
   if (!model) return fail(model.error().message);
   if (a.runtime.empty()) {
     runtimes.push_back(model->source == "gguf" ? fit::Runtime::kLlamaCpp : fit::Runtime::kVllm);
@@ -110,11 +136,11 @@ int run(FitArgs& a) {
   s.unified_kv = !a.no_kv_unified;
   s.vllm_no_hybrid_kv = a.no_hybrid_kv;
   a.hw.gpus = std::max(a.gpus, a.tp);
-  auto hw = fit::resolve_hardware(a.hw);
+  auto hw = fit::resolve_hardware(a.hw, read_this_machine(a.hw));
   if (!hw) return fail(hw.error().message);
   std::vector<fit::Extra> extras;
   for (const std::string& x : a.also) {
-    auto e = fit::load_model(x, "", "");
+    auto e = fit::load_model(files, x, "", "");
     if (!e) return fail("--also " + e.error().message);
     extras.push_back({*e, e->is_projector ? "projector" : "loaded beside it"});
   }
