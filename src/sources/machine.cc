@@ -2,6 +2,7 @@
 
 #include "core/text.h"
 #include "evidence/sink.h"
+#include "sources/cgroup_memory.h"
 #include "sources/live.h"
 #include "sources/readfile.h"
 
@@ -15,11 +16,6 @@ class Collect final : public FactSink {
 };
 
 std::string under(const std::string& root, const std::string& path) { return (root == "/" ? "" : root) + path; }
-
-std::optional<uint64_t> read_u64_file(const std::string& path) {
-  auto s = read_small_file(path, 4096);
-  return s ? text::parse_u64(text::trim(*s)) : std::nullopt;  // "max" -> nullopt
-}
 
 }  // namespace
 
@@ -48,30 +44,16 @@ std::optional<uint64_t> host_mem_available(const std::string& root) {
 }
 
 std::optional<uint64_t> own_cgroup_room(const std::string& root) {
-  const std::string base = root == "/" ? "" : root;
-  auto cg = read_small_file(base + "/proc/self/cgroup", 65536);
-  if (!cg) return std::nullopt;
-  size_t pos = 0;
-  while (pos < cg->size()) {
-    size_t end = cg->find('\n', pos);
-    if (end == std::string::npos) end = cg->size();
-    std::string line = cg->substr(pos, end - pos);
-    pos = end + 1;
-    auto c1 = line.find(':'), c2 = line.find(':', c1 + 1);
-    if (c1 == std::string::npos || c2 == std::string::npos) continue;
-    std::string ctrl = line.substr(c1 + 1, c2 - c1 - 1), path = line.substr(c2 + 1);
-    std::optional<uint64_t> limit, usage;
-    if (ctrl.empty()) {
-      limit = read_u64_file(base + "/sys/fs/cgroup" + path + "/memory.max");
-      usage = read_u64_file(base + "/sys/fs/cgroup" + path + "/memory.current");
-    } else if (ctrl.find("memory") != std::string::npos) {
-      limit = read_u64_file(base + "/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes");
-      usage = read_u64_file(base + "/sys/fs/cgroup/memory" + path + "/memory.usage_in_bytes");
-    }
-    // Anything from 2^60 up is "no limit" (v1 writes 2^63 rounded down to a page).
-    if (limit && *limit < (1ULL << 60)) return *limit > usage.value_or(0) ? *limit - usage.value_or(0) : 0;
-  }
-  return std::nullopt;
+  // Through the one cgroup reader (cgroup_memory.h): its mount discovery, its
+  // v1/v2 files and its "no limit".
+  MemoryHierarchy h = find_memory_hierarchy(root);
+  if (h.version == 0) return std::nullopt;
+  std::string own = own_memory_cgroup(root);
+  watch::CgroupSample c;
+  if (!read_cgroup_memory(h.version, h.mount + (own == "/" ? "" : own), read_cgroup_file, CgroupFields::counters, c)) return std::nullopt;
+  if (!c.limit || *c.limit == 0) return std::nullopt;
+  uint64_t used = c.usage.value_or(0);
+  return *c.limit > used ? *c.limit - used : 0;
 }
 
 }  // namespace aimem

@@ -1,5 +1,6 @@
 // sources/machine.h over captured trees: what `aimem fit` plans against on
-// this machine (MemAvailable, the own cgroup's room, the AMX flags).
+// this machine (MemAvailable, the own cgroup's room through the one cgroup
+// reader, the AMX flags).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,6 +18,8 @@ TEST(Machine, TheOwnCgroupsRoomIsItsLimitLessItsUse) {
   mkdirs(root + "/proc/self");
   mkdirs(root + "/sys/fs/cgroup/app.slice/aimem.scope");
   test::write_file(root + "/proc/self/cgroup", "0::/app.slice/aimem.scope\n");
+  // A v2 hierarchy lists its controllers at its root, as every real one does.
+  test::write_file(root + "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
   test::write_file(root + "/sys/fs/cgroup/app.slice/aimem.scope/memory.max", "8589934592\n");
   test::write_file(root + "/sys/fs/cgroup/app.slice/aimem.scope/memory.current", "1073741824\n");
   EXPECT_EQ(own_cgroup_room(root), std::optional<uint64_t>(7ull << 30));
@@ -30,6 +33,8 @@ TEST(Machine, CgroupV1sUnlimitedValueIsNoLimit) {
   mkdirs(root + "/proc/self");
   mkdirs(root + "/sys/fs/cgroup/memory/docker/abc");
   test::write_file(root + "/proc/self/cgroup", "12:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n");
+  // A v1 memory hierarchy has the controller's files at its root.
+  test::write_file(root + "/sys/fs/cgroup/memory/memory.usage_in_bytes", "1073741824\n");
   test::write_file(root + "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "9223372036854771712\n");
   test::write_file(root + "/sys/fs/cgroup/memory/docker/abc/memory.usage_in_bytes", "4096\n");
   EXPECT_EQ(own_cgroup_room(root), std::nullopt);
