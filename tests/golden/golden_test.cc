@@ -13,6 +13,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ const std::vector<Golden> kCases = {
     {"fit-llama-8b-l4-json", {"fit", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "L4", "--json"}},
     {"fit-phi-4-llamacpp", {"fit", "microsoft/phi-4", "--gpu", "L4", "--runtime", "llamacpp", "--ctx", "16384", "--concurrency", "2"}},
 };
+
+// gtest names a failing case by its parameter: the golden's name.
+void PrintTo(const Golden& g, std::ostream* os) { *os << g.name; }
 
 std::string golden_path(const std::string& name) { return source_dir() + "/tests/golden/" + name + ".golden"; }
 
