@@ -50,7 +50,7 @@ TEST(ProbeBounds, TheTimeoutBoundsTheWholeRunAgainstAServerThatAcceptsAndNeverAn
   Timed t = probe(s.url(), {"--timeout", "3s"});
   EXPECT_EQ(t.run.status, 1) << t.run.err << t.run.out;
   EXPECT_LT(t.seconds, time_bound(4.5)) << t.run.err;
-  ASSERT_FALSE(t.j.is_discarded()) << t.run.out;
+  ASSERT_FALSE(t.j.is_discarded()) << "stdout: " << t.run.out << "\nstderr: " << t.run.err;
   EXPECT_FALSE(t.j["complete"].get<bool>());
   EXPECT_NE(t.j["incomplete_why"].get<std::string>().find("time bound (3s)"), std::string::npos) << t.j.dump();
   for (const auto& step : t.j["steps"]) EXPECT_EQ(step["status"], "skipped") << step.dump();
@@ -72,7 +72,7 @@ TEST(ProbeBounds, AMillionTokenPromptAtConcurrency256StaysUnder64MiB) {
   EXPECT_NE(t.run.err.find("step 1/1: context 1048576 x concurrency 256, 256 requests"), std::string::npos) << t.run.err;
   // The prompts really went: megabytes of them, while memory stayed flat.
   EXPECT_GT(s.body_bytes(), 16ull << 20) << "bytes the server read";
-  ASSERT_FALSE(t.j.is_discarded()) << t.run.out;
+  ASSERT_FALSE(t.j.is_discarded()) << "stdout: " << t.run.out << "\nstderr: " << t.run.err;
   EXPECT_FALSE(t.j["complete"].get<bool>());
   EXPECT_NE(t.j["incomplete_why"].get<std::string>().find("time bound"), std::string::npos) << t.j.dump();
 }
