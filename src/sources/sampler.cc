@@ -806,6 +806,15 @@ void Sampler::sweep(Walk& w) {
     for (auto it = cache_.begin(); it != cache_.end();)
       it = it->second->seen == generation_ ? std::next(it) : drop(w, it);
 
+  // An entry dropped during this walk must not stay in w.live: the sanitizer
+  // run found one read after its free here under load. Keep only the entries
+  // the cache still holds (checked only in a sample that dropped any).
+  if (w.dropped) {
+    std::unordered_set<const Proc*> held;
+    held.reserve(cache_.size());
+    for (const auto& [pid, proc] : cache_) held.insert(proc.get());
+    std::erase_if(w.live, [&](const Proc* p) { return !held.count(p); });
+  }
   // A process whose parent exited was re-parented: refresh its ppid. Only an
   // exit re-parents, and a parent can only have changed identity if a process
   // is new to the cache: in a sample with neither, the pass is skipped.
