@@ -94,6 +94,7 @@ void SamplerMonitor::loop() {
 }
 
 void SamplerMonitor::take_sample() {
+  std::lock_guard<std::mutex> one(sample_mu_);
   watch::Sample s;
   if (sampler_) s = sampler_->sample();
   else s.time_us = timeutil::now_us();

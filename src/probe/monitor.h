@@ -90,6 +90,9 @@ class SamplerMonitor : public Monitor {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::mutex mu_;
+  // One sample at a time: the loop thread and end_step() both sample, and the
+  // sampler's caches are not safe for two callers at once.
+  std::mutex sample_mu_;
   StepPeaks peaks_;
   std::vector<std::pair<double, double>> ratios_;  // (steady s, used ratio), bounded
   std::vector<watch::Sample> window_;              // the last samples, for a diagnosis' trend
