@@ -42,6 +42,8 @@ class FileSystem {
   // refused at once. Errors name the path (sources/readfile.h read_user_file).
   virtual Result<std::string> read(const std::string& path, size_t max_bytes, const std::string& what,
                                    bool regular_only) const = 0;
+  // An interface only: the implementation that touches the system is
+  // sources/files.h; pure readers (fit) are handed it.
   // Opened for reading at offsets, without blocking on a FIFO. Errors:
   // "PATH: cannot open: WHY", "PATH: cannot stat: WHY".
   virtual Result<std::unique_ptr<RandomAccessFile>> open(const std::string& path) const = 0;

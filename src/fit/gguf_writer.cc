@@ -249,6 +249,7 @@ Result<bool> GgufWriter::write(const std::string& path, bool sparse) const {
   b.zeros(pad_to(b.size(), alignment) - b.size());
   const uint64_t total = b.size() + data_size;
 
+  // Output, not a read of the system: the file the caller asked to write.
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return make_error(path + ": cannot create: " + std::strerror(errno));
   auto fail = [&](const std::string& what) -> Error {

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pattern_db_gen: cannot serialize the pattern database\n");
     return 1;
   }
+  // Build-time output: the generated pattern_db.cc the build asked for.
   FILE* out = std::fopen(argv[1], "w");
   if (!out) {
     std::perror(argv[1]);

@@ -360,7 +360,7 @@ TEST(SamplerLive, SleeperThatWakesAndAllocatesIsSeen) {
   o.gpus = false;
   o.root_pid = -1;  // set to the child by the body
   o.all_cgroups = false;
-  sleeper_that_wakes_and_allocates_is_seen(o);
+  ASSERT_NO_FATAL_FAILURE(sleeper_that_wakes_and_allocates_is_seen(o));
 }
 
 // The same with runs told by the BPF task iterator (src/sources/task_runs.h):
@@ -373,7 +373,7 @@ TEST(SamplerLive, SleeperThatWakesAndAllocatesIsSeenThroughTheTaskIterator) {
   o.task_iterator = true;
   if (::geteuid() != 0 || !task_runs_built())
     GTEST_SKIP() << "needs root and a build with the BPF task iterator";
-  sleeper_that_wakes_and_allocates_is_seen(o);
+  ASSERT_NO_FATAL_FAILURE(sleeper_that_wakes_and_allocates_is_seen(o));
 }
 
 }  // namespace
