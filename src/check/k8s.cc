@@ -3,6 +3,8 @@
 // pod's grace period and node selection, and the controller's rolling-update
 // surge. Defaults are Kubernetes' own (apps/v1): a Deployment rolls with
 // maxSurge 25%, a DaemonSet with maxSurge 0, terminationGracePeriodSeconds 30.
+// Beyond apps/v1: KServe's InferenceService and (Cluster)ServingRuntime, and
+// the LeaderWorkerSet that multi-node vLLM and SGLang run on.
 #include <fmt/format.h>
 
 #include "check/readers.h"
@@ -26,6 +28,12 @@ const std::vector<KindRow>& kinds() {
       {"ReplicaSet", {"spec", "template", "spec"}},
       {"Job", {"spec", "template", "spec"}},
       {"CronJob", {"spec", "jobTemplate", "spec", "template", "spec"}},
+      // KServe: an InferenceService's predictor is a pod spec (containers, or the
+      // one container `model:`); a (Cluster)ServingRuntime holds the containers
+      // its InferenceServices run.
+      {"InferenceService", {"spec", "predictor"}},
+      {"ServingRuntime", {"spec"}},
+      {"ClusterServingRuntime", {"spec"}},
   };
   return k;
 }
@@ -73,6 +81,34 @@ std::optional<Probe> probe(const YAML::Node& p, const std::string& file) {
   return r;
 }
 
+// Kubernetes expands $(NAME) in command and args from the container's env
+// (value: entries; $$ escapes): --model=$(MODEL_ID) names the model the env sets.
+void expand_env_refs(Container& k) {
+  for (Arg& a : k.argv) {
+    std::string out;
+    const std::string& t = a.text;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i] == '$' && i + 1 < t.size() && t[i + 1] == '$') {
+        out += '$';
+        ++i;
+        continue;
+      }
+      if (t[i] == '$' && i + 1 < t.size() && t[i + 1] == '(') {
+        const size_t end = t.find(')', i + 2);
+        if (end != std::string::npos) {
+          if (const Arg* v = k.env_var(t.substr(i + 2, end - i - 2))) {
+            out += v->text;
+            i = end;
+            continue;
+          }
+        }
+      }
+      out += t[i];
+    }
+    a.text = std::move(out);
+  }
+}
+
 Container read_container(const YAML::Node& c, const YAML::Node& pod, const std::string& file, ReadResult& out) {
   Container k;
   k.name = scalar(c, "name");
@@ -87,6 +123,7 @@ Container read_container(const YAML::Node& c, const YAML::Node& pod, const std::
       if (!name.empty() && is_scalar(v)) k.env.push_back({name, Arg{v.Scalar(), loc_of(v, file)}});
     }
   }
+  expand_env_refs(k);
   const YAML::Node res = get(c, "resources");
   k.mem_limit = quantity(get(get(res, "limits"), "memory"), file, "resources.limits.memory", out);
   k.mem_request = quantity(get(get(res, "requests"), "memory"), file, "resources.requests.memory", out);
@@ -113,7 +150,7 @@ Container read_container(const YAML::Node& c, const YAML::Node& pod, const std::
         const YAML::Node ed = get(v, "emptyDir");
         if (scalar(ed, "medium") != "Memory") continue;
         auto size = quantity(get(ed, "sizeLimit"), file, "emptyDir.sizeLimit", out);
-        k.memory_volumes.push_back(size ? *size : At<uint64_t>{0, loc_of(ed, file)});
+        k.memory_volumes.push_back({size ? size->value : 0, scalar(m, "mountPath"), size ? size->at : loc_of(ed, file)});
       }
     }
   }
@@ -121,11 +158,11 @@ Container read_container(const YAML::Node& c, const YAML::Node& pod, const std::
 }
 
 void read_workload(const YAML::Node& doc, const KindRow& row, const std::string& file, int document,
-                   ReadResult& out) {
+                   ReadResult& out, const std::string& role = "") {
   Workload w;
   w.platform = Platform::kKubernetes;
   w.kind = row.kind;
-  w.name = scalar(get(doc, "metadata"), "name");
+  w.name = scalar(get(doc, "metadata"), "name") + role;
   w.at = loc_of(get(doc, "kind"), file);
   w.document = document;
   const YAML::Node pod = path(doc, row.pod_spec);
@@ -137,6 +174,12 @@ void read_workload(const YAML::Node& doc, const KindRow& row, const std::string&
   if (const YAML::Node cs = get(pod, "containers"); is_seq(cs))
     for (const auto& c : cs) {
       if (is_map(c)) w.containers.push_back(read_container(c, pod, file, out));
+    }
+  if (w.kind == "InferenceService" && w.containers.empty())
+    if (const YAML::Node m = get(pod, "model"); is_map(m)) {
+      Container c = read_container(m, pod, file, out);
+      if (c.name.empty()) c.name = "kserve-container";  // the name KServe gives it
+      w.containers.push_back(std::move(c));
     }
   if (const YAML::Node g = get(pod, "terminationGracePeriodSeconds"); is_scalar(g)) {
     if (auto s = parse_duration_s(g.Scalar())) w.grace_s = At<double>{*s, loc_of(g, file)};
@@ -175,6 +218,20 @@ void read_workload(const YAML::Node& doc, const KindRow& row, const std::string&
     w.rolling = type.empty() || type == "RollingUpdate";
     const YAML::Node surge = get(get(strategy, "rollingUpdate"), "maxSurge");
     if (is_scalar(surge)) w.max_surge = At<std::string>{surge.Scalar(), loc_of(surge, file)};
+  } else if (w.kind == "InferenceService" || w.kind == "ServingRuntime" || w.kind == "ClusterServingRuntime") {
+    // Raw deployments roll as a Deployment (maxSurge 25%); serverless ones start
+    // the new revision beside the old: either way two copies overlap. A
+    // runtime's containers run in the InferenceService pods that use it.
+    w.strategy_at = w.at;
+    w.rolling = true;
+    w.max_surge = At<std::string>{"25%", w.at};
+  } else if (w.kind == "LeaderWorkerSet") {
+    w.serves_traffic = role != " (worker)";
+    const YAML::Node strategy = get(spec, "rolloutStrategy");
+    w.strategy_at = strategy.IsDefined() ? loc_of(strategy, file) : w.at;
+    const YAML::Node surge = get(get(strategy, "rollingUpdateConfiguration"), "maxSurge");  // default 0
+    w.rolling = true;
+    if (is_scalar(surge)) w.max_surge = At<std::string>{surge.Scalar(), loc_of(surge, file)};
   }
   out.workloads.push_back(std::move(w));
 }
@@ -200,13 +257,22 @@ void read_kubernetes(const YAML::Node& doc, const std::string& file, int documen
       for (const auto& item : items) read_kubernetes(item, file, document, out);
     return;
   }
+  // LeaderWorkerSet (multi-node vLLM / SGLang): two pod templates, read as two
+  // workloads; without a leaderTemplate the leader runs the worker's.
+  if (kind == "LeaderWorkerSet") {
+    const KindRow leader{"LeaderWorkerSet", {"spec", "leaderWorkerTemplate", "leaderTemplate", "spec"}};
+    if (is_map(path(doc, leader.pod_spec))) read_workload(doc, leader, file, document, out, " (leader)");
+    const KindRow worker{"LeaderWorkerSet", {"spec", "leaderWorkerTemplate", "workerTemplate", "spec"}};
+    return read_workload(doc, worker, file, document, out, " (worker)");
+  }
   for (const KindRow& row : kinds())
     if (row.kind == kind) return read_workload(doc, row, file, document, out);
   for (const char* k : kNotWorkloads)
     if (kind == k) return;
   out.notes.push_back({loc_of(get(doc, "kind"), file),
                        fmt::format("kind {} is not a workload aimem check reads (Pod, Deployment, StatefulSet, "
-                                   "DaemonSet, ReplicaSet, Job, CronJob); skipped",
+                                   "DaemonSet, ReplicaSet, Job, CronJob, InferenceService, ServingRuntime, "
+                                   "ClusterServingRuntime, LeaderWorkerSet); skipped",
                                    kind)});
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/text.h"
 #include "fit/catalog.h"
 #include "fit/inputs.h"
 #include "sources/files.h"
@@ -32,19 +33,36 @@ std::optional<fit::Runtime> fit_runtime(Server s) {
 
 uint32_t clamp_u32(int64_t v, uint32_t hi) { return uint32_t(std::clamp<int64_t>(v, 0, hi)); }
 
+// A server's quantization flag as fit's --quant names it ("" when the
+// checkpoint's own config says it: awq, gptq and fp8 checkpoints are sized
+// from their config; a value fit does not know is left to the checkpoint).
+std::string fit_quant(std::string_view v) {
+  std::string q = text::lower(v);
+  if (q == "bitsandbytes-nf4" || q == "bitsandbytes-fp4" || q == "bnb-4bit" || q == "nf4") return "bnb-4bit";
+  if (q == "bitsandbytes" || q == "bitsandbytes-8bit" || q == "eetq" || q == "bnb-8bit") return "bnb-8bit";
+  if (q == "awq" || q == "awq_marlin") return "awq";
+  if (q == "gptq" || q == "gptq_marlin" || q == "marlin") return "gptq";
+  if (q == "fp8") return "fp8";
+  return "";
+}
+
 }  // namespace
 
-Result<fit::ModelSpec> ModelCache::load(const std::string& name) {
-  if (auto it = cache_.find(name); it != cache_.end()) return it->second;
-  Result<fit::ModelSpec> r = fit::load_model(local_files(), name, "", "");
+Result<fit::ModelSpec> ModelCache::load(const std::string& name, const std::string& quant) {
+  const std::string key = name + "\n" + quant;
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  Result<fit::ModelSpec> r = fit::load_model(local_files(), name, "", quant);
   if (!r) {
     // A path that is not here: its last component may be a catalog name.
     std::string base = name;
     while (!base.empty() && base.back() == '/') base.pop_back();
     if (auto slash = base.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
-    if (base != name && fit::find_model(base)) r = fit::catalog_spec(base);
+    if (base != name && fit::find_model(base)) {
+      r = fit::catalog_spec(base);
+      if (r && !quant.empty()) r = fit::load_model(local_files(), base, "", quant);
+    }
   }
-  cache_.emplace(name, r);
+  cache_.emplace(key, r);
   return r;
 }
 
@@ -61,7 +79,10 @@ PlanInfo plan_for(const Workload& w, const Container& c, const ServerConfig& cfg
     info.why_not = "the model is unknown (policy model, --model, or a model flag in the manifest)";
     return info;
   }
-  auto spec = models.load(name);
+  // The server's own quantization flag, in fit's spelling: the weights it
+  // loads are that size, not the checkpoint's float size (TGI's
+  // QUANTIZE=bitsandbytes-nf4 halves Mixtral twice over).
+  auto spec = models.load(name, cfg.quantization ? fit_quant(cfg.quantization->value) : "");
   if (!spec) {
     info.why_not = fmt::format("the model '{}' could not be read ({}); name it with --model or policy model",
                                name, spec.error().message);
@@ -94,6 +115,11 @@ PlanInfo plan_for(const Workload& w, const Container& c, const ServerConfig& cfg
   if (cfg.concurrency) s.concurrency = clamp_u32(cfg.concurrency->value, 65536);
   if (cfg.gpu_fraction && cfg.gpu_fraction->value > 0 && cfg.gpu_fraction->value <= 1) s.gpu_mem_util = cfg.gpu_fraction->value;
   if (cfg.tp && cfg.tp->value > 0) s.tp = clamp_u32(cfg.tp->value, 64);
+  // Pipeline stages hold their own layers on their own GPUs: for memory, tp x
+  // pp GPUs share the weights and the KV cache (vLLM 405B at tp 8, pp 2 is on
+  // 16 GPUs, not 8; ignoring pp made kv-over-budget fire on every multi-node
+  // LeaderWorkerSet of the corpus).
+  if (cfg.pp && cfg.pp->value > 1) s.tp = clamp_u32(int64_t(s.tp) * cfg.pp->value, 64);
   s.gpus = std::max<uint32_t>(1, std::max(s.tp, hw.gpu_count));
   if (hw.gpu_count < s.tp && hw.gpu_count > 0) hw.gpu_count = s.tp;
   if (cfg.kv_type) s.kv_type = cfg.kv_type->value;

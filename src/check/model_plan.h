@@ -11,7 +11,8 @@ namespace aimem::check {
 
 class ModelCache {
  public:
-  Result<fit::ModelSpec> load(const std::string& name);
+  // `quant`: fit's --quant spelling ("" = as stored).
+  Result<fit::ModelSpec> load(const std::string& name, const std::string& quant = "");
 
  private:
   std::map<std::string, Result<fit::ModelSpec>> cache_;

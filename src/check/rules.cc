@@ -1,8 +1,10 @@
 // The rule table. Severities: error for a configuration that fails or is
 // killed (a limit below what loading needs, a KV cache that cannot hold one
 // sequence), warning for one that fails under load or during a rollout
-// (eviction order, no drain, preemption). Notes are what could not be
-// checked; they never fail the check.
+// (eviction order, no drain where a rollout overlaps two copies, preemption):
+// warnings are reserved for what can make memory fail or a failure recur.
+// Notes are what could not be checked, or a risk that does not recur (a
+// drain missing where the old copy stops first); they never fail the check.
 #include "check/rules.h"
 
 #include <fmt/format.h>
@@ -48,9 +50,11 @@ const std::vector<Rule>& rule_table() {
        "Without a readiness or startup probe that fails until the model is loaded, traffic reaches a server "
        "that is still loading (or an old copy is stopped too early).",
        false, rule_readiness_not_gated},
-      {"no-graceful-drain", Severity::kWarning, "No drain before termination",
+      {"no-graceful-drain", Severity::kWarning, "No drain before termination where a rollout overlaps two copies",
        "In-flight requests (long generations) need time to finish: a preStop hook keeps the pod serving while "
-       "endpoints update, and the grace period must cover the longest request.",
+       "endpoints update, and the grace period must cover the longest request. A warning where a rolling update "
+       "(maxSurge > 0, a Deployment's default) runs the new copy beside the old, so that every rollout cuts "
+       "requests; a note where the old copy stops first (Recreate, maxSurge 0, StatefulSet, Compose, systemd).",
        false, rule_no_graceful_drain},
       {"rolling-overlap", Severity::kError, "Rolling update runs two copies where the node cannot hold them",
        "With maxSurge > 0 a new copy loads before the old one stops; when the node cannot hold two copies the "

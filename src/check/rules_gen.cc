@@ -5,6 +5,13 @@
 // from kube-state-metrics, as aimem exports none (it samples memory, not
 // container lifecycles).
 //
+// The fleet group (RulesOptions::fleet) reads the labels the Kubernetes
+// DaemonSet puts on every series (deploy/kubernetes: `node` from --label,
+// `namespace`/`pod`/`container` on the pods' cgroups) and kube-state-metrics'
+// requests, owners and allocatable memory; its names follow Prometheus'
+// level:metric:operations convention so a federating Prometheus can pull the
+// `aimem:*`, `node:*` and `namespace_*:*` series alone.
+//
 // The thresholds mirror aimem watch's own alerts (watch/alerts.cc), so a
 // Prometheus that scrapes many hosts alerts as watch does on one:
 //   - host RAM and cgroup limits: warning at warn_used_ratio, critical at the
@@ -199,6 +206,87 @@ const RuleDef kRules[] = {
      }},
 };
 
+// The fleet's recording rules: per container, per pod, per node, per GPU.
+std::vector<RecordingRule> fleet_records(const Ctx& c) {
+  const char* pods = "pool=\"cgroup\",container!=\"\"";
+  return {
+      {"namespace_pod_container:aimem_memory_headroom_ratio",
+       fmt::format("1 - max by (node, namespace, pod, container) ({} / ({} > 0))", c.sel("aimem_memory_used_bytes", pods),
+                   c.sel("aimem_memory_limit_bytes", pods))},
+      {"namespace_pod:aimem_time_to_exhaustion_seconds:min",
+       fmt::format("min by (node, namespace, pod) ({})", c.sel("aimem_time_to_exhaustion_seconds", "pool=\"cgroup\",pod!=\"\""))},
+      {"namespace_pod_container:aimem_oom_kills:increase10m",
+       fmt::format("sum by (node, namespace, pod, container) (increase({}[10m]))",
+                   c.sel("aimem_oom_kills_total", "pool=\"cgroup\",pod!=\"\""))},
+      {"node:aimem_memory_headroom_ratio",
+       fmt::format("1 - max by (node) ({} / ({} > 0))", c.sel("aimem_memory_used_bytes", "pool=\"host_ram\""),
+                   c.sel("aimem_memory_limit_bytes", "pool=\"host_ram\""))},
+      {"node_gpu:aimem_gpu_memory_headroom_ratio",
+       fmt::format("1 - max by (node, gpu) ({} / ({} > 0))", c.sel("aimem_gpu_memory_used_bytes"),
+                   c.sel("aimem_gpu_memory_total_bytes"))},
+      {"node:aimem_time_to_exhaustion_seconds:min",
+       fmt::format("min by (node) ({})", c.sel("aimem_time_to_exhaustion_seconds", "pool=\"host_ram\""))},
+      {"node_gpu:aimem_time_to_exhaustion_seconds:min",
+       fmt::format("min by (node, gpu) ({})", c.sel("aimem_time_to_exhaustion_seconds", "pool=\"gpu\""))},
+      // One pod's memory request per Deployment (kube-state-metrics: the
+      // pod's ReplicaSet owner, that ReplicaSet's Deployment owner).
+      {"namespace_deployment:aimem_pod_memory_request_bytes:max",
+       "max by (namespace, deployment) (label_replace(max by (namespace, owner_name) (sum by (namespace, pod) "
+       "(kube_pod_container_resource_requests{resource=\"memory\"}) * on (namespace, pod) group_left (owner_name) "
+       "kube_pod_owner{owner_kind=\"ReplicaSet\"}), \"replicaset\", \"$1\", \"owner_name\", \"(.*)\") * on (namespace, "
+       "replicaset) group_left (deployment) max by (namespace, replicaset, deployment) (label_replace("
+       "kube_replicaset_owner{owner_kind=\"Deployment\"}, \"deployment\", \"$1\", \"owner_name\", \"(.*)\")))"},
+      // The most memory any one node can still promise a new pod.
+      {"aimem:node_memory_unrequested_bytes:max",
+       "max(sum by (node) (kube_node_status_allocatable{resource=\"memory\"}) - sum by (node) "
+       "(kube_pod_container_resource_requests{resource=\"memory\"}))"},
+  };
+}
+
+constexpr const char* kPodName = "{{ $labels.namespace }}/{{ $labels.pod }}";
+
+std::vector<AlertRule> fleet_alerts(const Ctx& c) {
+  std::vector<AlertRule> out;
+  if (c.p.warn_used_ratio < c.critical)
+    out.push_back(AlertRule{
+        "AimemPodMemoryHeadroomLow",
+        fmt::format("namespace_pod_container:aimem_memory_headroom_ratio <= {}", num(1 - c.p.warn_used_ratio)), "5m", "warning",
+        fmt::format("Container {}/{{{{ $labels.container }}}} has {{{{ $value | humanizePercentage }}}} of its memory limit left on "
+                    "{{{{ $labels.node }}}}",
+                    kPodName),
+        fmt::format("The container has used more than {} of its memory limit for 5m (the policy keeps {} free).",
+                    pct(c.p.warn_used_ratio), pct(c.p.headroom_pct / 100)),
+        "Run `aimem diagnose` on {{ $labels.node }} and `aimem fit` to size the limit; `aimem check` keeps the manifest in "
+        "line."});
+  out.push_back(AlertRule{
+      "AimemPodMemoryExhaustionSoon",
+      fmt::format("namespace_pod:aimem_time_to_exhaustion_seconds:min < {}", num(c.p.time_to_exhaustion_s)), "2m", "warning",
+      fmt::format("Pod {} reaches its memory limit in {{{{ $value | humanizeDuration }}}} on {{{{ $labels.node }}}}", kPodName),
+      fmt::format("At its recent growth rate one of the pod's cgroups is full in {{{{ $value | humanizeDuration }}}} (warning "
+                  "under {}): a leak, a growing cache or a queue of long prompts.",
+                  c.tte()),
+      "Run `aimem diagnose` on {{ $labels.node }} to see which process holds the memory and `aimem fit` to size the limit; "
+      "then raise the limit or cut context, concurrency or batch size."});
+  out.push_back(AlertRule{
+      "AimemPodOOMKilled", "namespace_pod_container:aimem_oom_kills:increase10m > 0", "0m", "critical",
+      fmt::format("OOM kill in {}/{{{{ $labels.container }}}} on {{{{ $labels.node }}}}", kPodName),
+      "The kernel killed a process of the container for memory within the last 10 minutes ({{ printf \"%.0f\" $value }} "
+      "counted); aimem's recording on the node holds the timeline before it.",
+      "Run `aimem diagnose` on {{ $labels.node }} (it reads the kernel log and the recording) to see which pool ran out "
+      "and why; `aimem check` then keeps the fix in the manifests."});
+  out.push_back(AlertRule{
+      "AimemRollingUpdateCannotFit",
+      "namespace_deployment:aimem_pod_memory_request_bytes:max > scalar(aimem:node_memory_unrequested_bytes:max) and on "
+      "(namespace, deployment) kube_deployment_spec_strategy_rollingupdate_max_surge > 0",
+      "15m", "warning",
+      "Deployment {{ $labels.namespace }}/{{ $labels.deployment }}: a second copy fits on no node",
+      "A pod of this Deployment requests {{ $value | humanize1024 }}B of memory, more than any node has unrequested, and "
+      "its rolling update surges a new pod beside the old ones: the next rollout hangs Pending.",
+      "Set maxSurge: 0 (or strategy Recreate) for model servers that fill a node, or keep a node's worth of memory free; "
+      "`aimem check` flags rolling-overlap in the manifest."});
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<RuleGroup>> build_rules(const Policy& policy, const RulesOptions& options) {
@@ -222,6 +310,7 @@ Result<std::vector<RuleGroup>> build_rules(const Policy& policy, const RulesOpti
     if (groups.empty() || groups.back().name != def.group) groups.push_back({def.group, {}});
     groups.back().rules.push_back(std::move(*rule));
   }
+  if (options.fleet) groups.push_back({"aimem-fleet", fleet_records(c), fleet_alerts(c)});
   return groups;
 }
 
@@ -231,6 +320,12 @@ std::string render_rules(const std::vector<RuleGroup>& groups, const Policy& pol
   for (const auto& g : groups) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << g.name;
     out << YAML::Key << "rules" << YAML::Value << YAML::BeginSeq;
+    for (const auto& r : g.records) {
+      out << YAML::BeginMap;
+      out << YAML::Key << "record" << YAML::Value << r.record;
+      out << YAML::Key << "expr" << YAML::Value << r.expr;
+      out << YAML::EndMap;
+    }
     for (const auto& r : g.rules) {
       out << YAML::BeginMap;
       out << YAML::Key << "alert" << YAML::Value << r.alert;

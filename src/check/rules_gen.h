@@ -22,8 +22,15 @@ struct AlertRule {
   std::string summary, description, runbook;
 };
 
+// A recording rule (the fleet's per-pod, per-node and per-GPU series).
+struct RecordingRule {
+  std::string record;  // level:metric:operations, as Prometheus names them
+  std::string expr;
+};
+
 struct RuleGroup {
   std::string name;
+  std::vector<RecordingRule> records;  // written before the alerts, which may read them
   std::vector<AlertRule> rules;
 };
 
@@ -32,6 +39,10 @@ struct RulesOptions {
   // on every aimem selector); empty: every job. Not applied to the
   // kube-state-metrics group, which another job scrapes.
   std::vector<std::string> jobs;
+  // The fleet group (--fleet): recording rules per pod, per node and per GPU
+  // over the labels the DaemonSet adds (node, namespace, pod, container), and
+  // alerts per pod and for a rolling update whose second copy fits no node.
+  bool fleet = false;
 };
 
 // Pure: the policy's thresholds -> rule groups. Errors for an unusable job name.

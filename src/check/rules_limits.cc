@@ -9,12 +9,19 @@ namespace {
 
 uint64_t with_headroom(uint64_t b, const Context& ctx) { return uint64_t(double(b) * (1.0 + headroom(ctx))); }
 
-// Bytes of tmpfs (emptyDir medium Memory) the container mounts; nullopt when one is unbounded.
+// Bytes of tmpfs (emptyDir medium Memory) the container mounts; nullopt when
+// one is unbounded. One at /dev/shm is not counted, sized or not: it is the
+// shared memory that NCCL and PyTorch's worker processes exchange tensors
+// through (vLLM, SGLang and TGI with tensor parallelism need it larger than
+// Docker's 64 MiB), holding what they write there, not weights; its sizeLimit
+// is a cap, not a use. Nearly every GPU manifest mounts one, and counting it
+// made the rule fire on limits five times the load peak (tests/fixtures/check/corpus).
 std::optional<uint64_t> tmpfs_bytes(const Container& c) {
   uint64_t sum = 0;
-  for (const auto& v : c.memory_volumes) {
-    if (v.value == 0) return std::nullopt;
-    sum += v.value;
+  for (const MemoryVolume& v : c.memory_volumes) {
+    if (v.mount_path == "/dev/shm" || v.mount_path == "/dev/shm/") continue;
+    if (v.size_limit == 0) return std::nullopt;
+    sum += v.size_limit;
   }
   return sum;
 }

@@ -3,6 +3,7 @@
 // envelope (`aimem probe --save-limits`) and the policy's promises.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -16,6 +17,12 @@ namespace {
 // (gpu_memory_utilization), TGI 1.0 (cuda_memory_fraction), SGLang ~0.88
 // (mem_fraction_static, set by GPU size; 0.88 for 80 GB cards). llama.cpp and
 // Ollama allocate what they need, no fraction.
+// "fraction 0.90", or what the plan sized the budget by when the runtime has
+// no such fraction in the plan (TGI's warm-up takes what the GPU has free).
+std::string fraction_text(const fit::Plan& p) {
+  return p.gpu_mem_util > 0 ? fmt::format("fraction {:.2f}", p.gpu_mem_util) : std::string("what the GPU has free");
+}
+
 std::optional<double> gpu_fraction(const ServerConfig& s) {
   if (s.gpu_fraction) return s.gpu_fraction->value;
   switch (s.server) {
@@ -35,21 +42,62 @@ const char* fraction_flag(Server s) {
   }
 }
 
+// NVIDIA_VISIBLE_DEVICES values that give a container no GPU (nvidia-container-runtime).
+bool no_devices(const std::string& v) { return v.empty() || v == "void" || v == "none"; }
+
+// The GPUs a Kubernetes pod's containers were given by the device plugin, in
+// container order: "<n> of container '<name>'" for each GPU a container
+// requests. A container's own devices are exclusive to it.
+std::vector<std::string> pod_devices(const Workload& w) {
+  std::vector<std::string> ids;
+  for (const Container& c : w.containers)
+    if (c.gpus && c.gpus->value > 0)
+      for (int64_t i = 0; i < c.gpus->value && i < 64; ++i) ids.push_back(fmt::format("{} of container '{}'", i, c.name));
+  return ids;
+}
+
 // The GPUs a server may use, as ids ("0", "1"), or {"*"} for all of the host's.
-// Empty: it has GPUs of its own (a Kubernetes device-plugin request gives a
-// container exclusive devices), so it shares with no one aimem can see.
+// Empty: it uses no GPU that another server aimem can see may also use.
 std::set<std::string> gpu_ids(const Subject& s) {
   const Container& c = *s.container;
   std::set<std::string> ids;
+  if (s.workload->platform == Platform::kKubernetes) {
+    // A container that requests GPUs has devices of its own; NVIDIA_ / CUDA_VISIBLE_DEVICES
+    // inside it only select among them.
+    if (c.gpus && c.gpus->value > 0) {
+      for (int64_t i = 0; i < c.gpus->value && i < 64; ++i) ids.insert(fmt::format("{} of container '{}'", i, c.name));
+      return ids;
+    }
+    // One that requests none but names devices sees the node's GPUs through the
+    // NVIDIA runtime, and so shares those given to its pod's other containers:
+    // all of them for "all", the i-th for index i (a node's own GPU where the
+    // pod was given fewer).
+    if (no_devices(c.gpu_devices)) return ids;
+    const std::vector<std::string> pod = pod_devices(*s.workload);
+    if (c.gpu_devices == "all") {
+      if (pod.empty()) ids.insert("*");
+      for (const std::string& d : pod) ids.insert(d);
+      return ids;
+    }
+    for (std::string_view id : text::split(c.gpu_devices, ',')) {
+      std::string_view t = text::trim(id);
+      if (t.empty()) continue;
+      char* end = nullptr;
+      const std::string num(t);
+      const long i = std::strtol(num.c_str(), &end, 10);
+      if (*end == 0 && i >= 0 && size_t(i) < pod.size()) ids.insert(pod[size_t(i)]);
+      else ids.insert(num);  // a UUID or an index past the pod's GPUs: that GPU of the node
+    }
+    return ids;
+  }
   if (!c.gpu_devices.empty() && c.gpu_devices != "all") {
+    if (no_devices(c.gpu_devices)) return ids;
     for (std::string_view id : text::split(c.gpu_devices, ','))
       if (!text::trim(id).empty()) ids.insert(std::string(text::trim(id)));
     return ids;
   }
   switch (s.workload->platform) {
-    case Platform::kKubernetes:
-      if (c.gpu_devices == "all" && !(c.gpus && c.gpus->value > 0)) ids.insert("*");
-      return ids;
+    case Platform::kKubernetes: return ids;
     case Platform::kCompose:
       // Docker hands `count: N` as the first N GPUs of the host, not exclusive ones.
       if (c.gpus && c.gpus->value > 0)
@@ -141,7 +189,7 @@ void rule_kv_over_budget(const Rule& r, const std::vector<Subject>& subjects, co
                               fmt::format("context {} needs {} KV cache blocks a request; {} leaves {} with {} "
                                           "(maximum concurrency {:.2f}x): the server refuses to start",
                                           p.ctx, p.kv_blocks_per_request, s.plan.model, p.kv_blocks,
-                                          fmt::format("fraction {:.2f}", p.gpu_mem_util), conc),
+                                          fraction_text(p), conc),
                               p.max_context ? fmt::format("lower the context to {} or less, raise the GPU memory fraction, "
                                                           "use an fp8 KV cache, or add GPUs (tensor parallel)",
                                                           p.max_context)
@@ -167,7 +215,7 @@ void rule_kv_over_budget(const Rule& r, const std::vector<Subject>& subjects, co
         out.violation(finding(r, at,
                               fmt::format("context {} needs more KV cache than {} leaves for it with {}: {} tokens "
                                           "({} per token); the server refuses to start",
-                                          p.ctx, s.plan.model, fmt::format("fraction {:.2f}", p.gpu_mem_util), have,
+                                          p.ctx, s.plan.model, fraction_text(p), have,
                                           bytes(p.kv_bytes_per_token)),
                               fmt::format("lower the context to {} or less, raise the GPU memory fraction, use an fp8 KV "
                                           "cache, or add GPUs (tensor parallel)",

@@ -31,6 +31,7 @@ void rule_readiness_not_gated(const Rule& r, const std::vector<Subject>& subject
     const Container& c = *s.container;
     const Platform p = s.workload->platform;
     if (s.server.server == Server::kNone || (p != Platform::kKubernetes && p != Platform::kCompose)) continue;
+    if (!s.workload->serves_traffic) continue;  // no request reaches it: nothing to gate
     const bool ollama = s.server.server == Server::kOllama;
     if (!c.readiness && !c.startup) {
       out.violation(finding(
@@ -61,11 +62,25 @@ void rule_readiness_not_gated(const Rule& r, const std::vector<Subject>& subject
   }
 }
 
+// Whether replacing this workload's pods runs an old copy beside a new one:
+// a Deployment or DaemonSet rolling with a surge (a Deployment's default is
+// 25%, at least one pod). Only then is the old copy cut while its successor
+// takes the traffic, and a drain that is too short turns a rollout into
+// failed requests that recur on every rollout. Recreate, maxSurge 0, a
+// StatefulSet (one pod replaced at a time), Compose and systemd stop the old
+// copy first: a missing drain there cuts the requests in flight once, which
+// is a note, not a warning.
+static bool overlaps_two_copies(const Workload& w) {
+  if (!w.rolling || !w.max_surge) return false;
+  const std::string& surge = w.max_surge->value;
+  return !(surge == "0" || surge == "0%");
+}
+
 void rule_no_graceful_drain(const Rule& r, const std::vector<Subject>& subjects, const Context& ctx, Sink& out) {
   const double min_s = ctx.policy.min_grace_period_s;
   for (const Subject& s : subjects) {
     const Workload& w = *s.workload;
-    if (s.server.server == Server::kNone) continue;
+    if (s.server.server == Server::kNone || !w.serves_traffic) continue;
     // Defaults: Kubernetes 30 s, Compose 10 s, systemd DefaultTimeoutStopSec 90 s.
     double def = 0;
     switch (w.platform) {
@@ -78,22 +93,37 @@ void rule_no_graceful_drain(const Rule& r, const std::vector<Subject>& subjects,
     const char* field = w.platform == Platform::kKubernetes ? "terminationGracePeriodSeconds"
                         : w.platform == Platform::kCompose  ? "stop_grace_period"
                                                             : "TimeoutStopSec=";
+    Loc at;
+    std::string message, fix;
     if (grace < min_s) {
-      out.violation(finding(r, w.grace_s ? w.grace_s->at : s.container->at,
-                            fmt::format("{} {}s{} is shorter than the {}s in-flight requests need to drain ({})",
-                                        field, grace, w.grace_s ? "" : " (the default)", min_s, subject_name(s)),
-                            fmt::format("set {} to at least {}{}", field, min_s,
-                                        w.platform == Platform::kKubernetes && !s.container->has_prestop
-                                            ? " and add a lifecycle.preStop sleep so endpoints drop the pod first"
-                                            : "")));
+      at = w.grace_s ? w.grace_s->at : s.container->at;
+      message = fmt::format("{} {}s{} is shorter than the {}s in-flight requests need to drain ({})", field, grace,
+                            w.grace_s ? "" : " (the default)", min_s, subject_name(s));
+      fix = fmt::format("set {} to at least {}{}", field, min_s,
+                        w.platform == Platform::kKubernetes && !s.container->has_prestop
+                            ? " and add a lifecycle.preStop sleep so endpoints drop the pod first"
+                            : "");
     } else if (w.platform == Platform::kKubernetes && !s.container->has_prestop) {
-      out.violation(finding(r, s.container->at,
-                            fmt::format("{} has no preStop hook: SIGTERM arrives while the pod is still in the "
-                                        "Service's endpoints, and in-flight and new requests are cut",
-                                        subject_name(s)),
-                            fmt::format("add lifecycle.preStop (exec: sleep 10, or a drain call) and keep "
-                                        "terminationGracePeriodSeconds >= {}s plus that sleep",
-                                        min_s)));
+      at = s.container->at;
+      message = fmt::format("{} has no preStop hook: SIGTERM arrives while the pod is still in the Service's "
+                            "endpoints, and in-flight and new requests are cut",
+                            subject_name(s));
+      fix = fmt::format("add lifecycle.preStop (exec: sleep 10, or a drain call) and keep "
+                        "terminationGracePeriodSeconds >= {}s plus that sleep",
+                        min_s);
+    } else {
+      continue;
+    }
+    if (overlaps_two_copies(w)) {
+      out.violation(finding(r, at,
+                            fmt::format("{}; {} '{}' rolls with maxSurge {}, so every rollout cuts the old copy "
+                                        "while the new one takes over",
+                                        message, w.kind, w.name, w.max_surge->value),
+                            fix));
+    } else {
+      out.note(r.id, at, fmt::format("{} (no rolling overlap: the old copy stops before the new one starts, so "
+                                     "only the requests in flight at a stop are cut); {}",
+                                     message, fix));
     }
   }
 }
@@ -103,10 +133,8 @@ void rule_rolling_overlap(const Rule& r, const std::vector<Subject>& subjects, c
   for (size_t i = 0; i < subjects.size(); ++i) {
     const Workload& w = *subjects[i].workload;
     if (i > 0 && subjects[i - 1].workload == &w) continue;
-    if (!w.rolling || !w.max_surge) continue;
+    if (!overlaps_two_copies(w)) continue;
     const std::string& surge = w.max_surge->value;
-    const bool zero = surge == "0" || surge == "0%";
-    if (zero) continue;
     bool server = false;
     uint64_t per_copy = 0;
     bool sized = true;

@@ -57,7 +57,10 @@ std::vector<std::string> shell_words(std::string_view s) {
         if (s[i] == '\\' && i + 1 < s.size() && std::string_view("\"\\$`").find(s[i + 1]) != std::string_view::npos) ++i;
         cur += s[i];
       }
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+    } else if (c == '\n') {  // a newline ends a command as ';' does (scripts in `sh -c |` blocks)
+      flush();
+      out.push_back(";");
+    } else if (c == ' ' || c == '\t' || c == '\r') {
       flush();
     } else if (c == ';' || c == '|' || c == '&') {
       flush();
@@ -66,6 +69,7 @@ std::vector<std::string> shell_words(std::string_view s) {
       out.push_back(op);
     } else if (c == '#' && !in_word) {
       while (i < s.size() && s[i] != '\n') ++i;
+      if (i < s.size()) --i;  // the newline still ends the command
     } else {
       cur += c;
       in_word = true;
@@ -110,7 +114,7 @@ std::vector<Arg> expand_words(const std::vector<Arg>& argv) {
   return out;
 }
 
-enum class Field { kModel, kContext, kTotalContext, kConcurrency, kGpuFraction, kTp, kGpuLayers, kKvType,
+enum class Field { kModel, kContext, kTotalContext, kConcurrency, kGpuFraction, kTp, kPp, kGpuLayers, kKvType, kQuant,
                    kSwapSpace, kCpuOffload, kMlock, kNoMmap, kMaxLoaded, kIgnoredValue };
 
 struct FlagRow {
@@ -129,11 +133,13 @@ constexpr FlagRow kFlags[] = {
     {Server::kVllm, "--max-num-seqs", Field::kConcurrency},
     {Server::kVllm, "--gpu-memory-utilization", Field::kGpuFraction},
     {Server::kVllm, "--tensor-parallel-size -tp", Field::kTp},
+    {Server::kVllm, "--pipeline-parallel-size -pp", Field::kPp},
     {Server::kVllm, "--kv-cache-dtype", Field::kKvType},
     {Server::kVllm, "--swap-space", Field::kSwapSpace},
     {Server::kVllm, "--cpu-offload-gb", Field::kCpuOffload},
-    {Server::kVllm, "--host --port --dtype --served-model-name --quantization --max-num-batched-tokens "
-                    "--pipeline-parallel-size -pp --download-dir --tokenizer --revision --api-key --chat-template",
+    {Server::kVllm, "--quantization -q", Field::kQuant},
+    {Server::kVllm, "--host --port --dtype --served-model-name --max-num-batched-tokens "
+                    "--download-dir --tokenizer --revision --api-key --chat-template",
      Field::kIgnoredValue},
     {Server::kLlamaCpp, "-m --model", Field::kModel},
     {Server::kLlamaCpp, "-c --ctx-size", Field::kTotalContext},
@@ -149,16 +155,19 @@ constexpr FlagRow kFlags[] = {
     {Server::kTgi, "--max-concurrent-requests", Field::kConcurrency},
     {Server::kTgi, "--cuda-memory-fraction", Field::kGpuFraction},
     {Server::kTgi, "--num-shard", Field::kTp},
+    {Server::kTgi, "--quantize", Field::kQuant},
     {Server::kTgi, "--max-input-length --max-input-tokens --max-batch-prefill-tokens --max-batch-total-tokens "
-                   "--port --hostname --quantize --dtype --revision",
+                   "--port --hostname --dtype --revision",
      Field::kIgnoredValue},
     {Server::kSglang, "--model-path --model", Field::kModel},
     {Server::kSglang, "--context-length", Field::kContext},
     {Server::kSglang, "--max-running-requests", Field::kConcurrency},
     {Server::kSglang, "--mem-fraction-static", Field::kGpuFraction},
     {Server::kSglang, "--tp --tp-size --tensor-parallel-size", Field::kTp},
+    {Server::kSglang, "--pp --pp-size --pipeline-parallel-size", Field::kPp},
     {Server::kSglang, "--kv-cache-dtype", Field::kKvType},
-    {Server::kSglang, "--host --port --dtype --quantization --served-model-name", Field::kIgnoredValue},
+    {Server::kSglang, "--quantization", Field::kQuant},
+    {Server::kSglang, "--host --port --dtype --served-model-name", Field::kIgnoredValue},
 };
 
 struct EnvRow {
@@ -173,6 +182,7 @@ constexpr EnvRow kEnv[] = {
     {Server::kTgi, "MAX_CONCURRENT_REQUESTS", Field::kConcurrency},
     {Server::kTgi, "CUDA_MEMORY_FRACTION", Field::kGpuFraction},
     {Server::kTgi, "NUM_SHARD", Field::kTp},
+    {Server::kTgi, "QUANTIZE", Field::kQuant},
     {Server::kOllama, "OLLAMA_CONTEXT_LENGTH", Field::kContext},
     {Server::kOllama, "OLLAMA_NUM_PARALLEL", Field::kConcurrency},
     {Server::kOllama, "OLLAMA_MAX_LOADED_MODELS", Field::kMaxLoaded},
@@ -229,11 +239,13 @@ void set_field(ServerConfig& cfg, Field f, const std::string& name, const std::s
     case Field::kConcurrency: count(cfg.concurrency); break;
     case Field::kGpuFraction: real(cfg.gpu_fraction); break;
     case Field::kTp: count(cfg.tp); break;
+    case Field::kPp: count(cfg.pp); break;
     case Field::kGpuLayers:
       if (value == "auto" || value == "all") cfg.gpu_layers = At<int64_t>{-1, at};
       else count(cfg.gpu_layers);
       break;
     case Field::kKvType: cfg.kv_type = At<std::string>{value, at}; break;
+    case Field::kQuant: cfg.quantization = At<std::string>{value, at}; break;
     case Field::kSwapSpace: real(cfg.swap_space_gib); break;
     case Field::kCpuOffload: real(cfg.cpu_offload_gib); break;
     case Field::kMaxLoaded: count(cfg.max_loaded_models); break;
@@ -392,6 +404,7 @@ ServerConfig read_server(const Container& c) {
     keep(cfg.tp, from_env.tp);
     keep(cfg.gpu_layers, from_env.gpu_layers);
     keep(cfg.max_loaded_models, from_env.max_loaded_models);
+    keep(cfg.quantization, from_env.quantization);
     for (auto& p : from_env.problems) cfg.problems.push_back(p);
   }
   if (const Arg* opts = c.env_var("NODE_OPTIONS"); opts && !cfg.node_heap) {

@@ -25,8 +25,10 @@ struct ServerConfig {
   std::optional<At<int64_t>> total_context;    // llama.cpp -c as written (all slots)
   std::optional<At<double>> gpu_fraction;      // --gpu-memory-utilization, --mem-fraction-static, --cuda-memory-fraction
   std::optional<At<int64_t>> tp;               // --tensor-parallel-size, --tp, --num-shard
+  std::optional<At<int64_t>> pp;               // --pipeline-parallel-size, --pp-size (stages, each on its own GPUs)
   std::optional<At<int64_t>> gpu_layers;       // llama.cpp -ngl
   std::optional<At<std::string>> kv_type;      // --kv-cache-dtype, -ctk
+  std::optional<At<std::string>> quantization;  // vLLM/SGLang --quantization, TGI --quantize / QUANTIZE
   std::optional<At<double>> swap_space_gib;    // vLLM --swap-space (CPU KV swap, GiB)
   std::optional<At<double>> cpu_offload_gib;   // vLLM --cpu-offload-gb
   std::optional<At<int64_t>> max_loaded_models;  // OLLAMA_MAX_LOADED_MODELS

@@ -38,6 +38,14 @@ struct Probe {
   Loc at;
 };
 
+// An emptyDir with medium: Memory that a container mounts: tmpfs, whose pages
+// count against the container's memory limit.
+struct MemoryVolume {
+  uint64_t size_limit = 0;  // sizeLimit; 0 = none
+  std::string mount_path;
+  Loc at;
+};
+
 struct Container {
   std::string name;
   Loc at;
@@ -50,7 +58,7 @@ struct Container {
   std::optional<Probe> readiness, startup;
   bool has_prestop = false;
   std::optional<At<int64_t>> swap_limit;       // Compose memswap_limit, systemd MemorySwapMax (-1 = unlimited)
-  std::vector<At<uint64_t>> memory_volumes;    // emptyDir medium: Memory (sizeLimit, 0 = none)
+  std::vector<MemoryVolume> memory_volumes;
 
   const Arg* env_var(const std::string& name) const {
     for (const auto& [k, v] : env)
@@ -74,6 +82,9 @@ struct Workload {
   Loc strategy_at;
   std::optional<At<double>> grace_s;           // terminationGracePeriodSeconds, stop_grace_period, TimeoutStopSec
   std::vector<std::string> node_selector;      // values of nodeSelector / required node affinity
+  // False for pods no Service sends requests to: a LeaderWorkerSet's workers
+  // (its Service selects the leader), which join the leader's engine.
+  bool serves_traffic = true;
 };
 
 }  // namespace aimem::check

@@ -85,6 +85,9 @@ Shape scan_json(std::string_view t, int max_depth) {
   return s;
 }
 
+// One pass over the bytes with its quote, flow and block state in locals:
+// the cases share that state, and cut into functions they would pass it all
+// around (kept whole on purpose, ~125 lines).
 Shape scan_yaml(std::string_view t, int max_depth) {
   Shape s;
   std::vector<size_t> blocks;  // indentation of each open block level

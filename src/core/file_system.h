@@ -45,8 +45,9 @@ class FileSystem {
   // An interface only: the implementation that touches the system is
   // sources/files.h; pure readers (fit) are handed it.
   // Opened for reading at offsets, without blocking on a FIFO. Errors:
-  // "PATH: cannot open: WHY", "PATH: cannot stat: WHY".
-  virtual Result<std::unique_ptr<RandomAccessFile>> open(const std::string& path) const = 0;
+  // "PATH: cannot open: WHY", "PATH: cannot stat: WHY". An interface only:
+  // sources/files.h implements it with the system calls.
+  virtual Result<std::unique_ptr<RandomAccessFile>> open(const std::string& path) const = 0;  // interface: sources/files.h implements it
 };
 
 }  // namespace aimem

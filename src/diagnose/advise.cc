@@ -123,6 +123,8 @@ std::string k8s_quantity(uint64_t bytes) {
   return fmt::format("{}Mi", (bytes + units::MiB - 1) / units::MiB);
 }
 
+// One sentence per layer and headline fact. Kept whole: a switch read as a table, long
+// because the layers are many, not because it does several jobs.
 void summarize(Incident& inc, const Numbers& n) {
   const Fact* h = n.head;
   std::string where_gpu = n.gpu ? fmt::format("GPU {}", *n.gpu) : "the GPU";
@@ -139,7 +141,7 @@ void summarize(Incident& inc, const Numbers& n) {
         std::string name = !n.container.empty() ? "container " + n.container : "the container";
         if (!n.pod.empty()) name += " of pod " + n.pod;
         inc.summary = fmt::format("{} was OOMKilled{}", name, n.limit ? " at its " + format_bytes(*n.limit) + " memory limit" : "");
-        if (n.restarts && *n.restarts > 0) inc.summary += fmt::format(" ({} restarts)", *n.restarts);
+        if (n.restarts && *n.restarts > 0) inc.summary += fmt::format(" ({} restart{})", *n.restarts, *n.restarts == 1 ? "" : "s");
       } else if (h && h->kind == FactKind::docker_oomkilled) {
         inc.summary = fmt::format("docker container {} was OOM-killed{}", n.container.empty() ? "" : n.container,
                                   n.limit ? " at its " + format_bytes(*n.limit) + " memory limit" : "");
@@ -185,6 +187,10 @@ void summarize(Incident& inc, const Numbers& n) {
         inc.summary = fmt::format("{} failed to allocate {} on {}{}", h ? std::string(source_label(h->family)) : "a process",
                                   format_bytes(*h->requested), where_gpu,
                                   h->free && h->total ? fmt::format(" ({} free of {})", format_bytes(*h->free), format_bytes(*h->total)) : "");
+      else if (h && (!h->container.empty() || !h->pod.empty()))  // a metric of a pod's GPU (DCGM), not a program's message
+        inc.summary = fmt::format("{}{}{} ran out of memory on {}{}", h->container.empty() ? "" : "container " + h->container,
+                                  h->container.empty() || h->pod.empty() ? "" : " of ", h->pod.empty() ? "" : "pod " + h->pod, where_gpu,
+                                  h->free && h->total ? fmt::format(" ({} free of {})", format_bytes(*h->free), format_bytes(*h->total)) : "");
       else
         inc.summary = fmt::format("{} ran out of memory on {}", h ? std::string(source_label(h->family)) : "a process", where_gpu);
       break;
@@ -205,7 +211,7 @@ void summarize(Incident& inc, const Numbers& n) {
     case Layer::unknown:
       if (h && h->kind == FactKind::restarts)
         inc.summary = fmt::format("{} keeps restarting (CrashLoopBackOff{}) and the evidence does not say why",
-                                  n.pod.empty() ? "the pod" : "pod " + n.pod, n.restarts ? fmt::format(", {} restarts", *n.restarts) : "");
+                                  n.pod.empty() ? "the pod" : "pod " + n.pod, n.restarts ? fmt::format(", {} restart{}", *n.restarts, *n.restarts == 1 ? "" : "s") : "");
       else if (n.exit_code) inc.summary = fmt::format("exit code {}{}: the evidence does not say which pool, if any, ran out", *n.exit_code,
                                                   *n.exit_code == 137 ? " (SIGKILL)" : "");
       else inc.summary = "a failure was seen but the evidence does not say which pool, if any, ran out";
@@ -434,7 +440,12 @@ void fixes_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) 
       if (text::icontains(d, "NCCL")) add(inc, "debug the collective: NCCL_DEBUG=INFO, check for a rank that hung or crashed first, and the network between nodes", "an NCCL timeout is a stalled collective, not memory");
       else if (text::icontains(d, "illegal") || text::icontains(d, "CUDA error")) add(inc, "rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel, and check driver / CUDA / library versions", "an invalid device memory access is a bug or a version mismatch, not exhaustion");
       else if (text::icontains(d, "Xid") || text::icontains(d, "GPU lost") || text::icontains(d, "bus")) add(inc, "check the GPU's health (nvidia-smi -q, dmesg | grep -i xid), its power and PCIe link; drain the node if it repeats", "a lost GPU or bus error is hardware or driver trouble");
-      else if (text::icontains(d, "probe")) add(inc, "give slow starts time: a startupProbe or a larger initialDelaySeconds / timeoutSeconds on the liveness probe", "the kubelet killed the container because its probe failed, not for memory");
+      else if (h && h->family == Family::generic) {
+        // A generic failure marker (recognize/families/failure_markers.cc): the error itself is the lead.
+        add(inc, "read the error at the line quoted under Evidence and fix what it names", "the evidence holds " + d + " and no memory failure");
+        add(inc, "if a client still saw a reset or a 137, collect the kernel log (dmesg -T | grep -i oom) from the same minute",
+            "an OOM kill elsewhere would show there, not in this log");
+      } else if (text::icontains(d, "probe")) add(inc, "give slow starts time: a startupProbe or a larger initialDelaySeconds / timeoutSeconds on the liveness probe", "the kubelet killed the container because its probe failed, not for memory");
       else add(inc, "look at why the process was stopped (who sent the signal: a deploy, a stop, a probe)", "the exit was not an out-of-memory kill");
       break;
     }
@@ -525,7 +536,8 @@ void evidence_for(Incident& inc, const std::vector<Fact>& facts) {
     if (shown == 1) {
       for (const auto& [line, textline] : f.extra) {
         if (inc.evidence.size() >= 4) break;
-        inc.evidence.push_back({std::string(source_label(f.family)), fmt::format("{} {} {}", f.where.source, unit_of(f.where.source), line), textline});
+        inc.evidence.push_back({std::string(source_label(f.family)),
+                                line ? fmt::format("{} {} {}", f.where.source, unit_of(f.where.source), line) : f.where.source, textline});
       }
     }
   }

@@ -67,6 +67,15 @@ const Fact* configured_limit(const View& v) {
   return v.first_context([](const Fact& f) { return f.kind == FactKind::memory_limit && f.limit && *f.limit > 0; });
 }
 
+// The kills of the same task as `kill` (same kind, family and process name)
+// in all the evidence, one per line: each restart is a new container and,
+// minutes apart, a new incident.
+size_t repeated_kills(const View& v, const Fact& kill) {
+  size_t n = 0;
+  for (const Fact& f : v.facts) n += f.kind == kill.kind && f.family == kill.family && f.process == kill.process;
+  return n;
+}
+
 std::optional<uint64_t> restarts(const View& v) {
   std::optional<uint64_t> n;
   v.any([&](const Fact& f) {
@@ -107,6 +116,9 @@ struct Decision {
   std::string reason;
 };
 
+// Kept whole, though long: its numbered steps are a precedence
+// ladder (each returns before the later ones are consulted), and split apart
+// the order that decides a verdict could no longer be read in one place.
 Decision decide_layer(const View& v) {
   Decision d;
   // 1. The kernel's OOM report.
@@ -199,7 +211,11 @@ Decision decide_layer(const View& v) {
            "a device allocation failed on a unified-memory board (Jetson, GB10): its GPU memory is the host's RAM"};
       return d;
     }
-    d = {hint, g, std::max(0.8f, g->strength), hint == Layer::gpu_vram ? "an allocation on the GPU failed" : "a host allocation failed"};
+    // A metric that saw the device full (DCGM's framebuffer) says so, not that an allocation failed.
+    d = {hint, g, std::max(0.8f, g->strength),
+         hint != Layer::gpu_vram                      ? "a host allocation failed"
+         : text::contains(g->detail, "framebuffer full") ? "the GPU's memory was full: " + g->detail
+                                                         : "an allocation on the GPU failed"};
     if (hint == Layer::host_ram) d.layer = host_or_limit(v, hint);
     return d;
   }
@@ -237,8 +253,20 @@ Decision decide_layer(const View& v) {
   }
   const Fact* stop = v.context(FactKind::stop_or_restart);
   const Fact* look_alike = v.failure(FactKind::not_memory_failure);
+  // A recorded peak far below its limit (a platform's "Max Memory Used",
+  // memory.peak): whatever killed the process, memory did not.
+  const Fact* low_peak = v.first_context([&](const Fact& f) {
+    return f.kind == FactKind::memory_usage && f.usage && f.limit && *f.limit > 0 && text::starts_with(f.detail, "peak") &&
+           *f.usage * 2 < *f.limit;
+  });
   // 9. A bare SIGKILL ("Killed", worker died).
   if (const Fact* k = v.failure(FactKind::process_killed)) {
+    if (low_peak && !look_alike && !stop) {
+      d = {Layer::not_memory, low_peak, 0.6f,
+           "the recorded peak (" + units::format_bytes(*low_peak->usage) + ") stayed far below the limit (" +
+               units::format_bytes(*low_peak->limit) + "): the kill was not for memory"};
+      return d;
+    }
     if (look_alike || stop) {
       d = {Layer::not_memory, look_alike ? look_alike : stop, 0.6f, "the process was killed by a probe, a stop or a restart, not for memory"};
       return d;
@@ -256,7 +284,12 @@ Decision decide_layer(const View& v) {
   }
   // 10. Look-alikes.
   if (look_alike) {
-    d = {Layer::not_memory, look_alike, std::max(0.75f, look_alike->strength), "the failure is " + look_alike->detail + ", which is not a memory exhaustion"};
+    // A generic failure marker (failure_markers.cc) says only that something
+    // failed and nothing in the evidence names memory: a weak answer.
+    const bool marker = look_alike->family == Family::generic;
+    d = {Layer::not_memory, look_alike, marker ? look_alike->strength : std::max(0.75f, look_alike->strength),
+         marker ? "the evidence shows " + look_alike->detail + " and no memory failure anywhere"
+                : "the failure is " + look_alike->detail + ", which is not a memory exhaustion"};
     return d;
   }
   // 11. Exit status alone.
@@ -290,6 +323,12 @@ Decision decide_layer(const View& v) {
         return d;
       }
     }
+    if (sig == 9 && low_peak && !stop && !usage_zero) {
+      d = {Layer::not_memory, low_peak, 0.6f,
+           "exit 137 (SIGKILL), but the recorded peak (" + units::format_bytes(*low_peak->usage) + ") stayed far below the limit (" +
+               units::format_bytes(*low_peak->limit) + "): the kill was not for memory"};
+      return d;
+    }
     if (sig == 9 && (stop || usage_zero)) {
       d = {Layer::not_memory, stop ? stop : usage_zero, 0.6f,
            stop ? "the SIGKILL came with a stop or restart of the process"
@@ -298,6 +337,11 @@ Decision decide_layer(const View& v) {
     }
     if (sig == 15) {
       d = {Layer::not_memory, e, 0.6f, "exit 143 is SIGTERM: an orderly stop, not an OOM kill"};
+      return d;
+    }
+    if (sig == 6) {
+      d = {Layer::not_memory, e, 0.55f,
+           "SIGABRT: the program aborted itself (a failed assertion or check); no memory failure is beside it"};
       return d;
     }
     if (sig == 11) {
@@ -364,9 +408,17 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   // The strongest profile or warm-up cue ("a max-size batch") among them.
   double max_size_top = 0;
   const Fact* max_size_cue = nullptr;
+  // The last load that said it finished before the failure: loading cues up
+  // to it name a phase that was over when the failure came.
+  uint64_t loaded_at = 0;
+  for (const Fact& f : facts)
+    if (f.kind == FactKind::phase_load && f.detail == kLoadFinished && f.where.source_index == anchor.where.source_index &&
+        f.where.line < anchor.where.line)
+      loaded_at = std::max(loaded_at, f.where.line);
   for (const Fact& f : facts) {
     if (f.kind != FactKind::phase_load && f.kind != FactKind::phase_serve) continue;
     if (f.where.source_index != anchor.where.source_index) continue;
+    if (f.detail == kLoadFinished) continue;
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
     // An engine's own statement of its phase ("Shard 0 failed to start", "The
     // actor never ran") speaks for the whole failure wherever it was printed;
@@ -384,7 +436,12 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     Cause c = f.cause != Cause::unknown ? f.cause : f.kind == FactKind::phase_load ? Cause::model_load : Cause::concurrency_batch;
     int k = c == Cause::model_load ? 0 : c == Cause::kv_cache_context ? 1 : c == Cause::concurrency_batch ? 2 : -1;
     if (k < 0) continue;
+    if (k == 0 && !statement && f.where.line <= loaded_at) continue;
     double w = statement ? f.strength : f.strength * (d >= 0 ? 1.0 / (1.0 + static_cast<double>(d) / 6.0) : 0.6);
+    // A specific cue (weight 0.9 and up) on the traceback's code line one or
+    // two lines before the error: the code line that allocated. It names what the allocation was for; the outer
+    // frames of a model's forward or generate are in every traceback.
+    if (!statement && d >= 1 && d <= 2 && f.strength >= 0.9 && f.code_line) w *= 1.5;
     score[k] += w;
     if (w > top[k]) top[k] = w, cue[k] = &f;
     if (k == 2 && text::contains(f.detail, "max-size") && w > max_size_top) max_size_top = w, max_size_cue = &f;
@@ -428,6 +485,20 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   return v;
 }
 
+// Two generations of one workload running at once (recognize/families/
+// rollout.cc), anywhere in the evidence: for a pool the copies share (the
+// node's RAM, what the kubelet evicts for), the rollout doubled the need.
+std::optional<Cause> cause_from_rollout(const View& v, Why& why) {
+  for (const Fact& f : v.facts) {
+    if (f.kind != FactKind::runtime_setting || f.cause != Cause::deployment_overlap) continue;
+    std::string where = f.where.line ? " (line " + std::to_string(f.where.line) + ")" : "";
+    why = f.detail + where + ": each copy holds its own memory, on a node sized for one";
+    why.strength = 0.6f;
+    return Cause::deployment_overlap;
+  }
+  return std::nullopt;
+}
+
 // The cause the phase around `anchor` points at, if its cues are strong
 // enough; the reason names the cue.
 std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& why) {
@@ -448,6 +519,46 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
   return p.cause;
 }
 
+// A series of memory figures in the evidence (recognize/families/
+// memory_series.cc): one that only grew is accumulation; one that sat flat and
+// then jumped is one large piece of work arriving. `until` ends the reason.
+std::optional<Cause> cause_from_series(const View& v, std::string_view until, Why& why) {
+  const Fact* s = v.any([](const Fact& f) {
+    return f.kind == FactKind::memory_usage && (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "jumped"));
+  });
+  if (!s) return std::nullopt;
+  if (text::starts_with(s->detail, "jumped")) {
+    why = "memory was flat, then jumped (" + s->detail.substr(7) + ") " + std::string(until) + ": one large request or input, not a leak";
+    why.strength = s->strength >= 0.7f ? 0.7f : 0.6f;
+    return Cause::concurrency_batch;
+  }
+  why = "usage grew steadily " + std::string(until);
+  why.strength = s->strength >= 0.7f ? 0.75f : 0.6f;  // a figure named by the program, or read from a line's shape
+  return Cause::leak_or_accumulation;
+}
+
+// Parallel copies or requests in flight stated anywhere near the failure
+// (ml_phase's worker counts, in `sequences`, and request counts, in `count`):
+// for a heap or a userspace killer, whose own message never says what ran,
+// the count of what ran at once is the cause the evidence shows.
+std::optional<Cause> cause_from_parallelism(const View& v, const Fact& anchor, Why& why) {
+  for (const Fact& f : v.facts) {
+    if (f.kind != FactKind::phase_serve || f.cause != Cause::concurrency_batch || (!f.sequences && !f.count)) continue;
+    if (f.where.source_index != anchor.where.source_index) continue;
+    int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
+    if (d > kStatementLines || d < -kStatementLines) continue;
+    std::string where = f.where.line ? " (line " + std::to_string(f.where.line) + ")" : "";
+    why = f.sequences ? std::to_string(*f.sequences) + " " + f.detail + where + " each held their own memory: more at once than the memory holds"
+                      : std::to_string(*f.count) + " requests in flight" + where + ": the load at the moment of failure";
+    why.strength = 0.6f;
+    return Cause::concurrency_batch;
+  }
+  return std::nullopt;
+}
+
+// A ladder like decide_layer, kept whole for the same reason: the program's
+// own statement, then the message's arithmetic, then a snapshot beside it,
+// then what the allocation was for, then series and phase.
 Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   // The program itself says why (vLLM: free memory at start-up below its budget).
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
@@ -573,6 +684,7 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     why = "the allocation failed while loading the model";
     return Cause::model_load;
   }
+  if (auto c = cause_from_series(v, "until the GPU was full", why)) return *c;
   if (auto c = cause_from_phase(v, g, why)) return *c;
   if (text::contains(g.detail, "activation")) {
     why = "the allocation was for activations of the batch being stepped";
@@ -589,24 +701,6 @@ constexpr double kLongRunS = 1800;
 constexpr double kEarlyS = 300;
 constexpr uint64_t kSmallHeap = 1152 * units::MiB;
 constexpr uint64_t kTinyHeap = 12 * units::MiB;  // below what V8 can run in at all: a runtime fault, not a limit
-
-// A series of memory figures in the evidence (recognize/families/
-// memory_series.cc): one that only grew is accumulation; one that sat flat and
-// then jumped is one large piece of work arriving. `until` ends the reason.
-std::optional<Cause> cause_from_series(const View& v, std::string_view until, Why& why) {
-  const Fact* s = v.any([](const Fact& f) {
-    return f.kind == FactKind::memory_usage && (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "jumped"));
-  });
-  if (!s) return std::nullopt;
-  if (text::starts_with(s->detail, "jumped")) {
-    why = "memory was flat, then jumped (" + s->detail.substr(7) + ") " + std::string(until) + ": one large request or input, not a leak";
-    why.strength = 0.7f;
-    return Cause::concurrency_batch;
-  }
-  why = "usage grew steadily " + std::string(until);
-  why.strength = 0.75f;
-  return Cause::leak_or_accumulation;
-}
 
 // The kernel's task table, as the kill fact carries it (recognize/families/
 // kernel_oom.cc): four or more tasks of the victim's program holding more
@@ -679,10 +773,15 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   // cloud platforms) names a configured limit as much as a memory_limit
   // fact does; a kernel report's limit is only the cgroup's.
   const bool scheduler_limit = !limit && d.decisive && d.decisive->limit && d.decisive->family != Family::kernel;
-  if (limit || scheduler_limit || (n && *n >= 3)) {
+  // Kills the evidence itself counts, as restarts count: a scheduler's task
+  // events that end in a kill again and again. The kernel's reports are left
+  // out: one report can kill several processes.
+  const size_t kills = d.decisive && d.decisive->family != Family::kernel ? repeated_kills(v, *d.decisive) : 0;
+  if (limit || scheduler_limit || (n && *n >= 3) || kills >= 2) {
     uint64_t given = limit ? *limit->limit : scheduler_limit ? *d.decisive->limit : 0;
-    why = given ? "the workload filled the memory limit it was given (" + units::format_bytes(given) + ")"
-                : "it was killed again after each of " + std::to_string(*n) + " restarts";
+    why = given    ? "the workload filled the memory limit it was given (" + units::format_bytes(given) + ")"
+          : n && *n >= 3 ? "it was killed again after each of " + std::to_string(*n) + " restarts"
+                         : "it was killed " + std::to_string(kills) + " times at the same limit: its steady need is above it";
     if (n && *n >= 3 && given) why += ", and again after each of " + std::to_string(*n) + " restarts";
     // Restarts that end the same way do not tell a limit below the need
     // from usage that grows past any limit: they add no strength.
@@ -742,6 +841,7 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
       return Cause::limit_too_low;
     }
   }
+  if (auto c = cause_from_parallelism(v, *j, why)) return *c;
   why = "the evidence does not show why";
   return Cause::unknown;
 }
@@ -759,6 +859,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       // for being over its request, not for filling the node: other pods
       // did. One far above a real request is the pod's own need.
       const Fact* e = d.decisive;
+      if (auto c = cause_from_rollout(v, why)) return *c;
       if (e && e->usage && e->requested && (*e->usage < kSmallEvictee || (*e->requested > 0 && *e->usage * 2 <= *e->requested * 3))) {
         why = "the evicted container used only " + units::format_bytes(*e->usage) + " (request " + units::format_bytes(*e->requested) +
               "): it was picked for being over its request; other workloads filled the node";
@@ -793,6 +894,8 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
           return Cause::limit_too_low;
         }
       }
+      if (j)
+        if (auto c = cause_from_parallelism(v, *j, why)) return *c;
       why = "the heap log does not show why the heap filled (no growth series, no small cap)";
       return Cause::unknown;
     }
@@ -806,6 +909,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         return d.decisive->cause;
       }
       if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
+      if (auto c = cause_from_rollout(v, why)) return *c;
       if (d.decisive)
         if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
       if (d.decisive)
@@ -813,6 +917,30 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       why = "the evidence does not show what used the memory";
       return Cause::unknown;
     case Layer::jvm_heap: return jvm_cause(v, d, why);
+    case Layer::userspace_oom_killer: {
+      // A killer that acts on the whole machine's pressure (earlyoom, nohang,
+      // systemd-oomd, Ray's monitor) picks by score, not by who grew: a small
+      // victim (under kSmallEvictee, as for an eviction) was not what filled
+      // the memory; something else was.
+      const Fact* k = d.decisive;
+      if (k && k->cause != Cause::unknown) {
+        why = "as the failing program reports";
+        return k->cause;
+      }
+      if (auto c = cause_from_series(v, "until the killer acted", why)) return *c;
+      if (k)
+        if (auto c = cause_from_parallelism(v, *k, why)) return *c;
+      if (k)
+        if (auto c = cause_from_phase(v, *k, why)) return *c;
+      if (k && k->rss && *k->rss < kSmallEvictee) {
+        why = "the process it killed held only " + units::format_bytes(*k->rss) +
+              ": the killer picked it by score; other processes filled the memory";
+        why.strength = 0.6f;
+        return Cause::other_process;
+      }
+      why = "the killer's report does not show what filled the memory";
+      return Cause::unknown;
+    }
     case Layer::container_limit:
     case Layer::k8s_pod_limit:
       if (d.decisive && d.decisive->cause != Cause::unknown) return d.decisive->cause;

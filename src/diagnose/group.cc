@@ -60,19 +60,9 @@ bool time_close(const std::optional<int64_t>& a, const std::optional<int64_t>& b
   return a && b && std::llabs(*a - *b) <= window;
 }
 
-}  // namespace
-
-std::vector<Incident> group_facts(const std::vector<Fact>& facts) {
-  std::vector<size_t> failures, context;
-  for (size_t i = 0; i < facts.size(); ++i) (counts_as_failure(facts[i]) ? failures : context).push_back(i);
-  auto order = [&](size_t a, size_t b) {
-    const auto &fa = facts[a].where, &fb = facts[b].where;
-    if (fa.source_index != fb.source_index) return fa.source_index < fb.source_index;
-    return fa.line < fb.line;
-  };
-  std::stable_sort(failures.begin(), failures.end(), order);
-  std::stable_sort(context.begin(), context.end(), order);
-
+// Failures in one input, in order, joined while they stay close in lines (or
+// in time where both are timed); kernel kills join only as one burst in one cgroup.
+std::vector<Cluster> cluster_failures(const std::vector<Fact>& facts, const std::vector<size_t>& failures) {
   std::vector<Cluster> clusters;
   for (size_t i : failures) {
     const Fact& f = facts[i];
@@ -113,8 +103,11 @@ std::vector<Incident> group_facts(const std::vector<Fact>& facts) {
     }
     add_ids(f, target->ids);
   }
+  return clusters;
+}
 
-  // Across inputs: the same process / container / pod, or the same minute.
+// Across inputs: the same process / container / pod, or the same minute.
+void merge_across_inputs(std::vector<Cluster>& clusters) {
   for (size_t a = 0; a < clusters.size(); ++a) {
     if (clusters[a].merged_away) continue;
     for (size_t b = a + 1; b < clusters.size(); ++b) {
@@ -131,8 +124,11 @@ std::vector<Incident> group_facts(const std::vector<Fact>& facts) {
       B.merged_away = true;
     }
   }
+}
 
-  // Context: nearest incident in the same input; failure-free inputs are environment.
+// Context: the incidents sharing an identity anywhere; else the nearest
+// incident in the same input; facts of failure-free inputs are environment.
+void attach_context(const std::vector<Fact>& facts, const std::vector<size_t>& context, std::vector<Cluster>& clusters) {
   std::set<uint32_t> sources_with_failures;
   for (auto& c : clusters)
     if (!c.merged_away) sources_with_failures.insert(c.source);
@@ -141,7 +137,6 @@ std::vector<Incident> group_facts(const std::vector<Fact>& facts) {
     std::set<std::string> ids;
     add_ids(f, ids);
     bool attached = false;
-    // Same identity anywhere.
     if (!ids.empty()) {
       for (auto& c : clusters) {
         if (c.merged_away) continue;
@@ -170,6 +165,33 @@ std::vector<Incident> group_facts(const std::vector<Fact>& facts) {
     }
     if (best) best->context.push_back(i);
   }
+}
+
+}  // namespace
+
+std::vector<Incident> group_facts(const std::vector<Fact>& facts) {
+  std::vector<size_t> failures, context;
+  for (size_t i = 0; i < facts.size(); ++i) (counts_as_failure(facts[i]) ? failures : context).push_back(i);
+  // A failure that names no memory (recognize/families/failure_markers.cc) is
+  // the answer only when the evidence holds no other failure; beside one it
+  // is context.
+  auto marker = [&](size_t i) { return facts[i].kind == FactKind::not_memory_failure && facts[i].family == Family::generic; };
+  if (std::any_of(failures.begin(), failures.end(), [&](size_t i) { return !marker(i); })) {
+    for (size_t i : failures)
+      if (marker(i)) context.push_back(i);
+    failures.erase(std::remove_if(failures.begin(), failures.end(), marker), failures.end());
+  }
+  auto order = [&](size_t a, size_t b) {
+    const auto &fa = facts[a].where, &fb = facts[b].where;
+    if (fa.source_index != fb.source_index) return fa.source_index < fb.source_index;
+    return fa.line < fb.line;
+  };
+  std::stable_sort(failures.begin(), failures.end(), order);
+  std::stable_sort(context.begin(), context.end(), order);
+
+  std::vector<Cluster> clusters = cluster_failures(facts, failures);
+  merge_across_inputs(clusters);
+  attach_context(facts, context, clusters);
 
   std::vector<Incident> out;
   for (auto& c : clusters) {

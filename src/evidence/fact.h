@@ -58,6 +58,10 @@ enum class Family : uint8_t {
   generic,  // the generic allocation-failure reader (families/generic_alloc.cc)
 };
 
+// The detail of a phase_load fact that marks a load as finished (a line such
+// as "Loaded model in 10.2 seconds"): loading cues before it are over.
+inline constexpr std::string_view kLoadFinished = "load finished";
+
 std::string_view to_string(FactKind kind);
 std::string_view to_string(Family family);
 // Where a fact of this family comes from, for people: "kernel log", "PyTorch".
@@ -79,6 +83,7 @@ struct Fact {
   Layer layer = Layer::unknown;
   Cause cause = Cause::unknown;
   float strength = 0.5f;  // 0..1: how decisive the fact is for its layer
+  bool code_line = false;  // ml_phase: the cue is on an indented code line of a traceback, not a log line
 
   Provenance where;
   std::string text;    // the line as seen (quoted, bounded)

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/engine_lines.h"
 #include "core/units.h"
 #include "fit/catalog.h"
 #include "fit/gguf.h"
@@ -66,20 +67,6 @@ std::optional<uint32_t> u32(std::string_view s) {
   return uint32_t(*d);
 }
 
-// "= 800.00 MiB" after a label like "KV buffer size".
-std::optional<uint64_t> size_after(std::string_view line, std::string_view label) {
-  size_t at = line.find(label);
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view rest = line.substr(at + label.size());
-  size_t eq = rest.find_first_of("=:");
-  if (eq == std::string_view::npos || eq > 4) {
-    rest = trim(rest);
-  } else {
-    rest = rest.substr(eq + 1);
-  }
-  return units::parse_log_size(rest);
-}
-
 // A flag's value on a command line inside the log ("-c 8192", "--ctx-size=8192").
 std::optional<std::string> flag(std::string_view line, std::initializer_list<std::string_view> names) {
   for (std::string_view n : names) {
@@ -115,15 +102,11 @@ std::string quoted_after(std::string_view line, std::string_view key) {
 
 void add(std::optional<uint64_t>& into, uint64_t v) { into = into.value_or(0) + v; }
 
-// The size after a key, past "=", ":", "takes" and spaces ("non_torch_memory=0.35GiB",
-// "non_torch_memory takes 0.35GiB", "non_torch_memory     3.58GiB").
+// A size after a key as vLLM's memory profile prints it (engine_lines::size_of_key), never negative.
 std::optional<uint64_t> size_of_key(std::string_view line, std::string_view key) {
-  size_t at = line.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view r = line.substr(at + key.size());
-  while (!r.empty() && (r[0] == ' ' || r[0] == '=' || r[0] == ':' || r[0] == '(')) r.remove_prefix(1);
-  if (r.rfind("takes", 0) == 0) r.remove_prefix(5);
-  return units::parse_log_size(r);
+  auto v = engine_lines::size_of_key(line, key);
+  if (!v || v->negative) return std::nullopt;
+  return v->bytes;
 }
 
 // One line of a llama.cpp or Ollama runner log: print_info metadata, the
@@ -168,16 +151,21 @@ bool llamacpp_line(std::string_view line, EngineLog& g, std::optional<uint64_t>&
                   line.find("llama_new_context_with_model:") != std::string_view::npos ||
                   line.find("llama_init_from_model:") != std::string_view::npos;
   if (ctx_line && line.find("buffer size") == std::string_view::npos) {
-    if (auto v = value_of(line, "n_ctx")) g.n_ctx = u32(*v);
-    if (auto v = value_of(line, "n_batch")) g.n_batch = u32(*v);
-    if (auto v = value_of(line, "n_ubatch")) g.n_ubatch = u32(*v);
-    if (auto v = value_of(line, "n_seq_max")) g.n_seq = u32(*v);
+    auto setting = [&](std::string_view key) -> std::optional<uint32_t> {
+      auto v = engine_lines::llamacpp_setting(line, key);
+      if (!v || *v > UINT32_MAX) return std::nullopt;
+      return uint32_t(*v);
+    };
+    if (auto v = setting("n_ctx ")) g.n_ctx = v;
+    if (auto v = setting("n_batch ")) g.n_batch = v;
+    if (auto v = setting("n_ubatch ")) g.n_ubatch = v;
+    if (auto v = setting("n_seq_max ")) g.n_seq = v;
     if (auto v = value_of(line, "flash_attn")) {
       std::string f(*v);
       g.flash_attn = f == "1" || f == "enabled" || f == "true" || f == "auto";
     }
     if (auto v = value_of(line, "kv_unified")) g.kv_unified = *v == "true";
-    if (auto v = size_after(line, "KV self size")) kv_self = *v;
+    if (auto v = engine_lines::llamacpp_size(line, "KV self size")) kv_self = *v;
   }
   if (line.find("kv_size =") != std::string_view::npos || line.find("type_k =") != std::string_view::npos) {
     g.type_k = quoted_after(line, "type_k = ");
@@ -189,7 +177,7 @@ bool llamacpp_line(std::string_view line, EngineLog& g, std::optional<uint64_t>&
     if (k != std::string_view::npos) g.type_k = std::string(line.substr(k + 3, line.find(')', k) - k - 3));
     size_t v = line.find("V (");
     if (v != std::string_view::npos) g.type_v = std::string(line.substr(v + 3, line.find(')', v) - v - 3));
-    if (auto s = size_after(line, "size")) kv_self = *s;
+    if (auto s = engine_lines::llamacpp_size(line, "size")) kv_self = *s;
   }
   if (auto at = line.find("offloaded "); at != std::string_view::npos && line.find("layers to GPU") != std::string_view::npos)
     g.gpu_layers = u32(line.substr(at + 10));
@@ -209,11 +197,12 @@ bool llamacpp_line(std::string_view line, EngineLog& g, std::optional<uint64_t>&
     if (line.find("AMX model buffer") != std::string_view::npos) g.cpu_amx = true;
     if (line.find("CPU_Mapped model buffer") != std::string_view::npos) g.mmap = true;
     else if (line.find(" CPU model buffer") != std::string_view::npos && !g.mmap) g.mmap = false;
-    if (auto b = size_after(line, "model buffer size")) add(g.weights, *b);
-    else if (auto b2 = size_after(line, "KV buffer size")) add(g.kv, *b2);
-    else if (auto b3 = size_after(line, "RS buffer size")) add(g.kv, *b3);
-    else if (auto b4 = size_after(line, "compute buffer size")) add(g.compute, *b4);
-    else if (auto b5 = size_after(line, "output buffer size")) add(g.output, *b5);
+    using engine_lines::llamacpp_size;
+    if (auto b = llamacpp_size(line, "model buffer size")) add(g.weights, *b);
+    else if (auto b2 = llamacpp_size(line, "KV buffer size")) add(g.kv, *b2);
+    else if (auto b3 = llamacpp_size(line, "RS buffer size")) add(g.kv, *b3);
+    else if (auto b4 = llamacpp_size(line, "compute buffer size")) add(g.compute, *b4);
+    else if (auto b5 = llamacpp_size(line, "output buffer size")) add(g.output, *b5);
     g.engine = g.engine.empty() ? "llama.cpp" : g.engine;
   }
   // Command lines (llama-server, Ollama's runner).
@@ -233,9 +222,132 @@ bool llamacpp_line(std::string_view line, EngineLog& g, std::optional<uint64_t>&
   return false;
 }
 
+// A value in a Python dict or keyword list as vLLM and SGLang print them
+// ("non-default args: {'max_model_len': 32768, 'model': 'Qwen/...'}",
+// "ServerArgs(model_path='...', tp_size=4, ...)"): the quoted string or the
+// bare token after "'key': " / "key=".
+std::optional<std::string> py_value(std::string_view line, std::string_view key, bool keyword = false) {
+  std::string pat = keyword ? std::string(key) + "=" : "'" + std::string(key) + "': ";
+  size_t at = 0;
+  while ((at = line.find(pat, at)) != std::string_view::npos) {
+    bool left = at == 0 || !(std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_');
+    if (!left) {
+      at += pat.size();
+      continue;
+    }
+    std::string_view r = line.substr(at + pat.size());
+    if (!r.empty() && (r[0] == '\'' || r[0] == '"')) {
+      size_t end = r.find(r[0], 1);
+      if (end == std::string_view::npos) return std::nullopt;
+      return std::string(r.substr(1, end - 1));
+    }
+    size_t end = r.find_first_of(",})");
+    return std::string(trim(r.substr(0, end)));
+  }
+  return std::nullopt;
+}
+
+// The release a vLLM, SGLang or TGI log prints: "LLM engine (v0.6.4)",
+// "vLLM API server version 0.6.4", the banner's "version 0.11.0",
+// "sglang 0.4.6", TGI's `version: "2.4.1"`.
+std::string release_in(std::string_view line) {
+  auto digits = [](std::string_view r) {
+    size_t n = 0;
+    while (n < r.size() && (std::isdigit(static_cast<unsigned char>(r[n])) || r[n] == '.')) ++n;
+    std::string v(r.substr(0, n));
+    return v.find('.') != std::string::npos ? v : std::string();
+  };
+  for (std::string_view key : {"LLM engine (v", "server version ", "version: \"", "version=", "version "}) {
+    size_t at = line.find(key);
+    if (at == std::string_view::npos) continue;
+    if (key == "version " && line.find("\u2588") == std::string_view::npos && line.find("█") == std::string_view::npos &&
+        line.find("vLLM") == std::string_view::npos && line.find("vllm") == std::string_view::npos)
+      continue;
+    std::string v = digits(line.substr(at + key.size()));
+    if (!v.empty()) return v;
+  }
+  return "";
+}
+
+// SGLang: ServerArgs, the weights' load line, the pool it sized.
+void sglang_line(std::string_view line, EngineLog& g) {
+  if (line.find("server_args=ServerArgs(") != std::string_view::npos ||
+      line.find("ServerArgs(model_path=") != std::string_view::npos) {
+    g.engine = "sglang";
+    if (auto v = py_value(line, "model_path", true)) g.model_path = *v;
+    if (auto v = py_value(line, "tp_size", true)) g.tp = u32(*v);
+    if (auto v = py_value(line, "mem_fraction_static", true)) g.mem_fraction = leading_number(*v);
+    if (auto v = py_value(line, "context_length", true); v && *v != "None") g.n_ctx = u32(*v);
+    if (auto v = py_value(line, "max_total_tokens", true); v && *v != "None") g.max_total_tokens = u32(*v);
+    if (auto v = py_value(line, "chunked_prefill_size", true); v && *v != "None") g.max_batched = u32(*v);
+    if (auto v = py_value(line, "kv_cache_dtype", true); v && *v != "auto") g.type_k = *v;
+    if (auto v = py_value(line, "quantization", true); v && *v != "None") g.quantization = *v;
+  }
+  if (line.find("sglang") != std::string_view::npos && g.version.empty()) g.version = release_in(line);
+  // "Load weight begin. avail mem=78.68 GB": free memory before the weights, about the GPU's size.
+  if (auto at = line.find("Load weight begin. avail mem="); at != std::string_view::npos) {
+    g.engine = "sglang";
+    if (auto b = units::parse_log_size(line.substr(at + 29))) g.gpu_total = *b;
+  }
+  if (auto at = line.find("Load weight end."); at != std::string_view::npos) {
+    g.engine = "sglang";
+    if (auto m = line.find("mem usage="); m != std::string_view::npos) g.weights = units::parse_log_size(line.substr(m + 10));
+  }
+  if (auto at = line.find("KV Cache is allocated."); at != std::string_view::npos) {
+    g.engine = "sglang";
+    if (auto t = line.find("#tokens:"); t != std::string_view::npos)
+      if (auto n = leading_number(line.substr(t + 8))) g.kv_tokens = uint64_t(*n);
+    uint64_t kv = 0;
+    if (auto k = line.find("K size:"); k != std::string_view::npos) kv += units::parse_log_size(line.substr(k + 7)).value_or(0);
+    if (auto v = line.find("V size:"); v != std::string_view::npos) kv += units::parse_log_size(line.substr(v + 7)).value_or(0);
+    if (kv) g.kv = kv;
+  }
+  if (auto n = engine_lines::count_after(line, "max_total_num_tokens")) {
+    g.engine = "sglang";
+    g.kv_tokens = *n;
+    if (auto v = engine_lines::count_after(line, "context_len"); v && *v <= UINT32_MAX) g.n_ctx = uint32_t(*v);
+    if (auto v = engine_lines::count_after(line, "chunked_prefill_size"); v && *v <= UINT32_MAX) g.max_batched = uint32_t(*v);
+  }
+}
+
 // One line of a vLLM log: its config line, `vllm serve`'s flags, the memory
 // profile, the KV cache it sized.
 void vllm_line(std::string_view line, EngineLog& g) {
+  if (g.engine != "sglang" && g.version.empty()) {
+    std::string v = release_in(line);
+    if (!v.empty() && (line.find("LLM engine (v") != std::string_view::npos ||
+                       line.find("server version") != std::string_view::npos || line.find("█") != std::string_view::npos))
+      g.version = v;
+  }
+  if (line.find("V1 LLM engine") != std::string_view::npos || line.find("EngineCore") != std::string_view::npos ||
+      line.find("gpu_worker.py") != std::string_view::npos || line.find("GPU KV cache size") != std::string_view::npos)
+    g.vllm_v1 = true;
+  if (auto at = line.find("non-default args: {"); at != std::string_view::npos) {
+    g.engine = "vllm";
+    std::string_view d = line.substr(at);
+    auto model = py_value(d, "model");
+    if (!model) model = py_value(d, "model_tag");
+    if (model) g.model_path = *model;
+    if (auto v = py_value(d, "max_model_len")) g.n_ctx = u32(*v);
+    if (auto v = py_value(d, "tensor_parallel_size")) g.tp = u32(*v);
+    if (auto v = py_value(d, "gpu_memory_utilization")) g.gpu_mem_util = leading_number(*v);
+    if (auto v = py_value(d, "max_num_seqs")) g.max_num_seqs = u32(*v);
+    if (auto v = py_value(d, "max_num_batched_tokens")) g.max_batched = u32(*v);
+    if (auto v = py_value(d, "kv_cache_dtype")) g.type_k = *v;
+    if (auto v = py_value(d, "dtype")) g.dtype = *v;
+    if (auto v = py_value(d, "quantization")) g.quantization = *v;
+    if (auto v = py_value(d, "enable_chunked_prefill")) g.chunked_prefill = *v == "True";
+  }
+  // vLLM 0.10+: "Free memory on device (60.86/79.19 GiB) on startup".
+  if (auto at = line.find("Free memory on device ("); at != std::string_view::npos) {
+    std::string_view r = line.substr(at + 23);
+    size_t slash = r.find('/');
+    if (slash != std::string_view::npos)
+      if (auto b = units::parse_log_size(r.substr(slash + 1))) g.gpu_total = *b;
+  }
+  if (line.find("Model loading took") != std::string_view::npos ||
+      line.find("Available KV cache memory") != std::string_view::npos)
+    if (g.engine.empty()) g.engine = "vllm";
   if (line.find("with config: model=") != std::string_view::npos) {
     g.engine = "vllm";
     g.model_path = quoted_after(line, "model=");
@@ -269,12 +381,9 @@ void vllm_line(std::string_view line, EngineLog& g) {
     while (!rest.empty() && (rest[0] == ' ' || rest[0] == '(' || rest[0] == '=' || rest[0] == ':')) rest.remove_prefix(1);
     if (auto d = leading_number(rest); d && *d > 0 && *d <= 1) g.gpu_mem_util = d;
   }
-  if (auto at = line.find("model weights take"); at != std::string_view::npos)
-    g.weights = units::parse_log_size(line.substr(at + 18));
-  else if (auto at2 = line.find("Loading model weights took"); at2 != std::string_view::npos)
-    g.weights = units::parse_log_size(line.substr(at2 + 26));
-  else if (auto at3 = line.find("Model loading took"); at3 != std::string_view::npos && !g.weights)
-    g.weights = units::parse_log_size(line.substr(at3 + 18));
+  if (auto w = size_of_key(line, "model weights take")) g.weights = w;
+  else if (auto w2 = engine_lines::vllm_weights(line); w2 && (!g.weights || line.find("Loading model") != std::string_view::npos))
+    g.weights = w2;
   if (auto v = size_of_key(line, "non_torch_memory")) g.non_torch = v;
   if (auto v = size_of_key(line, "activation peak memory")) g.activation = v;
   if (auto v = size_of_key(line, "kv_cache_size")) g.kv = v;
@@ -284,23 +393,19 @@ void vllm_line(std::string_view line, EngineLog& g) {
       g.activation = *peak - *g.weights;
   }
   if (line.find("Memory profiling results") != std::string_view::npos) g.vllm_v0 = true;
-  if (auto at = line.find("GPU blocks:"); at != std::string_view::npos) {
-    g.vllm_v0 = true;
-    if (auto n = leading_number(line.substr(at + 11))) g.kv_tokens = uint64_t(*n) * 16;
-  }
-  if (auto at = line.find("GPU KV cache size:"); at != std::string_view::npos) {
-    if (auto n = leading_number(line.substr(at + 18))) g.kv_tokens = uint64_t(*n);
-  }
+  if (line.find("GPU blocks:") != std::string_view::npos) g.vllm_v0 = true;
+  if (auto n = engine_lines::vllm_gpu_blocks(line)) g.kv_tokens = *n * 16;
+  if (auto n = engine_lines::vllm_kv_tokens(line)) g.kv_tokens = *n;
   if (auto at = line.find("Maximum concurrency for"); at != std::string_view::npos) {
     std::string_view r = line.substr(at + 23);
     if (auto n = leading_number(r); n && !g.n_ctx) g.n_ctx = uint32_t(*n);
     size_t colon = r.find(':');
     if (colon != std::string_view::npos) g.max_concurrency = leading_number(r.substr(colon + 1));
   }
-  if (auto at = line.find("Available KV cache memory:"); at != std::string_view::npos)
-    g.kv = units::parse_log_size(line.substr(at + 26));
-  else if (auto at2 = line.find("reserved for KV Cache is"); at2 != std::string_view::npos)
-    g.kv = units::parse_log_size(line.substr(at2 + 24));
+  if (auto v = engine_lines::vllm_kv_available(line)) {
+    if (line.find("Available KV cache memory:") != std::string_view::npos) g.kv_available = v->value();
+    g.kv = v->negative ? 0 : v->bytes;
+  }
 }
 
 }  // namespace
@@ -315,7 +420,8 @@ EngineLog parse_engine_log(const std::string& text) {
     std::string_view line(text.data() + pos, end - pos);
     pos = end + 1;
     if (llamacpp_line(line, g, kv_self)) continue;
-    vllm_line(line, g);
+    sglang_line(line, g);
+    if (g.engine != "sglang") vllm_line(line, g);
   }
   if (!g.kv && kv_self) g.kv = kv_self;
   // vLLM's memory lines without its config line (an excerpt).
@@ -367,7 +473,18 @@ Result<ModelSpec> model_from_log(const FileSystem& files, const EngineLog& g, co
 
 FitSettings settings_from_log(const EngineLog& g) {
   FitSettings s;
-  s.runtime = g.engine == "vllm" ? Runtime::kVllm : Runtime::kLlamaCpp;
+  s.runtime = g.engine == "vllm" ? Runtime::kVllm : g.engine == "sglang" ? Runtime::kSglang : Runtime::kLlamaCpp;
+  if (s.runtime == Runtime::kSglang) {
+    s.ctx = g.n_ctx.value_or(0);
+    s.concurrency = 1;
+    s.tp = g.tp.value_or(1);
+    s.mem_fraction = g.mem_fraction.value_or(0);
+    if (g.max_batched) s.batch = *g.max_batched;
+    s.max_total_tokens = g.max_total_tokens.value_or(0);
+    if (!g.type_k.empty()) s.kv_type = g.type_k;
+    if (!g.version.empty()) s.engine_version = engine_rules_for_release(Runtime::kSglang, g.version)->version;
+    return s;
+  }
   uint32_t seqs = g.n_seq.value_or(1);
   if (s.runtime == Runtime::kLlamaCpp) {
     s.concurrency = seqs;
@@ -386,8 +503,14 @@ FitSettings settings_from_log(const EngineLog& g) {
     s.tp = g.tp.value_or(1);
     s.gpu_mem_util = g.gpu_mem_util.value_or(0.9);
     if (g.max_batched) s.batch = *g.max_batched;
-    // V0 without chunked prefill profiles max(max_model_len, 2048) tokens.
-    else if (g.vllm_v0 && s.ctx) s.batch = std::max<uint32_t>(s.ctx, 2048);
+    if (g.max_num_seqs) s.max_seqs = *g.max_num_seqs;
+    s.chunked_prefill = g.chunked_prefill;
+    // The version's rules: V0 lines mean the V0 engine whatever the release
+    // (0.8-0.9 ran it with VLLM_USE_V1=0); else the release the log prints;
+    // else the newest. V0 without chunked prefill then profiles
+    // max(max_model_len, 2048) tokens.
+    if (g.vllm_v0) s.engine_version = "0.6";
+    else if (!g.version.empty()) s.engine_version = engine_rules_for_release(Runtime::kVllm, g.version)->version;
     if (!g.type_k.empty() && g.type_k != "auto") s.kv_type = g.type_k;
   }
   return s;
@@ -401,15 +524,23 @@ Hardware hardware_from_log(const EngineLog& g) {
     hw.gpu_total = g.gpu_total.value_or(80 * kGiB);
     hw.gpu_name = "GPU from the log";
     hw.gpu_source = "the log";
+    // SGLang prints the free memory before loading, after its CUDA context.
+    if (g.engine == "sglang" && g.gpu_total) hw.gpu_total += (g.tp.value_or(1) > 1 ? 1536 : 512) * kMiB;
+  } else if (g.engine == "vllm" || g.engine == "sglang") {
+    // V1 logs do not print the GPU's size: one 80 GiB GPU unless --gpu / --vram say otherwise.
+    hw.gpu_count = 1;
+    hw.gpu_total = 80 * kGiB;
+    hw.gpu_name = "GPU not in the log";
+    hw.gpu_source = "assumed 80 GiB (pass --gpu or --vram)";
   }
   return hw;
 }
 
 int run_against(const FileSystem& files, const std::string& log_path, const std::string& log_text,
-                const std::string& model_override, bool json) {
+                const std::string& model_override, bool json, const Hardware* hw_override) {
   EngineLog g = parse_engine_log(log_text);
   if (g.engine.empty()) {
-    fmt::print(stderr, "aimem fit: {}: no llama.cpp, Ollama or vLLM memory lines found\n", log_path);
+    fmt::print(stderr, "aimem fit: {}: no llama.cpp, Ollama, vLLM or SGLang memory lines found\n", log_path);
     return 2;
   }
   auto m = model_from_log(files, g, model_override);
@@ -419,6 +550,11 @@ int run_against(const FileSystem& files, const std::string& log_path, const std:
   }
   FitSettings s = settings_from_log(g);
   Hardware hw = hardware_from_log(g);
+  if (hw_override && hw_override->gpu_total) {
+    uint32_t n = hw.gpu_count;
+    hw = *hw_override;
+    hw.gpu_count = std::max<uint32_t>(std::max<uint32_t>(1, n), hw_override->gpu_count);
+  }
   Plan p = plan_once(*m, s, hw, {});
   auto sum = [&](std::string_view comp, bool host_only = false) {
     uint64_t b = 0;
@@ -435,11 +571,21 @@ int run_against(const FileSystem& files, const std::string& log_path, const std:
   };
   std::vector<Row> rows;
   // llama.cpp prints MiB with 2 decimals (a few buffers summed); vLLM GiB with 2.
-  const double print_tol = s.runtime == Runtime::kVllm ? 0.005 * kGiB : 4 * 0.005 * kMiB;
+  const double print_tol = s.runtime == Runtime::kVllm || s.runtime == Runtime::kSglang ? 0.005 * kGiB
+                                                                                        : 4 * 0.005 * kMiB;
   auto bytes_row = [&](const std::string& n, std::optional<uint64_t> e, uint64_t a, double band) {
     rows.push_back({n, e ? std::optional<double>(double(*e)) : std::nullopt, double(a), band, "bytes", print_tol});
   };
-  if (s.runtime == Runtime::kVllm) {
+  auto tokens_row = [&](const std::string& n) {
+    rows.push_back({n, g.kv_tokens ? std::optional<double>(double(*g.kv_tokens)) : std::nullopt,
+                    p.kv_cache_tokens ? std::optional<double>(double(*p.kv_cache_tokens)) : std::nullopt, 0.10,
+                    "tokens"});
+  };
+  if (s.runtime == Runtime::kSglang) {
+    bytes_row("weights (per rank)", g.weights, sum("weights") + sum("quant_metadata"), 0.05);
+    bytes_row("KV pool (K + V)", g.kv, sum("kv_cache"), 0.10);
+    tokens_row("max_total_num_tokens");
+  } else if (s.runtime == Runtime::kVllm) {
     bytes_row("weights (per rank)", g.weights, sum("weights") + sum("quant_metadata"), 0.05);
     uint64_t act = 0, nt = 0;
     for (const Term& t : p.terms) {
@@ -448,9 +594,15 @@ int run_against(const FileSystem& files, const std::string& log_path, const std:
     }
     bytes_row("activation peak", g.activation, act, 0.4);
     bytes_row("non-torch memory", g.non_torch, nt, 0.6);
-    bytes_row("KV cache", g.kv, sum("kv_cache"), 0.15);
-    rows.push_back({"KV cache tokens", g.kv_tokens ? std::optional<double>(double(*g.kv_tokens)) : std::nullopt,
-                    p.kv_cache_tokens ? std::optional<double>(double(*p.kv_cache_tokens)) : std::nullopt, 0.15, "tokens"});
+    if (g.kv_available && *g.kv_available <= 0) {
+      // A failed start: the engine's budget was negative. Compare the signed
+      // budgets; both at or below zero is the same verdict.
+      double e = double(*g.kv_available), a = double(p.kv_budget.value_or(0));
+      rows.push_back({"available KV memory", e, a, 0.0, "signed", print_tol + (a <= 0 ? 1e300 : 0.0)});
+    } else {
+      bytes_row("KV cache", g.kv, sum("kv_cache"), 0.15);
+    }
+    tokens_row("KV cache tokens");
   } else {
     bytes_row("model buffers", g.weights, sum("weights") + sum("extra_models"), 0.05);
     bytes_row("KV cache", g.kv, sum("kv_cache"), 0.01);
@@ -466,28 +618,40 @@ int run_against(const FileSystem& files, const std::string& log_path, const std:
   for (const Row& r : rows) {
     auto show = [&](std::optional<double> v) {
       if (!v) return std::string("-");
+      if (r.unit == "signed") return fmt::format("{:+.2f} GiB", *v / double(kGiB));
       return r.unit == "bytes" ? units::format_bytes(uint64_t(*v)) : fmt::format("{:.0f}", *v);
     };
     std::optional<double> err;
     if (r.engine && r.aimem && *r.engine > 0) err = (*r.aimem - *r.engine) / *r.engine;
+    if (r.unit == "signed" && r.engine && r.aimem) err = (*r.aimem - *r.engine) / std::fabs(*r.engine ? *r.engine : 1.0);
     bool ok = !err || std::fabs(*err) <= r.band || std::fabs(*r.aimem - *r.engine) <= r.abs_tol;
     if (!ok) rc = 1;
     table += fmt::format("{:<22} {:>14} {:>14} {:>9}  {}\n", r.name, show(r.engine), show(r.aimem),
                          err ? fmt::format("{:+.1f}%", *err * 100) : "-",
-                         err ? (ok ? fmt::format("within ±{:.0f}%", r.band * 100) : fmt::format("OUTSIDE ±{:.0f}%", r.band * 100)) : "not in the log");
+                         r.unit == "signed" && err ? (ok ? std::string("same verdict: no KV memory, the engine stops")
+                                                         : std::string("OUTSIDE: aimem's budget is positive"))
+                         : err ? (ok ? fmt::format("within ±{:.0f}%", r.band * 100) : fmt::format("OUTSIDE ±{:.0f}%", r.band * 100))
+                               : "not in the log");
     jr.push_back({{"component", r.name}, {"engine", r.engine ? nlohmann::json(*r.engine) : nlohmann::json(nullptr)},
                   {"aimem", r.aimem ? nlohmann::json(*r.aimem) : nlohmann::json(nullptr)},
                   {"error", err ? nlohmann::json(*err) : nlohmann::json(nullptr)}, {"band", r.band}, {"unit", r.unit}});
   }
   if (json) {
-    nlohmann::json j = {{"log", log_path}, {"engine", g.engine}, {"model", m->name}, {"rules", p.engine},
+    nlohmann::json j = {{"log", log_path}, {"engine", g.engine}, {"version", g.version}, {"model", m->name},
+                        {"rules", p.engine}, {"rules_version", p.rules}, {"rules_source", p.rules_source},
                         {"settings", {{"ctx", p.ctx}, {"concurrency", p.concurrency}, {"kv_type", p.kv_type},
                                       {"flash_attn", p.flash_attn}, {"ubatch", p.ubatch}, {"gpu_layers", p.gpu_layers}}},
                         {"components", jr}, {"within_bands", rc == 0}};
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("aimem fit --against {}\n", log_path);
-    fmt::print("engine: {}; model: {} ({}); aimem's rules mirror {}\n", g.engine, m->name, m->weights_format, p.engine);
+    fmt::print("engine: {}{}; model: {} ({}); aimem's rules mirror {}\n", g.engine,
+               g.version.empty() ? "" : " " + g.version, m->name, m->weights_format, p.engine);
+    if (!hw.gpu_source.empty() && hw.gpu_source.rfind("assumed", 0) == 0)
+      fmt::print("GPU: {}\n", hw.gpu_source);
+    for (const std::string& a : p.assumptions)
+      if (a.rfind("vLLM stops", 0) == 0 || a.rfind("SGLang stops", 0) == 0 || a.rfind("vLLM refuses", 0) == 0)
+        fmt::print("aimem: {}\n", a);
     fmt::print("settings read from the log: {}\n\n", p.flags);
     fmt::print("{}", table);
   }

@@ -1,4 +1,4 @@
-// `aimem fit --against LOG`: read what a llama.cpp, Ollama or vLLM log states
+// `aimem fit --against LOG`: read what a llama.cpp, Ollama, vLLM or SGLang log states
 // about the model and the settings, predict with aimem's model, and print the
 // prediction beside what the engine reported, per component.
 #pragma once
@@ -34,9 +34,16 @@ struct EngineLog {
   std::optional<uint64_t> weights, kv, compute, output, non_torch, activation;
   std::optional<uint64_t> kv_tokens;
   std::optional<double> max_concurrency;
-  bool vllm_v0 = false;
+  bool vllm_v0 = false;               // V0 engine lines ("# GPU blocks", "Memory profiling results")
+  bool vllm_v1 = false;               // V1 engine lines (EngineCore, gpu_worker.py, "GPU KV cache size")
+  std::string version;                // the release the log prints ("0.11.0")
+  std::optional<int64_t> kv_available; // vLLM 'Available KV cache memory' (negative on a failed start), bytes
+  std::optional<bool> chunked_prefill;
+  // SGLang / TGI
+  std::optional<double> mem_fraction; // --mem-fraction-static / --cuda-memory-fraction
+  std::optional<uint32_t> max_total_tokens;
   std::optional<bool> mmap;           // load_mode / CPU_Mapped vs CPU model buffer
-  bool cpu_amx = false;               // llama.cpp repacked weights into an AMX buffer               // V0 engine lines ("# GPU blocks", "Memory profiling results")
+  bool cpu_amx = false;               // llama.cpp repacked weights into an AMX buffer
 };
 
 EngineLog parse_engine_log(const std::string& text);
@@ -48,8 +55,9 @@ Hardware hardware_from_log(const EngineLog& log);
 
 // The command over the log's text (read by the caller; log_path names it in
 // messages): 0 when every compared component is within its band, 1 when one
-// is off, 2 when the log cannot be used.
+// is off, 2 when the log cannot be used. `hw_override` (--gpu / --vram) is
+// the GPU when the log does not print its size (vLLM V1 logs do not).
 int run_against(const FileSystem& files, const std::string& log_path, const std::string& log_text,
-                const std::string& model_override, bool json);
+                const std::string& model_override, bool json, const Hardware* hw_override = nullptr);
 
 }  // namespace aimem::fit

@@ -112,7 +112,8 @@ const GpuInfo* find_gpu(std::string_view name) {
   return nullptr;
 }
 
-// config.json excerpts: only the fields spec_from_config reads. Every entry
+// config.json excerpts: only the fields spec_from_config reads. Kept whole:
+// a data table, one entry per model, not steps. Every entry
 // is parsed by a test, and its parameter count checked against the
 // published size.
 const std::vector<CatalogModel>& model_catalog() {

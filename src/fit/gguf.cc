@@ -637,7 +637,7 @@ Result<GgufFile> read_gguf(RandomAccessFile& file, const std::string& name) {
 }
 
 Result<GgufFile> read_gguf(const FileSystem& files, const std::string& path) {
-  auto file = files.open(path);
+  auto file = files.open(path);  // the FileSystem view fit is handed (sources/files.h reads), not a system call
   if (!file) return file.error();
   if ((*file)->kind() != FileKind::regular)
     return make_error(path + ": not a regular file (a FIFO, a device or a socket)");

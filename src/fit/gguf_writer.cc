@@ -250,7 +250,7 @@ Result<bool> GgufWriter::write(const std::string& path, bool sparse) const {
   const uint64_t total = b.size() + data_size;
 
   // Output, not a read of the system: the file the caller asked to write.
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  std::FILE* f = std::fopen(path.c_str(), "wb");  // OUTPUT: writes a file (allowlisted in cmake/layers.cmake), reads nothing
   if (!f) return make_error(path + ": cannot create: " + std::strerror(errno));
   auto fail = [&](const std::string& what) -> Error {
     std::string msg = path + ": " + what + ": " + std::strerror(errno);

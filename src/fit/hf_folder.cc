@@ -95,7 +95,7 @@ class WeightMapSax final : public nlohmann::json_sax<json> {
  private:
   // A scalar is ours only as the value of a key other than weight_map.
   bool other() { return skip_ > 0 || (depth_ == 1 && !in_map_key_); }
-  bool open() {
+  bool open() {  // a JSON object or array begins (SAX), not a file
     if (skip_ > 0 || (depth_ == 1 && !in_map_key_)) return ++skip_, true;
     if (depth_ == 0 || depth_ == 1) return ++depth_, true;
     return false;

@@ -16,7 +16,14 @@ namespace aimem::fit {
 void plan_hf(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
              const std::vector<Extra>& extras, Plan& p) {
   const bool tgi = s.runtime == Runtime::kTgi;
-  p.engine = tgi ? "TGI 3.x (text-generation-launcher)" : "transformers 4.5x generate() with DynamicCache";
+  const EngineRules* rules = tgi ? engine_rules(Runtime::kTgi, s.engine_version) : nullptr;
+  if (tgi && !rules) rules = engine_rules(Runtime::kTgi, "");
+  p.engine = tgi ? rules->label : "transformers 4.5x generate() with DynamicCache";
+  if (tgi) {
+    p.rules = fmt::format("tgi@{}", rules->version);
+    p.rules_source = rules->source;
+    p.engine = fmt::format("{} [rules {}]", rules->label, p.rules);
+  }
   const uint32_t tp = tgi ? std::max<uint32_t>(1, s.tp) : 1;
   uint32_t ctx = s.ctx ? s.ctx : (tgi ? std::min<uint32_t>(m.n_ctx_train ? m.n_ctx_train : 4096, 4096)
                                       : (m.n_ctx_train ? m.n_ctx_train : 4096));
@@ -40,22 +47,66 @@ void plan_hf(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
 
   uint64_t per_tok = kv_bytes_per_token(m, kv, tp);
   p.kv_bytes_per_token = per_tok;
-  add_term(p, dev, "kv_cache", fmt::format("KV cache ({} tokens x {} sequences, {})", ctx, seqs, kv),
-           per_tok * ctx * seqs, false, 0.05);
   const uint64_t dt = m.dtype_bytes ? m.dtype_bytes : 2;
   uint64_t ff = m.n_ff ? m.n_ff : uint64_t(m.n_ff_exp) * std::max<uint32_t>(1, m.n_expert_used);
   if (tgi) {
-    uint32_t prefill = s.batch ? s.batch : 4096;
-    uint64_t work = uint64_t(prefill) * (3 * ff / tp + 4 * uint64_t(m.n_embd)) * dt + uint64_t(seqs) * m.n_vocab * 4;
+    const EngineRules& R = *rules;
+    uint32_t prefill = s.batch ? s.batch : R.prefill_tokens;
+    uint64_t work = uint64_t(prefill) * (3 * ff / tp + 4 * uint64_t(m.n_embd)) * dt;
     add_term(p, dev, "compute", fmt::format("prefill workspace (max_batch_prefill_tokens {})", prefill), work, false, 0.4);
+    // The warm-up prefill's logits: every prompt token's row over the whole
+    // vocabulary (gathered on each shard), in the model's dtype and again in
+    // fp32; the caching allocator keeps them reserved when the free memory is
+    // read (corpus c17, c19).
+    add_term(p, dev, "compute", "warm-up prefill logits (all tokens x vocabulary, fp16 + fp32)",
+             uint64_t(prefill) * m.n_vocab * (dt + 4), false, 0.4);
     p.batch = prefill;
+    if (gpu)
+      add_term(p, dev, "runtime_overhead", "CUDA context and PyTorch caching-allocator slack (assumed)", 800 * kMiB,
+               false, 0.5);
+    // flash_causal_lm.py warmup: after a prefill of max_batch_prefill_tokens,
+    // free = mem_get_info - (1 - cuda_memory_fraction) x total; KV blocks =
+    // free x TGI_WIGGLE_ROOM // block bytes, plus the warm-up batch's own
+    // blocks; "Setting max batch total tokens to N" = blocks x block size.
+    const double frac = s.mem_fraction > 0 ? s.mem_fraction : 1.0;
+    const uint64_t block_bytes = uint64_t(R.block_size) * per_tok;
+    uint64_t tokens = 0;
+    if (s.max_total_tokens) {
+      tokens = s.max_total_tokens;  // --max-batch-total-tokens: no warm-up sizing
+    } else if (gpu && block_bytes) {
+      // The warm-up batch's blocks are allocated before the free memory is read.
+      uint64_t warm_blocks = (uint64_t(prefill) + R.block_size - 1) / R.block_size;
+      int64_t used = int64_t(p.devices.front().used) + int64_t(hw.gpu_in_use) + int64_t(warm_blocks * block_bytes);
+      int64_t free = int64_t(double(hw.gpu_total) * frac) - used;
+      uint64_t blocks = free > 0 ? uint64_t(double(free) * R.wiggle_room) / block_bytes + warm_blocks : 0;
+      tokens = blocks * R.block_size;
+    }
+    if (gpu) {
+      p.kv_cache_tokens = tokens;
+      p.kv_max_concurrency = ctx ? double(tokens) / double(ctx) : 0.0;
+      add_term(p, dev, "kv_cache", fmt::format("KV: max_batch_total_tokens {} ({})", tokens, kv), tokens * per_tok,
+               false, 0.1);
+      if (tokens < ctx)
+        p.assumptions.push_back(fmt::format("TGI stops at start-up: max_batch_total_tokens {} is below "
+                                            "max_total_tokens {} (one request must fit)",
+                                            tokens, ctx));
+    } else {
+      add_term(p, dev, "kv_cache", fmt::format("KV cache ({} tokens x {} sequences, {})", ctx, seqs, kv),
+               per_tok * ctx * seqs, false, 0.05);
+    }
+    p.assumptions.push_back(fmt::format("cuda_memory_fraction {:.2f}; blocks of {} tokens; {:.0f}% of the free "
+                                        "memory after the warm-up becomes KV (TGI_WIGGLE_ROOM)",
+                                        frac, R.block_size, R.wiggle_room * 100));
+    p.assumptions.push_back(fmt::format("rules: {} ({}), read from {}", p.rules, R.covers, R.source));
   } else {
+    add_term(p, dev, "kv_cache", fmt::format("KV cache ({} tokens x {} sequences, {})", ctx, seqs, kv),
+             per_tok * ctx * seqs, false, 0.05);
     uint64_t tokens = uint64_t(ctx) * seqs;  // prefill of every prompt at once
     uint64_t work = tokens * (3 * ff + 4 * uint64_t(m.n_embd)) * dt / std::max<uint32_t>(1, m.n_layer) * 2 +
                     tokens * uint64_t(m.n_embd) * dt * 2 + uint64_t(seqs) * m.n_vocab * 4;
     add_term(p, dev, "compute", "prefill activations (SDPA attention, logits of the last token)", work, false, 0.5);
   }
-  if (gpu)
+  if (gpu && !tgi)
     add_term(p, dev, "runtime_overhead", "CUDA context and PyTorch caching-allocator slack (assumed)", 800 * kMiB, false, 0.5);
   add_term(p, "host", "runtime_overhead", "Python, torch and CUDA libraries (assumed)", 2 * kGiB, false, 0.5);
   // transformers loads the state dict through host memory (one shard at a
@@ -63,9 +114,10 @@ void plan_hf(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   p.load_peak_host_bytes = p.host_bytes + std::min<uint64_t>(m.weight_bytes, 5 * kGiB);
   std::string model_arg = m.path.empty() ? m.name : m.path;
   p.flags = tgi ? fmt::format("text-generation-launcher --model-id {} --max-input-tokens {} --max-total-tokens {} "
-                              "--max-batch-size {}{}",
+                              "--max-batch-size {}{}{}",
                               model_arg, ctx > 1 ? ctx - 1 : 1, ctx, seqs,
-                              tp > 1 ? fmt::format(" --num-shard {}", tp) : "")
+                              tp > 1 ? fmt::format(" --num-shard {}", tp) : "",
+                              s.mem_fraction > 0 ? fmt::format(" --cuda-memory-fraction {:.2f}", s.mem_fraction) : "")
                 : fmt::format("model.generate(inputs (batch {}), max_length={})", seqs, ctx);
 }
 

@@ -9,9 +9,11 @@
 
 #include "core/text.h"
 #include "core/units.h"
+#include "fit/layout.h"
 #include "fit/catalog.h"
 #include "fit/gguf.h"
 #include "fit/hf.h"
+#include "fit/hf_parts.h"
 
 namespace aimem::fit {
 namespace {
@@ -19,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 bool starts_with_gguf_magic(const FileSystem& files, const std::string& path) {
-  auto file = files.open(path);
+  auto file = files.open(path);  // the FileSystem view fit is handed (sources/files.h reads), not a system call
   if (!file) return false;
   char magic[4] = {0};
   size_t got = 0;
@@ -90,6 +92,22 @@ bool apply_gguf_ftype(ModelSpec& m, const std::string& ftype) {
   m.weight_bytes = uint64_t((rest * ft->bpw + input_bits + output_bits) / 8);
   m.quant_metadata_bytes = 0;
   m.weights_format = fmt::format("{} (GGUF mix, ~{:.2f} bits per weight)", ftype, ft->bpw);
+  // The k-quant mixes tensor by tensor, with llama-quant.cpp's fallback types
+  // for rows not a multiple of 256 (layout.h).
+  if (auto mix = llamacpp_kquant_mix_bytes(m, ft->name)) {
+    m.input_bytes = mix->input;
+    m.output_bytes = mix->output;
+    m.weight_bytes = mix->total;
+    m.weights_format = fmt::format("{} (GGUF mix, ~{:.2f} bits per weight)", ftype,
+                                   m.n_params ? 8.0 * double(mix->total) / double(m.n_params) : ft->bpw);
+    m.weights_exact = false;
+    m.notes.push_back(fmt::format("weights sized as llama.cpp's {} mix tensor by tensor from the architecture{}", ftype,
+                                  mix->fallback_tensors
+                                      ? fmt::format(" ({} tensors fall back to another type: rows not a multiple of 256)",
+                                                    mix->fallback_tensors)
+                                      : ""));
+    return true;
+  }
   m.weights_exact = false;
   m.notes.push_back(fmt::format("weights sized as llama.cpp's {} mix from the parameter count (+/-3%)", ftype));
   return true;
@@ -101,6 +119,23 @@ Result<ModelSpec> load_model(const FileSystem& files, const std::string& arg, co
   const FileKind kind = files.kind(arg);
   const Ftype* ft = find_ftype(quant);
   const bool gguf_quant = ft && ft->bpw < 16;  // f16/bf16/f32 are checkpoint dtypes, not a GGUF mix
+  // --quant names a quantization; a float type is a dtype, and an unknown name
+  // gets the whole list of what is accepted.
+  if (!quant.empty() && !gguf_quant && !hf::quant_from_name(quant)) {
+    static const std::string kFloats[] = {"f16", "fp16", "float16", "half", "bf16", "bfloat16", "f32", "fp32", "float32"};
+    const std::string q = text::lower(quant);
+    std::string accepted = "checkpoint quantizations awq, gptq, int4, int8, fp8, bnb-4bit, bnb-8bit, mxfp4, none; "
+                           "llama.cpp GGUF mixes";
+    for (const Ftype& x : kFtypes)
+      if (x.bpw < 16) accepted += std::string(" ") + x.name;
+    if (std::find(std::begin(kFloats), std::end(kFloats), q) != std::end(kFloats))
+      return make_error(fmt::format("--quant {}: {} is a float dtype, not a quantization; use --dtype {} for "
+                                    "16- or 32-bit weights (--quant accepts {})",
+                                    quant, quant, q.find("bf") == 0 ? "bf16" : q.find("32") != std::string::npos ? "fp32" : "fp16",
+                                    accepted));
+    return make_error(fmt::format("--quant {}: unknown quantization (accepted: {}; float weights: --dtype fp16, bf16 "
+                                  "or fp32)", quant, accepted));
+  }
   const std::string hf_quant = gguf_quant ? "" : quant;
   Result<ModelSpec> spec = make_error("");
   if (kind == FileKind::directory) {

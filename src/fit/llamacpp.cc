@@ -149,6 +149,14 @@ Setup resolve_setup(const ModelSpec& m, const FitSettings& s, const Hardware& hw
   return k;
 }
 
+// The cells of the sliding-window cache (src/llama-kv-cache-iswa.cpp):
+// GGML_PAD(min(n_ctx_seq, n_swa * (unified ? n_seq_max : 1) + n_ubatch), 256),
+// one set per stream like the base cache (n_stream = unified ? 1 : n_seq_max).
+// n_ctx_seq is a multiple of 256, so padding before the min is the same.
+uint32_t swa_cells_of(const ModelSpec& m, const Setup& k) {
+  return std::min<uint32_t>(k.cells, pad(uint64_t(m.n_swa) * (k.unified ? k.seqs : 1) + k.ubatch, 256));
+}
+
 // Weights per device (the last is the host), from the tensor table when
 // there is one, else from the layer layout.
 std::vector<uint64_t> plan_weights(const ModelSpec& m, const FitSettings& s, const Hardware& hw, const Setup& k,
@@ -186,9 +194,8 @@ std::vector<uint64_t> plan_weights(const ModelSpec& m, const FitSettings& s, con
 
 // KV cache (and recurrent state) per layer, on its layer's device.
 void plan_kv_cache(const ModelSpec& m, const Setup& k, bool exact_w, Plan& p) {
-  const uint32_t n_gpus = k.n_gpus, n_layer = k.n_layer, cells = k.cells, seqs = k.seqs, ubatch = k.ubatch,
-                 streams = k.streams;
-  const bool unified = k.unified, fa = k.fa;
+  const uint32_t n_gpus = k.n_gpus, n_layer = k.n_layer, cells = k.cells, seqs = k.seqs, streams = k.streams;
+  const bool fa = k.fa;
   const std::string &type_k = k.type_k, &type_v = k.type_v;
   auto dev_of = [&k](uint32_t il) { return k.dev_of(il); };
   std::vector<uint64_t> kv(n_gpus + 1, 0);
@@ -215,12 +222,7 @@ void plan_kv_cache(const ModelSpec& m, const Setup& k, bool exact_w, Plan& p) {
     if (nkv == 0 && (!mla || recurrent_only)) continue;
     bool swa = m.n_swa > 0 && il < m.swa_layer.size() && m.swa_layer[il];
     uint32_t c = cells;
-    if (swa) {
-      // llama-kv-cache-iswa.cpp: GGML_PAD(min(size_base, n_swa*(unified ? n_seq_max : 1) + n_ubatch), 256)
-      c = std::min<uint64_t>(cells, pad(uint64_t(m.n_swa) * (unified ? seqs : 1) + ubatch, 256));
-      c = std::min(c, cells);
-      swa_cells = c;
-    }
+    if (swa) swa_cells = c = swa_cells_of(m, k);
     uint64_t wk, wv;
     if (mla) {  // K-only cache of the latent (kv_lora_rank + rope dims), one head
       wk = uint64_t(m.kv_lora_rank) + m.n_rot;
@@ -259,18 +261,11 @@ void plan_kv_cache(const ModelSpec& m, const Setup& k, bool exact_w, Plan& p) {
 
 }
 
-// Compute buffers, the output buffer and the graph metadata.
-void plan_compute(const ModelSpec& m, const Setup& k, Plan& p) {
-  const bool ollama = k.ollama, fa = k.fa;
-  const uint32_t n_gpus = k.n_gpus, n_layer = k.n_layer, cells = k.cells, seqs = k.seqs, ubatch = k.ubatch,
-                 n_ctx = k.n_ctx;
-  const int ngl = k.ngl;
-  const std::string &type_k = k.type_k, &type_v = k.type_v;
+// The worst-case graph llama.cpp reserves, as the replay reads it (the
+// MLA, sliding-window and MoE variants); dense_ff > 0 asks for a second replay
+// of the dense FFN layers of a model that has both.
+GraphShape graph_shape(const ModelSpec& m, const Setup& k, uint64_t& dense_ff) {
   const bool mla = m.kv_lora_rank > 0;
-  auto device_of = [&k](uint32_t il) { return k.device_of(il); };
-  // --- compute buffers: one per backend in use, by replaying ggml-alloc over
-  // the worst-case graph (llamacpp_graph.cc): exact for dense llama-family
-  // graphs on the CPU backend; other architectures and CUDA are approximate.
   GraphShape gs;
   gs.n_embd = m.n_embd;
   gs.n_head = m.n_head;
@@ -278,12 +273,97 @@ void plan_compute(const ModelSpec& m, const Setup& k, Plan& p) {
   gs.head_dim = mla ? m.kv_lora_rank + m.n_rot : m.head_dim_k;
   gs.n_ff = m.n_ff ? m.n_ff : uint64_t(m.n_ff_exp) * (std::max<uint32_t>(1, m.n_expert_used) + m.n_expert_shared);
   gs.n_vocab = m.n_vocab;
-  gs.n_ubatch = std::min(n_ctx, ubatch);
-  gs.n_kv = cells;
-  gs.n_seq = seqs;
-  gs.flash_attn = fa;
-  gs.k_quant = kv_type_quantized(type_k);
-  gs.v_quant = kv_type_quantized(type_v);
+  gs.n_ubatch = std::min(k.n_ctx, k.ubatch);
+  gs.n_kv = k.cells;
+  gs.n_seq = k.seqs;
+  gs.flash_attn = k.fa;
+  gs.k_quant = kv_type_quantized(k.type_k);
+  gs.v_quant = kv_type_quantized(k.type_v);
+  if (m.n_swa > 0 && std::find(m.swa_layer.begin(), m.swa_layer.end(), true) != m.swa_layer.end()) {
+    gs.n_kv_swa = swa_cells_of(m, k);
+    gs.swa.assign(m.swa_layer.begin(), m.swa_layer.begin() + std::min<size_t>(m.swa_layer.size(), k.n_layer));
+  }
+  // The MoE replay models gated experts (ffn_gate_exps); ungated ones
+  // (Nemotron-H MoE's squared-ReLU experts) keep the dense llama stand-in
+  // their band was measured with (tests/fit/llamacpp_linear_test.cc). A
+  // model that also has dense FFN layers (LFM2-MoE, DeepSeek's first layers)
+  // is replayed both ways and the larger peak kept: the peak is one layer's.
+  bool gated = m.tensors.empty(), dense_layers = false;
+  for (const Tensor& t : m.tensors) {
+    if (t.layer < 0) continue;
+    gated |= t.name.find("ffn_gate_exps") != std::string::npos || t.name.find("ffn_gate_up_exps") != std::string::npos;
+    const size_t n = t.name.size();
+    dense_layers |= n > 14 && t.name.compare(n - 14, 14, ".ffn_up.weight") == 0;
+  }
+  if (m.tensors.empty()) dense_layers = m.n_ff > 0 && m.n_ff_exp > 0 && m.n_ff != m.n_ff_exp;
+  if (m.n_expert > 0 && !mla && gated) {
+    if (dense_layers && m.n_ff) dense_ff = m.n_ff;
+    gs.n_expert = m.n_expert;
+    gs.n_expert_used = std::max<uint32_t>(1, m.n_expert_used);
+    gs.n_ff_exp = m.n_ff_exp ? m.n_ff_exp : m.n_ff;
+    // The shared expert's width and gate from the tensor table (Qwen2-MoE:
+    // ffn_up_shexp and ffn_gate_inp_shexp), else from the shared-expert count.
+    for (const Tensor& t : m.tensors) {
+      if (t.layer != 0) continue;
+      if (t.name.find("ffn_up_shexp.weight") != std::string::npos && t.n_dims >= 2) gs.n_ff_shexp = t.ne[1];
+      if (t.name.find("ffn_gate_inp_shexp.weight") != std::string::npos) gs.shexp_gate = true;
+    }
+    if (!gs.n_ff_shexp && m.tensors.empty() && m.n_expert_shared) gs.n_ff_shexp = uint64_t(m.n_expert_shared) * gs.n_ff_exp;
+    if (m.tensors.empty()) gs.shexp_gate = gs.n_ff_shexp && m.architecture == "qwen2moe";
+    gs.norm_w = m.architecture == "llama";  // build_moe_ffn(..., norm_w = true) in src/models/llama.cpp
+  }
+  return gs;
+}
+
+// Ollama decides how many layers to offload from its own graph estimate
+// (fs/ggml/ggml.go GraphSize; llama family and Qwen2/3 formulas), not from
+// what llama.cpp allocates, so its plan reserves the larger of the two.
+uint64_t ollama_graph_estimate(const ModelSpec& m, uint32_t n_ctx, bool full_offload, Plan& p) {
+  const uint64_t batch_o = 512, context = uint64_t(n_ctx), E = m.n_embd, H = m.n_head, V = m.n_vocab;
+  const uint64_t HKV = std::max<uint32_t>(1, head_kv(m, 0)), dh = m.head_dim_k ? m.head_dim_k : (H ? E / H : 0);
+  const bool qwen = m.architecture.rfind("qwen2", 0) == 0 || m.architecture.rfind("qwen3", 0) == 0;
+  uint64_t full, part;
+  if (qwen) {
+    full = std::max(4 * batch_o * (E + V), 4 * batch_o * (1 + 2 * E + context + context * H));
+    part = std::max(4 * batch_o * (E + V) + E * V * 105 / 128,
+                    4 * (batch_o * (1 + 2 * E + context * (1 + H)) + E * (1 + context)));
+  } else {
+    full = std::max(4 * batch_o * (1 + 4 * E + context * (1 + H)), 4 * batch_o * (E + V));
+    part = 4 * batch_o * E + std::max(4 * batch_o * (1 + E + std::max(context, E)) + E * E * 9 / 16 +
+                                          4 * context * (batch_o * H + dh * HKV),
+                                      4 * batch_o * (E + V) + E * V * 105 / 128);
+  }
+  const uint64_t graph = full_offload ? full : part;
+  p.assumptions.push_back(fmt::format(
+      "Ollama's own graph estimate ({} offload, num_batch 512, context {} = num_ctx x num_parallel): {} MiB; "
+      "it offloads layers by that figure",
+      full_offload ? "full" : "partial", n_ctx, graph / kMiB));
+  return graph;
+}
+
+// Compute buffers, the output buffer and the graph metadata.
+void plan_compute(const ModelSpec& m, const Setup& k, Plan& p) {
+  const bool ollama = k.ollama, fa = k.fa;
+  const uint32_t n_gpus = k.n_gpus, n_layer = k.n_layer, cells = k.cells, seqs = k.seqs, ubatch = k.ubatch,
+                 n_ctx = k.n_ctx;
+  const int ngl = k.ngl;
+  const bool mla = m.kv_lora_rank > 0;
+  auto device_of = [&k](uint32_t il) { return k.device_of(il); };
+  // --- compute buffers: one per backend in use, by replaying ggml-alloc over
+  // the worst-case graph (llamacpp_graph.cc): exact for dense llama-family
+  // graphs on the CPU backend; other architectures and CUDA are approximate.
+  uint64_t dense_ff = 0;  // > 0: also replay the dense layers
+  GraphShape gs = graph_shape(m, k, dense_ff);
+  auto replay = [dense_ff](const GraphShape& g) {
+    uint64_t b = llamacpp_graph_replay(g);
+    if (dense_ff) {
+      GraphShape d = g;
+      d.n_expert = 0;
+      d.n_ff = dense_ff;
+      b = std::max(b, llamacpp_graph_replay(d));
+    }
+    return b;
+  };
   const bool dense_llama = m.n_expert == 0 && !mla && m.n_swa == 0 && m.recurrent_r.empty();
   // Recurrent and linear-attention graphs (Mamba, RWKV's time mix
   // (src/models/rwkv6-base.cpp: five E x T mixes at once), the gated
@@ -294,31 +374,7 @@ void plan_compute(const ModelSpec& m, const Setup& k, Plan& p) {
   const double band = dense_llama ? 0.02 : m.recurrent_r.empty() ? 0.15 : 0.5;
   const bool partial = n_gpus > 0 && ngl < int(n_layer) + 1;
   const uint32_t gpu_block_layers = std::min<uint32_t>(n_layer, uint32_t(std::max(0, ngl - 1)));
-  // Ollama decides how many layers to offload from its own graph estimate
-  // (fs/ggml/ggml.go GraphSize; llama family and Qwen2/3 formulas), not from
-  // what llama.cpp allocates, so its plan reserves the larger of the two.
-  uint64_t ollama_graph = 0;
-  if (ollama) {
-    const uint64_t batch_o = 512, context = uint64_t(n_ctx), E = m.n_embd, H = m.n_head, V = m.n_vocab;
-    const uint64_t HKV = std::max<uint32_t>(1, head_kv(m, 0)), dh = m.head_dim_k ? m.head_dim_k : (H ? E / H : 0);
-    const bool qwen = m.architecture.rfind("qwen2", 0) == 0 || m.architecture.rfind("qwen3", 0) == 0;
-    uint64_t full, part;
-    if (qwen) {
-      full = std::max(4 * batch_o * (E + V), 4 * batch_o * (1 + 2 * E + context + context * H));
-      part = std::max(4 * batch_o * (E + V) + E * V * 105 / 128,
-                      4 * (batch_o * (1 + 2 * E + context * (1 + H)) + E * (1 + context)));
-    } else {
-      full = std::max(4 * batch_o * (1 + 4 * E + context * (1 + H)), 4 * batch_o * (E + V));
-      part = 4 * batch_o * E + std::max(4 * batch_o * (1 + E + std::max(context, E)) + E * E * 9 / 16 +
-                                            4 * context * (batch_o * H + dh * HKV),
-                                        4 * batch_o * (E + V) + E * V * 105 / 128);
-    }
-    ollama_graph = (n_gpus > 0 && ngl >= int(n_layer) + 1) ? full : part;
-    p.assumptions.push_back(fmt::format(
-        "Ollama's own graph estimate ({} offload, num_batch 512, context {} = num_ctx x num_parallel): {} MiB; "
-        "it offloads layers by that figure",
-        ngl >= int(n_layer) + 1 ? "full" : "partial", n_ctx, ollama_graph / kMiB));
-  }
+  const uint64_t ollama_graph = ollama ? ollama_graph_estimate(m, n_ctx, n_gpus > 0 && ngl >= int(n_layer) + 1, p) : 0;
   // MiniMax-01's lightning attention (src/models/minimax-01.cpp) multiplies a
   // T x T x n_head decay input into q.k^T: the input, its exp(scale()) and
   // qk are live together, 3 F32 T^2 x n_head tensors the llama replay lacks;
@@ -331,7 +387,7 @@ void plan_compute(const ModelSpec& m, const Setup& k, Plan& p) {
     gg.n_layer = std::max<uint32_t>(1, gpu_block_layers / n_gpus);
     gg.has_output = device_of(n_layer) == gpu_name(g);
     gg.alignment = 256;  // CUDA buffer alignment
-    uint64_t b = llamacpp_graph_replay(gg) + diag_decay;
+    uint64_t b = replay(gg) + diag_decay;
     if (ollama && g == 0 && ollama_graph > b) b = ollama_graph;
     add_term(p, gpu_name(g), "compute",
              fmt::format("compute buffer (ubatch {}, {})", gs.n_ubatch, fa ? "flash attention" : "no flash attention"), b,
@@ -344,7 +400,7 @@ void plan_compute(const ModelSpec& m, const Setup& k, Plan& p) {
       GraphShape gh = gs;
       gh.n_layer = n_gpus == 0 ? n_layer : std::max<uint32_t>(1, n_layer - gpu_block_layers);
       gh.has_output = device_of(n_layer) == "host";
-      b = llamacpp_graph_replay(gh) + diag_decay;
+      b = replay(gh) + diag_decay;
     } else {
       // Full offload: the host buffer holds the embedding lookup and the inputs.
       b = uint64_t(m.n_embd) * gs.n_ubatch * 4 + uint64_t(cells) * ((gs.n_ubatch + 63) / 64 * 64) * 4;

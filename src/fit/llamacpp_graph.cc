@@ -51,6 +51,21 @@ enum Id : int {
   k_v_h,
   k_v_idxs,
   k_v_rot,
+  k_k_idxs_s,
+  k_v_idxs_s,
+  k_kq_mask_s,
+  k_rlogits,
+  k_argsort,
+  k_weights,
+  k_wsum,
+  k_wclamp,
+  k_experts,
+  k_moe_out,
+  k_sh_gate,
+  k_sh_up,
+  k_sh_glu,
+  k_sh_out,
+  k_sh_ginp,
   kIdCount
 };
 
@@ -132,6 +147,11 @@ class Replay {
 
 }  // namespace
 
+// Kept whole: it allocates the worst-case graph's tensors in llama.cpp's node
+// order (llm_graph_context's build_inp_*, build_attn, build_ffn, the output),
+// one call per upstream tensor, so the order that decides the peak can be read
+// line by line against upstream; cut into steps, the live tensors crossing
+// them would be passed around.
 uint64_t llamacpp_graph_replay(const GraphShape& g) {
   const uint64_t E = g.n_embd, FF = g.n_ff, V = g.n_vocab, L = std::max<uint64_t>(1, g.n_layer);
   const bool FA = g.flash_attn;
@@ -154,11 +174,27 @@ uint64_t llamacpp_graph_replay(const GraphShape& g) {
   a.alloc(k_k_idxs, 8 * T);
   a.alloc(k_v_idxs, FA ? 8 * T : 8 * Ekv * T);
   a.alloc(k_kq_mask, n_kv * T * (FA ? 2 : 4));
+  // llama_kv_cache_iswa: the SWA cache's own indices and mask (build_attn_inp_kv_iswa)
+  auto is_swa = [&](uint64_t il) { return g.n_kv_swa && il < g.swa.size() && g.swa[il]; };
+  uint64_t last_full = 0, last_swa = 0;
+  bool any_swa = false;
+  for (uint64_t il = 0; il < L; ++il) {
+    if (is_swa(il)) last_swa = il, any_swa = true;
+    else last_full = il;
+  }
+  if (any_swa) {
+    a.alloc(k_k_idxs_s, 8 * T);
+    a.alloc(k_v_idxs_s, FA ? 8 * T : 8 * Ekv * T);
+    a.alloc(k_kq_mask_s, g.n_kv_swa * T * (FA ? 2 : 4));
+  }
   a.alloc(k_out_ids, 4 * std::max<uint64_t>(n_out, 1));
   a.alloc(k_res, 4 * E * T);
   a.free(k_inp_tokens);
   for (uint64_t il = 0; il < L; ++il) {
-    const bool last = il == L - 1;
+    const bool last = il == L - 1, swa = is_swa(il);
+    const bool last_b = any_swa ? il == last_full && !swa : last;  // the base cache's inputs die here
+    const bool last_s = any_swa && il == last_swa;                 // the SWA cache's inputs die here
+    const uint64_t n_kv_l = swa ? g.n_kv_swa : n_kv;
     a.alloc(k_norm, 4 * E * T);
     a.alloc(k_q_mm, 4 * Eq * T);
     a.alloc(k_q, 4 * Eq * T);
@@ -176,21 +212,25 @@ uint64_t llamacpp_graph_replay(const GraphShape& g) {
     }
     if (last) a.free(k_inp_pos);
     a.free(k_k);
-    if (last) a.free(k_k_idxs);
+    if (last_b) a.free(k_k_idxs);
+    if (last_s) a.free(k_k_idxs_s);
     a.free(k_v);
-    if (last) a.free(k_v_idxs);
+    if (last_b) a.free(k_v_idxs);
+    if (last_s) a.free(k_v_idxs_s);
     if (FA) {
       a.alloc(k_att, 4 * Eq * T);
       a.free(k_q);
-      if (last) a.free(k_kq_mask);
+      if (last_b) a.free(k_kq_mask);
+      if (last_s) a.free(k_kq_mask_s);
       if (vrot) {
         a.alloc(k_att_h, 4 * Eq * T); a.free(k_att); a.rename(k_att_h, k_att);
         if (last) a.free(k_v_rot);
       }
     } else {
-      a.alloc(k_kq, 4 * n_kv * T * g.n_head);
+      a.alloc(k_kq, 4 * n_kv_l * T * g.n_head);
       a.free(k_q);
-      if (last) a.free(k_kq_mask);
+      if (last_b) a.free(k_kq_mask);
+      if (last_s) a.free(k_kq_mask_s);
       a.alloc(k_kqv, 4 * Eq * T);
       a.free(k_kq);
       a.alloc(k_att, 4 * Eq * T);
@@ -213,6 +253,61 @@ uint64_t llamacpp_graph_replay(const GraphShape& g) {
       a.free(k_res);
     }
     a.alloc(k_norm, 4 * E * Tn);
+    if (g.n_expert) {
+      // build_moe_ffn (src/llama-graph.cpp): router logits, softmax in place,
+      // argsort (its first n_expert_used columns select), the selected
+      // weights (normalised: sum_rows, clamp, div in place), then up, gate,
+      // the GLU and down over n_expert_used columns, weighted in place, and
+      // the columns added into a new tensor (the first add; the rest in place).
+      const uint64_t NE = g.n_expert, K = std::max<uint64_t>(1, g.n_expert_used), FE = g.n_ff_exp;
+      a.alloc(k_rlogits, 4 * NE * Tn);
+      a.alloc(k_argsort, 4 * NE * Tn);
+      a.alloc(k_weights, 4 * K * Tn);
+      a.free(k_rlogits);
+      if (g.norm_w) {
+        a.alloc(k_wsum, 4 * Tn);
+        a.alloc(k_wclamp, 4 * Tn);
+        a.free(k_wsum);
+        a.free(k_wclamp);
+      }
+      a.alloc(k_up, 4 * FE * K * Tn);
+      a.alloc(k_gate, 4 * FE * K * Tn);
+      if (!g.n_ff_shexp) a.free(k_norm);
+      a.alloc(k_swiglu, 4 * FE * K * Tn);
+      a.free(k_gate);
+      a.free(k_up);
+      a.alloc(k_experts, 4 * E * K * Tn);
+      a.free(k_argsort);
+      a.free(k_swiglu);
+      a.free(k_weights);
+      if (K > 1) {
+        a.alloc(k_moe_out, 4 * E * Tn);
+        a.free(k_experts);
+      } else {
+        a.alloc(k_moe_out, 4 * E * Tn);  // ggml_cont of the one column
+        a.free(k_experts);
+      }
+      if (g.n_ff_shexp) {  // the shared expert (build_ffn) and its sigmoid gate
+        const uint64_t FS = g.n_ff_shexp;
+        a.alloc(k_sh_up, 4 * FS * Tn);
+        a.alloc(k_sh_gate, 4 * FS * Tn);
+        if (!g.shexp_gate) a.free(k_norm);
+        a.alloc(k_sh_glu, 4 * FS * Tn);
+        a.free(k_sh_gate);
+        a.free(k_sh_up);
+        a.alloc(k_sh_out, 4 * E * Tn);
+        a.free(k_sh_glu);
+        if (g.shexp_gate) {
+          a.alloc(k_sh_ginp, 4 * Tn);
+          a.free(k_norm);
+          a.free(k_sh_ginp);  // sigmoid and the mul in place
+        }
+        a.free(k_sh_out);  // added into moe_out in place
+      }
+      a.rename(k_moe_out, k_res);
+      a.free(k_ffn_inp);
+      continue;
+    }
     a.alloc(k_gate, 4 * FF * Tn);
     a.alloc(k_up, 4 * FF * Tn);
     a.free(k_norm);

@@ -25,6 +25,7 @@ std::string_view to_string(Runtime r) {
     case Runtime::kVllm: return "vllm";
     case Runtime::kTgi: return "tgi";
     case Runtime::kTransformers: return "transformers";
+    case Runtime::kSglang: return "sglang";
   }
   return "?";
 }
@@ -34,6 +35,7 @@ std::optional<Runtime> parse_runtime(std::string_view s) {
   if (l == "llama.cpp" || l == "llamacpp" || l == "llama-cpp" || l == "llama-server") return Runtime::kLlamaCpp;
   if (l == "ollama") return Runtime::kOllama;
   if (l == "vllm") return Runtime::kVllm;
+  if (l == "sglang") return Runtime::kSglang;
   if (l == "tgi" || l == "text-generation-inference") return Runtime::kTgi;
   if (l == "transformers" || l == "hf" || l == "huggingface") return Runtime::kTransformers;
   return std::nullopt;
@@ -175,6 +177,7 @@ Plan plan_once(const ModelSpec& m, const FitSettings& s, const Hardware& hw, con
     case Runtime::kLlamaCpp:
     case Runtime::kOllama: plan_llamacpp(m, s, hw, extras, p); break;
     case Runtime::kVllm: plan_vllm(m, s, hw, extras, p); break;
+    case Runtime::kSglang: plan_sglang(m, s, hw, extras, p); break;
     case Runtime::kTgi:
     case Runtime::kTransformers: plan_hf(m, s, hw, extras, p); break;
   }

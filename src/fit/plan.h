@@ -10,13 +10,25 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "fit/model.h"
 
 namespace aimem::fit {
 
-enum class Runtime { kLlamaCpp, kOllama, kVllm, kTgi, kTransformers };
+enum class Runtime { kLlamaCpp, kOllama, kVllm, kTgi, kTransformers, kSglang };
 std::string_view to_string(Runtime r);
 std::optional<Runtime> parse_runtime(std::string_view s);
+
+// `--runtime vllm@0.6`: a runtime and the version of its rules ("" = the
+// newest aimem knows). Unknown runtimes and versions come back as an error
+// text naming what is accepted (fit/engine_rules.cc).
+struct RuntimeSpec {
+  Runtime runtime = Runtime::kVllm;
+  std::string version;
+};
+Result<RuntimeSpec> parse_runtime_spec(std::string_view s);
+// The versions with a rules table for a runtime, newest last ("0.6, 0.8, 0.11").
+std::string rule_versions(Runtime r);
 
 struct FitSettings {
   Runtime runtime = Runtime::kLlamaCpp;
@@ -37,6 +49,11 @@ struct FitSettings {
   bool rolling = false;           // two copies on the host during a rolling deployment
   uint64_t cuda_overhead = 0;     // per GPU; 0 = the runtime's assumed figure
   bool vllm_no_hybrid_kv = false; // vLLM --disable-hybrid-kv-cache-manager: sliding layers kept as full attention
+  std::string engine_version;     // rules of this engine version ("0.6"); "" = the newest aimem knows
+  double mem_fraction = 0.0;      // SGLang --mem-fraction-static / TGI --cuda-memory-fraction; 0 = default
+  std::optional<bool> chunked_prefill; // vLLM --enable-chunked-prefill; unset = the version's default
+  uint32_t max_total_tokens = 0;  // SGLang --max-total-tokens / TGI --max-batch-total-tokens cap; 0 = none
+  uint32_t max_seqs = 0;          // vLLM --max-num-seqs (profile run rows); 0 = default
 };
 
 struct Hardware {
@@ -79,6 +96,8 @@ struct DeviceUse {
 struct Plan {
   Runtime runtime = Runtime::kLlamaCpp;
   std::string engine;             // the engine version whose rules this mirrors
+  std::string rules;              // "vllm@0.6": the rules table used (fit/engine_rules.cc)
+  std::string rules_source;       // the upstream files and version those rules were read from
   // Settings as resolved (defaults filled in).
   uint32_t ctx = 0, concurrency = 0, batch = 0, ubatch = 0;
   std::string kv_type;
@@ -97,13 +116,17 @@ struct Plan {
   bool fits = false;
   std::string binding;            // the device and component that decide it
   uint64_t kv_bytes_per_token = 0;
-  std::optional<uint64_t> kv_cache_tokens;  // vLLM: tokens the budget holds
+  std::optional<uint64_t> kv_cache_tokens;  // vLLM 'GPU KV cache size', SGLang max_total_num_tokens,
+                                            // TGI max_batch_total_tokens: tokens the budget holds
   std::optional<double> kv_max_concurrency; // vLLM: 'Maximum concurrency' at ctx
   // vLLM's block pool (fit/vllm_kv.h): blocks, bytes of one block id across a
   // group's layers, blocks one ctx-token request needs over all KV cache
   // groups, and the longest context `concurrency` requests fit in.
   uint64_t kv_blocks = 0, kv_block_bytes = 0, kv_blocks_per_request = 0;
   uint32_t kv_max_model_len = 0;
+  // vLLM 'Available KV cache memory' / SGLang's pool / TGI's KV share before
+  // it becomes blocks; negative when the engine would not start.
+  std::optional<int64_t> kv_budget;
   uint32_t max_context = 0;       // at the requested concurrency (0 = none fits)
   uint32_t max_concurrency = 0;   // at the requested context
   std::string flags;              // equivalent runtime command line

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "fit/layout.h"
 #include "fit/plan.h"
@@ -28,6 +29,47 @@ void plan_vllm(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
                const std::vector<Extra>& extras, Plan& p);
 void plan_hf(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
              const std::vector<Extra>& extras, Plan& p);  // TGI and transformers
+void plan_sglang(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
+                 const std::vector<Extra>& extras, Plan& p);
+
+// One engine version's memory rules, as data (fit/engine_rules.cc). Each row
+// names the upstream files and the version they were read from; a runtime's
+// rows are ordered oldest first and the last is the default.
+struct EngineRules {
+  Runtime runtime = Runtime::kVllm;
+  const char* version = "";          // "0.6": what --runtime vllm@0.6 names
+  const char* covers = "";           // the releases that share these rules
+  const char* label = "";            // the plan's engine line
+  const char* source = "";           // upstream files and version read
+  uint32_t block_size = 16;          // tokens per KV block (vLLM, TGI); page size (SGLang)
+  // vLLM
+  bool v1 = false;                   // V1 engine (gpu_worker.py, kv_cache_utils.py)
+  uint32_t chunked_auto_above = 0;   // V0: chunked prefill turned on by default when max_model_len > this
+  uint32_t chunked_batched = 0;      // max_num_batched_tokens with chunked prefill (0: by GPU size, 2048 / 8192)
+  uint32_t unchunked_min = 2048;     // without chunked prefill: max(max_model_len, this) tokens in the profile run
+  bool gpu_size_defaults = false;    // 0.10+: API-server max_num_batched_tokens / max_num_seqs by GPU size
+  bool hybrid_kv = false;            // hybrid KV cache manager (sliding-window groups)
+  // The profile run's activation peak and non-torch memory, calibrated per
+  // engine generation on the corpus (tests/fixtures/corpus/fit_engine_logs.json):
+  // peak = factor x tokens x per-token intermediates + max_num_seqs x vocab x
+  // sampler_bytes + fixed; non-torch by GPU class and tp.
+  double act_factor = 0.6;
+  uint32_t sampler_bytes = 16;
+  uint32_t act_fixed_mib = 400;
+  uint32_t non_torch_mib = 400, non_torch_tp_mib = 1536;        // GPUs >= 70 GiB (or all GPUs when the
+  uint32_t non_torch_small_mib = 0;                              // small figure is 0), tp 1 / tp > 1
+  // SGLang
+  bool mem_fraction_by_tp = false;   // mem_fraction_static default 0.88/0.87/0.85/0.81/0.79 by tp size
+  uint32_t chunked_prefill_small = 0, chunked_prefill_big = 0;  // chunked_prefill_size default (GPU < / >= 25 GB)
+  uint32_t cuda_graph_max_bs = 0;
+  // TGI
+  double wiggle_room = 0;            // TGI_WIGGLE_ROOM: share of the free memory that becomes KV blocks
+  uint32_t prefill_tokens = 0;       // max_batch_prefill_tokens default (the warm-up batch)
+};
+// The rules for a runtime at a version ("" = newest); nullptr when unknown.
+const EngineRules* engine_rules(Runtime r, std::string_view version);
+// The version a log's banner names ("0.6.4.post1", "v0.11.0") mapped to a rules row.
+const EngineRules* engine_rules_for_release(Runtime r, std::string_view release);
 
 // The llama-family worst-case graph, replayed through ggml-alloc's allocator
 // (llamacpp_graph.cc); exact for llama.cpp's CPU backend.
@@ -39,6 +81,15 @@ struct GraphShape {
   bool flash_attn = false, k_quant = false, v_quant = false;
   bool has_output = true; // the logits are computed on this backend
   uint64_t alignment = 32;
+  // Sliding-window layers (llama_kv_cache_iswa): their cache's cells and a
+  // flag per layer (true: the layer attends through the SWA cache).
+  uint64_t n_kv_swa = 0;
+  std::vector<bool> swa;
+  // Mixture of experts (build_moe_ffn): n_expert routed experts, n_expert_used
+  // per token of width n_ff_exp, a shared expert of width n_ff_shexp (0: none)
+  // behind a sigmoid gate when shexp_gate, weights normalised when norm_w.
+  uint64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
+  bool shexp_gate = false, norm_w = false;
 };
 uint64_t llamacpp_graph_replay(const GraphShape& g);
 

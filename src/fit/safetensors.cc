@@ -439,7 +439,7 @@ Result<std::vector<Tensor>> parse_safetensors_header(const uint8_t* data, size_t
 }
 
 Result<std::vector<Tensor>> read_safetensors_header(const FileSystem& files, const std::string& path) {
-  auto opened = files.open(path);
+  auto opened = files.open(path);  // the FileSystem view fit is handed (sources/files.h reads), not a system call
   if (!opened) return opened.error();
   RandomAccessFile& file = **opened;
   if (file.kind() == FileKind::directory)

@@ -294,12 +294,11 @@ Fetched fetch(const std::string& host, int port, Request request, const Options&
   return f;
 }
 
-std::optional<Url> split_url(const std::string& url, std::string* error) {
+Result<Url> split_url(const std::string& url) {
   Url u;
   size_t scheme = text::starts_with(url, "http://") ? 7 : text::starts_with(url, "https://") ? 8 : 0;
   if (scheme == 0) {
-    *error = fmt::format("{}: expected a URL starting with http:// or https://", url);
-    return std::nullopt;
+    return make_error(fmt::format("{}: expected a URL starting with http:// or https://", url));
   }
   u.tls = scheme == 8;
   u.port = u.tls ? 443 : 80;
@@ -310,7 +309,7 @@ std::optional<Url> split_url(const std::string& url, std::string* error) {
   size_t colon = hostport.rfind(':');
   if (!hostport.empty() && hostport.front() == '[') {  // [::1]:port
     size_t close = hostport.find(']');
-    if (close == std::string_view::npos) { *error = url + ": unterminated [IPv6] host"; return std::nullopt; }
+    if (close == std::string_view::npos) return make_error(url + ": unterminated [IPv6] host");
     u.host = std::string(hostport.substr(1, close - 1));
     colon = hostport.size() > close + 1 && hostport[close + 1] == ':' ? close + 1 : std::string_view::npos;
   } else {
@@ -320,12 +319,11 @@ std::optional<Url> split_url(const std::string& url, std::string* error) {
     std::string_view after;
     auto p = text::parse_u64(hostport.substr(colon + 1), &after);
     if (!p || *p == 0 || *p > 65535 || !after.empty()) {
-      *error = fmt::format("{}: bad port '{}'", url, hostport.substr(colon + 1));
-      return std::nullopt;
+      return make_error(fmt::format("{}: bad port '{}'", url, hostport.substr(colon + 1)));
     }
     u.port = static_cast<int>(*p);
   }
-  if (u.host.empty()) { *error = url + ": no host"; return std::nullopt; }
+  if (u.host.empty()) return make_error(url + ": no host");
   return u;
 }
 

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/result.h"
 #include "net/http_response.h"
 
 namespace aimem::net {
@@ -126,7 +127,7 @@ struct Url {
   int port = 80;
   std::string path;
 };
-// nullopt with *error naming the URL and what is wrong with it.
-std::optional<Url> split_url(const std::string& url, std::string* error);
+// An error names the URL and what is wrong with it.
+Result<Url> split_url(const std::string& url);
 
 }  // namespace aimem::net

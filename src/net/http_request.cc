@@ -3,26 +3,20 @@
 #include <algorithm>
 #include <cctype>
 
+#include "net/http_head.h"
+
 namespace aimem::net {
 
 namespace {
 
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower((unsigned char)x) == std::tolower((unsigned char)y); });
-}
+using http_head::iequal;
+using http_head::trim;
 
 bool icontains(std::string_view hay, std::string_view needle) {
   if (needle.size() > hay.size()) return false;
   for (size_t i = 0; i + needle.size() <= hay.size(); ++i)
     if (iequal(hay.substr(i, needle.size()), needle)) return true;
   return false;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
 }
 
 bool token_char(char c) {
@@ -79,13 +73,9 @@ RequestParse parse_request_head(std::string_view bytes) {
   bool has_body = false;
   size_t pos = eol == std::string_view::npos ? head.size() : eol + 1;
   while (pos < head.size()) {
-    size_t next = head.find('\n', pos);
-    if (next == std::string_view::npos) next = head.size();
-    std::string_view field = head.substr(pos, next - pos);
-    pos = next + 1;
-    size_t colon = field.find(':');
-    if (colon == std::string_view::npos || colon == 0) return bad("a header line without a name");
-    std::string_view name = field.substr(0, colon), value = trim(field.substr(colon + 1));
+    http_head::Field field = http_head::next_field(head, pos, "\n");
+    if (!field.named) return bad("a header line without a name");
+    std::string_view name = field.name, value = field.value;
     if (!std::all_of(name.begin(), name.end(), token_char)) return bad("a bad header name");
     if (iequal(name, "Connection")) connection = value;
     else if (iequal(name, "Transfer-Encoding")) has_body = true;

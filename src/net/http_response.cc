@@ -9,6 +9,7 @@
 #include <cctype>
 
 #include "core/text.h"
+#include "net/http_head.h"
 
 namespace aimem::net {
 
@@ -17,16 +18,8 @@ namespace {
 constexpr size_t kMaxHead = 64 * 1024;
 constexpr size_t kMaxChunkLine = 1024;
 
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower((unsigned char)x) == std::tolower((unsigned char)y); });
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+using http_head::iequal;
+using http_head::trim;
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -96,13 +89,9 @@ ResponseReader::Step ResponseReader::parse_head(const Receiver& receiver) {
   const bool http11 = status_line[7] == '1';
   size_t pos = eol == std::string_view::npos ? h.size() : eol + 2;
   while (pos < h.size()) {
-    size_t next = h.find("\r\n", pos);
-    if (next == std::string_view::npos) next = h.size();
-    std::string_view line = h.substr(pos, next - pos);
-    pos = next + 2;
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) continue;  // tolerate junk lines
-    head.fields.emplace_back(std::string(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
+    http_head::Field field = http_head::next_field(h, pos, "\r\n");
+    if (!field.named) continue;  // tolerate junk lines
+    head.fields.emplace_back(std::string(trim(field.name)), std::string(field.value));
   }
   buf_.clear();
   if (head.status >= 100 && head.status < 200) return Step::more;  // 100 Continue and friends: the real head follows

@@ -9,7 +9,7 @@
 // connection before the client read the answer). Each ends at the
 // connection's deadline, set when it was accepted and again after each
 // response. The loop's poll wakes at the nearest deadline, on a socket, or on
-// the stop pipe.
+// the stop pipe; with no connection open it has no deadline and sleeps.
 #include "net/http_server.h"
 
 #include <fcntl.h>
@@ -240,7 +240,10 @@ struct HttpServer::Loop {
         fds.push_back({it->fd, static_cast<short>(it->writing ? POLLOUT : POLLIN), 0});
         which.push_back(it);
       }
-      const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count()) + 1;
+      // No connection, no deadline: sleep until a client or stop() (an idle
+      // server must not wake the process every second).
+      const int ms = conns.empty() ? -1
+                                   : static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count()) + 1;
       int n = ::poll(fds.data(), fds.size(), ms);
       if (n < 0 && errno != EINTR) return;
       if (n <= 0) continue;
@@ -275,24 +278,21 @@ HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::route(std::string path, Handler handler) { routes_[std::move(path)] = std::move(handler); }
 
-bool HttpServer::start(const std::string& host_in, int port, std::string* error) {
+Result<bool> HttpServer::start(const std::string& host_in, int port) {
   if (running()) {
-    if (error) *error = "the server is already running";
-    return false;
+    return make_error("the server is already running");
   }
   std::string host = host_in.empty() ? "127.0.0.1" : host_in;
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (port < 0 || port > 65535) {
-    if (error) *error = fmt::format("bad port {}", port);
-    return false;
+    return make_error(fmt::format("bad port {}", port));
   }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
   addrinfo* res = nullptr;
   if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res); rc != 0) {
-    if (error) *error = fmt::format("cannot listen on {}:{}: not a numeric address ({})", host, port, gai_strerror(rc));
-    return false;
+    return make_error(fmt::format("cannot listen on {}:{}: not a numeric address ({})", host, port, gai_strerror(rc)));
   }
   auto loop = std::make_unique<Loop>();
   loop->limits = limits_;
@@ -316,20 +316,17 @@ bool HttpServer::start(const std::string& host_in, int port, std::string* error)
   }
   freeaddrinfo(res);
   if (loop->listen_fd < 0) {
-    if (error) *error = fmt::format("cannot listen on {}:{} (in use, or not an address of this host): {}", host, port, why);
-    return false;
+    return make_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this host): {}", host, port, why));
   }
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
   if (::getsockname(loop->listen_fd, reinterpret_cast<sockaddr*>(&bound), &len) != 0) {
-    if (error) *error = fmt::format("listening on {}:{} but cannot read the bound port", host, port);
-    return false;
+    return make_error(fmt::format("listening on {}:{} but cannot read the bound port", host, port));
   }
   port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                             : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   if (::pipe2(loop->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
-    if (error) *error = fmt::format("cannot serve: {}", std::strerror(errno));
-    return false;
+    return make_error(fmt::format("cannot serve: {}", std::strerror(errno)));
   }
   loop_ = std::move(loop);
   thread_ = std::thread([l = loop_.get()] { l->run(); });

@@ -27,6 +27,8 @@
 #include <string>
 #include <thread>
 
+#include "core/result.h"
+
 namespace aimem::net {
 
 struct Reply {
@@ -52,9 +54,9 @@ class HttpServer {
   // Adds a route (exact path) before start().
   void route(std::string path, Handler handler);
   // Binds host:port (numeric address, IPv6 with or without brackets; port 0:
-  // an ephemeral one, see port()) and serves in the background. false with
-  // *error when it cannot bind.
-  bool start(const std::string& host, int port, std::string* error);
+  // an ephemeral one, see port()) and serves in the background. An error
+  // names the address when it cannot bind.
+  Result<bool> start(const std::string& host, int port);
   int port() const { return port_; }
   bool running() const { return thread_.joinable(); }
   void stop();

@@ -307,7 +307,9 @@ Connection::~Connection() = default;
 
 namespace {
 
-// One request and its reading on `cli` (see the top of this file).
+// One request and its reading on `cli` (see the top of this file). Kept whole
+// (~190 lines): the receiver's callbacks and the verdict after them share a
+// dozen locals of the one request; cut apart they would pass them all around.
 RequestResult exchange(net::Connection& conn, bool keep, const Endpoint& endpoint, const ClientOptions& options,
                        Clock::time_point epoch, const PreparedRequest& pr) {
   RequestResult r;

@@ -48,16 +48,14 @@ SamplerMonitor::SamplerMonitor(MonitorOptions options) : opt_(std::move(options)
     sampler_ = std::make_unique<watch::Sampler>(so);
   }
   if (!opt_.metrics_url.empty()) {
-    std::string err;
-    watch::ScrapeTarget t = watch::parse_target(
-        opt_.metrics_kind == "auto" ? opt_.metrics_url : opt_.metrics_kind + "=" + opt_.metrics_url, &err);
-    if (!t.url.empty()) target_ = std::move(t);
-    else warnings_.push_back(fmt::format("metrics URL {}: {}; the server's own metrics are not read", opt_.metrics_url, err));
+    auto t = watch::parse_target(opt_.metrics_kind == "auto" ? opt_.metrics_url : opt_.metrics_kind + "=" + opt_.metrics_url);
+    if (t) target_ = std::move(*t);
+    else warnings_.push_back(fmt::format("metrics URL {}: {}; the server's own metrics are not read", opt_.metrics_url, t.error().message));
   }
   if (opt_.kernel_log) {
-    std::string err;
-    kmsg_open_ = kmsg_.open(opt_.root, false, &err);
-    if (!kmsg_open_) warnings_.push_back(fmt::format("kernel log not followed ({}); a server's death is not diagnosed from it", err));
+    auto opened = kmsg_.open(opt_.root, false);  // sources/kmsg_reader.h does the reading
+    kmsg_open_ = opened.ok();
+    if (!kmsg_open_) warnings_.push_back(fmt::format("kernel log not followed ({}); a server's death is not diagnosed from it", opened.error().message));
   }
   if (sampler_ || kmsg_open_ || !opt_.metrics_url.empty()) {
     take_sample();
@@ -212,7 +210,7 @@ std::optional<std::string> SamplerMonitor::diagnose_death(int timeout_ms, const 
           ours = true;
         if (!cgroup_.empty() && cgroup_ != "/" && (r.oom_memcg == cgroup_ || r.task_memcg == cgroup_)) ours = true;
         if (!ours) continue;
-        watch::Event ev = watch::diagnose_oom_report(opt_.root, r, window_, known);
+        watch::Event ev = watch::diagnose_oom_report(opt_.root, r, window_, opt_.diagnosis_json, known);
         if (opt_.store) opt_.store->append(ev);
         auto body = doc::parse_json_or_discarded(ev.body);
         if (body.is_object() && body.contains("diagnosis")) return body["diagnosis"].dump();

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "watch/diagnosis_body.h"
 #include "watch/kmsg_follow.h"
 #include "watch/scrape.h"
 #include "sources/sample.h"
@@ -56,6 +57,7 @@ struct MonitorOptions {
   bool gpus = true;
   bool kernel_log = true;            // follow /dev/kmsg for OOM reports
   watch::Store* store = nullptr;     // --record: samples and events go here
+  watch::DiagnosisJson diagnosis_json;  // writes an OOM kill's diagnosis (render/diagnosis_json.h)
 };
 
 class SamplerMonitor : public Monitor {

@@ -246,7 +246,7 @@ class ChunkSax {
     return true;
   }
 
-  bool open(bool object) {
+  bool open(bool object) {  // a JSON object or array begins (SAX), not a file
     if (depth_ == 0 && skip_ == 0) {
       if (!object) return !(not_object = true);
       frames_[depth_++] = {Tag::root, false, 0};

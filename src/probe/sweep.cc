@@ -125,6 +125,117 @@ std::optional<Point> safe_limits(const std::vector<StepResult>& steps, double he
   return Point{std::max<int64_t>(1, ctx), conc};
 }
 
+namespace {
+
+// The requests of one step, made before the clock starts: tokenize calls are
+// not load. A prepared request holds its prompt's size, not its text
+// (PromptText): the text is written as it is sent. Stops at the first prompt
+// that cannot be made (prompt_error) or at the sweep's deadline (out_of_time).
+struct Prepared {
+  std::vector<PreparedRequest> requests;
+  std::string prompt_error;
+  bool out_of_time = false;
+};
+Prepared prepare_requests(const Client& client, PromptMaker& prompts, const SweepOptions& o, const std::string& model,
+                          int prompt_tokens, int max_new, int distinct, int first_index, double deadline) {
+  Prepared out;
+  for (int i = 0; i < distinct; ++i) {
+    if (steady_seconds() >= deadline) {
+      out.out_of_time = true;
+      break;
+    }
+    auto p = prompts.make(prompt_tokens, first_index + i);
+    if (!p) {
+      out.prompt_error = p.error().message;
+      break;
+    }
+    RequestSpec spec;
+    spec.api = o.api;
+    spec.model = model;
+    spec.prompt = std::move(*p);
+    spec.max_tokens = max_new;
+    out.requests.push_back(client.prepare(spec));
+  }
+  return out;
+}
+
+// Sends a step's `requests` from `threads` workers, each with its own
+// connection (kept alive for the step, ClientOptions::keep_alive). The first
+// wave always goes; later requests stop at the step's or the sweep's deadline.
+void send_requests(const Client& client, const std::vector<PreparedRequest>& prepared, int requests, int threads,
+                   double deadline, double step_deadline, Tally& tally) {
+  std::atomic<int> next{0};
+  auto worker = [&] {
+    Connection connection(client);
+    for (;;) {
+      int i = next.fetch_add(1);
+      if (i >= requests) return;
+      double now = steady_seconds();
+      if (now >= deadline) return;
+      if (i >= threads && now >= step_deadline) return;
+      const double start = steady_seconds();
+      RequestResult r = connection.send(prepared[static_cast<size_t>(i) % prepared.size()]);
+      tally.add(start, r);
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+}
+
+// Runs a step's requests while the monitor measures the server's memory;
+// each request's TTFT goes to `below` or `above` by the memory pressure at
+// its start. A prompt that could not be made is the step's one failure.
+void measure_step(const Client& client, Monitor& monitor, const SweepOptions& o, const Prepared& ready, int requests,
+                  int threads, int64_t prompt_tokens, double deadline, StepResult& step, std::vector<double>& below,
+                  std::vector<double>& above) {
+  const std::string& prompt_error = ready.prompt_error;
+  Tally tally;
+  tally.step = &step;
+  monitor.begin_step();
+  const double s0 = steady_seconds();
+  if (!prompt_error.empty()) {
+    RequestResult r;
+    r.ok = false;
+    r.error_kind = prompt_error.find("connect") != std::string::npos ? "connect"
+                   : prompt_error.find("time bound") != std::string::npos ? "time_bound" : "prompt";
+    r.error = fmt::format("could not build a {}-token prompt: {}", prompt_tokens, prompt_error);
+    tally.add(s0, r);
+  } else {
+    const double step_deadline = o.step_duration_s > 0 ? s0 + o.step_duration_s : deadline;
+    send_requests(client, ready.requests, requests, threads, deadline, step_deadline, tally);
+  }
+  const double wall = steady_seconds() - s0;
+  step.peaks = monitor.end_step();
+  tally.finish(wall);
+  for (const auto& [start, ttft] : tally.started_ttft) {
+    auto ratio = monitor.used_ratio_at(start);
+    if (!ratio) continue;
+    (*ratio >= o.pressure_ratio ? above : below).push_back(ttft);
+  }
+  if (!monitor.server_alive()) step.server_died = true;
+}
+
+// The envelope once every step ran or was skipped: the last good step, the
+// limits with the headroom, and TTFT below and above the memory pressure.
+void finish_sweep(const SweepOptions& o, std::vector<StepResult> skipped, std::vector<double>& below,
+                  std::vector<double>& above, SweepResult& out) {
+  if (!out.breaking_point) {
+    // No failure: the last good step is the largest that passed.
+    auto lim = safe_limits(out.steps, 0);
+    if (lim) out.last_good = lim;
+  }
+  for (auto& s : skipped) out.steps.push_back(std::move(s));
+  out.limits = safe_limits(out.steps, o.headroom_pct);
+  out.ttft_split.below_requests = static_cast<int>(below.size());
+  out.ttft_split.above_requests = static_cast<int>(above.size());
+  out.ttft_split.below_p50_s = percentile(below, 50);
+  out.ttft_split.above_p50_s = percentile(above, 50);
+}
+
+}  // namespace
+
 SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions& o,
                       const std::function<void(const StepResult&)>& progress,
                       const std::function<void(const StepStart&)>& starting) {
@@ -156,6 +267,17 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
   std::vector<StepResult> skipped;
   const int planned = static_cast<int>(contexts.size() * conc.size());
   int step_index = 0;
+  // The time bound ends the sweep: this step and every later one are skipped.
+  auto stop_at_time_bound = [&](StepResult& step, bool report) {
+    stop_all = true;
+    stop_why = time_bound;
+    out.complete = false;
+    out.incomplete_why = stop_why;
+    step.status = "skipped";
+    step.skipped_why = stop_why;
+    if (report && progress) progress(step);
+    skipped.push_back(step);
+  };
 
   for (int64_t ctx : contexts) {
     for (int64_t n : conc) {
@@ -176,13 +298,7 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
         continue;
       }
       if (steady_seconds() >= deadline) {
-        stop_all = true;
-        stop_why = time_bound;
-        out.complete = false;
-        out.incomplete_why = stop_why;
-        step.status = "skipped";
-        step.skipped_why = stop_why;
-        skipped.push_back(step);
+        stop_at_time_bound(step, false);
         continue;
       }
       const int threads = static_cast<int>(std::clamp<int64_t>(n, 1, kMaxConcurrency));
@@ -196,100 +312,26 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
       step.prompt_tokens = static_cast<int>(prompt_tokens);
       if (starting) starting(StepStart{step_index, planned, ctx, n, requests, step.prompt_tokens});
 
-      // Prompts and their request bodies are made before the clock starts:
-      // tokenize calls are not load. A prepared request holds its prompt's
-      // size, not its text (PromptText): the text is written as it is sent.
-      std::vector<PreparedRequest> prepared;
+      // Prompts and their request bodies are made before the clock starts.
       const int distinct = std::min(requests, std::max(threads, kMaxDistinctPrompts));
-      std::string prompt_error;
-      bool out_of_time = false;
-      for (int i = 0; i < distinct && prompt_error.empty(); ++i) {
-        if (steady_seconds() >= deadline) {
-          out_of_time = true;
-          break;
-        }
-        auto p = prompts.make(static_cast<int>(prompt_tokens), static_cast<int>(out.steps.size()) * kMaxDistinctPrompts + i);
-        if (!p) {
-          prompt_error = p.error().message;
-          break;
-        }
-        RequestSpec spec;
-        spec.api = o.api;
-        spec.model = out.model;
-        spec.prompt = std::move(*p);
-        spec.max_tokens = max_new;
-        prepared.push_back(client.prepare(spec));
-      }
+      Prepared ready = prepare_requests(client, prompts, o, out.model, static_cast<int>(prompt_tokens), max_new, distinct,
+                                        static_cast<int>(out.steps.size()) * kMaxDistinctPrompts, deadline);
+      std::vector<PreparedRequest>& prepared = ready.requests;
+      const std::string& prompt_error = ready.prompt_error;
       if (!prompts.how().empty()) out.prompt_how = prompts.how();
-      if (out_of_time || (prepared.empty() && prompt_error.empty())) {
+      if (ready.out_of_time || (prepared.empty() && prompt_error.empty())) {
         // The time bound came while the prompts were being made: the step did not run.
-        stop_all = true;
-        stop_why = time_bound;
-        out.complete = false;
-        out.incomplete_why = stop_why;
-        step.status = "skipped";
-        step.skipped_why = stop_why;
-        if (progress) progress(step);
-        skipped.push_back(step);
+        stop_at_time_bound(step, true);
         continue;
       }
 
-      Tally tally;
-      tally.step = &step;
-      monitor.begin_step();
-      const double s0 = steady_seconds();
-      if (!prompt_error.empty()) {
-        RequestResult r;
-        r.ok = false;
-        r.error_kind = prompt_error.find("connect") != std::string::npos ? "connect"
-                       : prompt_error.find("time bound") != std::string::npos ? "time_bound" : "prompt";
-        r.error = fmt::format("could not build a {}-token prompt: {}", prompt_tokens, prompt_error);
-        tally.add(s0, r);
-      } else {
-        std::atomic<int> next{0};
-        const double step_deadline = o.step_duration_s > 0 ? s0 + o.step_duration_s : deadline;
-        auto worker = [&] {
-          Connection connection(client);  // kept alive for the step (ClientOptions::keep_alive)
-          for (;;) {
-            int i = next.fetch_add(1);
-            if (i >= requests) return;
-            double now = steady_seconds();
-            if (now >= deadline) return;
-            if (i >= threads && now >= step_deadline) return;  // the first wave always goes
-            const double start = steady_seconds();
-            RequestResult r = connection.send(prepared[static_cast<size_t>(i) % prepared.size()]);
-            tally.add(start, r);
-          }
-        };
-        std::vector<std::thread> pool;
-        pool.reserve(static_cast<size_t>(threads));
-        for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-        for (auto& t : pool) t.join();
-      }
-      const double wall = steady_seconds() - s0;
-      step.peaks = monitor.end_step();
-      tally.finish(wall);
-      for (const auto& [start, ttft] : tally.started_ttft) {
-        auto ratio = monitor.used_ratio_at(start);
-        if (!ratio) continue;
-        (*ratio >= o.pressure_ratio ? above : below).push_back(ttft);
-      }
-      if (!monitor.server_alive()) {
-        step.server_died = true;
-        out.server_died = true;
-      }
+      measure_step(client, monitor, o, ready, requests, threads, prompt_tokens, deadline, step, below, above);
+      if (step.server_died) out.server_died = true;
       const auto cut = step.error_kinds.find("time_bound");
       if (!step.server_died && (step.requests == 0 || (cut != step.error_kinds.end() && cut->second == step.errors))) {
         // The time bound came before any request of the step went, or ended
         // requests that had not failed: the step says nothing of the server.
-        stop_all = true;
-        stop_why = time_bound;
-        out.complete = false;
-        out.incomplete_why = stop_why;
-        step.status = "skipped";
-        step.skipped_why = stop_why;
-        if (progress) progress(step);
-        skipped.push_back(step);
+        stop_at_time_bound(step, true);
         continue;
       }
       if (step.errors > 0 || step.server_died) {
@@ -313,17 +355,7 @@ SweepResult run_sweep(const Client& client, Monitor& monitor, const SweepOptions
       }
     }
   }
-  if (!out.breaking_point) {
-    // No failure: the last good step is the largest that passed.
-    auto lim = safe_limits(out.steps, 0);
-    if (lim) out.last_good = lim;
-  }
-  for (auto& s : skipped) out.steps.push_back(std::move(s));
-  out.limits = safe_limits(out.steps, o.headroom_pct);
-  out.ttft_split.below_requests = static_cast<int>(below.size());
-  out.ttft_split.above_requests = static_cast<int>(above.size());
-  out.ttft_split.below_p50_s = percentile(below, 50);
-  out.ttft_split.above_p50_s = percentile(above, 50);
+  finish_sweep(o, std::move(skipped), below, above, out);
   return out;
 }
 
@@ -356,6 +388,32 @@ Result<std::vector<int64_t>> parse_count_list(const std::string& text, const std
     if (comma == text.size()) break;
   }
   return out;
+}
+
+Limits to_limits(const ProbeContext& c, const SweepResult& r) {
+  Limits l;
+  l.measured_at = timeutil::format_iso(timeutil::now_us());
+  l.url = c.url;
+  l.model = r.model;
+  l.max_new_tokens = c.options.max_new_tokens;
+  l.headroom_pct = c.options.headroom_pct;
+  for (const auto& s : r.steps)
+    if (s.status == "ok") l.safe.push_back(Point{s.context, s.concurrency});
+  l.breaking_point = r.breaking_point;
+  if (r.limits) {
+    l.max_context = r.limits->context;
+    l.max_concurrency = r.limits->concurrency;
+  }
+  for (const auto& s : r.steps) {
+    auto up = [](std::optional<uint64_t>& dst, const std::optional<uint64_t>& v) {
+      if (v && (!dst || *v > *dst)) dst = v;
+    };
+    if (s.status != "ok") continue;
+    up(l.peak_process_bytes, s.peaks.process);
+    up(l.peak_cgroup_bytes, s.peaks.cgroup);
+    up(l.peak_gpu_bytes, s.peaks.gpu);
+  }
+  return l;
 }
 
 }  // namespace aimem::probe

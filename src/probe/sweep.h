@@ -102,6 +102,24 @@ std::vector<watch::TrendFinding> load_findings(const SweepResult& r, const std::
 // Whether a step is closed by an earlier failure (context and concurrency both >=).
 bool closed_by(const std::vector<Point>& failures, int64_t context, int64_t concurrency);
 
+// One `aimem probe` run: the server, how it was found, what was asked, and
+// what its death left (render/probe_render.h prints it with the result).
+struct ProbeContext {
+  std::string url;
+  std::optional<int> pid;
+  std::string pid_how;             // "--pid", "port 8080", ""
+  std::string cgroup;
+  std::string metrics_url;
+  SweepOptions options;
+  bool keep_alive = true;          // ClientOptions::keep_alive (--no-keep-alive)
+  std::optional<std::string> diagnosis_json;  // the `diagnose --json` object when the server died
+  std::string diagnosis_note;                 // why there is none when the server died
+  std::vector<std::string> warnings;
+};
+
+// The limits file's contents for --save-limits.
+Limits to_limits(const ProbeContext& c, const SweepResult& r);
+
 }  // namespace aimem::probe
 
 namespace aimem::probe {

@@ -25,6 +25,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kMlPhaseEntry,
     &kNodeEntry,
     &kJvmEntry,
+    &kDotnetEntry,
     &kPythonEntry,
     &kSystemdEntry,
     &kUserspaceKillersEntry,
@@ -39,6 +40,8 @@ const RecognizerEntry* const kRecognizers[] = {
     &kDockerStatsEntry,
     &kCloudPlatformsEntry,
     &kTimeLimitsEntry,
+    &kRolloutEntry,
+    &kFailureMarkersEntry,
 };
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "recognize/scanner.h"
+#include "recognize/unwrap.h"
 
 #include "recognize/guards.h"
 
@@ -48,6 +49,12 @@ __attribute__((target("avx2"))) static uint64_t count_newlines_avx2(const char* 
   return n;
 }
 #endif
+
+TextReaders line_scanners() {
+  return [](const SourceContext& source, FactSink& sink) -> std::unique_ptr<TextReader> {
+    return std::make_unique<LineScanner>(source, sink);
+  };
+}
 
 uint64_t count_newlines(const char* data, size_t len) {
 #if defined(__x86_64__)
@@ -319,6 +326,7 @@ void LineScanner::scan_block(const char* data, size_t len, bool /*final_piece*/)
 
 void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mask, const timeutil::LineTime* known_time) {
   ++candidates_;
+  if (line_map_ && line_no >= 1 && line_no - 1 < line_map_->size()) line_no = (*line_map_)[line_no - 1];
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   timeutil::LineTime time;
   if (known_time) time = *known_time;
@@ -551,6 +559,19 @@ void ShadowingSink::finish() {
 void LineScanner::finish() {
   if (finished_) return;
   finished_ = true;
+  if (buf_len_ && line_no_ == 0 && full_bytes_ == 0) {
+    // The whole input is still in the buffer (at most kBlock: a paste, not a
+    // log file): rejoin lines a terminal hard-wrapped before reading it (unwrap.h).
+    // Facts keep the input's own line numbers through line_map_.
+    if (auto u = unwrap_hard_wrapped(std::string_view(buf_.data(), buf_len_))) {
+      unwrapped_ = std::make_unique<Unwrapped>(std::move(*u));
+      line_map_ = &unwrapped_->first_line;
+      scan_block(unwrapped_->text.data(), unwrapped_->text.size(), true);
+      line_map_ = nullptr;
+      line_no_ = unwrapped_->input_lines;
+      buf_len_ = 0;
+    }
+  }
   if (buf_len_) {
     scan_block(buf_.data(), buf_len_, true);
     buf_len_ = 0;

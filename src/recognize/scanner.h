@@ -11,7 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "evidence/text_reader.h"
 #include "recognize/recognizer.h"
+#include "recognize/unwrap.h"
 
 struct hs_database;
 struct hs_scratch;
@@ -97,7 +99,7 @@ class ShadowingSink final : public FactSink {
   std::vector<uint64_t> anchors_;  // lines of family failure facts
 };
 
-class LineScanner {
+class LineScanner final : public TextReader {
  public:
   static constexpr size_t kBlock = 1 << 20;    // bytes scanned per vectorscan call
   static constexpr size_t kMaxLine = 1 << 20;  // longer lines are cut
@@ -108,39 +110,31 @@ class LineScanner {
   static constexpr uint64_t kHead = 8ULL << 20;
 
   LineScanner(const SourceContext& source, FactSink& sink);
-  ~LineScanner();
+  ~LineScanner() override;
   LineScanner(const LineScanner&) = delete;
   LineScanner& operator=(const LineScanner&) = delete;
 
   // Streaming text input in any chunking.
-  void feed(std::string_view bytes);
+  void feed(std::string_view bytes) override;
   // Streaming without a copy (sources/inputs.cc reads a file this way): a
   // reader puts up to `room` bytes at stream_space() and commits how many.
-  char* stream_space(size_t& room);
-  void stream_commit(size_t n);
+  char* stream_space(size_t& room) override;
+  void stream_commit(size_t n) override;
 
-  // A large input whole in memory (a mapped file), read through the gate.
-  // The scanner tells its owner which ranges it is about to read and which
-  // it is done with, so that a mapping's pages can be read ahead and dropped.
-  struct WholeInput {
-    const char* data = nullptr;
-    uint64_t size = 0;
-    virtual ~WholeInput() = default;
-    virtual void prefetch(uint64_t from, uint64_t len) const = 0;  // may be called from two threads
-    virtual void release(uint64_t from, uint64_t to) const = 0;    // likewise
-  };
+  // A large input whole in memory (a mapped file, TextReader::WholeInput),
+  // read through the gate.
   // Whether an input of `size` bytes is better handed over whole (nothing fed
   // yet, at least kLargeInput, the gate not switched off).
-  bool wants_whole(uint64_t size) const;
+  bool wants_whole(uint64_t size) const override;
   // False when it could not be scanned this way (the caller streams it instead).
-  bool scan_whole(const WholeInput& input, void (*progress)(uint64_t bytes, void* arg), void* arg);
+  bool scan_whole(const WholeInput& input, void (*progress)(uint64_t bytes, void* arg), void* arg) override;
   // One record whose time is known from its framing (kmsg, journal).
-  void feed_record(std::string_view text, const timeutil::LineTime& time);
+  void feed_record(std::string_view text, const timeutil::LineTime& time) override;
   // Flushes a final unterminated line and lets every recognizer finish.
-  void finish();
+  void finish() override;
 
-  uint64_t lines() const { return line_no_; }
-  uint64_t bytes() const { return bytes_; }
+  uint64_t lines() const override { return line_no_; }
+  uint64_t bytes() const override { return bytes_; }
   uint64_t candidate_lines() const { return candidates_; }
   // Bytes the full patterns ran over (all of them unless the gate skipped blocks).
   uint64_t bytes_scanned_fully() const { return full_bytes_; }
@@ -163,6 +157,8 @@ class LineScanner {
   std::string scratch_line_;  // decoded JSON / kmsg records
   bool finished_ = false;
   std::unique_ptr<std::vector<uint64_t>> stats_;
+  std::unique_ptr<Unwrapped> unwrapped_;               // a hard-wrapped paste, rejoined (finish())
+  const std::vector<uint64_t>* line_map_ = nullptr;  // its lines' numbers in the input
 
   // State of the block being scanned (used by on_match).
   const char* blk_ = nullptr;
@@ -174,6 +170,9 @@ class LineScanner {
   bool have_cur_ = false;
   std::vector<std::pair<size_t, unsigned>> late_;  // out-of-order matches
 };
+
+// The scanner as the reader sources hand their text to (evidence/text_reader.h).
+TextReaders line_scanners();
 
 // Counts '\n' bytes (SSE2 where available).
 uint64_t count_newlines(const char* data, size_t len);

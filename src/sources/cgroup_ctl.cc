@@ -23,27 +23,22 @@
 namespace aimem::watch {
 namespace {
 
-bool write_file(const std::string& path, const std::string& value, std::string* error) {
+Result<bool> write_file(const std::string& path, const std::string& value) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (error) *error = fmt::format("cannot open {}: {}", path, std::strerror(errno));
-    return false;
-  }
+  if (fd < 0) return make_error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
   ssize_t n = ::write(fd, value.data(), value.size());
   int err = errno;
   ::close(fd);
-  if (n != static_cast<ssize_t>(value.size())) {
-    if (error) *error = fmt::format("cannot write '{}' to {}: {}", value, path, std::strerror(err));
-    return false;
-  }
+  if (n != static_cast<ssize_t>(value.size()))
+    return make_error(fmt::format("cannot write '{}' to {}: {}", value, path, std::strerror(err)));
   return true;
 }
 
 // Where `aimem run` puts its cgroups: a child of our own memory cgroup where
 // the hierarchy allows it (v1 always; v2 when our cgroup already delegates
-// the memory controller), else, on v2, a child of the root. "" with *error
-// when neither can hold one.
-std::string run_parent(const std::string& root, const MemoryHierarchy& h, std::string* error) {
+// the memory controller), else, on v2, a child of the root. An error when
+// neither can hold one.
+Result<std::string> run_parent(const std::string& root, const MemoryHierarchy& h) {
   std::string parent = own_memory_cgroup(root);
   if (h.version != 2) return parent;
   // v2's "no internal processes" rule: our own cgroup holds us, so it can
@@ -53,13 +48,12 @@ std::string run_parent(const std::string& root, const MemoryHierarchy& h, std::s
     return control && lists_memory_controller(*control);
   };
   if (sub(parent)) return parent;
-  if (sub("/")) return "/";
-  *error = fmt::format(
+  if (sub("/")) return std::string("/");
+  return make_error(fmt::format(
       "cgroup v2 at {}: neither our cgroup {} nor the root delegates the memory controller to children; "
       "run under `systemd-run --scope -p MemoryMax=SIZE aimem run -- ...` or enable +memory in the root's "
       "cgroup.subtree_control",
-      h.mount, parent);
-  return "";
+      h.mount, parent));
 }
 
 bool owner_gone(const std::string& root, pid_t pid) {
@@ -119,40 +113,39 @@ bool empty_and_remove(const char* dir, const char* procs, const char* kill_file)
 
 }  // namespace
 
-std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& root, const std::string& name,
-                                             std::optional<uint64_t> limit, std::string* error) {
+Result<std::unique_ptr<RunCgroup>> RunCgroup::create(const std::string& root, const std::string& name,
+                                                     std::optional<uint64_t> limit) {
   MemoryHierarchy h = find_memory_hierarchy(root);
-  if (h.version == 0) {
-    *error = "no memory cgroup controller is mounted on this host";
-    return nullptr;
-  }
-  std::string parent = run_parent(root, h, error);
-  if (parent.empty()) return nullptr;
+  if (h.version == 0)
+    return make_error(fmt::format("no memory cgroup controller is mounted {}",
+                                  root == "/" || root.empty() ? std::string("on this host") : "under " + root));
+  auto placed = run_parent(root, h);
+  if (!placed) return placed.error();
+  const std::string& parent = *placed;
   std::unique_ptr<RunCgroup> cg(new RunCgroup());
   cg->version_ = h.version;
   cg->path_ = (parent == "/" ? "" : parent) + "/" + name;
   cg->dir_ = h.mount + cg->path_;
   if (::mkdir(cg->dir_.c_str(), 0755) != 0) {
-    *error = fmt::format("cannot create the cgroup {}: {}", cg->dir_, std::strerror(errno));
+    Error failed = make_error(fmt::format("cannot create the cgroup {}: {}", cg->dir_, std::strerror(errno)));
     cg->removed_ = true;
-    return nullptr;
+    return failed;
   }
   cg->limit_ = limit;
   if (limit) {
     std::string v = std::to_string(*limit);
-    bool ok = h.version == 1 ? write_file(cg->dir_ + "/memory.limit_in_bytes", v, error)
-                             : write_file(cg->dir_ + "/memory.max", v, error);
-    if (ok) {
+    auto written = h.version == 1 ? write_file(cg->dir_ + "/memory.limit_in_bytes", v)
+                                  : write_file(cg->dir_ + "/memory.max", v);
+    if (written) {
       // Swap accounting is optional (v1 memsw exists only with swapaccount=1).
       struct stat st{};
       if (h.version == 1 && ::stat((cg->dir_ + "/memory.memsw.limit_in_bytes").c_str(), &st) == 0)
-        write_file(cg->dir_ + "/memory.memsw.limit_in_bytes", v, nullptr);
+        (void)write_file(cg->dir_ + "/memory.memsw.limit_in_bytes", v);
       if (h.version == 2 && ::stat((cg->dir_ + "/memory.swap.max").c_str(), &st) == 0)
-        write_file(cg->dir_ + "/memory.swap.max", "0", nullptr);
+        (void)write_file(cg->dir_ + "/memory.swap.max", "0");
     } else {
-      std::string ignored;
-      cg->remove(&ignored);
-      return nullptr;
+      (void)cg->remove();
+      return written.error();
     }
   }
   return cg;
@@ -160,9 +153,8 @@ std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& root, const std:
 
 RunCgroup::~RunCgroup() {
   if (!removed_) {
-    std::string ignored;
     kill_all();
-    remove(&ignored);
+    (void)remove();
   }
   release_guard();
 }
@@ -172,9 +164,9 @@ std::vector<std::string> RunCgroup::remove_stale(const std::string& root, const 
   std::vector<std::string> removed;
   MemoryHierarchy h = find_memory_hierarchy(root);
   if (h.version == 0) return removed;
-  std::string ignored;
-  std::string parent = run_parent(root, h, &ignored);
-  if (parent.empty()) return removed;
+  auto placed = run_parent(root, h);
+  if (!placed) return removed;
+  const std::string& parent = *placed;
   const std::string base = parent == "/" ? "" : parent;
   std::vector<std::string> stale;
   for (const std::string& child : child_cgroups(h.mount + base, 1 << 20)) {
@@ -201,20 +193,18 @@ std::vector<std::string> RunCgroup::remove_stale(const std::string& root, const 
   return removed;
 }
 
-bool RunCgroup::start_guard(std::string* error) {
+Result<bool> RunCgroup::start_guard() {
   int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) {
-    *error = fmt::format("cannot start the cgroup's guard: pipe: {}", std::strerror(errno));
-    return false;
-  }
+  if (::pipe2(p, O_CLOEXEC) != 0)
+    return make_error(fmt::format("cannot start the guard of the cgroup {}: pipe: {}", dir_, std::strerror(errno)));
   // Everything the child needs, prepared before fork().
   const std::string procs = dir_ + "/cgroup.procs", kill_file = version_ == 2 ? dir_ + "/cgroup.kill" : "";
   pid_t pid = ::fork();
   if (pid < 0) {
-    *error = fmt::format("cannot start the cgroup's guard: fork: {}", std::strerror(errno));
+    Error failed = make_error(fmt::format("cannot start the guard of the cgroup {}: fork: {}", dir_, std::strerror(errno)));
     ::close(p[0]);
     ::close(p[1]);
-    return false;
+    return failed;
   }
   if (pid == 0) {
     // The guard: async-signal-safe calls only. Its own process group and
@@ -255,8 +245,8 @@ void RunCgroup::release_guard() {
   guard_pid_ = -1;
 }
 
-bool RunCgroup::add_process(pid_t pid, std::string* error) {
-  return write_file(dir_ + "/cgroup.procs", std::to_string(pid), error);
+Result<bool> RunCgroup::add_process(pid_t pid) {
+  return write_file(dir_ + "/cgroup.procs", std::to_string(pid));
 }
 
 std::vector<pid_t> RunCgroup::pids() const {
@@ -268,7 +258,7 @@ std::vector<pid_t> RunCgroup::pids() const {
 }
 
 void RunCgroup::kill_all() {
-  if (version_ == 2 && write_file(dir_ + "/cgroup.kill", "1", nullptr)) return;
+  if (version_ == 2 && write_file(dir_ + "/cgroup.kill", "1")) return;
   for (int round = 0; round < 5; ++round) {  // forks racing the kill: a few rounds
     auto p = pids();
     if (p.empty()) return;
@@ -277,7 +267,7 @@ void RunCgroup::kill_all() {
   }
 }
 
-bool RunCgroup::remove(std::string* error) {
+Result<bool> RunCgroup::remove() {
   if (removed_) return true;
   for (int i = 0; i < 100; ++i) {
     if (::rmdir(dir_.c_str()) == 0 || errno == ENOENT) {
@@ -287,8 +277,7 @@ bool RunCgroup::remove(std::string* error) {
     if (errno != EBUSY) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  *error = fmt::format("cannot remove the cgroup {}: {}", dir_, std::strerror(errno));
-  return false;
+  return make_error(fmt::format("cannot remove the cgroup {}: {}", dir_, std::strerror(errno)));
 }
 
 }  // namespace aimem::watch

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "sources/cgroup_memory.h"
 
 namespace aimem::watch {
@@ -22,10 +23,10 @@ class RunCgroup {
   // Creates NAME under the placement above and writes the limit (v1
   // memory.limit_in_bytes and, where swap accounting exists, memsw at the same
   // value; v2 memory.max and memory.swap.max 0): the limit then covers swap,
-  // so the command cannot hide from it there. On failure returns null and says
-  // why in `error`; nothing is left behind.
-  static std::unique_ptr<RunCgroup> create(const std::string& root, const std::string& name,
-                                           std::optional<uint64_t> limit, std::string* error);
+  // so the command cannot hide from it there. On failure an error says why;
+  // nothing is left behind.
+  static Result<std::unique_ptr<RunCgroup>> create(const std::string& root, const std::string& name,
+                                                   std::optional<uint64_t> limit);
   ~RunCgroup();  // removes the cgroup if remove() was not called
   RunCgroup(const RunCgroup&) = delete;
   RunCgroup& operator=(const RunCgroup&) = delete;
@@ -40,18 +41,18 @@ class RunCgroup {
 
   // Starts a guard: a small process outside the cgroup that, when this
   // process ends without release_guard() (SIGKILL, a crash), kills every
-  // process left in the cgroup and removes it. false with *error when it
-  // cannot start (the run goes on; remove_stale() is the fallback).
-  bool start_guard(std::string* error);
+  // process left in the cgroup and removes it. An error when it cannot
+  // start (the run goes on; remove_stale() is the fallback).
+  Result<bool> start_guard();
   // This process cleans up itself: the guard ends without touching anything.
   void release_guard();
 
-  bool add_process(pid_t pid, std::string* error);
+  Result<bool> add_process(pid_t pid);
   std::vector<pid_t> pids() const;
   // Kills every process still in the cgroup (what the command left behind).
   void kill_all();
   // rmdir, retried while the kernel still lists exiting tasks (bounded, ~2 s).
-  bool remove(std::string* error);
+  Result<bool> remove();
 
   const std::string& path() const { return path_; }  // relative to the hierarchy
   const std::string& dir() const { return dir_; }    // absolute directory

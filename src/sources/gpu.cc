@@ -72,8 +72,10 @@ namespace {
 void worker(std::shared_ptr<GpuReader::State> s) {
   Api api;
   std::string problem;
-  // Absent NVML is normal: open_api sets `problem` only for AIMEM_NVML_LIBRARY.
-  if (open_api(api, &problem)) {
+  // Absent NVML is normal: open_api fails only for AIMEM_NVML_LIBRARY.
+  auto opened = open_api(api);
+  if (!opened) problem = opened.error().message;
+  if (opened && *opened) {
     if (!api.init || !api.count || !api.by_index || !api.memory) {
       problem = "NVML library lacks nvmlInit / nvmlDeviceGetCount / nvmlDeviceGetMemoryInfo: GPUs not sampled";
     } else if (nvmlReturn_t r = api.init(); r != kSuccess) {

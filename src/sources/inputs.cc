@@ -14,7 +14,6 @@
 #include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"
-#include "recognize/scanner.h"
 #include "sources/documents.h"
 
 namespace aimem {
@@ -69,10 +68,10 @@ void show_progress(uint64_t bytes, void* arg) {
   std::fflush(stderr);
 }
 
-// A regular file mapped whole for the scanner's gate (LineScanner::scan_whole):
+// A regular file mapped whole for a reader that wants it so (the scanner's gate):
 // read ahead a window at a time, and its pages dropped from this process
 // (MADV_DONTNEED) as soon as they are read, so memory stays bounded.
-class MappedInput final : public LineScanner::WholeInput {
+class MappedInput final : public TextReader::WholeInput {
  public:
   MappedInput(int fd, uint64_t length) {
     void* map = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -100,11 +99,11 @@ class MappedInput final : public LineScanner::WholeInput {
   }
 };
 
-// Reads a descriptor to its end into the scanner: a large regular file at its
-// start whole through a mapping, anything else streamed into the scanner's
+// Reads a descriptor to its end into the reader: a large regular file at its
+// start whole through a mapping, anything else streamed into the reader's
 // buffer. False (errno set) on a read error. `progress` (may be null) is
 // called after each block with the bytes read so far.
-bool scan_fd(LineScanner& scanner, int fd, void (*progress)(uint64_t, void*), void* arg) {
+bool scan_fd(TextReader& scanner, int fd, void (*progress)(uint64_t, void*), void* arg) {
   struct stat st{};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && scanner.wants_whole(static_cast<uint64_t>(st.st_size)) &&
       ::lseek(fd, 0, SEEK_CUR) == 0) {
@@ -127,7 +126,8 @@ bool scan_fd(LineScanner& scanner, int fd, void (*progress)(uint64_t, void*), vo
 
 // Reads one open descriptor: sniff the head, then stream the rest.
 InputReport read_fd(int fd, const std::string& name, uint32_t index, int64_t reference_us, uint64_t size_hint,
-                    bool regular, FactSink& sink, const InputOptions& options) {
+                    bool regular, FactSink& sink, const InputOptions& options,
+                    const TextReaders& readers) {
   InputReport report;
   report.name = name;
   std::string head(kSniff, '\0');
@@ -169,7 +169,8 @@ InputReport read_fd(int fd, const std::string& name, uint32_t index, int64_t ref
     if (!doc.problem.empty()) document_problem = doc.problem;
   }
 
-  LineScanner scanner(ctx, sink);
+  std::unique_ptr<TextReader> reader = readers(ctx, sink);
+  TextReader& scanner = *reader;
   if (!regular || whole) scanner.feed(head);
   bool ok = true;
   if (!whole) {
@@ -187,7 +188,8 @@ InputReport read_fd(int fd, const std::string& name, uint32_t index, int64_t ref
 }
 
 void read_path(const std::filesystem::path& path, uint32_t& index, size_t& files, int depth,
-               std::vector<InputReport>& reports, FactSink& sink, const InputOptions& options) {
+               std::vector<InputReport>& reports, FactSink& sink, const InputOptions& options,
+               const TextReaders& readers) {
   const std::string name = path.string();
   struct stat st{};
   if (::stat(name.c_str(), &st) != 0) {
@@ -215,7 +217,7 @@ void read_path(const std::filesystem::path& path, uint32_t& index, size_t& files
         reports.push_back({name, false, fmt::format("{}: more than {} files; the rest were not read", name, options.max_files), 0, 0});
         return;
       }
-      read_path(e, index, files, depth + 1, reports, sink, options);
+      read_path(e, index, files, depth + 1, reports, sink, options, readers);
     }
     return;
   }
@@ -233,27 +235,29 @@ void read_path(const std::filesystem::path& path, uint32_t& index, size_t& files
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   ++files;
   int64_t mtime_us = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000 + st.st_mtim.tv_nsec / 1000;
-  reports.push_back(read_fd(fd, name, index++, mtime_us, static_cast<uint64_t>(st.st_size), S_ISREG(st.st_mode), sink, options));
+  reports.push_back(read_fd(fd, name, index++, mtime_us, static_cast<uint64_t>(st.st_size), S_ISREG(st.st_mode), sink, options, readers));
   ::close(fd);
 }
 
 }  // namespace
 
-std::vector<InputReport> read_inputs(const std::vector<std::string>& args, FactSink& sink, const InputOptions& options) {
+std::vector<InputReport> read_inputs(const std::vector<std::string>& args, FactSink& sink, const InputOptions& options,
+                                     const TextReaders& readers) {
   std::vector<InputReport> reports;
   uint32_t index = 0;
   size_t files = 0;
   for (const auto& arg : args) {
     if (arg == "-") {
-      reports.push_back(read_fd(0, "stdin", index++, timeutil::now_us(), 0, false, sink, options));
+      reports.push_back(read_fd(0, "stdin", index++, timeutil::now_us(), 0, false, sink, options, readers));
       continue;
     }
-    read_path(arg, index, files, 0, reports, sink, options);
+    read_path(arg, index, files, 0, reports, sink, options, readers);
   }
   return reports;
 }
 
-InputReport read_text(std::string_view name, std::string_view content, FactSink& sink, uint32_t index) {
+InputReport read_text(std::string_view name, std::string_view content, FactSink& sink, const TextReaders& readers,
+                      uint32_t index) {
   InputReport report;
   report.name = std::string(name);
   Sniff kind = sniff(content.substr(0, kSniff));
@@ -270,7 +274,8 @@ InputReport read_text(std::string_view name, std::string_view content, FactSink&
     DocumentResult doc = read_document(content, ctx, sink);
     report.problem = doc.problem;
   }
-  LineScanner scanner(ctx, sink);
+  std::unique_ptr<TextReader> reader = readers(ctx, sink);
+  TextReader& scanner = *reader;
   scanner.feed(content);
   scanner.finish();
   report.bytes = scanner.bytes();

@@ -1,6 +1,7 @@
 // Evidence the user hands over: files, folders (walked, bounded) and stdin,
-// any mix. Each input is streamed through the line scanner; its kind is told
-// from its content (binary, compressed, JSON, text), never from its name.
+// any mix. Each input is streamed into a reader the caller opens for it
+// (evidence/text_reader.h; the commands hand the line scanner); its kind is
+// told from its content (binary, compressed, JSON, text), never from its name.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "evidence/sink.h"
+#include "evidence/text_reader.h"
 
 namespace aimem {
 
@@ -28,9 +30,10 @@ struct InputReport {
 // Reads every argument ("-" is stdin). Never throws for bad input; each
 // problem is in the reports.
 std::vector<InputReport> read_inputs(const std::vector<std::string>& args, FactSink& sink,
-                                     const InputOptions& options);
+                                     const InputOptions& options, const TextReaders& readers);
 
 // One in-memory text (tests, pasted snippets).
-InputReport read_text(std::string_view name, std::string_view content, FactSink& sink, uint32_t index = 0);
+InputReport read_text(std::string_view name, std::string_view content, FactSink& sink, const TextReaders& readers,
+                      uint32_t index = 0);
 
 }  // namespace aimem

@@ -1,5 +1,5 @@
 // The systemd journal through sd-journal. Without --unit every entry since
-// --since is scanned (the line scanner keeps only candidates); kernel entries
+// --since is handed to the reader (the line scanner keeps only candidates); kernel entries
 // newer than the oldest /dev/kmsg record are skipped because the ring buffer
 // already gave them. With --unit: that unit's own lines (_SYSTEMD_UNIT) and
 // what systemd says about it (UNIT=, e.g. "Failed with result 'oom-kill'").
@@ -10,7 +10,6 @@
 
 #include "core/text.h"
 #include "core/time.h"
-#include "recognize/scanner.h"
 #include "sources/live.h"
 
 namespace aimem {
@@ -30,7 +29,8 @@ constexpr uint64_t kMaxEntries = 5'000'000;
 }  // namespace
 
 JournalResult read_journal(const std::string& root, int64_t since_us, const std::string& unit,
-                           std::optional<int64_t> skip_kernel_after_us, FactSink& sink) {
+                           std::optional<int64_t> skip_kernel_after_us, FactSink& sink,
+                           const TextReaders& readers) {
   JournalResult result;
   sd_journal* j = nullptr;
   int r;
@@ -56,7 +56,8 @@ JournalResult read_journal(const std::string& root, int64_t since_us, const std:
   SourceContext ctx;
   ctx.name = unit.empty() ? "journal" : "journal (" + unit + ")";
   ctx.reference_us = timeutil::now_us();
-  LineScanner scanner(ctx, sink);
+  std::unique_ptr<TextReader> reader = readers(ctx, sink);
+  TextReader& scanner = *reader;
   std::string line;
   while (sd_journal_next(j) > 0 && result.entries < kMaxEntries) {
     uint64_t usec = 0;

@@ -1,6 +1,6 @@
 // The kernel ring buffer for `aimem diagnose`: every record /dev/kmsg (or a
-// capture in its framing, kmsg_reader.h) holds, fed to the scanner with its
-// time since boot.
+// capture in its framing, kmsg_reader.h) holds, handed to the reader the
+// caller opens (the line scanner) with its time since boot.
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -10,7 +10,6 @@
 #include "core/kmsg_record.h"
 #include "core/text.h"
 #include "core/time.h"
-#include "recognize/scanner.h"
 #include "sources/kmsg_reader.h"
 #include "sources/live.h"
 
@@ -27,7 +26,8 @@ std::optional<int64_t> boot_time_us(const std::string& root) {
   return std::nullopt;
 }
 
-KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, FactSink& sink) {
+KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, FactSink& sink,
+                     const TextReaders& readers) {
   KmsgResult result;
   KmsgReader reader;
   if (!reader.open(root, true)) {
@@ -46,7 +46,8 @@ KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, Fa
   ctx.name = reader.path();
   ctx.reference_us = timeutil::now_us();
   ctx.boot_us = boot_us;
-  LineScanner scanner(ctx, sink);
+  std::unique_ptr<TextReader> text_reader = readers(ctx, sink);
+  TextReader& scanner = *text_reader;
   auto feed = [&](std::string_view raw) {
     auto rec = parse_kmsg_record(raw);
     if (!rec) return;
@@ -57,7 +58,8 @@ KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, Fa
     ++result.records;
   };
   // The live ring is bounded (a few MiB); a capture is read whole.
-  reader.read_ready(feed, reader.device() ? 5'000'001 : UINT64_MAX, true, &result.problem);
+  if (auto done = reader.read_ready(feed, reader.device() ? 5'000'001 : UINT64_MAX, true); !done)
+    result.problem = done.error().message;
   scanner.finish();
   result.read = true;
   return result;

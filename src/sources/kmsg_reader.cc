@@ -30,9 +30,9 @@ bool KmsgReader::open(const std::string& root, bool from_start) {
   return true;
 }
 
-bool KmsgReader::read_ready(const OnRecord& on_record, uint64_t max_records, bool at_end, std::string* problem) {
+Result<bool> KmsgReader::read_ready(const OnRecord& on_record, uint64_t max_records, bool at_end) {
   bytes_read_ = 0;
-  if (fd_ < 0) return false;
+  if (fd_ < 0) return make_error(fmt::format("{}: not open", path_));
   uint64_t records = 0;
   if (device_) {
     std::string buf(16384, '\0');
@@ -41,8 +41,7 @@ bool KmsgReader::read_ready(const OnRecord& on_record, uint64_t max_records, boo
       if (n < 0) {
         if (errno == EINTR || errno == EPIPE) continue;  // EPIPE: overwritten records, go on with the oldest left
         if (errno == EAGAIN) return true;
-        if (problem) *problem = fmt::format("reading {}: {}", path_, std::strerror(errno));
-        return false;
+        return make_error(fmt::format("reading {}: {}", path_, std::strerror(errno)));
       }
       if (n == 0) return true;
       bytes_read_ += static_cast<uint64_t>(n);
@@ -75,8 +74,7 @@ bool KmsgReader::read_ready(const OnRecord& on_record, uint64_t max_records, boo
     ssize_t n = ::read(fd_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      if (problem) *problem = fmt::format("reading {}: {}", path_, std::strerror(errno));
-      return false;
+      return make_error(fmt::format("reading {}: {}", path_, std::strerror(errno)));
     }
     if (n == 0) break;
     bytes_read_ += static_cast<uint64_t>(n);
@@ -95,12 +93,12 @@ void KmsgReader::poll(int timeout_ms, const OnRecord& on_record, uint64_t max_re
   if (device_) {
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, timeout_ms) <= 0) return;
-    read_ready(on_record, max_records, false, nullptr);
+    (void)read_ready(on_record, max_records, false);
     return;
   }
   // A growing capture: no inotify (files are a test and replay path, not the
   // live one), so when nothing was new the timeout is slept.
-  read_ready(on_record, max_records, false, nullptr);
+  (void)read_ready(on_record, max_records, false);
   if (bytes_read_ == 0 && timeout_ms > 0) ::usleep(static_cast<useconds_t>(timeout_ms) * 1000);
 }
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/result.h"
+
 namespace aimem {
 
 class KmsgReader {
@@ -28,12 +30,16 @@ class KmsgReader {
   const std::string& path() const { return path_; }
   int error_number() const { return errno_; }
   bool device() const { return device_; }  // the ring itself, not a capture
+  // The descriptor to wait on (poll/epoll, POLLIN) for new records: the
+  // device only; -1 for a capture, which is read at a caller's tick instead.
+  int wait_fd() const { return device_ ? fd_ : -1; }
 
   using OnRecord = std::function<void(std::string_view raw)>;
   // Every record ready now, at most max_records. A capture's last line
   // without a newline is held for the next call unless `at_end`. Lines over
-  // max_line are cut there. False when a read failed (`problem` says why).
-  bool read_ready(const OnRecord& on_record, uint64_t max_records, bool at_end, std::string* problem);
+  // max_line are cut there. An error naming the file when a read failed
+  // (the records before it were handed on).
+  Result<bool> read_ready(const OnRecord& on_record, uint64_t max_records, bool at_end);
   // Waits at most timeout_ms for records, then reads those ready (a capture
   // has no wakeup: when nothing was new it sleeps the timeout).
   void poll(int timeout_ms, const OnRecord& on_record, uint64_t max_records);

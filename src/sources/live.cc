@@ -9,13 +9,13 @@
 
 namespace aimem {
 
-LiveReport collect_live(const LiveOptions& o, FactSink& sink) {
+LiveReport collect_live(const LiveOptions& o, FactSink& sink, const TextReaders& readers) {
   LiveReport report;
   std::string root = o.root.empty() ? "/" : o.root;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   auto boot = boot_time_us(root);
 
-  KmsgResult kmsg = read_kmsg(root, boot, sink);
+  KmsgResult kmsg = read_kmsg(root, boot, sink, readers);
   report.kernel_log_read = kmsg.read;
   report.kernel_log_problem = kmsg.problem;
   report.kernel_log_errno = kmsg.error;
@@ -26,7 +26,7 @@ LiveReport collect_live(const LiveOptions& o, FactSink& sink) {
 
   bool journal_read = false;
   if (o.journal) {
-    JournalResult j = read_journal(root, o.since_us, o.unit, kmsg.read ? kmsg.first_us : std::nullopt, sink);
+    JournalResult j = read_journal(root, o.since_us, o.unit, kmsg.read ? kmsg.first_us : std::nullopt, sink, readers);
     journal_read = j.read;
     if (j.read) report.notes.push_back(fmt::format("journal: {} entries since {}", j.entries, timeutil::format_human(o.since_us)));
     else report.notes.push_back(j.problem);

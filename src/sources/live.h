@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "evidence/sink.h"
+#include "evidence/text_reader.h"
 
 namespace aimem {
 
@@ -31,7 +32,8 @@ struct LiveReport {
   std::vector<std::string> notes;     // what was read, in one line each
 };
 
-LiveReport collect_live(const LiveOptions& options, FactSink& sink);
+// The kernel log and the journal are handed to `readers` (the line scanner).
+LiveReport collect_live(const LiveOptions& options, FactSink& sink, const TextReaders& readers);
 
 // The parts, each usable alone (tests point them at fixture trees).
 struct KmsgResult {
@@ -41,7 +43,8 @@ struct KmsgResult {
   uint64_t records = 0;
   std::optional<int64_t> first_us;  // wall time of the oldest record read
 };
-KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, FactSink& sink);
+KmsgResult read_kmsg(const std::string& root, std::optional<int64_t> boot_us, FactSink& sink,
+                     const TextReaders& readers);
 
 struct CgroupScan {
   bool found = false;
@@ -78,7 +81,8 @@ struct JournalResult {
   uint64_t entries = 0;
 };
 JournalResult read_journal(const std::string& root, int64_t since_us, const std::string& unit,
-                           std::optional<int64_t> skip_kernel_after_us, FactSink& sink);
+                           std::optional<int64_t> skip_kernel_after_us, FactSink& sink,
+                           const TextReaders& readers);
 
 struct GpuScan {
   bool library = false;   // NVML found and initialised

@@ -22,8 +22,9 @@ using namespace nvml;
 GpuScan scan(FactSink& sink) {
   GpuScan result;
   Api api;
-  if (!open_api(api, &result.problem)) {
-    if (result.problem.empty()) result.problem = "no NVIDIA driver (libnvidia-ml.so.1 not found): GPU memory not checked";
+  auto opened = open_api(api);
+  if (!opened || !*opened) {
+    result.problem = opened ? "no NVIDIA driver (libnvidia-ml.so.1 not found): GPU memory not checked" : opened.error().message;
     return result;
   }
   auto err = [&](nvmlReturn_t r) { return api.error ? std::string(api.error(r)) : fmt::format("NVML error {}", r); };

@@ -77,7 +77,7 @@ Reading read_devices(const Api& api, int& procs_version) {
   return out;
 }
 
-bool open_api(Api& api, std::string* problem) {
+Result<bool> open_api(Api& api) {
   const char* env = std::getenv("AIMEM_NVML_LIBRARY");
   for (const char* lib : {env, "libnvidia-ml.so.1", "libnvidia-ml.so"}) {
     if (!lib || !*lib) continue;
@@ -85,7 +85,7 @@ bool open_api(Api& api, std::string* problem) {
     if (api.handle || env) break;
   }
   if (!api.handle) {
-    if (env) *problem = fmt::format("AIMEM_NVML_LIBRARY={} could not be loaded: {}", env, dlerror());
+    if (env) return make_error(fmt::format("AIMEM_NVML_LIBRARY={} could not be loaded: {}", env, dlerror()));
     return false;
   }
   sym(api.handle, api.init, {"nvmlInit_v2", "nvmlInit"});

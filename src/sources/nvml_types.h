@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
+
 namespace aimem::nvml {
 
 using nvmlReturn_t = int;
@@ -44,10 +46,10 @@ struct Api {
 };
 
 // dlopens AIMEM_NVML_LIBRARY, else libnvidia-ml.so.1 / libnvidia-ml.so, and
-// resolves the functions. False when no library loaded: `problem` says why
-// when AIMEM_NVML_LIBRARY named one, and stays empty when NVML is simply
-// absent (normal on hosts without an NVIDIA driver).
-bool open_api(Api& api, std::string* problem);
+// resolves the functions. True when a library loaded; false when NVML is
+// simply absent (normal on hosts without an NVIDIA driver); an error when
+// AIMEM_NVML_LIBRARY named a library that could not be loaded.
+Result<bool> open_api(Api& api);
 
 inline constexpr nvmlReturn_t kSuccess = 0, kNotSupported = 3, kInsufficientSize = 7, kFunctionNotFound = 13;
 inline constexpr unsigned long long kNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE

@@ -4,6 +4,8 @@
 // then counts OOM notifications. v2: inotify IN_MODIFY on memory.events.
 #include "sources/oom_notify.h"
 
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
@@ -38,53 +40,55 @@ OomNotifier::~OomNotifier() {
   if (epoll_ >= 0) ::close(epoll_);
 }
 
-bool OomNotifier::add_pressure_trigger(const std::string& root, int64_t stall_us, int64_t window_us,
-                                       std::string* error) {
+Result<bool> OomNotifier::add_pressure_trigger(const std::string& root, int64_t stall_us, int64_t window_us) {
   std::lock_guard<std::mutex> lock(mu_);
   if (psi_ >= 0) return true;
   std::string path = (root == "/" || root.empty() ? "" : root) + "/proc/pressure/memory";
   int fd = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    *error = fmt::format("{}: {}", path, std::strerror(errno));
-    return false;
+    return make_error(fmt::format("{}: {}", path, std::strerror(errno)));
+  }
+  // Only the kernel's file takes a trigger: under a captured tree (--root of
+  // a copied /proc) the write would overwrite the capture.
+  struct statfs fs{};
+  if (::fstatfs(fd, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC) {
+    ::close(fd);
+    return make_error(fmt::format("{}: not the kernel's procfs (a captured tree?): no pressure trigger", path));
   }
   std::string trigger = fmt::format("some {} {}", stall_us, window_us);
   // The trigger string includes its NUL, as the kernel's documentation writes it.
   if (::write(fd, trigger.c_str(), trigger.size() + 1) < 0) {
-    *error = fmt::format("{}: trigger '{}' refused: {}", path, trigger, std::strerror(errno));
+    Error failed = make_error(fmt::format("{}: trigger '{}' refused: {}", path, trigger, std::strerror(errno)));
     ::close(fd);
-    return false;
+    return failed;
   }
   epoll_event ev{};
   ev.events = EPOLLPRI;
   ev.data.fd = fd;
   if (epoll_ < 0 || ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-    *error = fmt::format("{}: cannot poll the trigger: {}", path, std::strerror(errno));
+    Error failed = make_error(fmt::format("{}: cannot poll the trigger: {}", path, std::strerror(errno)));
     ::close(fd);
-    return false;
+    return failed;
   }
   psi_ = fd;
   return true;
 }
 
-bool OomNotifier::add(const std::string& dir, const std::string& path, int version, std::string* error) {
+Result<bool> OomNotifier::add(const std::string& dir, const std::string& path, int version) {
   std::lock_guard<std::mutex> lock(mu_);
   if (by_path_.count(path)) return true;
   if (epoll_ < 0) {
-    *error = "epoll is not available";
-    return false;
+    return make_error(fmt::format("{}: epoll is not available", dir));
   }
   if (by_path_.size() >= kMaxWatched) {
-    *error = fmt::format("already watching {} cgroups", kMaxWatched);
-    return false;
+    return make_error(fmt::format("{}: already watching {} cgroups", dir, kMaxWatched));
   }
   Watch w;
   w.path = path;
   if (version == 1) {
     int control = ::open((dir + "/memory.oom_control").c_str(), O_RDONLY | O_CLOEXEC);
     if (control < 0) {
-      *error = fmt::format("{}/memory.oom_control: {}", dir, std::strerror(errno));
-      return false;
+      return make_error(fmt::format("{}/memory.oom_control: {}", dir, std::strerror(errno)));
     }
     int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     int ctl = ::open((dir + "/cgroup.event_control").c_str(), O_WRONLY | O_CLOEXEC);
@@ -95,8 +99,7 @@ bool OomNotifier::add(const std::string& dir, const std::string& path, int versi
     ::close(control);  // the kernel holds its own reference once registered
     if (!ok) {
       if (efd >= 0) ::close(efd);
-      *error = fmt::format("{}/cgroup.event_control: {}", dir, std::strerror(err));
-      return false;
+      return make_error(fmt::format("{}/cgroup.event_control: {}", dir, std::strerror(err)));
     }
     w.event_fd = efd;
     epoll_event ev{};
@@ -106,13 +109,11 @@ bool OomNotifier::add(const std::string& dir, const std::string& path, int versi
     by_fd_[efd] = path;
   } else {
     if (inotify_ < 0) {
-      *error = "inotify is not available";
-      return false;
+      return make_error(fmt::format("{}: inotify is not available", dir));
     }
     int wd = ::inotify_add_watch(inotify_, (dir + "/memory.events").c_str(), IN_MODIFY);
     if (wd < 0) {
-      *error = fmt::format("{}/memory.events: {}", dir, std::strerror(errno));
-      return false;
+      return make_error(fmt::format("{}/memory.events: {}", dir, std::strerror(errno)));
     }
     w.wd = wd;
     by_wd_[wd] = path;

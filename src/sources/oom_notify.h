@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
+
 namespace aimem::watch {
 
 class OomNotifier {
@@ -23,20 +25,24 @@ class OomNotifier {
   OomNotifier& operator=(const OomNotifier&) = delete;
 
   // `dir` is the cgroup's directory, `path` its name relative to the
-  // hierarchy (what events carry). Idempotent; false (with a reason) when the
-  // cgroup cannot be watched or the bound is reached.
-  bool add(const std::string& dir, const std::string& path, int version, std::string* error);
+  // hierarchy (what events carry). Idempotent; an error naming the file when
+  // the cgroup cannot be watched or the bound is reached.
+  Result<bool> add(const std::string& dir, const std::string& path, int version);
   // A PSI trigger on ROOT/proc/pressure/memory: woken when tasks stalled on
   // memory for `stall_us` within `window_us` (the kernel wants the window
   // 500 ms..10 s, a multiple of 2 s for unprivileged users). wait() then
-  // returns kPressure. False (with the reason) where PSI or triggers are not
+  // returns kPressure. An error (naming the file) where PSI or triggers are not
   // permitted: a kernel without CONFIG_PSI, psi=0, or no write access.
   static constexpr const char* kPressure = "<memory pressure>";
-  bool add_pressure_trigger(const std::string& root, int64_t stall_us, int64_t window_us, std::string* error);
+  Result<bool> add_pressure_trigger(const std::string& root, int64_t stall_us, int64_t window_us);
   // Stops watching cgroups not in `present` (removed ones).
   void keep_only(const std::vector<std::string>& present);
-  // Waits at most timeout_ms; the paths of the cgroups that signalled.
+  // Waits at most timeout_ms (0: only what is ready); the paths of the
+  // cgroups that signalled.
   std::vector<std::string> wait(int timeout_ms);
+  // Readable when wait(0) has something: the set's own epoll descriptor, for
+  // an event loop to hold in its set (-1 when epoll is not available).
+  int wait_fd() const { return epoll_; }
   size_t watched() const;
 
  private:

@@ -9,27 +9,34 @@
 #include <cstring>
 
 namespace aimem {
+namespace {
+
+// Reads `fd` to its end, or until `out` holds at least `limit` bytes (it may
+// then hold up to one buffer more). False on a read error, errno kept.
+bool read_until(int fd, size_t limit, std::string& out) {
+  char buf[65536];
+  while (out.size() < limit) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
 
 std::optional<std::string> read_small_file(const std::string& path, size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
   std::string out;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() >= max_bytes) {
-      out.resize(max_bytes);
-      break;
-    }
-  }
+  const bool read = read_until(fd, max_bytes, out);
   ::close(fd);
+  if (!read) return std::nullopt;
+  if (out.size() > max_bytes) out.resize(max_bytes);
   return out;
 }
 
@@ -67,18 +74,10 @@ Result<std::string> read_user_file(const std::string& path, size_t max_bytes, co
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   }
   std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return make_error(fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(errno)));
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > max_bytes)
-      return make_error(fmt::format("{}: more than the {} bytes a {} may have", path, max_bytes, what));
-  }
+  if (!read_until(fd, max_bytes + 1, out))
+    return make_error(fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(errno)));
+  if (out.size() > max_bytes)
+    return make_error(fmt::format("{}: more than the {} bytes a {} may have", path, max_bytes, what));
   return out;
 }
 

@@ -35,6 +35,9 @@ struct CgroupSample {
   std::optional<uint64_t> psi_some_total_us, psi_full_total_us;  // v2 memory.pressure
   // What the path says it is (parse_cgroup_path): pod UID, container id, unit.
   std::string pod_uid, container_id;
+  // Their Kubernetes names from the kubelet's log folders (kube_names.h);
+  // empty off Kubernetes or when the node's /var/log/pods is not visible.
+  std::string k8s_namespace, k8s_pod, k8s_container;
 };
 
 struct ProcessSample {
@@ -45,6 +48,7 @@ struct ProcessSample {
   uint64_t rss = 0;     // VmRSS
   std::optional<uint64_t> hwm, swap;  // VmHWM, VmSwap
   std::optional<uint64_t> gpu_bytes;  // sum over GPUs (NVML per-process)
+  std::string k8s_namespace, k8s_pod, k8s_container;  // of its cgroup (CgroupSample)
 };
 
 struct GpuSample {
@@ -60,6 +64,7 @@ struct GpuProcessSample {
   uint64_t used = 0;
   std::string cgroup;  // from /proc/PID/cgroup, empty when the pid is not visible
   std::string pod_uid, container_id;
+  std::string k8s_namespace, k8s_pod, k8s_container;  // as CgroupSample's
 };
 
 // One scrape of an inference server (vLLM, llama.cpp server, TGI, SGLang

@@ -37,7 +37,8 @@
 // put on a CPU) its memory is as last read, unless the kernel moved it from
 // outside: reclaim, swap, khugepaged or the OOM reaper, whose proc/vmstat
 // counters (read every sample for oom_kill anyway) then disable the shortcut
-// for that sample. Threads are counted from status, or from proc/PID/task's
+// for that sample, except where the process's own memory cgroup tells that
+// none of its pages went (below). Threads are counted from status, or from proc/PID/task's
 // link count when a process ran but statm did not move; a process with more
 // than one is read in full, as a thread's runs do not show in the leader's
 // schedstat. What the shortcut cannot see (another process writing into it
@@ -46,6 +47,31 @@
 // CPU without a tick since the last sample) is bounded: every process gets a
 // full statm read at least every kStatmRefresh samples, staggered by pid.
 // Its own process is always read in full (it is running while it reads).
+//
+// Reclaim told per cgroup. On a host where some cgroup hits its limit every
+// second, the host's counters move at every sample. Then each memory cgroup's
+// memory.stat (read once per sample: the cgroup walk's own read when it made
+// one, else the file held open like the other cgroup files; only in samples
+// where the host's counters moved) tells whether a page left it or was
+// charged to it since it was last read; its sleeping processes keep the
+// shortcut when nothing did. The counters, which move whenever a page leaves
+// the cgroup or is charged to it:
+//   v1 (Documentation/admin-guide/cgroup-v1/memory.rst, 5.2 stat file):
+//      total_pgpgin and total_pgpgout, charging and uncharging events (a page
+//      reclaimed, freed by the OOM reaper or swapped out is uncharged; one
+//      swapped in by swapoff or a huge page khugepaged collapses into is
+//      charged), total_swap where swap is accounted.
+//   v2 (Documentation/admin-guide/cgroup-v2.rst, memory.stat): pgscan and
+//      pgsteal (reclaim scanned, and so may have unmapped, or reclaimed),
+//      pswpin and pswpout (6.15+), thp_collapse_alloc, and the anon and file
+//      amounts (swap-in, pages freed by the OOM reaper, a file truncated under
+//      a mapping), there being no charge event counter in v2.
+// A process in the root cgroup, or with no cgroup or memory.stat to read, is
+// read in full as before. What this cannot see: a page charged to another
+// cgroup (a shared library's page cache first read by another cgroup, pages
+// left in the old cgroup of a process moved without them) reclaimed from
+// under the process; bounded like the rest by the full read every
+// kStatmRefresh samples.
 //
 // The task iterator (options.task_iterator, a sample of the whole live host,
 // task_runs.h). One read lists every task with its run time and context
@@ -77,6 +103,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <unordered_set>
@@ -90,6 +117,7 @@
 #include "sources/proc_text.h"
 #include "sources/readfile.h"
 #include "sources/gpu.h"
+#include "sources/kube_names.h"
 #include "sources/task_runs.h"
 
 namespace aimem::watch {
@@ -271,6 +299,30 @@ std::optional<uint64_t> unmapping_events(std::string_view vmstat) {
   return sum;
 }
 
+// The memory.stat counters of one cgroup that move when a page leaves it or
+// is charged to it (see the top of this file), in a fixed order (an absent
+// optional one is UINT64_MAX); empty when the ones needed are not there.
+std::vector<uint64_t> cgroup_page_counters(int version, std::string_view stat) {
+  static constexpr std::string_view kV1[] = {"total_pgpgin", "total_pgpgout", "total_swap"};
+  static constexpr std::string_view kV2[] = {"pgscan", "pgsteal", "anon", "file", "pswpin", "pswpout", "thp_collapse_alloc"};
+  const std::string_view* keys = version == 1 ? kV1 : kV2;
+  const size_t n = version == 1 ? std::size(kV1) : std::size(kV2), needed = version == 1 ? 2 : 4;
+  std::vector<uint64_t> out(n, UINT64_MAX);
+  for (auto line : text::split(stat, '\n')) {
+    size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, sp);
+    for (size_t k = 0; k < n; ++k)
+      if (keys[k] == key) {
+        out[k] = u64(line.substr(sp + 1)).value_or(UINT64_MAX);
+        break;
+      }
+  }
+  for (size_t k = 0; k < needed; ++k)
+    if (out[k] == UINT64_MAX) return {};
+  return out;
+}
+
 std::optional<StatLine> read_stat(const std::string& dir) {
   auto s = read_small_file(dir + "/stat", 4096);
   return s ? parse_stat(*s) : std::nullopt;
@@ -309,6 +361,7 @@ Sampler::Sampler(SamplerOptions options) : opt_(std::move(options)) {
   if (n > 0 && text::parse_u64(std::string_view(self, static_cast<size_t>(n))) != static_cast<uint64_t>(::getpid()))
     own_pid_namespace_ = false;
   find_hierarchy();
+  kube_ = std::make_unique<KubeNames>(opt_.root);
   if (opt_.gpus) gpu_ = std::make_unique<GpuReader>();
   if (opt_.task_iterator) {
     std::string root = opt_.root;
@@ -320,7 +373,10 @@ Sampler::Sampler(SamplerOptions options) : opt_(std::move(options)) {
     else if (!own_pid_namespace_)
       task_runs_why_ = "proc/ is of another pid namespace";
     else
-      task_runs_ = TaskRuns::open(&task_runs_why_);
+      if (auto opened = TaskRuns::open())
+        task_runs_ = std::move(*opened);
+      else
+        task_runs_why_ = opened.error().message;
   }
 }
 
@@ -406,7 +462,43 @@ Sample Sampler::sample() {
       }
     }
   }
+  name_pods(s);
   return s;
+}
+
+void Sampler::name_pods(Sample& s) {
+  const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  // One lookup per cgroup path this sample (processes share their cgroup's).
+  std::unordered_map<std::string, std::optional<KubeName>> by_path;
+  auto names_of = [&](const std::string& path, const std::string& uid, const std::string& id) -> const std::optional<KubeName>& {
+    auto it = by_path.find(path);
+    if (it == by_path.end()) it = by_path.emplace(path, kube_->lookup(uid, id, now_s)).first;
+    return it->second;
+  };
+  auto apply = [](const std::optional<KubeName>& n, std::string& ns, std::string& pod, std::string& container) {
+    if (!n) return;
+    ns = n->ns, pod = n->pod, container = n->container;
+  };
+  for (auto& c : s.cgroups)
+    if (!c.pod_uid.empty() || !c.container_id.empty())
+      apply(names_of(c.path, c.pod_uid, c.container_id), c.k8s_namespace, c.k8s_pod, c.k8s_container);
+  // A cgroup of no pod or container is remembered as such too: a host's
+  // thousand processes share a few cgroups, and parsing each one's path at
+  // every sample was a quarter of the watch's sampling time.
+  for (auto& p : s.processes) {
+    if (p.cgroup.empty()) continue;
+    auto it = by_path.find(p.cgroup);
+    if (it == by_path.end()) {
+      auto info = parse_cgroup_path(p.cgroup);
+      std::optional<KubeName> name;
+      if (!info.pod_uid.empty() || !info.container_id.empty()) name = kube_->lookup(info.pod_uid, info.container_id, now_s);
+      it = by_path.emplace(p.cgroup, std::move(name)).first;
+    }
+    apply(it->second, p.k8s_namespace, p.k8s_pod, p.k8s_container);
+  }
+  for (auto& gp : s.gpu_processes)
+    if (!gp.pod_uid.empty() || !gp.container_id.empty())
+      apply(names_of(gp.cgroup, gp.pod_uid, gp.container_id), gp.k8s_namespace, gp.k8s_pod, gp.k8s_container);
 }
 
 void Sampler::read_host(HostSample& h) {
@@ -433,6 +525,7 @@ void Sampler::read_host(HostSample& h) {
     h.oom_kills = proc_text::vmstat_field(*v, "oom_kill");
     unmapping_now_ = unmapping_events(*v);
   }
+  by_cgroup_ = opt_.processes && version_ != 0 && unmapping_now_ && unmapping_before_ && *unmapping_now_ != *unmapping_before_;
 }
 
 void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
@@ -444,7 +537,13 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
   size_t visited = 0;
   scope_dirs_.clear();
 
-  const CgroupFileReader read = [this](const std::string& path) { return read_file(path); };
+  static constexpr std::string_view kStat = "/memory.stat";
+  const CgroupFileReader read = [this](const std::string& path) {
+    auto content = read_file(path);
+    if (content && by_cgroup_ && text::ends_with(path, kStat))  // the mark of reclaim per cgroup, from the same read
+      mark_cgroup(path.substr(0, path.size() - kStat.size()), *content);
+    return content;
+  };
   auto read_one = [&](const std::string& dir, const std::string& rel) -> bool {
     CgroupSample c;
     c.path = rel;
@@ -476,6 +575,36 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
     for (auto& c : children) stack.emplace_back((rel == "/" ? "" : rel) + "/" + c, depth + 1);
   }
   if (visited >= kMaxCgroups) warn(fmt::format("more than {} cgroups under {}: the rest not sampled", kMaxCgroups, mount_));
+}
+
+// The counters of pages leaving or charged of the cgroup at dir (its
+// memory.stat), against those of the last read (see the top of this file).
+void Sampler::mark_cgroup(const std::string& dir, std::string_view stat) {
+  if (marks_.size() >= kMaxCgroups)  // removed cgroups: forget those not read in this sample
+    std::erase_if(marks_, [&](const auto& m) { return m.second.read != generation_; });
+  std::vector<uint64_t> counters = cgroup_page_counters(version_, stat);
+  CgroupMark& m = marks_[dir];
+  m.kept = !counters.empty() && m.read != 0 && counters == m.counters;
+  m.counters = std::move(counters);
+  m.read = generation_;
+}
+
+// In a sample where the host's counters moved: no page left the memory
+// cgroup (a process's, as proc/PID/cgroup names it) nor was charged to it
+// since it was last read. Its memory.stat is read at most once per sample.
+bool Sampler::cgroup_kept(const std::string& cgroup) {
+  if (!by_cgroup_ || cgroup.empty() || cgroup == "/" || cgroup.front() != '/') return false;
+  std::string dir = mount_ + cgroup;
+  auto it = marks_.find(dir);
+  if (it == marks_.end() || it->second.read != generation_) {
+    if (auto stat = read_file(dir + "/memory.stat"))
+      mark_cgroup(dir, *stat);
+    else
+      marks_.erase(dir);  // no cgroup there (or not readable): read in full
+    it = marks_.find(dir);
+    if (it == marks_.end() || it->second.read != generation_) return false;
+  }
+  return it->second.kept;
 }
 
 // What the parts of one walk over the processes (read_processes) share.
@@ -634,7 +763,8 @@ bool Sampler::read_process(Walk& w, size_t i) {
   const uint64_t turn = static_cast<uint64_t>(pid) + generation_;
   const bool identity_due = turn % kIdentityRefresh == 0;
   bool ran = false;  // schedstat moved since the last sample
-  if (hint && !next_sigs_[i].ran && w.still && pid != w.self && turn % kStatmRefresh != 0 && !identity_due) {
+  if (hint && !next_sigs_[i].ran && pid != w.self && turn % kStatmRefresh != 0 && !identity_due &&
+      (w.still || cgroup_kept(hint->cgroup))) {
     Proc& p = *hint;
     w.seen_now += p.seen != generation_;
     p.seen = generation_;  // no thread ran, nothing unmapped: rss, hwm and swap stand
@@ -661,9 +791,10 @@ bool Sampler::read_process(Walk& w, size_t i) {
       } else if (std::string_view sched(sbuf, static_cast<size_t>(n)); sched != p.sched) {
         ran = true;
         p.sched.assign(sched);
-      } else if (w.still && p.threads == 1 && pid != w.self && turn % kStatmRefresh != 0 && !identity_due) {
+      } else if (p.threads == 1 && pid != w.self && turn % kStatmRefresh != 0 && !identity_due &&
+                 (w.still || cgroup_kept(p.cgroup))) {
         w.seen_now += p.seen != generation_;
-        p.seen = generation_;  // did not run, nothing unmapped: rss, hwm and swap stand
+        p.seen = generation_;  // did not run, nothing unmapped (on the host or in its cgroup): rss, hwm and swap stand
         w.live.push_back(&p);
         return true;
       }

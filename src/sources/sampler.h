@@ -17,6 +17,10 @@
 #include "sources/live.h"
 #include "sources/sample.h"
 
+namespace aimem {
+class KubeNames;  // kube_names.h
+}
+
 namespace aimem::watch {
 
 struct SamplerOptions {
@@ -100,12 +104,27 @@ class Sampler {
   // Sum of the proc/vmstat counters of what can change a sleeping process's
   // resident memory (reclaim, swap, THP collapse, OOM kills): see sampler.cc.
   std::optional<uint64_t> unmapping_now_, unmapping_before_;
+  // When they moved, reclaim is told per memory cgroup instead: a process
+  // that did not run keeps its memory if its cgroup's memory.stat counters of
+  // pages leaving or charged (cgroup_reclaim_mark) did not move. By the
+  // cgroup's directory; `read` is the generation its memory.stat was last read.
+  struct CgroupMark {
+    std::vector<uint64_t> counters;  // empty: the counters were not there
+    uint64_t read = 0;
+    bool kept = false;  // at `read`: the counters were read before and did not move
+  };
+  std::unordered_map<std::string, CgroupMark> marks_;
+  bool by_cgroup_ = false;  // this sample: the host's counters moved, marks are read
+  void mark_cgroup(const std::string& dir, std::string_view stat);
+  bool cgroup_kept(const std::string& cgroup);  // a process's cgroup (proc/PID/cgroup): see sampler.cc
   std::string last_pid_;        // proc/loadavg's last pid at the previous walk
   bool own_pid_namespace_ = true;  // proc/ under root is of this process's pid namespace (or a fixture)
   bool complete_walk_ = false;  // every process then had its statm file held
   std::vector<std::string> scope_dirs_;  // with options.cgroup: the subtree's cgroup directories this sample
   int children_files_ = -1;              // proc/PID/task/TID/children exist: 1, do not: 0, not known yet: -1
   size_t proc_listings_ = 0;
+  void name_pods(Sample& s);  // Kubernetes names of the cgroups, processes and GPU processes
+  std::unique_ptr<aimem::KubeNames> kube_;
   std::unique_ptr<GpuReader> gpu_;
   std::unique_ptr<TaskRuns> task_runs_;
   std::vector<TaskRun> runs_;  // the last read, kept for its capacity

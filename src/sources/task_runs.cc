@@ -103,23 +103,21 @@ int log_libbpf(enum libbpf_print_level level, const char* format, va_list args) 
 
 }  // namespace
 
-std::unique_ptr<TaskRuns> TaskRuns::open(std::string* why) {
+Result<std::unique_ptr<TaskRuns>> TaskRuns::open() {
 #ifndef AIMEM_TASK_RUNS_BPF_OBJECT
-  *why = "built without the BPF task iterator (clang and libbpf-dev were not found at build time)";
-  return nullptr;
+  return make_error("built without the BPF task iterator (clang and libbpf-dev were not found at build time)");
 #else
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-    *why = std::string("socketpair: ") + std::strerror(errno);
-    return nullptr;
+    return make_error(std::string("the BPF task iterator: socketpair: ") + std::strerror(errno));
   }
   // fork without exec: the child calls malloc (fork-safe in glibc) and libbpf,
   // and touches nothing another thread of this process may hold.
   pid_t child = ::fork();
   if (child < 0) {
-    *why = std::string("fork: ") + std::strerror(errno);
+    Error failed = make_error(std::string("the BPF task iterator: fork: ") + std::strerror(errno));
     ::close(sv[0]), ::close(sv[1]);
-    return nullptr;
+    return failed;
   }
   if (child == 0) {
     ::close(sv[0]);
@@ -155,16 +153,14 @@ std::unique_ptr<TaskRuns> TaskRuns::open(std::string* why) {
   while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
   }
   if (fd < 0) {
-    *why = text.empty() ? "loading the BPF task iterator failed" : text;
-    return nullptr;
+    return make_error(text.empty() ? "loading the BPF task iterator failed" : text);
   }
   std::unique_ptr<TaskRuns> t(new TaskRuns(fd));
   // Records name pids as the initial pid namespace does: in another one (a
   // container without hostPID) they are not the pids proc/ shows.
   std::vector<TaskRun> runs;
   if (!t->read(runs)) {
-    *why = t->why();
-    return nullptr;
+    return make_error(t->why());
   }
   return t;
 #endif

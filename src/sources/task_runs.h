@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
+
 namespace aimem::watch {
 
 // One thread, as the iterator writes it (layout shared with the BPF program).
@@ -35,9 +37,9 @@ static_assert(sizeof(TaskRun) == 40, "TaskRun must match the BPF program's recor
 
 class TaskRuns {
  public:
-  // Loads the iterator; nullptr with *why set when it cannot (not built in,
+  // Loads the iterator; an error saying why when it cannot (not built in,
   // no libbpf, no permission, no BTF, another pid namespace).
-  static std::unique_ptr<TaskRuns> open(std::string* why);
+  static Result<std::unique_ptr<TaskRuns>> open();
   ~TaskRuns();
   TaskRuns(const TaskRuns&) = delete;
   TaskRuns& operator=(const TaskRuns&) = delete;

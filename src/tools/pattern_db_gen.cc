@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Build-time output: the generated pattern_db.cc the build asked for.
-  FILE* out = std::fopen(argv[1], "w");
+  FILE* out = std::fopen(argv[1], "w");  // OUTPUT: writes a file (allowlisted in cmake/layers.cmake), reads nothing
   if (!out) {
     std::perror(argv[1]);
     return 1;

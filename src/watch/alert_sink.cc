@@ -304,9 +304,8 @@ void AlertSink::post_webhook(const Alert& a) {
   const std::string& url = d_.webhook_url;
   if (!text::starts_with(url, "http://") && !text::starts_with(url, "https://"))
     return report_failure(channel, "the URL must start with http:// or https://");
-  std::string err;
-  std::optional<net::Url> u = net::split_url(url, &err);
-  if (!u) return report_failure(channel, "cannot parse the host and port: " + err);
+  auto u = net::split_url(url);
+  if (!u) return report_failure(channel, "cannot parse the host and port: " + u.error().message);
   const bool tls = u->tls;
   const std::string& host = u->host;
   const int port = u->port;

@@ -5,8 +5,10 @@
 // Bounded cost: each pool keeps at most kMaxWindowPoints points over the trend
 // window. When the window is full it drops every other point and doubles the
 // minimum spacing, so a long window at 10 Hz keeps an even spread of ~100
-// points; the forecast (Theil–Sen, O(n^2) pairs, a few thousand) is redone
-// only when a point is appended, i.e. at most once per minimum spacing.
+// points; the forecast (forecast.cc, O(n^2), tens of thousands of
+// multiply-adds) is redone only when a point is appended, i.e. at most once
+// per minimum spacing. A second window of the same size over leak_window_us
+// (one point per ~3 min) serves slow leaks.
 #include "watch/alerts.h"
 
 #include <algorithm>
@@ -119,6 +121,11 @@ nlohmann::json alert_json(const Alert& a) {
   nlohmann::json j = {{"time", timeutil::format_iso(a.time_us)}, {"time_us", a.time_us}, {"key", a.key},
                       {"severity", a.severity}, {"pool", a.pool_id}, {"message", a.message}};
   j["tte_seconds"] = a.tte_s ? nlohmann::json(*a.tte_s) : nlohmann::json(nullptr);
+  if (a.tte_s) {
+    j["tte_low_seconds"] = a.tte_low_s ? nlohmann::json(*a.tte_low_s) : nlohmann::json(nullptr);
+    j["tte_high_seconds"] = a.tte_high_s ? nlohmann::json(*a.tte_high_s) : nlohmann::json(nullptr);
+    j["shape"] = a.shape;
+  }
   j["used_bytes"] = a.used ? nlohmann::json(*a.used) : nlohmann::json(nullptr);
   j["limit_bytes"] = a.limit ? nlohmann::json(*a.limit) : nlohmann::json(nullptr);
   return j;
@@ -132,26 +139,7 @@ std::optional<double> theil_sen_per_s(const std::vector<std::pair<int64_t, uint6
 }
 
 std::optional<double> forecast_tte_s(const std::vector<std::pair<int64_t, uint64_t>>& points, uint64_t limit) {
-  if (points.size() < 3) return std::nullopt;
-  std::vector<double> t, y;
-  to_series(points, t, y);
-  size_t n = t.size();
-  double span = t.back() - t.front();
-  if (span <= 0) return std::nullopt;
-  auto slope = theil_sen(t, y, 0, n);
-  if (!slope || *slope <= 0) return std::nullopt;
-  auto recent = theil_sen(t, y, n / 2, n);
-  if (!recent || *recent <= 0) return std::nullopt;
-  std::vector<double> resid(n);
-  for (size_t k = 0; k < n; ++k) resid[k] = y[k] - *slope * t[k];
-  std::vector<double> tmp = resid;
-  double intercept = median_of(tmp);
-  for (size_t k = 0; k < n; ++k) tmp[k] = std::fabs(resid[k] - intercept);
-  double sigma = 1.4826 * median_of(tmp);
-  if (*slope * span < 2 * sigma) return std::nullopt;
-  double fitted_now = intercept + *slope * t.back();
-  if (fitted_now >= double(limit)) return 0.0;
-  return (double(limit) - fitted_now) / *slope;
+  return forecast_exhaustion(points, limit).tte_s;
 }
 
 AlertEngine::AlertEngine(AlertPolicy policy) : policy_(policy) {}
@@ -166,6 +154,82 @@ bool AlertEngine::admit(const Alert& a) {
   if (it == sent_.end() && sent_.size() >= kMaxRateKeys) return true;  // deliver, but do not remember
   sent_[a.key] = {a.time_us, rank};
   return true;
+}
+
+void AlertEngine::advance(Series& w, const PoolPoint& p, int64_t now, int64_t window_us, bool fixed_gap,
+                          double noise_floor) const {
+  auto& pts = w.points;
+  bool appended = false;
+  if (!pts.empty() && now < pts.back().first) pts.clear();  // clock went back: start over
+  if (fixed_gap) w.min_gap_us = window_us / int64_t(kMaxWindowPoints);
+  if (!pts.empty() && now == pts.back().first) {
+    pts.back().second = p.used;
+  } else if (pts.size() >= 2 && pts.back().first - pts[pts.size() - 2].first < w.min_gap_us) {
+    pts.back() = {now, p.used};  // the newest point slides until it is min_gap past the one before
+  } else {
+    pts.emplace_back(now, p.used);
+    appended = true;
+  }
+  while (!pts.empty() && pts.front().first < now - window_us) pts.pop_front();
+  if (pts.size() > kMaxWindowPoints) {
+    std::deque<std::pair<int64_t, uint64_t>> half;
+    for (size_t i = 0; i < pts.size(); ++i)
+      if (i % 2 == 0 || i + 1 == pts.size()) half.push_back(pts[i]);
+    pts.swap(half);
+    if (!fixed_gap)
+      w.min_gap_us = std::max<int64_t>(w.min_gap_us * 2, (now - pts.front().first) / int64_t(kMaxWindowPoints / 2));
+  }
+  // The forecast costs O(n^2): once per appended point (every min_gap), not per sample.
+  if (appended || w.forecast_at_us < 0 || w.forecast_limit != p.limit.value_or(0)) {
+    w.forecast = Forecast{};
+    if (p.limit && pts.size() >= policy_.min_points) {
+      ForecastOptions o;
+      o.min_points = policy_.min_points;
+      o.min_basis_s = double(policy_.min_trend_span_us) / 1e6;
+      o.max_extrapolation = policy_.max_extrapolation;
+      o.noise_floor_bytes = noise_floor;
+      std::vector<std::pair<int64_t, uint64_t>> v(pts.begin(), pts.end());
+      w.forecast = forecast_exhaustion(v, *p.limit, o);
+    }
+    w.forecast_at_us = now;
+    w.forecast_limit = p.limit.value_or(0);
+  }
+}
+
+void AlertEngine::advance(Window& w, const PoolPoint& p, int64_t now) const {
+  // The leak window first: its residual noise is the floor under which the
+  // recent window sees no change (forecast.h, noise_floor_bytes).
+  if (policy_.leak_window_us > policy_.trend_window_us) advance(w.leak, p, now, policy_.leak_window_us, true, 0);
+  advance(w.recent, p, now, policy_.trend_window_us, false, w.leak.forecast.noise_sd);
+  // The recent window decides when it holds a change (a step, a knee, a
+  // drop: its regime is shorter than it). When it holds none, the regime has
+  // lasted longer than the window, and the leak window, with hours of it,
+  // forecasts better: minutes of a slow series are mostly noise that bends
+  // a fit either way. It is used when it sees growth or a sawtooth.
+  const Series* use = &w.recent;
+  const Forecast& r = w.recent.forecast;
+  const Forecast& l = w.leak.forecast;
+  double recent_span = w.recent.points.size() >= 2
+                           ? double(w.recent.points.back().first - w.recent.points.front().first) / 1e6
+                           : 0;
+  bool recent_whole = r.shape != GrowthShape::step && r.shape != GrowthShape::sawtooth &&
+                      r.basis_s >= 0.9 * recent_span;
+  if (recent_whole && (l.tte_s || l.shape == GrowthShape::sawtooth) && l.basis_s >= 2 * std::max(r.basis_s, 1.0))
+    use = &w.leak;
+  w.chosen = use->forecast;
+  // A baseline: the pool was seen level (flat, falling, a step that levelled
+  // off, a sawtooth) over at least min_points points; from then on a growth
+  // is a change from it (alerts.h, first_regime_extrapolation).
+  if (r.basis_points >= policy_.min_points &&
+      (r.shape == GrowthShape::flat || r.shape == GrowthShape::falling || r.shape == GrowthShape::step ||
+       r.shape == GrowthShape::sawtooth))
+    w.baseline = true;
+  if (w.chosen.tte_s) {
+    double elapsed = double(now - use->forecast_at_us) / 1e6;
+    w.chosen.tte_s = std::max(0.0, *w.chosen.tte_s - elapsed);
+    w.chosen.low_s = std::max(0.0, w.chosen.low_s - elapsed);
+    w.chosen.high_s = std::max(0.0, w.chosen.high_s - elapsed);
+  }
 }
 
 std::vector<Alert> AlertEngine::observe(const Sample& s) {
@@ -217,52 +281,26 @@ std::vector<Alert> AlertEngine::observe(const Sample& s) {
     if (old == windows_.end() && windows_.size() + kept.size() >= kMaxPools) continue;
     Window w = old == windows_.end() ? Window{} : std::move(old->second);
     if (old != windows_.end()) windows_.erase(old);
-    auto& pts = w.points;
-    bool appended = false;
-    if (!pts.empty() && now < pts.back().first) pts.clear();  // clock went back: start over
-    if (!pts.empty() && now == pts.back().first) {
-      pts.back().second = p.used;
-    } else if (pts.size() >= 2 && pts.back().first - pts[pts.size() - 2].first < w.min_gap_us) {
-      pts.back() = {now, p.used};  // the newest point slides until it is min_gap past the one before
-    } else {
-      pts.emplace_back(now, p.used);
-      appended = true;
-    }
-    while (!pts.empty() && pts.front().first < now - policy_.trend_window_us) pts.pop_front();
-    if (pts.size() > kMaxWindowPoints) {
-      std::deque<std::pair<int64_t, uint64_t>> half;
-      for (size_t i = 0; i < pts.size(); ++i)
-        if (i % 2 == 0 || i + 1 == pts.size()) half.push_back(pts[i]);
-      pts.swap(half);
-      w.min_gap_us = std::max<int64_t>(w.min_gap_us * 2, (now - pts.front().first) / int64_t(kMaxWindowPoints / 2));
-    }
-    // Theil–Sen costs O(n^2): once per appended point (every min_gap), not per sample.
-    if (appended || w.forecast_at_us < 0 || w.forecast_limit != p.limit.value_or(0)) {
-      w.forecast_s.reset();
-      if (p.limit && pts.size() >= policy_.min_points) {
-        std::vector<std::pair<int64_t, uint64_t>> v(pts.begin(), pts.end());
-        w.forecast_s = forecast_tte_s(v, *p.limit);
-        w.span_s = double(v.back().first - v.front().first) / 1e6;
-        if (w.forecast_s) w.slope_per_s = theil_sen_per_s(v).value_or(0);
-      }
-      w.forecast_at_us = now;
-      w.forecast_limit = p.limit.value_or(0);
-    }
-    w.tte_s.reset();
-    if (w.forecast_s) w.tte_s = std::max(0.0, *w.forecast_s - double(now - w.forecast_at_us) / 1e6);
-    // Only a forecast within max_extrapolation x its history alerts (the
-    // exporter still shows every forecast).
-    if (w.tte_s && p.kind != "swap" && *w.tte_s * 1e6 < double(policy_.tte_warn_us) &&
-        *w.tte_s <= policy_.max_extrapolation * w.span_s && w.span_s * 1e6 >= double(policy_.min_trend_span_us)) {
+    advance(w, p, now);
+    // Only a credible forecast alerts (forecast.h: enough of the current
+    // regime, within max_extrapolation x it); the exporter shows every one.
+    const Forecast& f = w.chosen;
+    // Growth seen from the start, with no baseline before it, waits until
+    // its forecast reaches at most first_regime_extrapolation x its span.
+    bool established = w.baseline || (f.tte_s && *f.tte_s <= policy_.first_regime_extrapolation * f.basis_s);
+    if (f.tte_s && f.alert && established && p.kind != "swap" && *f.tte_s * 1e6 < double(policy_.tte_warn_us)) {
       // Under a fifth of the warning horizon (3 min by default) it is critical:
       // the escalation passes the rate limit as exhaustion nears.
-      bool crit = *w.tte_s * 1e6 < double(policy_.tte_warn_us) / 5;
+      bool crit = *f.tte_s * 1e6 < double(policy_.tte_warn_us) / 5;
       Alert& a = add("tte:" + p.pool_id, crit ? "critical" : "warning", &p,
-                     fmt::format("{} will be full in ~{} at the recent trend ({} of {}, rising ~{}/s)",
-                                 pool_label(p.pool_id), timeutil::format_duration(*w.tte_s),
+                     fmt::format("{} will be full in {} ({}; {} of {}, rising ~{}/s)", pool_label(p.pool_id),
+                                 format_tte_range(f.low_s, f.high_s), growth_shape_name(f.shape),
                                  units::format_bytes(p.used), units::format_bytes(*p.limit),
-                                 units::format_bytes(uint64_t(w.slope_per_s))));
-      a.tte_s = w.tte_s;
+                                 units::format_bytes(uint64_t(std::max(0.0, f.rate_per_s)))));
+      a.tte_s = f.tte_s;
+      a.tte_low_s = f.low_s;
+      if (std::isfinite(f.high_s)) a.tte_high_s = f.high_s;
+      a.shape = growth_shape_name(f.shape);
     }
     kept.emplace(p.pool_id, std::move(w));
   }
@@ -311,7 +349,7 @@ std::vector<Alert> AlertEngine::observe(const Sample& s) {
 std::vector<std::pair<std::string, double>> AlertEngine::time_to_exhaustion() const {
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [id, w] : windows_)
-    if (w.tte_s) out.emplace_back(id, *w.tte_s);
+    if (w.chosen.tte_s) out.emplace_back(id, *w.chosen.tte_s);
   return out;
 }
 

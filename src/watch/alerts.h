@@ -1,8 +1,8 @@
 // Alerts for `aimem watch` and `aimem run`: headroom thresholds per memory
-// pool, a time-to-exhaustion forecast from the recent trend, the rolling-copy
-// and swapping rules, rate limiting, and delivery (stderr, a JSON-lines log, a
-// command, a webhook). The engine is pure logic over Samples; only AlertSink
-// touches the outside world.
+// pool, a time-to-exhaustion forecast that follows the shape of the usage
+// (forecast.h), the rolling-copy and swapping rules, rate limiting, and
+// delivery (stderr, a JSON-lines log, a command, a webhook). The engine is
+// pure logic over Samples; only AlertSink touches the outside world.
 #pragma once
 
 #include <atomic>
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sources/sample.h"
+#include "watch/forecast.h"
 
 namespace aimem::watch {
 
@@ -59,13 +60,25 @@ struct AlertPolicy {
   int64_t tte_warn_us = 15LL * 60 * 1000000;
   // The forecast looks at this much recent history, and needs this many points.
   int64_t trend_window_us = 5LL * 60 * 1000000;
+  // A second, coarse window (about 3 min between points) for slow leaks that
+  // the short window's noise hides; 0 turns it off.
+  int64_t leak_window_us = 6LL * 3600 * 1000000;
   size_t min_points = 5;
   // A forecast reaches at most this many times the history it rests on: half
   // a second of a host-wide trend says nothing about the next three minutes.
   double max_extrapolation = 10;
-  // ... and a trend must have lasted this long: a process that allocates its
+  // ... and the regime it rests on (the points after the last step or knee,
+  // forecast.h) must have lasted this long: a process that allocates its
   // working set at start-up (a model load) and then levels off is no alarm.
   int64_t min_trend_span_us = 2LL * 1000000;
+  // Growth the watch has seen from the pool's first samples, with no level
+  // before it (an idle time, a step that levelled off), has no baseline: a
+  // start-up ramp or a sawtooth's first cycle looks like growth that fills
+  // until it levels off or drops. Until the pool has been seen level, a
+  // forecast alerts only once it reaches at most this many times the span it
+  // rests on (growth that fills in T from the start is alerted T/3 before,
+  // or when the window's span allows); after that, max_extrapolation applies.
+  double first_regime_extrapolation = 0.5;
   // Rate limit: one key at most once per repeat_us, unless its severity rises.
   int64_t repeat_us = 10LL * 60 * 1000000;
 };
@@ -77,6 +90,10 @@ struct Alert {
   std::string pool_id;
   std::string message;   // one line for people, with numbers
   std::optional<double> tte_s;
+  // Forecast alerts: the range around tte_s and the shape it rests on
+  // ("steady growth", "accelerating growth", "sawtooth", "slow leak").
+  std::optional<double> tte_low_s, tte_high_s;
+  std::string shape;
   std::optional<uint64_t> used, limit;
 };
 
@@ -84,14 +101,10 @@ nlohmann::json alert_json(const Alert& alert);
 // The alert as an event for the store (kind "alert", keyed by its pool).
 Event alert_event(const Alert& alert);
 
-// Robust forecast: the Theil–Sen slope (median of pairwise slopes, so one
-// spike does not move it) over the points (time_us, bytes), at most 160 of
-// them (longer inputs are decimated evenly). It answers only when the trend is
-// real: slope > 0 over the whole window and over its second half (still
-// rising, not a step that has levelled off), and the rise over the window is
-// at least twice the robust noise (1.4826 x the median absolute residual).
-// tte = (limit - fitted value at the last time) / slope, in seconds; 0 when
-// the fitted value already reaches the limit. nullopt otherwise.
+// The time to exhaustion of forecast_exhaustion (forecast.h) with default
+// options: seconds from the last point until the pool is full, 0 when it
+// already is, nullopt when its shape does not reach the limit (flat, falling,
+// a step that levelled off, a sawtooth whose peaks do not rise).
 std::optional<double> forecast_tte_s(const std::vector<std::pair<int64_t, uint64_t>>& points,
                                      uint64_t limit);
 // The Theil–Sen slope alone, bytes per second (same decimation); nullopt for
@@ -108,23 +121,31 @@ class AlertEngine {
   std::vector<std::pair<std::string, double>> time_to_exhaustion() const;
 
  private:
-  struct Window {
+  // A bounded series of one pool and its forecast. The forecast is
+  // recomputed when a point is appended (or the limit changes), and counted
+  // down in between.
+  struct Series {
     std::deque<std::pair<int64_t, uint64_t>> points;
-    int64_t min_gap_us = 0;  // grows when the window is decimated
-    // The forecast is recomputed when a point is appended (or the limit
-    // changes), and counted down in between.
-    std::optional<double> forecast_s;
-    double slope_per_s = 0;
-    double span_s = 0;  // the history the forecast rests on
+    int64_t min_gap_us = 0;  // grows when the window is decimated (fixed for the leak window)
+    Forecast forecast;
     int64_t forecast_at_us = -1;
     uint64_t forecast_limit = 0;
-    std::optional<double> tte_s;  // as of the latest sample
+  };
+  struct Window {
+    Series recent, leak;  // trend_window_us, fine; leak_window_us, coarse
+    Forecast chosen;      // the one that counts now (counted down to the latest sample)
+    bool baseline = false;  // the pool has been seen level (see advance)
   };
   struct Sent {
     int64_t time_us = 0;
     int severity = 0;
   };
   bool admit(const Alert& alert);
+  // Adds the pool's point at `now` to its windows and brings their
+  // forecasts and the chosen one up to date.
+  void advance(Window& w, const PoolPoint& p, int64_t now) const;
+  void advance(Series& s, const PoolPoint& p, int64_t now, int64_t window_us, bool fixed_gap,
+               double noise_floor) const;
 
   AlertPolicy policy_;
   std::map<std::string, Window> windows_;

@@ -34,6 +34,8 @@ class Writer {
     if (v) series(labels, *v);
   }
   std::string take() { return std::move(out_); }
+  // Appended to every series (ExportExtras::labels).
+  void constant(const std::vector<std::pair<std::string, std::string>>* labels) { constant_ = labels; }
 
  private:
   void write(const Labels& labels, const std::string& value) {
@@ -42,14 +44,16 @@ class Writer {
       headed_ = true;
     }
     out_ += name_;
-    if (!labels.empty()) {
-      out_ += '{';
-      for (size_t i = 0; i < labels.size(); ++i) {
-        if (i) out_ += ',';
-        out_ += fmt::format("{}=\"{}\"", labels[i].first, escape_label_value(labels[i].second));
-      }
-      out_ += '}';
-    }
+    bool any = false;
+    auto label = [&](std::string_view name, const std::string& value) {
+      out_ += any ? ',' : '{';
+      any = true;
+      out_ += fmt::format("{}=\"{}\"", name, escape_label_value(value));
+    };
+    for (const auto& [name, value] : labels) label(name, value);
+    if (constant_)
+      for (const auto& [name, value] : *constant_) label(name, value);
+    if (any) out_ += '}';
     out_ += ' ';
     out_ += value;
     out_ += '\n';
@@ -59,7 +63,21 @@ class Writer {
   const char* help_ = "";
   bool headed_ = false;
   std::string out_;
+  const std::vector<std::pair<std::string, std::string>>* constant_ = nullptr;
 };
+
+// The Kubernetes names of a cgroup or process, as labels, where known.
+Labels with_k8s(Labels l, const std::string& ns, const std::string& pod, const std::string& container) {
+  if (!pod.empty()) {
+    l.emplace_back("namespace", ns);
+    l.emplace_back("pod", pod);
+    if (!container.empty()) l.emplace_back("container", container);
+  }
+  return l;
+}
+Labels cgroup_labels(const CgroupSample& c) {
+  return with_k8s({{"pool", "cgroup"}, {"cgroup", c.path}}, c.k8s_namespace, c.k8s_pod, c.k8s_container);
+}
 
 std::optional<uint64_t> minus(std::optional<uint64_t> a, std::optional<uint64_t> b) {
   if (!a || !b || *b > *a) return std::nullopt;
@@ -71,7 +89,12 @@ std::optional<double> us_to_s(std::optional<uint64_t> us) {
   return static_cast<double>(*us) / 1e6;
 }
 
+// Every label name aimem's own series use: a constant label may not shadow one.
+constexpr std::string_view kOwnLabels[] = {"pool", "cgroup", "gpu", "pid", "comm", "kind", "target", "selector",
+                                           "namespace", "pod", "container", "severity"};
+
 }  // namespace
+
 
 std::optional<double> mean_first_token_seconds(const ServerSample& prev, const ServerSample& cur) {
   if (!prev.ttft_sum_s || !prev.ttft_count || !cur.ttft_sum_s || !cur.ttft_count) return std::nullopt;
@@ -91,26 +114,43 @@ std::vector<const ProcessSample*> notable_processes(const Sample& s, size_t larg
   return out;
 }
 
+Result<std::pair<std::string, std::string>> parse_constant_label(std::string_view spec) {
+  size_t eq = spec.find('=');
+  if (eq == std::string_view::npos) return make_error(fmt::format("'{}': expected NAME=VALUE", spec));
+  std::string_view name = spec.substr(0, eq), value = spec.substr(eq + 1);
+  bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9') && name.substr(0, 2) != "__";
+  for (char c : name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+  if (!ok)
+    return make_error(fmt::format("'{}': '{}' is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, no leading __)",
+                                  spec, name));
+  for (std::string_view own : kOwnLabels)
+    if (name == own) return make_error(fmt::format("'{}': aimem's own series use the label '{}'", spec, name));
+  if (value.empty()) return make_error(fmt::format("'{}': the value is empty", spec));
+  if (value.size() > 256) return make_error(fmt::format("'{}...': the value is longer than 256 bytes", spec.substr(0, 40)));
+  return std::pair<std::string, std::string>(std::string(name), std::string(value));
+}
+
 std::string render_metrics(const Sample& s, const ExportExtras& x) {
   Writer w;
+  w.constant(&x.labels);
   const HostSample& h = s.host;
 
   w.family("aimem_memory_used_bytes", "gauge",
            "Memory in use by pool: host_ram (total - available), swap, cgroup (usage), gpu.");
   w.series({{"pool", "host_ram"}}, minus(h.mem_total, h.mem_available));
   w.series({{"pool", "swap"}}, minus(h.swap_total, h.swap_free));
-  for (const auto& c : s.cgroups) w.series({{"pool", "cgroup"}, {"cgroup", c.path}}, c.usage);
+  for (const auto& c : s.cgroups) w.series(cgroup_labels(c), c.usage);
   for (const auto& g : s.gpus) w.series({{"pool", "gpu"}, {"gpu", std::to_string(g.index)}}, g.used);
 
   w.family("aimem_memory_limit_bytes", "gauge", "Capacity of each pool: MemTotal, SwapTotal, the cgroup limit, GPU memory.");
   w.series({{"pool", "host_ram"}}, h.mem_total);
   w.series({{"pool", "swap"}}, h.swap_total);
-  for (const auto& c : s.cgroups) w.series({{"pool", "cgroup"}, {"cgroup", c.path}}, c.limit);
+  for (const auto& c : s.cgroups) w.series(cgroup_labels(c), c.limit);
   for (const auto& g : s.gpus)
     if (!g.unified) w.series({{"pool", "gpu"}, {"gpu", std::to_string(g.index)}}, g.total);
 
   w.family("aimem_memory_peak_bytes", "gauge", "Highest usage the kernel recorded for the cgroup (memory.peak / max_usage_in_bytes).");
-  for (const auto& c : s.cgroups) w.series({{"pool", "cgroup"}, {"cgroup", c.path}}, c.peak);
+  for (const auto& c : s.cgroups) w.series(cgroup_labels(c), c.peak);
 
   // The bounded process set: every process with a role or GPU memory, plus
   // the largest by RSS up to max_processes.
@@ -122,12 +162,16 @@ std::string render_metrics(const Sample& s, const ExportExtras& x) {
       "Resident memory (VmRSS) of the {} largest processes plus every process with an AI role or GPU memory (bounded to keep cardinality low).",
       x.max_processes);
   w.family("aimem_process_resident_bytes", "gauge", proc_help.c_str());
-  for (const auto* p : shown) w.series({{"pid", std::to_string(p->pid)}, {"comm", p->comm}, {"cgroup", p->cgroup}}, p->rss);
+  for (const auto* p : shown)
+    w.series(with_k8s({{"pid", std::to_string(p->pid)}, {"comm", p->comm}, {"cgroup", p->cgroup}}, p->k8s_namespace, p->k8s_pod,
+                      p->k8s_container),
+             p->rss);
 
   w.family("aimem_process_gpu_bytes", "gauge", "GPU memory NVML reports for each process, by GPU.");
   for (const auto& gp : s.gpu_processes) {
     auto it = by_pid.find(gp.pid);
-    w.series({{"pid", std::to_string(gp.pid)}, {"comm", it == by_pid.end() ? "" : it->second->comm}, {"gpu", std::to_string(gp.gpu)}},
+    w.series(with_k8s({{"pid", std::to_string(gp.pid)}, {"comm", it == by_pid.end() ? "" : it->second->comm}, {"gpu", std::to_string(gp.gpu)}},
+                      gp.k8s_namespace, gp.k8s_pod, gp.k8s_container),
              gp.used);
   }
 
@@ -139,20 +183,30 @@ std::string render_metrics(const Sample& s, const ExportExtras& x) {
 
   w.family("aimem_oom_kills_total", "counter", "OOM kills: host_ram from /proc/vmstat oom_kill, cgroup from memory.events / memory.oom_control.");
   w.series({{"pool", "host_ram"}}, h.oom_kills);
-  for (const auto& c : s.cgroups) w.series({{"pool", "cgroup"}, {"cgroup", c.path}}, c.oom_kill);
+  for (const auto& c : s.cgroups) w.series(cgroup_labels(c), c.oom_kill);
 
   w.family("aimem_memory_pressure_seconds_total", "counter", "Time tasks stalled on memory (PSI total), kind some or full.");
   w.series({{"pool", "host_ram"}, {"kind", "some"}}, us_to_s(h.psi_some_total_us));
   w.series({{"pool", "host_ram"}, {"kind", "full"}}, us_to_s(h.psi_full_total_us));
   for (const auto& c : s.cgroups) {
-    w.series({{"pool", "cgroup"}, {"cgroup", c.path}, {"kind", "some"}}, us_to_s(c.psi_some_total_us));
-    w.series({{"pool", "cgroup"}, {"cgroup", c.path}, {"kind", "full"}}, us_to_s(c.psi_full_total_us));
+    Labels some = cgroup_labels(c), full = some;
+    some.emplace_back("kind", "some");
+    full.emplace_back("kind", "full");
+    w.series(some, us_to_s(c.psi_some_total_us));
+    w.series(full, us_to_s(c.psi_full_total_us));
   }
 
-  w.family("aimem_time_to_exhaustion_seconds", "gauge", "Forecast time until the pool is full at the recent growth rate.");
+  w.family("aimem_time_to_exhaustion_seconds", "gauge",
+           "Forecast time until the pool is full, from the shape of its recent usage (steady, accelerating, "
+           "sawtooth peaks, slow leak).");
+  std::unordered_map<std::string_view, const CgroupSample*> cgroup_by_path;
+  for (const auto& c : s.cgroups) cgroup_by_path.emplace(c.path, &c);
   for (const auto& f : x.exhaustion) {
     Labels l{{"pool", f.pool}};
-    if (!f.cgroup.empty()) l.emplace_back("cgroup", f.cgroup);
+    if (!f.cgroup.empty()) {
+      auto it = cgroup_by_path.find(f.cgroup);
+      l = it != cgroup_by_path.end() ? cgroup_labels(*it->second) : Labels{{"pool", f.pool}, {"cgroup", f.cgroup}};
+    }
     if (!f.gpu.empty()) l.emplace_back("gpu", f.gpu);
     w.series(l, f.seconds);
   }

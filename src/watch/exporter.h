@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "sources/sample.h"
 
 namespace aimem::watch {
@@ -26,7 +27,16 @@ struct ExportExtras {
   std::map<std::string, double> first_token_seconds;
   std::optional<double> sample_duration_s;  // how long aimem took to take the sample
   size_t max_processes = 50;  // top N by RSS, plus every process with a role or GPU memory
+  // Labels on every series (`aimem watch --label node=NAME`): the node's
+  // name in a fleet, from the Kubernetes downward API. Names are checked by
+  // parse_constant_label.
+  std::vector<std::pair<std::string, std::string>> labels;
 };
+
+// "name=value" -> the label; an error naming the problem for a name that is
+// not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)
+// or that aimem's own series use (pool, cgroup, gpu, pid, comm, ...).
+Result<std::pair<std::string, std::string>> parse_constant_label(std::string_view spec);
 
 // Mean TTFT over the requests that got their first token between two scrapes
 // of one server, from the histogram's _sum/_count deltas. nullopt when no new

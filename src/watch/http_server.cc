@@ -24,12 +24,9 @@ void MetricsServer::publish(std::string metrics) {
   snapshot_.swap(metrics);
 }
 
-bool MetricsServer::start(const std::string& host, int port, std::string* error) {
-  if (server_.running()) {
-    if (error) *error = "the metrics server is already running";
-    return false;
-  }
-  return server_.start(host, port, error);
+Result<bool> MetricsServer::start(const std::string& host, int port) {
+  if (server_.running()) return make_error("the metrics server is already running");
+  return server_.start(host, port);
 }
 
 void MetricsServer::stop() { server_.stop(); }

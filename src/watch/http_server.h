@@ -22,8 +22,8 @@ class MetricsServer {
   // The text served at /metrics from now on.
   void publish(std::string metrics);
   // Binds host:port (port 0: an ephemeral one, see port()) and serves on
-  // background threads. false with *error when the address cannot be bound.
-  bool start(const std::string& host, int port, std::string* error);
+  // background threads. An error names the address when it cannot be bound.
+  Result<bool> start(const std::string& host, int port);
   int port() const { return server_.port(); }
   void stop();
 

@@ -32,11 +32,9 @@ bool parse_oom_summary(std::string_view line, KernelOomReport& r) {
   return true;
 }
 
-bool KmsgFollower::open(const std::string& root, bool from_start, std::string* error) {
-  if (!reader_.open(root, from_start)) {
-    *error = fmt::format("cannot follow the kernel log {}: {}", reader_.path(), std::strerror(reader_.error_number()));
-    return false;
-  }
+Result<bool> KmsgFollower::open(const std::string& root, bool from_start) {
+  if (!reader_.open(root, from_start))
+    return make_error(fmt::format("cannot follow the kernel log {}: {}", reader_.path(), std::strerror(reader_.error_number())));
   boot_us_ = timeutil::monotonic_epoch_us();
   return true;
 }

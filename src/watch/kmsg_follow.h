@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "sources/kmsg_reader.h"
 
 namespace aimem::watch {
@@ -30,10 +31,14 @@ class KmsgFollower {
   // Opens ROOT/dev/kmsg; positioned after the newest record unless from_start.
   // A regular file (a capture in kmsg framing) is read from its start and then
   // followed as it grows, as `tail -f` does.
-  bool open(const std::string& root, bool from_start, std::string* error);
+  Result<bool> open(const std::string& root, bool from_start);
   // Waits at most timeout_ms for new records, reads all that are ready, and
   // returns the OOM reports they completed.
+  // poll(0) reads what is ready without waiting.
   std::vector<KernelOomReport> poll(int timeout_ms);
+  // What to wait on for new records (an event loop's epoll set); -1 for a
+  // capture file, which has no wakeup: read it with poll(0) at each tick.
+  int wait_fd() const { return reader_.wait_fd(); }
   // Feeds one record's text (for tests and for captured files).
   std::optional<KernelOomReport> feed(std::string_view text, int64_t wall_us);
   uint64_t records() const { return records_; }

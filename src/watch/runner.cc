@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -33,8 +34,6 @@
 #include "core/units.h"
 #include "evidence/store.h"
 #include "recognize/scanner.h"
-#include "render/diagnosis_json.h"
-#include "render/diagnosis_text.h"
 #include "sources/live.h"
 #include "sources/cgroup_ctl.h"
 #include "watch/sample_json.h"
@@ -137,15 +136,6 @@ void keep(std::vector<Sample>& kept, Sample s) {
   }
 }
 
-std::string join_command(const std::vector<std::string>& cmd) {
-  std::string out;
-  for (const auto& a : cmd) {
-    if (!out.empty()) out += ' ';
-    bool plain = !a.empty() && a.find_first_of(" \t\"'\\$`;&|<>()") == std::string::npos;
-    out += plain ? a : "'" + a + "'";
-  }
-  return text::printable(out);
-}
 
 const CgroupSample* find_cgroup(const Sample& s, const std::string& path) {
   for (const auto& c : s.cgroups)
@@ -196,75 +186,88 @@ void rule_out_memory(RunResult& r) {
 
 }  // namespace
 
-RunResult run_command(const RunOptions& o) {
-  RunResult r;
-  if (o.command.empty()) {
-    r.problem = "no command given: aimem run [OPTIONS] -- CMD [ARGS...]";
-    r.exit_status = 2;
-    return r;
+std::string join_command(const std::vector<std::string>& cmd) {
+  std::string out;
+  for (const auto& a : cmd) {
+    if (!out.empty()) out += ' ';
+    bool plain = !a.empty() && a.find_first_of(" \t\"'\\$`;&|<>()") == std::string::npos;
+    out += plain ? a : "'" + a + "'";
   }
-  std::unique_ptr<RunCgroup> cg;
-  if (o.cgroup) {
-    // A run killed outright (SIGKILL) whose guard was killed too left its
-    // cgroup, limit and processes behind: its name says whose it was.
-    std::vector<std::string> errs;
-    for (const auto& path : RunCgroup::remove_stale(o.root, kCgroupPrefix, &errs))
-      r.warnings.push_back(fmt::format("removed the cgroup {} left behind by an aimem run that was killed (its pid is gone)", path));
-    for (auto& e : errs) r.warnings.push_back(std::move(e));
-    std::string err;
-    cg = RunCgroup::create(o.root, fmt::format("{}{}", kCgroupPrefix, ::getpid()), o.memory_limit, &err);
-    if (!cg) {
-      if (o.memory_limit) {
-        r.problem = fmt::format("cannot apply --memory-limit: {}", err);
-        r.exit_status = 2;
-        return r;
-      }
-      r.warnings.push_back(fmt::format("running without a cgroup of its own ({}); sampling the process tree only", err));
-    } else {
-      r.cgroup_path = cg->path();
-      r.cgroup_limit = o.memory_limit;
-      // If aimem is killed outright, the guard empties and removes the cgroup.
-      if (!cg->start_guard(&err)) r.warnings.push_back(err);
-    }
-  } else if (o.memory_limit) {
+  return text::printable(out);
+}
+
+namespace {
+
+// The run's own cgroup: stale ones of killed runs removed, this one created
+// with the limit and guarded. False (with the problem in `r`) when the run
+// cannot go on: --memory-limit without a cgroup that can hold it.
+bool prepare_cgroup(const RunOptions& o, RunResult& r, std::unique_ptr<RunCgroup>& cg) {
+  if (!o.cgroup) {
+    if (!o.memory_limit) return true;
     r.problem = "--memory-limit needs a cgroup; it cannot be combined with --no-cgroup";
     r.exit_status = 2;
-    return r;
+    return false;
   }
-
-  std::unique_ptr<Store> store;
-  if (!o.record.empty()) {
-    std::string err;
-    store = Store::open(o.record, Retention{}, &err);
-    if (!store) {
-      r.problem = err;
+  // A run killed outright (SIGKILL) whose guard was killed too left its
+  // cgroup, limit and processes behind: its name says whose it was.
+  std::vector<std::string> errs;
+  for (const auto& path : RunCgroup::remove_stale(o.root, kCgroupPrefix, &errs))
+    r.warnings.push_back(fmt::format("removed the cgroup {} left behind by an aimem run that was killed (its pid is gone)", path));
+  for (auto& e : errs) r.warnings.push_back(std::move(e));
+  auto created = RunCgroup::create(o.root, fmt::format("{}{}", kCgroupPrefix, ::getpid()), o.memory_limit);
+  if (!created) {
+    if (o.memory_limit) {
+      r.problem = fmt::format("cannot apply --memory-limit: {}", created.error().message);
       r.exit_status = 2;
-      return r;
+      return false;
     }
-    store->set_meta("command", join_command(o.command));
-    if (o.memory_limit) store->set_meta("memory_limit", std::to_string(*o.memory_limit));
-    if (cg) store->set_meta("cgroup", cg->path());
+    r.warnings.push_back(fmt::format("running without a cgroup of its own ({}); sampling the process tree only",
+                                     created.error().message));
+    return true;
   }
+  cg = std::move(*created);
+  r.cgroup_path = cg->path();
+  r.cgroup_limit = o.memory_limit;
+  // If aimem is killed outright, the guard empties and removes the cgroup.
+  if (auto guard = cg->start_guard(); !guard) r.warnings.push_back(guard.error().message);
+  return true;
+}
 
+// --record: the store, with what the run is. An empty pointer without --record.
+Result<std::unique_ptr<Store>> open_recording(const RunOptions& o, const RunCgroup* cg) {
+  if (o.record.empty()) return std::unique_ptr<Store>();
+  auto opened = Store::open(o.record, Retention{});
+  if (!opened) return opened;
+  Store& store = **opened;
+  store.set_meta("command", join_command(o.command));
+  if (o.memory_limit) store.set_meta("memory_limit", std::to_string(*o.memory_limit));
+  if (cg) store.set_meta("cgroup", cg->path());
+  return opened;
+}
+
+// Forks CMD, puts it in the cgroup, then lets it exec: it never runs outside
+// the cgroup. -1 (with the problem in `r`) when it could not be forked;
+// r.started says whether exec succeeded. `err_read` is the read end of CMD's
+// stderr when it is captured, else -1.
+pid_t start_child(const RunOptions& o, RunCgroup* cg, RunResult& r, int& err_read) {
   int go[2], exec_err[2], err_pipe[2] = {-1, -1};
   if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(exec_err, O_CLOEXEC) != 0 ||
       (o.capture_stderr && ::pipe2(err_pipe, O_CLOEXEC) != 0)) {
     r.problem = fmt::format("pipe: {}", std::strerror(errno));
     r.exit_status = 2;
-    return r;
+    return -1;
   }
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
-  SignalForwarding forwarding;
   r.start_us = timeutil::now_us();
   const pid_t self = ::getpid();
   pid_t child = ::fork();
   if (child < 0) {
     r.problem = fmt::format("fork: {}", std::strerror(errno));
     r.exit_status = 2;
-    return r;
+    return -1;
   }
   if (child == 0) {
     // Only async-signal-safe calls from here to exec.
@@ -293,9 +296,9 @@ RunResult run_command(const RunOptions& o) {
   ::close(go[0]);
   ::close(exec_err[1]);
   if (err_pipe[1] >= 0) ::close(err_pipe[1]);
+  err_read = err_pipe[0];
   if (cg) {
-    std::string err;
-    if (!cg->add_process(child, &err)) r.warnings.push_back(err);
+    if (auto added = cg->add_process(child); !added) r.warnings.push_back(added.error().message);
   }
   ssize_t w = ::write(go[1], "g", 1);
   (void)w;
@@ -308,41 +311,11 @@ RunResult run_command(const RunOptions& o) {
     r.started = true;
   }
   ::close(exec_err[0]);
+  return child;
+}
 
-  FactStore facts;
-  std::unique_ptr<StderrTee> tee;
-  if (err_pipe[0] >= 0) tee = std::make_unique<StderrTee>(err_pipe[0], facts);
-
-  SamplerOptions so;
-  so.root = o.root;
-  so.root_pid = child;
-  so.cgroup = cg ? cg->path() : "";
-  so.all_cgroups = false;
-  so.gpus = o.gpus;
-  Sampler sampler(so);
-  std::vector<ScrapeTarget> targets;
-  for (const auto& spec : o.scrape) {
-    std::string err;
-    auto t = parse_target(spec, &err);
-    if (err.empty()) targets.push_back(t);
-    else r.warnings.push_back(err);
-  }
-  AlertEngine alerts(o.policy);
-  AlertSink sink(o.delivery);
-
-  auto take_sample = [&] {
-    Sample s = sampler.sample();
-    for (const auto& t : targets) s.servers.push_back(scrape(t, 2000));
-    for (auto& a : alerts.observe(s)) {
-      sink.deliver(a);
-      if (store) store->append(alert_event(a));
-      r.alerts.push_back(std::move(a));
-    }
-    if (store) store->append(s);
-    ++r.samples_recorded;
-    keep(r.samples, std::move(s));
-  };
-
+// Samples at the interval until CMD ends, then records how it ended.
+void wait_for_child(pid_t child, int64_t interval_us, const std::function<void()>& take_sample, RunResult& r) {
   int status = 0;
   rusage usage{};
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
@@ -351,8 +324,8 @@ RunResult run_command(const RunOptions& o) {
     int64_t now = timeutil::now_us();
     if (now >= next) {
       take_sample();
-      next += o.interval_us;
-      if (next < now) next = now + o.interval_us;  // a slow sample: skip, do not burst
+      next += interval_us;
+      if (next < now) next = now + interval_us;  // a slow sample: skip, do not burst
     }
     int timeout_ms = static_cast<int>(std::max<int64_t>(0, (next - timeutil::now_us()) / 1000));
     if (pidfd >= 0) {
@@ -375,6 +348,114 @@ RunResult run_command(const RunOptions& o) {
     r.exit_status = 128 + *r.signal;
   }
   if (usage.ru_maxrss > 0) r.max_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+// The trend of the command's own pools (its cgroup, GPUs; host RAM only
+// without a cgroup), over the samples while it ran: the one after its exit
+// shows an emptied cgroup, not the workload.
+void own_trend(const RunCgroup* cg, RunResult& r) {
+  std::vector<Sample> running(r.samples.begin(), r.samples.end() - (r.started && !r.samples.empty() ? 1 : 0));
+  for (auto& f : analyse(running))
+    if ((cg && f.pool_id == "cgroup:" + cg->path()) || text::starts_with(f.pool_id, "gpu:") ||
+        (!cg && f.pool_id == "host_ram"))
+      r.trend.push_back(std::move(f));
+}
+
+// Why CMD ended abnormally: its stderr (already in `facts`), the kernel log
+// since the start, the cgroup's counters and the trend.
+void diagnose_run(const RunOptions& o, const RunCgroup* cg, FactStore& facts, RunResult& r) {
+  LiveOptions lo;
+  lo.root = o.root;
+  lo.since_us = r.start_us - 1000000;
+  lo.cgroup = cg ? cg->path() : "";
+  lo.journal = false;
+  lo.gpus = o.gpus;
+  LiveReport live = collect_live(lo, facts, line_scanners());
+  DiagnoseOptions d;
+  d.exit_code = r.exit_status;
+  d.since_us = lo.since_us;
+  d.cgroup = lo.cgroup;
+  d.live = true;
+  Diagnosis diag = diagnose(std::move(facts.facts()), d);
+  for (auto& w : live.warnings) diag.warnings.push_back(std::move(w));
+  if (cg) apply_trend(diag, r.trend, "cgroup:" + cg->path());
+  r.diagnosis = std::move(diag);
+  rule_out_memory(r);
+}
+
+// The recording's last word: how CMD ended, and the diagnosis.
+void record_exit(const RunOptions& o, const RunResult& r, Store& store) {
+  store.set_meta("exit_status", std::to_string(r.exit_status));
+  store.set_meta("start_us", std::to_string(r.start_us));
+  store.set_meta("end_us", std::to_string(r.end_us));
+  Event ev;
+  ev.time_us = r.end_us;
+  ev.kind = "exit";
+  ev.key = r.cgroup_path.empty() ? "" : "cgroup:" + r.cgroup_path;
+  ev.summary = r.signal ? fmt::format("{} was killed by signal {}", o.command[0], *r.signal)
+                        : fmt::format("{} exited with status {}", o.command[0], r.exit_status);
+  nlohmann::json body = {{"exit_status", r.exit_status}};
+  if (r.diagnosis) body["diagnosis"] = diagnosis_body(o.diagnosis_json, *r.diagnosis);
+  ev.body = body.dump();
+  store.append(ev);
+}
+
+}  // namespace
+
+RunResult run_command(const RunOptions& o) {
+  RunResult r;
+  if (o.command.empty()) {
+    r.problem = "no command given: aimem run [OPTIONS] -- CMD [ARGS...]";
+    r.exit_status = 2;
+    return r;
+  }
+  std::unique_ptr<RunCgroup> cg;
+  if (!prepare_cgroup(o, r, cg)) return r;
+  auto recording = open_recording(o, cg.get());
+  if (!recording) {
+    r.problem = recording.error().message;
+    r.exit_status = 2;
+    return r;
+  }
+  std::unique_ptr<Store> store = std::move(*recording);
+
+  SignalForwarding forwarding;
+  int err_read = -1;
+  pid_t child = start_child(o, cg.get(), r, err_read);
+  if (child < 0) return r;
+
+  FactStore facts;
+  std::unique_ptr<StderrTee> tee;
+  if (err_read >= 0) tee = std::make_unique<StderrTee>(err_read, facts);
+
+  SamplerOptions so;
+  so.root = o.root;
+  so.root_pid = child;
+  so.cgroup = cg ? cg->path() : "";
+  so.all_cgroups = false;
+  so.gpus = o.gpus;
+  Sampler sampler(so);
+  std::vector<ScrapeTarget> targets;
+  for (const auto& spec : o.scrape) {
+    auto t = parse_target(spec);
+    if (t) targets.push_back(std::move(*t));
+    else r.warnings.push_back(t.error().message);
+  }
+  AlertEngine alerts(o.policy);
+  AlertSink sink(o.delivery);
+  auto take_sample = [&] {
+    Sample s = sampler.sample();
+    for (const auto& t : targets) s.servers.push_back(scrape(t, 2000));
+    for (auto& a : alerts.observe(s)) {
+      sink.deliver(a);
+      if (store) store->append(alert_event(a));
+      r.alerts.push_back(std::move(a));
+    }
+    if (store) store->append(s);
+    ++r.samples_recorded;
+    keep(r.samples, std::move(s));
+  };
+  wait_for_child(child, o.interval_us, take_sample, r);
 
   // The last sample, with the cgroup's peak and counters, before it goes.
   if (r.started) take_sample();
@@ -388,54 +469,11 @@ RunResult run_command(const RunOptions& o) {
   if (cg) cg->kill_all();  // what CMD left behind in its cgroup
   if (tee) tee->finish();
 
-  // The trend of the command's own pools (its cgroup, GPUs; host RAM only
-  // without a cgroup), over the samples while it ran: the one after its exit
-  // shows an emptied cgroup, not the workload.
-  {
-    std::vector<Sample> running(r.samples.begin(), r.samples.end() - (r.started && !r.samples.empty() ? 1 : 0));
-    for (auto& f : analyse(running))
-      if ((cg && f.pool_id == "cgroup:" + cg->path()) || text::starts_with(f.pool_id, "gpu:") ||
-          (!cg && f.pool_id == "host_ram"))
-        r.trend.push_back(std::move(f));
-  }
-  const bool abnormal = r.started && (r.exit_status != 0);
-  if (abnormal) {
-    LiveOptions lo;
-    lo.root = o.root;
-    lo.since_us = r.start_us - 1000000;
-    lo.cgroup = cg ? cg->path() : "";
-    lo.journal = false;
-    lo.gpus = o.gpus;
-    LiveReport live = collect_live(lo, facts);
-    DiagnoseOptions d;
-    d.exit_code = r.exit_status;
-    d.since_us = lo.since_us;
-    d.cgroup = lo.cgroup;
-    d.live = true;
-    Diagnosis diag = diagnose(std::move(facts.facts()), d);
-    for (auto& w : live.warnings) diag.warnings.push_back(std::move(w));
-    if (cg) apply_trend(diag, r.trend, "cgroup:" + cg->path());
-    r.diagnosis = std::move(diag);
-    rule_out_memory(r);
-  }
-  if (store) {
-    store->set_meta("exit_status", std::to_string(r.exit_status));
-    store->set_meta("start_us", std::to_string(r.start_us));
-    store->set_meta("end_us", std::to_string(r.end_us));
-    Event ev;
-    ev.time_us = r.end_us;
-    ev.kind = "exit";
-    ev.key = r.cgroup_path.empty() ? "" : "cgroup:" + r.cgroup_path;
-    ev.summary = r.signal ? fmt::format("{} was killed by signal {}", o.command[0], *r.signal)
-                          : fmt::format("{} exited with status {}", o.command[0], r.exit_status);
-    nlohmann::json body = {{"exit_status", r.exit_status}};
-    if (r.diagnosis) body["diagnosis"] = diagnosis_to_json(*r.diagnosis);
-    ev.body = body.dump();
-    store->append(ev);
-  }
+  own_trend(cg.get(), r);
+  if (r.started && r.exit_status != 0) diagnose_run(o, cg.get(), facts, r);
+  if (store) record_exit(o, r, *store);
   if (cg) {
-    std::string err;
-    if (!cg->remove(&err)) r.warnings.push_back(err);
+    if (auto removed = cg->remove(); !removed) r.warnings.push_back(removed.error().message);
   }
   return r;
 }
@@ -477,82 +515,6 @@ std::vector<PoolPeak> pool_peaks(const RunResult& r) {
   for (auto& p : out)
     if (!text::starts_with(p.pool, "process") || ++procs <= 5) trimmed.push_back(std::move(p));
   return trimmed;
-}
-
-nlohmann::json run_result_json(const RunOptions& o, const RunResult& r) {
-  using nlohmann::json;
-  json j;
-  j["command"] = o.command;
-  j["exit_status"] = r.exit_status;
-  j["signal"] = r.signal ? json(*r.signal) : json(nullptr);
-  j["started"] = r.started;
-  if (!r.problem.empty()) j["problem"] = r.problem;
-  j["duration_s"] = static_cast<double>(r.end_us - r.start_us) / 1e6;
-  json cgj = nullptr;
-  if (!r.cgroup_path.empty()) {
-    auto opt = [](const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); };
-    cgj = {{"path", r.cgroup_path}, {"limit_bytes", opt(r.cgroup_limit)}, {"peak_bytes", opt(r.cgroup_peak)},
-           {"oom_kills", opt(r.cgroup_oom_kills)}, {"limit_hits", opt(r.cgroup_failcnt)}};
-  }
-  j["cgroup"] = cgj;
-  j["max_rss_bytes"] = r.max_rss ? json(*r.max_rss) : json(nullptr);
-  json peaks = json::array();
-  for (const auto& p : pool_peaks(r))
-    peaks.push_back({{"pool", p.pool}, {"peak_bytes", p.peak}, {"limit_bytes", p.limit ? json(*p.limit) : json(nullptr)}});
-  j["peaks"] = peaks;
-  json alerts = json::array();
-  for (const auto& a : r.alerts) alerts.push_back(alert_json(a));
-  j["alerts"] = alerts;
-  json trend = json::array();
-  for (const auto& f : r.trend)
-    trend.push_back({{"pool", f.pool_id}, {"shape", shape_name(f.shape)}, {"growth_bytes_per_s", f.growth_bytes_per_s},
-                     {"dimension", f.dimension.empty() ? json(nullptr) : json(f.dimension)},
-                     {"correlation", f.correlation}, {"summary", f.summary}});
-  j["trend"] = trend;
-  j["samples"] = r.samples_recorded;
-  j["recording"] = o.record.empty() ? json(nullptr) : json(o.record);
-  j["diagnosis"] = r.diagnosis ? diagnosis_to_json(*r.diagnosis) : json(nullptr);
-  j["verdict"] = r.verdict.empty() ? json(nullptr) : json(r.verdict);
-  j["warnings"] = r.warnings;
-  return j;
-}
-
-std::string run_result_text(const RunOptions& o, const RunResult& r, bool color) {
-  std::string out;
-  double secs = static_cast<double>(r.end_us - r.start_us) / 1e6;
-  if (r.signal)
-    out += fmt::format("aimem run: `{}` was killed by signal {} ({}) after {}; exit status {}\n", join_command(o.command),
-                       *r.signal, strsignal(*r.signal), timeutil::format_duration(secs), r.exit_status);
-  else
-    out += fmt::format("aimem run: `{}` exited with status {} after {}\n", join_command(o.command), r.exit_status,
-                       timeutil::format_duration(secs));
-  out += "peak memory:\n";
-  for (const auto& p : pool_peaks(r)) {
-    if (p.limit && *p.limit > 0)
-      out += fmt::format("  {:<44} {:>10} of {} ({:.0f}%)\n", p.pool, units::format_bytes(p.peak), units::format_bytes(*p.limit),
-                         100.0 * static_cast<double>(p.peak) / static_cast<double>(*p.limit));
-    else
-      out += fmt::format("  {:<44} {:>10}\n", p.pool, units::format_bytes(p.peak));
-  }
-  if (r.cgroup_oom_kills && *r.cgroup_oom_kills > 0)
-    out += fmt::format("  the kernel OOM-killed {} process(es) in this cgroup\n", *r.cgroup_oom_kills);
-  if (!r.alerts.empty())
-    out += fmt::format("alerts: {} during the run (printed above as they fired), the first at +{}\n", r.alerts.size(),
-                       timeutil::format_duration(static_cast<double>(r.alerts.front().time_us - r.start_us) / 1e6));
-  for (const auto& f : r.trend)
-    if (f.shape != Shape::flat && f.shape != Shape::unknown && !f.summary.empty()) out += "trend: " + f.summary + "\n";
-  if (!r.verdict.empty()) {
-    out += r.verdict + "\n";
-  } else if (r.diagnosis) {
-    TextStyle style;
-    style.color = color;
-    out += "\n" + render_text(*r.diagnosis, style);
-  }
-  for (const auto& w : r.warnings) out += "warning: " + text::printable(w) + "\n";
-  if (!o.record.empty())
-    out += fmt::format("recording: {} ({} samples); render it with `aimem report {}`\n", o.record, r.samples_recorded,
-                       o.record);
-  return out;
 }
 
 }  // namespace aimem::watch

@@ -13,6 +13,7 @@
 
 #include "diagnose/diagnosis.h"
 #include "watch/alerts.h"
+#include "watch/diagnosis_body.h"
 #include "sources/sample.h"
 #include "watch/trend.h"
 
@@ -30,6 +31,7 @@ struct RunOptions {
   std::vector<std::string> scrape;  // inference-server targets (see scrape.h)
   AlertPolicy policy;
   Delivery delivery;
+  DiagnosisJson diagnosis_json;  // writes the diagnosis into the recording's exit event (render/diagnosis_json.h)
 };
 
 struct RunResult {
@@ -63,7 +65,10 @@ struct PoolPeak {
 };
 std::vector<PoolPeak> pool_peaks(const RunResult& r);
 
-nlohmann::json run_result_json(const RunOptions& o, const RunResult& r);
-std::string run_result_text(const RunOptions& o, const RunResult& r, bool color);
+// CMD as people read it: words with spaces or shell characters quoted.
+std::string join_command(const std::vector<std::string>& cmd);
+
+// run_result_json and run_result_text, what `aimem run` prints, are in
+// render/run_render.h.
 
 }  // namespace aimem::watch

@@ -122,19 +122,17 @@ std::vector<std::string> split_selectors(std::string_view s) {
 
 // Scrapes go over plain http to a local port: the shared URL split, with
 // https refused.
-std::optional<net::Url> split_url(const std::string& url, std::string* error) {
-  if (!text::starts_with(url, "http://")) {
-    *error = text::starts_with(url, "https://") ? fmt::format("{}: https is not supported (scrape over http on a local port)", url)
-                                                : fmt::format("{}: expected a URL starting with http://", url);
-    return std::nullopt;
-  }
-  return net::split_url(url, error);
+Result<net::Url> split_url(const std::string& url) {
+  if (!text::starts_with(url, "http://"))
+    return make_error(text::starts_with(url, "https://")
+                          ? fmt::format("{}: https is not supported (scrape over http on a local port)", url)
+                          : fmt::format("{}: expected a URL starting with http://", url));
+  return net::split_url(url);
 }
 
 }  // namespace
 
-ScrapeTarget parse_target(const std::string& spec_in, std::string* error) {
-  std::string err;
+Result<ScrapeTarget> parse_target(const std::string& spec_in) {
   std::string spec(text::trim(spec_in));
   ScrapeTarget t;
   t.kind = "auto";
@@ -144,8 +142,7 @@ ScrapeTarget parse_target(const std::string& spec_in, std::string* error) {
     t.kind = text::lower(text::trim(std::string_view(spec).substr(0, eq)));
     spec = std::string(text::trim(std::string_view(spec).substr(eq + 1)));
     if (!kKinds.count(t.kind)) {
-      if (error) *error = fmt::format("target '{}': unknown kind '{}' (vllm, llamacpp, tgi, sglang, ollama, prometheus, auto)", spec_in, t.kind);
-      return {};
+      return make_error(fmt::format("target '{}': unknown kind '{}' (vllm, llamacpp, tgi, sglang, ollama, prometheus, auto)", spec_in, t.kind));
     }
   }
   size_t hash = spec.find('#');
@@ -153,30 +150,23 @@ ScrapeTarget parse_target(const std::string& spec_in, std::string* error) {
     for (auto& sel : split_selectors(std::string_view(spec).substr(hash + 1))) {
       auto parsed = parse_selector(sel);
       if (!parsed) {
-        if (error) *error = fmt::format("target '{}': {}", spec_in, parsed.error().message);
-        return {};
+        return make_error(fmt::format("target '{}': {}", spec_in, parsed.error().message));
       }
       t.custom.push_back(sel);
     }
     if (t.custom.empty()) {
-      if (error) *error = fmt::format("target '{}': no metric names after '#'", spec_in);
-      return {};
+      return make_error(fmt::format("target '{}': no metric names after '#'", spec_in));
     }
     if (t.custom.size() > 64) {
-      if (error) *error = fmt::format("target '{}': more than 64 metric names", spec_in);
-      return {};
+      return make_error(fmt::format("target '{}': more than 64 metric names", spec_in));
     }
     spec.resize(hash);
   }
   if (spec.empty()) {
-    if (error) *error = fmt::format("target '{}': no URL", spec_in);
-    return {};
+    return make_error(fmt::format("target '{}': no URL", spec_in));
   }
-  auto url = split_url(spec, &err);
-  if (!url) {
-    if (error) *error = "target: " + err;
-    return {};
-  }
+  auto url = split_url(spec);
+  if (!url) return make_error("target: " + url.error().message);
   // Ollama listens on 11434 and has no Prometheus endpoint: /api/ps.
   if (t.kind == "auto" && url->port == 11434 && (url->path.empty() || url->path == "/" || url->path == "/api/ps"))
     t.kind = "ollama";
@@ -290,10 +280,9 @@ ServerSample scrape(const ScrapeTarget& target, int timeout_ms) {
   ServerSample fail;
   fail.target = target.url;
   fail.kind = target.kind;
-  std::string err;
-  auto url = split_url(target.url, &err);
+  auto url = split_url(target.url);
   if (!url) {
-    fail.problem = err;
+    fail.problem = url.error().message;
     return fail;
   }
   timeout_ms = std::clamp(timeout_ms, 10, 600000);

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/result.h"
 #include "sources/sample.h"
 
 namespace aimem::watch {
@@ -20,9 +21,9 @@ struct ScrapeTarget {
 
 // "vllm=http://127.0.0.1:8000/metrics", "http://127.0.0.1:11434" (Ollama:
 // /api/ps), "prometheus=http://127.0.0.1:9100/metrics#queue_depth,batch_size".
-// A URL without a path gets /metrics (/api/ps for Ollama). On failure returns
-// an empty target and sets *error.
-ScrapeTarget parse_target(const std::string& spec, std::string* error);
+// A URL without a path gets /metrics (/api/ps for Ollama). An error names
+// the target and what is wrong with it.
+Result<ScrapeTarget> parse_target(const std::string& spec);
 
 // From a /metrics body. kind "auto" detects the server from metric name
 // prefixes. Counts (requests, tokens) are summed over label sets (models,

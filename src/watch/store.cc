@@ -67,12 +67,11 @@ std::string column_text(sqlite3_stmt* st, int i) {
 }
 
 // mkdir -p for the parents of `path`, creating only missing ones, with 0700.
-bool make_parents(const std::string& path, std::string* error) {
+Result<bool> make_parents(const std::string& path) {
   for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
     std::string dir = path.substr(0, pos);
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-      *error = fmt::format("{}: cannot create directory {}: {}", path, dir, std::strerror(errno));
-      return false;
+      return make_error(fmt::format("{}: cannot create directory {}: {}", path, dir, std::strerror(errno)));
     }
   }
   return true;
@@ -80,59 +79,50 @@ bool make_parents(const std::string& path, std::string* error) {
 
 // Checks the header of an existing file before SQLite sees it. `empty` is set
 // for a 0-byte file (a new store, or one whose creation was interrupted).
-bool check_header(const std::string& path, bool* empty, std::string* error) {
+Result<bool> check_header(const std::string& path, bool* empty) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return true;  // absent: created later
   if (S_ISDIR(st.st_mode)) {
-    *error = fmt::format("{}: is a directory, not an aimem store", path);
-    return false;
+    return make_error(fmt::format("{}: is a directory, not an aimem store", path));
   }
   if (!S_ISREG(st.st_mode)) {
-    *error = fmt::format("{}: not a regular file, not an aimem store", path);
-    return false;
+    return make_error(fmt::format("{}: not a regular file, not an aimem store", path));
   }
   *empty = st.st_size == 0;
   if (*empty) return true;
   unsigned char h[100] = {};
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    *error = fmt::format("{}: cannot read: {}", path, std::strerror(errno));
-    return false;
+    return make_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   }
   ssize_t n = pread(fd, h, sizeof h, 0);
   ::close(fd);
   if (n != static_cast<ssize_t>(sizeof h) || std::memcmp(h, "SQLite format 3", 16) != 0) {
-    *error = fmt::format("{}: not an aimem store (not an SQLite database); refusing to use it, it was left as it is",
-                         path);
-    return false;
+    return make_error(fmt::format("{}: not an aimem store (not an SQLite database); refusing to use it, it was left as it is",
+                         path));
   }
   int32_t id = static_cast<int32_t>(uint32_t(h[68]) << 24 | uint32_t(h[69]) << 16 | uint32_t(h[70]) << 8 | h[71]);
   if (id != kAppId) {
-    *error = fmt::format(
+    return make_error(fmt::format(
         "{}: an SQLite database but not an aimem store (application_id {:#x}); refusing to use it, it was left as it is",
-        path, static_cast<uint32_t>(id));
-    return false;
+        path, static_cast<uint32_t>(id)));
   }
   return true;
 }
 
 }  // namespace
 
-std::unique_ptr<Store> Store::open(const std::string& path, Retention retention, std::string* error) {
-  std::string scratch;
-  if (!error) error = &scratch;
+Result<std::unique_ptr<Store>> Store::open(const std::string& path, Retention retention) {
   if (path.empty()) {
-    *error = "store path is empty";
-    return nullptr;
+    return make_error("store path is empty");
   }
   bool empty = true;
-  if (!check_header(path, &empty, error)) return nullptr;
+  if (auto header = check_header(path, &empty); !header) return header.error();
   if (access(path.c_str(), F_OK) != 0) {
-    if (!make_parents(path, error)) return nullptr;
+    if (auto made = make_parents(path); !made) return made.error();
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EEXIST) {
-      *error = fmt::format("{}: cannot create: {}", path, std::strerror(errno));
-      return nullptr;
+      return make_error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
     }
     if (fd >= 0) ::close(fd);
   }
@@ -140,13 +130,11 @@ std::unique_ptr<Store> Store::open(const std::string& path, Retention retention,
   s->path_ = path;
   s->retention_ = retention;
   if (sqlite3_open_v2(path.c_str(), &s->db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-    *error = fmt::format("{}: cannot open: {}", path, s->db_ ? sqlite3_errmsg(s->db_) : "out of memory");
-    return nullptr;
+    return make_error(fmt::format("{}: cannot open: {}", path, s->db_ ? sqlite3_errmsg(s->db_) : "out of memory"));
   }
   sqlite3_busy_timeout(s->db_, kBusyMs);
   auto fail = [&](const std::string& what) {
-    *error = fmt::format("{}: {}: {}", path, what, sqlite3_errmsg(s->db_));
-    return nullptr;
+    return make_error(fmt::format("{}: {}: {}", path, what, sqlite3_errmsg(s->db_)));
   };
   if (empty && !s->exec("PRAGMA auto_vacuum=INCREMENTAL")) return fail("cannot set auto_vacuum");
   if (!s->exec("BEGIN IMMEDIATE")) return fail("cannot lock");
@@ -156,14 +144,12 @@ std::unique_ptr<Store> Store::open(const std::string& path, Retention retention,
   auto tables = s->query_int("SELECT count(*) FROM sqlite_master");
   if (*app != kAppId && (!empty || tables.value_or(1) > 0)) {  // changed since check_header
     s->exec("ROLLBACK");
-    *error = fmt::format("{}: not an aimem store; refusing to use it", path);
-    return nullptr;
+    return make_error(fmt::format("{}: not an aimem store; refusing to use it", path));
   }
   if (*version > kSchemaVersion) {
     s->exec("ROLLBACK");
-    *error = fmt::format("{}: written by a newer aimem (schema {}, this one reads up to {}); use that aimem or another file",
-                         path, *version, kSchemaVersion);
-    return nullptr;
+    return make_error(fmt::format("{}: written by a newer aimem (schema {}, this one reads up to {}); use that aimem or another file",
+                         path, *version, kSchemaVersion));
   }
   if (*version < kSchemaVersion) {
     if (!s->exec(fmt::format("PRAGMA application_id={}", kAppId).c_str())) return fail("cannot initialise");

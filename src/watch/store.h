@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sources/sample.h"
+#include "core/result.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -36,7 +37,7 @@ class Store {
   // with 0600), WAL mode, synchronous=NORMAL, busy_timeout; refuses a file
   // that is not an aimem store (clear error naming the file; never touches
   // it). An empty (0-byte) file is taken as a new store.
-  static std::unique_ptr<Store> open(const std::string& path, Retention retention, std::string* error);
+  static Result<std::unique_ptr<Store>> open(const std::string& path, Retention retention);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;

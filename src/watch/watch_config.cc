@@ -9,14 +9,9 @@
 #include "core/doc_reader.h"
 #include "core/time.h"
 #include "core/units.h"
+#include "watch/exporter.h"
 
 namespace aimem::watch {
-
-namespace {
-
-struct Bad {
-  std::string message;
-};
 
 int64_t duration_of(const std::string& v, const std::string& what) {
   auto d = timeutil::parse_duration_us(v, what);
@@ -28,6 +23,8 @@ uint64_t size_of(const std::string& v, const std::string& what) {
   if (!s) throw Bad{fmt::format("{} '{}': {}", what, v, s.error().message)};
   return *s;
 }
+
+namespace {
 
 void apply(const YAML::Node& root, const std::string& path, WatchOptions& o) {
   if (!root.IsMap()) throw Bad{fmt::format("{}: the configuration must be a mapping of keys", path)};
@@ -54,7 +51,14 @@ void apply(const YAML::Node& root, const std::string& path, WatchOptions& o) {
       else if (key == "task_iterator") o.task_iterator = v.as<bool>();
       else if (key == "kernel_log") o.follow_kernel_log = v.as<bool>();
       else if (key == "oom_window") o.oom_window_us = duration_of(str(v, key), where);
-      else if (key == "scrape") {
+      else if (key == "labels") {
+        if (!v.IsMap()) throw Bad{where + " must be a mapping of label names to values (node: gpu-node-7)"};
+        for (const auto& l : v) {
+          auto label = parse_constant_label(l.first.as<std::string>() + "=" + str(l.second, l.first.as<std::string>()));
+          if (!label) throw Bad{fmt::format("{}: line {}: labels: {}", path, l.first.Mark().line + 1, label.error().message)};
+          o.labels.push_back(std::move(*label));
+        }
+      } else if (key == "scrape") {
         if (!v.IsSequence()) throw Bad{where + " must be a list"};
         for (const auto& t : v) o.scrape.push_back(t.as<std::string>());
       } else if (key == "retention") {

@@ -19,4 +19,13 @@ inline constexpr size_t kMaxConfigBytes = 4 << 20;  // as a policy file (the sam
 // Sets in `o` what the text names. Errors name the file, the line and the key.
 Result<bool> apply_watch_config(std::string_view text, const std::string& path, WatchOptions& o);
 
+// The value readers the configuration and `aimem watch`'s flags share. They
+// throw Bad (its message names `what` and the value), which
+// apply_watch_config and the command turn into their error.
+struct Bad {
+  std::string message;
+};
+int64_t duration_of(const std::string& v, const std::string& what);
+uint64_t size_of(const std::string& v, const std::string& what);
+
 }  // namespace aimem::watch

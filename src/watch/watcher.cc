@@ -5,14 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <fmt/format.h>
 
 #include "core/cgroup_path.h"
@@ -21,12 +20,12 @@
 #include "diagnose/diagnosis.h"
 #include "evidence/store.h"
 #include "recognize/scanner.h"
-#include "render/diagnosis_json.h"
 #include "sources/live.h"
 #include "sources/readfile.h"
 #include "sources/cgroup_ctl.h"
 #include "watch/exporter.h"
 #include "watch/http_server.h"
+#include "watch/oom_ledger.h"
 #include "sources/oom_notify.h"
 #include "watch/sample_json.h"
 #include "sources/sampler.h"
@@ -179,7 +178,7 @@ bool is_loopback(const std::string& host) {
 }
 
 Event diagnose_oom_report(const std::string& root, const KernelOomReport& report, const std::vector<Sample>& window,
-                          const std::vector<TrendFinding>& known) {
+                          const DiagnosisJson& to_json, const std::vector<TrendFinding>& known) {
   FactStore facts;
   SourceContext ctx;
   ctx.name = "/dev/kmsg";
@@ -250,7 +249,7 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
   ev.summary = !diag.incidents.empty() ? diag.incidents.front().summary
                                        : text::printable(fmt::format("the kernel killed {} (pid {})", report.comm, report.pid.value_or(0)));
   nlohmann::json body;
-  body["diagnosis"] = diagnosis_to_json(diag);
+  body["diagnosis"] = diagnosis_body(to_json, diag);
   body["cgroup"] = cgroup.empty() ? nlohmann::json(nullptr) : nlohmann::json(cgroup);
   body["counters"] = counters;
   body["window_samples"] = window.size();
@@ -260,7 +259,314 @@ Event diagnose_oom_report(const std::string& root, const KernelOomReport& report
   return ev;
 }
 
-WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std::function<void(int)>& on_ready) {
+namespace {
+
+// What the loop's parts share: the outputs, the window of samples, and the
+// ledger that makes one kill one event.
+struct Shared {
+  explicit Shared(const WatchOptions& options)
+      : o(options),
+        window(options.oom_window_us),
+        // A step waits 5 s for the kernel's report (a global OOM's report,
+        // printed with its task dump, can come late); the report's credits
+        // wait two intervals for the step a sample shows.
+        ledger(5LL * 1000000, std::max<int64_t>(30LL * 1000000, 2 * options.interval_us + 5LL * 1000000)) {}
+  const WatchOptions& o;
+  std::unique_ptr<Store> store;
+  Window window;
+  uint64_t oom_events = 0;
+  bool sample_now = false;
+  OomLedger ledger;
+  // The last OOM notification of each cgroup (its source and time): told in
+  // the kill's event, as it is no event of its own.
+  std::map<std::string, std::pair<std::string, int64_t>> notified;
+
+  void append(const Event& ev) {
+    if (store) store->append(ev);
+  }
+};
+
+// Opens the store, the scrape targets and the /metrics server (its bound
+// port in st.port).
+Result<bool> open_outputs(Shared& sh, std::vector<ScrapeTarget>& targets, MetricsServer& server, WatchStatus& st) {
+  const WatchOptions& o = sh.o;
+  auto fail = [](std::string problem) { return make_error(std::move(problem)); };
+  if (o.store) {
+    auto opened = Store::open(o.db.empty() ? default_store_path() : o.db, o.retention);
+    if (!opened) return fail(opened.error().message);
+    sh.store = std::move(*opened);
+    sh.store->set_meta("watch_started_us", std::to_string(timeutil::now_us()));
+  }
+  for (const auto& spec : o.scrape) {
+    auto t = parse_target(spec);
+    if (!t) return fail(t.error().message);
+    targets.push_back(std::move(*t));
+  }
+  if (o.serve) {
+    auto listen = split_listen(o.listen);
+    if (!listen)
+      return fail(fmt::format("--listen {}: expected HOST:PORT, [IPV6]:PORT or PORT, with a port from 0 to 65535", o.listen));
+    auto [host, port] = *listen;
+    if (auto started = server.start(host, port); !started)
+      return fail(fmt::format("cannot serve metrics on {}: {}", o.listen, started.error().message));
+    st.port = server.port();
+  }
+  return true;
+}
+
+// The OOM notification of `cgroup` (or of an ancestor: v1 notifies the
+// limited cgroup) within 10 s of `time_us`, as the kill's event tells it.
+nlohmann::json notification_of(const Shared& sh, const std::string& cgroup, int64_t time_us) {
+  for (const std::string& c : cgroup_and_ancestors(cgroup))
+    if (auto it = sh.notified.find(c); it != sh.notified.end() && std::llabs(it->second.second - time_us) < 10LL * 1000000)
+      return {{"cgroup", c}, {"source", it->second.first}, {"time_us", it->second.second}};
+  return nullptr;
+}
+
+// The kernel log's records ready now: each completed OOM report is
+// diagnosed at once, with the window of samples before it. Every report
+// goes into the ledger, so the counter steps of its kill are no second event.
+void read_kernel_log(Shared& sh, KmsgFollower& follower) {
+  const WatchOptions& o = sh.o;
+  for (const auto& report : follower.poll(0)) {
+    sh.ledger.kernel_report(report.oom_memcg, report.task_memcg, timeutil::now_us());
+    // Scoped to a cgroup subtree: kills elsewhere on the host are not ours.
+    if (!o.cgroup.empty() && !text::starts_with(report.oom_memcg, o.cgroup) &&
+        !text::starts_with(report.task_memcg, o.cgroup))
+      continue;
+    Event ev = diagnose_oom_report(o.root, report, sh.window.copy(), o.diagnosis_json);
+    const std::string cgroup = !report.oom_memcg.empty() ? report.oom_memcg : report.task_memcg;
+    if (nlohmann::json note = notification_of(sh, cgroup, timeutil::now_us()); !note.is_null()) {
+      nlohmann::json body = nlohmann::json::parse(ev.body, nullptr, false);
+      if (body.is_object()) {
+        body["notification"] = std::move(note);
+        ev.body = body.dump();
+      }
+    }
+    fmt::print(stderr, "aimem watch: OOM kill: {}\n", ev.summary);
+    sh.append(ev);
+    ++sh.oom_events;
+  }
+}
+
+// The OOM notifications ready now (v1 eventfd, v2 inotify): the cgroup's
+// counters are read at once, before the cgroup can go, into the ledger, and
+// a sample is taken now when they stepped. The PSI trigger is one too (at
+// most one pressure event a minute; each one also samples now).
+void read_notifications(Shared& sh, OomNotifier& notifier, const MemoryHierarchy& hierarchy, int64_t& last_pressure_us) {
+  const WatchOptions& o = sh.o;
+  std::set<std::string> paths;
+  for (auto& p : notifier.wait(0)) paths.insert(std::move(p));
+  for (const auto& path : paths) {
+    int64_t now = timeutil::now_us();
+    if (path == OomNotifier::kPressure) {
+      sh.sample_now = true;
+      if (now - last_pressure_us < 60LL * 1000000) continue;
+      last_pressure_us = now;
+      Event ev;
+      ev.time_us = now;
+      ev.kind = "pressure";
+      ev.key = "host";
+      auto psi = read_small_file((o.root == "/" ? "" : o.root) + "/proc/pressure/memory");
+      ev.summary = "memory pressure: tasks stalled on memory for over 150 ms within 2 s (PSI trigger)";
+      ev.body = nlohmann::json{{"psi", psi ? *psi : ""}}.dump();
+      sh.append(ev);
+      continue;
+    }
+    nlohmann::json counters = read_oom_counters(o.root, path);
+    if (counters.empty()) continue;  // v1 also signals the cgroup's removal
+    if (sh.notified.size() > 4096) sh.notified.clear();
+    sh.notified[path] = {hierarchy.version == 1 ? "eventfd" : "inotify", now};
+    if (sh.ledger.counters(path, counters.value("oom", uint64_t{0}), counters.value("oom_kill", uint64_t{0}), now))
+      sh.sample_now = true;
+  }
+}
+
+// What the loop learns from the cgroups of each sample: their OOM counters
+// (into the ledger: a step no kernel report explains becomes an event of its
+// own, e.g. where the kernel log cannot be read, or an OOM killed nothing),
+// and pods whose container changed (a restart).
+class CgroupEvents {
+ public:
+  void observe(const Sample& s, Shared& sh) {
+    std::set<std::string> present;
+    for (const auto& c : s.cgroups) {
+      if (c.path == "/") continue;  // the host's kills are the kernel report's
+      present.insert(c.path);
+      sh.ledger.counters(c.path, c.oom.value_or(0), c.oom_kill.value_or(0), s.time_us);
+      limits_[c.path] = c.limit;
+      // A pod whose container id changes: the container restarted.
+      if (!c.pod_uid.empty() && !c.container_id.empty()) {
+        auto& ids = pod_containers_[c.pod_uid];
+        if (!ids.empty() && !ids.count(c.container_id)) {
+          Event ev;
+          ev.time_us = s.time_us;
+          ev.kind = "restart";
+          ev.key = "pod:" + c.pod_uid;
+          ev.summary = text::printable(fmt::format("pod {}: new container {}", c.pod_uid, c.container_id));
+          sh.append(ev);
+        }
+        if (ids.size() < 64) ids.insert(c.container_id);
+      }
+    }
+    sh.ledger.keep_only(present);
+    for (auto it = limits_.begin(); it != limits_.end();)  // bounded: drop cgroups that are gone
+      it = present.count(it->first) ? std::next(it) : limits_.erase(it);
+    if (pod_containers_.size() > 4096) pod_containers_.clear();
+  }
+
+  // The steps no kernel report explained within the grace: one event each.
+  void store_unexplained(Shared& sh, int version, int64_t now_us) {
+    for (const OomSignal& sig : sh.ledger.due(now_us)) {
+      sh.append(signal_event(sig, version));
+      ++sh.oom_events;
+    }
+  }
+
+ private:
+  Event signal_event(const OomSignal& sig, int version) const {
+    auto found = limits_.find(sig.cgroup);
+    const std::optional<uint64_t> none;
+    const std::optional<uint64_t>& lim = found != limits_.end() ? found->second : none;
+    Event ev;
+    ev.time_us = sig.seen_us;
+    ev.kind = "oom_event";
+    ev.key = event_key(sig.cgroup);
+    ev.summary = fmt::format("cgroup {}: {} oom +{}, oom_kill +{} (limit {}); no kernel report of it", text::printable(sig.cgroup),
+                             version == 1 ? "memory.oom_control" : "memory.events", sig.oom_delta, sig.kill_delta,
+                             lim ? std::to_string(*lim) : "none");
+    nlohmann::json body = {{"cgroup", sig.cgroup},       {"oom", sig.oom},
+                           {"oom_kill", sig.kills},      {"oom_delta", sig.oom_delta},
+                           {"oom_kill_delta", sig.kill_delta}, {"source", "counters"}};
+    if (lim) body["limit"] = *lim;
+    ev.body = body.dump();
+    return ev;
+  }
+
+  std::map<std::string, std::optional<uint64_t>> limits_;            // the last limit of each cgroup
+  std::map<std::string, std::set<std::string>> pod_containers_;      // restarts
+};
+
+// OOM notifications for every limited cgroup of the sample (bounded by the
+// notifier); the first cgroup that cannot be watched is said once.
+void watch_limited_cgroups(OomNotifier& notifier, const MemoryHierarchy& hierarchy, const Sample& s, bool& warned) {
+  if (hierarchy.version == 0) return;
+  std::vector<std::string> limited;
+  for (const auto& c : s.cgroups) {
+    if (c.path == "/" || !c.limit) continue;
+    auto added = notifier.add(hierarchy.mount + c.path, c.path, hierarchy.version);
+    if (!added && !warned) {
+      fmt::print(stderr, "aimem watch: OOM notifications for {} not available ({}); its counters are polled\n",
+                 text::printable(c.path), text::printable(added.error().message));
+      warned = true;
+    }
+    limited.push_back(c.path);
+  }
+  notifier.keep_only(limited);
+}
+
+// What /metrics serves besides the sample: the alerts' forecasts and each
+// server's mean time to first token since the previous sample.
+ExportExtras export_extras(const AlertEngine& alerts, const Sample& s, const std::vector<ServerSample>& previous) {
+  ExportExtras extras;
+  for (const auto& [pool_id, secs] : alerts.time_to_exhaustion()) {
+    ExhaustionForecast f;
+    f.seconds = secs;
+    if (text::starts_with(pool_id, "cgroup:")) {
+      f.pool = "cgroup";
+      f.cgroup = pool_id.substr(7);
+    } else if (text::starts_with(pool_id, "gpu:")) {
+      f.pool = "gpu";
+      f.gpu = pool_id.substr(4);
+    } else {
+      f.pool = pool_id;
+    }
+    extras.exhaustion.push_back(std::move(f));
+  }
+  for (const auto& cur : s.servers)
+    for (const auto& prev : previous)
+      if (prev.target == cur.target)
+        if (auto t = mean_first_token_seconds(prev, cur)) extras.first_token_seconds[cur.target] = *t;
+  extras.sample_duration_s = static_cast<double>(timeutil::now_us() - s.time_us) / 1e6;
+  return extras;
+}
+
+// One sample and all that follows from it: the window, the cgroups'
+// counters and notifications, the alerts, /metrics and the store.
+class SampleStep {
+ public:
+  SampleStep(Shared& sh, const MemoryHierarchy& hierarchy, OomNotifier& notifier, MetricsServer& server,
+             std::vector<ScrapeTarget> targets)
+      : sh_(sh), hierarchy_(hierarchy), notifier_(notifier), server_(server), targets_(std::move(targets)),
+        sampler_(sampler_options(sh.o)), alerts_(sh.o.policy), sink_(sh.o.delivery) {
+    for (const auto& w : sampler_.warnings()) fmt::print(stderr, "aimem watch: {}\n", text::printable(w));
+  }
+
+  void run(WatchStatus& st) {
+    const WatchOptions& o = sh_.o;
+    Sample s = sampler_.sample();
+    for (const auto& t : targets_) s.servers.push_back(scrape(t, static_cast<int>(std::min<int64_t>(o.interval_us / 1000, 5000))));
+    if (st.samples == 0) warn_about_scope(o, hierarchy_, s);
+    trim_processes(s, kStoredProcesses);
+    sh_.window.add(s);
+    ++st.samples;
+    if (st.samples == 1 || st.samples == 3) trim_startup_pages();
+    cgroup_events_.observe(s, sh_);
+    watch_limited_cgroups(notifier_, hierarchy_, s, notify_warned_);
+    for (auto& a : alerts_.observe(s)) {
+      sink_.deliver(a);
+      sh_.append(alert_event(a));
+      ++st.alerts;
+    }
+    if (o.serve) {
+      ExportExtras extras = export_extras(alerts_, s, previous_servers_);
+      extras.labels = o.labels;
+      server_.publish(render_metrics(s, extras));
+    }
+    previous_servers_ = s.servers;
+    if (sh_.store) {
+      sh_.store->append(s);
+      if (st.samples % kRetentionEvery == 0) sh_.store->enforce_retention(s.time_us);
+    }
+  }
+
+  // The OOM counter steps no kernel report explained within the grace; all
+  // that wait with `flush` (the watch is ending: nothing will explain them now).
+  void store_unexplained_ooms(bool flush = false) {
+    cgroup_events_.store_unexplained(sh_, hierarchy_.version, flush ? INT64_MAX : timeutil::now_us());
+  }
+
+ private:
+  static SamplerOptions sampler_options(const WatchOptions& o) {
+    SamplerOptions so;
+    so.root = o.root;
+    so.root_pid = o.pid;
+    so.cgroup = o.cgroup;
+    so.all_cgroups = o.cgroup.empty();
+    so.gpus = o.gpus;
+    so.processes = o.processes;
+    so.task_iterator = o.task_iterator;
+    return so;
+  }
+
+  Shared& sh_;
+  const MemoryHierarchy& hierarchy_;
+  OomNotifier& notifier_;
+  MetricsServer& server_;
+  std::vector<ScrapeTarget> targets_;
+  Sampler sampler_;
+  AlertEngine alerts_;
+  AlertSink sink_;
+  CgroupEvents cgroup_events_;
+  std::vector<ServerSample> previous_servers_;  // for TTFT deltas
+  bool notify_warned_ = false;
+};
+
+enum Tag { kStopTag = 1, kKernelLogTag, kNotifierTag };
+
+}  // namespace
+
+Result<WatchStatus> run_watch(const WatchOptions& o, StopToken& stop, const std::function<void(int)>& on_ready) {
   WatchStatus st;
   // Start-up runs code the loop never runs again: option and configuration
   // parsing before this point, opening the store, the server and the sampler
@@ -268,288 +574,68 @@ WatchStatus run_watch(const WatchOptions& o, std::atomic<bool>& stop, const std:
   // before the next stage maps its own, so neither the resident set nor its
   // peak holds all of them at once.
   trim_startup_pages();
-  std::mutex store_mu;
-  std::unique_ptr<Store> store;
-  if (o.store) {
-    std::string err;
-    store = Store::open(o.db.empty() ? default_store_path() : o.db, o.retention, &err);
-    if (!store) {
-      st.problem = err;
-      st.exit_code = 2;
-      return st;
-    }
-    store->set_meta("watch_started_us", std::to_string(timeutil::now_us()));
-  }
+  EventLoop loop;
+  if (auto ready = loop.ready(); !ready) return ready.error();
+  Shared sh(o);
   std::vector<ScrapeTarget> targets;
-  for (const auto& spec : o.scrape) {
-    std::string err;
-    auto t = parse_target(spec, &err);
-    if (!err.empty()) {
-      st.problem = err;
-      st.exit_code = 2;
-      return st;
-    }
-    targets.push_back(t);
-  }
   MetricsServer server;
-  if (o.serve) {
-    auto listen = split_listen(o.listen);
-    if (!listen) {
-      st.problem = fmt::format("--listen {}: expected HOST:PORT, [IPV6]:PORT or PORT, with a port from 0 to 65535", o.listen);
-      st.exit_code = 2;
-      return st;
-    }
-    auto [host, port] = *listen;
-    std::string err;
-    if (!server.start(host, port, &err)) {
-      st.problem = fmt::format("cannot serve metrics on {}: {}", o.listen, err);
-      st.exit_code = 2;
-      return st;
-    }
-    st.port = server.port();
-  }
+  if (auto opened = open_outputs(sh, targets, server, st); !opened) return opened.error();
   if (on_ready) on_ready(st.port);
+  if (stop.fd() >= 0) (void)loop.add(stop.fd(), kStopTag);
 
-  Window window(o.oom_window_us);
-  auto append_event = [&](const Event& ev) {
-    if (!store) return;
-    std::lock_guard<std::mutex> lock(store_mu);
-    store->append(ev);
-  };
-  std::atomic<uint64_t> oom_events{0};
-  // Cgroups a kernel report already covered, so the counter step that follows
-  // is not a second event.
-  std::mutex seen_mu;
-  std::map<std::string, int64_t> reported;
-
-  std::thread kmsg_thread;
+  KmsgFollower follower;
+  bool kernel_log = false;
   if (o.follow_kernel_log) {
-    kmsg_thread = std::thread([&] {
-      KmsgFollower follower;
-      std::string err;
-      if (!follower.open(o.root, false, &err)) {
-        fmt::print(stderr, "aimem watch: {}; OOM kills are seen through cgroup counters only\n", err);
-        return;
-      }
-      while (!stop) {
-        for (const auto& report : follower.poll(300)) {
-          // Scoped to a cgroup subtree: kills elsewhere on the host are not ours.
-          if (!o.cgroup.empty() && !text::starts_with(report.oom_memcg, o.cgroup) &&
-              !text::starts_with(report.task_memcg, o.cgroup))
-            continue;
-          Event ev = diagnose_oom_report(o.root, report, window.copy());
-          fmt::print(stderr, "aimem watch: OOM kill: {}\n", ev.summary);
-          append_event(ev);
-          ++oom_events;
-          std::lock_guard<std::mutex> lock(seen_mu);
-          reported[!report.oom_memcg.empty() ? report.oom_memcg : report.task_memcg] = report.time_us;
-        }
-      }
-    });
+    if (auto opened = follower.open(o.root, false); !opened)
+      fmt::print(stderr, "aimem watch: {}; OOM kills are seen through cgroup counters only\n", opened.error().message);
+    else
+      kernel_log = true;
+    if (kernel_log && follower.wait_fd() >= 0) (void)loop.add(follower.wait_fd(), kKernelLogTag);
   }
-
-  // OOM notifications (v1 eventfd, v2 inotify) wake a thread at once: it
-  // reads the cgroup's counters before the cgroup can go, stores them, and
-  // asks the loop for a sample now.
   OomNotifier notifier;
   const MemoryHierarchy hierarchy = find_memory_hierarchy(o.root);
-  std::atomic<bool> sample_now{false};
+  if (auto trigger = notifier.add_pressure_trigger(o.root, 150000, 2000000); !trigger)
+    fmt::print(stderr, "aimem watch: no PSI trigger ({}); pressure is read at each sample\n", trigger.error().message);
+  if (notifier.wait_fd() >= 0) (void)loop.add(notifier.wait_fd(), kNotifierTag);
   int64_t last_pressure_us = 0;
-  {
-    std::string err;
-    if (!notifier.add_pressure_trigger(o.root, 150000, 2000000, &err))
-      fmt::print(stderr, "aimem watch: no PSI trigger ({}); pressure is read at each sample\n", err);
-  }
-  std::thread notify_thread([&] {
-    while (!stop) {
-      std::set<std::string> paths;
-      for (auto& p : notifier.wait(300)) paths.insert(std::move(p));
-      for (const auto& path : paths) {
-        if (path == OomNotifier::kPressure) {
-          // At most one pressure event a minute; each one also samples now.
-          int64_t now = timeutil::now_us();
-          sample_now = true;
-          if (now - last_pressure_us < 60LL * 1000000) continue;
-          last_pressure_us = now;
-          Event ev;
-          ev.time_us = now;
-          ev.kind = "pressure";
-          ev.key = "host";
-          auto psi = read_small_file((o.root == "/" ? "" : o.root) + "/proc/pressure/memory");
-          ev.summary = "memory pressure: tasks stalled on memory for over 150 ms within 2 s (PSI trigger)";
-          ev.body = nlohmann::json{{"psi", psi ? *psi : ""}}.dump();
-          append_event(ev);
-          continue;
-        }
-        nlohmann::json counters = read_oom_counters(o.root, path);
-        if (counters.empty()) continue;  // v1 also signals the cgroup's removal
-        int64_t now = timeutil::now_us();
-        Event ev;
-        ev.time_us = now;
-        ev.kind = "oom_event";
-        ev.key = event_key(path);
-        ev.summary = fmt::format("cgroup {}: OOM notification ({}), oom_kill {}", text::printable(path),
-                                 hierarchy.version == 1 ? "memory.oom_control eventfd" : "memory.events inotify",
-                                 counters.value("oom_kill", uint64_t{0}));
-        ev.body = nlohmann::json{{"cgroup", path},
-                                 {"source", hierarchy.version == 1 ? "eventfd" : "inotify"},
-                                 {"counters", counters}}
-                      .dump();
-        append_event(ev);
-        ++oom_events;
-        {
-          std::lock_guard<std::mutex> lock(seen_mu);
-          reported[path] = now;
-        }
-        sample_now = true;
-      }
-    }
-  });
-  bool notify_warned = false;
-
-  SamplerOptions so;
-  so.root = o.root;
-  so.root_pid = o.pid;
-  so.cgroup = o.cgroup;
-  so.all_cgroups = o.cgroup.empty();
-  so.gpus = o.gpus;
-  so.processes = o.processes;
-  so.task_iterator = o.task_iterator;
-  Sampler sampler(so);
-  for (const auto& w : sampler.warnings()) fmt::print(stderr, "aimem watch: {}\n", text::printable(w));
-  AlertEngine alerts(o.policy);
-  AlertSink sink(o.delivery);
-  std::map<std::string, std::pair<uint64_t, uint64_t>> last_counters;  // cgroup -> (oom, oom_kill)
-  std::map<std::string, std::set<std::string>> pod_containers;         // restarts
-  std::vector<ServerSample> previous_servers;                          // for TTFT deltas
+  SampleStep step(sh, hierarchy, notifier, server, std::move(targets));
 
   trim_startup_pages();
-  const int64_t start = timeutil::now_us();
+  const int64_t start = EventLoop::monotonic_us();
+  const int64_t end = o.duration_us > 0 ? start + o.duration_us : INT64_MAX;
   int64_t next = start;
-  while (!stop) {
-    int64_t now = timeutil::now_us();
-    if (o.duration_us > 0 && now - start >= o.duration_us) break;
-    if (now < next && !sample_now) {
-      std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(next - now, 20000)));
-      continue;
-    }
-    sample_now = false;
-    next += o.interval_us;
-    if (next < now) next = now + o.interval_us;
-
-    Sample s = sampler.sample();
-    for (const auto& t : targets) s.servers.push_back(scrape(t, static_cast<int>(std::min<int64_t>(o.interval_us / 1000, 5000))));
-    if (st.samples == 0) warn_about_scope(o, hierarchy, s);
-    trim_processes(s, kStoredProcesses);
-    window.add(s);
-    ++st.samples;
-    if (st.samples == 1 || st.samples == 3) trim_startup_pages();
-    // OOM counters that stepped without a kernel report (a kernel log we
-    // cannot read, or an allocation failure at the limit without a kill).
-    std::set<std::string> present;
-    for (const auto& c : s.cgroups) {
-      present.insert(c.path);
-      uint64_t oom = c.oom.value_or(0), kill = c.oom_kill.value_or(0);
-      auto it = last_counters.find(c.path);
-      if (it != last_counters.end() && (oom > it->second.first || kill > it->second.second)) {
-        bool covered = false;
-        {
-          std::lock_guard<std::mutex> lock(seen_mu);
-          auto r = reported.find(c.path);
-          covered = r != reported.end() && s.time_us - r->second < 10LL * 1000000;
-        }
-        if (!covered && (c.path != "/")) {
-          Event ev;
-          ev.time_us = s.time_us;
-          ev.kind = "oom_event";
-          ev.key = event_key(c.path);
-          ev.summary = fmt::format("cgroup {}: memory.events oom +{}, oom_kill +{} (limit {})", text::printable(c.path),
-                                   oom - std::min(oom, it->second.first), kill - std::min(kill, it->second.second),
-                                   c.limit ? std::to_string(*c.limit) : "none");
-          nlohmann::json body = {{"cgroup", c.path}, {"oom", oom}, {"oom_kill", kill},
-                                 {"oom_delta", oom - std::min(oom, it->second.first)},
-                                 {"oom_kill_delta", kill - std::min(kill, it->second.second)}};
-          if (c.peak) body["peak"] = *c.peak;
-          if (c.limit) body["limit"] = *c.limit;
-          ev.body = body.dump();
-          append_event(ev);
-          ++oom_events;
-        }
+  while (!stop.requested()) {
+    int64_t now = EventLoop::monotonic_us();
+    if (now >= end) break;
+    if (now >= next || sh.sample_now) {
+      if (now >= next) {
+        next += o.interval_us;
+        if (next <= now) next = now + o.interval_us;  // a slow sample: skip, do not burst
       }
-      last_counters[c.path] = {oom, kill};
-      // A pod whose container id changes: the container restarted.
-      if (!c.pod_uid.empty() && !c.container_id.empty()) {
-        auto& ids = pod_containers[c.pod_uid];
-        if (!ids.empty() && !ids.count(c.container_id)) {
-          Event ev;
-          ev.time_us = s.time_us;
-          ev.kind = "restart";
-          ev.key = "pod:" + c.pod_uid;
-          ev.summary = text::printable(fmt::format("pod {}: new container {}", c.pod_uid, c.container_id));
-          append_event(ev);
-        }
-        if (ids.size() < 64) ids.insert(c.container_id);
-      }
+      sh.sample_now = false;
+      step.run(st);
     }
-    // OOM notifications for every limited cgroup (bounded by the notifier).
-    if (hierarchy.version != 0) {
-      std::vector<std::string> limited;
-      for (const auto& c : s.cgroups) {
-        if (c.path == "/" || !c.limit) continue;
-        std::string err;
-        if (!notifier.add(hierarchy.mount + c.path, c.path, hierarchy.version, &err) && !notify_warned) {
-          fmt::print(stderr, "aimem watch: OOM notifications for {} not available ({}); its counters are polled\n",
-                     text::printable(c.path), text::printable(err));
-          notify_warned = true;
-        }
-        limited.push_back(c.path);
-      }
-      notifier.keep_only(limited);
-    }
-    for (auto it = last_counters.begin(); it != last_counters.end();)  // bounded: drop cgroups that are gone
-      it = present.count(it->first) ? std::next(it) : last_counters.erase(it);
-    if (pod_containers.size() > 4096) pod_containers.clear();
-
-    for (auto& a : alerts.observe(s)) {
-      sink.deliver(a);
-      append_event(alert_event(a));
-      ++st.alerts;
-    }
-    if (o.serve) {
-      ExportExtras extras;
-      for (const auto& [pool_id, secs] : alerts.time_to_exhaustion()) {
-        ExhaustionForecast f;
-        f.seconds = secs;
-        if (text::starts_with(pool_id, "cgroup:")) {
-          f.pool = "cgroup";
-          f.cgroup = pool_id.substr(7);
-        } else if (text::starts_with(pool_id, "gpu:")) {
-          f.pool = "gpu";
-          f.gpu = pool_id.substr(4);
-        } else {
-          f.pool = pool_id;
-        }
-        extras.exhaustion.push_back(std::move(f));
-      }
-      for (const auto& cur : s.servers)
-        for (const auto& prev : previous_servers)
-          if (prev.target == cur.target)
-            if (auto t = mean_first_token_seconds(prev, cur)) extras.first_token_seconds[cur.target] = *t;
-      extras.sample_duration_s = static_cast<double>(timeutil::now_us() - s.time_us) / 1e6;
-      server.publish(render_metrics(s, extras));
-    }
-    previous_servers = s.servers;
-    if (store) {
-      std::lock_guard<std::mutex> lock(store_mu);
-      store->append(s);
-      if (st.samples % kRetentionEvery == 0) store->enforce_retention(s.time_us);
-    }
+    step.store_unexplained_ooms();
+    // Sleep until the next sample, the end, or the next OOM step due.
+    now = EventLoop::monotonic_us();
+    int64_t wake = std::min(next, end);
+    if (auto due = sh.ledger.next_due()) wake = std::min(wake, now + std::max<int64_t>(0, *due - timeutil::now_us()));
+    if (stop.fd() < 0) wake = std::min(wake, now + 250000);  // no stop descriptor: look at the flag
+    loop.wake_at(wake);
+    // Notifications first: v1's eventfd fires as the OOM starts, before the
+    // kernel's report of the kill, and the kill's event tells it.
+    std::vector<int> ready = loop.wait();
+    if (std::find(ready.begin(), ready.end(), kNotifierTag) != ready.end())
+      read_notifications(sh, notifier, hierarchy, last_pressure_us);
+    if (std::find(ready.begin(), ready.end(), kKernelLogTag) != ready.end()) read_kernel_log(sh, follower);
+    // A captured kernel log (a regular file under --root) has no wakeup: it
+    // is read at each one the loop has.
+    if (kernel_log && follower.wait_fd() < 0) read_kernel_log(sh, follower);
   }
-  stop = true;
-  if (kmsg_thread.joinable()) kmsg_thread.join();
-  if (notify_thread.joinable()) notify_thread.join();
+  if (kernel_log) read_kernel_log(sh, follower);  // a report that came with the stop
+  step.store_unexplained_ooms(true);
   if (o.serve) server.stop();
-  st.oom_events = oom_events;
+  st.oom_events = sh.oom_events;
   return st;
 }
 

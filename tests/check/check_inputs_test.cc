@@ -114,6 +114,23 @@ TEST(CheckServer, EnvironmentSettingsOfTgiOllamaAndNode) {
   EXPECT_EQ(read_server(argv_container({"node", "--max-old-space-size", "512", "a.js"})).node_heap->value, 512 * units::MiB);
 }
 
+// The server's quantization flag sizes the weights the plan uses: TGI's
+// QUANTIZE / --quantize, vLLM's and SGLang's --quantization.
+TEST(CheckServer, QuantizationFlagsAndEnvironment) {
+  Container tgi = argv_container({}, "ghcr.io/huggingface/text-generation-inference:1.4.3");
+  tgi.env = {{"MODEL_ID", {"mistralai/Mixtral-8x7B-Instruct-v0.1", {}}}, {"QUANTIZE", {"bitsandbytes-nf4", {}}}};
+  auto t = read_server(tgi);
+  ASSERT_TRUE(t.quantization);
+  EXPECT_EQ(t.quantization->value, "bitsandbytes-nf4");
+  auto v = read_server(argv_container({"vllm", "serve", "m", "--quantization", "awq"}));
+  ASSERT_TRUE(v.quantization);
+  EXPECT_EQ(v.quantization->value, "awq");
+  auto g = read_server(argv_container({"python", "-m", "sglang.launch_server", "--model-path", "m", "--quantization", "fp8"}));
+  ASSERT_TRUE(g.quantization);
+  EXPECT_EQ(g.quantization->value, "fp8");
+  EXPECT_FALSE(read_server(argv_container({"vllm", "serve", "m"})).quantization);
+}
+
 TEST(CheckServer, UnreadableValueIsAProblemNotACrash) {
   auto s = read_server(argv_container({"vllm", "serve", "m", "--max-model-len", "lots", "--max-num-seqs"}));
   EXPECT_FALSE(s.context);
@@ -124,6 +141,112 @@ TEST(CheckShell, WordsQuotesAndOperators) {
   EXPECT_EQ(shell_words(R"(a 'b c' "d \"e\"" f\ g && h;i)"),
             (std::vector<std::string>{"a", "b c", "d \"e\"", "f g", "&&", "h", ";", "i"}));
   EXPECT_EQ(shell_words("x \\\n  y # comment"), (std::vector<std::string>{"x", "y"}));
+  // A newline ends a command as ';' does (a script in a `sh -c |` block).
+  EXPECT_EQ(shell_words("apt-get update # refresh\npython -m vllm.entrypoints.openai.api_server"),
+            (std::vector<std::string>{"apt-get", "update", ";", "python", "-m", "vllm.entrypoints.openai.api_server"}));
+}
+
+TEST(CheckServer, ScriptWithTheServerOnALaterLine) {
+  auto s = read_server(argv_container({"/bin/bash", "-exc",
+                                       "apt-get update\npip install -U pip\npython -m vllm.entrypoints.openai.api_server \\\n"
+                                       "  --model meta-llama/Llama-3.1-8B-Instruct \\\n  --max-model-len 4096\n"}));
+  EXPECT_EQ(s.server, Server::kVllm);
+  ASSERT_TRUE(s.model && s.context);
+  EXPECT_EQ(s.model->value, "meta-llama/Llama-3.1-8B-Instruct");
+  EXPECT_EQ(s.context->value, 4096);
+}
+
+TEST(CheckServer, PipelineParallelStages) {
+  auto v = read_server(argv_container({"vllm", "serve", "m", "--tensor-parallel-size", "8", "--pipeline_parallel_size", "2"}));
+  ASSERT_TRUE(v.tp && v.pp);
+  EXPECT_EQ(v.pp->value, 2);
+  auto g = read_server(argv_container({"python3", "-m", "sglang.launch_server", "--model-path", "m", "--pp-size", "4"}));
+  ASSERT_TRUE(g.pp);
+  EXPECT_EQ(g.pp->value, 4);
+}
+
+// Kubernetes expands $(VAR) in command and args from the container's env.
+TEST(CheckInputs, EnvReferencesInArgsAreExpanded) {
+  auto r = check_inputs({{"e.yaml", R"Y(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.10.1
+    command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+    args: ["--model=$(MODEL_ID)", "--max-model-len=$(CTX)", "--served-model-name=$$(KEPT)"]
+    env:
+    - {name: MODEL_ID, value: meta-llama/Llama-3.1-8B-Instruct}
+    - {name: CTX, value: "8192"}
+    resources:
+      limits: {memory: 2Gi}
+)Y"}},
+                        {}, Policy{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // The model is known, so the 2 GiB limit is checked against its load peak.
+  bool below = false;
+  for (const Finding& f : r->violations)
+    if (f.rule == "limit-below-load-peak") below = f.message.find("meta-llama/Llama-3.1-8B-Instruct") != std::string::npos;
+  EXPECT_TRUE(below);
+}
+
+// KServe's InferenceService (containers, or the `model:` container) and
+// (Cluster)ServingRuntime, and a LeaderWorkerSet's two templates.
+TEST(CheckInputs, KserveAndLeaderWorkerSetAreRead) {
+  auto r = check_inputs({{"k.yaml", R"(apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: isvc}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      image: vllm/vllm-openai:v0.10.1
+      args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+---
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata: {name: rt}
+spec:
+  containers:
+  - name: kserve-container
+    image: lmsysorg/sglang:v0.5.14
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws}
+spec:
+  leaderWorkerTemplate:
+    leaderTemplate:
+      spec:
+        containers:
+        - name: leader
+          image: vllm/vllm-openai:v0.10.1
+          command: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct]
+          resources: {limits: {memory: 64Gi}}
+    workerTemplate:
+      spec:
+        containers:
+        - name: worker
+          image: vllm/vllm-openai:v0.10.1
+          command: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct, --headless]
+          resources: {limits: {memory: 64Gi}}
+)"}},
+                        {}, Policy{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::multiset<std::string> memless, ungated;
+  for (const Finding& f : r->violations) {
+    if (f.rule == "no-memory-limit") memless.insert(f.message);
+    if (f.rule == "readiness-not-gated") ungated.insert(f.message);
+  }
+  ASSERT_EQ(memless.size(), 2u);
+  EXPECT_NE(memless.begin()->find("ClusterServingRuntime 'rt'"), std::string::npos) << *memless.begin();
+  EXPECT_NE(std::next(memless.begin())->find("container 'kserve-container' of InferenceService 'isvc'"),
+            std::string::npos);
+  // The leader serves and has no probe; the worker serves no request.
+  std::string all;
+  for (const auto& m : ungated) all += m + "\n";
+  EXPECT_NE(all.find("LeaderWorkerSet 'lws (leader)'"), std::string::npos) << all;
+  EXPECT_EQ(all.find("lws (worker)"), std::string::npos) << all;
 }
 
 TEST(CheckUnits, DockerSystemdAndDurations) {
@@ -172,14 +295,14 @@ TEST(CheckInputs, MalformedYamlNamesFileAndLine) {
 }
 
 TEST(CheckInputs, UnknownKindIsANoteAndNotAFailure) {
-  auto r = check_inputs({{"k.yaml", "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: x}\n"
+  auto r = check_inputs({{"k.yaml", "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: x}\n"
                                     "---\nkind: Service\nmetadata: {name: s}\n---\n- just\n- a list\n"}},
                         {}, Policy{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->violations.empty());
   EXPECT_EQ(r->exit_code(), 0);
   ASSERT_EQ(r->notes.size(), 2u);  // the unknown kind and the sequence; the Service is silently not a workload
-  EXPECT_NE(r->notes[0].message.find("InferenceService"), std::string::npos);
+  EXPECT_NE(r->notes[0].message.find("RayService"), std::string::npos);
   EXPECT_EQ(r->notes[0].at.line, 2);
 }
 
@@ -275,14 +398,11 @@ spec:
       - name: sidecar  # aimem: ignore no-memory-limit because
         image: busybox
 ---
-kind: Pod
+kind: Deployment
 metadata: {name: other}
 spec:
-  containers:
-  - name: vllm
-    image: vllm/vllm-openai:v0.10.1
-    readinessProbe: {httpGet: {path: /health, port: 8000}}
-    resources: {limits: {memory: 24Gi}}
+  template:
+    spec: {containers: [{name: vllm, image: "vllm/vllm-openai:v0.10.1", readinessProbe: {httpGet: {path: /health, port: 8000}}, resources: {limits: {memory: 24Gi}}}]}
 )";
 
 TEST(CheckSuppress, LineAboveSameLineAndDocumentHeader) {

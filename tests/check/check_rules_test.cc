@@ -231,9 +231,9 @@ spec:
     args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
     resources:
       limits: {memory: 12Gi, nvidia.com/gpu: "1"}
-    volumeMounts: [{name: shm, mountPath: /dev/shm}]
+    volumeMounts: [{name: cache, mountPath: /models}]
   volumes:
-  - name: shm
+  - name: cache
     emptyDir: {medium: Memory, sizeLimit: SIZE}
 )";
   auto with = [&](const std::string& size) {
@@ -245,6 +245,174 @@ spec:
   };
   EXPECT_EQ(with("1Gi"), 0u);
   EXPECT_EQ(with("8Gi"), 1u);  // 12 - 8 = 4 GiB left for an ~8 GiB load peak
+  EXPECT_EQ(with("0"), 1u);    // no sizeLimit: the cache can take the rest
+}
+
+// /dev/shm is where NCCL and PyTorch workers exchange tensors, not where
+// weights go: mounted as a memory emptyDir, sized or not, it is not counted
+// (the corpus's GPU manifests nearly all mount one without a sizeLimit).
+TEST(CheckRules, ShmEmptyDirIsNotCountedAgainstTheLimit) {
+  for (const char* size : {"", ", sizeLimit: 11Gi"}) {
+    const std::string t = fmt::format(R"(kind: Pod
+metadata: {{name: p}}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.10.1
+    args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+    resources:
+      limits: {{memory: 12Gi, nvidia.com/gpu: "1"}}
+    volumeMounts: [{{name: shm, mountPath: /dev/shm}}]
+  volumes:
+  - name: shm
+    emptyDir: {{medium: Memory{}}}
+)", size);
+    auto r = check_inputs({{"m.yaml", t}}, {}, Policy{});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(of_rule(*r, "limit-below-load-peak").empty()) << size;
+  }
+}
+
+// no-graceful-drain warns only where a rollout runs the new copy beside the
+// old one (a Deployment's default maxSurge 25%, or one written above 0): there
+// every rollout cuts requests. Where the old copy stops first it is a note.
+std::vector<Note> notes_of(const Report& r, const std::string& rule) {
+  std::vector<Note> out;
+  for (const Note& n : r.notes)
+    if (n.rule == rule) out.push_back(n);
+  return out;
+}
+
+std::string drain_manifest(const std::string& kind, const std::string& strategy) {
+  return fmt::format(R"(apiVersion: apps/v1
+kind: {}
+metadata: {{name: llm}}
+spec:
+  replicas: 1
+{}  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+        resources:
+          limits: {{memory: 24Gi}}
+        readinessProbe:
+          httpGet: {{path: /health, port: 8000}}
+)",
+                     kind, strategy);
+}
+
+TEST(CheckRules, NoGracefulDrainWarnsOnlyWhereARolloutOverlapsTwoCopies) {
+  struct Case {
+    std::string kind, strategy;
+    bool warning;
+  };
+  const std::vector<Case> cases = {
+      {"Deployment", "", true},  // RollingUpdate, maxSurge 25% (at least one pod)
+      {"Deployment", "  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}\n", true},
+      {"Deployment", "  strategy: {type: Recreate}\n", false},
+      {"Deployment", "  strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}\n", false},
+      {"Deployment", "  strategy: {rollingUpdate: {maxSurge: \"0%\"}}\n", false},
+      {"StatefulSet", "", false},  // replaced one pod at a time, stop first
+      {"DaemonSet", "", false},    // maxSurge 0 by default
+  };
+  for (const Case& c : cases) {
+    auto r = check_inputs({{"d.yaml", drain_manifest(c.kind, c.strategy)}}, {}, Policy{});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    auto found = of_rule(*r, "no-graceful-drain");
+    auto noted = notes_of(*r, "no-graceful-drain");
+    if (c.warning) {
+      ASSERT_EQ(found.size(), 1u) << c.kind << " " << c.strategy;
+      EXPECT_EQ(found[0].severity, Severity::kWarning);
+      EXPECT_NE(found[0].message.find("maxSurge"), std::string::npos) << found[0].message;
+      EXPECT_TRUE(noted.empty());
+    } else {
+      EXPECT_TRUE(found.empty()) << c.kind << " " << c.strategy << ": " << found[0].message;
+      ASSERT_EQ(noted.size(), 1u) << c.kind << " " << c.strategy;
+      EXPECT_NE(noted[0].message.find("preStop"), std::string::npos) << noted[0].message;
+      EXPECT_NE(noted[0].message.find("no rolling overlap"), std::string::npos) << noted[0].message;
+    }
+  }
+  // Compose and systemd stop the old copy first: a short grace period is a note.
+  auto compose = check_inputs({{"compose.yaml", R"(services:
+  llm:
+    image: vllm/vllm-openai:v0.10.1
+    command: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+    mem_limit: 24g
+    stop_grace_period: 5s
+    healthcheck: {test: ["CMD", "curl", "-f", "http://localhost:8000/health"]}
+)"}},
+                              {}, Policy{});
+  ASSERT_TRUE(compose.ok()) << compose.error().message;
+  EXPECT_TRUE(of_rule(*compose, "no-graceful-drain").empty());
+  ASSERT_EQ(notes_of(*compose, "no-graceful-drain").size(), 1u);
+  EXPECT_NE(notes_of(*compose, "no-graceful-drain")[0].message.find("stop_grace_period 5s"), std::string::npos);
+}
+
+// A container that requests no GPU but names one through NVIDIA_VISIBLE_DEVICES
+// or CUDA_VISIBLE_DEVICES shares the GPU its pod's other container was given:
+// its fraction counts toward that GPU's sum.
+std::string sharing_pod(const std::string& sidecar_env, const std::string& sidecar_gpu, double sidecar_fraction) {
+  return fmt::format(R"(apiVersion: v1
+kind: Pod
+metadata: {{name: shared}}
+spec:
+  containers:
+  - name: chat
+    image: vllm/vllm-openai:v0.10.1
+    args: ["--model", "meta-llama/Llama-3.2-3B-Instruct", "--gpu-memory-utilization", "0.6"]
+    resources:
+      limits: {{memory: 24Gi, nvidia.com/gpu: "1"}}
+  - name: embed
+    image: vllm/vllm-openai:v0.10.1
+    args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--gpu-memory-utilization", "{}"]
+    env: [{}]
+    resources:
+      limits: {{memory: 16Gi{}}}
+)",
+                     sidecar_fraction, sidecar_env, sidecar_gpu);
+}
+
+TEST(CheckRules, GpuSharedThroughVisibleDevicesCountsTowardItsSum) {
+  auto run = [](const std::string& text) {
+    auto r = check_inputs({{"p.yaml", text}}, {}, Policy{});
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r.ok() ? of_rule(*r, "gpu-util-oversubscribed") : std::vector<Finding>{};
+  };
+  for (const char* env : {"{name: NVIDIA_VISIBLE_DEVICES, value: all}", "{name: CUDA_VISIBLE_DEVICES, value: \"0\"}",
+                          "{name: NVIDIA_VISIBLE_DEVICES, value: \"0\"}"}) {
+    auto f = run(sharing_pod(env, "", 0.6));
+    ASSERT_EQ(f.size(), 1u) << env;
+    EXPECT_EQ(f[0].severity, Severity::kError);
+    EXPECT_NE(f[0].message.find("1.20"), std::string::npos) << f[0].message;
+    EXPECT_NE(f[0].message.find("container 'chat'"), std::string::npos) << f[0].message;
+    EXPECT_NE(f[0].message.find("container 'embed'"), std::string::npos) << f[0].message;
+  }
+  // Shares that fit, no device named, or none given by the runtime: nothing.
+  EXPECT_TRUE(run(sharing_pod("{name: NVIDIA_VISIBLE_DEVICES, value: all}", "", 0.3)).empty());
+  EXPECT_TRUE(run(sharing_pod("{name: HF_HOME, value: /cache}", "", 0.6)).empty());
+  EXPECT_TRUE(run(sharing_pod("{name: NVIDIA_VISIBLE_DEVICES, value: void}", "", 0.6)).empty());
+  // A container that requests its own GPU does not share, whatever its
+  // CUDA_VISIBLE_DEVICES says (it selects among its own devices).
+  EXPECT_TRUE(run(sharing_pod("{name: CUDA_VISIBLE_DEVICES, value: \"0\"}", ", nvidia.com/gpu: \"1\"", 0.6)).empty());
+}
+
+// Pipeline stages put their own layers on their own GPUs: Llama 3.1 405B at
+// tp 8, pp 2 is on 16 H100s, and fits; at tp 8 alone it does not.
+TEST(CheckRules, PipelineStagesCountTheirGpus) {
+  Policy p;
+  p.gpu = "H100";
+  auto kv = [&](std::vector<std::string> extra) {
+    std::vector<std::string> cmd = {"vllm", "serve", "meta-llama/Llama-3.1-405B-Instruct", "--tensor-parallel-size", "8",
+                                    "--max-model-len", "8192"};
+    cmd.insert(cmd.end(), extra.begin(), extra.end());
+    auto r = check_inputs({}, cmd, p);
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r.ok() ? of_rule(*r, "kv-over-budget").size() : 0u;
+  };
+  EXPECT_EQ(kv({}), 1u);
+  EXPECT_EQ(kv({"--pipeline-parallel-size", "2"}), 0u);
 }
 
 TEST(CheckRules, ComposeCountSharesTheFirstGpus) {

@@ -202,6 +202,17 @@ std::string humanize_duration(double v) {
   return fmt::format("{:.4g}s", v);
 }
 
+std::string humanize1024(double v) {
+  if (std::fabs(v) <= 1) return fmt::format("{:.4g}", v);
+  std::string prefix;
+  for (const char* p : {"ki", "Mi", "Gi", "Ti", "Pi"}) {
+    if (std::fabs(v) < 1024) break;
+    prefix = p;
+    v /= 1024;
+  }
+  return fmt::format("{:.4g}{}", v, prefix);
+}
+
 // Renders the few template forms the rules use, for one alert's labels and
 // value; any other form is left in place and fails the test below.
 std::string render(std::string t, const Labels& labels, double value) {
@@ -217,6 +228,7 @@ std::string render(std::string t, const Labels& labels, double value) {
   for (const auto& [k, v] : labels) replace("{{ $labels." + k + " }}", v);
   replace("{{ $value | humanizePercentage }}", humanize_percentage(value));
   replace("{{ $value | humanizeDuration }}", humanize_duration(value));
+  replace("{{ $value | humanize1024 }}", humanize1024(value));
   replace("{{ printf \"%.0f\" $value }}", fmt::format("{:.0f}", value));
   EXPECT_EQ(t.find("{{"), std::string::npos) << "a template form the test does not render: " << t;
   return t;
@@ -427,6 +439,84 @@ void expect_promtool_tests_pass(const Policy& p, const std::string& tag) {
   EXPECT_NE((r.out + r.err).find("AimemMemoryHeadroomCritical"), std::string::npos) << r.out << r.err;
 }
 
+// The fleet group over the series the DaemonSet's aimem and kube-state-metrics
+// export: per-container headroom, per-pod time to exhaustion and OOM kills
+// (all named by node, namespace, pod, container), and a Deployment whose
+// surged second copy fits on no node (a 60 GiB model server where the freest
+// node has 44 GiB unrequested) while a 20 GiB one fits.
+TEST(RulesGen, PromtoolTestRulesFleet) {
+  REQUIRE_PROMTOOL(bin);
+  Policy p;
+  auto built = build_rules(p, RulesOptions{{"aimem"}, true});
+  ASSERT_TRUE(built.ok());
+  const auto& groups = *built;
+  ASSERT_EQ(groups.back().name, "aimem-fleet");
+  EXPECT_EQ(groups.back().records.size(), 9u);
+  const double GiB = 1024.0 * 1024 * 1024;
+  Scenario s;
+  auto aimem = [](Labels extra) {
+    Labels l{{"instance", "10.0.0.7:9464"}, {"job", "aimem"}, {"node", "gpu-1"}};
+    l.insert(extra.begin(), extra.end());
+    return l;
+  };
+  auto container = [&](const std::string& pod, const std::string& c) {
+    return aimem({{"pool", "cgroup"}, {"cgroup", "/kubepods/pod-" + pod + "/" + c}, {"namespace", "ai"}, {"pod", pod}, {"container", c}});
+  };
+  // vllm-0 at 90% of its limit, tgi-0 at 50%, and the pod-level cgroup of
+  // vllm-0 (no container label) at 95%: only the container counts.
+  s.constant("aimem_memory_used_bytes", container("vllm-0", "vllm"), 0.9 * 40 * GiB);
+  s.constant("aimem_memory_limit_bytes", container("vllm-0", "vllm"), 40 * GiB);
+  s.constant("aimem_memory_used_bytes", container("tgi-0", "tgi"), 0.5 * 40 * GiB);
+  s.constant("aimem_memory_limit_bytes", container("tgi-0", "tgi"), 40 * GiB);
+  Labels pod_level = aimem({{"pool", "cgroup"}, {"cgroup", "/kubepods/pod-vllm-0"}, {"namespace", "ai"}, {"pod", "vllm-0"}});
+  s.constant("aimem_memory_used_bytes", pod_level, 0.95 * 41 * GiB);
+  s.constant("aimem_memory_limit_bytes", pod_level, 41 * GiB);
+  s.fires("AimemPodMemoryHeadroomLow", "10m",
+          {{"node", "gpu-1"}, {"namespace", "ai"}, {"pod", "vllm-0"}, {"container", "vllm"}, {"severity", "warning"}}, 1 - 0.9);
+  s.quiet("AimemPodMemoryHeadroomLow", "2m");  // for: 5m
+  // Time to exhaustion: vllm-0's container in 300 s; tgi-0 in two hours.
+  s.constant("aimem_time_to_exhaustion_seconds", container("vllm-0", "vllm"), 300);
+  s.constant("aimem_time_to_exhaustion_seconds", container("tgi-0", "tgi"), 7200);
+  s.fires("AimemPodMemoryExhaustionSoon", "10m", {{"node", "gpu-1"}, {"namespace", "ai"}, {"pod", "vllm-0"}, {"severity", "warning"}}, 300);
+  // One OOM kill in tgi-0 at minute 5; resolved ten minutes later.
+  s.add("aimem_oom_kills_total", container("tgi-0", "tgi"), "0+0x4 1+0x40");
+  s.constant("aimem_oom_kills_total", container("vllm-0", "vllm"), 0);
+  s.fires("AimemPodOOMKilled", "10m", {{"node", "gpu-1"}, {"namespace", "ai"}, {"pod", "tgi-0"}, {"container", "tgi"}, {"severity", "critical"}},
+          1);
+  s.quiet("AimemPodOOMKilled", "30m");
+  // kube-state-metrics: two nodes of 64 GiB; llama's pod requests 60 GiB on
+  // gpu-1, emb's 20 GiB on gpu-2; both Deployments surge one pod.
+  Labels ksm{{"instance", "ksm:8080"}, {"job", "kube-state-metrics"}};
+  auto k = [&](Labels extra) {
+    Labels l = ksm;
+    l.insert(extra.begin(), extra.end());
+    return l;
+  };
+  s.constant("kube_node_status_allocatable", k({{"node", "gpu-1"}, {"resource", "memory"}, {"unit", "byte"}}), 64 * GiB);
+  s.constant("kube_node_status_allocatable", k({{"node", "gpu-2"}, {"resource", "memory"}, {"unit", "byte"}}), 64 * GiB);
+  for (auto [name, node, gib] : {std::tuple<std::string, std::string, double>{"llama", "gpu-1", 60}, {"emb", "gpu-2", 20}}) {
+    std::string rs = name + "-7d9f8c6b5", pod = rs + "-x2x7q";
+    s.constant("kube_pod_container_resource_requests",
+               k({{"namespace", "ai"}, {"pod", pod}, {"container", "srv"}, {"node", node}, {"resource", "memory"}, {"unit", "byte"}}),
+               gib * GiB);
+    s.constant("kube_pod_owner", k({{"namespace", "ai"}, {"pod", pod}, {"owner_kind", "ReplicaSet"}, {"owner_name", rs}, {"owner_is_controller", "true"}}), 1);
+    s.constant("kube_replicaset_owner", k({{"namespace", "ai"}, {"replicaset", rs}, {"owner_kind", "Deployment"}, {"owner_name", name}, {"owner_is_controller", "true"}}), 1);
+    s.constant("kube_deployment_spec_strategy_rollingupdate_max_surge", k({{"namespace", "ai"}, {"deployment", name}}), 1);
+  }
+  s.fires("AimemRollingUpdateCannotFit", "20m", {{"namespace", "ai"}, {"deployment", "llama"}, {"severity", "warning"}}, 60 * GiB);
+  s.quiet("AimemRollingUpdateCannotFit", "10m");  // for: 15m
+  std::string dir = test::temp_dir("rules-fleet");
+  test::write_file(dir + "/rules.yaml", render_rules(groups, p));
+  test::write_file(dir + "/test.yaml", test_file(groups, s, true).dump(2));
+  auto r = promtool(bin, {"test", "rules", dir + "/test.yaml"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  // A wrong expectation fails: emb's second copy does fit.
+  Scenario wrong = s;
+  wrong.fires("AimemRollingUpdateCannotFit", "20m", {{"namespace", "ai"}, {"deployment", "emb"}, {"severity", "warning"}}, 20 * GiB);
+  test::write_file(dir + "/wrong.yaml", test_file(groups, wrong, true).dump(2));
+  EXPECT_NE(promtool(bin, {"test", "rules", dir + "/wrong.yaml"}).status, 0);
+}
+
 TEST(RulesGen, PromtoolTestRulesDefaultPolicy) { expect_promtool_tests_pass(Policy{}, "default"); }
 
 TEST(RulesGen, PromtoolTestRulesStrictPolicy) {
@@ -458,6 +548,14 @@ TEST(RulesCli, DefaultRulesAreTheCheckedInFile) {
   // deploy/prometheus-rules.yaml is this output; regenerate it with
   // `aimem rules -o deploy/prometheus-rules.yaml` when the rules change.
   EXPECT_EQ(r.out, test::read_file(test::source_dir() + "/deploy/prometheus-rules.yaml"));
+}
+
+TEST(RulesCli, FleetRulesAreTheCheckedInFile) {
+  auto r = test::run_aimem({"rules", "--fleet"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // deploy/kubernetes/monitoring/prometheus-rules.yaml: `aimem rules --fleet -o deploy/kubernetes/monitoring/prometheus-rules.yaml`.
+  EXPECT_EQ(r.out, test::read_file(test::source_dir() + "/deploy/kubernetes/monitoring/prometheus-rules.yaml"));
+  EXPECT_NE(r.out.find("record: namespace_pod_container:aimem_memory_headroom_ratio"), std::string::npos);
 }
 
 TEST(RulesCli, PolicyFileAndJobs) {

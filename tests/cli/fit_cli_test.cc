@@ -54,10 +54,10 @@ TEST(FitCli, EveryRuntimeSideBySide) {
                       "--ctx", "8192", "--runtime", "all", "--json"});
   ASSERT_LE(r.status, 1) << r.err;
   json j = json::parse(r.out);
-  ASSERT_EQ(j["runtimes"].size(), 5u);
+  ASSERT_EQ(j["runtimes"].size(), 6u);
   std::vector<std::string> names;
   for (const auto& p : j["runtimes"]) names.push_back(p["runtime"]);
-  EXPECT_EQ(names, (std::vector<std::string>{"llama.cpp", "ollama", "vllm", "tgi", "transformers"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"llama.cpp", "ollama", "vllm", "sglang", "tgi", "transformers"}));
   auto t = run_aimem({"fit", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "RTX 4090", "--ctx", "8192", "--runtime", "all"});
   EXPECT_NE(t.out.find("runtime             weights"), std::string::npos) << t.out;
 }
@@ -147,7 +147,7 @@ TEST(FitCli, BadInputIsAClearErrorWithExit2) {
       {{"fit", "meta-llama/Llama-3.1-8B-Instruct", "--runtime", "magic"}, "--runtime magic"},
       {{"fit", "meta-llama/Llama-3.1-8B-Instruct", "--vram", "lots"}, "--vram"},
       {{"fit", "meta-llama/Llama-3.1-8B-Instruct", "--gpu-layers", "many"}, "--gpu-layers many"},
-      {{"fit", "--against", dir + "/config.json"}, "no llama.cpp, Ollama or vLLM memory lines"},
+      {{"fit", "--against", dir + "/config.json"}, "no llama.cpp, Ollama, vLLM or SGLang memory lines"},
   };
   for (const Case& c : cases) {
     auto r = run_aimem(c.args);

@@ -342,5 +342,146 @@ TEST(CauseMechanisms, RequestsInFlightAndImageEncodersAreTheBatch) {
   EXPECT_EQ(mm.cause, Cause::concurrency_batch) << reason_text(mm);
 }
 
+// A line that repeats one shape with a size in it is a series whatever the
+// figure is called (modelled on nvidia-smi --query-gpu=timestamp,memory.used
+// -l logs attached to Lightning training leaks, Lightning-AI/pytorch-lightning
+// issues): rising rows before a CUDA OOM are accumulation; the same rows
+// falling back (a sawtooth) are not, and sizes of a load are never a series.
+TEST(CauseMechanisms, RepeatedLinesWithASizeAreASeries) {
+  auto csv = [](std::initializer_list<int> mib) {
+    std::string t = "timestamp, memory.used [MiB]\n";
+    int hour = 1;
+    for (int m : mib) t += "2024/03/0" + std::to_string(hour++) + " 09:00:12.401, " + std::to_string(m) + " MiB\n";
+    return t + "RuntimeError: CUDA error: out of memory\n";
+  };
+  Diagnosis grew = diagnose_text(csv({8200, 15100, 23950, 31020, 39800}));
+  EXPECT_EQ(grew.layer, Layer::gpu_vram);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  EXPECT_NE(diagnose_text(csv({8200, 30100, 9950, 31020, 10800})).cause, Cause::leak_or_accumulation);
+  std::string load;
+  for (int gb : {3, 6, 9, 12}) load += "Loading checkpoint shards: model-0000" + std::to_string(gb / 3) + " (" + std::to_string(gb) + " GB)\n";
+  EXPECT_NE(diagnose_text(load + "RuntimeError: CUDA error: out of memory\n").cause, Cause::leak_or_accumulation);
+  // "mem" names a figure only as a word ("running mem=611M"), not inside
+  // another ("shmem:" in the kernel's Mem-Info, whose per-zone lines differ).
+  std::string heroku;
+  for (int m : {611, 874, 1214})
+    heroku += "2022-01-10T10:5" + std::to_string(m % 7) + ":24.113087+00:00 heroku[worker.1]: Process running mem=" + std::to_string(m) +
+              "M(119.5%)\n";
+  heroku += "2022-01-10T10:58:37.192749+00:00 heroku[worker.1]: Error R15 (Memory quota vastly exceeded)\n";
+  EXPECT_EQ(diagnose_text(heroku).cause, Cause::leak_or_accumulation) << reason_text(diagnose_text(heroku));
+}
+
+// Parallel copies counted before the word ("spawning 4 render workers",
+// modelled on aws/containers-roadmap ECS OutOfMemoryError reports) or given as
+// a setting ("concurrency: 16", celery/celery prefork pools), and requests in
+// flight ("active requests: 151", FlowiseAI/Flowise heap reports): what ran at
+// once is the cause a container kill, a heap or a userspace killer shows.
+TEST(CauseMechanisms, WorkersAndRequestsInFlightAreConcurrency) {
+  const std::string kill =
+      "[1209213.44811] Memory cgroup out of memory: Killed process 341 (renderer) total-vm:1021288kB, anon-rss:521304kB, "
+      "file-rss:38912kB, shmem-rss:0kB, UID:1001 pgtables:564kB oom_score_adj:999\n";
+  auto spawn = [&](int n) {
+    return "2024-09-26T11:02:14.118Z supervisor: spawning " + std::to_string(n) + " render workers, each preallocates 512M\n" + kill;
+  };
+  EXPECT_EQ(diagnose_text(spawn(4)).cause, Cause::concurrency_batch) << reason_text(diagnose_text(spawn(4)));
+  EXPECT_NE(diagnose_text(spawn(2)).cause, Cause::concurrency_batch);  // two copies are not what a failure grows with
+  EXPECT_EQ(diagnose_text("[2023-07-17 16:04:29,118: INFO/MainProcess] celery@w-0 ready. (concurrency: 16, pool: prefork)\n" + kill).cause,
+            Cause::concurrency_batch);
+  auto heap = [](int active) {
+    return "2025-07-01 09:14:03 [INFO]: POST /api/v1/prediction/7a1e (active requests: " + std::to_string(active) + ")\n" +
+           "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory\n";
+  };
+  Diagnosis busy = diagnose_text(heap(151));
+  EXPECT_EQ(busy.layer, Layer::js_heap);
+  EXPECT_EQ(busy.cause, Cause::concurrency_batch) << reason_text(busy);
+  EXPECT_NE(reason_text(busy).find("151 requests in flight"), std::string::npos) << reason_text(busy);
+  EXPECT_NE(diagnose_text(heap(3)).cause, Cause::concurrency_batch);
+}
+
+// A killer that acts on the machine's pressure picks by score: a small
+// victim did not fill the memory (modelled on rfjakob/earlyoom reports where
+// editors of a few MiB were killed while a database held the RAM).
+TEST(CauseMechanisms, ASmallVictimOfAUserspaceKillerIsAnotherProcess) {
+  auto earlyoom = [](int rss_mib) {
+    return std::string("Oct 07 19:16:10 ws-17 earlyoom[26328]: mem avail:   165 of 31880 MiB ( 0.52%), swap free: 19581 of 49151 MiB (39.84%)\n") +
+           "Oct 07 19:16:10 ws-17 earlyoom[26328]: low memory! at or below SIGTERM limits: mem  5.00%, swap 40.00%\n" +
+           "Oct 07 19:16:10 ws-17 earlyoom[26328]: sending SIGTERM to process 57834 uid 1000 \"code\": badness 866, VmRSS " +
+           std::to_string(rss_mib) + " MiB\n";
+  };
+  Diagnosis small = diagnose_text(earlyoom(5));
+  EXPECT_EQ(small.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(small.cause, Cause::other_process) << reason_text(small);
+  EXPECT_NE(diagnose_text(earlyoom(27000)).cause, Cause::other_process);
+}
+
+// A pressure killer's report never says what ran; the phase around it does
+// (modelled on OpenRLHF/OpenRLHF Ray OOMs while actors load checkpoints).
+TEST(CauseMechanisms, APressureKillDuringLoadingIsTheLoad) {
+  auto ray = [](const std::string& before) {
+    return before +
+           "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+           "Memory on the node (IP: 10.9.0.4, ID: 5e1f) where the task (actor ID: 7a2c, name=Policy.__init__, pid=7712, memory "
+           "used=28.10GB) was running was 478.20GB / 503.50GB (0.949757), which exceeds the memory usage threshold of 0.95.\n";
+  };
+  Diagnosis load = diagnose_text(ray("(Policy pid=7712) Loading checkpoint shards:  50%|#####     | 2/4 [00:14<00:14,  7.02s/it]\n"));
+  EXPECT_EQ(load.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(load.cause, Cause::model_load) << reason_text(load);
+  EXPECT_NE(diagnose_text(ray("(Policy pid=7712) step 120 reward=0.41\n")).cause, Cause::model_load);
+}
+
+// The code line that allocated, just above the error, outweighs the generic
+// frames around it (modelled on oobabooga/text-generation-webui tracebacks
+// through transformers' LLaMA attention): appending to past_key_value is the
+// KV cache even inside generate() and forward().
+TEST(CauseMechanisms, TheAllocatingLineOutweighsGenericFrames) {
+  auto tb = [](const std::string& code) {
+    return std::string("Traceback (most recent call last):\n") +
+           "  File \"/srv/webui/modules/text_generation.py\", line 272, in generate_reply\n" +
+           "    output = shared.model.generate(**generate_params)[0]\n" +
+           "  File \"/srv/env/lib/site-packages/transformers/models/llama/modeling_llama.py\", line 209, in forward\n" + code +
+           "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB (GPU 0; 12.00 GiB total capacity; 10.90 "
+           "GiB already allocated; 0 bytes free; 11.20 GiB reserved in total by PyTorch)\n";
+  };
+  Diagnosis kv = diagnose_text(tb("    key_states = torch.cat([past_key_value[0], key_states], dim=2)\n"));
+  EXPECT_EQ(kv.cause, Cause::kv_cache_context) << reason_text(kv);
+  EXPECT_EQ(diagnose_text(tb("    hidden = self.mlp(self.post_attention_layernorm(hidden))\n")).cause, Cause::concurrency_batch);
+}
+
+// A scheduler's kills counted in the evidence, as restarts are counted: the
+// same task killed at its limit after each restart (a new container each
+// time) is a steady need above the limit; one kill says only that the limit
+// was reached. Nomad's docker driver log (modelled on hashicorp/nomad
+// drivers/docker "OOM Killed" events), own ids and times.
+TEST(CauseMechanisms, RepeatedSchedulerKillsAreALimitBelowTheNeed) {
+  auto kill = [](const char* at, const char* id) {
+    return std::string(at) + " [ERROR] client.driver_mgr.docker: OOM Killed: container_id=" + id +
+           " nomad_alloc_id=5d1e0c3a nomad_task_name=resize driver=docker\n";
+  };
+  Diagnosis once = diagnose_text(kill("2024-05-01T10:00:03.120Z", "4f2c9a01b7d3"));
+  EXPECT_EQ(once.layer, Layer::container_limit);
+  EXPECT_EQ(once.cause, Cause::unknown) << reason_text(once);
+  Diagnosis twice = diagnose_text(kill("2024-05-01T10:00:03.120Z", "4f2c9a01b7d3") +
+                                  "2024-05-01T10:00:21.540Z [INFO] client.alloc_runner.task_runner: restarting task: task=resize\n" +
+                                  kill("2024-05-01T10:03:47.902Z", "9b0e77c2d415"));
+  EXPECT_EQ(twice.layer, Layer::container_limit);
+  EXPECT_EQ(twice.cause, Cause::limit_too_low) << reason_text(twice);
+  EXPECT_NE(reason_text(twice).find("killed 2 times"), std::string::npos) << reason_text(twice);
+}
+
+// A program that aborts itself (SIGABRT, "Aborted (core dumped)") with no
+// memory failure beside it did not exhaust a pool (modelled on ROCm's
+// "Memory access fault by GPU" and ggml's allocator assertion, corpus nm-024
+// and sv-075; values ours); an uncaught std::bad_alloc before the abort is
+// still the host's allocation failure.
+TEST(CauseMechanisms, AnAbortAloneIsNotMemory) {
+  Diagnosis fault = diagnose_text(
+      "Memory access fault by GPU node-1 (Agent handle: 0x5581c2a0) on address 0x7f20aa000000. Reason: Page not present "
+      "or supervisor privilege.\nAborted (core dumped)\n");
+  EXPECT_EQ(fault.layer, Layer::not_memory) << reason_text(fault);
+  Diagnosis bad_alloc = diagnose_text(
+      "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\nAborted (core dumped)\n");
+  EXPECT_EQ(bad_alloc.layer, Layer::host_ram) << reason_text(bad_alloc);
+}
+
 }  // namespace
 }  // namespace aimem

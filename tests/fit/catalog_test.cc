@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "fit/catalog.h"
+#include "fit/inputs.h"
+#include "sources/files.h"
 
 namespace aimem::fit {
 namespace {
@@ -160,6 +162,84 @@ TEST(CatalogGpus, EveryEntryIsSourcedAndReachable) {
     EXPECT_EQ(find_gpu(g.name), &g);
     for (const auto& a : g.aliases) EXPECT_EQ(find_gpu(a), &g) << a;
   }
+}
+
+}  // namespace
+}  // namespace aimem::fit
+
+namespace aimem::fit {
+namespace {
+
+// A k-quant mix for a catalog model, tensor by tensor with llama-quant.cpp's
+// fallback types (tensor_type_fallback) for rows not a multiple of 256.
+// Published GGUF file sizes (Hugging Face file listings; headers and the
+// tokenizer add well under 1%): bartowski/Qwen2.5-72B-Instruct-GGUF
+// Q4_K_M 47.42 GB (FFN width 29568 = 115.5 x 256: every ffn_down falls back,
+// Q4_K -> Q5_0 and Q6_K -> Q8_0), bartowski/Qwen2.5-0.5B-Instruct-GGUF
+// Q4_K_M 0.398 GB (n_embd 896 and 14 x 64 heads: q, k, v, attn_output, gate
+// and up fall back in each of 24 layers; the tied output is Q8_0 outright), bartowski/Meta-Llama-3.1-8B-Instruct-GGUF Q4_K_M
+// 4.92 GB (no fallback).
+TEST(CatalogModels, KQuantMixFollowsLlamaCppFallbackTypes) {
+  struct Case {
+    const char* id;
+    double file_gb;
+    uint32_t fallbacks;  // tensors llama-quantize reports as "required fallback"
+  };
+  const Case cases[] = {{"Qwen/Qwen2.5-72B-Instruct", 47.42, 80},
+                        {"Qwen/Qwen2.5-0.5B-Instruct", 0.398, 24 * 6},
+                        {"meta-llama/Llama-3.1-8B-Instruct", 4.92, 0}};
+  for (const Case& c : cases) {
+    auto spec = load_model(local_files(), c.id, "", "q4_k_m");
+    ASSERT_TRUE(spec) << c.id << ": " << spec.error().message;
+    const double gb = double(spec->weight_bytes) / 1e9;
+    EXPECT_NEAR(gb, c.file_gb, 0.02 * c.file_gb) << c.id;
+    bool noted = false;
+    for (const std::string& n : spec->notes)
+      if (n.find("q4_k_m mix tensor by tensor") != std::string::npos) {
+        noted = true;
+        if (c.fallbacks)
+          EXPECT_NE(n.find(std::to_string(c.fallbacks) + " tensors fall back"), std::string::npos) << c.id << ": " << n;
+        else
+          EXPECT_EQ(n.find("fall back"), std::string::npos) << c.id << ": " << n;
+      }
+    EXPECT_TRUE(noted) << c.id;
+  }
+  // Without the fallback (every repeating tensor at the mix's average) the
+  // 72B estimate was 6.6% under its file; the per-tensor figure is larger.
+  auto q = load_model(local_files(), "Qwen/Qwen2.5-72B-Instruct", "", "q4_k_m");
+  auto q6 = load_model(local_files(), "Qwen/Qwen2.5-72B-Instruct", "", "q6_k");
+  ASSERT_TRUE(q && q6);
+  EXPECT_GT(q6->weight_bytes, q->weight_bytes);
+}
+
+}  // namespace
+}  // namespace aimem::fit
+
+namespace aimem::fit {
+namespace {
+
+// --quant f16 / bf16 name a dtype: the error says so, points at --dtype and
+// lists what --quant accepts (checkpoint quantizations and GGUF mixes).
+TEST(CatalogModels, QuantFloatErrorsPointAtDtype) {
+  for (const char* q : {"f16", "bf16", "FP16", "float32"}) {
+    auto spec = load_model(local_files(), "Qwen/Qwen2.5-7B-Instruct", "", q);
+    ASSERT_FALSE(spec) << q;
+    const std::string& e = spec.error().message;
+    EXPECT_NE(e.find("--dtype"), std::string::npos) << e;
+    EXPECT_NE(e.find("float dtype"), std::string::npos) << e;
+    for (const char* accepted : {"awq", "gptq", "fp8", "q4_k_m", "q8_0", "iq4_xs"})
+      EXPECT_NE(e.find(accepted), std::string::npos) << q << " -> " << e;
+  }
+  EXPECT_NE(load_model(local_files(), "Qwen/Qwen2.5-7B-Instruct", "", "bf16").error().message.find("--dtype bf16"),
+            std::string::npos);
+  auto unknown = load_model(local_files(), "Qwen/Qwen2.5-7B-Instruct", "", "q4km");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("unknown quantization"), std::string::npos);
+  EXPECT_NE(unknown.error().message.find("q4_k_m"), std::string::npos);
+  EXPECT_NE(unknown.error().message.find("--dtype"), std::string::npos);
+  // what it accepts still loads
+  EXPECT_TRUE(load_model(local_files(), "Qwen/Qwen2.5-7B-Instruct", "", "awq"));
+  EXPECT_TRUE(load_model(local_files(), "Qwen/Qwen2.5-7B-Instruct", "bf16", ""));
 }
 
 }  // namespace

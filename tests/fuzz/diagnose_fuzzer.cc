@@ -9,6 +9,7 @@
 
 #include "diagnose/diagnosis.h"
 #include "evidence/store.h"
+#include "recognize/scanner.h"
 #include "render/diagnosis_json.h"
 #include "render/diagnosis_text.h"
 #include "sources/inputs.h"
@@ -16,7 +17,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
   aimem::FactStore store;
-  aimem::read_text("fuzz", input, store);
+  aimem::read_text("fuzz", input, store, aimem::line_scanners());
   aimem::DiagnoseOptions options;
   if (size > 0 && data[0] % 7 == 0) options.exit_code = data[0];
   aimem::Diagnosis d = aimem::diagnose(std::move(store.facts()), options);

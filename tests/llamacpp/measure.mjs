@@ -251,9 +251,15 @@ for (const t of all) {
     engine.cparams[m[1]] = /^\d+$/.test(m[2]) ? num(m[2]) : m[2];
   else if ((m = t.match(/llama_context:\s+(\S+)\s+output buffer size =\s+([\d.]+) MiB/))) engine.output_buffers_mib[m[1]] = num(m[2]);
   else if ((m = t.match(/output_reserve: reallocating output buffer from size ([\d.]+) MiB to ([\d.]+) MiB/))) engine.output_realloc_mib = num(m[2]);
-  else if ((m = t.match(/llama_kv_cache:\s+(\S+) KV buffer size =\s+([\d.]+) MiB/))) engine.kv_buffers_mib[m[1]] = num(m[2]);
+  // a sliding-window model has two caches (llama_kv_cache_iswa: base and SWA), each logging its own buffer
+  else if ((m = t.match(/llama_kv_cache:\s+(\S+) KV buffer size =\s+([\d.]+) MiB/))) engine.kv_buffers_mib[m[1]] = (engine.kv_buffers_mib[m[1]] ?? 0) + num(m[2]);
   else if ((m = t.match(/llama_kv_cache: size =\s+([\d.]+) MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+)\/(\d+) seqs\), K \((\w+)\):\s+([\d.]+) MiB, V \((\w+)\):\s+([\d.]+) MiB/)))
-    engine.kv = { size_mib: num(m[1]), cells: num(m[2]), layers: num(m[3]), n_seq_max: num(m[4]), n_stream: num(m[5]), k_type: m[6], k_mib: num(m[7]), v_type: m[8], v_mib: num(m[9]) };
+{
+    // the first cache (the only one, or iSWA's non-SWA cache) is engine.kv; every cache is in engine.kv_caches
+    const kv = { size_mib: num(m[1]), cells: num(m[2]), layers: num(m[3]), n_seq_max: num(m[4]), n_stream: num(m[5]), k_type: m[6], k_mib: num(m[7]), v_type: m[8], v_mib: num(m[9]) };
+    (engine.kv_caches ??= []).push(kv);
+    engine.kv ??= kv;
+  }
   else if ((m = t.match(/llama_kv_cache: attn_rot_(k|v) = (\d+)/))) engine[`attn_rot_${m[1]}`] = num(m[2]);
   else if ((m = t.match(/sched_reserve:\s+(\S+) compute buffer size =\s+([\d.]+) MiB/))) engine.compute_buffers_mib[m[1]] = num(m[2]);
   else if ((m = t.match(/sched_reserve: graph(?: \(pp bs=(\d+), tg bs=(\d+)\))?: nodes = ([\d /]+), splits = ([\d /]+), input objects = ([\d /]+), input tensors = ([\d /]+)/))) {

@@ -19,6 +19,7 @@
 #include "net/http_client.h"
 #include "net/http_request.h"
 #include "net/http_server.h"
+#include "support/test_support.h"
 #include "watch/http_server.h"
 
 namespace aimem::net {
@@ -64,8 +65,7 @@ double fetch_seconds(int port, const std::string& path, Fetched* got) {
 
 TEST(NetServerCrowd, ScrapesAreAnsweredAtOnceWith300IdleAnd8HalfRequestSockets) {
   watch::MetricsServer srv;
-  std::string err;
-  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(srv.start("127.0.0.1", 0)), "");
   srv.publish("aimem_x 1\n");
   Crowd crowd;
   for (int i = 0; i < 300; ++i) {
@@ -97,8 +97,7 @@ TEST(NetServerCrowd, ScrapesAreAnsweredAtOnceWith300IdleAnd8HalfRequestSockets) 
 TEST(NetServerCrowd, AHalfSentRequestIsClosedAtItsDeadlineAndAnIdleOneToo) {
   HttpServer srv(ServerLimits{64, 0.5});
   srv.route("/a", [] { return Reply{200, "text/plain", "a"}; });
-  std::string err;
-  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(srv.start("127.0.0.1", 0)), "");
   int half = connect_to(srv.port());
   int idle = connect_to(srv.port());
   ASSERT_GE(half, 0);
@@ -123,8 +122,7 @@ TEST(NetServerCrowd, AHalfSentRequestIsClosedAtItsDeadlineAndAnIdleOneToo) {
 TEST(NetServerCrowd, TheOldestIdleConnectionMakesRoomForANewcomer) {
   HttpServer srv(ServerLimits{4, 30});
   srv.route("/a", [] { return Reply{200, "text/plain", "a"}; });
-  std::string err;
-  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(srv.start("127.0.0.1", 0)), "");
   std::vector<int> fds;
   for (int i = 0; i < 4; ++i) {
     fds.push_back(connect_to(srv.port()));
@@ -144,8 +142,7 @@ TEST(NetServerCrowd, TheOldestIdleConnectionMakesRoomForANewcomer) {
 TEST(NetServerCrowd, PipelinedRequestsAreAnsweredInOrderAndBadOnesRefused) {
   HttpServer srv;
   srv.route("/a", [] { return Reply{200, "text/plain", "alpha"}; });
-  std::string err;
-  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(srv.start("127.0.0.1", 0)), "");
   int fd = connect_to(srv.port());
   std::string two = "GET /a HTTP/1.1\r\n\r\nHEAD /a HTTP/1.1\r\nConnection: close\r\n\r\n";
   ASSERT_EQ(::send(fd, two.data(), two.size(), MSG_NOSIGNAL), ssize_t(two.size()));

@@ -13,6 +13,7 @@
 
 #include "net/http_client.h"
 #include "net/http_server.h"
+#include "support/test_support.h"
 
 namespace aimem::net {
 namespace {
@@ -25,8 +26,7 @@ TEST(NetServer, ServesRoutesOnlyWithGetAndHead) {
     return Reply{200, "text/plain; charset=utf-8", "alpha\n"};
   });
   srv.route("/teapot", [] { return Reply{418, "text/plain", "short and stout\n"}; });
-  std::string err;
-  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(srv.start("127.0.0.1", 0)), "");
   ASSERT_GT(srv.port(), 0);
   httplib::Client cli("127.0.0.1", srv.port());
   cli.set_read_timeout(std::chrono::seconds(2));
@@ -56,8 +56,7 @@ TEST(NetServer, ServesRoutesOnlyWithGetAndHead) {
 TEST(NetServer, OversizedRequestHeadIsRefused) {
   HttpServer srv;
   srv.route("/a", [] { return Reply{200, "text/plain", "a"}; });
-  std::string err;
-  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(srv.start("127.0.0.1", 0)), "");
   Options o;
   o.read_timeout_s = 5;
   Connection c("127.0.0.1", srv.port(), o);
@@ -78,15 +77,17 @@ TEST(NetServer, PortInUseAndStop) {
   HttpServer srv;
   srv.route("/a", [] { return Reply{}; });
   std::string err;
-  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(srv.start("127.0.0.1", 0)), "");
   // The server leaves the process's SIGPIPE disposition alone (CivetWeb, which
   // it replaced, set SIG_IGN process-wide).
   sigaction(SIGPIPE, nullptr, &pipe_after);
   EXPECT_EQ(pipe_after.sa_handler, pipe_before.sa_handler);
   HttpServer again;
-  EXPECT_FALSE(again.start("127.0.0.1", srv.port(), &err));
+  err = test::error_of(again.start("127.0.0.1", srv.port()));
+  EXPECT_NE(err, "");
   EXPECT_NE(err.find(std::to_string(srv.port())), std::string::npos) << err;
-  EXPECT_FALSE(again.start("127.0.0.1", 70000, &err));
+  err = test::error_of(again.start("127.0.0.1", 70000));
+  EXPECT_NE(err, "");
   EXPECT_NE(err.find("bad port"), std::string::npos) << err;
   int port = srv.port();
   srv.stop();
@@ -94,7 +95,7 @@ TEST(NetServer, PortInUseAndStop) {
   EXPECT_EQ(after.outcome.failure, Failure::connect);
   HttpServer v6;
   v6.route("/a", [] { return Reply{200, "text/plain", "six"}; });
-  if (v6.start("::1", 0, &err)) {  // a host without IPv6 loopback skips this part
+  if (v6.start("::1", 0)) {  // a host without IPv6 loopback skips this part
     auto six = fetch("::1", v6.port(), {"GET", "/a", {}, ""}, Options{}, 100);
     ASSERT_TRUE(six.outcome.ok()) << six.outcome.detail;
     EXPECT_EQ(six.body, "six");

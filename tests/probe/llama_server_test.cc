@@ -118,10 +118,9 @@ void listens_on_loopback_and_answers_health_models_and_metrics(const LlamaServer
   EXPECT_EQ(counter(after->body, "llamacpp:requests_processing"), 0);
 
   // the repository's own scraper recognises the server and reads its counters
-  std::string err;
-  const auto target = watch::parse_target(s.url, &err);
-  ASSERT_TRUE(err.empty()) << err;
-  const auto sample = watch::scrape(target, 5000);
+  const auto target = watch::parse_target(s.url);
+  ASSERT_TRUE(target) << target.error().message;
+  const auto sample = watch::scrape(*target, 5000);
   ASSERT_TRUE(sample.up) << sample.problem;
   EXPECT_EQ(sample.kind, "llamacpp");
   EXPECT_EQ(sample.running, 0.0);

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe/probe_render.h"
+#include "render/probe_render.h"
 #include "probe/sweep.h"
 
 namespace aimem::probe {

@@ -178,5 +178,33 @@ TEST(CloudPlatforms, OciRuntimeInitKillIsALimitTooLow) {
   }
 }
 
+// AWS Lambda's REPORT line (modelled on aws/aws-lambda-dotnet and
+// aws-samples tails of `sam local invoke`): the memory size is the limit, the
+// invocation's peak at it is the kill at that limit; a peak far below it
+// says a SIGKILL or exit 137 was not for memory (a runtime that failed to
+// start, a timeout).
+TEST(CloudPlatforms, LambdaReportGivesTheSizeAndThePeak) {
+  auto report = [](int size, int peak) {
+    return "START RequestId: 4d1c9a2e-7b3f-4e21-9c0d-5a6b7c8d9e0f Version: $LATEST\n"
+           "END RequestId: 4d1c9a2e-7b3f-4e21-9c0d-5a6b7c8d9e0f\n"
+           "REPORT RequestId: 4d1c9a2e-7b3f-4e21-9c0d-5a6b7c8d9e0f\tDuration: 9120.55 ms\tBilled Duration: 9121 ms\tMemory Size: " +
+           std::to_string(size) + " MB\tMax Memory Used: " + std::to_string(peak) + " MB\n" +
+           "RequestId: 4d1c9a2e-7b3f-4e21-9c0d-5a6b7c8d9e0f Error: Runtime exited with error: signal: killed\nRuntime.ExitError\n";
+  };
+  Diagnosis full = test::diagnose_text(report(512, 512));
+  EXPECT_EQ(full.layer, Layer::container_limit);
+  ASSERT_FALSE(full.incidents.empty());
+  EXPECT_NE(full.incidents[0].reasons.front().find("Lambda"), std::string::npos) << full.incidents[0].reasons.front();
+  Diagnosis low = test::diagnose_text(report(512, 31));
+  EXPECT_EQ(low.layer, Layer::not_memory);
+  ASSERT_FALSE(low.incidents.empty());
+  EXPECT_NE(low.incidents[0].reasons.front().find("far below the limit"), std::string::npos) << low.incidents[0].reasons.front();
+  // A peak near the size but under it: the kill is not ruled out (a limit, no verdict of not_memory).
+  EXPECT_NE(test::diagnose_text(report(512, 400)).layer, Layer::not_memory);
+  // The report of a healthy invocation alone is no failure.
+  EXPECT_EQ(test::diagnose_text("REPORT RequestId: 1\tDuration: 12.0 ms\tBilled Duration: 13 ms\tMemory Size: 128 MB\tMax Memory Used: 71 MB\n").layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -215,5 +215,52 @@ TEST(Docker, InspectTemplateValuesAreReadByPosition) {
                                   FactKind::docker_oomkilled).empty());
 }
 
+// A template whose words carry text around their fields, with the name
+// before the flag (modelled on the vLLM --cpu-offload-gb container of
+// vllm-project/vllm#9339 and the FastAPI container of fastapi/fastapi#1624, corpus co-072 and
+// hp-087; values ours): the text is taken off each value.
+TEST(Docker, InspectTemplateWithWordsAroundItsFields) {
+  const std::string text =
+      "$ docker inspect embedder --format '{{.State.Status}} OOMKilled={{.State.OOMKilled}} exit={{.State.ExitCode}}'\n"
+      "exited OOMKilled=true exit=137\n";
+  auto o = test::facts_of_kind(text, FactKind::docker_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].container, "embedder");
+  auto e = test::facts_of_kind(text, FactKind::exit_status);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].exit_code, 137);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::container_limit);
+  // The words must be the template's: other text in that shape is not its output.
+  EXPECT_TRUE(test::facts_of_kind(
+                  "$ docker inspect embedder --format 'OOMKilled={{.State.OOMKilled}}'\nOOM=true\n",
+                  FactKind::docker_oomkilled)
+                  .empty());
+  EXPECT_TRUE(test::facts_of_kind(
+                  "$ docker inspect embedder --format 'OOMKilled={{.State.OOMKilled}}'\nOOMKilled=false\n",
+                  FactKind::docker_oomkilled)
+                  .empty());
+}
+
+// docker stop escalating SIGTERM to SIGKILL after its grace period, as
+// `docker events` prints it (modelled on the corpus case co-028 from
+// getwud/wud; values ours): the 137 is the API's kill, not memory.
+TEST(Docker, EventsKillAndStopAreTheApisKill) {
+  const std::string text =
+      "2025-03-01T02:00:10.100000000+01:00 container kill 5be1c0d2a9f3 (image=ghcr.io/acme/sync, name=sync, signal=15)\n"
+      "2025-03-01T02:00:20.120000000+01:00 container kill 5be1c0d2a9f3 (image=ghcr.io/acme/sync, name=sync, signal=9)\n"
+      "2025-03-01T02:00:20.400000000+01:00 container die 5be1c0d2a9f3 (exitCode=137, image=ghcr.io/acme/sync, name=sync)\n"
+      "2025-03-01T02:00:20.600000000+01:00 container stop 5be1c0d2a9f3 (image=ghcr.io/acme/sync, name=sync)\n";
+  auto stops = test::facts_of_kind(text, FactKind::stop_or_restart);
+  ASSERT_GE(stops.size(), 1u);
+  EXPECT_EQ(stops[0].container, "sync");
+  EXPECT_NE(stops[0].detail.find("signal 15"), std::string::npos) << stops[0].detail;
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::not_memory);
+  // The die alone stays undecided: 137 with nothing to say who sent it.
+  EXPECT_EQ(test::diagnose_text("2025-03-01T02:00:20.400000000+01:00 container die 5be1c0d2a9f3 (exitCode=137, "
+                                "image=ghcr.io/acme/sync, name=sync)\n")
+                .layer,
+            Layer::unknown);
+}
+
 }  // namespace
 }  // namespace aimem

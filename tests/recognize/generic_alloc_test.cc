@@ -198,5 +198,36 @@ TEST(ExitStatusCrashes, BashKilledWithItsSignalNumberAfterThePid) {
   EXPECT_EQ(d.incidents.front().pid, 48211);
 }
 
+// An exception whose class name holds the words ("...MemoryError:") is thrown,
+// not mentioned; a flag that holds them (-XX:+HeapDumpOnOutOfMemoryError) is not.
+// Modelled on a Rust/PyO3 extension's own exception; our own names and sizes.
+TEST(GenericAlloc, ThrownExceptionNamedForMemoryCountsAFlagDoesNot) {
+  Diagnosis d = test::diagnose_text(
+      "Traceback (most recent call last):\n"
+      "  File \"/srv/index/build.py\", line 88, in <module>\n"
+      "    idx.add(vectors)\n"
+      "vecindex.ArenaMemoryError: could not grow the arena to 34359738368 bytes\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  ASSERT_NE(failure(d), nullptr);
+  EXPECT_EQ(failure(d)->family, Family::generic);
+  EXPECT_EQ(test::diagnose_text("java -XX:+HeapDumpOnOutOfMemoryError -Xmx2g -jar app.jar\nstarted in 2.1 s\n").layer, Layer::none);
+}
+
+// An aligned allocation that returned ENOMEM (12) in a checked-call message
+// with no allocation words. Modelled on PaddlePaddle's system_allocator.cc
+// enforce and Caffe2's CPUAllocator enforce; our own addresses.
+TEST(GenericAlloc, PosixMemalignReturningTwelveIsAHostFailure) {
+  for (const char* line :
+       {"paddle.fluid.core_avx.EnforceNotMet: Expected posix_memalign(&p, alignment, size) == 0, but received "
+        "posix_memalign(&p, alignment, size):12 != 0:0. at [/paddle/paddle/fluid/memory/detail/system_allocator.cc:58]\n",
+        "RuntimeError: [enforce fail at util.cc:44] posix_memalign(&data, kAlign, nbytes) == 0. 12 vs 0\n"}) {
+    Diagnosis d = test::diagnose_text(line);
+    EXPECT_EQ(d.layer, Layer::host_ram) << line;
+  }
+  // Another return code is another failure (22 is EINVAL).
+  EXPECT_EQ(test::diagnose_text("RuntimeError: [enforce fail at util.cc:44] posix_memalign(&data, 3, nbytes) == 0. 22 vs 0\n").layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

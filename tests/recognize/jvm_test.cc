@@ -100,5 +100,24 @@ OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB
   EXPECT_DOUBLE_EQ(*s[1].ratio, 0.75);
 }
 
+// Modelled on netty/netty's PlatformDependent.incrementMemoryCounter message
+// as a server log shows it; our own sizes.
+TEST(Jvm, NettyDirectMemoryCapIsAJvmPoolWithItsFigures) {
+  const char* log =
+      "12:01:07.118 ERROR [nioEventLoopGroup-3-2] c.e.Gateway - inbound failure\n"
+      "io.netty.handler.codec.DecoderException: io.netty.util.internal.OutOfDirectMemoryError: failed to allocate 16777216 byte(s) "
+      "of direct memory (used: 1056964608, max: 1073741824)\n"
+      "\tat io.netty.handler.codec.ByteToMessageDecoder.channelRead(ByteToMessageDecoder.java:499)\n"
+      "Caused by: io.netty.util.internal.OutOfDirectMemoryError: failed to allocate 16777216 byte(s) of direct memory (used: "
+      "1056964608, max: 1073741824)\n";
+  auto f = of_kind(log, FactKind::jvm_heap_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].detail, "Direct memory (Netty)");
+  EXPECT_EQ(f[0].requested, 16777216u);
+  EXPECT_EQ(f[0].usage, 1056964608u);
+  EXPECT_EQ(f[0].heap_limit, 1073741824u);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::jvm_heap);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -317,5 +317,23 @@ TEST(Kubernetes, OomKilledStatusCellsAndNotifications) {
   EXPECT_EQ(test::diagnose_text("We should alert when a pod is OOMKilled more than twice\n").layer, Layer::none);
 }
 
+// Modelled on `kubectl describe node` events when the kubelet's memory
+// eviction threshold is crossed (pkg/kubelet/eviction/eviction_manager.go
+// records EvictionThresholdMet "Attempting to reclaim memory"); our own node.
+TEST(Kubernetes, NodeEvictionThresholdEventIsAnEviction) {
+  const std::string log =
+      "Events:\n"
+      "  Type     Reason                     Age                  From     Message\n"
+      "  ----     ------                     ----                 ----     -------\n"
+      "  Normal   NodeHasInsufficientMemory  7m (x3 over 2d)      kubelet  Node gpu-7 status is now: NodeHasInsufficientMemory\n"
+      "  Warning  EvictionThresholdMet       2m (x19 over 2d)     kubelet  Attempting to reclaim memory\n";
+  auto e = of_kind(log, FactKind::k8s_evicted);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_LT(e[0].strength, 0.85f);  // no pod named: weaker than an eviction message
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::k8s_eviction);
+  // The threshold met for disk is another resource.
+  EXPECT_TRUE(of_kind("  Warning  EvictionThresholdMet  1m  kubelet  Attempting to reclaim ephemeral-storage\n", FactKind::k8s_evicted).empty());
+}
+
 }  // namespace
 }  // namespace aimem

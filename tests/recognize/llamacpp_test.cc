@@ -246,5 +246,30 @@ TEST(LlamaCpp, PinnedMemoryShortageIsHostContext) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+// Ollama finds no layout of the layers in GPU and host memory (its
+// scheduler's "memory layout cannot be allocated", as clients print it;
+// modelled on the corpus case sv-085 and the wording the public Ollama clients
+// match on, values ours): a GPU memory failure, whose cause the context
+// setting beside it decides.
+TEST(LlamaCpp, OllamaWithNoMemoryLayoutIsShortOfGpuMemory) {
+  const std::string forced = "Error: 500 Internal Server Error: memory layout cannot be allocated with num_gpu = 40\n";
+  auto g = test::facts_of_kind(forced, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].layer, Layer::gpu_vram);
+  EXPECT_NE(g[0].detail.find("num_gpu = 40"), std::string::npos) << g[0].detail;
+  Diagnosis d = test::diagnose_text(
+      "time=2026-03-01T10:00:00.000Z level=INFO source=routes.go:1618 msg=\"server config\" "
+      "env=\"map[OLLAMA_CONTEXT_LENGTH:131072 OLLAMA_NUM_PARALLEL:1]\"\n"
+      "time=2026-03-01T10:00:20.000Z level=INFO source=server.go:1081 msg=\"model layout did not fit, backing off\" "
+      "num_ctx=131072\n"
+      "Error: 500 Internal Server Error: memory layout cannot be allocated\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+  // A client's own check for the wording is no failure; the API's JSON error is one.
+  EXPECT_TRUE(test::facts_of_kind("    if 'memory layout cannot be allocated' in err_text.lower():\n", FactKind::gpu_oom)
+                  .empty());
+  EXPECT_EQ(test::facts_of_kind("{\"error\":\"memory layout cannot be allocated\"}\n", FactKind::gpu_oom).size(), 1u);
+}
+
 }  // namespace
 }  // namespace aimem

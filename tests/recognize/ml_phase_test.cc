@@ -81,5 +81,32 @@ TEST(MlPhase, CuesAreHeldUntilAFailureIsNear) {
   EXPECT_NE(d.cause, Cause::unknown);
 }
 
+// A load that says it finished ends the loading phase: the cue before it no
+// longer speaks for a failure after it. Modelled on exllamav2's
+// test_inference.py output and cache.py traceback; our own paths and sizes.
+TEST(MlPhase, ALoadThatFinishedNoLongerSpeaksForTheFailure) {
+  const std::string before =
+      " -- Model: /models/Qwen2-72B-Instruct-4.0bpw-exl2\n"
+      "Loading: /models/Qwen2-72B-Instruct-4.0bpw-exl2 100% 0:00:21\n";
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 320.00 MiB. GPU 0 has a total capacity of 47.50 GiB of which "
+      "96.00 MiB is free. Including non-PyTorch memory, this process has 47.39 GiB memory in use.\n";
+  const std::string done = " -- Loaded model in 21.4093 seconds\n";
+  // Without the line that says the load finished, the load is the nearest phase.
+  EXPECT_EQ(test::diagnose_text(before + oom).cause, Cause::model_load);
+  // With it, the load is over and nothing else says what ran: the cause stays open.
+  Diagnosis d = test::diagnose_text(before + done + oom);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::unknown);
+  // And the frames after it decide: the cache being created.
+  const std::string frames =
+      "Traceback (most recent call last):\n"
+      "  File \"/srv/exllamav2/test_inference.py\", line 192, in <module>\n"
+      "    cache = ExLlamaV2Cache(model)\n"
+      "  File \"/srv/exllamav2/exllamav2/cache.py\", line 91, in create_state_tensors\n"
+      "    p_key_states = torch.zeros(self.shape_wk, dtype = self.dtype, device = device).contiguous()\n";
+  EXPECT_EQ(test::diagnose_text(before + done + frames + oom).cause, Cause::kv_cache_context);
+}
+
 }  // namespace
 }  // namespace aimem

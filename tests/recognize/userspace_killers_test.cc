@@ -61,6 +61,27 @@ avril 16 21:08:50 systemd-oomd[93234]: Killed /user.slice/user-1000.slice/user@1
   EXPECT_EQ(pressure[0].cgroup, "/system.slice/vllm.service");
 }
 
+// systemd >= 252 marks the victim ("Marked <path> for killing due to ...")
+// after listing the candidates with their usage (modelled on systemd/systemd
+// oomd reports in issue threads): the path ends before " for killing", and
+// the victim's own usage is its candidate entry's.
+TEST(UserspaceKillers, SystemdOomdMarkedVictimCarriesItsCandidateUsage) {
+  const char* log = R"([  412.701122] systemd-oomd[702]: Considered 14 cgroups for killing, top candidates were:
+[  412.701128] systemd-oomd[702]:         Path: /system.slice/chronyd.service
+[  412.701134] systemd-oomd[702]:                 Current Memory Usage: 21.3M
+[  412.701136] systemd-oomd[702]:         Path: /system.slice/ingest.service
+[  412.701139] systemd-oomd[702]:                 Current Memory Usage: 9.8G
+[  412.701597] systemd-oomd[702]: Marked /system.slice/chronyd.service for killing due to memory pressure for /system.slice being 81.40% > 80.00% for > 2s with reclaim activity
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].cgroup, "/system.slice/chronyd.service");
+  ASSERT_TRUE(k[0].rss);
+  EXPECT_NEAR(static_cast<double>(*k[0].rss), 21.3 * units::MiB, units::MiB);
+  // A 21 MiB victim did not fill the memory: another process did.
+  EXPECT_EQ(test::diagnose_text(log).cause, Cause::other_process);
+}
+
 TEST(UserspaceKillers, NohangAndOomd) {
   const char* nohang = R"(nohang[811]: Victim status (found in 4ms):
 nohang[811]:   PID:       9828, name: stress, state: R, EUID: 1000, SID: 9000 (bash), lifetime: 12s
@@ -116,6 +137,55 @@ TEST(UserspaceKillers, NohangCurrentWordingIsAKill) {
   EXPECT_EQ(k[0].process, "mysqld");
   EXPECT_EQ(k[0].pid, 903309);
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
+}
+
+// Modelled on Android's lmkd (system/memory/lmkd/lmkd.cpp, its kill log line)
+// as logcat prints it; our own apps, pids and sizes.
+TEST(UserspaceKillers, AndroidLmkdKillNamesTheAppAndWhatItFreed) {
+  const char* log = R"(03-14 09:12:01.204  1402  1533 I ActivityManager: Start proc 20417:com.example.maps/u0a162 for service
+03-14 09:12:01.587   688   688 I lowmemorykiller: Kill 'com.example.maps' (20417), uid 10162, oom_score_adj 700 to free 231404kB rss, 51200kB swap; reason: low watermark is breached and swap is low (512000kB < 1048576kB)
+03-14 09:12:01.601  1402  1470 I ActivityManager: Process com.example.maps (pid 20417) has died: prev LAST
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].process, "com.example.maps");
+  EXPECT_EQ(k[0].pid, 20417);
+  EXPECT_EQ(k[0].rss, 231404 * units::KiB);
+  EXPECT_NE(k[0].detail.find("lmkd, low watermark"), std::string::npos) << k[0].detail;
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
+}
+
+// Modelled on dask/distributed's nanny (distributed/nanny.py and the worker's
+// memory manager) as its logging prints it; our own addresses and sizes.
+TEST(UserspaceKillers, DaskNannyRestartCarriesTheWorkersLimit) {
+  const char* log = R"(distributed.worker - INFO -                Memory:                    3.91 GiB
+distributed.worker - WARNING - Unmanaged memory use is high. Process memory: 3.20 GiB -- Worker memory limit: 3.91 GiB
+distributed.nanny.memory - WARNING - Worker tcp://127.0.0.1:38211 (pid=5150) exceeded 95% memory budget. Restarting...
+distributed.nanny - INFO - Worker process 5150 was killed by signal 15
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].pid, 5150);
+  EXPECT_EQ(k[0].detail, "Dask nanny");
+  ASSERT_TRUE(k[0].limit);
+  EXPECT_NEAR(double(*k[0].limit), 3.91 * double(units::GiB), 0.01 * double(units::GiB));
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
+  // The budget named in prose ("restarts workers that exceed their memory budget") is no kill.
+  EXPECT_TRUE(kills("Dask restarts a worker when it passes 95% of its memory budget.\n").empty());
+}
+
+// Modelled on siderolabs/talos's OOM controller (its "Sending SIGKILL to
+// cgroup" log line with zap fields); our own pod uid and times.
+TEST(UserspaceKillers, TalosOomControllerKillsAPodCgroup) {
+  const char* log = R"(user: warning: [2026-02-03T11:04:12.113000000Z]: [talos] OOM controller triggered {"component": "controller-runtime", "controller": "runtime.OOMController"}
+user: warning: [2026-02-03T11:04:12.120000000Z]: [talos] Sending SIGKILL to cgroup {"component": "controller-runtime", "controller": "runtime.OOMController", "cgroup": "/sys/fs/cgroup/kubepods/besteffort/pod0c1d2e3f-4a5b-6c7d-8e9f-0a1b2c3d4e5f"}
+)";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].cgroup, "/sys/fs/cgroup/kubepods/besteffort/pod0c1d2e3f-4a5b-6c7d-8e9f-0a1b2c3d4e5f");
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
+  // Another program's "Sending SIGKILL to cgroup" (no Talos controller) is not read as this killer.
+  EXPECT_TRUE(kills("runc: Sending SIGKILL to cgroup /x after timeout\n").empty());
 }
 
 }  // namespace

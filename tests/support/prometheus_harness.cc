@@ -38,22 +38,66 @@ bool PrometheusHarness::available() { return access(kBinary, X_OK) == 0; }
 
 PrometheusHarness::~PrometheusHarness() { stop(); }
 
-bool PrometheusHarness::start(const std::string& target, std::string* error, const std::string& metrics_path) {
+bool PrometheusHarness::start(const std::string& target, std::string* error, const std::string& metrics_path,
+                              const std::string& rules_text) {
+  return start(std::vector<ScrapeJob>{{"aimem", {target}, metrics_path}}, error, rules_text);
+}
+
+bool PrometheusHarness::start(const std::vector<ScrapeJob>& jobs, std::string* error, const std::string& rules_text) {
   dir_ = temp_dir("prometheus");
   port_ = free_loopback_port();
   if (port_ == 0) {
     *error = "no free loopback port";
     return false;
   }
+  std::string rule_files;
+  if (!rules_text.empty()) {
+    write_file(dir_ + "/rules.yml", rules_text);
+    rule_files = "rule_files:\n  - " + dir_ + "/rules.yml\n";
+  }
+  std::string scrape = "scrape_configs:\n";
+  for (const auto& j : jobs) {
+    scrape += "  - job_name: " + j.name + "\n    metrics_path: " + j.metrics_path + "\n    static_configs:\n      - targets: [";
+    for (size_t i = 0; i < j.targets.size(); ++i) scrape += (i ? ", '" : "'") + j.targets[i] + "'";
+    scrape += "]\n";
+  }
   write_file(dir_ + "/prometheus.yml",
-             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
-             "scrape_configs:\n  - job_name: aimem\n    metrics_path: " + metrics_path +
-                 "\n    static_configs:\n      - targets: ['" + target + "']\n");
-  std::vector<std::string> args{kBinary,
-                                "--config.file=" + dir_ + "/prometheus.yml",
-                                "--storage.tsdb.path=" + dir_ + "/data",
-                                "--web.listen-address=127.0.0.1:" + std::to_string(port_),
-                                "--log.level=warn"};
+             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n" + rule_files + scrape);
+  return spawn({kBinary,
+                "--config.file=" + dir_ + "/prometheus.yml",
+                "--storage.tsdb.path=" + dir_ + "/data",
+                "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                "--log.level=warn"},
+               error);
+}
+
+bool PrometheusHarness::start_on(const std::string& data_dir, std::string* error) {
+  dir_ = temp_dir("prometheus");
+  port_ = free_loopback_port();
+  if (port_ == 0) {
+    *error = "no free loopback port";
+    return false;
+  }
+  write_file(dir_ + "/prometheus.yml", "global:\n  scrape_interval: 15s\n");
+  // A retention far longer than the data's age: the blocks are judged by
+  // their own newest time, but say so rather than rely on it.
+  return spawn({kBinary, "--config.file=" + dir_ + "/prometheus.yml", "--storage.tsdb.path=" + data_dir,
+                "--storage.tsdb.retention.time=100y", "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                "--log.level=warn"},
+               error);
+}
+
+bool PrometheusHarness::backfill(const std::string& openmetrics_file, const std::string& data_dir, std::string* error) {
+  RunResult r = run({"/usr/bin/promtool", "tsdb", "create-blocks-from", "openmetrics", openmetrics_file, data_dir}, {}, {}, 60);
+  if (r.status != 0) {
+    *error = "promtool could not backfill " + openmetrics_file + ": " + r.err.substr(0, 2000);
+    return false;
+  }
+  return true;
+}
+
+bool PrometheusHarness::spawn(const std::vector<std::string>& args_in, std::string* error) {
+  std::vector<std::string> args = args_in;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "evidence/store.h"
+#include "recognize/scanner.h"
 #include "sources/inputs.h"
 
 extern char** environ;
@@ -27,7 +28,7 @@ namespace aimem::test {
 
 std::vector<Fact> facts_of(const std::string& text, const std::string& name) {
   FactStore store;
-  read_text(name, text, store);
+  read_text(name, text, store, line_scanners());
   return std::move(store.facts());
 }
 
@@ -42,7 +43,7 @@ Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOp
   FactStore store;
   uint32_t i = 0;
   for (const auto& t : texts) {
-    read_text("input" + std::to_string(i) + ".log", t, store, i);
+    read_text("input" + std::to_string(i) + ".log", t, store, line_scanners(), i);
     ++i;
   }
   return diagnose(std::move(store.facts()), options);

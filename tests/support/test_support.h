@@ -3,8 +3,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "core/result.h"
 #include "diagnose/diagnosis.h"
 
 namespace aimem::test {
@@ -87,5 +91,22 @@ bool bpf_refused(const std::string& why);
 // and refused ports start from it.
 int bound_loopback_socket(int* port);
 void write_file(const std::string& path, const std::string& content);
+
+// The value of `r`; when it holds an error, the test fails with the error's
+// message and a default value (an empty pointer) comes back.
+template <typename T>
+T take(Result<T> r) {
+  if (!r) {
+    ADD_FAILURE() << r.error().message;
+    return T{};
+  }
+  return std::move(*r);
+}
+
+// The message of `r`'s error; "" when it holds a value.
+template <typename T>
+std::string error_of(const Result<T>& r) {
+  return r ? std::string() : r.error().message;
+}
 
 }  // namespace aimem::test

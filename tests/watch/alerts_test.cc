@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -164,6 +166,7 @@ TEST(AlertsEngine, HeadroomFiresBeforeExhaustion) {
 TEST(AlertsEngine, ForecastFiresBeforeExhaustionWithoutThresholds) {
   AlertPolicy policy;
   policy.warn_used_ratio = policy.critical_used_ratio = 2.0;  // thresholds out of the way
+  policy.first_regime_extrapolation = policy.max_extrapolation;  // growth from the first sample: see below
   AlertEngine engine(policy);
   const uint64_t limit = 1 * GiB;
   int64_t first = -1, full_at = -1;
@@ -183,6 +186,70 @@ TEST(AlertsEngine, ForecastFiresBeforeExhaustionWithoutThresholds) {
   ASSERT_TRUE(tte);
   EXPECT_NEAR(*tte, 749.0, 1.0);
   EXPECT_EQ(first, 1'800'000'000LL * S + 15 * 5 * S);
+}
+
+TEST(AlertsEngine, GrowthSeenFromTheStartWaitsUntilItReachesHalfItsSpan) {
+  // The series above with the default policy: the pool was never seen level,
+  // so the forecast (824 - 5i s at sample i) must reach at most half the span
+  // it rests on, which the 5-minute window caps at 300 s: 824 - 5i <= 150
+  // first at i = 135.
+  AlertPolicy policy;
+  policy.warn_used_ratio = policy.critical_used_ratio = 2.0;
+  AlertEngine engine(policy);
+  const uint64_t limit = 1 * GiB;
+  int64_t first = -1;
+  std::optional<double> tte;
+  for (int i = 0; i < 164; ++i) {
+    int64_t t = 1'800'000'000LL * S + i * 5 * S;
+    for (const Alert& a : engine.observe(cgroup_sample(t, 200 * MiB + uint64_t(i) * 5 * MiB, limit)))
+      if (a.key == "tte:cgroup:/job" && first < 0) first = t, tte = a.tte_s;
+  }
+  ASSERT_TRUE(tte);
+  EXPECT_EQ(first, 1'800'000'000LL * S + 135 * 5 * S);
+  EXPECT_NEAR(*tte, 149.0, 1.0);
+}
+
+// A pool sampled every 250 ms: `level_s` seconds at 1 MiB, then usage(t) MiB
+// (t from the end of the level) until it reaches `limit_mib` or `run_s` ends.
+// Returns the seconds from the first forecast alert to the limit (-1: no
+// alert; +inf: never full) and counts the forecast alerts.
+double forecast_lead(double level_s, const std::function<double(double)>& usage, double limit_mib, double run_s,
+                     int& alerts) {
+  AlertEngine engine(AlertPolicy{});
+  alerts = 0;
+  double first = -1;
+  for (double t = 0; t <= run_s; t += 0.25) {
+    double mib = t < level_s ? 1 : usage(t - level_s);
+    if (mib >= limit_mib) return first < 0 ? -1 : t - first;
+    for (const Alert& a : engine.observe(cgroup_sample(int64_t(t * S), uint64_t(mib * MiB), uint64_t(limit_mib * MiB))))
+      if (a.key == "tte:cgroup:/job") {
+        ++alerts;
+        if (first < 0) first = t;
+      }
+  }
+  return first < 0 ? -1 : std::numeric_limits<double>::infinity();
+}
+
+TEST(AlertsEngine, SawtoothFirstRampIsNoAlarmButGrowthAfterALevelIs) {
+  int alerts = 0;
+  // 30 -> 129 MiB in 3 s, freed, every 4 s, in 200 MiB (forecast_eval's
+  // real sawtooth): its first ramp says "full in 2-3 s" to any forecaster,
+  // but nothing before it showed where the pool sits.
+  auto saw = [](double t) {
+    double ph = std::fmod(t, 4.0);
+    return 30 + (ph < 3 ? ph * 33 : 0);
+  };
+  EXPECT_EQ(forecast_lead(0, saw, 200, 24, alerts), -1);
+  EXPECT_EQ(alerts, 0);
+  // Idle 3 s, then 20 MiB/s: full 10 s later; the alert comes at least 5 s before.
+  double lead = forecast_lead(3, [](double t) { return 1 + 20 * t; }, 200, 30, alerts);
+  EXPECT_GE(lead, 5.0);
+  EXPECT_LT(lead, 10.0);
+  // The same growth from the very first sample: alerted later, once the
+  // forecast is at most half the growth seen (about 10 / 3 s before).
+  double from_start = forecast_lead(0, [](double t) { return 1 + 20 * t; }, 200, 30, alerts);
+  EXPECT_GT(from_start, 2.0);
+  EXPECT_LT(from_start, lead);
 }
 
 TEST(AlertsEngine, ShortHistoryIsNotExtrapolatedFar) {

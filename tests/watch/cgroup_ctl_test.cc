@@ -42,29 +42,27 @@ TEST(RunCgroupPlacement, FindsTheV2HierarchyAndOwnCgroup) {
 
 TEST(RunCgroupPlacement, V2UnderOwnCgroupWhenItDelegatesMemory) {
   std::string root = v2_tree("cg-v2-own", true, true);
-  std::string err;
-  auto cg = watch::RunCgroup::create(root, "aimem-run-1", std::nullopt, &err);
-  ASSERT_TRUE(cg) << err;
+  auto cg = test::take(watch::RunCgroup::create(root, "aimem-run-1", std::nullopt));
+  ASSERT_TRUE(cg);
   EXPECT_EQ(cg->version(), 2);
   EXPECT_EQ(cg->path(), "/user.slice/session-1.scope/aimem-run-1");
   EXPECT_TRUE(fs::is_directory(cg->dir()));
-  ASSERT_TRUE(cg->remove(&err)) << err;
+  ASSERT_EQ(test::error_of(cg->remove()), "");
   EXPECT_FALSE(fs::exists(root + "/sys/fs/cgroup/user.slice/session-1.scope/aimem-run-1"));
 }
 
 TEST(RunCgroupPlacement, V2UnderTheRootWhenOnlyItDelegates) {
   std::string root = v2_tree("cg-v2-root", false, true);
-  std::string err;
-  auto cg = watch::RunCgroup::create(root, "aimem-run-2", std::nullopt, &err);
-  ASSERT_TRUE(cg) << err;
+  auto cg = test::take(watch::RunCgroup::create(root, "aimem-run-2", std::nullopt));
+  ASSERT_TRUE(cg);
   EXPECT_EQ(cg->path(), "/aimem-run-2");
 }
 
 TEST(RunCgroupPlacement, V2WithoutDelegationIsAClearErrorAndLeavesNothing) {
   std::string root = v2_tree("cg-v2-none", false, false);
   std::string err;
-  auto cg = watch::RunCgroup::create(root, "aimem-run-3", 64ull << 20, &err);
-  EXPECT_FALSE(cg);
+  err = test::error_of(watch::RunCgroup::create(root, "aimem-run-3", 64ull << 20));
+  EXPECT_NE(err, "");
   EXPECT_NE(err.find("systemd-run"), std::string::npos) << err;
   EXPECT_NE(err.find("/user.slice/session-1.scope"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(root + "/sys/fs/cgroup/aimem-run-3"));
@@ -75,8 +73,8 @@ TEST(RunCgroupPlacement, ALimitThatCannotBeWrittenRemovesTheCgroup) {
   // half-made cgroup must not be left behind.
   std::string root = v2_tree("cg-v2-nolimit", true, true);
   std::string err;
-  auto cg = watch::RunCgroup::create(root, "aimem-run-4", 64ull << 20, &err);
-  EXPECT_FALSE(cg);
+  err = test::error_of(watch::RunCgroup::create(root, "aimem-run-4", 64ull << 20));
+  EXPECT_NE(err, "");
   EXPECT_NE(err.find("memory.max"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(root + "/sys/fs/cgroup/user.slice/session-1.scope/aimem-run-4"));
 }
@@ -86,7 +84,8 @@ TEST(RunCgroupPlacement, NoMemoryControllerIsSaid) {
   fs::create_directories(root + "/proc/self");
   test::write_file(root + "/proc/self/mounts", "proc /proc proc rw 0 0\n");
   std::string err;
-  EXPECT_FALSE(watch::RunCgroup::create(root, "x", std::nullopt, &err));
+  err = test::error_of(watch::RunCgroup::create(root, "x", std::nullopt));
+  EXPECT_NE(err, "");
   EXPECT_NE(err.find("no memory cgroup controller"), std::string::npos) << err;
   EXPECT_EQ(find_memory_hierarchy(root).version, 0);
 }
@@ -103,9 +102,8 @@ TEST(RunCgroupPlacement, V1FromTheMountTable) {
   EXPECT_EQ(h.version, 1);
   EXPECT_EQ(h.mount, root + "/sys/fs/cgroup/memory");
   EXPECT_EQ(own_memory_cgroup(root), "/docker/ab12");
-  std::string err;
-  auto cg = watch::RunCgroup::create(root, "aimem-run-5", std::nullopt, &err);
-  ASSERT_TRUE(cg) << err;
+  auto cg = test::take(watch::RunCgroup::create(root, "aimem-run-5", std::nullopt));
+  ASSERT_TRUE(cg);
   EXPECT_EQ(cg->path(), "/docker/ab12/aimem-run-5");
 }
 

@@ -109,6 +109,54 @@ TEST(Exporter, ProcessSeriesAreBounded) {
   EXPECT_EQ(count_of(*r5, "aimem_process_resident_bytes"), 7u);
 }
 
+// In a fleet every series names its node (--label node=...) and every
+// per-cgroup and per-process series its pod, where the sampler read the names.
+TEST(Exporter, NodeLabelOnEverySeriesAndPodLabelsWhereKnown) {
+  Sample s = example_sample();
+  ASSERT_FALSE(s.cgroups.empty());
+  s.cgroups[0].k8s_namespace = "inference";
+  s.cgroups[0].k8s_pod = "vllm-0";
+  s.cgroups[0].k8s_container = "server";
+  const std::string cg = s.cgroups[0].path;
+  for (auto& p : s.processes)
+    if (p.pid == 42) p.k8s_namespace = "inference", p.k8s_pod = "vllm-0", p.k8s_container = "server";
+  ExportExtras x = example_extras();
+  x.labels = {{"node", "gpu-node-7"}};
+  ASSERT_EQ(cg, "/aimem-test");  // example_extras() forecasts it
+  std::string text = render_metrics(s, x);
+  auto r = parse_prom_text(text);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (const auto& series : r->samples) EXPECT_EQ(label_of(series, "node"), "gpu-node-7") << series.name;
+  EXPECT_EQ(value_of(*r, "aimem_memory_used_bytes", {{"cgroup", cg}, {"pod", "vllm-0"}, {"namespace", "inference"}, {"container", "server"}}),
+            value_of(*r, "aimem_memory_used_bytes", {{"cgroup", cg}}));
+  EXPECT_TRUE(value_of(*r, "aimem_oom_kills_total", {{"cgroup", cg}, {"pod", "vllm-0"}}));
+  EXPECT_TRUE(value_of(*r, "aimem_time_to_exhaustion_seconds", {{"cgroup", cg}, {"pod", "vllm-0"}}));
+  EXPECT_TRUE(value_of(*r, "aimem_process_resident_bytes", {{"pid", "42"}, {"pod", "vllm-0"}, {"container", "server"}}));
+  // A process outside any pod carries no pod labels (not empty ones).
+  for (const auto& series : r->samples)
+    if (series.name == "aimem_process_resident_bytes" && label_of(series, "pid") == "43") EXPECT_EQ(label_of(series, "pod"), "");
+  if (access("/usr/bin/promtool", X_OK) == 0) {
+    auto res = test::run({"/usr/bin/promtool", "check", "metrics"}, text);
+    EXPECT_EQ(res.status, 0) << res.out << res.err;
+  }
+}
+
+TEST(Exporter, ConstantLabelsAreCheckedNames) {
+  auto ok = parse_constant_label("node=gpu-node-7");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->first, "node");
+  EXPECT_EQ(ok->second, "gpu-node-7");
+  EXPECT_TRUE(parse_constant_label("cluster=eu=west"));  // the value holds what follows the first '='
+  auto err = [](std::string_view spec) { auto r = parse_constant_label(spec); return r ? std::string() : r.error().message; };
+  EXPECT_NE(err("node").find("expected NAME=VALUE"), std::string::npos);
+  EXPECT_NE(err("1node=x").find("not a Prometheus label name"), std::string::npos);
+  EXPECT_NE(err("no-de=x").find("not a Prometheus label name"), std::string::npos);
+  EXPECT_NE(err("__name__=x").find("not a Prometheus label name"), std::string::npos);
+  EXPECT_NE(err("pod=x").find("aimem's own series use the label 'pod'"), std::string::npos);
+  EXPECT_NE(err("node=").find("value is empty"), std::string::npos);
+  EXPECT_NE(err("node=" + std::string(300, 'a')).find("longer than 256"), std::string::npos);
+}
+
 TEST(Exporter, PromtoolAcceptsTheOutput) {
   if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool not installed";
   std::string text = render_metrics(example_sample(), example_extras());
@@ -136,7 +184,7 @@ TEST(Exporter, MeanFirstTokenFromHistogramDeltas) {
 TEST(ExporterHttp, ServesSnapshotAndHealth) {
   MetricsServer srv;
   std::string err;
-  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(srv.start("127.0.0.1", 0)), "");
   ASSERT_GT(srv.port(), 0);
   srv.publish("aimem_x 1\n");
   httplib::Client cli("127.0.0.1", srv.port());
@@ -154,12 +202,13 @@ TEST(ExporterHttp, ServesSnapshotAndHealth) {
   EXPECT_EQ(cli.Get("/other")->status, 404);
   // The port is taken: a second server says so.
   MetricsServer again;
-  EXPECT_FALSE(again.start("127.0.0.1", srv.port(), &err));
+  err = test::error_of(again.start("127.0.0.1", srv.port()));
+  EXPECT_NE(err, "");
   EXPECT_NE(err.find(std::to_string(srv.port())), std::string::npos) << err;
   srv.stop();
   EXPECT_FALSE(cli.Get("/metrics"));
   MetricsServer quick;  // stop right after start must not hang
-  ASSERT_TRUE(quick.start("", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(quick.start("", 0)), "");
   quick.stop();
 }
 
@@ -167,7 +216,7 @@ TEST(ExporterPrometheus, RealPrometheusScrapesTheExporter) {
   if (!test::PrometheusHarness::available()) GTEST_SKIP() << "prometheus not installed";
   MetricsServer srv;
   std::string err;
-  ASSERT_TRUE(srv.start("127.0.0.1", 0, &err)) << err;
+  ASSERT_EQ(test::error_of(srv.start("127.0.0.1", 0)), "");
   Sample s = example_sample();
   s.cgroups[0].usage = 12345678;
   srv.publish(render_metrics(s, example_extras()));

@@ -10,6 +10,7 @@
 #include <ranges>
 #include <nlohmann/json.hpp>
 
+#include "render/diagnosis_json.h"
 #include "support/test_support.h"
 #include "watch/kmsg_follow.h"
 #include "watch/watcher.h"
@@ -39,8 +40,7 @@ TEST(KmsgFollower, FollowsAGrowingCaptureAndAssemblesTheReport) {
   mkdir((root + "/dev").c_str(), 0755);
   test::write_file(root + "/dev/kmsg", "6,1,100,-;unrelated line\n");
   watch::KmsgFollower f;
-  std::string err;
-  ASSERT_TRUE(f.open(root, true, &err)) << err;
+  ASSERT_EQ(test::error_of(f.open(root, true)), "");
   EXPECT_TRUE(f.poll(0).empty());
   {
     std::ofstream out(root + "/dev/kmsg", std::ios::app);
@@ -85,7 +85,7 @@ TEST(KmsgFollower, DiagnosisOfTheCapturedReportIsContainerLimit) {
   }
   ASSERT_TRUE(got);
   // The cgroup is long gone: the diagnosis rests on the report alone.
-  watch::Event ev = watch::diagnose_oom_report("/nonexistent-root", *got, {});
+  watch::Event ev = watch::diagnose_oom_report("/nonexistent-root", *got, {}, diagnosis_to_json);
   EXPECT_EQ(ev.kind, "oom_kill");
   EXPECT_EQ(ev.key, "cgroup:" + got->oom_memcg);
   auto body = nlohmann::json::parse(ev.body);

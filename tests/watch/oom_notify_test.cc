@@ -22,8 +22,8 @@ TEST(OomNotifier, V2MemoryEventsChangeWakesIt) {
   test::write_file(dir + "/memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n");
   watch::OomNotifier n;
   std::string err;
-  ASSERT_TRUE(n.add(dir, "/kubepods/pod1/c1", 2, &err)) << err;
-  ASSERT_TRUE(n.add(dir, "/kubepods/pod1/c1", 2, &err));  // idempotent
+  ASSERT_EQ(test::error_of(n.add(dir, "/kubepods/pod1/c1", 2)), "");
+  ASSERT_EQ(test::error_of(n.add(dir, "/kubepods/pod1/c1", 2)), "");  // idempotent
   EXPECT_EQ(n.watched(), 1u);
   EXPECT_TRUE(n.wait(50).empty());
   test::write_file(dir + "/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 0\n");
@@ -32,18 +32,19 @@ TEST(OomNotifier, V2MemoryEventsChangeWakesIt) {
   EXPECT_EQ(got[0], "/kubepods/pod1/c1");
   n.keep_only({});
   EXPECT_EQ(n.watched(), 0u);
-  EXPECT_FALSE(n.add(dir + "/missing", "/gone", 2, &err));
+  err = test::error_of(n.add(dir + "/missing", "/gone", 2));
+  EXPECT_NE(err, "");
   EXPECT_NE(err.find("memory.events"), std::string::npos) << err;
 }
 
 TEST(OomNotifier, V1EventfdFiresOnARealOom) {
   auto h = find_memory_hierarchy("/");
   if (h.version != 1) GTEST_SKIP() << "needs a cgroup v1 memory hierarchy";
-  std::string err;
-  auto cg = watch::RunCgroup::create("/", "aimem-test-notify-" + std::to_string(getpid()), 32ull << 20, &err);
-  if (!cg) GTEST_SKIP() << err;
+  auto created = watch::RunCgroup::create("/", "aimem-test-notify-" + std::to_string(getpid()), 32ull << 20);
+  if (!created) GTEST_SKIP() << created.error().message;
+  auto cg = std::move(*created);
   watch::OomNotifier n;
-  ASSERT_TRUE(n.add(cg->dir(), cg->path(), 1, &err)) << err;
+  ASSERT_EQ(test::error_of(n.add(cg->dir(), cg->path(), 1)), "");
   EXPECT_TRUE(n.wait(50).empty());
   pid_t child = fork();
   if (child == 0) {
@@ -66,14 +67,16 @@ TEST(OomNotifier, PressureTriggerArmsWherePermitted) {
   watch::OomNotifier n;
   std::string err;
   // A root without PSI says so, naming the file.
-  EXPECT_FALSE(n.add_pressure_trigger(test::temp_dir("no-psi"), 150000, 2000000, &err));
+  err = test::error_of(n.add_pressure_trigger(test::temp_dir("no-psi"), 150000, 2000000));
+  EXPECT_NE(err, "");
   EXPECT_NE(err.find("/proc/pressure/memory"), std::string::npos) << err;
   if (access("/proc/pressure/memory", W_OK) != 0) GTEST_SKIP() << "PSI is not writable here";
   // The kernel checks the trigger: a window outside 500 ms..10 s is refused, with the reason.
   watch::OomNotifier bad;
-  EXPECT_FALSE(bad.add_pressure_trigger("/", 150000, 60000000, &err));
+  err = test::error_of(bad.add_pressure_trigger("/", 150000, 60000000));
+  EXPECT_NE(err, "");
   EXPECT_NE(err.find("refused"), std::string::npos) << err;
-  ASSERT_TRUE(n.add_pressure_trigger("/", 150000, 2000000, &err)) << err;
+  ASSERT_EQ(test::error_of(n.add_pressure_trigger("/", 150000, 2000000)), "");
   // Armed: an idle host does not fire it within 100 ms.
   for (const auto& p : n.wait(100)) EXPECT_EQ(p, watch::OomNotifier::kPressure);
 }

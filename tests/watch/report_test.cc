@@ -9,7 +9,7 @@
 #include <regex>
 
 #include "core/units.h"
-#include "report/report.h"
+#include "render/report.h"
 #include "support/test_support.h"
 #include "watch/store.h"
 
@@ -45,9 +45,9 @@ Sample rising(int i, int n) {
 
 // A store of n samples rising to the limit, then the OOM kill.
 std::string make_store(const std::string& dir, int n = 60) {
-  std::string path = dir + "/run.db", err;
-  auto st = watch::Store::open(path, {}, &err);
-  EXPECT_TRUE(st) << err;
+  std::string path = dir + "/run.db";
+  auto st = test::take(watch::Store::open(path, {}));
+  if (!st) return path;
   for (int i = 0; i < n; ++i) EXPECT_TRUE(st->append(rising(i, n)));
   json diag = {{"layer", "container_limit"}, {"cause", "limit_too_low"}, {"incidents", {{{"summary", kKill}}}}};
   EXPECT_TRUE(st->append(watch::Event{kT0 + (n - 1) * kSecond, "oom_kill", kCgroup, "OOM kill: python3 (pid 4242)", diag.dump()}));
@@ -81,9 +81,8 @@ std::vector<std::pair<double, double>> points_of(const std::string& svg, const s
 TEST(Report, PlotsTheCgroupAgainstItsLimitWithTheKillMarked) {
   std::string dir = test::temp_dir("report-basic");
   std::string path = make_store(dir);
-  std::string err;
-  auto st = watch::Store::open(path, {}, &err);
-  ASSERT_TRUE(st) << err;
+  auto st = test::take(watch::Store::open(path, {}));
+  ASSERT_TRUE(st);
   Timeline t = build_timeline(*st, {});
   EXPECT_EQ(t.samples, 60u);
   std::string html = render_html(t);
@@ -144,9 +143,9 @@ TEST(Report, PlotsTheCgroupAgainstItsLimitWithTheKillMarked) {
 
 TEST(Report, HundredThousandSamplesStayBoundedAndKeepTheSpike) {
   std::string dir = test::temp_dir("report-big");
-  std::string path = dir + "/big.db", err;
-  auto st = watch::Store::open(path, {}, &err);
-  ASSERT_TRUE(st) << err;
+  std::string path = dir + "/big.db";
+  auto st = test::take(watch::Store::open(path, {}));
+  ASSERT_TRUE(st);
   const int n = 100000, spike = 61234;
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i) {
@@ -180,9 +179,8 @@ TEST(Report, HundredThousandSamplesStayBoundedAndKeepTheSpike) {
 
 TEST(Report, EscapesHostileNames) {
   std::string dir = test::temp_dir("report-esc");
-  std::string err;
-  auto st = watch::Store::open(dir + "/x.db", {}, &err);
-  ASSERT_TRUE(st) << err;
+  auto st = test::take(watch::Store::open(dir + "/x.db", {}));
+  ASSERT_TRUE(st);
   Sample s = rising(1, 2);
   s.cgroups[0].path = "/\"><script>alert(1)</script>";
   s.processes[0].comm = "<img src=x>";

@@ -47,9 +47,8 @@ json last_json(const std::string& out) {
 
 TEST(RunCgroup, CreatesLimitsAndRemovesItsOwnCgroup) {
   if (!cgroups_writable()) GTEST_SKIP() << "no writable memory cgroup here";
-  std::string err;
-  auto cg = watch::RunCgroup::create("/", "aimem-test-ctl-" + std::to_string(getpid()), 32ull << 20, &err);
-  ASSERT_TRUE(cg) << err;
+  auto cg = test::take(watch::RunCgroup::create("/", "aimem-test-ctl-" + std::to_string(getpid()), 32ull << 20));
+  ASSERT_TRUE(cg);
   struct stat st{};
   ASSERT_EQ(stat(cg->dir().c_str(), &st), 0);
   std::string limit_file = cg->version() == 1 ? "/memory.limit_in_bytes" : "/memory.max";
@@ -59,7 +58,7 @@ TEST(RunCgroup, CreatesLimitsAndRemovesItsOwnCgroup) {
     pause();
     _exit(0);
   }
-  ASSERT_TRUE(cg->add_process(child, &err)) << err;
+  ASSERT_EQ(test::error_of(cg->add_process(child)), "");
   auto pids = cg->pids();
   ASSERT_EQ(pids.size(), 1u);
   EXPECT_EQ(pids[0], child);
@@ -68,7 +67,7 @@ TEST(RunCgroup, CreatesLimitsAndRemovesItsOwnCgroup) {
   waitpid(child, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status));
   std::string dir = cg->dir();
-  ASSERT_TRUE(cg->remove(&err)) << err;
+  ASSERT_EQ(test::error_of(cg->remove()), "");
   EXPECT_NE(stat(dir.c_str(), &st), 0);
 }
 
@@ -94,9 +93,8 @@ TEST(RunCli, RealOomKillIsPassedThroughDiagnosedAndRecorded) {
   EXPECT_NE(stat((h.mount + cgroup).c_str(), &st), 0);
 
   // The recording: usage rising to the limit.
-  std::string err;
-  auto store = watch::Store::open(db, watch::Retention{}, &err);
-  ASSERT_TRUE(store) << err;
+  auto store = test::take(watch::Store::open(db, watch::Retention{}));
+  ASSERT_TRUE(store);
   auto samples = store->samples(0, INT64_MAX);
   ASSERT_GE(samples.size(), 5u);
   std::vector<uint64_t> usage;
@@ -125,8 +123,8 @@ TEST(RunCli, TimeToExhaustionAlertFiresBeforeTheKill) {
                             "--", AIMEM_TEST_ALLOC, "1", "100", "400"});
   ASSERT_EQ(r.status, 137) << r.err;
   std::string err;
-  auto store = watch::Store::open(db, watch::Retention{}, &err);
-  ASSERT_TRUE(store) << err;
+  auto store = test::take(watch::Store::open(db, watch::Retention{}));
+  ASSERT_TRUE(store);
   auto alerts = store->events(0, INT64_MAX, "alert");
   auto exits = store->events(0, INT64_MAX, "exit");
   ASSERT_EQ(exits.size(), 1u);

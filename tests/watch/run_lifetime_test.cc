@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -118,6 +119,28 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
+// Moves this test process into a child memory cgroup of its own for the
+// test's length, so the `aimem run`s it starts make their cgroups there.
+// Another test's `aimem run`, running in parallel under ctest -j, removes
+// stale aimem-run-* cgroups of its own parent only, so it cannot sweep this
+// test's stale cgroup before the test's own next run does (CI saw that race).
+struct PrivateParent {
+  std::string outer, dir;
+  bool ok = false;
+  PrivateParent() {
+    outer = run_parent_dir();
+    dir = outer + "/aimem-test-" + std::to_string(getpid());
+    if (mkdir(dir.c_str(), 0755) != 0) return;
+    std::ofstream procs(dir + "/cgroup.procs");
+    procs << getpid() << std::flush;
+    ok = bool(procs) && run_parent_dir() == dir;
+  }
+  ~PrivateParent() {
+    { std::ofstream back(outer + "/cgroup.procs"); back << getpid() << std::flush; }
+    for (int i = 0; i < 50 && rmdir(dir.c_str()) != 0 && errno == EBUSY; ++i) usleep(100000);
+  }
+};
+
 // Kills whatever a failed test left: the command's pids and the cgroup.
 struct Leftovers {
   std::string dir;
@@ -152,6 +175,8 @@ TEST(RunLifetime, SigkillOfAimemKillsTheCommandAndRemovesItsCgroup) {
 
 TEST(RunLifetime, NextRunRemovesTheCgroupOfARunKilledWithItsGuard) {
   if (!cgroups_writable()) GTEST_SKIP() << "no writable cgroup v1 memory controller here";
+  PrivateParent parent;
+  ASSERT_TRUE(parent.ok) << "could not move into " << parent.dir;
   std::string tmp = test::temp_dir("run-stale");
   pid_t aimem = start_aimem({"run", "--memory-limit", "64M", "--no-gpus", "--", "/bin/sh", "-c", "sleep 60; true"}, tmp);
   std::string cg = run_parent_dir() + "/aimem-run-" + std::to_string(aimem);

@@ -269,6 +269,119 @@ TEST(SamplerCache, ZeroSchedstatIsNoEvidence) {
   EXPECT_EQ(find_process(s.sample(), 1000)->rss, 300 * kPage);
 }
 
+// Reclaim told per memory cgroup (sampler.cc, top of file): in a sample where
+// the host's reclaim counters moved, a process that did not run keeps its
+// memory when its own cgroup's memory.stat counters of pages leaving or
+// charged did not move since they were last read (v1: total_pgpgout,
+// total_pgpgin; v2: pgscan, pgsteal, thp_collapse_alloc, anon, file); a
+// process in a cgroup whose counters moved, or in the root cgroup, is read in
+// full; and the periodic full read still comes. memory.stat in the kernel's
+// format (Documentation/admin-guide/cgroup-v1/memory.rst, cgroup-v2.rst),
+// values our own. With every cgroup walked (their memory.stat read by the
+// walk) and with none (read for the processes).
+struct CgroupTree {
+  const ProcTree& t;
+  int version;
+  std::string dir(const std::string& cgroup) const {
+    return (version == 1 ? "sys/fs/cgroup/memory" : "sys/fs/cgroup") + (cgroup == "/" ? "" : cgroup);
+  }
+  // out: pages uncharged or reclaimed; in: pages charged (or collapsed).
+  void stat(const std::string& cgroup, uint64_t out, uint64_t in) const {
+    std::string o = std::to_string(out), i = std::to_string(in);
+    if (version == 1) {
+      t.put(dir(cgroup) + "/memory.usage_in_bytes", "12288\n");
+      t.put(dir(cgroup) + "/memory.limit_in_bytes", "9223372036854771712\n");
+      t.put(dir(cgroup) + "/memory.stat", "cache 4096\nrss 8192\npgpgin " + i + "\npgpgout " + o +
+                                              "\ntotal_cache 4096\ntotal_rss 8192\ntotal_pgpgin " + i +
+                                              "\ntotal_pgpgout " + o + "\n");
+    } else {
+      if (cgroup == "/") t.put("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+      t.put(dir(cgroup) + "/memory.current", "12288\n");
+      t.put(dir(cgroup) + "/memory.max", "max\n");
+      t.put(dir(cgroup) + "/memory.stat", "anon 8192\nfile 4096\nshmem 0\npgfault 90\npgscan " + o + "\npgsteal " + o +
+                                              "\nthp_collapse_alloc " + i + "\n");
+    }
+  }
+};
+
+void reclaim_told_per_cgroup(int version, bool all_cgroups) {
+  ProcTree t("sampler-cache-cgroup-reclaim");
+  CgroupTree c{t, version};
+  c.stat("/", 100, 100);
+  c.stat("/idle", 10, 5);
+  c.stat("/busy", 10, 5);
+  // Full reads due at generations 20 (pid 1000), 19 (1001) and 18 (1002).
+  const std::pair<int, std::string> procs[] = {{1000, "/idle"}, {1001, "/busy"}, {1002, "/"}};
+  auto all = [&](uint64_t pages) {
+    for (const auto& [pid, cgroup] : procs) t.process(pid, "p" + std::to_string(pid), 5, pages, "sleeper\0"s, cgroup);
+  };
+  all(100);
+  for (const auto& [pid, cgroup] : procs) t.put("proc/" + std::to_string(pid) + "/schedstat", "5000 100 7\n");  // none runs
+  uint64_t steal = 10;
+  auto reclaim = [&] {  // somewhere on the host
+    t.put("proc/vmstat", "pgsteal_anon 0\npgsteal_file " + std::to_string(++steal) + "\npswpin 0\npswpout 0\noom_kill 0\n");
+  };
+  auto pages = [](const Sample& x, int pid) { return find_process(x, pid)->rss / kPage; };
+  SamplerOptions o = t.options();
+  o.all_cgroups = all_cgroups;
+  Sampler s(o);
+  ASSERT_EQ(s.cgroup_version(), version);
+  Sample x = s.sample();  // generation 1
+
+  all(200);
+  reclaim();
+  x = s.sample();  // 2: no cgroup was read before: each process is read in full
+  EXPECT_EQ(pages(x, 1000), 200u);
+  EXPECT_EQ(pages(x, 1001), 200u);
+  EXPECT_EQ(pages(x, 1002), 200u);
+
+  all(300);
+  reclaim();
+  c.stat("/busy", 11, 5);  // a page left /busy
+  x = s.sample();  // 3
+  EXPECT_EQ(pages(x, 1000), 200u) << "its cgroup lost no page: not re-read";
+  EXPECT_EQ(pages(x, 1001), 300u) << "its cgroup lost a page: re-read";
+  EXPECT_EQ(pages(x, 1002), 300u) << "the root cgroup: read as before";
+
+  all(400);
+  reclaim();
+  c.stat("/idle", 10, 6);  // a page charged to /idle (swapped in by swapoff, or collapsed)
+  x = s.sample();  // 4
+  EXPECT_EQ(pages(x, 1000), 400u);
+  EXPECT_EQ(pages(x, 1001), 300u) << "/busy did not move since the last sample";
+  EXPECT_EQ(pages(x, 1002), 400u);
+
+  all(500);
+  c.stat("/idle", 11, 6);  // the host's counters stand: no cgroup is looked at
+  x = s.sample();  // 5
+  EXPECT_EQ(pages(x, 1000), 400u);
+  EXPECT_EQ(pages(x, 1002), 400u);
+  reclaim();
+  x = s.sample();  // 6: /idle moved since it was last read (4), though not since 5
+  EXPECT_EQ(pages(x, 1000), 500u);
+  EXPECT_EQ(pages(x, 1001), 300u);
+  EXPECT_EQ(pages(x, 1002), 500u);
+
+  // The host reclaims at every sample, /idle loses nothing: its periodic full
+  // read (generation 20) still finds the change.
+  all(700);
+  uint64_t generation = 6;
+  do {
+    reclaim();
+    x = s.sample();
+    ++generation;
+    if (generation < 19) {
+      EXPECT_EQ(pages(x, 1001), 300u) << generation;
+    }
+  } while (pages(x, 1000) != 700 && generation < 40);
+  EXPECT_EQ(generation, 20u);
+}
+
+TEST(SamplerCache, ReclaimToldPerCgroupV1) { EXPECT_NO_FATAL_FAILURE(reclaim_told_per_cgroup(1, true)); }
+TEST(SamplerCache, ReclaimToldPerCgroupV1Unwalked) { EXPECT_NO_FATAL_FAILURE(reclaim_told_per_cgroup(1, false)); }
+TEST(SamplerCache, ReclaimToldPerCgroupV2) { EXPECT_NO_FATAL_FAILURE(reclaim_told_per_cgroup(2, true)); }
+TEST(SamplerCache, ReclaimToldPerCgroupV2Unwalked) { EXPECT_NO_FATAL_FAILURE(reclaim_told_per_cgroup(2, false)); }
+
 // ---- this machine ---------------------------------------------------------------
 
 // A real process sleeps through samples (the shortcut applies), then wakes,

@@ -130,6 +130,14 @@ TEST(SamplerFixture, CgroupV2KubernetesNode) {
   EXPECT_EQ(c->psi_full_total_us, 2121u);
   EXPECT_EQ(c->pod_uid, "8f3c2a4e-1b2d-4c6e-9f00-123456789abc");
   EXPECT_EQ(c->container_id, "4a5b6c7d8e9f00112233445566778899aabbccddeeff00112233445566778899");
+  // Names from the kubelet's log folders under the root (var/log/containers
+  // for the container, var/log/pods for the pod), not from the API server.
+  EXPECT_EQ(c->k8s_namespace, "inference");
+  EXPECT_EQ(c->k8s_pod, "vllm-7d9f8c6b5-x2x7q");
+  EXPECT_EQ(c->k8s_container, "vllm");
+  EXPECT_EQ(find_cgroup(x, kPod)->k8s_pod, "vllm-7d9f8c6b5-x2x7q");
+  EXPECT_EQ(find_cgroup(x, kPod)->k8s_container, "");  // the pod's own cgroup
+  EXPECT_EQ(find_cgroup(x, "/system.slice")->k8s_pod, "");
   EXPECT_EQ(find_cgroup(x, kPod)->kernel, GiB);  // the "kernel" line when present
   EXPECT_FALSE(find_cgroup(x, "/system.slice")->limit);  // "max"
 
@@ -140,6 +148,9 @@ TEST(SamplerFixture, CgroupV2KubernetesNode) {
   EXPECT_EQ(v->comm, "pt_main_thread");
   EXPECT_EQ(v->role, "vllm");
   EXPECT_EQ(v->cgroup, kCtr);
+  EXPECT_EQ(v->k8s_namespace, "inference");
+  EXPECT_EQ(v->k8s_pod, "vllm-7d9f8c6b5-x2x7q");
+  EXPECT_EQ(v->k8s_container, "vllm");
   EXPECT_EQ(v->rss, 8000000ULL * 1024);  // statm resident pages
   EXPECT_EQ(v->hwm, 9000000ULL * 1024);
   EXPECT_EQ(v->swap, 4096ULL * 1024);

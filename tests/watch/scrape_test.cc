@@ -354,22 +354,21 @@ TEST(ScrapeInterpret, OllamaPs) {
 // --- target specs -------------------------------------------------------------
 
 TEST(ScrapeParseTarget, Forms) {
-  std::string err;
-  auto a = parse_target("vllm=http://127.0.0.1:8000/metrics", &err);
+  auto a = test::take(parse_target("vllm=http://127.0.0.1:8000/metrics"));
   EXPECT_EQ(a.kind, "vllm");
   EXPECT_EQ(a.url, "http://127.0.0.1:8000/metrics");
-  auto b = parse_target("http://127.0.0.1:11434", &err);
+  auto b = test::take(parse_target("http://127.0.0.1:11434"));
   EXPECT_EQ(b.kind, "ollama");
   EXPECT_EQ(b.url, "http://127.0.0.1:11434/api/ps");
-  auto c = parse_target("http://localhost:8080/", &err);
+  auto c = test::take(parse_target("http://localhost:8080/"));
   EXPECT_EQ(c.kind, "auto");
   EXPECT_EQ(c.url, "http://localhost:8080/metrics");
-  auto d = parse_target("prometheus=http://127.0.0.1:9100/metrics#queue_depth,batch_size{queue=\"a,b\"}", &err);
+  auto d = test::take(parse_target("prometheus=http://127.0.0.1:9100/metrics#queue_depth,batch_size{queue=\"a,b\"}"));
   EXPECT_EQ(d.kind, "prometheus");
   EXPECT_EQ(d.url, "http://127.0.0.1:9100/metrics");
   ASSERT_EQ(d.custom.size(), 2u);
   EXPECT_EQ(d.custom[1], "batch_size{queue=\"a,b\"}");
-  auto e = parse_target(" SGLang = http://[::1]:30000/metrics ", &err);
+  auto e = test::take(parse_target(" SGLang = http://[::1]:30000/metrics "));
   EXPECT_EQ(e.kind, "sglang");
   EXPECT_EQ(e.url, "http://[::1]:30000/metrics");
 }
@@ -390,9 +389,9 @@ TEST(ScrapeParseTarget, ErrorsSayWhatIsWrong) {
       {"http://h/metrics#bad{", "metric selector 'bad{'"},
   };
   for (const auto& c : cases) {
-    std::string err;
-    auto t = parse_target(c.spec, &err);
-    EXPECT_TRUE(t.url.empty()) << c.spec;
+    auto t = parse_target(c.spec);
+    EXPECT_FALSE(t) << c.spec;
+    std::string err = test::error_of(t);
     EXPECT_NE(err.find(c.want), std::string::npos) << c.spec << " -> " << err;
   }
 }
@@ -425,14 +424,13 @@ TEST(ScrapeHttp, ScrapesACapturedTextOverLoopback) {
     s.Get("/metrics", [&](const httplib::Request&, httplib::Response& r) { r.set_content(v1, "text/plain; version=0.0.4"); });
     s.Get("/api/ps", [&](const httplib::Request&, httplib::Response& r) { r.set_content(ps, "application/json"); });
   });
-  std::string err;
-  auto s = scrape(parse_target(srv.url("/metrics") + "#process_max_fds", &err), 2000);
+  auto s = scrape(test::take(parse_target(srv.url("/metrics") + "#process_max_fds")), 2000);
   ASSERT_TRUE(s.up) << s.problem;
   EXPECT_EQ(s.target, srv.url("/metrics"));
   EXPECT_EQ(s.kind, "vllm");
   EXPECT_EQ(s.running, 9.0);
   EXPECT_EQ(s.custom.at("process_max_fds"), 1048576.0);
-  auto o = scrape(parse_target("ollama=" + srv.url(""), &err), 2000);
+  auto o = scrape(test::take(parse_target("ollama=" + srv.url(""))), 2000);
   ASSERT_TRUE(o.up) << o.problem;
   EXPECT_EQ(o.model_vram_bytes, 5964735424u);
   auto missing = scrape(ScrapeTarget{srv.url("/nothing"), "auto", {}}, 2000);
@@ -523,8 +521,7 @@ TEST(ScrapeRealLlama, ReadsARunningLlamaServer) {
   }
   ASSERT_TRUE(ready) << "llama-server did not become healthy on port " << port;
   std::string url = "http://127.0.0.1:" + std::to_string(port);
-  std::string err;
-  auto before = scrape(parse_target(url, &err), 5000);
+  auto before = scrape(test::take(parse_target(url)), 5000);
   ASSERT_TRUE(before.up) << before.problem;
   EXPECT_EQ(before.kind, "llamacpp");
   EXPECT_EQ(before.running, 0.0);
@@ -532,7 +529,7 @@ TEST(ScrapeRealLlama, ReadsARunningLlamaServer) {
                     "application/json");
   ASSERT_TRUE(c);
   ASSERT_EQ(c->status, 200) << c->body;
-  auto after = scrape(parse_target(url, &err), 5000);
+  auto after = scrape(test::take(parse_target(url)), 5000);
   ASSERT_TRUE(after.up) << after.problem;
   EXPECT_EQ(after.running, 0.0);
   EXPECT_EQ(after.waiting, 0.0);

@@ -58,10 +58,13 @@ uint64_t file_size(const std::string& p) {
 }
 
 std::unique_ptr<Store> open_ok(const std::string& path, Retention r = {}) {
-  std::string err;
-  auto s = Store::open(path, r, &err);
-  EXPECT_TRUE(s) << err;
-  return s;
+  return test::take(Store::open(path, r));
+}
+
+// The message of a refused open; the test fails when the store opened.
+std::string refusal(const Result<std::unique_ptr<Store>>& r) {
+  EXPECT_FALSE(r);
+  return r ? std::string() : r.error().message;
 }
 
 TEST(Store, RoundTripsSamplesEventsAndMeta) {
@@ -123,15 +126,15 @@ TEST(Store, RefusesATextFileWithoutTouchingIt) {
   std::string path = dir + "/notes.db";
   test::write_file(path, "my notes, not a database\n");
   std::string before = snapshot(path), err;
-  EXPECT_FALSE(Store::open(path, {}, &err));
+  err = refusal(Store::open(path, {}));
   EXPECT_NE(err.find(path), std::string::npos) << err;
   EXPECT_NE(err.find("not an aimem store"), std::string::npos) << err;
   EXPECT_EQ(snapshot(path), before);
   // A directory and a short binary file are refused too.
-  EXPECT_FALSE(Store::open(dir, {}, &err));
+  err = refusal(Store::open(dir, {}));
   EXPECT_NE(err.find("directory"), std::string::npos) << err;
   test::write_file(path, std::string("SQLite format 3\0", 16));
-  EXPECT_FALSE(Store::open(path, {}, &err));
+  err = refusal(Store::open(path, {}));
   fs::remove_all(dir);
 }
 
@@ -143,7 +146,7 @@ TEST(Store, RefusesAForeignSqliteDatabaseWithoutTouchingIt) {
   ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE samples(x); INSERT INTO samples VALUES(1);", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   std::string before = snapshot(path), err;
-  EXPECT_FALSE(Store::open(path, {}, &err));
+  err = refusal(Store::open(path, {}));
   EXPECT_NE(err.find(path), std::string::npos) << err;
   EXPECT_NE(err.find("not an aimem store"), std::string::npos) << err;
   EXPECT_EQ(snapshot(path), before);
@@ -159,7 +162,7 @@ TEST(Store, RefusesAStoreFromANewerSchema) {
   ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   std::string err;
-  EXPECT_FALSE(Store::open(path, {}, &err));
+  err = refusal(Store::open(path, {}));
   EXPECT_NE(err.find("newer aimem"), std::string::npos) << err;
   fs::remove_all(dir);
 }
@@ -273,9 +276,9 @@ TEST(Store, SurvivesKill9DuringWrites) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      std::string err;
-      auto s = Store::open(path, {}, &err);
-      if (!s) _exit(3);
+      auto opened = Store::open(path, {});
+      if (!opened) _exit(3);
+      auto& s = *opened;
       for (int64_t i = start;; ++i)
         if (!s->append(make_sample(i, 8 + static_cast<int>(i % 7)))) _exit(4);
     }

@@ -52,16 +52,18 @@ TEST(TaskRuns, SamplerSaysWhyItReadsProcInstead) {
   }
   std::filesystem::remove_all(o.root);
   if (!task_runs_built()) {
-    std::string why;
-    EXPECT_EQ(TaskRuns::open(&why), nullptr);
+    auto opened = TaskRuns::open();
+    EXPECT_FALSE(opened);
+    std::string why = test::error_of(opened);
     EXPECT_NE(why.find("clang"), std::string::npos) << why;
   }
 }
 
 TEST(TaskRuns, ListsEveryTaskWithItsProcessAndRunTime) {
   if (::geteuid() != 0 || !task_runs_built()) GTEST_SKIP() << "needs root and a build with the BPF task iterator";
-  std::string why;
-  auto it = TaskRuns::open(&why);
+  auto opened = TaskRuns::open();
+  std::string why = test::error_of(opened);
+  auto it = opened ? std::move(*opened) : nullptr;
   // A machine that forbids BPF (a container without CAP_BPF, a seccomp
   // filter) or has no kernel BTF is skipped; any other failure (the verifier
   // rejecting the program, a relocation that does not resolve) fails.

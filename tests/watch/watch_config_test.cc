@@ -27,6 +27,11 @@ TEST(WatchConfig, ReadsItsKeys) {
   EXPECT_EQ(o.retention.max_bytes, 1ull << 30);
   EXPECT_DOUBLE_EQ(o.policy.warn_used_ratio, 0.7);
   EXPECT_TRUE(apply_watch_config("", "w.yaml", o).ok());
+  WatchOptions l;
+  ASSERT_TRUE(apply_watch_config("labels: {node: gpu-node-7, cluster: eu-1}\n", "w.yaml", l).ok());
+  EXPECT_EQ(l.labels, (std::vector<std::pair<std::string, std::string>>{{"node", "gpu-node-7"}, {"cluster", "eu-1"}}));
+  EXPECT_EQ(error_of("labels: [node]\n"), "w.yaml: line 1: labels must be a mapping of label names to values (node: gpu-node-7)");
+  EXPECT_EQ(error_of("interval: 1s\nlabels: {pod: x}\n"), "w.yaml: line 2: labels: 'pod=x': aimem's own series use the label 'pod'");
 }
 
 TEST(WatchConfig, HostileShapesAreErrorsNamingTheLineNeverExceptions) {

@@ -8,7 +8,7 @@
 
 #include "check/check.h"
 #include "check/policy.h"
-#include "check/render.h"
+#include "render/check_render.h"
 #include "cli/commands/commands.h"
 #include "core/units.h"
 

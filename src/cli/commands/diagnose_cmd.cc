@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
+#include "cli/commands/diagnose_prom.h"
 #include "core/text.h"
 #include "core/time.h"
+#include "recognize/scanner.h"
 #include "diagnose/diagnosis.h"
 #include "evidence/store.h"
 #include "render/diagnosis_json.h"
@@ -17,6 +19,23 @@
 #include "sources/live.h"
 
 namespace aimem::cli {
+
+int print_diagnosis(Diagnosis& d, bool json, bool verbose) {
+  // Warnings (an input that could not be read) go to stderr: stdout is the
+  // diagnosis alone, and --json keeps them in its `warnings` too.
+  for (const auto& w : d.warnings) fmt::print(stderr, "aimem diagnose: warning: {}\n", w);
+  if (json) {
+    std::fputs(render_json(diagnosis_to_json(d)).c_str(), stdout);
+  } else {
+    d.warnings.clear();
+    TextStyle style;
+    style.color = color_for(1);
+    style.verbose = verbose;
+    std::fputs(render_text(d, style).c_str(), stdout);
+  }
+  return 0;
+}
+
 namespace {
 
 struct DiagnoseArgs {
@@ -29,6 +48,7 @@ struct DiagnoseArgs {
   std::string cgroup;
   std::optional<int64_t> pid;
   bool verbose = false;
+  PromDiagnoseArgs prom;  // --prometheus and its scope
 };
 
 // Live, the kernel log is where OOM kills are reported: without it, finding
@@ -57,6 +77,21 @@ Incident kernel_log_unread(const LiveReport& report) {
 }
 
 int run(const DiagnoseArgs& a) {
+  if (!a.prom.url.empty()) {
+    if (!a.evidence.empty() || a.exit_code || a.root != "/" || !a.unit.empty() || !a.cgroup.empty() || a.pid) {
+      fmt::print(stderr, "aimem diagnose: --prometheus reads the server only: no evidence files, --exit-code, --root, --unit, --cgroup or --pid with it\n");
+      return 2;
+    }
+    PromDiagnoseArgs p = a.prom;
+    p.since = a.since;
+    p.json = a.json;
+    p.verbose = a.verbose;
+    return run_diagnose_prometheus(p);
+  }
+  if (!a.prom.pod.empty() || !a.prom.node.empty() || !a.prom.container.empty() || !a.prom.at.empty()) {
+    fmt::print(stderr, "aimem diagnose: --pod, --container, --node and --at go with --prometheus URL\n");
+    return 2;
+  }
   const int64_t now = timeutil::now_us();
   DiagnoseOptions opt;
   if (a.exit_code && (*a.exit_code < 0 || *a.exit_code > 255)) {
@@ -89,7 +124,7 @@ int run(const DiagnoseArgs& a) {
     lo.unit = a.unit;
     lo.cgroup = a.cgroup;
     lo.pid = a.pid;
-    LiveReport report = collect_live(lo, store);
+    LiveReport report = collect_live(lo, store, line_scanners());
     for (auto& w : report.warnings) warnings.push_back(w);
     for (auto& n : report.notes) notes.push_back(n);
     if (!report.usable) {
@@ -100,7 +135,7 @@ int run(const DiagnoseArgs& a) {
   } else {
     InputOptions io;
     io.progress = !a.json || isatty(2);
-    auto reports = read_inputs(a.evidence, store, io);
+    auto reports = read_inputs(a.evidence, store, io, line_scanners());
     size_t usable = 0;
     for (const auto& r : reports) {
       if (r.usable) ++usable;
@@ -130,19 +165,7 @@ int run(const DiagnoseArgs& a) {
     d.confidence = 0;
   }
 
-  // Warnings (an input that could not be read) go to stderr: stdout is the
-  // diagnosis alone, and --json keeps them in its `warnings` too.
-  for (const auto& w : d.warnings) fmt::print(stderr, "aimem diagnose: warning: {}\n", w);
-  if (a.json) {
-    std::fputs(render_json(diagnosis_to_json(d)).c_str(), stdout);
-  } else {
-    d.warnings.clear();
-    TextStyle style;
-    style.color = color_for(1);
-    style.verbose = a.verbose;
-    std::fputs(render_text(d, style).c_str(), stdout);
-  }
-  return 0;
+  return print_diagnosis(d, a.json, a.verbose);
 }
 
 }  // namespace
@@ -155,9 +178,12 @@ Action add_diagnose(CLI::App& app) {
   aimem diagnose --since 1h --unit vllm   one systemd unit's journal and cgroup
   aimem diagnose dmesg.txt pod.yaml       evidence files, any mix (folders and - for stdin too)
   kubectl describe pod api-0 | aimem diagnose - --exit-code 137
-  aimem diagnose --json server.log        the JSON contract (docs/diagnose.md))");
+  aimem diagnose --json server.log        the JSON contract (docs/diagnose.md)
+  aimem diagnose --prometheus http://127.0.0.1:9090 --pod ml/vllm-0 --since 2h
+                                          a pod's post-mortem from a central Prometheus
+                                          (kube-state-metrics, cAdvisor, DCGM, node_exporter, aimem))");
   sub->add_option("evidence", args->evidence, "files, folders or - (stdin): logs, dmesg, journalctl, docker inspect, kubectl, nvidia-smi output");
-  sub->add_option("--since", args->since, "only evidence after this time: 1h, 20m, '20 minutes ago', 2026-11-29 15:00 (live default: 24h)");
+  sub->add_option("--since", args->since, "only evidence after this time: 1h, 20m, '20 minutes ago', 2026-11-29 15:00 (live default: 24h; --prometheus: 1h before --at)");
   sub->add_flag("--json", args->json, "machine-readable output (docs/diagnose.md)");
   sub->add_option("--exit-code", args->exit_code, "the exit code the client saw (137, 143, 134, ...)");
   sub->add_option("--root", args->root, "read /proc, /sys and /dev/kmsg under this directory (a captured tree)");
@@ -165,6 +191,11 @@ Action add_diagnose(CLI::App& app) {
   sub->add_option("--cgroup", args->cgroup, "live: only this cgroup subtree (path as in /proc/PID/cgroup)");
   sub->add_option("--pid", args->pid, "live: only this process");
   sub->add_flag("-v,--verbose", args->verbose, "show every incident in full");
+  sub->add_option("--prometheus", args->prom.url, "read a central Prometheus (http://HOST:PORT[/prefix]) instead of this host: read-only, bounded range queries");
+  sub->add_option("--pod", args->prom.pod, "--prometheus: the pod, as NAMESPACE/NAME");
+  sub->add_option("--container", args->prom.container, "--prometheus: only this container of --pod");
+  sub->add_option("--node", args->prom.node, "--prometheus: the node (its node or instance label)");
+  sub->add_option("--at", args->prom.at, "--prometheus: the window's end (default now): 2026-11-29 15:00, @1764428400, 30m (ago)");
   return [args] { return run(*args); };
 }
 

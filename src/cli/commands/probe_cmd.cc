@@ -12,7 +12,7 @@
 #include "probe/client.h"
 #include "sources/listener.h"
 #include "probe/monitor.h"
-#include "probe/probe_render.h"
+#include "render/probe_render.h"
 #include "probe/sweep.h"
 #include "render/diagnosis_json.h"
 #include "watch/store.h"
@@ -35,22 +35,24 @@ int fail_usage(const std::string& message) {
   return 2;
 }
 
-int run(const ProbeArgs& a) {
-  // --timeout bounds the whole run from here: the model lookup, the prompts,
-  // every request and the wait for a dead server's kernel report.
-  const double started = probe::steady_seconds();
-  auto endpoint = probe::parse_endpoint(a.url, a.allow_remote);
-  if (!endpoint) return fail_usage(endpoint.error().message);
-  probe::SweepOptions o;
+// The sweep's options from the flags, each checked with the flag named.
+struct ProbeSettings {
+  probe::SweepOptions sweep;
+  double request_timeout_s = 0;
+  int64_t interval_us = 0;
+};
+Result<ProbeSettings> parse_settings(const ProbeArgs& a, double started) {
+  ProbeSettings p;
+  probe::SweepOptions& o = p.sweep;
   auto ctx = probe::parse_count_list(a.contexts, "--contexts", 1 << 24);
-  if (!ctx) return fail_usage(ctx.error().message);
+  if (!ctx) return ctx.error();
   auto conc = probe::parse_count_list(a.concurrency, "--concurrency", 1024);
-  if (!conc) return fail_usage(conc.error().message);
+  if (!conc) return conc.error();
   o.contexts = *ctx;
   o.concurrency = *conc;
-  if (a.max_new_tokens < 1 || a.max_new_tokens > 1 << 20) return fail_usage("--max-new-tokens must be between 1 and 1048576");
+  if (a.max_new_tokens < 1 || a.max_new_tokens > 1 << 20) return make_error("--max-new-tokens must be between 1 and 1048576");
   o.max_new_tokens = a.max_new_tokens;
-  if (a.requests < 0 || a.requests > 100000) return fail_usage("--requests must be between 1 and 100000 per step");
+  if (a.requests < 0 || a.requests > 100000) return make_error("--requests must be between 1 and 100000 per step");
   o.requests_per_step = a.requests;
   auto dur = [](const std::string& text, const char* flag, double lo, double hi) -> Result<double> {
     auto us = timeutil::parse_duration_us(text, flag);
@@ -62,72 +64,56 @@ int run(const ProbeArgs& a) {
   };
   if (!a.step_duration.empty()) {
     auto d = dur(a.step_duration, "--step-duration", 1, 3600);
-    if (!d) return fail_usage(d.error().message);
+    if (!d) return d.error();
     o.step_duration_s = *d;
   }
   auto total = dur(a.timeout, "--timeout", 1, 24 * 3600);
-  if (!total) return fail_usage(total.error().message);
+  if (!total) return total.error();
   o.total_timeout_s = *total;
   o.started_s = started;
   auto rt = dur(a.request_timeout, "--request-timeout", 1, 3600);
-  if (!rt) return fail_usage(rt.error().message);
+  if (!rt) return rt.error();
+  p.request_timeout_s = *rt;
   auto slow = dur(a.slow_ttft, "--slow-ttft", 0.001, 3600);
-  if (!slow) return fail_usage(slow.error().message);
+  if (!slow) return slow.error();
   o.slow_ttft_s = *slow;
   auto interval = timeutil::parse_duration_us(a.interval, "--interval");
   if (!interval || *interval < 50000 || *interval > 60LL * 1000000)
-    return fail_usage(interval ? "--interval must be between 50ms and 1m" : interval.error().message);
-  if (a.headroom < 0 || a.headroom >= 100) return fail_usage("--headroom is a percentage from 0 to 99");
+    return make_error(interval ? "--interval must be between 50ms and 1m" : interval.error().message);
+  p.interval_us = *interval;
+  if (a.headroom < 0 || a.headroom >= 100) return make_error("--headroom is a percentage from 0 to 99");
   o.headroom_pct = a.headroom;
-  if (a.pressure <= 0 || a.pressure >= 100) return fail_usage("--pressure is a percentage from 1 to 99");
+  if (a.pressure <= 0 || a.pressure >= 100) return make_error("--pressure is a percentage from 1 to 99");
   o.pressure_ratio = a.pressure / 100.0;
   if (a.api == "chat") o.api = probe::Api::chat;
-  else if (a.api != "completions") return fail_usage(fmt::format("--api '{}': completions or chat", a.api));
+  else if (a.api != "completions") return make_error(fmt::format("--api '{}': completions or chat", a.api));
   o.model = a.model;
+  return p;
+}
 
-  probe::ProbeContext pc;
-  pc.url = endpoint->url();
-  pc.options = o;
-  pc.keep_alive = !a.no_keep_alive;
-  // The server's process: --pid, or the local process listening on the port.
+// The server's process: --pid, or the local process listening on the port.
+Result<bool> find_server(const ProbeArgs& a, const probe::Endpoint& endpoint, probe::ProbeContext& pc) {
   const bool local = probe::parse_endpoint(a.url, false).ok();
   if (a.pid > 0) {
     pc.pid = a.pid;
     pc.pid_how = "--pid";
     if (access(fmt::format("{}/proc/{}", a.root, a.pid).c_str(), F_OK) != 0)
-      return fail_usage(fmt::format("--pid {}: no such process", a.pid));
+      return make_error(fmt::format("--pid {}: no such process", a.pid));
   } else if (local) {
-    if (auto pid = probe::find_listener_pid(a.root, endpoint->port)) {
+    if (auto pid = probe::find_listener_pid(a.root, endpoint.port)) {
       pc.pid = *pid;
-      pc.pid_how = fmt::format("listening on port {}", endpoint->port);
+      pc.pid_how = fmt::format("listening on port {}", endpoint.port);
     } else {
-      pc.warnings.push_back(fmt::format("no process seen listening on port {} (another namespace or no permission); memory is not measured; give --pid", endpoint->port));
+      pc.warnings.push_back(fmt::format("no process seen listening on port {} (another namespace or no permission); memory is not measured; give --pid", endpoint.port));
     }
   }
-  if (a.metrics != "none") pc.metrics_url = a.metrics.empty() ? endpoint->url() + "/metrics" : a.metrics;
+  return true;
+}
 
-  std::unique_ptr<watch::Store> store;
-  if (!a.record.empty()) {
-    std::string err;
-    store = watch::Store::open(a.record, watch::Retention{}, &err);
-    if (!store) return fail_usage(fmt::format("--record {}: {}", a.record, err));
-    store->set_meta("command", fmt::format("aimem probe {} --contexts {} --concurrency {}", pc.url, a.contexts, a.concurrency));
-    store->set_meta("start_us", std::to_string(timeutil::now_us()));
-  }
-
-  probe::MonitorOptions mo;
-  mo.root = a.root;
-  mo.pid = pc.pid;
-  mo.metrics_url = pc.metrics_url;
-  mo.interval_us = *interval;
-  mo.gpus = !a.no_gpus;
-  mo.kernel_log = !a.no_kernel_log && pc.pid.has_value();
-  mo.store = store.get();
-  probe::SamplerMonitor monitor(mo);
-  if (auto cg = monitor.server_cgroup()) pc.cgroup = *cg;
-
+probe::ClientOptions client_options(const ProbeArgs& a, const ProbeSettings& p, double started) {
+  const probe::SweepOptions& o = p.sweep;
   probe::ClientOptions co;
-  co.request_timeout_s = std::min(*rt, o.total_timeout_s);
+  co.request_timeout_s = std::min(p.request_timeout_s, o.total_timeout_s);
   co.idle_timeout_s = std::min(co.request_timeout_s, 60.0);
   co.api_key = a.api_key;
   co.keep_alive = !a.no_keep_alive;
@@ -139,34 +125,81 @@ int run(const ProbeArgs& a) {
   int64_t most = 1;
   for (int64_t n : o.concurrency) most = std::max(most, n);
   co.max_held_bytes = std::clamp<uint64_t>((16ull << 20) / static_cast<uint64_t>(most), 64ull << 10, 1ull << 20);
-  probe::Client client(*endpoint, co);
+  return co;
+}
 
-  // Reachable at all? A clear message now instead of a sweep of connect errors.
+// The sweep, after a first request says whether the server is reachable at
+// all (a clear message instead of a sweep of connect errors). Each step is
+// printed (unless --quiet) and recorded.
+probe::SweepResult sweep(const ProbeArgs& a, const probe::ProbeContext& pc, const probe::SweepOptions& o,
+                         probe::Client& client, probe::SamplerMonitor& monitor, watch::Store* store) {
   probe::SweepResult result;
   auto models = client.first_model();
   if (!models && models.error().message.find("connect") != std::string::npos) {
     result.complete = false;
     result.incomplete_why = fmt::format("cannot reach {}: {}", pc.url, models.error().message);
-  } else {
-    auto progress = [&](const probe::StepResult& s) {
-      if (!a.quiet) fmt::print(stderr, "aimem probe: {}\n", probe::step_line(s));
-      if (store) {
-        watch::Event ev;
-        ev.time_us = timeutil::now_us();
-        ev.kind = s.status == "failed" ? "alert" : "note";
-        ev.key = pc.url;
-        ev.summary = probe::step_line(s);
-        store->append(ev);
-      }
-    };
-    auto starting = [&](const probe::StepStart& s) {
-      if (a.quiet) return;
-      fmt::print(stderr, "aimem probe: step {}/{}: context {} x concurrency {}, {} request{} ({}-token prompts)...\n",
-                 s.index, s.total, s.context, s.concurrency, s.requests, s.requests == 1 ? "" : "s", s.prompt_tokens);
-      std::fflush(stderr);
-    };
-    result = probe::run_sweep(client, monitor, o, progress, starting);
+    return result;
   }
+  auto progress = [&](const probe::StepResult& s) {
+    if (!a.quiet) fmt::print(stderr, "aimem probe: {}\n", probe::step_line(s));
+    if (store) {
+      watch::Event ev;
+      ev.time_us = timeutil::now_us();
+      ev.kind = s.status == "failed" ? "alert" : "note";
+      ev.key = pc.url;
+      ev.summary = probe::step_line(s);
+      store->append(ev);
+    }
+  };
+  auto starting = [&](const probe::StepStart& s) {
+    if (a.quiet) return;
+    fmt::print(stderr, "aimem probe: step {}/{}: context {} x concurrency {}, {} request{} ({}-token prompts)...\n",
+               s.index, s.total, s.context, s.concurrency, s.requests, s.requests == 1 ? "" : "s", s.prompt_tokens);
+    std::fflush(stderr);
+  };
+  return probe::run_sweep(client, monitor, o, progress, starting);
+}
+
+int run(const ProbeArgs& a) {
+  // --timeout bounds the whole run from here: the model lookup, the prompts,
+  // every request and the wait for a dead server's kernel report.
+  const double started = probe::steady_seconds();
+  auto endpoint = probe::parse_endpoint(a.url, a.allow_remote);
+  if (!endpoint) return fail_usage(endpoint.error().message);
+  auto settings = parse_settings(a, started);
+  if (!settings) return fail_usage(settings.error().message);
+  const probe::SweepOptions& o = settings->sweep;
+
+  probe::ProbeContext pc;
+  pc.url = endpoint->url();
+  pc.options = o;
+  pc.keep_alive = !a.no_keep_alive;
+  if (auto found = find_server(a, *endpoint, pc); !found) return fail_usage(found.error().message);
+  if (a.metrics != "none") pc.metrics_url = a.metrics.empty() ? endpoint->url() + "/metrics" : a.metrics;
+
+  std::unique_ptr<watch::Store> store;
+  if (!a.record.empty()) {
+    auto opened = watch::Store::open(a.record, watch::Retention{});
+    if (!opened) return fail_usage(fmt::format("--record {}: {}", a.record, opened.error().message));
+    store = std::move(*opened);
+    store->set_meta("command", fmt::format("aimem probe {} --contexts {} --concurrency {}", pc.url, a.contexts, a.concurrency));
+    store->set_meta("start_us", std::to_string(timeutil::now_us()));
+  }
+
+  probe::MonitorOptions mo;
+  mo.root = a.root;
+  mo.pid = pc.pid;
+  mo.metrics_url = pc.metrics_url;
+  mo.interval_us = settings->interval_us;
+  mo.gpus = !a.no_gpus;
+  mo.kernel_log = !a.no_kernel_log && pc.pid.has_value();
+  mo.store = store.get();
+  mo.diagnosis_json = diagnosis_to_json;
+  probe::SamplerMonitor monitor(mo);
+  if (auto cg = monitor.server_cgroup()) pc.cgroup = *cg;
+
+  probe::Client client(*endpoint, client_options(a, *settings, started));
+  probe::SweepResult result = sweep(a, pc, o, client, monitor, store.get());
   if (result.server_died) {
     // The kernel's report follows a kill by a moment: up to 3 s, less when
     // the time bound is near (but a second at least, or it is never seen).

@@ -11,7 +11,7 @@
 #include "core/text.h"
 #include "core/time.h"
 #include "render/diagnosis_json.h"
-#include "report/report.h"
+#include "render/report.h"
 #include "sources/readfile.h"
 #include "watch/store.h"
 
@@ -74,10 +74,9 @@ int run(const ReportArgs& a) {
     if (access(a.out.c_str(), F_OK) == 0 && !looks_like_html(a.out))
       return fail(fmt::format("-o {}: exists and is not an HTML page; refusing to overwrite it", a.out));
   }
-  std::string error;
-  auto store = watch::Store::open(a.file, watch::Retention{0, 0}, &error);
-  if (!store) return fail(error);
-  report::Timeline t = report::build_timeline(*store, o);
+  auto store = watch::Store::open(a.file, watch::Retention{0, 0});
+  if (!store) return fail(store.error().message);
+  report::Timeline t = report::build_timeline(**store, o);
   if (a.json) {
     fmt::print("{}\n", render_json(report::summary_json(t)));
     return 0;

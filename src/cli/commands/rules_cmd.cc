@@ -21,7 +21,7 @@ namespace {
 struct RulesArgs {
   std::string policy, out;
   std::vector<std::string> jobs;
-  bool force = false;
+  bool force = false, fleet = false;
 };
 
 int fail(const std::string& msg) {
@@ -71,7 +71,7 @@ int run(const RulesArgs& a) {
     if (!p) return fail(p.error().message);
     policy = std::move(*p);
   }
-  auto groups = check::build_rules(policy, check::RulesOptions{a.jobs});
+  auto groups = check::build_rules(policy, check::RulesOptions{a.jobs, a.fleet});
   if (!groups) return fail(groups.error().message);
   std::string text = check::render_rules(*groups, policy);
   if (a.out.empty() || a.out == "-") {
@@ -88,9 +88,10 @@ int run(const RulesArgs& a) {
   }
   if (auto e = write_atomically(a.out, text)) return fail(fmt::format("-o {}: {}", a.out, *e));
   size_t n = 0;
-  for (const auto& g : *groups) n += g.rules.size();
-  fmt::print(stderr, "aimem rules: wrote {} ({} alerting rules in {} groups); check it with `promtool check rules {}`\n", a.out,
-             n, groups->size(), a.out);
+  size_t records = 0;
+  for (const auto& g : *groups) n += g.rules.size(), records += g.records.size();
+  fmt::print(stderr, "aimem rules: wrote {} ({} alerting{} rules in {} groups); check it with `promtool check rules {}`\n", a.out,
+             n, records ? fmt::format(" and {} recording", records) : "", groups->size(), a.out);
   return 0;
 }
 
@@ -108,6 +109,7 @@ Action add_rules(CLI::App& app) {
       "Each alert is described in docs/rules.md.");
   sub->add_option("--policy", a->policy, "aimem.yaml with the policy: and alerts: sections (default: the defaults in deploy/aimem.yaml)");
   sub->add_option("-o,--output", a->out, "file to write (default: stdout); an existing one is replaced only if aimem rules wrote it");
+  sub->add_flag("--fleet", a->fleet, "add the fleet group: per-pod, per-node and per-GPU recording rules and alerts over the DaemonSet's labels and kube-state-metrics");
   sub->add_option("--job", a->jobs, "Prometheus job that scrapes aimem watch (repeatable; default: any job)");
   sub->add_flag("--force", a->force, "replace an existing -o file that aimem rules did not write");
   return [a] { return run(*a); };

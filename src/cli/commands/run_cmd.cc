@@ -9,6 +9,7 @@
 #include "core/time.h"
 #include "core/units.h"
 #include "render/diagnosis_json.h"
+#include "render/run_render.h"
 #include "watch/runner.h"
 
 namespace aimem::cli {
@@ -24,6 +25,7 @@ struct RunArgs {
 
 int run(const RunArgs& a) {
   watch::RunOptions o;
+  o.diagnosis_json = diagnosis_to_json;
   o.command = a.command;
   if (!a.memory_limit.empty()) {
     auto v = units::parse_size(a.memory_limit);

@@ -3,45 +3,37 @@
 // (--config; every key is documented in deploy/aimem.yaml).
 #include <signal.h>
 
-#include <atomic>
 #include <cstdio>
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
+#include "render/diagnosis_json.h"
 #include "core/time.h"
 #include "core/units.h"
 #include "sources/readfile.h"
+#include "watch/exporter.h"
 #include "watch/watch_config.h"
 #include "watch/watcher.h"
 
 namespace aimem::cli {
 namespace {
 
-std::atomic<bool> g_stop{false};
-void on_stop(int) { g_stop = true; }
+// SIGINT/SIGTERM wake the watch's loop through the token's eventfd, whichever
+// thread the signal lands on.
+watch::StopToken g_stop;
+void on_stop(int) { g_stop.request(); }
 
 struct WatchArgs {
   std::string config, interval, db, listen, retention_age, retention_size, cgroup, root;
-  std::vector<std::string> scrape;
+  std::vector<std::string> scrape, labels;
   std::optional<int> pid;
   std::string on_alert, webhook, alert_log, duration;
   bool no_store = false, no_serve = false, no_gpus = false, no_processes = false, no_kmsg = false, no_task_iterator = false;
 };
 
-struct Bad {
-  std::string message;
-};
-
-int64_t duration_of(const std::string& v, const std::string& what) {
-  auto d = timeutil::parse_duration_us(v, what);
-  if (!d) throw Bad{d.error().message};
-  return *d;
-}
-uint64_t size_of(const std::string& v, const std::string& what) {
-  auto s = units::parse_size(v);
-  if (!s) throw Bad{fmt::format("{} '{}': {}", what, v, s.error().message)};
-  return *s;
-}
+using watch::Bad;
+using watch::duration_of;
+using watch::size_of;
 
 // Fills `o` from the YAML file (watch/watch_config.h).
 void load_config(const std::string& path, watch::WatchOptions& o) {
@@ -53,6 +45,7 @@ void load_config(const std::string& path, watch::WatchOptions& o) {
 
 int run(const WatchArgs& a) {
   watch::WatchOptions o;
+  o.diagnosis_json = diagnosis_to_json;
   try {
     if (!a.config.empty()) load_config(a.config, o);
     if (!a.interval.empty()) o.interval_us = duration_of(a.interval, "--interval");
@@ -65,6 +58,12 @@ int run(const WatchArgs& a) {
     if (!a.root.empty()) o.root = a.root;
     if (a.pid) o.pid = a.pid;
     for (const auto& s : a.scrape) o.scrape.push_back(s);
+    for (const auto& l : a.labels) {
+      auto label = watch::parse_constant_label(l);
+      if (!label) throw Bad{"--label " + label.error().message};
+      std::erase_if(o.labels, [&](const auto& x) { return x.first == label->first; });  // the command line wins
+      o.labels.push_back(std::move(*label));
+    }
     if (!a.on_alert.empty()) o.delivery.on_alert_cmd = a.on_alert;
     if (!a.webhook.empty()) o.delivery.webhook_url = a.webhook;
     if (!a.alert_log.empty()) o.delivery.log_path = a.alert_log;
@@ -99,12 +98,12 @@ int run(const WatchArgs& a) {
                  timeutil::format_duration(o.interval_us / 1e6));
     }
   });
-  if (!status.problem.empty()) {
-    fmt::print(stderr, "aimem watch: {}\n", status.problem);
-    return status.exit_code ? status.exit_code : 2;
+  if (!status) {
+    fmt::print(stderr, "aimem watch: {}\n", status.error().message);
+    return 2;
   }
-  fmt::print(stderr, "aimem watch: stopped after {} samples, {} OOM events, {} alerts\n", status.samples,
-             status.oom_events, status.alerts);
+  fmt::print(stderr, "aimem watch: stopped after {} samples, {} OOM events, {} alerts\n", status->samples,
+             status->oom_events, status->alerts);
   return 0;
 }
 
@@ -126,13 +125,14 @@ Action add_watch(CLI::App& app) {
   sub->add_option("--retention-size", args->retention_size, "keep the store under this size (default 256MiB)");
   sub->add_option("--listen", args->listen, "address of /metrics and /healthz: HOST:PORT, [IPV6]:PORT or PORT (default 127.0.0.1:9464)");
   sub->add_option("--scrape", args->scrape, "an inference server or Prometheus endpoint: vllm=URL, llamacpp=URL, tgi=URL, sglang=URL, ollama=URL, prometheus=URL#metric,...");
+  sub->add_option("--label", args->labels, "NAME=VALUE on every /metrics series (repeatable), e.g. node=$(NODE_NAME) in a DaemonSet");
   sub->add_option("--cgroup", args->cgroup, "only this cgroup subtree");
   sub->add_option("--pid", args->pid, "only this process and its children");
   sub->add_option("--on-alert", args->on_alert, "run this shell command for each alert (alert JSON on stdin)");
   sub->add_option("--webhook", args->webhook, "POST each alert as JSON to this URL (http://; https:// checks the certificate chain against the system CAs, not the host name)");
   sub->add_option("--alert-log", args->alert_log, "append each alert as a JSON line to this file");
   sub->add_option("--duration", args->duration, "stop after this long (default: until SIGINT/SIGTERM)");
-  sub->add_option("--root", args->root, "read /proc, /sys and /dev/kmsg under this directory")->group("");
+  sub->add_option("--root", args->root, "read /proc, /sys, /dev/kmsg and /var/log/pods under this directory (a DaemonSet's host mounts, or a captured tree)");
   sub->add_flag("--no-store", args->no_store, "keep nothing on disk");
   sub->add_flag("--no-serve", args->no_serve, "do not serve /metrics");
   sub->add_flag("--no-gpus", args->no_gpus, "do not read GPUs through NVML");

@@ -26,6 +26,13 @@
 //   ... heroku/web.1: source=web.1 ... sample#memory_total=1210.76MB ... sample#memory_quota=512.00MB
 //   R14 is the dyno over its quota and paging to swap, not killed: a kernel_oom_event (the limit
 //   was reached); R15 is the kill. The quota is usage / percentage, set to the dyno size it rounds to.
+// AWS Lambda (the REPORT line the runtime writes after every invocation, in
+// CloudWatch and in `sam local` / `dotnet lambda invoke-function` tails):
+//   REPORT RequestId: 2b0d..  Duration: 588.20 ms  Billed Duration: 600 ms  Memory Size: 256 MB  Max Memory Used: 19 MB
+//   Memory Size is the function's whole memory (its limit); Max Memory Used the invocation's peak.
+//   A peak at the size is the function killed at its limit (the runtime then reports
+//   "Runtime exited with error: signal: killed"); the size is a memory_limit either way,
+//   and the peak a memory_usage "peak" fact the diagnosis weighs against it.
 // HashiCorp Nomad (task events and the docker driver's client log):
 //   2024-05-01T10:00:03Z  Terminated  Exit Code: 137, Exit Message: "OOM Killed"
 //   2024-05-01T10:00:03.120Z [ERROR] client.driver_mgr.docker: OOM Killed: container_id=4f2c.. nomad_task_name=worker ...
@@ -56,6 +63,7 @@ constexpr Pattern kPatterns[] = {
     {"Process running mem=", kContext},
     {"sample#memory_quota=", kContext},
     {"OOM Killed"},
+    {"Max Memory Used: ", kContext},
 };
 
 // "web.1" from "heroku[web.1]:", "heroku/web.1:" or "heroku web.1 - -".
@@ -103,6 +111,7 @@ class CloudPlatforms final : public Recognizer {
     if (text::contains(s, "Process running mem=") || text::contains(s, "sample#memory_quota=") || text::contains(s, "Error R1"))
       return heroku(line, out);
     if (size_t p = s.find("OOM Killed"); p != std::string_view::npos) return nomad(line, p, out);
+    if (text::contains(s, "Max Memory Used: ")) return lambda(line, out);
   }
 
  private:
@@ -148,6 +157,38 @@ class CloudPlatforms final : public Recognizer {
       Fact p = make_fact(line, FactKind::platform, Family::runtime);
       p.detail = platform_name;
       out.add(std::move(p));
+    }
+  }
+
+  // "Memory Size: 256 MB  Max Memory Used: 19 MB" (MB here are MiB: Lambda
+  // sizes are set in MB steps of 1,048,576 bytes).
+  void lambda(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    auto mb = [&](std::string_view key) -> std::optional<uint64_t> {
+      auto v = text::after(s, key);
+      if (!v) return std::nullopt;
+      std::string_view rest;
+      auto n = text::parse_u64(text::trim_left(*v), &rest);
+      if (!n || !text::starts_with(text::trim_left(rest), "MB")) return std::nullopt;
+      return *n * units::MiB;
+    };
+    auto size = mb("Memory Size: "), peak = mb("Max Memory Used: ");
+    if (!size || !peak || *size == 0) return;
+    Fact l = make_fact(line, FactKind::memory_limit, Family::runtime);
+    l.limit = size;
+    l.detail = "AWS Lambda memory size";
+    out.add(std::move(l));
+    Fact u = make_fact(line, FactKind::memory_usage, Family::runtime);
+    u.usage = peak;
+    u.limit = size;
+    u.detail = "peak (Lambda Max Memory Used)";
+    out.add(std::move(u));
+    if (*peak >= *size) {
+      Fact f = kill(line, "AWS Lambda memory size (the invocation's peak reached it)", "");
+      f.limit = size;
+      f.usage = peak;
+      f.strength = 0.8f;
+      emit(line, std::move(f), "aws-lambda", out);
     }
   }
 

@@ -10,6 +10,8 @@
 //      one object are held until the object ends ("Name" comes after "State").
 // docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}} {{.HostConfig.Memory}}' web   then its output
 //   true 137 17179869184          -> the same facts, each value read by its template field's position
+// docker inspect web --format '{{.State.Status}} OOMKilled={{.State.OOMKilled}} exit={{.State.ExitCode}}'
+//   exited OOMKilled=true exit=137  -> the same, the text around each {{...}} taken off its value
 // docker events:  2024-05-01T10:00:00.000000000Z container oom <id> (image=x, name=y)
 //                 ... container die <id> (exitCode=137, image=x, name=y)
 //   1.8 and older: 2015-09-03T16:20:42.000000000-07:00 2424b8f0a892: (from ubuntu) oom
@@ -18,6 +20,8 @@
 //                          {"Action":"die",...,"Attributes":{"exitCode":"137",...,"name":"web"}}  (newer
 //                          engines drop the legacy "status"/"id"/"from"; very old streams have only them)
 //   -> docker_oomkilled named after the container (name, else the short id); a die gives its exit code.
+//   ... container kill <id> (image=x, name=y, signal=15)   /   ... container stop <id> (...)
+//   -> stop_or_restart: the API killed it (docker stop escalates SIGTERM to SIGKILL after its grace period).
 // docker run / create / update, podman, nerdctl, hyper (also across "\" continuation lines):
 //   docker run --rm -m 512m --name stress img      --memory=2g      --memory 2g      -m512m
 //   -> memory_limit "docker run -m". Units are binary (k, m, g); a bare number is bytes for docker,
@@ -49,11 +53,15 @@ constexpr Pattern kPatterns[] = {
     {"\"Name\":", kContext},
     {"\"Memory\":", kContext},
     {"\"StartedAt\":", kContext},
-    {"inspect (-f|--format)[ =]['\"]?[^'\"]*\\{\\{ *\\.", kRegex | kContext},
+    {"inspect ([^ -][^ ]* )?(-f|--format)[ =]['\"]?[^'\"]*\\{\\{ *\\.", kRegex | kContext},
     {"^\\s*(-?[0-9]+\\s+)*(true|false)(\\s+-?[0-9]+)*\\s*$", kRegex | kContext},
+    // The output of a template with words around its fields: "exited OOMKilled=true exit=137".
+    {"OOMKilled[=:] ?(true|false)", kRegex | kCaseless | kContext},
     {"\"FinishedAt\":", kContext},
     {"container oom "},
     {"container die ", kCompanion},
+    {"container kill ", kContext},
+    {"container stop ", kContext},
     {"\"Action\":\"oom\""},
     {"\"status\":\"oom\""},
     {"\"Action\":\"die\"", kCompanion},
@@ -133,6 +141,7 @@ class Docker final : public Recognizer {
   std::string name_, id_;
   std::optional<int64_t> started_us_, finished_us_;  // State.StartedAt, State.FinishedAt
   std::vector<std::string> template_fields_;  // an inspect -f template's {{.Paths}}, in order ("" for literal words)
+  std::vector<std::pair<std::string, std::string>> template_affixes_;  // each word's text before and after its {{...}}
   std::string template_name_;
   uint64_t template_line_ = 0;
   uint64_t object_line_ = 0;
@@ -157,28 +166,37 @@ class Docker final : public Recognizer {
   }
 
   // `docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}} ...' name`
-  // and, on one of the next lines, its values in the template's order.
+  // (or `inspect name --format '...'`) and, on one of the next lines, its
+  // values in the template's order; a word's literal text around its {{...}}
+  // ("OOMKilled={{.State.OOMKilled}}") is printed around the value too.
   bool inspect_template(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     if (size_t p = s.find("inspect "); p != std::string_view::npos && text::contains(s, "{{") &&
                                          (text::contains(s, "docker") || text::contains(s, "podman"))) {
       std::string_view t = s.substr(p + 8);
-      if (!text::starts_with(t, "-f") && !text::starts_with(t, "--format")) return false;
-      size_t q = t.find_first_of("'\"");
+      size_t flag = std::string_view::npos;
+      for (std::string_view f : {"-f ", "-f=", "--format ", "--format="})
+        if (size_t at = t.find(f); at != std::string_view::npos && (at == 0 || t[at - 1] == ' ') && at < flag) flag = at;
+      if (flag == std::string_view::npos) return false;
+      // A name before the flag: "docker inspect web --format '...'".
+      std::string_view before = text::trim(t.substr(0, flag));
+      size_t q = t.find_first_of("'\"", flag);
       if (q == std::string_view::npos) return false;
       char quote = t[q];
       size_t end = t.find(quote, q + 1);
       if (end == std::string_view::npos) return false;
       template_fields_.clear();
+      template_affixes_.clear();
       for (std::string_view field : platform::words(t.substr(q + 1, end - q - 1), 16)) {
         auto open = field.find("{{");
         auto close = field.find("}}");
-        std::string_view path = open != std::string_view::npos && close != std::string_view::npos && close > open
-                                    ? text::trim(field.substr(open + 2, close - open - 2))
-                                    : std::string_view();
+        bool templ = open != std::string_view::npos && close != std::string_view::npos && close > open;
+        std::string_view path = templ ? text::trim(field.substr(open + 2, close - open - 2)) : std::string_view();
         template_fields_.emplace_back(path.substr(0, 64));
+        template_affixes_.emplace_back(templ ? std::string(field.substr(0, open).substr(0, 64)) : std::string(),
+                                       templ ? std::string(field.substr(close + 2).substr(0, 64)) : std::string());
       }
-      std::string_view name = text::trim(t.substr(end + 1));
+      std::string_view name = before.empty() ? text::trim(t.substr(end + 1)) : before;
       template_name_ = std::string(text::first_word(name).substr(0, 128));
       template_line_ = line.number;
       platform(line, out);
@@ -190,6 +208,11 @@ class Docker final : public Recognizer {
     for (size_t i = 0; i < values.size(); ++i) {
       const std::string& field = template_fields_[i];
       std::string_view value = values[i];
+      const auto& [prefix, suffix] = template_affixes_[i];
+      if (!text::starts_with(value, prefix) || value.size() < prefix.size() + suffix.size() ||
+          value.substr(value.size() - suffix.size()) != suffix)
+        return false;  // not this template's output
+      value = value.substr(prefix.size(), value.size() - prefix.size() - suffix.size());
       if (field == ".State.OOMKilled" && value == "true") {
         Fact f = make_fact(line, FactKind::docker_oomkilled, Family::docker);
         f.layer = Layer::container_limit;
@@ -351,6 +374,8 @@ class Docker final : public Recognizer {
     } else {
       oom = text::contains(s, "container oom ");
       die = !oom && text::contains(s, "container die ");
+      if (!oom && !die && (text::contains(s, "container kill ") || text::contains(s, "container stop ")))
+        return api_kill(line, s, out);
       if (!oom && !die) return false;
       if (auto v = event_attribute(s, "name=")) name = std::string(text::take_until(*v, ",)").substr(0, 128));
       if (auto v = event_attribute(s, "exitCode=")) exit = text::parse_i64(*v);
@@ -382,6 +407,22 @@ class Docker final : public Recognizer {
       f.detail = "docker event die";
       out.add(std::move(f));
     }
+    platform(line, out);
+    return true;
+  }
+
+  // "container kill <id> (..., signal=15)" / "container stop <id> (...)":
+  // the engine's API killed the container (docker stop's SIGTERM, then its
+  // SIGKILL after the grace period; docker kill). The kernel's OOM kill is
+  // the "oom" event, never a "kill".
+  bool api_kill(const Line& line, std::string_view s, FactSink& out) {
+    Fact f = make_fact(line, FactKind::stop_or_restart, Family::docker);
+    auto sig = event_attribute(s, "signal=");
+    f.detail = text::contains(s, "container stop ") ? "docker stop"
+               : sig ? "docker kill (signal " + std::string(text::take_until(*sig, ",)").substr(0, 8)) + ")"
+                     : "docker kill";
+    if (auto v = event_attribute(s, "name=")) f.container = std::string(text::take_until(*v, ",)").substr(0, 128));
+    out.add(std::move(f));
     platform(line, out);
     return true;
   }

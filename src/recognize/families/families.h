@@ -22,6 +22,7 @@ extern const RecognizerEntry kRayEntry;
 extern const RecognizerEntry kMlPhaseEntry;
 extern const RecognizerEntry kNodeEntry;
 extern const RecognizerEntry kJvmEntry;
+extern const RecognizerEntry kDotnetEntry;
 extern const RecognizerEntry kPythonEntry;
 extern const RecognizerEntry kSystemdEntry;
 extern const RecognizerEntry kUserspaceKillersEntry;
@@ -36,5 +37,7 @@ extern const RecognizerEntry kUnifiedMemoryEntry;
 extern const RecognizerEntry kDockerStatsEntry;
 extern const RecognizerEntry kCloudPlatformsEntry;
 extern const RecognizerEntry kTimeLimitsEntry;
+extern const RecognizerEntry kRolloutEntry;
+extern const RecognizerEntry kFailureMarkersEntry;
 
 }  // namespace aimem

@@ -66,6 +66,7 @@ constexpr Pattern kPatterns[] = {
     {"paging file is too small", kCaseless | kCompanion},  // Windows error 1455: the commit limit
     {"os error 1455", kCaseless | kCompanion},             // the same in any locale (Rust's io::Error)
     {"killed signal terminated program", kCaseless},     // gcc/clang when the compiler was SIGKILLed
+    {"posix_memalign", kCaseless | kCompanion},          // an aligned allocation that returned ENOMEM (12)
     // Where the memory was: device words, as context.
     {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero)",
      kCi | kContext},
@@ -95,7 +96,7 @@ bool reads_as_error(std::string_view s) {
   static constexpr std::string_view kWords[] = {"error", "fatal", "failed", "failure", "exception", "abort", "panic",
                                                 "terminat", "killed", "crash", "assert", "cannot", "can't", "unable",
                                                 "could not", "couldn't", "exceeded", "exhausted", "enomem", "bad_alloc",
-                                                "insufficient", "not enough"};
+                                                "insufficient", "not enough", "enforce"};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;
@@ -143,9 +144,8 @@ class GenericAlloc final : public Recognizer {
     bool dev = device_word(s);
     if (dev) remember_device(line.number);
     std::optional<size_t> at = phrase_at(s);
+    if (!at) at = allocator_returned_enomem(s);
     if (!at) return;
-    // Part of a longer name ("-XX:+HeapDumpOnOutOfMemoryError", "max_out_of_memory_retries"): not a report.
-    if (*at > 0 && (std::isalnum(static_cast<unsigned char>(s[*at - 1])) || s[*at - 1] == '_')) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(s) || code_literal(s)) return;
     if (!reads_as_error(s) && !opens_message(s, *at)) return;
     if (repeat_.repeated(normalised_key(s), line.number)) return;
@@ -178,11 +178,48 @@ class GenericAlloc final : public Recognizer {
         "memoryerror", "t allocate", "paging file is too small", "os error 1455", "killed signal terminated"};
     size_t best = std::string_view::npos;
     for (std::string_view p : kPhrases) {
-      size_t at = text::ifind(s, p);
-      if (at < best) best = at;
+      for (size_t at = text::ifind(s, p), tries = 0; at != std::string_view::npos && at < best && tries < 4; ++tries) {
+        if (stands_alone(s, at)) {
+          best = at;
+          break;
+        }
+        size_t next = text::ifind(s.substr(at + 1), p);
+        at = next == std::string_view::npos ? next : at + 1 + next;
+      }
     }
     if (best == std::string_view::npos) return std::nullopt;
     return best;
+  }
+
+  // An allocator call that returned ENOMEM in a checked-call message, without
+  // the words: Paddle's "Expected posix_memalign(&p, a, size) == 0, but
+  // received posix_memalign(&p, a, size):12 != 0:0", Caffe2's
+  // "posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0".
+  static std::optional<size_t> allocator_returned_enomem(std::string_view s) {
+    size_t call = text::ifind(s, "posix_memalign");
+    if (call == std::string_view::npos) return std::nullopt;
+    if (!text::icontains(s, "expected") && !text::icontains(s, "enforce") && !text::contains(s, " vs ")) return std::nullopt;
+    auto num = [](char c) { return (c >= '0' && c <= '9') || c == '.'; };
+    for (size_t p = s.find("12", call); p != std::string_view::npos; p = s.find("12", p + 2)) {
+      bool alone = (p == 0 || !num(s[p - 1])) && (p + 2 >= s.size() || !num(s[p + 2]));
+      if (alone) return call;
+    }
+    return std::nullopt;
+  }
+
+  static bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+  // Part of a longer name ("-XX:+HeapDumpOnOutOfMemoryError",
+  // "max_out_of_memory_retries") is a mention, unless the name is an
+  // exception being thrown: "OutOfDirectMemoryError: failed to allocate ...".
+  static bool stands_alone(std::string_view s, size_t at) {
+    if (at == 0 || !word_char(s[at - 1])) return true;
+    size_t start = at, end = at;
+    while (start > 0 && word_char(s[start - 1])) --start;
+    while (end < s.size() && word_char(s[end])) ++end;
+    std::string_view name = s.substr(start, end - start);
+    bool thrown = text::ends_with(name, "Error") || text::ends_with(name, "Exception");
+    return thrown && end < s.size() && s[end] == ':';
   }
 
   // The phrase is the start of the message: after a log prefix, a level or an

@@ -34,6 +34,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"OutOfMemoryError"},
+    {"OutOfDirectMemoryError"},
     {"Failed to allocate a ", kShared},
     {"insufficient memory for the Java Runtime", kCompanion},
     {"Native memory allocation"},
@@ -69,6 +70,10 @@ class Jvm final : public Recognizer {
     if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=") ||
         text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize="))
       settings(line, out);
+    if (size_t p = s.find("OutOfDirectMemoryError: "); p != std::string_view::npos) {
+      netty_direct(line, s.substr(p + 24), out);
+      return;
+    }
     if (size_t p = s.find("OutOfMemoryError"); p != std::string_view::npos) {
       oome(line, p, out);
       return;
@@ -90,6 +95,15 @@ class Jvm final : public Recognizer {
   void flush(FactSink& out) {
     if (pending_) out.add(std::move(*pending_));
     pending_.reset();
+  }
+
+  // A stack trace repeats the error ("Caused by: java.lang.OutOfMemoryError:
+  // ...") within a few dozen lines; else this heap failure is the latest.
+  bool repeated_heap(const Line& line, const std::string& kind) {
+    bool again = last_heap_line_ && line.number <= last_heap_line_ + 40 && kind == last_heap_kind_;
+    last_heap_line_ = line.number;
+    if (!again) last_heap_kind_ = kind;
+    return again;
   }
 
   // The line with the frame removed, for the mention guard.
@@ -155,13 +169,25 @@ class Jvm final : public Recognizer {
       pending_ = std::move(f);
       return;
     }
-    // A stack trace repeats the error ("Caused by: java.lang.OutOfMemoryError: ...").
-    if (last_heap_line_ && line.number <= last_heap_line_ + 40 && f.detail == last_heap_kind_) {
-      last_heap_line_ = line.number;
-      return;
-    }
-    last_heap_line_ = line.number;
-    last_heap_kind_ = f.detail;
+    if (repeated_heap(line, f.detail)) return;
+    out.add(std::move(f));
+  }
+
+  // Netty's own direct-memory cap (io.netty.maxDirectMemory, by default
+  // -XX:MaxDirectMemorySize): "io.netty.util.internal.OutOfDirectMemoryError:
+  // failed to allocate 16777216 byte(s) of direct memory (used: U, max: M)".
+  void netty_direct(const Line& line, std::string_view rest, FactSink& out) {
+    auto n = text::after(rest, "failed to allocate ");
+    if (!n) return;
+    Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
+    f.layer = Layer::jvm_heap;
+    f.strength = 0.9f;
+    f.detail = "Direct memory (Netty)";
+    f.requested = text::parse_u64(*n);
+    if (auto u = text::after(rest, "used: ")) f.usage = text::parse_u64(*u);
+    if (auto m = text::after(rest, "max: ")) f.heap_limit = text::parse_u64(*m);
+    if (repeated_heap(line, f.detail)) return;
+    flush(out);
     out.add(std::move(f));
   }
 

@@ -165,61 +165,7 @@ class KernelOom final : public Recognizer {
       keep(line);
       return;
     }
-    if (text::contains(s, "Memory cgroup out of memory")) {
-      // "Memory cgroup out of memory: OOM victim N (x) is already exiting. Skip killing the task"
-      ensure(line, out);
-      r_.memcg = true;
-      keep(line);
-      return;
-    }
-    if (auto v = text::after(s, "memory: usage ")) {
-      // "memory: usage 32768kB, limit 32768kB, failcnt 307" (but not "memory+swap:" / "kmem:")
-      size_t p = s.find("memory: usage ");
-      if (p > 0 && (s[p - 1] == '+' || s[p - 1] == 'k')) return;
-      ensure(line, out);
-      r_.memcg = true;
-      std::string_view rest;
-      if (auto u = text::parse_u64(*v, &rest); u && text::starts_with(rest, "kB")) r_.usage = *u * 1024;
-      if (auto l = text::after(*v, "limit ")) {
-        if (auto lim = text::parse_u64(*l, &rest); lim && text::starts_with(rest, "kB") && *lim < kUnlimitedKiB)
-          r_.limit = *lim * 1024;
-      }
-      keep(line);
-      return;
-    }
-    if (auto v = text::after(s, "Memory cgroup stats for ")) {
-      ensure(line, out);
-      r_.memcg = true;
-      std::string_view path = *v;
-      // v1 one-line form: "/path: cache:24KB rss:..."; plain form "/path:"
-      if (auto colon = path.find(": "); colon != std::string_view::npos) path = path.substr(0, colon);
-      path = text::trim(path);
-      if (!path.empty() && path.back() == ':') path.remove_suffix(1);
-      r_.stats_cgroup = std::string(path.substr(0, 512));
-      keep(line);
-      return;
-    }
-    if (auto v = text::after(s, "killed as a result of limit of ")) {
-      ensure(line, out);
-      r_.memcg = true;
-      r_.limit_of = std::string(text::first_word(*v).substr(0, 512));
-      if (auto t = text::after(s, "Task in ")) r_.task_in = std::string(text::first_word(*t).substr(0, 512));
-      keep(line);
-      return;
-    }
-    if (auto v = text::after(s, "Memory limit reached of cgroup ")) {
-      ensure(line, out);
-      r_.memcg = true;
-      r_.limit_of = std::string(text::first_word(*v).substr(0, 512));
-      keep(line);
-      return;
-    }
-    if (text::contains(s, "are going to be killed due to memory.oom.group")) {
-      ensure(line, out);
-      r_.memcg = true;
-      keep(line);
-      return;
-    }
+    if (memcg_line(line, s, out)) return;
     if (text::contains(s, "out_of_memory")) {
       // Call-trace frames: mem_cgroup_out_of_memory+0x.. (memcg) or
       // out_of_memory+0x.. / pagefault_out_of_memory (global or memcg).
@@ -257,6 +203,68 @@ class KernelOom final : public Recognizer {
       ensure(line, out);
       keep(line);
     }
+  }
+
+  // The lines of a memory-cgroup report: usage and limit, the stats header,
+  // the limit's owner (4.x "killed as a result of limit of", 5.x+ "Memory
+  // limit reached of cgroup"), oom.group. True when the line was one of them.
+  bool memcg_line(const Line& line, std::string_view s, FactSink& out) {
+    if (text::contains(s, "Memory cgroup out of memory")) {
+      // "Memory cgroup out of memory: OOM victim N (x) is already exiting. Skip killing the task"
+      ensure(line, out);
+      r_.memcg = true;
+      keep(line);
+      return true;
+    }
+    if (auto v = text::after(s, "memory: usage ")) {
+      // "memory: usage 32768kB, limit 32768kB, failcnt 307" (but not "memory+swap:" / "kmem:")
+      size_t p = s.find("memory: usage ");
+      if (p > 0 && (s[p - 1] == '+' || s[p - 1] == 'k')) return true;
+      ensure(line, out);
+      r_.memcg = true;
+      std::string_view rest;
+      if (auto u = text::parse_u64(*v, &rest); u && text::starts_with(rest, "kB")) r_.usage = *u * 1024;
+      if (auto l = text::after(*v, "limit ")) {
+        if (auto lim = text::parse_u64(*l, &rest); lim && text::starts_with(rest, "kB") && *lim < kUnlimitedKiB)
+          r_.limit = *lim * 1024;
+      }
+      keep(line);
+      return true;
+    }
+    if (auto v = text::after(s, "Memory cgroup stats for ")) {
+      ensure(line, out);
+      r_.memcg = true;
+      std::string_view path = *v;
+      // v1 one-line form: "/path: cache:24KB rss:..."; plain form "/path:"
+      if (auto colon = path.find(": "); colon != std::string_view::npos) path = path.substr(0, colon);
+      path = text::trim(path);
+      if (!path.empty() && path.back() == ':') path.remove_suffix(1);
+      r_.stats_cgroup = std::string(path.substr(0, 512));
+      keep(line);
+      return true;
+    }
+    if (auto v = text::after(s, "killed as a result of limit of ")) {
+      ensure(line, out);
+      r_.memcg = true;
+      r_.limit_of = std::string(text::first_word(*v).substr(0, 512));
+      if (auto t = text::after(s, "Task in ")) r_.task_in = std::string(text::first_word(*t).substr(0, 512));
+      keep(line);
+      return true;
+    }
+    if (auto v = text::after(s, "Memory limit reached of cgroup ")) {
+      ensure(line, out);
+      r_.memcg = true;
+      r_.limit_of = std::string(text::first_word(*v).substr(0, 512));
+      keep(line);
+      return true;
+    }
+    if (text::contains(s, "are going to be killed due to memory.oom.group")) {
+      ensure(line, out);
+      r_.memcg = true;
+      keep(line);
+      return true;
+    }
+    return false;
   }
 
   void finish(FactSink& out) override { close(out); }

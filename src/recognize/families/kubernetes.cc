@@ -149,6 +149,7 @@ class Kubernetes final : public Recognizer {
     if (text::contains(s, "Cgroup OOM encountered")) return kubelet_oom(line, false, out);
     if (auto v = text::after(s, "Created an OOM event in container \"")) return cadvisor_oom(line, *v, out);
     if (text::contains(s, "eviction manager: ") && eviction_manager(line, out)) return;
+    if (text::contains(s, "EvictionThresholdMet") && text::contains(s, "reclaim memory") && threshold_met(line, out)) return;
     if (text::icontains(s, "iveness probe") || text::contains(s, "Startup probe failed")) {
       if (probe(line, out)) return;
     }
@@ -548,6 +549,21 @@ class Kubernetes final : public Recognizer {
     if (pending_->extra.size() < 4) pending_->extra.emplace_back(line.number, text::quote_line(s, 240));
     pending_line_ = line.number;
     flush(out);
+    return true;
+  }
+
+  // The node's event when the kubelet's memory eviction threshold is crossed:
+  // "Warning  EvictionThresholdMet  5m (x44 over 3d)  kubelet  Attempting to
+  // reclaim memory". For memory the kubelet reclaims by evicting pods; the
+  // event does not say which.
+  bool threshold_met(const Line& line, FactSink& out) {
+    if (guards::is_advice_line(line.text) || (pending_ && pending_->kind == FactKind::k8s_evicted)) return true;
+    flush(out);
+    Fact f = evicted_fact(line);
+    f.detail = "kubelet eviction threshold met (memory)";
+    f.strength = 0.7f;
+    out.add(std::move(f));
+    platform(line, out);
     return true;
   }
 

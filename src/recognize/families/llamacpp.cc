@@ -30,6 +30,7 @@
 //   ggml_metal_graph_compute: command buffer 0 failed with status 5
 //   error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)
 // Ollama refuses before loading: Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)
+// Ollama finds no layout: Error: 500 Internal Server Error: memory layout cannot be allocated [with num_gpu = 48]
 //
 // Context (runtime_setting): n_ctx, kv_size, n_batch, n_ubatch, n_seq_max; "KV self size = 8192.00 MiB"; "<dev> KV buffer
 // size = ..."; "llama_kv_cache: size = 23480.00 MiB (150272 cells, 40 layers, 1/1 seqs)"; runner command lines
@@ -45,6 +46,7 @@
 // allocation failures.
 #include <string>
 
+#include "core/engine_lines.h"
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -70,6 +72,7 @@ constexpr Pattern kPatterns[] = {
     {"CommandBufferCallbackErrorOutOfMemory"},
     {"failed with status 5", kCompanion},
     {"model requires more system memory"},
+    {"memory layout cannot be allocated"},
     {"process has terminated"},
     {"n_ctx ", kContext},
     {"n_batch ", kContext},
@@ -124,6 +127,7 @@ class LlamaCpp final : public Recognizer {
     if (auto v = text::after(s, "current device: ")) return device_line(line, *v);
     if (auto p = s.find("model requires more system memory"); p != std::string_view::npos) return refused(line, s, p, out);
     if (auto p = s.find("process has terminated"); p != std::string_view::npos) return terminated(line, s, p, out);
+    if (auto p = s.find("memory layout cannot be allocated"); p != std::string_view::npos) return no_layout(line, s, p, out);
     if (allocation_line(line, s, out)) return;
     if (purpose_line(line, s, out)) return;
     context(line, s, out);
@@ -333,6 +337,32 @@ class LlamaCpp final : public Recognizer {
     out.add(std::move(f));
   }
 
+  // Ollama's scheduler found no split of the layers between the GPUs and host
+  // memory that holds the model at its context ("Error: 500 Internal Server
+  // Error: memory layout cannot be allocated", "... with num_gpu = 48" when
+  // the offload was forced): the device memory it planned for is short.
+  void no_layout(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    if (guards::is_mention(s, p, 33) || guards::is_advice_line(s)) return;
+    // A string literal of the wording in a client's code ("if 'memory layout
+    // ...' in err"), not a JSON value ({"error":"memory layout ..."}).
+    if (p > 0 && (s[p - 1] == '\'' || s[p - 1] == '"')) {
+      std::string_view before = text::trim(s.substr(0, p - 1));
+      if (before.empty() || before.back() != ':') return;
+    }
+    if (r_.emitted && near(line, kAbsorbWindow)) return;
+    close(out);
+    Fact f = make_fact(line, FactKind::gpu_oom, Family::llamacpp);
+    f.layer = Layer::gpu_vram;
+    f.strength = 0.75f;
+    f.detail = "Ollama found no layout of the layers in GPU and host memory that fits";
+    if (auto n = text::after(s, "num_gpu = ")) f.detail += " (num_gpu = " + std::string(text::first_word(*n).substr(0, 8)) + ")";
+    r_.open = true;
+    r_.emitted = true;
+    r_.last_line = line.number;
+    r_.fact = f;
+    out.add(std::move(f));
+  }
+
   // Ollama: "llama runner process has terminated: <reason>": a memory reason
   // becomes the failure it names.
   void terminated(const Line& line, std::string_view s, size_t p, FactSink& out) {
@@ -359,29 +389,17 @@ class LlamaCpp final : public Recognizer {
 
   void context(const Line& line, std::string_view s, FactSink& out) {
     Fact f = make_fact(line, FactKind::runtime_setting, Family::llamacpp);
-    auto key_value = [&](std::string_view key) -> std::optional<uint64_t> {
-      // "llama_context: n_ctx      = 65536": the key right after the function
-      // prefix, spaces, '=' or ':' (not "retrying ..., n_batch = 256").
-      size_t p = s.find(key);
-      if (p == std::string_view::npos) return std::nullopt;
-      std::string_view before = text::trim(s.substr(0, p));
-      if (!before.empty() && before.back() != ':') return std::nullopt;
-      std::string_view t = text::trim_left(s.substr(p + key.size()));
-      if (t.empty() || (t[0] != '=' && t[0] != ':')) return std::nullopt;
-      return text::parse_u64(text::trim_left(t.substr(1)));
-    };
+    auto key_value = [&](std::string_view key) { return engine_lines::llamacpp_setting(s, key); };
     if (auto v = key_value("n_ctx ")) f.ctx = v, f.detail = "n_ctx";
     else if (auto k = key_value("kv_size ")) f.ctx = k, f.detail = "KV cache cells";
     else if (auto b = key_value("n_batch ")) f.batch_tokens = b, f.detail = "n_batch";
     else if (auto u = key_value("n_ubatch ")) f.batch_tokens = u, f.detail = "n_ubatch";
     else if (auto q = key_value("n_seq_max ")) f.sequences = q, f.detail = "n_seq_max";
-    else if (auto kv = text::iafter(s, "KV self size")) {
-      std::string_view t = text::trim_left(*kv);
-      if (!t.empty() && t[0] == '=') f.kv_bytes = units::parse_log_size(t.substr(1));
+    else if (text::icontains(s, "KV self size")) {
+      f.kv_bytes = engine_lines::llamacpp_size(s, "KV self size");
       f.detail = "KV cache size";
-    } else if (auto kb = text::after(s, "KV buffer size")) {
-      std::string_view t = text::trim_left(*kb);
-      if (!t.empty() && t[0] == '=') f.kv_bytes = units::parse_log_size(t.substr(1));
+    } else if (text::contains(s, "KV buffer size")) {
+      f.kv_bytes = engine_lines::llamacpp_size(s, "KV buffer size");
       // "llama_kv_cache:      CUDA0 KV buffer size"
       std::string_view head = s.substr(0, s.find("KV buffer size"));
       head = text::trim(head);
@@ -389,7 +407,7 @@ class LlamaCpp final : public Recognizer {
       f.detail = "KV buffer " + std::string(head.substr(sp == std::string_view::npos ? 0 : sp + 1).substr(0, 24));
     } else if (text::contains(s, " cells, ") && text::contains(s, "size =")) {
       // "llama_kv_cache: size = 23480.00 MiB (150272 cells,  40 layers,  1/1 seqs)"
-      f.kv_bytes = units::parse_log_size(text::after(s, "size =").value_or(""));
+      f.kv_bytes = engine_lines::llamacpp_size(s, "size");
       size_t open = s.find('(');
       if (open != std::string_view::npos) f.ctx = text::parse_u64(text::trim_left(s.substr(open + 1)));
       if (auto v = text::after(s, "layers,")) {

@@ -25,6 +25,13 @@
 // 20% of the largest, most steps rising. A flat series or a sawtooth (a GC heap
 // that falls back) reports nothing. The fact is context (memory_usage with
 // detail "growing ..."), attached to the incident nearest its last sample.
+// Lines that repeat one shape with a size in it are a series too, whatever
+// the figure is called: the line with its digits masked is the key, the first
+// size with a unit (MiB, GB, "611M") its value, so a CSV of
+// `nvidia-smi --query-gpu=timestamp,memory.used` rows or a platform's
+// "Process running mem=611M(119.5%)" line read the same as rss=... does. Lines
+// about loading, downloading, allocating or progress ("2.1G/4.6G", "45%|")
+// are not series: their sizes climb by design.
 // A series that sat flat (within 15%) for kFlatSamples samples or more and
 // then at least doubled is not a leak but one large piece of work arriving
 // (a huge upload, one oversized request): memory_usage "jumped ...".
@@ -50,6 +57,12 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
     // Go's gctrace: heap at start -> at end -> live, in MB.
     {"[0-9]+->[0-9]+->[0-9]+ MB", kRegex | kContext},
+    // Rows of nvidia-smi's CSV (--query-gpu=...,memory.used --format=csv):
+    // "<timestamp>, 9712 MiB". Other shapes reach the template series only
+    // through the patterns above: a pattern for every size with a unit made
+    // the scan of a large log 30% slower (bench/diagnose_vs_grep.sh), as one
+    // line in ten of a service log carries a size.
+    {", [0-9]+ MiB", kRegex | kContext},
     {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|mem(ory)?(_| )?(usage|used)?|threads|goroutines)(_?[kmg]i?b|_bytes)?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
 };
@@ -60,6 +73,8 @@ constexpr double kGrowth = 1.3;
 constexpr double kMaxDrop = 0.25;
 constexpr uint64_t kFlatSamples = 3;
 constexpr size_t kKept = 64;  // samples kept per series for the flat-then-jump test
+constexpr size_t kTemplates = 16;  // line shapes followed at once (see template_series)
+constexpr size_t kTemplateChars = 96;
 
 struct Series {
   std::string key;
@@ -94,7 +109,8 @@ std::string canonical(std::string_view k) {
     if (c == '_' || c == ' ') continue;
     out += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
   }
-  if (out == "mem" || out == "memoryusage" || out == "memoryused" || out == "memusage" || out == "memused") out = "memory";
+  if (out == "mem" || out == "memoryusage" || out == "memoryused" || out == "memorytotal" || out == "memusage" || out == "memused")
+    out = "memory";
   return out;
 }
 
@@ -106,6 +122,78 @@ bool known_key(std::string_view k) {
   for (auto w : kKnown)
     if (k == w) return true;
   return false;
+}
+
+// Units a template series accepts: no bare "k", "K", "B" or "T" ("10k
+// steps", "3 B params", "2T tokens" are counts).
+bool series_unit(std::string_view u) {
+  static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB", "kB", "KB", "MB", "GB", "TB", "Ki", "Mi", "Gi", "M", "G"};
+  for (auto k : kUnits)
+    if (u == k) return true;
+  return false;
+}
+
+// The first size with a unit in the line that starts a number of its own
+// (not a digit inside a word or a version), with the rest after it.
+std::optional<double> first_size(std::string_view s, std::string_view* after) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c < '0' || c > '9') continue;
+    if (i > 0 && (std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '.' || s[i - 1] == '_')) continue;
+    std::string_view rest;
+    auto v = units::parse_log_size(s.substr(i), &rest);
+    size_t num_end = i;
+    while (num_end < s.size() && ((s[num_end] >= '0' && s[num_end] <= '9') || s[num_end] == '.')) ++num_end;
+    if (v) {
+      std::string_view unit = s.substr(num_end, s.size() - num_end - rest.size());
+      if (!unit.empty() && unit[0] == ' ') unit.remove_prefix(1);
+      if (series_unit(unit)) {
+        *after = rest;
+        return static_cast<double>(*v);
+      }
+    }
+    while (i + 1 < s.size() && ((s[i + 1] >= '0' && s[i + 1] <= '9') || s[i + 1] == '.')) ++i;
+  }
+  return std::nullopt;
+}
+
+// Whether a line's sizes climb by design (loading, downloading, a request's
+// size, a progress bar) rather than as a service's usage.
+bool climbs_by_design(std::string_view s, std::string_view after_size) {
+  static constexpr std::string_view kWords[] = {"load", "download", "alloc", "fetch", "upload", "copy", "writing", "saving",
+                                                "%|", "it/s", "eta ", "total capacity", "tried to", "requested", "shard"};
+  for (auto w : kWords)
+    if (text::icontains(s, w)) return true;
+  return !after_size.empty() && after_size[0] == '/';  // "2.1G/4.6G": so much of a whole
+}
+
+// The line's shape: digit runs masked as '#', at most kTemplateChars.
+std::string shape_of(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && out.size() < kTemplateChars; ++i) {
+    if (s[i] >= '0' && s[i] <= '9') {
+      out += '#';
+      while (i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '9') ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// FNV-1a of the line as shape_of masks it, without building the string.
+uint64_t shape_hash(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size() && n < kTemplateChars; ++i, ++n) {
+    char c = s[i];
+    if (c >= '0' && c <= '9') {
+      c = '#';
+      while (i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '9') ++i;
+    }
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  return h;
 }
 
 constexpr uint64_t kTableLines = 400;  // rows of a ps table or bare samples read after their header
@@ -145,8 +233,12 @@ class MemorySeries final : public Recognizer {
       }
       // "memory usage" may end a longer phrase ("Current memory usage").
       if (!known_key(key)) {
-        for (auto tail : {"memoryusage", "memoryused", "rss", "heapused", "threads", "goroutines"})
+        for (auto tail : {"memoryusage", "memoryused", "memorytotal", "rss", "heapused", "threads", "goroutines"})
           if (key.size() > std::string_view(tail).size() && key.ends_with(tail)) key = canonical(tail);
+        // "mem" only as a word of its own ("running mem=611M", "gpu_mem"), not
+        // the end of another ("shmem:" in the kernel's Mem-Info).
+        std::string_view raw = s.substr(b, e - b);
+        if (raw.size() > 4 && raw.ends_with("mem") && (raw[raw.size() - 4] == ' ' || raw[raw.size() - 4] == '_')) key = "memory";
         if (!known_key(key)) continue;
       }
       std::string_view v = s.substr(i);
@@ -164,6 +256,54 @@ class MemorySeries final : public Recognizer {
       }
       add(key, value, bytes, line);
       ++found;
+    }
+    if (found == 0) template_series(line);
+  }
+
+  // A line with no named figure: its shape is the key (see the top). Cheap
+  // for a line seen before: the shape is a hash of the masked line, and
+  // whether such lines climb by design is decided once per shape.
+  void template_series(const Line& line) {
+    std::string_view after;
+    auto value = first_size(line.text, &after);
+    if (!value) return;
+    const uint64_t hash = shape_hash(line.text);
+    Template* t = nullptr;
+    for (auto& x : templates_)
+      if (x.hash == hash) t = &x;
+    if (!t) {
+      if (templates_.size() < kTemplates) {
+        t = &templates_.emplace_back();
+      } else {
+        // Forget the oldest shape seen only once; a full table of repeating shapes keeps them.
+        for (auto& x : templates_)
+          if (x.count == 1 && (!t || x.line < t->line)) t = &x;
+        if (!t) return;
+      }
+      *t = Template{};
+      t->hash = hash;
+      t->by_design = climbs_by_design(line.text, after);
+      if (!t->by_design) t->shape = shape_of(line.text);
+    }
+    if (t->by_design) return;
+    ++t->count;
+    t->line = line.number;
+    // From its second sample a shape is a series under its own key (at most
+    // half the series slots: named figures keep the rest).
+    if (t->count >= 2) {
+      std::string key = "figure in \"" + text::printable(t->shape.substr(0, 48)) + "\"";
+      size_t shapes = 0;
+      bool known = false;
+      for (size_t k = 0; k < used_; ++k) {
+        shapes += text::starts_with(series_[k].key, "figure in ");
+        known = known || series_[k].key == key;
+      }
+      if (!known && shapes >= kKeys / 2) return;
+      if (t->count == 2) add(key, t->first, true, t->first_line);
+      add(key, *value, true, line);
+    } else {
+      t->first = *value;
+      t->first_line = Line{std::string_view(), line.number, line.time, line.source};
     }
   }
 
@@ -225,7 +365,9 @@ class MemorySeries final : public Recognizer {
       if (!grew) continue;
       Line last{x.last_text, x.last_line, {}, source_};
       Fact f = make_fact(last, FactKind::memory_usage, Family::python);
-      f.strength = 0.7f;
+      // A figure read from a line's shape is weaker evidence than one the
+      // program named (rss, heapUsed): the diagnosis is less sure of it.
+      f.strength = text::starts_with(x.key, "figure in ") ? 0.55f : 0.7f;
       auto fmt_v = [&](double v) { return x.bytes ? units::format_bytes(static_cast<uint64_t>(v)) : fmt::format("{:g}", v); };
       f.detail = flat ? fmt::format("jumped {}: flat at {} for {} samples, then {} in {} more", x.key, fmt_v(x.first), flat,
                                     fmt_v(x.last), x.samples - flat)
@@ -259,6 +401,15 @@ class MemorySeries final : public Recognizer {
     x->last_text.assign(line.text.substr(0, 300));
   }
 
+  struct Template {
+    uint64_t hash = 0;
+    std::string shape;       // kept for the series' name
+    bool by_design = false;  // climbs_by_design: never a series
+    uint64_t count = 0, line = 0;
+    double first = 0;
+    Line first_line{};
+  };
+  std::vector<Template> templates_;
   size_t rss_column_ = 0;
   uint64_t table_until_ = 0, bare_until_ = 0;
   std::array<Series, kKeys> series_;

@@ -15,7 +15,11 @@
 //   (a worker count's fact carries the count in `sequences`)
 //   concurrency_batch backward / optimizer / train_step / training_step / epoch / prefill / profile_run /
 //                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
-//                     parallel copies: -j N, --jobs N, -np N, --n-processes N, num_workers=N, pool of N (4+)
+//                     parallel copies: -j N, --jobs N, -np N, --n-processes N, num_workers=N, pool of N,
+//                     concurrency: N, WORKERS=N, --processes N, and a count before the word: "spawning
+//                     4 render workers", "with 24 processes" (4 or more; the fact carries the count)
+//                     requests in flight: "Running: N reqs", "active requests: N" (8 or more; the
+//                     fact carries the count in `count`)
 // Every line with a cue gives one phase fact per cause it names (phase_load for
 // model_load, phase_serve otherwise), carrying the cause and the cue's weight
 // as its strength; the diagnosis weighs the cues before a failure by how close
@@ -51,7 +55,9 @@ struct Cue {
   // it is 4 or more, and only with its number.
   // A count of requests in flight ("Running: 64 reqs") is a cue when it is 8
   // or more; it is the moment's load, not a setting of the run.
-  enum Setting { none, context, batch, workers, load } setting = none;
+  // A count before the word ("4 render workers") is `counted`: the number one
+  // or two words before it, with the same bounds as `workers`.
+  enum Setting { none, context, batch, workers, load, counted } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -96,6 +102,8 @@ constexpr Cue kCues[] = {
     {"max_model_len", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},
     {"max-model-len", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},
     {"n_ctx", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},
+    {"num_ctx", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},  // Ollama's option
+    {"context_length", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},  // SGLang, OLLAMA_CONTEXT_LENGTH
     {"max_seq_len", Cause::kv_cache_context, 0.4f, "the context length", Cue::context},
     {"cache_length", Cause::kv_cache_context, 0.6f, "the context length", Cue::context},
     {"context length", Cause::kv_cache_context, 0.6f, "the context length", Cue::context},
@@ -146,6 +154,9 @@ constexpr Cue kCues[] = {
     // Requests in flight as serving engines report them.
     {"Running: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
     {"#running-req: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
+    {"active requests: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
+    {"in-flight requests: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
+    {"concurrent requests: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
     // A vision encoder steps every image of the batch at once.
     {"mm_encoder", Cause::concurrency_batch, 0.8f, "encoding the batch's images"},
     {"embed_multimodal", Cause::concurrency_batch, 0.8f, "encoding the batch's images"},
@@ -162,6 +173,14 @@ constexpr Cue kCues[] = {
     {"num_workers", Cause::concurrency_batch, 0.6f, "parallel workers", Cue::workers},
     {"max_workers", Cause::concurrency_batch, 0.6f, "parallel workers", Cue::workers},
     {"pool of", Cause::concurrency_batch, 0.7f, "a pool of parallel workers", Cue::workers},
+    {"concurrency", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
+    {"workers=", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
+    {"--processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
+    {"num_processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
+    {"n_jobs", Cause::concurrency_batch, 0.7f, "parallel jobs", Cue::workers},
+    {" workers", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::counted},
+    {" worker processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::counted},
+    {" processes", Cause::concurrency_batch, 0.6f, "parallel processes", Cue::counted},
 };
 
 struct Recovery {
@@ -183,12 +202,20 @@ constexpr Recovery kRecoveries[] = {
 constexpr std::string_view kTriggers[] = {"of memory", "ofmemory", "alloc", "kill", "oom", "exhaust", "memoryerror",
                                           "enough memory", "exit code", "exitcode", "signal", "error", "fatal", "abort"};
 
+// A load that says it finished ("Loaded model in 10.2 seconds", vLLM's
+// "Model loading took 14.99 GiB", "Loading weights took 9.8 seconds"): the
+// loading cues before it name a phase that is over. One phase_load fact with
+// detail kLoadFinished (strength 0: it votes for nothing) marks the line.
+constexpr std::string_view kLoadDone[] = {"loaded model in", "loaded the model in", "model loading took", "loading weights took",
+                                          "model loaded in", "finished loading", "weights loaded in", "loaded checkpoint in"};
+
 constexpr unsigned kCue = kContext | kCaseless;
 
 // One pattern per cue, recovery phrase and trigger, in the tables' order.
 constexpr auto kPatterns = [] {
-  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers)> p{};
+  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone)> p{};
   size_t i = 0;
+  for (std::string_view d : kLoadDone) p[i++] = {d.data(), kCue};
   for (const Cue& c : kCues) p[i++] = {c.word.data(), kCue};
   for (const Recovery& r : kRecoveries) p[i++] = {r.word.data(), kCue};
   for (std::string_view t : kTriggers) p[i++] = {t.data(), kCue};
@@ -217,8 +244,32 @@ std::optional<uint64_t> first_number(std::string_view after) {
   return text::parse_u64(after.substr(std::min(i, after.size())));
 }
 
+// A worker count within its bounds (see Cue::setting).
+bool worker_count(std::optional<uint64_t> n) { return n && *n >= 4 && *n <= 4096; }
+
+// The count one or two words before a word ("4 render workers", "24 processes").
+std::optional<uint64_t> count_before(std::string_view before) {
+  for (int words = 0; words < 2; ++words) {
+    while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+    size_t b = before.find_last_of(' ');
+    std::string_view w = before.substr(b == std::string_view::npos ? 0 : b + 1);
+    if (auto n = text::parse_u64(w); n && std::to_string(*n) == w) return n;
+    if (b == std::string_view::npos) break;
+    before = before.substr(0, b);
+  }
+  return std::nullopt;
+}
+
+// The count a workers or counted cue names, or nullopt.
+std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view before, std::string_view after) {
+  if (kind == Cue::counted) return count_before(before);
+  size_t i = 0;
+  while (i < after.size() && i < 2 && (after[i] == ' ' || after[i] == '=' || after[i] == ':')) ++i;
+  return text::parse_u64(after.substr(i));
+}
+
 // Whether a setting's value makes it a cue (see Cue::setting).
-bool setting_speaks(Cue::Setting kind, std::string_view after) {
+bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
   auto n = first_number(after);
   if (kind == Cue::context) return n && *n >= kLongContext;
@@ -226,12 +277,7 @@ bool setting_speaks(Cue::Setting kind, std::string_view after) {
     auto count = text::parse_u64(text::trim_left(after));
     return count && *count >= 8;
   }
-  if (kind == Cue::workers) {
-    size_t i = 0;
-    while (i < after.size() && i < 2 && (after[i] == ' ' || after[i] == '=' || after[i] == ':')) ++i;
-    auto count = text::parse_u64(after.substr(i));
-    return count && *count >= 4 && *count <= 4096;
-  }
+  if (kind == Cue::workers || kind == Cue::counted) return worker_count(worker_count_of(kind, before, after));
   // A batch size's own value follows its name ("batch_size = 2", "batch size:
   // 1"); "set batch size for cuda:0 to 2880" names no value there.
   size_t i = 0;
@@ -259,15 +305,25 @@ class MlPhase final : public Recognizer {
       armed_until_ = line.number + kAfterTrigger;
     }
     if (guards::is_advice_line(s) || remedy_line(s)) return;
+    for (std::string_view d : kLoadDone) {
+      if (!text::icontains(s, d)) continue;
+      Fact f = make_fact(line, FactKind::phase_load, Family::runtime);
+      f.cause = Cause::model_load;
+      f.strength = 0;
+      f.detail = std::string(kLoadFinished);
+      keep(line, std::move(f), out);
+      break;
+    }
     // The strongest cue of each cause on this line.
     const Cue* best[3] = {nullptr, nullptr, nullptr};
-    std::optional<uint64_t> workers;
+    std::optional<uint64_t> workers, load;
     for (const Cue& c : kCues) {
       size_t at = text::ifind(s, c.word);
       if (at == std::string_view::npos) continue;
-      if (!setting_speaks(c.setting, s.substr(at + c.word.size()))) continue;
+      if (!setting_speaks(c.setting, s.substr(0, at), s.substr(at + c.word.size()))) continue;
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
-      if (c.setting == Cue::workers) workers = first_number(s.substr(at + c.word.size()));
+      if (c.setting == Cue::workers || c.setting == Cue::counted) workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()));
+      if (c.setting == Cue::load) load = text::parse_u64(text::trim_left(s.substr(at + c.word.size())));
       if (!best[k] || c.weight > best[k]->weight) best[k] = &c;
     }
     for (const Cue* c : best) {
@@ -276,19 +332,28 @@ class MlPhase final : public Recognizer {
       f.cause = c->cause;
       f.strength = c->weight;
       f.detail = std::string(c->detail);
+      // Python prints a frame's code indented by four under its "File" line.
+      f.code_line = s.size() > 4 && s.substr(0, 4) == "    " && !text::contains(s, "File \"");
       // A worker count configures the whole run: the diagnosis weighs it
       // wherever it was printed (sequences = the count).
-      if (c->setting == Cue::workers) f.sequences = workers;
-      if (line.number <= armed_until_) {
-        out.add(std::move(f));
-      } else {
-        if (ring_.size() == kRing) ring_.pop_front();
-        ring_.push_back(std::move(f));
-      }
+      if (c->setting == Cue::workers || c->setting == Cue::counted) f.sequences = workers;
+      // Requests in flight are the moment's load: `count`, not a setting.
+      if (c->setting == Cue::load) f.count = load;
+      keep(line, std::move(f), out);
     }
   }
 
  private:
+  // Out now near a trigger; else held in the ring until one comes.
+  void keep(const Line& line, Fact f, FactSink& out) {
+    if (line.number <= armed_until_) {
+      out.add(std::move(f));
+    } else {
+      if (ring_.size() == kRing) ring_.pop_front();
+      ring_.push_back(std::move(f));
+    }
+  }
+
   std::deque<Fact> ring_;
   uint64_t armed_until_ = 0;
 };

@@ -27,6 +27,7 @@
 #include <cctype>
 #include <string>
 
+#include "core/engine_lines.h"
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -48,27 +49,8 @@ constexpr Pattern kPatterns[] = {
 
 constexpr uint64_t kRepeatWindow = 400;  // every rank prints the same start-up failure
 
-// "key=123" / "key=0.88" / "--key 123" / "--key=123"; nullopt for "key=None".
-std::optional<double> number_after(std::string_view s, std::string_view key) {
-  size_t p = 0;
-  while ((p = s.find(key, p)) != std::string_view::npos) {
-    // The key must start there: "max_total_tokens" is not "full_max_total_tokens".
-    bool starts = p == 0 || !(std::isalnum(static_cast<unsigned char>(s[p - 1])) || s[p - 1] == '_');
-    p += key.size();
-    if (!starts) continue;
-    std::string_view t = s.substr(p);
-    if (!t.empty() && (t[0] == '=' || t[0] == ' ')) t.remove_prefix(1);
-    else continue;
-    if (auto v = text::parse_double(text::trim_left(t)); v && *v >= 0) return v;
-  }
-  return std::nullopt;
-}
-
-std::optional<uint64_t> count_after(std::string_view s, std::string_view key) {
-  auto v = number_after(s, key);
-  if (!v || *v < 1 || *v > 1e12) return std::nullopt;
-  return static_cast<uint64_t>(*v);
-}
+using engine_lines::count_after;
+using engine_lines::number_after;
 
 class Sglang final : public Recognizer {
  public:

@@ -11,6 +11,9 @@
 //     swap used (1982627840) / total (2147479552) being more than 90.00%
 //   systemd-oomd[..]: Marked /user.slice/... for killing due to ...           (newer wording)
 //   app-x.scope: systemd-oomd killed 12 process(es) in this unit.               (PID 1, systemd >= 252)
+//   systemd-oomd[..]: Considered 19 cgroups for killing, top candidates were:    (then per candidate:)
+//   systemd-oomd[..]:         Path: /system.slice/x.service  ...  Current Memory Usage: 55.5M
+//   (the victim's usage from its candidate entry is the kill's rss)
 //   The "Considered N cgroups for killing, top candidates were:" block lists candidates, not victims.
 // earlyoom (with or without the "earlyoom[pid]: " prefix):
 //   mem avail:   888 of 55597 MiB ( 1.60%), swap free:    0 of 8191 MiB ( 0.00%)   -> host_state
@@ -30,6 +33,17 @@
 //   Trying to kill /sys/fs/cgroup/workload.slice/x.service
 //   Killed 2: 1234(python) 1235(bash)
 //   oomd kill: 0.25 0.10 0.05 /workload.slice/x.service 1073741824 ruleset:[..] detectorgroup:[..] killer:kill_by_... v2
+// Android lmkd (system/memory/lmkd/lmkd.cpp, Android 10+; logcat):
+//   lowmemorykiller: Kill 'com.example.app' (12345), uid 10123, oom_score_adj 900 to free 81234kB rss, 2048kB swap; reason: ...
+// Dask's nanny (distributed/nanny.py, worker memory management):
+//   distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting
+//   distributed.nanny.memory - WARNING - Worker tcp://10.0.0.5:40121 (pid=4242) exceeded 95% memory budget. Restarting...
+//   (the worker's budget from "Memory: 2.67 GB" / "Worker memory limit: 2.67 GB" lines before it)
+// Talos's OOM controller (siderolabs/talos, internal/app/machined/pkg/controllers/runtime/oom.go):
+//   [talos] Sending SIGKILL to cgroup {"component": ..., "cgroup": "/sys/fs/cgroup/kubepods/burstable/pod..."}
+#include <algorithm>
+#include <map>
+
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -55,6 +69,10 @@ constexpr Pattern kPatterns[] = {
     {"Trying to kill /"},
     {"Killed [0-9]+: [0-9]+\\(", kRegex},
     {"oomd kill:"},
+    {"lowmemorykiller: Kill"},
+    {"memory budget. Restarting", kCompanion},  // the nanny's "Worker process N was killed by signal" gates it
+    {"Worker memory limit: ", kContext},
+    {"Sending SIGKILL to cgroup"},
 };
 
 // "... 19 of   950 MiB ..." -> (19 MiB, 950 MiB)
@@ -84,6 +102,14 @@ class UserspaceKillers final : public Recognizer {
     } else if (text::contains(s, "systemd-oomd") || text::contains(s, "due to memory pressure for") ||
                text::contains(s, "due to memory used (")) {
       oomd_systemd(line, out);
+    } else if (size_t k = s.find("lowmemorykiller: Kill"); k != std::string_view::npos) {
+      lmkd(line, s.substr(k + 21), out);
+    } else if (size_t b = s.find("memory budget. Restarting"); b != std::string_view::npos) {
+      dask_nanny(line, out);
+    } else if (auto lim = text::after(s, "Worker memory limit: ")) {
+      dask_limit_ = units::parse_log_size(*lim);
+    } else if (size_t t = s.find("Sending SIGKILL to cgroup"); t != std::string_view::npos) {
+      talos(line, s.substr(t), out);
     } else if (text::contains(s, "oomd kill:") || text::contains(s, "Trying to kill /") || text::contains(s, "Killed ")) {
       oomd_facebook(line, out);
     } else {
@@ -107,6 +133,9 @@ class UserspaceKillers final : public Recognizer {
   std::optional<int64_t> nohang_pid_;
   std::optional<uint64_t> nohang_rss_;
   uint64_t nohang_line_ = 0;
+  // systemd-oomd's candidate list: the cgroup named last and each one's usage.
+  std::string oomd_candidate_;
+  std::map<std::string, uint64_t> candidate_usage_;
   // oomd: "Trying to kill <cgroup>" precedes "Killed N: pid(comm)".
   std::string oomd_cgroup_;
   uint64_t oomd_line_ = 0;
@@ -131,6 +160,45 @@ class UserspaceKillers final : public Recognizer {
     last_kill_line_ = line.number;
     last_kill_who_ = who;
     return rep;
+  }
+
+  std::optional<uint64_t> dask_limit_;  // the Dask worker's memory limit, when logged
+
+  // " 'com.example.app' (12345), uid 10123, oom_score_adj 900 to free 81234kB rss, ..."
+  void lmkd(const Line& line, std::string_view s, FactSink& out) {
+    Fact f = kill_fact(line, "lmkd", out);
+    if (size_t q = s.find('\''); q != std::string_view::npos && q < 4) {
+      std::string_view name = s.substr(q + 1);
+      name = name.substr(0, std::min<size_t>(name.find('\''), 128));
+      f.process = std::string(name);
+    }
+    if (auto p = text::after(s, "' (")) f.pid = text::parse_i64(*p);
+    if (auto r = text::after(s, "to free ")) {
+      std::string_view unit;
+      if (auto kb = text::parse_u64(*r, &unit); kb && text::starts_with(unit, "kB")) f.rss = *kb * units::KiB;
+    }
+    if (auto why = text::after(s, "reason: ")) f.detail += ", " + std::string(text::trim(why->substr(0, 80)));
+    if (repeated(line, f.process + std::to_string(f.pid.value_or(0)))) return;
+    out.add(std::move(f));
+  }
+
+  // The nanny restarts a worker that passed its share of the memory budget.
+  void dask_nanny(const Line& line, FactSink& out) {
+    Fact f = kill_fact(line, "Dask nanny", out);
+    f.process = "dask-worker";
+    if (auto p = text::after(line.text, "(pid=")) f.pid = text::parse_i64(*p);
+    f.limit = dask_limit_;
+    if (repeated(line, "dask" + std::to_string(f.pid.value_or(0)))) return;
+    out.add(std::move(f));
+  }
+
+  // "Sending SIGKILL to cgroup {..., "cgroup": "/sys/fs/cgroup/kubepods/..."}"
+  void talos(const Line& line, std::string_view s, FactSink& out) {
+    if (!text::contains(line.text, "talos") && !text::contains(line.text, "OOMController")) return;
+    Fact f = kill_fact(line, "Talos OOM controller", out);
+    if (auto c = text::after(s, "\"cgroup\": \"")) f.cgroup = std::string(c->substr(0, std::min<size_t>(c->find('"'), 256)));
+    if (repeated(line, f.cgroup)) return;
+    out.add(std::move(f));
   }
 
   // "sending SIGTERM to process 696 uid 1001 "ipfs": badness 757, VmRSS 637 MiB"
@@ -177,6 +245,18 @@ class UserspaceKillers final : public Recognizer {
 
   void oomd_systemd(const Line& line, FactSink& out) {
     std::string_view s = line.text;
+    // The candidate list before a kill (systemd >= 248, "Considered N cgroups
+    // for killing, top candidates were:"): "Path: <cgroup>" then "Current
+    // Memory Usage: 55.5M"; the victim's usage is its own size.
+    if (auto v = text::after(s, "Path: /")) {
+      oomd_candidate_ = "/" + std::string(text::first_word(*v).substr(0, 511));
+      return;
+    }
+    if (auto v = text::after(s, "Current Memory Usage: ")) {
+      auto bytes = units::parse_log_size(*v);
+      if (bytes && !oomd_candidate_.empty() && candidate_usage_.size() < 32) candidate_usage_[oomd_candidate_] = *bytes;
+      return;
+    }
     // PID 1: "app-x.scope: systemd-oomd killed 12 process(es) in this unit."
     if (size_t k = s.find("systemd-oomd killed"); k != std::string_view::npos) {
       std::string_view head = text::trim(s.substr(0, k));
@@ -197,8 +277,8 @@ class UserspaceKillers final : public Recognizer {
     if (p == std::string_view::npos) return;
     if (guards::is_mention(s, p, verb)) return;
     std::string_view path = s.substr(p + verb);
-    size_t end = path.find(" due to ");
-    if (end == std::string_view::npos) end = path.find(" for killing");
+    // "Killed <path> due to ...", "Marked <path> for killing due to ...": the first of the two ends it.
+    size_t end = std::min(path.find(" due to "), path.find(" for killing"));
     // The path ends at " due to" (it may contain escaped spaces); a cut line ends it anywhere.
     std::string cgroup(end == std::string_view::npos ? text::first_word(path).substr(0, 512)
                                                      : text::trim(path.substr(0, std::min<size_t>(end, 512))));
@@ -207,6 +287,7 @@ class UserspaceKillers final : public Recognizer {
     if (repeated(line, last)) return;
     Fact f = kill_fact(line, "systemd-oomd", out);
     f.cgroup = cgroup;
+    if (auto it = candidate_usage_.find(cgroup); it != candidate_usage_.end()) f.rss = it->second;
     if (auto v = text::after(s, "memory used (")) f.usage = text::parse_u64(*v);
     if (auto v = text::after(s, ") / total (")) f.total = text::parse_u64(*v);
     if (text::contains(s, "memory pressure")) f.detail += " (memory pressure)";

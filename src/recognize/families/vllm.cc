@@ -38,6 +38,7 @@
 // failure right after it.
 #include <string>
 
+#include "core/engine_lines.h"
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -145,38 +146,25 @@ class Vllm final : public Recognizer {
     if (text::contains(s, "on startup is less than desired GPU memory utilization")) return startup_free(line, s, out);
     // "Loading model weights took 14.9888 GB" (V0), "Model loading took 0.2389 GB and 0.97 seconds" (V1):
     // the weights' share of the GPU, against which a negative KV budget is judged.
-    for (std::string_view lead : {"Loading model weights took ", "Model loading took "}) {
-      if (auto v = text::after(s, lead)) {
-        if (auto w = units::parse_log_size(*v)) {
-          Fact f = make_fact(line, FactKind::memory_usage, Family::vllm);
-          f.usage = w;
-          f.detail = "model weights";
-          out.add(std::move(f));
-        }
-        return;
-      }
+    if (auto w = engine_lines::vllm_weights(s)) {
+      Fact f = make_fact(line, FactKind::memory_usage, Family::vllm);
+      f.usage = w;
+      f.detail = "model weights";
+      return out.add(std::move(f));
     }
-    if (auto v = signed_size_at(s, "KV cache memory:")) return kv_memory(line, *v, out);
-    if (auto v = signed_size_at(s, "reserved for KV Cache is")) return kv_memory(line, *v, out);
+    if (auto v = engine_lines::vllm_kv_available(s)) return kv_memory(line, {v->bytes, v->negative}, out);
     if (text::contains(s, "Memory profiling results:")) return profiling(line, s, out);
-    if (auto v = text::after(s, "# GPU blocks:")) {
-      if (auto n = text::parse_u64(text::trim_left(*v))) {
-        Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
-        f.count = n;
-        f.detail = "GPU blocks";
-        out.add(std::move(f));
-      }
-      return;
+    if (auto n = engine_lines::vllm_gpu_blocks(s)) {
+      Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
+      f.count = n;
+      f.detail = "GPU blocks";
+      return out.add(std::move(f));
     }
-    if (auto v = text::after(s, "GPU KV cache size:")) {
-      std::string_view rest;
-      if (auto n = text::parse_grouped_u64(text::trim_left(*v), &rest); n && text::starts_with(text::trim_left(rest), "tokens")) {
-        Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
-        f.kv_tokens = n;
-        f.detail = "GPU KV cache tokens";
-        out.add(std::move(f));
-      }
-      return;
+    if (auto n = engine_lines::vllm_kv_tokens(s)) {
+      Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
+      f.kv_tokens = n;
+      f.detail = "GPU KV cache tokens";
+      return out.add(std::move(f));
     }
     if (auto v = text::after(s, "Maximum concurrency for ")) return concurrency(line, *v, out);
     if (auto p = s.find("died, exit code:"); p != std::string_view::npos) return worker_died(line, s, p, out);
@@ -276,12 +264,12 @@ class Vllm final : public Recognizer {
   }
 
   void profiling(const Line& line, std::string_view s, FactSink& out) {
-    if (auto kv = signed_size_at(s, "kv_cache_size=")) {
-      if (kv->second || kv->first == 0) {
-        kv_memory(line, *kv, out);
+    if (auto kv = engine_lines::size_of_key(s, "kv_cache_size=")) {
+      if (kv->negative || kv->bytes == 0) {
+        kv_memory(line, {kv->bytes, kv->negative}, out);
       } else {
         Fact f = make_fact(line, FactKind::kv_capacity, Family::vllm);
-        f.kv_bytes = kv->first;
+        f.kv_bytes = kv->bytes;
         f.detail = "KV cache memory";
         out.add(std::move(f));
       }

@@ -1,4 +1,4 @@
-#include "check/render.h"
+#include "render/check_render.h"
 
 #include <cctype>
 #include <map>

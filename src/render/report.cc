@@ -2,7 +2,7 @@
 // the window, every pool's peak and limit, and the processes' and cgroups'
 // peaks, to choose which to plot; pass 2 feeds the chosen series into
 // Downsamplers. Rates (mean TTFT) are derived here from the stored counters.
-#include "report/report.h"
+#include "render/report.h"
 
 #include <algorithm>
 #include <cmath>

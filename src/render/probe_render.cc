@@ -1,4 +1,4 @@
-#include "probe/probe_render.h"
+#include "render/probe_render.h"
 
 #include <algorithm>
 #include <set>
@@ -274,32 +274,6 @@ std::string probe_text(const ProbeContext& c, const SweepResult& r, bool color) 
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", text::printable(n));
   for (const auto& w : c.warnings) out += fmt::format("warning: {}\n", text::printable(w));
   return out;
-}
-
-Limits to_limits(const ProbeContext& c, const SweepResult& r) {
-  Limits l;
-  l.measured_at = timeutil::format_iso(timeutil::now_us());
-  l.url = c.url;
-  l.model = r.model;
-  l.max_new_tokens = c.options.max_new_tokens;
-  l.headroom_pct = c.options.headroom_pct;
-  for (const auto& s : r.steps)
-    if (s.status == "ok") l.safe.push_back(Point{s.context, s.concurrency});
-  l.breaking_point = r.breaking_point;
-  if (r.limits) {
-    l.max_context = r.limits->context;
-    l.max_concurrency = r.limits->concurrency;
-  }
-  for (const auto& s : r.steps) {
-    auto up = [](std::optional<uint64_t>& dst, const std::optional<uint64_t>& v) {
-      if (v && (!dst || *v > *dst)) dst = v;
-    };
-    if (s.status != "ok") continue;
-    up(l.peak_process_bytes, s.peaks.process);
-    up(l.peak_cgroup_bytes, s.peaks.cgroup);
-    up(l.peak_gpu_bytes, s.peaks.gpu);
-  }
-  return l;
 }
 
 }  // namespace aimem::probe

@@ -12,7 +12,7 @@
 #include "core/text.h"
 #include "core/time.h"
 #include "core/units.h"
-#include "report/report.h"
+#include "render/report.h"
 
 namespace aimem::report {
 namespace {

@@ -1,0 +1,86 @@
+// Failures that name no memory: the evidence of a failure that is not a
+// memory exhaustion, for when nothing else in the input is a failure. Someone
+// who pastes a log with a Go panic or a deadline that passed is asking why
+// it failed; "no memory failure found" would leave the look-alike unnamed.
+//
+//   Traceback (most recent call last):  ... ValueError: ...      a Python exception
+//   panic: runtime error: index out of range [3] with length 3     Go
+//   fatal error: concurrent map writes                             Go runtime
+//   ... Check failed: (offset + needed_size <= this->buffer.size)  glog / TVM / TensorFlow CHECK
+//   ... context deadline exceeded                                  a Go / gRPC deadline (timeouts)
+//   Error: pull model manifest: ...                                a CLI's top-level error
+//   level=info msg="Kill container \"b2f7..\""                     the runtime killing a container it was told to stop
+//
+// One not_memory_failure per kind of marker (at most kMaxFacts), family
+// generic (so the scanner's ShadowingSink drops it near any family's
+// failure), strength 0.4. The diagnosis counts them as failures only when the
+// evidence holds no other failure (diagnose/group.cc): beside a real OOM they
+// are context, never a second answer. The patterns carry kContext, so they
+// add no gate word: a large log is read for them where it is read at all
+// (its head and the blocks around gated failures).
+#include <array>
+#include <string>
+
+#include "core/text.h"
+#include "recognize/families/families.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"Traceback (most recent call last)", kContext},
+    {"^\\s*(panic: |fatal error: )", kRegex | kContext},
+    {"Check failed", kContext},
+    {"context deadline exceeded", kContext},
+    {"^(\\$ [^\\n]*)?Error: ", kRegex | kContext},
+    {"Kill container", kContext},
+};
+
+constexpr size_t kMaxFacts = 4;
+
+enum Marker : size_t { kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kMarkers };
+
+class FailureMarkers final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (emitted_ >= kMaxFacts || guards::is_advice_line(s)) return;
+    if (text::contains(s, "Traceback (most recent call last)")) return mark(line, kTraceback, "a Python exception", out);
+    std::string_view t = text::trim_left(s);
+    if (text::starts_with(t, "panic: ") || text::starts_with(t, "fatal error: "))
+      return mark(line, kPanic, "a Go panic", out);
+    if (text::contains(s, "Check failed")) return mark(line, kCheck, "a failed internal check (CHECK)", out);
+    if (text::contains(s, "context deadline exceeded"))
+      return mark(line, kDeadline, "a deadline that passed (context deadline exceeded): a timeout", out);
+    if (text::starts_with(s, "Error: ") || (text::starts_with(s, "$ ") && text::contains(s, "Error: ")))
+      return mark(line, kCliError, "a command's error", out);
+    if (text::contains(s, "Kill container"))
+      return mark(line, kKillContainer, "the container runtime killing a container it was told to stop", out);
+  }
+
+ private:
+  void mark(const Line& line, Marker m, const char* what, FactSink& out) {
+    if (seen_[m]) return;
+    seen_[m] = true;
+    ++emitted_;
+    Fact f = make_fact(line, FactKind::not_memory_failure, Family::generic);
+    f.layer = Layer::not_memory;
+    f.strength = 0.4f;
+    f.detail = what;
+    out.add(std::move(f));
+  }
+
+  std::array<bool, kMarkers> seen_{};
+  size_t emitted_ = 0;
+};
+
+}  // namespace
+
+// The entry is not Family::generic: the scanner takes the entry of that family
+// for the allocation-failure reader (generic_alloc.cc) it runs on unclaimed
+// lines. Its facts are, so that ShadowingSink drops them near a family's failure.
+const RecognizerEntry kFailureMarkersEntry{"failure_markers", Family::runtime, kPatterns,
+                                           [] { return std::unique_ptr<Recognizer>(new FailureMarkers); }};
+
+}  // namespace aimem

@@ -1,0 +1,129 @@
+// Rejoining hard-wrapped pastes (unwrap.h). Written by hand: no Debian
+// library recognises a fixed-width wrap in log text.
+#include "recognize/unwrap.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace aimem {
+namespace {
+
+constexpr size_t kMinWidth = 64;    // narrower "wraps" are short lines, not a terminal's width
+constexpr size_t kOpening = 12;     // two lines opening alike are two records of one program
+constexpr size_t kMaxLines = 100000;
+
+// Columns, not bytes: a terminal wraps at a column; UTF-8 continuation bytes take none.
+size_t columns(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+bool digit(std::string_view s, size_t i) { return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); }
+
+bool digits(std::string_view s, size_t from, size_t count) {
+  for (size_t i = from; i < from + count; ++i)
+    if (!digit(s, i)) return false;
+  return true;
+}
+
+// A timestamp at the start: 2026-03-01, 2026/03/01, 03-01 19:52, 19:52:10, glog's I0301.
+bool opens_with_time(std::string_view s) {
+  if (digits(s, 0, 4) && s.size() > 6 && (s[4] == '-' || s[4] == '/' || s[4] == '.') && digits(s, 5, 2)) return true;
+  if (digits(s, 0, 2) && s.size() > 5 && (s[2] == '-' || s[2] == '/') && digits(s, 3, 2) && (s[5] == ' ' || s[5] == 'T'))
+    return true;
+  size_t h = digits(s, 0, 2) ? 2 : digits(s, 0, 1) ? 1 : 0;
+  if (h && s.size() > h + 2 && s[h] == ':' && digits(s, h + 1, 2)) return true;
+  if (s.size() > 5 && std::string_view("IWEF").find(s[0]) != std::string_view::npos && digits(s, 1, 4) && s[5] == ' ') return true;
+  static constexpr std::string_view kMonths[] = {"Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ",
+                                                 "Jul ", "Aug ", "Sep ", "Oct ", "Nov ", "Dec "};
+  for (std::string_view m : kMonths)
+    if (s.substr(0, 4) == m && (digit(s, 4) || (s.size() > 5 && s[4] == ' ' && digit(s, 5)))) return true;
+  return false;
+}
+
+bool opens_with_level(std::string_view s) {
+  static constexpr std::string_view kLevels[] = {"INFO", "WARN", "WARNING", "ERROR", "DEBUG", "TRACE", "FATAL", "CRITICAL", "NOTICE"};
+  for (std::string_view l : kLevels) {
+    if (s.size() <= l.size() || s.substr(0, l.size()) != l) continue;
+    char c = s[l.size()];
+    if (c == ' ' || c == ':' || c == ']' || c == '|' || c == '\t') return true;
+  }
+  return false;
+}
+
+// Box drawing (U+2500-U+257F: rich's traceback panels, tables in a
+// terminal UI) opens a framed row.
+bool box_drawing(std::string_view s) { return s.size() >= 3 && s[0] == '\xE2' && (s[1] == '\x94' || s[1] == '\x95'); }
+
+// The next line starts a record of its own, so the line before it was not cut.
+bool starts_record(std::string_view next, std::string_view logical_start) {
+  if (next.empty()) return true;
+  if (next[0] == '\t' || next.substr(0, 2) == "  ") return true;  // indentation: a frame, a field
+  if (next[0] == '[' || next[0] == '<' || next[0] == '{' || next[0] == '|' || next[0] == '+' || box_drawing(next)) return true;
+  if (opens_with_time(next) || opens_with_level(next)) return true;
+  return next.size() >= kOpening && logical_start.size() >= kOpening && next.substr(0, kOpening) == logical_start.substr(0, kOpening);
+}
+
+// A framed row ("| 0  NVIDIA H100 ... |", "+----+") or column padding (two
+// runs of three spaces or more) makes a table row.
+bool table_row(std::string_view s) {
+  if (s.size() >= 2 && (s.front() == '|' || s.front() == '+') && (s.back() == '|' || s.back() == '+')) return true;
+  if (box_drawing(s)) return true;
+  int runs = 0;
+  for (size_t at = s.find("   "); at != std::string_view::npos; at = s.find("   ", at)) {
+    ++runs;
+    at = s.find_first_not_of(' ', at);
+    if (at == std::string_view::npos) break;
+  }
+  return runs >= 2;
+}
+
+}  // namespace
+
+std::optional<Unwrapped> unwrap_hard_wrapped(std::string_view input) {
+  std::vector<std::string_view> lines;
+  for (size_t pos = 0; pos < input.size() && lines.size() < kMaxLines;) {
+    size_t nl = input.find('\n', pos);
+    std::string_view l = input.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    lines.push_back(l);
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  if (lines.size() < 2 || lines.size() >= kMaxLines) return std::nullopt;
+
+  std::vector<size_t> cols(lines.size());
+  size_t width = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    cols[i] = columns(lines[i]);
+    width = std::max(width, cols[i]);
+  }
+  size_t at_width = static_cast<size_t>(std::count(cols.begin(), cols.end(), width));
+  // One line at the widest is a wrap only at a terminal's usual width.
+  const bool usual = width == 80 || width == 100 || width == 120 || width == 132 || width == 160;
+  if (width < kMinWidth || (at_width < 2 && !usual)) return std::nullopt;
+
+  Unwrapped u;
+  u.input_lines = lines.size();
+  u.text.reserve(input.size());
+  std::string_view logical_start;
+  bool continuing = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!continuing) {
+      if (!u.text.empty()) u.text += '\n';
+      u.first_line.push_back(i + 1);
+      logical_start = lines[i];
+    }
+    u.text += lines[i];
+    continuing = cols[i] == width && i + 1 < lines.size() && !table_row(lines[i]) && !starts_record(lines[i + 1], logical_start);
+    u.joins += continuing;
+  }
+  if (!input.empty() && input.back() == '\n') u.text += '\n';
+  // One join at an unusual width is as likely a record that happens to be the
+  // longest, followed by a bare line ("... queueDepth=199" then "Killed").
+  if (u.joins == 0 || (u.joins < 2 && !usual)) return std::nullopt;
+  return u;
+}
+
+}  // namespace aimem

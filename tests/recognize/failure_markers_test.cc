@@ -1,0 +1,58 @@
+// Failures that name no memory (src/recognize/families/failure_markers.cc):
+// the answer only when nothing else in the evidence is a failure. Lines in
+// the programs' own formats with our own values, modelled on the corpus
+// cases nm-031 (a container killed after its grace period, containerd's
+// "Kill container"), nm-039 and nm-040 (gRPC / HTTP deadlines) and sv-093
+// (TVM's "Check failed" in mlc-llm).
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+TEST(FailureMarkers, AloneTheyAreAWeakNotMemoryAnswer) {
+  for (const char* log : {
+           "$ ollama pull qwen2.5:7b\npulling manifest\nError: pull model manifest: Get \"https://registry.ollama.ai/v2/"
+           "library/qwen2.5/manifests/7b\": context deadline exceeded\n",
+           "Traceback (most recent call last):\n  File \"serve.py\", line 41, in <module>\n    cfg = load(args.config)\n"
+           "KeyError: 'max_model_len'\n",
+           "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\nmain.main()\n",
+           "[07:12:44] memory_manager.cc:115: InternalError: Check failed: (offset + needed_size <= this->buffer.size) "
+           "is false: storage allocation failure\n",
+           "Sep 23 07:45:12 node-7 containerd[1130]: time=\"2024-09-23T07:45:12.418Z\" level=info msg=\"Kill container "
+           "\\\"b2f7d0c91e3a\\\"\"\n",
+       }) {
+    Diagnosis d = test::diagnose_text(log);
+    EXPECT_EQ(d.layer, Layer::not_memory) << log;
+    EXPECT_EQ(d.cause, Cause::not_memory) << log;
+    EXPECT_LT(d.confidence, 0.5f) << "a marker says only that something failed: " << log;
+  }
+}
+
+TEST(FailureMarkers, BesideAMemoryFailureTheyAreContext) {
+  // A Python traceback that ends in a CUDA OOM: one incident, the OOM's.
+  Diagnosis d = test::diagnose_text(
+      "Traceback (most recent call last):\n  File \"train.py\", line 88, in step\n    loss.backward()\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB "
+      "of which 1.10 GiB is free. Including non-PyTorch memory, this process has 22.52 GiB memory in use. Of the "
+      "allocated memory 20.90 GiB is allocated by PyTorch, and 1.12 GiB is reserved by PyTorch but unallocated.\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  ASSERT_EQ(d.incidents.size(), 1u);
+  // A kernel OOM kill far from a CLI error in the same paste: still the only incident.
+  std::string far = "Error: connection refused\n";
+  for (int i = 0; i < 300; ++i) far += "INFO step " + std::to_string(i) + " ok\n";
+  far += "Out of memory: Killed process 4242 (python3) total-vm:9000000kB, anon-rss:8000000kB, file-rss:0kB, "
+         "shmem-rss:0kB, UID:0 pgtables:16000kB oom_score_adj:0\n";
+  Diagnosis k = test::diagnose_text(far);
+  EXPECT_EQ(k.layer, Layer::host_ram);
+  EXPECT_EQ(k.incidents.size(), 1u);
+}
+
+TEST(FailureMarkers, AdviceAndMidLineWordsAreNotFailures) {
+  EXPECT_TRUE(test::diagnose_text("If you see 'context deadline exceeded', raise --timeout.\n").incidents.empty());
+  EXPECT_TRUE(test::diagnose_text("INFO retry policy: on Error: back off 2s\nINFO served 200 requests\n").incidents.empty());
+}
+
+}  // namespace
+}  // namespace aimem

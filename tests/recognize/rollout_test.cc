@@ -1,0 +1,86 @@
+// Two generations of one Kubernetes workload at once (src/recognize/families/
+// rollout.cc): read from pod and ReplicaSet names in any command's output.
+// Listings written here in kubectl's and the kubelet's formats with our own
+// names, hashes and figures, modelled on the rolling-update evictions in
+// datacommonsorg/mixer#815, kubernetes/kubernetes#95498 and
+// kubermatic/kubermatic#6012 and on KServe's revision-named pods in
+// kserve/kserve#4188 (the corpus cases co-067, co-068, fh-014, co-069).
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> overlaps(const std::string& text) {
+  std::vector<Fact> out;
+  for (const Fact& f : test::facts_of_kind(text, FactKind::runtime_setting))
+    if (f.cause == Cause::deployment_overlap) out.push_back(f);
+  return out;
+}
+
+const char* kEviction =
+    "Warning  Evicted  pod/search-api-8c5d7f9b64-zq2xw  The node was low on resource: memory. Container api was "
+    "using 7011344Ki, which exceeds its request of 6Gi.\n";
+
+TEST(Rollout, TwoLiveHashesOfOneDeploymentAreTwoGenerations) {
+  std::string pods = std::string("NAME                          READY   STATUS        RESTARTS   AGE\n") +
+                     "search-api-6f8b9d7c45-k2m4p   1/1     Terminating   0          3d\n" +
+                     "search-api-8c5d7f9b64-r7t9v   0/1     Running       0          55s\n";
+  auto f = overlaps(pods);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].process, "search-api");
+  EXPECT_NE(f[0].detail.find("6f8b9d7c45"), std::string::npos) << f[0].detail;
+  EXPECT_NE(f[0].detail.find("8c5d7f9b64"), std::string::npos) << f[0].detail;
+  // The diagnosis of the eviction beside it: the rollout doubled the need.
+  Diagnosis d = test::diagnose_text(pods + kEviction);
+  EXPECT_EQ(d.layer, Layer::k8s_eviction);
+  EXPECT_EQ(d.cause, Cause::deployment_overlap);
+}
+
+TEST(Rollout, OneGenerationOrALeftOverPodIsNoOverlap) {
+  // The old generation appears only as an Evicted pod from last week's rollout.
+  std::string pods = std::string("search-api-6f8b9d7c45-k2m4p   0/1     Evicted       0          7d\n") +
+                     "search-api-8c5d7f9b64-r7t9v   1/1     Running       0          55s\n" +
+                     "search-api-8c5d7f9b64-w4x8z   1/1     Running       0          55s\n";
+  EXPECT_TRUE(overlaps(pods).empty());
+  Diagnosis d = test::diagnose_text(pods + kEviction);
+  EXPECT_EQ(d.layer, Layer::k8s_eviction);
+  EXPECT_NE(d.cause, Cause::deployment_overlap);
+  // DaemonSet and Job pods (<name>-<5 chars>) and hyphenated words are not ReplicaSet pods.
+  EXPECT_TRUE(overlaps("kube-proxy-x7k2p   1/1   Running   0   9d\nnode-agent-4xk2p   1/1   Running   0   9d\n"
+                       "re-rank-model-batch-v2   1/1   Running   0   9d\n")
+                  .empty());
+}
+
+TEST(Rollout, ReplicaSetRowsAndTheKubeletsRankingCount) {
+  std::string rs = std::string("NAME                 DESIRED   CURRENT   READY   AGE\n") +
+                   "embedder-5d7c9b8f46   2         2         2       41d\n" +
+                   "embedder-7b4f6d9c58   2         2         0       3m\n";
+  ASSERT_EQ(overlaps(rs).size(), 1u);
+  std::string ranking =
+      "I1009 10:12:44.201512    1187 eviction_manager.go:373] eviction manager: pods ranked for eviction: "
+      "embedder-7b4f6d9c58-4mw9t_ml(0f2b1c), embedder-5d7c9b8f46-hq2lx_ml(91ac3d), etcd-0_kube-system(77e1)\n";
+  ASSERT_EQ(overlaps(ranking).size(), 1u);
+}
+
+TEST(Rollout, KnativeRevisionsAreGenerations) {
+  std::string pods =
+      std::string("llama-predictor-00007-deployment-6d9f8c7b5d-fk2lm   1/1   Running   0             9d\n") +
+      "llama-predictor-00008-deployment-84b6c9d7f8-x7q2n   0/1   Running   1 (41s ago)   6m\n";
+  auto f = overlaps(pods);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].detail.find("00007 and 00008"), std::string::npos) << f[0].detail;
+  // With a global OOM kill on that node, the overlap is the cause of the host's exhaustion.
+  Diagnosis d = test::diagnose_text(
+      pods +
+      "kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,"
+      "task_memcg=/kubepods.slice/kubepods-burstable.slice,task=python3,pid=3190411,uid=0\n"
+      "kernel: Out of memory: Killed process 3190411 (python3) total-vm:298114232kB, anon-rss:142884016kB, "
+      "file-rss:1204876kB, shmem-rss:0kB, UID:0 pgtables:312416kB oom_score_adj:968\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::deployment_overlap);
+}
+
+}  // namespace
+}  // namespace aimem

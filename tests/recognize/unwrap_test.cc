@@ -1,0 +1,155 @@
+// Hard-wrapped pastes (src/recognize/unwrap.cc): a terminal or an issue form
+// cut every line at a fixed width; the scanner rejoins them before reading a
+// small input, and facts keep the input's own line numbers.
+#include <gtest/gtest.h>
+
+#include "recognize/unwrap.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+// What a terminal of `width` columns does to each line (ASCII input).
+std::string hard_wrap(const std::string& text, size_t width) {
+  std::string out;
+  size_t col = 0;
+  for (char c : text) {
+    if (c == '\n') {
+      out += c;
+      col = 0;
+      continue;
+    }
+    if (col == width) {
+      out += '\n';
+      col = 0;
+    }
+    out += c;
+    ++col;
+  }
+  return out;
+}
+
+// A memcg OOM in the kernel's 5.x format for a Kubernetes container, written
+// for this test (the layout of tests/recognize/kernel_oom_test.cc's capture).
+constexpr const char* kPodReport = R"([ 4410.117230] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=969
+[ 4410.117262] memory: usage 4194304kB, limit 4194304kB, failcnt 8812
+[ 4410.117264] memory+swap: usage 4194304kB, limit 9007199254740988kB, failcnt 0
+[ 4410.117266] Memory cgroup stats for /kubepods/burstable/pod3c5e7a91-2b4d-4f6e-8a0c-1d3e5f7a9b2c/9f8e7d6c5b4a39281706f5e4d3c2b1a0:
+[ 4410.117301] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=9f8e7d6c5b4a39281706f5e4d3c2b1a0,mems_allowed=0,oom_memcg=/kubepods/burstable/pod3c5e7a91-2b4d-4f6e-8a0c-1d3e5f7a9b2c/9f8e7d6c5b4a39281706f5e4d3c2b1a0,task_memcg=/kubepods/burstable/pod3c5e7a91-2b4d-4f6e-8a0c-1d3e5f7a9b2c/9f8e7d6c5b4a39281706f5e4d3c2b1a0,task=python3,pid=31337,uid=1000
+[ 4410.117325] Memory cgroup out of memory: Killed process 31337 (python3) total-vm:9812340kB, anon-rss:4151020kB, file-rss:30112kB, shmem-rss:0kB, UID:1000 pgtables:8712kB oom_score_adj:969
+)";
+
+const Fact* kill_in(const std::vector<Fact>& facts) {
+  for (const Fact& f : facts)
+    if (f.kind == FactKind::kernel_oom_kill) return &f;
+  return nullptr;
+}
+
+TEST(Unwrap, AKernelReportWrappedAt80Or120ColumnsReadsAsTheOriginal) {
+  std::vector<Fact> whole = test::facts_of(kPodReport);
+  const Fact* k0 = kill_in(whole);
+  ASSERT_NE(k0, nullptr);
+  const Diagnosis d0 = test::diagnose_text(kPodReport);
+  EXPECT_EQ(d0.layer, Layer::k8s_pod_limit);
+  for (size_t width : {80u, 120u}) {
+    std::string wrapped = hard_wrap(kPodReport, width);
+    ASSERT_NE(wrapped, kPodReport);
+    std::vector<Fact> facts = test::facts_of(wrapped);
+    const Fact* k = kill_in(facts);
+    ASSERT_NE(k, nullptr) << width;
+    EXPECT_EQ(k->pid, 31337);
+    EXPECT_EQ(k->cgroup, k0->cgroup) << width;
+    EXPECT_EQ(k->limit, k0->limit);
+    EXPECT_EQ(k->layer, Layer::container_limit);
+    Diagnosis d = test::diagnose_text(wrapped);
+    EXPECT_EQ(d.layer, d0.layer) << width;
+    EXPECT_EQ(d.cause, d0.cause) << width;
+  }
+}
+
+TEST(Unwrap, FactsKeepTheLineNumbersOfTheWrappedInput) {
+  std::string wrapped = hard_wrap(kPodReport, 80);
+  auto u = unwrap_hard_wrapped(wrapped);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->text, kPodReport);
+  // Every rejoined line starts on the input line where its first piece is.
+  size_t line = 1;
+  size_t logical = 0;
+  for (size_t pos = 0; pos < wrapped.size(); ++pos) {
+    bool starts = pos == 0 || wrapped[pos - 1] == '\n';
+    if (starts && wrapped[pos] == '[') {
+      ASSERT_LT(logical, u->first_line.size());
+      EXPECT_EQ(u->first_line[logical++], line);
+    }
+    if (wrapped[pos] == '\n') ++line;
+  }
+  EXPECT_EQ(logical, u->first_line.size());
+  const std::vector<Fact> facts = test::facts_of(wrapped);
+  const Fact* k = kill_in(facts);
+  ASSERT_NE(k, nullptr);
+  // The victim line is the report's last record: its first piece's input line.
+  EXPECT_EQ(k->where.line, u->first_line.back());
+}
+
+// Modelled on vLLM V1's KV-cache check (vllm/v1/core/kv_cache_utils.py) as an
+// issue form shows it, wrapped at 120 columns; our own sizes.
+TEST(Unwrap, APrefixedEngineErrorCutMidWordIsRejoined) {
+  const std::string wrapped = hard_wrap(
+      "(EngineCore_0 pid=811) INFO 05-11 08:14:02 [gpu_worker.py:276] Available KV cache memory: 3.12 GiB\n"
+      "(EngineCore_0 pid=811) ERROR 05-11 08:14:02 [core.py:700] ValueError: To serve at least one request with the model's "
+      "max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (3.12 GiB). "
+      "Based on the available memory, the estimated maximum model length is 25536. Try increasing `gpu_memory_utilization` "
+      "or decreasing `max_model_len` when initializing the engine.\n",
+      120);
+  auto u = unwrap_hard_wrapped(wrapped);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->joins, 3u);
+  EXPECT_NE(u->text.find("model's max seq len (131072), (16.00 GiB KV cache is needed"), std::string::npos);
+  EXPECT_EQ(test::diagnose_text(wrapped).layer, Layer::gpu_vram);
+}
+
+TEST(Unwrap, RecordsTablesAndShortLogsAreLeftAlone) {
+  // Lines that reach the same width but each open a record of their own.
+  EXPECT_FALSE(unwrap_hard_wrapped(
+      "2026-03-01 10:00:00 INFO worker 1 loaded shard 00001 of 00004 in 2.1 s from /models/llama/w.safetensors\n"
+      "2026-03-01 10:00:02 INFO worker 1 loaded shard 00002 of 00004 in 2.0 s from /models/llama/w.safetensors\n"
+      "2026-03-01 10:00:03 INFO all shards loaded\n"
+      "2026-03-01 10:00:03 INFO serving on :8000\n"
+      "done\n"));
+  // A fixed-width table: every row padded to the same width.
+  EXPECT_FALSE(unwrap_hard_wrapped(
+      "$ kubectl get pods -n ml -o wide\n"
+      "NAME                              READY   STATUS      RESTARTS   AGE     IP            NODE\n"
+      "vllm-7d9f8b6c5-x2x9k              0/1     OOMKilled   4          12m     10.1.2.3      gpu-1\n"
+      "vllm-7d9f8b6c5-q8w7e              1/1     Running     0          12m     10.1.2.4      gpu-2\n"
+      "vllm-7d9f8b6c5-k3k3k              1/1     Running     0          2m      10.1.2.5      g3\n"));
+  // Framed tables: nvidia-smi's ASCII frame and a rich traceback panel's box drawing.
+  EXPECT_FALSE(unwrap_hard_wrapped(
+      "+-----------------------------------------------------------------------------------------+\n"
+      "| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |\n"
+      "|=========================================================================================|\n"
+      "|    0   N/A  N/A     41122      C   python3                                    79010MiB |\n"
+      "+-----------------------------------------------------------------------------------------+\n"));
+  EXPECT_FALSE(unwrap_hard_wrapped(
+      "\xE2\x94\x82 /srv/app/serve.py:41 in main                                                      \xE2\x94\x82\n"
+      "\xE2\x94\x82 /srv/venv/lib/python3.11/site-packages/vllm/engine/llm_engine.py:88 in __init__   \xE2\x94\x82\n"
+      "RuntimeError: CUDA out of memory\n"));
+  // The longest of a program's records followed by a bare line: one join at a
+  // width no terminal has is not a wrap.
+  EXPECT_FALSE(unwrap_hard_wrapped(
+      "[indexer] batch 40 rss=1522MB heapUsed=1270MB external=24MB queueDepth=162\n"
+      "[indexer] batch 50 rss=1830MB heapUsed=1555MB external=24MB queueDepth=199\n"
+      "Killed\n"));
+  // Short lines are not a terminal's width.
+  EXPECT_FALSE(unwrap_hard_wrapped("Killed\nexit status 137\nKilled\n"));
+  // A traceback whose frames are indented: each frame is its own line.
+  EXPECT_FALSE(unwrap_hard_wrapped(
+      "Traceback (most recent call last):\n"
+      "  File \"/srv/app/serve.py\", line 41, in <module>\n"
+      "    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16).cuda()\n"
+      "  File \"/srv/venv/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 9\n"
+      "    return self._apply(lambda t: t.cuda(device)) + something_long_enough_here_x\n"));
+}
+
+}  // namespace
+}  // namespace aimem
