@@ -12,7 +12,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 # Each target's seeds: tests/fuzz/<name>_corpus (diagnose: tests/fuzz/corpus),
 # and captured outputs for some (see tests/CMakeLists.txt).
-FUZZERS = diagnose safetensors gguf promtext structured probe_http http_request
+FUZZERS = diagnose safetensors gguf promtext structured probe_http http_request prom_response
 JOBS       ?= $(shell nproc)
 DEB_PACKAGES = build-essential cmake pkg-config \
   libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libvectorscan-dev \
@@ -73,25 +73,12 @@ test-sanitize: deps node-deps $(SAN_BUILD)/CMakeCache.txt
 $(FUZZ_BUILD)/CMakeCache.txt:
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIMEM_FUZZ=ON -DAIMEM_BENCH=OFF
 
-# New inputs go to $(FUZZ_BUILD)/corpus/NAME; the seeds in the repository are
-# only read. A crash, a leak, a 10 s input or one allocation over 256 MB fails
-# the run. (The RSS limit is libFuzzer's 2 GB: ASan's quarantine of freed
-# memory alone holds up to 256 MB; the memory bound on each input is the
-# cgroup test's, tests/cli/memory_cgroup_test.cc.)
+# tests/fuzz/run_all.sh runs the targets JOBS at a time; new inputs go to
+# $(FUZZ_BUILD)/corpus/NAME (the seeds in the repository are only read). A
+# crash, a leak, a 10 s input or one allocation over 256 MB fails the run.
 fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS:%=%_fuzzer)
-	@for f in $(FUZZERS); do \
-	  case $$f in \
-	    diagnose) seeds=tests/fuzz/corpus ;; \
-	    promtext) seeds="tests/fuzz/promtext_corpus tests/fixtures/watch/metrics" ;; \
-	    structured) seeds="tests/fuzz/structured_corpus tests/fixtures/check" ;; \
-	    *) seeds=tests/fuzz/$${f}_corpus ;; \
-	  esac; \
-	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
-	  echo "fuzz: $$f for $(FUZZ_SECONDS) s"; \
-	  ./$(FUZZ_BUILD)/tests/$${f}_fuzzer -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
-	    -print_final_stats=1 $(FUZZ_BUILD)/corpus/$$f $$seeds || exit 1; \
-	done
+	./tests/fuzz/run_all.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS) $(FUZZERS)
 
 bench: build
 	./bench/diagnose_vs_grep.sh $(BUILD)
