@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <fmt/format.h>
 #include <set>
 
@@ -294,6 +295,26 @@ void working_set_extra(Fact& f, const std::map<std::string, Merged>& ws, const s
   f.extra.emplace_back(0, text::quote_line(line, 400));
 }
 
+// A container's memory limit and request: the newest value of each series.
+void resource_facts(Collector& c, const Query& limits, const Query& requests) {
+  auto resources = [&](const auto& series, FactKind kind, const char* metric, const char* detail) {
+    for (const auto& s : series) {
+      if (s.points.empty() || s.points.back().v <= 0) continue;
+      Fact f = c.fact(kind, Family::kubernetes, kKsm, s.points.back().t_ms);
+      f.pod = s.label("pod");
+      f.container = s.label("container");
+      (kind == FactKind::memory_limit ? f.limit : f.requested) = static_cast<uint64_t>(s.points.back().v);
+      f.detail = detail;
+      f.text = fmt::format("{} = {}", describe(metric, s, {"namespace", "pod", "container", "resource"}),
+                           bytes(s.points.back().v));
+      c.add(f);
+    }
+  };
+  resources(limits.r.series, FactKind::memory_limit, "kube_pod_container_resource_limits", "resources.limits.memory");
+  resources(requests.r.series, FactKind::memory_request, "kube_pod_container_resource_requests", "resources.requests.memory");
+  c.next_source();
+}
+
 void ksm_facts(Collector& c, const Ksm& k, const std::map<std::string, Merged>& ws, const std::map<std::string, double>& spec,
                const std::map<std::string, Rise>& cadvisor_oom) {
   std::map<std::string, bool> rose;  // container -> a restart was seen in the window
@@ -377,24 +398,7 @@ void ksm_facts(Collector& c, const Ksm& k, const std::map<std::string, Merged>& 
     c.add(f);
   }
   c.next_source();
-  // A container's memory limit and request: the newest value of each series.
-  auto resources = [&](const auto& series, FactKind kind, const char* metric, const char* detail) {
-    for (const auto& s : series) {
-      if (s.points.empty() || s.points.back().v <= 0) continue;
-      Fact f = c.fact(kind, Family::kubernetes, kKsm, s.points.back().t_ms);
-      f.pod = s.label("pod");
-      f.container = s.label("container");
-      (kind == FactKind::memory_limit ? f.limit : f.requested) = static_cast<uint64_t>(s.points.back().v);
-      f.detail = detail;
-      f.text = fmt::format("{} = {}", describe(metric, s, {"namespace", "pod", "container", "resource"}),
-                           bytes(s.points.back().v));
-      c.add(f);
-    }
-  };
-  resources(k.limits.r.series, FactKind::memory_limit, "kube_pod_container_resource_limits", "resources.limits.memory");
-  resources(k.requests.r.series, FactKind::memory_request, "kube_pod_container_resource_requests",
-            "resources.requests.memory");
-  c.next_source();
+  resource_facts(c, k.limits, k.requests);
   for (const auto& s : k.evicted.r.series) {
     auto it = std::find_if(s.points.begin(), s.points.end(), [](const Point& p) { return p.v >= 1; });
     if (it == s.points.end()) continue;
@@ -776,6 +780,63 @@ Result<bool> collect_pod(Collector& c, Scope& scope, Report& rep) {
   return true;
 }
 
+// For --node: the pods the node's kills name (aimem watch's cgroup counters
+// with pod labels, kube-state-metrics' OOMKilled reasons), at most
+// kMaxKilledPods of them, each with what --pod reads beside its kill: its
+// limit and request, cAdvisor's working set and aimem's usage of its cgroups.
+// They are context, attached to the pod's incident by its name, so the node's
+// verdict reads the cause as the pod's would (a limit the working set filled,
+// a working set that grew); the kills themselves are the node's queries'.
+constexpr size_t kMaxKilledPods = 3;
+
+// `ws` and `spec` gather the pods' working sets and cAdvisor limits, for the
+// working set quoted beside each kill (ksm_facts); `ws` points into the
+// series that `keep` holds.
+Result<bool> killed_pods_context(Collector& c, Report& rep, const std::vector<const Query*>& naming, std::deque<Query>& keep,
+                                 std::map<std::string, Merged>& ws, std::map<std::string, double>& spec) {
+  std::vector<std::pair<std::string, std::string>> pods;  // namespace, pod
+  size_t more = 0;
+  for (const Query* q : naming)
+    for (const auto& s : q->r.series) {
+      std::pair<std::string, std::string> p{s.label("namespace"), s.label("pod")};
+      if (p.first.empty() || p.second.empty() || std::find(pods.begin(), pods.end(), p) != pods.end()) continue;
+      if (pods.size() == kMaxKilledPods) {
+        ++more;
+        continue;
+      }
+      pods.push_back(std::move(p));
+    }
+  if (more)
+    rep.notes.push_back(fmt::format("{} more pods on node {} were OOM-killed in the window; their limits were not read (--pod NS/NAME reads one)",
+                                    more, c.s_.node));
+  for (const auto& [ns, pod] : pods) {
+    const std::string sel = "namespace=" + quote(ns) + ",pod=" + quote(pod);
+    const std::string cad = sel + ",container!=\"\",container!=\"POD\"";
+    AIMEM_RANGE(limits, "kube_pod_container_resource_limits{" + sel + ",resource=\"memory\"}")
+    AIMEM_RANGE(requests, "kube_pod_container_resource_requests{" + sel + ",resource=\"memory\"}")
+    AIMEM_RANGE(ws_q, "container_memory_working_set_bytes{" + cad + "}")
+    AIMEM_RANGE(spec_q, "container_spec_memory_limit_bytes{" + cad + "}")
+    AIMEM_RANGE(aimem_used, "aimem_memory_used_bytes{pool=\"cgroup\"," + sel + "}")
+    AIMEM_RANGE(aimem_limit, "aimem_memory_limit_bytes{pool=\"cgroup\"," + sel + "}")
+    c.found(kKsm, limits, false);
+    c.found(kKsm, requests, false);
+    c.found(kCadvisor, ws_q, false);  // before it moves to `keep`
+    c.found(kAimem, aimem_used, false);
+    keep.push_back(std::move(ws_q));
+    const Query& ws_kept = keep.back();
+    std::map<std::string, Merged> pod_ws = by_container(ws_kept.r.series);
+    std::map<std::string, double> pod_spec;
+    for (const auto& s : spec_q.r.series)
+      if (!s.points.empty() && s.points.back().v > 0 && s.points.back().v < double(kNoLimit)) pod_spec[key_of(s)] = s.points.back().v;
+    resource_facts(c, limits, requests);
+    cadvisor_facts(c, rep, ws_kept, Query{}, pod_ws, pod_spec);
+    ws.merge(pod_ws);
+    spec.merge(pod_spec);
+    aimem_pod_usage(c, rep, aimem_used, aimem_limit);
+  }
+  return true;
+}
+
 // The node's memory (context for a pod); for --node, its kills, its pods'
 // terminations and its GPUs too.
 Result<bool> collect_node(Collector& c, const Scope& scope, Report& rep, bool pod_mode) {
@@ -832,7 +893,11 @@ Result<bool> collect_node(Collector& c, const Scope& scope, Report& rep, bool po
     const std::vector<CgroupKill> cgroup_kills = aimem_cgroup_kills(c, ckills);
     kernel_kill_facts(c, vm, m, cgroup_kills, kNodeExporter, "node_vmstat_oom_kill");
     kernel_kill_facts(c, akills, m, cgroup_kills, kAimem, "aimem_oom_kills_total");
-    ksm_facts(c, k, {}, {}, {});
+    std::deque<Query> pod_series;
+    std::map<std::string, Merged> ws;
+    std::map<std::string, double> spec;
+    if (auto ok = killed_pods_context(c, rep, {&ckills, &k.reasons}, pod_series, ws, spec); !ok) return make_error(ok.error().message);
+    ksm_facts(c, k, ws, spec, {});
     for (const auto& s : k.restarts.r.series)
       for (const Rise& up : rises(s, c.start_ms_, c.step_ms_)) restart_times.push_back(up.t_ms);
     dcgm_facts(c, rep, fb_used, fb_free, restart_times);

@@ -190,6 +190,36 @@ TEST_F(DiagnosePrometheus, NodeOutOfRamFromNodeExporter) {
   EXPECT_TRUE(has_fix(inc, "add RAM or move to a larger host"));
 }
 
+// The node of the pod above: kube-state-metrics names the pod its kill
+// belongs to, and the pod's own limit and working set, read as --pod reads
+// them, give the node's verdict the pod's cause (before, "unknown").
+TEST_F(DiagnosePrometheus, NodeModeReadsTheKilledPodsLimitForTheCause) {
+  test::RunResult r;
+  json d = diagnose({"--node", "gpu-node-1", "--at", "2025-11-24T10:05:00Z", "--since", "1h"}, &r);
+  ASSERT_FALSE(d["incidents"].empty()) << d.dump(2);
+  const json& inc = d["incidents"][0];
+  EXPECT_EQ(d["layer"], "k8s_pod_limit") << d.dump(2);
+  EXPECT_EQ(d["cause"], "limit_too_low") << d.dump(2);
+  EXPECT_TRUE(evidence(inc, "kube_pod_container_status_last_terminated_reason{namespace=\"ml\",pod=\"vllm-0\",container=\"server\",reason=\"OOMKilled\"}"))
+      << inc["evidence"].dump(2);
+  EXPECT_TRUE(evidence(inc, "kube_pod_container_resource_limits{namespace=\"ml\",pod=\"vllm-0\",container=\"server\",resource=\"memory\"} = 16.0 GiB"))
+      << inc["evidence"].dump(2);
+  // cAdvisor's working set just before the restart, beside the kill, as --pod quotes it.
+  EXPECT_TRUE(evidence(inc, "(cAdvisor) container_memory_working_set_bytes{namespace=\"ml\",pod=\"vllm-0\",container=\"server\"} = 15.9 GiB at 2025-11-24T10:00:"))
+      << inc["evidence"].dump(2);
+  EXPECT_EQ(inc["pool"]["limit_bytes"], 16ull << 30) << inc.dump(2);
+  EXPECT_TRUE(has_fix(inc, "raise resources.limits.memory 16Gi -> 20Gi")) << inc["fixes"].dump(2);
+  // Bounded: the node's queries and the one killed pod's six.
+  bool counted = false;
+  for (const auto& n : d["notes"]) {
+    const std::string t = n.get<std::string>();
+    if (t.find(" queries over ") == std::string::npos) continue;
+    counted = true;
+    EXPECT_LE(std::stoi(t.substr(t.find(": ") + 2)), 24) << t;
+  }
+  EXPECT_TRUE(counted) << d.dump(2);
+}
+
 TEST_F(DiagnosePrometheus, MissingSeriesAreNamedAndNothingFoundExitsTwo) {
   test::RunResult r = test::run_aimem({"diagnose", "--prometheus", url(), "--pod", "ml/ghost-0", "--at", "2025-11-24T10:05:00Z"});
   EXPECT_EQ(r.status, 2) << r.out;

@@ -365,6 +365,8 @@ TEST(FleetEndToEnd, PrometheusScrapesTwoWatchesThroughARealOomKillAndDiagnoseNam
   ASSERT_FALSE(n["incidents"].empty()) << n.dump(2);
   const json& ninc = n["incidents"][0];
   EXPECT_EQ(n["layer"], "k8s_pod_limit") << n.dump(2);
+  // The pod the kill names, read as --pod reads it (its limit beside its working set).
+  EXPECT_EQ(n["cause"], "limit_too_low") << n.dump(2);
   ASSERT_TRUE(kill = evidence(ninc, "aimem_oom_kills_total{namespace=\"ml\",pod=\"vllm-0\",container=\"server\",cgroup=\"" +
                                         cg_a.kubepods_rel + "/burstable/pod" + kPodA.uid + "/" + kPodA.id + "\"} rose 0 -> 1 between "))
       << ninc["evidence"].dump(2);
