@@ -89,4 +89,10 @@ bool is_mention(std::string_view line, size_t pos, size_t len) {
   return false;
 }
 
+bool names_pinned_host_memory(std::string_view line) {
+  for (std::string_view w : {"pinned", "page-locked", "page locked", "cudaHostAlloc", "cudaMallocHost", "hipHostMalloc"})
+    if (text::icontains(line, w)) return true;
+  return false;
+}
+
 }  // namespace aimem::guards

@@ -25,4 +25,12 @@ bool is_advice_line(std::string_view line);
 // happened; its output, on the lines after it, is.
 bool is_command_line(std::string_view line);
 
+// True when the line names pinned (page-locked) host memory: "pinned host
+// memory", cudaHostAlloc, cudaMallocHost, hipHostMalloc. Such an allocation
+// fails with the accelerator's own error (cudaErrorMemoryAllocation, "CUDA
+// error: out of memory"), yet what ran out is host RAM the driver could lock
+// for the device, not the device's memory: the CUDA word in the line does not
+// make it a device allocation.
+bool names_pinned_host_memory(std::string_view line);
+
 }  // namespace aimem::guards

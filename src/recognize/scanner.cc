@@ -536,6 +536,13 @@ void ShadowingSink::add(Fact fact) {
   // A command as pasted with its prompt ("$ dmesg | grep -i 'out of memory'")
   // names what it looks for; its output says what happened.
   if (is_failure(fact.kind) && guards::is_command_line(fact.text)) return;
+  // A device allocation failure whose own line names pinned (page-locked)
+  // host memory is host RAM, whichever family read the CUDA error in it.
+  if (fact.kind == FactKind::gpu_oom && guards::names_pinned_host_memory(fact.text)) {
+    fact.kind = FactKind::host_alloc_failure;
+    fact.layer = Layer::host_ram;
+    fact.detail = "pinned (page-locked) host memory for the GPU" + (fact.detail.empty() ? std::string() : " (" + fact.detail + ")");
+  }
   if (fact.family == Family::generic) {
     if (held_.size() < kMaxHeld) held_.push_back(std::move(fact));
     return;

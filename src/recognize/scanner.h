@@ -83,7 +83,9 @@ class GateSet {
 // only where no family did: its facts are held until the input ends and
 // dropped when a family's failure fact stands within kShadowLines lines. A
 // bare exit status or SIGKILL does not count: the generic fact names the pool
-// they leave open.
+// they leave open. Every fact of the scan passes here, so the judgements that
+// hold whatever family read a line live here too: a pasted command is no
+// failure, and a device allocation failure in pinned host memory is host RAM.
 class ShadowingSink final : public FactSink {
  public:
   static constexpr uint64_t kShadowLines = 40;

@@ -21,6 +21,28 @@ TEST(GpuErrors, IllegalMemoryAccessIsNotMemory) {
   EXPECT_EQ(d.cause, Cause::not_memory);
 }
 
+// Pinned host memory fails with CUDA's allocation error, yet it is host RAM
+// (page-locked for the device): the scan's sink (scanner.cc) turns any
+// family's device failure on such a line into a host one. Written in the
+// shapes of NVIDIA/TensorRT-LLM and pytorch/pytorch pin-memory reports, our values.
+TEST(GpuErrors, PinnedHostMemoryIsHostRamWhateverTheErrorIsCalled) {
+  const char* text =
+      "[TensorRT-LLM][ERROR] Could not allocate 4294967296 bytes of pinned host memory: cudaErrorMemoryAllocation: out of memory\n";
+  auto host = of_kind(text, FactKind::host_alloc_failure);
+  ASSERT_FALSE(host.empty());  // TensorRT-LLM's reader and the CUDA error's both read the line
+  for (const Fact& f : host) {
+    EXPECT_EQ(f.layer, Layer::host_ram);
+    EXPECT_EQ(f.detail.rfind("pinned (page-locked) host memory", 0), 0u) << f.detail;
+  }
+  EXPECT_TRUE(of_kind(text, FactKind::gpu_oom).empty());
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::host_ram);
+  const char* torch =
+      "RuntimeError: cudaHostAlloc failed for 268435456 bytes: CUDA error: out of memory\n";
+  EXPECT_EQ(test::diagnose_text(torch).layer, Layer::host_ram);
+  // The device's own allocation stays the GPU's.
+  EXPECT_EQ(test::diagnose_text("RuntimeError: CUDA error: out of memory\n").layer, Layer::gpu_vram);
+}
+
 TEST(GpuErrors, OtherCudaFaults) {
   EXPECT_EQ(of_kind("RuntimeError: CUDA error: misaligned address\n", FactKind::not_memory_failure).size(), 1u);
   EXPECT_EQ(of_kind("RuntimeError: CUDA error: device-side assert triggered\n", FactKind::not_memory_failure).size(), 1u);
