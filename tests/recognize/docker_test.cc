@@ -264,3 +264,32 @@ TEST(Docker, EventsKillAndStopAreTheApisKill) {
 
 }  // namespace
 }  // namespace aimem
+
+namespace aimem {
+namespace {
+
+// containerd's CRI plugin logs each task's OOM event, in two shapes by
+// release (containerd/containerd pkg/cri events: "TaskOOM event %+v"); the
+// lines are written here in the journal's form with our ids and times.
+TEST(Docker, ContainerdTaskOomEventIsAContainersKill) {
+  for (const char* text :
+       {"May 01 12:00:03 node-7 containerd[912]: time=\"2024-05-01T12:00:03.442118Z\" level=info msg=\"TaskOOM event "
+        "&TaskOOM{ContainerID:8b3e1f0c2d4a6b8c0e1f2a3b4c5d6e7f,XXX_unrecognized:[],}\"\n",
+        "time=\"2025-02-11T08:41:17.903551Z\" level=info msg=\"TaskOOM event container_id:\\\"5d7e9f0a1b2c3d4e5f60718293a4b5c6\\\"\"\n"}) {
+    auto kills = test::facts_of_kind(text, FactKind::docker_oomkilled);
+    ASSERT_EQ(kills.size(), 1u) << text;
+    EXPECT_EQ(kills[0].layer, Layer::container_limit);
+    EXPECT_EQ(kills[0].detail, "containerd TaskOOM event");
+    EXPECT_EQ(kills[0].container.size(), 12u) << kills[0].container;
+    EXPECT_TRUE(kills[0].container == "8b3e1f0c2d4a" || kills[0].container == "5d7e9f0a1b2c") << kills[0].container;
+    EXPECT_EQ(test::diagnose_text(text).layer, Layer::container_limit) << text;
+  }
+  // Other task events of the same log are no kill.
+  EXPECT_TRUE(test::facts_of_kind("time=\"2024-05-01T12:00:04Z\" level=info msg=\"TaskExit event "
+                                  "&TaskExit{ContainerID:8b3e1f0c2d4a,ID:8b3e1f0c2d4a,Pid:4121,ExitStatus:137,}\"\n",
+                                  FactKind::docker_oomkilled)
+                  .empty());
+}
+
+}  // namespace
+}  // namespace aimem

@@ -229,5 +229,23 @@ TEST(GenericAlloc, PosixMemalignReturningTwelveIsAHostFailure) {
             Layer::none);
 }
 
+// "Cannot allocate" opens many runtimes' own messages (strerror(ENOMEM), the
+// BEAM's allocator, R's vectors), and an OutOfMemoryError is not only Java's:
+// the JVM reader leaves a line it cannot read to this one. Shapes of
+// erlang/otp erts/emulator/beam/erl_alloc.c, R's memory.c and Julia's
+// OutOfMemoryError(), our sizes.
+TEST(GenericAlloc, CannotAllocateAndOtherRuntimesOutOfMemoryErrorAreHostFailures) {
+  for (const char* text : {"eheap_alloc: Cannot allocate 6801972448 bytes of memory (of type \"old_heap\").\n",
+                           "Error: cannot allocate vector of size 11.2 Gb\nExecution halted\n",
+                           "worker 3: error: cannot allocate memory\n",
+                           "ERROR: LoadError: OutOfMemoryError()\nStacktrace:\n [1] Array\n   @ ./boot.jl:477 [inlined]\n"}) {
+    Diagnosis d = test::diagnose_text(text);
+    EXPECT_EQ(d.layer, Layer::host_ram) << text;
+  }
+  // A name that only holds the words is no failure.
+  EXPECT_EQ(test::diagnose_text("JAVA_OPTS=-XX:+ExitOnOutOfMemoryError -Xmx2g\n").layer, Layer::none);
+  EXPECT_EQ(test::diagnose_text("INFO: if the pool cannot allocate, it waits\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

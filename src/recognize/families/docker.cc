@@ -20,6 +20,8 @@
 //                          {"Action":"die",...,"Attributes":{"exitCode":"137",...,"name":"web"}}  (newer
 //                          engines drop the legacy "status"/"id"/"from"; very old streams have only them)
 //   -> docker_oomkilled named after the container (name, else the short id); a die gives its exit code.
+// containerd's log (the runtime under the kubelet): level=info msg="TaskOOM event &TaskOOM{ContainerID:<id>,...}"
+//   (or container_id:\"<id>\" in newer releases) -> docker_oomkilled named after the id's first 12 characters.
 //   ... container kill <id> (image=x, name=y, signal=15)   /   ... container stop <id> (...)
 //   -> stop_or_restart: the API killed it (docker stop escalates SIGTERM to SIGKILL after its grace period).
 // docker run / create / update, podman, nerdctl, hyper (also across "\" continuation lines):
@@ -59,6 +61,7 @@ constexpr Pattern kPatterns[] = {
     {"OOMKilled[=:] ?(true|false)", kRegex | kCaseless | kContext},
     {"\"FinishedAt\":", kContext},
     {"container oom "},
+    {"TaskOOM event"},
     {"container die ", kCompanion},
     {"container kill ", kContext},
     {"container stop ", kContext},
@@ -371,6 +374,19 @@ class Docker final : public Recognizer {
       std::string_view head = text::trim(s.substr(0, p));
       size_t sp = head.find_last_of(" \t");
       name = std::string(head.substr(sp == std::string_view::npos ? 0 : sp + 1).substr(0, 12));
+    } else if (size_t t = s.find("TaskOOM event"); t != std::string_view::npos) {
+      // containerd (the runtime under the kubelet and nerdctl): its CRI plugin
+      // logs each task's OOM event; the container id by version
+      // ("&TaskOOM{ContainerID:<id>,...}", "container_id:\"<id>\"").
+      oom = true;
+      std::string_view rest = s.substr(t);
+      std::optional<std::string_view> id = text::after(rest, "ContainerID:");
+      if (!id) id = text::after(rest, "container_id:");
+      if (id) {
+        std::string_view v = *id;
+        while (!v.empty() && (v.front() == '\\' || v.front() == '"' || v.front() == ' ')) v.remove_prefix(1);
+        name = std::string(text::take_until(v, ",}\\\" ").substr(0, 12));
+      }
     } else {
       oom = text::contains(s, "container oom ");
       die = !oom && text::contains(s, "container die ");
@@ -394,7 +410,7 @@ class Docker final : public Recognizer {
       Fact f = make_fact(line, FactKind::docker_oomkilled, Family::docker);
       f.layer = Layer::container_limit;
       f.strength = 0.9f;
-      f.detail = "docker event oom";
+      f.detail = text::contains(s, "TaskOOM event") ? "containerd TaskOOM event" : "docker event oom";
       f.container = name;
       // Containers the kubelet runs through dockershim carry their pod's name.
       if (auto v = event_attribute(s, "io.kubernetes.pod.name=")) f.pod = std::string(text::take_until(*v, ",)").substr(0, 253));

@@ -11,6 +11,7 @@
 // README; every phrase matched case-insensitively):
 //   out of memory / out of device memory / ran out of memory / OutOfMemory / OUT_OF_MEMORY / OOM when allocating
 //   failed to allocate / could not allocate / unable to allocate / cannot allocate / can't allocate
+//   (each spelled out: a phrase inside a word, "t allocate" in "Cannot", is no phrase of its own)
 //   allocation failed / alloc failed / ALLOC_FAILED / memory allocation of N bytes failed / bad_alloc
 //   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host)? memory
 //   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted
@@ -175,7 +176,8 @@ class GenericAlloc final : public Recognizer {
         "out_of_device_memory", "out_of_host_memory", "oom when allocating", "to allocate", "allocation failed",
         "alloc failed", "alloc_failed", "allocation_failed", "memory allocation of", "bad_alloc", "not enough",
         "insufficient", "exceeded", "exceeds", "exceed the", "memory exhausted", "enomem", "resource_exhausted",
-        "memoryerror", "t allocate", "paging file is too small", "os error 1455", "killed signal terminated"};
+        "memoryerror", "cannot allocate", "can't allocate", "could not allocate", "couldn't allocate",
+        "paging file is too small", "os error 1455", "killed signal terminated"};
     size_t best = std::string_view::npos;
     for (std::string_view p : kPhrases) {
       for (size_t at = text::ifind(s, p), tries = 0; at != std::string_view::npos && at < best && tries < 4; ++tries) {

@@ -33,7 +33,7 @@ namespace aimem {
 namespace {
 
 constexpr Pattern kPatterns[] = {
-    {"OutOfMemoryError"},
+    {"OutOfMemoryError", kShared},  // other runtimes throw one too (Julia, Kotlin/Native); the generic reader reads those
     {"OutOfDirectMemoryError"},
     {"Failed to allocate a ", kShared},
     {"insufficient memory for the Java Runtime", kCompanion},
