@@ -148,7 +148,7 @@ class GenericAlloc final : public Recognizer {
     if (!at) at = allocator_returned_enomem(s);
     if (!at) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(s) || code_literal(s)) return;
-    if (!reads_as_error(s) && !opens_message(s, *at)) return;
+    if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at)) return;
     if (repeat_.repeated(normalised_key(s), line.number)) return;
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev, host_word(s)};
     p.fact.strength = 0.55f;
@@ -222,6 +222,18 @@ class GenericAlloc final : public Recognizer {
     std::string_view name = s.substr(start, end - start);
     bool thrown = text::ends_with(name, "Error") || text::ends_with(name, "Exception");
     return thrown && end < s.size() && s[end] == ':';
+  }
+
+  // "cannot allocate" carries its own error word: the line must read as an
+  // error without it ("if the pool cannot allocate, it waits" does not).
+  static std::string without_own_error_word(std::string_view s, size_t at) {
+    std::string out(s);
+    for (std::string_view w : {"cannot", "can't", "could not", "couldn't"})
+      if (text::istarts_with(s.substr(at), w)) {
+        out.replace(at, w.size(), w.size(), ' ');
+        break;
+      }
+    return out;
   }
 
   // The phrase is the start of the message: after a log prefix, a level or an
