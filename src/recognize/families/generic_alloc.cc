@@ -224,15 +224,20 @@ class GenericAlloc final : public Recognizer {
     return thrown && end < s.size() && s[end] == ':';
   }
 
-  // "cannot allocate" carries its own error word: the line must read as an
-  // error without it ("if the pool cannot allocate, it waits" does not).
+  // A phrase that carries its own error word ("cannot allocate", the name
+  // "OutOfMemoryError"): the line must read as an error without it ("if the
+  // pool cannot allocate, it waits", "OutOfMemoryError can be avoided with a
+  // soft limit" do not).
   static std::string without_own_error_word(std::string_view s, size_t at) {
     std::string out(s);
     for (std::string_view w : {"cannot", "can't", "could not", "couldn't"})
       if (text::istarts_with(s.substr(at), w)) {
         out.replace(at, w.size(), w.size(), ' ');
-        break;
+        return out;
       }
+    size_t end = at;
+    while (end < s.size() && word_char(s[end])) ++end;
+    out.replace(at, end - at, end - at, ' ');
     return out;
   }
 
