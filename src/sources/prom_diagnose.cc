@@ -718,6 +718,39 @@ void missing(Collector& c, Report& rep, const std::string& what, const std::stri
   }
 #define AIMEM_RANGE(var, expr) AIMEM_RANGE_AS(var, expr, expr)
 
+// What --pod and --node read of a pod beside its kill, for one selector
+// (`sel`: kube-state-metrics' and aimem's; `cad`: cAdvisor's containers).
+struct PodUsage {
+  Query limits, requests;     // kube-state-metrics
+  Query ws, spec;             // cAdvisor's working set and limit
+  Query aimem_used, aimem_limit;  // aimem watch's usage of the pod's cgroups
+};
+
+Result<PodUsage> read_pod_usage(Collector& c, const std::string& sel, const std::string& cad) {
+  PodUsage u;
+  const std::pair<Query*, std::string> wanted[] = {
+      {&u.limits, "kube_pod_container_resource_limits{" + sel + ",resource=\"memory\"}"},
+      {&u.requests, "kube_pod_container_resource_requests{" + sel + ",resource=\"memory\"}"},
+      {&u.ws, "container_memory_working_set_bytes{" + cad + "}"},
+      {&u.spec, "container_spec_memory_limit_bytes{" + cad + "}"},
+      {&u.aimem_used, "aimem_memory_used_bytes{pool=\"cgroup\"," + sel + "}"},
+      {&u.aimem_limit, "aimem_memory_limit_bytes{pool=\"cgroup\"," + sel + "}"}};
+  for (const auto& [q, expr] : wanted) {
+    auto r = c.range(expr, expr);
+    if (!r) return make_error(r.error().message);
+    *q = std::move(*r);
+  }
+  return u;
+}
+
+// cAdvisor's limit of each container (container_spec_memory_limit_bytes), where it has one.
+std::map<std::string, double> spec_limits(const Query& spec) {
+  std::map<std::string, double> out;
+  for (const auto& s : spec.r.series)
+    if (!s.points.empty() && s.points.back().v > 0 && s.points.back().v < double(kNoLimit)) out[key_of(s)] = s.points.back().v;
+  return out;
+}
+
 // The pod's (or container's) series; its node from kube_pod_info into scope.node.
 Result<bool> collect_pod(Collector& c, Scope& scope, Report& rep) {
   const int64_t end_ms = scope.end_us / 1000;
@@ -728,31 +761,27 @@ Result<bool> collect_pod(Collector& c, Scope& scope, Report& rep) {
   AIMEM_RANGE(reasons, "kube_pod_container_status_last_terminated_reason{" + sel + "}")
   AIMEM_RANGE(exitcodes, "kube_pod_container_status_last_terminated_exitcode{" + sel + "}")
   AIMEM_RANGE(restarts, "kube_pod_container_status_restarts_total{" + sel + "}")
-  AIMEM_RANGE(limits, "kube_pod_container_resource_limits{" + sel + ",resource=\"memory\"}")
-  AIMEM_RANGE(requests, "kube_pod_container_resource_requests{" + sel + ",resource=\"memory\"}")
+  auto usage = read_pod_usage(c, sel, cad);
+  if (!usage) return make_error(usage.error().message);
+  PodUsage& u = *usage;
   const std::string psel = "namespace=" + quote(scope.ns) + ",pod=" + quote(scope.pod);
   AIMEM_RANGE(evicted, "kube_pod_status_reason{" + psel + ",reason=\"Evicted\"}")
   AIMEM_RANGE(info, "kube_pod_info{" + psel + "}")
-  k = {std::move(reasons), std::move(exitcodes), std::move(restarts), std::move(limits), std::move(requests), std::move(evicted), std::move(info)};
-  AIMEM_RANGE(ws_q, "container_memory_working_set_bytes{" + cad + "}")
-  AIMEM_RANGE(spec_q, "container_spec_memory_limit_bytes{" + cad + "}")
+  k = {std::move(reasons), std::move(exitcodes), std::move(restarts), std::move(u.limits), std::move(u.requests), std::move(evicted), std::move(info)};
+  const Query& ws_q = u.ws;
   AIMEM_RANGE(oom_q, "container_oom_events_total{" + cad + "}")
   AIMEM_RANGE(fb_used, "DCGM_FI_DEV_FB_USED{" + sel + "}")
   AIMEM_RANGE(fb_free, "DCGM_FI_DEV_FB_FREE{" + sel + "}")
   AIMEM_RANGE(aimem_kills, "aimem_oom_kills_total{" + sel + "}")
-  AIMEM_RANGE(aimem_used, "aimem_memory_used_bytes{pool=\"cgroup\"," + sel + "}")
-  AIMEM_RANGE(aimem_limit, "aimem_memory_limit_bytes{pool=\"cgroup\"," + sel + "}")
   for (const Query* q : {&k.reasons, &k.exitcodes, &k.restarts, &k.limits, &k.requests, &k.evicted}) c.found(kKsm, *q);
   c.found(kKsm, k.info, false);
-  for (const Query* q : {&ws_q, &spec_q, &oom_q}) c.found(kCadvisor, *q);
+  for (const Query* q : {&u.ws, &u.spec, &oom_q}) c.found(kCadvisor, *q);
   c.found(kDcgm, fb_used);
   c.found(kAimem, aimem_kills);
-  c.found(kAimem, aimem_used);
+  c.found(kAimem, u.aimem_used);
 
   std::map<std::string, Merged> ws = by_container(ws_q.r.series);
-  std::map<std::string, double> spec;
-  for (const auto& s : spec_q.r.series)
-    if (!s.points.empty() && s.points.back().v > 0 && s.points.back().v < double(kNoLimit)) spec[key_of(s)] = s.points.back().v;
+  std::map<std::string, double> spec = spec_limits(u.spec);
   std::map<std::string, Rise> cadvisor_oom;  // container -> its last OOM event
   for (const auto& s : oom_q.r.series)
     for (const Rise& up : rises(s, c.start_ms_, c.step_ms_)) cadvisor_oom[key_of(s)] = up;
@@ -763,7 +792,7 @@ Result<bool> collect_pod(Collector& c, Scope& scope, Report& rep) {
     for (const Rise& up : rises(s, c.start_ms_, c.step_ms_)) restart_times.push_back(up.t_ms);
   dcgm_facts(c, rep, fb_used, fb_free, restart_times);
   aimem_cgroup_kills(c, aimem_kills);
-  aimem_pod_usage(c, rep, aimem_used, aimem_limit);
+  aimem_pod_usage(c, rep, u.aimem_used, u.aimem_limit);
 
   if (k.restarts.r.series.empty() && k.reasons.r.series.empty() && k.limits.r.series.empty())
     missing(c, rep, "kube_pod_container_status_restarts_total{" + sel + "}", "kube_pod_container_status_restarts_total",
@@ -812,27 +841,22 @@ Result<bool> killed_pods_context(Collector& c, Report& rep, const std::vector<co
   for (const auto& [ns, pod] : pods) {
     const std::string sel = "namespace=" + quote(ns) + ",pod=" + quote(pod);
     const std::string cad = sel + ",container!=\"\",container!=\"POD\"";
-    AIMEM_RANGE(limits, "kube_pod_container_resource_limits{" + sel + ",resource=\"memory\"}")
-    AIMEM_RANGE(requests, "kube_pod_container_resource_requests{" + sel + ",resource=\"memory\"}")
-    AIMEM_RANGE(ws_q, "container_memory_working_set_bytes{" + cad + "}")
-    AIMEM_RANGE(spec_q, "container_spec_memory_limit_bytes{" + cad + "}")
-    AIMEM_RANGE(aimem_used, "aimem_memory_used_bytes{pool=\"cgroup\"," + sel + "}")
-    AIMEM_RANGE(aimem_limit, "aimem_memory_limit_bytes{pool=\"cgroup\"," + sel + "}")
-    c.found(kKsm, limits, false);
-    c.found(kKsm, requests, false);
-    c.found(kCadvisor, ws_q, false);  // before it moves to `keep`
-    c.found(kAimem, aimem_used, false);
-    keep.push_back(std::move(ws_q));
+    auto usage = read_pod_usage(c, sel, cad);
+    if (!usage) return make_error(usage.error().message);
+    PodUsage& u = *usage;
+    c.found(kKsm, u.limits, false);
+    c.found(kKsm, u.requests, false);
+    c.found(kCadvisor, u.ws, false);  // before it moves to `keep`
+    c.found(kAimem, u.aimem_used, false);
+    keep.push_back(std::move(u.ws));
     const Query& ws_kept = keep.back();
     std::map<std::string, Merged> pod_ws = by_container(ws_kept.r.series);
-    std::map<std::string, double> pod_spec;
-    for (const auto& s : spec_q.r.series)
-      if (!s.points.empty() && s.points.back().v > 0 && s.points.back().v < double(kNoLimit)) pod_spec[key_of(s)] = s.points.back().v;
-    resource_facts(c, limits, requests);
+    std::map<std::string, double> pod_spec = spec_limits(u.spec);
+    resource_facts(c, u.limits, u.requests);
     cadvisor_facts(c, rep, ws_kept, Query{}, pod_ws, pod_spec);
     ws.merge(pod_ws);
     spec.merge(pod_spec);
-    aimem_pod_usage(c, rep, aimem_used, aimem_limit);
+    aimem_pod_usage(c, rep, u.aimem_used, u.aimem_limit);
   }
   return true;
 }
