@@ -847,6 +847,36 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
 }
 
 constexpr uint64_t kSmallEvictee = 256 * units::MiB;
+constexpr uint64_t kSmallMachine = 1 * units::GiB;
+
+// The machine's size against what ran on it, when the evidence gives the
+// host's RAM (`free`, `docker info`'s Total Memory, a VM's size): a heap
+// ceiling the workload was configured with that the whole machine cannot
+// hold (V8's --max-old-space-size, -Xmx), or a small machine (a 256 MB VM)
+// most of which the killed process alone held. Either way the machine is
+// smaller than the workload it was given, not the victim of a leak.
+std::optional<Cause> cause_from_machine_size(const View& v, const Fact* kill, Why& why) {
+  const Fact* host = v.first_context([](const Fact& f) { return f.kind == FactKind::host_state && f.detail == "host RAM" && f.total && *f.total > 0; });
+  if (!host) return std::nullopt;
+  const uint64_t total = *host->total;
+  const Fact* heap = v.first_context([&](const Fact& f) {
+    return f.kind == FactKind::runtime_setting && f.heap_limit && *f.heap_limit >= kHeapShare * static_cast<double>(total);
+  });
+  if (heap) {
+    why = "the workload's heap ceiling (" + heap->detail + " " + units::format_bytes(*heap->heap_limit) + ") is " +
+          (*heap->heap_limit >= total ? "above" : "most of") + " the machine's " + units::format_bytes(total) +
+          " of RAM: the machine is smaller than what the workload was told it could use";
+    why.strength = 0.7f;
+    return Cause::limit_too_low;
+  }
+  if (kill && kill->rss && total <= kSmallMachine && *kill->rss * 2 >= total) {
+    why = "the machine has " + units::format_bytes(total) + " of RAM and the killed process alone held " + units::format_bytes(*kill->rss) +
+          ": the machine is below the workload's need";
+    why.strength = 0.65f;
+    return Cause::limit_too_low;
+  }
+  return std::nullopt;
+}
 
 Cause decide_cause(const View& v, const Decision& d, Why& why) {
   switch (d.layer) {
@@ -909,6 +939,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         return d.decisive->cause;
       }
       if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
+      if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
       if (auto c = cause_from_rollout(v, why)) return *c;
       if (d.decisive)
         if (auto c = cause_from_task_table(*d.decisive, why)) return *c;

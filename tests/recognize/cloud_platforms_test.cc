@@ -152,6 +152,54 @@ Time                       Type            Description
   EXPECT_EQ(drv[0].container, "4f2c9d1e7a3b");
 }
 
+// The task's size in `nomad alloc status` ("251 MiB/256 MiB" under Memory):
+// a limit the diagnosis reasons from, as a JVM heap ceiling four times the
+// task's size shows a limit below the need (modelled on hashicorp/nomad#2203
+// and #6060; values ours).
+TEST(CloudPlatforms, NomadTaskResourcesGiveTheLimit) {
+  const char* log = R"(    task "api" {
+      config { args = ["java", "-Xms512m", "-Xmx2g", "-jar", "/app/api.jar"] }
+      resources { cpu = 400  memory = 512 }
+    }
+Task Resources
+CPU        Memory           Disk     Addresses
+2/400 MHz  508 MiB/512 MiB  300 MiB
+Recent Events:
+2024-03-11T08:12:40Z  Terminated  Exit Code: 137, Exit Message: "OOM Killed"
+)";
+  auto l = test::facts_of_kind(log, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, 512ULL << 20);
+  EXPECT_EQ(l[0].usage, 508ULL << 20);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  std::string why;
+  for (const auto& r : d.incidents[0].reasons) why += r + "\n";
+  EXPECT_NE(why.find("-Xmx"), std::string::npos) << why;
+}
+
+// A Fly machine is a whole VM: its size is the host's RAM, and a global OOM
+// kill of a process holding most of a 256 MB machine is a machine below the
+// need (modelled on remix-run/indie-stack#156; values ours).
+TEST(CloudPlatforms, FlyMachineSizeIsTheHostsRam) {
+  const char* log = "2023-04-02T10:11:12.000 app[91857e2c] ams [info] [    3.201117] Out of memory: Killed process 402 (node) "
+                    "total-vm:1048576kB, anon-rss:160512kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1800kB oom_score_adj:0\n"
+                    "$ fly scale show\n"
+                    "        VM Size: shared-cpu-1x\n"
+                    "      VM Memory: 256 MB\n";
+  auto h = test::facts_of_kind(log, FactKind::host_state);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].total, 256ULL << 20);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  // The same kill on a large host says nothing of the machine's size.
+  std::string big = log;
+  big.replace(big.find("256 MB"), 6, "8192 MB");
+  EXPECT_EQ(test::diagnose_text(big).cause, Cause::unknown);
+}
+
 TEST(CloudPlatforms, SettingsAndProseAreNoFailure) {
   const char* log = R"(Deploying revision api-00042 with memory limit of 512 MiB
 Tip: Memory limit of 512 MiB exceeded with ... means you should raise --memory

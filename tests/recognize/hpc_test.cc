@@ -46,6 +46,45 @@ TEST(Hpc, SlurmEventsWordingGivesTheStepAndCount) {
   EXPECT_EQ(old[0].container, "slurm step 3756240.batch");
 }
 
+// The job's size as the user gave it: sbatch's --mem (bare numbers are MB),
+// seff's summary, Snakemake's mem_mb (modelled on Nesvilab/FragPipe#703,
+// troycomi/reportseff#16 and snakemake/snakemake-executor-plugin-slurm#371;
+// values ours). A kill in a job whose size is known is a limit it filled; a
+// JVM told it may use more than the job holds is a limit below the need.
+TEST(Hpc, JobSizeFromSbatchSeffAndSnakemakeIsTheLimit) {
+  auto lim = [](const char* text) { return test::facts_of_kind(text, FactKind::memory_limit); };
+  auto a = lim("#SBATCH --mem=24G\n");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].limit, 24ULL << 30);
+  auto b = lim("$ sbatch --mem=16000 --cpus-per-task=4 train.sh\n");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].limit, 16000ULL << 20);
+  auto c = lim("Memory Efficiency: 98.40% of 8.00 GB\n");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].limit, 8ULL << 30);
+  auto d = lim("    resources: mem_mb=6000, mem_mib=5723, disk_mb=1000, tmpdir=/tmp\n");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].limit, 6000ULL * 1000 * 1000);
+  // Not a Slurm line: another program's --mem= flag gives no limit.
+  EXPECT_TRUE(lim("$ ./bench --mem=4G --threads 8\n").empty());
+
+  Diagnosis heap = test::diagnose_text(
+      "#SBATCH --mem=20G\n"
+      "java -jar -Xmx96G /opt/tools/search.jar params.txt\n"
+      "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=5512.batch. Some of your processes may have been killed by the cgroup "
+      "out-of-memory handler.\n");
+  EXPECT_EQ(heap.layer, Layer::container_limit);
+  EXPECT_EQ(heap.cause, Cause::limit_too_low);
+  Diagnosis full = test::diagnose_text(
+      "slurmstepd: error: Detected 1 oom_kill event in StepId=7731.batch. Some of the step tasks have been OOM Killed.\n"
+      "State: OUT_OF_MEMORY (exit code 0)\n"
+      "Memory Utilized: 11.88 GB\n"
+      "Memory Efficiency: 99.00% of 12.00 GB\n");
+  EXPECT_EQ(full.cause, Cause::limit_too_low);
+  ASSERT_TRUE(full.incidents[0].pool.limit_bytes);
+  EXPECT_EQ(*full.incidents[0].pool.limit_bytes, 12ULL << 30);
+}
+
 // A job cancelled at its time limit was killed for time, not memory: a
 // look-alike (time_limits.cc), never an OOM event.
 TEST(Hpc, TimeLimitIsNotAnOomEvent) {

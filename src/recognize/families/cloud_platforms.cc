@@ -36,6 +36,12 @@
 // HashiCorp Nomad (task events and the docker driver's client log):
 //   2024-05-01T10:00:03Z  Terminated  Exit Code: 137, Exit Message: "OOM Killed"
 //   2024-05-01T10:00:03.120Z [ERROR] client.driver_mgr.docker: OOM Killed: container_id=4f2c.. nomad_task_name=worker ...
+//   and the task's size in `nomad alloc status` (a memory_limit with its usage):
+//     CPU        Memory           Disk     Addresses
+//     3/500 MHz  251 MiB/256 MiB  300 MiB
+// Fly.io (`fly scale show`; the machine is a whole VM, so its memory is the host's RAM,
+// a host_state "host RAM" total as `free` gives):
+//   VM Memory: 256 MB
 #include <cmath>
 #include <string>
 
@@ -64,6 +70,8 @@ constexpr Pattern kPatterns[] = {
     {"sample#memory_quota=", kContext},
     {"OOM Killed"},
     {"Max Memory Used: ", kContext},
+    {"MHz +[0-9.]+ [KMGT]iB/[0-9.]+ [KMGT]iB", kRegex | kContext},
+    {"VM Memory: ", kContext},
 };
 
 // "web.1" from "heroku[web.1]:", "heroku/web.1:" or "heroku web.1 - -".
@@ -112,6 +120,16 @@ class CloudPlatforms final : public Recognizer {
       return heroku(line, out);
     if (size_t p = s.find("OOM Killed"); p != std::string_view::npos) return nomad(line, p, out);
     if (text::contains(s, "Max Memory Used: ")) return lambda(line, out);
+    if (auto v = text::after(s, "MHz ")) return nomad_resources(line, *v, out);
+    if (auto v = text::after(s, "VM Memory: ")) {
+      std::string_view rest;
+      auto n = text::parse_u64(text::trim_left(*v), &rest);
+      if (!n || *n == 0 || !text::starts_with(text::trim_left(rest), "MB")) return;
+      Fact f = make_fact(line, FactKind::host_state, Family::runtime);
+      f.detail = "host RAM";
+      f.total = *n * units::MiB;  // Fly sizes machines in MB steps of 1,048,576 bytes
+      out.add(std::move(f));
+    }
   }
 
  private:
@@ -158,6 +176,20 @@ class CloudPlatforms final : public Recognizer {
       p.detail = platform_name;
       out.add(std::move(p));
     }
+  }
+
+  // Nomad's "Task Resources" row: "3/500 MHz  251 MiB/256 MiB  300 MiB".
+  void nomad_resources(const Line& line, std::string_view v, FactSink& out) {
+    std::string_view rest;
+    auto used = units::parse_log_size(text::trim_left(v), &rest);
+    if (!used || rest.empty() || rest[0] != '/') return;
+    auto size = units::parse_log_size(rest.substr(1));
+    if (!size || *size == 0) return;
+    Fact l = make_fact(line, FactKind::memory_limit, Family::runtime);
+    l.limit = size;
+    l.usage = used;
+    l.detail = "Nomad task memory";
+    out.add(std::move(l));
   }
 
   // "Memory Size: 256 MB  Max Memory Used: 19 MB" (MB here are MiB: Lambda

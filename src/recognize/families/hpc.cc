@@ -10,6 +10,10 @@
 //   Container [pid=1234,containerID=container_1_0001_01_000002] is running beyond physical memory limits.
 //     Current usage: 2.1 GB of 2 GB physical memory used; 3.5 GB of 4.2 GB virtual memory used. Killing container.
 // Both are a limit of the job's own memory pool, the container_limit layer.
+// The job's size as the user set it (memory_limit facts, context only):
+//   #SBATCH --mem=24G           sbatch --mem=16000 train.sh   (bare numbers are MB, suffixes K M G T)
+//   Memory Efficiency: 99.19% of 16.00 GB                      (seff's summary; "Memory Utilized: 15.87 GB")
+//   resources: mem_mb=8000, mem_mib=7630, disk_mb=1000, ...    (Snakemake's job resources, Slurm executor)
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -26,7 +30,25 @@ constexpr Pattern kPatterns[] = {
     {"Container killed by YARN for exceeding memory limits"},
     {"is running beyond physical memory limits", kCompanion},
     {"is running beyond virtual memory limits", kCompanion},
+    {"--mem=", kContext},
+    {"Memory Efficiency:", kContext},
+    {"resources: mem_mb=", kContext},
 };
+
+// "--mem=24G", "--mem=16000" (MB): Slurm's size, a bare number in MB.
+std::optional<uint64_t> slurm_mem(std::string_view v) {
+  std::string_view rest;
+  auto n = text::parse_u64(v, &rest);
+  if (!n || *n == 0 || *n > (1ULL << 40)) return std::nullopt;
+  char u = rest.empty() ? 'M' : rest[0];
+  switch (u) {
+    case 'K': case 'k': return *n * units::KiB;
+    case 'G': case 'g': return *n * units::GiB;
+    case 'T': case 't': return *n * units::TiB;
+    case 'M': case 'm': return *n * units::MiB;
+    default: return rest.empty() || rest[0] == ' ' || rest[0] == '\t' ? std::optional<uint64_t>(*n * units::MiB) : std::nullopt;
+  }
+}
 
 // "10.4 GB of 10 GB physical memory used" -> usage, limit.
 void yarn_sizes(std::string_view s, Fact& f) {
@@ -55,6 +77,7 @@ class Hpc final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (job_size(line, out)) return;
     if (text::contains(s, "by YARN for exceeding memory limits") || text::contains(s, "is running beyond physical memory limits") ||
         text::contains(s, "is running beyond virtual memory limits")) {
       if (last_yarn_ && line.number <= last_yarn_ + 3) return;  // one report, several lines
@@ -97,6 +120,30 @@ class Hpc final : public Recognizer {
   }
 
  private:
+  // The job's configured size: sbatch's --mem (on an #SBATCH line or the
+  // submitting command), seff's summary, Snakemake's mem_mb resource.
+  bool job_size(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::optional<uint64_t> limit;
+    const char* detail = nullptr;
+    if (auto v = text::after(s, "--mem="); v && (text::contains(s, "SBATCH") || text::contains(s, "sbatch") || text::contains(s, "srun") ||
+                                                 text::contains(s, "salloc"))) {
+      limit = slurm_mem(*v), detail = "Slurm --mem";
+    } else if (auto e = text::after(s, "Memory Efficiency:")) {
+      if (auto of = text::after(*e, "% of ")) limit = units::parse_log_size(*of), detail = "Slurm job memory (seff)";
+    } else if (auto m = text::after(s, "resources: mem_mb=")) {
+      if (auto n = text::parse_u64(*m); n && *n > 0 && *n < (1ULL << 30)) limit = *n * 1000 * 1000, detail = "Snakemake mem_mb";
+    } else {
+      return false;
+    }
+    if (!limit || *limit == 0) return true;
+    Fact f = make_fact(line, FactKind::memory_limit, Family::runtime);
+    f.limit = limit;
+    f.detail = detail;
+    out.add(std::move(f));
+    return true;
+  }
+
   void platform(const Line& line, FactSink& out, const char* name) {
     if (platform_done_) return;
     platform_done_ = true;
