@@ -139,6 +139,88 @@ TEST(MemorySeries, SawtoothHeapIsNotGrowth) {
   for (const Fact& f : d.facts) EXPECT_NE(f.kind, FactKind::memory_usage) << f.detail;
 }
 
+bool has_growing(const Diagnosis& d, std::string_view key) {
+  for (const Fact& f : d.facts)
+    if (f.kind == FactKind::memory_usage && f.detail.find("growing " + std::string(key)) == 0) return true;
+  return false;
+}
+
+// What a collector leaves after each collection, rising toward the heap's
+// size, is live data accumulating; the heap before collection is a sawtooth
+// and says nothing (modelled on elastic/elasticsearch#17371's GC monitor and
+// JDK 8 / unified GC logs; values ours).
+TEST(MemorySeries, HeapAfterCollectionRisingIsAccumulation) {
+  Diagnosis es = test::diagnose_text(
+      "[2021-02-01T01:00:00,001][WARN ][o.e.m.j.JvmGcMonitorService] [n1] [gc][young][1001][11] duration [1.1s], collections [1]/[1.5s], "
+      "total [1.1s]/[9m], memory [9.9gb]->[8.1gb]/[12gb], all_pools {[young] [1.9gb]->[10mb]/[0b]}\n"
+      "[2021-02-01T03:00:00,001][WARN ][o.e.m.j.JvmGcMonitorService] [n1] [gc][young][8201][95] duration [2.0s], collections [1]/[2.4s], "
+      "total [2.0s]/[11m], memory [11.0gb]->[9.6gb]/[12gb], all_pools {[young] [1.4gb]->[9mb]/[0b]}\n"
+      "[2021-02-01T05:00:00,001][WARN ][o.e.m.j.JvmGcMonitorService] [n1] [gc][young][15401][170] duration [3.9s], collections [1]/[4.1s], "
+      "total [3.9s]/[13m], memory [11.7gb]->[11.2gb]/[12gb], all_pools {[young] [0.5gb]->[8mb]/[0b]}\n"
+      "java.lang.OutOfMemoryError: Java heap space\n");
+  EXPECT_TRUE(has_growing(es, "heap after GC"));
+  EXPECT_EQ(es.cause, Cause::leak_or_accumulation);
+  Diagnosis jdk8 = test::diagnose_text(
+      "[GC (Allocation Failure) [PSYoungGen: 600000K->20000K(650000K)] 900000K->420000K(2000000K), 0.0500 secs]\n"
+      "[GC (Allocation Failure) [PSYoungGen: 600000K->21000K(650000K)] 1300000K->820000K(2000000K), 0.0600 secs]\n"
+      "[Full GC (Ergonomics) [PSYoungGen: 21000K->0K(650000K)] [ParOldGen: 1500000K->1350000K(1350000K)] 1521000K->1350000K(2000000K), 1.2 secs]\n"
+      "[Full GC (Ergonomics) [PSYoungGen: 640000K->0K(650000K)] [ParOldGen: 1350000K->1349000K(1350000K)] 1990000K->1900000K(2000000K), 1.9 secs]\n"
+      "java.lang.OutOfMemoryError: Java heap space\n");
+  EXPECT_TRUE(has_growing(jdk8, "heap after GC"));
+  // A heap that collects back to the same floor is healthy, however high it peaks.
+  Diagnosis saw = test::diagnose_text(
+      "[1.0s][info][gc] GC(1) Pause Young (Normal) (G1 Evacuation Pause) 1800M->400M(2048M) 10.1ms\n"
+      "[9.0s][info][gc] GC(2) Pause Young (Normal) (G1 Evacuation Pause) 1900M->410M(2048M) 11.2ms\n"
+      "[17.0s][info][gc] GC(3) Pause Young (Normal) (G1 Evacuation Pause) 1850M->405M(2048M) 10.7ms\n"
+      "[25.0s][info][gc] GC(4) Pause Young (Normal) (G1 Evacuation Pause) 1950M->398M(2048M) 10.9ms\n");
+  EXPECT_FALSE(has_growing(saw, "heap after GC"));
+}
+
+// `free` taken again and again while a job runs: the used column, in the
+// unit the command asked for (modelled on a tokenizer training run killed by
+// the kernel, huggingface/tokenizers#1345; values ours).
+TEST(MemorySeries, FreeRowsTakenAgainAreTheHostsUse) {
+  Diagnosis d = test::diagnose_text(
+      "$ while sleep 60; do free -g | grep Mem; done\n"
+      "Mem:             62          10          51           0           1          51\n"
+      "Mem:             62          24          37           0           1          37\n"
+      "Mem:             62          41          20           0           1          20\n"
+      "Mem:             62          58           3           0           1           3\n"
+      "[90211.102930] Out of memory: Killed process 4411 (python3) total-vm:64012345kB, anon-rss:60012340kB, file-rss:1024kB, "
+      "shmem-rss:0kB, UID:1000 pgtables:120000kB oom_score_adj:0\n");
+  EXPECT_TRUE(has_growing(d, "host used (free)"));
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
+// A worker's start-up banner names the figure as its budget ("Memory: 4.00
+// GB"), and its summary repeats the name as a count ("memory: 0"); neither
+// is a sample of the series its periodic warnings give, which climbs at
+// every step toward the budget (modelled on equinor/ert#2831 with Dask's
+// worker messages; values ours).
+TEST(MemorySeries, HeaderAndUnitlessFiguresDoNotBreakASteadyClimb) {
+  Diagnosis d = test::diagnose_text(
+      "distributed.worker - INFO -           Memory:                     8.00 GB\n"
+      "distributed.worker - WARNING - Memory use is high but worker has no data to store to disk.  Perhaps some other process is "
+      "leaking memory?  Process memory: 6.30 GB -- Worker memory limit: 8.00 GB\n"
+      "distributed.worker - WARNING - Memory use is high but worker has no data to store to disk.  Perhaps some other process is "
+      "leaking memory?  Process memory: 6.61 GB -- Worker memory limit: 8.00 GB\n"
+      "distributed.worker - WARNING - Memory use is high but worker has no data to store to disk.  Perhaps some other process is "
+      "leaking memory?  Process memory: 6.90 GB -- Worker memory limit: 8.00 GB\n"
+      "distributed.worker - WARNING - Memory use is high but worker has no data to store to disk.  Perhaps some other process is "
+      "leaking memory?  Process memory: 7.18 GB -- Worker memory limit: 8.00 GB\n"
+      "distributed.worker - WARNING - Memory use is high but worker has no data to store to disk.  Perhaps some other process is "
+      "leaking memory?  Process memory: 7.49 GB -- Worker memory limit: 8.00 GB\n"
+      "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting\n"
+      "KilledWorker: ('task-1f2e', <Worker 'tcp://10.0.0.7:40411', name: 3, memory: 0, processing: 1>)\n");
+  EXPECT_TRUE(has_growing(d, "memory"));
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  // Five samples that rise by under 15% in all are not called growth.
+  Diagnosis small = test::diagnose_text(
+      "stats memory: 6.30 GB\nstats memory: 6.41 GB\nstats memory: 6.52 GB\nstats memory: 6.63 GB\nstats memory: 6.74 GB\n");
+  EXPECT_FALSE(has_growing(small, "memory"));
+}
+
 // The differential: a GPU OOM in a training step lists the rules' cause first
 // with the check that would rule out the runner-up.
 TEST(Differential, RankedCausesWithTheCheckThatDecides) {

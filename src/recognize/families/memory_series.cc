@@ -32,11 +32,24 @@
 // "Process running mem=611M(119.5%)" line read the same as rss=... does. Lines
 // about loading, downloading, allocating or progress ("2.1G/4.6G", "45%|")
 // are not series: their sizes climb by design.
+// Garbage collectors print what the heap held after each collection; that
+// floor rising collection after collection is live data accumulating (a
+// sawtooth of the heap before collection says nothing):
+//   [GC (Allocation Failure)  524288K->301234K(2010112K), 0.0876 secs]        (JDK 8: the last pair is the heap)
+//   [41.210s][info][gc] GC(57) Pause Young (Normal) (G1 Evacuation Pause) 1500M->1210M(2048M) 12.345ms
+//   [gc][young][601233][20417] duration [1.2s], ..., memory [12.9gb]->[11.6gb]/[16gb], all_pools {...}   (Elasticsearch)
+// `free` rows ("Mem:  157  61  92 ...") taken again and again are the host's
+// used memory as a series, in the unit the command asked for (-b -k -m -g,
+// --mega, --giga; KiB by default; -h prints units).
+// A series of at least kSteadySamples samples that rose at every step but
+// one is growth from kSteadyGrowth up (a climb toward a limit seldom shows
+// the 1.3x a noisy series needs).
 // A series that sat flat (within 15%) for kFlatSamples samples or more and
 // then at least doubled is not a leak but one large piece of work arriving
 // (a huge upload, one oversized request): memory_usage "jumped ...".
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <fmt/format.h>
 #include <string>
 #include <vector>
@@ -63,6 +76,12 @@ constexpr Pattern kPatterns[] = {
     // the scan of a large log 30% slower (bench/diagnose_vs_grep.sh), as one
     // line in ten of a service log carries a size.
     {", [0-9]+ MiB", kRegex | kContext},
+    // Collectors' heap after collection: JVM "301234K->...(2010112K)" pairs, Elasticsearch's "]->[".
+    {"[0-9][KMG]->[0-9]+[KMG]\\([0-9]+[KMG]\\)", kRegex | kContext},
+    {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
+    // `free` rows and the command that chose their unit.
+    {"^ *Mem: +[0-9]", kRegex | kContext},
+    {"free -", kContext},
     {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|mem(ory)?(_| )?(usage|used)?|threads|goroutines)(_?[kmg]i?b|_bytes)?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
 };
@@ -72,6 +91,8 @@ constexpr uint64_t kMinSamples = 3;
 constexpr double kGrowth = 1.3;
 constexpr double kMaxDrop = 0.25;
 constexpr uint64_t kFlatSamples = 3;
+constexpr uint64_t kSteadySamples = 5;
+constexpr double kSteadyGrowth = 1.15;
 constexpr size_t kKept = 64;  // samples kept per series for the flat-then-jump test
 constexpr size_t kTemplates = 16;  // line shapes followed at once (see template_series)
 constexpr size_t kTemplateChars = 96;
@@ -84,7 +105,31 @@ struct Series {
   uint64_t samples = 0, rises = 0, last_line = 0;
   std::string last_text;
   std::vector<double> kept;  // the first kKept samples
+  // The first sample's line shape, and whether a later sample's line has it
+  // too: a first line of a shape never seen again is a header that names the
+  // same figure ("Memory: 4.00 GB", a worker's budget) before the periodic
+  // lines that report its use.
+  uint64_t first_shape = 0;
+  bool first_recurs = false;
 };
+
+// The series without its first sample, when that sample came from a line of
+// another shape than all the rest and the kept samples are all of them.
+std::optional<Series> without_header(const Series& x) {
+  if (x.first_recurs || x.kept.size() != x.samples || x.samples < kMinSamples + 1) return std::nullopt;
+  Series y = x;
+  y.kept.erase(y.kept.begin());
+  y.samples = y.kept.size();
+  y.first = y.kept.front();
+  y.max = 0, y.rises = 0, y.worst_drop = 0;
+  for (size_t i = 0; i < y.kept.size(); ++i) {
+    y.max = std::max(y.max, y.kept[i]);
+    if (i == 0) continue;
+    if (y.kept[i] > y.kept[i - 1]) ++y.rises;
+    if (y.kept[i - 1] > 0 && y.kept[i] < y.kept[i - 1]) y.worst_drop = std::max(y.worst_drop, (y.kept[i - 1] - y.kept[i]) / y.kept[i - 1]);
+  }
+  return y;
+}
 
 // How many samples from the start stay within 15% of the first, when the
 // series then at least doubles past them by its end; 0 otherwise.
@@ -109,7 +154,7 @@ std::string canonical(std::string_view k) {
     if (c == '_' || c == ' ') continue;
     out += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
   }
-  if (out == "mem" || out == "memoryusage" || out == "memoryused" || out == "memorytotal" || out == "memusage" || out == "memused")
+  if (out == "mem" || out == "processmemory" || out == "memoryusage" || out == "memoryused" || out == "memorytotal" || out == "memusage" || out == "memused")
     out = "memory";
   return out;
 }
@@ -199,6 +244,19 @@ uint64_t shape_hash(std::string_view s) {
 constexpr uint64_t kTableLines = 400;  // rows of a ps table or bare samples read after their header
 
 bool digits(std::string_view t) { return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos; }
+
+bool grew(const Series& x, uint64_t* flat_out) {
+  *flat_out = 0;
+  if (x.samples < kMinSamples || x.first <= 0) return false;
+  bool up = x.last >= kGrowth * x.first && x.last >= 0.8 * x.max && x.rises * 10 >= (x.samples - 1) * 6;
+  if (x.samples < 4 && x.rises + 1 < x.samples) up = false;
+  if (x.samples >= kSteadySamples && x.rises + 2 >= x.samples && x.last >= kSteadyGrowth * x.first && x.last >= x.max) up = true;
+  if (x.worst_drop > kMaxDrop) up = false;  // it falls back: a sawtooth (GC, batches), not growth
+  if (x.bytes && x.last - x.first < 16.0 * units::MiB) up = false;
+  uint64_t flat = flat_then_jump(x);
+  if (flat && !(x.bytes && x.last - x.first < 16.0 * units::MiB)) up = true, *flat_out = flat;
+  return up;
+}
 
 class MemorySeries final : public Recognizer {
  public:
@@ -319,6 +377,8 @@ class MemorySeries final : public Recognizer {
       if (i > b) words.push_back(s.substr(b, i - b));
     }
     if (words.empty()) return false;
+    if (free_row(line, words)) return true;
+    if (gc_floor(line)) return true;
     if (size_t p = s.find("->"); p != std::string_view::npos && text::contains(s, " MB")) {
       // "4->4->1 MB": the third figure is the live heap.
       size_t q = s.find("->", p + 2);
@@ -352,17 +412,69 @@ class MemorySeries final : public Recognizer {
     return false;
   }
 
+  // The heap after a collection (see the top): Elasticsearch's "memory
+  // [A]->[B]/[C]" or the JVM's last "A->B(C)" pair (JDK 8 prints the young
+  // generation's pair first, the whole heap's last).
+  bool gc_floor(const Line& line) {
+    std::string_view s = line.text;
+    std::optional<uint64_t> after;
+    if (auto es = text::after(s, "memory [")) {
+      size_t arrow = es->find("]->[");
+      if (arrow == std::string_view::npos) return false;
+      after = units::parse_log_size(es->substr(arrow + 4));
+    } else {
+      size_t arrow = std::string_view::npos;
+      for (size_t p = s.find("->"); p != std::string_view::npos; p = s.find("->", p + 2)) {
+        std::string_view r = s.substr(p + 2);
+        std::string_view rest;
+        if (text::parse_u64(r, &rest) && rest.size() >= 2 && (rest[0] == 'K' || rest[0] == 'M' || rest[0] == 'G') && rest[1] == '(') arrow = p;
+      }
+      if (arrow == std::string_view::npos || arrow < 2 || !std::isdigit(static_cast<unsigned char>(s[arrow - 2]))) return false;
+      std::string_view r = s.substr(arrow + 2);
+      std::string_view rest;
+      auto n = text::parse_u64(r, &rest);
+      if (!n) return false;
+      uint64_t unit = rest[0] == 'K' ? units::KiB : rest[0] == 'M' ? units::MiB : units::GiB;
+      after = *n * unit;
+    }
+    if (!after) return false;
+    add("heap after GC", static_cast<double>(*after), true, line);
+    return true;
+  }
+
+  // `free` rows: "Mem:" then total, used, ... in the unit the last `free`
+  // command asked for.
+  bool free_row(const Line& line, const std::vector<std::string_view>& words) {
+    std::string_view s = line.text;
+    if (auto f = text::after(s, "free -")) {
+      std::string_view flags = text::take_until(*f, "|;&");
+      free_unit_ = units::KiB;
+      if (text::contains(flags, "g") || text::contains(flags, "-giga")) free_unit_ = units::GiB;
+      if (text::contains(flags, "m") && !text::contains(flags, "-giga")) free_unit_ = units::MiB;
+      if (text::contains(flags, "b") && !text::contains(flags, "mb")) free_unit_ = 1;
+      return false;
+    }
+    if (words.size() < 3 || words[0] != "Mem:") return false;
+    std::string_view used = words[2];
+    std::optional<uint64_t> bytes;
+    if (digits(used)) {
+      if (auto n = text::parse_u64(used)) bytes = *n * free_unit_;
+    } else {
+      bytes = units::parse_log_size(used);
+    }
+    if (bytes) add("host used (free)", static_cast<double>(*bytes), true, line);
+    return true;
+  }
+
   void finish(FactSink& out) override {
     for (size_t k = 0; k < used_; ++k) {
-      const Series& x = series_[k];
-      if (x.samples < kMinSamples || x.first <= 0) continue;
-      bool grew = x.last >= kGrowth * x.first && x.last >= 0.8 * x.max && x.rises * 10 >= (x.samples - 1) * 6;
-      if (x.samples < 4 && x.rises + 1 < x.samples) grew = false;
-      if (x.worst_drop > kMaxDrop) grew = false;  // it falls back: a sawtooth (GC, batches), not growth
-      if (x.bytes && x.last - x.first < 16.0 * units::MiB) grew = false;
-      uint64_t flat = flat_then_jump(x);
-      if (flat && !(x.bytes && x.last - x.first < 16.0 * units::MiB)) grew = true;
-      if (!grew) continue;
+      uint64_t flat = 0;
+      std::optional<Series> trimmed;
+      if (!grew(series_[k], &flat)) {
+        trimmed = without_header(series_[k]);
+        if (!trimmed || !grew(*trimmed, &flat)) continue;
+      }
+      const Series& x = trimmed ? *trimmed : series_[k];
       Line last{x.last_text, x.last_line, {}, source_};
       Fact f = make_fact(last, FactKind::memory_usage, Family::python);
       // A figure read from a line's shape is weaker evidence than one the
@@ -391,6 +503,13 @@ class MemorySeries final : public Recognizer {
       x->bytes = bytes;
       x->first = value;
     }
+    // A figure without a unit in a series of sizes (or one with a unit in a
+    // series of counts) is another quantity under the same name: "memory: 0"
+    // in a worker's summary after "Process memory: 3.71 GB" lines.
+    if (x->bytes != bytes) return;
+    const uint64_t shape = shape_hash(line.text);
+    if (x->samples == 0) x->first_shape = shape;
+    else if (shape == x->first_shape) x->first_recurs = true;
     if (x->samples > 0 && value > x->last) ++x->rises;
     if (x->samples > 0 && x->last > 0 && value < x->last) x->worst_drop = std::max(x->worst_drop, (x->last - value) / x->last);
     x->last = value;
@@ -411,6 +530,7 @@ class MemorySeries final : public Recognizer {
   };
   std::vector<Template> templates_;
   size_t rss_column_ = 0;
+  uint64_t free_unit_ = units::KiB;
   uint64_t table_until_ = 0, bare_until_ = 0;
   std::array<Series, kKeys> series_;
   size_t used_ = 0;
