@@ -559,6 +559,8 @@ std::optional<Cause> cause_from_parallelism(const View& v, const Fact& anchor, W
 // A ladder like decide_layer, kept whole for the same reason: the program's
 // own statement, then the message's arithmetic, then a snapshot beside it,
 // then what the allocation was for, then series and phase.
+constexpr uint64_t kLargeUbatch = 2048;  // llama.cpp's n_ubatch: 4x its default of 512
+
 Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   // The program itself says why (vLLM: free memory at start-up below its budget).
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
@@ -674,6 +676,15 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     if (ctx) {
       why = "the compute buffer for a " + std::to_string(*ctx->ctx) + "-token context did not fit";
       return Cause::kv_cache_context;
+    }
+    // The graph's buffers hold one physical batch's activations: their size
+    // follows n_ubatch. One set well above the default 512 is the cause; at
+    // the default, the buffer was only the last thing to fail on a full card.
+    const Fact* ub = v.any([](const Fact& f) { return f.detail == "n_ubatch" && f.batch_tokens && *f.batch_tokens >= kLargeUbatch; });
+    if (ub) {
+      why = "the compute buffer for a physical batch of " + std::to_string(*ub->batch_tokens) + " tokens did not fit";
+      why.strength = 0.7f;
+      return Cause::concurrency_batch;
     }
   }
   if (text::contains(g.detail, "prefill") || text::contains(g.detail, "batch")) {

@@ -62,6 +62,19 @@ TEST(ExitStatus, ZshJobLinesFishAndMacKilledGiveThePidAndProgram) {
   EXPECT_EQ(of_kind("[1]  + 48213 terminated  python3 serve.py\n", FactKind::exit_status).at(0).signal, 15);
 }
 
+// The JVM's crash header (hs_err, as printed on stdout): a SIGSEGV at a
+// program counter is a crash, a look-alike, not a memory failure (modelled
+// on elastic/elasticsearch#17371; values ours).
+TEST(ExitStatus, RuntimeCrashHeaderIsASignalNotAMemoryFailure) {
+  const char* text = "#\n# A fatal error has been detected by the Java Runtime Environment:\n#\n"
+                     "#  SIGSEGV (0xb) at pc=0x00007f3a11c2d0e1, pid=4242, tid=139881\n#\n"
+                     "# Problematic frame:\n# J 1201 C2 org.example.Reader.get(J)J (43 bytes) @ 0x00007f3a11c2d0e1\n";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(d.incidents[0].pid, 4242);
+}
+
 TEST(ExitStatus, ProseAboutKilledProcessesIsNoFailure) {
   const char* log = R"(The training process got killed after 3 epochs, any idea?
 Killed processes are restarted by the supervisor.

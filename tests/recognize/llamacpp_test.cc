@@ -74,6 +74,31 @@ graph_reserve: failed to allocate compute buffers
   EXPECT_NE(d.cause, Cause::kv_cache_context);
 }
 
+// A prompt-processing graph for a physical batch of 8192 tokens ("compute pp
+// buffers", llama.cpp 2025) is the batch, not the model the wrapper lines
+// name; at the default n_ubatch the compute buffer is only the last thing to
+// fail, and the cause is left to the rest of the evidence (modelled on
+// ggml-org/llama.cpp#12817; values ours).
+TEST(LlamaCpp, ComputeBuffersOfALargePhysicalBatchAreTheBatch) {
+  const char* text = R"(llama_context: n_ctx         = 8192
+llama_context: n_batch       = 8192
+llama_context: n_ubatch      = 8192
+llama_kv_cache_unified:    Vulkan0 KV buffer size =   288.00 MiB
+ggml_vulkan: Device memory allocation of size 3791265536 failed.
+ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory
+ggml_gallocr_reserve_n: failed to allocate Vulkan0 buffer of size 3791265536
+llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers
+srv    load_model: failed to load model, 'C:\models\model-Q8_0.gguf'
+main: exiting due to model loading error
+)";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  std::string small = text;
+  small.replace(small.find("n_ubatch      = 8192"), 20, "n_ubatch      = 512 ");
+  EXPECT_NE(test::diagnose_text(small).cause, Cause::concurrency_batch);
+}
+
 TEST(LlamaCpp, KvCacheBufferFailure) {
   const char* text = R"(ggml_backend_cuda_buffer_type_alloc_buffer: allocating 16384.00 MiB on device 1: cudaMalloc failed: out of memory
 alloc_tensor_range: failed to allocate CUDA1 buffer of size 17179869184

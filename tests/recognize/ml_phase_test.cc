@@ -22,6 +22,20 @@ TEST(MlPhase, LoadingCheckpointMakesModelLoad) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// A module's constructor creating its weights is the model being built,
+// whatever the command line's batch size says (modelled on
+// meta-llama/llama#913; values ours).
+TEST(MlPhase, ConstructorCreatingParametersIsModelLoad) {
+  std::string text = std::string("$ torchrun --nproc_per_node 4 chat.py --ckpt_dir ckpt/ --max_batch_size 8\n") +
+                     "  File \"/srv/llama/model.py\", line 301, in __init__\n"
+                     "    self.w1 = ColumnParallelLinear(\n"
+                     "  File \"/usr/lib/python3/dist-packages/fairscale/nn/model_parallel/layers.py\", line 262, in __init__\n"
+                     "    self.weight = Parameter(torch.Tensor(self.output_size_per_partition, self.in_features))\n" +
+                     kOom;
+  EXPECT_FALSE(of_kind(text, FactKind::phase_load).empty());
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::model_load);
+}
+
 TEST(MlPhase, ForwardPassMakesConcurrencyBatch) {
   std::string text = std::string("  File \"/app/model.py\", line 88, in forward\n    x = self.attn(x)\n") + kOom;
   auto s = of_kind(text, FactKind::phase_serve);

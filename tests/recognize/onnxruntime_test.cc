@@ -32,6 +32,26 @@ TEST(OnnxRuntime, CudaArenaThatWasGrowingIsGpuMemory) {
   ASSERT_EQ(d.incidents.size(), 1u);
 }
 
+// A CUDA arena created with a finite memory limit (the session's
+// gpu_mem_limit) whose size after its last extension plus the request pass
+// that limit: the configured limit ran out, whatever the failure's wording
+// (modelled on microsoft/onnxruntime#16303; values ours).
+TEST(OnnxRuntime, ArenaSizePlusRequestPastItsConfiguredLimitIsTheLimit) {
+  const char* text = R"(2024-02-01 09:00:00.100 [I:onnxruntime:log, bfc_arena.cc:26 BFCArena] Creating BFCArena for Cuda with following configs: initial_chunk_size_bytes: 1048576 max_dead_bytes_per_chunk: 134217728 initial_growth_chunk_size_bytes: 2097152 max_power_of_two_extend_bytes: 1073741824 memory limit: 1073741824
+2024-02-01 09:00:01.200 [I:onnxruntime:log, bfc_arena.cc:317 AllocateRawInternal] Extending BFCArena for Cuda. bin_num:20 (requested) num_bytes: 536870912 (actual) rounded_bytes:536870912
+2024-02-01 09:00:01.201 [I:onnxruntime:log, bfc_arena.cc:200 Extend] Total allocated bytes: 805306368
+2024-02-01 09:00:01.300 [I:onnxruntime:log, bfc_arena.cc:317 AllocateRawInternal] Extending BFCArena for Cuda. bin_num:19 (requested) num_bytes: 402653184 (actual) rounded_bytes:402653184
+2024-02-01 09:00:01.301 [E:onnxruntime:, sequential_executor.cc:514 ExecuteKernel] Non-zero status code returned while running MatMul node. Name:'/enc/MatMul' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 402653184
+)";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  // The same failure under the default (unbounded) limit says nothing of a cap.
+  std::string unbounded = text;
+  unbounded.replace(unbounded.find("memory limit: 1073741824"), 24, "memory limit: 18446744073709551615");
+  EXPECT_NE(test::diagnose_text(unbounded).cause, Cause::limit_too_low);
+}
+
 // DayBreak-u/chineseocr_lite#355: a CPU-only NCHWc node (Windows, CPU package) whose arena
 // could not grow is host memory. Values are ours.
 TEST(OnnxRuntime, NchwcNodeIsTheCpuArena) {

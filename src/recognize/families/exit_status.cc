@@ -61,6 +61,11 @@ constexpr Pattern kPatterns[] = {
     {"(\\]|it/s|s/it)(Killed|Aborted|Terminated)\\s*$", kRegex},
     {"^\\s*Illegal instruction( \\(core dumped\\))?\\s*$", kRegex},
     {"was sent code [0-9]+", kRegex | kCompanion},  // gunicorn: "Worker (pid:54) was sent code 139!"
+    // A runtime's crash report (the JVM's hs_err header, as on stdout):
+    // "#  SIGSEGV (0xb) at pc=0x00007f8e650b3cd7, pid=21172, tid=..."; Windows: EXCEPTION_ACCESS_VIOLATION (0xc0000005).
+    // Companions: no gate word in them, so a large log is read around them only near another failure.
+    {"(SIGSEGV|SIGBUS|SIGILL) \\(0x[0-9a-f]+\\) at pc=", kRegex | kCompanion},
+    {"EXCEPTION_ACCESS_VIOLATION \\(0xc0000005\\) at pc=", kRegex | kCompanion},
     // An operator's kill: "$ kill -9 4821", sudo's "COMMAND=/usr/bin/kill -9 4821", "pkill -KILL -f train".
     {"(^|[ =/$#])p?kill -(9|KILL|SIGKILL|s KILL|s 9) ", kRegex},
 };
@@ -114,6 +119,18 @@ class ExitStatus final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (shell(line, out)) return;
+    // A runtime's crash report: the signal that crashed it, at a program counter
+    // (before the advice check: the JVM prefixes its header lines with "# ").
+    if (size_t p = s.find(") at pc=0x"); p != std::string_view::npos) {
+      constexpr SignalName kCrash[] = {{"SIGSEGV (", 11}, {"SIGBUS (", 7}, {"SIGILL (", 4}, {"EXCEPTION_ACCESS_VIOLATION (", 11}};
+      for (const SignalName& c : kCrash)
+        if (size_t q = s.find(c.name); q != std::string_view::npos && q < p) {
+          std::optional<int64_t> pid;
+          if (auto v = text::after(s, "pid=")) pid = text::parse_i64(*v);
+          return signal(line, q, c.number, pid, out, /*framed=*/true);
+        }
+      return;
+    }
     if (guards::is_advice_line(s)) return;
     if (operator_kill(line, out)) return;
     if (auto p = s.find("died with <Signals."); p != std::string_view::npos) {
@@ -217,8 +234,9 @@ class ExitStatus final : public Recognizer {
   }
 
   // A SIGKILL / other signal reported by a runtime (not the shell).
-  void signal(const Line& line, size_t at, int sig, std::optional<int64_t> pid, FactSink& out) {
-    if (guards::is_mention(line.text, at, 10)) return;
+  // `framed`: a line whose "# " prefix is the report's frame, not advice.
+  void signal(const Line& line, size_t at, int sig, std::optional<int64_t> pid, FactSink& out, bool framed = false) {
+    if (!framed && guards::is_mention(line.text, at, 10)) return;
     if (repeated(line, "sig" + std::to_string(sig) + (pid ? ":" + std::to_string(*pid) : std::string()))) return;
     Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
     e.signal = sig;

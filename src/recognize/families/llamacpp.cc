@@ -11,6 +11,7 @@
 //   ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 3221225472 Bytes of memory on device
 // then what the buffer was for:
 //   llama_new_context_with_model: failed to allocate compute buffers / graph_reserve: failed to allocate compute buffers
+//   llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers
 //   llama_kv_cache_init: failed to allocate buffer for kv cache / ... failed to initialize the context: failed to
 //       allocate buffer for kv cache / llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache
 //   llama_model_load: error loading model: unable to allocate CUDA0 buffer / failed to load model
@@ -264,7 +265,8 @@ class LlamaCpp final : public Recognizer {
 
   // Lines that say what the failed buffer was for, or wrap the failure.
   bool purpose_line(const Line& line, std::string_view s, FactSink& out) {
-    bool compute = text::contains(s, "failed to allocate compute buffers");
+    // "compute buffers", and "compute pp buffers" (the prompt-processing graph, llama.cpp since 2025).
+    bool compute = text::contains(s, "failed to allocate compute");
     bool kv = (text::icontains(s, "kv cache") || text::contains(s, "kv_cache")) &&
               (text::contains(s, "failed to allocate") || text::contains(s, "_init() failed"));
     bool wrapper = text::contains(s, "failed to load model") || text::contains(s, "failed to create context") ||

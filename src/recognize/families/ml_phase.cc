@@ -7,7 +7,8 @@
 //
 // Each cue is a word or phrase with the cause it points at and a weight:
 //   model_load        loading / Loading ... / load_model / from_pretrained / load_state_dict / torch.load /
-//                     pickle.load / checkpoint / safetensors / weights / quantizing / model.to( / .cuda()
+//                     pickle.load / checkpoint / safetensors / weights / quantizing / model.to( / .cuda() /
+//                     a constructor's "= Parameter(" (the module creating its weights)
 //   kv_cache_context  KV cache / kv_cache / cache_engine / allocate_gpu_cache / GPU blocks / K-shift /
 //                     context shift / token pool / past_key_value / CUDA graph capture (it runs in what
 //                     the KV reservation left) / long settings: max_model_len / n_ctx / max_seq_len /
@@ -81,6 +82,9 @@ constexpr Cue kCues[] = {
     {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},
     {"model.to(", Cause::model_load, 0.9f, "moving the model to the device"},
     {"model = model.", Cause::model_load, 0.8f, "moving the model to the device"},
+    // A module's constructor creating its weights ("self.weight = Parameter(torch.empty(...))").
+    {"= Parameter(", Cause::model_load, 0.9f, "creating the model's parameters"},
+    {"= nn.Parameter(", Cause::model_load, 0.9f, "creating the model's parameters"},
     // KV-cache sizing and allocation (the cache for the configured context).
     // Not "kv cache" alone: serving engines print "KV cache usage: 5%" in every stats line.
     {"kv cache is allocated", Cause::kv_cache_context, 1.0f, "allocating the KV cache"},

@@ -43,6 +43,7 @@ constexpr Pattern kPatterns[] = {
     {"CUDA failure 2: out of memory"},
     {"BFCArena for ", kContext},
     {"ExecutionProvider", kContext},
+    {"Total allocated bytes: ", kContext},  // the arena's size after its last extension
 };
 
 constexpr uint64_t kHoldWindow = 40;  // lines after a failure in which a traceback may name the provider
@@ -79,6 +80,10 @@ class OnnxRuntime final : public Recognizer {
     size_t limit = s.find("is smaller than requested bytes of");
     if (fail != std::string_view::npos || limit != std::string_view::npos) return arena_failure(line, s, fail, limit, out);
     if (text::contains(s, "BFCArena for ")) return arena_context(s);
+    if (auto v = text::after(s, "Total allocated bytes: ")) {
+      if (last_extended_ == Pool::gpu) gpu_arena_total_ = text::parse_u64(*v);
+      return;
+    }
     providers(s);
   }
 
@@ -90,6 +95,7 @@ class OnnxRuntime final : public Recognizer {
   std::optional<uint64_t> last_extend_bytes_;
   Pool created_ = Pool::unknown;           // the only kind of arena created, or unknown when mixed
   bool created_mixed_ = false;
+  std::optional<uint64_t> gpu_arena_total_;  // "Total allocated bytes: N" after the GPU arena's last extension
   std::optional<uint64_t> gpu_arena_limit_;  // "memory limit: N" of a GPU arena, when set below the default
   bool gpu_provider_ = false, cpu_provider_ = false;
 
@@ -173,6 +179,11 @@ class OnnxRuntime final : public Recognizer {
     std::string what = fact_.detail.empty() ? std::string() : ": " + fact_.detail;
     // The arena's configured limit (gpu_mem_limit, OrtArenaCfg max_mem) was
     // reached, not the device or the host.
+    // A GPU arena with a configured limit that the arena's size and the
+    // request together pass has met that limit, whatever the message says.
+    if (pool == Pool::gpu && !pending_limit_ && gpu_arena_limit_ && gpu_arena_total_ && fact_.requested &&
+        *gpu_arena_total_ + *fact_.requested > *gpu_arena_limit_)
+      pending_limit_ = true;
     if (pending_limit_) fact_.cause = Cause::limit_too_low;
     if (pool == Pool::host || pool == Pool::pinned) {
       fact_.kind = FactKind::host_alloc_failure;
