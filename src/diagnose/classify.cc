@@ -946,7 +946,11 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         return Cause::model_load;
       }
       if (d.decisive && d.decisive->cause != Cause::unknown) {
-        why = "as the failing program reports";
+        size_t frag = d.decisive->detail.find("fragmented: ");
+        std::string_view said = frag == std::string::npos ? std::string_view() : std::string_view(d.decisive->detail).substr(frag + 12);
+        said = said.substr(0, said.find(','));
+        why = frag != std::string::npos ? "the kernel's request of " + std::string(said) + ": memory was free, but not in one piece"
+                                        : "as the failing program reports";
         return d.decisive->cause;
       }
       if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;

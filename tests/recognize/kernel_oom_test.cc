@@ -230,5 +230,34 @@ TEST(KernelOom, HelpTextQuotingAVictimLineIsNotAKill) {
   EXPECT_TRUE(kills("  --watch-kernel        Report lines such as 'Out of memory: Killed process 1234 (python3)' from dmesg.\n").empty());
 }
 
+// A global OOM for an order-3 request (32 kB contiguous) while over a
+// gigabyte lies free in 4 and 8 kB blocks: fragmentation, read from the
+// zones' free-block lines; the same report with free 32 kB blocks is not
+// (modelled on raspberrypi/linux#3872; values ours).
+TEST(KernelOom, HighOrderRequestWithNoBlockOfItsSizeIsFragmentation) {
+  std::string report = R"([ 9120.100001] kworker/u8:1 invoked oom-killer: gfp_mask=0x40cc0(GFP_KERNEL|__GFP_COMP), order=3, oom_score_adj=0
+[ 9120.100050] Mem-Info:
+[ 9120.100060] active_anon:20144 inactive_anon:38211 isolated_anon:0
+[ 9120.100070]  free:289000 free_pcp:290 free_cma:0
+[ 9120.100080] DMA: 1400*4kB (UME) 900*8kB (UME) 1*16kB (M) 0*32kB 0*64kB 0*128kB 0*256kB 0*512kB 0*1024kB 0*2048kB 0*4096kB = 12816kB
+[ 9120.100090] HighMem: 130100*4kB (UM) 77001*8kB (UM) 3*16kB (M) 0*32kB 0*64kB 0*128kB 0*256kB 0*512kB 0*1024kB 0*2048kB 0*4096kB = 1136456kB
+[ 9120.100200] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/system.slice/cam.service,task=camd,pid=733,uid=0
+[ 9120.100210] Out of memory: Killed process 733 (camd) total-vm:301234kB, anon-rss:120332kB, file-rss:2048kB, shmem-rss:0kB, UID:0 pgtables:300kB oom_score_adj:0
+)";
+  auto k = kills(report);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].cause, Cause::fragmentation);
+  EXPECT_NE(k[0].detail.find("order=3"), std::string::npos) << k[0].detail;
+  Diagnosis d = test::diagnose_text(report);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  std::string whole = report;
+  whole.replace(whole.find("0*32kB 0*64kB 0*128kB 0*256kB"), 29, "9*32kB 0*64kB 0*128kB 0*256kB");
+  EXPECT_EQ(kills(whole)[0].cause, Cause::unknown);
+  std::string order0 = report;
+  order0.replace(order0.find("order=3"), 7, "order=0");
+  EXPECT_EQ(kills(order0)[0].cause, Cause::unknown);
+}
+
 }  // namespace
 }  // namespace aimem

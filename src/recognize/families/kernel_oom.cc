@@ -17,6 +17,13 @@
 //   [Memory cgroup out of memory: |Out of memory: ]Killed process N[, UID n,] (comm) total-vm:NkB, anon-rss:NkB, ...
 //   oom_reaper: reaped process N (comm), now anon-rss:0kB, ...
 //
+// A global report also lists each zone's free blocks by size (show_free_areas):
+//   Normal: 140322*4kB (UM) 81211*8kB (UM) 2*16kB (M) 0*32kB 0*64kB ... 0*4096kB = 1211008kB
+// A request of order N (2^N contiguous pages, from the header's order=N) that
+// finds no free block of that size in any zone, while megabytes lie free in
+// smaller ones, failed for fragmentation, not for want of memory: the fact
+// carries cause fragmentation and says so in its detail.
+//
 // The header, task table and summary are rate-limited; the victim line is not,
 // so a lone victim line is a whole incident. The summary line can be split by a
 // KERN_CONT bug (",global_oom,task_memcg=..." on its own line), and a paste from
@@ -69,7 +76,10 @@ constexpr Pattern kPatterns[] = {
     {"cpuset=", kContext},
     {"PID: [0-9]+ Comm: ", kRegex | kContext},
     {"^.{0,80}\\[ *[0-9]+\\] +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ", kRegex | kContext},  // a task table row
+    {"[0-9]\\*4kB ", kRegex | kContext},  // a zone's free blocks by size
 };
+
+constexpr uint64_t kFragmentedFreeKiB = 16 * 1024;  // free in small blocks for an order>0 failure to be fragmentation
 
 constexpr uint64_t kPage = 4096;
 constexpr size_t kTablePrograms = 256;  // distinct names counted per report
@@ -102,6 +112,10 @@ struct Report {
   std::optional<uint64_t> usage, limit;
   std::optional<int64_t> summary_pid;
   std::string summary_task;
+  int order = 0;                    // the request's order (2^order pages)
+  uint64_t free_kib = 0;            // free in every zone's blocks
+  uint64_t free_at_order_kib = 0;   // free in blocks of the request's size or larger
+  bool buddy = false;               // a zone's free-block line was read
   int victims = 0;
   std::vector<std::pair<uint64_t, std::string>> lines;  // evidence, bounded
   std::vector<Victim> pending;  // victims of this report, emitted when it ends
@@ -130,9 +144,11 @@ class KernelOom final : public Recognizer {
       start(line);
       r_.trigger = trigger_comm(s);
       if (text::contains(s, "order=-1")) r_.sysrq = true;
+      if (auto o = text::after(s, "order=")) r_.order = static_cast<int>(text::parse_u64(*o).value_or(0) & 15);
       keep(line);
       return;
     }
+    if (r_.open && near(line) && text::contains(s, "*4kB ")) return free_blocks(s);
     if (auto p = s.find("oom-kill:"); p != std::string_view::npos && text::contains(s, "constraint=")) {
       ensure(line, out);
       std::string_view summary = text::trim(s.substr(p + 9));
@@ -386,6 +402,23 @@ class KernelOom final : public Recognizer {
     }
   }
 
+  // "Normal: 1524*4kB (UME) 1020*8kB (UME) 1*16kB (M) 0*32kB ... = 14272kB": the free
+  // blocks per size, summed over zones, and those of the request's size or larger.
+  void free_blocks(std::string_view s) {
+    r_.buddy = true;
+    for (size_t p = s.find("kB"); p != std::string_view::npos; p = s.find("kB", p + 2)) {
+      size_t star = s.rfind('*', p);
+      if (star == std::string_view::npos || p - star > 8) continue;
+      auto size = text::parse_u64(s.substr(star + 1));
+      size_t b = star;
+      while (b > 0 && s[b - 1] >= '0' && s[b - 1] <= '9') --b;
+      auto count = text::parse_u64(s.substr(b, star - b));
+      if (!size || !count || *size == 0 || *count > (1ULL << 40)) continue;
+      r_.free_kib += *count * *size;
+      if (*size >= (4ULL << r_.order)) r_.free_at_order_kib += *count * *size;
+    }
+  }
+
   Fact fact_from_report(FactKind kind) const {
     Fact f = r_.base;
     f.kind = kind;
@@ -405,6 +438,11 @@ class KernelOom final : public Recognizer {
       f.detail = "unqualified";
     }
     if (r_.sysrq) f.detail += ",sysrq";
+    if (!r_.memcg && r_.order > 0 && r_.buddy && r_.free_at_order_kib == 0 && r_.free_kib >= kFragmentedFreeKiB) {
+      f.cause = Cause::fragmentation;
+      f.detail += ",fragmented: order=" + std::to_string(r_.order) + " found no free block of " + std::to_string(4 << r_.order) +
+                  " kB with " + units::format_bytes(r_.free_kib * 1024) + " free in smaller ones";
+    }
     f.extra = r_.lines;
     return f;
   }
