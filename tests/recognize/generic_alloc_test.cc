@@ -221,6 +221,26 @@ TEST(MemorySeries, HeaderAndUnitlessFiguresDoNotBreakASteadyClimb) {
   EXPECT_FALSE(has_growing(small, "memory"));
 }
 
+// `kubectl top` taken every few minutes: the rows' padding changes as the
+// figures widen, and the last row, after the kill, is the restarted container
+// counted from zero; the climb before it is the series (modelled on
+// linkerd/linkerd2#9947; values ours).
+TEST(MemorySeries, KubectlTopRowsClimbingToAKillAreALeak) {
+  Diagnosis d = test::diagnose_text(
+      "$ while true; do kubectl top pod api-7c9d-x2 --containers | grep ' api '; sleep 300; done\n"
+      "api-7c9d-x2   api   5m           61Mi\n"
+      "api-7c9d-x2   api   18m          97Mi\n"
+      "api-7c9d-x2   api   22m          131Mi\n"
+      "api-7c9d-x2   api   20m          170Mi\n"
+      "api-7c9d-x2   api   4m           12Mi\n"
+      "    Last State:     Terminated\n"
+      "      Reason:       OOMKilled\n"
+      "      Exit Code:    137\n"
+      "    Limits:         memory: 192Mi\n");
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
 // The differential: a GPU OOM in a training step lists the rules' cause first
 // with the check that would rule out the runner-up.
 TEST(Differential, RankedCausesWithTheCheckThatDecides) {

@@ -41,6 +41,9 @@
 // `free` rows ("Mem:  157  61  92 ...") taken again and again are the host's
 // used memory as a series, in the unit the command asked for (-b -k -m -g,
 // --mega, --giga; KiB by default; -h prints units).
+// A last sample below the first is a restart after the kill (the series is
+// judged without it); table rows whose padding changes with their figures'
+// widths (`kubectl top`) are one shape.
 // A series of at least kSteadySamples samples that rose at every step but
 // one is growth from kSteadyGrowth up (a climb toward a limit seldom shows
 // the 1.3x a noisy series needs).
@@ -79,6 +82,8 @@ constexpr Pattern kPatterns[] = {
     // Collectors' heap after collection: JVM "301234K->...(2010112K)" pairs, Elasticsearch's "]->[".
     {"[0-9][KMG]->[0-9]+[KMG]\\([0-9]+[KMG]\\)", kRegex | kContext},
     {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
+    // `kubectl top` rows: "<pod> [<container>]  25m  226Mi" (CPU in millicores, then memory).
+    {"[0-9]m +[0-9]+(Mi|Gi|Ki)\\s*$", kRegex | kContext},
     // `free` rows and the command that chose their unit.
     {"^ *Mem: +[0-9]", kRegex | kContext},
     {"free -", kContext},
@@ -113,14 +118,11 @@ struct Series {
   bool first_recurs = false;
 };
 
-// The series without its first sample, when that sample came from a line of
-// another shape than all the rest and the kept samples are all of them.
-std::optional<Series> without_header(const Series& x) {
-  if (x.first_recurs || x.kept.size() != x.samples || x.samples < kMinSamples + 1) return std::nullopt;
-  Series y = x;
-  y.kept.erase(y.kept.begin());
+// Recomputes a series' figures from its kept samples.
+void recount(Series& y) {
   y.samples = y.kept.size();
   y.first = y.kept.front();
+  y.last = y.kept.back();
   y.max = 0, y.rises = 0, y.worst_drop = 0;
   for (size_t i = 0; i < y.kept.size(); ++i) {
     y.max = std::max(y.max, y.kept[i]);
@@ -128,6 +130,25 @@ std::optional<Series> without_header(const Series& x) {
     if (y.kept[i] > y.kept[i - 1]) ++y.rises;
     if (y.kept[i - 1] > 0 && y.kept[i] < y.kept[i - 1]) y.worst_drop = std::max(y.worst_drop, (y.kept[i - 1] - y.kept[i]) / y.kept[i - 1]);
   }
+}
+
+// The series without its last sample, when that one fell below the first: a
+// process restarted after its kill, its memory counted again from zero.
+std::optional<Series> without_restart(const Series& x) {
+  if (x.kept.size() != x.samples || x.samples < kMinSamples + 1 || x.last >= x.first) return std::nullopt;
+  Series y = x;
+  y.kept.pop_back();
+  recount(y);
+  return y;
+}
+
+// The series without its first sample, when that sample came from a line of
+// another shape than all the rest and the kept samples are all of them.
+std::optional<Series> without_header(const Series& x) {
+  if (x.first_recurs || x.kept.size() != x.samples || x.samples < kMinSamples + 1) return std::nullopt;
+  Series y = x;
+  y.kept.erase(y.kept.begin());
+  recount(y);
   return y;
 }
 
@@ -219,6 +240,9 @@ std::string shape_of(std::string_view s) {
     if (s[i] >= '0' && s[i] <= '9') {
       out += '#';
       while (i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '9') ++i;
+    } else if (s[i] == ' ' || s[i] == '\t') {
+      out += ' ';  // a column's padding changes with its figures' widths
+      while (i + 1 < s.size() && (s[i + 1] == ' ' || s[i + 1] == '\t')) ++i;
     } else {
       out += s[i];
     }
@@ -235,6 +259,9 @@ uint64_t shape_hash(std::string_view s) {
     if (c >= '0' && c <= '9') {
       c = '#';
       while (i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '9') ++i;
+    } else if (c == ' ' || c == '\t') {
+      c = ' ';
+      while (i + 1 < s.size() && (s[i + 1] == ' ' || s[i + 1] == '\t')) ++i;
     }
     h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
   }
@@ -472,6 +499,7 @@ class MemorySeries final : public Recognizer {
       std::optional<Series> trimmed;
       if (!grew(series_[k], &flat)) {
         trimmed = without_header(series_[k]);
+        if (!trimmed || !grew(*trimmed, &flat)) trimmed = without_restart(series_[k]);
         if (!trimmed || !grew(*trimmed, &flat)) continue;
       }
       const Series& x = trimmed ? *trimmed : series_[k];
