@@ -556,11 +556,11 @@ std::optional<Cause> cause_from_parallelism(const View& v, const Fact& anchor, W
   return std::nullopt;
 }
 
+constexpr uint64_t kLargeUbatch = 2048;  // llama.cpp's n_ubatch: 4x its default of 512
+
 // A ladder like decide_layer, kept whole for the same reason: the program's
 // own statement, then the message's arithmetic, then a snapshot beside it,
 // then what the allocation was for, then series and phase.
-constexpr uint64_t kLargeUbatch = 2048;  // llama.cpp's n_ubatch: 4x its default of 512
-
 Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   // The program itself says why (vLLM: free memory at start-up below its budget).
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
