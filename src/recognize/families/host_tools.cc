@@ -20,6 +20,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
+#include "recognize/families/free_units.h"
 #include "recognize/families/platform_util.h"
 
 namespace aimem {
@@ -52,15 +53,14 @@ class HostTools final : public Recognizer {
       header_ = columns(t);
       header_line_ = line.number;
     } else if (size_t p = s.find("free -"); p != std::string_view::npos) {
-      command(s.substr(p + 5));
+      units_.command(s.substr(p + 5));
     }
   }
 
   void finish(FactSink& out) override { flush(out); }
 
  private:
-  uint64_t unit_ = units::KiB;  // what a bare number means
-  bool si_ = false;
+  FreeUnits units_;  // what the last `free` command's options make a figure mean
   std::vector<std::string> header_;
   uint64_t header_line_ = 0;
   std::optional<Fact> pending_;
@@ -79,46 +79,7 @@ class HostTools final : public Recognizer {
     return out;
   }
 
-  // "free -m", "free -h --si", "free --giga -w"
-  void command(std::string_view args) {
-    for (std::string_view a : columns(args)) {
-      if (a == "-b" || a == "--bytes") unit_ = 1;
-      else if (a == "-k" || a == "--kibi") unit_ = units::KiB;
-      else if (a == "-m" || a == "--mebi") unit_ = units::MiB;
-      else if (a == "-g" || a == "--gibi") unit_ = units::GiB;
-      else if (a == "--kilo") unit_ = 1000;
-      else if (a == "--mega") unit_ = 1000000;
-      else if (a == "--giga") unit_ = 1000000000;
-      else if (a == "--si") si_ = true;
-      else if (!a.empty() && a[0] == '-' && a.size() > 2 && a[1] != '-') {
-        // clustered short options: "-mt", "-hw"
-        for (char c : a.substr(1)) {
-          if (c == 'b') unit_ = 1;
-          else if (c == 'k') unit_ = units::KiB;
-          else if (c == 'm') unit_ = units::MiB;
-          else if (c == 'g') unit_ = units::GiB;
-        }
-      }
-    }
-  }
-
-  std::optional<uint64_t> size_of(std::string_view v) const {
-    std::string_view rest;
-    auto n = text::parse_double(v, &rest);
-    if (!n || *n < 0) return std::nullopt;
-    if (rest.empty()) return static_cast<uint64_t>(*n * static_cast<double>(unit_) + 0.5);
-    // -h: "15Gi", "1.2G", "512Mi", "0B"; --si makes K/M/G decimal.
-    double mult = 0;
-    switch (rest[0]) {
-      case 'B': mult = 1; break;
-      case 'K': case 'k': mult = si_ ? 1e3 : 1024.0; break;
-      case 'M': mult = si_ ? 1e6 : 1048576.0; break;
-      case 'G': mult = si_ ? 1e9 : 1073741824.0; break;
-      case 'T': mult = si_ ? 1e12 : 1099511627776.0; break;
-      default: return std::nullopt;
-    }
-    return static_cast<uint64_t>(*n * mult + 0.5);
-  }
+  std::optional<uint64_t> size_of(std::string_view v) const { return units_.size_of(v); }
 
   void mem_row(const Line& line, std::string_view values, FactSink& out) {
     flush(out);

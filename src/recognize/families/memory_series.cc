@@ -60,6 +60,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
+#include "recognize/families/free_units.h"
 
 namespace aimem {
 namespace {
@@ -470,26 +471,15 @@ class MemorySeries final : public Recognizer {
   }
 
   // `free` rows: "Mem:" then total, used, ... in the unit the last `free`
-  // command asked for.
+  // command asked for (free_units.h, as the table reader reads them).
   bool free_row(const Line& line, const std::vector<std::string_view>& words) {
     std::string_view s = line.text;
-    if (auto f = text::after(s, "free -")) {
-      std::string_view flags = text::take_until(*f, "|;&");
-      free_unit_ = units::KiB;
-      if (text::contains(flags, "g") || text::contains(flags, "-giga")) free_unit_ = units::GiB;
-      if (text::contains(flags, "m") && !text::contains(flags, "-giga")) free_unit_ = units::MiB;
-      if (text::contains(flags, "b") && !text::contains(flags, "mb")) free_unit_ = 1;
+    if (size_t p = s.find("free -"); p != std::string_view::npos) {
+      free_units_.command(text::take_until(s.substr(p + 5), "|;&"));
       return false;
     }
     if (words.size() < 3 || words[0] != "Mem:") return false;
-    std::string_view used = words[2];
-    std::optional<uint64_t> bytes;
-    if (digits(used)) {
-      if (auto n = text::parse_u64(used)) bytes = *n * free_unit_;
-    } else {
-      bytes = units::parse_log_size(used);
-    }
-    if (bytes) add("host used (free)", static_cast<double>(*bytes), true, line);
+    if (auto bytes = free_units_.size_of(words[2])) add("host used (free)", static_cast<double>(*bytes), true, line);
     return true;
   }
 
@@ -558,7 +548,7 @@ class MemorySeries final : public Recognizer {
   };
   std::vector<Template> templates_;
   size_t rss_column_ = 0;
-  uint64_t free_unit_ = units::KiB;
+  FreeUnits free_units_;
   uint64_t table_until_ = 0, bare_until_ = 0;
   std::array<Series, kKeys> series_;
   size_t used_ = 0;
