@@ -10,6 +10,7 @@
 // a container limit) and decide the cause.
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 #include "core/cgroup_path.h"
 #include "core/text.h"
@@ -558,6 +559,27 @@ std::optional<Cause> cause_from_parallelism(const View& v, const Fact& anchor, W
 
 constexpr uint64_t kLargeUbatch = 2048;  // llama.cpp's n_ubatch: 4x its default of 512
 
+// A cap the user put on the framework's pool: XLA_PYTHON_CLIENT_MEM_FRACTION,
+// set_per_process_memory_fraction, TGI's --cuda-memory-fraction (a fraction
+// of at most kLowCap), TensorFlow's memory_limit (bytes, below kLowCap of the
+// device where a snapshot gives its size). Not vLLM's gpu_memory_utilization
+// or SGLang's mem_fraction_static: those size a KV budget, whose shortage the
+// engine reports itself. A snapshot showing the device itself nearly full
+// says the cap was not what bound.
+constexpr double kLowCap = 0.6;
+const Fact* configured_cap(const View& v, const Fact& g) {
+  const Fact* device = v.any([](const Fact& f) { return f.kind == FactKind::gpu_state && f.total && f.usage; });
+  if (device && *device->usage * 10 >= *device->total * 9) return nullptr;
+  uint64_t size = device ? *device->total : 0;
+  return v.any([&](const Fact& f) {
+    if (f.kind != FactKind::runtime_setting) return false;
+    bool fraction = text::starts_with(f.detail, "device cap") || text::contains(f.detail, "cuda_memory_fraction");
+    if (!fraction) return false;
+    if (f.ratio) return *f.ratio <= kLowCap;
+    return f.limit && (!size || static_cast<double>(*f.limit) <= kLowCap * static_cast<double>(size)) && (!g.total || *g.total <= *f.limit + units::GiB);
+  });
+}
+
 // A ladder like decide_layer, kept whole for the same reason: the program's
 // own statement, then the message's arithmetic, then a snapshot beside it,
 // then what the allocation was for, then series and phase.
@@ -592,11 +614,16 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   }
   // A per-process cap (PyTorch's set_per_process_memory_fraction prints "X
   // allowed"; TensorFlow's memory_limit) well below a device that still had
-  // room for the request: the cap, not the GPU, ran out.
-  if (g.limit && g.total && *g.limit < *g.total && *g.limit * 10 < *g.total * 9 &&
-      (!g.free || !g.requested || *g.free >= *g.requested)) {
-    why = "the process is capped at " + units::format_bytes(*g.limit) + " of a " + units::format_bytes(*g.total) + " device" +
-          (g.free ? " that still had " + units::format_bytes(*g.free) + " free" : std::string()) + ": the cap ran out, not the GPU";
+  // room for the request: the cap, not the GPU, ran out. The figures may be
+  // in another message of the same failure (TGI's warm-up error wraps
+  // PyTorch's "Allocation on device" report).
+  auto capped = [](const Fact& f) {
+    return f.kind == FactKind::gpu_oom && f.limit && f.total && *f.limit < *f.total && *f.limit * 10 < *f.total * 9 &&
+           (!f.free || !f.requested || *f.free >= *f.requested);
+  };
+  if (const Fact* c = capped(g) ? &g : v.any(capped)) {
+    why = "the process is capped at " + units::format_bytes(*c->limit) + " of a " + units::format_bytes(*c->total) + " device" +
+          (c->free ? " that still had " + units::format_bytes(*c->free) + " free" : std::string()) + ": the cap ran out, not the GPU";
     why.strength = 0.8f;
     return Cause::limit_too_low;
   }
@@ -649,6 +676,16 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
         return Cause::other_process;
       }
     }
+  }
+  if (const Fact* cap = configured_cap(v, g)) {
+    std::string name = "--cuda-memory-fraction";
+    if (size_t open = cap->detail.find('('); open != std::string::npos)
+      name = cap->detail.substr(open + 1, cap->detail.find(')', open) - open - 1);
+    why = "the pool was capped by " + name + " at " +
+          (cap->ratio ? fmt::format("{:g} of the device", *cap->ratio) : units::format_bytes(cap->limit.value_or(0))) +
+          ": the cap ran out before the GPU did";
+    why.strength = 0.7f;
+    return Cause::limit_too_low;
   }
   // A snapshot pasted beside the failure (nvidia-smi, an engine's memory
   // profile) shows other processes holding much of the device, and the
@@ -907,8 +944,10 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         why.strength = 0.65f;
         return Cause::other_process;
       }
-      if (e && e->usage && e->requested && *e->requested > 0 && *e->usage > *e->requested) {
-        why = "the container used " + units::format_bytes(*e->usage) + ", above its memory request of " + units::format_bytes(*e->requested);
+      // A request of 0 (BestEffort) declares no need at all: first in line.
+      if (e && e->usage && e->requested && *e->usage > *e->requested) {
+        why = "the container used " + units::format_bytes(*e->usage) +
+              (*e->requested ? ", above its memory request of " + units::format_bytes(*e->requested) : " with no memory request (BestEffort)");
         return Cause::limit_too_low;
       }
       why = "the eviction message does not show a request below the container's need";

@@ -483,5 +483,163 @@ TEST(CauseMechanisms, AnAbortAloneIsNotMemory) {
   EXPECT_EQ(bad_alloc.layer, Layer::host_ram) << reason_text(bad_alloc);
 }
 
+// A cap the user put on the framework's pool: the cap ran out, not the
+// device (modelled on google/jax issues with XLA_PYTHON_CLIENT_MEM_FRACTION,
+// tensorflow/tensorflow issues with a virtual device's memory_limit, and
+// pytorch/pytorch's set_per_process_memory_fraction).
+TEST(CauseMechanisms, AFractionOrLimitSetOnThePoolIsTheCap) {
+  auto jax = [](const std::string& fraction, const std::string& used) {
+    return "$ XLA_PYTHON_CLIENT_MEM_FRACTION=" + fraction + " python train.py --config configs/small.py\n"
+           "2025-03-02 10:11:12.000123: W external/tsl/tsl/framework/bfc_allocator.cc:485] Allocator (GPU_0_bfc) ran out of memory "
+           "trying to allocate 1.80GiB (rounded to 1932735283)requested by op \n"
+           "2025-03-02 10:11:12.000456: E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:2732] Execution of replica 0 failed: "
+           "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1932735283 bytes.\n"
+           "Traceback (most recent call last):\n  File \"/srv/train.py\", line 90, in <module>\n    state, loss = train_step(state, batch)\n"
+           "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1932735283 bytes.\n"
+           "$ nvidia-smi --query-gpu=memory.used,memory.total --format=csv\nmemory.used [MiB], memory.total [MiB]\n" + used + " MiB, 24564 MiB\n";
+  };
+  Diagnosis capped = diagnose_text(jax(".15", "3790"));
+  EXPECT_EQ(capped.layer, Layer::gpu_vram);
+  EXPECT_EQ(capped.cause, Cause::limit_too_low) << reason_text(capped);
+  EXPECT_NE(reason_text(capped).find("XLA_PYTHON_CLIENT_MEM_FRACTION"), std::string::npos) << reason_text(capped);
+  // Most of the device given to the pool: the training step decides.
+  EXPECT_EQ(diagnose_text(jax(".90", "22300")).cause, Cause::concurrency_batch);
+  // A small fraction, but the device itself was full: not the cap.
+  EXPECT_NE(diagnose_text(jax(".15", "24400")).cause, Cause::limit_too_low);
+
+  auto tf = [](const std::string& limit) {
+    return "tf.config.set_logical_device_configuration(gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=" + limit + ")])\n"
+           "2024-06-01 08:00:01.100000: I tensorflow/core/common_runtime/bfc_allocator.cc:1048] Stats: \n"
+           "Limit:                      " + std::to_string(std::stoull(limit) * 1048576ULL) + "\n"
+           "InUse:                      " + std::to_string(std::stoull(limit) * 1048576ULL - 4096) + "\n"
+           "2024-06-01 08:00:01.200000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:336] Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED\n";
+  };
+  Diagnosis tf_capped = diagnose_text(tf("2048"));
+  EXPECT_EQ(tf_capped.layer, Layer::gpu_vram);
+  EXPECT_EQ(tf_capped.cause, Cause::limit_too_low) << reason_text(tf_capped);
+
+  auto torch = [](const std::string& fraction) {
+    return "torch.cuda.set_per_process_memory_fraction(" + fraction + ", 0)\n"
+           "Traceback (most recent call last):\n  File \"/app/infer.py\", line 40, in <module>\n    out = model(x)\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 23.65 GiB of "
+           "which 13.20 GiB is free. Of the allocated memory 9.90 GiB is allocated by PyTorch, and 80.00 MiB is reserved by PyTorch but unallocated.\n";
+  };
+  EXPECT_EQ(diagnose_text(torch("0.4")).cause, Cause::limit_too_low) << reason_text(diagnose_text(torch("0.4")));
+  EXPECT_NE(diagnose_text(torch("0.95")).cause, Cause::limit_too_low);
+}
+
+// TGI's warm-up error wraps PyTorch's "Allocation on device" report: the
+// report's figures (a user-set fraction well below a device with room) decide
+// over the warm-up phase (modelled on huggingface/text-generation-inference
+// warm-up failures with --cuda-memory-fraction).
+TEST(CauseMechanisms, TheCapInAWrappedReportOutweighsTheWarmupPhase) {
+  auto text = [](const std::string& limit) {
+    return "2024-07-01T09:00:02.000000Z  INFO text_generation_router: router/src/main.rs:315: Warming up model\n"
+           "2024-07-01T09:00:09.000000Z ERROR text_generation_launcher: Method Warmup encountered an error.\n"
+           "Traceback (most recent call last):\n"
+           "  File \"/opt/conda/lib/python3.10/site-packages/text_generation_server/models/flash_causal_lm.py\", line 917, in warmup\n"
+           "    _, batch, _ = self.generate_token(batch)\n"
+           "torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\n"
+           "Currently allocated     : 11.60 GiB\nRequested               : 900.00 MiB\nDevice limit            : 23.65 GiB\n"
+           "Free (according to CUDA): 11.80 GiB\nPyTorch limit (set by user-supplied memory fraction)\n                        : " + limit + "\n"
+           "2024-07-01T09:00:09.100000Z ERROR warmup{max_input_length=2047 max_prefill_tokens=2048 max_total_tokens=2048 max_batch_size=None}:warmup: "
+           "text_generation_client: router/client/src/lib.rs:33: Server error: Not enough memory to handle 2048 prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n";
+  };
+  Diagnosis capped = diagnose_text(text("11.83 GiB"));
+  EXPECT_EQ(capped.layer, Layer::gpu_vram);
+  EXPECT_EQ(capped.cause, Cause::limit_too_low) << reason_text(capped);
+  EXPECT_EQ(diagnose_text(text("23.60 GiB")).cause, Cause::concurrency_batch);
+}
+
+// A BestEffort pod (request 0) evicted: the kubelet takes it first. Its
+// containers' usage is summed, across a message folded over lines (modelled
+// on kubernetes/kubernetes eviction threads and `kubectl get pod -o yaml`).
+TEST(CauseMechanisms, ABestEffortEvicteeIsJudgedByWhatItUsed) {
+  auto yaml = [](const std::string& a, const std::string& b) {
+    return "  message: >-\n"
+           "    The node was low on resource: memory. Container sidecar was using\n"
+           "    " + a + ", which exceeds its request of 0. Container app was using\n"
+           "    " + b + ", which exceeds its request of 0. \n"
+           "  reason: Evicted\n  qosClass: BestEffort\n";
+  };
+  Diagnosis small = diagnose_text(yaml("20480Ki", "61440Ki"));
+  EXPECT_EQ(small.layer, Layer::k8s_eviction);
+  EXPECT_EQ(small.cause, Cause::other_process) << reason_text(small);
+  // 150 + 200 MiB: each small, together past what a small evictee is.
+  Diagnosis big = diagnose_text(yaml("153600Ki", "204800Ki"));
+  EXPECT_EQ(big.cause, Cause::limit_too_low) << reason_text(big);
+  EXPECT_NE(reason_text(big).find("no memory request"), std::string::npos) << reason_text(big);
+  // A describe paste cut mid-word by the terminal: "which e" / "xceeds its request of 0."
+  Diagnosis cut = diagnose_text(
+      "Status:         Failed\nReason:         Evicted\n"
+      "Message:        The node was low on resource: memory. Container geo was using 1502412Ki, which e\n"
+      "xceeds its request of 0.\n");
+  EXPECT_EQ(cut.cause, Cause::limit_too_low) << reason_text(cut);
+}
+
+// A sharded checkpoint's file names and conversion scripts are the load
+// (modelled on Lightning-AI/lit-llama convert_hf_checkpoint runs killed by the
+// kernel, and llama.cpp's convert_hf_to_gguf.py).
+TEST(CauseMechanisms, ShardNamesAndConversionScriptsAreTheLoad) {
+  auto text = [](const std::string& step) {
+    return "$ python3 " + step + "\nKilled\n"
+           "[ 1201.118532] Out of memory: Killed process 30417 (python3) total-vm:25512340kB, anon-rss:14822108kB, file-rss:4096kB, "
+           "shmem-rss:0kB, UID:1000 pgtables:29012kB oom_score_adj:0\n";
+  };
+  Diagnosis shard = diagnose_text(
+      "$ python3 scripts/export.py --dir ckpt/7B\nProcessing model-00002-of-00003.safetensors\nKilled\n"
+      "[ 1201.118532] Out of memory: Killed process 30417 (python3) total-vm:25512340kB, anon-rss:14822108kB, file-rss:4096kB, "
+      "shmem-rss:0kB, UID:1000 pgtables:29012kB oom_score_adj:0\n");
+  EXPECT_EQ(shard.layer, Layer::host_ram);
+  EXPECT_EQ(shard.cause, Cause::model_load) << reason_text(shard);
+  EXPECT_EQ(diagnose_text(text("convert_hf_to_gguf.py models/13B --outtype f16")).cause, Cause::model_load);
+  EXPECT_NE(diagnose_text(text("scripts/export.py --dir ckpt/7B")).cause, Cause::model_load);
+}
+
+// Series in shapes a program prints without name=value: a metric whose unit
+// follows a dot, a figure after a blank, `stats --format "{{.MemUsage}}"`
+// rows, and earlyoom's available memory falling (modelled on pytorch/serve
+// TS_METRICS, elasticdl worker logs, containers/podman stats and
+// rfjakob/earlyoom reports).
+TEST(CauseMechanisms, SeriesWithoutNameValuePairsAreReadToo) {
+  auto climbing = [](const std::string& fmt, std::initializer_list<int> values) {
+    std::string out;
+    for (int v : values) {
+      std::string line = fmt;
+      line.replace(line.find("@"), 1, std::to_string(v));
+      out += line + "\n";
+    }
+    return out;
+  };
+  const std::string pod_kill =
+      "$ kubectl get pod w-1 -o jsonpath='{.status.containerStatuses[0].state.terminated.reason}'\nOOMKilled\n";
+  Diagnosis metric = diagnose_text(climbing("2024-01-01 10:00:00,100 [INFO ] pool-3-thread-2 TS_METRICS - GPUMemoryUsed.Megabytes:@|#Level:Host,device_id:0",
+                                            {5100, 6300, 7400, 8800, 9900}) +
+                                   "RuntimeError: CUDA out of memory. Tried to allocate 120.00 MiB (GPU 0; 10.76 GiB total capacity; 9.10 GiB "
+                                   "already allocated; 40.00 MiB free; 9.50 GiB reserved in total by PyTorch)\n");
+  EXPECT_EQ(metric.layer, Layer::gpu_vram);
+  EXPECT_EQ(metric.cause, Cause::leak_or_accumulation) << reason_text(metric);
+
+  Diagnosis spaced = diagnose_text(climbing("[INFO] worker.py:88 task done, records 900, rss @MB", {1500, 2300, 3100, 3900}) + pod_kill);
+  EXPECT_EQ(spaced.cause, Cause::leak_or_accumulation) << reason_text(spaced);
+  Diagnosis flat = diagnose_text(climbing("[INFO] worker.py:88 task done, records 900, rss @MB", {3100, 3000, 3150, 3050}) + pod_kill);
+  EXPECT_NE(flat.cause, Cause::leak_or_accumulation) << reason_text(flat);
+
+  Diagnosis stats = diagnose_text(climbing("job7 @MB / 16GB", {2100, 7400, 12900}) +
+                                  "[ 99.1] Out of memory: Killed process 4242 (python3) total-vm:17000000kB, anon-rss:15800000kB, "
+                                  "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:31000kB oom_score_adj:0\n");
+  EXPECT_EQ(stats.cause, Cause::leak_or_accumulation) << reason_text(stats);
+
+  auto earlyoom = [&](std::initializer_list<int> avail) {
+    return "earlyoom v1.6\n" + climbing("mem avail: @ of 15923 MiB (50 %), swap free: 4095 of 4095 MiB (100 %)", avail) +
+           "low memory! at or below SIGTERM limits: mem 10 %, swap 10 %\n"
+           "sending SIGTERM to process 7714 \"python3\": badness 781, VmRSS 13820 MiB\n";
+  };
+  Diagnosis falling = diagnose_text(earlyoom({11200, 8700, 5400, 2100, 600}));
+  EXPECT_EQ(falling.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(falling.cause, Cause::leak_or_accumulation) << reason_text(falling);
+  EXPECT_NE(diagnose_text(earlyoom({700, 900, 650, 800, 600})).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -116,7 +116,10 @@ TEST(Kubernetes, EvictionEventsAndOtherResources) {
   EXPECT_EQ(e[1].pod, "egg-2");
   Diagnosis d = test::diagnose_text(events);
   EXPECT_EQ(d.layer, Layer::k8s_eviction);
-  EXPECT_EQ(d.cause, Cause::unknown);  // a zero request says nothing about need
+  // A BestEffort pod (request 0) using gigabytes is first in the kubelet's
+  // line: its request is far below its need (a small one would be another
+  // workload's victim, CauseMechanisms.ABestEffortEvicteeIsJudgedByWhatItUsed).
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
   // Disk pressure is not a memory failure.
   const char* disk = "Warning  Evicted  pod/web-1  The node was low on resource: ephemeral-storage. Container web was using 12Gi, which exceeds its request of 0.\n";
   EXPECT_TRUE(of_kind(disk, FactKind::k8s_evicted).empty());

@@ -61,7 +61,7 @@ constexpr Pattern kPatterns[] = {
     {"OOM Killed"},
     {"Evicted"},
     {"low on resource: ", kCompanion},
-    {"exceeds its request of", kContext},
+    {"its request of", kContext},  // also "e\nxceeds its request of" cut by a terminal
     {", request is ", kContext},
     {"had condition: [", kContext},
     {"EvictionThresholdMet"},
@@ -154,7 +154,7 @@ class Kubernetes final : public Recognizer {
       if (probe(line, out)) return;
     }
     if (text::contains(s, "Evicted") || text::contains(s, "low on resource: ") || text::contains(s, "had condition: [") ||
-        text::contains(s, "exceeds its request of") || text::contains(s, ", request is ")) {
+        text::contains(s, "its request of") || text::contains(s, ", request is ")) {
       if (eviction(line, out)) return;
     }
     if (size_t p = s.find("OOMKilled"); p != std::string_view::npos) return oomkilled(line, p, out);
@@ -194,6 +194,7 @@ class Kubernetes final : public Recognizer {
   std::optional<Fact> pending_;
   uint64_t pending_line_ = 0;
   std::string pending_resource_;
+  uint64_t using_line_ = 0;  // a message line that ended with "was using": the figure follows
   uint64_t last_oom_line_ = 0, last_probe_line_ = 0;
 
   void platform(const Line& line, FactSink& out) {
@@ -351,8 +352,23 @@ class Kubernetes final : public Recognizer {
       std::string_view name = text::first_word(*v);
       if (text::contains(*v, " was using")) f.container = std::string(name.substr(0, 253));
     }
-    if (auto v = text::after(s, "was using ")) f.usage = message_quantity(*v);
-    if (auto v = text::after(s, "exceeds its request of ")) f.requested = message_quantity(*v);
+    // Each container over its request is named with its usage; the pod's is
+    // their sum. A message folded across lines ("... was using" / "29132Ki,
+    // which exceeds ...") carries the figure at the next line's start.
+    std::string_view rest = s;
+    if (using_line_ + 1 == line.number) {
+      std::string_view lead = text::trim(s);
+      if (text::starts_with(lead, "using ")) lead.remove_prefix(6);
+      if (auto q = message_quantity(lead)) f.usage = f.usage.value_or(0) + *q;
+    }
+    using_line_ = 0;
+    if (text::ends_with(text::trim(s), " was")) using_line_ = line.number;  // "... Container node was" / "using 35505620Ki, ..."
+    while (auto v = text::after(rest, "was using")) {
+      rest = *v;
+      if (text::trim(rest).empty()) using_line_ = line.number;
+      else if (auto q = message_quantity(text::trim(rest))) f.usage = f.usage.value_or(0) + *q;
+    }
+    if (auto v = text::after(s, "its request of ")) f.requested = message_quantity(*v);
     if (auto v = text::after(s, ", request is ")) f.requested = message_quantity(*v);
     if (f.pod.empty()) f.pod = pod_here(line);
     platform(line, out);

@@ -7,6 +7,9 @@
 //   2024-05-02T10:00:00Z worker[311] stats rss=412MB heapUsed=210MB external=35MB queueDepth=12
 //   {"level":"info","msg":"mem","rss":431234567,"heapUsed":221234567}
 //   INFO memory usage: 1.21 GB (rss)           mem=1532M             RSS: 2.3 GiB
+//   TS_METRICS - GPUMemoryUsed.Megabytes:6120    (the unit after a dot in a metric's name)
+//   task 600 done, records 1200000, rss 2.48GB   (no separator: the line's shape makes the series, below)
+//   superbook 6.412GB / 33.3GB 19.25%            (docker/podman stats --format "{{.MemUsage}}")
 //
 // Samples people take by hand read the same way:
 //
@@ -38,6 +41,8 @@
 //   [GC (Allocation Failure)  524288K->301234K(2010112K), 0.0876 secs]        (JDK 8: the last pair is the heap)
 //   [41.210s][info][gc] GC(57) Pause Young (Normal) (G1 Evacuation Pause) 1500M->1210M(2048M) 12.345ms
 //   [gc][young][601233][20417] duration [1.2s], ..., memory [12.9gb]->[11.6gb]/[16gb], all_pools {...}   (Elasticsearch)
+// earlyoom's minute report ("mem avail: 8761 of 15923 MiB (55 %)") is the host's
+// use as a series too: total less available.
 // `free` rows ("Mem:  157  61  92 ...") taken again and again are the host's
 // used memory as a series, in the unit the command asked for (-b -k -m -g,
 // --mega, --giga; KiB by default; -h prints units).
@@ -88,8 +93,15 @@ constexpr Pattern kPatterns[] = {
     // `free` rows and the command that chose their unit.
     {"^ *Mem: +[0-9]", kRegex | kContext},
     {"free -", kContext},
-    {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|mem(ory)?(_| )?(usage|used)?|threads|goroutines)(_?[kmg]i?b|_bytes)?\"?'? ?[=:] ?\"?'? ?[0-9]",
+    {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|mem(ory)?(_| )?(usage|used)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
+    // A memory figure after a blank, with its unit ("rss 3.31GB", "container_rss 22.4G"): no
+    // name=value to read, so the line's shape makes the series.
+    {"(rss|mem(ory)?|resident) +[0-9]+(\\.[0-9]+)? ?[KMGT]i?B?( |,|;|\\)|$)", kCi},
+    // `docker stats` / `podman stats` with --format "{{.MemUsage}}": "6.412GB / 33.3GB".
+    {"[0-9] ?[KMGT]i?B / [0-9.]+ ?[KMGT]i?B", kRegex | kContext},
+    // earlyoom's periodic report: "mem avail: 11208 of 15923 MiB (70 %)": used is total less available.
+    {"mem avail: +[0-9]+ of [0-9]+ MiB", kRegex | kContext},
 };
 
 constexpr size_t kKeys = 8;
@@ -291,6 +303,14 @@ class MemorySeries final : public Recognizer {
   void on_line(const Line& line, FactSink&) override {
     if (table(line)) return;
     std::string_view s = line.text;
+    if (auto avail = text::after(s, "mem avail: ")) {  // earlyoom: "mem avail: 11208 of 15923 MiB (70 %)"
+      std::string_view rest;
+      auto a = text::parse_u64(text::trim(*avail), &rest);
+      auto total = text::after(rest, " of ");
+      auto t = total ? text::parse_u64(*total) : std::nullopt;
+      if (a && t && *t >= *a) add("host used (earlyoom's mem avail)", static_cast<double>(*t - *a) * 1048576.0, true, line);
+      return;
+    }
     size_t i = 0;
     int found = 0;
     while (i < s.size() && found < 12) {
@@ -307,9 +327,17 @@ class MemorySeries final : public Recognizer {
       // "Status.JVM.Memory.Direct.MemoryUsed=" (a metric's last part) is.
       if (b > 0 && s[b - 1] == '-') continue;
       std::string key = canonical(s.substr(b, e - b));
+      // A metric's unit after a dot ("GPUMemoryUsed.Megabytes:6120"): the name is the part before it.
+      if (b > 1 && s[b - 1] == '.' && (key == "kilobytes" || key == "megabytes" || key == "gigabytes" || key == "bytes" || key == "mb")) {
+        size_t n = b - 1;
+        while (n > 0 && key_char(s[n - 1]) && b - 1 - n < 24) --n;
+        key = canonical(s.substr(n, b - 1 - n)) + key;
+      }
       // A unit in the key ("rss_kb=22418832", "heap_mb: 512").
       double key_unit = 0;
-      for (auto [suffix, unit] : {std::pair<std::string_view, double>{"kb", 1024.0}, {"kib", 1024.0}, {"mb", 1048576.0},
+      // A metric's name with its unit after a dot ("GPUMemoryUsed.Megabytes:6120").
+      for (auto [suffix, unit] : {std::pair<std::string_view, double>{"kilobytes", 1024.0}, {"megabytes", 1048576.0},
+                                  {"gigabytes", 1073741824.0}, {"kb", 1024.0}, {"kib", 1024.0}, {"mb", 1048576.0},
                                   {"mib", 1048576.0}, {"gb", 1073741824.0}, {"bytes", 1.0}}) {
         if (key.size() > suffix.size() && key.ends_with(suffix)) {
           key.resize(key.size() - suffix.size());

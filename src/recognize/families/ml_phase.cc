@@ -8,6 +8,7 @@
 // Each cue is a word or phrase with the cause it points at and a weight:
 //   model_load        loading / Loading ... / load_model / from_pretrained / load_state_dict / torch.load /
 //                     pickle.load / checkpoint / safetensors / weights / quantizing / model.to( / .cuda() /
+//                     a shard's file name (-00001-of-00004) / a conversion script (convert_hf..., convert_checkpoint) /
 //                     a constructor's "= Parameter(" (the module creating its weights)
 //   kv_cache_context  KV cache / kv_cache / cache_engine / allocate_gpu_cache / GPU blocks / K-shift /
 //                     context shift / token pool / past_key_value / CUDA graph capture (it runs in what
@@ -78,6 +79,14 @@ constexpr Cue kCues[] = {
     {"load_tensors", Cause::model_load, 1.0f, "llama.cpp loading tensors"},
     {"safetensors", Cause::model_load, 0.6f, "reading safetensors"},
     {"quantizing", Cause::model_load, 0.8f, "quantizing weights"},
+    // A sharded checkpoint's files ("pytorch_model-00001-of-00002.bin",
+    // "model-00003-of-00004.safetensors") are named only while weights are read.
+    {"-of-0000", Cause::model_load, 0.9f, "reading a checkpoint shard"},
+    // Conversion scripts read the whole checkpoint (convert_hf_to_gguf.py,
+    // convert_hf_checkpoint.py, TensorRT-LLM's convert_checkpoint.py).
+    {"convert_hf", Cause::model_load, 0.9f, "converting a checkpoint"},
+    {"convert-hf", Cause::model_load, 0.9f, "converting a checkpoint"},
+    {"convert_checkpoint", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
     {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},
     {"model.to(", Cause::model_load, 0.9f, "moving the model to the device"},

@@ -62,7 +62,8 @@ constexpr Pattern kPatterns[] = {
     {"used_gpu_memory [MiB]", kContext},
     {"--query-gpu=", kContext},
     {"--query-compute-apps=", kContext},
-    {"^\\s*[0-9]+(\\.[0-9]+)?\\s*,", kRegex | kContext},  // CSV rows (parsed only right after a header)
+    // CSV rows (parsed only right after a header), with units ("9712 MiB, 24564 MiB") or nounits.
+    {"^\\s*[0-9]+(\\.[0-9]+)?( ?(MiB|%))?\\s*,", kRegex | kContext},
 };
 
 constexpr size_t kMaxGpus = 64;

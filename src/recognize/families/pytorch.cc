@@ -77,6 +77,9 @@ constexpr Pattern kPatterns[] = {
     {"Free (according to CUDA)", kContext},
     {"PyTorch limit (set by user-supplied memory fraction)", kContext},
     {"^\\s+: [0-9][0-9.]* [KMGTP]?i?B", kRegex | kContext},
+    // A cap the user sets on the caching allocator (runtime_setting "device cap"):
+    //   torch.cuda.set_per_process_memory_fraction(0.4[, device])
+    {"set_per_process_memory_fraction(", kContext},
 };
 
 constexpr std::string_view kDevices[] = {"CUDA", "HIP", "NPU", "XPU", "MTIA", "MUSA"};
@@ -191,6 +194,18 @@ void parse_new_body(std::string_view body, Fact& f) {
 
 class PyTorch final : public Recognizer {
  public:
+  // The fraction of the device the caching allocator may use.
+  static void fraction(const Line& line, std::string_view v, FactSink& out) {
+    std::string num(text::take_until(text::trim(v), "),"));
+    if (!num.empty() && num[0] == '.') num = "0" + num;
+    auto r = text::parse_double(num);
+    if (!r || *r <= 0 || *r > 1.0) return;
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::pytorch);
+    f.ratio = r;
+    f.detail = "device cap (set_per_process_memory_fraction)";
+    out.add(std::move(f));
+  }
+
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (pending_) {
@@ -211,6 +226,7 @@ class PyTorch final : public Recognizer {
       return out.add(std::move(f));
     }
     if (auto p = s.find("Allocation on device"); p != std::string_view::npos) return allocation(line, s, p, out);
+    if (auto v = text::after(s, "set_per_process_memory_fraction(")) return fraction(line, *v, out);
     size_t thc = s.find("error=2 : out of memory");
     if (thc == std::string_view::npos) thc = s.find("runtime error (2) : out of memory");
     if (thc != std::string_view::npos) {

@@ -20,6 +20,11 @@
 //   RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 17.70G of
 //       15.48G hbm. Exceeded hbm capacity by 2.22G.
 //   XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)   (healthy)
+// Caps the user puts on the pool (runtime_setting, detail "device cap ..."):
+//   XLA_PYTHON_CLIENT_MEM_FRACTION=.10 python train.py          (a fraction of the device, on the command line)
+//   tf.config.experimental.set_virtual_device_configuration(gpus[0], [...VirtualDeviceConfiguration(memory_limit=1024)])
+//   tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=4096)])  (MB)
+//   config.gpu_options.per_process_gpu_memory_fraction = 0.3   (TF 1.x; also tf.GPUOptions(per_process_gpu_memory_fraction=0.3))
 //
 // For a TF tensor the failed size is shape x dtype size. A tensor of rank >= 3
 // whose first dimension is > 1 is a batch of activations (detail "batch"); a
@@ -61,6 +66,8 @@ constexpr Pattern kPatterns[] = {
     {"execute_sharded", kContext},
     {"_pjit_call_impl", kContext},
     {"XLA_PYTHON_CLIENT_MEM_FRACTION", kContext},
+    {"DeviceConfiguration(memory_limit", kContext},
+    {"per_process_gpu_memory_fraction", kContext},
     {"^\\s*(Limit|InUse):\\s+[0-9]+\\s*$", kRegex | kContext},
 };
 
@@ -160,6 +167,7 @@ class TensorflowJax final : public Recognizer {
     if (auto p = s.find("Resource exhausted: "); p != std::string_view::npos && text::icontains(s, "of memory")) return xla(line, s, p, out);
     if (text::contains(s, "[[Node: ") || text::contains(s, "[[{{node ")) return node_line(line, s, out);
     if (text::contains(s, "XLA_PYTHON_CLIENT_MEM_FRACTION")) return preallocation(line, s, out);
+    if (text::contains(s, "DeviceConfiguration(memory_limit") || text::contains(s, "per_process_gpu_memory_fraction")) return cap(line, s, out);
   }
 
   void finish(FactSink& out) override { flush(out); }
@@ -349,6 +357,27 @@ class TensorflowJax final : public Recognizer {
     replace_pending_with(std::move(f), out);
   }
 
+  // A cap the user set on TensorFlow's pool: memory_limit in MB, or a fraction.
+  void cap(const Line& line, std::string_view s, FactSink& out) {
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::tensorflow);
+    if (auto v = text::after(s, "memory_limit")) {
+      auto mb = text::parse_u64(text::trim(text::after(*v, "=").value_or("")));
+      if (!mb || *mb == 0 || *mb > (uint64_t{1} << 30)) return;
+      f.limit = *mb * units::MiB;
+      f.detail = "device cap (memory_limit)";
+    } else if (auto w = text::after(s, "per_process_gpu_memory_fraction")) {
+      std::string_view t = *w;
+      while (!t.empty() && (t.front() == ' ' || t.front() == '=' || t.front() == ':')) t.remove_prefix(1);
+      std::string num(text::take_until(t, "),; "));
+      if (!num.empty() && num[0] == '.') num = "0" + num;
+      auto r = text::parse_double(num);
+      if (!r || *r <= 0 || *r > 1.0) return;
+      f.ratio = r;
+      f.detail = "device cap (per_process_gpu_memory_fraction)";
+    }
+    out.add(std::move(f));
+  }
+
   void preallocation(const Line& line, std::string_view s, FactSink& out) {
     // "XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)"
     auto v = text::after(s, "XLA_PYTHON_CLIENT_MEM_FRACTION=");
@@ -359,7 +388,7 @@ class TensorflowJax final : public Recognizer {
     if (!r || *r <= 0 || *r > 1.0) return;
     Fact f = make_fact(line, FactKind::runtime_setting, Family::jax);
     f.ratio = r;
-    f.detail = "XLA_PYTHON_CLIENT_MEM_FRACTION";
+    f.detail = "device cap (XLA_PYTHON_CLIENT_MEM_FRACTION)";
     out.add(std::move(f));
     if (auto of = text::after(s, " of ")) {
       if (auto total_at = text::after(*of, " of ")) {
