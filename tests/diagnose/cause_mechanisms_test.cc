@@ -641,5 +641,26 @@ TEST(CauseMechanisms, SeriesWithoutNameValuePairsAreReadToo) {
   EXPECT_NE(diagnose_text(earlyoom({700, 900, 650, 800, 600})).cause, Cause::leak_or_accumulation);
 }
 
+// A failure inside a constructor is the object being built: its weights
+// placed (modelled on SYSTRAN/faster-whisper WhisperModel.__init__ on a small
+// card), unless the constructor is a KV cache's (turboderp/exllamav2
+// cache.py) or Python's own (subprocess.Popen forking).
+TEST(CauseMechanisms, AConstructorFrameIsTheModelBeingBuilt) {
+  auto text = [](const std::string& frame) {
+    return "Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 52, in <module>\n    model = Engine(\"large-v3\")\n"
+           "  File \"" + frame + "\n"
+           "RuntimeError: CUDA failed with error out of memory\n";
+  };
+  Diagnosis model = diagnose_text(text("/opt/venv/lib/python3.11/site-packages/faster_whisper/transcribe.py\", line 131, in __init__"));
+  EXPECT_EQ(model.layer, Layer::gpu_vram);
+  EXPECT_EQ(model.cause, Cause::model_load) << reason_text(model);
+  Diagnosis cache = diagnose_text(text("/opt/venv/lib/python3.11/site-packages/exllamav2/cache.py\", line 256, in __init__"));
+  EXPECT_EQ(cache.cause, Cause::kv_cache_context) << reason_text(cache);
+  Diagnosis fork = diagnose_text(
+      "Traceback (most recent call last):\n  File \"/usr/lib/python3.11/subprocess.py\", line 1026, in __init__\n"
+      "    self._execute_child(args, executable, preexec_fn, close_fds,\nOSError: [Errno 12] Cannot allocate memory\n");
+  EXPECT_NE(fork.cause, Cause::model_load) << reason_text(fork);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -59,7 +59,9 @@ struct Cue {
   // or more; it is the moment's load, not a setting of the run.
   // A count before the word ("4 render workers") is `counted`: the number one
   // or two words before it, with the same bounds as `workers`.
-  enum Setting { none, context, batch, workers, load, counted } setting = none;
+  // A constructor's frame (`ctor`) speaks only outside Python's own library:
+  // subprocess.Popen's __init__ forks a process, it builds no model.
+  enum Setting { none, context, batch, workers, load, counted, ctor } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -91,6 +93,9 @@ constexpr Cue kCues[] = {
     {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},
     {"model.to(", Cause::model_load, 0.9f, "moving the model to the device"},
     {"model = model.", Cause::model_load, 0.8f, "moving the model to the device"},
+    // A constructor's frame: the object is being built, its weights placed
+    // (faster_whisper's WhisperModel.__init__, a pipeline's __init__).
+    {", in __init__", Cause::model_load, 0.5f, "constructing the model", Cue::ctor},
     // A module's constructor creating its weights ("self.weight = Parameter(torch.empty(...))").
     {"= Parameter(", Cause::model_load, 0.9f, "creating the model's parameters"},
     {"= nn.Parameter(", Cause::model_load, 0.9f, "creating the model's parameters"},
@@ -112,6 +117,9 @@ constexpr Cue kCues[] = {
     {"token pool", Cause::kv_cache_context, 0.8f, "the KV token pool"},
     {"init_memory_pool", Cause::kv_cache_context, 0.8f, "allocating the KV token pool"},
     {"cache(model", Cause::kv_cache_context, 0.9f, "allocating the KV cache"},
+    // A frame in a KV cache's own module (exllamav2/cache.py, transformers' cache_utils.py).
+    {"cache.py\"", Cause::kv_cache_context, 0.8f, "the KV cache's module"},
+    {"cache_utils.py\"", Cause::kv_cache_context, 0.8f, "the KV cache's module"},
     {"max_model_len", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},
     {"max-model-len", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},
     {"n_ctx", Cause::kv_cache_context, 0.5f, "the context length", Cue::context},
@@ -284,6 +292,10 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
 // Whether a setting's value makes it a cue (see Cue::setting).
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
+  if (kind == Cue::ctor) {
+    bool stdlib = (text::contains(before, "lib/python") || text::icontains(before, "\\lib\\")) && !text::contains(before, "-packages");
+    return !stdlib && !text::contains(before, "subprocess.py") && !text::contains(before, "threading.py");
+  }
   auto n = first_number(after);
   if (kind == Cue::context) return n && *n >= kLongContext;
   if (kind == Cue::load) {
