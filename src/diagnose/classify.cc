@@ -607,6 +607,18 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
         why.strength = 0.65f;
         return Cause::other_process;
       }
+      // The engine was given a small share of the device (vLLM's
+      // gpu_memory_utilization, SGLang's mem_fraction_static): the budget it
+      // was told to stay in, not the device, could not hold the weights.
+      const Fact* budget = v.any([](const Fact& f) {
+        return f.kind == FactKind::runtime_setting && f.ratio && *f.ratio <= kLowCap &&
+               (text::contains(f.detail, "gpu_memory_utilization") || text::contains(f.detail, "mem_fraction_static"));
+      });
+      if (budget) {
+        why = fmt::format("the engine was told to use {:g} of the device: too little for the weights and the activation peak", *budget->ratio);
+        why.strength = 0.7f;
+        return Cause::limit_too_low;
+      }
       return Cause::model_load;
     }
     why = "the KV cache cannot hold one sequence of the configured maximum length";

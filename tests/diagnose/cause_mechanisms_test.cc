@@ -662,5 +662,47 @@ TEST(CauseMechanisms, AConstructorFrameIsTheModelBeingBuilt) {
   EXPECT_NE(fork.cause, Cause::model_load) << reason_text(fork);
 }
 
+// A pool of workers booting together is that many copies of the application
+// (modelled on Heroku R14/R15 threads with gunicorn and Puma cluster mode);
+// one worker booted again after each kill is not a pool.
+TEST(CauseMechanisms, WorkersBootedTogetherAreConcurrency) {
+  auto boots = [](int n, bool apart) {
+    std::string out = "2025-02-01T10:00:00+00:00 app[web.1]: [2] [INFO] Starting gunicorn 23.0.0\n";
+    for (int i = 0; i < n; ++i) {
+      out += "2025-02-01T10:00:01+00:00 app[web.1]: [" + std::to_string(20 + i) + "] [INFO] Booting worker with pid: " + std::to_string(20 + i) + "\n";
+      if (apart) out += "2025-02-01T10:05:00+00:00 app[web.1]: [2] [ERROR] Worker (pid:" + std::to_string(20 + i) +
+                        ") was sent SIGKILL! Perhaps out of memory?\n2025-02-01T10:05:00+00:00 app[web.1]: [2] [INFO] Handling signal: chld\n"
+                        "2025-02-01T10:05:01+00:00 app[web.1]: [2] [INFO] Worker exiting (pid: " + std::to_string(20 + i) + ")\n";
+    }
+    return out + "2025-02-01T10:09:58+00:00 heroku[web.1]: Process running mem=820M(160.2%)\n"
+                 "2025-02-01T10:09:58+00:00 heroku[web.1]: Error R14 (Memory quota exceeded)\n"
+                 "2025-02-01T10:10:19+00:00 heroku[web.1]: Process running mem=1050M(205.1%)\n"
+                 "2025-02-01T10:10:19+00:00 heroku[web.1]: Error R15 (Memory quota vastly exceeded)\n"
+                 "2025-02-01T10:10:19+00:00 heroku[web.1]: Stopping process with SIGKILL\n";
+  };
+  Diagnosis pool = diagnose_text(boots(4, false));
+  EXPECT_EQ(pool.layer, Layer::container_limit);
+  EXPECT_EQ(pool.cause, Cause::concurrency_batch) << reason_text(pool);
+  EXPECT_NE(diagnose_text(boots(2, false)).cause, Cause::concurrency_batch);
+  EXPECT_NE(diagnose_text(boots(4, true)).cause, Cause::concurrency_batch);
+}
+
+// vLLM told to use a small share of the device finds no room for a single
+// KV block (modelled on vllm-project/vllm "No available memory for the cache
+// blocks" threads with a low --gpu-memory-utilization).
+TEST(CauseMechanisms, ASmallEngineBudgetIsTheLimit) {
+  auto text = [](const std::string& util) {
+    return "$ python3 -m vllm.entrypoints.openai.api_server --model /models/qwen-7b --max-model-len 4096 --gpu-memory-utilization " + util + "\n"
+           "INFO 05-02 10:13:05 llm_engine.py:275] # GPU blocks: 0, # CPU blocks: 512\n"
+           "Traceback (most recent call last):\n  File \"/opt/vllm/vllm/engine/llm_engine.py\", line 285, in _init_cache\n"
+           "    raise ValueError(\"No available memory for the cache blocks. \"\n"
+           "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n";
+  };
+  Diagnosis low = diagnose_text(text("0.40"));
+  EXPECT_EQ(low.layer, Layer::gpu_vram);
+  EXPECT_EQ(low.cause, Cause::limit_too_low) << reason_text(low);
+  EXPECT_EQ(diagnose_text(text("0.90")).cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -230,12 +230,22 @@ constexpr std::string_view kTriggers[] = {"of memory", "ofmemory", "alloc", "kil
 constexpr std::string_view kLoadDone[] = {"loaded model in", "loaded the model in", "model loading took", "loading weights took",
                                           "model loaded in", "finished loading", "weights loaded in", "loaded checkpoint in"};
 
+// A pool of worker processes starting: gunicorn's "[9] [INFO] Booting worker
+// with pid: 9", Puma's "- Worker 0 (PID: 4127) booted in 0.35s, phase: 0".
+// Four or more, each within kBootGap lines of the last, are that many copies
+// of the application, each holding its own memory (the fact carries the
+// count in `sequences`, as a worker count does). A worker booted again after
+// a kill stands apart from the others and starts a new count.
+constexpr std::string_view kBoots[] = {"booting worker with pid", ") booted"};
+constexpr uint64_t kBootGap = 3;
+
 constexpr unsigned kCue = kContext | kCaseless;
 
 // One pattern per cue, recovery phrase and trigger, in the tables' order.
 constexpr auto kPatterns = [] {
-  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone)> p{};
+  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone) + std::size(kBoots)> p{};
   size_t i = 0;
+  for (std::string_view b : kBoots) p[i++] = {b.data(), kCue};
   for (std::string_view d : kLoadDone) p[i++] = {d.data(), kCue};
   for (const Cue& c : kCues) p[i++] = {c.word.data(), kCue};
   for (const Recovery& r : kRecoveries) p[i++] = {r.word.data(), kCue};
@@ -339,6 +349,7 @@ class MlPhase final : public Recognizer {
       keep(line, std::move(f), out);
       break;
     }
+    if (boot(line, out)) return;
     // The strongest cue of each cause on this line.
     const Cue* best[3] = {nullptr, nullptr, nullptr};
     std::optional<uint64_t> workers, load;
@@ -369,6 +380,24 @@ class MlPhase final : public Recognizer {
   }
 
  private:
+  // A worker of a pool booting (see kBoots): counts the run it belongs to.
+  bool boot(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    bool gunicorn = text::icontains(s, kBoots[0]);
+    if (!gunicorn && !(text::icontains(s, kBoots[1]) && text::icontains(s, "worker ") && text::icontains(s, "(pid: "))) return false;
+    boots_ = line.number <= last_boot_ + kBootGap ? boots_ + 1 : 1;
+    last_boot_ = line.number;
+    if (boots_ >= 4 && (boots_ & (boots_ - 1)) == 0) {  // at 4, 8, 16, ...: the count so far
+      Fact f = make_fact(line, FactKind::phase_serve, Family::runtime);
+      f.cause = Cause::concurrency_batch;
+      f.strength = 0.7f;
+      f.sequences = boots_;
+      f.detail = std::to_string(boots_) + " worker processes booted together";
+      keep(line, std::move(f), out);
+    }
+    return true;
+  }
+
   // Out now near a trigger; else held in the ring until one comes.
   void keep(const Line& line, Fact f, FactSink& out) {
     if (line.number <= armed_until_) {
@@ -381,6 +410,7 @@ class MlPhase final : public Recognizer {
 
   std::deque<Fact> ring_;
   uint64_t armed_until_ = 0;
+  uint64_t boots_ = 0, last_boot_ = 0;
 };
 
 }  // namespace
