@@ -639,6 +639,16 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     why.strength = 0.8f;
     return Cause::limit_too_low;
   }
+  // Intel GPUs (Level Zero) refuse one allocation over 4 GiB unless relaxed
+  // allocation limits are enabled: a request of that size on a device nearly
+  // empty of this process's memory hit that limit, not the device's capacity.
+  if (g.family == Family::pytorch && text::contains(g.detail, "XPU") && g.requested && *g.requested >= 4 * units::GiB && g.total &&
+      g.allocated && *g.allocated + *g.requested <= *g.total / 2) {
+    why = "Intel GPUs refuse a single allocation over 4 GiB (Level Zero's per-allocation limit) and this one asked for " +
+          units::format_bytes(*g.requested) + " of a " + units::format_bytes(*g.total) + " device holding " + units::format_bytes(*g.allocated);
+    why.strength = 0.75f;
+    return Cause::limit_too_low;
+  }
   // TensorFlow's BFC pool: room left in the pool for the request, yet no
   // chunk to hold it, is fragmentation.
   if ((g.family == Family::tensorflow || g.family == Family::jax) && g.total && g.allocated && g.requested &&

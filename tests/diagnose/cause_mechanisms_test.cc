@@ -704,5 +704,26 @@ TEST(CauseMechanisms, ASmallEngineBudgetIsTheLimit) {
   EXPECT_EQ(diagnose_text(text("0.90")).cause, Cause::model_load);
 }
 
+// Intel GPUs refuse one allocation over 4 GiB: on a device nearly empty of
+// the process's memory that is the per-allocation limit (modelled on
+// intel/intel-extension-for-pytorch threads: the XPU OOM at 4.00 GiB after
+// 3.9 GiB succeeded, and IPEX's own "can NOT allocate memory block" message).
+TEST(CauseMechanisms, AnIntelGpusPerAllocationLimitIsTheLimit) {
+  auto xpu = [](const std::string& request, const std::string& allocated) {
+    return "torch.OutOfMemoryError: XPU out of memory. Tried to allocate " + request + ". GPU 0 has a total capacity of 15.11 GiB. "
+           "Of the allocated memory " + allocated + " is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.\n";
+  };
+  Diagnosis big = diagnose_text(xpu("4.50 GiB", "0 bytes"));
+  EXPECT_EQ(big.layer, Layer::gpu_vram);
+  EXPECT_EQ(big.cause, Cause::limit_too_low) << reason_text(big);
+  EXPECT_NE(diagnose_text(xpu("2.00 GiB", "0 bytes")).cause, Cause::limit_too_low);
+  EXPECT_NE(diagnose_text(xpu("4.50 GiB", "9.80 GiB")).cause, Cause::limit_too_low);
+  Diagnosis said = diagnose_text(
+      "RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate 5.20 GiB "
+      "(GPU  0; 15.11 GiB total capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)\n");
+  EXPECT_EQ(said.layer, Layer::gpu_vram);
+  EXPECT_EQ(said.cause, Cause::limit_too_low) << reason_text(said);
+}
+
 }  // namespace
 }  // namespace aimem

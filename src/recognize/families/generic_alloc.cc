@@ -289,6 +289,12 @@ class GenericAlloc final : public Recognizer {
       p.fact.kind = FactKind::gpu_oom;
       p.fact.layer = Layer::gpu_vram;
       p.fact.detail = "device allocation failure";
+      // Intel's extension says it outright: "Current platform can NOT allocate
+      // memory block with size larger than 4GB!" A per-allocation limit, not a full device.
+      if (text::icontains(p.fact.text, "allocate memory block with size larger than")) {
+        p.fact.cause = Cause::limit_too_low;
+        p.fact.detail = "device allocation failure: one block over the platform's per-allocation limit";
+      }
     } else {
       p.fact.layer = Layer::host_ram;
     }
