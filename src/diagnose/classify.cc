@@ -1035,6 +1035,15 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         return k->cause;
       }
       if (auto c = cause_from_series(v, "until the killer acted", why)) return *c;
+      // A killer enforcing a per-process budget it was configured with
+      // (Dask's nanny: 95% of the worker's memory_limit) is a limit like a
+      // cgroup's: the worker's task needs more than its share.
+      if (k && k->limit && *k->limit > 0) {
+        why = "the worker was restarted at its configured memory budget (" + units::format_bytes(*k->limit) +
+              "): its task needs more than each worker is given";
+        why.strength = 0.65f;
+        return Cause::limit_too_low;
+      }
       if (k)
         if (auto c = cause_from_parallelism(v, *k, why)) return *c;
       if (k)

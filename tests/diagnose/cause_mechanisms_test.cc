@@ -725,5 +725,20 @@ TEST(CauseMechanisms, AnIntelGpusPerAllocationLimitIsTheLimit) {
   EXPECT_EQ(said.cause, Cause::limit_too_low) << reason_text(said);
 }
 
+// Dask's nanny restarts a worker at 95% of the memory_limit it was given: a
+// configured per-worker budget, the limit the task outgrew (modelled on
+// dask/distributed "Worker exceeded 95% memory budget" threads).
+TEST(CauseMechanisms, ANannysWorkerBudgetIsTheLimit) {
+  const std::string restart =
+      "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting\n"
+      "distributed.nanny - WARNING - Restarting worker\n";
+  Diagnosis budget = diagnose_text(
+      "distributed.worker - WARNING - Worker is at 86% memory usage. Pausing worker.  Process memory: 3.45 GB -- Worker memory limit: 4.00 GB\n" +
+      restart);
+  EXPECT_EQ(budget.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(budget.cause, Cause::limit_too_low) << reason_text(budget);
+  EXPECT_NE(diagnose_text(restart).cause, Cause::limit_too_low);
+}
+
 }  // namespace
 }  // namespace aimem
