@@ -740,5 +740,21 @@ TEST(CauseMechanisms, ANannysWorkerBudgetIsTheLimit) {
   EXPECT_NE(diagnose_text(restart).cause, Cause::limit_too_low);
 }
 
+// A runtime's own leak warning names the cause it suspects (modelled on a
+// Node service killed after "Possible EventEmitter memory leak detected"
+// warnings); the warning alone is no failure.
+TEST(CauseMechanisms, ARuntimesLeakWarningIsTheSuspectedCause) {
+  const std::string warning =
+      "2024-03-02T10:41:07Z app[web.1]: (node:212) MaxListenersExceededWarning: Possible EventEmitter memory leak detected. "
+      "11 close listeners added to [Socket]. Use emitter.setMaxListeners() to increase limit\n";
+  const std::string kill =
+      "[812345.226907] Out of memory: Killed process 212 (node) total-vm:2911240kB, anon-rss:1734812kB, file-rss:0kB, shmem-rss:0kB\n";
+  Diagnosis warned = diagnose_text(warning + warning + kill);
+  EXPECT_EQ(warned.layer, Layer::host_ram);
+  EXPECT_EQ(warned.cause, Cause::leak_or_accumulation) << reason_text(warned);
+  EXPECT_NE(diagnose_text(kill).cause, Cause::leak_or_accumulation);
+  EXPECT_EQ(diagnose_text(warning).layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

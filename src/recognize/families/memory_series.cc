@@ -41,6 +41,9 @@
 //   [GC (Allocation Failure)  524288K->301234K(2010112K), 0.0876 secs]        (JDK 8: the last pair is the heap)
 //   [41.210s][info][gc] GC(57) Pause Young (Normal) (G1 Evacuation Pause) 1500M->1210M(2048M) 12.345ms
 //   [gc][young][601233][20417] duration [1.2s], ..., memory [12.9gb]->[11.6gb]/[16gb], all_pools {...}   (Elasticsearch)
+// A runtime's own leak warning (Node's "Possible EventEmitter memory leak
+// detected", Netty's "LEAK: ... release() was not called", LeakSanitizer) is a
+// weaker "growing" fact of its own: the cause the program itself suspects.
 // earlyoom's minute report ("mem avail: 8761 of 15923 MiB (55 %)") is the host's
 // use as a series too: total less available.
 // `free` rows ("Mem:  157  61  92 ...") taken again and again are the host's
@@ -100,6 +103,11 @@ constexpr Pattern kPatterns[] = {
     {"(rss|mem(ory)?|resident) +[0-9]+(\\.[0-9]+)? ?[KMGT]i?B?( |,|;|\\)|$)", kCi},
     // `docker stats` / `podman stats` with --format "{{.MemUsage}}": "6.412GB / 33.3GB".
     {"[0-9] ?[KMGT]i?B / [0-9.]+ ?[KMGT]i?B", kRegex | kContext},
+    // A runtime's own leak warning: Node's "Possible EventEmitter memory leak detected",
+    // Netty's "LEAK: ByteBuf.release() was not called", LeakSanitizer's "detected memory leaks".
+    {"memory leak detected", kCaseless | kContext},
+    {"LEAK: ", kContext},
+    {"detected memory leaks", kContext},
     // earlyoom's periodic report: "mem avail: 11208 of 15923 MiB (70 %)": used is total less available.
     {"mem avail: +[0-9]+ of [0-9]+ MiB", kRegex | kContext},
 };
@@ -300,9 +308,10 @@ bool grew(const Series& x, uint64_t* flat_out) {
 
 class MemorySeries final : public Recognizer {
  public:
-  void on_line(const Line& line, FactSink&) override {
+  void on_line(const Line& line, FactSink& out) override {
     if (table(line)) return;
     std::string_view s = line.text;
+    if (leak_warning(line, out)) return;
     if (auto avail = text::after(s, "mem avail: ")) {  // earlyoom: "mem avail: 11208 of 15923 MiB (70 %)"
       std::string_view rest;
       auto a = text::parse_u64(text::trim(*avail), &rest);
@@ -537,6 +546,25 @@ class MemorySeries final : public Recognizer {
   }
 
  private:
+  // A runtime warning of a leak in its own words (the first one in the
+  // input): weaker than a series that shows the growth, it names the cause
+  // the program itself suspects.
+  bool leak_warning(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    bool said = text::icontains(s, "memory leak detected") || text::contains(s, "detected memory leaks") ||
+                (text::contains(s, "LEAK: ") && text::contains(s, "release()"));
+    if (!said) return false;
+    if (!warned_) {
+      warned_ = true;
+      Fact f = make_fact(line, FactKind::memory_usage, Family::runtime);
+      f.strength = 0.5f;
+      f.detail = "growing: the runtime warns of a leak";
+      out.add(std::move(f));
+    }
+    return true;
+  }
+  bool warned_ = false;
+
   void add(const std::string& key, double value, bool bytes, const Line& line) {
     source_ = line.source;
     Series* x = nullptr;
