@@ -29,6 +29,13 @@ TEST(Hpc, YarnContainerOverItsSizeIsLimitTooLowWithTheNumbers) {
       "Container [pid=1234,containerID=container_1_0001_01_000002] is running beyond physical memory limits. Current usage: 2.1 GB of 2 GB "
       "physical memory used; 3.5 GB of 4.2 GB virtual memory used. Killing container.\n");
   EXPECT_EQ(old.layer, Layer::container_limit);
+  // Spark 3.x says "physical memory limits" (modelled on NVIDIA/spark-rapids CI logs; values ours).
+  Diagnosis spark3 = test::diagnose_text(
+      "23/05/01 10:44:52 ERROR YarnScheduler: Lost executor 2 on worker-07: Container killed by YARN for exceeding physical memory "
+      "limits. 13.1 GB of 12 GB physical memory used. Consider boosting spark.executor.memoryOverhead.\n");
+  ASSERT_EQ(spark3.layer, Layer::container_limit);
+  ASSERT_TRUE(spark3.incidents[0].pool.limit_bytes);
+  EXPECT_EQ(*spark3.incidents[0].pool.limit_bytes, 12ULL << 30);
 }
 
 // Newer Slurm's wording with StepId and "event(s)" (modelled on

@@ -26,6 +26,19 @@ TEST(WorkerKills, GunicornTimeoutKillIsNotMemory) {
       "[2026-11-28 10:00:00 +0000] [1] [CRITICAL] WORKER TIMEOUT (pid:42)\n"
       "[2026-11-28 10:00:01 +0000] [1] [ERROR] Worker (pid:42) was sent SIGKILL! Perhaps out of memory?\n");
   EXPECT_EQ(d.layer, Layer::not_memory);
+  // Timeouts alone, no SIGKILL line after them (modelled on deepset-ai/haystack
+  // workers timing out while downloading a model): still the look-alike, not "none".
+  Diagnosis alone = test::diagnose_text(
+      "[2026-11-28 10:00:00 +0000] [7] [INFO] Booting worker with pid: 8\n"
+      "Downloading:  35%|###5      | 174M/496M [00:25<00:50, 6.39MB/s]\n"
+      "[2026-11-28 10:00:31 +0000] [7] [CRITICAL] WORKER TIMEOUT (pid:8)\n"
+      "[2026-11-28 10:00:31 +0000] [7] [INFO] Booting worker with pid: 9\n");
+  EXPECT_EQ(alone.layer, Layer::not_memory);
+  // A real kernel kill beside a timeout is still the kernel's.
+  Diagnosis both = test::diagnose_text(
+      "[2026-11-28 10:00:31 +0000] [7] [CRITICAL] WORKER TIMEOUT (pid:8)\n"
+      "Memory cgroup out of memory: Killed process 9 (gunicorn) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB\n");
+  EXPECT_EQ(both.layer, Layer::container_limit);
 }
 
 TEST(WorkerKills, SigkillNextToAKernelReportIsTheKernels) {

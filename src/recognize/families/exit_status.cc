@@ -49,7 +49,7 @@ constexpr Pattern kPatterns[] = {
     {"(SIGKILL)"},
     {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
     {"was sent SIGKILL"},
-    {"WORKER TIMEOUT", kContext},
+    {"WORKER TIMEOUT", kCompanion},
     {" by signal", kCompanion},
     {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
@@ -153,7 +153,11 @@ class ExitStatus final : public Recognizer {
     if (size_t p = s.find("WORKER TIMEOUT"); p != std::string_view::npos) {
       // gunicorn killing a worker that did not answer in time (its next line
       // says "was sent SIGKILL! Perhaps out of memory?", which it was not).
-      Fact f = make_fact(line, FactKind::stop_or_restart, Family::exit_status);
+      // The worker's death is the failure a client sees, and it is not memory:
+      // a look-alike with its own cause, not context.
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::exit_status);
+      f.layer = Layer::not_memory;
+      f.strength = 0.7f;
       f.detail = "gunicorn killed a worker that timed out (WORKER TIMEOUT)";
       if (auto pid = text::after(s, "(pid:")) f.pid = text::parse_i64(*pid);
       out.add(std::move(f));

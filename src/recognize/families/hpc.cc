@@ -7,6 +7,7 @@
 //   srun: error: nid002680: task 0: Out Of Memory
 // YARN (Hadoop / Spark executors; the NodeManager kills the container):
 //   Container killed by YARN for exceeding memory limits. 10.4 GB of 10 GB physical memory used. Consider boosting spark.yarn.executor.memoryOverhead.
+//   Container killed by YARN for exceeding physical memory limits. 27.4 GB of 26 GB physical memory used. ...  (Spark 3.x)
 //   Container [pid=1234,containerID=container_1_0001_01_000002] is running beyond physical memory limits.
 //     Current usage: 2.1 GB of 2 GB physical memory used; 3.5 GB of 4.2 GB virtual memory used. Killing container.
 // Both are a limit of the job's own memory pool, the container_limit layer.
@@ -28,6 +29,7 @@ constexpr Pattern kPatterns[] = {
     {"Exceeded step memory limit", kCompanion},
     {": Out Of Memory"},
     {"Container killed by YARN for exceeding memory limits"},
+    {"Container killed by YARN for exceeding physical memory limits"},  // Spark 3.x's wording
     {"is running beyond physical memory limits", kCompanion},
     {"is running beyond virtual memory limits", kCompanion},
     {"--mem=", kContext},
@@ -78,7 +80,8 @@ class Hpc final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (job_size(line, out)) return;
-    if (text::contains(s, "by YARN for exceeding memory limits") || text::contains(s, "is running beyond physical memory limits") ||
+    if (text::contains(s, "by YARN for exceeding memory limits") || text::contains(s, "by YARN for exceeding physical memory limits") ||
+        text::contains(s, "is running beyond physical memory limits") ||
         text::contains(s, "is running beyond virtual memory limits")) {
       if (last_yarn_ && line.number <= last_yarn_ + 3) return;  // one report, several lines
       last_yarn_ = line.number;
