@@ -114,12 +114,12 @@ struct Floors {
   double layer, cause, sure;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (711 cases since 120 fresh ones were added blind on 2026-12-02: validation
-// 85.2 / 48.2 / 86.3, training 92.0 / 68.2 / 94.7): a change that loses
+// (951 cases since the fourth blind batch of 2026-12-03: validation
+// 85.7 / 50.3 / 83.9, training 95.8 / 73.5 / 92.6): a change that loses
 // ground fails here.
 constexpr Floors kTargets{95.0, 80.0, 90.0};
-constexpr Floors kValidationFloor{84.0, 45.0, 80.0};
-constexpr Floors kTrainingFloor{91.0, 67.0, 90.0};
+constexpr Floors kValidationFloor{84.0, 48.0, 80.0};
+constexpr Floors kTrainingFloor{93.0, 70.0, 90.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
   const Scores& s = scores();
