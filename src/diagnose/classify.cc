@@ -958,7 +958,11 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       // (under kSmallEvictee, or within half again of its request) was picked
       // for being over its request, not for filling the node: other pods
       // did. One far above a real request is the pod's own need.
+      // The figures may be in another eviction of the paste (a `kubectl get
+      // pods` row decides the layer, the describe below it has the message).
       const Fact* e = d.decisive;
+      if (!e || !e->usage || !e->requested)
+        if (const Fact* with = v.any([](const Fact& f) { return f.kind == FactKind::k8s_evicted && f.usage && f.requested; })) e = with;
       if (auto c = cause_from_rollout(v, why)) return *c;
       if (e && e->usage && e->requested && (*e->usage < kSmallEvictee || (*e->requested > 0 && *e->usage * 2 <= *e->requested * 3))) {
         why = "the evicted container used only " + units::format_bytes(*e->usage) + " (request " + units::format_bytes(*e->requested) +

@@ -575,6 +575,12 @@ TEST(CauseMechanisms, ABestEffortEvicteeIsJudgedByWhatItUsed) {
       "Message:        The node was low on resource: memory. Container geo was using 1502412Ki, which e\n"
       "xceeds its request of 0.\n");
   EXPECT_EQ(cut.cause, Cause::limit_too_low) << reason_text(cut);
+  // A `kubectl get pods` row first, the describe with the figures after it.
+  Diagnosis rows = diagnose_text(
+      "NAME                   READY   STATUS    RESTARTS   AGE\nwatcher-6f9c8b7d54-2x   0/1     Evicted   0          2d19h\n"
+      "$ kubectl describe pod watcher-6f9c8b7d54-2x\nStatus:         Failed\nReason:         Evicted\n"
+      "Message:        The node was low on resource: memory. Container watcher was using 1841172Ki, which exceeds its request of 0.\n");
+  EXPECT_EQ(rows.cause, Cause::limit_too_low) << reason_text(rows);
 }
 
 // A sharded checkpoint's file names and conversion scripts are the load
