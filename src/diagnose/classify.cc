@@ -238,6 +238,14 @@ Decision decide_layer(const View& v) {
     d = {host_or_limit(v, Layer::host_ram), j, 0.75f, "the JVM could not commit native memory from the operating system"};
     return d;
   }
+  // A pids limit that refused a thread or process explains an allocation
+  // failure the runtime reported for it (exit_status.cc): not memory.
+  if (const Fact* pids = v.failure(FactKind::not_memory_failure); pids && text::starts_with(pids->detail, "a pids limit")) {
+    if (v.failure(FactKind::host_alloc_failure) || v.failure(FactKind::jvm_native_oom)) {
+      d = {Layer::not_memory, pids, 0.8f, "the kernel's pids controller refused a new thread or process: a task-count limit, not memory"};
+      return d;
+    }
+  }
   // 8. Host allocations and refusals.
   if (const Fact* h = v.failure(FactKind::host_memory_refused)) {
     d = {host_or_limit(v, Layer::host_ram), h, std::max(0.85f, h->strength), "the runtime refused to load: the model needs more system memory than is available"};

@@ -41,6 +41,22 @@ TEST(WorkerKills, GunicornTimeoutKillIsNotMemory) {
   EXPECT_EQ(both.layer, Layer::container_limit);
 }
 
+// A thread refused by a pids limit, reported by the runtime as out of memory
+// (modelled on dotnet/runtime threads with docker --pids-limit; values ours).
+TEST(WorkerKills, AThreadRefusedByAPidsLimitIsNotMemory) {
+  const std::string oom =
+      "   System.OutOfMemoryException : Exception of type 'System.OutOfMemoryException' was thrown.\n"
+      "     at System.Threading.Thread.StartCore()\n";
+  Diagnosis pids = test::diagnose_text(oom + "[91234.208110] cgroup: fork rejected by pids controller in /docker/5d0b8e2c71f4\n");
+  EXPECT_EQ(pids.layer, Layer::not_memory);
+  EXPECT_NE(test::diagnose_text(oom).layer, Layer::not_memory);
+  // A real kernel OOM kill beside it is still memory.
+  Diagnosis both = test::diagnose_text(
+      "[91234.208110] cgroup: fork rejected by pids controller in /docker/5d0b8e2c71f4\n"
+      "Memory cgroup out of memory: Killed process 9 (dotnet) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB\n");
+  EXPECT_EQ(both.layer, Layer::container_limit);
+}
+
 TEST(WorkerKills, SigkillNextToAKernelReportIsTheKernels) {
   Diagnosis d = test::diagnose_text(
       "Memory cgroup out of memory: Killed process 4242 (celery) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB\n"

@@ -20,6 +20,12 @@
 // Only codes that encode a signal (129-255, or -N) are reported from free text:
 // 0 is success, and 1, 2, 127 are a program's own errors that say nothing about
 // memory and that prose mentions constantly.
+// A task-count limit refusing a new thread or process ("cgroup: fork rejected
+// by pids controller in /docker/..."): runtimes report the refused thread as
+// out of memory (.NET's OutOfMemoryException from Thread.StartCore, the JVM's
+// "unable to create native thread"), but no memory ran out: a look-alike
+// (not_memory_failure), which the diagnosis prefers to the allocation failure
+// it explains.
 // Kubernetes "Exit Code:" / "exitCode:" and docker's "ExitCode" are read by
 // their own recognizers (the case-sensitive patterns here do not match them).
 #include "core/text.h"
@@ -50,6 +56,7 @@ constexpr Pattern kPatterns[] = {
     {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
     {"was sent SIGKILL"},
     {"WORKER TIMEOUT", kCompanion},
+    {"fork rejected by pids controller", kCompanion},
     {" by signal", kCompanion},
     {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
@@ -149,6 +156,15 @@ class ExitStatus final : public Recognizer {
         signal(line, p, sig, std::nullopt, out);
         return;
       }
+    }
+    if (text::contains(s, "fork rejected by pids controller")) {
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::exit_status);
+      f.layer = Layer::not_memory;
+      f.strength = 0.85f;
+      f.detail = "a pids limit refusing a new thread or process (the pids controller), not memory";
+      if (auto cg = text::after(s, "pids controller in ")) f.cgroup = std::string(text::take_until(*cg, " \t").substr(0, 256));
+      out.add(std::move(f));
+      return;
     }
     if (size_t p = s.find("WORKER TIMEOUT"); p != std::string_view::npos) {
       // gunicorn killing a worker that did not answer in time (its next line
