@@ -762,5 +762,24 @@ TEST(CauseMechanisms, ARuntimesLeakWarningIsTheSuspectedCause) {
   EXPECT_EQ(diagnose_text(warning).layer, Layer::none);
 }
 
+// Four samples, each above the last, climbing a fifth or more: growth, even
+// where a noisy series would need 1.3x (modelled on a llama.cpp rpc-server on
+// a GB10 sampled with `free -h` every 30 s until the kernel killed it).
+TEST(CauseMechanisms, FourRisingSamplesAreGrowth) {
+  auto text = [](const std::string& a, const std::string& b, const std::string& c, const std::string& d) {
+    auto row = [](const std::string& used) {
+      return "Mem:           119Gi        " + used + "        9.6Gi        45Mi       1.9Gi        10Gi\n";
+    };
+    return "$ while sleep 30; do free -h | sed -n 2p; done\n" + row(a) + row(b) + row(c) + row(d) +
+           "[ 9184.221873] Out of memory: Killed process 5127 (rpc-server) total-vm:182740196kB, anon-rss:121104688kB, "
+           "file-rss:8812kB, shmem-rss:0kB, UID:1000 pgtables:241460kB oom_score_adj:0\n";
+  };
+  Diagnosis rising = diagnose_text(text("96Gi", "104Gi", "112Gi", "118Gi"));
+  EXPECT_EQ(rising.layer, Layer::host_ram);
+  EXPECT_EQ(rising.cause, Cause::leak_or_accumulation) << reason_text(rising);
+  EXPECT_NE(diagnose_text(text("96Gi", "104Gi", "101Gi", "118Gi")).cause, Cause::leak_or_accumulation);
+  EXPECT_NE(diagnose_text(text("100Gi", "104Gi", "108Gi", "112Gi")).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

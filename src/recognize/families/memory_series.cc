@@ -54,7 +54,8 @@
 // widths (`kubectl top`) are one shape.
 // A series of at least kSteadySamples samples that rose at every step but
 // one is growth from kSteadyGrowth up (a climb toward a limit seldom shows
-// the 1.3x a noisy series needs).
+// the 1.3x a noisy series needs); one of kRisingSamples that rose at every
+// step, from kRisingGrowth up (`free` every 30 s: 96, 108, 118, 119 Gi).
 // A series that sat flat (within 15%) for kFlatSamples samples or more and
 // then at least doubled is not a leak but one large piece of work arriving
 // (a huge upload, one oversized request): memory_usage "jumped ...".
@@ -119,6 +120,8 @@ constexpr double kMaxDrop = 0.25;
 constexpr uint64_t kFlatSamples = 3;
 constexpr uint64_t kSteadySamples = 5;
 constexpr double kSteadyGrowth = 1.15;
+constexpr uint64_t kRisingSamples = 4;
+constexpr double kRisingGrowth = 1.2;
 constexpr size_t kKept = 64;  // samples kept per series for the flat-then-jump test
 constexpr size_t kTemplates = 16;  // line shapes followed at once (see template_series)
 constexpr size_t kTemplateChars = 96;
@@ -299,6 +302,8 @@ bool grew(const Series& x, uint64_t* flat_out) {
   bool up = x.last >= kGrowth * x.first && x.last >= 0.8 * x.max && x.rises * 10 >= (x.samples - 1) * 6;
   if (x.samples < 4 && x.rises + 1 < x.samples) up = false;
   if (x.samples >= kSteadySamples && x.rises + 2 >= x.samples && x.last >= kSteadyGrowth * x.first && x.last >= x.max) up = true;
+  // Four samples or more, every one above the last: growth from kRisingGrowth up.
+  if (x.samples >= kRisingSamples && x.rises + 1 == x.samples && x.last >= kRisingGrowth * x.first) up = true;
   if (x.worst_drop > kMaxDrop) up = false;  // it falls back: a sawtooth (GC, batches), not growth
   if (x.bytes && x.last - x.first < 16.0 * units::MiB) up = false;
   uint64_t flat = flat_then_jump(x);
