@@ -956,37 +956,39 @@ std::optional<Cause> cause_from_machine_size(const View& v, const Fact* kill, Wh
   return std::nullopt;
 }
 
+// The kubelet evicts by usage above request. A pod that used little (under
+// kSmallEvictee, or within half again of its request) was picked for being
+// over its request, not for filling the node: other pods did. One far above
+// a real request is the pod's own need. The figures may be in another
+// eviction of the paste (a `kubectl get pods` row decides the layer, the
+// describe below it has the message).
+Cause eviction_cause(const View& v, const Decision& d, Why& why) {
+  const Fact* e = d.decisive;
+  if (!e || !e->usage || !e->requested)
+    if (const Fact* with = v.any([](const Fact& f) { return f.kind == FactKind::k8s_evicted && f.usage && f.requested; })) e = with;
+  if (auto c = cause_from_rollout(v, why)) return *c;
+  if (e && e->usage && e->requested && (*e->usage < kSmallEvictee || (*e->requested > 0 && *e->usage * 2 <= *e->requested * 3))) {
+    why = "the evicted container used only " + units::format_bytes(*e->usage) + " (request " + units::format_bytes(*e->requested) +
+          "): it was picked for being over its request; other workloads filled the node";
+    why.strength = 0.65f;
+    return Cause::other_process;
+  }
+  // A request of 0 (BestEffort) declares no need at all: first in line.
+  if (e && e->usage && e->requested && *e->usage > *e->requested) {
+    why = "the container used " + units::format_bytes(*e->usage) +
+          (*e->requested ? ", above its memory request of " + units::format_bytes(*e->requested) : " with no memory request (BestEffort)");
+    return Cause::limit_too_low;
+  }
+  why = "the eviction message does not show a request below the container's need";
+  return Cause::unknown;
+}
+
 Cause decide_cause(const View& v, const Decision& d, Why& why) {
   switch (d.layer) {
     case Layer::not_memory: why = "not a memory failure"; return Cause::not_memory;
     case Layer::unknown: why = "the evidence does not decide it"; return Cause::unknown;
     case Layer::gpu_vram: return d.decisive ? gpu_cause(v, *d.decisive, why) : Cause::unknown;
-    case Layer::k8s_eviction: {
-      // The kubelet evicts by usage above request. A pod that used little
-      // (under kSmallEvictee, or within half again of its request) was picked
-      // for being over its request, not for filling the node: other pods
-      // did. One far above a real request is the pod's own need.
-      // The figures may be in another eviction of the paste (a `kubectl get
-      // pods` row decides the layer, the describe below it has the message).
-      const Fact* e = d.decisive;
-      if (!e || !e->usage || !e->requested)
-        if (const Fact* with = v.any([](const Fact& f) { return f.kind == FactKind::k8s_evicted && f.usage && f.requested; })) e = with;
-      if (auto c = cause_from_rollout(v, why)) return *c;
-      if (e && e->usage && e->requested && (*e->usage < kSmallEvictee || (*e->requested > 0 && *e->usage * 2 <= *e->requested * 3))) {
-        why = "the evicted container used only " + units::format_bytes(*e->usage) + " (request " + units::format_bytes(*e->requested) +
-              "): it was picked for being over its request; other workloads filled the node";
-        why.strength = 0.65f;
-        return Cause::other_process;
-      }
-      // A request of 0 (BestEffort) declares no need at all: first in line.
-      if (e && e->usage && e->requested && *e->usage > *e->requested) {
-        why = "the container used " + units::format_bytes(*e->usage) +
-              (*e->requested ? ", above its memory request of " + units::format_bytes(*e->requested) : " with no memory request (BestEffort)");
-        return Cause::limit_too_low;
-      }
-      why = "the eviction message does not show a request below the container's need";
-      return Cause::unknown;
-    }
+    case Layer::k8s_eviction: return eviction_cause(v, d, why);
     case Layer::js_heap: {
       // A series of heap figures that only grew, or hours of running at the
       // cap, is accumulation; a small heap cap reached minutes after start is
