@@ -80,7 +80,11 @@
 // and ended between samples shows in the run time of the thread that started
 // it), the leaders are the process listing (no proc/ walk, no loadavg probe),
 // and the leader's start time tells a reused pid. schedstat is then neither
-// held nor read. The full statm read every kStatmRefresh samples stays: the
+// held nor read. A pid last sample's table had and this one lacks is a
+// process that exited: its entry is dropped by pid, so a sample in which some
+// process exited (every one, on a host where anything runs) does not pass
+// over the whole cache to find it. How the iterator itself walks the tasks
+// (one pass over the kernel's task list on Linux 6.7+): task_runs.h. The full statm read every kStatmRefresh samples stays: the
 // iterator sees no more than schedstat of what moves memory from outside.
 //
 // Cached identity: the command line (and the role read from it) is re-read
@@ -619,10 +623,19 @@ struct Sampler::Walk {
   std::vector<int> listed;
   std::vector<Proc*> hints;  // with bpf, parallel to listed: the entry of the same process last sample
   std::vector<Proc*> live;   // the entries seen, in listing order
+  std::vector<int> gone;     // with bpf: pids of last sample's table that this one lacks
 };
 
 Sampler::ProcCache::iterator Sampler::drop(Walk& w, ProcCache::iterator it) {
   ++w.dropped;
+  // An entry dropped after it was seen in this walk must not stay in w.live
+  // nor in the next table: the sanitizer run found one read after its free
+  // under load. Taken out by address now, while it is still this entry's.
+  if (Proc* p = it->second.get(); p->seen == generation_) {
+    std::erase(w.live, p);
+    for (RunSig& e : next_sigs_)
+      if (e.proc == p) e.proc = nullptr;
+  }
   if (it->second->fd >= 0) ::close(it->second->fd), --fds_held_;
   if (it->second->sched_fd >= 0) ::close(it->second->sched_fd), --fds_held_;
   return cache_.erase(it);
@@ -715,7 +728,8 @@ bool Sampler::merge_task_runs(Walk& w) {
     size_t j = 0;
     w.hints.reserve(next_sigs_.size());
     for (RunSig& e : next_sigs_) {
-      while (j < sigs_.size() && sigs_[j].pid < e.pid) ++j;
+      for (; j < sigs_.size() && sigs_[j].pid < e.pid; ++j)
+        if (sigs_[j].proc) w.gone.push_back(sigs_[j].pid);  // exited (its entry is dropped by the sweep)
       w.listed.push_back(e.pid);
       if (j < sigs_.size() && sigs_[j].pid == e.pid && sigs_[j].start == e.start && sigs_[j].proc) {
         w.hints.push_back(sigs_[j].proc);
@@ -724,7 +738,10 @@ bool Sampler::merge_task_runs(Walk& w) {
         w.hints.push_back(nullptr);
         e.ran = true;  // new to the table: read in full
       }
+      if (j < sigs_.size() && sigs_[j].pid == e.pid) ++j;  // still listed (a reused pid: read_process drops it)
     }
+    for (; j < sigs_.size(); ++j)
+      if (sigs_[j].proc) w.gone.push_back(sigs_[j].pid);
     return true;
   }
   warn(fmt::format("the BPF task iterator stopped ({}): runs are told from proc/PID/schedstat", task_runs_->why()));
@@ -931,33 +948,35 @@ void Sampler::refresh(const Walk& w, Proc& p, std::string_view statm, bool ran, 
 // Drops the entries of processes not seen in this walk, and refreshes the
 // parent of those that were re-parented.
 void Sampler::sweep(Walk& w) {
-  // When the entries seen number the cache, none went unseen: the pass over
-  // every entry (a cache miss each) is skipped.
+  // The processes the task iterator no longer lists are dropped by pid; when
+  // the entries seen then number the cache, none else went unseen and the
+  // pass over every entry (a cache miss each, every sample on a host where
+  // any process exits) is skipped.
+  for (int pid : w.gone)
+    if (auto it = cache_.find(pid); it != cache_.end() && it->second->seen != generation_) drop(w, it);
   if (w.seen_now != cache_.size())
     for (auto it = cache_.begin(); it != cache_.end();)
       it = it->second->seen == generation_ ? std::next(it) : drop(w, it);
 
-  // An entry dropped during this walk must not stay in w.live: the sanitizer
-  // run found one read after its free here under load. Keep only the entries
-  // the cache still holds (checked only in a sample that dropped any).
-  if (w.dropped) {
-    std::unordered_set<const Proc*> held;
-    held.reserve(cache_.size());
-    for (const auto& [pid, proc] : cache_) held.insert(proc.get());
-    std::erase_if(w.live, [&](const Proc* p) { return !held.count(p); });
-  }
   // A process whose parent exited was re-parented: refresh its ppid. Only an
   // exit re-parents, and a parent can only have changed identity if a process
   // is new to the cache: in a sample with neither, the pass is skipped.
+  // Siblings come together (pid order, and a parent's children are mostly
+  // started in a row): the answer for the last parent looked up is kept.
+  int last_ppid = 0;
+  bool last_moved = false;
   for (Proc* p : w.live) {
     if (!w.dropped && !w.born) break;
-    auto parent = cache_.find(p->ppid);
-    // A parent outside the cache is outside the scope (or gone): it is looked
-    // for only then, not its child's status read every sample.
-    bool reparented = p->ppid > 0 && p->born != generation_ &&
-                      (parent == cache_.end() ? ::access(fmt::format("{}/{}", proc_, p->ppid).c_str(), F_OK) != 0
-                                              : parent->second->born == generation_);
-    if (!reparented) continue;
+    if (p->ppid <= 0 || p->born == generation_) continue;
+    if (p->ppid != last_ppid) {
+      // A parent outside the cache is outside the scope (or gone): it is
+      // looked for only then, not its child's status read every sample.
+      auto parent = cache_.find(p->ppid);
+      last_ppid = p->ppid;
+      last_moved = parent == cache_.end() ? ::access(fmt::format("{}/{}", proc_, p->ppid).c_str(), F_OK) != 0
+                                          : parent->second->born == generation_;
+    }
+    if (!last_moved) continue;
     std::string name;
     bool user;
     uint64_t rss;

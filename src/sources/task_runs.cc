@@ -4,15 +4,18 @@
 #include <dlfcn.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 #include <linux/bpf.h>
 
@@ -53,64 +56,103 @@ int log_libbpf(enum libbpf_print_level level, const char* format, va_list args) 
   return 0;
 }
 
-// Runs in the child: load, attach, send the link's descriptor (or the reason).
-[[noreturn]] void load_in_child(int sock) {
-  auto say = [&](const char* why, int fd) {
-    msghdr m{};
-    iovec io{const_cast<char*>(why), std::strlen(why) + 1};
-    m.msg_iov = &io;
-    m.msg_iovlen = 1;
-    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-    if (fd >= 0) {
-      m.msg_control = ctl;
-      m.msg_controllen = sizeof ctl;
-      cmsghdr* c = CMSG_FIRSTHDR(&m);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
-    (void)::sendmsg(sock, &m, MSG_NOSIGNAL);
-    ::_exit(0);
-  };
+// Sends the reason (empty on success) and up to two descriptors, then exits.
+[[noreturn]] void say(int sock, const char* why, int fd = -1, int fd2 = -1) {
+  msghdr m{};
+  iovec io{const_cast<char*>(why), std::strlen(why) + 1};
+  m.msg_iov = &io;
+  m.msg_iovlen = 1;
+  const int fds[2] = {fd, fd2};
+  const size_t n = fd < 0 ? 0 : fd2 < 0 ? 1 : 2;
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof fds)] = {};
+  if (n) {
+    m.msg_control = ctl;
+    m.msg_controllen = CMSG_SPACE(n * sizeof(int));
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(n * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+  }
+  (void)::sendmsg(sock, &m, MSG_NOSIGNAL);
+  ::_exit(0);
+}
+
+// Runs in the child: load, attach, send the link's descriptor (and, for the
+// walk, the table's), or the reason. The walk is tried first, attached to
+// the reading process's own task so that it runs once per read; where it
+// does not load (before Linux 6.7), the per-task program.
+[[noreturn]] void load_in_child(int sock, pid_t reader, size_t table, bool walk) {
   void* lib = ::dlopen("libbpf.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) say("libbpf.so.1 not found (Debian package libbpf1)", -1);
+  if (!lib) say(sock, "libbpf.so.1 not found (Debian package libbpf1)");
   // The same signatures as <bpf/libbpf.h>: declared from it, resolved by name.
   auto sym = [&](const char* name) { return ::dlsym(lib, name); };
   auto set_print = reinterpret_cast<decltype(&libbpf_set_print)>(sym("libbpf_set_print"));
   auto open_mem = reinterpret_cast<decltype(&bpf_object__open_mem)>(sym("bpf_object__open_mem"));
   auto load = reinterpret_cast<decltype(&bpf_object__load)>(sym("bpf_object__load"));
+  auto close_obj = reinterpret_cast<decltype(&bpf_object__close)>(sym("bpf_object__close"));
   auto find = reinterpret_cast<decltype(&bpf_object__find_program_by_name)>(sym("bpf_object__find_program_by_name"));
+  auto find_map = reinterpret_cast<decltype(&bpf_object__find_map_by_name)>(sym("bpf_object__find_map_by_name"));
+  auto autoload = reinterpret_cast<decltype(&bpf_program__set_autoload)>(sym("bpf_program__set_autoload"));
+  auto set_entries = reinterpret_cast<decltype(&bpf_map__set_max_entries)>(sym("bpf_map__set_max_entries"));
+  auto map_fd = reinterpret_cast<decltype(&bpf_map__fd)>(sym("bpf_map__fd"));
   auto attach = reinterpret_cast<decltype(&bpf_program__attach_iter)>(sym("bpf_program__attach_iter"));
   auto link_fd = reinterpret_cast<decltype(&bpf_link__fd)>(sym("bpf_link__fd"));
-  if (!set_print || !open_mem || !load || !find || !attach || !link_fd) say("libbpf.so.1 lacks the functions needed (libbpf 0.8 or later)", -1);
+  if (!set_print || !open_mem || !load || !close_obj || !find || !find_map || !autoload || !set_entries || !map_fd ||
+      !attach || !link_fd)
+    say(sock, "libbpf.so.1 lacks the functions needed (libbpf 0.8 or later)");
   set_print(log_libbpf);
-  bpf_object* obj = open_mem(aimem_task_runs_bpf_begin,
-                             static_cast<size_t>(aimem_task_runs_bpf_end - aimem_task_runs_bpf_begin), nullptr);
-  if (!obj) say(g_log[0] ? g_log : "libbpf could not open the task iterator", -1);
+  // One program of the object loaded, the other left out.
+  auto open_one = [&](const char* name, const char* other) -> bpf_object* {
+    g_log[0] = 0;
+    bpf_object* obj = open_mem(aimem_task_runs_bpf_begin,
+                               static_cast<size_t>(aimem_task_runs_bpf_end - aimem_task_runs_bpf_begin), nullptr);
+    if (!obj) return nullptr;
+    bpf_program* skip = find(obj, other);
+    if (!find(obj, name) || !skip || autoload(skip, false) != 0) return close_obj(obj), nullptr;
+    if (bpf_map* m = find_map(obj, "walk_runs"); !m || set_entries(m, std::string_view(name) == "task_walk" ? table : 1) != 0)
+      return close_obj(obj), nullptr;
+    return obj;
+  };
+  if (walk)
+    if (bpf_object* obj = open_one("task_walk", "task_runs"); obj && load(obj) == 0) {
+      union bpf_iter_link_info info;
+      std::memset(&info, 0, sizeof info);
+      info.task.tid = static_cast<__u32>(reader);
+      bpf_iter_attach_opts opts{};
+      opts.sz = sizeof opts;
+      opts.link_info = &info;
+      opts.link_info_len = sizeof info;
+      if (bpf_link* link = attach(find(obj, "task_walk"), &opts))
+        say(sock, "", link_fd(link), map_fd(find_map(obj, "walk_runs")));
+    }
+  bpf_object* obj = open_one("task_runs", "task_walk");
+  if (!obj) say(sock, g_log[0] ? g_log : "libbpf could not open the task iterator");
   if (int e = load(obj); e != 0) {
     static char why[700];
     std::snprintf(why, sizeof why, "loading the BPF task iterator failed (%s)%s%s", std::strerror(-e), g_log[0] ? ": " : "", g_log);
-    say(why, -1);
+    say(sock, why);
   }
   bpf_program* prog = find(obj, "task_runs");
   bpf_link* link = prog ? attach(prog, nullptr) : nullptr;
-  if (!link) say(g_log[0] ? g_log : "attaching the BPF task iterator failed", -1);
-  say("", link_fd(link));
-  ::_exit(0);  // not reached: say() exits
+  if (!link) say(sock, g_log[0] ? g_log : "attaching the BPF task iterator failed");
+  say(sock, "", link_fd(link));
 }
 #endif
 
 }  // namespace
 
-Result<std::unique_ptr<TaskRuns>> TaskRuns::open() {
+Result<std::unique_ptr<TaskRuns>> TaskRuns::open(size_t table, bool walk) {
 #ifndef AIMEM_TASK_RUNS_BPF_OBJECT
+  (void)table, (void)walk;
   return make_error("built without the BPF task iterator (clang and libbpf-dev were not found at build time)");
 #else
+  table = std::clamp<size_t>(table, 1, 1 << 24);
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
     return make_error(std::string("the BPF task iterator: socketpair: ") + std::strerror(errno));
   }
+  const pid_t reader = ::getpid();  // the walk runs once, for this process's main thread
   // fork without exec: the child calls malloc (fork-safe in glibc) and libbpf,
   // and touches nothing another thread of this process may hold.
   pid_t child = ::fork();
@@ -121,10 +163,10 @@ Result<std::unique_ptr<TaskRuns>> TaskRuns::open() {
   }
   if (child == 0) {
     ::close(sv[0]);
-    load_in_child(sv[1]);
+    load_in_child(sv[1], reader, table, walk);
   }
   ::close(sv[1]);
-  int fd = -1;
+  int fds[2] = {-1, -1};
   std::string text;
   pollfd p{sv[0], POLLIN, 0};
   int ready;
@@ -136,14 +178,15 @@ Result<std::unique_ptr<TaskRuns>> TaskRuns::open() {
     iovec io{buf, sizeof buf - 1};
     m.msg_iov = &io;
     m.msg_iovlen = 1;
-    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof fds)] = {};
     m.msg_control = ctl;
     m.msg_controllen = sizeof ctl;
     ssize_t n = ::recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC);
     if (n > 0) {
       text.assign(buf, ::strnlen(buf, static_cast<size_t>(n)));
       for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+          std::memcpy(fds, CMSG_DATA(c), std::min(sizeof fds, static_cast<size_t>(c->cmsg_len - CMSG_LEN(0))));
     }
   } else {
     ::kill(child, SIGKILL);  // a load that hangs is not waited for
@@ -152,10 +195,12 @@ Result<std::unique_ptr<TaskRuns>> TaskRuns::open() {
   ::close(sv[0]);
   while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
   }
-  if (fd < 0) {
+  if (fds[0] < 0) {
+    if (fds[1] >= 0) ::close(fds[1]);
     return make_error(text.empty() ? "loading the BPF task iterator failed" : text);
   }
-  std::unique_ptr<TaskRuns> t(new TaskRuns(fd));
+  std::unique_ptr<TaskRuns> t(new TaskRuns(fds[0], fds[1], table));
+  if (fds[1] >= 0 && !t->table_) return make_error(t->why());
   // Records name pids as the initial pid namespace does: in another one (a
   // container without hostPID) they are not the pids proc/ shows.
   std::vector<TaskRun> runs;
@@ -166,10 +211,102 @@ Result<std::unique_ptr<TaskRuns>> TaskRuns::open() {
 #endif
 }
 
-TaskRuns::~TaskRuns() { ::close(link_fd_); }
+TaskRuns::TaskRuns(int link_fd, int map_fd, size_t capacity) : link_fd_(link_fd), map_fd_(map_fd) {
+  if (map_fd_ < 0) return;
+  // The table's values start on a page of their own; records are 40 bytes
+  // apart (the map rounds a value up to 8).
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t bytes = (capacity * sizeof(TaskRun) + page - 1) / page * page;
+  void* at = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, map_fd_, 0);
+  if (at == MAP_FAILED) {
+    why_ = std::string("mapping the BPF task table: ") + std::strerror(errno);
+    return;
+  }
+  table_ = static_cast<const TaskRun*>(at);
+  capacity_ = capacity;
+  mapped_ = bytes;
+}
+
+TaskRuns::~TaskRuns() {
+  if (table_) ::munmap(const_cast<TaskRun*>(table_), mapped_);
+  if (map_fd_ >= 0) ::close(map_fd_);
+  ::close(link_fd_);
+}
+
+void TaskRuns::take(TaskRuns& other) {
+  std::swap(link_fd_, other.link_fd_);
+  std::swap(map_fd_, other.map_fd_);
+  std::swap(table_, other.table_);
+  std::swap(capacity_, other.capacity_);
+  std::swap(mapped_, other.mapped_);
+}
+
+// The walk: one read runs the program, whose only output in the stream is
+// the header; the records are in the table, in task list order.
+bool TaskRuns::read_walk(std::vector<TaskRun>& out, size_t max_tasks) {
+  bpf_attr attr;
+  std::memset(&attr, 0, sizeof attr);
+  attr.iter_create.link_fd = static_cast<uint32_t>(link_fd_);
+  int fd = static_cast<int>(::syscall(__NR_bpf, BPF_ITER_CREATE, &attr, sizeof attr));
+  if (fd < 0) {
+    why_ = std::string("bpf(BPF_ITER_CREATE): ") + std::strerror(errno);
+    return false;
+  }
+  TaskRun header{};
+  size_t got = 0;
+  char extra[sizeof(TaskRun)];
+  for (;;) {
+    char* into = got < sizeof header ? reinterpret_cast<char*>(&header) + got : extra;
+    ssize_t n = ::read(fd, into, got < sizeof header ? sizeof header - got : sizeof extra);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0) why_ = std::string("reading the BPF task iterator: ") + std::strerror(errno);
+      break;
+    }
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (got != sizeof header || header.tid != 0) {
+    if (why_.empty()) why_ = "the BPF task iterator returned no header record";
+    return false;
+  }
+  if (header.tgid != static_cast<uint32_t>(::getpid())) {
+    why_ = "aimem runs in a pid namespace of its own: the BPF task iterator's pids are not those of proc/";
+    return false;
+  }
+  const size_t walked = header.run_ns;
+  if (walked > capacity_) {  // the table was short: one twice the tasks, and again
+    if (walked > max_tasks) {
+      why_ = "more tasks than the sampler keeps";
+      return false;
+    }
+    auto bigger = open(2 * walked, true);
+    if (!bigger || !(*bigger)->table_) {
+      why_ = bigger ? "the BPF task walk did not load again" : "a larger BPF task table: " + bigger.error().message;
+      return false;
+    }
+    take(**bigger);
+    return read_walk(out, max_tasks);
+  }
+  out.reserve(walked);
+  for (size_t i = 0; i < walked; ++i)
+    if (table_[i].tid != 0) out.push_back(table_[i]);  // not the idle task the list starts from
+  // Task list order is creation order: pid order until pids wrap.
+  auto by_tid = [](const TaskRun& a, const TaskRun& b) { return a.tid < b.tid; };
+  if (!std::is_sorted(out.begin(), out.end(), by_tid)) std::sort(out.begin(), out.end(), by_tid);
+  out.erase(std::unique(out.begin(), out.end(), [](const TaskRun& a, const TaskRun& b) { return a.tid == b.tid; }),
+            out.end());  // a task moved in the list while it was walked
+  if (out.size() > max_tasks) {
+    out.resize(max_tasks);
+    why_ = "more tasks than the sampler keeps";
+    return false;
+  }
+  return true;
+}
 
 bool TaskRuns::read(std::vector<TaskRun>& out, size_t max_tasks) {
   out.clear();
+  if (table_) return read_walk(out, max_tasks);
   bpf_attr attr;
   std::memset(&attr, 0, sizeof attr);
   attr.iter_create.link_fd = static_cast<uint32_t>(link_fd_);

@@ -12,6 +12,13 @@
 // (5 MiB and more), and that peak would stay in aimem watch's VmHWM. The child
 // hands the iterator's link back over a socket (SCM_RIGHTS) and exits; each
 // read then is one bpf(BPF_ITER_CREATE) and a few read()s, no libbpf.
+//
+// Two ways to walk (bpf/task_runs.bpf.c). On Linux 6.7+ the program runs once
+// per read and walks the task list itself, into a table (an array map) that
+// is mapped here: per task that costs a list step, where the kernel's own
+// iterator, the fallback on older kernels, looks up each pid and takes a
+// reference on its task. The table holds `table` tasks; a read that finds
+// more loads a table twice their number (in a child, as above) and reads again.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +46,9 @@ class TaskRuns {
  public:
   // Loads the iterator; an error saying why when it cannot (not built in,
   // no libbpf, no permission, no BTF, another pid namespace).
-  static Result<std::unique_ptr<TaskRuns>> open();
+  static constexpr size_t kTable = 8192;  // tasks: 320 KiB of kernel memory
+  // walk false: the kernel's per-task iterator even where the walk loads.
+  static Result<std::unique_ptr<TaskRuns>> open(size_t table = kTable, bool walk = true);
   ~TaskRuns();
   TaskRuns(const TaskRuns&) = delete;
   TaskRuns& operator=(const TaskRuns&) = delete;
@@ -49,10 +58,18 @@ class TaskRuns {
   // rest are read and dropped, and the call returns false).
   bool read(std::vector<TaskRun>& out, size_t max_tasks = 1 << 20);
   const std::string& why() const { return why_; }
+  // "walk" (the program walks the task list into the table) or "per-task".
+  const char* mode() const { return table_ ? "walk" : "per-task"; }
+  size_t table_size() const { return capacity_; }
 
  private:
-  explicit TaskRuns(int link_fd) : link_fd_(link_fd) {}
+  TaskRuns(int link_fd, int map_fd, size_t capacity);
+  bool read_walk(std::vector<TaskRun>& out, size_t max_tasks);
+  void take(TaskRuns& other);  // other's link and table, replacing this one's
   int link_fd_;
+  int map_fd_ = -1;                 // the table (walk), or -1
+  const TaskRun* table_ = nullptr;  // mapped, capacity_ records
+  size_t capacity_ = 0, mapped_ = 0;
   std::string why_;
   std::vector<char> buf_;  // one read's worth, kept across samples
 };

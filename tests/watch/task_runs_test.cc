@@ -138,5 +138,53 @@ TEST(TaskRuns, ListsEveryTaskWithItsProcessAndRunTime) {
   spinner.join();
 }
 
+// The walk (Linux 6.7+, bpf/task_runs.bpf.c's task_walk) lists what the
+// kernel's per-task iterator lists, and a table too small for the host is
+// replaced by a larger one at the read that finds it short, not truncated.
+TEST(TaskRuns, WalkListsWhatThePerTaskIteratorListsAndGrowsItsTable) {
+  if (::geteuid() != 0 || !task_runs_built()) GTEST_SKIP() << "needs root and a build with the BPF task iterator";
+  auto small = TaskRuns::open(4);
+  std::string why = test::error_of(small);
+  if (!small && test::bpf_refused(why)) GTEST_SKIP() << why;
+  ASSERT_TRUE(small) << why;
+  if (std::string((*small)->mode()) != "walk") GTEST_SKIP() << "the kernel has no open-coded task iterator (before 6.7)";
+  auto per_task = TaskRuns::open(TaskRuns::kTable, false);
+  ASSERT_TRUE(per_task) << test::error_of(per_task);
+  EXPECT_STREQ((*per_task)->mode(), "per-task");
+
+  // A process of its own that sleeps throughout: both list it, the same.
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    for (;;) ::pause();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::vector<TaskRun> walked, listed;
+  ASSERT_TRUE((*small)->read(walked)) << (*small)->why();
+  EXPECT_GT((*small)->table_size(), 4u);  // grown to the host's tasks
+  EXPECT_GE((*small)->table_size(), walked.size());
+  ASSERT_TRUE((*per_task)->read(listed)) << (*per_task)->why();
+  for (size_t i = 1; i < walked.size(); ++i) EXPECT_LT(walked[i - 1].tid, walked[i].tid);  // tid order, each once
+  const TaskRun* a = find(walked, static_cast<uint32_t>(child));
+  const TaskRun* b = find(listed, static_cast<uint32_t>(child));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->tgid, b->tgid);
+  EXPECT_EQ(a->start_ns, b->start_ns);
+  EXPECT_EQ(a->run_ns, b->run_ns);
+  EXPECT_EQ(a->switches, b->switches);
+  const TaskRun* kthreadd = find(walked, 2);
+  ASSERT_NE(kthreadd, nullptr);
+  EXPECT_EQ(kthreadd->kernel, 1u);
+  EXPECT_EQ(find(walked, 0), nullptr);  // not the idle task the kernel's list starts from
+  // Tasks come and go between the two reads (this machine builds while the
+  // test runs): most are in both.
+  size_t both = 0;
+  for (const TaskRun& r : walked) both += find(listed, r.tid) != nullptr;
+  EXPECT_GE(both * 10, walked.size() * 9) << both << " of " << walked.size();
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}
+
 }  // namespace
 }  // namespace aimem::watch
