@@ -97,6 +97,12 @@ std::optional<int64_t> parse_i64(std::string_view s, std::string_view* rest) {
   return v;
 }
 
+std::optional<double> parse_fraction(std::string_view s) {
+  auto r = parse_double(trim_left(s));
+  if (!r || *r <= 0 || *r > 1.0) return std::nullopt;
+  return r;
+}
+
 std::optional<double> parse_double(std::string_view s, std::string_view* rest) {
   // Digits, one dot, optional sign; no locale, no exponent, no inf/nan.
   size_t i = 0;

@@ -38,6 +38,8 @@ std::optional<std::string_view> iafter(std::string_view s, std::string_view labe
 std::optional<uint64_t> parse_u64(std::string_view s, std::string_view* rest = nullptr);
 std::optional<int64_t> parse_i64(std::string_view s, std::string_view* rest = nullptr);
 std::optional<double> parse_double(std::string_view s, std::string_view* rest = nullptr);
+// A share in (0, 1] at the start of s after blanks ("0.4", ".15"): a setting's fraction.
+std::optional<double> parse_fraction(std::string_view s);
 
 // Integer with thousands separators, "93,760" -> 93760.
 std::optional<uint64_t> parse_grouped_u64(std::string_view s, std::string_view* rest = nullptr);

@@ -196,10 +196,8 @@ class PyTorch final : public Recognizer {
  public:
   // The fraction of the device the caching allocator may use.
   static void fraction(const Line& line, std::string_view v, FactSink& out) {
-    std::string num(text::take_until(text::trim(v), "),"));
-    if (!num.empty() && num[0] == '.') num = "0" + num;
-    auto r = text::parse_double(num);
-    if (!r || *r <= 0 || *r > 1.0) return;
+    auto r = text::parse_fraction(v);
+    if (!r) return;
     Fact f = make_fact(line, FactKind::runtime_setting, Family::pytorch);
     f.ratio = r;
     f.detail = "device cap (set_per_process_memory_fraction)";

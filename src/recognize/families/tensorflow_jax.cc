@@ -368,10 +368,8 @@ class TensorflowJax final : public Recognizer {
     } else if (auto w = text::after(s, "per_process_gpu_memory_fraction")) {
       std::string_view t = *w;
       while (!t.empty() && (t.front() == ' ' || t.front() == '=' || t.front() == ':')) t.remove_prefix(1);
-      std::string num(text::take_until(t, "),; "));
-      if (!num.empty() && num[0] == '.') num = "0" + num;
-      auto r = text::parse_double(num);
-      if (!r || *r <= 0 || *r > 1.0) return;
+      auto r = text::parse_fraction(t);
+      if (!r) return;
       f.ratio = r;
       f.detail = "device cap (per_process_gpu_memory_fraction)";
     }
@@ -382,10 +380,8 @@ class TensorflowJax final : public Recognizer {
     // "XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)"
     auto v = text::after(s, "XLA_PYTHON_CLIENT_MEM_FRACTION=");
     if (!v) return;
-    std::string_view t = *v;
-    std::string num = (!t.empty() && t[0] == '.') ? "0" + std::string(text::take_until(t, ": ")) : std::string(text::take_until(t, ": "));
-    auto r = text::parse_double(num);
-    if (!r || *r <= 0 || *r > 1.0) return;
+    auto r = text::parse_fraction(*v);
+    if (!r) return;
     Fact f = make_fact(line, FactKind::runtime_setting, Family::jax);
     f.ratio = r;
     f.detail = "device cap (XLA_PYTHON_CLIENT_MEM_FRACTION)";
