@@ -105,8 +105,9 @@
 // rmdir (or a rename within the hierarchy), each of which inotify reports to a
 // watch on the parent directory (dir_watch.h); so each directory listed is
 // watched first, then listed, and while no event came the last listing is
-// walked again, each cgroup's files still read every sample. A cgroup made or
-// removed shows in the next sample, as with a listing. Not seen by inotify:
+// walked again, each cgroup's files still read every sample (a directory that
+// listing did not reach is listed, and watched, when it is first read). A
+// cgroup made or removed shows in the next sample, as with a listing. Not seen by inotify:
 // a cgroup made through another mount of the hierarchy with its own
 // superblock (a mount in another cgroup namespace: the event goes to that
 // mount's inodes). The safety net for that, and for anything else missed, is
@@ -620,7 +621,6 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
     ++cgroup_listings_;
     cgroups_listed_ = true;
   }
-  static const std::vector<std::string> kNone;
 
   // Depth-first, children sorted so the order is stable between samples.
   std::vector<std::pair<std::string, int>> stack{{start, 0}};
@@ -635,12 +635,13 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
     }
     if (!opt_.cgroup.empty()) scope_dirs_.push_back(dir);
     if (!walk || depth >= kMaxDepth) continue;
-    const std::vector<std::string>* children = &kNone;
-    if (list) {
-      children = &list_cgroup(dir, rel);
-    } else if (auto it = cgroup_children_.find(rel); it != cgroup_children_.end()) {
-      children = &it->second;
-    }
+    // A directory the last listing did not reach (the scope's cgroup made
+    // since, one removed and made again between its listing and its read) is
+    // listed, and watched, now.
+    const std::vector<std::string>* children = nullptr;
+    if (!list)
+      if (auto it = cgroup_children_.find(rel); it != cgroup_children_.end()) children = &it->second;
+    if (!children) children = &list_cgroup(dir, rel);
     // Pushed in descending order: popped in ascending order, stable between samples.
     for (auto c = children->rbegin(); c != children->rend(); ++c) stack.emplace_back((rel == "/" ? "" : rel) + "/" + *c, depth + 1);
   }

@@ -102,6 +102,24 @@ TEST(SamplerCgroupList, ListedAgainEveryKCgroupRelistSamplesAnyway) {
   EXPECT_EQ(s.cgroup_listings(), 3u);  // the first sample, then the kCgroupRelist-th and the 2 * kCgroupRelist-th
 }
 
+// A scope's cgroup made after the watch started (no listing reached it, no
+// watch was on its parent) is listed when it first reads, children and all.
+TEST(SamplerCgroupList, ScopeMadeLaterIsListedWhenItAppears) {
+  CgroupTree t;
+  SamplerOptions o = t.options();
+  o.cgroup = "/later";
+  o.all_cgroups = false;
+  Sampler s(o);
+  EXPECT_TRUE(s.sample().cgroups.empty());
+  t.make("/later");
+  t.make("/later/kid");
+  Sample x = s.sample();
+  EXPECT_TRUE(has_cgroup(x, "/later"));
+  EXPECT_TRUE(has_cgroup(x, "/later/kid"));
+  t.make("/later/kid2");
+  EXPECT_TRUE(has_cgroup(s.sample(), "/later/kid2"));
+}
+
 // Without inotify (here: turned off) every sample lists the hierarchy, and a
 // cgroup made between two samples is in the second.
 TEST(SamplerCgroupList, WithoutInotifyEverySampleLists) {
