@@ -98,6 +98,27 @@
 // A scoped sample (one service's tree or cgroup on a host with 1,000 other
 // processes) reads only the scope: listing proc/ and reading the statm of every
 // process just to filter them cost 1.5% of a core at 10 Hz.
+//
+// The cgroup listing. Listing every cgroup directory each sample (opendir and
+// readdir of each, most of them unchanged for hours) was half of what the
+// cgroups cost. A cgroup directory appears only by mkdir and goes only by
+// rmdir (or a rename within the hierarchy), each of which inotify reports to a
+// watch on the parent directory (dir_watch.h); so each directory listed is
+// watched first, then listed, and while no event came the last listing is
+// walked again, each cgroup's files still read every sample (a directory that
+// listing did not reach is listed, and watched, when it is first read). A
+// cgroup made or removed shows in the next sample, as with a listing. Not seen by inotify:
+// a cgroup made through another mount of the hierarchy with its own
+// superblock (a mount in another cgroup namespace: the event goes to that
+// mount's inodes). The safety net for that, and for anything else missed, is
+// a full listing every kCgroupRelist samples whatever inotify said. Without
+// inotify (not available, more than kMaxWatchedCgroups directories, a watch
+// that could not be added) every sample lists, as before.
+//
+// The processes kept (options.kept_processes, the watch's store and
+// /metrics): the selection is made on the cache entries, so a host's
+// thousand processes are not each copied into a record (with its cgroup
+// path) only for all but fifty to be thrown away.
 #include "sources/sampler.h"
 
 #include <dirent.h>
@@ -118,6 +139,7 @@
 #include "core/time.h"
 #include "core/cgroup_path.h"
 #include "sources/cgroup_memory.h"
+#include "sources/dir_watch.h"
 #include "sources/proc_text.h"
 #include "sources/readfile.h"
 #include "sources/gpu.h"
@@ -133,6 +155,9 @@ constexpr size_t kMaxTreeDepth = 128;  // generations below root_pid
 constexpr uint64_t kStatmRefresh = 20;      // samples: 2 s at 10 Hz
 constexpr uint64_t kIdentityRefresh = 300;  // samples: 30 s at 10 Hz
 constexpr uint64_t kMaxProbes = 256;        // pids looked up one by one rather than listing proc/
+// Watches are the user's, shared with every other program (default limit
+// 8192 on older kernels): past this many cgroups, list instead.
+constexpr size_t kMaxWatchedCgroups = 4096;
 
 std::string join(std::string_view root, std::string_view path) {
   while (!root.empty() && root.back() == '/') root.remove_suffix(1);
@@ -222,6 +247,8 @@ struct Sampler::Proc {
   int pid = 0;
   int fd = -1;         // proc/PID/statm held open (see the top of this file)
   int sched_fd = -1;   // proc/PID/schedstat held open: did it run since the last sample
+  int status_fd = -1, cgroup_fd = -1;  // held while its memory moves at every sample (see refresh)
+  uint64_t status_read = 0;            // the generation status was last read at
   uint64_t start = 0;  // stat starttime: identity when no file is held
   int ppid = 0;
   int threads = 0;     // Threads: in status (0: not known); the schedstat shortcut needs 1
@@ -327,6 +354,26 @@ std::vector<uint64_t> cgroup_page_counters(int version, std::string_view stat) {
   return out;
 }
 
+// Of procs (in pid order), the `keep` largest by RSS and every one with a
+// role or GPU memory, largest first: what notable_processes (watch/exporter.h)
+// picks from the whole sample, picked before any of them is copied.
+template <typename P>
+void keep_notable(std::vector<const P*>& procs, size_t keep, const std::vector<GpuProcessSample>& gpu) {
+  // Ties by pid: notable_processes's stable sort of a sample in pid order.
+  auto larger = [](const P* a, const P* b) { return a->rss != b->rss ? a->rss > b->rss : a->pid < b->pid; };
+  auto notable = [&gpu](const P* p) {
+    if (!p->role.empty()) return true;
+    for (const GpuProcessSample& g : gpu)
+      if (g.pid == p->pid && g.used > 0) return true;
+    return false;
+  };
+  std::nth_element(procs.begin(), procs.begin() + static_cast<std::ptrdiff_t>(keep), procs.end(), larger);
+  procs.erase(std::remove_if(procs.begin() + static_cast<std::ptrdiff_t>(keep), procs.end(),
+                             [&notable](const P* p) { return !notable(p); }),
+              procs.end());
+  std::sort(procs.begin(), procs.end(), larger);
+}
+
 std::optional<StatLine> read_stat(const std::string& dir) {
   auto s = read_small_file(dir + "/stat", 4096);
   return s ? parse_stat(*s) : std::nullopt;
@@ -365,6 +412,8 @@ Sampler::Sampler(SamplerOptions options) : opt_(std::move(options)) {
   if (n > 0 && text::parse_u64(std::string_view(self, static_cast<size_t>(n))) != static_cast<uint64_t>(::getpid()))
     own_pid_namespace_ = false;
   find_hierarchy();
+  if (version_ && opt_.watch_cgroups && (opt_.all_cgroups || !opt_.cgroup.empty()))
+    cgroup_watch_ = DirWatch::open();  // null: every sample lists
   kube_ = std::make_unique<KubeNames>(opt_.root);
   if (opt_.gpus) gpu_ = std::make_unique<GpuReader>();
   if (opt_.task_iterator) {
@@ -387,10 +436,9 @@ Sampler::Sampler(SamplerOptions options) : opt_(std::move(options)) {
 const char* Sampler::run_source() const { return task_runs_ ? "bpf" : "schedstat"; }
 
 Sampler::~Sampler() {
-  for (auto& [pid, p] : cache_) {
-    if (p->fd >= 0) ::close(p->fd);
-    if (p->sched_fd >= 0) ::close(p->sched_fd);
-  }
+  for (auto& [pid, p] : cache_)
+    for (int fd : {p->fd, p->sched_fd, p->status_fd, p->cgroup_fd})
+      if (fd >= 0) ::close(fd);
   for (auto& [path, f] : files_) ::close(f.fd);
 }
 
@@ -431,7 +479,19 @@ Sample Sampler::sample() {
   s.time_us = timeutil::now_us();
   read_host(s.host);
   read_cgroups(s.cgroups);
-  if (opt_.processes) read_processes(s.processes);
+  // GPUs before processes: which processes hold GPU memory is part of the
+  // selection of those kept (options.kept_processes).
+  std::optional<GpuReading> reading;
+  if (gpu_) {
+    std::string problem;
+    reading = gpu_->read(problem);
+    if (!problem.empty()) warn(problem);
+    if (reading) {
+      s.gpus = std::move(reading->gpus);
+      s.gpu_processes = std::move(reading->processes);
+    }
+  }
+  if (opt_.processes) read_processes(s.processes, s.gpu_processes);
   // Cgroup files not read this time belong to removed cgroups or filtered ones.
   for (auto it = files_.begin(); it != files_.end();) {
     if (it->second.seen == generation_) {
@@ -442,29 +502,20 @@ Sample Sampler::sample() {
     --fds_held_;
     it = files_.erase(it);
   }
-  if (gpu_) {
-    std::string problem;
-    auto reading = gpu_->read(problem);
-    if (!problem.empty()) warn(problem);
-    if (reading) {
-      s.gpus = std::move(reading->gpus);
-      s.gpu_processes = std::move(reading->processes);
-      for (auto& gp : s.gpu_processes) {
-        auto it = cache_.find(gp.pid);
-        if (it != cache_.end()) {
-          gp.cgroup = it->second->cgroup;
-        } else if (auto c = read_small_file(fmt::format("{}/{}/cgroup", proc_, gp.pid), 64 << 10)) {
-          gp.cgroup = memory_cgroup_of(*c);  // a pid outside the sampled processes (or another container)
-        }
-        if (!gp.cgroup.empty()) {
-          auto info = parse_cgroup_path(gp.cgroup);
-          gp.pod_uid = info.pod_uid;
-          gp.container_id = info.container_id;
-        }
-        for (auto& p : s.processes)
-          if (p.pid == gp.pid) p.gpu_bytes = p.gpu_bytes.value_or(0) + gp.used;
-      }
+  for (auto& gp : s.gpu_processes) {
+    auto it = cache_.find(gp.pid);
+    if (it != cache_.end()) {
+      gp.cgroup = it->second->cgroup;
+    } else if (auto c = read_small_file(fmt::format("{}/{}/cgroup", proc_, gp.pid), 64 << 10)) {
+      gp.cgroup = memory_cgroup_of(*c);  // a pid outside the sampled processes (or another container)
     }
+    if (!gp.cgroup.empty()) {
+      auto info = parse_cgroup_path(gp.cgroup);
+      gp.pod_uid = info.pod_uid;
+      gp.container_id = info.container_id;
+    }
+    for (auto& p : s.processes)
+      if (p.pid == gp.pid) p.gpu_bytes = p.gpu_bytes.value_or(0) + gp.used;
   }
   name_pods(s);
   return s;
@@ -560,6 +611,17 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
     return true;
   };
 
+  // The last listing stands while inotify saw no directory come or go (see
+  // "The cgroup listing" at the top of this file). Drained every sample,
+  // before any listing: an event during the listing lists again next time.
+  const bool changed = cgroup_watch_ && cgroup_watch_->changed();
+  const bool list = walk && (!cgroup_watch_ || changed || !cgroups_listed_ || generation_ % kCgroupRelist == 0);
+  if (list) {
+    cgroup_children_.clear();
+    ++cgroup_listings_;
+    cgroups_listed_ = true;
+  }
+
   // Depth-first, children sorted so the order is stable between samples.
   std::vector<std::pair<std::string, int>> stack{{start, 0}};
   while (!stack.empty() && visited < kMaxCgroups) {
@@ -573,12 +635,28 @@ void Sampler::read_cgroups(std::vector<CgroupSample>& out) {
     }
     if (!opt_.cgroup.empty()) scope_dirs_.push_back(dir);
     if (!walk || depth >= kMaxDepth) continue;
+    // A directory the last listing did not reach (the scope's cgroup made
+    // since, one removed and made again between its listing and its read) is
+    // listed, and watched, now.
+    const std::vector<std::string>* children = nullptr;
+    if (!list)
+      if (auto it = cgroup_children_.find(rel); it != cgroup_children_.end()) children = &it->second;
+    if (!children) children = &list_cgroup(dir, rel);
     // Pushed in descending order: popped in ascending order, stable between samples.
-    auto children = child_cgroups(dir, kMaxCgroups);
-    std::reverse(children.begin(), children.end());
-    for (auto& c : children) stack.emplace_back((rel == "/" ? "" : rel) + "/" + c, depth + 1);
+    for (auto c = children->rbegin(); c != children->rend(); ++c) stack.emplace_back((rel == "/" ? "" : rel) + "/" + *c, depth + 1);
   }
   if (visited >= kMaxCgroups) warn(fmt::format("more than {} cgroups under {}: the rest not sampled", kMaxCgroups, mount_));
+}
+
+// The child cgroups of dir (rel in the hierarchy), kept for the samples that
+// reuse this listing. Watched before it is listed: a child made after the
+// listing is then reported, one made before is in it.
+const std::vector<std::string>& Sampler::list_cgroup(const std::string& dir, const std::string& rel) {
+  if (cgroup_watch_ && (cgroup_children_.size() >= kMaxWatchedCgroups || !cgroup_watch_->add(dir)))
+    cgroup_watch_.reset();  // from now on every sample lists
+  auto& children = cgroup_children_[rel];
+  children = child_cgroups(dir, kMaxCgroups);
+  return children;
 }
 
 // The counters of pages leaving or charged of the cgroup at dir (its
@@ -636,8 +714,8 @@ Sampler::ProcCache::iterator Sampler::drop(Walk& w, ProcCache::iterator it) {
     for (RunSig& e : next_sigs_)
       if (e.proc == p) e.proc = nullptr;
   }
-  if (it->second->fd >= 0) ::close(it->second->fd), --fds_held_;
-  if (it->second->sched_fd >= 0) ::close(it->second->sched_fd), --fds_held_;
+  for (int fd : {it->second->fd, it->second->sched_fd, it->second->status_fd, it->second->cgroup_fd})
+    if (fd >= 0) ::close(fd), --fds_held_;
   return cache_.erase(it);
 }
 
@@ -645,7 +723,7 @@ Sampler::ProcCache::iterator Sampler::drop(Walk& w, ProcCache::iterator it) {
 // its command line and cgroup every kIdentityRefresh: the bound on what the
 // shortcut and the cached identity can miss (see the top of this file).
 // Staggered by pid so each sample does an even share.
-void Sampler::read_processes(std::vector<ProcessSample>& out) {
+void Sampler::read_processes(std::vector<ProcessSample>& out, const std::vector<GpuProcessSample>& gpu) {
   Walk w;
   w.self = ::getpid();
   // No reclaim, swap, collapse or OOM kill since the last sample: a process
@@ -658,7 +736,7 @@ void Sampler::read_processes(std::vector<ProcessSample>& out) {
   complete_walk_ = w.complete && !w.members && !w.bpf;  // the quiet shortcut is for tree and proc/ walks
   if (w.bpf) sigs_.swap(next_sigs_);  // entries it points to were all seen: the sweep keeps them
   sweep(w);
-  emit_processes(w, out);
+  emit_processes(w, out, gpu);
 }
 
 // Which pids to read this sample. The last pid the kernel handed out
@@ -903,11 +981,29 @@ std::unique_ptr<Sampler::Proc> Sampler::admit(Walk& w, size_t i, int pid, const 
 // After statm was read: status when statm moved (or the process is new),
 // the command line and cgroup when they may have changed or are due, the
 // thread count when it ran but statm did not move.
+//
+// A process whose memory moved at the last sample too (a busy server, aimem
+// itself) has its status and cgroup read at every sample: those two are then
+// held open like statm (pread at 0 regenerates them), as opening and closing
+// them (a path walk and a pid lookup each) cost as much as reading them. They
+// are let go at a read that finds its memory unmoved for kStatmRefresh
+// samples (not at the first: a server busy every other sample would open and
+// close them at each, which cost more than the reads they spared), so a
+// sleeping process holds them at most twice that long, and take no more than
+// half the budget of open files, which statm and schedstat need first.
 void Sampler::refresh(const Walk& w, Proc& p, std::string_view statm, bool ran, bool identity_due) {
   std::string dir_;
   auto dir = [&]() -> const std::string& {
     if (dir_.empty()) dir_ = proc_ + "/" + std::to_string(p.pid);
     return dir_;
+  };
+  const bool busy = p.fd >= 0 && p.status_read + 1 == generation_;
+  auto read_held = [&](int& fd, const char* name, size_t cap) -> std::optional<std::string> {
+    if (fd < 0 && busy && fds_held_ + 2 <= fd_budget_ / 2) {
+      fd = ::open((dir() + "/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) ++fds_held_;
+    }
+    return fd >= 0 ? pread_all(fd) : read_small_file(dir() + "/" + name, cap);
   };
   // The command line changes only by an exec, which the process runs; its
   // cgroup can change without it running (another process moves it).
@@ -917,21 +1013,25 @@ void Sampler::refresh(const Walk& w, Proc& p, std::string_view statm, bool ran, 
       p.role = cmd ? role_from_cmdline(*cmd) : "";
     }
     p.ran_lately = false;
-    if (auto cg = read_small_file(dir() + "/cgroup", 64 << 10)) p.cgroup = memory_cgroup_of(*cg);
+    if (auto cg = read_held(p.cgroup_fd, "cgroup", 64 << 10)) p.cgroup = memory_cgroup_of(*cg);
   };
   if (statm != p.statm || p.born == generation_) {
     std::string name = p.comm;
-    if (auto status = read_small_file(dir() + "/status", 16 << 10))
+    if (auto status = read_held(p.status_fd, "status", 16 << 10))
       parse_status(*status, p.ppid, name, p.user, p.rss, p.hwm, p.swap, &p.threads);
+    p.status_read = generation_;
     if (name != p.comm || p.born == generation_ || identity_due) {
       if (name != p.comm || p.born == generation_) p.ran_lately = true;  // new, or exec'd: the command line changed
       p.comm = name;
       read_identity();
-    } else if (auto cg = read_small_file(dir() + "/cgroup", 64 << 10)) {
+    } else if (auto cg = read_held(p.cgroup_fd, "cgroup", 64 << 10)) {
       p.cgroup = memory_cgroup_of(*cg);
     }
     p.statm.assign(statm);
   } else {
+    if (generation_ - p.status_read >= kStatmRefresh)  // not busy for a while: let go
+      for (int* fd : {&p.status_fd, &p.cgroup_fd})
+        if (*fd >= 0) ::close(*fd), *fd = -1, --fds_held_;
     if (ran && p.sched_fd >= 0 && !w.bpf) {
       // It ran but its memory did not move: did it start threads, whose runs
       // its own schedstat would not show? proc/PID/task's link count is 2 +
@@ -987,8 +1087,9 @@ void Sampler::sweep(Walk& w) {
 }
 
 // The walk's processes as samples, in pid order (or the tree's), kernel
-// threads and processes outside the cgroup scope left out.
-void Sampler::emit_processes(const Walk& w, std::vector<ProcessSample>& out) {
+// threads and processes outside the cgroup scope left out; with
+// options.kept_processes, only those kept, largest first.
+void Sampler::emit_processes(const Walk& w, std::vector<ProcessSample>& out, const std::vector<GpuProcessSample>& gpu) {
   std::vector<int> pids;  // the tree, from its root
   if (opt_.root_pid) {
     std::unordered_map<int, std::vector<int>> children;
@@ -1016,11 +1117,17 @@ void Sampler::emit_processes(const Walk& w, std::vector<ProcessSample>& out) {
   std::string cg = opt_.cgroup;
   while (cg.size() > 1 && cg.back() == '/') cg.pop_back();
   const std::string below = cg + "/";
-  out.reserve(order.size());
-  for (const Proc* pp : order) {
+  std::vector<const Proc*> shown;
+  shown.reserve(order.size());
+  for (const Proc* p : order) {
+    if (!p->user) continue;  // kernel threads own no memory of their own
+    if (!cg.empty() && cg != "/" && p->cgroup != cg && !text::starts_with(p->cgroup, below)) continue;
+    shown.push_back(p);
+  }
+  if (opt_.kept_processes && shown.size() > opt_.kept_processes) keep_notable(shown, opt_.kept_processes, gpu);
+  out.reserve(shown.size());
+  for (const Proc* pp : shown) {
     const Proc& p = *pp;
-    if (!p.user) continue;  // kernel threads own no memory of their own
-    if (!cg.empty() && cg != "/" && p.cgroup != cg && !text::starts_with(p.cgroup, below)) continue;
     ProcessSample& ps = out.emplace_back();
     ps.pid = p.pid;
     ps.ppid = p.ppid;

@@ -19,6 +19,7 @@
 
 namespace aimem {
 class KubeNames;  // kube_names.h
+class DirWatch;   // dir_watch.h
 }
 
 namespace aimem::watch {
@@ -42,6 +43,15 @@ struct SamplerOptions {
   // when it loads, instead of a proc/PID/schedstat read per process and
   // listings of proc/. Off by default; aimem watch turns it on.
   bool task_iterator = false;
+  // An unchanged memory cgroup hierarchy is not listed again while inotify
+  // reports no cgroup directory made or removed (sampler.cc, "The cgroup
+  // listing"). Tests turn it off to check the listing without it.
+  bool watch_cgroups = true;
+  // 0: every process. Else only the kept_processes largest by RSS and every
+  // one with a role or GPU memory, largest first: what notable_processes
+  // (watch/exporter.h) would keep of the whole sample, without a record made
+  // for each of the others. The watch keeps 50.
+  size_t kept_processes = 0;
 };
 
 class GpuReader;  // gpu.cc
@@ -65,6 +75,11 @@ class Sampler {
   // options.task_iterator and "schedstat", task_iterator_problem() says why.
   const char* run_source() const;
   const std::string& task_iterator_problem() const { return task_runs_why_; }
+  // The memory cgroup hierarchy is listed at least this often (samples), even
+  // while inotify reports no change: the bound on what it cannot see.
+  static constexpr uint64_t kCgroupRelist = 30;
+  size_t cgroup_listings() const { return cgroup_listings_; }     // times the hierarchy was listed: for the tests
+  bool cgroup_watched() const { return cgroup_watch_ != nullptr; }  // inotify tells when to list it
 
  private:
   struct Proc;  // per (pid, start time): see sampler.cc
@@ -73,14 +88,15 @@ class Sampler {
   void find_hierarchy();
   void read_host(HostSample& h);
   void read_cgroups(std::vector<CgroupSample>& out);
-  void read_processes(std::vector<ProcessSample>& out);
+  const std::vector<std::string>& list_cgroup(const std::string& dir, const std::string& rel);
+  void read_processes(std::vector<ProcessSample>& out, const std::vector<GpuProcessSample>& gpu);
   bool list_processes(Walk& w);
   bool merge_task_runs(Walk& w);
   bool read_process(Walk& w, size_t i);
   std::unique_ptr<Proc> admit(Walk& w, size_t i, int pid, const std::string& dir);
   void refresh(const Walk& w, Proc& p, std::string_view statm, bool ran, bool identity_due);
   void sweep(Walk& w);
-  void emit_processes(const Walk& w, std::vector<ProcessSample>& out);
+  void emit_processes(const Walk& w, std::vector<ProcessSample>& out, const std::vector<GpuProcessSample>& gpu);
   ProcCache::iterator drop(Walk& w, ProcCache::iterator it);
   bool list_cgroup_members(std::vector<int>& pids);
   bool list_tree(std::vector<int>& pids, bool& truncated);
@@ -120,6 +136,12 @@ class Sampler {
   std::string last_pid_;        // proc/loadavg's last pid at the previous walk
   bool own_pid_namespace_ = true;  // proc/ under root is of this process's pid namespace (or a fixture)
   bool complete_walk_ = false;  // every process then had its statm file held
+  // The last listing of the hierarchy: each cgroup's (relative path) child
+  // directories, walked again while cgroup_watch_ reports no change.
+  std::unique_ptr<aimem::DirWatch> cgroup_watch_;
+  std::unordered_map<std::string, std::vector<std::string>> cgroup_children_;
+  bool cgroups_listed_ = false;
+  size_t cgroup_listings_ = 0;
   std::vector<std::string> scope_dirs_;  // with options.cgroup: the subtree's cgroup directories this sample
   int children_files_ = -1;              // proc/PID/task/TID/children exist: 1, do not: 0, not known yet: -1
   size_t proc_listings_ = 0;

@@ -546,6 +546,7 @@ class SampleStep {
     so.gpus = o.gpus;
     so.processes = o.processes;
     so.task_iterator = o.task_iterator;
+    so.kept_processes = kStoredProcesses;  // trim_processes's pick, made before the records are
     return so;
   }
 

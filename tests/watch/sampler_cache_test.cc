@@ -5,9 +5,11 @@
 // re-read unless something else could have moved its memory. Fixture trees in
 // the kernel's formats, written and rewritten by each test; then a real
 // sleeping process, and a thread of one, that wake and allocate.
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include "support/test_support.h"
 #include "sources/sampler.h"
 #include "sources/task_runs.h"
+#include "watch/exporter.h"
 
 namespace aimem::watch {
 namespace {
@@ -487,6 +490,108 @@ TEST(SamplerLive, SleeperThatWakesAndAllocatesIsSeenThroughTheTaskIterator) {
   if (::geteuid() != 0 || !task_runs_built())
     GTEST_SKIP() << "needs root and a build with the BPF task iterator";
   ASSERT_NO_FATAL_FAILURE(sleeper_that_wakes_and_allocates_is_seen(o));
+}
+
+// kept_processes (the watch's 50) picks on the cache entries what
+// notable_processes picks from the whole sample, in its order: the largest by
+// RSS, ties by pid, then every process with a role, however small.
+TEST(SamplerCache, KeptProcessesAreNotableProcessesPick) {
+  ProcTree t("sampler-cache-kept");
+  t.process(10, "a", 100, 50, "a\0"s, "/x");
+  t.process(11, "b", 100, 70, "b\0"s, "/x");
+  t.process(12, "c", 100, 50, "c\0"s, "/x");
+  t.process(13, "d", 100, 50, "d\0"s, "/x");
+  t.process(14, "python3", 100, 5, "python3\0train.py\0"s, "/x");
+  t.process(15, "e", 100, 90, "e\0"s, "/x");
+  t.process(16, "f", 100, 1, "f\0"s, "/x");
+  Sampler whole(t.options());
+  SamplerOptions o = t.options();
+  o.kept_processes = 3;
+  Sampler kept(o);
+  o.kept_processes = 7;
+  Sampler roomy(o);
+  auto pids = [](const Sample& x) {
+    std::vector<int> v;
+    for (const ProcessSample& p : x.processes) v.push_back(p.pid);
+    return v;
+  };
+  for (int round = 0; round < 2; ++round) {
+    Sample all = whole.sample();
+    ASSERT_EQ(all.processes.size(), 7u);
+    std::vector<int> want;
+    for (const ProcessSample* p : notable_processes(all, 3)) want.push_back(p->pid);
+    std::vector<int> got = pids(kept.sample());
+    EXPECT_EQ(got, want);
+    const std::vector<int> expected = round == 0 ? std::vector<int>{15, 11, 10, 14} : std::vector<int>{16, 15, 11, 14};
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(pids(roomy.sample()), (std::vector<int>{10, 11, 12, 13, 14, 15, 16})) << "no more than kept: all, in pid order";
+    t.process(16, "f", 100, 200, "f\0"s, "/x");  // grows past the rest: kept at the next sample
+  }
+}
+
+// A process whose memory moves at every sample has its status and cgroup
+// held open (refresh in sampler.cc): read through them it is still followed
+// (a new name shows), they are let go within 2 * kStatmRefresh (20) samples
+// once it sleeps, and at once when it exits.
+TEST(SamplerCache, BusyProcessStatusHeldOpenStaysFresh) {
+  int cmd[2];
+  ASSERT_EQ(::pipe(cmd), 0);
+  ASSERT_EQ(::fcntl(cmd[0], F_SETFL, O_NONBLOCK), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    char b = 0;
+    for (int i = 0; i < 4000 && b != 's'; ++i) {  // 64 KiB more every 5 ms, for 20 s at most
+      if (::read(cmd[0], &b, 1) == 1 && b == 'n') ::prctl(PR_SET_NAME, "renamed");
+      char* m = static_cast<char*>(std::malloc(64 << 10));
+      if (m) std::memset(m, 1, 64 << 10);
+      ::usleep(5000);
+    }
+    for (;;) ::pause();
+  }
+  SamplerOptions o;
+  o.gpus = false;
+  o.root_pid = child;
+  Sampler s(o);
+  const std::string mine = "/proc/" + std::to_string(child) + "/";
+  auto held = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+      n += target == mine + "status" || target == mine + "cgroup";
+    }
+    return n;
+  };
+  auto sample = [&]() -> ProcessSample {
+    ::usleep(30000);
+    Sample x = s.sample();
+    const ProcessSample* p = find_process(x, child);
+    return p ? *p : ProcessSample{};
+  };
+  uint64_t last = 0;
+  for (int i = 0; i < 4; ++i) {
+    ProcessSample p = sample();
+    EXPECT_EQ(p.pid, child);
+    EXPECT_GT(p.rss, last) << "sample " << i;
+    last = p.rss;
+  }
+  EXPECT_EQ(held(), 2) << "status and cgroup of a process busy at every sample";
+  ASSERT_EQ(::write(cmd[1], "n", 1), 1);
+  ::usleep(50000);
+  EXPECT_EQ(sample().comm, "renamed") << "read through the held status";
+  ASSERT_EQ(::write(cmd[1], "s", 1), 1);
+  ::usleep(50000);
+  for (int i = 0; i < 45 && held() > 0; ++i) s.sample();
+  EXPECT_EQ(held(), 0) << "let go once it sleeps";
+  EXPECT_EQ(sample().pid, child);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::close(cmd[0]);
+  ::close(cmd[1]);
+  s.sample();
+  EXPECT_EQ(s.cached_processes(), 0u);
 }
 
 }  // namespace
