@@ -241,17 +241,21 @@ void TaskRuns::take(TaskRuns& other) {
   std::swap(mapped_, other.mapped_);
 }
 
-// The walk: one read runs the program, whose only output in the stream is
-// the header; the records are in the table, in task list order.
-bool TaskRuns::read_walk(std::vector<TaskRun>& out, size_t max_tasks) {
+// A new reading of the link (each runs the program again); -1 with why_ set.
+int TaskRuns::create_iter() {
   bpf_attr attr;
   std::memset(&attr, 0, sizeof attr);
   attr.iter_create.link_fd = static_cast<uint32_t>(link_fd_);
   int fd = static_cast<int>(::syscall(__NR_bpf, BPF_ITER_CREATE, &attr, sizeof attr));
-  if (fd < 0) {
-    why_ = std::string("bpf(BPF_ITER_CREATE): ") + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0) why_ = std::string("bpf(BPF_ITER_CREATE): ") + std::strerror(errno);
+  return fd;
+}
+
+// The walk: one read runs the program, whose only output in the stream is
+// the header; the records are in the table, in task list order.
+bool TaskRuns::read_walk(std::vector<TaskRun>& out, size_t max_tasks) {
+  int fd = create_iter();
+  if (fd < 0) return false;
   TaskRun header{};
   size_t got = 0;
   char extra[sizeof(TaskRun)];
@@ -307,14 +311,8 @@ bool TaskRuns::read_walk(std::vector<TaskRun>& out, size_t max_tasks) {
 bool TaskRuns::read(std::vector<TaskRun>& out, size_t max_tasks) {
   out.clear();
   if (table_) return read_walk(out, max_tasks);
-  bpf_attr attr;
-  std::memset(&attr, 0, sizeof attr);
-  attr.iter_create.link_fd = static_cast<uint32_t>(link_fd_);
-  int fd = static_cast<int>(::syscall(__NR_bpf, BPF_ITER_CREATE, &attr, sizeof attr));
-  if (fd < 0) {
-    why_ = std::string("bpf(BPF_ITER_CREATE): ") + std::strerror(errno);
-    return false;
-  }
+  int fd = create_iter();
+  if (fd < 0) return false;
   // The kernel fills up to 8 pages per read; a record may be split across reads.
   if (buf_.empty()) buf_.resize(32 << 10);
   char* buf = buf_.data();

@@ -65,6 +65,7 @@ class TaskRuns {
  private:
   TaskRuns(int link_fd, int map_fd, size_t capacity);
   bool read_walk(std::vector<TaskRun>& out, size_t max_tasks);
+  int create_iter();
   void take(TaskRuns& other);  // other's link and table, replacing this one's
   int link_fd_;
   int map_fd_ = -1;                 // the table (walk), or -1
