@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <poll.h>
@@ -211,9 +212,38 @@ bool bpf_refused(const std::string& why) {
   return false;
 }
 
+namespace {
+
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
+  ::remove(path);  // a failure (a busy cgroup directory, say) leaves the entry
+  return 0;
+}
+
+// The temporary directories this test process made, removed when it exits.
+// Only by the process that made them: a forked child that exits through the
+// static destructors must not remove its parent's files. The walk stays on
+// the directory's own filesystem (FTW_MOUNT), so nothing mounted inside one
+// (a cgroup hierarchy a test failed to unmount) is ever walked into.
+struct TempDirs {
+  pid_t owner = ::getpid();
+  std::vector<std::string> paths;
+  ~TempDirs() {
+    if (::getpid() != owner) return;
+    for (const std::string& p : paths) ::nftw(p.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+  }
+};
+
+TempDirs& temp_dirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+
+}  // namespace
+
 std::string temp_dir(const std::string& tag) {
   std::string tmpl = "/tmp/aimem-test-" + tag + "-XXXXXX";
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
+  temp_dirs().paths.push_back(tmpl);
   return tmpl;
 }
 

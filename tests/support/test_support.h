@@ -80,7 +80,8 @@ RunResult run_aimem(const std::vector<std::string>& args, const std::string& std
 
 std::string source_dir();
 std::string read_file(const std::string& path);
-// A fresh temporary directory, removed by the caller or left in /tmp.
+// A fresh temporary directory under /tmp, removed with what it holds when the
+// test process that made it exits.
 std::string temp_dir(const std::string& tag);
 // A reason TaskRuns::open gave that is the machine's, not aimem's: BPF not
 // permitted, no kernel BTF, no libbpf1. Tests of the task iterator skip then.
