@@ -117,6 +117,8 @@ struct Decision {
   std::string reason;
 };
 
+constexpr uint64_t kImpossibleRequest = uint64_t{1} << 48;
+
 // Kept whole, though long: its numbered steps are a precedence
 // ladder (each returns before the later ones are consulted), and split apart
 // the order that decides a verdict could no longer be read in one place.
@@ -197,6 +199,20 @@ Decision decide_layer(const View& v) {
       d.confidence = 0.6f;
       d.reason = "systemd reports an oom-kill result and the unit shows no MemoryMax: the host ran out";
     }
+    return d;
+  }
+  // A request no machine holds (256 TiB and more: a size that underflowed or
+  // overflowed, "memory allocation of 18446744073709551605 bytes failed") is a
+  // bug in the size, not memory running out. Kills and killers above acted on
+  // memory that really ran out; the allocation failures below did not.
+  if (const Fact* a = v.first_failure([](const Fact& f) {
+        return f.requested && *f.requested >= kImpossibleRequest &&
+               (f.kind == FactKind::gpu_oom || f.kind == FactKind::host_alloc_failure || f.kind == FactKind::jvm_heap_oom ||
+                f.kind == FactKind::jvm_native_oom || f.kind == FactKind::js_heap_oom);
+      })) {
+    d = {Layer::not_memory, a, 0.8f,
+         "the program asked for " + units::format_bytes(*a->requested) +
+             " at once, more than any machine holds: a size computed wrong (an integer overflow or underflow), not memory running out"};
     return d;
   }
   // 6. GPU.
@@ -546,6 +562,60 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
   return Cause::leak_or_accumulation;
 }
 
+// Snapshots of one GPU taken while the work ran (nvidia-smi rows, one fact
+// per GPU per snapshot): kMinSnapshots or more of the same device, each above
+// the last, from a working level (a fifth of the device: the model was in
+// place already) to half again as much and nearly the whole device. What the
+// work held grew as it ran; a load from an idle GPU is not growth.
+constexpr size_t kMinSnapshots = 3;
+
+std::optional<Cause> cause_from_gpu_snapshots(const View& v, Why& why) {
+  std::vector<std::pair<int, std::vector<const Fact*>>> by_gpu;
+  for (size_t i : v.inc.context) {
+    const Fact& f = v.facts[i];
+    if (f.kind != FactKind::gpu_state || !f.usage || !f.total || *f.total == 0) continue;
+    int gpu = f.gpu.value_or(-1);
+    auto it = std::find_if(by_gpu.begin(), by_gpu.end(), [&](const auto& p) { return p.first == gpu; });
+    if (it == by_gpu.end()) it = by_gpu.insert(by_gpu.end(), {gpu, {}});
+    it->second.push_back(&f);
+    if (by_gpu.size() > 16) break;
+  }
+  for (const auto& [gpu, snaps] : by_gpu) {
+    if (snaps.size() < kMinSnapshots) continue;
+    bool rising = true;
+    for (size_t k = 1; k < snaps.size() && rising; ++k) rising = *snaps[k]->usage > *snaps[k - 1]->usage;
+    const Fact& first = *snaps.front();
+    const Fact& last = *snaps.back();
+    if (!rising || *first.usage * 5 < *first.total || *last.usage * 2 < *first.usage * 3 || *last.usage * 10 < *last.total * 9)
+      continue;
+    why = fmt::format("the GPU's memory grew across {} snapshots as the work ran ({} to {} of {})", snaps.size(),
+                      units::format_bytes(*first.usage), units::format_bytes(*last.usage), units::format_bytes(*last.total));
+    why.strength = 0.7f;
+    return Cause::leak_or_accumulation;
+  }
+  return std::nullopt;
+}
+
+// The allocator's own figures beside the failure (recognize/families/
+// allocator_stats.cc: glibc's malloc_stats or mallinfo, jemalloc, Redis INFO,
+// an application's arena and live figures): it held half again what the
+// program was using, and a good part of a GiB more. Memory freed but kept in
+// the allocator's arenas filled the pool, not live data; a series that grew
+// meanwhile is that retained memory growing, so this comes before the series.
+constexpr uint64_t kStrandedMin = 256 * units::MiB;
+
+std::optional<Cause> cause_from_allocator(const View& v, Why& why) {
+  const Fact* a = v.first_context([](const Fact& f) {
+    return f.kind == FactKind::memory_usage && text::starts_with(f.detail, "allocator (") && f.total && f.allocated &&
+           *f.total >= kStrandedMin + *f.allocated && *f.total * 2 >= *f.allocated * 3;
+  });
+  if (!a) return std::nullopt;
+  why = "the allocator held " + units::format_bytes(*a->total) + " while only " + units::format_bytes(*a->allocated) +
+        " was in use (" + a->detail + "): freed memory stranded in its arenas (fragmentation), not live data";
+  why.strength = 0.75f;
+  return Cause::fragmentation;
+}
+
 // Parallel copies or requests in flight stated anywhere near the failure
 // (ml_phase's worker counts, in `sequences`, and request counts, in `count`):
 // for a heap or a userspace killer, whose own message never says what ran,
@@ -762,6 +832,9 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     why = "the allocation failed while loading the model";
     return Cause::model_load;
   }
+  // Snapshots read per device before a series read by the line's shape,
+  // which cannot tell one GPU's row from the next's.
+  if (auto c = cause_from_gpu_snapshots(v, why)) return *c;
   if (auto c = cause_from_series(v, "until the GPU was full", why)) return *c;
   if (auto c = cause_from_phase(v, g, why)) return *c;
   if (text::contains(g.detail, "activation")) {
@@ -810,6 +883,7 @@ constexpr double kHeapShare = 0.7;
 constexpr double kStartupS = 30;
 
 Cause limit_cause(const View& v, const Decision& d, Why& why) {
+  if (auto c = cause_from_allocator(v, why)) return *c;
   if (auto c = cause_from_series(v, "until the limit", why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
@@ -899,6 +973,22 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
           "% of the " + units::format_bytes(*j->heap_limit) + " pool: a single oversized request";
     why.strength = 0.7f;
     return Cause::concurrency_batch;
+  }
+  // A budget the service keeps inside its heap (recognize/families/
+  // jvm_budgets.cc): a query over its configured per-node share, or a
+  // breaker that tripped with the heap already at its limit before the
+  // request (the request itself a sliver): the budget is below the load.
+  if (text::starts_with(j->detail, "query memory limit") ||
+      (text::starts_with(j->detail, "Elasticsearch circuit breaker") && j->usage && j->limit && j->requested &&
+       *j->usage - std::min(*j->usage, *j->requested) >= *j->limit)) {
+    if (auto c = cause_from_parallelism(v, *j, why)) return *c;
+    why = text::starts_with(j->detail, "query")
+              ? "the query needed more than the per-node memory budget it was given" +
+                    (j->limit ? " (" + units::format_bytes(*j->limit) + ")" : std::string())
+              : "the heap was already at the breaker's limit (" + units::format_bytes(*j->limit) +
+                    ") before the request: the heap is too small for the node's load";
+    why.strength = 0.6f;
+    return Cause::limit_too_low;
   }
   if (text::contains(j->detail, "Metaspace") || text::contains(j->detail, "PermGen") || text::contains(j->detail, "Compressed class")) {
     const Fact* cap = v.first_context([](const Fact& f) {
@@ -1028,6 +1118,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
                                         : "as the failing program reports";
         return d.decisive->cause;
       }
+      if (auto c = cause_from_allocator(v, why)) return *c;
       if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
       if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
       if (auto c = cause_from_rollout(v, why)) return *c;
@@ -1047,6 +1138,14 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       if (k && k->cause != Cause::unknown) {
         why = "as the failing program reports";
         return k->cause;
+      }
+      // A kill threshold set below any working level (Dask's terminate
+      // fraction configured as 0 or a few percent): the setting, not the work.
+      if (k && k->ratio && *k->ratio < 0.5 && text::contains(k->detail, "Dask")) {
+        why = fmt::format("the nanny restarts a worker once it passes {:g}% of its memory: a kill threshold configured below any "
+                          "working level", *k->ratio * 100.0);
+        why.strength = 0.8f;
+        return Cause::limit_too_low;
       }
       if (auto c = cause_from_series(v, "until the killer acted", why)) return *c;
       // A killer enforcing a per-process budget it was configured with

@@ -781,5 +781,89 @@ TEST(CauseMechanisms, FourRisingSamplesAreGrowth) {
   EXPECT_NE(diagnose_text(text("100Gi", "104Gi", "108Gi", "112Gi")).cause, Cause::leak_or_accumulation);
 }
 
+// A request no machine holds is a size computed wrong (modelled on a Rust
+// CLI's "memory allocation of 18446744073709551605 bytes failed", 2^64 - 11
+// from an underflow, and numpy's "Unable to allocate" for a shape that
+// overflowed): not memory running out. A large real request stays memory.
+TEST(CauseMechanisms, ARequestNoMachineHoldsIsASizeBug) {
+  Diagnosis bug = diagnose_text("$ dust -w 3\nmemory allocation of 18446744073709551605 bytes failed\n[1]    4118790 abort (core dumped)  dust -w 3\n");
+  EXPECT_EQ(bug.layer, Layer::not_memory) << reason_text(bug);
+  EXPECT_EQ(bug.cause, Cause::not_memory);
+  Diagnosis real = diagnose_text("$ dust -w 3\nmemory allocation of 68719476736 bytes failed\n[1]    4118790 abort (core dumped)  dust -w 3\n");
+  EXPECT_EQ(real.layer, Layer::host_ram) << reason_text(real);
+}
+
+// Apple's Metal refuses one buffer above its per-buffer maximum (modelled on
+// ml-explore/mlx "[metal::malloc] Attempting to allocate ... greater than the
+// maximum allowed buffer size" reports from exo and LM Studio): the GPU's
+// memory, read with the phase around it.
+TEST(CauseMechanisms, MetalsPerBufferLimitIsTheGpusMemory) {
+  std::string text =
+      "Traceback (most recent call last):\n"
+      "  File \"/Users/dev/gen/generate.py\", line 141, in prefill\n"
+      "    model(y[:prefill_step_size][None], cache=prompt_cache)\n"
+      "RuntimeError: [metal::malloc] Attempting to allocate 42949672960 bytes which is greater than the maximum allowed "
+      "buffer size of 30064771072 bytes.\n";
+  Diagnosis d = diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram) << reason_text(d);
+  // Not a device word: "bare metal" in a host's name.
+  Diagnosis host = diagnose_text("ERROR bare metal node bm-7: Cannot allocate memory (errno 12) while forking worker\n");
+  EXPECT_NE(host.layer, Layer::gpu_vram);
+}
+
+// Colab's own notice that the runtime's RAM ran out (modelled on
+// googlecolab/colabtools reports), with a checkpoint being loaded.
+TEST(CauseMechanisms, ColabsAllRamNoticeIsTheHostWithItsPhase) {
+  std::string text =
+      "Downloading shards: 100% 2/2 [02:03<00:00, 61.60s/it]\n"
+      "Loading checkpoint shards:   0% 0/2 [00:00<?, ?it/s]\n\n"
+      "Your session crashed after using all available RAM. If you are interested in access to high-RAM runtimes, you may "
+      "want to check out Colab Pro.\n";
+  Diagnosis d = diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::host_ram) << reason_text(d);
+  EXPECT_EQ(d.cause, Cause::model_load) << reason_text(d);
+}
+
+// nvidia-smi rows of each GPU taken as training ran (modelled on Detectron
+// training threads that pasted `nvidia-smi --query-gpu` for four GPUs
+// between steps): one device's use rising snapshot after snapshot to full is
+// accumulation; the same snapshots flat, or rising from an idle device (a
+// load), are not.
+TEST(CauseMechanisms, GpuSnapshotsThatRiseToFullAreAccumulation) {
+  auto text = [](int a, int b, int c) {
+    auto snap = [](int used) {
+      return "$ nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader\n0, " + std::to_string(used) +
+             " MiB, 22912 MiB\n1, " + std::to_string(used - 150) + " MiB, 22912 MiB\n";
+    };
+    return "[10:02:11] step 20 / 90000  loss: 2.41\n" + snap(a) + "[10:41:57] step 2000 / 90000  loss: 0.90\n" + snap(b) +
+           "[15:20:33] step 15800 / 90000  loss: 0.68\n" + snap(c) +
+           "THCudaCheck FAIL file=/pytorch/aten/src/THC/generic/THCStorage.cu line=58 error=2 : out of memory\n"
+           "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/generic/THCStorage.cu:58\n";
+  };
+  Diagnosis grew = diagnose_text(text(9812, 12406, 22611));
+  EXPECT_EQ(grew.layer, Layer::gpu_vram);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  EXPECT_NE(reason_text(grew).find("3 snapshots"), std::string::npos) << reason_text(grew);
+  EXPECT_NE(diagnose_text(text(22400, 22500, 22611)).cause, Cause::leak_or_accumulation);
+  EXPECT_EQ(reason_text(diagnose_text(text(310, 12406, 22611))).find("snapshots"), std::string::npos);
+}
+
+// Dask's nanny kills at the terminate fraction of the worker's memory
+// (modelled on dask/distributed reports of "exceeded 0% memory budget" with
+// terminate: 0): a threshold near nothing is the setting; at 95% it is not.
+TEST(CauseMechanisms, ANannyThresholdNearNothingIsTheSetting) {
+  auto text = [](const std::string& pct) {
+    return "2024-03-27 15:02:13,903 - distributed.worker - INFO -       Start worker at:  tls://10.4.0.7:34937\n"
+           "2024-03-27 15:02:14,377 - distributed.nanny.memory - WARNING - Worker tls://10.4.0.7:34937 (pid=129) exceeded " +
+           pct + "% memory budget. Restarting...\n"
+                 "2024-03-27 15:02:14,562 - distributed.nanny - INFO - Worker process 129 was killed by signal 15\n";
+  };
+  Diagnosis zero = diagnose_text(text("0"));
+  EXPECT_EQ(zero.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(zero.cause, Cause::limit_too_low) << reason_text(zero);
+  EXPECT_NE(reason_text(zero).find("below any working level"), std::string::npos);
+  EXPECT_EQ(reason_text(diagnose_text(text("95"))).find("below any working level"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -12,6 +12,7 @@
 //   out of memory / out of device memory / ran out of memory / OutOfMemory / OUT_OF_MEMORY / OOM when allocating
 //   failed to allocate / could not allocate / unable to allocate / cannot allocate / can't allocate
 //   (each spelled out: a phrase inside a word, "t allocate" in "Cannot", is no phrase of its own)
+//   attempting to allocate (MLX's Metal allocator) / using all available RAM (Colab)
 //   allocation failed / alloc failed / ALLOC_FAILED / memory allocation of N bytes failed / bad_alloc
 //   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host)? memory
 //   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted
@@ -68,15 +69,17 @@ constexpr Pattern kPatterns[] = {
     {"os error 1455", kCaseless | kCompanion},             // the same in any locale (Rust's io::Error)
     {"killed signal terminated program", kCaseless},     // gcc/clang when the compiler was SIGKILLed
     {"posix_memalign", kCaseless | kCompanion},          // an aligned allocation that returned ENOMEM (12)
+    {"attempting to allocate", kCaseless},               // MLX: "[metal::malloc] Attempting to allocate N bytes which is greater than ..."
+    {"using all available ram", kCaseless | kCompanion},              // Colab: "Your session crashed after using all available RAM."
     // Where the memory was: device words, as context.
-    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero)",
+    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::)",
      kCi | kContext},
 };
 
 bool device_word(std::string_view s) {
   static constexpr std::string_view kWords[] = {"cuda", "gpu",  "vram", "cudamalloc", "cublas", "cudnn", " hip ", "hip out",
                                                 "rocm", " xpu", "xpu ", " mps", "mps ",  " npu",   "npu ",  " tpu",
-                                                "tpu ", "current device", "level zero", "level_zero", "device 0",
+                                                "tpu ", "current device", "level zero", "level_zero", "device 0", "metal::", "[metal]", "ggml_metal",
                                                 "device 1", "device 2", "device 3", "device:0", "device:1", "on device"};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
@@ -147,7 +150,8 @@ class GenericAlloc final : public Recognizer {
     std::optional<size_t> at = phrase_at(s);
     if (!at) at = allocator_returned_enomem(s);
     if (!at) return;
-    if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(s) || code_literal(s)) return;
+    if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
+      return;
     if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at)) return;
     if (repeat_.repeated(normalised_key(s), line.number)) return;
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev, host_word(s)};
@@ -177,7 +181,7 @@ class GenericAlloc final : public Recognizer {
         "alloc failed", "alloc_failed", "allocation_failed", "memory allocation of", "bad_alloc", "not enough",
         "insufficient", "exceeded", "exceeds", "exceed the", "memory exhausted", "enomem", "resource_exhausted",
         "memoryerror", "cannot allocate", "can't allocate", "could not allocate", "couldn't allocate",
-        "paging file is too small", "os error 1455", "killed signal terminated"};
+        "paging file is too small", "os error 1455", "killed signal terminated", "using all available ram"};
     size_t best = std::string_view::npos;
     for (std::string_view p : kPhrases) {
       for (size_t at = text::ifind(s, p), tries = 0; at != std::string_view::npos && at < best && tries < 4; ++tries) {
@@ -191,6 +195,16 @@ class GenericAlloc final : public Recognizer {
     }
     if (best == std::string_view::npos) return std::nullopt;
     return best;
+  }
+
+  // The sentence of `s` that holds position `at`: advice a program appends
+  // after its report ("... using all available RAM. If you are interested in
+  // high-RAM runtimes, ...") does not make the report hypothetical.
+  static std::string_view sentence_at(std::string_view s, size_t at) {
+    size_t start = s.rfind(". ", at);
+    start = start == std::string_view::npos ? 0 : start + 2;
+    size_t end = s.find(". ", at);
+    return s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
   }
 
   // An allocator call that returned ENOMEM in a checked-call message, without

@@ -221,7 +221,8 @@ constexpr Recovery kRecoveries[] = {
 // "epoch" does not fill the fact store (whose per-kind caps keep the first
 // facts) before the failure at its end is reached.
 constexpr std::string_view kTriggers[] = {"of memory", "ofmemory", "alloc", "kill", "oom", "exhaust", "memoryerror",
-                                          "enough memory", "exit code", "exitcode", "signal", "error", "fatal", "abort"};
+                                          "enough memory", "exit code", "exitcode", "signal", "error", "fatal", "abort",
+                                          "crashed", "available ram"};
 
 // A load that says it finished ("Loaded model in 10.2 seconds", vLLM's
 // "Model loading took 14.99 GiB", "Loading weights took 9.8 seconds"): the

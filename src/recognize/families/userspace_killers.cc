@@ -188,6 +188,12 @@ class UserspaceKillers final : public Recognizer {
     f.process = "dask-worker";
     if (auto p = text::after(line.text, "(pid=")) f.pid = text::parse_i64(*p);
     f.limit = dask_limit_;
+    // "exceeded 95% memory budget": the terminate threshold, as a share of the worker's limit.
+    if (size_t b = line.text.find("% memory budget"); b != std::string_view::npos) {
+      size_t start = b;
+      while (start > 0 && (platform::is_digit(line.text[start - 1]) || line.text[start - 1] == '.')) --start;
+      if (auto pct = text::parse_double(line.text.substr(start, b - start)); pct && *pct >= 0 && *pct <= 100) f.ratio = *pct / 100.0;
+    }
     if (repeated(line, "dask" + std::to_string(f.pid.value_or(0)))) return;
     out.add(std::move(f));
   }

@@ -1,0 +1,156 @@
+// A memory allocator's own account of what it holds from the operating system
+// against what the program is using (memory_usage facts, detail "allocator
+// (...)", total = held, allocated = in use). Memory the allocator keeps after
+// the program freed it (fragmented arenas, retained extents) counts in the
+// process's RSS and against its limit like live data; the diagnosis reads a
+// large gap as fragmentation, not a leak (classify.cc, cause_from_allocator).
+//
+// Formats:
+//   glibc malloc_stats() (stderr), per arena and for the whole process:
+//     Arena 0:
+//     system bytes     =  412876800
+//     in use bytes     =  171034624
+//     Total (incl. mmap):
+//     system bytes     = 3891265536
+//     in use bytes     = 1417658368
+//   (the total when printed, else the arenas summed)
+//   glibc mallinfo() / mallinfo2() fields as programs print them:
+//     mallinfo2: arena=3126853632 uordblks=1470103552 fordblks=1656750080 hblkhd=41943040 keepcost=135168
+//   (held = arena + hblkhd, in use = uordblks + hblkhd: mmapped chunks are
+//   returned on free, so they are live)
+//   jemalloc's malloc_stats_print() summary:
+//     Allocated: 1417658368, active: 1510432768, metadata: 61277184 (n_thp 0), resident: 3891265536, mapped: ..., retained: ...
+//   Redis INFO memory (used_memory is what Redis allocated, used_memory_rss
+//   what the OS sees it hold):
+//     used_memory:1417658368   used_memory_rss:3891265536
+//   An application's own key=value line with its allocator's heap and what is
+//   live in it ("mem: rss=11.48GB arena=10.83GB live=1.02GB"); the last one
+//   read is the latest.
+// Figures only, never a failure: a gap alone is not an incident.
+#include <optional>
+#include <string>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+
+namespace aimem {
+namespace {
+
+constexpr unsigned kCtx = kContext;
+
+constexpr Pattern kPatterns[] = {
+    {"system bytes", kCtx},
+    {"in use bytes", kCtx},
+    {"Total (incl. mmap)", kCtx},
+    {"uordblks", kCtx},
+    {"Allocated: ", kCtx},
+    {"used_memory:", kCtx},
+    {"used_memory_rss:", kCtx},
+    {"arena=", kCtx},
+};
+
+// The value after `key` followed by '=' or ':' (and blanks), as a size; bare
+// numbers are bytes.
+std::optional<uint64_t> value_of(std::string_view s, std::string_view key) {
+  for (size_t at = s.find(key); at != std::string_view::npos; at = s.find(key, at + 1)) {
+    if (at > 0 && (platform::is_alnum(s[at - 1]) || s[at - 1] == '_')) continue;
+    std::string_view rest = s.substr(at + key.size());
+    rest = platform::skip(rest);
+    if (rest.empty() || (rest[0] != '=' && rest[0] != ':')) continue;
+    return platform::parse_binary_size(platform::skip(rest.substr(1)));
+  }
+  return std::nullopt;
+}
+
+class AllocatorStats final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (text::contains(s, "Total (incl. mmap)")) {
+      in_total_ = true;
+      return;
+    }
+    if (text::contains(s, "system bytes")) {
+      if (auto v = value_of(s, "system bytes")) (in_total_ ? total_held_ : arenas_held_) += *v;
+      return;
+    }
+    if (text::contains(s, "in use bytes")) {
+      if (auto v = value_of(s, "in use bytes")) (in_total_ ? total_used_ : arenas_used_) += *v;
+      stats_at_ = make_fact(line, FactKind::memory_usage, Family::runtime);
+      if (in_total_ && total_held_) flush_malloc_stats(out);
+      return;
+    }
+    if (auto used = value_of(s, "uordblks")) {
+      auto held = value_of(s, "arena");
+      uint64_t mapped = value_of(s, "hblkhd").value_or(0);
+      if (held) emit(make_fact(line, FactKind::memory_usage, Family::runtime), *held + mapped, *used + mapped, "glibc mallinfo", out);
+      return;
+    }
+    if (text::contains(s, "Allocated: ")) {
+      auto used = value_of(s, "Allocated");
+      auto held = value_of(s, "resident");
+      if (used && held) emit(make_fact(line, FactKind::memory_usage, Family::runtime), *held, *used, "jemalloc", out);
+      return;
+    }
+    if (auto rss = value_of(s, "used_memory_rss")) {
+      redis_rss_ = rss;
+      redis_at_ = make_fact(line, FactKind::memory_usage, Family::runtime);
+    } else if (auto used = value_of(s, "used_memory")) {
+      redis_used_ = used;
+    }
+    if (redis_rss_ && redis_used_ && redis_at_) {
+      emit(std::move(*redis_at_), *redis_rss_, *redis_used_, "Redis INFO", out);
+      redis_rss_.reset(), redis_used_.reset(), redis_at_.reset();
+      return;
+    }
+    if (auto held = value_of(s, "arena")) {
+      for (std::string_view key : {"live", "in_use", "inuse", "allocated"})
+        if (auto used = value_of(s, key)) {
+          app_ = make_fact(line, FactKind::memory_usage, Family::runtime);
+          app_->total = held, app_->allocated = used;
+          break;
+        }
+    }
+  }
+
+  void finish(FactSink& out) override {
+    if (arenas_held_ && stats_at_) flush_malloc_stats(out);
+    if (app_) {
+      const uint64_t held = *app_->total, used = *app_->allocated;
+      emit(std::move(*app_), held, used, "the application's allocator figures", out);
+    }
+  }
+
+ private:
+  void flush_malloc_stats(FactSink& out) {
+    uint64_t held = total_held_ ? total_held_ : arenas_held_;
+    uint64_t used = total_held_ ? total_used_ : arenas_used_;
+    if (held && stats_at_) emit(std::move(*stats_at_), held, used, "glibc malloc_stats", out);
+    total_held_ = total_used_ = arenas_held_ = arenas_used_ = 0;
+    in_total_ = false;
+    stats_at_.reset();
+  }
+
+  static void emit(Fact f, uint64_t held, uint64_t used, std::string_view what, FactSink& out) {
+    if (held == 0 || used > held) return;
+    f.detail = "allocator (" + std::string(what) + ")";
+    f.total = held;
+    f.allocated = used;
+    f.reserved_unallocated = held - used;
+    out.add(std::move(f));
+  }
+
+  bool in_total_ = false;
+  uint64_t total_held_ = 0, total_used_ = 0, arenas_held_ = 0, arenas_used_ = 0;
+  std::optional<Fact> stats_at_, redis_at_, app_;  // the line each figure will be quoted from
+  std::optional<uint64_t> redis_rss_, redis_used_;
+};
+
+}  // namespace
+
+const RecognizerEntry kAllocatorStatsEntry{
+    "allocator_stats", Family::runtime, kPatterns, [] { return std::unique_ptr<Recognizer>(new AllocatorStats); }};
+
+}  // namespace aimem
