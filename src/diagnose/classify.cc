@@ -851,6 +851,7 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
 constexpr double kLongRunS = 1800;
 constexpr double kEarlyS = 300;
 constexpr uint64_t kSmallHeap = 1152 * units::MiB;
+constexpr uint64_t kTightHeap = 512 * units::MiB;
 constexpr uint64_t kTinyHeap = 12 * units::MiB;  // below what V8 can run in at all: a runtime fault, not a limit
 
 // The kernel's task table, as the kill fact carries it (recognize/families/
@@ -1010,6 +1011,7 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     }
   }
   if (auto c = cause_from_parallelism(v, *j, why)) return *c;
+  if (auto c = cause_from_phase(v, *j, why)) return *c;
   why = "the evidence does not show why";
   return Cause::unknown;
 }
@@ -1102,6 +1104,16 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       }
       if (j)
         if (auto c = cause_from_parallelism(v, *j, why)) return *c;
+      // A heap a quarter of Node's smallest 64-bit default or less (set by
+      // --max-old-space-size or a small container), full before hours of
+      // running could say accumulation: the cap is below the work.
+      if (j && j->heap_limit && *j->heap_limit <= kTightHeap && *j->heap_limit >= kTinyHeap &&
+          (!j->uptime_at_failure_s || *j->uptime_at_failure_s < kLongRunS)) {
+        why = "the heap is capped at " + units::format_bytes(*j->heap_limit) +
+              ", far below Node's default of 2 GiB and more on 64-bit machines: the cap is below what the work needs";
+        why.strength = 0.65f;
+        return Cause::limit_too_low;
+      }
       why = "the heap log does not show why the heap filled (no growth series, no small cap)";
       return Cause::unknown;
     }

@@ -865,5 +865,43 @@ TEST(CauseMechanisms, ANannyThresholdNearNothingIsTheSetting) {
   EXPECT_EQ(reason_text(diagnose_text(text("95"))).find("below any working level"), std::string::npos);
 }
 
+// V8's own Mark-Compact figures give the heap's size: one of ~256 MB, full
+// minutes in, is a cap far below Node's default (modelled on FlowiseAI/Flowise
+// reports from small hosted containers); the same failure at ~4 GB is not.
+TEST(CauseMechanisms, AHeapFarBelowNodesDefaultIsTheCap) {
+  auto text = [](const std::string& before, const std::string& after) {
+    return "2024-07-08 13:47:52 [INFO]: POST /api/v1/vector/internal-upsert/5b1e9c0a\n"
+           "<--- Last few GCs --->\n"
+           "[31:0x7f9a4c1f26c0]   512407 ms: Mark-Compact " + before + " -> " + after +
+           " MB, 224.87 / 0.00 ms  (average mu = 0.583, current mu = 0.021) allocation failure; scavenge might not succeed\n"
+           "<--- JS stacktrace --->\n"
+           "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n";
+  };
+  Diagnosis small = diagnose_text(text("251.3 (259.4)", "250.6 (259.4)"));
+  EXPECT_EQ(small.layer, Layer::js_heap);
+  EXPECT_EQ(small.cause, Cause::limit_too_low) << reason_text(small);
+  Diagnosis large = diagnose_text(text("4037.2 (4129.6)", "4021.8 (4131.1)"));
+  EXPECT_EQ(large.layer, Layer::js_heap);
+  EXPECT_NE(large.cause, Cause::limit_too_low) << reason_text(large);
+}
+
+// A JVM heap failure inside one query's operators (Elasticsearch's
+// aggregation phase, Trino's group-by; modelled on elastic/elasticsearch
+// terms-aggregation OOMs and trinodb/trino FlatGroupByHash reports): that
+// query's size, read from the frames as a phase is.
+TEST(CauseMechanisms, AQueryOperatorsFramesAreThatQuerysSize) {
+  auto text = [](const std::string& frame) {
+    return "Terminating due to java.lang.OutOfMemoryError: Java heap space\n"
+           "\tat " + frame + "\n"
+           "\tat io.trino.operator.Driver.processInternal(Driver.java:403)\n";
+  };
+  Diagnosis q = diagnose_text(text("io.trino.operator.FlatGroupByHash.tryRehash(FlatGroupByHash.java:370)"));
+  EXPECT_EQ(q.layer, Layer::jvm_heap);
+  EXPECT_EQ(q.cause, Cause::concurrency_batch) << reason_text(q);
+  Diagnosis other = diagnose_text(text("java.util.Arrays.copyOf(Arrays.java:3332)"));
+  EXPECT_EQ(other.layer, Layer::jvm_heap);
+  EXPECT_NE(other.cause, Cause::concurrency_batch) << reason_text(other);
+}
+
 }  // namespace
 }  // namespace aimem

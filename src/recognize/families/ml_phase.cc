@@ -135,6 +135,13 @@ constexpr Cue kCues[] = {
     {"sequence length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
     // Hugging Face attention appending this step's keys to the cache.
     {"past_key_value", Cause::kv_cache_context, 1.0f, "appending to the KV cache (past_key_value)"},
+    // One query's operators in a JVM stack (Elasticsearch's aggregation
+    // phase, Trino's group-by and join builds): the size of that query's work.
+    {"AggregationPhase", Cause::concurrency_batch, 0.8f, "a query's aggregation"},
+    {"buildAggregation", Cause::concurrency_batch, 0.8f, "a query's aggregation"},
+    {"GroupByHash", Cause::concurrency_batch, 0.8f, "a query's group-by"},
+    {"HashAggregationOperator", Cause::concurrency_batch, 0.8f, "a query's aggregation"},
+    {"HashBuilderOperator", Cause::concurrency_batch, 0.8f, "a query's join build"},
     // Stepping a batch: training, profiling, warm-up, graph capture, serving.
     {"backward", Cause::concurrency_batch, 1.0f, "a training step (backward)"},
     {"optimizer", Cause::concurrency_batch, 0.8f, "a training step (optimizer)"},
