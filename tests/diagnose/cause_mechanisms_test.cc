@@ -903,5 +903,24 @@ TEST(CauseMechanisms, AQueryOperatorsFramesAreThatQuerysSize) {
   EXPECT_NE(other.cause, Cause::concurrency_batch) << reason_text(other);
 }
 
+// A batch size on the command that started the run is configuration: it
+// speaks for the batch at half the weight of the same setting logged by the
+// run (modelled on a word2vec loader killed before its first batch,
+// castorini/hedwig); beside a training step's frames the batch decides.
+TEST(CauseMechanisms, ABatchSizeFlagSpeaksLessThanTheRunsOwnSetting) {
+  std::string read = "Note: You are using GPU for training\n  0%|          | 0/3000001 [00:00<?, ?it/s]\n"
+                     "100%|##########| 3000001/3000001 [03:33<00:00, 14061.26it/s]\nKilled\n";
+  Diagnosis flag = diagnose_text("$ python -m models.reg_lstm --dataset Reuters --batch-size 32 --epochs 30\n" + read);
+  EXPECT_EQ(flag.layer, Layer::host_ram);
+  EXPECT_NE(flag.cause, Cause::concurrency_batch) << reason_text(flag);
+  Diagnosis logged = diagnose_text("INFO train.py: dataset=Reuters batch_size = 32 epochs=30\n" + read);
+  EXPECT_EQ(logged.cause, Cause::concurrency_batch) << reason_text(logged);
+  Diagnosis step = diagnose_text("$ python -m models.reg_lstm --dataset Reuters --batch-size 32 --epochs 30\n"
+                                 "  File \"/app/train.py\", line 88, in train_epoch\n    loss.backward()\n"
+                                 "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.65 GiB total capacity; "
+                                 "20.12 GiB already allocated; 1.02 GiB free; 21.80 GiB reserved in total by PyTorch)\n");
+  EXPECT_EQ(step.cause, Cause::concurrency_batch) << reason_text(step);
+}
+
 }  // namespace
 }  // namespace aimem
