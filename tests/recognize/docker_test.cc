@@ -210,6 +210,12 @@ TEST(Docker, InspectTemplateValuesAreReadByPosition) {
   ASSERT_EQ(l.size(), 1u);
   EXPECT_EQ(l[0].limit, 16ull << 30);
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::container_limit);
+  // A status word among the values (modelled on chroma-core/chroma container
+  // reports; values ours): still read by position.
+  const std::string status =
+      "$ docker inspect chroma --format '{{.State.Status}} {{.State.ExitCode}} {{.State.OOMKilled}}'\nexited 137 true\n";
+  ASSERT_EQ(test::facts_of_kind(status, FactKind::docker_oomkilled).size(), 1u);
+  EXPECT_EQ(test::diagnose_text(status).layer, Layer::container_limit);
   // false in the OOMKilled position is no kill; other columns say nothing alone.
   EXPECT_TRUE(test::facts_of_kind("$ docker inspect -f '{{.State.ExitCode}} {{.State.OOMKilled}}' web\n0 false\n",
                                   FactKind::docker_oomkilled).empty());

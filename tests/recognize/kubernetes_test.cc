@@ -146,6 +146,28 @@ vllm-7b9c8d6e5-tt4rd           1/1     Running   0          26h
   EXPECT_TRUE(of_kind("We were getting OOMKilled pods last week, so we raised limits.\n", FactKind::k8s_oomkilled).empty());
 }
 
+// A jsonpath query for the container's memory limit prints the quantity alone
+// on the next line (modelled on dotnet/runtime container-limit reports; values
+// ours): the limit, so a runtime's own OutOfMemoryException below it is the
+// pod's limit, not the host's RAM. A number far from such a query is nothing.
+TEST(Kubernetes, AJsonpathLimitQueryAndItsBareValueAreTheLimit) {
+  const char* text = R"($ kubectl get pod memtest-6b8f9c7d5-x7k2p -o jsonpath='{.spec.containers[0].resources.limits.memory}'
+2Gi
+$ kubectl logs memtest-6b8f9c7d5-x7k2p
+Unhandled exception. System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.
+   at MemTest.Program.Main(String[] args) in /src/MemTest/Program.cs:line 21
+)";
+  auto l = of_kind(text, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, 2ull << 30);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::k8s_pod_limit);
+  auto r = of_kind("$ kubectl get pod p -o jsonpath='{.spec.containers[0].resources.requests.memory}'\n512Mi\n", FactKind::memory_request);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].requested, 512ull << 20);
+  EXPECT_TRUE(of_kind("$ kubectl get pod p -o jsonpath='{.spec.containers[0].resources.limits.memory}'\n\n\n\n2Gi\n",
+                      FactKind::memory_limit).empty());
+}
+
 // `kubectl get pods -A -o wide`: NAMESPACE first, IP and NODE after; init
 // containers; evictions; a crash loop with its restarts (modelled on
 // hmcts/cnp-flux-config#28772 for the OOMKilled row; values ours).

@@ -56,7 +56,9 @@ constexpr Pattern kPatterns[] = {
     {"\"Memory\":", kContext},
     {"\"StartedAt\":", kContext},
     {"inspect ([^ -][^ ]* )?(-f|--format)[ =]['\"]?[^'\"]*\\{\\{ *\\.", kRegex | kContext},
-    {"^\\s*(-?[0-9]+\\s+)*(true|false)(\\s+-?[0-9]+)*\\s*$", kRegex | kContext},
+    // A template's output line: a few words and numbers around one true/false
+    // ("true 137", "exited 137 true"); the template decides what each is.
+    {"^\\s*([a-z0-9_.:=/-]+\\s+){0,7}(true|false)(\\s+[a-z0-9_.:=/-]+){0,7}\\s*$", kRegex | kCaseless | kContext},
     // The output of a template with words around its fields: "exited OOMKilled=true exit=137".
     {"OOMKilled[=:] ?(true|false)", kRegex | kCaseless | kContext},
     {"\"FinishedAt\":", kContext},

@@ -33,6 +33,7 @@
 //                       Container x failed liveness probe, will be restarted  /  Back-off restarting failed container
 // kube-state-metrics:   kube_pod_container_status_last_terminated_reason{pod="p",container="c",reason="OOMKilled"} 1
 // jsonpath output:      OOMKilled                   (a line of its own)
+//                       2Gi    after -o jsonpath='{.spec.containers[0].resources.limits.memory}' (or requests)
 //
 // Facts: k8s_oomkilled (pod / container where shown), k8s_evicted (usage and
 // requested from the message; an eviction for another resource is a
@@ -95,6 +96,9 @@ constexpr Pattern kPatterns[] = {
     {"NAME +READY +STATUS +RESTARTS", kRegex | kContext},
     {"kind\"?:\\s*\"?(Pod|PodList|Event|EventList)\\b", kRegex | kContext},
     {"node-problem-detector", kContext},
+    // `kubectl get pod -o jsonpath='{...resources.limits.memory}'` and its output line ("2Gi").
+    {"jsonpath=?['\"]?\\{[^}]*(limits|requests)\\.memory\\}", kRegex | kContext},
+    {"^\\s*[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\\s*$", kRegex | kContext},
 };
 
 std::string_view unquote(std::string_view v) {
@@ -144,6 +148,7 @@ class Kubernetes final : public Recognizer {
     std::string_view s = line.text;
     if (pending_ && line.number > pending_line_ + 40) flush(out);
     if (text::contains(s, "kube_pod_container_status_")) return metrics(line, out);
+    if (jsonpath_quantity(line, out)) return;
     if (section(line, out)) return;
     if (text::contains(s, "System OOM encountered")) return kubelet_oom(line, true, out);
     if (text::contains(s, "Cgroup OOM encountered")) return kubelet_oom(line, false, out);
@@ -187,6 +192,9 @@ class Kubernetes final : public Recognizer {
   enum class Section { none, limits, requests } section_ = Section::none;
   uint64_t section_line_ = 0, deploy_line_ = 0;
   size_t section_indent_ = 0;
+  // A jsonpath query for a memory limit or request, waiting for its output.
+  Section jsonpath_ = Section::none;
+  uint64_t jsonpath_line_ = 0;
   // Pod named by a describe header.
   std::string pod_;
   uint64_t pod_line_ = 0;
@@ -262,6 +270,27 @@ class Kubernetes final : public Recognizer {
     if (m.size() > 6 && m[6] != ':' && m[6] != '"' && m[6] != ' ' && m[6] != '\t' && m[6] != '=') return false;
     if (section_ == Section::none || line.number > section_line_ + 4 || platform::indent_of(s) <= section_indent_) return true;
     quantity(line, m.substr(6), out);
+    return true;
+  }
+
+  // A jsonpath query for the memory limit or request, and on the next line or
+  // two its bare value ("2Gi", "2147483648").
+  bool jsonpath_quantity(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (size_t j = s.find("jsonpath"); j != std::string_view::npos) {
+      std::string_view q = s.substr(j);
+      bool limits = text::contains(q, "limits.memory}"), requests = text::contains(q, "requests.memory}");
+      if (!limits && !requests) return false;
+      jsonpath_ = limits ? Section::limits : Section::requests;
+      jsonpath_line_ = line.number;
+      return true;
+    }
+    if (jsonpath_ == Section::none || line.number > jsonpath_line_ + 2) return false;
+    std::string_view v = text::trim(s);
+    if (v.empty() || !platform::is_digit(v[0])) return false;
+    section_ = jsonpath_;
+    jsonpath_ = Section::none;
+    quantity(line, v, out);
     return true;
   }
 
