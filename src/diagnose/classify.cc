@@ -133,7 +133,10 @@ Decision decide_layer(const View& v) {
       d.reason = "the kernel's OOM report is a global one (no memory cgroup limit was involved)";
     } else {
       std::string path = k->cgroup;
-      d.layer = layer_for_memcg_path(v, path);
+      // A platform's own kill (YARN, Slurm, ECS, Cloud Run, Heroku) names
+      // its limit; Kubernetes words elsewhere in the paste (a Knative
+      // service's YAML) do not make it a pod's.
+      d.layer = k->family != Family::kernel && path.empty() ? k->layer : layer_for_memcg_path(v, path);
       if (d.layer == Layer::host_ram)
         d.reason = "the OOM was charged to the kubepods cgroup: the pods together reached the node's allocatable memory";
       else if (d.layer == Layer::k8s_pod_limit)

@@ -254,5 +254,21 @@ TEST(CloudPlatforms, LambdaReportGivesTheSizeAndThePeak) {
             Layer::none);
 }
 
+// Cloud Run's service YAML (Knative) has Kubernetes' resources block: the
+// platform's own kill still names its limit, not a pod's (modelled on
+// googleapis/repo-automation-bots Cloud Run reports; values ours).
+TEST(CloudPlatforms, APlatformsKillBesideKubernetesYamlIsItsOwnLimit) {
+  const std::string text =
+      "2021-08-26 17:02:14.318 PDT  ERROR  Memory limit of 512M exceeded with 526M used. Consider increasing the memory "
+      "limit, see https://cloud.google.com/run/docs/configuring/memory-limits\n"
+      "# service.yaml (excerpt)\n"
+      "      containerConcurrency: 80\n"
+      "      containers:\n"
+      "      - resources:\n"
+      "          limits:\n"
+      "            memory: 512Mi\n";
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem
