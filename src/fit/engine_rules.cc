@@ -75,19 +75,38 @@ const std::vector<EngineRules>& table() {
         "vllm-project/vllm v0.6.x: vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) "
         "without chunked prefill, 512 with it), vllm/engine/arg_utils.py (chunked prefill on by default for "
         "max_model_len > 32K), vllm/worker/worker.py determine_num_available_blocks (KV = total x utilization - "
-        "weights - activation peak - non-torch; '# GPU blocks' = KV // (16 x bytes per token))");
+        "weights - activation peak - non-torch; '# GPU blocks' = KV // (16 x bytes per token)), "
+        "vllm/worker/model_runner.py profile_run (max_num_seqs rows sampled with top_p 0.99, top_k vocab - 1), "
+        "vllm/model_executor/layers/sampler.py _apply_top_k_top_p, vllm/model_executor/layers/logits_processor.py "
+        "_gather_logits (logits gathered to the driver), vllm/executor/distributed_gpu_executor.py "
+        "determine_num_available_blocks (min over workers)");
     v0.v1 = false;
     v0.chunked_auto_above = 32768;
     v0.chunked_batched = 512;
     v0.unchunked_min = 2048;
-    // V0's peak grows with the whole profiled batch (one prefill of up to
-    // max_model_len tokens): about 1.0 x the per-token intermediates, plus the
-    // sampler's logits of max_num_seqs rows (corpus c03/c04: 2.07 and 2.99 GiB
-    // at 20000 and 29000 tokens on Llama-3.1-8B). Non-torch memory as V0
-    // printed it: 1.79 / 3.58 GiB on H100s at tp 1 / 2 (c01/c02), ~0.3 GiB on
-    // PCIe and consumer GPUs whatever the tp (c03, c05, c12).
+    // V0's forward peak grows with the whole profiled batch (one prefill of
+    // up to max_model_len tokens): about 1.0 x the per-token intermediates
+    // (corpus c03/c04: 2.07 and 2.99 GiB at 20000 and 29000 tokens on
+    // Llama-3.1-8B). The sampler is read from the source, not fitted:
+    // vllm/worker/model_runner.py profile_run samples max_num_seqs rows with
+    // SamplingParams(top_p=0.99, top_k=vocab_size - 1), so
+    // vllm/model_executor/layers/sampler.py Sampler.forward takes the
+    // _apply_top_k_top_p path; per vocabulary entry it holds the model-dtype
+    // logits (2 B), their fp32 copy (4), the sorted values (4) and int64
+    // indices (8), the top-k mask (1), the softmax (4) and its cumsum (4), the
+    // top-p mask (1) and the re-sorted logits (4): 32 bytes. Only the driver
+    // samples (vllm/model_executor/layers/logits_processor.py _gather_logits:
+    // tensor_model_parallel_gather to rank 0, "None may be returned for rank
+    // > 0"), after the forward's activations are freed, and the engine keeps
+    // the least of the workers' block counts (min over workers:
+    // vllm/engine/llm_engine.py _init_cache up to 0.3,
+    // vllm/executor/distributed_gpu_executor.py determine_num_available_blocks
+    // from 0.4). The 0.2-0.3 sampler sorts the same way. Non-torch memory as
+    // V0 printed it: 1.79 / 3.58 GiB on H100s at tp 1 / 2 (c01/c02), ~0.3 GiB
+    // on PCIe and consumer GPUs whatever the tp (c03, c05, c12).
     v0.act_factor = 1.0;
-    v0.sampler_bytes = 8;
+    v0.sampler_bytes = 32;
+    v0.sampler_on_driver = true;
     v0.act_fixed_mib = 0;
     v0.non_torch_mib = 1833;
     v0.non_torch_tp_mib = 3666;

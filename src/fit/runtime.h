@@ -56,6 +56,11 @@ struct EngineRules {
   double act_factor = 0.6;
   uint32_t sampler_bytes = 16;
   uint32_t act_fixed_mib = 400;
+  // V0: the sampler runs on the driver rank alone, over the whole vocabulary
+  // (logits gathered to rank 0), after the forward pass has freed its
+  // activations: its peak is max(forward, sampler), not their sum, and the
+  // engine keeps the least of the ranks' budgets, the driver's.
+  bool sampler_on_driver = false;
   uint32_t non_torch_mib = 400, non_torch_tp_mib = 1536;        // GPUs >= 70 GiB (or all GPUs when the
   uint32_t non_torch_small_mib = 0;                              // small figure is 0), tp 1 / tp > 1
   // SGLang

@@ -52,8 +52,12 @@ uint64_t profile_activation(const ModelSpec& m, const EngineRules& R, uint32_t t
   // max_num_seqs rows of fp32 logits and its copies (~16 bytes per entry) and
   // ~0.4 GiB of fixed workspace.
   uint64_t per_token = (2 * ff / tp + 4 * uint64_t(m.n_embd) + 2 * q_width / tp) * dt;
-  return uint64_t(double(max_batched) * double(per_token) * R.act_factor) +
-                        uint64_t(max_seqs) * m.n_vocab * R.sampler_bytes / tp + uint64_t(R.act_fixed_mib) * kMiB;
+  const uint64_t forward = uint64_t(double(max_batched) * double(per_token) * R.act_factor) +
+                           uint64_t(R.act_fixed_mib) * kMiB;
+  // V0: the driver samples the whole vocabulary once the forward's
+  // activations are freed, and its budget, the least, is the engine's.
+  if (R.sampler_on_driver) return std::max(forward, uint64_t(max_seqs) * m.n_vocab * R.sampler_bytes);
+  return forward + uint64_t(max_seqs) * m.n_vocab * R.sampler_bytes / tp;
 }
 
 // The KV term's line, kept under the table's 59-character column: the rule

@@ -92,7 +92,7 @@ double sum(const Plan& p, std::string_view comp, bool host = false) {
 
 TEST(FitEngineCorpus, KvTokensAndWeightsAgainstWhatEnginesPrinted) {
   const json all = corpus();
-  ASSERT_GE(all["cases"].size(), 30u);  // issue 17: at least 30 real start-ups
+  ASSERT_GE(all["cases"].size(), 45u);  // issue 17 asks for at least 30 real start-ups; the corpus holds 45
   std::vector<Row> kv_rows, weight_rows;
   for (const json& c : all["cases"]) {
     const std::string id = c["id"], engine = c["engine"];
@@ -144,15 +144,15 @@ TEST(FitEngineCorpus, KvTokensAndWeightsAgainstWhatEnginesPrinted) {
   table += fmt::format("KV within 10%: {}/{}; weights within 2%: {}/{}\n", kv_hits, kv_rows.size(), w_hits,
                        weight_rows.size());
   std::cout << table;
-  ASSERT_GE(kv_rows.size(), 25u);
-  ASSERT_GE(weight_rows.size(), 15u);
+  ASSERT_GE(kv_rows.size(), 34u);
+  ASSERT_GE(weight_rows.size(), 26u);
   // The issue's bar is 80% of KV figures within 10% and weights within 2%.
-  // Weights meet it (12/15) and the test asserts the 80%; KV measures 15/25
+  // Weights meet it (23/26) and the test asserts the 80%; KV measures 25/34
   // (README.md gives each miss its reason), held as a floor: a change that
   // loses a case fails here.
   EXPECT_GE(w_hits * 5, int(weight_rows.size()) * 4) << "weights within 2% fell below 80%";
-  EXPECT_GE(w_hits, 12) << "weights within 2% fell below the measured 12/15";
-  EXPECT_GE(kv_hits, 15) << "KV within 10% fell below the measured 15/25";
+  EXPECT_GE(w_hits, 23) << "weights within 2% fell below the measured 23/26";
+  EXPECT_GE(kv_hits, 25) << "KV within 10% fell below the measured 25/34";
   // The engine-side arithmetic that needs no calibration stays exact: the
   // llama.cpp and Ollama KV buffers, and SGLang's pool on its printed fraction.
   for (const Row& r : kv_rows)
