@@ -94,6 +94,7 @@ Layer layer_for_memcg_path(const View& v, const std::string& path) {
     case CgroupKind::k8s_container: return Layer::k8s_pod_limit;
     case CgroupKind::root: return Layer::host_ram;
     case CgroupKind::unknown:
+    case CgroupKind::docker:  // a kubelet on the docker runtime named its containers /docker/<id> (before kubepods)
       if (v.platform("kubernetes") || v.has(FactKind::k8s_oomkilled)) return Layer::k8s_pod_limit;
       return Layer::container_limit;
     default:
@@ -177,7 +178,11 @@ Decision decide_layer(const View& v) {
     return d;
   }
   if (const Fact* k = v.failure(FactKind::docker_oomkilled)) {
-    d = {Layer::container_limit, k, std::max(0.85f, k->strength), "docker reports State.OOMKilled: the container's cgroup limit was hit"};
+    // A container the kubelet made (its io.kubernetes.pod.name label) is a pod's.
+    d = k->pod.empty()
+            ? Decision{Layer::container_limit, k, std::max(0.85f, k->strength), "docker reports State.OOMKilled: the container's cgroup limit was hit"}
+            : Decision{Layer::k8s_pod_limit, k, std::max(0.85f, k->strength),
+                       "docker reports the OOM kill of a container the kubelet runs for pod " + k->pod + ": the pod's limit was hit"};
     return d;
   }
   // 4. User-space killers.

@@ -177,6 +177,13 @@ TEST(Docker, EventOfAKubeletContainerNamesThePod) {
   ASSERT_EQ(o.size(), 1u);
   EXPECT_EQ(o[0].pod, "jupyter-ada");
   EXPECT_EQ(o[0].container, "k8s_notebook_jupyter-ada_hub_efa75591_0");
+  // The kubelet's container: the pod's limit was hit, not a plain container's.
+  Diagnosis d = test::diagnose_text(
+      "2019-05-04T18:05:45.011072877-05:00 container oom 29d72966e0be (io.kubernetes.container.name=notebook, "
+      "io.kubernetes.pod.name=jupyter-ada, io.kubernetes.pod.namespace=hub, name=k8s_notebook_jupyter-ada_hub_efa75591_0)\n");
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(test::diagnose_text("2019-05-04T18:05:45.011072877-05:00 container oom 29d72966e0be (image=web:1, name=web-1)\n").layer,
+            Layer::container_limit);
 }
 
 TEST(Docker, ExitOnRestartWithZeroPeakIsNotMemory) {

@@ -212,6 +212,26 @@ table/pod1234abcd-5678-90ab-cdef-1234567890ab/ab12cd34ef56,task=python3,pid=4242
   EXPECT_EQ(k[0].process, "python3");
 }
 
+// A 4.x report's "limit of" path cut where a terminal wrapped it: the task's
+// path it begins is the limit's (modelled on a Spark-on-Kubernetes driver
+// report of 2017 with the kubelet's old /docker/<id> naming; values ours). On
+// a node that kubectl output shows to be Kubernetes, that container is a pod's.
+TEST(KernelOom, AWrappedLimitPathIsTheTasksAndOnAKubernetesNodeAPods) {
+  const char* report = R"([48213.990730] Task in /docker/af2844a8a7be killed as a result of limit of /docker/
+af2844a8a7be
+[48213.990731] memory: usage 11534336kB, limit 11534336kB, failcnt 297004
+[48213.990799] Memory cgroup out of memory: Kill process 17720 (python) score 1920 or sacrifice child
+[48213.990800] Killed process 17694 (python) total-vm:12290412kB, anon-rss:11402240kB, file-rss:5264kB
+)";
+  auto k = kills(report);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].cgroup, "/docker/af2844a8a7be");
+  EXPECT_EQ(test::diagnose_text(report).layer, Layer::container_limit);
+  const std::string on_node = std::string("$ kubectl describe pod pyspark-pi-driver | grep -A3 Limits\n    Limits:\n      cpu:      1\n"
+                                          "      memory:   11Gi\n") + report;
+  EXPECT_EQ(test::diagnose_text(on_node).layer, Layer::k8s_pod_limit);
+}
+
 // The join is only for a cut summary: a complete one is left alone, and the
 // next line of the log (with its own prefix, or another message) is not glued on.
 TEST(KernelOom, CompleteSummaryIsNotJoinedWithTheNextLine) {

@@ -264,6 +264,11 @@ class KernelOom final : public Recognizer {
       r_.memcg = true;
       r_.limit_of = std::string(text::first_word(*v).substr(0, 512));
       if (auto t = text::after(s, "Task in ")) r_.task_in = std::string(text::first_word(*t).substr(0, 512));
+      // A terminal wrapped the line inside the limit's path ("limit of /docker/" then the id on
+      // the next line): the task's own path, which it begins, is the rest of it.
+      if (!r_.limit_of.empty() && r_.limit_of.back() == '/' && r_.task_in.size() > r_.limit_of.size() &&
+          text::starts_with(r_.task_in, r_.limit_of))
+        r_.limit_of = r_.task_in;
       keep(line);
       return true;
     }
