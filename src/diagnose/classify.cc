@@ -1132,10 +1132,13 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       }
       if (d.decisive && d.decisive->cause != Cause::unknown) {
         size_t frag = d.decisive->detail.find("fragmented: ");
+        size_t slab = d.decisive->detail.find("kernel slab: ");
         std::string_view said = frag == std::string::npos ? std::string_view() : std::string_view(d.decisive->detail).substr(frag + 12);
         said = said.substr(0, said.find(','));
         why = frag != std::string::npos ? "the kernel's request of " + std::string(said) + ": memory was free, but not in one piece"
-                                        : "as the failing program reports";
+              : slab != std::string::npos
+                  ? d.decisive->detail.substr(slab + 13) + ": kernel memory accumulated, not what processes hold"
+                  : "as the failing program reports";
         return d.decisive->cause;
       }
       if (auto c = cause_from_allocator(v, why)) return *c;

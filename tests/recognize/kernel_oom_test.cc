@@ -232,6 +232,32 @@ af2844a8a7be
   EXPECT_EQ(test::diagnose_text(on_node).layer, Layer::k8s_pod_limit);
 }
 
+// A global OOM whose Mem-Info shows the kernel's unreclaimable slab holding
+// most of the machine, processes almost nothing (modelled on a stress-ng
+// oom-pipe run reported on a 16 GB sparc64 box, 2022; values ours): kernel
+// memory accumulated. The same report with the slab small says nothing.
+TEST(KernelOom, UnreclaimableSlabHoldingTheMachineIsKernelAccumulation) {
+  auto report = [](const std::string& slab) {
+    return "[ 3321.771204] kworker/7:1 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+           "[ 3321.771690] Mem-Info:\n"
+           "[ 3321.771702] active_anon:12 inactive_anon:9 isolated_anon:0\n"
+           "[ 3321.771702]  slab_reclaimable:281405 slab_unreclaimable:" + slab + "\n"
+           "[ 3321.772129] 2095568 pages RAM\n"
+           "[ 3321.772480] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+           "task_memcg=/user.slice/user-1000.slice/session-3.scope,task=stress-ng,pid=2231,uid=1000\n"
+           "[ 3321.772533] Out of memory: Killed process 2231 (stress-ng) total-vm:47232kB, anon-rss:976kB, file-rss:720kB, "
+           "shmem-rss:0kB, UID:1000 pgtables:48kB oom_score_adj:1000\n";
+  };
+  Diagnosis d = test::diagnose_text(report("1609330"));
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  ASSERT_FALSE(d.incidents.empty());
+  bool said = false;
+  for (const std::string& r : d.incidents[0].reasons) said |= r.find("unreclaimable kernel slab") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_NE(test::diagnose_text(report("20133")).cause, Cause::leak_or_accumulation);
+}
+
 // The join is only for a cut summary: a complete one is left alone, and the
 // next line of the log (with its own prefix, or another message) is not glued on.
 TEST(KernelOom, CompleteSummaryIsNotJoinedWithTheNextLine) {

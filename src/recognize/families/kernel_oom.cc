@@ -8,6 +8,7 @@
 //               Memory cgroup stats for /path[: v1 one-line stats]
 //               Task in /A killed as a result of limit of /B          (<= 4.19)
 //   global OOM: Mem-Info: ... / N pages RAM
+//     ( slab_reclaimable:281405 slab_unreclaimable:1609330 in Mem-Info: the kernel's own memory, pages)
 //   Tasks state (memory values in pages): + task table (pages), one row per task:
 //     [  pid  ]   uid  tgid total_vm      rss [rss_anon rss_file rss_shmem] pgtables_bytes swapents oom_score_adj name
 //     [  25635]  1000 25635  2390112   784411 ...                                         0 java
@@ -77,6 +78,8 @@ constexpr Pattern kPatterns[] = {
     {"PID: [0-9]+ Comm: ", kRegex | kContext},
     {"^.{0,80}\\[ *[0-9]+\\] +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ", kRegex | kContext},  // a task table row
     {"[0-9]\\*4kB ", kRegex | kContext},  // a zone's free blocks by size
+    {"slab_unreclaimable:", kContext},      // Mem-Info: the kernel's own unreclaimable memory (pages)
+    {" pages RAM", kContext},               // Mem-Info: the machine's RAM (pages)
 };
 
 constexpr uint64_t kFragmentedFreeKiB = 16 * 1024;  // free in small blocks for an order>0 failure to be fragmentation
@@ -116,6 +119,7 @@ struct Report {
   uint64_t free_kib = 0;            // free in every zone's blocks
   uint64_t free_at_order_kib = 0;   // free in blocks of the request's size or larger
   bool buddy = false;               // a zone's free-block line was read
+  uint64_t slab_unreclaimable_pages = 0, ram_pages = 0;  // Mem-Info
   int victims = 0;
   std::vector<std::pair<uint64_t, std::string>> lines;  // evidence, bounded
   std::vector<Victim> pending;  // victims of this report, emitted when it ends
@@ -149,6 +153,7 @@ class KernelOom final : public Recognizer {
       return;
     }
     if (r_.open && near(line) && text::contains(s, "*4kB ")) return free_blocks(s);
+    if (r_.open && near(line) && mem_info(s)) return;
     if (auto p = s.find("oom-kill:"); p != std::string_view::npos && text::contains(s, "constraint=")) {
       ensure(line, out);
       std::string_view summary = text::trim(s.substr(p + 9));
@@ -407,6 +412,22 @@ class KernelOom final : public Recognizer {
     }
   }
 
+  // Mem-Info's " slab_reclaimable:281405 slab_unreclaimable:1609330" and
+  // "4194304 pages RAM" (pages, the whole machine).
+  bool mem_info(std::string_view s) {
+    if (auto v = text::after(s, "slab_unreclaimable:")) {
+      if (auto n = text::parse_u64(*v)) r_.slab_unreclaimable_pages = *n;
+      return true;
+    }
+    if (size_t p = s.find(" pages RAM"); p != std::string_view::npos) {
+      size_t b = p;
+      while (b > 0 && s[b - 1] >= '0' && s[b - 1] <= '9') --b;
+      if (auto n = text::parse_u64(s.substr(b, p - b))) r_.ram_pages = *n;
+      return true;
+    }
+    return false;
+  }
+
   // "Normal: 1524*4kB (UME) 1020*8kB (UME) 1*16kB (M) 0*32kB ... = 14272kB": the free
   // blocks per size, summed over zones, and those of the request's size or larger.
   void free_blocks(std::string_view s) {
@@ -447,6 +468,14 @@ class KernelOom final : public Recognizer {
       f.cause = Cause::fragmentation;
       f.detail += ",fragmented: order=" + std::to_string(r_.order) + " found no free block of " + std::to_string(4 << r_.order) +
                   " kB with " + units::format_bytes(r_.free_kib * 1024) + " free in smaller ones";
+    }
+    // A global OOM where the kernel's own unreclaimable slab holds half the
+    // machine: kernel memory accumulated (a driver's or a subsystem's leak,
+    // pipe buffers, dentries), not what processes hold.
+    if (r_.global && !r_.memcg && r_.ram_pages && r_.slab_unreclaimable_pages * 2 >= r_.ram_pages && f.cause == Cause::unknown) {
+      f.cause = Cause::leak_or_accumulation;
+      f.detail += ",kernel slab: " + units::format_bytes(r_.slab_unreclaimable_pages * kPage) + " of " +
+                  units::format_bytes(r_.ram_pages * kPage) + " RAM in unreclaimable kernel slab";
     }
     f.extra = r_.lines;
     return f;
