@@ -865,8 +865,8 @@ constexpr uint64_t kTinyHeap = 12 * units::MiB;  // below what V8 can run in at 
 // The kernel's task table, as the kill fact carries it (recognize/families/
 // kernel_oom.cc): four or more tasks of the victim's program holding more
 // than any other program are a worker count the memory could not hold;
-// another program holding twice the victim's program and a GiB at least is
-// the other process that took the memory.
+// another program holding half again the victim's program and a GiB at least
+// is the other process that took the memory.
 std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
   if (!is_kernel(k) || !k.sequences || !k.this_process) return std::nullopt;
   uint64_t own = *k.this_process, other = k.other_processes.value_or(0);
@@ -878,7 +878,7 @@ std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
     why.strength = 0.7f;
     return Cause::concurrency_batch;
   }
-  if (other >= 2 * own && other >= units::GiB) {
+  if (other * 2 >= own * 3 && other >= units::GiB) {
     why = "another program (" + other_name + ") held " + units::format_bytes(other) + " against " + units::format_bytes(own) +
           " for " + k.process + " (kernel task table)";
     why.strength = 0.65f;

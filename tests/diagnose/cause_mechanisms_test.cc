@@ -211,6 +211,18 @@ TEST(CauseMechanisms, TheKernelTaskTableNamesTheWorkersOrTheOtherProgram) {
   Diagnosis few = diagnose_text(global_oom(two, "java"));
   EXPECT_NE(few.cause, Cause::concurrency_batch) << reason_text(few);
   EXPECT_NE(few.cause, Cause::other_process) << reason_text(few);
+
+  // Another program at 1.6x the victim's (three workers of it, a GiB and more)
+  // took the memory; at 1.3x it does not decide.
+  auto neighbour = [](const std::string& pages) {
+    std::string rows = "kernel: [ 7097.005236] [  25640]  1000 25640  2390112   784411        7012352        0             0 java\n";
+    for (int i = 0; i < 3; ++i)
+      rows += "kernel: [ 7097.005239] [  3100" + std::to_string(i) + "]     0 3100" + std::to_string(i) + "  1502311  " + pages +
+              "        3133440        0             0 python3\n";
+    return rows;
+  };
+  EXPECT_EQ(diagnose_text(global_oom(neighbour("418000"), "java")).cause, Cause::other_process);
+  EXPECT_NE(diagnose_text(global_oom(neighbour("340000"), "java")).cause, Cause::other_process);
 }
 
 // Parallel copies named on the command line, wherever they were printed
