@@ -1127,6 +1127,18 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
     }
     case Layer::host_ram:
       if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
+        // The runtime's own plan (Ollama's "offload to ..." line): when the KV
+        // cache for the requested context is half or more of what the load
+        // asks for, the context, not the weights, is what does not fit.
+        const Fact* plan = v.first_context([](const Fact& f) {
+          return f.kind == FactKind::runtime_setting && f.kv_bytes && f.requested && *f.kv_bytes * 2 >= *f.requested;
+        });
+        if (plan) {
+          why = "the KV cache for the requested context (" + units::format_bytes(*plan->kv_bytes) + ") is most of the " +
+                units::format_bytes(*plan->requested) + " the load asks for: the context, not the weights, does not fit";
+          why.strength = 0.75f;
+          return Cause::kv_cache_context;
+        }
         why = "the model needs more system memory than the host has available";
         return Cause::model_load;
       }

@@ -934,5 +934,24 @@ TEST(CauseMechanisms, ABatchSizeFlagSpeaksLessThanTheRunsOwnSetting) {
   EXPECT_EQ(step.cause, Cause::concurrency_batch) << reason_text(step);
 }
 
+// Ollama's own offload plan gives the KV cache's share of what the load asks
+// for (modelled on ollama/ollama "model requires more system memory" reports
+// from clients asking for a large num_ctx): most of it KV is the context;
+// a small KV share leaves the weights.
+TEST(CauseMechanisms, OllamasPlanSaysWhetherTheContextOrTheWeightsDoNotFit) {
+  auto text = [](const std::string& kv, const std::string& full) {
+    return "time=2024-11-11T21:04:12.319+01:00 level=INFO source=memory.go:343 msg=\"offload to cuda\" layers.requested=-1 "
+           "layers.model=28 layers.offload=4 memory.available=\"[7.1 GiB]\" memory.required.full=\"" + full +
+           "\" memory.required.partial=\"6.9 GiB\" memory.required.kv=\"" + kv + "\" memory.weights.total=\"8.3 GiB\"\n"
+           "time=2024-11-11T21:04:12.320+01:00 level=INFO source=sched.go:428 msg=\"NewLlamaServer failed\" error=\"model "
+           "requires more system memory (19.5 GiB) than is available (15.4 GiB)\"\n";
+  };
+  Diagnosis ctx = diagnose_text(text("16.9 GiB", "26.4 GiB"));
+  EXPECT_EQ(ctx.layer, Layer::host_ram);
+  EXPECT_EQ(ctx.cause, Cause::kv_cache_context) << reason_text(ctx);
+  Diagnosis weights = diagnose_text(text("1.0 GiB", "10.4 GiB"));
+  EXPECT_EQ(weights.cause, Cause::model_load) << reason_text(weights);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -430,6 +430,7 @@ class LlamaCpp final : public Recognizer {
       if (auto v = text::after(s, "memory.required.kv=\"")) f.kv_bytes = units::parse_log_size(*v);
       std::string plan = "Ollama offload plan";
       auto need = text::after(s, "memory.required.full=\"");
+      if (need) f.requested = units::parse_log_size(*need);  // what the whole load asks for
       auto avail = text::after(s, "memory.available=\"[");
       if (need && avail)
         plan += " (needs " + std::string(text::take_until(*need, "\"")) + ", " + std::string(text::take_until(*avail, "]\"")) + " available)";
