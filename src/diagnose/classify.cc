@@ -732,7 +732,7 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
       g.allocated && *g.allocated + *g.requested <= *g.total / 2) {
     why = "Intel GPUs refuse a single allocation over 4 GiB (Level Zero's per-allocation limit) and this one asked for " +
           units::format_bytes(*g.requested) + " of a " + units::format_bytes(*g.total) + " device holding " + units::format_bytes(*g.allocated);
-    why.strength = 0.75f;
+    why.strength = 0.6f;  // the relaxed-limits setting that would confirm it is rarely in the paste
     return Cause::limit_too_low;
   }
   // TensorFlow's BFC pool: room left in the pool for the request, yet no
@@ -1182,14 +1182,19 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         why.strength = 0.8f;
         return Cause::limit_too_low;
       }
-      if (auto c = cause_from_series(v, "until the killer acted", why)) return *c;
+      // A pressure killer's series is often the machine's (earlyoom's "mem
+      // avail"), not the victim's own: it suggests, at most.
+      if (auto c = cause_from_series(v, "until the killer acted", why)) {
+        why.strength = std::min(why.strength, 0.6f);
+        return *c;
+      }
       // A killer enforcing a per-process budget it was configured with
       // (Dask's nanny: 95% of the worker's memory_limit) is a limit like a
       // cgroup's: the worker's task needs more than its share.
       if (k && k->limit && *k->limit > 0) {
         why = "the worker was restarted at its configured memory budget (" + units::format_bytes(*k->limit) +
               "): its task needs more than each worker is given";
-        why.strength = 0.65f;
+        why.strength = 0.6f;  // the budget is also what many workers on one machine share out
         return Cause::limit_too_low;
       }
       if (k)
