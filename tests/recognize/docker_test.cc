@@ -77,6 +77,25 @@ TEST(Docker, RunFlagsGiveTheLimitInEveryForm) {
   EXPECT_EQ(cont[0].limit, 16 * units::GiB);
 }
 
+// `docker build --memory` limits each build step's container (modelled on a
+// Next.js build killed under `docker build --memory 128M`, vercel/next.js
+// issues; values ours): a memcg kill in the build is that limit's.
+TEST(Docker, BuildMemoryFlagIsTheBuildStepsLimit) {
+  const std::string text =
+      "$ docker build . --memory 128M --no-cache\n"
+      "Step 5/6 : RUN npm run build\n"
+      "Static worker exited with code: null and signal: SIGKILL\n"
+      "[88213.401277] Memory cgroup out of memory: Killed process 31874 (node) total-vm:11034212kB, anon-rss:121604kB, "
+      "file-rss:38212kB, shmem-rss:0kB, UID:0 pgtables:1412kB oom_score_adj:0\n";
+  auto l = test::facts_of_kind(text, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, 128ull << 20);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  EXPECT_TRUE(test::facts_of_kind("$ docker build -t web:1 .\n", FactKind::memory_limit).empty());
+}
+
 TEST(Docker, ComposeLimits) {
   const char* log = R"(services:
   api:

@@ -24,7 +24,8 @@
 //   (or container_id:\"<id>\" in newer releases) -> docker_oomkilled named after the id's first 12 characters.
 //   ... container kill <id> (image=x, name=y, signal=15)   /   ... container stop <id> (...)
 //   -> stop_or_restart: the API killed it (docker stop escalates SIGTERM to SIGKILL after its grace period).
-// docker run / create / update, podman, nerdctl, hyper (also across "\" continuation lines):
+// docker run / create / update / build, podman, nerdctl, hyper (also across "\" continuation lines;
+// `docker build --memory` limits each build step's container):
 //   docker run --rm -m 512m --name stress img      --memory=2g      --memory 2g      -m512m
 //   -> memory_limit "docker run -m". Units are binary (k, m, g); a bare number is bytes for docker,
 //      podman and nerdctl (docker refuses limits under 6 MiB, 4 MiB before 20.10, so a smaller
@@ -78,6 +79,9 @@ constexpr Pattern kPatterns[] = {
     {"podman run ", kContext},
     {"nerdctl run ", kContext},
     {"hyper run ", kContext},
+    {"docker build ", kContext},
+    {"docker buildx build ", kContext},
+    {"podman build ", kContext},
     {"^\\s*(-m|--memory)[ =]", kRegex | kContext},
     {"mem_limit:", kContext},
     {"^\\s*deploy:\\s*$", kRegex | kContext},
@@ -450,7 +454,7 @@ class Docker final : public Recognizer {
     size_t p = std::string_view::npos;
     uint64_t bare = 1;
     for (std::string_view cmd : {"docker run ", "docker create ", "docker update ", "docker container run ", "podman run ",
-                                 "nerdctl run ", "hyper run "}) {
+                                 "nerdctl run ", "hyper run ", "docker build ", "docker buildx build ", "podman build "}) {
       if (p = s.find(cmd); p != std::string_view::npos) {
         if (cmd == "hyper run ") bare = units::MiB;
         p += cmd.size();
