@@ -525,7 +525,7 @@ std::optional<Cause> cause_from_rollout(const View& v, Why& why) {
   for (const Fact& f : v.facts) {
     if (f.kind != FactKind::runtime_setting || f.cause != Cause::deployment_overlap) continue;
     std::string where = f.where.line ? " (line " + std::to_string(f.where.line) + ")" : "";
-    why = f.detail + where + ": each copy holds its own memory, on a node sized for one";
+    why = f.detail + where + ": each generation holds its own memory, at once, where one was planned for";
     why.strength = 0.6f;
     return Cause::deployment_overlap;
   }

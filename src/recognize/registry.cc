@@ -44,6 +44,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kTimeLimitsEntry,
     &kStackLimitsEntry,
     &kRolloutEntry,
+    &kGracefulReloadEntry,
     &kFailureMarkersEntry,
 };
 }  // namespace

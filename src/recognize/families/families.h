@@ -36,6 +36,7 @@ extern const RecognizerEntry kGenericAllocEntry;
 extern const RecognizerEntry kMemorySeriesEntry;
 extern const RecognizerEntry kAllocatorStatsEntry;
 extern const RecognizerEntry kStackLimitsEntry;
+extern const RecognizerEntry kGracefulReloadEntry;
 extern const RecognizerEntry kUnifiedMemoryEntry;
 extern const RecognizerEntry kDockerStatsEntry;
 extern const RecognizerEntry kCloudPlatformsEntry;

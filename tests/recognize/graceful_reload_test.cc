@@ -1,0 +1,54 @@
+// A process manager's graceful reload (src/recognize/families/
+// graceful_reload.cc): the new workers start while the old ones run. Inputs
+// written here in gunicorn's log format with our own values, modelled on
+// benoitc/gunicorn reports of OOM kills during a HUP reload and of fork
+// failing with ENOMEM on --max-requests recycling.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+using test::diagnose_text;
+
+const char* kBoots =
+    "[2017-11-13 16:02:11 +0000] [2301] [INFO] Booting worker with pid: 2301\n"
+    "[2017-11-13 16:02:11 +0000] [2302] [INFO] Booting worker with pid: 2302\n"
+    "[2017-11-13 16:02:11 +0000] [2303] [INFO] Booting worker with pid: 2303\n"
+    "[2017-11-13 16:02:11 +0000] [2304] [INFO] Booting worker with pid: 2304\n"
+    "[2017-11-13 16:02:11 +0000] [1201] [INFO] Worker exiting (pid: 1201)\n"
+    "[Mon Nov 13 16:02:16 2017] Out of memory: Kill process 2303 (gunicorn) score 211 or sacrifice child\n"
+    "[Mon Nov 13 16:02:16 2017] Killed process 2303 (gunicorn) total-vm:712340kB, anon-rss:404412kB, file-rss:5132kB, "
+    "shmem-rss:0kB\n";
+
+// Workers booted on a HUP are the new generation beside the old: overlap.
+// The same boots without the reload are a worker count.
+TEST(GracefulReload, WorkersBootedOnAReloadAreTheNewGenerationBesideTheOld) {
+  std::string reload = "[2017-11-13 16:02:11 +0000] [1187] [INFO] Handling signal: hup\n"
+                       "[2017-11-13 16:02:11 +0000] [1187] [INFO] Hang up: Master\n" +
+                       std::string(kBoots);
+  Diagnosis d = diagnose_text(reload);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::deployment_overlap);
+  EXPECT_EQ(diagnose_text(kBoots).cause, Cause::concurrency_batch);
+}
+
+// A recycled worker's replacement forked before it exits.
+TEST(GracefulReload, ARecycledWorkersReplacementForkedBeforeItExits) {
+  Diagnosis d = diagnose_text(
+      "[2021-03-11 04:12:55 +0000] [23] [INFO] Autorestarting worker after current request.\n"
+      "[2021-03-11 04:12:55 +0000] [1] [ERROR] Unhandled exception in main loop\n"
+      "  File \"/usr/local/lib/python3.7/site-packages/gunicorn/arbiter.py\", line 573, in spawn_worker\n"
+      "    pid = os.fork()\n"
+      "OSError: [Errno 12] Cannot allocate memory\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::deployment_overlap);
+  // Advice that names the signal is not a reload.
+  EXPECT_EQ(diagnose_text("# To reload, send SIGHUP; the log then says: Handling signal: hup\n").layer, Layer::none);
+}
+
+}  // namespace
+}  // namespace aimem
