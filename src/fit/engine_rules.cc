@@ -34,10 +34,15 @@ void add_tgi_rows(std::vector<EngineRules>& t) {
   tgi1.source =
       "huggingface/text-generation-inference v1.0: server/text_generation_server/models/flash_causal_lm.py "
       "warmup (free = mem_get_info - (1 - MEMORY_FRACTION) x total; num_blocks = free // (16 x per-token KV "
-      "bytes x layers) + the warm-up batch's blocks), launcher max_batch_prefill_tokens default 4096";
+      "bytes x layers) + the warm-up batch's blocks; read after generate_token with no empty_cache, so the "
+      "prefill's reserved blocks count) and generate_token (prefill logprobs: torch.log_softmax(out, -1), a copy), "
+      "router/client/src/client.rs warmup (prefill_logprobs: true, so the lm_head runs over every prompt token), "
+      "server/text_generation_server/utils/layers.py TensorParallelHead.forward (shards gather [vocab, tokens]), "
+      "launcher max_batch_prefill_tokens default 4096";
   tgi1.block_size = 16;
   tgi1.wiggle_room = 1.0;
   tgi1.prefill_tokens = 4096;
+  tgi1.logits_softmax_copy = true;
   t.push_back(tgi1);
   EngineRules tgi2;
   tgi2.runtime = Runtime::kTgi;
@@ -49,10 +54,18 @@ void add_tgi_rows(std::vector<EngineRules>& t) {
       "warmup (num_blocks = free x TGI_WIGGLE_ROOM // (16 x per-token KV bytes x layers) + the warm-up batch's "
       "blocks; max_batch_total_tokens = num_blocks x 16), server/text_generation_server/utils/import_utils.py "
       "get_free_memory (free = mem_get_info - (1 - cuda_memory_fraction) x total), launcher "
-      "max_batch_prefill_tokens default 4096";
+      "max_batch_prefill_tokens default 4096; v1.1-v2.x flash_causal_lm.py generate_token (prefill logprobs: "
+      "torch.log_softmax(out, -1), a copy, until huggingface/text-generation-inference#2661 made it in place), "
+      "router/client/src/client.rs warmup (prefill_logprobs: true), v1.x utils/layers.py and v2.x "
+      "layers/tensor_parallel.py TensorParallelHead.forward ([vocab/tp, tokens] slice all-gathered into "
+      "[vocab, tokens]), utils/awq/quantize/qmodule.py and layers/awq/quantize/qmodule.py WQLinear "
+      "(awq_inference_engine.gemm_forward_cuda with split_k_iters 8: llm-awq's kernel fills "
+      "[8, tokens, out_features] and sums it)";
   tgi2.block_size = 16;
   tgi2.wiggle_room = 0.95;
   tgi2.prefill_tokens = 4096;
+  tgi2.logits_softmax_copy = true;
+  tgi2.awq_split_k = 8;
   t.push_back(tgi2);
   EngineRules tgi3 = tgi2;
   tgi3.version = "3";
@@ -61,8 +74,11 @@ void add_tgi_rows(std::vector<EngineRules>& t) {
   tgi3.source =
       "huggingface/text-generation-inference v3.x: server/text_generation_server/models/flash_causal_lm.py "
       "warmup (the same arithmetic, BLOCK_SIZE 1 with flashinfer and prefix caching), "
-      "server/text_generation_server/models/globals.py (BLOCK_SIZE, TGI_WIGGLE_ROOM 0.95)";
+      "server/text_generation_server/models/globals.py (BLOCK_SIZE, TGI_WIGGLE_ROOM 0.95); generate_token "
+      "computes the prefill logprobs in place (torch.log_softmax(out, -1, out=out), "
+      "huggingface/text-generation-inference#2661, in the files with prefill chunking); AWQ as 2.x (not re-read)";
   tgi3.block_size = 1;
+  tgi3.logits_softmax_copy = false;
   t.push_back(tgi3);
 }
 

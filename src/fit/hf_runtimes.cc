@@ -12,6 +12,52 @@
 #include "fit/runtime.h"
 
 namespace aimem::fit {
+namespace {
+
+bool is_awq(const ModelSpec& m) { return m.weights_format.rfind("AWQ", 0) == 0; }
+
+// What TGI's warm-up prefill of `prefill` tokens leaves reserved in the
+// caching allocator when flash_causal_lm.py warmup reads the free memory
+// (torch.cuda.mem_get_info after generate_token, no empty_cache between):
+// - the forward's workspace (calibrated: ~3 x the FFN width + 4 x the hidden
+//   size per token);
+// - the logits: the router's warm-up requests set prefill_logprobs
+//   (router/client/src/client.rs warmup), so the lm_head runs over every
+//   prompt token, in the model's dtype. Sharded, TensorParallelHead.forward
+//   (utils/layers.py, layers/tensor_parallel.py) writes its slice into a
+//   [vocab/tp, tokens] buffer and all-gathers into [vocab, tokens]: both are
+//   held at once. Before huggingface/text-generation-inference#2661,
+//   generate_token's `torch.log_softmax(out, -1)` was a second [tokens, vocab]
+//   tensor; since, it is done in place (`out=out`);
+// - AWQ (WQLinear, llm-awq's gemm_forward_cuda with split_k_iters 8): the
+//   kernel writes [split_k, tokens, out_features] partial sums before
+//   summing them, for the widest layer the fused gate_up projection.
+void add_tgi_warmup_terms(const ModelSpec& m, const EngineRules& R, uint32_t tp, uint32_t prefill,
+                          const std::string& dev, Plan& p) {
+  const uint64_t dt = m.dtype_bytes ? m.dtype_bytes : 2;
+  const uint64_t ff = m.n_ff ? m.n_ff : uint64_t(m.n_ff_exp) * std::max<uint32_t>(1, m.n_expert_used);
+  const uint64_t n = prefill;
+  uint64_t work = n * (3 * ff / tp + 4 * uint64_t(m.n_embd)) * dt;
+  add_term(p, dev, "compute", fmt::format("prefill workspace (max_batch_prefill_tokens {})", prefill), work, false, 0.4);
+  uint64_t logits = n * m.n_vocab * dt;
+  std::string what = "warm-up prefill logits (all tokens x vocabulary, model dtype";
+  if (tp > 1 && m.n_vocab % tp == 0) {  // else the head is loaded whole and not gathered
+    logits += n * (m.n_vocab / tp) * dt;
+    what += fmt::format(", + the 1/{} slice the shard gathers from", tp);
+  }
+  if (R.logits_softmax_copy) {
+    logits += n * m.n_vocab * dt;
+    what += ", + their log_softmax copy";
+  }
+  add_term(p, dev, "compute", what + ")", logits, false, 0.3);
+  if (R.awq_split_k && is_awq(m)) {
+    add_term(p, dev, "compute",
+             fmt::format("AWQ gemm split-k partial sums ({} x tokens x gate_up width)", R.awq_split_k),
+             uint64_t(R.awq_split_k) * n * (2 * ff / tp) * dt, false, 0.3);
+  }
+}
+
+}  // namespace
 
 void plan_hf(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
              const std::vector<Extra>& extras, Plan& p) {
@@ -52,14 +98,7 @@ void plan_hf(const ModelSpec& m, const FitSettings& s, const Hardware& hw,
   if (tgi) {
     const EngineRules& R = *rules;
     uint32_t prefill = s.batch ? s.batch : R.prefill_tokens;
-    uint64_t work = uint64_t(prefill) * (3 * ff / tp + 4 * uint64_t(m.n_embd)) * dt;
-    add_term(p, dev, "compute", fmt::format("prefill workspace (max_batch_prefill_tokens {})", prefill), work, false, 0.4);
-    // The warm-up prefill's logits: every prompt token's row over the whole
-    // vocabulary (gathered on each shard), in the model's dtype and again in
-    // fp32; the caching allocator keeps them reserved when the free memory is
-    // read (corpus c17, c19).
-    add_term(p, dev, "compute", "warm-up prefill logits (all tokens x vocabulary, fp16 + fp32)",
-             uint64_t(prefill) * m.n_vocab * (dt + 4), false, 0.4);
+    add_tgi_warmup_terms(m, R, tp, prefill, dev, p);
     p.batch = prefill;
     if (gpu)
       add_term(p, dev, "runtime_overhead", "CUDA context and PyTorch caching-allocator slack (assumed)", 800 * kMiB,

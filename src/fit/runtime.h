@@ -70,6 +70,15 @@ struct EngineRules {
   // TGI
   double wiggle_room = 0;            // TGI_WIGGLE_ROOM: share of the free memory that becomes KV blocks
   uint32_t prefill_tokens = 0;       // max_batch_prefill_tokens default (the warm-up batch)
+  // The warm-up asks for every prompt token's logprob, so the lm_head runs
+  // over the whole prefill in the model's dtype; before
+  // huggingface/text-generation-inference#2661 the log_softmax of those
+  // logits was a second tensor of the same size, not done in place.
+  bool logits_softmax_copy = false;
+  // AWQ layers through llm-awq's gemm_forward_cuda (utils/awq/quantize/qmodule.py
+  // WQLinear): the kernel writes split_k_iters partial outputs and sums them
+  // (0: AWQ not run this way).
+  uint32_t awq_split_k = 0;
 };
 // The rules for a runtime at a version ("" = newest); nullptr when unknown.
 const EngineRules* engine_rules(Runtime r, std::string_view version);

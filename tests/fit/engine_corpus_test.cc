@@ -147,12 +147,12 @@ TEST(FitEngineCorpus, KvTokensAndWeightsAgainstWhatEnginesPrinted) {
   ASSERT_GE(kv_rows.size(), 34u);
   ASSERT_GE(weight_rows.size(), 26u);
   // The bar is 80% of KV figures within 10% and weights within 2%.
-  // Weights meet it (23/26) and the test asserts the 80%; KV measures 25/34
+  // Weights meet it (23/26) and the test asserts the 80%; KV measures 27/34
   // (README.md gives each miss its reason), held as a floor: a change that
   // loses a case fails here.
   EXPECT_GE(w_hits * 5, int(weight_rows.size()) * 4) << "weights within 2% fell below 80%";
   EXPECT_GE(w_hits, 23) << "weights within 2% fell below the measured 23/26";
-  EXPECT_GE(kv_hits, 25) << "KV within 10% fell below the measured 25/34";
+  EXPECT_GE(kv_hits, 27) << "KV within 10% fell below the measured 27/34";
   // The engine-side arithmetic that needs no calibration stays exact: the
   // llama.cpp and Ollama KV buffers, and SGLang's pool on its printed fraction.
   for (const Row& r : kv_rows)
