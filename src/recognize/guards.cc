@@ -57,6 +57,8 @@ bool is_command_line(std::string_view line) {
   return false;
 }
 
+bool is_mlock_refusal(std::string_view line) { return text::icontains(line, "mlock"); }
+
 bool is_advice_line(std::string_view line) {
   std::string_view t = text::trim(line);
   for (std::string_view p : {"hint:", "tip:", "note:", "help:", "usage:", "example:", "consider ", "if you ", "# "})

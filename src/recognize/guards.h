@@ -15,6 +15,11 @@ namespace aimem::guards {
 // line is a command-line flag / documentation of a flag.
 bool is_mention(std::string_view line, size_t pos, size_t len);
 
+// mlock refused by RLIMIT_MEMLOCK ("warning: failed to mlock 1048576-byte
+// buffer ...: Cannot allocate memory", llama.cpp's llama_mlock): ENOMEM's
+// words, but the pages stay in memory, only unpinned; nothing ran out.
+bool is_mlock_refusal(std::string_view line);
+
 // True for lines that are advice or documentation as a whole ("Hint: ...",
 // "Tip: ...", "consider ...", "If you see ...").
 bool is_advice_line(std::string_view line);

@@ -241,6 +241,11 @@ TEST(Docker, InspectTemplateValuesAreReadByPosition) {
   const std::string status =
       "$ docker inspect chroma --format '{{.State.Status}} {{.State.ExitCode}} {{.State.OOMKilled}}'\nexited 137 true\n";
   ASSERT_EQ(test::facts_of_kind(status, FactKind::docker_oomkilled).size(), 1u);
+  EXPECT_EQ(test::facts_of_kind("$ docker inspect job --format '{{.State.Status}} exit={{.State.ExitCode}} oom={{.State.OOMKilled}}'\n"
+                                "exited exit=137 oom=true\n",
+                                FactKind::docker_oomkilled)
+                .size(),
+            1u);
   EXPECT_EQ(test::diagnose_text(status).layer, Layer::container_limit);
   // false in the OOMKilled position is no kill; other columns say nothing alone.
   EXPECT_TRUE(test::facts_of_kind("$ docker inspect -f '{{.State.ExitCode}} {{.State.OOMKilled}}' web\n0 false\n",

@@ -349,5 +349,18 @@ TEST(GenericAlloc, CannotAllocateAndOtherRuntimesOutOfMemoryErrorAreHostFailures
   EXPECT_EQ(test::diagnose_text("INFO: if the pool cannot allocate, it waits\n").layer, Layer::none);
 }
 
+// llama.cpp's mlock warning carries ENOMEM's words, but RLIMIT_MEMLOCK refused
+// to pin pages that are already in memory (llama.cpp src/llama-mmap.cpp
+// llama_mlock's "failed to mlock ... Try increasing RLIMIT_MEMLOCK"; values
+// ours): the load goes on, nothing ran out.
+TEST(GenericAlloc, AnMlockRefusalIsNotAnAllocationFailure) {
+  Diagnosis d = test::diagnose_text(
+      "llm_load_tensors:        CPU buffer size =  4685.30 MiB\n"
+      "warning: failed to mlock 4912906240-byte buffer (after previously locking 0 bytes): Cannot allocate memory\n"
+      "Try increasing RLIMIT_MEMLOCK ('ulimit -l' as root).\n"
+      "llama_new_context_with_model: n_ctx      = 4096\n");
+  EXPECT_EQ(d.layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

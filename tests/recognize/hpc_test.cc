@@ -100,5 +100,35 @@ TEST(Hpc, TimeLimitIsNotAnOomEvent) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::not_memory);
 }
 
+// Schedulers that poll a job's usage and kill it over its size (modelled on
+// alexdobin/STAR and marbl/canu cluster reports for Slurm's accounting and
+// PBS, and on an LSF job report mailed for souporcell; values ours): each is
+// the job's own limit, with the figures where the scheduler prints them.
+TEST(Hpc, PollingSchedulersKillsAreTheJobsLimit) {
+  auto one = [](const std::string& text) {
+    auto k = test::facts_of_kind(text, FactKind::kernel_oom_kill);
+    return k.size() == 1 ? k[0] : Fact{};
+  };
+  Fact slurm = one("slurmstepd-falkor7: error: Step 1141810.0 exceeded memory limit (52917772 > 20971520), being killed\n");
+  EXPECT_EQ(slurm.usage, 52917772ull * 1024);
+  EXPECT_EQ(slurm.limit, 20971520ull * 1024);
+  Fact pbs = one("=>> PBS: job killed: mem 36120508kb exceeded limit 33554432kb\n");
+  EXPECT_EQ(pbs.usage, 36120508ull * 1024);
+  EXPECT_EQ(pbs.limit, 33554432ull * 1024);
+  const std::string lsf =
+      "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.\nExited with exit code 143.\n\n"
+      "Resource usage summary:\n    Max Memory :                                 98304 MB\n"
+      "    Total Requested Memory :                     98304.00 MB\n";
+  EXPECT_EQ(one(lsf).detail, "LSF job memory limit");
+  auto lim = test::facts_of_kind(lsf, FactKind::memory_limit);
+  ASSERT_EQ(lim.size(), 1u);
+  EXPECT_EQ(lim[0].limit, 98304ull << 20);
+  for (const std::string& t : {std::string("slurmstepd: error: Step 1.0 exceeded memory limit (52917772 > 20971520), being killed\n"),
+                               std::string("=>> PBS: job killed: mem 36120508kb exceeded limit 33554432kb\n"), lsf})
+    EXPECT_EQ(test::diagnose_text(t).layer, Layer::container_limit) << t;
+  // A walltime kill is not memory's.
+  EXPECT_TRUE(test::facts_of_kind("=>> PBS: job killed: walltime 259230 exceeded limit 259200\n", FactKind::kernel_oom_kill).empty());
+}
+
 }  // namespace
 }  // namespace aimem

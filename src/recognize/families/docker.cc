@@ -58,8 +58,9 @@ constexpr Pattern kPatterns[] = {
     {"\"StartedAt\":", kContext},
     {"inspect ([^ -][^ ]* )?(-f|--format)[ =]['\"]?[^'\"]*\\{\\{ *\\.", kRegex | kContext},
     // A template's output line: a few words and numbers around one true/false
-    // ("true 137", "exited 137 true"); the template decides what each is.
-    {"^\\s*([a-z0-9_.:=/-]+\\s+){0,7}(true|false)(\\s+[a-z0-9_.:=/-]+){0,7}\\s*$", kRegex | kCaseless | kContext},
+    // ("true 137", "exited 137 true", "exited exit=137 oom=true"); the
+    // template decides what each is.
+    {"^\\s*([a-z0-9_.:=/-]+\\s+){0,7}([a-z0-9_.-]*[=:])?(true|false)(\\s+[a-z0-9_.:=/-]+){0,7}\\s*$", kRegex | kCaseless | kContext},
     // The output of a template with words around its fields: "exited OOMKilled=true exit=137".
     {"OOMKilled[=:] ?(true|false)", kRegex | kCaseless | kContext},
     {"\"FinishedAt\":", kContext},

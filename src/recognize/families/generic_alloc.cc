@@ -152,6 +152,7 @@ class GenericAlloc final : public Recognizer {
     if (!at) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
       return;
+    if (guards::is_mlock_refusal(s)) return;
     if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at)) return;
     if (repeat_.repeated(normalised_key(s), line.number)) return;
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev, host_word(s)};

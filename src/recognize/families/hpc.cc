@@ -10,7 +10,15 @@
 //   Container killed by YARN for exceeding physical memory limits. 27.4 GB of 26 GB physical memory used. ...  (Spark 3.x)
 //   Container [pid=1234,containerID=container_1_0001_01_000002] is running beyond physical memory limits.
 //     Current usage: 2.1 GB of 2 GB physical memory used; 3.5 GB of 4.2 GB virtual memory used. Killing container.
-// Both are a limit of the job's own memory pool, the container_limit layer.
+// Slurm's accounting poll (jobacct_gather, no cgroup), in kB:
+//   slurmstepd: error: Step 1141810.0 exceeded memory limit (52917772 > 20971520), being killed
+//   slurmstepd: error: Job 4411 exceeded memory limit (7340032 > 6291456), being killed
+// PBS Pro / Torque (the MOM's poll), in kb:
+//   =>> PBS: job killed: mem 36120508kb exceeded limit 33554432kb      (also vmem, pmem)
+// LSF (the job report mailed or written to the output file):
+//   TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.
+//   Max Memory :  98304 MB    Total Requested Memory :  98304.00 MB   (the report's summary)
+// All are a limit of the job's own memory pool, the container_limit layer.
 // The job's size as the user set it (memory_limit facts, context only):
 //   #SBATCH --mem=24G           sbatch --mem=16000 train.sh   (bare numbers are MB, suffixes K M G T)
 //   Memory Efficiency: 99.19% of 16.00 GB                      (seff's summary; "Memory Utilized: 15.87 GB")
@@ -18,6 +26,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
+#include "recognize/guards.h"
 
 namespace aimem {
 namespace {
@@ -35,6 +44,10 @@ constexpr Pattern kPatterns[] = {
     {"--mem=", kContext},
     {"Memory Efficiency:", kContext},
     {"resources: mem_mb=", kContext},
+    {"exceeded memory limit (", kCompanion},          // Slurm's jobacct kill ("being killed": the gate's "kill")
+    {"PBS: job killed: ", kCompanion},
+    {"TERM_MEMLIMIT", kCompanion},                   // the report's "Exited with exit code" makes it hot
+    {"Total Requested Memory :", kContext},
 };
 
 // "--mem=24G", "--mem=16000" (MB): Slurm's size, a bare number in MB.
@@ -100,6 +113,7 @@ class Hpc final : public Recognizer {
       platform(line, out, "yarn");
       return;
     }
+    if (scheduler_poll_kill(line, out)) return;
     if (text::contains(s, "oom_kill event") || text::contains(s, "oom-kill event") || text::contains(s, "Exceeded job memory limit") ||
         text::contains(s, "Exceeded step memory limit") || (text::contains(s, ": Out Of Memory") && text::contains(s, "srun"))) {
       if (last_slurm_ && line.number <= last_slurm_ + 3) return;
@@ -123,6 +137,56 @@ class Hpc final : public Recognizer {
   }
 
  private:
+  // A scheduler that polls the job's usage and kills it over its size
+  // (Slurm's jobacct, PBS/Torque's MOM, LSF): the figures where printed.
+  bool scheduler_poll_kill(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    const char* detail = nullptr;
+    const char* name = nullptr;
+    std::optional<uint64_t> usage, limit;
+    if (auto v = text::after(s, "exceeded memory limit ("); v && text::contains(s, "being killed")) {
+      std::string_view rest;
+      usage = text::parse_u64(*v, &rest);
+      if (auto gt = text::after(rest, "> ")) limit = text::parse_u64(*gt);
+      if (usage) *usage *= units::KiB;
+      if (limit) *limit *= units::KiB;
+      detail = "Slurm job memory limit (accounting)", name = "slurm";
+    } else if (auto v = text::after(s, "PBS: job killed: ")) {
+      std::string_view w = text::first_word(*v);
+      if (w != "mem" && w != "vmem" && w != "pmem" && w != "pvmem") return false;
+      std::string_view rest = v->substr(w.size());
+      usage = units::parse_log_size(text::trim_left(rest));
+      if (auto l = text::after(rest, "exceeded limit ")) limit = units::parse_log_size(*l);
+      detail = "PBS job memory limit", name = "pbs";
+    } else if (text::contains(s, "TERM_MEMLIMIT")) {
+      if (guards::is_advice_line(s)) return false;
+      detail = "LSF job memory limit", name = "lsf";
+    } else if (auto v = text::after(s, "Total Requested Memory :")) {
+      // LSF's summary: the job's size (MB), context for the kill above it.
+      if (auto mb = text::parse_double(text::trim_left(*v)); mb && *mb > 0) {
+        Fact f = make_fact(line, FactKind::memory_limit, Family::runtime);
+        f.limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB));
+        f.detail = "LSF requested memory";
+        out.add(std::move(f));
+      }
+      return true;
+    } else {
+      return false;
+    }
+    if (last_poll_ && line.number <= last_poll_ + 3) return true;
+    last_poll_ = line.number;
+    Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::runtime);
+    f.layer = Layer::container_limit;
+    f.strength = 0.9f;
+    f.detail = detail;
+    f.process = "batch job";
+    f.usage = usage;
+    f.limit = limit;
+    out.add(std::move(f));
+    platform(line, out, name);
+    return true;
+  }
+
   // The job's configured size: sbatch's --mem (on an #SBATCH line or the
   // submitting command), seff's summary, Snakemake's mem_mb resource.
   bool job_size(const Line& line, FactSink& out) {
@@ -154,7 +218,7 @@ class Hpc final : public Recognizer {
     p.detail = name;
     out.add(std::move(p));
   }
-  uint64_t last_yarn_ = 0, last_slurm_ = 0;
+  uint64_t last_yarn_ = 0, last_slurm_ = 0, last_poll_ = 0;
   bool platform_done_ = false;
 };
 

@@ -82,7 +82,7 @@ class PythonHost final : public Recognizer {
     }
     size_t p = s.find("Cannot allocate memory");
     if (p == std::string_view::npos) p = s.find("[Errno 12]");
-    if (p == std::string_view::npos) return;
+    if (p == std::string_view::npos || guards::is_mlock_refusal(s)) return;
     for (std::string_view other : {"os::commit_memory", "Native memory allocation", "DefaultCPUAllocator", "ibv_", "NET/IB", "RDMA"})
       if (text::contains(s, other)) return;
     emit(line, p, 22, "Cannot allocate memory (ENOMEM)", 0.7f, std::nullopt, out);
