@@ -114,12 +114,12 @@ struct Floors {
   double layer, cause, sure;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (951 cases since the fourth blind batch of 2026-12-03: validation
-// 85.7 / 50.3 / 83.9, training 95.8 / 73.5 / 92.6): a change that loses
+// (1191 cases since the sixth blind batch of 2026-12-03: validation
+// 87.4 / 51.5 / 81.6, training 95.1 / 71.1 / 92.4): a change that loses
 // ground fails here.
 constexpr Floors kTargets{95.0, 80.0, 90.0};
-constexpr Floors kValidationFloor{84.0, 48.0, 80.0};
-constexpr Floors kTrainingFloor{93.0, 70.0, 90.0};
+constexpr Floors kValidationFloor{86.0, 49.0, 79.0};
+constexpr Floors kTrainingFloor{94.0, 69.0, 90.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
   const Scores& s = scores();
