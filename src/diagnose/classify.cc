@@ -1083,48 +1083,97 @@ Cause eviction_cause(const View& v, const Decision& d, Why& why) {
   return Cause::unknown;
 }
 
+Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
+  // A series of heap figures that only grew, or hours of running at the
+  // cap, is accumulation; a small heap cap reached minutes after start is
+  // a limit below the work's need; a default-sized heap reached by a
+  // build says how, not why.
+  const Fact* j = d.decisive;
+  if (auto c = cause_from_series(v, "until V8's limit", why)) return *c;
+  if (j && j->uptime_at_failure_s) {
+    double up = *j->uptime_at_failure_s;
+    if (up >= kLongRunS) {
+      why = "the heap filled after " + timeutil::format_duration(up) + " of running, with garbage collection freeing almost nothing: live data accumulated";
+      why.strength = 0.7f;
+      return Cause::leak_or_accumulation;
+    }
+    if (j->heap_limit && *j->heap_limit <= kSmallHeap && *j->heap_limit >= kTinyHeap && up <= kEarlyS) {
+      why = "a " + units::format_bytes(*j->heap_limit) + " heap was full " + timeutil::format_duration(up) +
+            " after start: the cap is below what the work needs";
+      why.strength = 0.7f;
+      return Cause::limit_too_low;
+    }
+  }
+  if (j)
+    if (auto c = cause_from_parallelism(v, *j, why)) return *c;
+  // A heap a quarter of Node's smallest 64-bit default or less (set by
+  // --max-old-space-size or a small container), full before hours of
+  // running could say accumulation: the cap is below the work.
+  if (j && j->heap_limit && *j->heap_limit <= kTightHeap && *j->heap_limit >= kTinyHeap &&
+      (!j->uptime_at_failure_s || *j->uptime_at_failure_s < kLongRunS)) {
+    why = "the heap is capped at " + units::format_bytes(*j->heap_limit) +
+          ", far below Node's default of 2 GiB and more on 64-bit machines: the cap is below what the work needs";
+    why.strength = 0.65f;
+    return Cause::limit_too_low;
+  }
+  why = "the heap log does not show why the heap filled (no growth series, no small cap)";
+  return Cause::unknown;
+}
+
+Cause killer_cause(const View& v, const Decision& d, Why& why) {
+  // A killer that acts on the whole machine's pressure (earlyoom, nohang,
+  // systemd-oomd, Ray's monitor) picks by score, not by who grew: a small
+  // victim (under kSmallEvictee, as for an eviction) was not what filled
+  // the memory; something else was.
+  const Fact* k = d.decisive;
+  if (k && k->cause != Cause::unknown) {
+    why = "as the failing program reports";
+    return k->cause;
+  }
+  // A kill threshold set below any working level (Dask's terminate
+  // fraction configured as 0 or a few percent): the setting, not the work.
+  if (k && k->ratio && *k->ratio < 0.5 && text::contains(k->detail, "Dask")) {
+    why = fmt::format("the nanny restarts a worker once it passes {:g}% of its memory: a kill threshold configured below any "
+                      "working level", *k->ratio * 100.0);
+    why.strength = 0.8f;
+    return Cause::limit_too_low;
+  }
+  // A pressure killer's series is often the machine's (earlyoom's "mem
+  // avail"), not the victim's own: it suggests, at most.
+  if (auto c = cause_from_series(v, "until the killer acted", why)) {
+    why.strength = std::min(why.strength, 0.6f);
+    return *c;
+  }
+  // A killer enforcing a per-process budget it was configured with
+  // (Dask's nanny: 95% of the worker's memory_limit) is a limit like a
+  // cgroup's: the worker's task needs more than its share.
+  if (k && k->limit && *k->limit > 0) {
+    why = "the worker was restarted at its configured memory budget (" + units::format_bytes(*k->limit) +
+          "): its task needs more than each worker is given";
+    why.strength = 0.6f;  // the budget is also what many workers on one machine share out
+    return Cause::limit_too_low;
+  }
+  if (k)
+    if (auto c = cause_from_parallelism(v, *k, why)) return *c;
+  if (k)
+    if (auto c = cause_from_phase(v, *k, why)) return *c;
+  if (k && k->rss && *k->rss < kSmallEvictee) {
+    why = "the process it killed held only " + units::format_bytes(*k->rss) +
+          ": the killer picked it by score; other processes filled the memory";
+    why.strength = 0.6f;
+    return Cause::other_process;
+  }
+  why = "the killer's report does not show what filled the memory";
+  return Cause::unknown;
+}
+
 Cause decide_cause(const View& v, const Decision& d, Why& why) {
   switch (d.layer) {
     case Layer::not_memory: why = "not a memory failure"; return Cause::not_memory;
     case Layer::unknown: why = "the evidence does not decide it"; return Cause::unknown;
     case Layer::gpu_vram: return d.decisive ? gpu_cause(v, *d.decisive, why) : Cause::unknown;
     case Layer::k8s_eviction: return eviction_cause(v, d, why);
-    case Layer::js_heap: {
-      // A series of heap figures that only grew, or hours of running at the
-      // cap, is accumulation; a small heap cap reached minutes after start is
-      // a limit below the work's need; a default-sized heap reached by a
-      // build says how, not why.
-      const Fact* j = d.decisive;
-      if (auto c = cause_from_series(v, "until V8's limit", why)) return *c;
-      if (j && j->uptime_at_failure_s) {
-        double up = *j->uptime_at_failure_s;
-        if (up >= kLongRunS) {
-          why = "the heap filled after " + timeutil::format_duration(up) + " of running, with garbage collection freeing almost nothing: live data accumulated";
-          why.strength = 0.7f;
-          return Cause::leak_or_accumulation;
-        }
-        if (j->heap_limit && *j->heap_limit <= kSmallHeap && *j->heap_limit >= kTinyHeap && up <= kEarlyS) {
-          why = "a " + units::format_bytes(*j->heap_limit) + " heap was full " + timeutil::format_duration(up) +
-                " after start: the cap is below what the work needs";
-          why.strength = 0.7f;
-          return Cause::limit_too_low;
-        }
-      }
-      if (j)
-        if (auto c = cause_from_parallelism(v, *j, why)) return *c;
-      // A heap a quarter of Node's smallest 64-bit default or less (set by
-      // --max-old-space-size or a small container), full before hours of
-      // running could say accumulation: the cap is below the work.
-      if (j && j->heap_limit && *j->heap_limit <= kTightHeap && *j->heap_limit >= kTinyHeap &&
-          (!j->uptime_at_failure_s || *j->uptime_at_failure_s < kLongRunS)) {
-        why = "the heap is capped at " + units::format_bytes(*j->heap_limit) +
-              ", far below Node's default of 2 GiB and more on 64-bit machines: the cap is below what the work needs";
-        why.strength = 0.65f;
-        return Cause::limit_too_low;
-      }
-      why = "the heap log does not show why the heap filled (no growth series, no small cap)";
-      return Cause::unknown;
-    }
+    case Layer::js_heap: return js_heap_cause(v, d, why);
     case Layer::host_ram:
       if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
         // The runtime's own plan (Ollama's "offload to ..." line): when the KV
@@ -1164,52 +1213,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       why = "the evidence does not show what used the memory";
       return Cause::unknown;
     case Layer::jvm_heap: return jvm_cause(v, d, why);
-    case Layer::userspace_oom_killer: {
-      // A killer that acts on the whole machine's pressure (earlyoom, nohang,
-      // systemd-oomd, Ray's monitor) picks by score, not by who grew: a small
-      // victim (under kSmallEvictee, as for an eviction) was not what filled
-      // the memory; something else was.
-      const Fact* k = d.decisive;
-      if (k && k->cause != Cause::unknown) {
-        why = "as the failing program reports";
-        return k->cause;
-      }
-      // A kill threshold set below any working level (Dask's terminate
-      // fraction configured as 0 or a few percent): the setting, not the work.
-      if (k && k->ratio && *k->ratio < 0.5 && text::contains(k->detail, "Dask")) {
-        why = fmt::format("the nanny restarts a worker once it passes {:g}% of its memory: a kill threshold configured below any "
-                          "working level", *k->ratio * 100.0);
-        why.strength = 0.8f;
-        return Cause::limit_too_low;
-      }
-      // A pressure killer's series is often the machine's (earlyoom's "mem
-      // avail"), not the victim's own: it suggests, at most.
-      if (auto c = cause_from_series(v, "until the killer acted", why)) {
-        why.strength = std::min(why.strength, 0.6f);
-        return *c;
-      }
-      // A killer enforcing a per-process budget it was configured with
-      // (Dask's nanny: 95% of the worker's memory_limit) is a limit like a
-      // cgroup's: the worker's task needs more than its share.
-      if (k && k->limit && *k->limit > 0) {
-        why = "the worker was restarted at its configured memory budget (" + units::format_bytes(*k->limit) +
-              "): its task needs more than each worker is given";
-        why.strength = 0.6f;  // the budget is also what many workers on one machine share out
-        return Cause::limit_too_low;
-      }
-      if (k)
-        if (auto c = cause_from_parallelism(v, *k, why)) return *c;
-      if (k)
-        if (auto c = cause_from_phase(v, *k, why)) return *c;
-      if (k && k->rss && *k->rss < kSmallEvictee) {
-        why = "the process it killed held only " + units::format_bytes(*k->rss) +
-              ": the killer picked it by score; other processes filled the memory";
-        why.strength = 0.6f;
-        return Cause::other_process;
-      }
-      why = "the killer's report does not show what filled the memory";
-      return Cause::unknown;
-    }
+    case Layer::userspace_oom_killer: return killer_cause(v, d, why);
     case Layer::container_limit:
     case Layer::k8s_pod_limit:
       if (d.decisive && d.decisive->cause != Cause::unknown) return d.decisive->cause;

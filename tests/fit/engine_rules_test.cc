@@ -189,10 +189,12 @@ TEST(FitEngineRules, TgiMaxBatchTotalTokensFromTheWarmup) {
   s.ctx = 4096;
   Hardware hw = gpu(80);
   Plan p = plan_once(m, s, hw, {});
-  // The compute terms hold the prefill workspace and its logits (4096 x 128256 x (2 + 4) B).
+  // The compute terms hold the prefill workspace and its logits: every prompt token over the
+  // vocabulary in the model's dtype (the router's warm-up asks for prefill logprobs), and in
+  // 2.x their log_softmax copy (flash_causal_lm.py; in place from 3.x): 4096 x 128256 x 2 x 2 B.
   bool logits = false;
   for (const Term& t : p.terms)
-    if (t.component == "compute" && t.bytes == 4096ULL * 128256 * 6) logits = true;
+    if (t.component == "compute" && t.bytes == 4096ULL * 128256 * 2 * 2) logits = true;
   EXPECT_TRUE(logits);
   const uint64_t warm = 4096ULL * 131072;  // the warm-up batch's blocks, allocated before the reading
   const uint64_t used = term_sum(p, "weights") + term_sum(p, "compute") + 800 * MiB + warm;
@@ -204,11 +206,12 @@ TEST(FitEngineRules, TgiMaxBatchTotalTokensFromTheWarmup) {
   EXPECT_LT(*h.kv_cache_tokens, *p.kv_cache_tokens);
   const uint64_t blocks_h = uint64_t(double(40 * GiB - used) * 0.95) / (16 * 131072) + 4096 / 16;
   EXPECT_EQ(*h.kv_cache_tokens, blocks_h * 16);
-  // tgi@3: blocks of one token.
+  // tgi@3: blocks of one token, and the log_softmax in place (one copy of the logits less).
   s.mem_fraction = 0;
   s.engine_version = "3";
   Plan t3 = plan_once(m, s, hw, {});
-  EXPECT_EQ(*t3.kv_cache_tokens, uint64_t(double(80 * GiB - used) * 0.95) / 131072 + 4096);
+  const uint64_t used3 = used - 4096ULL * 128256 * 2 - warm + 4096ULL * 131072;
+  EXPECT_EQ(*t3.kv_cache_tokens, uint64_t(double(80 * GiB - used3) * 0.95) / 131072 + 4096);
 }
 
 TEST(FitEngineRules, AgainstAFailedVllm011StartReadsTheArgsDict) {
