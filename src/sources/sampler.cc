@@ -320,13 +320,13 @@ std::optional<uint64_t> unmapping_events(std::string_view vmstat) {
   static constexpr std::string_view kKeys[] = {"pgsteal_anon", "pgsteal_file", "pgsteal_kswapd", "pgsteal_direct",
                                                "pswpin", "pswpout", "thp_collapse_alloc", "oom_kill"};
   std::optional<uint64_t> sum;
-  for (auto line : text::split(vmstat, '\n')) {
+  proc_text::for_each_line(vmstat, [&sum](std::string_view line) {
     size_t sp = line.find(' ');
-    if (sp == std::string_view::npos) continue;
+    if (sp == std::string_view::npos) return;
     std::string_view key = line.substr(0, sp);
-    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) continue;
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) return;
     sum = sum.value_or(0) + u64(line.substr(sp + 1)).value_or(0);  // wraps harmlessly: only change is looked at
-  }
+  });
   return sum;
 }
 
@@ -339,16 +339,16 @@ std::vector<uint64_t> cgroup_page_counters(int version, std::string_view stat) {
   const std::string_view* keys = version == 1 ? kV1 : kV2;
   const size_t n = version == 1 ? std::size(kV1) : std::size(kV2), needed = version == 1 ? 2 : 4;
   std::vector<uint64_t> out(n, UINT64_MAX);
-  for (auto line : text::split(stat, '\n')) {
+  proc_text::for_each_line(stat, [&](std::string_view line) {
     size_t sp = line.find(' ');
-    if (sp == std::string_view::npos) continue;
+    if (sp == std::string_view::npos) return;
     std::string_view key = line.substr(0, sp);
     for (size_t k = 0; k < n; ++k)
       if (keys[k] == key) {
         out[k] = u64(line.substr(sp + 1)).value_or(UINT64_MAX);
         break;
       }
-  }
+  });
   for (size_t k = 0; k < needed; ++k)
     if (out[k] == UINT64_MAX) return {};
   return out;
