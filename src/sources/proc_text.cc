@@ -5,12 +5,12 @@ namespace aimem::proc_text {
 
 Psi parse_psi(std::string_view content) {
   Psi p;
-  for (auto line : text::split(content, '\n')) {
+  for_each_line(content, [&p](std::string_view line) {
     bool some = text::starts_with(line, "some "), full = text::starts_with(line, "full ");
-    if (!some && !full) continue;
+    if (!some && !full) return;
     if (auto avg = text::after(line, "avg10=")) (some ? p.some_avg10 : p.full_avg10) = text::parse_double(*avg);
     if (auto total = text::after(line, "total=")) (some ? p.some_total_us : p.full_total_us) = text::parse_u64(*total);
-  }
+  });
   return p;
 }
 

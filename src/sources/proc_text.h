@@ -13,14 +13,26 @@
 
 namespace aimem::proc_text {
 
+// f(line) for each line text::split(content, '\n') would give, in order,
+// without the vector: the parsers the watch runs every sample (status,
+// vmstat, memory.stat) allocated one per file read.
+template <typename F>
+void for_each_line(std::string_view content, F&& f) {
+  for (;;) {
+    const size_t at = content.find('\n');
+    f(content.substr(0, at));
+    if (at == std::string_view::npos) return;
+    content.remove_prefix(at + 1);
+  }
+}
+
 // Calls f(key, value) for each "key value" or "key: value" line (the value trimmed).
 template <typename F>
 void for_each_kv(std::string_view content, F&& f) {
-  for (auto line : text::split(content, '\n')) {
+  for_each_line(content, [&f](std::string_view line) {
     size_t sp = line.find_first_of(" \t:");
-    if (sp == std::string_view::npos) continue;
-    f(line.substr(0, sp), text::trim(line.substr(sp + 1)));
-  }
+    if (sp != std::string_view::npos) f(line.substr(0, sp), text::trim(line.substr(sp + 1)));
+  });
 }
 
 inline std::optional<uint64_t> u64(std::string_view s) { return text::parse_u64(text::trim(s)); }

@@ -5,7 +5,8 @@
 //            cgroup_memory.h (CgroupFields::all), which says what they hold
 //   processes: proc/PID/schedstat ("RUN_NS WAIT_NS TIMESLICES": the thread
 //            group leader's) every sample; statm when that moved (or the
-//            process has other threads, or see below); stat, status, cmdline
+//            process has other threads, or see below); stat (not with the
+//            task iterator and statm held), status, cmdline
 //            and cgroup when a process is first seen or has changed. Which pids: with a
 //            cgroup, the cgroup.procs of each cgroup in its subtree ("PID\n"
 //            lines; v1 lists thread group ids too); with only a root pid,
@@ -320,13 +321,13 @@ std::optional<uint64_t> unmapping_events(std::string_view vmstat) {
   static constexpr std::string_view kKeys[] = {"pgsteal_anon", "pgsteal_file", "pgsteal_kswapd", "pgsteal_direct",
                                                "pswpin", "pswpout", "thp_collapse_alloc", "oom_kill"};
   std::optional<uint64_t> sum;
-  for (auto line : text::split(vmstat, '\n')) {
+  proc_text::for_each_line(vmstat, [&sum](std::string_view line) {
     size_t sp = line.find(' ');
-    if (sp == std::string_view::npos) continue;
+    if (sp == std::string_view::npos) return;
     std::string_view key = line.substr(0, sp);
-    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) continue;
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) return;
     sum = sum.value_or(0) + u64(line.substr(sp + 1)).value_or(0);  // wraps harmlessly: only change is looked at
-  }
+  });
   return sum;
 }
 
@@ -339,16 +340,16 @@ std::vector<uint64_t> cgroup_page_counters(int version, std::string_view stat) {
   const std::string_view* keys = version == 1 ? kV1 : kV2;
   const size_t n = version == 1 ? std::size(kV1) : std::size(kV2), needed = version == 1 ? 2 : 4;
   std::vector<uint64_t> out(n, UINT64_MAX);
-  for (auto line : text::split(stat, '\n')) {
+  proc_text::for_each_line(stat, [&](std::string_view line) {
     size_t sp = line.find(' ');
-    if (sp == std::string_view::npos) continue;
+    if (sp == std::string_view::npos) return;
     std::string_view key = line.substr(0, sp);
     for (size_t k = 0; k < n; ++k)
       if (keys[k] == key) {
         out[k] = u64(line.substr(sp + 1)).value_or(UINT64_MAX);
         break;
       }
-  }
+  });
   for (size_t k = 0; k < needed; ++k)
     if (out[k] == UINT64_MAX) return {};
   return out;
@@ -945,18 +946,28 @@ bool Sampler::read_process(Walk& w, size_t i) {
 // A new cache entry for pid, its statm (and, without the task iterator,
 // schedstat) held open while the budget allows; null when it is gone.
 std::unique_ptr<Sampler::Proc> Sampler::admit(Walk& w, size_t i, int pid, const std::string& dir) {
-  auto st = read_stat(dir);
-  if (!st) return nullptr;  // gone
   auto p = std::make_unique<Proc>();
   p->pid = pid;
-  p->start = st->start;
-  p->ppid = st->ppid;
-  p->comm = st->comm;
   p->born = generation_;
   if (w.bpf) p->bpf_start = next_sigs_[i].start;
   if (fds_held_ < fd_budget_) {
     p->fd = ::open((dir + "/statm").c_str(), O_RDONLY | O_CLOEXEC);
     if (p->fd >= 0) ++fds_held_;
+  }
+  // stat gives the start time that tells a reused pid when no file is held,
+  // and the name and parent until status is read (refresh reads it for every
+  // new process). With the task iterator and statm held, the iterator's start
+  // and the held file tell a reused pid: no stat (one open, read and close
+  // of each process new to a busy host's samples).
+  if (!w.bpf || p->fd < 0) {
+    auto st = read_stat(dir);
+    if (!st) {  // gone
+      if (p->fd >= 0) ::close(p->fd), --fds_held_;
+      return nullptr;
+    }
+    p->start = st->start;
+    p->ppid = st->ppid;
+    p->comm = st->comm;
   }
   if (p->fd >= 0 && fds_held_ < fd_budget_ && !w.bpf) {
     // The baseline is read before statm and status, so a run between
@@ -1019,6 +1030,8 @@ void Sampler::refresh(const Walk& w, Proc& p, std::string_view statm, bool ran, 
     std::string name = p.comm;
     if (auto status = read_held(p.status_fd, "status", 16 << 10))
       parse_status(*status, p.ppid, name, p.user, p.rss, p.hwm, p.swap, &p.threads);
+    else if (p.born == generation_ && p.comm.empty())  // admitted without stat (see admit), status gone: stat's
+      if (auto st = read_stat(dir())) name = st->comm, p.ppid = st->ppid;
     p.status_read = generation_;
     if (name != p.comm || p.born == generation_ || identity_due) {
       if (name != p.comm || p.born == generation_) p.ran_lately = true;  // new, or exec'd: the command line changed

@@ -253,6 +253,24 @@ int TaskRuns::create_iter() {
 
 // The walk: one read runs the program, whose only output in the stream is
 // the header; the records are in the table, in task list order.
+namespace {
+
+// LSD radix sort by tid, a byte a pass, passes where every tid has the same
+// byte skipped (pid_max is at most 2^22: three passes at most). Stable.
+void sort_by_tid(std::vector<TaskRun>& v, std::vector<TaskRun>& scratch) {
+  scratch.resize(v.size());
+  for (int shift = 0; shift < 32; shift += 8) {
+    size_t count[257] = {};
+    for (const TaskRun& r : v) ++count[((r.tid >> shift) & 0xff) + 1];
+    if (std::find(std::begin(count), std::end(count), v.size()) != std::end(count)) continue;  // one bucket holds all
+    for (size_t b = 1; b < 257; ++b) count[b] += count[b - 1];
+    for (const TaskRun& r : v) scratch[count[(r.tid >> shift) & 0xff]++] = r;
+    v.swap(scratch);
+  }
+}
+
+}  // namespace
+
 bool TaskRuns::read_walk(std::vector<TaskRun>& out, size_t max_tasks) {
   int fd = create_iter();
   if (fd < 0) return false;
@@ -295,9 +313,11 @@ bool TaskRuns::read_walk(std::vector<TaskRun>& out, size_t max_tasks) {
   out.reserve(walked);
   for (size_t i = 0; i < walked; ++i)
     if (table_[i].tid != 0) out.push_back(table_[i]);  // not the idle task the list starts from
-  // Task list order is creation order: pid order until pids wrap.
+  // Task list order is creation order: pid order until pids wrap, and a
+  // process's threads come with it, whatever their tids. Sorted by radix:
+  // std::sort of that order fell to its heap sort, a fifth of the read.
   auto by_tid = [](const TaskRun& a, const TaskRun& b) { return a.tid < b.tid; };
-  if (!std::is_sorted(out.begin(), out.end(), by_tid)) std::sort(out.begin(), out.end(), by_tid);
+  if (!std::is_sorted(out.begin(), out.end(), by_tid)) sort_by_tid(out, scratch_);
   out.erase(std::unique(out.begin(), out.end(), [](const TaskRun& a, const TaskRun& b) { return a.tid == b.tid; }),
             out.end());  // a task moved in the list while it was walked
   if (out.size() > max_tasks) {

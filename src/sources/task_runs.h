@@ -73,6 +73,7 @@ class TaskRuns {
   size_t capacity_ = 0, mapped_ = 0;
   std::string why_;
   std::vector<char> buf_;  // one read's worth, kept across samples
+  std::vector<TaskRun> scratch_;  // the walk's radix sort, kept across samples
 };
 
 bool task_runs_built();  // the BPF program was compiled into this binary

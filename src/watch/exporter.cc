@@ -28,7 +28,10 @@ class Writer {
     headed_ = false;
   }
   void series(const Labels& labels, double v) { write(labels, format_prom_value(v)); }
-  void series(const Labels& labels, uint64_t v) { write(labels, fmt::format("{}", v)); }
+  void series(const Labels& labels, uint64_t v) {
+    char digits[24];
+    write(labels, std::string_view(digits, static_cast<size_t>(fmt::format_to(digits, "{}", v) - digits)));
+  }
   template <typename T>
   void series(const Labels& labels, const std::optional<T>& v) {
     if (v) series(labels, *v);
@@ -38,9 +41,11 @@ class Writer {
   void constant(const std::vector<std::pair<std::string, std::string>>* labels) { constant_ = labels; }
 
  private:
-  void write(const Labels& labels, const std::string& value) {
+  // Appended in place: a string per label and value (fmt::format, the
+  // escaped copy) was most of what rendering cost, once a sample.
+  void write(const Labels& labels, std::string_view value) {
     if (!headed_) {
-      out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, help_, name_, type_);
+      fmt::format_to(std::back_inserter(out_), "# HELP {} {}\n# TYPE {} {}\n", name_, help_, name_, type_);
       headed_ = true;
     }
     out_ += name_;
@@ -48,7 +53,13 @@ class Writer {
     auto label = [&](std::string_view name, const std::string& value) {
       out_ += any ? ',' : '{';
       any = true;
-      out_ += fmt::format("{}=\"{}\"", name, escape_label_value(value));
+      out_ += name;
+      out_ += "=\"";
+      if (value.find_first_of("\\\"\n") == std::string::npos)
+        out_ += value;
+      else
+        out_ += escape_label_value(value);
+      out_ += '"';
     };
     for (const auto& [name, value] : labels) label(name, value);
     if (constant_)

@@ -22,4 +22,8 @@ Event event_from_json(const nlohmann::json& j);
 // One line, invalid UTF-8 replaced by U+FFFD instead of throwing.
 std::string dump_compact(const nlohmann::json& j);
 
+// dump_compact(to_json(s)), byte for byte, written without building the tree
+// (sample_body.cc): the store's row body, once a sample.
+std::string sample_body(const Sample& s);
+
 }  // namespace aimem::watch

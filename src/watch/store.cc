@@ -229,7 +229,7 @@ bool Store::insert(sqlite3_stmt* st, const std::string& what, int64_t time_us, s
 }
 
 bool Store::append(const Sample& s) {
-  std::string body = dump_compact(to_json(s));
+  std::string body = sample_body(s);
   std::lock_guard lock(mu_);
   sqlite3_bind_int64(insert_sample_, 1, s.time_us);
   sqlite3_bind_text(insert_sample_, 2, body.data(), static_cast<int>(body.size()), SQLITE_STATIC);

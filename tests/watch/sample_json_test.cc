@@ -153,5 +153,41 @@ TEST(SampleJson, InvalidUtf8IsReplacedNotThrown) {
   EXPECT_EQ(sample_from_json(json::parse(text)).processes.at(0).comm.substr(0, 3), "bad");
 }
 
+// The store's body is written without the tree (sample_body.cc): it must be
+// the tree's dump byte for byte, whatever is present, absent or odd.
+TEST(SampleJson, BodyWrittenDirectlyIsTheTreesDump) {
+  std::vector<Sample> cases;
+  cases.push_back(full_sample());
+  cases.emplace_back();  // nothing at all: {"t":0}
+  Sample only_cgroups_and_processes = full_sample();
+  only_cgroups_and_processes.gpus.clear();
+  only_cgroups_and_processes.gpu_processes.clear();
+  only_cgroups_and_processes.servers.clear();
+  cases.push_back(only_cgroups_and_processes);
+  Sample odd;
+  odd.time_us = -5;
+  odd.host.psi_some_avg10 = std::nan("");  // the only host field, not finite: no "h"
+  odd.host.psi_full_avg10 = 1e-7;
+  odd.host.oom_kills = 0;
+  CgroupSample c;
+  c.path = "/a\"b\n\x01\x7f";
+  c.version = -1;
+  c.under_oom = true;
+  odd.cgroups = {c};
+  odd.processes = {{7, -3, "bad\xff\xfe", "r\xc3\xa9le", "/tab\there", 0, 0, std::nullopt, 1},
+                   {std::numeric_limits<int>::min(), 0, "", "", "", std::numeric_limits<uint64_t>::max(), std::nullopt,
+                    0, std::nullopt}};
+  odd.servers.emplace_back();  // servers without GPUs
+  odd.servers[0].custom = {{"nan", std::nan("")}, {"z", 0.1}};
+  cases.push_back(odd);
+  Sample host_only;
+  host_only.host.swap_free = 0;
+  cases.push_back(host_only);
+  Sample gpu_processes_only;
+  gpu_processes_only.gpu_processes = {{0, 1, 2, "", "", ""}};
+  cases.push_back(gpu_processes_only);
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(sample_body(cases[i]), dump_compact(to_json(cases[i]))) << "case " << i;
+}
+
 }  // namespace
 }  // namespace aimem::watch
