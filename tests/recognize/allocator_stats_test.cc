@@ -49,7 +49,8 @@ TEST(AllocatorStats, ArenasAreSummedWhenNoTotalIsPrinted) {
   std::string text =
       "Arena 0:\nsystem bytes     =  412876800\nin use bytes     =  171034624\n"
       "Arena 1:\nsystem bytes     =  398458880\nin use bytes     =  120725504\n";
-  const Fact* a = allocator_fact(facts_of_kind(text, FactKind::memory_usage));
+  auto facts = facts_of_kind(text, FactKind::memory_usage);
+  const Fact* a = allocator_fact(facts);
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(*a->total, 412876800u + 398458880u);
   EXPECT_EQ(*a->allocated, 171034624u + 120725504u);
