@@ -85,6 +85,7 @@ constexpr Pattern kPatterns[] = {
 constexpr uint64_t kFragmentedFreeKiB = 16 * 1024;  // free in small blocks for an order>0 failure to be fragmentation
 
 constexpr uint64_t kPage = 4096;
+constexpr uint64_t kMaxPages = 1ULL << 40;  // 4 PiB of pages: more is a garbled figure
 constexpr size_t kTablePrograms = 256;  // distinct names counted per report
 
 struct Program {
@@ -416,13 +417,13 @@ class KernelOom final : public Recognizer {
   // "4194304 pages RAM" (pages, the whole machine).
   bool mem_info(std::string_view s) {
     if (auto v = text::after(s, "slab_unreclaimable:")) {
-      if (auto n = text::parse_u64(*v)) r_.slab_unreclaimable_pages = *n;
+      if (auto n = text::parse_u64(*v); n && *n < kMaxPages) r_.slab_unreclaimable_pages = *n;
       return true;
     }
     if (size_t p = s.find(" pages RAM"); p != std::string_view::npos) {
       size_t b = p;
       while (b > 0 && s[b - 1] >= '0' && s[b - 1] <= '9') --b;
-      if (auto n = text::parse_u64(s.substr(b, p - b))) r_.ram_pages = *n;
+      if (auto n = text::parse_u64(s.substr(b, p - b)); n && *n < kMaxPages) r_.ram_pages = *n;
       return true;
     }
     return false;
