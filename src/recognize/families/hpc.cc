@@ -161,15 +161,6 @@ class Hpc final : public Recognizer {
     } else if (text::contains(s, "TERM_MEMLIMIT")) {
       if (guards::is_advice_line(s)) return false;
       detail = "LSF job memory limit", name = "lsf";
-    } else if (auto v = text::after(s, "Total Requested Memory :")) {
-      // LSF's summary: the job's size (MB), context for the kill above it.
-      if (auto mb = text::parse_double(text::trim_left(*v)); mb && *mb > 0) {
-        Fact f = make_fact(line, FactKind::memory_limit, Family::runtime);
-        f.limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB));
-        f.detail = "LSF requested memory";
-        out.add(std::move(f));
-      }
-      return true;
     } else {
       return false;
     }
@@ -188,7 +179,8 @@ class Hpc final : public Recognizer {
   }
 
   // The job's configured size: sbatch's --mem (on an #SBATCH line or the
-  // submitting command), seff's summary, Snakemake's mem_mb resource.
+  // submitting command), seff's summary, Snakemake's mem_mb resource, LSF's
+  // requested memory.
   bool job_size(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     std::optional<uint64_t> limit;
@@ -200,6 +192,10 @@ class Hpc final : public Recognizer {
       if (auto of = text::after(*e, "% of ")) limit = units::parse_log_size(*of), detail = "Slurm job memory (seff)";
     } else if (auto m = text::after(s, "resources: mem_mb=")) {
       if (auto n = text::parse_u64(*m); n && *n > 0 && *n < (1ULL << 30)) limit = *n * 1000 * 1000, detail = "Snakemake mem_mb";
+    } else if (auto v = text::after(s, "Total Requested Memory :")) {
+      // LSF's job report summary, in MB.
+      if (auto mb = text::parse_double(text::trim_left(*v)); mb && *mb > 0 && *mb < 1e12)
+        limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB)), detail = "LSF requested memory";
     } else {
       return false;
     }
