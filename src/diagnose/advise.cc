@@ -148,6 +148,9 @@ void summarize(Incident& inc, const Numbers& n) {
       } else if (h && h->kind == FactKind::systemd_oom_result) {
         inc.summary = fmt::format("the OOM killer killed a process of {} at its {} limit (systemd: result 'oom-kill')",
                                   n.unit.empty() ? "a systemd unit" : n.unit, n.limit ? format_bytes(*n.limit) + " MemoryMax" : std::string("MemoryMax"));
+      } else if (h && text::starts_with(h->detail, "/dev/shm")) {
+        inc.summary = fmt::format("{} ran out of shared memory: the container's /dev/shm{} is full", who(n),
+                                  n.limit ? " (" + format_bytes(*n.limit) + ")" : "");
       } else {
         inc.summary = fmt::format("{} ran out of memory under a {} limit", who(n),
                                   n.limit ? format_bytes(*n.limit) : std::string("memory"));
@@ -209,7 +212,9 @@ void summarize(Incident& inc, const Numbers& n) {
       inc.summary = fmt::format("not a memory failure: {}", h && !h->detail.empty() ? h->detail : "the process stopped for another reason");
       break;
     case Layer::unknown:
-      if (h && h->kind == FactKind::restarts)
+      if (h && h->cause == Cause::limit_too_low && !h->detail.empty())
+        inc.summary = h->detail;
+      else if (h && h->kind == FactKind::restarts)
         inc.summary = fmt::format("{} keeps restarting (CrashLoopBackOff{}) and the evidence does not say why",
                                   n.pod.empty() ? "the pod" : "pod " + n.pod, n.restarts ? fmt::format(", {} restart{}", *n.restarts, *n.restarts == 1 ? "" : "s") : "");
       else if (n.exit_code) inc.summary = fmt::format("exit code {}{}: the evidence does not say which pool, if any, ran out", *n.exit_code,
@@ -338,8 +343,21 @@ void gpu_fixes(Incident& inc, const Numbers& n) {
   add(inc, "a larger GPU, or split the model across GPUs (tensor parallel)", "the most expensive change");
 }
 
+// /dev/shm's own size (shared_memory.cc): the memory limit is not what ran out.
+void shm_fixes(Incident& inc, const Numbers& n) {
+  const std::string size = n.limit ? " (now " + format_bytes(*n.limit) + ")" : "";
+  add(inc,
+      inc.layer == Layer::k8s_pod_limit
+          ? "mount an emptyDir with medium: Memory and a sizeLimit at /dev/shm" + size
+          : "give the container more shared memory: docker run --shm-size=8g or --ipc=host" + size,
+      "DataLoader workers, NCCL and model servers pass data through /dev/shm; a container gets 64 MiB unless told otherwise");
+  add(inc, "or pass less through it: fewer DataLoader workers (num_workers), or NCCL_SHM_DISABLE=1 for NCCL",
+      "lowers what the segment must hold, at some cost in speed");
+}
+
 void limit_fixes(Incident& inc, const Numbers& n) {
   const bool k8s = inc.layer == Layer::k8s_pod_limit;
+  if (n.head && text::starts_with(n.head->detail, "/dev/shm")) return shm_fixes(inc, n);
   std::optional<uint64_t> peak = n.usage;
   if (!peak && n.rss) peak = n.rss;
   if (n.node) {
@@ -450,6 +468,15 @@ void fixes_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) 
       break;
     }
     case Layer::unknown:
+      if (n.head && text::starts_with(n.head->detail, "PHP")) {
+        add(inc, "bound the work per request or job: stream or chunk large inputs instead of loading them whole",
+            "the cap holds one request's data; less of it at once fits");
+        add(inc, n.limit ? fmt::format("raise memory_limit (now {}) for this script: php -d memory_limit=...; COMPOSER_MEMORY_LIMIT=-1 for Composer",
+                                       format_bytes(*n.limit))
+                         : "raise memory_limit for this script: php -d memory_limit=...; COMPOSER_MEMORY_LIMIT=-1 for Composer",
+            "the cap is PHP's own setting; the machine may have room");
+        break;
+      }
       add(inc, "run the next checks below to find which pool ran out", "the evidence given does not decide it");
       break;
     default: break;

@@ -270,6 +270,12 @@ Decision decide_layer(const View& v) {
       return d;
     }
   }
+  // An interpreter's own per-process cap (PHP's memory_limit, php.cc): the
+  // pool is the program's setting, which no layer names.
+  if (const Fact* c = v.failure(FactKind::host_alloc_failure); c && c->layer == Layer::unknown && c->cause == Cause::limit_too_low) {
+    d = {Layer::unknown, c, c->strength, "the program's own memory cap was reached; nothing shows a pool of the machine running out"};
+    return d;
+  }
   // 8. Host allocations and refusals.
   if (const Fact* h = v.failure(FactKind::host_memory_refused)) {
     d = {host_or_limit(v, Layer::host_ram), h, std::max(0.85f, h->strength), "the runtime refused to load: the model needs more system memory than is available"};
@@ -277,7 +283,8 @@ Decision decide_layer(const View& v) {
   }
   if (const Fact* h = v.failure(FactKind::host_alloc_failure)) {
     d = {host_or_limit(v, h->layer == Layer::unknown ? Layer::host_ram : h->layer), h, std::max(0.7f, h->strength),
-         "a host memory allocation failed inside the process"};
+         text::starts_with(h->detail, "/dev/shm") ? "the shared memory (/dev/shm) the container was given ran out"
+                                                   : "a host memory allocation failed inside the process"};
     return d;
   }
   if (const Fact* c = v.failure(FactKind::cgroup_oom_counter)) {
@@ -566,6 +573,7 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
     return Cause::concurrency_batch;
   }
   why = "usage grew steadily " + std::string(until);
+  if (text::starts_with(s->detail, "growing rss of pid")) why += " (the " + s->detail.substr(8) + ")";
   why.strength = s->strength >= 0.7f ? 0.75f : 0.6f;  // a figure named by the program, or read from a line's shape
   return Cause::leak_or_accumulation;
 }
@@ -1083,6 +1091,10 @@ Cause eviction_cause(const View& v, const Decision& d, Why& why) {
   return Cause::unknown;
 }
 
+// V8's default old-space ceilings on 64-bit machines: about 1.4 GiB before
+// Node 12, 2 GiB after, up to 4 GiB from Node 20 on large machines.
+constexpr uint64_t kDefaultHeapLow = 1200 * units::MiB, kDefaultHeapHigh = 4200 * units::MiB;
+
 Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
   // A series of heap figures that only grew, or hours of running at the
   // cap, is accumulation; a small heap cap reached minutes after start is
@@ -1114,6 +1126,20 @@ Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
     why = "the heap is capped at " + units::format_bytes(*j->heap_limit) +
           ", far below Node's default of 2 GiB and more on 64-bit machines: the cap is below what the work needs";
     why.strength = 0.65f;
+    return Cause::limit_too_low;
+  }
+  // A one-shot build (webpack, vite, tsc: node.cc's "build: ..." context)
+  // whose heap filled at about V8's own default ceiling, no
+  // --max-old-space-size given: bounded work that needs more than the
+  // default heap. Weak: the build's own growth would look the same.
+  const Fact* build = v.first_context([](const Fact& f) {
+    return f.kind == FactKind::runtime_setting && text::starts_with(f.detail, "build: ");
+  });
+  const bool flagged = v.any([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.family == Family::node && f.heap_limit; });
+  if (j && build && !flagged && j->heap_limit && *j->heap_limit >= kDefaultHeapLow && *j->heap_limit <= kDefaultHeapHigh) {
+    why = "the heap filled at " + units::format_bytes(*j->heap_limit) + ", about V8's default ceiling, during a build (" +
+          build->detail.substr(7) + ") with no --max-old-space-size: the default heap is below what this build needs";
+    why.strength = 0.55f;
     return Cause::limit_too_low;
   }
   why = "the heap log does not show why the heap filled (no growth series, no small cap)";
@@ -1170,7 +1196,15 @@ Cause killer_cause(const View& v, const Decision& d, Why& why) {
 Cause decide_cause(const View& v, const Decision& d, Why& why) {
   switch (d.layer) {
     case Layer::not_memory: why = "not a memory failure"; return Cause::not_memory;
-    case Layer::unknown: why = "the evidence does not decide it"; return Cause::unknown;
+    case Layer::unknown:
+      if (d.decisive && d.decisive->cause != Cause::unknown) {
+        if (auto c = cause_from_series(v, "until the cap", why)) return *c;
+        why = d.decisive->detail;
+        why.strength = 0.6f;
+        return d.decisive->cause;
+      }
+      why = "the evidence does not decide it";
+      return Cause::unknown;
     case Layer::gpu_vram: return d.decisive ? gpu_cause(v, *d.decisive, why) : Cause::unknown;
     case Layer::k8s_eviction: return eviction_cause(v, d, why);
     case Layer::js_heap: return js_heap_cause(v, d, why);
@@ -1216,7 +1250,10 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
     case Layer::userspace_oom_killer: return killer_cause(v, d, why);
     case Layer::container_limit:
     case Layer::k8s_pod_limit:
-      if (d.decisive && d.decisive->cause != Cause::unknown) return d.decisive->cause;
+      if (d.decisive && d.decisive->cause != Cause::unknown) {
+        why = d.decisive->detail.empty() ? std::string("as the failing program reports") : d.decisive->detail;
+        return d.decisive->cause;
+      }
       return limit_cause(v, d, why);
     default:
       if (d.decisive && d.decisive->cause != Cause::unknown) {

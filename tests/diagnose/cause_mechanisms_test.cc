@@ -953,5 +953,66 @@ TEST(CauseMechanisms, OllamasPlanSaysWhetherTheContextOrTheWeightsDoNotFit) {
   EXPECT_EQ(weights.cause, Cause::model_load) << reason_text(weights);
 }
 
+
+// One process sampled by ps hours apart, long after it started (modelled on
+// greenplum-db/gpdb#17369 and podman-container-tools/podman#10790, whose
+// victims' RSS was sampled days apart before the kill; figures ours): growth.
+TEST(CauseMechanisms, OneProcessSampledHoursApartThatGrewIsALeak) {
+  const std::string kill =
+      "Mar 16 03:12:44 vps-2 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+      "task_memcg=/user.slice/user-1001.slice,task=relay,pid=7712,uid=1001\n"
+      "Mar 16 03:12:44 vps-2 kernel: Out of memory: Killed process 7712 (relay) total-vm:3897012kB, anon-rss:3411964kB, "
+      "file-rss:0kB, shmem-rss:0kB, UID:1001 pgtables:6848kB oom_score_adj:0\n";
+  // Header grepped away: the columns come from the -o list.
+  Diagnosis d = diagnose_text("$ ps -o pid,etime,rss,comm -u app | grep relay\n"
+                              "   7712  1-02:11:31  512880 relay\n"
+                              "$ ps -o pid,etime,rss,comm -u app | grep relay\n"
+                              "   7712  3-19:40:02 2351220 relay\n" + kill);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  // With its header, ELAPSED as procps prints it.
+  Diagnosis h = diagnose_text("$ ps -o pid,etime,rss,args -p 7712\n  PID     ELAPSED      RSS COMMAND\n"
+                              " 7712    05:14:22  812440 relay --listen :8080\n"
+                              "$ ps -o pid,etime,rss,args -p 7712\n  PID     ELAPSED      RSS COMMAND\n"
+                              " 7712    19:05:51 2797210 relay --listen :8080\n" + kill);
+  EXPECT_EQ(h.cause, Cause::leak_or_accumulation);
+  // Minutes apart, or right after the start (a load), is no growth.
+  Diagnosis close = diagnose_text("$ ps -o pid,etime,rss,comm -p 7712\n   7712  02:10:31  512880 relay\n"
+                                  "$ ps -o pid,etime,rss,comm -p 7712\n   7712  02:40:02 2351220 relay\n" + kill);
+  EXPECT_NE(close.cause, Cause::leak_or_accumulation);
+  Diagnosis start = diagnose_text("$ ps -o pid,etime,rss,comm -p 7712\n   7712  00:31  512880 relay\n"
+                                  "$ ps -o pid,etime,rss,comm -p 7712\n   7712  02:00:31 2351220 relay\n" + kill);
+  EXPECT_NE(start.cause, Cause::leak_or_accumulation);
+  // Two processes: each its own series, not one climbing through both.
+  Diagnosis two = diagnose_text("$ ps -o pid,etime,rss,comm -u app\n   7712  1-02:11:31  2351220 relay\n   7790  1-02:11:30  12880 helper\n"
+                                "$ ps -o pid,etime,rss,comm -u app\n   7712  3-19:40:02  2351300 relay\n   7790  3-19:40:01  12890 helper\n" + kill);
+  EXPECT_NE(two.cause, Cause::leak_or_accumulation);
+}
+
+
+// A one-shot build whose V8 heap filled at the default ceiling with no
+// --max-old-space-size (modelled on a Vite build in Docker, chartdb/chartdb
+// issues, and a webpack production build; figures ours): the default heap is
+// below the build's need. A server on the same heap, a flag given, or a heap
+// far from any default says nothing of the kind.
+TEST(CauseMechanisms, ABuildAtV8sDefaultCeilingIsTheDefaultLimit) {
+  const std::string gcs =
+      "<--- Last few GCs --->\n"
+      "[19:0x55d0c2b0]    34019 ms: Mark-Compact (reduce) 2043.1 (2084.0) -> 2037.0 (2078.2) MB, 702.11 / 0.04 ms  "
+      "(average mu = 0.103, current mu = 0.021) allocation failure; scavenge might not succeed\n"
+      "<--- JS stacktrace --->\n"
+      "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n";
+  Diagnosis d = diagnose_text("> shop@2.3.0 build\n> tsc -b && vite build\nvite v5.4.2 building for production...\ntransforming...\n" + gcs);
+  EXPECT_EQ(d.layer, Layer::js_heap);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  EXPECT_EQ(diagnose_text("$ node dist/server.js\nlistening on :3000\n" + gcs).cause, Cause::unknown);
+  // With the ceiling set by a flag the default is not what ran out.
+  Diagnosis flagged = diagnose_text("$ NODE_OPTIONS=--max-old-space-size=2048 npm run build\n" + gcs);
+  ASSERT_FALSE(flagged.incidents.empty());
+  for (const std::string& r : flagged.incidents[0].reasons) EXPECT_EQ(r.find("default ceiling"), std::string::npos) << r;
+  // "rollups" is not rollup, "my-webpack-notes" is not webpack.
+  EXPECT_EQ(diagnose_text("daily rollups done\n" + gcs).cause, Cause::unknown);
+}
+
 }  // namespace
 }  // namespace aimem

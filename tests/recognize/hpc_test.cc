@@ -130,5 +130,37 @@ TEST(Hpc, PollingSchedulersKillsAreTheJobsLimit) {
   EXPECT_TRUE(test::facts_of_kind("=>> PBS: job killed: walltime 259230 exceeded limit 259200\n", FactKind::kernel_oom_kill).empty());
 }
 
+
+// Grid Engine's execd killing a job at h_vmem (modelled on a UCLA Hoffman2
+// job mail; figures ours): the job's limit, and h_vmem in the resource list
+// is the job's size.
+TEST(Hpc, GridEngineEnforcedHvmemIsTheJobsLimit) {
+  Diagnosis d = test::diagnose_text(
+      "$ qstat -j 7921630 | grep 'hard resource_list'\n"
+      "hard resource_list:         h_data=8G,h_rt=43200,h_vmem=8G\n"
+      "Job 7921630 (align.sh) Aborted\n Exit Status      = 137\n Signal           = KILL\n Max vmem         = 96.113G\n"
+      "failed execd enforced h_vmem limit because:\njob 7921630.1 died through signal KILL (9).\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  auto l = test::facts_of("hard resource_list:         h_data=8G,h_rt=43200,h_vmem=8G\n");
+  bool limit = false;
+  for (auto& x : l) limit = limit || (x.kind == FactKind::memory_limit && x.limit == 8ull << 30);
+  EXPECT_TRUE(limit);
+}
+
+
+// Slurm's end-of-step warning beside sacct's COMPLETED 0:0 (modelled on a
+// Galaxy bowtie2 job; figures ours) is no failure; alone it stays one.
+TEST(Hpc, SlurmsAtSomePointWarningOnACompletedJobIsNoFailure) {
+  const std::string warn = "slurmstepd: error: Exceeded step memory limit at some point. Step may have been partially swapped out to disk.\n";
+  Diagnosis ok = test::diagnose_text(warn +
+                                     "$ sacct -j 4102877 -o JobID,State,ExitCode,ReqMem,MaxRSS\n"
+                                     "       JobID      State ExitCode     ReqMem     MaxRSS\n"
+                                     "4102877       COMPLETED      0:0        8Gn\n"
+                                     "4102877.bat+  COMPLETED      0:0        8Gn   8245612K\n");
+  EXPECT_EQ(ok.layer, Layer::none);
+  EXPECT_EQ(test::diagnose_text(warn).layer, Layer::container_limit);
+  EXPECT_EQ(test::diagnose_text(warn + "4102877       OUT_OF_ME+    0:125        8Gn\n").layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -56,5 +56,24 @@ TEST(JvmBudgets, TheBreakersSettingsAndDocsAreNotFailures) {
   EXPECT_EQ(d.layer, Layer::none);
 }
 
+
+// Spark's driver refusing task results past spark.driver.maxResultSize
+// (modelled on a GraphML export's collect(); figures ours): the Java heap's
+// budget, the budget itself when the results are just over it, the collect
+// when they are several times it.
+TEST(JvmBudgets, SparksResultBudgetIsTheDriversHeap) {
+  Diagnosis d = test::diagnose_text(
+      "2018-08-03 00:52:01,208 [task-result-getter-0] ERROR TaskSetManager - Total size of serialized results of 1811 tasks "
+      "(1025.7 MB) is bigger than spark.driver.maxResultSize (1024.0 MB)\n"
+      "org.apache.spark.SparkException: Job aborted due to stage failure: Total size of serialized results of 1811 tasks "
+      "(1025.7 MB) is bigger than spark.driver.maxResultSize (1024.0 MB)\n");
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  Diagnosis big = test::diagnose_text(
+      "ERROR TaskSetManager - Total size of serialized results of 9000 tasks (8.3 GB) is bigger than spark.driver.maxResultSize (2.0 GB)\n");
+  EXPECT_EQ(big.layer, Layer::jvm_heap);
+  EXPECT_EQ(big.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -119,5 +119,23 @@ TEST(Jvm, NettyDirectMemoryCapIsAJvmPoolWithItsFigures) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::jvm_heap);
 }
 
+
+// Gradle's daemon stopping itself when its heap is spent (modelled on an
+// Iceberg build's compileScala under the default -Xmx512m; ours): the Java
+// heap, once for the repeated lines.
+TEST(Jvm, GradleDaemonExpiringForHeapIsTheJavaHeap) {
+  const char* text =
+      "> Task :core:compileScala\n"
+      "Expiring Daemon because JVM heap space is exhausted\n"
+      "Daemon will be stopped at the end of the build after running out of JVM memory\n"
+      "Expiring Daemon because JVM heap space is exhausted\n"
+      "Gradle build daemon has been stopped: JVM garbage collector thrashing and after running out of JVM memory\n";
+  auto f = test::facts_of(text);
+  size_t heap = 0;
+  for (auto& x : f) heap += x.kind == FactKind::jvm_heap_oom;
+  EXPECT_EQ(heap, 1u);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::jvm_heap);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -168,6 +168,33 @@ Unhandled exception. System.OutOfMemoryException: Exception of type 'System.OutO
                       FactKind::memory_limit).empty());
 }
 
+// OpenShift's build status and Go's print of a resources map (modelled on
+// openshift/origin#24464; names and figures ours): the build pod's limit.
+TEST(Kubernetes, OpenShiftBuildOutOfMemoryKilledAndAGoMapLimit) {
+  const char* text = R"($ oc get builds
+NAME            TYPE     FROM          STATUS                       STARTED         DURATION
+shop-api-3      Source   Git@91ac3e0   Failed (OutOfMemoryKilled)   6 minutes ago   3m12s
+$ oc describe build shop-api-3 | grep Status
+Status:		Failed (The build pod was killed due to an out of memory condition.)
+$ oc get pod shop-api-3-build -o jsonpath='{.spec.containers[0].resources}'
+map[limits:map[cpu:2 memory:768Mi] requests:map[cpu:100m memory:256Mi]]
+)";
+  auto k = of_kind(text, FactKind::k8s_oomkilled);
+  ASSERT_EQ(k.size(), 1u);
+  auto l = of_kind(text, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, 768ull << 20);
+  auto r = of_kind(text, FactKind::memory_request);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].requested, 256ull << 20);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  // A map without memory, or a cpu key that ends in "memory:", gives nothing.
+  EXPECT_TRUE(of_kind("map[limits:map[cpu:2] requests:map[cpu:1]]\n", FactKind::memory_limit).empty());
+  EXPECT_TRUE(of_kind("map[limits:map[gpumemory:8Gi]]\n", FactKind::memory_limit).empty());
+}
+
 // `kubectl get pods -A -o wide`: NAMESPACE first, IP and NODE after; init
 // containers; evictions; a crash loop with its restarts (modelled on
 // hmcts/cnp-flux-config#28772 for the OOMKilled row; values ours).

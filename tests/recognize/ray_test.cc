@@ -63,5 +63,28 @@ TEST(Ray, ThresholdSettingsAreNotFailures) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+
+// Ray 2.0-2.1's raylet headline, repeated for each kill (modelled on
+// ray-project/ray#28781, a Dask-on-Ray sort; our own figures): one monitor kill.
+TEST(Ray, Ray20RayletHeadlineIsTheMemoryMonitor) {
+  const char* text =
+      "(raylet, ip=10.0.2.11) [2022-09-20 09:14:03,112 E 120 120] (raylet) node_manager.cc:2966: System memory low at node with IP "
+      "10.0.2.11. Used memory (118.40GB) / total capacity (122.00GB) (0.97049) exceeds threshold 0.95, killing latest task with "
+      "name sort_part(17) and actor ID ffffffff\n"
+      "(raylet, ip=10.0.2.11) [2022-09-20 09:14:09,871 E 120 120] (raylet) node_manager.cc:2966: System memory low at node with IP "
+      "10.0.2.11. Used memory (117.90GB) / total capacity (122.00GB) (0.96639) exceeds threshold 0.95, killing latest task with "
+      "name sort_part(18)\n"
+      "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task.\n";
+  auto k = of_kind(text, FactKind::userspace_kill);
+  ASSERT_EQ(k.size(), 1u);
+  ASSERT_TRUE(k[0].ratio.has_value());
+  EXPECT_DOUBLE_EQ(*k[0].ratio, 0.95);
+  ASSERT_TRUE(k[0].total.has_value());
+  EXPECT_GT(*k[0].total, 120ull * 1000 * 1000 * 1000);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::userspace_oom_killer);
+  // The advice text alone ("System memory low" without a kill) is not a kill.
+  EXPECT_TRUE(of_kind("System memory low at node with IP 10.0.2.11.\n", FactKind::userspace_kill).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -4,6 +4,8 @@
 //   slurmstepd: error: Detected 1 oom_kill event in StepId=647226.batch. Some of the step tasks have been OOM Killed.
 //   slurmstepd: error: Detected 1 oom-kill event(s) in step 123.0 cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler.
 //   slurmstepd: error: Exceeded job memory limit at some point.      (older: step / job)
+//     This one is printed at the step's end when usage touched the limit; the step may have gone on
+//     (pages swapped out). Beside sacct's "COMPLETED 0:0" for the job it is a warning, not a failure.
 //   srun: error: nid002680: task 0: Out Of Memory
 // YARN (Hadoop / Spark executors; the NodeManager kills the container):
 //   Container killed by YARN for exceeding memory limits. 10.4 GB of 10 GB physical memory used. Consider boosting spark.yarn.executor.memoryOverhead.
@@ -18,11 +20,16 @@
 // LSF (the job report mailed or written to the output file):
 //   TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.
 //   Max Memory :  98304 MB    Total Requested Memory :  98304.00 MB   (the report's summary)
+// Grid Engine (SGE, UGE, Son of Grid Engine: the execd polls and enforces h_vmem / h_rss):
+//   failed execd enforced h_vmem limit because:            (the job mail; "Max vmem = 192.113G" in it)
+//   job 7921630.1 died through signal KILL (9).
 // All are a limit of the job's own memory pool, the container_limit layer.
 // The job's size as the user set it (memory_limit facts, context only):
 //   #SBATCH --mem=24G           sbatch --mem=16000 train.sh   (bare numbers are MB, suffixes K M G T)
 //   Memory Efficiency: 99.19% of 16.00 GB                      (seff's summary; "Memory Utilized: 15.87 GB")
 //   resources: mem_mb=8000, mem_mib=7630, disk_mb=1000, ...    (Snakemake's job resources, Slurm executor)
+#include <optional>
+
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -36,6 +43,7 @@ constexpr Pattern kPatterns[] = {
     {"oom-kill event"},
     {"Exceeded job memory limit", kCompanion},
     {"Exceeded step memory limit", kCompanion},
+    {"COMPLETED ", kContext},
     {": Out Of Memory"},
     {"Container killed by YARN for exceeding memory limits"},
     {"Container killed by YARN for exceeding physical memory limits"},  // Spark 3.x's wording
@@ -47,7 +55,10 @@ constexpr Pattern kPatterns[] = {
     {"exceeded memory limit (", kCompanion},          // Slurm's jobacct kill ("being killed": the gate's "kill")
     {"PBS: job killed: ", kCompanion},
     {"TERM_MEMLIMIT", kCompanion},                   // the report's "Exited with exit code" makes it hot
+    {"enforced h_vmem limit", kCompanion},
+    {"enforced h_rss limit", kCompanion},
     {"Total Requested Memory :", kContext},
+    {"h_vmem=", kContext},
 };
 
 // "--mem=24G", "--mem=16000" (MB): Slurm's size, a bare number in MB.
@@ -114,6 +125,8 @@ class Hpc final : public Recognizer {
       return;
     }
     if (scheduler_poll_kill(line, out)) return;
+    // sacct's row for a job that ended well: "4102877  COMPLETED  0:0  8Gn".
+    if (text::contains(s, " COMPLETED ") && text::contains(s, " 0:0")) completed_ = true;
     if (text::contains(s, "oom_kill event") || text::contains(s, "oom-kill event") || text::contains(s, "Exceeded job memory limit") ||
         text::contains(s, "Exceeded step memory limit") || (text::contains(s, ": Out Of Memory") && text::contains(s, "srun"))) {
       if (last_slurm_ && line.number <= last_slurm_ + 3) return;
@@ -131,12 +144,25 @@ class Hpc final : public Recognizer {
       else if (auto st = text::after(s, " in step ")) f.container = "slurm step " + std::string(text::first_word(*st).substr(0, 48));
       if (auto n = text::after(s, "Detected ")) f.count = text::parse_u64(*n);
       f.process = "Slurm job step";
+      if (text::contains(s, "at some point")) {
+        warned_ = std::move(f);  // judged at the end, against the job's final state
+        platform(line, out, "slurm");
+        return;
+      }
       out.add(std::move(f));
       platform(line, out, "slurm");
     }
   }
 
+  void finish(FactSink& out) override {
+    if (warned_ && !completed_) out.add(std::move(*warned_));
+    warned_.reset();
+  }
+
  private:
+  std::optional<Fact> warned_;  // "Exceeded ... memory limit at some point", until the job's end is known
+  bool completed_ = false;
+
   // A scheduler that polls the job's usage and kills it over its size
   // (Slurm's jobacct, PBS/Torque's MOM, LSF): the figures where printed.
   bool scheduler_poll_kill(const Line& line, FactSink& out) {
@@ -161,6 +187,9 @@ class Hpc final : public Recognizer {
     } else if (text::contains(s, "TERM_MEMLIMIT")) {
       if (guards::is_advice_line(s)) return false;
       detail = "LSF job memory limit", name = "lsf";
+    } else if (text::contains(s, "enforced h_vmem limit") || text::contains(s, "enforced h_rss limit")) {
+      if (guards::is_advice_line(s)) return false;
+      detail = text::contains(s, "h_vmem") ? "Grid Engine h_vmem limit" : "Grid Engine h_rss limit", name = "sge";
     } else {
       return false;
     }
@@ -192,6 +221,9 @@ class Hpc final : public Recognizer {
       if (auto of = text::after(*e, "% of ")) limit = units::parse_log_size(*of), detail = "Slurm job memory (seff)";
     } else if (auto m = text::after(s, "resources: mem_mb=")) {
       if (auto n = text::parse_u64(*m); n && *n > 0 && *n < (1ULL << 30)) limit = *n * 1000 * 1000, detail = "Snakemake mem_mb";
+    } else if (auto v = text::after(s, "h_vmem="); v && (text::contains(s, "resource_list") || text::contains(s, "#$") || text::contains(s, "qsub"))) {
+      // Grid Engine's per-slot hard limit: "hard resource_list: h_data=16G,h_vmem=16G", "#$ -l h_vmem=8G".
+      limit = units::parse_log_size(*v), detail = "Grid Engine h_vmem (per slot)";
     } else if (auto v = text::after(s, "Total Requested Memory :")) {
       // LSF's job report summary, in MB.
       if (auto mb = text::parse_double(text::trim_left(*v)); mb && *mb > 0 && *mb < 1e12)

@@ -44,6 +44,8 @@ constexpr Pattern kPatterns[] = {
     {"MaxMetaspaceSize", kContext},
     {"MaxPermSize", kContext},
     {"MaxHeapSize=", kContext},
+    {"JVM heap space is exhausted", kCompanion},
+    {"after running out of JVM memory", kCompanion},
 };
 
 constexpr std::string_view kHeapKinds[] = {"Java heap space", "GC overhead limit exceeded", "Metaspace",
@@ -82,6 +84,10 @@ class Jvm final : public Recognizer {
       art(line, s.substr(p), out);
       return;
     }
+    if (text::contains(s, "JVM heap space is exhausted") || text::contains(s, "after running out of JVM memory")) {
+      gradle_daemon(line, out);
+      return;
+    }
     native(line, out);
   }
 
@@ -95,6 +101,20 @@ class Jvm final : public Recognizer {
   void flush(FactSink& out) {
     if (pending_) out.add(std::move(*pending_));
     pending_.reset();
+  }
+
+  // Gradle's daemon watches its own collector and stops itself before the
+  // JVM throws: "Expiring Daemon because JVM heap space is exhausted", "Gradle
+  // build daemon has been stopped: JVM garbage collector thrashing and after
+  // running out of JVM memory". The heap ran out; one fact for the repeats.
+  void gradle_daemon(const Line& line, FactSink& out) {
+    if (guards::is_advice_line(line.text)) return;
+    if (repeated_heap(line, "Gradle daemon")) return;
+    Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
+    f.layer = Layer::jvm_heap;
+    f.detail = "Gradle daemon: JVM heap space is exhausted";
+    f.strength = 0.85f;
+    out.add(std::move(f));
   }
 
   // A stack trace repeats the error ("Caused by: java.lang.OutOfMemoryError:

@@ -15,10 +15,17 @@
 //   Query exceeded local memory limit of 1GB / EXCEEDED_LOCAL_MEMORY_LIMIT / EXCEEDED_GLOBAL_MEMORY_LIMIT
 // A query over its configured budget is the budget against the work: cause
 // limit_too_low unless the diagnosis finds more (the request's share).
+// Spark's driver, which refuses task results past spark.driver.maxResultSize
+// (1g by default) to keep its heap whole:
+//   Total size of serialized results of 2569 tasks (1024.3 MB) is bigger than spark.driver.maxResultSize (1024.0 MB)
+// Results just over the budget are the budget (limit_too_low); results
+// several times it are one collect() pulling far more than a driver should
+// hold (concurrency_batch: one request too large).
 #include <optional>
 #include <string>
 
 #include "core/text.h"
+#include "core/units.h"
 #include "recognize/families/families.h"
 #include "recognize/families/platform_util.h"
 
@@ -35,6 +42,7 @@ constexpr Pattern kPatterns[] = {
     {"exceeded local memory limit", kCompanion},
     {"EXCEEDED_LOCAL_MEMORY_LIMIT", kCompanion},
     {"EXCEEDED_GLOBAL_MEMORY_LIMIT", kCompanion},
+    {"bigger than spark.driver.maxResultSize", kCompanion},
 };
 
 // "[1020054732/972.7mb]" -> 1020054732: the exact byte count before the slash.
@@ -53,6 +61,7 @@ class JvmBudgets final : public Recognizer {
     std::string_view s = line.text;
     if (repeat_ + 3 > line.number && repeat_) return;  // the same refusal echoed (a client wrapping the server's error)
     if (text::contains(s, "Data too large, data for")) return breaker(line, out);
+    if (text::contains(s, "bigger than spark.driver.maxResultSize")) return spark_results(line, out);
     query(line, out);
   }
 
@@ -69,6 +78,23 @@ class JvmBudgets final : public Recognizer {
     f.usage = bracketed_bytes(s, "would be");
     f.requested = bracketed_bytes(s, "new bytes reserved:");
     f.heap_limit = limit;
+    f.strength = 0.8f;
+    repeat_ = line.number;
+    out.add(std::move(f));
+  }
+
+  void spark_results(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    auto results = text::after(s, " tasks (");
+    auto budget = text::after(s, "spark.driver.maxResultSize (");
+    if (!results || !budget) return;
+    auto used = units::parse_log_size(*results), limit = units::parse_log_size(*budget);
+    if (!used || !limit || *limit == 0) return;
+    Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
+    f.detail = "Spark driver result budget (spark.driver.maxResultSize)";
+    f.usage = used;
+    f.limit = limit;
+    f.cause = *used <= 2 * *limit ? Cause::limit_too_low : Cause::concurrency_batch;
     f.strength = 0.8f;
     repeat_ = line.number;
     out.add(std::move(f));

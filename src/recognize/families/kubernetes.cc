@@ -32,6 +32,10 @@
 //                       Warning  Unhealthy  pod/x  Liveness probe failed: ...  /  Normal  Killing  pod/x  Stopping container x
 //                       Container x failed liveness probe, will be restarted  /  Back-off restarting failed container
 // kube-state-metrics:   kube_pod_container_status_last_terminated_reason{pod="p",container="c",reason="OOMKilled"} 1
+// OpenShift builds:     research-1   Source   Git@7c1e0d2   Failed (OutOfMemoryKilled)   4 minutes ago
+//                       Status:  Failed (The build pod was killed due to an out of memory condition.)
+// Go's print of a map:  map[limits:map[cpu:1 memory:512Mi] requests:map[cpu:60m memory:307Mi]]
+//                       (`-o jsonpath='{.spec.containers[0].resources}'` before kubectl 1.20 printed JSON)
 // jsonpath output:      OOMKilled                   (a line of its own)
 //                       2Gi    after -o jsonpath='{.spec.containers[0].resources.limits.memory}' (or requests)
 //
@@ -60,6 +64,9 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"OOMKilled"},
     {"OOM Killed"},
+    {"OutOfMemoryKilled"},
+    {"build pod was killed due to an out of memory condition"},
+    {"limits:map[", kContext},
     {"Evicted"},
     {"low on resource: ", kCompanion},
     {"its request of", kContext},  // also "e\nxceeds its request of" cut by a terminal
@@ -162,7 +169,11 @@ class Kubernetes final : public Recognizer {
         text::contains(s, "its request of") || text::contains(s, ", request is ")) {
       if (eviction(line, out)) return;
     }
-    if (size_t p = s.find("OOMKilled"); p != std::string_view::npos) return oomkilled(line, p, out);
+    if (size_t p = s.find("OOMKilled"); p != std::string_view::npos && !text::contains(s, "OutOfMemoryKilled"))
+      return oomkilled(line, p, out);
+    if (text::contains(s, "OutOfMemoryKilled") || text::contains(s, "build pod was killed due to an out of memory condition"))
+      return openshift_build(line, out);
+    if (text::contains(s, "limits:map[") || text::contains(s, "requests:map[")) return go_map_resources(line, out);
     if (size_t p = s.find("OOM Killed"); p != std::string_view::npos && old_reason(line, p, out)) return;
     if (text::contains(s, "CrashLoopBackOff")) return crashloop(line, out);
     if (text::contains(s, "Back-off restarting failed container")) return restarts(line, std::nullopt, "Back-off", out);
@@ -462,6 +473,39 @@ class Kubernetes final : public Recognizer {
     if (last_oom_line_ && line.number <= last_oom_line_ + 30 && f.pod.empty()) return;  // state and lastState of one object
     last_oom_line_ = line.number;
     out.add(std::move(f));
+  }
+
+  // OpenShift's build status: the build pod ran out of its memory limit.
+  // The status cell and the describe line say it once between them.
+  void openshift_build(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (guards::is_advice_line(s)) return;
+    platform(line, out);
+    if (last_oom_line_ && line.number <= last_oom_line_ + 30) return;
+    last_oom_line_ = line.number;
+    Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
+    f.layer = Layer::k8s_pod_limit;
+    f.strength = 0.85f;
+    f.detail = "OpenShift build OutOfMemoryKilled";
+    f.pod = pod_here(line);
+    out.add(std::move(f));
+  }
+
+  // Go's print of the resources map: "map[limits:map[cpu:1 memory:512Mi] requests:map[memory:307Mi]]".
+  void go_map_resources(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    for (auto [key, sec] : {std::pair{std::string_view("limits:map["), Section::limits},
+                            std::pair{std::string_view("requests:map["), Section::requests}}) {
+      size_t p = s.find(key);
+      if (p == std::string_view::npos) continue;
+      std::string_view body = s.substr(p + key.size());
+      body = body.substr(0, body.find(']'));
+      size_t m = body.find("memory:");
+      if (m == std::string_view::npos || (m > 0 && body[m - 1] != ' ')) continue;
+      section_ = sec;
+      section_line_ = line.number;
+      quantity(line, body.substr(m + 7), out);
+    }
   }
 
   // The kubelets of 2014-2016 (and their docs) spelled the reason "OOM Killed":

@@ -17,6 +17,12 @@
 //         09:58 2210440 ./scanner ...           the figure under RSS, row after row
 //   $ while sleep 900; do ps -o rss= -p 48211; done      no header: each bare number after it
 //    3921408
+//   $ ps -o pid,etime,rss,comm -u app | grep srv         the columns from the -o list when grep
+//      5360  2-04:11:31  412880 srv                      took the header away
+// One process sampled by ps at times hours apart (its PID and ELAPSED/ETIME
+// columns) is a series of its own even from two samples: half again as much
+// resident memory, and kPidGrowthMin more, long after it started, is growth
+// that no start-up explains.
 //   gc 600 @3602.881s 1%: ..., 2870->2931->1512 MB, 3024 MB goal, 8 P     (Go GODEBUG=gctrace=1:
 //                                                         the live heap after the collection)
 //
@@ -62,6 +68,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
+#include <optional>
 #include <fmt/format.h>
 #include <string>
 #include <vector>
@@ -79,7 +87,7 @@ constexpr unsigned kCi = kRegex | kCaseless | kContext;
 constexpr Pattern kPatterns[] = {
     // ps: a header naming RSS, "-o rss=" without one, and the rows after them.
     {"(^|\\s)RSS(\\s|$)", kRegex | kContext},
-    {"ps .*-o ?[a-z,]*rss=", kRegex | kContext},
+    {"ps .*-o ?[a-z,]*rss", kRegex | kContext},
     {"^\\s*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
     // Go's gctrace: heap at start -> at end -> live, in MB.
     {"[0-9]+->[0-9]+->[0-9]+ MB", kRegex | kContext},
@@ -293,6 +301,34 @@ uint64_t shape_hash(std::string_view s) {
 }
 
 constexpr uint64_t kTableLines = 400;  // rows of a ps table or bare samples read after their header
+constexpr size_t kNoColumn = SIZE_MAX;
+constexpr size_t kPids = 16;                                    // processes followed by PID
+constexpr double kPidGrowthMin = 256.0 * 1024 * 1024;           // bytes added between two samples
+constexpr uint64_t kPidSpanS = 3600, kPidWarmS = 600;           // samples an hour apart, after ten minutes up
+
+// ps's elapsed time: [[dd-]hh:]mm:ss.
+std::optional<uint64_t> parse_etime(std::string_view t) {
+  uint64_t days = 0;
+  if (size_t dash = t.find('-'); dash != std::string_view::npos) {
+    auto d = text::parse_u64(t.substr(0, dash));
+    if (!d) return std::nullopt;
+    days = *d;
+    t = t.substr(dash + 1);
+  }
+  uint64_t secs = 0;
+  int parts = 0;
+  while (!t.empty() && parts < 3) {
+    size_t colon = t.find(':');
+    std::string_view part = t.substr(0, colon);
+    if (part.empty() || part.size() > 2 || part.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    secs = secs * 60 + *text::parse_u64(part);
+    ++parts;
+    if (colon == std::string_view::npos) break;
+    t = t.substr(colon + 1);
+  }
+  if (parts < 2) return std::nullopt;
+  return days * 86400 + secs;
+}
 
 bool digits(std::string_view t) { return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos; }
 
@@ -461,6 +497,11 @@ class MemorySeries final : public Recognizer {
     for (size_t k = 0; k < words.size(); ++k) {
       if (words[k] == "RSS" && words.size() >= 2) {
         rss_column_ = k;
+        pid_column_ = etime_column_ = kNoColumn;
+        for (size_t c = 0; c < words.size(); ++c) {
+          if (words[c] == "PID") pid_column_ = c;
+          if (words[c] == "ELAPSED" || words[c] == "ETIME") etime_column_ = c;
+        }
         table_until_ = line.number + kTableLines;
         bare_until_ = 0;
         return true;
@@ -471,8 +512,16 @@ class MemorySeries final : public Recognizer {
       table_until_ = 0;
       return true;
     }
+    if (ps_columns(s)) {
+      table_until_ = line.number + kTableLines;
+      bare_until_ = 0;
+      return true;
+    }
     if (line.number <= table_until_ && rss_column_ < words.size() && digits(words[rss_column_]) && digits(words[0].substr(0, 1))) {
-      if (auto kib = text::parse_u64(words[rss_column_])) add("rss", static_cast<double>(*kib) * 1024.0, true, line);
+      if (auto kib = text::parse_u64(words[rss_column_])) {
+        add("rss", static_cast<double>(*kib) * 1024.0, true, line);
+        if (pid_column_ < words.size() && etime_column_ < words.size()) pid_sample(words[pid_column_], words[etime_column_], *kib, line);
+      }
       return true;
     }
     if (line.number <= bare_until_ && words.size() == 1 && digits(words[0])) {
@@ -526,6 +575,7 @@ class MemorySeries final : public Recognizer {
   }
 
   void finish(FactSink& out) override {
+    pid_growth(out);
     for (size_t k = 0; k < used_; ++k) {
       uint64_t flat = 0;
       std::optional<Series> trimmed;
@@ -599,6 +649,73 @@ class MemorySeries final : public Recognizer {
     x->last_text.assign(line.text.substr(0, 300));
   }
 
+  // `ps ... -o pid,etime,rss,comm`: the columns of the rows that follow,
+  // header or not. "rss=" (no header) is the bare form above.
+  bool ps_columns(std::string_view s) {
+    size_t p = s.find("ps ");
+    if (p == std::string_view::npos || (p > 0 && s[p - 1] != ' ' && s[p - 1] != '$' && s[p - 1] != '#')) return false;
+    auto o = text::after(s.substr(p), " -o");
+    if (!o) return false;
+    std::string_view list = text::take_until(text::trim(*o), " |;&");
+    if (list.find('=') != std::string_view::npos) return false;
+    size_t rss = kNoColumn, pid = kNoColumn, etime = kNoColumn, k = 0;
+    while (!list.empty() && k < 16) {
+      std::string_view col = text::take_until(list, ",");
+      if (col == "rss" || col == "rssize" || col == "rsz") rss = k;
+      if (col == "pid") pid = k;
+      if (col == "etime") etime = k;
+      list.remove_prefix(std::min(list.size(), col.size() + 1));
+      ++k;
+    }
+    if (rss == kNoColumn) return false;
+    rss_column_ = rss;
+    pid_column_ = pid;
+    etime_column_ = etime;
+    return true;
+  }
+
+  struct PidSeries {
+    uint64_t pid = 0, first_kib = 0, last_kib = 0, first_s = 0, last_s = 0, last_line = 0;
+    std::string last_text;
+    int samples = 0;
+  };
+
+  void pid_sample(std::string_view pid_word, std::string_view etime_word, uint64_t kib, const Line& line) {
+    auto pid = text::parse_u64(pid_word);
+    auto up = parse_etime(etime_word);
+    if (!pid || !up) return;
+    auto it = std::find_if(pids_.begin(), pids_.end(), [&](const PidSeries& x) { return x.pid == *pid; });
+    if (it == pids_.end()) {
+      if (pids_.size() >= kPids) return;
+      pids_.push_back({*pid, kib, kib, *up, *up, 0, {}, 0});
+      it = pids_.end() - 1;
+    }
+    if (*up < it->last_s) return;  // an older sample pasted later, or the pid reused
+    it->last_kib = kib;
+    it->last_s = *up;
+    it->last_line = line.number;
+    it->last_text = std::string(line.text.substr(0, 256));
+    ++it->samples;
+  }
+
+  void pid_growth(FactSink& out) {
+    for (const PidSeries& x : pids_) {
+      const double first = static_cast<double>(x.first_kib) * 1024.0, last = static_cast<double>(x.last_kib) * 1024.0;
+      if (x.samples < 2 || x.first_s < kPidWarmS || x.last_s < x.first_s + kPidSpanS) continue;
+      if (last < 1.5 * first || last - first < kPidGrowthMin) continue;
+      Line at{x.last_text, x.last_line, {}, source_};
+      Fact f = make_fact(at, FactKind::memory_usage, Family::python);
+      f.strength = 0.7f;
+      f.pid = static_cast<int64_t>(x.pid);
+      f.detail = fmt::format("growing rss of pid {} from {} to {} over {:.1f} h of its run", x.pid,
+                             units::format_bytes(static_cast<uint64_t>(first)), units::format_bytes(static_cast<uint64_t>(last)),
+                             static_cast<double>(x.last_s - x.first_s) / 3600.0);
+      f.usage = static_cast<uint64_t>(last);
+      f.count = static_cast<uint64_t>(x.samples);
+      out.add(std::move(f));
+    }
+  }
+
   struct Template {
     uint64_t hash = 0;
     std::string shape;       // kept for the series' name
@@ -608,7 +725,8 @@ class MemorySeries final : public Recognizer {
     Line first_line{};
   };
   std::vector<Template> templates_;
-  size_t rss_column_ = 0;
+  size_t rss_column_ = 0, pid_column_ = kNoColumn, etime_column_ = kNoColumn;
+  std::vector<PidSeries> pids_;
   FreeUnits free_units_;
   uint64_t table_until_ = 0, bare_until_ = 0;
   std::array<Series, kKeys> series_;

@@ -29,7 +29,14 @@
 //
 // `--max-old-space-size=N` (MiB) and `--max-old-space-size-percentage=P` in a
 // command line or NODE_OPTIONS are runtime settings (context).
+//
+// A one-shot build or type check run by a bundler or compiler on V8 (webpack,
+// vite, rollup, tsc, next/ng/nuxt/gatsby build, react-scripts build, `npm run
+// build`) is context too: a runtime_setting "build: <tool>", the first one
+// seen. Its work is bounded, so a heap that fills at V8's default ceiling
+// while it runs says the default is below what the build needs.
 #include <algorithm>
+#include <cctype>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -53,7 +60,16 @@ constexpr Pattern kPatterns[] = {
     {" ms: Minor ", kContext},
     {"max-old-space-size", kContext},
     {"max_old_space_size", kContext},
+    {"(webpack|vite|rollup|tsc|react-scripts|esbuild)\\b|(next|ng|nuxt|gatsby|parcel|storybook|vue-cli-service|nx|turbo) build|(npm|yarn|pnpm) (run )?build|building for production",
+     kRegex | kContext},
 };
+
+// Build tools, as a command line or the tool's own banner names them.
+constexpr std::string_view kBuildTools[] = {"webpack",     "vite build", "building for production",      "rollup",        "tsc",
+                                            "next build", "ng build",    "nuxt build",    "gatsby build",
+                                            "parcel build", "storybook build", "react-scripts build", "vue-cli-service build",
+                                            "npm run build", "yarn build", "yarn run build", "pnpm build", "pnpm run build",
+                                            "nx build", "turbo build", "turbo run build", "esbuild"};
 
 // Locations that V8 reports as a JavaScript OOM but that are the OS refusing memory.
 constexpr std::string_view kOsLocations[] = {"MemoryChunk allocation failed", "Committing semi space", "CodeRange",
@@ -77,12 +93,32 @@ class Node final : public Recognizer {
     }
     if (text::contains(s, " ms: ") && parse_gc(s, line.number)) return;
     if (text::contains(s, "max-old-space-size") || text::contains(s, "max_old_space_size")) setting(line, out);
+    if (!build_seen_) build(line, out);
     fatal(line, out);
   }
 
  private:
   Trace trace_;
   uint64_t last_fatal_ = 0;
+  bool build_seen_ = false;
+
+  void build(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    for (std::string_view tool : kBuildTools) {
+      size_t p = s.find(tool);
+      if (p == std::string_view::npos) continue;
+      // A word of its own, not inside another ("rollups", "tscd", "my-webpack").
+      auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
+      if (p > 0 && word_char(s[p - 1])) continue;
+      if (p + tool.size() < s.size() && word_char(tool.back()) && std::isalnum(static_cast<unsigned char>(s[p + tool.size()]))) continue;
+      if (guards::is_advice_line(s)) return;
+      build_seen_ = true;
+      Fact f = make_fact(line, FactKind::runtime_setting, Family::node);
+      f.detail = "build: " + std::string(tool);
+      out.add(std::move(f));
+      return;
+    }
+  }
 
   // Reads every "<ms> ms: <kind> A (B) -> C (D) MB" entry on the line.
   bool parse_gc(std::string_view s, uint64_t number) {

@@ -8,6 +8,8 @@
 //   (raylet) 3 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
 //       reasons at node (ID: ..., IP: ...) over the last time period. ...
 //   ... Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail: Task was killed due to the node running low ...
+//   (raylet) node_manager.cc:2966: System memory low at node with IP 10.0.3.7. Used memory (216.78GB) / total
+//       capacity (219.60GB) (0.98715) exceeds threshold 0.95, killing latest task with name ...   (Ray 2.0-2.1)
 //   The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail:
 //       Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root
 //       causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop
@@ -43,6 +45,7 @@ constexpr Pattern kPatterns[] = {
     {"killed due to memory pressure (OOM)"},
     {"Worker exit type: NODE_OUT_OF_MEMORY"},
     {"Memory on the node (IP:", kCompanion},
+    {"System memory low at node", kCompanion},
     {"by OOM killer due to high memory usage", kCompanion},
     {"The actor never ran", kContext},
     {"(raylet)", kContext},
@@ -69,6 +72,8 @@ class Ray final : public Recognizer {
       if (!pending_) start(line);
       return;
     }
+    if (auto p = s.find("System memory low at node"); p != std::string_view::npos && text::contains(s, "killing"))
+      return legacy_monitor(line, s.substr(p), out);
     if (auto p = s.find("killed due to memory pressure (OOM)"); p != std::string_view::npos) return raylet_summary(line, s, p, out);
     if (text::contains(s, "by OOM killer due to high memory usage")) return worker_died(line, s, out);
     if (text::contains(s, "The actor never ran")) {
@@ -140,6 +145,25 @@ class Ray final : public Recognizer {
         f.detail = fmt::format("Ray memory monitor (threshold {:g})", *r);
       }
     }
+    flush(out);
+  }
+
+  // Ray 2.0-2.1's raylet: "System memory low at node with IP 10.0.3.7. Used memory (216.78GB) / total
+  // capacity (219.60GB) (0.98715) exceeds threshold 0.95, killing latest task with name f". Each kill
+  // repeats the headline; one fact stands for the run of them.
+  void legacy_monitor(const Line& line, std::string_view s, FactSink& out) {
+    if (pending_ || recent_kill(line.number)) return;
+    start(line);
+    Fact& f = pending_fact_;
+    if (auto u = text::after(s, "Used memory (")) f.usage = units::parse_log_size(*u);
+    if (auto t = text::after(s, "total capacity (")) f.total = units::parse_log_size(*t);
+    if (auto t = text::after(s, "exceeds threshold ")) {
+      if (auto r = text::parse_double(*t); r && *r > 0 && *r <= 1.0) {
+        f.ratio = r;
+        f.detail = fmt::format("Ray memory monitor (threshold {:g})", *r);
+      }
+    }
+    if (auto n = text::after(s, "task with name ")) f.process = std::string(text::take_until(*n, ",(").substr(0, 64));
     flush(out);
   }
 

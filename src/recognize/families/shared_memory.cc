@@ -1,0 +1,114 @@
+// /dev/shm ran out: the shared-memory tmpfs a container is given (Docker's
+// and containerd's default is 64 MiB unless --shm-size, --ipc=host or a
+// memory-backed volume at /dev/shm says otherwise). PyTorch's DataLoader
+// passes batches between worker processes through it, NCCL its intra-node
+// buffers, TGI and Chrome their segments; when it is full a write into a
+// mapped segment takes SIGBUS, or the segment cannot be made:
+//
+//   ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).
+//   RuntimeError: DataLoader worker (pid 572) is killed by signal: Bus error. It is possible that dataloader's
+//       workers are out of shared memory. Please try to raise your shared memory limit.
+//   NCCL WARN Error while creating shared memory segment /dev/shm/nccl-6QYjBa (size 9637888)
+//   NCCL WARN Call to posix_fallocate failed : No space left on device
+//   OSError: [Errno 28] No space left on device: '/dev/shm/...'
+//   Download process was signaled to shutdown with signal 7            (TGI: SIGBUS, with df below)
+//   shm              64M     0   64M   0% /dev/shm                     (df: the segment's size)
+//
+// A SIGBUS ("Bus error", "signal 7") is read as this only beside a df row
+// that shows a small /dev/shm; alone it is a bad mapping (exit_status.cc).
+// PostgreSQL's "out of shared memory" is its lock table, not /dev/shm, and
+// is not read here.
+//
+// The layer is the container's limit on that tmpfs (the classifier moves it to
+// the pod's where Kubernetes limits are in view); the cause is that limit:
+// the workload needs more shared memory than it was given.
+#include <optional>
+#include <string>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"insufficient shared memory", kCompanion},
+    {"out of shared memory", kCompanion},
+    {"shared memory segment", kCompanion},
+    {"/dev/shm", kCompanion},
+    {"Bus error", kContext},
+    {"signal 7", kContext},
+    {"SIGBUS", kContext},
+};
+
+constexpr uint64_t kSmallShm = uint64_t{1} << 30;  // a /dev/shm of 1 GiB or less was sized for a container
+
+class SharedMemory final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (auto size = df_row(s)) {
+      shm_size_ = size;
+      return;
+    }
+    if (pending_) return;
+    if (guards::is_advice_line(s) && !text::contains(s, "shared memory (shm)")) return;
+    const bool dataloader = text::contains(s, "insufficient shared memory (shm)") ||
+                            text::contains(s, "workers are out of shared memory");
+    const bool segment = text::contains(s, "shared memory segment") &&
+                         (text::icontains(s, "error") || text::icontains(s, "fail") || text::icontains(s, "unable"));
+    const bool shm_full = text::contains(s, "/dev/shm") && text::contains(s, "No space left on device");
+    const bool bus = text::contains(s, "Bus error") || text::contains(s, "signal 7") || text::contains(s, "SIGBUS");
+    if (dataloader || segment || shm_full) {
+      hold(line, 0.75f);
+    } else if (bus && !bus_) {
+      hold(line, 0.7f);  // decided at the end: a small /dev/shm anywhere in the input makes it this
+      bus_ = std::move(pending_);
+      pending_.reset();
+    }
+  }
+
+  void finish(FactSink& out) override {
+    if (!pending_ && bus_ && shm_size_ && *shm_size_ <= kSmallShm) pending_ = std::move(bus_);
+    if (!pending_) return;
+    Fact& f = *pending_;
+    if (shm_size_) f.limit = shm_size_;
+    f.detail = shm_size_ ? "/dev/shm (" + units::format_bytes(*shm_size_) + ") is full: the shared memory the container was given"
+                         : "/dev/shm is full: the shared memory the container was given";
+    out.add(std::move(f));
+    pending_.reset();
+  }
+
+ private:
+  std::optional<Fact> pending_;
+  std::optional<Fact> bus_;
+  std::optional<uint64_t> shm_size_;
+
+  void hold(const Line& line, float strength) {
+    Fact f = make_fact(line, FactKind::host_alloc_failure, Family::runtime);
+    f.layer = Layer::container_limit;
+    f.cause = Cause::limit_too_low;
+    f.strength = strength;
+    pending_ = std::move(f);
+  }
+
+  // df's row for the tmpfs: "shm  64M  0  64M  0% /dev/shm" (or its -B1 bytes).
+  static std::optional<uint64_t> df_row(std::string_view s) {
+    if (!text::ends_with(text::trim(s), "/dev/shm")) return std::nullopt;
+    auto w = platform::words(s, 8);
+    if (w.size() != 6 || w[4].empty() || w[4].back() != '%') return std::nullopt;
+    std::string_view size = w[1];
+    if (!size.empty() && platform::is_digit(size[0]) && platform::is_digit(size.back())) return text::parse_u64(size);
+    return units::parse_log_size(size);
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kSharedMemoryEntry{"shared_memory", Family::runtime, kPatterns,
+                                         [] { return std::unique_ptr<Recognizer>(new SharedMemory); }};
+
+}  // namespace aimem

@@ -1,0 +1,72 @@
+// /dev/shm running out (src/recognize/families/shared_memory.cc). Inputs
+// written here in each program's format with our own values, modelled on:
+// PyTorch's DataLoader bus-error messages in a container started without
+// --shm-size (bytedance/Protenix#2), TGI's download process "signaled to
+// shutdown with signal 7" beside `df -h /dev/shm` (huggingface/
+// text-generation-inference#446), NCCL's shared-memory segment warnings
+// (the NCCL shm.h warnings as NCCL 2.10 prints them), and PostgreSQL's lock-table "out of shared memory".
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+using test::diagnose_text;
+
+constexpr const char* kDf64 =
+    "root@5c0e31d2a9f4:/workspace# df -h /dev/shm\n"
+    "Filesystem      Size  Used Avail Use% Mounted on\n"
+    "shm              64M   64M     0 100% /dev/shm\n";
+
+TEST(SharedMemory, DataLoaderBusErrorIsTheContainersShmLimit) {
+  Diagnosis d = diagnose_text(std::string(kDf64) +
+                              "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+                              "RuntimeError: DataLoader worker (pid 2211) is killed by signal: Bus error. It is possible that dataloader's "
+                              "workers are out of shared memory. Please try to raise your shared memory limit.\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_NE(d.incidents[0].summary.find("/dev/shm (64.0 MiB)"), std::string::npos) << d.incidents[0].summary;
+  ASSERT_FALSE(d.incidents[0].fixes.empty());
+  EXPECT_NE(d.incidents[0].fixes[0].action.find("--shm-size"), std::string::npos) << d.incidents[0].fixes[0].action;
+}
+
+// A SIGBUS is read as /dev/shm only beside a df row that shows a small one.
+TEST(SharedMemory, ASigbusBesideASmallShmIsItAndAloneIsNot) {
+  const std::string bus =
+      "2023-06-13T08:21:09.552006Z ERROR text_generation_launcher: Download process was signaled to shutdown with signal 7:\n"
+      "Error: DownloadError\n";
+  Diagnosis with = diagnose_text(bus + "$ docker run --rm --entrypoint df ghcr.io/huggingface/text-generation-inference:0.8 -h /dev/shm\n"
+                                       "Filesystem      Size  Used Avail Use% Mounted on\n"
+                                       "shm              64M     0   64M   0% /dev/shm\n");
+  EXPECT_EQ(with.layer, Layer::container_limit);
+  EXPECT_EQ(with.cause, Cause::limit_too_low);
+  Diagnosis alone = diagnose_text(bus);
+  EXPECT_NE(alone.layer, Layer::container_limit);
+  // A host's /dev/shm (half its RAM) is no container's limit.
+  Diagnosis big = diagnose_text(bus + "tmpfs            32G     0   32G   0% /dev/shm\n");
+  EXPECT_NE(big.layer, Layer::container_limit);
+}
+
+TEST(SharedMemory, NcclSegmentThatCannotBeMadeIsShm) {
+  Diagnosis d = diagnose_text(
+      "node-3:5512:5601 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device\n"
+      "node-3:5512:5601 [0] include/shm.h:48 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-Q1b2Xz (size 9637888)\n"
+      "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, unhandled system error, NCCL version 2.10.3\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+}
+
+// PostgreSQL's "out of shared memory" is its lock table, not /dev/shm.
+TEST(SharedMemory, PostgresLockTableIsNotShm) {
+  Diagnosis d = diagnose_text(
+      "2024-02-01 10:11:12.345 UTC [4411] ERROR:  out of shared memory\n"
+      "2024-02-01 10:11:12.345 UTC [4411] HINT:  You might need to increase max_locks_per_transaction.\n");
+  EXPECT_NE(d.layer, Layer::container_limit);
+}
+
+}  // namespace
+}  // namespace aimem
