@@ -455,7 +455,13 @@ void fixes_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) 
     case Layer::not_memory: {
       const Fact* h = n.head;
       std::string d = h ? h->detail : "";
-      if (text::icontains(d, "NCCL")) add(inc, "debug the collective: NCCL_DEBUG=INFO, check for a rank that hung or crashed first, and the network between nodes", "an NCCL timeout is a stalled collective, not memory");
+      if (text::starts_with(d, "the mapping count limit"))
+        add(inc, "raise vm.max_map_count (sysctl -w vm.max_map_count=262144, and in /etc/sysctl.d; on Kubernetes the node's sysctl or a privileged init container)",
+            "each mapped file or segment is one area; past the count mmap fails though memory is free");
+      else if (text::starts_with(d, "the per-user process limit"))
+        add(inc, "raise the process limit (ulimit -u, LimitNPROC= for a systemd unit, nproc in /etc/security/limits.conf) or bound the thread pools",
+            "every thread counts against it; more memory changes nothing");
+      else if (text::icontains(d, "NCCL")) add(inc, "debug the collective: NCCL_DEBUG=INFO, check for a rank that hung or crashed first, and the network between nodes", "an NCCL timeout is a stalled collective, not memory");
       else if (text::icontains(d, "illegal") || text::icontains(d, "CUDA error")) add(inc, "rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel, and check driver / CUDA / library versions", "an invalid device memory access is a bug or a version mismatch, not exhaustion");
       else if (text::icontains(d, "Xid") || text::icontains(d, "GPU lost") || text::icontains(d, "bus")) add(inc, "check the GPU's health (nvidia-smi -q, dmesg | grep -i xid), its power and PCIe link; drain the node if it repeats", "a lost GPU or bus error is hardware or driver trouble");
       else if (h && h->family == Family::generic) {

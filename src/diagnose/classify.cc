@@ -258,6 +258,15 @@ Decision decide_layer(const View& v) {
     d = {Layer::jvm_heap, j, std::max(0.85f, j->strength), "the JVM threw OutOfMemoryError for its heap"};
     return d;
   }
+  // A limit of the operating system's that is not memory (os_limits.cc: the
+  // mapping count, the per-user process count) beside the native failure it
+  // explains: not memory.
+  if (const Fact* os = v.failure(FactKind::not_memory_failure);
+      os && (text::starts_with(os->detail, "the mapping count limit") || text::starts_with(os->detail, "the per-user process limit")) &&
+      (v.failure(FactKind::jvm_native_oom) || v.failure(FactKind::host_alloc_failure))) {
+    d = {Layer::not_memory, os, 0.75f, os->detail};
+    return d;
+  }
   if (const Fact* j = v.failure(FactKind::jvm_native_oom)) {
     d = {host_or_limit(v, Layer::host_ram), j, 0.75f, "the JVM could not commit native memory from the operating system"};
     return d;

@@ -1,0 +1,134 @@
+// Operating-system limits that are not memory but fail the same calls
+// (not_memory_failure facts: look-alikes that explain a runtime's "out of
+// memory" when the machine had room):
+//
+// The per-process mapping count (vm.max_map_count, 65530 by default): every
+// mmap'd index or segment is one area, and past the count mmap fails with
+// ENOMEM, which the JVM reports as "java.lang.OutOfMemoryError: Map failed".
+//   ERROR: [1] bootstrap checks failed
+//   [1]: max virtual memory areas vm.max_map_count [65530] is too low, increase to at least [262144]   (Elasticsearch, OpenSearch)
+//   $ sysctl vm.max_map_count
+//   vm.max_map_count = 65530                            (with "Map failed" in the same input)
+// The per-user process and thread count (RLIMIT_NPROC, `ulimit -u`): a new
+// thread past it fails with EAGAIN, which the JVM reports as
+// "OutOfMemoryError: unable to create new native thread".
+//   $ ulimit -u
+//   709
+//   $ ps -M -u $(whoami) | wc -l        (or ps -eLf | wc -l, ps -L ...)
+//        706
+// The process count is read only where the count of threads in use is shown
+// near the limit (nine tenths of it or more), or the limit is small (4096 or
+// less), and only beside a refused thread; the mapping count beside "Map
+// failed", or the bootstrap check itself.
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/text.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"vm.max_map_count", kCompanion},
+    {"Map failed", kContext},
+    {"ulimit -u", kContext},
+    {"wc -l", kContext},
+    {"^\\s*[0-9]+\\s*$", kRegex | kContext},
+    {"create new native thread", kContext},
+    {"create native thread", kContext},
+};
+
+constexpr uint64_t kDefaultMapCount = 65530;
+constexpr uint64_t kSmallNproc = 4096;
+
+class OsLimits final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    source_ = line.source;
+    if (auto v = text::after(s, "max virtual memory areas vm.max_map_count [")) {
+      if (seen_bootstrap_ || guards::is_advice_line(s)) return;
+      seen_bootstrap_ = true;
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.8f;
+      auto n = text::parse_u64(*v);
+      f.detail = fmt::format("the mapping count limit (vm.max_map_count {}) refused by a start-up check, not memory", n.value_or(0));
+      out.add(std::move(f));
+      return;
+    }
+    if (auto v = text::after(s, "vm.max_map_count = ")) {
+      map_count_ = text::parse_u64(*v);
+      map_line_ = line;
+      map_text_ = std::string(s.substr(0, 200));
+      return;
+    }
+    if (text::contains(s, "Map failed") && !map_failed_) map_failed_ = line.number;
+    if (text::contains(s, "create new native thread") || text::contains(s, "create native thread")) {
+      if (!thread_failed_) thread_failed_ = line.number;
+    }
+    std::string_view t = text::trim(s);
+    if (text::contains(s, "ulimit -u")) {
+      expect_ = Expect::nproc;
+      expect_line_ = line.number;
+      return;
+    }
+    if (text::contains(s, "wc -l") && (text::contains(s, "ps -M") || text::contains(s, "ps -eLf") || text::contains(s, "ps -L") ||
+                                       text::contains(s, "ps -T") || text::contains(s, "/task"))) {
+      expect_ = Expect::threads;
+      expect_line_ = line.number;
+      return;
+    }
+    if (expect_ != Expect::none && line.number <= expect_line_ + 2 && !t.empty() && platform::is_digit(t[0])) {
+      auto n = text::parse_u64(t);
+      if (n && t.find_first_not_of("0123456789") == std::string_view::npos) {
+        if (expect_ == Expect::nproc) nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(t.substr(0, 32));
+        else threads_ = n;
+        expect_ = Expect::none;
+      }
+    }
+  }
+
+  void finish(FactSink& out) override {
+    if (map_failed_ && map_count_ && *map_count_ <= kDefaultMapCount && !seen_bootstrap_) {
+      Line at{map_text_, map_line_.number, map_line_.time, map_line_.source};
+      Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.7f;
+      f.detail = fmt::format("the mapping count limit (vm.max_map_count {}): mmap failed for the number of areas, not memory", *map_count_);
+      out.add(std::move(f));
+    }
+    if (thread_failed_ && nproc_ && *nproc_ > 0 && ((threads_ && *threads_ * 10 >= *nproc_ * 9) || *nproc_ <= kSmallNproc)) {
+      Line at{nproc_text_, nproc_line_, {}, source_};
+      Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = threads_ ? 0.8f : 0.65f;
+      f.detail = threads_ ? fmt::format("the per-user process limit (ulimit -u {}, {} threads in use) refusing a new thread, not memory",
+                                        *nproc_, *threads_)
+                          : fmt::format("the per-user process limit (ulimit -u {}) refusing a new thread, not memory", *nproc_);
+      out.add(std::move(f));
+    }
+  }
+
+ private:
+  enum class Expect { none, nproc, threads };
+  bool seen_bootstrap_ = false;
+  std::optional<uint64_t> map_count_, nproc_, threads_;
+  Line map_line_{};
+  std::string map_text_, nproc_text_;
+  const SourceContext* source_ = nullptr;
+  uint64_t map_failed_ = 0, thread_failed_ = 0, nproc_line_ = 0, expect_line_ = 0;
+  Expect expect_ = Expect::none;
+};
+
+}  // namespace
+
+const RecognizerEntry kOsLimitsEntry{"os_limits", Family::runtime, kPatterns,
+                                     [] { return std::unique_ptr<Recognizer>(new OsLimits); }};
+
+}  // namespace aimem
