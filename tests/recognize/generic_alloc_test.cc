@@ -362,5 +362,30 @@ TEST(GenericAlloc, AnMlockRefusalIsNotAnAllocationFailure) {
   EXPECT_EQ(d.layer, Layer::none);
 }
 
+
+// An accelerator's bank manager that prints its free memory and largest
+// block (modelled on tenstorrent/tt-metal's TT_FATAL "Out of Memory" reports;
+// figures ours): the device, and fragmentation when each bank's share fits in
+// what is free but not in the largest block. darknet's CUDA error with
+// strerror after it is the device's, not the host's.
+TEST(GenericAlloc, ABankManagersLargestFreeBlockDecidesFragmentation) {
+  const std::string frag =
+      "2026-04-06 09:14:04.902 | critical | Always | TT_FATAL: Out of Memory: Not enough space to allocate 41943040 B DRAM buffer "
+      "across 12 banks, where each bank needs to store 3497984 B, but bank size is 1071821792 B (allocated: 870495200 B, free: "
+      "201326592 B, largest free block: 2883584 B)\n";
+  Diagnosis d = test::diagnose_text(frag);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  const std::string full =
+      "TT_FATAL: Out of Memory: Not enough space to allocate 75497472 B DRAM buffer across 12 banks, where each bank needs to "
+      "store 6291456 B, but bank size is 1071821792 B (allocated: 1068676064 B, free: 3145728 B, largest free block: 3145728 B)\n";
+  Diagnosis f = test::diagnose_text(full);
+  EXPECT_EQ(f.layer, Layer::gpu_vram);
+  EXPECT_NE(f.cause, Cause::fragmentation);
+  Diagnosis dk = test::diagnose_text(" CUDA Error: out of memory\nCUDA Error: out of memory: Cannot allocate memory\n"
+                                     "darknet: ./src/utils.c:325: error: Assertion `0' failed.\nAborted (core dumped)\n");
+  EXPECT_EQ(dk.layer, Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

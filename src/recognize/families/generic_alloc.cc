@@ -72,7 +72,7 @@ constexpr Pattern kPatterns[] = {
     {"attempting to allocate", kCaseless},               // MLX: "[metal::malloc] Attempting to allocate N bytes which is greater than ..."
     {"using all available ram", kCaseless | kCompanion},              // Colab: "Your session crashed after using all available RAM."
     // Where the memory was: device words, as context.
-    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::)",
+    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl)",
      kCi | kContext},
 };
 
@@ -80,7 +80,8 @@ bool device_word(std::string_view s) {
   static constexpr std::string_view kWords[] = {"cuda", "gpu",  "vram", "cudamalloc", "cublas", "cudnn", " hip ", "hip out",
                                                 "rocm", " xpu", "xpu ", " mps", "mps ",  " npu",   "npu ",  " tpu",
                                                 "tpu ", "current device", "level zero", "level_zero", "device 0", "metal::", "[metal]", "ggml_metal",
-                                                "device 1", "device 2", "device 3", "device:0", "device:1", "on device"};
+                                                "device 1", "device 2", "device 3", "device:0", "device:1", "on device",
+                                                "dram buffer", "l1 buffer", "tt_fatal", "tt_metal", "vulkan", "sycl", "opencl"};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;
@@ -313,7 +314,31 @@ class GenericAlloc final : public Recognizer {
     } else {
       p.fact.layer = Layer::host_ram;
     }
+    largest_free_block(p.fact);
     out.add(std::move(p.fact));
+  }
+
+  // An allocator that prints its free memory and its largest free block
+  // ("free: 201326592 B, largest free block: 2883584 B", Tenstorrent's bank
+  // manager; Vulkan and Metal heaps print the same pair): the request, or
+  // each bank's share of it ("each bank needs to store N B"), was no more
+  // than what was free, but more than the largest piece. Free, but not in
+  // one piece: fragmentation.
+  static void largest_free_block(Fact& f) {
+    std::string_view s = f.text;
+    auto largest = text::after(s, "largest free block: ");
+    auto free = text::after(s, "free: ");
+    if (!largest || !free) return;
+    auto l = units::parse_log_size(*largest), fr = units::parse_log_size(*free);
+    std::optional<uint64_t> need = f.requested;
+    if (auto each = text::after(s, "needs to store ")) need = units::parse_log_size(*each);
+    if (!l || !fr || !need || *need == 0) return;
+    f.free = fr;
+    if (*l < *need && *need <= *fr) {
+      f.cause = Cause::fragmentation;
+      f.detail += ", fragmented: " + units::format_bytes(*need) + " asked, " + units::format_bytes(*fr) + " free, largest block " +
+                  units::format_bytes(*l);
+    }
   }
 
   std::deque<Pending> pending_;

@@ -85,6 +85,10 @@ class PythonHost final : public Recognizer {
     if (p == std::string_view::npos || guards::is_mlock_refusal(s)) return;
     for (std::string_view other : {"os::commit_memory", "Native memory allocation", "DefaultCPUAllocator", "ibv_", "NET/IB", "RDMA"})
       if (text::contains(s, other)) return;
+    // A device's error with strerror(ENOMEM) after it ("CUDA Error: out of memory: Cannot allocate memory",
+    // darknet's check_error): the device ran out; the generic reader names it.
+    for (std::string_view dev : {"CUDA", "cuda", "GPU", "HIP", "hip", "ROCm", "cuDNN"})
+      if (text::contains(s.substr(0, p), dev)) return;
     emit(line, p, 22, "Cannot allocate memory (ENOMEM)", 0.7f, std::nullopt, out);
   }
 
