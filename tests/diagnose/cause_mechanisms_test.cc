@@ -1014,5 +1014,37 @@ TEST(CauseMechanisms, ABuildAtV8sDefaultCeilingIsTheDefaultLimit) {
   EXPECT_EQ(diagnose_text("daily rollups done\n" + gcs).cause, Cause::unknown);
 }
 
+
+// Series in three more shapes (modelled on a Chainer run printing CuPy's pool
+// per epoch, CloudWatch Container Insights rows under a heading, and Jest's
+// --logHeapUsage; figures ours): a memory column named with its unit, a
+// heading naming the metric with rows that start with a time, and a size
+// followed by its name. Each climbs to the failure: growth. A flat column or
+// a loss column does not.
+TEST(CauseMechanisms, TablesHeadingsAndSizeThenNameAreSeries) {
+  const std::string oom =
+      "Exception in main training loop: out of memory to allocate 536870912 bytes (total 11873894400 bytes)\n"
+      "Traceback (most recent call last):\n"
+      "cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 536870912 bytes (total 11873894400 bytes)\n";
+  Diagnosis col = diagnose_text("epoch  iteration  main/loss  pool_used_MB  elapsed_time\n1  2323  6.3298  1987.3  142.5\n"
+                                "2  4646  5.6841  3905.6  285.9\n3  6969  5.4082  5822.1  429.1\n4  9292  5.2337  7740.4  572.6\n" + oom);
+  EXPECT_EQ(col.layer, Layer::gpu_vram);
+  EXPECT_EQ(col.cause, Cause::leak_or_accumulation);
+  Diagnosis flat = diagnose_text("epoch  iteration  main/loss  pool_used_MB  elapsed_time\n1  2323  6.3298  7987.3  142.5\n"
+                                 "2  4646  5.6841  7905.6  285.9\n3  6969  5.4082  7922.1  429.1\n4  9292  5.2337  7940.4  572.6\n" + oom);
+  EXPECT_NE(flat.cause, Cause::leak_or_accumulation);
+  const std::string kill = "sidecar exited 137: OutOfMemoryError: Container killed due to memory usage\n";
+  Diagnosis heading = diagnose_text("\"memory\": \"2048\",\n# Container Insights, ContainerName=proxy, MemoryUtilized (MiB), 1 h period\n"
+                                    "2021-05-06T06:00Z   171\n2021-05-06T09:00Z   488\n2021-05-06T12:00Z   902\n"
+                                    "2021-05-06T15:00Z  1311\n2021-05-06T18:00Z  1764\n" + kill);
+  EXPECT_EQ(heading.cause, Cause::leak_or_accumulation);
+  Diagnosis jest = diagnose_text(
+      " PASS src/a.test.tsx (8.102 s, 212 MB heap size)\n PASS src/b.test.ts (263 MB heap size)\n PASS src/c.test.tsx (318 MB heap size)\n"
+      " PASS src/d.test.ts (371 MB heap size)\n PASS src/e.test.tsx (1429 MB heap size)\n PASS src/f.test.tsx (2483 MB heap size)\n"
+      "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory\n");
+  EXPECT_EQ(jest.layer, Layer::js_heap);
+  EXPECT_EQ(jest.cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

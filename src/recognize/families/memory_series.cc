@@ -19,6 +19,14 @@
 //    3921408
 //   $ ps -o pid,etime,rss,comm -u app | grep srv         the columns from the -o list when grep
 //      5360  2-04:11:31  412880 srv                      took the header away
+// Tables whose header names a memory column with its unit, then rows:
+//   epoch  iteration  main/loss  pool_used_MB  elapsed_time        (a column: pool_used_MB, mem_mib, vram_gb)
+//   1      2323       6.32981    1987.3        142.511
+//   # CloudWatch Container Insights, MemoryUtilized (MiB), 1 h period   (a heading naming the metric and
+//   2021-05-06T06:00Z   171                                              its unit: the last figure of each
+//                                                                        row that starts with a time)
+// and a size with its name after it, as test runners print it:
+//   PASS src/a.test.ts (212 MB heap size)                              (Jest's --logHeapUsage)
 // One process sampled by ps at times hours apart (its PID and ELAPSED/ETIME
 // columns) is a series of its own even from two samples: half again as much
 // resident memory, and kPidGrowthMin more, long after it started, is growth
@@ -78,6 +86,7 @@
 #include "core/units.h"
 #include "recognize/families/families.h"
 #include "recognize/families/free_units.h"
+#include "recognize/families/platform_util.h"
 
 namespace aimem {
 namespace {
@@ -88,6 +97,11 @@ constexpr Pattern kPatterns[] = {
     // ps: a header naming RSS, "-o rss=" without one, and the rows after them.
     {"(^|\\s)RSS(\\s|$)", kRegex | kContext},
     {"ps .*-o ?[a-z,]*rss", kRegex | kContext},
+    // Tables with a memory column named with its unit, a heading naming one, and rows that start with a time.
+    {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
+    {"(mem|rss)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
+    {"^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
+    {"[0-9] ?(MB|GB|MiB|GiB) (heap size|heap used)", kRegex | kContext},
     {"^\\s*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
     // Go's gctrace: heap at start -> at end -> live, in MB.
     {"[0-9]+->[0-9]+->[0-9]+ MB", kRegex | kContext},
@@ -421,7 +435,90 @@ class MemorySeries final : public Recognizer {
       add(key, value, bytes, line);
       ++found;
     }
+    if (found == 0 && size_then_key(line)) return;
     if (found == 0) template_series(line);
+  }
+
+  // "(212 MB heap size)": a size, then what it measures.
+  bool size_then_key(const Line& line) {
+    std::string_view s = line.text;
+    for (std::string_view key : {" heap size", " heap used", " resident", " rss"}) {
+      size_t k = s.find(key);
+      if (k == std::string_view::npos || k < 3) continue;
+      size_t b = k;
+      while (b > 0 && s[b - 1] != '(' && s[b - 1] != ',' && s[b - 1] != '[' && k - b < 16) --b;
+      auto v = units::parse_log_size(text::trim(s.substr(b, k - b)));
+      if (!v) continue;
+      add(canonical(text::trim(key)), static_cast<double>(*v), true, line);
+      return true;
+    }
+    return false;
+  }
+
+  // A memory column and its unit in a header word: "pool_used_MB", "mem_mib", "MemoryUsed(GB)".
+  static double column_unit(std::string_view w) {
+    std::string low;
+    for (char c : w) low += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool memory = low.find("mem") != std::string::npos || low.find("rss") != std::string::npos ||
+                  low.find("heap") != std::string::npos || low.find("pool") != std::string::npos ||
+                  low.find("vram") != std::string::npos;
+    if (!memory) return 0;
+    for (auto [suffix, unit] : {std::pair<std::string_view, double>{"_mb", 1048576.0}, {"_mib", 1048576.0}, {"_gb", 1073741824.0},
+                                {"_gib", 1073741824.0}, {"_kb", 1024.0}, {"_bytes", 1.0}, {"(mb)", 1048576.0}, {"(mib)", 1048576.0},
+                                {"(gb)", 1073741824.0}, {"(gib)", 1073741824.0}})
+      if (low.size() > suffix.size() && low.ends_with(suffix)) return unit;
+    return 0;
+  }
+
+  // The table headers above; true when the line was one or a row of one.
+  bool column_table(const Line& line, const std::vector<std::string_view>& words) {
+    std::string_view s = line.text;
+    // A heading that names the metric and its unit: "MemoryUtilized (MiB)".
+    if (!words.empty() && (words[0] == "#" || words[0].starts_with("#"))) {
+      for (auto [u, unit] : {std::pair<std::string_view, double>{"(MiB)", 1048576.0}, {"(MB)", 1048576.0}, {"(GiB)", 1073741824.0},
+                             {"(GB)", 1073741824.0}}) {
+        size_t p = s.find(u);
+        if (p == std::string_view::npos) continue;
+        std::string_view before = s.substr(0, p);
+        if (!text::icontains(before, "mem") && !text::icontains(before, "rss")) continue;
+        col_ = kNoColumn, col_unit_ = unit, col_words_ = 0, col_until_ = line.number + kTableLines;
+        // The metric's own name ("MemoryUtilized"), a key of its own: a "memory" figure elsewhere is another series.
+        std::string_view name = text::trim(before);
+        size_t sp = name.find_last_of(" ,:");
+        col_key_ = "table " + canonical(sp == std::string_view::npos ? name : name.substr(sp + 1));
+        return true;
+      }
+    }
+    if (words.size() >= 2 && words.size() <= 12) {
+      bool header = true;
+      size_t at = kNoColumn;
+      double unit = 0;
+      for (size_t k = 0; k < words.size(); ++k) {
+        if (platform::is_digit(words[k][0])) header = false;
+        if (double u = column_unit(words[k]); u > 0 && at == kNoColumn) at = k, unit = u;
+      }
+      if (header && at != kNoColumn) {
+        col_ = at, col_unit_ = unit, col_words_ = words.size(), col_until_ = line.number + kTableLines;
+        col_key_ = "table " + canonical(words[at]);
+        return true;
+      }
+    }
+    if (line.number > col_until_ || col_unit_ == 0 || words.empty()) return false;
+    std::string_view cell;
+    if (col_ == kNoColumn) {
+      // A row of the heading's series: a time first, the figure last.
+      if (words.size() < 2 || words.size() > 4 || !platform::is_digit(words[0][0]) ||
+          (words[0].find(':') == std::string_view::npos && words[0].find('-') == std::string_view::npos))
+        return false;
+      cell = words.back();
+    } else {
+      if (words.size() != col_words_ || !platform::is_digit(words[0][0])) return false;
+      cell = words[col_];
+    }
+    auto v = text::parse_double(cell);
+    if (!v || *v < 0 || cell.find_first_not_of("0123456789.") != std::string_view::npos) return false;
+    add(col_key_, *v * col_unit_, true, line);
+    return true;
   }
 
   // A line with no named figure: its shape is the key (see the top). Cheap
@@ -484,6 +581,7 @@ class MemorySeries final : public Recognizer {
     }
     if (words.empty()) return false;
     if (free_row(line, words)) return true;
+    if (column_table(line, words)) return true;
     if (gc_floor(line)) return true;
     if (size_t p = s.find("->"); p != std::string_view::npos && text::contains(s, " MB")) {
       // "4->4->1 MB": the third figure is the live heap.
@@ -726,6 +824,10 @@ class MemorySeries final : public Recognizer {
   };
   std::vector<Template> templates_;
   size_t rss_column_ = 0, pid_column_ = kNoColumn, etime_column_ = kNoColumn;
+  size_t col_ = kNoColumn, col_words_ = 0;  // a header's memory column (column_table)
+  double col_unit_ = 0;
+  uint64_t col_until_ = 0;
+  std::string col_key_;
   std::vector<PidSeries> pids_;
   FreeUnits free_units_;
   uint64_t table_until_ = 0, bare_until_ = 0;
