@@ -985,7 +985,9 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     return Cause::unknown;
   }
   if (j->cause != Cause::unknown) {
-    why = "as the failing program reports";
+    why = j->cause == Cause::fragmentation ? j->detail + ": free memory was there, but not in one piece"
+                                           : std::string("as the failing program reports");
+    if (text::contains(j->detail, "G1 humongous")) why.strength = 0.7f;  // read from the collector's figures, not said
     return j->cause;
   }
   if (text::contains(j->detail, "Requested array size")) {

@@ -137,5 +137,28 @@ TEST(Jvm, GradleDaemonExpiringForHeapIsTheJavaHeap) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::jvm_heap);
 }
 
+
+// Fragmentation the JVM shows: ART says it outright; G1's full collections
+// for a humongous allocation leave a good part of the heap free before
+// "Java heap space" (modelled on an Android sync app's ART log and a G1 run
+// with -Xlog:gc; figures ours). A full heap after the same collections is not.
+TEST(Jvm, ArtsOwnWordsAndG1HumongousWithRoomAreFragmentation) {
+  Diagnosis art = test::diagnose_text(
+      "10-15 10:16:59.362 31400-31535/com.example.app E/AndroidRuntime: FATAL EXCEPTION: Worker\n"
+      "    java.lang.OutOfMemoryError: Failed to allocate a 4184 byte allocation with 460056 free bytes and 449KB until OOM; "
+      "failed due to fragmentation (required continguous free 8192 bytes where largest contiguous free 0 bytes)\n");
+  EXPECT_EQ(art.layer, Layer::jvm_heap);
+  EXPECT_EQ(art.cause, Cause::fragmentation);
+  const std::string oome = "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n";
+  Diagnosis g1 = test::diagnose_text(
+      "[2.131s][info][gc             ] GC(42) Pause Full (G1 Humongous Allocation) 702M->701M(1024M) 8.914ms\n"
+      "[2.140s][info][gc             ] GC(43) Pause Full (G1 Humongous Allocation) 701M->701M(1024M) 7.771ms\n" + oome);
+  EXPECT_EQ(g1.layer, Layer::jvm_heap);
+  EXPECT_EQ(g1.cause, Cause::fragmentation);
+  Diagnosis full = test::diagnose_text(
+      "[2.140s][info][gc             ] GC(43) Pause Full (G1 Humongous Allocation) 1019M->1018M(1024M) 7.771ms\n" + oome);
+  EXPECT_NE(full.cause, Cause::fragmentation);
+}
+
 }  // namespace
 }  // namespace aimem

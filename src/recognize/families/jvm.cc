@@ -25,6 +25,7 @@
 // -XX:MaxRAMPercentage=75 (ratio 0.75); -XX:MaxMetaspaceSize=256m and
 // -XX:MaxPermSize=256m (runtime_setting, limit: the metadata pool's cap).
 #include "core/text.h"
+#include "core/units.h"
 #include "recognize/families/families.h"
 #include "recognize/families/platform_util.h"
 #include "recognize/guards.h"
@@ -45,6 +46,7 @@ constexpr Pattern kPatterns[] = {
     {"MaxPermSize", kContext},
     {"MaxHeapSize=", kContext},
     {"JVM heap space is exhausted", kCompanion},
+    {"Pause Full (G1 Humongous Allocation)", kContext},
     {"after running out of JVM memory", kCompanion},
 };
 
@@ -74,6 +76,10 @@ class Jvm final : public Recognizer {
       settings(line, out);
     if (size_t p = s.find("OutOfDirectMemoryError: "); p != std::string_view::npos) {
       netty_direct(line, s.substr(p + 24), out);
+      return;
+    }
+    if (text::contains(s, "Pause Full (G1 Humongous Allocation)")) {
+      humongous_full(line);
       return;
     }
     if (size_t p = s.find("OutOfMemoryError"); p != std::string_view::npos) {
@@ -190,8 +196,32 @@ class Jvm final : public Recognizer {
       return;
     }
     if (repeated_heap(line, f.detail)) return;
+    // G1's full collections for a humongous allocation left a fifth of the
+    // heap or more free, and "Java heap space" still came: the free regions
+    // were not contiguous enough for the humongous object (fragmentation).
+    if (f.detail == "Java heap space" && humongous_line_ && line.number <= humongous_line_ + 20 && humongous_total_ > 0 &&
+        humongous_after_ * 5 <= humongous_total_ * 4) {
+      f.cause = Cause::fragmentation;
+      f.usage = humongous_after_ * units::MiB;
+      f.heap_limit = humongous_total_ * units::MiB;
+      f.detail = "Java heap space, G1 humongous allocation with the heap not full (fragmented regions)";
+    }
     out.add(std::move(f));
   }
+
+  // "GC(43) Pause Full (G1 Humongous Allocation) 701M->701M(1024M) 7.771ms": the heap after it and its size, in MiB.
+  void humongous_full(const Line& line) {
+    std::string_view s = line.text;
+    size_t arrow = s.rfind("->");
+    if (arrow == std::string_view::npos) return;
+    std::string_view rest;
+    auto after = text::parse_u64(s.substr(arrow + 2), &rest);
+    if (!after || !text::starts_with(rest, "M(")) return;
+    auto total = text::parse_u64(rest.substr(2));
+    if (!total) return;
+    humongous_line_ = line.number, humongous_after_ = *after, humongous_total_ = *total;
+  }
+  uint64_t humongous_line_ = 0, humongous_after_ = 0, humongous_total_ = 0;
 
   // Netty's own direct-memory cap (io.netty.maxDirectMemory, by default
   // -XX:MaxDirectMemorySize): "io.netty.util.internal.OutOfDirectMemoryError:
@@ -227,6 +257,12 @@ class Jvm final : public Recognizer {
       f.strength = 0.9f;
     }
     f.detail = "Java heap space (ART)";
+    // "failed due to fragmentation (required continguous free 8192 bytes where largest contiguous free 0 bytes)":
+    // ART says so itself.
+    if (text::contains(s, "due to fragmentation")) {
+      f.cause = Cause::fragmentation;
+      f.detail = "Java heap space (ART), failed due to fragmentation";
+    }
     f.requested = *n;
     if (auto v = text::after(s, "with ")) f.free = text::parse_u64(*v);
     if (auto v = text::after(s, "growth limit ")) f.heap_limit = text::parse_u64(*v);
