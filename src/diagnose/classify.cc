@@ -583,6 +583,7 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
   }
   why = "usage grew steadily " + std::string(until);
   if (text::starts_with(s->detail, "growing rss of pid")) why += " (the " + s->detail.substr(8) + ")";
+  if (text::starts_with(s->detail, "growing goroutines")) why += " (" + s->detail.substr(8) + ")";
   why.strength = s->strength >= 0.7f ? 0.75f : 0.6f;  // a figure named by the program, or read from a line's shape
   return Cause::leak_or_accumulation;
 }

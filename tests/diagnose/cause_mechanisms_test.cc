@@ -1046,5 +1046,22 @@ TEST(CauseMechanisms, TablesHeadingsAndSizeThenNameAreSeries) {
   EXPECT_EQ(jest.cause, Cause::leak_or_accumulation);
 }
 
+
+// A Go dump with goroutines parked for hours, many of them (modelled on a
+// Memento aggregator's dump after ten hours of proxied connections; ours):
+// goroutines pile up. A few long-parked ones (a listener, a signal loop) are
+// every server's.
+TEST(CauseMechanisms, ManyGoroutinesParkedForHoursAreAccumulation) {
+  std::string dump = "fatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw(0xaf7e25, 0x16)\n\ngoroutine 2318734 [running]:\n";
+  std::string few = dump + "goroutine 1 [IO wait, 611 minutes]:\ngoroutine 7 [select, 611 minutes]:\n";
+  for (int i = 0; i < 30; ++i)
+    dump += "goroutine " + std::to_string(10493 + 2 * i) + " [IO wait, " + std::to_string(597 - i) + " minutes]:\n"
+            "net/http.(*persistConn).readLoop(0xc0a1b2c3d4)\n";
+  Diagnosis d = diagnose_text(dump);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  EXPECT_NE(diagnose_text(few).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -27,6 +27,10 @@
 //                                                                        row that starts with a time)
 // and a size with its name after it, as test runners print it:
 //   PASS src/a.test.ts (212 MB heap size)                              (Jest's --logHeapUsage)
+// A Go dump whose goroutines sit parked for an hour and more, kGoParked of
+// them or more ("goroutine 10493 [select, 597 minutes]:"): goroutines (and the
+// connections or buffers each holds) piling up over hours, a weaker
+// "growing" fact of its own.
 // One process sampled by ps at times hours apart (its PID and ELAPSED/ETIME
 // columns) is a series of its own even from two samples: half again as much
 // resident memory, and kPidGrowthMin more, long after it started, is growth
@@ -102,6 +106,7 @@ constexpr Pattern kPatterns[] = {
     {"(mem|rss)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
     {"^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
     {"[0-9] ?(MB|GB|MiB|GiB) (heap size|heap used)", kRegex | kContext},
+    {" minutes\\]:", kRegex | kContext},
     {"^\\s*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
     // Go's gctrace: heap at start -> at end -> live, in MB.
     {"[0-9]+->[0-9]+->[0-9]+ MB", kRegex | kContext},
@@ -317,6 +322,7 @@ uint64_t shape_hash(std::string_view s) {
 constexpr uint64_t kTableLines = 400;  // rows of a ps table or bare samples read after their header
 constexpr size_t kNoColumn = SIZE_MAX;
 constexpr size_t kPids = 16;                                    // processes followed by PID
+constexpr uint64_t kGoParked = 20;                              // goroutines parked an hour or more
 constexpr double kPidGrowthMin = 256.0 * 1024 * 1024;           // bytes added between two samples
 constexpr uint64_t kPidSpanS = 3600, kPidWarmS = 600;           // samples an hour apart, after ten minutes up
 
@@ -435,11 +441,30 @@ class MemorySeries final : public Recognizer {
       add(key, value, bytes, line);
       ++found;
     }
-    if (found == 0 && size_then_key(line)) return;
+    if (found == 0 && (goroutine(line) || size_then_key(line))) return;
     if (found == 0) template_series(line);
   }
 
   // "(212 MB heap size)": a size, then what it measures.
+  // "goroutine 10493 [IO wait, 597 minutes]:"
+  bool goroutine(const Line& line) {
+    std::string_view s = line.text;
+    size_t g = s.find("goroutine ");
+    if (g == std::string_view::npos) return false;
+    size_t open = s.find(" [", g);
+    size_t mins = s.find(" minutes]:", g);
+    if (open == std::string_view::npos || mins == std::string_view::npos || mins < open) return false;
+    size_t comma = s.rfind(", ", mins);
+    if (comma == std::string_view::npos || comma < open) return false;
+    auto m = text::parse_u64(s.substr(comma + 2));
+    source_ = line.source;
+    if (m && *m >= 60 && ++go_parked_ == kGoParked) {
+      go_line_ = line.number;
+      go_text_ = std::string(s.substr(0, 200));
+    }
+    return true;
+  }
+
   bool size_then_key(const Line& line) {
     std::string_view s = line.text;
     for (std::string_view key : {" heap size", " heap used", " resident", " rss"}) {
@@ -674,6 +699,14 @@ class MemorySeries final : public Recognizer {
 
   void finish(FactSink& out) override {
     pid_growth(out);
+    if (go_parked_ >= kGoParked) {
+      Line at{go_text_, go_line_, {}, source_};
+      Fact f = make_fact(at, FactKind::memory_usage, Family::runtime);
+      f.strength = 0.6f;
+      f.detail = fmt::format("growing goroutines: {} parked for an hour or more", go_parked_);
+      f.count = go_parked_;
+      out.add(std::move(f));
+    }
     for (size_t k = 0; k < used_; ++k) {
       uint64_t flat = 0;
       std::optional<Series> trimmed;
@@ -829,6 +862,8 @@ class MemorySeries final : public Recognizer {
   uint64_t col_until_ = 0;
   std::string col_key_;
   std::vector<PidSeries> pids_;
+  uint64_t go_parked_ = 0, go_line_ = 0;
+  std::string go_text_;
   FreeUnits free_units_;
   uint64_t table_until_ = 0, bare_until_ = 0;
   std::array<Series, kKeys> series_;
