@@ -1076,6 +1076,33 @@ std::optional<Cause> cause_from_machine_size(const View& v, const Fact* kill, Wh
   return std::nullopt;
 }
 
+// One allocation the size of the machine: a host allocation that failed
+// asking for half the host's RAM or more, or more than it had available (and
+// a GiB at least); with no figure for the host, one of kHugeRequest or more.
+// The unit of work (an array, a whole file read at once, a result) is larger
+// than the machine can hold: the work's size, not a leak.
+constexpr uint64_t kHugeRequest = 16 * units::GiB;
+
+std::optional<Cause> cause_from_one_request(const View& v, const Fact* f, Why& why) {
+  if (!f || f->kind != FactKind::host_alloc_failure || !f->requested || *f->requested < units::GiB) return std::nullopt;
+  const uint64_t req = *f->requested;
+  const Fact* host = v.first_context([](const Fact& h) { return h.kind == FactKind::host_state && h.detail == "host RAM" && h.total && *h.total > 0; });
+  if (host) {
+    const bool half = req * 2 >= *host->total;
+    const bool over_free = host->free && req > *host->free;
+    if (!half && !over_free) return std::nullopt;
+    why = "one allocation of " + units::format_bytes(req) + " on a machine with " + units::format_bytes(*host->total) +
+          (host->free ? " (" + units::format_bytes(*host->free) + " available)" : std::string()) +
+          ": the unit of work is larger than the machine holds, not memory that accumulated";
+    why.strength = 0.7f;
+    return Cause::concurrency_batch;
+  }
+  if (req < kHugeRequest) return std::nullopt;
+  why = "one allocation of " + units::format_bytes(req) + " failed: a single piece of work that size is larger than the machine holds";
+  why.strength = 0.6f;
+  return Cause::concurrency_batch;
+}
+
 // The kubelet evicts by usage above request. A pod that used little (under
 // kSmallEvictee, or within half again of its request) was picked for being
 // over its request, not for filling the node: other pods did. One far above
@@ -1250,6 +1277,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       }
       if (auto c = cause_from_allocator(v, why)) return *c;
       if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
+      if (auto c = cause_from_one_request(v, d.decisive, why)) return *c;
       if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
       if (auto c = cause_from_rollout(v, why)) return *c;
       if (d.decisive)

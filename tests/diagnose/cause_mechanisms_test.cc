@@ -1063,5 +1063,24 @@ TEST(CauseMechanisms, ManyGoroutinesParkedForHoursAreAccumulation) {
   EXPECT_NE(diagnose_text(few).cause, Cause::leak_or_accumulation);
 }
 
+
+// One host allocation the size of the machine (modelled on a numpy meshgrid of
+// 2499^3 int64 on a 31 GiB workstation; figures ours): the unit of work, not
+// a leak. A modest request on a machine with room is left alone, and a
+// growth series still speaks first.
+TEST(CauseMechanisms, OneAllocationTheSizeOfTheMachineIsTheWorksSize) {
+  const std::string freeh = "$ free -g\n               total        used        free      shared  buff/cache   available\n"
+                            "Mem:              31           4          25           0           1          26\n";
+  Diagnosis d = diagnose_text(freeh +
+                              "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 116. GiB for an array with shape "
+                              "(2499, 2499, 2499) and data type int64\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  Diagnosis small = diagnose_text(freeh +
+                                  "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 2.00 GiB for an array with shape "
+                                  "(16384, 16384) and data type float64\n");
+  EXPECT_NE(small.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem
