@@ -1082,5 +1082,20 @@ TEST(CauseMechanisms, OneAllocationTheSizeOfTheMachineIsTheWorksSize) {
   EXPECT_NE(small.cause, Cause::concurrency_batch);
 }
 
+
+// `make -j` with no number runs every ready job at once (modelled on an
+// mkl-dnn build on an 8-core, 7.7 GiB machine; ours): parallel compiles. A
+// small bounded -j is not that.
+TEST(CauseMechanisms, MakeDashJWithNoLimitIsParallelJobs) {
+  const std::string killed =
+      "c++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n"
+      "make[2]: *** [src/cpu/CMakeFiles/dnn.dir/build.make:141: src/cpu/CMakeFiles/dnn.dir/reorder.cpp.o] Error 1\n";
+  Diagnosis d = diagnose_text("$ cmake .. -DCMAKE_BUILD_TYPE=Release && make -j\n[ 44%] Building CXX object src/cpu/conv.cpp.o\n" + killed);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  Diagnosis two = diagnose_text("$ make -j2\n[ 44%] Building CXX object src/cpu/conv.cpp.o\n" + killed);
+  EXPECT_NE(two.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

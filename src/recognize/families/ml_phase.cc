@@ -18,6 +18,7 @@
 //   concurrency_batch backward / optimizer / train_step / training_step / epoch / prefill / profile_run /
 //                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
 //                     parallel copies: -j N, --jobs N, -np N, --n-processes N, num_workers=N, pool of N,
+//                     `make -j` with no number (no limit: counted as 64),
 //                     concurrency: N, WORKERS=N, --processes N, and a count before the word: "spawning
 //                     4 render workers", "with 24 processes" (4 or more; the fact carries the count)
 //                     requests in flight: "Running: N reqs", "active requests: N" (8 or more; the
@@ -300,8 +301,16 @@ std::optional<uint64_t> count_before(std::string_view before) {
 }
 
 // The count a workers or counted cue names, or nullopt.
+// `make -j` with no number runs as many jobs as there are targets ready: no limit at all.
+constexpr uint64_t kUnboundedJobs = 64;
+
 std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::counted) return count_before(before);
+  if (text::ends_with(text::trim(before), "make")) {
+    std::string_view rest = text::trim_left(after);
+    if (after.empty() || ((after[0] == ' ' || after[0] == ';' || after[0] == '&') && (rest.empty() || rest[0] < '0' || rest[0] > '9')))
+      return kUnboundedJobs;
+  }
   size_t i = 0;
   while (i < after.size() && i < 2 && (after[i] == ' ' || after[i] == '=' || after[i] == ':')) ++i;
   return text::parse_u64(after.substr(i));
