@@ -161,5 +161,19 @@ TEST(ExitStatus, KilledAfterAProgressBarIsTheShellsWord) {
   EXPECT_EQ(test::diagnose_text("[INFO] worker [3] was Killed by the supervisor? no, it exited\n").layer, Layer::none);
 }
 
+
+// A child's negative return code is the signal that ended it (modelled on
+// DeepSpeed's launcher and torch elastic's failure summary; ours): -9 is a
+// SIGKILL, -11 a crash; a positive code is neither.
+TEST(ExitStatus, ANegativeReturnCodeIsTheSignal) {
+  Diagnosis d = test::diagnose_text(
+      "[2024-07-01 10:06:58,772] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
+      "'--local_rank=0'] exits with return code = -9\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  Diagnosis segv = test::diagnose_text("  exitcode  : -11 (pid: 4117)\n  error_file: <N/A>\n");
+  EXPECT_EQ(segv.layer, Layer::not_memory);
+  EXPECT_EQ(test::diagnose_text("  exitcode  : 1 (pid: 4117)\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

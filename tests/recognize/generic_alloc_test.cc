@@ -387,5 +387,24 @@ TEST(GenericAlloc, ABankManagersLargestFreeBlockDecidesFragmentation) {
   EXPECT_EQ(dk.layer, Layer::gpu_vram);
 }
 
+
+// TensorRT's builder asking for more scratch space than the device has
+// (modelled on NVIDIA/TensorRT-LLM's llama build.py with a large
+// max_batch_size; figures ours), and MLC/WebLLM's paged KV cache with no page
+// left: both the device's. A sentence that only compares sizes is not.
+TEST(GenericAlloc, ScratchOverAvailableAndAFullPagedKvCacheAreTheDevice) {
+  Diagnosis trt = test::diagnose_text(
+      "[11/10/2023-21:47:10] [TRT] [E] 4: Internal error: plugin node LlamaForCausalLM/layers/0/attention/PLUGIN_V2_GPTAttention_0 "
+      "requires 48318382080 bytes of scratch space, but only 42949672960 is available. Try increasing the workspace size with "
+      "IBuilderConfig::setMemoryPoolLimit().\n");
+  EXPECT_EQ(trt.layer, Layer::gpu_vram);
+  EXPECT_EQ(test::diagnose_text("the job requires 4096 bytes of headroom but only 8192 is available to it\n").layer, Layer::none);
+  Diagnosis kv = test::diagnose_text(
+      "Loading model Llama-3-8B-Instruct-q4f16_1-MLC, context_window_size: 4096, prefill_chunk_size: 1024\n"
+      "Uncaught (in promise) Error: Check failed: (!free_page_ids_.empty()) is false: The KV cache is full. No page can be allocated.\n");
+  EXPECT_EQ(kv.layer, Layer::gpu_vram);
+  EXPECT_EQ(kv.cause, Cause::kv_cache_context);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -46,6 +46,7 @@ constexpr Pattern kPatterns[] = {
     {"exitcode"},
     {"exit_status"},
     {"died with <Signals."},
+    {"(return ?code|exit ?status|exitcode|exit code)\\s*[:=]?\\s*-[0-9]", kRegex | kCaseless | kCompanion},
     {"signal: killed"},
     {"signal: terminated"},
     {"signal: aborted"},
@@ -123,6 +124,21 @@ bool is_job_head(std::string_view s, std::optional<int64_t>* pid) {
 
 class ExitStatus final : public Recognizer {
  public:
+  // "return code = -9", "exitcode  : -9", "exit status -9": where the code
+  // starts and the signal it names (1-64), if the line has one.
+  static std::optional<std::pair<size_t, int>> negative_code(std::string_view s) {
+    for (std::string_view key : {"return code", "returncode", "exit status", "exitcode", "exit code"}) {
+      size_t p = text::ifind(s, key);
+      if (p == std::string_view::npos) continue;
+      size_t i = p + key.size();
+      while (i < s.size() && (s[i] == ' ' || s[i] == '=' || s[i] == ':')) ++i;
+      if (i + 1 >= s.size() || s[i] != '-' || !platform::is_digit(s[i + 1])) continue;
+      auto n = text::parse_u64(s.substr(i + 1));
+      if (n && *n >= 1 && *n <= 64) return std::pair<size_t, int>{p, static_cast<int>(*n)};
+    }
+    return std::nullopt;
+  }
+
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (shell(line, out)) return;
@@ -145,6 +161,15 @@ class ExitStatus final : public Recognizer {
       std::string_view rest;
       auto v = text::after(s.substr(p), ": ");
       if (auto n = v ? text::parse_i64(*v, &rest) : std::nullopt) signal(line, p, static_cast<int>(*n), std::nullopt, out);
+      return;
+    }
+    // Python's negative return code is the signal that ended the child:
+    // DeepSpeed's launcher "exits with return code = -9", torch elastic's
+    // "exitcode  : -9 (pid: 4117)", subprocess's "returned non-zero exit status -9".
+    if (auto n = negative_code(s)) {
+      std::optional<int64_t> pid;
+      if (auto v = text::after(s, "pid: ")) pid = text::parse_i64(*v);
+      signal(line, n->first, n->second, pid, out);
       return;
     }
     // Go's os/exec: "signal: killed", "signal: illegal instruction (core dumped)".

@@ -71,6 +71,8 @@ constexpr Pattern kPatterns[] = {
     {"posix_memalign", kCaseless | kCompanion},          // an aligned allocation that returned ENOMEM (12)
     {"attempting to allocate", kCaseless},               // MLX: "[metal::malloc] Attempting to allocate N bytes which is greater than ..."
     {"using all available ram", kCaseless | kCompanion},              // Colab: "Your session crashed after using all available RAM."
+    {"requires [0-9]+ bytes.{0,60}but only [0-9]+", kCi | kCompanion},  // TensorRT's builder: scratch space over what is available
+    {"KV cache is full", kCaseless | kCompanion},                          // MLC/WebLLM's paged cache: "No page can be allocated"
     // Where the memory was: device words, as context.
     {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl)",
      kCi | kContext},
@@ -81,7 +83,8 @@ bool device_word(std::string_view s) {
                                                 "rocm", " xpu", "xpu ", " mps", "mps ",  " npu",   "npu ",  " tpu",
                                                 "tpu ", "current device", "level zero", "level_zero", "device 0", "metal::", "[metal]", "ggml_metal",
                                                 "device 1", "device 2", "device 3", "device:0", "device:1", "on device",
-                                                "dram buffer", "l1 buffer", "tt_fatal", "tt_metal", "vulkan", "sycl", "opencl"};
+                                                "dram buffer", "l1 buffer", "tt_fatal", "tt_metal", "vulkan", "sycl", "opencl",
+                                                "[trt]", "tensorrt", "plugin_v2", "webgpu", "kv cache is full"};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;
@@ -150,6 +153,7 @@ class GenericAlloc final : public Recognizer {
     if (dev) remember_device(line.number);
     std::optional<size_t> at = phrase_at(s);
     if (!at) at = allocator_returned_enomem(s);
+    if (!at) at = required_over_available(s);
     if (!at) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
       return;
@@ -174,6 +178,23 @@ class GenericAlloc final : public Recognizer {
   void finish(FactSink& out) override { flush(UINT64_MAX, out); }
 
  private:
+  // "requires 56371970048 bytes of scratch space, but only 47245361152 is
+  // available" (TensorRT's builder, and other allocators' arithmetic): a size
+  // asked for above the size on offer is an allocation that could not be made.
+  static std::optional<size_t> required_over_available(std::string_view s) {
+    size_t r = text::ifind(s, "requires ");
+    if (r == std::string_view::npos) return std::nullopt;
+    std::string_view rest;
+    auto need = text::parse_u64(s.substr(r + 9), &rest);
+    if (!need || !text::starts_with(rest, " bytes")) return std::nullopt;
+    size_t o = text::ifind(rest, "but only ");
+    if (o == std::string_view::npos || o > 80) return std::nullopt;
+    std::string_view tail;
+    auto have = text::parse_u64(rest.substr(o + 9), &tail);
+    if (!have || *need <= *have || !text::icontains(tail.substr(0, 24), "available")) return std::nullopt;
+    return r;
+  }
+
   // Where the first phrase of the vocabulary starts, if any.
   static std::optional<size_t> phrase_at(std::string_view s) {
     static constexpr std::string_view kPhrases[] = {
@@ -183,7 +204,8 @@ class GenericAlloc final : public Recognizer {
         "alloc failed", "alloc_failed", "allocation_failed", "memory allocation of", "bad_alloc", "not enough",
         "insufficient", "exceeded", "exceeds", "exceed the", "memory exhausted", "enomem", "resource_exhausted",
         "memoryerror", "cannot allocate", "can't allocate", "could not allocate", "couldn't allocate",
-        "paging file is too small", "os error 1455", "killed signal terminated", "using all available ram"};
+        "paging file is too small", "os error 1455", "killed signal terminated", "using all available ram",
+        "kv cache is full"};
     size_t best = std::string_view::npos;
     for (std::string_view p : kPhrases) {
       for (size_t at = text::ifind(s, p), tries = 0; at != std::string_view::npos && at < best && tries < 4; ++tries) {
@@ -307,6 +329,12 @@ class GenericAlloc final : public Recognizer {
       p.fact.detail = "device allocation failure";
       // Intel's extension says it outright: "Current platform can NOT allocate
       // memory block with size larger than 4GB!" A per-allocation limit, not a full device.
+      // A paged KV cache with no page left (MLC/WebLLM's "The KV cache is full. No page can be
+      // allocated."): the cache sized for the context ran out, not the device at large.
+      if (text::icontains(p.fact.text, "kv cache is full")) {
+        p.fact.cause = Cause::kv_cache_context;
+        p.fact.detail = "device allocation failure: the paged KV cache has no page left";
+      }
       if (text::icontains(p.fact.text, "allocate memory block with size larger than")) {
         p.fact.cause = Cause::limit_too_low;
         p.fact.detail = "device allocation failure: one block over the platform's per-allocation limit";

@@ -21,7 +21,7 @@ namespace aimem {
 namespace {
 
 constexpr Pattern kPatterns[] = {
-    {"Allowed memory size of "},
+    {"Allowed memory size of [0-9]+ bytes exhausted", kRegex},
 };
 
 class Php final : public Recognizer {
