@@ -85,8 +85,22 @@
 // process that exited: its entry is dropped by pid, so a sample in which some
 // process exited (every one, on a host where anything runs) does not pass
 // over the whole cache to find it. How the iterator itself walks the tasks
-// (one pass over the kernel's task list on Linux 6.7+): task_runs.h. The full statm read every kStatmRefresh samples stays: the
-// iterator sees no more than schedstat of what moves memory from outside.
+// (one pass over the kernel's task list on Linux 6.7+): task_runs.h.
+//
+// Page counts from the walk. On Linux 6.7+ the walk also reads each
+// process's resident page counts (file, anon, swap, shmem: the counters
+// statm sums), and whatever moves a process's memory from outside (reclaim,
+// swap, the OOM reaper, khugepaged, process_vm_writev, a truncated file)
+// moves them. A process that did not run and whose counts did not move
+// keeps its memory without a statm read, whatever the host's or its
+// cgroup's counters say, and the full read every kStatmRefresh samples is
+// not made: the counts are a better check than a read every 20 samples
+// (all that the 1,000 sleeping processes of bench/watch_vs_node_exporter.sh
+// then cost in statm reads). What they do not show: a change smaller than
+// the counter's per-CPU batch (max(32, 2 * CPUs) pages), which the kernel
+// holds per CPU until it passes the batch (statm sums those since Linux
+// 6.16; before, statm did not show them either). The full read at every
+// kIdentityRefresh samples bounds that; values always come from statm.
 //
 // Cached identity: the command line (and the role read from it) is re-read
 // when the name changes, which exec does (exec keeps the start time); the
@@ -720,8 +734,9 @@ Sampler::ProcCache::iterator Sampler::drop(Walk& w, ProcCache::iterator it) {
   return cache_.erase(it);
 }
 
-// Each process is read in full (statm) at least every kStatmRefresh samples,
-// its command line and cgroup every kIdentityRefresh: the bound on what the
+// Each process is read in full (statm) at least every kStatmRefresh samples
+// (every kIdentityRefresh where the task walk's page counts are read), its
+// command line and cgroup every kIdentityRefresh: the bound on what the
 // shortcut and the cached identity can miss (see the top of this file).
 // Staggered by pid so each sample does an even share.
 void Sampler::read_processes(std::vector<ProcessSample>& out, const std::vector<GpuProcessSample>& gpu) {
@@ -793,8 +808,11 @@ bool Sampler::merge_task_runs(Walk& w) {
   if (task_runs_->read(runs_, opt_.max_processes * 64)) {
       next_sigs_.clear();
     for (const TaskRun& r : runs_)  // leaders, in pid order
-      if (!r.kernel && r.tid == r.tgid)  // kernel threads have no memory of their own
-        next_sigs_.push_back({static_cast<int>(r.tgid), nullptr, r.start_ns, r.run_ns, r.switches, 1});
+      if (!r.kernel && r.tid == r.tgid) {  // kernel threads have no memory of their own
+        RunSig& e = next_sigs_.emplace_back();
+        e.pid = static_cast<int>(r.tgid), e.start = r.start_ns, e.run = r.run_ns, e.switches = r.switches, e.threads = 1;
+        if (r.has_pages) std::copy(std::begin(r.pages), std::end(r.pages), e.pages), e.has_pages = true;
+      }
     auto by_pid = [](const RunSig& a, int pid) { return a.pid < pid; };
     for (const TaskRun& r : runs_) {  // then the other threads, summed into their process
       if (r.kernel || r.tid == r.tgid) continue;
@@ -813,6 +831,7 @@ bool Sampler::merge_task_runs(Walk& w) {
       if (j < sigs_.size() && sigs_[j].pid == e.pid && sigs_[j].start == e.start && sigs_[j].proc) {
         w.hints.push_back(sigs_[j].proc);
         e.ran = sigs_[j].run != e.run || sigs_[j].switches != e.switches || sigs_[j].threads != e.threads;
+        e.kept = e.has_pages && sigs_[j].has_pages && std::equal(std::begin(e.pages), std::end(e.pages), sigs_[j].pages);
       } else {
         w.hints.push_back(nullptr);
         e.ran = true;  // new to the table: read in full
@@ -859,8 +878,13 @@ bool Sampler::read_process(Walk& w, size_t i) {
   const uint64_t turn = static_cast<uint64_t>(pid) + generation_;
   const bool identity_due = turn % kIdentityRefresh == 0;
   bool ran = false;  // schedstat moved since the last sample
-  if (hint && !next_sigs_[i].ran && pid != w.self && turn % kStatmRefresh != 0 && !identity_due &&
-      (w.still || cgroup_kept(hint->cgroup))) {
+  // Its memory stands when no thread ran and nothing moved it from outside:
+  // told by the iterator's page counts where the walk reads them (then no
+  // periodic statm read either: see the top of this file), else by the
+  // host's counters or its cgroup's, with a full read every kStatmRefresh.
+  if (hint && !next_sigs_[i].ran && pid != w.self && !identity_due &&
+      (next_sigs_[i].kept || (!next_sigs_[i].has_pages && turn % kStatmRefresh != 0 &&
+                              (w.still || cgroup_kept(hint->cgroup))))) {
     Proc& p = *hint;
     w.seen_now += p.seen != generation_;
     p.seen = generation_;  // no thread ran, nothing unmapped: rss, hwm and swap stand

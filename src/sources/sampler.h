@@ -156,7 +156,10 @@ class Sampler {
     int pid = 0;
     Proc* proc = nullptr;  // its cache entry, when it stayed in the cache
     uint64_t start = 0, run = 0, switches = 0, threads = 0;
+    int64_t pages[4] = {};   // the iterator's page counts (TaskRun::pages), with has_pages
+    bool has_pages = false;
     bool ran = true;  // this sample: the sums moved, or it is new to the table
+    bool kept = false;  // this sample: its page counts were read now and last sample, and did not move
   };
   std::vector<RunSig> sigs_, next_sigs_;
   std::string task_runs_why_;

@@ -213,8 +213,8 @@ Result<std::unique_ptr<TaskRuns>> TaskRuns::open(size_t table, bool walk) {
 
 TaskRuns::TaskRuns(int link_fd, int map_fd, size_t capacity) : link_fd_(link_fd), map_fd_(map_fd) {
   if (map_fd_ < 0) return;
-  // The table's values start on a page of their own; records are 40 bytes
-  // apart (the map rounds a value up to 8).
+  // The table's values start on a page of their own; records are
+  // sizeof(TaskRun) bytes apart (the map rounds a value up to 8).
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const size_t bytes = (capacity * sizeof(TaskRun) + page - 1) / page * page;
   void* at = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, map_fd_, 0);

@@ -19,6 +19,8 @@
 // iterator, the fallback on older kernels, looks up each pid and takes a
 // reference on its task. The table holds `table` tasks; a read that finds
 // more loads a table twice their number (in a child, as above) and reads again.
+// The walk also reads each process's resident page counts (TaskRun::pages),
+// which tell the sampler that nothing moved a sleeping process's memory.
 #pragma once
 
 #include <cstdint>
@@ -38,15 +40,21 @@ struct TaskRun {
   uint64_t run_ns = 0;     // CPU time run
   uint64_t switches = 0;   // voluntary + involuntary context switches
   uint32_t kernel = 0;     // a kernel thread
-  uint32_t pad = 0;
+  uint32_t has_pages = 0;  // pages was read (the walk, a thread group leader with memory)
+  // With has_pages, the process's resident page counts as the kernel keeps
+  // them (mm->rss_stat[i].count; MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS,
+  // MM_SHMEMPAGES): the numbers statm prints less each CPU's unfolded part,
+  // less than max(32, 2 * CPUs) pages per CPU (bpf/task_runs.bpf.c). Only
+  // compared from one read to the next: statm still gives the values.
+  int64_t pages[4] = {};
 };
-static_assert(sizeof(TaskRun) == 40, "TaskRun must match the BPF program's record");
+static_assert(sizeof(TaskRun) == 72, "TaskRun must match the BPF program's record");
 
 class TaskRuns {
  public:
   // Loads the iterator; an error saying why when it cannot (not built in,
   // no libbpf, no permission, no BTF, another pid namespace).
-  static constexpr size_t kTable = 8192;  // tasks: 320 KiB of kernel memory
+  static constexpr size_t kTable = 8192;  // tasks: 576 KiB of kernel memory
   // walk false: the kernel's per-task iterator even where the walk loads.
   static Result<std::unique_ptr<TaskRuns>> open(size_t table = kTable, bool walk = true);
   ~TaskRuns();

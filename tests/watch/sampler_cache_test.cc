@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -490,6 +491,55 @@ TEST(SamplerLive, SleeperThatWakesAndAllocatesIsSeenThroughTheTaskIterator) {
   if (::geteuid() != 0 || !task_runs_built())
     GTEST_SKIP() << "needs root and a build with the BPF task iterator";
   ASSERT_NO_FATAL_FAILURE(sleeper_that_wakes_and_allocates_is_seen(o));
+}
+
+// Memory moved into a process that does not run: another process writes
+// 16 MiB into its untouched mapping (process_vm_writev faults the pages in
+// under the sleeper's mm). None of its threads ran and the host's reclaim
+// counters need not move, so only the task walk's page counts tell: the
+// very next sample sees the new RSS, not the full read kStatmRefresh (or,
+// with the counts, kIdentityRefresh) samples later.
+TEST(SamplerLive, MemoryWrittenIntoASleeperIsSeenByThePageCounts) {
+  if (::geteuid() != 0 || !task_runs_built()) GTEST_SKIP() << "needs root and a build with the BPF task iterator";
+  constexpr size_t kBytes = 16 << 20;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    void* p = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) _exit(1);
+    if (::write(ready[1], &p, sizeof p) != sizeof p) _exit(1);
+    for (;;) ::pause();
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{child};
+  void* at = nullptr;
+  ASSERT_EQ(::read(ready[0], &at, sizeof at), static_cast<ssize_t>(sizeof at));
+  ::close(ready[0]), ::close(ready[1]);
+  SamplerOptions o;
+  o.gpus = false;
+  o.task_iterator = true;
+  Sampler s(o);
+  if (std::string why = s.task_iterator_problem(); !why.empty() && test::bpf_refused(why)) GTEST_SKIP() << why;
+  ASSERT_STREQ(s.run_source(), "bpf") << s.task_iterator_problem();
+  Sample x;
+  for (int i = 0; i < 3; ++i) x = s.sample();
+  const ProcessSample* p = find_process(x, child);
+  ASSERT_TRUE(p);
+  const uint64_t before = p->rss;
+
+  std::vector<char> bytes(kBytes, 1);
+  iovec local{bytes.data(), kBytes}, remote{at, kBytes};
+  ASSERT_EQ(::process_vm_writev(child, &local, 1, &remote, 1, 0), static_cast<ssize_t>(kBytes)) << std::strerror(errno);
+  x = s.sample();
+  ASSERT_TRUE(p = find_process(x, child));
+  EXPECT_GE(p->rss, before + kBytes - (1 << 20));
 }
 
 // kept_processes (the watch's 50) picks on the cache entries what

@@ -12,11 +12,33 @@
 // each pid in turn and taking a reference on it: that lookup cost three times
 // the program itself, and was a fifth of aimem watch's CPU on a host of 1,000
 // sleeping processes.
+//
+// The walk also reads each process's resident page counts, the numbers
+// proc/PID/statm prints (fs/proc/task_mmu.c task_statm: shared is
+// MM_FILEPAGES + MM_SHMEMPAGES, resident that plus MM_ANONPAGES), from its
+// thread group leader's mm->rss_stat[] (Linux 6.2+: a percpu_counter each).
+// What is read is the counter's `count`, percpu_counter_read_positive(), as
+// statm printed it up to Linux 6.15; since 6.16 statm adds each CPU's
+// not-yet-folded delta (percpu_counter_sum), which a program cannot read
+// here (the per-CPU pointer carries no BTF percpu tag), so the two differ by
+// less than the counter's batch (max(32, 2 * online CPUs) pages) per CPU.
+// The sampler uses them to tell that nothing moved a sleeping process's
+// memory from outside; the values it keeps still come from statm.
 #include <linux/bpf.h>  // map types and flags
 #include <linux/types.h>
 
 struct sched_entity {
   __u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+// Linux 6.2+ (mm_types.h): struct percpu_counter rss_stat[NR_MM_COUNTERS].
+// Before that rss_stat was a struct mm_rss_stat of atomic_long_t, which does
+// not match this array: bpf_core_field_exists() is then false and no pages
+// are read (those kernels have no walk either; see below).
+struct percpu_counter {
+  __s64 count;
+} __attribute__((preserve_access_index));
+struct mm_struct {
+  struct percpu_counter rss_stat[4];  // MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES
 } __attribute__((preserve_access_index));
 struct task_struct {
   int pid;
@@ -26,6 +48,7 @@ struct task_struct {
   unsigned long nvcsw;
   unsigned long nivcsw;
   __u64 start_time;
+  struct mm_struct *mm;
 } __attribute__((preserve_access_index));
 struct seq_file;
 struct bpf_iter_meta {
@@ -38,11 +61,12 @@ struct bpf_iter__task {
   struct task_struct *task;
 } __attribute__((preserve_access_index));
 
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
 #define PF_KTHREAD 0x00200000
 
-// Keep in step with TaskRun in task_runs.h (40 bytes, no padding).
+// Keep in step with TaskRun in task_runs.h (72 bytes, no padding).
 struct task_run {
   __u32 tid;
   __u32 tgid;
@@ -50,7 +74,8 @@ struct task_run {
   __u64 run_ns;    // CPU time this thread has run
   __u64 switches;  // voluntary + involuntary context switches
   __u32 kernel;    // a kernel thread (no memory of its own)
-  __u32 pad;
+  __u32 has_pages; // pages[] was read: a thread group leader with memory, in the walk
+  __s64 pages[4];  // mm->rss_stat[i].count (see the top of this file)
 };
 
 SEC("iter/task")
@@ -122,7 +147,17 @@ int task_walk(struct bpf_iter__task *ctx) {
     r->run_ns = t->se.sum_exec_runtime;
     r->switches = t->nvcsw + t->nivcsw;
     r->kernel = (t->flags & PF_KTHREAD) != 0;
-    r->pad = 0;
+    r->has_pages = 0;
+    // Only the leader's: its threads share the mm, and a leader that exited
+    // before its threads has none, as statm then prints zeros.
+    struct mm_struct *mm = t->mm;
+    if (bpf_core_field_exists(mm->rss_stat) && !r->kernel && t->pid == t->tgid && mm) {
+      r->pages[0] = mm->rss_stat[0].count;
+      r->pages[1] = mm->rss_stat[1].count;
+      r->pages[2] = mm->rss_stat[2].count;
+      r->pages[3] = mm->rss_stat[3].count;
+      r->has_pages = 1;
+    }
   }
   bpf_iter_task_destroy(&it);
   struct task_run h = {};
