@@ -692,6 +692,10 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
     why = g.cause == Cause::other_process ? "the GPU's free memory at start-up was already below what the engine was told to use"
                                           : "as the failing program reports";
+    if (text::starts_with(g.detail, "Ollama: GPU memory")) {
+      why = g.detail.substr(8);  // read from the scheduler's warnings, not said outright
+      why.strength = 0.6f;
+    }
     return g.cause;
   }
   // KV shortage reported by the engine.

@@ -47,6 +47,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kKernelAllocEntry,
     &kPhpEntry,
     &kOsLimitsEntry,
+    &kOllamaSchedEntry,
     &kRolloutEntry,
     &kGracefulReloadEntry,
     &kFailureMarkersEntry,

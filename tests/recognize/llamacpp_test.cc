@@ -296,5 +296,25 @@ TEST(LlamaCpp, OllamaWithNoMemoryLayoutIsShortOfGpuMemory) {
   EXPECT_EQ(test::facts_of_kind("{\"error\":\"memory layout cannot be allocated\"}\n", FactKind::gpu_oom).size(), 1u);
 }
 
+
+// Ollama's scheduler warning that an unloaded model's VRAM did not come back,
+// then the next model squeezed onto the CPU (modelled on an Ollama 0.12 log
+// on three 12 GiB cards; figures ours): the GPU, retention. The warning alone
+// (the memory came back later, the model loaded whole) is no failure.
+TEST(LlamaCpp, OllamaVramNotGivenBackThenASqueezedLoadIsRetention) {
+  const std::string warn =
+      "time=2025-11-25T06:47:08.174+02:00 level=WARN source=sched.go:685 msg=\"gpu VRAM usage didn't recover within timeout\" "
+      "seconds=5.2561 runner.size=\"20.1 GiB\" runner.vram=\"20.1 GiB\" runner.parallel=1\n";
+  Diagnosis d = test::diagnose_text(
+      warn + "time=2025-11-25T06:52:35.712+02:00 level=INFO source=server.go:220 msg=\"model requires more gpu memory than is "
+             "currently available, evicting a model to make space\" model=mistral-small3.2:24b\n"
+             "time=2025-11-25T06:52:36.104+02:00 level=INFO source=server.go:1244 msg=\"offloaded 18/41 layers to GPU\"\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  Diagnosis whole = test::diagnose_text(
+      warn + "time=2025-11-25T06:52:36.104+02:00 level=INFO source=server.go:1244 msg=\"offloaded 41/41 layers to GPU\"\n");
+  EXPECT_EQ(whole.layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -40,6 +40,7 @@ extern const RecognizerEntry kSharedMemoryEntry;
 extern const RecognizerEntry kKernelAllocEntry;
 extern const RecognizerEntry kPhpEntry;
 extern const RecognizerEntry kOsLimitsEntry;
+extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;
 extern const RecognizerEntry kUnifiedMemoryEntry;
 extern const RecognizerEntry kDockerStatsEntry;
