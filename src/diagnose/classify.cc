@@ -1048,6 +1048,11 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
   return Cause::unknown;
 }
 
+// The host's RAM as `free`, `docker info` or a VM's size give it.
+const Fact* host_ram_state(const View& v) {
+  return v.first_context([](const Fact& f) { return f.kind == FactKind::host_state && f.detail == "host RAM" && f.total && *f.total > 0; });
+}
+
 constexpr uint64_t kSmallEvictee = 256 * units::MiB;
 constexpr uint64_t kSmallMachine = 1 * units::GiB;
 
@@ -1058,7 +1063,7 @@ constexpr uint64_t kSmallMachine = 1 * units::GiB;
 // most of which the killed process alone held. Either way the machine is
 // smaller than the workload it was given, not the victim of a leak.
 std::optional<Cause> cause_from_machine_size(const View& v, const Fact* kill, Why& why) {
-  const Fact* host = v.first_context([](const Fact& f) { return f.kind == FactKind::host_state && f.detail == "host RAM" && f.total && *f.total > 0; });
+  const Fact* host = host_ram_state(v);
   if (!host) return std::nullopt;
   const uint64_t total = *host->total;
   const Fact* heap = v.first_context([&](const Fact& f) {
@@ -1090,7 +1095,7 @@ constexpr uint64_t kHugeRequest = 16 * units::GiB;
 std::optional<Cause> cause_from_one_request(const View& v, const Fact* f, Why& why) {
   if (!f || f->kind != FactKind::host_alloc_failure || !f->requested || *f->requested < units::GiB) return std::nullopt;
   const uint64_t req = *f->requested;
-  const Fact* host = v.first_context([](const Fact& h) { return h.kind == FactKind::host_state && h.detail == "host RAM" && h.total && *h.total > 0; });
+  const Fact* host = host_ram_state(v);
   if (host) {
     const bool half = req * 2 >= *host->total;
     const bool over_free = host->free && req > *host->free;

@@ -482,16 +482,13 @@ class MemorySeries final : public Recognizer {
 
   // A memory column and its unit in a header word: "pool_used_MB", "mem_mib", "MemoryUsed(GB)".
   static double column_unit(std::string_view w) {
-    std::string low;
-    for (char c : w) low += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    bool memory = low.find("mem") != std::string::npos || low.find("rss") != std::string::npos ||
-                  low.find("heap") != std::string::npos || low.find("pool") != std::string::npos ||
-                  low.find("vram") != std::string::npos;
+    bool memory = false;
+    for (std::string_view m : {"mem", "rss", "heap", "pool", "vram"}) memory = memory || text::icontains(w, m);
     if (!memory) return 0;
     for (auto [suffix, unit] : {std::pair<std::string_view, double>{"_mb", 1048576.0}, {"_mib", 1048576.0}, {"_gb", 1073741824.0},
                                 {"_gib", 1073741824.0}, {"_kb", 1024.0}, {"_bytes", 1.0}, {"(mb)", 1048576.0}, {"(mib)", 1048576.0},
                                 {"(gb)", 1073741824.0}, {"(gib)", 1073741824.0}})
-      if (low.size() > suffix.size() && low.ends_with(suffix)) return unit;
+      if (w.size() > suffix.size() && text::iequals(w.substr(w.size() - suffix.size()), suffix)) return unit;
     return 0;
   }
 
@@ -518,9 +515,10 @@ class MemorySeries final : public Recognizer {
       bool header = true;
       size_t at = kNoColumn;
       double unit = 0;
-      for (size_t k = 0; k < words.size(); ++k) {
+      for (size_t k = 0; k < words.size() && header; ++k) {
         if (platform::is_digit(words[k][0])) header = false;
-        if (double u = column_unit(words[k]); u > 0 && at == kNoColumn) at = k, unit = u;
+        else if (at == kNoColumn)
+          if (double u = column_unit(words[k]); u > 0) at = k, unit = u;
       }
       if (header && at != kNoColumn) {
         col_ = at, col_unit_ = unit, col_words_ = words.size(), col_until_ = line.number + kTableLines;

@@ -64,7 +64,8 @@ class OsLimits final : public Recognizer {
     }
     if (auto v = text::after(s, "vm.max_map_count = ")) {
       map_count_ = text::parse_u64(*v);
-      map_line_ = line;
+      map_line_ = line.number;
+      map_time_ = line.time;
       map_text_ = std::string(s.substr(0, 200));
       return;
     }
@@ -96,7 +97,7 @@ class OsLimits final : public Recognizer {
 
   void finish(FactSink& out) override {
     if (map_failed_ && map_count_ && *map_count_ <= kDefaultMapCount && !seen_bootstrap_) {
-      Line at{map_text_, map_line_.number, map_line_.time, map_line_.source};
+      Line at{map_text_, map_line_, map_time_, source_};
       Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
       f.layer = Layer::not_memory;
       f.strength = 0.7f;
@@ -119,7 +120,8 @@ class OsLimits final : public Recognizer {
   enum class Expect { none, nproc, threads };
   bool seen_bootstrap_ = false;
   std::optional<uint64_t> map_count_, nproc_, threads_;
-  Line map_line_{};
+  uint64_t map_line_ = 0;
+  timeutil::LineTime map_time_{};
   std::string map_text_, nproc_text_;
   const SourceContext* source_ = nullptr;
   uint64_t map_failed_ = 0, thread_failed_ = 0, nproc_line_ = 0, expect_line_ = 0;
