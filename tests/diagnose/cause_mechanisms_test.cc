@@ -659,6 +659,26 @@ TEST(CauseMechanisms, SeriesWithoutNameValuePairsAreReadToo) {
   EXPECT_NE(diagnose_text(earlyoom({700, 900, 650, 800, 600})).cause, Cause::leak_or_accumulation);
 }
 
+// `docker stats` rows of one container taken between runs: the figure
+// crosses from MiB to GiB and gains a decimal, and the row keeps its shape
+// (modelled on chroma-core/chroma threads pasting `docker stats --no-stream`
+// between load tests; values are ours). The same rows falling back after
+// each run are not growth.
+TEST(CauseMechanisms, DockerStatsRowsThatCrossAUnitAreOneSeries) {
+  auto rows = [](std::initializer_list<const char*> usage) {
+    std::string out = "$ docker run -d --name vecdb -m 4g vecdb/server:0.4\n";
+    for (const char* u : usage)
+      out += std::string("$ docker stats --no-stream vecdb\n9c1e04a7d2f3   vecdb   0.10%     ") + u +
+             " / 4GiB      20.00%    1.1GB / 9.2MB   0B / 1.4GB       37\n$ ./load_test.sh\n";
+    return out + "$ docker inspect vecdb --format '{{.State.ExitCode}} {{.State.OOMKilled}}'\n137 true\n";
+  };
+  Diagnosis grew = diagnose_text(rows({"640MiB", "1.41GiB", "2.38GiB", "3.49GiB"}));
+  EXPECT_EQ(grew.layer, Layer::container_limit);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  Diagnosis back = diagnose_text(rows({"640MiB", "1.41GiB", "702MiB", "1.38GiB"}));
+  EXPECT_NE(back.cause, Cause::leak_or_accumulation) << reason_text(back);
+}
+
 // A failure inside a constructor is the object being built: its weights
 // placed (modelled on SYSTRAN/faster-whisper WhisperModel.__init__ on a small
 // card), unless the constructor is a KV cache's (turboderp/exllamav2

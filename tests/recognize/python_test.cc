@@ -73,6 +73,37 @@ TEST(PythonHost, GoAndNumpyVariantsAreHostRamWithTheSize) {
   EXPECT_EQ(test::diagnose_text(np2).layer, Layer::host_ram);
 }
 
+// numpy before 1.17 printed no size, only the shape and type (modelled on the
+// format in numpy/numpy#10951 and scverse threads; values are ours): the
+// request is their product, and against `free`'s available it is one
+// request larger than the host could give.
+TEST(PythonHost, OldNumpyMessageGivesTheSizeFromShapeAndType) {
+  auto np = allocs("MemoryError: Unable to allocate array with shape (20000, 60000) and data type float64\n");
+  ASSERT_EQ(np.size(), 1u);
+  EXPECT_EQ(np[0].requested, 20000ull * 60000 * 8);
+  EXPECT_EQ(allocs("MemoryError: Unable to allocate array with shape (3000000, 300) and data type float32\n")[0].requested,
+            3000000ull * 300 * 4);
+  EXPECT_EQ(allocs("MemoryError: Unable to allocate array with shape (5000000000,) and data type int8\n")[0].requested, 5000000000ull);
+  // A type whose width is not known, a shape that overflows, or no shape: no size.
+  EXPECT_FALSE(allocs("MemoryError: Unable to allocate array with shape (100, 100) and data type <U32\n")[0].requested);
+  EXPECT_FALSE(allocs("MemoryError: Unable to allocate array with shape (99999999999, 99999999999, 9999999) and data type float64\n")[0]
+                   .requested);
+  EXPECT_FALSE(allocs("MemoryError: Unable to allocate array\n")[0].requested);
+  const char* log = R"($ free -h
+              total        used        free      shared  buff/cache   available
+Mem:           15Gi       2.1Gi       9.9Gi       201Mi       3.3Gi        12Gi
+Swap:         2.0Gi          0B       2.0Gi
+$ python rank.py counts.csv
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.7/site-packages/pandas/core/internals/managers.py", line 1793, in _stack_arrays
+    stacked = np.empty(shape, dtype=dtype)
+MemoryError: Unable to allocate array with shape (20000, 60000) and data type float64
+)";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+}
+
 TEST(PythonHost, EnomemUnderAContainerLimitIsThatLimit) {
   Diagnosis d = test::diagnose_text("docker run --memory 2g worker:1\n-bash: fork: Cannot allocate memory\n");
   EXPECT_EQ(d.layer, Layer::container_limit);

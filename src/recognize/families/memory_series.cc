@@ -284,38 +284,55 @@ bool climbs_by_design(std::string_view s, std::string_view after_size) {
   return !after_size.empty() && after_size[0] == '/';  // "2.1G/4.6G": so much of a whole
 }
 
-// The line's shape: digit runs masked as '#', at most kTemplateChars.
+// The line's shape: each figure masked as '#', at most kTemplateChars. A
+// figure is a digit run with its decimals and the size unit right after it
+// ("612.4MiB", "1.38GiB", "4GiB", "0B", "611M"), so a sample that crossed a
+// unit or gained a decimal ("980MiB" then "1.02GiB", as `docker stats`
+// prints a climbing container) keeps its line's shape; runs of blanks are
+// one blank, since a column's padding changes with its figures' widths.
+size_t unit_after_figure(std::string_view s, size_t i) {
+  auto alpha = [&](size_t k) { return k < s.size() && ((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z')); };
+  size_t k = i;
+  if (k < s.size() && std::string_view("KkMmGgTtPp").find(s[k]) != std::string_view::npos) {
+    ++k;
+    if (k < s.size() && s[k] == 'i') ++k;
+  }
+  if (k < s.size() && (s[k] == 'B' || s[k] == 'b')) ++k;
+  return k > i && !alpha(k) ? k - i : 0;
+}
+
+template <class Emit>
+void for_each_shape_char(std::string_view s, Emit&& emit) {
+  auto digit = [&](size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+  size_t n = 0;
+  for (size_t i = 0; i < s.size() && n < kTemplateChars; ++i, ++n) {
+    char c = s[i];
+    if (digit(i)) {
+      c = '#';
+      while (digit(i + 1)) ++i;
+      if (i + 2 < s.size() && s[i + 1] == '.' && digit(i + 2)) {
+        i += 2;
+        while (digit(i + 1)) ++i;
+      }
+      i += unit_after_figure(s, i + 1);
+    } else if (c == ' ' || c == '\t') {
+      c = ' ';
+      while (i + 1 < s.size() && (s[i + 1] == ' ' || s[i + 1] == '\t')) ++i;
+    }
+    emit(c);
+  }
+}
+
 std::string shape_of(std::string_view s) {
   std::string out;
-  for (size_t i = 0; i < s.size() && out.size() < kTemplateChars; ++i) {
-    if (s[i] >= '0' && s[i] <= '9') {
-      out += '#';
-      while (i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '9') ++i;
-    } else if (s[i] == ' ' || s[i] == '\t') {
-      out += ' ';  // a column's padding changes with its figures' widths
-      while (i + 1 < s.size() && (s[i + 1] == ' ' || s[i + 1] == '\t')) ++i;
-    } else {
-      out += s[i];
-    }
-  }
+  for_each_shape_char(s, [&](char c) { out += c; });
   return out;
 }
 
 // FNV-1a of the line as shape_of masks it, without building the string.
 uint64_t shape_hash(std::string_view s) {
   uint64_t h = 1469598103934665603ULL;
-  size_t n = 0;
-  for (size_t i = 0; i < s.size() && n < kTemplateChars; ++i, ++n) {
-    char c = s[i];
-    if (c >= '0' && c <= '9') {
-      c = '#';
-      while (i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '9') ++i;
-    } else if (c == ' ' || c == '\t') {
-      c = ' ';
-      while (i + 1 < s.size() && (s[i + 1] == ' ' || s[i + 1] == '\t')) ++i;
-    }
-    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  }
+  for_each_shape_char(s, [&](char c) { h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL; });
   return h;
 }
 

@@ -5,6 +5,8 @@
 //   MemoryError: Unable to allocate ...          or with a message
 //   [rank0]: MemoryError / web-1  | MemoryError  the same behind a torchrun / compose prefix
 //   numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.5 GiB for an array with shape (..) and data type float64
+//   MemoryError: Unable to allocate array with shape (20387, 68579) and data type float64   (numpy before 1.17: no size;
+//                                                the request is the shape's product times the type's width)
 //   terminate called after throwing an instance of 'std::bad_alloc'   (+ "  what():  std::bad_alloc")
 //   terminate called after throwing an instance of 'St9bad_alloc'     (old libstdc++)
 //   runtime: out of memory: cannot allocate 4194304-byte block (3848470528 in use)   Go
@@ -42,6 +44,41 @@ constexpr Pattern kPatterns[] = {
     {"[Errno 12]", kCompanion},
 };
 
+// The bytes of an array numpy could not allocate, from its shape and data
+// type when the message gives no size (numpy before 1.17). A type whose width
+// is not known gives nothing, and so does a product past 2^63.
+std::optional<uint64_t> array_bytes(std::string_view s) {
+  auto shape = text::after(s, "shape (");
+  auto type = text::after(s, "data type ");
+  if (!shape || !type) return std::nullopt;
+  static constexpr std::pair<std::string_view, uint64_t> kWidths[] = {
+      {"complex128", 16}, {"complex64", 8}, {"float64", 8}, {"int64", 8}, {"uint64", 8}, {"object", 8},
+      {"float32", 4},     {"int32", 4},     {"uint32", 4},  {"float16", 2}, {"int16", 2},  {"uint16", 2},
+      {"int8", 1},        {"uint8", 1},     {"bool", 1}};
+  uint64_t width = 0;
+  for (auto [name, w] : kWidths)
+    if (text::starts_with(*type, name)) {
+      width = w;
+      break;
+    }
+  if (!width) return std::nullopt;
+  uint64_t bytes = width;
+  std::string_view rest = *shape;
+  for (int dims = 0; dims < 32; ++dims) {
+    rest = text::trim_left(rest);
+    auto n = text::parse_u64(rest, &rest);
+    if (!n) return std::nullopt;
+    if (*n && bytes > (uint64_t{1} << 63) / *n) return std::nullopt;
+    bytes *= *n;
+    rest = text::trim_left(rest);
+    if (text::starts_with(rest, ")")) return bytes;
+    if (!text::starts_with(rest, ",")) return std::nullopt;
+    rest.remove_prefix(1);
+    if (text::starts_with(text::trim_left(rest), ")")) return bytes;  // a 1-tuple: "(5000000000,)"
+  }
+  return std::nullopt;
+}
+
 bool ident_char(char c) { return platform::is_alnum(c) || c == '_' || c == '.'; }
 
 class PythonHost final : public Recognizer {
@@ -50,7 +87,8 @@ class PythonHost final : public Recognizer {
     std::string_view s = line.text;
     if (size_t p = s.find("MemoryError"); p != std::string_view::npos && python_error(line, p, out)) return;
     if (size_t p = s.find("Unable to allocate "); p != std::string_view::npos && text::contains(s, "for an array with shape")) {
-      emit(line, p, 19, "numpy array allocation", 0.85f, units::parse_log_size(s.substr(p + 19)), out);
+      auto req = units::parse_log_size(s.substr(p + 19));
+      emit(line, p, 19, "numpy array allocation", 0.85f, req ? req : array_bytes(s.substr(p)), out);
       return;
     }
     if (size_t p = s.find("std::bad_alloc"); p != std::string_view::npos) {
@@ -116,6 +154,7 @@ class PythonHost final : public Recognizer {
     if (!(after.empty() || after[0] == ':' || after[0] == '(')) return false;
     std::optional<uint64_t> req;
     if (auto v = text::after(rest, "Unable to allocate ")) req = units::parse_log_size(*v);
+    if (!req && text::contains(rest, "with shape")) req = array_bytes(rest);
     emit(line, t, p + 11 - t, numpy ? "numpy array allocation" : "Python MemoryError", 0.85f, req, out);
     return true;
   }
