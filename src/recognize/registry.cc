@@ -46,6 +46,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kSharedMemoryEntry,
     &kKernelAllocEntry,
     &kPhpEntry,
+    &kEndlessAllocEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

@@ -39,6 +39,7 @@ extern const RecognizerEntry kStackLimitsEntry;
 extern const RecognizerEntry kSharedMemoryEntry;
 extern const RecognizerEntry kKernelAllocEntry;
 extern const RecognizerEntry kPhpEntry;
+extern const RecognizerEntry kEndlessAllocEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;
