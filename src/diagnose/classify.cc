@@ -561,7 +561,11 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
                 ? "it failed during " + p.cue->detail + where + ", a batch sized by the configured context length"
                 : "it failed at " + p.cue->detail + where + ": the KV cache for the configured context";
       break;
-    default: why = "it failed during " + p.cue->detail + where + ": the batch being stepped did not fit"; break;
+    default:
+      why = p.cue->sequences ? "it failed with " + std::to_string(*p.cue->sequences) + " " + p.cue->detail + where +
+                                   " running at once: more copies than the memory holds"
+                             : "it failed during " + p.cue->detail + where + ": the batch being stepped did not fit";
+      break;
   }
   // A phase suggests; it never decides as firmly as the message's numbers.
   why.strength = p.score >= 1.5 * p.runner && p.score >= 0.6 ? 0.6f : 0.5f;

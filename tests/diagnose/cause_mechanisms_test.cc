@@ -1117,5 +1117,26 @@ TEST(CauseMechanisms, MakeDashJWithNoLimitIsParallelJobs) {
   EXPECT_NE(two.cause, Cause::concurrency_batch);
 }
 
+
+// Parallel copies started by xargs (-P N, --max-procs) and a worker count in
+// a JSON log ("concurrency":4), before a kill (modelled on a boot2docker OCR
+// service flooded by `xargs -P 24 curl`, and an Argo step running four
+// gdal_translate at once; values are ours). A port flag (-P 22) is not a count.
+TEST(CauseMechanisms, XargsCopiesAndAJsonWorkerCountAreParallelWork) {
+  const std::string kill =
+      "[ 2231.449871] Out of memory: Killed process 3187 (python) total-vm:2511832kB, anon-rss:1794120kB, file-rss:0kB\n";
+  Diagnosis x = diagnose_text("$ seq 1 24 | xargs -P 24 -I{} curl -s -X POST http://127.0.0.1:5000/ocr -d n={}\n200\n000\n" + kill);
+  EXPECT_EQ(x.layer, Layer::host_ram);
+  EXPECT_EQ(x.cause, Cause::concurrency_batch) << reason_text(x);
+  EXPECT_NE(reason_text(x).find("24 parallel copies"), std::string::npos) << reason_text(x);
+  EXPECT_EQ(diagnose_text("$ ls *.tif | xargs --max-procs=16 -n1 gdal_translate -of COG\n" + kill).cause, Cause::concurrency_batch);
+  EXPECT_NE(diagnose_text("$ ls hosts | xargs -n1 scp -P 22 data.bin\n" + kill).cause, Cause::concurrency_batch);
+  Diagnosis json = diagnose_text(
+      "{\"level\":30,\"time\":1695011874112,\"msg\":\"Cogify:Start\",\"tiles\":96,\"concurrency\":4}\n"
+      "$ kubectl get pod cog-3178654301 -o jsonpath='{.status.containerStatuses[0].state.terminated.reason}'\nOOMKilled\n");
+  EXPECT_EQ(json.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(json.cause, Cause::concurrency_batch) << reason_text(json);
+}
+
 }  // namespace
 }  // namespace aimem

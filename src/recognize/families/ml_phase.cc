@@ -19,7 +19,8 @@
 //                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
 //                     parallel copies: -j N, --jobs N, -np N, --n-processes N, num_workers=N, pool of N,
 //                     `make -j` with no number (no limit: counted as 64),
-//                     concurrency: N, WORKERS=N, --processes N, and a count before the word: "spawning
+//                     concurrency: N ("concurrency":N in JSON), WORKERS=N, --processes N, xargs -P N
+//                     (--max-procs; 0 counted as 64), and a count before the word: "spawning
 //                     4 render workers", "with 24 processes" (4 or more; the fact carries the count)
 //                     requests in flight: "Running: N reqs", "active requests: N" (8 or more; the
 //                     fact carries the count in `count`)
@@ -62,7 +63,7 @@ struct Cue {
   // or two words before it, with the same bounds as `workers`.
   // A constructor's frame (`ctor`) speaks only outside Python's own library:
   // subprocess.Popen's __init__ forks a process, it builds no model.
-  enum Setting { none, context, batch, workers, load, counted, ctor } setting = none;
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -207,6 +208,7 @@ constexpr Cue kCues[] = {
     {"--processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
     {"num_processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
     {"n_jobs", Cause::concurrency_batch, 0.7f, "parallel jobs", Cue::workers},
+    {"xargs ", Cause::concurrency_batch, 0.7f, "parallel copies (xargs -P)", Cue::xargs},
     {" workers", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::counted},
     {" worker processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::counted},
     {" processes", Cause::concurrency_batch, 0.6f, "parallel processes", Cue::counted},
@@ -306,13 +308,39 @@ constexpr uint64_t kUnboundedJobs = 64;
 
 std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::counted) return count_before(before);
+  if (kind == Cue::xargs) {
+    // xargs's own options, up to the command it runs: "-P 24", "-P24",
+    // "--max-procs=24" (0: as many as it can); a -P after the command is
+    // that command's (scp -P 22).
+    std::string_view rest = after;
+    for (int tokens = 0; tokens < 8; ++tokens) {
+      rest = text::trim_left(rest);
+      std::string_view tok = rest.substr(0, rest.find(' '));
+      if (tok.empty() || tok[0] != '-') return std::nullopt;
+      rest.remove_prefix(tok.size());
+      std::optional<uint64_t> n;
+      if (tok == "-P") n = text::parse_u64(text::trim_left(rest));
+      else if (text::starts_with(tok, "-P")) n = text::parse_u64(tok.substr(2));
+      else if (text::starts_with(tok, "--max-procs=")) n = text::parse_u64(tok.substr(12));
+      else {
+        if (tok == "-n" || tok == "-I" || tok == "-L" || tok == "-d" || tok == "-s" || tok == "-a" || tok == "-E") {
+          rest = text::trim_left(rest);
+          rest.remove_prefix(std::min(rest.size(), rest.find(' ')));
+        }
+        continue;
+      }
+      return n && *n == 0 ? std::optional<uint64_t>(kUnboundedJobs) : n;
+    }
+    return std::nullopt;
+  }
   if (text::ends_with(text::trim(before), "make")) {
     std::string_view rest = text::trim_left(after);
     if (after.empty() || ((after[0] == ' ' || after[0] == ';' || after[0] == '&') && (rest.empty() || rest[0] < '0' || rest[0] > '9')))
       return kUnboundedJobs;
   }
+  // "-j 8", "--workers=8", "concurrency: 8", and JSON's "concurrency":8.
   size_t i = 0;
-  while (i < after.size() && i < 2 && (after[i] == ' ' || after[i] == '=' || after[i] == ':')) ++i;
+  while (i < after.size() && i < 3 && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || (after[i] == '"' && i == 0))) ++i;
   return text::parse_u64(after.substr(i));
 }
 
@@ -329,7 +357,7 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
     auto count = text::parse_u64(text::trim_left(after));
     return count && *count >= 8;
   }
-  if (kind == Cue::workers || kind == Cue::counted) return worker_count(worker_count_of(kind, before, after));
+  if (kind == Cue::workers || kind == Cue::counted || kind == Cue::xargs) return worker_count(worker_count_of(kind, before, after));
   // A batch size's own value follows its name ("batch_size = 2", "batch size:
   // 1"); "set batch size for cuda:0 to 2880" names no value there.
   size_t i = 0;
@@ -386,7 +414,7 @@ class MlPhase final : public Recognizer {
       if (at == std::string_view::npos) continue;
       if (!setting_speaks(c.setting, s.substr(0, at), s.substr(at + c.word.size()))) continue;
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
-      if (c.setting == Cue::workers || c.setting == Cue::counted) workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()));
+      if (c.setting == Cue::workers || c.setting == Cue::counted || c.setting == Cue::xargs) workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()));
       if (c.setting == Cue::load) load = text::parse_u64(text::trim_left(s.substr(at + c.word.size())));
       if (!best[k] || c.weight > best[k]->weight) best[k] = &c;
     }
@@ -406,7 +434,7 @@ class MlPhase final : public Recognizer {
       f.code_line = s.size() > 4 && s.substr(0, 4) == "    " && !text::contains(s, "File \"");
       // A worker count configures the whole run: the diagnosis weighs it
       // wherever it was printed (sequences = the count).
-      if (c->setting == Cue::workers || c->setting == Cue::counted) f.sequences = workers;
+      if (c->setting == Cue::workers || c->setting == Cue::counted || c->setting == Cue::xargs) f.sequences = workers;
       // Requests in flight are the moment's load: `count`, not a setting.
       if (c->setting == Cue::load) f.count = load;
       keep(line, std::move(f), out);
