@@ -1138,5 +1138,27 @@ TEST(CauseMechanisms, XargsCopiesAndAJsonWorkerCountAreParallelWork) {
   EXPECT_EQ(json.cause, Cause::concurrency_batch) << reason_text(json);
 }
 
+// A traceback frame of a function named for loading is the model's data
+// being read (modelled on gensim's load_word2vec_format failing with
+// MemoryError, and TensorRT-LLM failing to deserialize a 66 GB engine;
+// values are ours). json.loads is parsing, not loading a model.
+TEST(CauseMechanisms, ALoadFunctionsFrameAndAnEngineDeserializeAreTheLoad) {
+  auto tb = [](const std::string& fn) {
+    return "Traceback (most recent call last):\n  File \"w2v.py\", line 3, in <module>\n    kv = open_vectors('vectors.bin')\n"
+           "  File \"/opt/conda/lib/python3.9/site-packages/vecs/io.py\", line 178, in " + fn + "\n"
+           "    result.vectors = zeros((vocab_size, vector_size), dtype=datatype)\nMemoryError\n";
+  };
+  Diagnosis d = diagnose_text(tb("load_word2vec_format"));
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load) << reason_text(d);
+  EXPECT_EQ(diagnose_text(tb("_load_vectors")).cause, Cause::model_load);
+  EXPECT_NE(diagnose_text(tb("loads")).cause, Cause::model_load);
+  Diagnosis trt = diagnose_text(
+      "[TensorRT-LLM][ERROR] [defaultAllocator.cpp::allocate::31] Error Code 1: Cuda Runtime (out of memory)\n"
+      "[TensorRT-LLM][ERROR] Assertion failed: Failed to deserialize cuda engine.\n");
+  EXPECT_EQ(trt.layer, Layer::gpu_vram);
+  EXPECT_EQ(trt.cause, Cause::model_load) << reason_text(trt);
+}
+
 }  // namespace
 }  // namespace aimem

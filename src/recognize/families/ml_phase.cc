@@ -77,6 +77,14 @@ constexpr Cue kCues[] = {
     {"torch.load(", Cause::model_load, 1.0f, "torch.load"},
     {"pickle.load", Cause::model_load, 0.9f, "unpickling a model"},
     {"load_weights", Cause::model_load, 1.0f, "loading weights"},
+    // A traceback frame of a function named for loading (gensim's
+    // load_word2vec_format, a library's _load_pretrained): what the frame
+    // was reading is the model's data. json's "loads" is not one.
+    {", in load_", Cause::model_load, 0.7f, "a load function's frame"},
+    {", in _load_", Cause::model_load, 0.7f, "a load function's frame"},
+    // TensorRT placing a serialized engine (the weights in it) on the device.
+    {"deserializecudaengine", Cause::model_load, 0.9f, "deserializing the engine"},
+    {"deserialize cuda engine", Cause::model_load, 0.9f, "deserializing the engine"},
     {"checkpoint shards", Cause::model_load, 1.0f, "loading checkpoint shards"},
     {"model loading took", Cause::model_load, 1.0f, "loading model weights"},
     {"llama_model_load", Cause::model_load, 1.0f, "llama.cpp loading the model"},
