@@ -1160,5 +1160,27 @@ TEST(CauseMechanisms, ALoadFunctionsFrameAndAnEngineDeserializeAreTheLoad) {
   EXPECT_EQ(trt.cause, Cause::model_load) << reason_text(trt);
 }
 
+// "loading" inside "Downloading" (cargo, pip) or "Unloading" is not a model
+// being read; a C++ frame named Load or Reload is (modelled on a cargo build
+// killed after "Downloading crates", and MLC's NDArrayCache FileRecord::Load
+// running out of device memory; values are ours).
+TEST(CauseMechanisms, DownloadingIsNotLoadingButACxxLoadFrameIs) {
+  const std::string kill = "[ 912.55] Out of memory: Killed process 4121 (rustc) total-vm:9912340kB, anon-rss:7622108kB, "
+                           "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:15012kB oom_score_adj:0\n";
+  Diagnosis dl = diagnose_text(" Downloading crates ...\n  Downloaded tokio v1.14.0\n   Compiling app v0.1.0\n" + kill);
+  EXPECT_NE(dl.cause, Cause::model_load) << reason_text(dl);
+  Diagnosis ld = diagnose_text("Loading checkpoint from /models/7b\n" + kill);
+  EXPECT_EQ(ld.cause, Cause::model_load) << reason_text(ld);
+  auto tvm = [](const std::string& frame) {
+    return "tvm.error.InternalError: Traceback (most recent call last):\n  5: " + frame +
+           "\n  0: tvm::runtime::CUDADeviceAPI::AllocDataSpace(DLDevice, unsigned long, unsigned long, DLDataType)\n"
+           "InternalError: Check failed: (e == cudaSuccess || e == cudaErrorCudartUnloading) is false: CUDA: out of memory\n";
+  };
+  Diagnosis load = diagnose_text(tvm("tvm::runtime::relax_vm::NDArrayCacheMetadata::FileRecord::Load(DLDevice, std::string*)"));
+  EXPECT_EQ(load.layer, Layer::gpu_vram);
+  EXPECT_EQ(load.cause, Cause::model_load) << reason_text(load);
+  EXPECT_NE(diagnose_text(tvm("std::atomic<long>::load(std::memory_order) const")).cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

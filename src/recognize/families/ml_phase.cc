@@ -63,7 +63,7 @@ struct Cue {
   // or two words before it, with the same bounds as `workers`.
   // A constructor's frame (`ctor`) speaks only outside Python's own library:
   // subprocess.Popen's __init__ forks a process, it builds no model.
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs } setting = none;
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -82,6 +82,10 @@ constexpr Cue kCues[] = {
     // was reading is the model's data. json's "loads" is not one.
     {", in load_", Cause::model_load, 0.7f, "a load function's frame"},
     {", in _load_", Cause::model_load, 0.7f, "a load function's frame"},
+    // The same in a C++ frame ("NDArrayCacheMetadata::FileRecord::Load(", "LLMChat::Reload(");
+    // not std::atomic's load.
+    {"::load(", Cause::model_load, 0.6f, "a load function's frame", Cue::cxx_frame},
+    {"::reload(", Cause::model_load, 0.6f, "a load function's frame", Cue::cxx_frame},
     // TensorRT placing a serialized engine (the weights in it) on the device.
     {"deserializecudaengine", Cause::model_load, 0.9f, "deserializing the engine"},
     {"deserialize cuda engine", Cause::model_load, 0.9f, "deserializing the engine"},
@@ -352,9 +356,19 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
   return text::parse_u64(after.substr(i));
 }
 
+// "loading" inside "Downloading", "Uploading", "Unloading": moving files
+// or freeing a model, not reading one into memory ("Offloading" layers to a
+// GPU is part of a load and stays a cue).
+bool inside_other_word(std::string_view s, size_t at, std::string_view word) {
+  if (word != "loading" || at == 0) return false;
+  auto ends = [&](std::string_view w) { return at >= w.size() && text::iequals(s.substr(at - w.size(), w.size()), w); };
+  return ends("down") || ends("up") || ends("un");
+}
+
 // Whether a setting's value makes it a cue (see Cue::setting).
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
+  if (kind == Cue::cxx_frame) return !text::contains(before, "atomic");
   if (kind == Cue::ctor) {
     bool stdlib = (text::contains(before, "lib/python") || text::icontains(before, "\\lib\\")) && !text::contains(before, "-packages");
     return !stdlib && !text::contains(before, "subprocess.py") && !text::contains(before, "threading.py");
@@ -420,6 +434,7 @@ class MlPhase final : public Recognizer {
     for (const Cue& c : kCues) {
       size_t at = text::ifind(s, c.word);
       if (at == std::string_view::npos) continue;
+      if (inside_other_word(s, at, c.word)) continue;
       if (!setting_speaks(c.setting, s.substr(0, at), s.substr(at + c.word.size()))) continue;
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
       if (c.setting == Cue::workers || c.setting == Cue::counted || c.setting == Cue::xargs) workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()));
