@@ -387,5 +387,22 @@ TEST(Kubernetes, NodeEvictionThresholdEventIsAnEviction) {
   EXPECT_TRUE(of_kind("  Warning  EvictionThresholdMet  1m  kubelet  Attempting to reclaim ephemeral-storage\n", FactKind::k8s_evicted).empty());
 }
 
+// OpenShift's oc runs the same verbs as kubectl: its commands mark the input
+// as Kubernetes, so a lone memcg kill beside them is the pod's (modelled on
+// an OpenShift PostgreSQL pod sampled daily with `oc adm top`; values ours).
+// The resources object printed on one line by jsonpath gives the limit.
+TEST(Kubernetes, OcCommandsAndAOneLineResourcesObjectAreThePods) {
+  const std::string kill = "Memory cgroup out of memory: Killed process 24643 (postgres) total-vm:612880kB, anon-rss:402112kB, "
+                           "file-rss:4432kB, shmem-rss:118012kB, UID:1000680000 pgtables:1112kB oom_score_adj:-997\n";
+  Diagnosis oc = test::diagnose_text("$ oc adm top pod pg-1-7xk2p\nNAME         CPU(cores)   MEMORY(bytes)\npg-1-7xk2p   14m          187Mi\n" + kill);
+  EXPECT_EQ(oc.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(test::diagnose_text("$ ls /var/lib/pgsql\n" + kill).layer, Layer::container_limit);
+  auto limits = of_kind("$ kubectl get pod p -o jsonpath='{.spec.containers[0].resources}'\n"
+                        "{\"limits\":{\"cpu\":\"1\",\"memory\":\"2Gi\"},\"requests\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}}\n",
+                        FactKind::memory_limit);
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0].limit, 2 * units::GiB);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -12,6 +12,7 @@ TEST(WorkerKills, UnexplainedSigkillOfAWorkerIsProbablyHostRam) {
            "[2026-11-28 10:00:00,000: ERROR/MainProcess] Process 'ForkPoolWorker-3' pid:4242 exited with 'signal 9 (SIGKILL)'\n",
            "  exitcode  : -9 (pid: 1234)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 1234\n",
            "[2026-11-28 10:00:01 +0000] [1] [ERROR] Worker (pid:42) was sent SIGKILL! Perhaps out of memory?\n",
+           "[2026-11-28 10:00:01 +0000] [1] [WARNING] Worker with pid 42 was terminated due to signal 9\n",  // gunicorn 20.1+
        }) {
     Diagnosis d = test::diagnose_text(log);
     ASSERT_EQ(d.layer, Layer::host_ram) << log;
@@ -19,6 +20,22 @@ TEST(WorkerKills, UnexplainedSigkillOfAWorkerIsProbablyHostRam) {
     auto& checks = d.incidents[0].next_checks;
     EXPECT_NE(std::find(checks.begin(), checks.end(), "dmesg -T | grep -i -E 'out of memory|killed process'"), checks.end());
   }
+}
+
+// gunicorn 20.1's wording of a worker's SIGKILL, in a pod with a limit, while
+// each worker loads its own copy of the weights (modelled on a KServe
+// predictor's logs; values are ours). Signal 15 is a stop, not a kill.
+TEST(WorkerKills, GunicornSignalNineInAPodIsThePodsLimit) {
+  Diagnosis d = test::diagnose_text(
+      "[2020-10-19 08:12:01 +0000] [8] [INFO] Booting worker with pid: 8\n"
+      "loading resnet152 weights from /models/resnet152.pth ...\n"
+      "[2020-10-19 08:12:19 +0000] [1] [WARNING] Worker with pid 8 was terminated due to signal 9\n"
+      "$ kubectl get pod predictor-5c4b9d7c6-ttq8m -o jsonpath='{.spec.containers[0].resources}'\n"
+      "{\"limits\":{\"cpu\":\"1\",\"memory\":\"2Gi\"},\"requests\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}}\n");
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(d.cause, Cause::model_load);
+  EXPECT_EQ(test::diagnose_text("[2020-10-19 08:12:19 +0000] [1] [WARNING] Worker with pid 8 was terminated due to signal 15\n").layer,
+            Layer::not_memory);
 }
 
 TEST(WorkerKills, GunicornTimeoutKillIsNotMemory) {

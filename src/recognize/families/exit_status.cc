@@ -7,6 +7,7 @@
 //   failed (exitcode: -9) local_rank: 0 (pid: 2918) of binary: ...   (torch elastic: negative = signal)
 //   signal: killed / signal: terminated / signal: segmentation fault (core dumped)   (Go os/exec)
 //   killed by signal 9 / terminated by signal SIGKILL / is killed by signal: Killed.
+//   [WARNING] Worker with pid 9 was terminated due to signal 9    gunicorn 20.1+
 //   Killed                                       a bare line: sh/dash reporting its child's SIGKILL
 //   bash: line 1:  2079 Killed   python3 x.py    bash (non-interactive), also "./run.sh: line 3: ..."
 //   [1]+  Killed                  python3 x.py   job control        zsh: killed  python3 x.py
@@ -56,6 +57,7 @@ constexpr Pattern kPatterns[] = {
     {"(SIGKILL)"},
     {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
     {"was sent SIGKILL"},
+    {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
     {"WORKER TIMEOUT", kCompanion},
     {"fork rejected by pids controller", kCompanion},
     {" by signal", kCompanion},
@@ -217,6 +219,13 @@ class ExitStatus final : public Recognizer {
       std::optional<int64_t> pid;
       if (auto v = text::after(s, "(pid:")) pid = text::parse_i64(*v);
       signal(line, p, 9, pid, out);
+      return;
+    }
+    if (size_t p = s.find("was terminated due to signal "); p != std::string_view::npos) {
+      // gunicorn 20.1+: "[WARNING] Worker with pid 9 was terminated due to signal 9"
+      std::optional<int64_t> pid;
+      if (auto v = text::after(s, "Worker with pid ")) pid = text::parse_i64(*v);
+      if (auto sig = text::parse_i64(s.substr(p + 29)); sig && *sig > 0 && *sig < 65) signal(line, p, static_cast<int>(*sig), pid, out);
       return;
     }
     if (size_t p = s.find("SIGKILL: kill)"); p != std::string_view::npos) {

@@ -84,7 +84,7 @@ constexpr Pattern kPatterns[] = {
     {"exitCode"},
     {"Restart Count:", kContext},
     {"restartCount", kContext},
-    {"^\\s*\"?(Limits|Requests|limits|requests)\"?\\s*:", kRegex | kContext},
+    {"^\\s*\\{?\"?(Limits|Requests|limits|requests)\"?\\s*:", kRegex | kContext},
     {"^\\s*\"?memory\"?\\s*:\\s*\"?[0-9]", kRegex | kContext},
     {"^\\s*deploy:\\s*$", kRegex | kContext},
     {"--limits=", kContext},
@@ -98,6 +98,8 @@ constexpr Pattern kPatterns[] = {
     {"DisruptionTarget", kContext},
     {"ContainerStatusUnknown", kContext},
     {"kube_pod_container_status_", kContext},
+    // The CLI run on the cluster: kubectl, or OpenShift's oc with the same verbs.
+    {"(^|\\$ )(kubectl|oc) (get|describe|logs|adm top|debug|top) ", kRegex | kContext},
     {"^Name:\\s+\\S", kRegex | kContext},
     {"^Namespace:\\s", kRegex | kContext},
     {"NAME +READY +STATUS +RESTARTS", kRegex | kContext},
@@ -189,6 +191,11 @@ class Kubernetes final : public Recognizer {
       return;
     }
     // Structure alone (headers, kinds, NPD events, kubelet conditions): the input is Kubernetes.
+    for (std::string_view cli : {"kubectl ", "oc "}) {
+      std::string_view t = text::trim_left(s);
+      if (text::starts_with(t, "$ ")) t = t.substr(2);
+      if (text::starts_with(t, cli)) return platform(line, out);
+    }
     for (std::string_view mark : {"Namespace:", "READY", "kind", "OOMKilling", "node-problem-detector", "EvictionThresholdMet",
                                   "TerminationByKubelet", "DisruptionTarget", "ContainerStatusUnknown"}) {
       if (text::contains(s, mark)) return platform(line, out);
@@ -247,6 +254,8 @@ class Kubernetes final : public Recognizer {
       return true;
     }
     std::string_view key = t;
+    // `-o jsonpath='{.spec.containers[0].resources}'` prints the object on one line: {"limits":{...},"requests":{...}}
+    if (!key.empty() && key[0] == '{') key.remove_prefix(1);
     if (!key.empty() && key[0] == '"') key.remove_prefix(1);
     bool limits = text::starts_with(key, "Limits") || text::starts_with(key, "limits");
     bool requests = text::starts_with(key, "Requests") || text::starts_with(key, "requests");
