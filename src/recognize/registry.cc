@@ -47,6 +47,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kKernelAllocEntry,
     &kPhpEntry,
     &kEndlessAllocEntry,
+    &kFreebsdOomEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

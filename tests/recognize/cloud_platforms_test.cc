@@ -270,5 +270,20 @@ TEST(CloudPlatforms, APlatformsKillBesideKubernetesYamlIsItsOwnLimit) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::container_limit);
 }
 
+// Cloud Foundry's crash event for an instance over its memory quota, in
+// Diego's and the older DEA's words (modelled on cloudfoundry/cli threads
+// with `cf events`; values are ours). A CUDA runtime's "(out of memory)" is not it.
+TEST(CloudPlatforms, CloudFoundryCrashOutOfMemoryIsTheAppsQuota) {
+  Diagnosis diego = test::diagnose_text(
+      "2021-04-06T05:26:23.00+0100   audit.app.process.crash   web   index: 0, reason: CRASHED, exit_description: APP/PROC/WEB: "
+      "Exited with status 137 (out of memory)\n");
+  EXPECT_EQ(diego.layer, Layer::container_limit);
+  Diagnosis dea = test::diagnose_text(
+      "[API/0] OUT App instance exited with guid 5d1e payload: {\"instance\"=>\"a7c2\", \"index\"=>0, \"reason\"=>\"CRASHED\", "
+      "\"exit_status\"=>255, \"exit_description\"=>\"out of memory\"}\n");
+  EXPECT_EQ(dea.layer, Layer::container_limit);
+  EXPECT_NE(test::diagnose_text("[TensorRT-LLM][ERROR] Error Code 1: Cuda Runtime (out of memory)\n").layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -39,6 +39,10 @@
 //   and the task's size in `nomad alloc status` (a memory_limit with its usage):
 //     CPU        Memory           Disk     Addresses
 //     3/500 MHz  251 MiB/256 MiB  300 MiB
+// Cloud Foundry (Diego's crash event, `cf events` and the app log; the app's
+// memory quota is its container's limit):
+//   audit.app.process.crash  web  index: 0, reason: CRASHED, ..., exit_description: APP/PROC/WEB: Exited with status 137 (out of memory)
+//   [API/0] App instance exited with guid ... payload: {..."reason"=>"CRASHED", "exit_description"=>"out of memory", ...}   (DEA)
 // Fly.io (`fly scale show`; the machine is a whole VM, so its memory is the host's RAM,
 // a host_state "host RAM" total as `free` gives):
 //   VM Memory: 256 MB
@@ -72,6 +76,8 @@ constexpr Pattern kPatterns[] = {
     {"Max Memory Used: ", kContext},
     {"MHz +[0-9.]+ [KMGT]iB/[0-9.]+ [KMGT]iB", kRegex | kContext},
     {"VM Memory: ", kContext},
+    {"Exited with status [0-9]+ \\(out of memory\\)", kRegex},
+    {"exit_description\"?(=>|: ?)\"out of memory", kRegex},
 };
 
 // "web.1" from "heroku[web.1]:", "heroku/web.1:" or "heroku web.1 - -".
@@ -120,6 +126,10 @@ class CloudPlatforms final : public Recognizer {
       return heroku(line, out);
     if (size_t p = s.find("OOM Killed"); p != std::string_view::npos) return nomad(line, p, out);
     if (text::contains(s, "Max Memory Used: ")) return lambda(line, out);
+    if (text::contains(s, "(out of memory)") || text::contains(s, "\"out of memory")) {
+      if (!text::contains(s, "Exited with status") && !text::contains(s, "exit_description")) return;
+      return emit(line, kill(line, "Cloud Foundry app memory quota (the instance exited out of memory)", ""), "cloudfoundry", out);
+    }
     if (auto v = text::after(s, "MHz ")) return nomad_resources(line, *v, out);
     if (auto v = text::after(s, "VM Memory: ")) {
       std::string_view rest;

@@ -40,6 +40,7 @@ extern const RecognizerEntry kSharedMemoryEntry;
 extern const RecognizerEntry kKernelAllocEntry;
 extern const RecognizerEntry kPhpEntry;
 extern const RecognizerEntry kEndlessAllocEntry;
+extern const RecognizerEntry kFreebsdOomEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;

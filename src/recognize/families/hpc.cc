@@ -23,6 +23,8 @@
 // Grid Engine (SGE, UGE, Son of Grid Engine: the execd polls and enforces h_vmem / h_rss):
 //   failed execd enforced h_vmem limit because:            (the job mail; "Max vmem = 192.113G" in it)
 //   job 7921630.1 died through signal KILL (9).
+// HTCondor (the starter's hold reason, in condor_q -hold and the job log; HoldReasonCode 34):
+//   Error from slot1_7@node412: Job has gone over memory limit of 2048 megabytes. Peak usage: 2302 megabytes.
 // All are a limit of the job's own memory pool, the container_limit layer.
 // The job's size as the user set it (memory_limit facts, context only):
 //   #SBATCH --mem=24G           sbatch --mem=16000 train.sh   (bare numbers are MB, suffixes K M G T)
@@ -57,6 +59,7 @@ constexpr Pattern kPatterns[] = {
     {"TERM_MEMLIMIT", kCompanion},                   // the report's "Exited with exit code" makes it hot
     {"enforced h_vmem limit", kCompanion},
     {"enforced h_rss limit", kCompanion},
+    {"has gone over memory limit of "},
     {"Total Requested Memory :", kContext},
     {"h_vmem=", kContext},
 };
@@ -187,6 +190,14 @@ class Hpc final : public Recognizer {
     } else if (text::contains(s, "TERM_MEMLIMIT")) {
       if (guards::is_advice_line(s)) return false;
       detail = "LSF job memory limit", name = "lsf";
+    } else if (auto v = text::after(s, "has gone over memory limit of ")) {
+      std::string_view rest;
+      if (auto mb = text::parse_u64(*v, &rest); mb && text::starts_with(rest, " megabytes")) limit = *mb * units::MiB;
+      if (auto peak = text::after(rest, "Peak usage: ")) {
+        std::string_view after;
+        if (auto mb = text::parse_u64(*peak, &after); mb && text::starts_with(after, " megabytes")) usage = *mb * units::MiB;
+      }
+      detail = "HTCondor job memory limit (request_memory)", name = "htcondor";
     } else if (text::contains(s, "enforced h_vmem limit") || text::contains(s, "enforced h_rss limit")) {
       if (guards::is_advice_line(s)) return false;
       detail = text::contains(s, "h_vmem") ? "Grid Engine h_vmem limit" : "Grid Engine h_rss limit", name = "sge";
