@@ -48,6 +48,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kPhpEntry,
     &kEndlessAllocEntry,
     &kFreebsdOomEntry,
+    &kClickHouseEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,
