@@ -138,6 +138,19 @@ TEST(Jvm, GradleDaemonExpiringForHeapIsTheJavaHeap) {
 }
 
 
+// jvmkill (Cloud Foundry's Java buildpack agent) kills the JVM at its first
+// heap exhaustion and prints its own event line (modelled on
+// cloudfoundry/jvmkill's output through `cf logs`; values are ours).
+TEST(Jvm, JvmkillsResourceExhaustionEventIsTheJavaHeap) {
+  const char* text =
+      "   2018-02-02T09:12:46.06-0500 [APP/PROC/WEB/0] ERR Resource exhaustion event: the JVM was unable to allocate memory from the heap.\n"
+      "   2018-02-02T09:12:46.06-0500 [APP/PROC/WEB/0] ERR ResourceExhausted! (1/0)\n"
+      "   2018-02-02T09:12:46.74-0500 [APP/PROC/WEB/0] OUT    Heap memory: init 65011712, used 267102560, committed 278396928, max 278396928\n";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(test::diagnose_text("ERR Resource exhaustion event: the JVM was unable to create a thread.\n").layer == Layer::jvm_heap, false);
+}
+
 // Fragmentation the JVM shows: ART says it outright; G1's full collections
 // for a humongous allocation leave a good part of the heap free before
 // "Java heap space" (modelled on an Android sync app's ART log and a G1 run

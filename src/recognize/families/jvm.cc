@@ -7,6 +7,7 @@
 //     PermGen space | Requested array size exceeds VM limit | Direct buffer memory
 //   java.lang.OutOfMemoryError: Cannot reserve 1048576 bytes of direct buffer memory (allocated: N, limit: M)
 //   Terminating due to java.lang.OutOfMemoryError: Java heap space        (-XX:+ExitOnOutOfMemoryError)
+//   ERR Resource exhaustion event: the JVM was unable to allocate memory from the heap.   (jvmkill, Cloud Foundry)
 // Android ART, on the OutOfMemoryError line or the line after a bare one:
 //   Failed to allocate a N byte allocation with F free bytes and XMB until OOM, target footprint T, growth limit G
 // Native memory (jvm_native_oom: the JVM could not get memory from the OS),
@@ -46,6 +47,7 @@ constexpr Pattern kPatterns[] = {
     {"MaxPermSize", kContext},
     {"MaxHeapSize=", kContext},
     {"JVM heap space is exhausted", kCompanion},
+    {"Resource exhaustion event: the JVM was unable to allocate memory from the heap"},
     {"Pause Full (G1 Humongous Allocation)", kContext},
     {"after running out of JVM memory", kCompanion},
 };
@@ -88,6 +90,17 @@ class Jvm final : public Recognizer {
     }
     if (size_t p = s.find("Failed to allocate a "); p != std::string_view::npos) {
       art(line, s.substr(p), out);
+      return;
+    }
+    if (text::contains(s, "Resource exhaustion event: the JVM was unable to allocate memory from the heap")) {
+      // jvmkill (Cloud Foundry's Java buildpack agent) kills the JVM at its
+      // first heap exhaustion, before an OutOfMemoryError is thrown.
+      if (repeated_heap(line, "jvmkill")) return;
+      Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
+      f.layer = Layer::jvm_heap;
+      f.detail = "jvmkill: the JVM was unable to allocate memory from the heap";
+      f.strength = 0.85f;
+      out.add(std::move(f));
       return;
     }
     if (text::contains(s, "JVM heap space is exhausted") || text::contains(s, "after running out of JVM memory")) {
