@@ -131,7 +131,7 @@ Decision decide_layer(const View& v) {
     d.confidence = k->strength;
     if (k->layer == Layer::host_ram) {
       d.layer = Layer::host_ram;
-      d.reason = "the kernel's OOM report is a global one (no memory cgroup limit was involved)";
+      d.reason = k->family == Family::kubernetes ? k->detail : "the kernel's OOM report is a global one (no memory cgroup limit was involved)";
     } else {
       std::string path = k->cgroup;
       // A platform's own kill (YARN, Slurm, ECS, Cloud Run, Heroku) names

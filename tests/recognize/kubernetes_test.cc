@@ -404,5 +404,20 @@ TEST(Kubernetes, OcCommandsAndAOneLineResourcesObjectAreThePods) {
   EXPECT_EQ(limits[0].limit, 2 * units::GiB);
 }
 
+// The kubelet below its memory threshold with nothing to evict (modelled on
+// kubernetes/kubernetes threads of nodes whose memory a process outside the
+// pods held; values are ours): no eviction, the node's RAM held elsewhere.
+TEST(Kubernetes, ThresholdMetWithNoPodsToEvictIsMemoryHeldOutsideThePods) {
+  Diagnosis d = test::diagnose_text(
+      "Feb 28 11:04:17 node-3 kubelet[2411]: I0228 11:04:17.884167    2411 eviction_manager.go:358] eviction manager: must evict pod(s) to reclaim memory\n"
+      "Feb 28 11:04:17 node-3 kubelet[2411]: E0228 11:04:17.884190    2411 eviction_manager.go:369] eviction manager: eviction thresholds have been met, but no pods are active to evict\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  Diagnosis evicted = test::diagnose_text(
+      "I0228 11:04:17.884167    2411 eviction_manager.go:358] eviction manager: must evict pod(s) to reclaim memory\n"
+      "I0228 11:04:17.884201    2411 eviction_manager.go:376] eviction manager: pods web-5d9c_default(1f2e) evicted, waiting for pod to be cleaned up\n");
+  EXPECT_EQ(evicted.layer, Layer::k8s_eviction);
+}
+
 }  // namespace
 }  // namespace aimem

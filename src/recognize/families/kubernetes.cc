@@ -22,6 +22,8 @@
 //                       Warning  CgroupOOM  pod/x   Cgroup OOM encountered, victim process: stress, pid: 388104
 //                                (kubelet 1.28+: the container's own cgroup killed; k8s_oomkilled)
 // kubelet log:          eviction_manager.go:346] eviction manager: must evict pod(s) to reclaim memory
+//                       ... eviction manager: eviction thresholds have been met, but no pods are active to evict
+//                       (after "must evict": no eviction; the memory is held outside the pods, host_ram / other_process)
 //                       eviction_manager.go:157] eviction manager: pods web-0_ns(uid) evicted, waiting for ...
 //                       (k8s_evicted; the ranked list and the threshold lines are context)
 //                       manager.go:1126] Created an OOM event in container "/" at 2017-10-12 08:19:43 +0000 UTC
@@ -78,6 +80,7 @@ constexpr Pattern kPatterns[] = {
     {"Created an OOM event in container"},
     {"must evict pod(s) to reclaim memory"},
     {"eviction manager: pods "},
+    {"but no pods are active to evict", kCompanion},
     {"OOMKilling"},
     {"CrashLoopBackOff"},
     {"Exit Code:"},
@@ -222,6 +225,7 @@ class Kubernetes final : public Recognizer {
   std::string pending_resource_;
   uint64_t using_line_ = 0;  // a message line that ended with "was using": the figure follows
   uint64_t last_oom_line_ = 0, last_probe_line_ = 0;
+  bool no_pods_said_ = false;
 
   void platform(const Line& line, FactSink& out) {
     if (platform_sent_) return;
@@ -636,6 +640,22 @@ class Kubernetes final : public Recognizer {
       pending_line_ = line.number;
       pending_resource_ = "memory";
       platform(line, out);
+      return true;
+    }
+    if (text::contains(s, "but no pods are active to evict")) {
+      // The node is below its memory threshold and Kubernetes has nothing to
+      // evict: what holds the memory runs outside the pods (a daemon, a
+      // process started by hand, the kubelet's own reservations too small).
+      if (!pending_ || pending_->kind != FactKind::k8s_evicted || pending_resource_ != "memory") return true;
+      pending_.reset();
+      if (no_pods_said_) return true;
+      no_pods_said_ = true;
+      Fact f = make_fact(line, FactKind::kernel_oom_event, Family::kubernetes);
+      f.layer = Layer::host_ram;
+      f.cause = Cause::other_process;
+      f.strength = 0.7f;
+      f.detail = "the node reached the kubelet's memory eviction threshold with no pods to evict: memory is held outside Kubernetes";
+      out.add(std::move(f));
       return true;
     }
     auto v = text::after(s, "eviction manager: pods ");
