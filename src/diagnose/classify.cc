@@ -1067,6 +1067,17 @@ constexpr uint64_t kSmallMachine = 1 * units::GiB;
 // most of which the killed process alone held. Either way the machine is
 // smaller than the workload it was given, not the victim of a leak.
 std::optional<Cause> cause_from_machine_size(const View& v, const Fact* kill, Why& why) {
+  // A local VM's configured memory (recognize/families/vm_size.cc: WSL2,
+  // minikube, colima, ...) most of which the killed process alone held.
+  const Fact* vm = v.first_context([](const Fact& f) {
+    return f.kind == FactKind::runtime_setting && text::starts_with(f.detail, "VM memory") && f.limit && *f.limit > 0;
+  });
+  if (vm && kill && kill->rss && *kill->rss * 2 >= *vm->limit) {
+    why = "the VM was configured with " + units::format_bytes(*vm->limit) + " (" + vm->detail + ") and the killed process alone held " +
+          units::format_bytes(*kill->rss) + ": the VM's memory setting is below the workload's need";
+    why.strength = 0.65f;
+    return Cause::limit_too_low;
+  }
   const Fact* host = host_ram_state(v);
   if (!host) return std::nullopt;
   const uint64_t total = *host->total;

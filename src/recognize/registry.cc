@@ -49,6 +49,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kEndlessAllocEntry,
     &kFreebsdOomEntry,
     &kClickHouseEntry,
+    &kVmSizeEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

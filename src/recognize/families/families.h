@@ -42,6 +42,7 @@ extern const RecognizerEntry kPhpEntry;
 extern const RecognizerEntry kEndlessAllocEntry;
 extern const RecognizerEntry kFreebsdOomEntry;
 extern const RecognizerEntry kClickHouseEntry;
+extern const RecognizerEntry kVmSizeEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;
