@@ -696,6 +696,7 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
     why = g.cause == Cause::other_process ? "the GPU's free memory at start-up was already below what the engine was told to use"
                                           : "as the failing program reports";
+    if (g.cause == Cause::limit_too_low && !g.detail.empty()) why = g.detail + ": the work needs more than the share it was given";
     if (text::starts_with(g.detail, "Ollama: GPU memory")) {
       why = g.detail.substr(8);  // read from the scheduler's warnings, not said outright
       why.strength = 0.6f;

@@ -50,6 +50,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kFreebsdOomEntry,
     &kClickHouseEntry,
     &kVmSizeEntry,
+    &kVgpuEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

@@ -1182,5 +1182,21 @@ TEST(CauseMechanisms, DownloadingIsNotLoadingButACxxLoadFrameIs) {
   EXPECT_NE(diagnose_text(tvm("std::atomic<long>::load(std::memory_order) const")).cause, Cause::model_load);
 }
 
+// MLX's Metal allocator refusing a buffer over the device's maximum (the
+// device's, though no GPU word is in the line), after a prompt of 16k tokens
+// and more: the context (modelled on ml-explore/mlx threads; values ours).
+// A short prompt is not that.
+TEST(CauseMechanisms, MlxMaximumBufferSizeIsTheDeviceAndALongPromptTheContext) {
+  auto text = [](const std::string& tokens) {
+    return "[INFO] Model loaded in 6.12s\n[INFO] Prompt tokens: " + tokens +
+           "\nlibc++abi: terminating due to uncaught exception of type std::runtime_error: Attempting to allocate 18964594944 "
+           "bytes which is greater than the maximum allowed buffer size of 17179869184 bytes.\n";
+  };
+  Diagnosis d = diagnose_text(text("17214"));
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context) << reason_text(d);
+  EXPECT_NE(diagnose_text(text("412")).cause, Cause::kv_cache_context);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -43,6 +43,7 @@ extern const RecognizerEntry kEndlessAllocEntry;
 extern const RecognizerEntry kFreebsdOomEntry;
 extern const RecognizerEntry kClickHouseEntry;
 extern const RecognizerEntry kVmSizeEntry;
+extern const RecognizerEntry kVgpuEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;

@@ -84,7 +84,8 @@ bool device_word(std::string_view s) {
                                                 "tpu ", "current device", "level zero", "level_zero", "device 0", "metal::", "[metal]", "ggml_metal",
                                                 "device 1", "device 2", "device 3", "device:0", "device:1", "on device",
                                                 "dram buffer", "l1 buffer", "tt_fatal", "tt_metal", "vulkan", "sycl", "opencl",
-                                                "[trt]", "tensorrt", "plugin_v2", "webgpu", "kv cache is full"};
+                                                "[trt]", "tensorrt", "plugin_v2", "webgpu", "kv cache is full",
+                                                "maximum allowed buffer size"};  // MLX's Metal buffer cap
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;

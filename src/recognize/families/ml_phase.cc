@@ -147,6 +147,8 @@ constexpr Cue kCues[] = {
     {"seq_len", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
     {"sequence_length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
     {"sequence length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
+    {"prompt tokens", Cause::kv_cache_context, 0.6f, "the prompt's length", Cue::context},
+    {"prompt_tokens", Cause::kv_cache_context, 0.6f, "the prompt's length", Cue::context},
     // Hugging Face attention appending this step's keys to the cache.
     {"past_key_value", Cause::kv_cache_context, 1.0f, "appending to the KV cache (past_key_value)"},
     // One query's operators in a JVM stack (Elasticsearch's aggregation
