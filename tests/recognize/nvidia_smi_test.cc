@@ -148,5 +148,19 @@ TEST(NvidiaSmi, ComputeAppsList) {
   EXPECT_EQ(g[0].count, 2u);
 }
 
+// --query-compute-apps with a header that names the fields without units
+// (as pasted from `--format=csv` with units in the cells): the rows after it
+// are read (modelled on google/brax threads of a second JAX process on a
+// shared V100; values are ours). A header that does not match is not one.
+TEST(NvidiaSmi, ComputeAppsHeaderWithoutUnitsStillReadsTheRows) {
+  const std::string cmd = "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv\n";
+  const std::string oom =
+      "$ python train.py\nRuntimeError: Resource exhausted: Out of memory while trying to allocate 536870912 bytes.\n";
+  Diagnosis d = test::diagnose_text(cmd + "pid, process_name, used_memory\n28731, python, 14621 MiB\n" + oom);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  EXPECT_NE(test::diagnose_text(cmd + "pid, name\n28731, python, 14621 MiB\n" + oom).cause, Cause::other_process);
+}
+
 }  // namespace
 }  // namespace aimem

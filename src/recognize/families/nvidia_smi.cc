@@ -62,6 +62,8 @@ constexpr Pattern kPatterns[] = {
     {"used_gpu_memory [MiB]", kContext},
     {"--query-gpu=", kContext},
     {"--query-compute-apps=", kContext},
+    // The CSV header without units (the fields as the --query list named them), after the command.
+    {"^\\s*(pid|index|name|timestamp|uuid|gpu_name|process_name)\\s*,", kRegex | kContext},
     // CSV rows (parsed only right after a header), with units ("9712 MiB, 24564 MiB") or nounits.
     {"^\\s*[0-9]+(\\.[0-9]+)?( ?(MiB|%))?\\s*,", kRegex | kContext},
 };
@@ -203,6 +205,19 @@ class NvidiaSmi final : public Recognizer {
   bool csv_header(const Line& line, std::string_view s, FactSink& out) {
     bool gpu = text::contains(s, "memory.used [MiB]") || text::contains(s, "memory.total [MiB]");
     bool apps = text::contains(s, "used_memory [MiB]") || text::contains(s, "used_gpu_memory [MiB]");
+    if (!gpu && !apps && !columns_.empty() && csv_line_ == 0 && last_line_ && line.number <= last_line_ + kCsvGap) {
+      // The header as the command's field list named it ("pid, process_name, used_memory"): the rows follow it.
+      auto cells = text::split(s, ',');
+      if (cells.size() != columns_.size()) return false;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        std::string_view c = text::trim(cells[i]);
+        if (auto b = c.find(" ["); b != std::string_view::npos) c = c.substr(0, b);
+        if (c != columns_[i]) return false;
+      }
+      csv_line_ = line.number;
+      touch(line);
+      return true;
+    }
     if (!gpu && !apps) return false;
     flush(out);
     columns_.clear();
