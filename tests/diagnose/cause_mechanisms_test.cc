@@ -1198,5 +1198,22 @@ TEST(CauseMechanisms, MlxMaximumBufferSizeIsTheDeviceAndALongPromptTheContext) {
   EXPECT_NE(diagnose_text(text("412")).cause, Cause::kv_cache_context);
 }
 
+// PowerShell's Get-Process with computed columns in GB, taken after each
+// run of a workflow: the working set climbing run after run (modelled on a
+// ComfyUI process on Windows; values are ours). Flat rows are not growth.
+TEST(CauseMechanisms, GetProcessWorkingSetColumnsAreASeries) {
+  auto rows = [](std::initializer_list<const char*> ws) {
+    std::string out = "PS C:\\> Get-Process python | Select Id,@{n='WS(GB)';e={$_.WS/1GB}},@{n='Commit(GB)';e={$_.PagedMemorySize64/1GB}}\n"
+                      "   Id WS(GB) Commit(GB)\n   --  ------ ----------\n";
+    for (const char* w : ws) out += std::string("14220   ") + w + "       " + w + "\ngot prompt\nPrompt executed in 401.77 seconds\n";
+    return out + "RuntimeError: [enforce fail at alloc_cpu.cpp:115] data. DefaultCPUAllocator: not enough memory: you tried to "
+                 "allocate 8847360000 bytes.\n";
+  };
+  Diagnosis grew = diagnose_text(rows({"12.8", "21.9", "31.4", "40.7"}));
+  EXPECT_EQ(grew.layer, Layer::host_ram);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  EXPECT_NE(diagnose_text(rows({"12.8", "12.9", "12.7", "12.8"})).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

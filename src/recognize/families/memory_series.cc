@@ -19,7 +19,8 @@
 //    3921408
 //   $ ps -o pid,etime,rss,comm -u app | grep srv         the columns from the -o list when grep
 //      5360  2-04:11:31  412880 srv                      took the header away
-// Tables whose header names a memory column with its unit, then rows:
+// Tables whose header names a memory column with its unit (also Windows'
+// Get-Process "WS(GB)", "Commit(GB)"), then rows:
 //   epoch  iteration  main/loss  pool_used_MB  elapsed_time        (a column: pool_used_MB, mem_mib, vram_gb)
 //   1      2323       6.32981    1987.3        142.511
 //   # CloudWatch Container Insights, MemoryUtilized (MiB), 1 h period   (a heading naming the metric and
@@ -103,7 +104,7 @@ constexpr Pattern kPatterns[] = {
     {"ps .*-o ?[a-z,]*rss", kRegex | kContext},
     // Tables with a memory column named with its unit, a heading naming one, and rows that start with a time.
     {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
-    {"(mem|rss)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
+    {"(mem|rss|ws|commit|private)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
     {"^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
     {"[0-9] ?(MB|GB|MiB|GiB) (heap size|heap used)", kRegex | kContext},
     {" minutes\\]:", kRegex | kContext},
@@ -500,7 +501,8 @@ class MemorySeries final : public Recognizer {
   // A memory column and its unit in a header word: "pool_used_MB", "mem_mib", "MemoryUsed(GB)".
   static double column_unit(std::string_view w) {
     bool memory = false;
-    for (std::string_view m : {"mem", "rss", "heap", "pool", "vram"}) memory = memory || text::icontains(w, m);
+    // Windows' Get-Process columns too: "WS(GB)" (working set), "Commit(GB)", "Private(MB)".
+    for (std::string_view m : {"mem", "rss", "heap", "pool", "vram", "ws(", "commit", "private"}) memory = memory || text::icontains(w, m);
     if (!memory) return 0;
     for (auto [suffix, unit] : {std::pair<std::string_view, double>{"_mb", 1048576.0}, {"_mib", 1048576.0}, {"_gb", 1073741824.0},
                                 {"_gib", 1073741824.0}, {"_kb", 1024.0}, {"_bytes", 1.0}, {"(mb)", 1048576.0}, {"(mib)", 1048576.0},
