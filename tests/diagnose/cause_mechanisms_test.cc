@@ -1215,5 +1215,24 @@ TEST(CauseMechanisms, GetProcessWorkingSetColumnsAreASeries) {
   EXPECT_NE(diagnose_text(rows({"12.8", "12.9", "12.7", "12.8"})).cause, Cause::leak_or_accumulation);
 }
 
+// A GPU pool's figure logged per epoch by the framework (CuPy's mempool
+// used_bytes, torch.cuda.memory_allocated) climbing with the same batch each
+// epoch: accumulation, not the batch (modelled on a chainer/cupy ImageNet run;
+// values are ours). A pool that holds steady is not.
+TEST(CauseMechanisms, AFrameworksGpuPoolFigureClimbingPerEpochIsAccumulation) {
+  auto run = [](std::initializer_list<const char*> used) {
+    std::string out = "# GPUs: 8  batchsize: 32  arch: resnet50\n";
+    int epoch = 1;
+    for (const char* u : used)
+      out += "Epoch: [" + std::to_string(epoch++) + "] \t Speed: 3061.209 samples/sec\n[mempool] gpu0 used_bytes=" + u +
+             " total_bytes=12.00GiB\n";
+    return out + "cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 102760448 bytes (total 15821707264 bytes)\n";
+  };
+  Diagnosis grew = diagnose_text(run({"3.41GiB", "7.35GiB", "11.28GiB"}));
+  EXPECT_EQ(grew.layer, Layer::gpu_vram);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  EXPECT_NE(diagnose_text(run({"11.2GiB", "11.3GiB", "11.2GiB"})).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -104,6 +104,7 @@ constexpr Pattern kPatterns[] = {
     {"ps .*-o ?[a-z,]*rss", kRegex | kContext},
     // Tables with a memory column named with its unit, a heading naming one, and rows that start with a time.
     {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
+    {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)\\s*[=:]", kCi},
     {"(mem|rss|ws|commit|private)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
     {"^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
     {"[0-9] ?(MB|GB|MiB|GiB) (heap size|heap used)", kRegex | kContext},
@@ -236,7 +237,10 @@ bool known_key(std::string_view k) {
   // Threads and goroutines too: each holds a stack, and a count that only
   // climbs is a leak of them ("unable to create native thread").
   static constexpr std::string_view kKnown[] = {"rss",       "heapused", "heaptotal", "external", "arraybuffers", "queuedepth",
-                                                "queuesize", "backlog",  "resident",  "memory",   "threads",      "goroutines"};
+                                                "queuesize", "backlog",  "resident",  "memory",   "threads",      "goroutines",
+                                                // GPU pools as frameworks log them: CuPy's mempool used_bytes,
+                                                // torch.cuda.memory_allocated() / memory_reserved() printed per step.
+                                                "usedbytes", "memoryallocated", "memoryreserved", "allocatedbytes"};
   for (auto w : kKnown)
     if (k == w) return true;
   return false;
