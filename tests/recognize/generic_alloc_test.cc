@@ -406,5 +406,15 @@ TEST(GenericAlloc, ScratchOverAvailableAndAFullPagedKvCacheAreTheDevice) {
   EXPECT_EQ(kv.cause, Cause::kv_cache_context);
 }
 
+// An exception named with its module path ("cupy.cuda.memory.OutOfMemoryError:
+// out of memory to allocate ...", CuPy's pool) opens its message as a bare
+// name does (modelled on cupy/cupy threads; values are ours).
+TEST(GenericAlloc, AnExceptionsModulePathDoesNotHideItsMessage) {
+  Diagnosis d = test::diagnose_text(
+      "cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 102760448 bytes (total 15821707264 bytes)\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(test::diagnose_text("see docs.cupy.dev. out of memory handling is described there\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

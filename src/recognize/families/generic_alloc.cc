@@ -284,6 +284,12 @@ class GenericAlloc final : public Recognizer {
   // exception name ("E0412 ...: Out of memory", "ERROR: Not enough memory").
   static bool opens_message(std::string_view s, size_t at) {
     std::string_view head = text::trim(s.substr(0, at));
+    // An exception's module path before its name ("cupy.cuda.memory.OutOfMemoryError: ..."): the name opens it.
+    if (!head.empty() && head.back() == '.') {
+      size_t b = head.size();
+      while (b > 0 && (word_char(head[b - 1]) || head[b - 1] == '.')) --b;
+      head = text::trim(head.substr(0, b));
+    }
     return head.empty() || head.back() == ':' || head.back() == ']' || head.back() == '-' || head.back() == '|';
   }
 
