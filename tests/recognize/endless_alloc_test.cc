@@ -28,6 +28,8 @@ TEST(EndlessAlloc, AFileOrAOneLinerThatAppendsForeverIsGrowth) {
   EXPECT_EQ(endless("int main() { for (;;) { char *p = malloc(1 << 20); memset(p, 7, 1 << 20); } }\n").size(), 1u);
   EXPECT_EQ(endless("while (true) {\n  leak.push(Buffer.alloc(1e6));\n}\n").size(), 1u);
   EXPECT_EQ(endless("$ podman run --memory=100m fedora:42 sh -c \"tail /dev/zero\"\n").size(), 1u);
+  EXPECT_EQ(endless("$ while true; do printf -v chunk '%*s' 134217728 ''; var+=$chunk; echo ${#var}; done\n").size(), 1u);
+  EXPECT_EQ(endless("while :; do\n  buf+=$(head -c 1048576 /dev/urandom | base64)\ndone\n").size(), 1u);
 
   Diagnosis d = test::diagnose_text(std::string("$ cat hog.py\nbuf = []\nwhile True:\n    buf.append(' ' * 1024 * 1024)\n"
                                                 "$ docker run --name hog -m 64m hog\n$ echo $?\n137\n") +
@@ -42,6 +44,7 @@ TEST(EndlessAlloc, BoundedLoopsAndLoopsWithoutAllocationAreNot) {
   EXPECT_TRUE(endless("while True:\n    chunk = f.read(4096)\n    if not chunk:\n        break\n    data.append(chunk)\n").empty());
   // A server's accept loop, a retry loop with a sleep, an append far below the header.
   EXPECT_TRUE(endless("while (1) {\n  int fd = accept(s, NULL, NULL);\n  handle(fd);\n}\n").empty());
+  EXPECT_TRUE(endless("while true; do n+=1; curl -s localhost:8080/health; done\n").empty());
   EXPECT_TRUE(endless("while True:\n    try_connect()\n    time.sleep(5)\n    tries.append(1)\n").empty());
   EXPECT_TRUE(endless("while True:\n    a()\n    b()\n    c()\n    d()\n    e()\n    out.append(x)\n").empty());
   // An append in a traceback's source line, with no loop.

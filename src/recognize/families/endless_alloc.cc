@@ -12,6 +12,7 @@
 //   for (;;) { v.push_back(new char[4096]); }                        C++
 //   while (true) { leak.push(Buffer.alloc(1e6)); }                   JavaScript
 //   while (true) { list.add(new byte[1024 * 1024]); }                Java
+//   while true; do var+=$chunk; done                                 shell (also "while :; do")
 //   sh -c "tail /dev/zero"                      tail keeps its one endless line
 //
 // A loop with a break or a return in its body is bounded: not read. The fact
@@ -30,12 +31,13 @@ namespace aimem {
 namespace {
 
 constexpr Pattern kPatterns[] = {
-    {"while\\s*\\(?\\s*(True|true|1)\\s*\\)?\\s*[:{]", kRegex | kContext},
+    {"while\\s*\\(?\\s*(True|true|1)\\s*\\)?\\s*([:{]|;\\s*do)", kRegex | kContext},
+    {"while :;\\s*do", kRegex | kContext},
     {"for\\s*\\(\\s*;\\s*;\\s*\\)", kRegex | kContext},
     {"tail /dev/zero", kContext},
     {"\\b(break|return|sleep)\\b", kRegex | kContext},
     // The body's allocations: read only within kBodyLines of a loop header.
-    {"\\.(append|push|push_back|add|extend)\\(|malloc\\(|calloc\\(|new (byte|char|int|long)\\[|bytearray\\(|Buffer\\.alloc",
+    {"\\.(append|push|push_back|add|extend)\\(|malloc\\(|calloc\\(|new (byte|char|int|long)\\[|bytearray\\(|Buffer\\.alloc|\\+= ?[$\\[]",
      kRegex | kContext},
 };
 
@@ -43,7 +45,7 @@ constexpr uint64_t kBodyLines = 4;
 
 bool allocates(std::string_view s) {
   for (std::string_view w : {".append(", ".push(", ".push_back(", ".add(", ".extend(", "malloc(", "calloc(", "new byte[",
-                             "new char[", "new int[", "new long[", "bytearray(", "Buffer.alloc"})
+                             "new char[", "new int[", "new long[", "bytearray(", "Buffer.alloc", "+=$", "+= [", "+=["})
     if (text::contains(s, w)) return true;
   return false;
 }
@@ -52,7 +54,7 @@ bool bounded(std::string_view s) { return text::contains(s, "break") || text::co
 
 // Where an endless loop's header starts on the line, or npos.
 size_t loop_header(std::string_view s) {
-  for (std::string_view w : {"while True", "while true", "while(true)", "while (true)", "while 1:", "while(1)", "while (1)",
+  for (std::string_view w : {"while True", "while true", "while(true)", "while (true)", "while 1:", "while(1)", "while (1)", "while :;",
                              "for(;;)", "for (;;)", "for ( ; ; )"})
     if (size_t p = s.find(w); p != std::string_view::npos) return p;
   return std::string_view::npos;
