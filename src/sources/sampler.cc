@@ -795,9 +795,8 @@ bool Sampler::list_processes(Walk& w) {
   return true;
 }
 
-// The task iterator lists every task with its run time: the processes are
-// its thread group leaders, and each one's threads are summed into its
-// entry, so a process ran since the last sample iff a sum moved.
+// The task iterator lists every process with its run time summed over its
+// threads, so a process ran since the last sample iff a sum moved.
 //
 // The sums go into a flat table in pid order (sigs_), compared with the last
 // sample's by a merge: a process that did not run is passed over without
@@ -806,19 +805,12 @@ bool Sampler::list_processes(Walk& w) {
 // iterator failed (it is then given up on).
 bool Sampler::merge_task_runs(Walk& w) {
   if (task_runs_->read(runs_, opt_.max_processes * 64)) {
-      next_sigs_.clear();
-    for (const TaskRun& r : runs_)  // leaders, in pid order
-      if (!r.kernel && r.tid == r.tgid) {  // kernel threads have no memory of their own
-        RunSig& e = next_sigs_.emplace_back();
-        e.pid = static_cast<int>(r.tgid), e.start = r.start_ns, e.run = r.run_ns, e.switches = r.switches, e.threads = 1;
-        if (r.has_pages) std::copy(std::begin(r.pages), std::end(r.pages), e.pages), e.has_pages = true;
-      }
-    auto by_pid = [](const RunSig& a, int pid) { return a.pid < pid; };
-    for (const TaskRun& r : runs_) {  // then the other threads, summed into their process
-      if (r.kernel || r.tid == r.tgid) continue;
-      auto e = std::lower_bound(next_sigs_.begin(), next_sigs_.end(), static_cast<int>(r.tgid), by_pid);
-      if (e == next_sigs_.end() || e->pid != static_cast<int>(r.tgid)) continue;  // its leader is gone
-      e->run += r.run_ns, e->switches += r.switches, ++e->threads;
+    next_sigs_.clear();
+    next_sigs_.reserve(runs_.size());
+    for (const ProcessRun& r : runs_) {  // in pid order, threads summed, no kernel threads
+      RunSig& e = next_sigs_.emplace_back();
+      e.pid = static_cast<int>(r.pid), e.start = r.start_ns, e.run = r.run_ns, e.switches = r.switches, e.threads = r.threads;
+      if (r.has_pages) std::copy(std::begin(r.pages), std::end(r.pages), e.pages), e.has_pages = true;
     }
     // Merge with the last sample's table: the same pid and start is the same
     // process, and its entry is known; unchanged sums: it did not run.

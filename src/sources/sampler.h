@@ -56,7 +56,7 @@ struct SamplerOptions {
 
 class GpuReader;  // gpu.cc
 class TaskRuns;   // task_runs.h
-struct TaskRun;
+struct ProcessRun;
 
 class Sampler {
  public:
@@ -149,14 +149,14 @@ class Sampler {
   std::unique_ptr<aimem::KubeNames> kube_;
   std::unique_ptr<GpuReader> gpu_;
   std::unique_ptr<TaskRuns> task_runs_;
-  std::vector<TaskRun> runs_;  // the last read, kept for its capacity
+  std::vector<ProcessRun> runs_;  // the last read, kept for its capacity
   // Per process, summed over its threads at the last sample (sigs_, in pid
   // order) and at this one (next_sigs_): see read_processes.
   struct RunSig {
     int pid = 0;
     Proc* proc = nullptr;  // its cache entry, when it stayed in the cache
     uint64_t start = 0, run = 0, switches = 0, threads = 0;
-    int64_t pages[4] = {};   // the iterator's page counts (TaskRun::pages), with has_pages
+    int64_t pages[4] = {};   // the iterator's page counts (ProcessRun::pages), with has_pages
     bool has_pages = false;
     bool ran = true;  // this sample: the sums moved, or it is new to the table
     bool kept = false;  // this sample: its page counts were read now and last sample, and did not move

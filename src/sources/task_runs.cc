@@ -46,6 +46,20 @@ bool task_runs_built() {
 
 namespace {
 
+// One thread, as the per-task program writes it (struct task_run in
+// bpf/task_runs.bpf.c); tid 0 is the header. Summed into ProcessRun here.
+struct ThreadRun {
+  uint32_t tid = 0;
+  uint32_t tgid = 0;       // the process (thread group)
+  uint64_t start_ns = 0;   // start, ns since boot
+  uint64_t run_ns = 0;     // CPU time run
+  uint64_t switches = 0;   // voluntary + involuntary context switches
+  uint32_t kernel = 0;     // a kernel thread
+  uint32_t has_pages = 0;  // never set by the per-task program
+  int64_t pages[4] = {};
+};
+static_assert(sizeof(ThreadRun) == 72, "ThreadRun must match the BPF program's record");
+
 #ifdef AIMEM_TASK_RUNS_BPF_OBJECT
 char g_log[512];  // the child's last libbpf message: the reason a load failed
 
@@ -203,7 +217,7 @@ Result<std::unique_ptr<TaskRuns>> TaskRuns::open(size_t table, bool walk) {
   if (fds[1] >= 0 && !t->table_) return make_error(t->why());
   // Records name pids as the initial pid namespace does: in another one (a
   // container without hostPID) they are not the pids proc/ shows.
-  std::vector<TaskRun> runs;
+  std::vector<ProcessRun> runs;
   if (!t->read(runs)) {
     return make_error(t->why());
   }
@@ -214,21 +228,21 @@ Result<std::unique_ptr<TaskRuns>> TaskRuns::open(size_t table, bool walk) {
 TaskRuns::TaskRuns(int link_fd, int map_fd, size_t capacity) : link_fd_(link_fd), map_fd_(map_fd) {
   if (map_fd_ < 0) return;
   // The table's values start on a page of their own; records are
-  // sizeof(TaskRun) bytes apart (the map rounds a value up to 8).
+  // sizeof(ProcessRun) bytes apart (the map rounds a value up to 8).
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t bytes = (capacity * sizeof(TaskRun) + page - 1) / page * page;
+  const size_t bytes = (capacity * sizeof(ProcessRun) + page - 1) / page * page;
   void* at = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, map_fd_, 0);
   if (at == MAP_FAILED) {
     why_ = std::string("mapping the BPF task table: ") + std::strerror(errno);
     return;
   }
-  table_ = static_cast<const TaskRun*>(at);
+  table_ = static_cast<const ProcessRun*>(at);
   capacity_ = capacity;
   mapped_ = bytes;
 }
 
 TaskRuns::~TaskRuns() {
-  if (table_) ::munmap(const_cast<TaskRun*>(table_), mapped_);
+  if (table_) ::munmap(const_cast<ProcessRun*>(table_), mapped_);
   if (map_fd_ >= 0) ::close(map_fd_);
   ::close(link_fd_);
 }
@@ -252,31 +266,32 @@ int TaskRuns::create_iter() {
 }
 
 // The walk: one read runs the program, whose only output in the stream is
-// the header; the records are in the table, in task list order.
+// the header; the records are in the table, one per process, in task list
+// order.
 namespace {
 
-// LSD radix sort by tid, a byte a pass, passes where every tid has the same
+// LSD radix sort by pid, a byte a pass, passes where every pid has the same
 // byte skipped (pid_max is at most 2^22: three passes at most). Stable.
-void sort_by_tid(std::vector<TaskRun>& v, std::vector<TaskRun>& scratch) {
+void sort_by_pid(std::vector<ProcessRun>& v, std::vector<ProcessRun>& scratch) {
   scratch.resize(v.size());
   for (int shift = 0; shift < 32; shift += 8) {
     size_t count[257] = {};
-    for (const TaskRun& r : v) ++count[((r.tid >> shift) & 0xff) + 1];
+    for (const ProcessRun& r : v) ++count[((r.pid >> shift) & 0xff) + 1];
     if (std::find(std::begin(count), std::end(count), v.size()) != std::end(count)) continue;  // one bucket holds all
     for (size_t b = 1; b < 257; ++b) count[b] += count[b - 1];
-    for (const TaskRun& r : v) scratch[count[(r.tid >> shift) & 0xff]++] = r;
+    for (const ProcessRun& r : v) scratch[count[(r.pid >> shift) & 0xff]++] = r;
     v.swap(scratch);
   }
 }
 
 }  // namespace
 
-bool TaskRuns::read_walk(std::vector<TaskRun>& out, size_t max_tasks) {
+bool TaskRuns::read_walk(std::vector<ProcessRun>& out, size_t max_processes) {
   int fd = create_iter();
   if (fd < 0) return false;
-  TaskRun header{};
+  ThreadRun header{};
   size_t got = 0;
-  char extra[sizeof(TaskRun)];
+  char extra[sizeof(ThreadRun)];
   for (;;) {
     char* into = got < sizeof header ? reinterpret_cast<char*>(&header) + got : extra;
     ssize_t n = ::read(fd, into, got < sizeof header ? sizeof header - got : sizeof extra);
@@ -297,9 +312,9 @@ bool TaskRuns::read_walk(std::vector<TaskRun>& out, size_t max_tasks) {
     return false;
   }
   const size_t walked = header.run_ns;
-  if (walked > capacity_) {  // the table was short: one twice the tasks, and again
-    if (walked > max_tasks) {
-      why_ = "more tasks than the sampler keeps";
+  if (walked > capacity_) {  // the table was short: one twice the processes, and again
+    if (walked > max_processes) {
+      why_ = "more processes than the sampler keeps";
       return false;
     }
     auto bigger = open(2 * walked, true);
@@ -308,29 +323,35 @@ bool TaskRuns::read_walk(std::vector<TaskRun>& out, size_t max_tasks) {
       return false;
     }
     take(**bigger);
-    return read_walk(out, max_tasks);
+    return read_walk(out, max_processes);
   }
-  out.reserve(walked);
-  for (size_t i = 0; i < walked; ++i)
-    if (table_[i].tid != 0) out.push_back(table_[i]);  // not the idle task the list starts from
-  // Task list order is creation order: pid order until pids wrap, and a
-  // process's threads come with it, whatever their tids. Sorted by radix:
-  // std::sort of that order fell to its heap sort, a fifth of the read.
-  auto by_tid = [](const TaskRun& a, const TaskRun& b) { return a.tid < b.tid; };
-  if (!std::is_sorted(out.begin(), out.end(), by_tid)) sort_by_tid(out, scratch_);
-  out.erase(std::unique(out.begin(), out.end(), [](const TaskRun& a, const TaskRun& b) { return a.tid == b.tid; }),
-            out.end());  // a task moved in the list while it was walked
-  if (out.size() > max_tasks) {
-    out.resize(max_tasks);
-    why_ = "more tasks than the sampler keeps";
+  out.assign(table_, table_ + walked);
+  // Task list order is creation order: pid order until pids wrap (a
+  // process's threads are in its record). Sorted by radix when it is not:
+  // std::sort of that order fell to its heap sort.
+  auto by_pid = [](const ProcessRun& a, const ProcessRun& b) { return a.pid < b.pid; };
+  if (!std::is_sorted(out.begin(), out.end(), by_pid)) {
+    sort_by_pid(out, scratch_);
+    out.erase(std::unique(out.begin(), out.end(), [](const ProcessRun& a, const ProcessRun& b) { return a.pid == b.pid; }),
+              out.end());  // a process moved in the list while it was walked
+  }
+  if (out.size() > max_processes) {
+    out.resize(max_processes);
+    why_ = "more processes than the sampler keeps";
     return false;
   }
   return true;
 }
 
-bool TaskRuns::read(std::vector<TaskRun>& out, size_t max_tasks) {
+bool TaskRuns::read(std::vector<ProcessRun>& out, size_t max_processes) {
   out.clear();
-  if (table_) return read_walk(out, max_tasks);
+  return table_ ? read_walk(out, max_processes) : read_per_task(out, max_processes);
+}
+
+// The kernel's per-task iterator: a record per thread, in tid order. The
+// leaders (kernel threads left out) are the processes, in pid order; each
+// other thread is summed into its own.
+bool TaskRuns::read_per_task(std::vector<ProcessRun>& out, size_t max_processes) {
   int fd = create_iter();
   if (fd < 0) return false;
   // The kernel fills up to 8 pages per read; a record may be split across reads.
@@ -339,6 +360,7 @@ bool TaskRuns::read(std::vector<TaskRun>& out, size_t max_tasks) {
   const size_t cap = buf_.size();
   bool ok = true, header = false;
   size_t carry = 0;  // bytes of a split record left from the last read
+  std::vector<ThreadRun> threads;  // not leaders: summed once the leaders are all known
   for (;;) {
     ssize_t n = ::read(fd, buf + carry, cap - carry);
     if (n < 0 && errno == EINTR) continue;
@@ -348,9 +370,9 @@ bool TaskRuns::read(std::vector<TaskRun>& out, size_t max_tasks) {
       break;
     }
     if (n == 0) break;
-    size_t have = carry + static_cast<size_t>(n), whole = have / sizeof(TaskRun) * sizeof(TaskRun);
-    for (size_t off = 0; off < whole; off += sizeof(TaskRun)) {
-      TaskRun r;
+    size_t have = carry + static_cast<size_t>(n), whole = have / sizeof(ThreadRun) * sizeof(ThreadRun);
+    for (size_t off = 0; off < whole; off += sizeof(ThreadRun)) {
+      ThreadRun r;
       std::memcpy(&r, buf + off, sizeof r);
       if (r.tid == 0) {  // the header: the reader's pid as the kernel numbers it
         header = true;
@@ -360,10 +382,15 @@ bool TaskRuns::read(std::vector<TaskRun>& out, size_t max_tasks) {
         }
         continue;
       }
-      if (out.size() < max_tasks)
-        out.push_back(r);
-      else
-        ok = false, why_ = "more tasks than the sampler keeps";
+      if (r.kernel) continue;  // no memory of its own
+      if (r.tid != r.tgid) {
+        threads.push_back(r);
+      } else if (out.size() < max_processes) {
+        ProcessRun& p = out.emplace_back();
+        p.pid = r.tid, p.threads = 1, p.start_ns = r.start_ns, p.run_ns = r.run_ns, p.switches = r.switches;
+      } else {
+        ok = false, why_ = "more processes than the sampler keeps";
+      }
     }
     carry = have - whole;
     std::memmove(buf, buf + whole, carry);
@@ -372,6 +399,12 @@ bool TaskRuns::read(std::vector<TaskRun>& out, size_t max_tasks) {
   if (ok && !header) {
     why_ = "the BPF task iterator returned no header record";
     ok = false;
+  }
+  auto by_pid = [](const ProcessRun& a, uint32_t pid) { return a.pid < pid; };
+  for (const ThreadRun& r : threads) {
+    auto p = std::lower_bound(out.begin(), out.end(), r.tgid, by_pid);
+    if (p == out.end() || p->pid != r.tgid) continue;  // its leader is gone
+    p->run_ns += r.run_ns, p->switches += r.switches, ++p->threads;
   }
   return ok;
 }

@@ -1,8 +1,10 @@
 // The BPF task iterator (src/sources/task_runs.h), on this machine's kernel:
-// every task is listed with its thread group, kernel threads are marked, a
-// thread that runs has its run time move while a sleeping process's stays,
-// a process's start time identifies it across reads, and the walk's page
-// counts agree with statm as far as the kernel's per-CPU counters let them.
+// every process is listed once with its threads' run times and context
+// switches summed (by the walk's program itself, or from the per-task
+// iterator's thread records), kernel threads are not, a sleeping process's
+// sums stay while a running one's move, its start time identifies it across
+// reads, and the walk's page counts agree with statm as far as the kernel's
+// per-CPU counters let them.
 // Needs root and a build with clang and libbpf-dev (CI installs both);
 // elsewhere skipped, and a build without them is checked to say why.
 #include <signal.h>
@@ -17,6 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -29,10 +33,51 @@
 namespace aimem::watch {
 namespace {
 
-const TaskRun* find(const std::vector<TaskRun>& runs, uint32_t tid) {
+const ProcessRun* find(const std::vector<ProcessRun>& runs, uint32_t pid) {
   for (auto& r : runs)
-    if (r.tid == tid) return &r;
+    if (r.pid == pid) return &r;
   return nullptr;
+}
+
+// What proc/ says of a process's threads: schedstat's first field (the
+// scheduler's run time, ns) and status's context switches, summed.
+struct ProcSums {
+  uint64_t threads = 0, run_ns = 0, switches = 0;
+};
+ProcSums proc_sums(pid_t pid) {
+  ProcSums s;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream sched(e.path() / "schedstat");
+    uint64_t run = 0;
+    if (!(sched >> run)) continue;
+    ++s.threads;
+    s.run_ns += run;
+    std::ifstream status(e.path() / "status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
+        s.switches += std::strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
+  }
+  return s;
+}
+
+// A child process of two threads, both asleep once this returns.
+pid_t sleeping_two_threads() {
+  int ready[2];
+  if (::pipe(ready) != 0) return -1;
+  pid_t child = ::fork();
+  if (child == 0) {
+    std::thread([] {
+      for (;;) ::pause();
+    }).detach();
+    if (::write(ready[1], "1", 1) != 1) _exit(1);
+    for (;;) ::pause();
+  }
+  char c;
+  if (child > 0 && ::read(ready[0], &c, 1) != 1) child = -1;
+  ::close(ready[0]), ::close(ready[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // both in pause()
+  return child;
 }
 
 // The sampler uses the iterator only for a sample of the whole live host; a
@@ -65,9 +110,13 @@ TEST(TaskRuns, SamplerSaysWhyItReadsProcInstead) {
   }
 }
 
-TEST(TaskRuns, ListsEveryTaskWithItsProcessAndRunTime) {
+// Both ways of reading (the walk, which sums in its program; the per-task
+// iterator, whose records are summed by the reader) list each process once,
+// in pid order, with every thread's run time and context switches in its
+// sums, and leave kernel threads out.
+void lists_every_process_with_its_threads_summed(bool walk) {
   if (::geteuid() != 0 || !task_runs_built()) GTEST_SKIP() << "needs root and a build with the BPF task iterator";
-  auto opened = TaskRuns::open();
+  auto opened = TaskRuns::open(TaskRuns::kTable, walk);
   std::string why = test::error_of(opened);
   auto it = opened ? std::move(*opened) : nullptr;
   // A machine that forbids BPF (a container without CAP_BPF, a seccomp
@@ -75,12 +124,10 @@ TEST(TaskRuns, ListsEveryTaskWithItsProcessAndRunTime) {
   // rejecting the program, a relocation that does not resolve) fails.
   if (!it && test::bpf_refused(why)) GTEST_SKIP() << why;
   ASSERT_NE(it, nullptr) << why;
+  if (walk && std::string(it->mode()) != "walk") GTEST_SKIP() << "the kernel has no open-coded task iterator (before 6.7)";
 
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    for (;;) ::pause();
-  }
+  pid_t child = sleeping_two_threads();
+  ASSERT_GT(child, 0);
   // Two threads of this process: one spins on request, one sleeps.
   std::atomic<int> spin{0};
   std::atomic<bool> stop{false};
@@ -98,37 +145,44 @@ TEST(TaskRuns, ListsEveryTaskWithItsProcessAndRunTime) {
     }
   });
   while (!spinner_tid) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the child is asleep in pause()
 
-  std::vector<TaskRun> a, b;
+  std::vector<ProcessRun> a, b;
   ASSERT_TRUE(it->read(a)) << it->why();
   const uint32_t self = static_cast<uint32_t>(::getpid());
-  const TaskRun* c = find(a, static_cast<uint32_t>(child));
+  const ProcessRun* c = find(a, static_cast<uint32_t>(child));
   ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->tgid, static_cast<uint32_t>(child));
-  EXPECT_EQ(c->kernel, 0u);
   EXPECT_GT(c->start_ns, 0u);
-  const TaskRun* t = find(a, static_cast<uint32_t>(spinner_tid.load()));
-  ASSERT_NE(t, nullptr);
-  EXPECT_EQ(t->tgid, self);  // a thread names its process
-  size_t own = 0;
-  for (auto& r : a) own += r.tgid == self;
-  EXPECT_GE(own, 2u);
-  const TaskRun* kthreadd = find(a, 2);  // pid 2 is kthreadd on Linux
-  ASSERT_NE(kthreadd, nullptr);
-  EXPECT_EQ(kthreadd->kernel, 1u);
-  for (size_t i = 1; i < a.size(); ++i) EXPECT_LT(a[i - 1].tid, a[i].tid);  // tid order, each once
-  const TaskRun before_child = *c, before_spinner = *t;
+  // Asleep throughout: its sums are proc/'s, to the nanosecond.
+  const ProcSums cs = proc_sums(child);
+  EXPECT_EQ(c->threads, 2u);
+  EXPECT_EQ(cs.threads, 2u);
+  EXPECT_EQ(c->run_ns, cs.run_ns);
+  EXPECT_EQ(c->switches, cs.switches);
+  const ProcessRun* own = find(a, self);
+  ASSERT_NE(own, nullptr);
+  EXPECT_GE(own->threads, 2u);
+  EXPECT_EQ(find(a, 2), nullptr);  // kthreadd (pid 2 on Linux): a kernel thread
+  EXPECT_EQ(find(a, 0), nullptr);  // nor the idle task the kernel's list starts from
+  EXPECT_EQ(find(a, static_cast<uint32_t>(spinner_tid.load())), nullptr);  // a thread is no process
+  for (size_t i = 1; i < a.size(); ++i) EXPECT_LT(a[i - 1].pid, a[i].pid);  // pid order, each once
+  const ProcessRun before_child = *c;
 
   spin = 1;
   while (spin != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The spinner's own run time, read before the process's sum: that sum
+  // holds it (and the main thread's), which the leader's alone would not.
+  const std::string task = "/proc/self/task/";
+  uint64_t spinner_ns = 0, main_ns = 0;
+  std::ifstream(task + std::to_string(spinner_tid.load()) + "/schedstat") >> spinner_ns;
+  std::ifstream(task + std::to_string(self) + "/schedstat") >> main_ns;
+  ASSERT_GT(spinner_ns, 0u);
   ASSERT_TRUE(it->read(b)) << it->why();
   c = find(b, static_cast<uint32_t>(child));
-  t = find(b, static_cast<uint32_t>(spinner_tid.load()));
+  own = find(b, self);
   ASSERT_NE(c, nullptr);
-  ASSERT_NE(t, nullptr);
-  EXPECT_GT(t->run_ns, before_spinner.run_ns);  // it ran
-  EXPECT_EQ(c->run_ns, before_child.run_ns);     // it slept throughout
+  ASSERT_NE(own, nullptr);
+  EXPECT_GE(own->run_ns, spinner_ns + main_ns);
+  EXPECT_EQ(c->run_ns, before_child.run_ns);  // it slept throughout
   EXPECT_EQ(c->switches, before_child.switches);
   EXPECT_EQ(c->start_ns, before_child.start_ns);  // the same process
 
@@ -142,6 +196,11 @@ TEST(TaskRuns, ListsEveryTaskWithItsProcessAndRunTime) {
   EXPECT_EQ(b.size(), 3u);
   stop = true;
   spinner.join();
+}
+
+TEST(TaskRuns, WalkListsEveryProcessWithItsThreadsSummed) { lists_every_process_with_its_threads_summed(true); }
+TEST(TaskRuns, PerTaskIteratorListsEveryProcessWithItsThreadsSummed) {
+  lists_every_process_with_its_threads_summed(false);
 }
 
 // The walk (Linux 6.7+, bpf/task_runs.bpf.c's task_walk) lists what the
@@ -158,35 +217,31 @@ TEST(TaskRuns, WalkListsWhatThePerTaskIteratorListsAndGrowsItsTable) {
   ASSERT_TRUE(per_task) << test::error_of(per_task);
   EXPECT_STREQ((*per_task)->mode(), "per-task");
 
-  // A process of its own that sleeps throughout: both list it, the same.
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    for (;;) ::pause();
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::vector<TaskRun> walked, listed;
+  // A process of its own of two threads that sleep throughout: both list
+  // it, the same.
+  pid_t child = sleeping_two_threads();
+  ASSERT_GT(child, 0);
+  std::vector<ProcessRun> walked, listed;
   ASSERT_TRUE((*small)->read(walked)) << (*small)->why();
-  EXPECT_GT((*small)->table_size(), 4u);  // grown to the host's tasks
+  EXPECT_GT((*small)->table_size(), 4u);  // grown to the host's processes
   EXPECT_GE((*small)->table_size(), walked.size());
   ASSERT_TRUE((*per_task)->read(listed)) << (*per_task)->why();
-  for (size_t i = 1; i < walked.size(); ++i) EXPECT_LT(walked[i - 1].tid, walked[i].tid);  // tid order, each once
-  const TaskRun* a = find(walked, static_cast<uint32_t>(child));
-  const TaskRun* b = find(listed, static_cast<uint32_t>(child));
+  for (size_t i = 1; i < walked.size(); ++i) EXPECT_LT(walked[i - 1].pid, walked[i].pid);  // pid order, each once
+  const ProcessRun* a = find(walked, static_cast<uint32_t>(child));
+  const ProcessRun* b = find(listed, static_cast<uint32_t>(child));
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(a->tgid, b->tgid);
+  EXPECT_EQ(a->threads, 2u);
+  EXPECT_EQ(a->threads, b->threads);
   EXPECT_EQ(a->start_ns, b->start_ns);
   EXPECT_EQ(a->run_ns, b->run_ns);
   EXPECT_EQ(a->switches, b->switches);
-  const TaskRun* kthreadd = find(walked, 2);
-  ASSERT_NE(kthreadd, nullptr);
-  EXPECT_EQ(kthreadd->kernel, 1u);
+  EXPECT_EQ(find(walked, 2), nullptr);  // kthreadd: a kernel thread
   EXPECT_EQ(find(walked, 0), nullptr);  // not the idle task the kernel's list starts from
-  // Tasks come and go between the two reads (this machine builds while the
-  // test runs): most are in both.
+  // Processes come and go between the two reads (this machine builds while
+  // the test runs): most are in both.
   size_t both = 0;
-  for (const TaskRun& r : walked) both += find(listed, r.tid) != nullptr;
+  for (const ProcessRun& r : walked) both += find(listed, r.pid) != nullptr;
   EXPECT_GE(both * 10, walked.size() * 9) << both << " of " << walked.size();
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
@@ -199,7 +254,8 @@ TEST(TaskRuns, WalkListsWhatThePerTaskIteratorListsAndGrowsItsTable) {
 // read: they agree within the counter's batch, max(32, 2 * CPUs) pages, per
 // CPU and counter. On this machine they differ for nearly every process,
 // which is why the sampler compares the counts only with their last reading.
-// Only leaders with memory carry them: not threads, not kernel threads.
+// A process's record carries its leader's (kernel threads have none and are
+// not listed).
 TEST(TaskRuns, WalkPageCountsAreStatmsLessEachCpusUnfoldedPart) {
   if (::geteuid() != 0 || !task_runs_built()) GTEST_SKIP() << "needs root and a build with the BPF task iterator";
   auto opened = TaskRuns::open();
@@ -227,7 +283,7 @@ TEST(TaskRuns, WalkPageCountsAreStatmsLessEachCpusUnfoldedPart) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // asleep in pause()
   std::thread sleeper([] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); });
 
-  std::vector<TaskRun> runs;
+  std::vector<ProcessRun> runs;
   ASSERT_TRUE(it->read(runs)) << it->why();
   auto statm = [](uint32_t pid, uint64_t& resident, uint64_t& shared) {
     std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/statm").c_str(), "r");
@@ -243,7 +299,7 @@ TEST(TaskRuns, WalkPageCountsAreStatmsLessEachCpusUnfoldedPart) {
   const int64_t slack = batch * cpus;  // per counter
   auto pos = [](int64_t v) { return v < 0 ? 0 : v; };  // percpu_counter_read_positive
 
-  const TaskRun* r = find(runs, static_cast<uint32_t>(child));
+  const ProcessRun* r = find(runs, static_cast<uint32_t>(child));
   ASSERT_NE(r, nullptr);
   ASSERT_EQ(r->has_pages, 1u);
   uint64_t resident = 0, shared = 0;
@@ -254,37 +310,29 @@ TEST(TaskRuns, WalkPageCountsAreStatmsLessEachCpusUnfoldedPart) {
       << "statm resident " << resident << ", counts file " << file << " anon " << anon << " shmem " << shmem;
   EXPECT_LE(std::llabs(static_cast<int64_t>(shared) - (file + shmem)), 2 * slack) << "statm shared " << shared;
   // Read again with the child still asleep: the same counts.
-  std::vector<TaskRun> again;
+  std::vector<ProcessRun> again;
   ASSERT_TRUE(it->read(again)) << it->why();
-  const TaskRun* r2 = find(again, static_cast<uint32_t>(child));
+  const ProcessRun* r2 = find(again, static_cast<uint32_t>(child));
   ASSERT_NE(r2, nullptr);
   EXPECT_TRUE(std::equal(std::begin(r->pages), std::end(r->pages), r2->pages));
 
   // Every other leader with memory on the host agrees with its statm as far
   // (those that allocate between the two reads aside: most do not).
   size_t leaders = 0, within = 0;
-  for (const TaskRun& t : runs) {
-    if (t.kernel || t.tid != t.tgid || !t.has_pages) continue;
+  for (const ProcessRun& t : runs) {
+    if (!t.has_pages) continue;
     uint64_t res, sh;
-    if (!statm(t.tid, res, sh)) continue;  // gone
+    if (!statm(t.pid, res, sh)) continue;  // gone
     ++leaders;
     within += std::llabs(static_cast<int64_t>(res) - (pos(t.pages[0]) + pos(t.pages[1]) + pos(t.pages[3]))) <= 3 * slack;
   }
   EXPECT_GE(within * 10, leaders * 9) << within << " of " << leaders;
-  for (const TaskRun& t : runs) {
-    if (t.kernel) {
-      EXPECT_EQ(t.has_pages, 0u) << "kernel thread " << t.tid;
-    }
-    if (t.tid != t.tgid) {
-      EXPECT_EQ(t.has_pages, 0u) << "thread " << t.tid << " of " << t.tgid;
-    }
-  }
   sleeper.join();
   // The kernel's per-task iterator (the fallback) reads no counts.
   auto per_task = TaskRuns::open(TaskRuns::kTable, false);
   ASSERT_TRUE(per_task) << test::error_of(per_task);
   ASSERT_TRUE((*per_task)->read(runs)) << (*per_task)->why();
-  for (const TaskRun& t : runs) EXPECT_EQ(t.has_pages, 0u);
+  for (const ProcessRun& t : runs) EXPECT_EQ(t.has_pages, 0u);
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
 }
