@@ -1234,5 +1234,28 @@ TEST(CauseMechanisms, AFrameworksGpuPoolFigureClimbingPerEpochIsAccumulation) {
   EXPECT_NE(diagnose_text(run({"11.2GiB", "11.3GiB", "11.2GiB"})).cause, Cause::leak_or_accumulation);
 }
 
+// The optimizer's state created at set-up (DeepSpeed's initialize and
+// initialize_optimizer_states) is the model's memory being placed; the
+// optimizer's step is a training step (modelled on a Megatron/DeepSpeed
+// pretraining script and an FSDP AdamW step; values are ours).
+TEST(CauseMechanisms, OptimizerStateAtSetUpIsTheLoadAndItsStepTheBatch) {
+  const std::string oom =
+      "RuntimeError: CUDA out of memory. Tried to allocate 9.31 GiB (GPU 0; 31.72 GiB total capacity; 18.63 GiB already "
+      "allocated; 8.12 GiB free; 22.45 GiB reserved in total by PyTorch)\n";
+  Diagnosis setup = diagnose_text(
+      "Traceback (most recent call last):\n"
+      "  File \"pretrain.py\", line 656, in main\n    model, optimizer, lr_scheduler = setup_model_and_optimizer(args)\n"
+      "  File \"/opt/conda/lib/python3.8/site-packages/deepspeed/__init__.py\", line 98, in initialize\n    config_params=config_params)\n"
+      "  File \"/opt/conda/lib/python3.8/site-packages/deepspeed/runtime/zero/stage2.py\", line 333, in __init__\n"
+      "    self.initialize_optimizer_states()\n"
+      "  File \"/opt/conda/lib/python3.8/site-packages/deepspeed/runtime/zero/stage2.py\", line 387, in initialize_optimizer_states\n"
+      "    self.single_partition_of_fp32_groups[i].grad = torch.zeros(\n" + oom);
+  EXPECT_EQ(setup.cause, Cause::model_load) << reason_text(setup);
+  Diagnosis step = diagnose_text(
+      "Traceback (most recent call last):\n  File \"train.py\", line 92, in train\n    optimizer.step()\n"
+      "  File \"/opt/venv/lib/python3.10/site-packages/torch/optim/adamw.py\", line 187, in step\n    adamw(\n" + oom);
+  EXPECT_EQ(step.cause, Cause::concurrency_batch) << reason_text(step);
+}
+
 }  // namespace
 }  // namespace aimem

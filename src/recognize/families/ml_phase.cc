@@ -63,7 +63,7 @@ struct Cue {
   // or two words before it, with the same bounds as `workers`.
   // A constructor's frame (`ctor`) speaks only outside Python's own library:
   // subprocess.Popen's __init__ forks a process, it builds no model.
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame } setting = none;
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -82,6 +82,13 @@ constexpr Cue kCues[] = {
     // was reading is the model's data. json's "loads" is not one.
     {", in load_", Cause::model_load, 0.7f, "a load function's frame"},
     {", in _load_", Cause::model_load, 0.7f, "a load function's frame"},
+    // A frame that sets the model up before any step: DeepSpeed's initialize and
+    // initialize_optimizer_states, a script's setup_model_and_optimizer.
+    {", in initialize", Cause::model_load, 0.9f, "setting the model up (initialize)", Cue::frame_name},
+    {", in setup_model", Cause::model_load, 0.9f, "setting the model up"},
+    // Creating the optimizer's state (a copy or two of the weights) at set-up.
+    {"initialize_optimizer", Cause::model_load, 1.0f, "creating the optimizer's state at set-up"},
+    {"init_optimizer", Cause::model_load, 1.0f, "creating the optimizer's state at set-up"},
     // The same in a C++ frame ("NDArrayCacheMetadata::FileRecord::Load(", "LLMChat::Reload(");
     // not std::atomic's load.
     {"::load(", Cause::model_load, 0.6f, "a load function's frame", Cue::cxx_frame},
@@ -160,7 +167,12 @@ constexpr Cue kCues[] = {
     {"HashBuilderOperator", Cause::concurrency_batch, 0.8f, "a query's join build"},
     // Stepping a batch: training, profiling, warm-up, graph capture, serving.
     {"backward", Cause::concurrency_batch, 1.0f, "a training step (backward)"},
-    {"optimizer", Cause::concurrency_batch, 0.8f, "a training step (optimizer)"},
+    // The optimizer's step, not its name: "optimizer" is also in set-up code
+    // (setup_model_and_optimizer, DeepSpeed's zero_optimizer.py building state).
+    {"optimizer.step", Cause::concurrency_batch, 0.9f, "a training step (optimizer)"},
+    {"optimizer_step", Cause::concurrency_batch, 0.9f, "a training step (optimizer)"},
+    {"optim/", Cause::concurrency_batch, 0.6f, "a training step (optimizer)"},
+    {", in step", Cause::concurrency_batch, 0.6f, "a training step (optimizer)", Cue::frame_name},
     {"train_step", Cause::concurrency_batch, 1.0f, "a training step"},
     {"training_step", Cause::concurrency_batch, 1.0f, "a training step"},
     {"trainer.train(", Cause::concurrency_batch, 0.8f, "a training step"},
@@ -371,6 +383,9 @@ bool inside_other_word(std::string_view s, size_t at, std::string_view word) {
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
   if (kind == Cue::cxx_frame) return !text::contains(before, "atomic");
+  // The frame's function is the word itself or starts with it and "_": "initialize",
+  // "initialize_optimizer_states"; not "initialized_..." or "initializer".
+  if (kind == Cue::frame_name) return after.empty() || after[0] == '_' || after[0] == ' ' || after[0] == '\r';
   if (kind == Cue::ctor) {
     bool stdlib = (text::contains(before, "lib/python") || text::icontains(before, "\\lib\\")) && !text::contains(before, "-packages");
     return !stdlib && !text::contains(before, "subprocess.py") && !text::contains(before, "threading.py");
