@@ -800,6 +800,20 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
       why = "other processes hold " + units::format_bytes(*g.other_processes) + " of the GPU";
       return Cause::other_process;
     }
+    // PyTorch 2.x: "total capacity of T of which F is free ... this process
+    // has P memory in use": what neither this process nor the free pool
+    // accounts for is held by others, though the message lists none.
+    // A "this process" figure below what PyTorch itself allocated was not
+    // matched to the process (NVML in a container's PID namespace): not used.
+    const bool own_known = g.this_process && *g.this_process > 0 && (!g.allocated || *g.this_process >= *g.allocated);
+    if (own_known && g.free && !g.other_processes) {
+      double outside = total - static_cast<double>(*g.this_process) - static_cast<double>(*g.free);
+      if (outside >= 0.30 * total && outside >= 1.5 * static_cast<double>(units::GiB)) {
+        why = units::format_bytes(static_cast<uint64_t>(outside)) + " of the GPU is held outside this process (" +
+              units::format_bytes(*g.this_process) + " in use by it, " + units::format_bytes(*g.free) + " free)";
+        return Cause::other_process;
+      }
+    }
     // Old messages: what neither PyTorch nor the free pool accounts for is held elsewhere.
     uint64_t reserved = g.reserved.value_or(0);
     if (cached_form) reserved = *g.allocated + *g.reserved;
@@ -1269,7 +1283,21 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       }
       why = "the evidence does not decide it";
       return Cause::unknown;
-    case Layer::gpu_vram: return d.decisive ? gpu_cause(v, *d.decisive, why) : Cause::unknown;
+    case Layer::gpu_vram: {
+      if (!d.decisive) return Cause::unknown;
+      Cause c = gpu_cause(v, *d.decisive, why);
+      // Two generations of one workload at once (rollout.cc): the other
+      // process holding the device is the old copy, not a stranger.
+      if (c == Cause::other_process) {
+        Why held = why;
+        if (cause_from_rollout(v, why)) {
+          why = why.text + " (" + held.text + ")";
+          why.strength = held.strength;
+          return Cause::deployment_overlap;
+        }
+      }
+      return c;
+    }
     case Layer::k8s_eviction: return eviction_cause(v, d, why);
     case Layer::js_heap: return js_heap_cause(v, d, why);
     case Layer::host_ram:

@@ -82,5 +82,30 @@ TEST(Rollout, KnativeRevisionsAreGenerations) {
   EXPECT_EQ(d.cause, Cause::deployment_overlap);
 }
 
+// A rolling update whose new pod lands on the GPU the old one still holds:
+// the other process is the old generation (modelled on a vLLM Helm upgrade
+// on one H200 node; values are ours). Without the two generations it stays
+// another process.
+TEST(Rollout, TheOldGenerationHoldingTheGpuIsTheOverlap) {
+  const std::string oom =
+      "(EngineCore_DP0 pid=231) ERROR 08-18 14:05:27 [core.py:712] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+      "1.50 GiB. GPU 0 has a total capacity of 139.81 GiB of which 884.00 MiB is free. Including non-PyTorch memory, this process "
+      "has 1.20 GiB memory in use. Of the allocated memory 0.90 GiB is allocated by PyTorch, and 0.10 GiB is reserved by PyTorch "
+      "but unallocated.\n";
+  const std::string pods =
+      "$ kubectl get pods -n inference -o wide\n"
+      "NAME                          READY   STATUS             RESTARTS      AGE   IP             NODE\n"
+      "qwen-serve-6d9f7c9b84-kx2lp   1/1     Terminating        0             3d    10.44.7.19     gpu-h200-07\n"
+      "qwen-serve-7f5b8d6c4f-q8wzn   0/1     CrashLoopBackOff   2 (31s ago)   2m    10.44.7.52     gpu-h200-07\n";
+  Diagnosis both = test::diagnose_text(pods + oom);
+  EXPECT_EQ(both.layer, Layer::gpu_vram);
+  EXPECT_EQ(both.cause, Cause::deployment_overlap);
+  EXPECT_EQ(test::diagnose_text(oom).cause, Cause::other_process);
+  // "this process" below what PyTorch allocated was not matched to the process: the arithmetic is not used.
+  std::string unmatched = oom;
+  unmatched.replace(unmatched.find("this process has 1.20 GiB"), 25, "this process has 0.20 GiB");
+  EXPECT_NE(test::diagnose_text(unmatched).cause, Cause::other_process);
+}
+
 }  // namespace
 }  // namespace aimem
