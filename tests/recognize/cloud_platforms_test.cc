@@ -252,6 +252,13 @@ TEST(CloudPlatforms, LambdaReportGivesTheSizeAndThePeak) {
   // The report of a healthy invocation alone is no failure.
   EXPECT_EQ(test::diagnose_text("REPORT RequestId: 1\tDuration: 12.0 ms\tBilled Duration: 13 ms\tMemory Size: 128 MB\tMax Memory Used: 71 MB\n").layer,
             Layer::none);
+  // Under `sam local invoke` the emulator prints the size as the peak: a
+  // successful invocation is no kill (modelled on aws/aws-sam-cli tails).
+  EXPECT_EQ(test::diagnose_text("$ sam local invoke ThumbnailFunction -e events/s3-put.json\n"
+                                "REPORT RequestId: 7c0a\tInit Duration: 402.11 ms\tDuration: 318.07 ms\tBilled Duration: 400 ms\t"
+                                "Memory Size: 512 MB\tMax Memory Used: 512 MB\n{\"statusCode\": 200}\n")
+                .layer,
+            Layer::none);
 }
 
 // Cloud Run's service YAML (Knative) has Kubernetes' resources block: the

@@ -29,7 +29,8 @@
 // AWS Lambda (the REPORT line the runtime writes after every invocation, in
 // CloudWatch and in `sam local` / `dotnet lambda invoke-function` tails):
 //   REPORT RequestId: 2b0d..  Duration: 588.20 ms  Billed Duration: 600 ms  Memory Size: 256 MB  Max Memory Used: 19 MB
-//   Memory Size is the function's whole memory (its limit); Max Memory Used the invocation's peak.
+//   Memory Size is the function's whole memory (its limit); Max Memory Used the invocation's peak,
+//   except under the local emulator (`sam local invoke`, aws-lambda-rie), which prints the size as the peak.
 //   A peak at the size is the function killed at its limit (the runtime then reports
 //   "Runtime exited with error: signal: killed"); the size is a memory_limit either way,
 //   and the peak a memory_usage "peak" fact the diagnosis weighs against it.
@@ -74,6 +75,8 @@ constexpr Pattern kPatterns[] = {
     {"sample#memory_quota=", kContext},
     {"OOM Killed"},
     {"Max Memory Used: ", kContext},
+    {"sam local ", kContext},
+    {"aws-lambda-rie", kContext},
     {"MHz +[0-9.]+ [KMGT]iB/[0-9.]+ [KMGT]iB", kRegex | kContext},
     {"VM Memory: ", kContext},
     {"Exited with status [0-9]+ \\(out of memory\\)", kRegex},
@@ -125,6 +128,7 @@ class CloudPlatforms final : public Recognizer {
     if (text::contains(s, "Process running mem=") || text::contains(s, "sample#memory_quota=") || text::contains(s, "Error R1"))
       return heroku(line, out);
     if (size_t p = s.find("OOM Killed"); p != std::string_view::npos) return nomad(line, p, out);
+    if (text::contains(s, "sam local ") || text::contains(s, "aws-lambda-rie")) emulator_ = true;
     if (text::contains(s, "Max Memory Used: ")) return lambda(line, out);
     if (text::contains(s, "(out of memory)") || text::contains(s, "\"out of memory")) {
       if (!text::contains(s, "Exited with status") && !text::contains(s, "exit_description")) return;
@@ -144,6 +148,7 @@ class CloudPlatforms final : public Recognizer {
 
  private:
   bool platform_sent_ = false;
+  bool emulator_ = false;  // the input ran under sam local or the Runtime Interface Emulator
   uint64_t last_line_ = 0;
   std::string last_key_;
   // Heroku: the last "Process running mem=" of a dyno.
@@ -220,6 +225,9 @@ class CloudPlatforms final : public Recognizer {
     l.limit = size;
     l.detail = "AWS Lambda memory size";
     out.add(std::move(l));
+    // The local emulator (sam local, the Runtime Interface Emulator) reports
+    // the memory size as the peak: no measurement at all.
+    if (emulator_) return;
     Fact u = make_fact(line, FactKind::memory_usage, Family::runtime);
     u.usage = peak;
     u.limit = size;
