@@ -114,12 +114,12 @@ struct Floors {
   double layer, cause, sure;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (1191 cases since the sixth blind batch of 2026-12-03: validation
-// 87.4 / 51.5 / 81.6, training 95.1 / 71.1 / 92.4): a change that loses
+// (1431 cases since the eighth blind batch of 2026-12-03: validation
+// 87.9 / 54.1 / 79.4, training 95.3 / 74.1 / 92.2): a change that loses
 // ground fails here.
 constexpr Floors kTargets{95.0, 80.0, 90.0};
 constexpr Floors kValidationFloor{87.0, 53.0, 79.0};
-constexpr Floors kTrainingFloor{95.0, 71.0, 91.0};
+constexpr Floors kTrainingFloor{95.0, 73.0, 91.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
   const Scores& s = scores();
