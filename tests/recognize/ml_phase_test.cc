@@ -22,6 +22,18 @@ TEST(MlPhase, LoadingCheckpointMakesModelLoad) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// Ray's memory monitor killing workers whose task is the model's set-up
+// (verl's WorkerDict.actor_rollout_init_model; values are ours): the load.
+TEST(MlPhase, ATaskNamedInitModelIsTheLoad) {
+  const std::string kill =
+      "(main_task pid=48213) ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+      "PID\tMEM(GB)\tCOMMAND\n51370\t118.31\tray::WorkerDict.actor_rollout_init_model\n"
+      "51371\t117.96\tray::WorkerDict.actor_rollout_init_model\n";
+  Diagnosis d = test::diagnose_text(kill);
+  EXPECT_EQ(d.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
 // A module's constructor creating its weights is the model being built,
 // whatever the command line's batch size says (modelled on
 // meta-llama/llama#913; values ours).

@@ -111,6 +111,7 @@ constexpr Cue kCues[] = {
     {"convert-hf", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"convert_checkpoint", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
+    {"init_model", Cause::model_load, 0.8f, "initialising the model"},
     {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},
     {"model.to(", Cause::model_load, 0.9f, "moving the model to the device"},
     {"model = model.", Cause::model_load, 0.8f, "moving the model to the device"},
