@@ -29,7 +29,7 @@ namespace aimem {
 namespace {
 
 constexpr Pattern kPatterns[] = {
-    {"Memory limit \\((total|for query|for user)\\) exceeded", kRegex},
+    {"Memory limit \\((total|for query|for user)\\) exceeded: would use [^(]*\\(attempt to allocate", kRegex},
 };
 
 class ClickHouse final : public Recognizer {

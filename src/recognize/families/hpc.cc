@@ -59,7 +59,7 @@ constexpr Pattern kPatterns[] = {
     {"TERM_MEMLIMIT", kCompanion},                   // the report's "Exited with exit code" makes it hot
     {"enforced h_vmem limit", kCompanion},
     {"enforced h_rss limit", kCompanion},
-    {"has gone over memory limit of "},
+    {"has gone over memory limit of ", kCompanion},  // no gate word: read in pasted evidence, and near other failures in a large log
     {"Total Requested Memory :", kContext},
     {"h_vmem=", kContext},
 };

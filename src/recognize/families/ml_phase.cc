@@ -384,9 +384,9 @@ bool inside_other_word(std::string_view s, size_t at, std::string_view word) {
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
   if (kind == Cue::cxx_frame) return !text::contains(before, "atomic");
-  // The frame's function is the word itself or starts with it and "_": "initialize",
-  // "initialize_optimizer_states"; not "initialized_..." or "initializer".
-  if (kind == Cue::frame_name) return after.empty() || after[0] == '_' || after[0] == ' ' || after[0] == '\r';
+  // The frame's function is the word itself: "in initialize", "in step"; not
+  // "initialize_cache" (vLLM's KV cache), "initializer" or "step_scheduler".
+  if (kind == Cue::frame_name) return after.empty() || after[0] == ' ' || after[0] == '\r';
   if (kind == Cue::ctor) {
     bool stdlib = (text::contains(before, "lib/python") || text::icontains(before, "\\lib\\")) && !text::contains(before, "-packages");
     return !stdlib && !text::contains(before, "subprocess.py") && !text::contains(before, "threading.py");
