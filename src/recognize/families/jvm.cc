@@ -95,16 +95,11 @@ class Jvm final : public Recognizer {
     if (text::contains(s, "Resource exhaustion event: the JVM was unable to allocate memory from the heap")) {
       // jvmkill (Cloud Foundry's Java buildpack agent) kills the JVM at its
       // first heap exhaustion, before an OutOfMemoryError is thrown.
-      if (repeated_heap(line, "jvmkill")) return;
-      Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
-      f.layer = Layer::jvm_heap;
-      f.detail = "jvmkill: the JVM was unable to allocate memory from the heap";
-      f.strength = 0.85f;
-      out.add(std::move(f));
+      heap_watcher(line, "jvmkill", "jvmkill: the JVM was unable to allocate memory from the heap", out);
       return;
     }
     if (text::contains(s, "JVM heap space is exhausted") || text::contains(s, "after running out of JVM memory")) {
-      gradle_daemon(line, out);
+      heap_watcher(line, "Gradle daemon", "Gradle daemon: JVM heap space is exhausted", out);
       return;
     }
     native(line, out);
@@ -122,16 +117,16 @@ class Jvm final : public Recognizer {
     pending_.reset();
   }
 
-  // Gradle's daemon watches its own collector and stops itself before the
-  // JVM throws: "Expiring Daemon because JVM heap space is exhausted", "Gradle
-  // build daemon has been stopped: JVM garbage collector thrashing and after
-  // running out of JVM memory". The heap ran out; one fact for the repeats.
-  void gradle_daemon(const Line& line, FactSink& out) {
+  // A watcher that ends the JVM when its heap is spent, before the JVM
+  // throws: Gradle's daemon ("Expiring Daemon because JVM heap space is
+  // exhausted", "... after running out of JVM memory"), jvmkill's resource
+  // exhaustion event. The heap ran out; one fact for the repeats.
+  void heap_watcher(const Line& line, const std::string& key, std::string_view detail, FactSink& out) {
     if (guards::is_advice_line(line.text)) return;
-    if (repeated_heap(line, "Gradle daemon")) return;
+    if (repeated_heap(line, key)) return;
     Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
     f.layer = Layer::jvm_heap;
-    f.detail = "Gradle daemon: JVM heap space is exhausted";
+    f.detail = std::string(detail);
     f.strength = 0.85f;
     out.add(std::move(f));
   }
