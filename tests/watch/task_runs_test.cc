@@ -26,6 +26,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "support/test_support.h"
 #include "sources/sampler.h"
 #include "sources/task_runs.h"
@@ -114,7 +116,10 @@ TEST(TaskRuns, SamplerSaysWhyItReadsProcInstead) {
 // iterator, whose records are summed by the reader) list each process once,
 // in pid order, with every thread's run time and context switches in its
 // sums, and leave kernel threads out.
-void lists_every_process_with_its_threads_summed(bool walk) {
+class TaskRunsBothWays : public ::testing::TestWithParam<bool> {};
+
+TEST_P(TaskRunsBothWays, ListEveryProcessWithItsThreadsSummed) {
+  const bool walk = GetParam();
   if (::geteuid() != 0 || !task_runs_built()) GTEST_SKIP() << "needs root and a build with the BPF task iterator";
   auto opened = TaskRuns::open(TaskRuns::kTable, walk);
   std::string why = test::error_of(opened);
@@ -144,6 +149,15 @@ void lists_every_process_with_its_threads_summed(bool walk) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
+  // An assertion that ends the test early still stops the thread and the child.
+  struct Cleanup {
+    std::function<void()> run;
+    ~Cleanup() { run(); }
+  } cleanup{[&] {
+    stop = true;
+    if (spinner.joinable()) spinner.join();
+    if (child > 0 && ::kill(child, SIGKILL) == 0) ::waitpid(child, nullptr, 0);
+  }};
   while (!spinner_tid) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   std::vector<ProcessRun> a, b;
@@ -188,20 +202,18 @@ void lists_every_process_with_its_threads_summed(bool walk) {
 
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
+  const pid_t reaped = child;
+  child = 0;
   ASSERT_TRUE(it->read(b)) << it->why();
-  EXPECT_EQ(find(b, static_cast<uint32_t>(child)), nullptr);  // reaped: gone from the list
+  EXPECT_EQ(find(b, static_cast<uint32_t>(reaped)), nullptr);  // reaped: gone from the list
 
   // A cap on the records kept is reported, not overrun.
   EXPECT_FALSE(it->read(b, 3));
   EXPECT_EQ(b.size(), 3u);
-  stop = true;
-  spinner.join();
 }
 
-TEST(TaskRuns, WalkListsEveryProcessWithItsThreadsSummed) { lists_every_process_with_its_threads_summed(true); }
-TEST(TaskRuns, PerTaskIteratorListsEveryProcessWithItsThreadsSummed) {
-  lists_every_process_with_its_threads_summed(false);
-}
+INSTANTIATE_TEST_SUITE_P(TaskRuns, TaskRunsBothWays, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Walk" : "PerTaskIterator"; });
 
 // The walk (Linux 6.7+, bpf/task_runs.bpf.c's task_walk) lists what the
 // kernel's per-task iterator lists, and a table too small for the host is
