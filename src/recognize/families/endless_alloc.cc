@@ -69,8 +69,7 @@ class EndlessAlloc final : public Recognizer {
     if (said_) return;
     if (s.find("tail /dev/zero") != std::string_view::npos) {
       pending_.reset();
-      pending_source_ = line.source;
-      emit(line.number, line.text, "tail /dev/zero", out);
+      emit(line.source, line.number, line.text, "tail /dev/zero", out);
       return;
     }
     if (size_t p = loop_header(s); p != std::string_view::npos) {
@@ -102,25 +101,21 @@ class EndlessAlloc final : public Recognizer {
   };
   uint64_t header_ = 0;
   const SourceContext* header_source_ = nullptr;
-  std::optional<Pending> pending_;  // an allocation in a loop body, until the body is past without a break
-  const SourceContext* pending_source_ = nullptr;
+  std::optional<Pending> pending_;  // an allocation in the body of the loop at header_, until the body is past without a break
   bool said_ = false;
 
-  void pend(const Line& line) {
-    pending_ = Pending{line.number, std::string(line.text.substr(0, 512))};
-    pending_source_ = line.source;
-  }
+  void pend(const Line& line) { pending_ = Pending{line.number, std::string(line.text.substr(0, 512))}; }
 
   void flush(FactSink& out) {
     Pending p = std::move(*pending_);
     pending_.reset();
     header_ = 0;
-    emit(p.number, p.text, "an endless loop", out);
+    emit(header_source_, p.number, p.text, "an endless loop", out);
   }
 
-  void emit(uint64_t number, std::string_view text, std::string_view what, FactSink& out) {
+  void emit(const SourceContext* source, uint64_t number, std::string_view text, std::string_view what, FactSink& out) {
     said_ = true;
-    Line at{text, number, {}, pending_source_};
+    Line at{text, number, {}, source};
     Fact f = make_fact(at, FactKind::memory_usage, Family::runtime);
     f.strength = 0.6f;
     f.detail = fmt::format("growing: the pasted code allocates in {} (line {})", what, number);

@@ -43,7 +43,9 @@ class FreebsdOom final : public Recognizer {
     std::string_view rest;
     auto pid = text::parse_i64(s.substr(p + 4), &rest);
     if (!pid || !text::starts_with(rest, " (")) return;
-    std::string_view name = rest.substr(2, rest.find(')') == std::string_view::npos ? 0 : rest.find(')') - 2);
+    size_t close = rest.find(')');
+    if (close == std::string_view::npos) return;
+    std::string_view name = rest.substr(2, close - 2);
     Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::kernel);
     f.layer = Layer::host_ram;
     f.strength = 0.9f;

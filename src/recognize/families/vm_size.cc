@@ -22,6 +22,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
 
 namespace aimem {
 namespace {
@@ -35,19 +36,11 @@ constexpr Pattern kPatterns[] = {
     {"\"memoryMiB\": ?[0-9]", kRegex | kContext},
 };
 
-// A size with the unit the tool assumes when none is given.
+// A size with the unit the tool assumes when none is given ("4096", "8g",
+// "4GB": binary, as these tools read them); none for 0.
 std::optional<uint64_t> size_with_default(std::string_view v, uint64_t unit) {
-  std::string_view rest;
-  auto n = text::parse_u64(v, &rest);
-  if (!n || *n == 0 || *n > (uint64_t{1} << 32)) return std::nullopt;
-  if (rest.empty() || rest[0] == ' ' || rest[0] == '\t' || rest[0] == ',' || rest[0] == '"') return *n * unit;
-  // "8g", "4G", "4GB", "4096mb", "2GiB": binary, as these tools read them.
-  switch (rest[0]) {
-    case 'g': case 'G': return *n * units::GiB;
-    case 'm': case 'M': return *n * units::MiB;
-    case 't': case 'T': return *n * units::TiB;
-    default: return std::nullopt;
-  }
+  auto bytes = platform::parse_binary_size(v, unit);
+  return bytes && *bytes > 0 ? bytes : std::nullopt;
 }
 
 class VmSize final : public Recognizer {
