@@ -20,12 +20,13 @@
 //  3. Drops: three or more drops by more than T make a sawtooth (a GC heap, a
 //     batch job). Its complete cycles' peaks are what meets the limit, so the
 //     forecast is the Theil-Sen line through the peaks, and only when the
-//     peaks themselves rise by more than 3 sigma of the peaks and 1% of the
-//     limit; a sawtooth whose peaks stay level never fills. With one or two
+//     peaks themselves rise by more than 3 sigma of the peaks, 1% of the
+//     limit and 1.5 steps between samples (a level peak is sampled anywhere
+//     in its last step); a sawtooth whose peaks stay level never fills. With one or two
 //     drops the regime starts after the last one, but while that cycle stays
 //     under the previous peak (plus half a swing) it is a sawtooth without a
-//     trend yet, unless the previous peak was at the limit (killed and
-//     restarted: a new run). A cycle that breaks far above the envelope is a
+//     trend yet, unless the previous peak was at the limit (within one rise
+//     of it: killed and restarted, a new run). A cycle that breaks far above the envelope is a
 //     regime of its own.
 //  4. Regime and model: one line, one quadratic, and a split (left line,
 //     right line or right quadratic) at each material change point (the level
@@ -374,7 +375,16 @@ std::optional<Forecast> sawtooth(const std::vector<double>& t, const std::vector
   for (double& r : res) r = std::fabs(r - a);
   double sigma = 1.4826 * median_of(res);
   double rise = s * (pt.back() - pt.front());
-  bool trend = s > 0 && rise > std::max(3 * sigma, 0.01 * limit);
+  // A peak is sampled anywhere within the last step of its ramp: peaks that
+  // stay level read up to one step apart, and a sampling period that beats
+  // with the cycle walks them up that step over a few cycles. The peaks'
+  // rise must pass that step too (the median rise between samples in the
+  // cycles).
+  std::vector<double> steps;
+  for (size_t i = 0; i + 1 < y.size(); ++i)
+    if (y[i + 1] > y[i] && y[i + 1] - y[i] < jump) steps.push_back(y[i + 1] - y[i]);
+  const double step = steps.empty() ? 0.0 : median_of(steps);
+  bool trend = s > 0 && rise > std::max({3 * sigma, 0.01 * limit, 1.5 * step});
   double envelope_now = trend ? a : median_of(py);
   double swing = py.back() - y[drops.back()];
   if (*std::max_element(y.begin() + long(drops.back()), y.end()) >
@@ -493,9 +503,18 @@ Forecast forecast_exhaustion(const std::vector<std::pair<int64_t, uint64_t>>& po
     // peak before it, it is a sawtooth without a trend of its peaks yet.
     // (A cycle that ended at the limit was killed: the next run is a new
     // regime, forecast like any other.)
-    double prior_peak = *std::max_element(y.begin(), y.begin() + long(begin));
+    auto peak_at = std::max_element(y.begin(), y.begin() + long(begin));
+    double prior_peak = *peak_at;
     double swing = prior_peak - y[begin];
-    if (drops.size() < 3 && prior_peak < limit - 2 * jump &&
+    // Killed at the limit: the last sample before it stands within one
+    // rise of the limit (the step into the peak, twice for a sample that
+    // came early), or 2% of it. Two jump thresholds were used before; they
+    // scale with the median step, so a sawtooth sampled a little slower
+    // (a loaded machine) had its peak read as a kill and its next ramp
+    // forecast.
+    double rise_in = peak_at == y.begin() ? 0.0 : std::max(0.0, prior_peak - *(peak_at - 1));
+    bool killed = prior_peak >= limit - std::max({0.02 * limit, 2 * rise_in, 3 * floor_sd});
+    if (drops.size() < 3 && !killed &&
         *std::max_element(y.begin() + long(begin), y.end()) <= prior_peak + std::max(jump, swing / 2)) {
       f.shape = GrowthShape::sawtooth;
       f.basis_points = drops.size();
