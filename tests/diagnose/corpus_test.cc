@@ -3,8 +3,9 @@
 // are reported per split and per family.
 //
 // The validation split is one case in three, chosen by the FNV-1a hash of the
-// id (hash % 3 == 0), and was set aside before any rule was tuned: it stands
-// for the evidence nobody here has seen.
+// id (hash % 3 == 0, with this file's offset basis), and was set aside before
+// any rule was tuned: it stands for the evidence nobody here has seen. Cases
+// of it read by mistake count as training (kReadWhileTuning below).
 //
 // The targets (issue 14) are layer >= 95%, cause >= 80% of the cases with a
 // known memory cause, every healthy log "none", and of the verdicts given at
@@ -28,6 +29,26 @@ namespace {
 std::string corpus_path() {
   if (const char* p = std::getenv("AIMEM_CORPUS")) return p;
   return test::source_dir() + "/tests/fixtures/corpus/cases.jsonl";
+}
+
+// Cases of the validation third that were read while rules were written,
+// counted with the training split from then on so that the validation
+// figures stay those of cases nobody tuned on. On 2026-12-03 (ninth batch)
+// the analysis script that kept validation cases out of view used the
+// standard FNV-1a offset basis (14695981039346656037) instead of this
+// file's 1469598103934665603, so it showed a different third: these
+// seventeen of the batch's validation cases were read. (Found the same
+// day, when a case it called validation showed in this test's training
+// misses.)
+constexpr std::string_view kReadWhileTuning[] = {
+    "ga-014", "ga-029", "ga-033", "ga-039", "gb-001", "gb-002", "gb-014", "gb-018", "gb-032",
+    "gb-037", "gb-038", "gc-003", "gc-006", "gc-009", "gc-012", "gc-017", "gc-019",
+};
+
+bool read_while_tuning(std::string_view id) {
+  for (std::string_view r : kReadWhileTuning)
+    if (r == id) return true;
+  return false;
 }
 
 uint64_t fnv1a(std::string_view s) {
@@ -64,7 +85,7 @@ const Scores& scores() {
       auto c = nlohmann::json::parse(line);
       std::string id = c.at("id"), want_layer = c.at("layer"), want_cause = c.at("cause");
       std::string family = c.value("family", "unlabelled");
-      std::string split = fnv1a(id) % 3 == 0 ? "validation" : "train";
+      std::string split = fnv1a(id) % 3 == 0 && !read_while_tuning(id) ? "validation" : "train";
       Diagnosis d = test::diagnose_text(c.at("text").get<std::string>());
       std::string got_layer(to_string(d.layer)), got_cause(to_string(d.cause));
       Tally t;
@@ -114,12 +135,13 @@ struct Floors {
   double layer, cause, sure;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (1431 cases since the eighth blind batch of 2026-12-03: validation
-// 87.9 / 54.1 / 79.4, training 95.3 / 74.1 / 92.2): a change that loses
-// ground fails here.
+// (1551 cases since the ninth blind batch of 2026-12-03: validation
+// 87.7 / 54.4 / 80.4, training 95.0 / 72.2 / 92.4; the training split took
+// the ninth batch's two thirds and the seventeen read validation cases, which
+// lowered its cause figure from 74.3): a change that loses ground fails here.
 constexpr Floors kTargets{95.0, 80.0, 90.0};
 constexpr Floors kValidationFloor{87.0, 53.0, 79.0};
-constexpr Floors kTrainingFloor{95.0, 73.0, 91.0};
+constexpr Floors kTrainingFloor{94.5, 71.5, 91.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
   const Scores& s = scores();
