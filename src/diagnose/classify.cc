@@ -262,7 +262,8 @@ Decision decide_layer(const View& v) {
   // mapping count, the per-user process count) beside the native failure it
   // explains: not memory.
   if (const Fact* os = v.failure(FactKind::not_memory_failure);
-      os && (text::starts_with(os->detail, "the mapping count limit") || text::starts_with(os->detail, "the per-user process limit")) &&
+      os && (text::starts_with(os->detail, "the mapping count limit") || text::starts_with(os->detail, "the per-user process limit") ||
+             text::starts_with(os->detail, "the container's task limit")) &&
       (v.failure(FactKind::jvm_native_oom) || v.failure(FactKind::host_alloc_failure))) {
     d = {Layer::not_memory, os, 0.75f, os->detail};
     return d;
@@ -928,6 +929,36 @@ std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
   return std::nullopt;
 }
 
+// Kernel kills of the same program hours apart, three or more: each time it
+// was restarted it grew back to the limit over hours, which a limit below
+// its steady need does not do (that kills within minutes of each start) and
+// parallel copies do not either (they die in the same report). Kills within
+// a minute of each other are one episode. The times are the kills' own
+// (a syslog or journal timestamp, or the kernel's uptime).
+constexpr double kRecurrenceGapS = 3600;
+
+std::optional<Cause> cause_from_recurrence(const View& v, const Fact& kill, Why& why) {
+  if (kill.process.empty() || !is_kernel(kill)) return std::nullopt;
+  std::vector<double> at;
+  for (const Fact& f : v.facts) {
+    if (f.kind != FactKind::kernel_oom_kill || f.process != kill.process) continue;
+    if (f.where.unix_us) at.push_back(static_cast<double>(*f.where.unix_us) / 1e6);
+    else if (f.where.uptime_s) at.push_back(*f.where.uptime_s);
+  }
+  std::sort(at.begin(), at.end());
+  std::vector<double> episodes;
+  for (double t : at)
+    if (episodes.empty() || t - episodes.back() > 60) episodes.push_back(t);
+  if (episodes.size() < 3) return std::nullopt;
+  double shortest = episodes[1] - episodes[0];
+  for (size_t i = 2; i < episodes.size(); ++i) shortest = std::min(shortest, episodes[i] - episodes[i - 1]);
+  if (shortest < kRecurrenceGapS) return std::nullopt;
+  why = kill.process + " was killed " + std::to_string(episodes.size()) + " times, each at least " +
+        timeutil::format_duration(shortest) + " after the last: after every restart its usage grew back to the limit";
+  why.strength = 0.6f;
+  return Cause::leak_or_accumulation;
+}
+
 constexpr uint64_t kTinyLimit = 32 * units::MiB;
 constexpr double kHeapShare = 0.7;
 constexpr double kStartupS = 30;
@@ -968,6 +999,17 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
     why = "it was killed " + timeutil::format_duration(*d.decisive->uptime_at_failure_s) +
           " after it started: start-up alone needs more than the limit";
     why.strength = 0.7f;
+    return Cause::limit_too_low;
+  }
+  if (d.decisive)
+    if (auto c = cause_from_recurrence(v, *d.decisive, why)) return *c;
+  // A diff in the evidence that lowered the limit (limit_change.cc): the
+  // kill came at the new, lower limit.
+  if (const Fact* lowered = v.first_context([](const Fact& f) {
+        return f.kind == FactKind::runtime_setting && f.limit && text::starts_with(f.detail, "memory limit lowered");
+      })) {
+    why = "the " + lowered->detail + " (line " + std::to_string(lowered->where.line) + "), and the workload no longer fits";
+    why.strength = 0.65f;
     return Cause::limit_too_low;
   }
   auto n = restarts(v);
@@ -1090,7 +1132,7 @@ std::optional<Cause> cause_from_machine_size(const View& v, const Fact* kill, Wh
   if (vm && kill && kill->rss && *kill->rss * 2 >= *vm->limit) {
     why = "the VM was configured with " + units::format_bytes(*vm->limit) + " (" + vm->detail + ") and the killed process alone held " +
           units::format_bytes(*kill->rss) + ": the VM's memory setting is below the workload's need";
-    why.strength = 0.65f;
+    why.strength = 0.6f;  // the setting is plain, but a process that grew into it reads the same
     return Cause::limit_too_low;
   }
   const Fact* host = host_ram_state(v);
@@ -1109,7 +1151,7 @@ std::optional<Cause> cause_from_machine_size(const View& v, const Fact* kill, Wh
   if (kill && kill->rss && total <= kSmallMachine && *kill->rss * 2 >= total) {
     why = "the machine has " + units::format_bytes(total) + " of RAM and the killed process alone held " + units::format_bytes(*kill->rss) +
           ": the machine is below the workload's need";
-    why.strength = 0.65f;
+    why.strength = 0.6f;  // a small machine is plain; that the workload did not grow into it is not
     return Cause::limit_too_low;
   }
   return std::nullopt;
@@ -1134,6 +1176,13 @@ std::optional<Cause> cause_from_one_request(const View& v, const Fact* f, Why& w
           (host->free ? " (" + units::format_bytes(*host->free) + " available)" : std::string()) +
           ": the unit of work is larger than the machine holds, not memory that accumulated";
     why.strength = 0.7f;
+    // Twice the machine or more for one allocation is as often a wrong size
+    // (a length read from bad input, an overflow) as real work: said, but not
+    // at 0.8.
+    if (req >= 2 * *host->total) {
+      why += " (or a wrong size: one request of twice the machine or more is often a program's bug)";
+      why.strength = 0.6f;
+    }
     return Cause::concurrency_batch;
   }
   if (req < kHugeRequest) return std::nullopt;
@@ -1163,6 +1212,10 @@ Cause eviction_cause(const View& v, const Decision& d, Why& why) {
   if (e && e->usage && e->requested && *e->usage > *e->requested) {
     why = "the container used " + units::format_bytes(*e->usage) +
           (*e->requested ? ", above its memory request of " + units::format_bytes(*e->requested) : " with no memory request (BestEffort)");
+    // Being over its request is why this pod was picked first, not what
+    // filled the node: a lean, not a finding (on the training split such
+    // evictions were as often other workloads, a rollout or undecided).
+    why.strength = 0.55f;
     return Cause::limit_too_low;
   }
   why = "the eviction message does not show a request below the container's need";
@@ -1304,12 +1357,15 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
         // The runtime's own plan (Ollama's "offload to ..." line): when the KV
         // cache for the requested context is half or more of what the load
-        // asks for, the context, not the weights, is what does not fit.
+        // asks for, or at least the weights (the plan's reader marks it), the
+        // context, not the weights, is what does not fit.
         const Fact* plan = v.first_context([](const Fact& f) {
-          return f.kind == FactKind::runtime_setting && f.kv_bytes && f.requested && *f.kv_bytes * 2 >= *f.requested;
+          return f.kind == FactKind::runtime_setting && f.kv_bytes && f.requested &&
+                 (*f.kv_bytes * 2 >= *f.requested || f.cause == Cause::kv_cache_context);
         });
         if (plan) {
-          why = "the KV cache for the requested context (" + units::format_bytes(*plan->kv_bytes) + ") is most of the " +
+          why = "the KV cache for the requested context (" + units::format_bytes(*plan->kv_bytes) + ") is " +
+                (*plan->kv_bytes * 2 >= *plan->requested ? "most of the " : "the largest part (at least the weights) of the ") +
                 units::format_bytes(*plan->requested) + " the load asks for: the context, not the weights, does not fit";
           why.strength = 0.75f;
           return Cause::kv_cache_context;
@@ -1331,6 +1387,8 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       if (auto c = cause_from_allocator(v, why)) return *c;
       if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
       if (auto c = cause_from_one_request(v, d.decisive, why)) return *c;
+      if (d.decisive)
+        if (auto c = cause_from_recurrence(v, *d.decisive, why)) return *c;
       if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
       if (auto c = cause_from_rollout(v, why)) return *c;
       if (d.decisive)

@@ -1257,5 +1257,116 @@ TEST(CauseMechanisms, OptimizerStateAtSetUpIsTheLoadAndItsStepTheBatch) {
   EXPECT_EQ(step.cause, Cause::concurrency_batch) << reason_text(step);
 }
 
+// Modelled on a chat server's unit killed at its MemoryLimit about once a
+// day (matrix-org/synapse#2726); our own hosts, pids and times.
+TEST(CauseMechanisms, KillsOfOneProgramHoursApartAreGrowthBackToTheLimit) {
+  std::string log = "MemoryLimit=768M\n";
+  const char* days[] = {"Mar 02 03:11:40", "Mar 03 02:48:09", "Mar 04 04:20:55"};
+  int pid = 7100;
+  for (const char* at : days) {
+    log += std::string(at) + " vps7 kernel: Memory cgroup out of memory: Kill process " + std::to_string(pid) +
+           " (python3) score 1000 or sacrifice child\n";
+    log += std::string(at) + " vps7 kernel: Killed process " + std::to_string(pid) +
+           " (python3) total-vm:1302240kB, anon-rss:781036kB, file-rss:3120kB, shmem-rss:0kB\n";
+    pid += 1900;
+  }
+  Diagnosis d = diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  // The same kills a few seconds apart are one episode (copies, or a retry),
+  // not growth over hours.
+  std::string burst = "MemoryLimit=768M\n";
+  const char* secs[] = {"Mar 02 03:11:40", "Mar 02 03:11:41", "Mar 02 03:11:43"};
+  for (const char* at : secs) {
+    burst += std::string(at) + " vps7 kernel: Memory cgroup out of memory: Kill process " + std::to_string(pid) +
+             " (python3) score 1000 or sacrifice child\n";
+    burst += std::string(at) + " vps7 kernel: Killed process " + std::to_string(pid) +
+             " (python3) total-vm:1302240kB, anon-rss:781036kB, file-rss:3120kB, shmem-rss:0kB\n";
+    ++pid;
+  }
+  EXPECT_NE(diagnose_text(burst).cause, Cause::leak_or_accumulation);
+}
+
+// Evicted for being over a request of 0 is why the pod went first, not what
+// filled the node: said, but not at 0.8 (kubeflow/pipelines#4275's shape;
+// our own figures).
+TEST(CauseMechanisms, ABestEffortPodsEvictionIsALeanNotAFinding) {
+  Diagnosis d = diagnose_text(
+      "Status:       Failed\n"
+      "Reason:       Evicted\n"
+      "Message:      The node was low on resource: memory. Container main was using 2231040Ki, which exceeds its request of 0.\n"
+      "QoS Class:    BestEffort\n");
+  EXPECT_EQ(d.layer, Layer::k8s_eviction);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  ASSERT_TRUE(d.confidence);
+  EXPECT_LT(*d.confidence, 0.8);
+}
+
+// Modelled on an object store's RSS sampled by a shell loop before a global
+// OOM kill (minio/minio#5994): the loop prints the time with each "ps -o
+// rss=" sample; our own figures.
+TEST(CauseMechanisms, RssSamplesPrintedWithTheirTimeAreASeries) {
+  Diagnosis d = diagnose_text(
+      "$ while sleep 20; do date +%T; ps -o rss= -p $(pidof store); done\n"
+      "09:00:01 1210344\n"
+      "09:00:21 3874120\n"
+      "09:00:41 6630556\n"
+      "09:01:01 9291708\n"
+      "[ 5120.209790] Out of memory: Kill process 4551 (store) score 941 or sacrifice child\n"
+      "[ 5120.211790] Killed process 4551 (store) total-vm:11688212kB, anon-rss:10530336kB, file-rss:0kB, shmem-rss:0kB\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
+// Modelled on an Erlang crash dump (emqx/emqx#2029): eheap_alloc fails and
+// one process's mailbox holds millions of messages; our own figures.
+TEST(CauseMechanisms, AnUndrainedMailboxInACrashDumpIsAccumulation) {
+  const std::string dump =
+      "=erl_crash_dump:0.5\n"
+      "Slogan: eheap_alloc: Cannot allocate 1871392104 bytes of memory (of type \"heap\").\n"
+      "System version: Erlang/OTP 21 [erts-10.3] [64-bit] [smp:8:8]\n"
+      "=proc:<0.2211.0>\n"
+      "State: Garbing\n"
+      "Message queue length: 9120447\n";
+  EXPECT_EQ(diagnose_text(dump).cause, Cause::leak_or_accumulation);
+  std::string small = dump;
+  small.replace(small.find("9120447"), 7, "12");
+  EXPECT_NE(diagnose_text(small).cause, Cause::leak_or_accumulation);
+}
+
+// A diff that lowered the limit, beside a kill at the new one (modelled on a
+// CI config change before an OpenShift build's OOM kill,
+// openshift/release#29931; our own figures).
+TEST(CauseMechanisms, ALimitLoweredInADiffIsTheLimitTooLow) {
+  const std::string log =
+      "@@ -12,7 +12,7 @@ resources:\n"
+      "     limits:\n"
+      "-      memory: 6Gi\n"
+      "+      memory: 2Gi\n"
+      "$ kubectl get pod build-7 -o jsonpath='{.status.containerStatuses[0].lastState.terminated.reason}'\n"
+      "OOMKilled\n";
+  Diagnosis d = diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  // Raised, not lowered: says nothing of the kill.
+  std::string raised = log;
+  raised.replace(raised.find("-      memory: 6Gi\n+      memory: 2Gi"), 36, "-      memory: 2Gi\n+      memory: 6Gi");
+  EXPECT_NE(diagnose_text(raised).cause, Cause::limit_too_low);
+}
+
+// One allocation of four times the machine for a tiny input reads as the
+// work's size, but as often a wrong size (aemmitt-ns/radius2#12's shape; our
+// own figures): not at 0.8.
+TEST(CauseMechanisms, ARequestManyTimesTheMachineIsNotASureVerdict) {
+  Diagnosis d = diagnose_text(
+      "$ free -g\n"
+      "               total        used        free      shared  buff/cache   available\n"
+      "Mem:              31           4          23           0           3          26\n"
+      "memory allocation of 128849018880 bytes failed\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  ASSERT_TRUE(d.confidence);
+  EXPECT_LT(*d.confidence, 0.8);
+}
+
 }  // namespace
 }  // namespace aimem

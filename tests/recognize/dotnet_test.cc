@@ -50,5 +50,21 @@ TEST(Dotnet, HandlersAndMentionsAreNotFailures) {
   EXPECT_EQ(test::diagnose_text("DOTNET_GCHeapHardLimitPercent=0x4B\nNow listening on: http://[::]:8080\n").layer, Layer::none);
 }
 
+// Modelled on a game's crash log (OpenRA/OpenRA#12125): the exception's type
+// named in backquotes, then quoted again in its message; our own figures.
+TEST(Dotnet, AQuotedTypeNameIsStillTheThrownException) {
+  const std::string log =
+      "Runtime Version: .NET CLR 4.0.30319.42000\n"
+      "Exception of type `System.OutOfMemoryException`: Exception of type 'System.OutOfMemoryException' was thrown.\n"
+      "GC Memory (post-collect)=688,210,944\n"
+      "   at Game.Graphics.Sheet.CreateBuffer() in C:\\src\\Game\\Graphics\\Sheet.cs:line 120\n";
+  auto f = test::facts_of_kind(log, FactKind::host_alloc_failure);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].detail, ".NET OutOfMemoryException");
+  EXPECT_NE(test::diagnose_text(log).layer, Layer::none);
+  // A quoted name in prose about a handler is still not a failure.
+  EXPECT_TRUE(test::facts_of_kind("    catch (`OutOfMemoryException`) is logged and retried\n", FactKind::host_alloc_failure).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -175,5 +175,32 @@ TEST(ExitStatus, ANegativeReturnCodeIsTheSignal) {
   EXPECT_EQ(test::diagnose_text("  exitcode  : 1 (pid: 4117)\n").layer, Layer::none);
 }
 
+// Modelled on Open MPI's report of a rank killed by a signal
+// (open-mpi/ompi#2661); our own node, rank and pid.
+TEST(ExitStatus, OpenMpisRankKilledBySignalNineIsAKill) {
+  const std::string log =
+      "--------------------------------------------------------------------------\n"
+      "mpirun noticed that process rank 5 with PID 48113 on node c107 exited on signal 9 (Killed).\n"
+      "--------------------------------------------------------------------------\n";
+  auto k = test::facts_of_kind(log, FactKind::process_killed);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].pid, 48113);
+  EXPECT_NE(test::diagnose_text(log).layer, Layer::none);
+  // A segmentation fault is a signal too, not a kill.
+  EXPECT_TRUE(test::facts_of_kind("mpirun noticed that process rank 0 with PID 811 on node c1 exited on signal 11 (Segmentation fault).\n",
+                                  FactKind::process_killed)
+                  .empty());
+}
+
+// Modelled on a Rust release build whose link step was killed
+// (solana-labs/solana#16473): gcc's driver names the signal; our own paths.
+TEST(ExitStatus, TheLinkerTerminatedWithSignalNineIsAKill) {
+  const std::string log =
+      "  = note: collect2: fatal error: ld terminated with signal 9 [Killed]\n"
+      "          compilation terminated.\n";
+  EXPECT_EQ(of_kind(log, FactKind::process_killed).size(), 1u);
+  EXPECT_NE(test::diagnose_text(log).layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

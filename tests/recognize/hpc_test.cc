@@ -162,5 +162,54 @@ TEST(Hpc, SlurmsAtSomePointWarningOnACompletedJobIsNoFailure) {
   EXPECT_EQ(test::diagnose_text(warn + "4102877       OUT_OF_ME+    0:125        8Gn\n").layer, Layer::container_limit);
 }
 
+// Modelled on condor_q -hold and condor_q -long of a pool whose periodic
+// hold policy stops jobs over their RequestMemory (gwastro/1-ogc#2); our own
+// job ids, owner and figures.
+TEST(Hpc, HTCondorsPeriodicHoldOverTheRequestIsTheJobsLimit) {
+  const std::string log =
+      " ID          OWNER          HELD_SINCE  HOLD_REASON\n"
+      "5103321.0   alice          3/2  11:40 Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3320000.\n"
+      "\n"
+      "$ condor_q -long 5103321.0 | grep -E '^(RequestMemory|ResidentSetSize_RAW)'\n"
+      "RequestMemory = 3000\n"
+      "ResidentSetSize_RAW = 3320000\n";
+  auto kill = test::facts_of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(kill.size(), 1u);
+  EXPECT_EQ(kill[0].layer, Layer::container_limit);
+  auto size = test::facts_of_kind(log, FactKind::memory_limit);
+  ASSERT_EQ(size.size(), 1u);
+  EXPECT_EQ(size[0].limit, uint64_t{3000} << 20);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
+}
+
+// Modelled on NCI Gadi's PBS Pro job output (payu-org/payu#587): a kill over
+// the job's local-disk quota, and the MOM's walltime kill; our own figures.
+TEST(Hpc, APbsKillOverDiskOrTimeIsNotMemory) {
+  const std::string jobfs =
+      "Job 61240077.gadi-pbs killed due to exceeding jobfs quota. Quota: 10.0GB, Used: 10.0GB, Host: gadi-cpu-clx-0412\n"
+      "   Exit Status:        271 (Linux Signal 15 SIGTERM Termination)\n"
+      "   Memory Requested:   190.0GB               Memory Used: 41.2GB\n";
+  Diagnosis d = test::diagnose_text(jobfs);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(d.cause, Cause::not_memory);
+  EXPECT_EQ(test::diagnose_text("=>> PBS: job killed: walltime 7260 exceeded limit 7200\n").layer, Layer::not_memory);
+  // Memory is still memory.
+  EXPECT_EQ(test::diagnose_text("=>> PBS: job killed: mem 36120508kb exceeded limit 33554432kb\n").layer, Layer::container_limit);
+}
+
+// Modelled on a Mesos agent's log (d2iq-archive/kubernetes-mesos#480): the
+// containerizer terminates a container at its memory limit, in MB; our own
+// ids and figures.
+TEST(Hpc, MesossContainerizerAtItsMemLimitIsTheContainersLimit) {
+  const std::string log =
+      "I0310 08:11:42.118302  2209 mem.cpp:552] OOM detected for container 7c1f0a2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b\n"
+      "I0310 08:11:42.121455  2209 containerizer.cpp:1054] Container 7c1f0a2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b has reached its limit "
+      "for resource mem(*):128 and will be terminated\n";
+  auto k = test::facts_of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].limit, uint64_t{128} << 20);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -173,5 +173,25 @@ TEST(Jvm, ArtsOwnWordsAndG1HumongousWithRoomAreFragmentation) {
   EXPECT_NE(full.cause, Cause::fragmentation);
 }
 
+// Modelled on Gradle 8's daemon health monitor (kestra-io/kestra#6334): the
+// daemon expires "after running out of JVM heap space" and names the heap it
+// was configured with; our own tasks.
+TEST(Jvm, Gradle8sDaemonOutOfHeapAtItsDefault512MiBIsTheCap) {
+  const std::string log =
+      "> Task :api:compileJava\n"
+      "The Daemon will expire after the build after running out of JVM heap space.\n"
+      "The project memory settings are likely not configured or are configured to an insufficient value.\n"
+      "The currently configured max heap space is '512 MiB' and the configured max metaspace is '384 MiB'.\n"
+      "Daemon will be stopped at the end of the build after running out of JVM heap space\n";
+  auto f = test::facts_of_kind(log, FactKind::jvm_heap_oom);
+  ASSERT_EQ(f.size(), 1u);  // the two lines are one exhaustion
+  auto heap = test::facts_of_kind(log, FactKind::runtime_setting);
+  ASSERT_EQ(heap.size(), 1u);
+  EXPECT_EQ(heap[0].heap_limit, uint64_t{512} << 20);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -316,5 +316,46 @@ TEST(LlamaCpp, OllamaVramNotGivenBackThenASqueezedLoadIsRetention) {
   EXPECT_EQ(whole.layer, Layer::none);
 }
 
+// Modelled on Ollama 0.6+'s server log (ollama/ollama#14116): the offload
+// line is msg=offload library=..., and its KV cache for the automatic
+// context is at least the weights; our own figures.
+TEST(LlamaCpp, OllamasRefusalWhoseKvCacheOutweighsTheWeightsIsTheContext) {
+  const std::string log =
+      "Error: 500 Internal Server Error: model requires more system memory (71.0 GiB) than is available (30.2 GiB)\n"
+      "time=2026-03-01T10:00:01.100Z level=INFO source=server.go:168 msg=\"default context length from available VRAM\" num_ctx=131072\n"
+      "time=2026-03-01T10:00:01.200Z level=INFO source=server.go:175 msg=offload library=ROCm layers.requested=-1 layers.model=65 "
+      "layers.offload=65 memory.available=\"[80.0 GiB]\" memory.required.full=\"71.0 GiB\" memory.required.kv=\"32.0 GiB\" "
+      "memory.weights.total=\"28.5 GiB\" memory.graph.full=\"10.5 GiB\"\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+  // The same refusal with a KV cache a fraction of the weights is the model.
+  std::string small = log;
+  small.replace(small.find("memory.required.kv=\"32.0 GiB\""), 29, "memory.required.kv=\"4.0 GiB\"");
+  EXPECT_EQ(test::diagnose_text(small).cause, Cause::model_load);
+}
+
+// Modelled on llama-server behind LocalAI (ggml-org/llama.cpp#6603): the KV
+// back-off runs down to one token and the decode still fails; our own
+// figures.
+TEST(LlamaCpp, TheKvBackOffEndingInAFailedDecodeIsTheContextFull) {
+  const std::string log =
+      "llama_new_context_with_model: n_ctx      = 4096\n"
+      "llama_kv_cache_init:      CUDA0 KV buffer size =   512.00 MiB\n"
+      "slot 0 : in cache: 3950 tokens | to process: 402 tokens\n"
+      "update_slots : failed to find free space in the KV cache, retrying with smaller n_batch = 256\n"
+      "update_slots : failed to find free space in the KV cache, retrying with smaller n_batch = 1\n"
+      "update_slots : failed to decode the batch, n_batch = 1, ret = 1\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+  // The back-off alone (it found room at a smaller batch) is no failure.
+  EXPECT_EQ(test::diagnose_text(
+                "update_slots : failed to find free space in the KV cache, retrying with smaller n_batch = 256\n"
+                "slot 0 : released (1911 tokens in cache)\n")
+                .layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -134,5 +134,29 @@ TEST(MlPhase, ALoadThatFinishedNoLongerSpeaksForTheFailure) {
   EXPECT_EQ(test::diagnose_text(before + done + frames + oom).cause, Cause::kv_cache_context);
 }
 
+// Modelled on a notebook's MemoryError (IPython 7's frame format) while a
+// loader builds the whole dataset in RAM (debajyotikarmaker/cvpr_4234#15),
+// and on stress's memory workers in a pod's args (containerd/containerd#6323).
+TEST(MlPhase, IPythonsLoadFrameAndStresssMemoryWorkers) {
+  const std::string nb =
+      "MemoryError                               Traceback (most recent call last)\n"
+      "<ipython-input-7-3c1d2e4f5a6b> in <module>\n"
+      "----> 2 X = load_frames(paths)\n"
+      "<ipython-input-5-9a8b7c6d5e4f> in load_frames(paths)\n"
+      "----> 9     return np.stack(frames)\n"
+      "MemoryError: Unable to allocate 9.8 GiB for an array with shape (64000, 224, 224, 3) and data type uint8\n";
+  Diagnosis d = test::diagnose_text(nb);
+  EXPECT_EQ(d.cause, Cause::model_load);
+  // (Cues are kept only beside a failure: the pod's kill here.)
+  const std::string kill = "Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n";
+  auto w = test::facts_of_kind("    Args:\n      [\"--vm\",\"12\",\"--vm-bytes\",\"96m\"]\n" + kill, FactKind::phase_serve);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].sequences, 12u);
+  auto c = test::facts_of_kind("$ stress --vm 8 --vm-bytes 256M --timeout 60s\n" + kill, FactKind::phase_serve);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].sequences, 8u);
+  EXPECT_EQ(test::diagnose_text("$ stress --vm 8 --vm-bytes 256M --timeout 60s\n" + kill).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -49,5 +49,25 @@ TEST(OsLimits, ANativeThreadRefusedAtTheProcessLimitIsNotMemory) {
   EXPECT_EQ(diagnose_text("$ ulimit -u\n709\n$ ps -M -u $(whoami) | wc -l\n     706\n").layer, Layer::none);
 }
 
+// Modelled on a gateway whose JVM could not start a thread at its container's
+// pids limit while memory was plentiful (membrane/api-gateway#562); our own
+// container, figures and thread names.
+TEST(OsLimits, ANativeThreadRefusedAtTheContainersPidsLimitIsNotMemory) {
+  const std::string log =
+      "$ docker inspect -f 'pids_limit={{.HostConfig.PidsLimit}} mem_limit={{.HostConfig.Memory}}' gw\n"
+      "pids_limit=2048 mem_limit=4294967296\n"
+      "$ docker stats --no-stream gw\n"
+      "CONTAINER ID   NAME   CPU %   MEM USAGE / LIMIT     MEM %    NET I/O          BLOCK I/O       PIDS\n"
+      "9b1d2e3f4a5c   gw     0.52%   611.4MiB / 4GiB       14.93%   3.1GB / 2.9GB    8.2MB / 0B      2048\n"
+      "Exception in thread \"Poller\" java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or "
+      "process/resource limits reached\n";
+  Diagnosis d = diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  // Far below the limit, the same refusal is left to the memory evidence.
+  std::string low = log;
+  low.replace(low.find("0B      2048"), 12, "0B      212 ");
+  EXPECT_NE(diagnose_text(low).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

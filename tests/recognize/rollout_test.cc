@@ -107,5 +107,28 @@ TEST(Rollout, TheOldGenerationHoldingTheGpuIsTheOverlap) {
   EXPECT_NE(test::diagnose_text(unmatched).cause, Cause::other_process);
 }
 
+// The client's own words for a rollout in progress, modelled on kubectl
+// rolling-update's progress lines (kubernetes/kubernetes#18450) and rollout
+// status; our own names and counts.
+TEST(Rollout, TheClientReportingARolloutInProgressIsTwoGenerations) {
+  const std::string log =
+      "$ kubectl rolling-update web-v3 -f web-v4.json\n"
+      "Created web-v4\n"
+      "Scaling up web-v4 from 0 to 2, scaling down web-v3 from 2 to 0 (keep 2 pods available, don't exceed 3 pods)\n"
+      "Scaling web-v4 up to 1\n"
+      "[88211.551208] web invoked oom-killer: gfp_mask=0x24280ca, order=0, oom_score_adj=-998\n"
+      "[88211.551503] Out of memory: Kill process 31377 (web) score 421 or sacrifice child\n"
+      "[88211.552119] Killed process 31377 (web) total-vm:3992424kB, anon-rss:3177244kB, file-rss:0kB\n";
+  auto f = overlaps(log);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].detail.find("web-v4 beside web-v3"), std::string::npos) << f[0].detail;
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::deployment_overlap);
+  EXPECT_EQ(overlaps("Waiting for deployment \"api\" rollout to finish: 1 old replicas are pending termination...\n").size(), 1u);
+  // Advice about rollouts is not one.
+  EXPECT_TRUE(overlaps("If you see \"old replicas are pending termination\", wait for the rollout.\n").empty());
+}
+
 }  // namespace
 }  // namespace aimem

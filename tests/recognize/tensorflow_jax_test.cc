@@ -151,5 +151,28 @@ TEST(TensorflowJax, BfcStatsTellFragmentationFromAFullPool) {
   EXPECT_NE(full.cause, Cause::fragmentation);
 }
 
+// Modelled on torch_xla on TPU (pytorch/xla#1735, #2569): the runtime's
+// "Attempting to allocate/reserve N. That was not possible." after the old
+// "Resource exhausted: " status, or on the line below it; our own figures.
+TEST(TensorflowJax, TheTpuRuntimesRefusalIsTheDevicesMemory) {
+  auto one = test::facts_of_kind(
+      "2021-03-04 10:11:12 10.1.0.7 [2]   (0) Resource exhausted: Attempting to allocate 96.25M. That was not possible. "
+      "There are 71.40M free.; (0x1x0_HBM0)\n",
+      FactKind::gpu_oom);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].layer, Layer::gpu_vram);
+  ASSERT_TRUE(one[0].requested);
+  EXPECT_NEAR(static_cast<double>(*one[0].requested) / (1 << 20), 96.25, 0.01);
+  const std::string below =
+      "Exception in device=TPU:3: Resource exhausted: From /job:tpu_worker/replica:0/task:0:\n"
+      "Attempting to reserve 6.02G at the bottom of memory. That was not possible. There are 3.90G free, 0B reserved, and 3.90G reservable.;\n"
+      "HBM capacity 16.00G:\n";
+  auto two = test::facts_of_kind(below, FactKind::gpu_oom);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(test::diagnose_text(below).layer, Layer::gpu_vram);
+  // A quota's RESOURCE_EXHAUSTED is not memory, with or without those words nearby.
+  EXPECT_TRUE(test::facts_of_kind("Resource exhausted: Quota exceeded for quota metric 'Requests'\n", FactKind::gpu_oom).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -49,13 +49,21 @@ class Dotnet final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (size_t p = s.find("GCHeapHardLimit"); p != std::string_view::npos) return setting(line, s.substr(p + 15), out);
-    size_t p = s.find("OutOfMemoryException");
-    if (p == std::string_view::npos || guards::is_advice_line(s) || guards::is_mention(s, p, 20)) return;
-    // Thrown: "System.OutOfMemoryException: ..." or "...OutOfMemoryException." at the end of a message;
-    // a frame or a type reference ("catch (OutOfMemoryException)") is not.
-    std::string_view rest = s.substr(p + 20);
-    if (!(rest.empty() || rest[0] == ':' || rest[0] == '.' || rest[0] == ' ')) return;
-    if (text::contains(s, "catch") || text::contains(s, "typeof(")) return;
+    // Thrown: "System.OutOfMemoryException: ..." or "...OutOfMemoryException." at the end of a message,
+    // the name also quoted ("Exception of type `System.OutOfMemoryException`: ...", a crash log's
+    // "... 'System.OutOfMemoryException' was thrown."); a frame or a type reference
+    // ("catch (OutOfMemoryException)") is not. Any occurrence on the line may be the thrown one.
+    if (guards::is_advice_line(s) || text::contains(s, "catch") || text::contains(s, "typeof(")) return;
+    if (text::contains(s, "Out of Memory Error: ")) return;  // DuckDB's Python exception (duckdb.cc reads it)
+    bool thrown = false;
+    for (size_t p = s.find("OutOfMemoryException"); p != std::string_view::npos && !thrown;
+         p = s.find("OutOfMemoryException", p + 20)) {
+      if (guards::is_mention(s, p, 20)) continue;
+      std::string_view rest = s.substr(p + 20);
+      if (!rest.empty() && (rest[0] == '`' || rest[0] == '\'' || rest[0] == '"')) rest.remove_prefix(1);
+      thrown = rest.empty() || rest[0] == ':' || rest[0] == '.' || rest[0] == ' ';
+    }
+    if (!thrown) return;
     if (last_ && line.number <= last_ + 40) return;  // the exception repeated by its stack trace or an outer handler
     last_ = line.number;
     flush(out);

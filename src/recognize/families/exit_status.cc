@@ -8,6 +8,8 @@
 //   signal: killed / signal: terminated / signal: segmentation fault (core dumped)   (Go os/exec)
 //   killed by signal 9 / terminated by signal SIGKILL / is killed by signal: Killed.
 //   [WARNING] Worker with pid 9 was terminated due to signal 9    gunicorn 20.1+
+//   mpirun noticed that process rank 2 with PID 30417 on node cn03 exited on signal 9 (Killed).   Open MPI
+//   collect2: fatal error: ld terminated with signal 9 [Killed]    gcc's driver
 //   Killed                                       a bare line: sh/dash reporting its child's SIGKILL
 //   bash: line 1:  2079 Killed   python3 x.py    bash (non-interactive), also "./run.sh: line 3: ..."
 //   [1]+  Killed                  python3 x.py   job control        zsh: killed  python3 x.py
@@ -58,6 +60,8 @@ constexpr Pattern kPatterns[] = {
     {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
     {"was sent SIGKILL"},
     {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
+    {"exited on signal [0-9]+", kRegex},  // Open MPI's mpirun
+    {"terminated with signal [0-9]+", kRegex},  // gcc's collect2: "ld terminated with signal 9 [Killed]"
     {"WORKER TIMEOUT", kCompanion},
     {"fork rejected by pids controller", kCompanion},
     {" by signal", kCompanion},
@@ -221,13 +225,7 @@ class ExitStatus final : public Recognizer {
       signal(line, p, 9, pid, out);
       return;
     }
-    if (size_t p = s.find("was terminated due to signal "); p != std::string_view::npos) {
-      // gunicorn 20.1+: "[WARNING] Worker with pid 9 was terminated due to signal 9"
-      std::optional<int64_t> pid;
-      if (auto v = text::after(s, "Worker with pid ")) pid = text::parse_i64(*v);
-      if (auto sig = text::parse_i64(s.substr(p + 29)); sig && *sig > 0 && *sig < 65) signal(line, p, static_cast<int>(*sig), pid, out);
-      return;
-    }
+    if (worded_signal(line, out)) return;
     if (size_t p = s.find("SIGKILL: kill)"); p != std::string_view::npos) {
       // Rust's ExitStatus: "process didn't exit successfully: `rustc ...` (signal: 9, SIGKILL: kill)"
       signal(line, p, 9, std::nullopt, out);
@@ -285,6 +283,33 @@ class ExitStatus final : public Recognizer {
     f.pid = pid;
     out.add(std::move(f));
     return true;
+  }
+
+  // A signal a launcher or a driver names in words: gunicorn 20.1+'s "Worker
+  // with pid 9 was terminated due to signal 9", gcc's "ld terminated with
+  // signal 9 [Killed]", Open MPI's "... exited on signal 9 (Killed).".
+  bool worded_signal(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (size_t p = s.find("was terminated due to signal "); p != std::string_view::npos) {
+      // gunicorn 20.1+: "[WARNING] Worker with pid 9 was terminated due to signal 9"
+      std::optional<int64_t> pid;
+      if (auto v = text::after(s, "Worker with pid ")) pid = text::parse_i64(*v);
+      if (auto sig = text::parse_i64(s.substr(p + 29)); sig && *sig > 0 && *sig < 65) signal(line, p, static_cast<int>(*sig), pid, out);
+      return true;
+    }
+    if (size_t p = s.find(" terminated with signal "); p != std::string_view::npos) {
+      // gcc's driver: "collect2: fatal error: ld terminated with signal 9 [Killed]"
+      if (auto sig = text::parse_i64(s.substr(p + 24)); sig && *sig > 0 && *sig < 65) signal(line, p, static_cast<int>(*sig), std::nullopt, out);
+      return true;
+    }
+    if (size_t p = s.find(" exited on signal "); p != std::string_view::npos) {
+      // Open MPI: "mpirun noticed that process rank 2 with PID 30417 on node cn03 exited on signal 9 (Killed)."
+      std::optional<int64_t> pid;
+      if (auto v = text::after(s, "with PID ")) pid = text::parse_i64(*v);
+      if (auto sig = text::parse_i64(s.substr(p + 18)); sig && *sig > 0 && *sig < 65) signal(line, p, static_cast<int>(*sig), pid, out);
+      return true;
+    }
+    return false;
   }
 
   // A SIGKILL / other signal reported by a runtime (not the shell).

@@ -17,6 +17,8 @@
 //   slurmstepd: error: Job 4411 exceeded memory limit (7340032 > 6291456), being killed
 // PBS Pro / Torque (the MOM's poll), in kb:
 //   =>> PBS: job killed: mem 36120508kb exceeded limit 33554432kb      (also vmem, pmem)
+//   =>> PBS: job killed: walltime 3630 exceeded limit 3600              (not memory: a look-alike, as are
+//   Job 98311742.gadi-pbs killed due to exceeding jobfs quota. Quota: 20.0GB, Used: 20.0GB   CPU time and disk quotas)
 // LSF (the job report mailed or written to the output file):
 //   TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.
 //   Max Memory :  98304 MB    Total Requested Memory :  98304.00 MB   (the report's summary)
@@ -25,6 +27,10 @@
 //   job 7921630.1 died through signal KILL (9).
 // HTCondor (the starter's hold reason, in condor_q -hold and the job log; HoldReasonCode 34):
 //   Error from slot1_7@node412: Job has gone over memory limit of 2048 megabytes. Peak usage: 2302 megabytes.
+//   2207714.0  alice  11/9 01:58 Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 2710000.
+//     (a pool's periodic-hold policy over RequestMemory; "RequestMemory = 2000" in condor_q -long, MB)
+// Mesos (the agent's containerizer, memory limit in MB):
+//   I0906 14:09:42.121455  2209 containerizer.cpp:1054] Container 5b0f... has reached its limit for resource mem(*):64 and will be terminated
 // All are a limit of the job's own memory pool, the container_limit layer.
 // The job's size as the user set it (memory_limit facts, context only):
 //   #SBATCH --mem=24G           sbatch --mem=16000 train.sh   (bare numbers are MB, suffixes K M G T)
@@ -60,6 +66,10 @@ constexpr Pattern kPatterns[] = {
     {"enforced h_vmem limit", kCompanion},
     {"enforced h_rss limit", kCompanion},
     {"has gone over memory limit of ", kCompanion},  // no gate word: read in pasted evidence, and near other failures in a large log
+    {"PERIODIC_HOLD due to memory usage", kCompanion},  // HTCondor's periodic hold policy over the job's request
+    {"has reached its limit for resource mem", kCompanion},  // Mesos's containerizer ("... and will be terminated")
+    {"RequestMemory = ", kContext},
+    {"killed due to exceeding (jobfs|walltime|cput|ncpus|disk)", kRegex | kCompanion},  // PBS Pro (NCI Gadi): not memory
     {"Total Requested Memory :", kContext},
     {"h_vmem=", kContext},
 };
@@ -182,6 +192,7 @@ class Hpc final : public Recognizer {
       detail = "Slurm job memory limit (accounting)", name = "slurm";
     } else if (auto v = text::after(s, "PBS: job killed: ")) {
       std::string_view w = text::first_word(*v);
+      if (w == "walltime" || w == "cput" || w == "ncpus" || w == "jobfs") return not_memory_kill(line, w, out);
       if (w != "mem" && w != "vmem" && w != "pmem" && w != "pvmem") return false;
       std::string_view rest = v->substr(w.size());
       usage = units::parse_log_size(text::trim_left(rest));
@@ -198,9 +209,26 @@ class Hpc final : public Recognizer {
         if (auto mb = text::parse_u64(*peak, &after); mb && text::starts_with(after, " megabytes")) usage = *mb * units::MiB;
       }
       detail = "HTCondor job memory limit (request_memory)", name = "htcondor";
+    } else if (auto m = text::after(s, "has reached its limit for resource mem(")) {
+      // Mesos: "Container 5b0f... has reached its limit for resource mem(*):64 and will be terminated" (MB)
+      if (auto colon = text::after(*m, "):")) {
+        if (auto mb = text::parse_double(*colon); mb && *mb > 0 && *mb < 1e9) limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB));
+      }
+      detail = "Mesos container memory limit", name = "mesos";
+    } else if (text::contains(s, "PERIODIC_HOLD due to memory usage")) {
+      // "Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 2710000." (condor_q -hold):
+      // the pool's policy holds (stops) a job whose usage passed its RequestMemory.
+      if (guards::is_advice_line(s)) return false;
+      detail = "HTCondor job memory limit (periodic hold over RequestMemory)", name = "htcondor";
     } else if (text::contains(s, "enforced h_vmem limit") || text::contains(s, "enforced h_rss limit")) {
       if (guards::is_advice_line(s)) return false;
       detail = text::contains(s, "h_vmem") ? "Grid Engine h_vmem limit" : "Grid Engine h_rss limit", name = "sge";
+    } else if (auto v = text::after(s, "killed due to exceeding ")) {
+      // PBS Pro's own kill over a resource that is not memory: "Job 98311742.gadi-pbs killed due to
+      // exceeding jobfs quota. Quota: 20.0GB, Used: 20.0GB" (a local-disk quota), walltime, CPU time.
+      std::string_view w = text::first_word(*v);
+      if (w == "jobfs" || w == "walltime" || w == "cput" || w == "ncpus" || w == "disk") return not_memory_kill(line, w, out);
+      return false;
     } else {
       return false;
     }
@@ -218,6 +246,22 @@ class Hpc final : public Recognizer {
     return true;
   }
 
+  // A scheduler's kill over a resource that is not memory (walltime, CPU
+  // time, a local-disk quota): the job dies as an OOM victim would, and the
+  // line says why: a look-alike.
+  bool not_memory_kill(const Line& line, std::string_view what, FactSink& out) {
+    if (guards::is_advice_line(line.text)) return false;
+    if (last_poll_ && line.number <= last_poll_ + 3) return true;
+    last_poll_ = line.number;
+    Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+    f.layer = Layer::not_memory;
+    f.strength = 0.85f;
+    f.detail = "the batch scheduler killed the job over its " + std::string(what.substr(0, 16)) + " limit, not memory";
+    f.process = "batch job";
+    out.add(std::move(f));
+    return true;
+  }
+
   // The job's configured size: sbatch's --mem (on an #SBATCH line or the
   // submitting command), seff's summary, Snakemake's mem_mb resource, LSF's
   // requested memory.
@@ -228,6 +272,9 @@ class Hpc final : public Recognizer {
     if (auto v = text::after(s, "--mem="); v && (text::contains(s, "SBATCH") || text::contains(s, "sbatch") || text::contains(s, "srun") ||
                                                  text::contains(s, "salloc"))) {
       limit = slurm_mem(*v), detail = "Slurm --mem";
+    } else if (auto r = text::after(s, "RequestMemory = "); r && text::starts_with(text::trim_left(s), "RequestMemory = ")) {
+      // HTCondor's job ad (condor_q -long): RequestMemory in MB.
+      if (auto n = text::parse_u64(*r); n && *n > 0 && *n < (1ULL << 30)) limit = *n * units::MiB, detail = "HTCondor RequestMemory";
     } else if (auto e = text::after(s, "Memory Efficiency:")) {
       if (auto of = text::after(*e, "% of ")) limit = units::parse_log_size(*of), detail = "Slurm job memory (seff)";
     } else if (auto m = text::after(s, "resources: mem_mb=")) {

@@ -47,6 +47,8 @@ constexpr Pattern kPatterns[] = {
     {"MaxPermSize", kContext},
     {"MaxHeapSize=", kContext},
     {"JVM heap space is exhausted", kCompanion},
+    {"running out of JVM heap space", kCompanion},
+    {"configured max heap space is '", kContext},  // Gradle 8's health monitor: "The currently configured max heap space is '512 MiB' ..."  // Gradle 8: "The Daemon will expire after the build after running out of JVM heap space."
     {"Resource exhaustion event: the JVM was unable to allocate memory from the heap"},
     {"Pause Full (G1 Humongous Allocation)", kContext},
     {"after running out of JVM memory", kCompanion},
@@ -74,7 +76,7 @@ class Jvm final : public Recognizer {
     // Anything held back that this line cannot continue is complete.
     if (pending_ && line.number > pending_->where.line + 12) flush(out);
     if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=") ||
-        text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize="))
+        text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize=") || text::contains(s, "configured max heap space is '"))
       settings(line, out);
     if (size_t p = s.find("OutOfDirectMemoryError: "); p != std::string_view::npos) {
       netty_direct(line, s.substr(p + 24), out);
@@ -98,7 +100,8 @@ class Jvm final : public Recognizer {
       heap_watcher(line, "jvmkill", "jvmkill: the JVM was unable to allocate memory from the heap", out);
       return;
     }
-    if (text::contains(s, "JVM heap space is exhausted") || text::contains(s, "after running out of JVM memory")) {
+    if (text::contains(s, "JVM heap space is exhausted") || text::contains(s, "after running out of JVM memory") ||
+        text::contains(s, "after running out of JVM heap space")) {
       heap_watcher(line, "Gradle daemon", "Gradle daemon: JVM heap space is exhausted", out);
       return;
     }
@@ -349,6 +352,11 @@ class Jvm final : public Recognizer {
       f.limit = b;
       f.detail = std::string(key.substr(0, key.size() - 1));
       out.add(std::move(f));
+    }
+    if (auto v = text::after(s, "configured max heap space is '")) {
+      // Gradle's daemon health monitor names the daemon's heap as configured
+      // (its default 512 MiB when org.gradle.jvmargs is unset).
+      if (auto b = units::parse_log_size(*v); b && *b > 0) emit(b, std::nullopt, "the Gradle daemon's max heap");
     }
     if (auto v = text::after(s, "MaxRAMPercentage=")) {
       if (auto r = text::parse_double(*v); r && *r > 0 && *r <= 100) emit(std::nullopt, *r / 100.0, "MaxRAMPercentage");

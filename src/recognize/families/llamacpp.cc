@@ -44,7 +44,11 @@
 // when it held the KV cache the message itself says why (kv_cache_context).
 // Runtime KV-slot messages ("failed to find free space in the KV cache,
 // retrying with smaller batch size") are llama-server's own back-off, not
-// allocation failures.
+// allocation failures, until the back-off ends: "failed to decode the batch,
+// n_batch = 1, ret = 1" after them is the KV cache with no room even for one
+// token (the slot's cached tokens plus the new ones exceed the context), a
+// KV-cache failure in the pool the KV buffer was seen on (a device's, else
+// not placed), cause kv_cache_context.
 #include <string>
 
 #include "core/engine_lines.h"
@@ -84,6 +88,9 @@ constexpr Pattern kPatterns[] = {
     {" cells, ", kContext},
     {"--ctx-size", kContext},
     {"msg=\"offload to ", kContext},
+    {"msg=offload library=", kContext},  // 0.6+: msg=offload library=cuda layers.requested=... memory.required.kv=...
+    {"failed to find free space in the KV cache", kContext},
+    {"failed to decode the batch", kCompanion},
 };
 
 constexpr uint64_t kReportGap = 12;      // lines between the lines of one report
@@ -129,8 +136,19 @@ class LlamaCpp final : public Recognizer {
     if (auto p = s.find("model requires more system memory"); p != std::string_view::npos) return refused(line, s, p, out);
     if (auto p = s.find("process has terminated"); p != std::string_view::npos) return terminated(line, s, p, out);
     if (auto p = s.find("memory layout cannot be allocated"); p != std::string_view::npos) return no_layout(line, s, p, out);
+    if (text::contains(s, "failed to find free space in the KV cache")) {
+      kv_backoff_ = line.number;
+      return;
+    }
+    if (auto p = s.find("failed to decode the batch"); p != std::string_view::npos) return kv_full(line, s, p, out);
     if (allocation_line(line, s, out)) return;
     if (purpose_line(line, s, out)) return;
+    if (text::contains(s, "KV buffer size")) {
+      std::string_view head = text::trim(s.substr(0, s.find("KV buffer size")));
+      size_t sp = head.find_last_of(" :");
+      std::string_view buf = head.substr(sp == std::string_view::npos ? 0 : sp + 1);
+      kv_on_device_ = !text::starts_with(buf, "CPU") && !text::contains(buf, "_Host") && !buf.empty();
+    }
     context(line, s, out);
   }
 
@@ -142,6 +160,8 @@ class LlamaCpp final : public Recognizer {
     uint64_t last_line = 0;
     Fact fact;
   } r_;
+  uint64_t kv_backoff_ = 0;    // the last "failed to find free space in the KV cache"
+  bool kv_on_device_ = false;  // the KV buffer was seen on a device (CUDA0, ROCm0, Metal, ...)
 
   bool near(const Line& line, uint64_t gap) const { return r_.open && line.number <= r_.last_line + gap; }
 
@@ -321,6 +341,25 @@ class LlamaCpp final : public Recognizer {
     out.add(std::move(f));
   }
 
+  // The KV back-off ran out: "failed to decode the batch, n_batch = 1, ret = 1"
+  // within a few lines of "failed to find free space in the KV cache".
+  void kv_full(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    if (!kv_backoff_ || line.number > kv_backoff_ + kReportGap || guards::is_mention(s, p, 26)) return;
+    kv_backoff_ = 0;
+    if (r_.emitted && near(line, kAbsorbWindow)) return;
+    close(out);
+    Fact f = make_fact(line, FactKind::gpu_oom, Family::llamacpp);
+    f.layer = kv_on_device_ ? Layer::gpu_vram : Layer::unknown;
+    f.cause = Cause::kv_cache_context;
+    f.strength = 0.7f;
+    f.detail = "llama.cpp's KV cache had no room for the batch, even one token at a time: the context is full";
+    r_.open = true;
+    r_.emitted = true;
+    r_.last_line = line.number;
+    r_.fact = f;
+    out.add(std::move(f));
+  }
+
   void refused(const Line& line, std::string_view s, size_t p, FactSink& out) {
     if (guards::is_mention(s, p, 33)) return;
     if (r_.emitted && r_.fact.kind == FactKind::host_memory_refused && near(line, kAbsorbWindow)) return;
@@ -425,9 +464,15 @@ class LlamaCpp final : public Recognizer {
       f.batch_tokens = setting_after(s, "--batch-size");
       f.sequences = setting_after(s, "--parallel");
       f.detail = "runner flags";
-    } else if (text::contains(s, "msg=\"offload to ")) {
+    } else if (text::contains(s, "msg=\"offload to ") || (text::contains(s, "msg=offload ") && text::contains(s, "memory.required.kv="))) {
       // memory.required.kv="1.0 GiB" memory.available="[22.9 GiB]" memory.required.full="6.2 GiB"
+      // (msg="offload to cuda" until 0.5; later msg=offload library=cuda ... memory.weights.total="39.3 GiB")
       if (auto v = text::after(s, "memory.required.kv=\"")) f.kv_bytes = units::parse_log_size(*v);
+      // The KV cache for the context is the largest part when it is at
+      // least the weights: the context, not the model, decides the size.
+      auto weights = text::after(s, "memory.weights.total=\"");
+      auto w = weights ? units::parse_log_size(*weights) : std::nullopt;
+      if (f.kv_bytes && w && *w > 0 && *f.kv_bytes >= *w) f.cause = Cause::kv_cache_context;
       std::string plan = "Ollama offload plan";
       auto need = text::after(s, "memory.required.full=\"");
       if (need) f.requested = units::parse_log_size(*need);  // what the whole load asks for

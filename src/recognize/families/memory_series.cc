@@ -15,7 +15,10 @@
 //
 //   $ ps -o etime,rss,cmd -p 20412          a header with an RSS column (KiB), then its rows:
 //         09:58 2210440 ./scanner ...           the figure under RSS, row after row
+//   Message queue length: 21904711          an Erlang crash dump's process holding a million messages or more:
+//                                           accumulation ("growing: ...", as a leak warning is)
 //   $ while sleep 900; do ps -o rss= -p 48211; done      no header: each bare number after it
+//                                                        (or after the time the loop printed: "18:34:51 2210344")
 //    3921408
 //   $ ps -o pid,etime,rss,comm -u app | grep srv         the columns from the -o list when grep
 //      5360  2-04:11:31  412880 srv                      took the header away
@@ -125,6 +128,7 @@ constexpr Pattern kPatterns[] = {
     {"[0-9]m +[0-9]+(Mi|Gi|Ki)\\s*$", kRegex | kContext},
     // `free` rows and the command that chose their unit.
     {"^ *Mem: +[0-9]", kRegex | kContext},
+    {"Message queue length: [0-9]{7,}", kRegex | kContext},  // an Erlang crash dump's undrained mailbox
     {"free -", kContext},
     {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|mem(ory)?(_| )?(usage|used)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
@@ -672,6 +676,12 @@ class MemorySeries final : public Recognizer {
       if (auto kib = text::parse_u64(words[0])) add("rss", static_cast<double>(*kib) * 1024.0, true, line);
       return true;
     }
+    // The same sample after the time the loop printed with it: "18:34:51 2210344".
+    if (line.number <= bare_until_ && words.size() == 2 && digits(words[1]) && words[0].find(':') != std::string_view::npos &&
+        words[0].find_first_not_of("0123456789:.") == std::string_view::npos) {
+      if (auto kib = text::parse_u64(words[1])) add("rss", static_cast<double>(*kib) * 1024.0, true, line);
+      return true;
+    }
     return false;
   }
 
@@ -760,6 +770,18 @@ class MemorySeries final : public Recognizer {
     std::string_view s = line.text;
     bool said = text::icontains(s, "memory leak detected") || text::contains(s, "detected memory leaks") ||
                 (text::contains(s, "LEAK: ") && text::contains(s, "release()"));
+    // An Erlang crash dump's process whose mailbox was never drained:
+    // "Message queue length: 21904711" (a million messages or more held).
+    if (auto q = text::after(s, "Message queue length: ")) {
+      auto n = text::parse_u64(*q);
+      if (!n || *n < kHeldQueue || queue_warned_) return n.has_value();
+      queue_warned_ = true;
+      Fact f = make_fact(line, FactKind::memory_usage, Family::runtime);
+      f.strength = 0.5f;
+      f.detail = fmt::format("growing: a process's message queue held {} messages, never drained", *n);
+      out.add(std::move(f));
+      return true;
+    }
     if (!said) return false;
     if (!warned_) {
       warned_ = true;
@@ -771,6 +793,8 @@ class MemorySeries final : public Recognizer {
     return true;
   }
   bool warned_ = false;
+  bool queue_warned_ = false;
+  static constexpr uint64_t kHeldQueue = 1000000;
 
   void add(const std::string& key, double value, bool bytes, const Line& line) {
     source_ = line.source;

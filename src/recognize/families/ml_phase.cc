@@ -19,7 +19,8 @@
 //                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
 //                     parallel copies: -j N, --jobs N, -np N, --n-processes N, num_workers=N, pool of N,
 //                     `make -j` with no number (no limit: counted as 64),
-//                     concurrency: N ("concurrency":N in JSON), WORKERS=N, --processes N, xargs -P N
+//                     concurrency: N ("concurrency":N in JSON), WORKERS=N, --processes N, xargs -P N,
+//                     stress --vm N (its memory workers; also ["--vm","N"] in a manifest's args)
 //                     (--max-procs; 0 counted as 64), and a count before the word: "spawning
 //                     4 render workers", "with 24 processes" (4 or more; the fact carries the count)
 //                     requests in flight: "Running: N reqs", "active requests: N" (8 or more; the
@@ -82,6 +83,10 @@ constexpr Cue kCues[] = {
     // was reading is the model's data. json's "loads" is not one.
     {", in load_", Cause::model_load, 0.7f, "a load function's frame"},
     {", in _load_", Cause::model_load, 0.7f, "a load function's frame"},
+    // IPython before 8 names a frame "<ipython-input-4-1e0c9d54f2b7> in load_images(paths, size)"
+    // (IPython 8: "File ~/x.py:12, in load_images(...)", read above).
+    {"> in load_", Cause::model_load, 0.7f, "a load function's frame"},
+    {"> in _load_", Cause::model_load, 0.7f, "a load function's frame"},
     // A frame that sets the model up before any step: DeepSpeed's initialize and
     // initialize_optimizer_states, a script's setup_model_and_optimizer.
     {", in initialize", Cause::model_load, 0.9f, "setting the model up (initialize)", Cue::frame_name},
@@ -227,6 +232,8 @@ constexpr Cue kCues[] = {
     {"--num_proc", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
     {"num_proc=", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
     {"--workers", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
+    {" --vm ", Cause::concurrency_batch, 0.7f, "parallel memory workers (stress --vm)", Cue::workers},
+    {"\"--vm\",\"", Cause::concurrency_batch, 0.7f, "parallel memory workers (stress --vm)", Cue::workers},
     {"num_workers", Cause::concurrency_batch, 0.6f, "parallel workers", Cue::workers},
     {"max_workers", Cause::concurrency_batch, 0.6f, "parallel workers", Cue::workers},
     {"pool of", Cause::concurrency_batch, 0.7f, "a pool of parallel workers", Cue::workers},

@@ -16,8 +16,13 @@
 //   709
 //   $ ps -M -u $(whoami) | wc -l        (or ps -eLf | wc -l, ps -L ...)
 //        706
+// A container's pids limit is the same count (docker inspect's PidsLimit,
+// `--pids-limit`), with the PIDS column of `docker stats` as the count in use:
+//   pids_limit=4096 mem_limit=4126146560
+//   CONTAINER ID   NAME   CPU %   MEM USAGE / LIMIT     MEM %   NET I/O   BLOCK I/O   PIDS
+//   4c1e9a7b2d3f   api    0.41%   538.2MiB / 3.843GiB   13.68%  9.1GB / 8.7GB   12.3MB / 0B   4096
 // The process count is read only where the count of threads in use is shown
-// near the limit (nine tenths of it or more), or the limit is small (4096 or
+// near the limit (nine tenths of it or more), or, with no count shown, the limit is small (4096 or
 // less), and only beside a refused thread; the mapping count beside "Map
 // failed", or the bootstrap check itself.
 #include <optional>
@@ -41,6 +46,11 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*[0-9]+\\s*$", kRegex | kContext},
     {"create new native thread", kContext},
     {"create native thread", kContext},
+    {"pids_limit", kContext},
+    {"PidsLimit", kContext},
+    {"--pids-limit", kContext},
+    {"MEM USAGE / LIMIT", kContext},
+    {"[0-9.]+ ?[KMGT]?i?B / [0-9.]+ ?[KMGT]?i?B ", kRegex | kContext},  // a docker stats row
 };
 
 constexpr uint64_t kDefaultMapCount = 65530;
@@ -74,6 +84,30 @@ class OsLimits final : public Recognizer {
       if (!thread_failed_) thread_failed_ = line.number;
     }
     std::string_view t = text::trim(s);
+    // A container's task-count limit, as docker inspect or the run command
+    // shows it ("pids_limit=4096", "\"PidsLimit\": 4096", "--pids-limit 512"),
+    // and the PIDS column of docker stats: the same refusal of a new thread
+    // as ulimit -u, counted against the container.
+    for (std::string_view key : {"pids_limit=", "\"PidsLimit\": ", "PidsLimit:", "--pids-limit=", "--pids-limit "}) {
+      if (auto v = text::after(s, key)) {
+        if (auto n = text::parse_u64(text::trim_left(*v)); n && *n > 0) {
+          nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(t.substr(0, 64));
+          nproc_is_pids_ = true;
+        }
+        return;
+      }
+    }
+    if (text::contains(s, "MEM USAGE / LIMIT")) {
+      stats_pids_ = text::ends_with(t, "PIDS");
+      return;
+    }
+    if (stats_pids_ && text::contains(s, " / ")) {
+      size_t sp = t.find_last_of(" \t");
+      std::string_view last = t.substr(sp == std::string_view::npos ? 0 : sp + 1);
+      if (auto n = text::parse_u64(last); n && last.find_first_not_of("0123456789") == std::string_view::npos)
+        threads_ = std::max(threads_.value_or(0), *n);
+      return;
+    }
     if (text::contains(s, "ulimit -u")) {
       expect_ = Expect::nproc;
       expect_line_ = line.number;
@@ -104,14 +138,15 @@ class OsLimits final : public Recognizer {
       f.detail = fmt::format("the mapping count limit (vm.max_map_count {}): mmap failed for the number of areas, not memory", *map_count_);
       out.add(std::move(f));
     }
-    if (thread_failed_ && nproc_ && *nproc_ > 0 && ((threads_ && *threads_ * 10 >= *nproc_ * 9) || *nproc_ <= kSmallNproc)) {
+    // The count in use decides where it is shown; else a small limit does.
+    if (thread_failed_ && nproc_ && *nproc_ > 0 && (threads_ ? *threads_ * 10 >= *nproc_ * 9 : *nproc_ <= kSmallNproc)) {
       Line at{nproc_text_, nproc_line_, {}, source_};
       Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
       f.layer = Layer::not_memory;
       f.strength = threads_ ? 0.8f : 0.65f;
-      f.detail = threads_ ? fmt::format("the per-user process limit (ulimit -u {}, {} threads in use) refusing a new thread, not memory",
-                                        *nproc_, *threads_)
-                          : fmt::format("the per-user process limit (ulimit -u {}) refusing a new thread, not memory", *nproc_);
+      const char* which = nproc_is_pids_ ? "the container's task limit (pids limit" : "the per-user process limit (ulimit -u";
+      f.detail = threads_ ? fmt::format("{} {}, {} in use) refusing a new thread, not memory", which, *nproc_, *threads_)
+                          : fmt::format("{} {}) refusing a new thread, not memory", which, *nproc_);
       out.add(std::move(f));
     }
   }
@@ -119,6 +154,8 @@ class OsLimits final : public Recognizer {
  private:
   enum class Expect { none, nproc, threads };
   bool seen_bootstrap_ = false;
+  bool nproc_is_pids_ = false;  // the limit is a container's pids limit, not ulimit -u
+  bool stats_pids_ = false;     // a docker stats table with its PIDS column
   std::optional<uint64_t> map_count_, nproc_, threads_;
   uint64_t map_line_ = 0;
   timeutil::LineTime map_time_{};

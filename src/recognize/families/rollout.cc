@@ -18,13 +18,17 @@
 // for them. Two hashes (or revisions) of one name, each seen alive (not only
 // as an Evicted, Completed or failed pod left over from before), make one
 // context fact: runtime_setting, cause deployment_overlap, read by the
-// diagnosis for pools the copies share (the node's RAM, its eviction).
+// diagnosis for pools the copies share (the node's RAM, its eviction). So
+// does the client's own report of a rollout in progress:
+//   Scaling up frontend-v2 from 0 to 3, scaling down frontend-v1 from 3 to 0 (keep 3 pods available, ...)   rolling-update
+//   Waiting for deployment "api" rollout to finish: 1 old replicas are pending termination...   rollout status
 #include <fmt/format.h>
 #include <string>
 #include <vector>
 
 #include "core/text.h"
 #include "recognize/families/families.h"
+#include "recognize/guards.h"
 
 namespace aimem {
 namespace {
@@ -34,6 +38,11 @@ constexpr Pattern kPatterns[] = {
     {"-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}([^a-z0-9-]|$)", kRegex | kContext},
     // A ReplicaSet row of `kubectl get rs`: the name, then DESIRED CURRENT READY.
     {"^[a-z0-9][a-z0-9.-]*-[bcdfghjklmnpqrstvwxz2456789]{6,10}\\s+[0-9]+\\s+[0-9]+\\s+[0-9]+", kRegex | kContext},
+    // A rollout in progress as the client reports it: kubectl rolling-update's
+    // "Scaling up web-v2 from 0 to 3, scaling down web-v1 from 3 to 0 (...)",
+    // and rollout status's "... N old replicas are pending termination...".
+    {"Scaling up [^ ]+ from [0-9]+ to [0-9]+, scaling down ", kRegex | kContext},
+    {"old replicas are pending termination", kContext},
 };
 
 constexpr size_t kWorkloads = 32;  // names followed at once
@@ -97,6 +106,7 @@ class Rollout final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (in_progress(line, out)) return;
     const bool rs_row = !s.empty() && name_char(s[0]) && !text::contains(s.substr(0, std::min<size_t>(s.size(), 80)), "/");
     const bool alive = !left_over(s);
     // Every name-like token that ends in -<hash>-<suffix>, and a ReplicaSet row's first token.
@@ -150,6 +160,32 @@ class Rollout final : public Recognizer {
   }
 
   std::vector<Workload> workloads_;
+  bool progress_reported_ = false;
+
+  // The client's own report of a rollout in progress: both generations are
+  // alive by its words.
+  bool in_progress(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::string detail;
+    if (auto up = text::after(s, "Scaling up "); up && text::contains(s, ", scaling down ")) {
+      std::string_view next = text::take_until(*up, " ");
+      auto down = text::after(s, ", scaling down ");
+      std::string_view old = down ? text::take_until(*down, " ") : std::string_view();
+      detail = fmt::format("a rolling update running {} beside {}", next.substr(0, 64), old.substr(0, 64));
+    } else if (text::contains(s, "old replicas are pending termination")) {
+      detail = "a rollout with old replicas still running beside the new ones";
+    } else {
+      return false;
+    }
+    if (progress_reported_ || guards::is_advice_line(s)) return true;
+    progress_reported_ = true;
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::kubernetes);
+    f.cause = Cause::deployment_overlap;
+    f.count = 2;
+    f.detail = detail;
+    out.add(std::move(f));
+    return true;
+  }
 };
 
 }  // namespace

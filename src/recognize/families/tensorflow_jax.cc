@@ -17,6 +17,9 @@
 //   RESOURCE_EXHAUSTED: Failed to allocate request for 1.00GiB (1073741824B) on device ordinal 0
 //   RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 1.62G. That was not possible.
 //       There are 1.03G free.                                          (TPU)
+//   Resource exhausted: Attempting to allocate 180.59M. That was not possible. There are 142.58M free.; (0x3x0_HBM1)
+//   Resource exhausted: From /job:tpu_worker/replica:0/task:0:         (torch_xla: the status, then the refusal
+//   Attempting to reserve 5.31G at the bottom of memory. That was not possible. There are 4.61G free, ...   below it)
 //   RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 17.70G of
 //       15.48G hbm. Exceeded hbm capacity by 2.22G.
 //   XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)   (healthy)
@@ -57,6 +60,9 @@ constexpr Pattern kPatterns[] = {
     {"failed to allocate memory [Op:"},
     {"RESOURCE_EXHAUSTED: "},
     {"Resource exhausted: ", kCompanion},
+    // The TPU runtime's refusal, after its status or on the line below it (torch_xla, old jaxlib):
+    // "Attempting to reserve 5.31G at the bottom of memory. That was not possible. There are 4.61G free, ..."
+    {"Attempting to (allocate|reserve) [0-9.]+ ?[KMGTP]?i?B?[. ].*That was not possible", kRegex},
     {"Ran out of memory trying to allocate"},
     {"[[Node: ", kContext},
     {"[[{{node ", kContext},
@@ -165,6 +171,12 @@ class TensorflowJax final : public Recognizer {
     if (auto p = s.find("RESOURCE_EXHAUSTED: "); p != std::string_view::npos) return xla(line, s, p, out);
     // TensorFlow 1.x / early jaxlib spelled the status "Resource exhausted: ".
     if (auto p = s.find("Resource exhausted: "); p != std::string_view::npos && text::icontains(s, "of memory")) return xla(line, s, p, out);
+    if (auto p = s.find("Resource exhausted: "); p != std::string_view::npos && text::contains(s, "That was not possible"))
+      return xla(line, s, p, out);
+    // The TPU's refusal on a line of its own, below "Resource exhausted: From /job:tpu_worker/...".
+    if (auto p = s.find("Attempting to "); p != std::string_view::npos && text::contains(s, "That was not possible") &&
+                                            !text::contains(s, "RESOURCE_EXHAUSTED"))
+      return xla(line, s, p, out, /*bare=*/true);
     if (text::contains(s, "[[Node: ") || text::contains(s, "[[{{node ")) return node_line(line, s, out);
     if (text::contains(s, "XLA_PYTHON_CLIENT_MEM_FRACTION")) return preallocation(line, s, out);
     if (text::contains(s, "DeviceConfiguration(memory_limit") || text::contains(s, "per_process_gpu_memory_fraction")) return cap(line, s, out);
@@ -327,10 +339,14 @@ class TensorflowJax final : public Recognizer {
     pending_fact_ = std::move(f);
   }
 
-  void xla(const Line& line, std::string_view s, size_t p, FactSink& out) {
-    std::string_view body = s.substr(p + 20);
+  // `bare`: the TPU runtime's "Attempting to allocate/reserve N. That was not
+  // possible." without the status before it (s.substr(p) is the message).
+  void xla(const Line& line, std::string_view s, size_t p, FactSink& out, bool bare = false) {
+    std::string_view body = s.substr(bare ? p : p + 20);
     bool oom = text::istarts_with(body, "Out of memory") || text::starts_with(body, "Failed to allocate") ||
-               text::starts_with(body, "Error allocating device buffer") || text::contains(body, "Ran out of memory in memory space");
+               text::starts_with(body, "Error allocating device buffer") || text::contains(body, "Ran out of memory in memory space") ||
+               ((text::starts_with(body, "Attempting to allocate ") || text::starts_with(body, "Attempting to reserve ")) &&
+                text::contains(body, "That was not possible"));
     if (!oom) return;  // RESOURCE_EXHAUSTED is also used for quotas and rate limits
     if (text::contains(s, "OOM when allocating")) return;  // TF's text, handled above
     if (guards::is_mention(s, p, 20)) return;
@@ -343,6 +359,7 @@ class TensorflowJax final : public Recognizer {
     else if (auto v2 = text::after(body, "Out of memory allocating ")) f.requested = units::parse_log_size(*v2, nullptr, true);
     else if (auto v3 = text::after(body, "allocate request for ")) f.requested = units::parse_log_size(*v3);
     else if (auto v4 = text::after(body, "Attempting to allocate ")) f.requested = units::parse_log_size(*v4);
+    else if (auto v5 = text::after(body, "Attempting to reserve ")) f.requested = units::parse_log_size(*v5);
     if (auto fr = text::after(body, "There are ")) f.free = units::parse_log_size(*fr);
     if (auto o = text::after(body, "device ordinal ")) {
       if (auto n = text::parse_u64(*o); n && *n < 1024) f.gpu = static_cast<int>(*n);
