@@ -78,6 +78,17 @@ constexpr Cue kCues[] = {
     {"torch.load(", Cause::model_load, 1.0f, "torch.load"},
     {"pickle.load", Cause::model_load, 0.9f, "unpickling a model"},
     {"load_weights", Cause::model_load, 1.0f, "loading weights"},
+    // A server's start-up line for its model (text-embeddings-inference:
+    // "Starting model backend", "Starting JinaBertModel model on Cpu").
+    {"Starting model", Cause::model_load, 0.8f, "starting the model"},
+    {" model on Cpu", Cause::model_load, 0.8f, "starting the model"},
+    {" model on Cuda", Cause::model_load, 0.8f, "starting the model"},
+    // DeepSpeed ZeRO's set-up: partitioning the weights and their optimizer
+    // copies before any step ("finished initializing model",
+    // "Before creating fp16 partitions", "Before creating fp32 partitions").
+    {"initializing model", Cause::model_load, 0.8f, "initializing the model"},
+    {"creating fp16 partitions", Cause::model_load, 0.9f, "partitioning the weights at set-up"},
+    {"creating fp32 partitions", Cause::model_load, 0.9f, "partitioning the weights at set-up"},
     // A traceback frame of a function named for loading (gensim's
     // load_word2vec_format, a library's _load_pretrained): what the frame
     // was reading is the model's data. json's "loads" is not one.
