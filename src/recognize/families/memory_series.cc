@@ -134,7 +134,8 @@ constexpr Pattern kPatterns[] = {
      kCi},
     // A memory figure after a blank, with its unit ("rss 3.31GB", "container_rss 22.4G"): no
     // name=value to read, so the line's shape makes the series.
-    {"(rss|mem(ory)?|resident) +[0-9]+(\\.[0-9]+)? ?[KMGT]i?B?( |,|;|\\)|$)", kCi},
+    // (also a metric named for memory: ClickHouse's "MemoryTracking\t6.19 GiB", "memory_used 12 GB")
+    {"(rss|mem(ory)?[a-z_]*|resident)\\s+[0-9]+(\\.[0-9]+)? ?[KMGT]i?B?( |,|;|\\)|$)", kCi},
     // `docker stats` / `podman stats` with --format "{{.MemUsage}}": "6.412GB / 33.3GB".
     {"[0-9] ?[KMGT]i?B / [0-9.]+ ?[KMGT]i?B", kRegex | kContext},
     // A runtime's own leak warning: Node's "Possible EventEmitter memory leak detected",
