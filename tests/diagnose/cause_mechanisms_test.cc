@@ -1368,5 +1368,18 @@ TEST(CauseMechanisms, ARequestManyTimesTheMachineIsNotASureVerdict) {
   EXPECT_LT(*d.confidence, 0.8);
 }
 
+// A metric named for memory, sampled by hand (ClickHouse's MemoryTracking
+// rows, ClickHouse/ClickHouse#16537's shape; our own figures), is a series.
+TEST(CauseMechanisms, AMemoryMetricsRowsAreASeries) {
+  Diagnosis d = diagnose_text(
+      "MemoryTracking\t4.02 GiB    -- 10:00\n"
+      "MemoryTracking\t9.77 GiB    -- 10:40\n"
+      "MemoryTracking\t15.10 GiB    -- 11:20\n"
+      "MemoryTracking\t21.64 GiB    -- 12:00\n"
+      "[ 9120.118002] Out of memory: Killed process 2211 (clickhouse-serv) total-vm:31428320kB, anon-rss:22729404kB, file-rss:0kB\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

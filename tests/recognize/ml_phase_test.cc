@@ -158,5 +158,32 @@ TEST(MlPhase, IPythonsLoadFrameAndStresssMemoryWorkers) {
   EXPECT_EQ(test::diagnose_text("$ stress --vm 8 --vm-bytes 256M --timeout 60s\n" + kill).cause, Cause::concurrency_batch);
 }
 
+// Start-up and training phases in other words: text-embeddings-inference's
+// model start line before a pod's kill (huggingface/text-embeddings-inference#303),
+// DeepSpeed ZeRO partitioning the weights (deepspeedai/DeepSpeed#4239), and
+// Keras's fit loop with its progress bar (tensorflow/tensor2tensor#782); our
+// own names and figures.
+TEST(MlPhase, ModelStartUpPartitioningAndKerasFitAreTheirPhases) {
+  const std::string kill = "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n";
+  Diagnosis tei = test::diagnose_text(
+      "2024-06-24T07:58:13.511207Z  INFO text_embeddings_router: router/src/lib.rs:194: Starting model backend\n"
+      "2024-06-24T07:58:13.512440Z  INFO text_embeddings_backend_candle: backends/candle/src/lib.rs:121: Starting BertModel model on Cpu\n" +
+      kill);
+  EXPECT_EQ(tei.cause, Cause::model_load);
+  Diagnosis zero = test::diagnose_text(
+      "[2023-08-29 14:02:11,410] [INFO] [utils.py:785:see_memory_usage] Before creating fp16 partitions\n"
+      "[2023-08-29 14:03:21,045] [INFO] [utils.py:785:see_memory_usage] Before creating fp32 partitions\n"
+      "[  912.118002] Out of memory: Killed process 51870 (python3) total-vm:301428320kB, anon-rss:248729404kB, file-rss:0kB\n");
+  EXPECT_EQ(zero.cause, Cause::model_load);
+  Diagnosis keras = test::diagnose_text(
+      "Epoch 1/12\n"
+      " 1024/60000 [..............................] - ETA: 11:02 - loss: 2.3012\n"
+      "  File \"/usr/lib/python3/dist-packages/keras/engine/training.py\", line 1235, in _fit_loop\n"
+      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[60000,512] and type "
+      "float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n");
+  EXPECT_EQ(keras.layer, Layer::gpu_vram);
+  EXPECT_EQ(keras.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -193,6 +193,11 @@ constexpr Cue kCues[] = {
     {"train_step", Cause::concurrency_batch, 1.0f, "a training step"},
     {"training_step", Cause::concurrency_batch, 1.0f, "a training step"},
     {"trainer.train(", Cause::concurrency_batch, 0.8f, "a training step"},
+    // Keras: the fit loop's frames and its progress bar ("2048/91520 [====..] - ETA: 21:44 - loss: 9.7012").
+    {"_fit_loop", Cause::concurrency_batch, 0.8f, "a training step (Keras fit)"},
+    {", in fit", Cause::concurrency_batch, 0.7f, "a training step (Keras fit)", Cue::frame_name},
+    {"train_function", Cause::concurrency_batch, 0.8f, "a training step (Keras fit)"},
+    {" - loss: ", Cause::concurrency_batch, 0.7f, "a training step (a progress line with its loss)"},
     {"_inner_training_loop", Cause::concurrency_batch, 0.8f, "a training step"},
     {"epoch", Cause::concurrency_batch, 0.6f, "a training epoch"},
     {"batch_size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
