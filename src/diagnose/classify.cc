@@ -1042,6 +1042,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
 // array past the VM's size limit) is the work item, not the heap; an explicit
 // small heap is the cap.
 constexpr uint64_t kSmallJvmHeap = 512 * units::MiB;
+constexpr double kLongRunHeapS = 86400;  // a day
 
 Cause jvm_cause(const View& v, const Decision& d, Why& why) {
   const Fact* j = d.decisive;
@@ -1105,6 +1106,23 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
   }
   if (auto c = cause_from_parallelism(v, *j, why)) return *c;
   if (auto c = cause_from_phase(v, *j, why)) return *c;
+  // A heap that filled after days of running (systemctl status's "active
+  // (running) since ...; 5 weeks 3 days ago"): a heap too small for the
+  // work fills within hours of the start; one that held for days and then
+  // filled kept what it should have let go.
+  // (Read from the whole input, as a rollout is: the status describes the
+  // unit whichever of its repeated failures is the incident.)
+  const Fact* up = nullptr;
+  for (const Fact& f : v.facts)
+    if (f.kind == FactKind::runtime_setting && f.detail == "running for" && f.uptime_at_failure_s &&
+        *f.uptime_at_failure_s >= kLongRunHeapS && f.where.source_index == j->where.source_index)
+      up = &f;
+  if (up) {
+    why = "the heap filled after " + timeutil::format_duration(*up->uptime_at_failure_s) +
+          " of running: live data accumulated (a heap too small for the work fills soon after the start)";
+    why.strength = 0.6f;
+    return Cause::leak_or_accumulation;
+  }
   why = "the evidence does not show why";
   return Cause::unknown;
 }

@@ -1381,5 +1381,26 @@ TEST(CauseMechanisms, AMemoryMetricsRowsAreASeries) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
+// A JVM whose heap filled after weeks of running (a CI agent's, as
+// systemctl status and the journal show it, nodejs/build#3234's shape; our
+// own host, pids and dates) kept what it should have let go; the same error
+// minutes after the start says nothing of growth.
+TEST(CauseMechanisms, AHeapThatFilledAfterWeeksOfRunningIsAccumulation) {
+  const std::string status =
+      "$ systemctl status ci-agent --no-pager | head -4\n"
+      "\xe2\x97\x8f ci-agent.service - CI agent\n"
+      "     Active: active (running) since Mon 2024-02-05 07:00:12 UTC; 3 weeks 2 days ago\n"
+      "   Main PID: 1402 (java)\n";
+  const std::string oom =
+      "Feb 28 21:04:15 ci-7 java[1402]: SEVERE: Couldn't clean up oid=12 from null\n"
+      "Feb 28 21:04:15 ci-7 java[1402]: java.lang.OutOfMemoryError: Java heap space\n";
+  Diagnosis d = diagnose_text(status + oom);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  std::string fresh = status;
+  fresh.replace(fresh.find("3 weeks 2 days ago"), 18, "4min 10s ago");
+  EXPECT_NE(diagnose_text(fresh + oom).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -40,6 +40,7 @@ constexpr Pattern kPatterns[] = {
     {"MemoryLimit=", kContext},
     {"MemoryHigh=", kContext},
     {"\xe2\x97\x8f ", kContext},  // "● unit - description" (systemctl status)
+    {"Active: active \\(running\\) since [^;]*; [0-9]", kRegex | kContext},  // how long the unit has run
     {"\xc3\x97 ", kContext},      // "× unit - description" (failed unit, systemd >= 247)
 };
 
@@ -71,6 +72,8 @@ class Systemd final : public Recognizer {
       timed_out(line, s, u, "systemd stopped the unit when its start timed out", out);
     } else if (size_t e = s.find("Main process exited, code="); e != std::string_view::npos) {
       main_exit(line, unit_before(s, e), s.substr(e + 26), out);
+    } else if (size_t a = s.find("Active: active (running) since "); a != std::string_view::npos) {
+      running_for(line, s.substr(a), out);
     } else if (size_t m = s.find(" memory peak"); m != std::string_view::npos) {
       consumed(line, m, out);
     } else if (text::starts_with(text::trim_left(s), "Memory: ")) {
@@ -126,6 +129,45 @@ class Systemd final : public Recognizer {
   }
 
   // "State 'stop-sigterm' timed out. Killing." / "start operation timed out. Terminating."
+  // "Active: active (running) since Mon 2023-01-30 08:14:52 UTC; 5 weeks 3 days ago": how long the
+  // unit's main process has run (systemd's timespan: months, weeks, days, h, min, s), a context fact
+  // (runtime_setting "running for", uptime_at_failure_s) the diagnosis reads when a heap fills.
+  void running_for(const Line& line, std::string_view s, FactSink& out) {
+    size_t semi = s.find("; ");
+    if (semi == std::string_view::npos) return;
+    std::string_view span = s.substr(semi + 2);
+    size_t ago = span.find(" ago");
+    if (ago == std::string_view::npos) return;
+    span = span.substr(0, ago);
+    double total = 0;
+    int parts = 0;
+    while (!span.empty() && parts < 6) {
+      span = text::trim_left(span);
+      std::string_view rest;
+      auto n = text::parse_double(span, &rest);
+      if (!n) return;
+      rest = text::trim_left(rest);
+      std::string_view unit = text::take_until(rest, " ");
+      double mult = 0;
+      if (text::starts_with(unit, "month")) mult = 30.44 * 86400;
+      else if (text::starts_with(unit, "week")) mult = 7 * 86400;
+      else if (text::starts_with(unit, "day")) mult = 86400;
+      else if (unit == "h") mult = 3600;
+      else if (unit == "min") mult = 60;
+      else if (unit == "s") mult = 1;
+      else if (text::starts_with(unit, "year") || unit == "y") mult = 365.25 * 86400;
+      else return;
+      total += *n * mult;
+      span = rest.substr(unit.size());
+      ++parts;
+    }
+    if (total <= 0) return;
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::systemd);
+    f.uptime_at_failure_s = total;
+    f.detail = "running for";
+    out.add(std::move(f));
+  }
+
   void timed_out(const Line& line, std::string_view s, size_t at, std::string_view detail, FactSink& out) {
     if (guards::is_mention(s, at, 18)) return;
     Fact f = make_fact(line, FactKind::stop_or_restart, Family::systemd);
