@@ -1094,6 +1094,18 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     why.strength = cap ? 0.75f : 0.6f;
     return Cause::limit_too_low;
   }
+  // Direct buffers (NIO) are capped by MaxDirectMemorySize (by default the
+  // heap's size): one set in the evidence is the cap that was reached.
+  if (text::contains(j->detail, "Direct buffer memory")) {
+    const Fact* cap = v.first_context([](const Fact& f) {
+      return f.kind == FactKind::runtime_setting && f.limit && f.detail == "MaxDirectMemorySize";
+    });
+    if (cap) {
+      why = "the direct-buffer pool is capped at " + units::format_bytes(*cap->limit) + " (MaxDirectMemorySize) and the buffers in use need more";
+      why.strength = 0.7f;
+      return Cause::limit_too_low;
+    }
+  }
   if (text::contains(j->detail, "heap space")) {
     const Fact* heap = v.first_context([](const Fact& f) {
       return f.kind == FactKind::runtime_setting && f.heap_limit && *f.heap_limit <= kSmallJvmHeap && *f.heap_limit >= 16 * units::MiB;

@@ -1402,5 +1402,20 @@ TEST(CauseMechanisms, AHeapThatFilledAfterWeeksOfRunningIsAccumulation) {
   EXPECT_NE(diagnose_text(fresh + oom).cause, Cause::leak_or_accumulation);
 }
 
+// A direct-buffer OutOfMemoryError under an explicit MaxDirectMemorySize
+// (a buildpack's memory calculator leaving 10M for NIO buffers,
+// cloudfoundry/java-buildpack-memory-calculator#17's shape; our own figures)
+// is the cap; without the setting it is not decided.
+TEST(CauseMechanisms, DirectBuffersOverTheirCapAreTheCap) {
+  const std::string oom =
+      "java.lang.OutOfMemoryError: Direct buffer memory\n"
+      "\tat java.nio.Bits.reserveMemory(Bits.java:694) ~[na:1.8.0_152]\n"
+      "\tat java.nio.DirectByteBuffer.<init>(DirectByteBuffer.java:123) ~[na:1.8.0_152]\n";
+  Diagnosis d = diagnose_text("JVM Memory Configuration: -Xmx512M -Xss1M -XX:MaxDirectMemorySize=8M -XX:MaxMetaspaceSize=120M\n" + oom);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  EXPECT_NE(diagnose_text(oom).cause, Cause::limit_too_low);
+}
+
 }  // namespace
 }  // namespace aimem

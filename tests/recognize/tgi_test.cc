@@ -64,7 +64,8 @@ TEST(Tgi, ShardFailingToStartMarksLoading) {
 torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total capacity of 23.64 GiB of which 100.00 MiB is free. Including non-PyTorch memory, this process has 23.50 GiB memory in use. Of the allocated memory 23.10 GiB is allocated by PyTorch, and 50.00 MiB is reserved by PyTorch but unallocated.
 2024-01-01T00:00:01Z ERROR text_generation_launcher: Shard 0 failed to start
 )";
-  EXPECT_EQ(of_kind(text, FactKind::phase_load).size(), 2u);
+  // TGI's own two lines, and ml_phase's cue in "initializing model".
+  EXPECT_EQ(of_kind(text, FactKind::phase_load).size(), 3u);
   Diagnosis d = test::diagnose_text(text);
   EXPECT_EQ(d.layer, Layer::gpu_vram);
   EXPECT_EQ(d.cause, Cause::model_load);

@@ -24,7 +24,8 @@
 //   -XX:+HeapDumpOnOutOfMemoryError  -XX:OnOutOfMemoryError="kill -9 %p"  -XX:+ExitOnOutOfMemoryError
 // Heap settings are context: -Xmx4g / -XX:MaxHeapSize=4g (heap_limit),
 // -XX:MaxRAMPercentage=75 (ratio 0.75); -XX:MaxMetaspaceSize=256m and
-// -XX:MaxPermSize=256m (runtime_setting, limit: the metadata pool's cap).
+// -XX:MaxPermSize=256m (runtime_setting, limit: the metadata pool's cap),
+// -XX:MaxDirectMemorySize=10M (the direct-buffer pool's cap).
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -76,7 +77,8 @@ class Jvm final : public Recognizer {
     // Anything held back that this line cannot continue is complete.
     if (pending_ && line.number > pending_->where.line + 12) flush(out);
     if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=") ||
-        text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize=") || text::contains(s, "configured max heap space is '"))
+        text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize=") || text::contains(s, "MaxDirectMemorySize=") ||
+        text::contains(s, "configured max heap space is '"))
       settings(line, out);
     if (size_t p = s.find("OutOfDirectMemoryError: "); p != std::string_view::npos) {
       netty_direct(line, s.substr(p + 24), out);
@@ -344,7 +346,7 @@ class Jvm final : public Recognizer {
     if (auto v = text::after(s, "MaxHeapSize=")) {
       if (auto b = platform::parse_binary_size(*v); b && *b > 0) emit(b, std::nullopt, "MaxHeapSize");
     }
-    for (std::string_view key : {"MaxMetaspaceSize=", "MaxPermSize="}) {
+    for (std::string_view key : {"MaxMetaspaceSize=", "MaxPermSize=", "MaxDirectMemorySize="}) {
       auto v = text::after(s, key);
       auto b = v ? platform::parse_binary_size(*v) : std::nullopt;
       if (!b || *b == 0) continue;
