@@ -202,5 +202,25 @@ TEST(ExitStatus, TheLinkerTerminatedWithSignalNineIsAKill) {
   EXPECT_NE(test::diagnose_text(log).layer, Layer::none);
 }
 
+// A process gone without a pool named: a GitHub-hosted runner's VM lost mid-job
+// (actions/runner-images#6709's shape) and Electron's renderer gone with reason
+// 'oom' (electron/electron#36841's); our own timestamps and codes. A failure,
+// pool undecided: not "none", and not a guess.
+TEST(ExitStatus, AProcessGoneWithoutItsPoolNamedIsAFailureOfUnknownPool) {
+  Diagnosis runner = test::diagnose_text(
+      "2024-03-01T10:18:10.5771753Z ##[error]The runner has received a shutdown signal. This can happen when the runner service "
+      "is stopped, or a manually started runner is canceled.\n"
+      "2024-03-01T10:18:10.7098386Z ##[error]The operation was canceled.\n");
+  EXPECT_EQ(runner.layer, Layer::unknown);
+  Diagnosis renderer = test::diagnose_text(
+      "2024-02-06T03:12:44.118Z [main] render-process-gone {\"reason\":\"oom\",\"exitCode\":-536870904}\n");
+  EXPECT_EQ(renderer.layer, Layer::unknown);
+  auto e = of_kind("[main] render-process-gone { reason: 'oom', exitCode: -536870904 }\n", FactKind::exit_status);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].exit_code, -536870904);
+  // Another reason is not read as this one.
+  EXPECT_EQ(test::diagnose_text("[main] render-process-gone {\"reason\":\"crashed\",\"exitCode\":11}\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

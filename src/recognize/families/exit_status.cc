@@ -61,6 +61,8 @@ constexpr Pattern kPatterns[] = {
     {"was sent SIGKILL"},
     {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
     {"exited on signal [0-9]+", kRegex},  // Open MPI's mpirun
+    {"The runner has received a shutdown signal", kCompanion},  // GitHub Actions: the runner's VM went away
+    {"render-process-gone.*oom", kRegex},  // Electron: the renderer died of memory, which pool not said
     {"terminated with signal [0-9]+", kRegex},  // gcc's collect2: "ld terminated with signal 9 [Killed]"
     {"WORKER TIMEOUT", kCompanion},
     {"fork rejected by pids controller", kCompanion},
@@ -290,6 +292,25 @@ class ExitStatus final : public Recognizer {
   // signal 9 [Killed]", Open MPI's "... exited on signal 9 (Killed).".
   bool worded_signal(const Line& line, FactSink& out) {
     std::string_view s = line.text;
+    // A process that ended without a signal or a pool named: GitHub Actions'
+    // runner losing its VM mid-job ("##[error]The runner has received a
+    // shutdown signal. ..." : a hosted runner's VM running out of memory is a
+    // common reason, and others are too), Electron's renderer gone with
+    // reason 'oom' (V8's heap or the process's memory: it does not say). An
+    // exit status without a code: a failure whose pool is not decided.
+    const bool runner = text::contains(s, "The runner has received a shutdown signal");
+    const bool renderer = text::contains(s, "render-process-gone") && text::contains(s, "oom");
+    if (runner || renderer) {
+      if (guards::is_advice_line(s) || repeated(line, runner ? "runner-shutdown" : "renderer-gone")) return true;
+      Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
+      e.strength = 0.3f;
+      e.detail = runner ? "the CI runner received a shutdown signal (its machine stopped or was lost)"
+                        : "Electron's renderer process was gone with reason 'oom' (which pool, not said)";
+      if (renderer)
+        if (auto c = text::after(s, "exitCode")) e.exit_code = text::parse_i64(platform::skip(*c, "\":' "));
+      out.add(std::move(e));
+      return true;
+    }
     if (size_t p = s.find("was terminated due to signal "); p != std::string_view::npos) {
       // gunicorn 20.1+: "[WARNING] Worker with pid 9 was terminated due to signal 9"
       std::optional<int64_t> pid;
