@@ -13,6 +13,7 @@
 // (limit_too_low) unless the diagnosis finds growth. limit is maxmemory
 // where the input shows it. With a policy that evicts (allkeys-lru) a write
 // is refused only when nothing more can be evicted; the same cap either way.
+#include <cctype>
 #include <string>
 
 #include <fmt/format.h>
