@@ -311,23 +311,23 @@ class ExitStatus final : public Recognizer {
       out.add(std::move(e));
       return true;
     }
-    if (size_t p = s.find("was terminated due to signal "); p != std::string_view::npos) {
-      // gunicorn 20.1+: "[WARNING] Worker with pid 9 was terminated due to signal 9"
+    // "<phrase> N": the signal number after the phrase, the pid after its own prefix where the line has one.
+    struct Worded {
+      std::string_view phrase, pid_prefix;
+    };
+    constexpr Worded kWorded[] = {
+        {"was terminated due to signal ", "Worker with pid "},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
+        {" terminated with signal ", ""},                      // gcc: "collect2: fatal error: ld terminated with signal 9 [Killed]"
+        {" exited on signal ", "with PID "},                    // Open MPI: "... with PID 30417 on node cn03 exited on signal 9 (Killed)."
+    };
+    for (const Worded& w : kWorded) {
+      size_t p = s.find(w.phrase);
+      if (p == std::string_view::npos) continue;
       std::optional<int64_t> pid;
-      if (auto v = text::after(s, "Worker with pid ")) pid = text::parse_i64(*v);
-      if (auto sig = text::parse_i64(s.substr(p + 29)); sig && *sig > 0 && *sig < 65) signal(line, p, static_cast<int>(*sig), pid, out);
-      return true;
-    }
-    if (size_t p = s.find(" terminated with signal "); p != std::string_view::npos) {
-      // gcc's driver: "collect2: fatal error: ld terminated with signal 9 [Killed]"
-      if (auto sig = text::parse_i64(s.substr(p + 24)); sig && *sig > 0 && *sig < 65) signal(line, p, static_cast<int>(*sig), std::nullopt, out);
-      return true;
-    }
-    if (size_t p = s.find(" exited on signal "); p != std::string_view::npos) {
-      // Open MPI: "mpirun noticed that process rank 2 with PID 30417 on node cn03 exited on signal 9 (Killed)."
-      std::optional<int64_t> pid;
-      if (auto v = text::after(s, "with PID ")) pid = text::parse_i64(*v);
-      if (auto sig = text::parse_i64(s.substr(p + 18)); sig && *sig > 0 && *sig < 65) signal(line, p, static_cast<int>(*sig), pid, out);
+      if (!w.pid_prefix.empty())
+        if (auto v = text::after(s, w.pid_prefix)) pid = text::parse_i64(*v);
+      if (auto sig = text::parse_i64(s.substr(p + w.phrase.size())); sig && *sig > 0 && *sig < 65)
+        signal(line, p, static_cast<int>(*sig), pid, out);
       return true;
     }
     return false;

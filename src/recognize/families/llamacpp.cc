@@ -96,6 +96,13 @@ constexpr Pattern kPatterns[] = {
 constexpr uint64_t kReportGap = 12;      // lines between the lines of one report
 constexpr uint64_t kAbsorbWindow = 400;  // wrapper lines repeating an emitted report
 
+// The buffer a "KV buffer size" line names: "llama_kv_cache:      CUDA0 KV buffer size" -> "CUDA0".
+std::string_view kv_buffer_name(std::string_view s) {
+  std::string_view head = text::trim(s.substr(0, s.find("KV buffer size")));
+  size_t sp = head.find_last_of(" :");
+  return head.substr(sp == std::string_view::npos ? 0 : sp + 1);
+}
+
 // "CUDA0" -> 0, "ROCm1" -> 1, "Vulkan0" -> 0; nullopt for "Metal", "CPU".
 std::optional<int> device_index(std::string_view buf) {
   size_t i = buf.size();
@@ -144,10 +151,8 @@ class LlamaCpp final : public Recognizer {
     if (allocation_line(line, s, out)) return;
     if (purpose_line(line, s, out)) return;
     if (text::contains(s, "KV buffer size")) {
-      std::string_view head = text::trim(s.substr(0, s.find("KV buffer size")));
-      size_t sp = head.find_last_of(" :");
-      std::string_view buf = head.substr(sp == std::string_view::npos ? 0 : sp + 1);
-      kv_on_device_ = !text::starts_with(buf, "CPU") && !text::contains(buf, "_Host") && !buf.empty();
+      std::string_view buf = kv_buffer_name(s);
+      kv_on_device_ = !buf.empty() && !text::starts_with(buf, "CPU") && !text::contains(buf, "_Host");
     }
     context(line, s, out);
   }
@@ -441,11 +446,7 @@ class LlamaCpp final : public Recognizer {
       f.detail = "KV cache size";
     } else if (text::contains(s, "KV buffer size")) {
       f.kv_bytes = engine_lines::llamacpp_size(s, "KV buffer size");
-      // "llama_kv_cache:      CUDA0 KV buffer size"
-      std::string_view head = s.substr(0, s.find("KV buffer size"));
-      head = text::trim(head);
-      size_t sp = head.find_last_of(" :");
-      f.detail = "KV buffer " + std::string(head.substr(sp == std::string_view::npos ? 0 : sp + 1).substr(0, 24));
+      f.detail = "KV buffer " + std::string(kv_buffer_name(s).substr(0, 24));
     } else if (text::contains(s, " cells, ") && text::contains(s, "size =")) {
       // "llama_kv_cache: size = 23480.00 MiB (150272 cells,  40 layers,  1/1 seqs)"
       f.kv_bytes = engine_lines::llamacpp_size(s, "size");

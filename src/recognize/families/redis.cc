@@ -32,6 +32,8 @@ constexpr Pattern kPatterns[] = {
 };
 
 // redis.conf's units: a bare number is bytes; k = 1000, kb = 1024 (and so on).
+// Written here because the shared size parsers (units::parse_log_size,
+// platform::parse_binary_size) read "m" as MiB; Redis reads it as 10^6.
 std::optional<uint64_t> conf_size(std::string_view v) {
   std::string_view rest;
   auto n = text::parse_u64(text::trim_left(v), &rest);
