@@ -62,8 +62,10 @@ $(NODE_DIR)/node_modules/node-llama-cpp/package.json:
 test: build node-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# With clang (a dependency already, for the BPF object and the fuzz targets):
+# it compiles this build in about 60% of g++'s time (see CMakeLists.txt).
 $(SAN_BUILD)/CMakeCache.txt:
-	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DAIMEM_SANITIZE=ON -DAIMEM_BENCH=OFF
+	CC=clang CXX=clang++ cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DAIMEM_SANITIZE=ON -DAIMEM_BENCH=OFF
 
 test-sanitize: deps node-deps $(SAN_BUILD)/CMakeCache.txt
 	cmake --build $(SAN_BUILD) -j $(JOBS)

@@ -69,5 +69,24 @@ TEST(OsLimits, ANativeThreadRefusedAtTheContainersPidsLimitIsNotMemory) {
   EXPECT_NE(diagnose_text(low).layer, Layer::not_memory);
 }
 
+// The count is read from the table's rows only: a later line with a slash and
+// a number at its end ("shard 2048 / 2048") is not a PIDS column, so the
+// low count in the table still leaves the refusal to the memory evidence.
+TEST(OsLimits, OnlyTheStatsTablesRowsCountTasks) {
+  const std::string log =
+      "pids_limit=2048 mem_limit=4294967296\n"
+      "CONTAINER ID   NAME   CPU %   MEM USAGE / LIMIT     MEM %    NET I/O          BLOCK I/O       PIDS\n"
+      "9b1d2e3f4a5c   gw     0.52%   611.4MiB / 4GiB       14.93%   3.1GB / 2.9GB    8.2MB / 0B      212\n"
+      "\n"
+      "2024-05-02 10:14:07 INFO indexing shard 2048 / 2048\n"
+      "Exception in thread \"Poller\" java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or "
+      "process/resource limits reached\n";
+  EXPECT_NE(diagnose_text(log).layer, Layer::not_memory);
+  // The same line inside the table's rows would be counted.
+  std::string in_table = log;
+  in_table.replace(in_table.find("0B      212"), 11, "0B      2048");
+  EXPECT_EQ(diagnose_text(in_table).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

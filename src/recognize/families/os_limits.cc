@@ -101,12 +101,18 @@ class OsLimits final : public Recognizer {
       stats_pids_ = text::ends_with(t, "PIDS");
       return;
     }
-    if (stats_pids_ && text::contains(s, " / ")) {
-      size_t sp = t.find_last_of(" \t");
-      std::string_view last = t.substr(sp == std::string_view::npos ? 0 : sp + 1);
-      if (auto n = text::parse_u64(last); n && last.find_first_not_of("0123456789") == std::string_view::npos)
-        threads_ = std::max(threads_.value_or(0), *n);
-      return;
+    if (stats_pids_) {
+      // A row: "<id> <name> <cpu>% <usage> / <limit> <mem>% ... <pids>". The
+      // first line that is not one ends the table, so a later "3 / 2048"
+      // elsewhere in the log is not read as a count of tasks.
+      if (text::contains(s, " / ") && text::contains(s, "%")) {
+        size_t sp = t.find_last_of(" \t");
+        std::string_view last = t.substr(sp == std::string_view::npos ? 0 : sp + 1);
+        if (auto n = text::parse_u64(last); n && last.find_first_not_of("0123456789") == std::string_view::npos)
+          threads_ = std::max(threads_.value_or(0), *n);
+        return;
+      }
+      stats_pids_ = false;
     }
     if (text::contains(s, "ulimit -u")) {
       expect_ = Expect::nproc;
