@@ -222,5 +222,25 @@ TEST(ExitStatus, AProcessGoneWithoutItsPoolNamedIsAFailureOfUnknownPool) {
   EXPECT_EQ(test::diagnose_text("[main] render-process-gone {\"reason\":\"crashed\",\"exitCode\":11}\n").layer, Layer::none);
 }
 
+// loky, joblib's process pool, names a dead worker's signal with its negative
+// code (modelled on joblib/joblib threads of TerminatedWorkerError; our own
+// pids). SIGKILL(-9) is a kill; a name and code that disagree are not read.
+TEST(ExitStatus, LokysSignalWithItsNegativeCodeIsAKill) {
+  const std::string log =
+      "joblib.externally.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor was "
+      "unexpectedly terminated. This could be caused by a segmentation fault while calling the function or by an excessive "
+      "memory usage causing the Operating System to kill the worker.\n"
+      "\n"
+      "The exit codes of the workers are {SIGKILL(-9)}\n";
+  auto e = of_kind(log, FactKind::exit_status);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].signal, 9);
+  EXPECT_NE(test::diagnose_text(log).layer, Layer::none);
+  auto segv = of_kind("The exit codes of the workers are {SIGSEGV(-11)}\n", FactKind::exit_status);
+  ASSERT_EQ(segv.size(), 1u);
+  EXPECT_EQ(segv[0].signal, 11);
+  EXPECT_TRUE(of_kind("The exit codes of the workers are {SIGKILL(-11)}\n", FactKind::exit_status).empty());
+}
+
 }  // namespace
 }  // namespace aimem

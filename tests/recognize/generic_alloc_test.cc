@@ -416,5 +416,30 @@ TEST(GenericAlloc, AnExceptionsModulePathDoesNotHideItsMessage) {
   EXPECT_EQ(test::diagnose_text("see docs.cupy.dev. out of memory handling is described there\n").layer, Layer::none);
 }
 
+// Toolchains and runtimes that word the failure their own way, modelled on
+// NVIDIA forum threads for ptxas, MSVC's C1060 (learn.microsoft.com's error
+// page), bazelbuild/bazel threads ("The Bazel server has run out of memory")
+// and emscripten-core/emscripten threads; our own sizes. Each is a host
+// allocation that failed. The same words as a retry a program calls "not a
+// failure", or in prose ("if the server runs out of memory"), are not.
+TEST(GenericAlloc, ToolchainsWordingsOfAFailedAllocationAreHostFailures) {
+  for (const char* line : {"ptxas fatal   : Memory allocation failure\n",
+                           "fatal error C1060: compiler is out of heap space\n",
+                           "The Bazel server has run out of memory.\n",
+                           "RuntimeError: Aborted(Cannot enlarge memory arrays to size 2147483648 bytes (OOM).)\n"}) {
+    Diagnosis d = test::diagnose_text(line);
+    EXPECT_EQ(d.layer, Layer::host_ram) << line;
+  }
+  EXPECT_EQ(test::diagnose_text("W alloc.cc:217] Allocator ran out of memory trying to allocate 2.19GiB. The caller indicates "
+                                "that this is not a failure\n")
+                .layer,
+            Layer::none);
+  EXPECT_EQ(test::diagnose_text("Bazel uses a lot of memory; when the server runs out of memory builds get slow.\n").layer,
+            Layer::none);
+  EXPECT_EQ(test::diagnose_text("scavenge 12.1 (14.0) -> 11.3 (15.0) MB, 0.4 / 0.0 ms  (average mu = 1.000) allocation failure\n")
+                .layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -15,6 +15,7 @@
 //   [1]+  Killed                  python3 x.py   job control        zsh: killed  python3 x.py
 //   [1]    12345 killed     python3 x.py         zsh job control (with the pid; "[1]  + 12345 killed ...")
 //   fish: Job 1, 'python3 x.py' terminated by signal SIGKILL (Forced quit)
+//   ... The exit codes of the workers are {SIGKILL(-9)}    loky (joblib): a signal name with its negative code
 //   Segmentation fault (core dumped)  /  Aborted (core dumped)  /  Terminated
 // A shell "Killed" is the usual sign of the kernel OOM killer when nothing else
 // was captured: process_killed with layer host_ram, strength 0.5 (the diagnosis
@@ -57,6 +58,7 @@ constexpr Pattern kPatterns[] = {
     {"signal: illegal instruction"},
     {"signal: bus error", kCompanion},
     {"(SIGKILL)"},
+    {"SIG[A-Z]+\\(-[0-9]+\\)", kRegex},  // loky/joblib: "{SIGKILL(-9)}", "{SIGSEGV(-11)}"
     {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
     {"was sent SIGKILL"},
     {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
@@ -233,6 +235,7 @@ class ExitStatus final : public Recognizer {
       signal(line, p, 9, std::nullopt, out);
       return;
     }
+    if (loky_signal(line, out)) return;
     if (size_t p = s.find("(SIGKILL)"); p != std::string_view::npos) {
       // Celery "exited with 'signal 9 (SIGKILL)'", torch elastic "Signal 9 (SIGKILL) received by PID 1234".
       std::optional<int64_t> pid;
@@ -285,6 +288,22 @@ class ExitStatus final : public Recognizer {
     f.pid = pid;
     out.add(std::move(f));
     return true;
+  }
+
+  // loky (joblib's process pool) names each dead worker's signal with its
+  // negative code: "The exit codes of the workers are {SIGKILL(-9)}" (also
+  // {SIGSEGV(-11)}, {EXIT(1)}). The name and the code must agree.
+  bool loky_signal(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    for (const SignalName& n : kSignalNames) {
+      if (!text::starts_with(n.name, "SIG")) continue;
+      const std::string form = std::string(n.name) + "(-" + std::to_string(n.number) + ")";
+      if (size_t p = s.find(form); p != std::string_view::npos) {
+        signal(line, p, n.number, std::nullopt, out);
+        return true;
+      }
+    }
+    return false;
   }
 
   // A signal a launcher or a driver names in words: gunicorn 20.1+'s "Worker

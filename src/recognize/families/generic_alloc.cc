@@ -17,6 +17,9 @@
 //   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host)? memory
 //   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted
 //   ENOMEM / MemoryError / RESOURCE_EXHAUSTED
+//   memory allocation failure (ptxas) / out of heap space (MSVC) / cannot enlarge memory (Emscripten)
+// ("ran out of" and "has run out of" read as a report: "The Bazel server has
+// run out of memory"; "not a failure", TensorFlow's own word on a retry, does not)
 // A line only counts when it reads as a report, not as prose or advice: it
 // carries an error word (error, fatal, failed, exception, abort, panic,
 // terminate, killed, E/F log level) or the phrase opens the message, and it is
@@ -73,6 +76,9 @@ constexpr Pattern kPatterns[] = {
     {"using all available ram", kCaseless | kCompanion},              // Colab: "Your session crashed after using all available RAM."
     {"requires [0-9]+ bytes.{0,60}but only [0-9]+", kCi | kCompanion},  // TensorRT's builder: scratch space over what is available
     {"KV cache is full", kCaseless | kCompanion},                          // MLC/WebLLM's paged cache: "No page can be allocated"
+    {"memory allocation failure", kCaseless | kCompanion},  // ptxas, nvcc: "ptxas fatal   : Memory allocation failure"
+    {"out of heap space", kCaseless | kCompanion},          // MSVC: "fatal error C1060: compiler is out of heap space"
+    {"cannot enlarge memory", kCaseless | kCompanion},      // Emscripten: "Cannot enlarge memory arrays to size N bytes (OOM)"
     // Where the memory was: device words, as context.
     {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl)",
      kCi | kContext},
@@ -118,7 +124,8 @@ bool reads_as_hypothetical(std::string_view s) {
   static constexpr std::string_view kWords[] = {"if you ", "to avoid", "to prevent", "may cause", "might ", "could cause",
                                                 "can cause", "retrying with", "will retry", "recovered", "fallback to",
                                                 "falling back", "documentation", "see https://", "e.g.", "for example",
-                                                "?", "nodes are available", "failedscheduling", "predicates"};
+                                                "?", "nodes are available", "failedscheduling", "predicates",
+                                                "not a failure"};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;
@@ -159,7 +166,7 @@ class GenericAlloc final : public Recognizer {
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
       return;
     if (guards::is_mlock_refusal(s)) return;
-    if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at)) return;
+    if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
     if (repeat_.repeated(normalised_key(s), line.number)) return;
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev, host_word(s)};
     p.fact.strength = 0.55f;
@@ -206,7 +213,7 @@ class GenericAlloc final : public Recognizer {
         "insufficient", "exceeded", "exceeds", "exceed the", "memory exhausted", "enomem", "resource_exhausted",
         "memoryerror", "cannot allocate", "can't allocate", "could not allocate", "couldn't allocate",
         "paging file is too small", "os error 1455", "killed signal terminated", "using all available ram",
-        "kv cache is full"};
+        "kv cache is full", "memory allocation failure", "out of heap space", "cannot enlarge memory"};
     size_t best = std::string_view::npos;
     for (std::string_view p : kPhrases) {
       for (size_t at = text::ifind(s, p), tries = 0; at != std::string_view::npos && at < best && tries < 4; ++tries) {
@@ -278,6 +285,14 @@ class GenericAlloc final : public Recognizer {
     while (end < s.size() && word_char(s[end])) ++end;
     out.replace(at, end - at, end - at, ' ');
     return out;
+  }
+
+  // "X ran out of memory", "has run out of memory": a report in the past
+  // tense, the program's own word that the memory ran out.
+  static bool ran_out(std::string_view s, size_t at) {
+    if (at < 4) return false;
+    std::string_view last = s.substr(at - 4, 4);
+    return text::icontains(last, "ran ") || text::icontains(last, "run ");
   }
 
   // The phrase is the start of the message: after a log prefix, a level or an
