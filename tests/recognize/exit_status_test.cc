@@ -218,6 +218,12 @@ TEST(ExitStatus, AProcessGoneWithoutItsPoolNamedIsAFailureOfUnknownPool) {
   auto e = of_kind("[main] render-process-gone { reason: 'oom', exitCode: -536870904 }\n", FactKind::exit_status);
   ASSERT_EQ(e.size(), 1u);
   EXPECT_EQ(e[0].exit_code, -536870904);
+  // Python's BrokenProcessPool (modelled on python/cpython threads of
+  // concurrent.futures; the message is the standard library's own).
+  Diagnosis pool = test::diagnose_text(
+      "concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while the future "
+      "was running or pending.\n");
+  EXPECT_EQ(pool.layer, Layer::unknown);
   // Another reason is not read as this one.
   EXPECT_EQ(test::diagnose_text("[main] render-process-gone {\"reason\":\"crashed\",\"exitCode\":11}\n").layer, Layer::none);
 }

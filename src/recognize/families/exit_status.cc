@@ -65,6 +65,7 @@ constexpr Pattern kPatterns[] = {
     {"exited on signal [0-9]+", kRegex},  // Open MPI's mpirun
     {"The runner has received a shutdown signal", kCompanion},  // GitHub Actions: the runner's VM went away
     {"render-process-gone.*oom", kRegex},  // Electron: the renderer died of memory, which pool not said
+    {"pool was terminated abruptly"},       // Python's BrokenProcessPool: a worker died, no signal or code given
     {"terminated with signal [0-9]+", kRegex},  // gcc's collect2: "ld terminated with signal 9 [Killed]"
     {"WORKER TIMEOUT", kCompanion},
     {"fork rejected by pids controller", kCompanion},
@@ -316,15 +317,21 @@ class ExitStatus final : public Recognizer {
     // shutdown signal. ..." : a hosted runner's VM running out of memory is a
     // common reason, and others are too), Electron's renderer gone with
     // reason 'oom' (V8's heap or the process's memory: it does not say). An
-    // exit status without a code: a failure whose pool is not decided.
+    // exit status without a code: a failure whose pool is not decided. So is
+    // Python's BrokenProcessPool ("A process in the process pool was
+    // terminated abruptly while the future was running or pending."): a
+    // worker that died without a word, most often killed for memory.
     const bool runner = text::contains(s, "The runner has received a shutdown signal");
     const bool renderer = text::contains(s, "render-process-gone") && text::contains(s, "oom");
-    if (runner || renderer) {
-      if (guards::is_advice_line(s) || repeated(line, runner ? "runner-shutdown" : "renderer-gone")) return true;
+    const bool pool = text::contains(s, "pool was terminated abruptly");
+    if (runner || renderer || pool) {
+      if (guards::is_advice_line(s) || repeated(line, runner ? "runner-shutdown" : renderer ? "renderer-gone" : "pool-broken"))
+        return true;
       Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
       e.strength = 0.3f;
-      e.detail = runner ? "the CI runner received a shutdown signal (its machine stopped or was lost)"
-                        : "Electron's renderer process was gone with reason 'oom' (which pool, not said)";
+      e.detail = runner     ? "the CI runner received a shutdown signal (its machine stopped or was lost)"
+                 : renderer ? "Electron's renderer process was gone with reason 'oom' (which pool, not said)"
+                            : "a worker of a Python process pool was terminated abruptly (no signal or exit code given)";
       if (renderer)
         if (auto c = text::after(s, "exitCode")) e.exit_code = text::parse_i64(platform::skip(*c, "\":' "));
       out.add(std::move(e));
