@@ -174,6 +174,16 @@ Decision decide_layer(const View& v) {
   }
   // 3. OOMKilled as the container runtime reports it.
   if (const Fact* k = v.failure(FactKind::k8s_oomkilled)) {
+    // The OOM killer sends SIGKILL (exit 137). Reason OOMKilled beside exit
+    // 143 (SIGTERM) and the kubelet stopping the container: the stop ended
+    // it (the runtime sets the reason from the cgroup's OOM count, which an
+    // earlier kill of some other process in it can have raised).
+    const Fact* term = v.any([](const Fact& f) { return f.kind == FactKind::exit_status && f.exit_code == 143; });
+    if (const Fact* stop = v.context(FactKind::stop_or_restart); term && stop) {
+      d = {Layer::not_memory, stop, 0.6f,
+           "reason OOMKilled, but the container exited 143 (SIGTERM, not the OOM killer's SIGKILL) and was stopped: " + stop->detail};
+      return d;
+    }
     d = {Layer::k8s_pod_limit, k, std::max(0.85f, k->strength), "Kubernetes reports the container terminated with reason OOMKilled"};
     return d;
   }
@@ -372,6 +382,15 @@ Decision decide_layer(const View& v) {
                  " memory limit, with no probe, stop or eviction shown"};
         return d;
       }
+    }
+    // A `docker build` step killed: its container has no memory limit unless
+    // the build was given one (--memory), so the host's kernel, or Docker
+    // Desktop's VM's, is the sender; no probe or eviction reaches a build.
+    if (sig == 9 && !stop && !usage_zero && e->detail == kBuildStepExit && !configured_limit(v)) {
+      d = {Layer::host_ram, e, 0.45f,
+           "a docker build step was killed (SIGKILL); build containers have no memory limit unless --memory is given, "
+           "so the host's OOM killer (Docker Desktop's VM's, on a laptop) is its usual sender"};
+      return d;
     }
     if (sig == 9 && low_peak && !stop && !usage_zero) {
       d = {Layer::not_memory, low_peak, 0.6f,

@@ -62,6 +62,12 @@ enum class Family : uint8_t {
 // as "Loaded model in 10.2 seconds"): loading cues before it are over.
 inline constexpr std::string_view kLoadFinished = "load finished";
 
+// The detail of an exit_status fact from a `docker build` step ("returned a
+// non-zero code: 137", BuildKit's "did not complete successfully: exit code:
+// 137"): a build step's container has no memory limit unless the build was
+// given --memory, so a SIGKILL there is the host's (or Docker Desktop VM's).
+inline constexpr std::string_view kBuildStepExit = "a docker build step exited";
+
 std::string_view to_string(FactKind kind);
 std::string_view to_string(Family family);
 // Where a fact of this family comes from, for people: "kernel log", "PyTorch".

@@ -248,5 +248,31 @@ TEST(ExitStatus, LokysSignalWithItsNegativeCodeIsAKill) {
   EXPECT_TRUE(of_kind("The exit codes of the workers are {SIGKILL(-11)}\n", FactKind::exit_status).empty());
 }
 
+// A docker build step killed (modelled on twosigma/beakerx#7282 for the
+// classic builder and libreddit/libreddit#641 for BuildKit; our own steps):
+// build containers have no memory limit unless --memory is given, so the
+// host's OOM killer is the sender. Nextflow's "(137)" is read as an exit code.
+TEST(ExitStatus, ADockerBuildStepKilledIsTheHosts) {
+  Diagnosis classic = test::diagnose_text(
+      "Step 14/19 : RUN /home/app/setup.sh\n"
+      " ---> Running in 3f9c1e7a2b64\n"
+      "The command '/bin/sh -c /home/app/setup.sh' returned a non-zero code: 137\n");
+  EXPECT_EQ(classic.layer, Layer::host_ram);
+  Diagnosis buildkit = test::diagnose_text(
+      "#14 1611.9    Compiling hyper v0.14.23\n"
+      "ERROR: failed to solve: process \"/bin/sh -c cargo build --release\" did not complete successfully: exit code: 137\n");
+  EXPECT_EQ(buildkit.layer, Layer::host_ram);
+  // Given a limit, the step's own container has one: no longer the host's.
+  Diagnosis limited = test::diagnose_text(
+      "$ docker build --memory 2g -t app .\n"
+      "The command '/bin/sh -c make' returned a non-zero code: 137\n");
+  EXPECT_NE(limited.layer, Layer::host_ram);
+  // Any other exit code of a build is not a kill.
+  EXPECT_EQ(test::diagnose_text("The command '/bin/sh -c make' returned a non-zero code: 2\n").layer, Layer::none);
+  auto nf = of_kind("  Process `align (3)` terminated with an error exit status (137)\n", FactKind::exit_status);
+  ASSERT_EQ(nf.size(), 1u);
+  EXPECT_EQ(nf[0].exit_code, 137);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -441,5 +441,37 @@ TEST(GenericAlloc, ToolchainsWordingsOfAFailedAllocationAreHostFailures) {
             Layer::none);
 }
 
+// An allocator's own name, then "failed" in the same clause, on stacks no
+// family reads: Sophon's bmlib (modelled on sophgo/sophon-stream#58) and
+// Habana's device-memory allocator (huggingface/optimum-habana#289); our own
+// sizes. "Device memory", DEVMEM and the HPU are the device. A clause break
+// between the two words is no such report.
+TEST(GenericAlloc, AnAllocatorsNameThenFailedIsAnAllocationFailure) {
+  Diagnosis sophon = test::diagnose_text(
+      "[bmlib_memory][error] bm_alloc_gmem failed, dev_id = 0, size = 0x639c00\n"
+      "[STREAM_CHECK_MESSAGE]  Expected ret == 0 to be true, but got false. Alloc Device Memory Failed! Program Terminated.\n");
+  EXPECT_EQ(sophon.layer, Layer::gpu_vram);
+  Diagnosis hpu = test::diagnose_text(
+      "RuntimeError: [Rank:0] FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for size::3288334336 (3136)MB\n");
+  EXPECT_EQ(hpu.layer, Layer::gpu_vram);
+  Diagnosis host = test::diagnose_text("fatal: xmalloc failed for 1073741824 bytes\n");
+  EXPECT_EQ(host.layer, Layer::host_ram);
+  EXPECT_EQ(test::diagnose_text("allocated 12 buffers. 3 downloads failed, retrying\n").layer, Layer::none);
+}
+
+// A program's guess is no report: "This is usually caused by running out of
+// memory" beside a SIGTERM (modelled on julia-vscode/julia-vscode#4231; our
+// own pid) is a stop, and Julia's own "signal (15): Terminated" says so.
+TEST(GenericAlloc, AProgramsGuessAboutMemoryIsNotAReport) {
+  Diagnosis d = test::diagnose_text(
+      "[2048311] signal (15): Terminated\n"
+      "in expression starting at /home/u/.vscode-server/extensions/julialang.language-julia-1.2.3/scripts/languageserver/main.jl:109\n"
+      "[Error - 14:02:26] The Julia Language Server was killed by the operating system (SIGTERM). This is usually caused by "
+      "running out of memory.\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(test::diagnose_text("[Error] The server crashed. This is usually caused by running out of memory.\n").layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

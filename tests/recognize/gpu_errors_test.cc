@@ -261,5 +261,20 @@ TEST(GpuErrors, CudnnAndCublasStatusesAreTheGpuPool) {
   EXPECT_TRUE(test::facts_of_kind("CUDNN_STATUS_BAD_PARAM in conv2d\n", FactKind::gpu_oom).empty());
 }
 
+// Torch7 and PyTorch before 0.4 print the CUDA runtime's error number
+// (modelled on torch/cutorch threads; our own paths): code 2 is the
+// allocation failure, any other code names a fault that is not memory.
+TEST(GpuErrors, AnOldCudaRuntimeErrorOtherThanTwoIsNotMemory) {
+  Diagnosis d = test::diagnose_text(
+      "luajit: cuda runtime error (30) : unknown error at /tmp/luarocks_cutorch-scm-1-1234/cutorch/lib/THC/THCStorage.c:113\n"
+      "stack traceback:\n"
+      "        [C]: in function 'resize'\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  Diagnosis oom = test::diagnose_text(
+      "THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory\n"
+      "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/torch/lib/THC/generic/THCStorage.cu:66\n");
+  EXPECT_EQ(oom.layer, Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -419,5 +419,27 @@ TEST(Kubernetes, ThresholdMetWithNoPodsToEvictIsMemoryHeldOutsideThePods) {
   EXPECT_EQ(evicted.layer, Layer::k8s_eviction);
 }
 
+// Reason OOMKilled beside exit 143 and the kubelet stopping the container
+// for a scale-down (modelled on kubernetes/kubernetes#140716; our own pod
+// and times): the OOM killer sends SIGKILL (137), so the stop ended it. With
+// exit 137 the same reason is the pod's limit.
+TEST(Kubernetes, OomKilledWithExit143AndAStopIsTheStop) {
+  const std::string log =
+      "{\n"
+      "  \"terminated\": {\n"
+      "    \"exitCode\": 143,\n"
+      "    \"finishedAt\": \"2026-07-18T22:41:07Z\",\n"
+      "    \"reason\": \"OOMKilled\",\n"
+      "    \"startedAt\": \"2026-07-16T08:03:51Z\"\n"
+      "  }\n"
+      "}\n"
+      "14m   Normal   ScaleDown   pod/api-7d9c6b5f4-q2wfz   deleting pod for node scale down\n"
+      "14m   Normal   Killing     pod/api-7d9c6b5f4-q2wfz   Stopping container api\n";
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::not_memory);
+  std::string killed = log;
+  killed.replace(killed.find("143"), 3, "137");
+  EXPECT_EQ(test::diagnose_text(killed).layer, Layer::k8s_pod_limit);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -88,5 +88,22 @@ TEST(OsLimits, OnlyTheStatsTablesRowsCountTasks) {
   EXPECT_EQ(diagnose_text(in_table).layer, Layer::not_memory);
 }
 
+// The pids controller's own files and CRI-O's setting (modelled on
+// openshift/origin#24360; our own pod and counts): a refused thread with
+// pids.current at pids.max is the task limit, not memory; far below it, not.
+TEST(OsLimits, ThePidsControllersFilesGiveTheLimitAndTheCount) {
+  const std::string log =
+      "Exception in thread \"dispatcher\" java.lang.OutOfMemoryError: unable to create new native thread\n"
+      "        at java.lang.Thread.start0(Native Method)\n"
+      "$ cat pids.max pids.current; grep pids_limit /etc/crio/crio.conf\n"
+      "1024\n"
+      "1024\n"
+      "pids_limit = 1024\n";
+  EXPECT_EQ(diagnose_text(log).layer, Layer::not_memory);
+  std::string low = log;
+  low.replace(low.find("1024\n1024\n"), 10, "1024\n87\n");
+  EXPECT_NE(diagnose_text(low).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -4,6 +4,8 @@
 //   exit code 137 / Exit code: 137 / exit status 137 / exit_status=0 / exitcode: -9
 //   web-1 exited with code 137 (compose) / Exited with code 137 / Exited with code exit status 137 (CI)
 //   Command '[...]' returned non-zero exit status 137.   /   died with <Signals.SIGKILL: 9>.   (Python)
+//   The command '/bin/sh -c ./setup.sh' returned a non-zero code: 137   (docker build, the classic builder)
+//   Process `align (3)` terminated with an error exit status (137)   (Nextflow)
 //   failed (exitcode: -9) local_rank: 0 (pid: 2918) of binary: ...   (torch elastic: negative = signal)
 //   signal: killed / signal: terminated / signal: segmentation fault (core dumped)   (Go os/exec)
 //   killed by signal 9 / terminated by signal SIGKILL / is killed by signal: Killed.
@@ -16,6 +18,7 @@
 //   [1]    12345 killed     python3 x.py         zsh job control (with the pid; "[1]  + 12345 killed ...")
 //   fish: Job 1, 'python3 x.py' terminated by signal SIGKILL (Forced quit)
 //   ... The exit codes of the workers are {SIGKILL(-9)}    loky (joblib): a signal name with its negative code
+//   [2048311] signal (15): Terminated                      Julia
 //   Segmentation fault (core dumped)  /  Aborted (core dumped)  /  Terminated
 // A shell "Killed" is the usual sign of the kernel OOM killer when nothing else
 // was captured: process_killed with layer host_ram, strength 0.5 (the diagnosis
@@ -42,6 +45,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"exit code"},
+    {"non-zero code"},  // docker build: "The command '/bin/sh -c make' returned a non-zero code: 137"
     {"Exit code"},
     {"exit status"},
     {"Exit status"},
@@ -59,6 +63,7 @@ constexpr Pattern kPatterns[] = {
     {"signal: bus error", kCompanion},
     {"(SIGKILL)"},
     {"SIG[A-Z]+\\(-[0-9]+\\)", kRegex},  // loky/joblib: "{SIGKILL(-9)}", "{SIGSEGV(-11)}"
+    {"signal \\([0-9]+\\): ", kRegex},      // Julia: "[2048311] signal (15): Terminated"
     {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
     {"was sent SIGKILL"},
     {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
@@ -190,6 +195,16 @@ class ExitStatus final : public Recognizer {
       if (size_t p = s.find(go.name); p != std::string_view::npos) {
         int sig = go.number;
         signal(line, p, sig, std::nullopt, out);
+        return;
+      }
+    }
+    // Julia's signal report: "[2048311] signal (15): Terminated" (the pid in brackets).
+    if (size_t p = s.find("signal ("); p != std::string_view::npos) {
+      std::string_view after;
+      if (auto n = text::parse_i64(s.substr(p + 8), &after); n && *n > 0 && *n < 65 && text::starts_with(after, "): ")) {
+        std::optional<int64_t> pid;
+        if (std::string_view t = text::trim_left(s); text::starts_with(t, "[")) pid = text::parse_i64(t.substr(1));
+        signal(line, p, static_cast<int>(*n), pid, out);
         return;
       }
     }
@@ -473,11 +488,13 @@ class ExitStatus final : public Recognizer {
     std::string_view s = line.text;
     if (text::contains(s, "died, exit code:")) return;  // vLLM's worker report: the vLLM recognizer reads it
     constexpr std::string_view kPhrases[] = {"exited with code", "Exited with code", "exit code",   "Exit code",
-                                             "exit status",      "Exit status",      "exitcode",    "exit_status"};
+                                             "exit status",      "Exit status",      "exitcode",    "exit_status",
+                                             "non-zero code"};
     for (std::string_view phrase : kPhrases) {
       size_t p = s.find(phrase);
       if (p == std::string_view::npos) continue;
-      std::string_view rest = platform::skip(s.substr(p + phrase.size()), " \t:=\"'");
+      // "exit status (137)" (Nextflow): the code in parentheses.
+      std::string_view rest = platform::skip(s.substr(p + phrase.size()), " \t:=\"'(");
       if (text::starts_with(rest, "exit status ")) rest = rest.substr(12);  // "Exited with code exit status 137"
       if (text::starts_with(rest, "is ")) rest = rest.substr(3);
       if (text::starts_with(rest, "of ")) rest = rest.substr(3);
@@ -496,6 +513,7 @@ class ExitStatus final : public Recognizer {
       e.strength = 0.3f;
       if (*n < 0) e.signal = static_cast<int>(-*n);  // torch elastic / multiprocessing: -9 is SIGKILL
       else e.exit_code = static_cast<int>(*n);
+      if (phrase == "non-zero code" || text::contains(s, "did not complete successfully")) e.detail = std::string(kBuildStepExit);
       if (auto pid = text::after(s, "(pid: ")) {
         if (auto v = text::parse_i64(*pid)) e.pid = *v;
       }

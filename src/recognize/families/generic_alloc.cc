@@ -18,6 +18,7 @@
 //   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted
 //   ENOMEM / MemoryError / RESOURCE_EXHAUSTED
 //   memory allocation failure (ptxas) / out of heap space (MSVC) / cannot enlarge memory (Emscripten)
+//   an allocator's name, then "failed" in the same clause: bm_alloc_gmem failed / Alloc Device Memory Failed!
 // ("ran out of" and "has run out of" read as a report: "The Bazel server has
 // run out of memory"; "not a failure", TensorFlow's own word on a retry, does not)
 // A line only counts when it reads as a report, not as prose or advice: it
@@ -76,6 +77,7 @@ constexpr Pattern kPatterns[] = {
     {"using all available ram", kCaseless | kCompanion},              // Colab: "Your session crashed after using all available RAM."
     {"requires [0-9]+ bytes.{0,60}but only [0-9]+", kCi | kCompanion},  // TensorRT's builder: scratch space over what is available
     {"KV cache is full", kCaseless | kCompanion},                          // MLC/WebLLM's paged cache: "No page can be allocated"
+    {"alloc[^.,;!?]{0,40} failed", kCi | kCompanion},      // an allocator's name, then its failure (see alloc_word_failed)
     {"memory allocation failure", kCaseless | kCompanion},  // ptxas, nvcc: "ptxas fatal   : Memory allocation failure"
     {"out of heap space", kCaseless | kCompanion},          // MSVC: "fatal error C1060: compiler is out of heap space"
     {"cannot enlarge memory", kCaseless | kCompanion},      // Emscripten: "Cannot enlarge memory arrays to size N bytes (OOM)"
@@ -91,7 +93,8 @@ bool device_word(std::string_view s) {
                                                 "device 1", "device 2", "device 3", "device:0", "device:1", "on device",
                                                 "dram buffer", "l1 buffer", "tt_fatal", "tt_metal", "vulkan", "sycl", "opencl",
                                                 "[trt]", "tensorrt", "plugin_v2", "webgpu", "kv cache is full",
-                                                "maximum allowed buffer size"};  // MLX's Metal buffer cap
+                                                "maximum allowed buffer size",  // MLX's Metal buffer cap
+                                                "device memory", "devmem", "hpu", "habana", "gaudi", "_gmem"};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;
@@ -125,7 +128,8 @@ bool reads_as_hypothetical(std::string_view s) {
                                                 "can cause", "retrying with", "will retry", "recovered", "fallback to",
                                                 "falling back", "documentation", "see https://", "e.g.", "for example",
                                                 "?", "nodes are available", "failedscheduling", "predicates",
-                                                "not a failure"};
+                                                "not a failure", "usually caused", "often caused", "probably caused",
+                                                "likely caused", "typically caused"};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;
@@ -160,6 +164,7 @@ class GenericAlloc final : public Recognizer {
     bool dev = device_word(s);
     if (dev) remember_device(line.number);
     std::optional<size_t> at = phrase_at(s);
+    if (!at) at = alloc_word_failed(s);
     if (!at) at = allocator_returned_enomem(s);
     if (!at) at = required_over_available(s);
     if (!at) return;
@@ -201,6 +206,24 @@ class GenericAlloc final : public Recognizer {
     auto have = text::parse_u64(rest.substr(o + 9), &tail);
     if (!have || *need <= *have || !text::icontains(tail.substr(0, 24), "available")) return std::nullopt;
     return r;
+  }
+
+  // An allocator's own name followed by "failed" in the same clause:
+  // "bm_alloc_gmem failed" (Sophon's bmlib), "Alloc Device Memory Failed!",
+  // "PT_DEVMEM Allocation failed", "enforce allocating <= available failed"
+  // (Paddle): a word that starts an allocation, then its failure, with no
+  // sentence or clause break between them.
+  static std::optional<size_t> alloc_word_failed(std::string_view s) {
+    size_t a = text::ifind(s, "alloc");
+    if (a == std::string_view::npos) return std::nullopt;
+    size_t w = a;
+    while (w > 0 && word_char(s[w - 1])) --w;
+    std::string_view tail = s.substr(a, 48);
+    size_t f = text::ifind(tail, " failed");
+    if (f == std::string_view::npos) return std::nullopt;
+    std::string_view between = tail.substr(0, f);
+    if (between.find_first_of(".,;!?") != std::string_view::npos) return std::nullopt;
+    return w;
   }
 
   // Where the first phrase of the vocabulary starts, if any.

@@ -9,6 +9,7 @@
 //       version / no CUDA-capable device is detected / no kernel image is available for execution on the
 //       device / all CUDA-capable devices are busy or unavailable / invalid device ordinal / the launch timed
 //       out and was terminated; Found no NVIDIA driver on your system       (not memory: each names what failed)
+//   cuda runtime error (30) : unknown error at .../THCStorage.c:113   (Torch7, PyTorch < 0.4: not memory unless (2))
 //   CUDA error: out of memory / HIP error: out of memory / cudaErrorMemoryAllocation / hipErrorOutOfMemory /
 //   numba ... cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY                (gpu_oom)
 //   ggml (llama.cpp, Ollama) follows its CUDA error with the device and the function:
@@ -69,6 +70,7 @@ constexpr Pattern kPatterns[] = {
     {"the launch timed out and was terminated", kCompanion},
     {"Found no NVIDIA driver on your system", kCompanion},
     {"fallen off the bus", kCompanion},
+    {"cuda runtime error \\([0-9]+\\) : ", kRegex},  // Torch7 / PyTorch < 0.4: the runtime's error number
     {"CUDA error: out of memory"},
     {"HIP error: out of memory"},
     {"CUDA_ERROR_OUT_OF_MEMORY", kCompanion},
@@ -382,6 +384,27 @@ class GpuErrors final : public Recognizer {
         {"the launch timed out and was terminated", "a CUDA kernel stopped by the display watchdog (launch timeout)", false},
         {"Found no NVIDIA driver on your system", "no NVIDIA driver on the system", false},
     };
+    // Torch7/cutorch and PyTorch before 0.4 print the runtime's error number:
+    // "cuda runtime error (30) : unknown error at .../THCStorage.c:113". Code 2
+    // is the allocation failure (pytorch.cc reads it); any other names what
+    // failed, and it is not memory.
+    if (size_t p = s.find("cuda runtime error ("); p != std::string_view::npos) {
+      std::string_view after;
+      auto n = text::parse_i64(s.substr(p + 20), &after);
+      if (n && *n != 2 && *n > 0 && text::starts_with(after, ") : ") && !guards::is_mention(s, p, 19)) {
+        gpu_trouble_ = true;
+        if (repeated("cuda runtime error", line)) return;
+        std::string_view what = after.substr(4);
+        what = what.substr(0, std::min(what.find(" at "), size_t(80)));
+        Fact fact = make_fact(line, FactKind::not_memory_failure, Family::cuda);
+        fact.layer = Layer::not_memory;
+        fact.cause = Cause::not_memory;
+        fact.strength = 0.7f;
+        fact.detail = "CUDA runtime error " + std::to_string(*n) + " (" + std::string(what) + "), not an allocation failure";
+        out.add(std::move(fact));
+        return;
+      }
+    }
     for (const Fault& f : kFaults) {
       size_t p = s.find(f.phrase);
       if (p == std::string_view::npos) continue;

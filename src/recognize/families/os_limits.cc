@@ -21,6 +21,10 @@
 //   pids_limit=4096 mem_limit=4126146560
 //   CONTAINER ID   NAME   CPU %   MEM USAGE / LIMIT     MEM %   NET I/O   BLOCK I/O   PIDS
 //   4c1e9a7b2d3f   api    0.41%   538.2MiB / 3.843GiB   13.68%  9.1GB / 8.7GB   12.3MB / 0B   4096
+// or the pids controller's files, and CRI-O's setting:
+//   $ cat pids.max pids.current          pids_limit = 1024   (crio.conf)
+//   1024
+//   1024
 // The process count is read only where the count of threads in use is shown
 // near the limit (nine tenths of it or more), or, with no count shown, the limit is small (4096 or
 // less), and only beside a refused thread; the mapping count beside "Map
@@ -49,6 +53,7 @@ constexpr Pattern kPatterns[] = {
     {"pids_limit", kContext},
     {"PidsLimit", kContext},
     {"--pids-limit", kContext},
+    {"pids.max", kContext},
     {"MEM USAGE / LIMIT", kContext},
     {"[0-9.]+ ?[KMGT]?i?B / [0-9.]+ ?[KMGT]?i?B ", kRegex | kContext},  // a docker stats row
 };
@@ -88,7 +93,7 @@ class OsLimits final : public Recognizer {
     // shows it ("pids_limit=4096", "\"PidsLimit\": 4096", "--pids-limit 512"),
     // and the PIDS column of docker stats: the same refusal of a new thread
     // as ulimit -u, counted against the container.
-    for (std::string_view key : {"pids_limit=", "\"PidsLimit\": ", "PidsLimit:", "--pids-limit=", "--pids-limit "}) {
+    for (std::string_view key : {"pids_limit=", "pids_limit = ", "\"PidsLimit\": ", "PidsLimit:", "--pids-limit=", "--pids-limit "}) {
       if (auto v = text::after(s, key)) {
         if (auto n = text::parse_u64(text::trim_left(*v)); n && *n > 0) {
           nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(t.substr(0, 64));
@@ -113,6 +118,26 @@ class OsLimits final : public Recognizer {
         return;
       }
       stats_pids_ = false;
+    }
+    // The pids controller's own files, printed by `cat pids.max pids.current`
+    // (either order): the limit and the count in use, one number a line.
+    if (text::contains(s, "cat ") && text::contains(s, "pids.max") && text::contains(s, "pids.current")) {
+      pids_files_ = text::contains(s.substr(0, s.find("pids.current")), "pids.max") ? "mc" : "cm";
+      expect_line_ = line.number;
+      return;
+    }
+    if (!pids_files_.empty() && line.number <= expect_line_ + 3 && !t.empty() && platform::is_digit(t[0])) {
+      auto n = text::parse_u64(t);
+      if (n && t.find_first_not_of("0123456789") == std::string_view::npos) {
+        if (pids_files_[0] == 'm') {
+          nproc_ = n, nproc_line_ = line.number, nproc_is_pids_ = true;
+          nproc_text_ = "pids.max " + std::string(t.substr(0, 20));
+        } else {
+          threads_ = n;
+        }
+        pids_files_.erase(0, 1);
+        return;
+      }
     }
     if (text::contains(s, "ulimit -u")) {
       expect_ = Expect::nproc;
@@ -162,6 +187,7 @@ class OsLimits final : public Recognizer {
   bool seen_bootstrap_ = false;
   bool nproc_is_pids_ = false;  // the limit is a container's pids limit, not ulimit -u
   bool stats_pids_ = false;     // a docker stats table with its PIDS column
+  std::string pids_files_;      // the files `cat` is still to print: 'm' pids.max, 'c' pids.current
   std::optional<uint64_t> map_count_, nproc_, threads_;
   uint64_t map_line_ = 0;
   timeutil::LineTime map_time_{};
