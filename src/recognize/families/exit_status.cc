@@ -45,7 +45,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"exit code"},
-    {"non-zero code"},  // docker build: "The command '/bin/sh -c make' returned a non-zero code: 137"
+    {"non-zero code", kCompanion},  // docker build: "The command '/bin/sh -c make' returned a non-zero code: 137"
     {"Exit code"},
     {"exit status"},
     {"Exit status"},
@@ -62,8 +62,8 @@ constexpr Pattern kPatterns[] = {
     {"signal: illegal instruction"},
     {"signal: bus error", kCompanion},
     {"(SIGKILL)"},
-    {"SIG[A-Z]+\\(-[0-9]+\\)", kRegex},  // loky/joblib: "{SIGKILL(-9)}", "{SIGSEGV(-11)}"
-    {"signal \\([0-9]+\\): ", kRegex},      // Julia: "[2048311] signal (15): Terminated"
+    {"exit codes of the workers are \\{SIG", kRegex},  // loky/joblib: "{SIGKILL(-9)}", "{SIGSEGV(-11)}"
+    {"signal \\([0-9]+\\): (Terminated|Killed|Aborted|Segmentation fault)", kRegex},  // Julia: "[2048311] signal (15): Terminated"
     {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
     {"was sent SIGKILL"},
     {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"

@@ -70,7 +70,7 @@ constexpr Pattern kPatterns[] = {
     {"the launch timed out and was terminated", kCompanion},
     {"Found no NVIDIA driver on your system", kCompanion},
     {"fallen off the bus", kCompanion},
-    {"cuda runtime error \\([0-9]+\\) : ", kRegex},  // Torch7 / PyTorch < 0.4: the runtime's error number
+    {"cuda runtime error \\([0-9]+\\) : ", kRegex | kCompanion},  // Torch7 / PyTorch < 0.4: the runtime's error number
     {"CUDA error: out of memory"},
     {"HIP error: out of memory"},
     {"CUDA_ERROR_OUT_OF_MEMORY", kCompanion},
