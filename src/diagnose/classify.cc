@@ -693,7 +693,8 @@ constexpr uint64_t kLargeUbatch = 2048;  // llama.cpp's n_ubatch: 4x its default
 // device where a snapshot gives its size). Not vLLM's gpu_memory_utilization
 // or SGLang's mem_fraction_static: those size a KV budget, whose shortage the
 // engine reports itself. A snapshot showing the device itself nearly full
-// says the cap was not what bound.
+// says the cap was not what bound; one showing room for the refused request
+// outside the pool says it was, at any share below nine tenths.
 constexpr double kLowCap = 0.6;
 const Fact* configured_cap(const View& v, const Fact& g) {
   const Fact* device = v.any([](const Fact& f) { return f.kind == FactKind::gpu_state && f.total && f.usage; });
@@ -703,6 +704,13 @@ const Fact* configured_cap(const View& v, const Fact& g) {
     if (f.kind != FactKind::runtime_setting) return false;
     bool fraction = text::starts_with(f.detail, "device cap") || text::contains(f.detail, "cuda_memory_fraction");
     if (!fraction) return false;
+    // A larger share binds too where the device itself had room for the
+    // request the pool refused (a snapshot's free memory at least the request
+    // and a tenth of the device).
+    if (f.ratio && *f.ratio < 0.9 && device && g.requested) {
+      uint64_t free = *device->total - std::min(*device->usage, *device->total);
+      if (free >= *g.requested && free * 10 >= *device->total) return true;
+    }
     if (f.ratio) return *f.ratio <= kLowCap;
     return f.limit && (!size || static_cast<double>(*f.limit) <= kLowCap * static_cast<double>(size)) && (!g.total || *g.total <= *f.limit + units::GiB);
   });

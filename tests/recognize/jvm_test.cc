@@ -193,5 +193,22 @@ TEST(Jvm, Gradle8sDaemonOutOfHeapAtItsDefault512MiBIsTheCap) {
   EXPECT_EQ(d.cause, Cause::limit_too_low);
 }
 
+// The heap as launch scripts take it (Elasticsearch before 5's ES_HEAP_SIZE,
+// modelled on mesos/elasticsearch#175; our own ids): a heap the size of the
+// container's limit leaves nothing for the rest of the JVM.
+TEST(Jvm, EsHeapSizeAtTheContainersLimitIsTheLimit) {
+  Diagnosis d = test::diagnose_text(
+      "I0725 09:41:13.004127    19 docker.cpp:626] Starting container '7f6e' for executor 'es-executor' with ES_HEAP_SIZE=256m\n"
+      "[143583.619862] Task in /docker/7f6e killed as a result of limit of /docker/7f6e\n"
+      "[143583.619865] memory: usage 262144kB, limit 262144kB, failcnt 4102\n"
+      "[143583.619940] Memory cgroup out of memory: Kill process 3933 (java) score 997 or sacrifice child\n"
+      "[143583.619975] Killed process 3933 (java) total-vm:3125424kB, anon-rss:259876kB, file-rss:1048kB\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  auto s = test::facts_of_kind("export MAX_HEAP_SIZE=\"4G\"\n", FactKind::runtime_setting);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(*s[0].heap_limit, 4ull << 30);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -185,5 +185,24 @@ TEST(MlPhase, ModelStartUpPartitioningAndKerasFitAreTheirPhases) {
   EXPECT_EQ(keras.cause, Cause::concurrency_batch);
 }
 
+// Reading a whole data file, or converting a checkpoint, is the load
+// (modelled on modin-project/modin#6639 and ggml-org/llama.cpp#76; our own
+// sizes and pids).
+TEST(MlPhase, ReadingADataFileOrConvertingACheckpointIsTheLoad) {
+  Diagnosis convert = test::diagnose_text(
+      "$ python3 convert-pth-to-ggml.py models/7B/ 1\n"
+      "n_parts =  1\n"
+      "Processing part 0\n"
+      "Killed\n");
+  EXPECT_EQ(convert.cause, Cause::model_load);
+  Diagnosis read = test::diagnose_text(
+      "Traceback (most recent call last):\n"
+      "  File \"/srv/join.py\", line 21, in main\n"
+      "    left = pd.read_parquet(path)\n"
+      "MemoryError: Unable to allocate 3.1 GiB for an array with shape (415000000,) and data type int64\n");
+  EXPECT_EQ(read.layer, Layer::host_ram);
+  EXPECT_EQ(read.cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -162,5 +162,15 @@ TEST(NvidiaSmi, ComputeAppsHeaderWithoutUnitsStillReadsTheRows) {
   EXPECT_NE(test::diagnose_text(cmd + "pid, name\n28731, python, 14621 MiB\n" + oom).cause, Cause::other_process);
 }
 
+// --query-gpu with the name (or a timestamp) first: its rows open with words,
+// not a number (modelled on zml/zml#125's query; our own values).
+TEST(NvidiaSmi, CsvRowsThatOpenWithTheName) {
+  auto s = states("name, memory.used [MiB], memory.total [MiB]\nNVIDIA L40S, 36843 MiB, 49140 MiB\n");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(*s[0].usage, 36843 * MiB);
+  EXPECT_EQ(*s[0].total, 49140 * MiB);
+  EXPECT_EQ(s[0].process, "NVIDIA L40S");
+}
+
 }  // namespace
 }  // namespace aimem

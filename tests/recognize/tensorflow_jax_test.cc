@@ -174,5 +174,24 @@ TEST(TensorflowJax, TheTpuRuntimesRefusalIsTheDevicesMemory) {
   EXPECT_TRUE(test::facts_of_kind("Resource exhausted: Quota exceeded for quota metric 'Requests'\n", FactKind::gpu_oom).empty());
 }
 
+// A PJRT client's pool capped at a share of the device (ZML's line, modelled
+// on zml/zml#125; our own sizes): where nvidia-smi shows the device with room
+// for the refused request outside the pool, the cap bound, not the device.
+// With the device full, the same share is not the cause.
+TEST(TensorflowJax, APjrtPoolCapWithRoomOutsideItIsTheLimit) {
+  const std::string log =
+      "$ nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv\n"
+      "name, memory.used [MiB], memory.total [MiB]\n"
+      "NVIDIA L40S, 36843 MiB, 49140 MiB\n"
+      "info(pjrt): CUDA client: preallocate=true memory_fraction=0.75\n"
+      "error(zml): RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8053063680 bytes.\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  std::string full = log;
+  full.replace(full.find("36843 MiB"), 9, "48800 MiB");
+  EXPECT_NE(test::diagnose_text(full).cause, Cause::limit_too_low);
+}
+
 }  // namespace
 }  // namespace aimem

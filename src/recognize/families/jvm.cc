@@ -43,6 +43,8 @@ constexpr Pattern kPatterns[] = {
     {"Native memory allocation"},
     {"os::commit_memory", kCompanion},
     {"-Xmx", kContext},
+    {"ES_HEAP_SIZE=", kContext},
+    {"MAX_HEAP_SIZE=", kContext},
     {"MaxRAMPercentage", kContext},
     {"MaxMetaspaceSize", kContext},
     {"MaxPermSize", kContext},
@@ -78,7 +80,7 @@ class Jvm final : public Recognizer {
     if (pending_ && line.number > pending_->where.line + 12) flush(out);
     if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=") ||
         text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize=") || text::contains(s, "MaxDirectMemorySize=") ||
-        text::contains(s, "configured max heap space is '"))
+        text::contains(s, "configured max heap space is '") || text::contains(s, "ES_HEAP_SIZE=") || text::contains(s, "MAX_HEAP_SIZE="))
       settings(line, out);
     if (size_t p = s.find("OutOfDirectMemoryError: "); p != std::string_view::npos) {
       netty_direct(line, s.substr(p + 24), out);
@@ -345,6 +347,14 @@ class Jvm final : public Recognizer {
     }
     if (auto v = text::after(s, "MaxHeapSize=")) {
       if (auto b = platform::parse_binary_size(*v); b && *b > 0) emit(b, std::nullopt, "MaxHeapSize");
+    }
+    // The heap as the launch scripts take it: Elasticsearch before 5
+    // (ES_HEAP_SIZE=2g), Cassandra's cassandra-env.sh (MAX_HEAP_SIZE=4G).
+    for (std::string_view key : {"ES_HEAP_SIZE=", "MAX_HEAP_SIZE="}) {
+      size_t p = s.find(key);
+      if (p == std::string_view::npos || (p > 0 && (platform::is_alnum(s[p - 1]) || s[p - 1] == '_'))) continue;
+      std::string_view v = platform::skip(s.substr(p + key.size()), "\"'");
+      if (auto b = platform::parse_binary_size(v); b && *b > 0) emit(b, std::nullopt, key.substr(0, key.size() - 1));
     }
     for (std::string_view key : {"MaxMetaspaceSize=", "MaxPermSize=", "MaxDirectMemorySize="}) {
       auto v = text::after(s, key);

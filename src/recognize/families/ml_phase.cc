@@ -9,7 +9,8 @@
 //   model_load        loading / Loading ... / load_model / from_pretrained / load_state_dict / torch.load /
 //                     pickle.load / checkpoint / safetensors / weights / quantizing / model.to( / .cuda() /
 //                     a shard's file name (-00001-of-00004) / a conversion script (convert_hf..., convert_checkpoint) /
-//                     a constructor's "= Parameter(" (the module creating its weights)
+//                     a constructor's "= Parameter(" (the module creating its weights) /
+//                     reading a whole data file (read_parquet( / read_csv( / np.load( and their frames)
 //   kv_cache_context  KV cache / kv_cache / cache_engine / allocate_gpu_cache / GPU blocks / K-shift /
 //                     context shift / token pool / past_key_value / CUDA graph capture (it runs in what
 //                     the KV reservation left) / long settings: max_model_len / n_ctx / max_seq_len /
@@ -126,6 +127,20 @@ constexpr Cue kCues[] = {
     {"convert_hf", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"convert-hf", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"convert_checkpoint", Cause::model_load, 0.9f, "converting a checkpoint"},
+    // llama.cpp's first converters (convert-pth-to-ggml.py) and their kin.
+    {"convert-pth", Cause::model_load, 0.9f, "converting a checkpoint"},
+    {"convert_pth", Cause::model_load, 0.9f, "converting a checkpoint"},
+    {"-to-ggml", Cause::model_load, 0.9f, "converting a checkpoint"},
+    {"_to_gguf", Cause::model_load, 0.9f, "converting a checkpoint"},
+    // Reading a whole data file into memory (pandas, modin, polars, numpy): the
+    // load of the data the work starts from, before any step.
+    {"read_parquet(", Cause::model_load, 0.8f, "reading a data file into memory"},
+    {"read_csv(", Cause::model_load, 0.8f, "reading a data file into memory"},
+    {"read_feather(", Cause::model_load, 0.8f, "reading a data file into memory"},
+    {"read_hdf(", Cause::model_load, 0.8f, "reading a data file into memory"},
+    {", in read_parquet", Cause::model_load, 0.8f, "reading a data file into memory"},
+    {", in read_csv", Cause::model_load, 0.8f, "reading a data file into memory"},
+    {"np.load(", Cause::model_load, 0.8f, "reading an array file into memory"},
     {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
     {"init_model", Cause::model_load, 0.8f, "initialising the model"},
     {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},

@@ -66,6 +66,8 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*(pid|index|name|timestamp|uuid|gpu_name|process_name)\\s*,", kRegex | kContext},
     // CSV rows (parsed only right after a header), with units ("9712 MiB, 24564 MiB") or nounits.
     {"^\\s*[0-9]+(\\.[0-9]+)?( ?(MiB|%))?\\s*,", kRegex | kContext},
+    // Rows that open with a name or a timestamp ("NVIDIA L40S, 36843 MiB, 49140 MiB").
+    {"[0-9] MiB, ", kRegex | kContext},
 };
 
 constexpr size_t kMaxGpus = 64;

@@ -25,6 +25,7 @@
 //   XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)   (healthy)
 // Caps the user puts on the pool (runtime_setting, detail "device cap ..."):
 //   XLA_PYTHON_CLIENT_MEM_FRACTION=.10 python train.py          (a fraction of the device, on the command line)
+//   info(pjrt): CUDA client: preallocate=true memory_fraction=0.75   (a PJRT client's pool, as ZML prints it)
 //   tf.config.experimental.set_virtual_device_configuration(gpus[0], [...VirtualDeviceConfiguration(memory_limit=1024)])
 //   tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=4096)])  (MB)
 //   config.gpu_options.per_process_gpu_memory_fraction = 0.3   (TF 1.x; also tf.GPUOptions(per_process_gpu_memory_fraction=0.3))
@@ -72,6 +73,7 @@ constexpr Pattern kPatterns[] = {
     {"execute_sharded", kContext},
     {"_pjit_call_impl", kContext},
     {"XLA_PYTHON_CLIENT_MEM_FRACTION", kContext},
+    {"client: preallocate=", kContext},  // a PJRT client's own line (ZML): "CUDA client: preallocate=true memory_fraction=0.75"
     {"DeviceConfiguration(memory_limit", kContext},
     {"per_process_gpu_memory_fraction", kContext},
     {"^\\s*(Limit|InUse):\\s+[0-9]+\\s*$", kRegex | kContext},
@@ -179,6 +181,7 @@ class TensorflowJax final : public Recognizer {
       return xla(line, s, p, out, /*bare=*/true);
     if (text::contains(s, "[[Node: ") || text::contains(s, "[[{{node ")) return node_line(line, s, out);
     if (text::contains(s, "XLA_PYTHON_CLIENT_MEM_FRACTION")) return preallocation(line, s, out);
+    if (text::contains(s, "client: preallocate=") && text::contains(s, "memory_fraction=")) return pjrt_client(line, s, out);
     if (text::contains(s, "DeviceConfiguration(memory_limit") || text::contains(s, "per_process_gpu_memory_fraction")) return cap(line, s, out);
   }
 
@@ -390,6 +393,18 @@ class TensorflowJax final : public Recognizer {
       f.ratio = r;
       f.detail = "device cap (per_process_gpu_memory_fraction)";
     }
+    out.add(std::move(f));
+  }
+
+  // "CUDA client: preallocate=true memory_fraction=0.75": the client's pool is
+  // that fraction of the device, and the BFC allocator's Limit is its size.
+  void pjrt_client(const Line& line, std::string_view s, FactSink& out) {
+    auto v = text::after(s, "memory_fraction=");
+    auto r = v ? text::parse_fraction(*v) : std::nullopt;
+    if (!r || *r <= 0 || *r > 1) return;
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::jax);
+    f.ratio = r;
+    f.detail = "device cap (PJRT client memory_fraction)";
     out.add(std::move(f));
   }
 
