@@ -66,8 +66,9 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*(pid|index|name|timestamp|uuid|gpu_name|process_name)\\s*,", kRegex | kContext},
     // CSV rows (parsed only right after a header), with units ("9712 MiB, 24564 MiB") or nounits.
     {"^\\s*[0-9]+(\\.[0-9]+)?( ?(MiB|%))?\\s*,", kRegex | kContext},
-    // Rows that open with a name or a timestamp ("NVIDIA L40S, 36843 MiB, 49140 MiB").
-    {"[0-9] MiB, ", kRegex | kContext},
+    // Rows that open with a name, a timestamp or a bus id ("NVIDIA L40S, 36843 MiB, 49140 MiB",
+    // "00000000:41:00.0, 1284471, python3, 23840 MiB").
+    {",.*[0-9] MiB", kRegex | kContext},
 };
 
 constexpr size_t kMaxGpus = 64;
