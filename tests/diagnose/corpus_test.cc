@@ -135,12 +135,12 @@ struct Floors {
   double layer, cause, sure;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (1551 cases since the ninth blind batch of 2026-12-03: validation
-// 87.7 / 54.4 / 80.4, training 95.0 / 72.2 / 92.4; the training split took
-// the ninth batch's two thirds and the seventeen read validation cases, which
-// lowered its cause figure from 74.3): a change that loses ground fails here.
+// (1671 cases since the tenth blind batch of 2026-12-03: validation
+// 86.8 / 53.9 / 80.7, training 95.3 / 73.1 / 93.0; the validation split took
+// the tenth batch's unread third, 30 of 40 on layer, which lowered its layer
+// figure from 87.7): a change that loses ground fails here.
 constexpr Floors kTargets{95.0, 80.0, 90.0};
-constexpr Floors kValidationFloor{87.0, 53.0, 79.0};
+constexpr Floors kValidationFloor{86.5, 53.0, 79.0};
 constexpr Floors kTrainingFloor{94.5, 71.5, 91.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
