@@ -210,5 +210,22 @@ TEST(Jvm, EsHeapSizeAtTheContainersLimitIsTheLimit) {
   EXPECT_EQ(*s[0].heap_limit, 4ull << 30);
 }
 
+// A pasted search for the error is not the error, and does not hide the
+// output under it (the runtimes' repeat filters once took the command line for
+// the first report). Modelled on dotnet/runtime#101183's paste; our own ids.
+TEST(Jvm, AGrepForTheErrorDoesNotHideItsOutput) {
+  Diagnosis dotnet = test::diagnose_text(
+      "$ grep -m1 -A2 OutOfMemoryException app.log\n"
+      "2024-04-14T03:09:47.512Z fail: Microsoft.AspNetCore.Server.Kestrel[13]\n"
+      "      System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.\n");
+  EXPECT_EQ(dotnet.layer, Layer::host_ram);
+  Diagnosis jvm = test::diagnose_text(
+      "$ grep -B1 'OutOfMemoryError: Java heap space' server.log\n"
+      "2024-04-14 03:09:47,512 ERROR [worker-3] c.a.Ingest - batch failed\n"
+      "java.lang.OutOfMemoryError: Java heap space\n");
+  EXPECT_EQ(jvm.layer, Layer::jvm_heap);
+  EXPECT_EQ(test::diagnose_text("$ grep -c OutOfMemoryException app.log\n0\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -37,7 +37,7 @@ class ClickHouse final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     size_t p = s.find("Memory limit (");
-    if (p == std::string_view::npos || guards::is_mention(s, p, 14)) return;
+    if (p == std::string_view::npos || guards::is_mention(s, p, 14) || guards::is_command_line(s)) return;
     std::string_view scope = s.substr(p + 14);
     std::string_view which = scope.substr(0, scope.find(')'));
     if (which != "total" && which != "for query" && which != "for user") return;

@@ -53,7 +53,10 @@ class Dotnet final : public Recognizer {
     // the name also quoted ("Exception of type `System.OutOfMemoryException`: ...", a crash log's
     // "... 'System.OutOfMemoryException' was thrown."); a frame or a type reference
     // ("catch (OutOfMemoryException)") is not. Any occurrence on the line may be the thrown one.
-    if (guards::is_advice_line(s) || text::contains(s, "catch") || text::contains(s, "typeof(")) return;
+    // A shell command that searches for the exception ("$ grep -A2
+    // OutOfMemoryException app.log") is not it, and must not hide its output.
+    if (guards::is_advice_line(s) || guards::is_command_line(s) || text::contains(s, "catch") || text::contains(s, "typeof("))
+      return;
     if (text::contains(s, "Out of Memory Error: ")) return;  // DuckDB's Python exception (duckdb.cc reads it)
     bool thrown = false;
     for (size_t p = s.find("OutOfMemoryException"); p != std::string_view::npos && !thrown;

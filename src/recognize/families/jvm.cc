@@ -141,6 +141,9 @@ class Jvm final : public Recognizer {
   // A stack trace repeats the error ("Caused by: java.lang.OutOfMemoryError:
   // ...") within a few dozen lines; else this heap failure is the latest.
   bool repeated_heap(const Line& line, const std::string& kind) {
+    // A shell command that searches for the error ("$ grep -A3 OutOfMemoryError
+    // app.log") is no failure, and must not hide the output under it.
+    if (guards::is_command_line(line.text)) return true;
     bool again = last_heap_line_ && line.number <= last_heap_line_ + 40 && kind == last_heap_kind_;
     last_heap_line_ = line.number;
     if (!again) last_heap_kind_ = kind;
