@@ -50,6 +50,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kDuckDbEntry,
     &kShellCopiesEntry,
     &kLimitChangeEntry,
+    &kCgroupFilesEntry,
     &kRocmSmiEntry,
     &kEndlessAllocEntry,
     &kFreebsdOomEntry,

@@ -43,6 +43,7 @@ extern const RecognizerEntry kRedisEntry;
 extern const RecognizerEntry kDuckDbEntry;
 extern const RecognizerEntry kShellCopiesEntry;
 extern const RecognizerEntry kLimitChangeEntry;
+extern const RecognizerEntry kCgroupFilesEntry;
 extern const RecognizerEntry kRocmSmiEntry;
 extern const RecognizerEntry kEndlessAllocEntry;
 extern const RecognizerEntry kFreebsdOomEntry;

@@ -1,0 +1,165 @@
+// A memory cgroup's own files as a user pastes them: `cat` of the files with
+// its output under it, or `grep . memory.*` with each file's name before its
+// value. cgroup v2 and v1:
+//
+//   $ cat /sys/fs/cgroup/memory.max                      (v1: memory.limit_in_bytes)
+//   8589934592                                           ("max": no limit)
+//   $ cat memory.current memory.peak                     (v1: memory.usage_in_bytes, memory.max_usage_in_bytes)
+//   8588017664
+//   8589934592
+//   $ cat /sys/fs/cgroup/memory.events                   (v1: memory.oom_control, "oom_kill N" since 4.13)
+//   low 0
+//   high 0
+//   max 1843
+//   oom 12
+//   oom_kill 12
+//   /sys/fs/cgroup/memory.max:2147483648                 (grep . memory.*)
+//
+// The limit is a configured limit (memory_limit, detail the file), the usage
+// and peak are memory_usage; an oom_kill count above zero is the cgroup's own
+// record of OOM kills inside it (cgroup_oom_counter: a failure whose time is
+// not known), in a pod's cgroup (a path under kubepods) the pod's limit. v1's
+// "no limit" (a page-rounded 2^63) is no limit. Values are read only on the
+// lines right after the command that printed them.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"memory\\.(max|current|peak|events|limit_in_bytes|usage_in_bytes|max_usage_in_bytes|oom_control)", kRegex | kContext},
+    {"^\\s*[0-9]+\\s*$", kRegex | kContext},
+    {"^\\s*max\\s*$", kRegex | kContext},
+    {"^\\s*(low|high|max|oom|oom_kill|oom_group_kill|oom_kill_disable|under_oom) [0-9]+\\s*$", kRegex | kContext},
+};
+
+constexpr uint64_t kOutputLines = 12;  // a cat's output follows it at once
+constexpr uint64_t kNoLimit = uint64_t(1) << 62;  // v1 prints 2^63 rounded down to a page for "no limit"
+
+enum class File { none, limit, usage, peak, events };
+
+File file_of(std::string_view name) {
+  if (name == "memory.max" || name == "memory.limit_in_bytes") return File::limit;
+  if (name == "memory.current" || name == "memory.usage_in_bytes") return File::usage;
+  if (name == "memory.peak" || name == "memory.max_usage_in_bytes") return File::peak;
+  if (name == "memory.events" || name == "memory.oom_control") return File::events;
+  return File::none;
+}
+
+// "/sys/fs/cgroup/kubepods.slice/x/memory.max" -> ("memory.max", "/kubepods.slice/x").
+std::pair<std::string_view, std::string_view> split_path(std::string_view word) {
+  size_t slash = word.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? word : word.substr(slash + 1);
+  std::string_view dir = slash == std::string_view::npos ? std::string_view{} : word.substr(0, slash);
+  for (std::string_view root : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup"})
+    if (text::starts_with(dir, root)) {
+      dir = dir.substr(root.size());
+      break;
+    }
+  return {base, dir};
+}
+
+class CgroupFiles final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    std::string_view t = text::trim(s);
+    if (text::contains(t, "cat ") && text::contains(t, "memory.")) return command(line, t);
+    // "grep . memory.*": "<path>/memory.max:8589934592"
+    if (size_t c = t.find(':'); c != std::string_view::npos && c < 512 && t.find(' ') == std::string_view::npos) {
+      auto [base, dir] = split_path(t.substr(0, c));
+      if (File f = file_of(base); f != File::none && f != File::events) {
+        cgroup_ = std::string(dir.substr(0, 256));
+        return value(line, f, t.substr(c + 1), out);
+      }
+    }
+    if (files_.empty() || line.number > command_line_ + kOutputLines) return;
+    if (files_.front() == File::events) return event_line(line, t, out);
+    value(line, files_.front(), t, out);
+    files_.erase(files_.begin());
+  }
+
+ private:
+  std::vector<File> files_;  // the files the last cat is still to print, in order
+  uint64_t command_line_ = 0;
+  std::string cgroup_;
+  bool counted_ = false;
+
+  void command(const Line& line, std::string_view t) {
+    files_.clear();
+    cgroup_.clear();
+    for (std::string_view w : platform::words(t.substr(t.find("cat ") + 4), 16)) {
+      if (w == "|" || w == ";" || w == "&&" || w == ">") break;
+      auto [base, dir] = split_path(w);
+      if (File f = file_of(base); f != File::none) {
+        files_.push_back(f);
+        if (cgroup_.empty()) cgroup_ = std::string(dir.substr(0, 256));
+      }
+    }
+    command_line_ = line.number;
+  }
+
+  void value(const Line& line, File f, std::string_view v, FactSink& out) {
+    v = text::trim(v);
+    if (v == "max") return;  // no limit
+    std::string_view rest;
+    auto n = text::parse_u64(v, &rest);
+    if (!n || !rest.empty()) {
+      files_.clear();  // not the file's output: the cat is over
+      return;
+    }
+    if (f == File::limit) {
+      if (*n == 0 || *n >= kNoLimit) return;
+      Fact fact = make_fact(line, FactKind::memory_limit, Family::cgroup);
+      fact.limit = n;
+      fact.cgroup = cgroup_;
+      fact.detail = "the cgroup's memory limit (memory.max)";
+      out.add(std::move(fact));
+      return;
+    }
+    Fact fact = make_fact(line, FactKind::memory_usage, Family::cgroup);
+    fact.usage = n;
+    fact.cgroup = cgroup_;
+    fact.detail = f == File::peak ? "the cgroup's peak usage (memory.peak)" : "the cgroup's usage (memory.current)";
+    out.add(std::move(fact));
+  }
+
+  // memory.events / memory.oom_control: "oom_kill 12" above zero is a record
+  // of kills; the other counters only say how close it came.
+  void event_line(const Line& line, std::string_view t, FactSink& out) {
+    std::string_view rest;
+    auto words = platform::words(t, 3);
+    if (words.size() != 2 || !text::parse_u64(words[1], &rest) || !rest.empty()) {
+      files_.erase(files_.begin());
+      return;
+    }
+    if (words[0] != "oom_kill" || counted_) return;
+    auto n = text::parse_u64(words[1]);
+    if (!n || *n == 0) return;
+    counted_ = true;
+    Fact f = make_fact(line, FactKind::cgroup_oom_counter, Family::cgroup);
+    f.count = n;
+    f.cgroup = cgroup_;
+    f.layer = text::contains(cgroup_, "kubepods") ? Layer::k8s_pod_limit : Layer::container_limit;
+    f.strength = 0.6f;
+    f.detail = fmt::format("{} OOM kills counted by the cgroup (time unknown)", *n);
+    out.add(std::move(f));
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kCgroupFilesEntry{"cgroup_files", Family::cgroup, kPatterns,
+                                        [] { return std::unique_ptr<Recognizer>(new CgroupFiles); }};
+
+}  // namespace aimem

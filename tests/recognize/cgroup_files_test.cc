@@ -1,0 +1,80 @@
+// A memory cgroup's own files as pasted (src/recognize/families/
+// cgroup_files.cc): cat's output under the command and grep's "file:value"
+// form, cgroup v2 and v1. Inputs written here with our own paths and values,
+// in the kernel's file formats (Documentation/admin-guide/cgroup-v2.rst), as
+// pasted in dotnet/runtime#101183 (memory.max beside a .NET OOM) and
+// kubernetes threads (memory.events of a pod's cgroup).
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
+
+TEST(CgroupFiles, CatOfTheFilesGivesLimitUsageAndPeakInOrder) {
+  const std::string log =
+      "$ cat /sys/fs/cgroup/system.slice/api.service/memory.max memory.current memory.peak\n"
+      "2147483648\n"
+      "2146959360\n"
+      "2147483648\n";
+  auto limits = of_kind(log, FactKind::memory_limit);
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(*limits[0].limit, 2147483648ull);
+  EXPECT_EQ(limits[0].cgroup, "/system.slice/api.service");
+  auto usage = of_kind(log, FactKind::memory_usage);
+  ASSERT_EQ(usage.size(), 2u);
+  EXPECT_EQ(*usage[0].usage, 2146959360ull);
+  EXPECT_NE(usage[1].detail.find("peak"), std::string::npos);
+  // No limit ("max", or v1's page-rounded 2^63) is none; a number far from
+  // the command is not its output.
+  EXPECT_TRUE(of_kind("$ cat memory.max\nmax\n", FactKind::memory_limit).empty());
+  EXPECT_TRUE(of_kind("$ cat memory.limit_in_bytes\n9223372036854771712\n", FactKind::memory_limit).empty());
+  std::string far = "$ cat memory.max\n";
+  for (int i = 0; i < 20; ++i) far += "INFO step " + std::to_string(i) + " done\n";
+  EXPECT_TRUE(of_kind(far + "4096\n", FactKind::memory_limit).empty());
+}
+
+TEST(CgroupFiles, GrepsFileColonValueFormIsRead) {
+  auto limits = of_kind("/sys/fs/cgroup/memory/docker/4f1e/memory.limit_in_bytes:536870912\n", FactKind::memory_limit);
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(*limits[0].limit, 536870912ull);
+  EXPECT_EQ(limits[0].cgroup, "/docker/4f1e");
+}
+
+// memory.events with oom_kill above zero is the cgroup's record of kills: a
+// failure in the pod's limit when the path is a pod's; zero kills, or only
+// "max" events (reclaim at the limit), are none.
+TEST(CgroupFiles, OomKillsInMemoryEventsAreTheCgroupsKills) {
+  const std::string log =
+      "$ cat /sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/pod7c1e/memory.events\n"
+      "low 0\n"
+      "high 0\n"
+      "max 1843\n"
+      "oom 12\n"
+      "oom_kill 12\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  auto c = of_kind(log, FactKind::cgroup_oom_counter);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(*c[0].count, 12u);
+  std::string none = log;
+  none.replace(none.find("oom 12\noom_kill 12"), 18, "oom 0\noom_kill 0");
+  EXPECT_EQ(test::diagnose_text(none).layer, Layer::none);
+  EXPECT_EQ(test::diagnose_text("$ cat /sys/fs/cgroup/memory.events\nmax 0\noom 0\noom_kill 3\n").layer, Layer::container_limit);
+}
+
+// A limit pasted beside a runtime's own refusal places the refusal under it
+// (modelled on dotnet/runtime#101183; our own values).
+TEST(CgroupFiles, ALimitBesideAnAllocationFailurePlacesIt) {
+  Diagnosis d = test::diagnose_text(
+      "$ cat /sys/fs/cgroup/memory.max\n"
+      "8589934592\n"
+      "2024-04-14T03:09:47.512Z fail: Microsoft.AspNetCore.Server.Kestrel[13]\n"
+      "      System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+}
+
+}  // namespace
+}  // namespace aimem
