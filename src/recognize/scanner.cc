@@ -246,6 +246,13 @@ int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to
     self->cur_mask_ |= bit;
     return 0;
   }
+  // A match that ends with the current line's own newline (a pattern ending
+  // in "\s*$" matches once before the newline and again after it at the end
+  // of the input) is the same line, not a new candidate: dispatched once.
+  if (self->have_cur_ && end == self->cur_end_ + 1 && end <= self->blk_len_ && self->blk_[end - 1] == '\n') {
+    self->cur_mask_ |= bit;
+    return 0;
+  }
   if (self->have_cur_ && end <= self->cur_start_) {
     self->late_.emplace_back(end, id);  // out of order: handled after the scan
     return 0;

@@ -76,5 +76,16 @@ TEST(CgroupFiles, ALimitBesideAnAllocationFailurePlacesIt) {
   EXPECT_EQ(d.layer, Layer::container_limit);
 }
 
+// The last line of the input, matched by a pattern ending in "\\s*$", reaches
+// its recognizer once: such a pattern matches before the final newline and
+// again after it, and the scanner once took the second match for a new line
+// (here it would have read one number as both files' values).
+TEST(CgroupFiles, TheLastLineIsReadOnce) {
+  auto usage = of_kind("$ cat memory.current memory.peak\n1048576000\n", FactKind::memory_usage);
+  EXPECT_EQ(usage.size(), 1u);
+  auto both = of_kind("$ cat memory.current memory.peak\n1048576000\n2097152000\n", FactKind::memory_usage);
+  EXPECT_EQ(both.size(), 2u);
+}
+
 }  // namespace
 }  // namespace aimem
