@@ -51,6 +51,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kShellCopiesEntry,
     &kLimitChangeEntry,
     &kCgroupFilesEntry,
+    &kMacosJetsamEntry,
     &kRocmSmiEntry,
     &kEndlessAllocEntry,
     &kFreebsdOomEntry,

@@ -44,6 +44,7 @@ extern const RecognizerEntry kDuckDbEntry;
 extern const RecognizerEntry kShellCopiesEntry;
 extern const RecognizerEntry kLimitChangeEntry;
 extern const RecognizerEntry kCgroupFilesEntry;
+extern const RecognizerEntry kMacosJetsamEntry;
 extern const RecognizerEntry kRocmSmiEntry;
 extern const RecognizerEntry kEndlessAllocEntry;
 extern const RecognizerEntry kFreebsdOomEntry;

@@ -1,0 +1,116 @@
+// macOS and iOS jetsam: the XNU kernel's memorystatus killing processes when
+// the machine runs short of memory (the kernel OOM killer's counterpart).
+//
+// A JetsamEvent report (~/Library/Logs/DiagnosticReports/JetsamEvent-*.ips):
+// JSON whose "processes" array holds one object a line, the killed ones with a
+// "reason"; "memoryStatus" gives the page size the "rpages" counts are in:
+//   "pageSize" : 16384,
+//   {"pid" : 41877, "name" : "node", "rpages" : 41290, "reason" : "vm-compressor-space-shortage", ...}
+// The kernel's own log line (log show / Console):
+//   kernel: memorystatus: killing_specific_process pid 604 [node] (vm-pageshortage 1) 216928KB - memorystatus_available_pages: 3214
+//   kernel: memorystatus: killing_top_process pid 812 [Ollama] (vm-compressor-thrashing 2) 7340032KB - ...
+// Reasons of memory pressure (vm-pageshortage, vm-compressor-space-shortage,
+// vm-compressor-thrashing, fc-thrashing, highwater, idle-exit, zone-map-exhaustion)
+// are the machine running short: a kernel OOM kill on the host
+// (kernel_oom_kill). "per-process-limit" is the process's own memory limit,
+// which the OS sets per process and no layer names: a SIGKILL whose pool is
+// not decided (exit_status).
+// The victim's resident memory is rpages x the page size (16 KiB on Apple
+// silicon, 4 KiB before), or the KB the log line gives.
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/text.h"
+#include "core/units.h"
+#include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+constexpr Pattern kPatterns[] = {
+    {"memorystatus: killing_", kCompanion},
+    {"\"reason\" ?: ?\"(vm-|per-process-limit|highwater|idle-exit|fc-thrashing|zone-map)", kRegex | kCompanion},
+    {"\"pageSize\" ?: ?[0-9]+", kRegex | kContext},
+};
+
+class MacosJetsam final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    std::string_view s = line.text;
+    if (auto v = text::after(s, "\"pageSize\"")) {
+      if (auto n = text::parse_u64(platform::skip(*v, " :")); n && (*n == 4096 || *n == 16384)) page_ = *n;
+      return;
+    }
+    if (guards::is_command_line(s) || guards::is_advice_line(s)) return;
+    if (size_t p = s.find("memorystatus: killing_"); p != std::string_view::npos) return log_line(line, s.substr(p), out);
+    if (text::contains(s, "\"reason\"") && text::contains(s, "\"name\"") && text::contains(s, "\"pid\"")) report_row(line, s, out);
+  }
+
+ private:
+  uint64_t page_ = 16384;
+  size_t kills_ = 0;
+
+  static bool per_process(std::string_view reason) { return reason == "per-process-limit"; }
+
+  // The value of a JSON key on a one-line object: "name" : "node" -> node; "rpages" : 41290 -> 41290.
+  static std::string_view json_value(std::string_view s, std::string_view key) {
+    size_t k = s.find(key);
+    if (k == std::string_view::npos) return {};
+    std::string_view v = platform::skip(s.substr(k + key.size()), " :");
+    if (!v.empty() && v[0] == '"') return text::take_until(v.substr(1), "\"");
+    return text::take_until(v, ", }");
+  }
+
+  void report_row(const Line& line, std::string_view s, FactSink& out) {
+    std::string_view reason = json_value(s, "\"reason\"");
+    if (reason.empty()) return;
+    std::optional<uint64_t> rss;
+    if (auto pages = text::parse_u64(json_value(s, "\"rpages\""))) rss = *pages * page_;
+    kill(line, json_value(s, "\"name\""), text::parse_i64(json_value(s, "\"pid\"")), reason, rss, out);
+  }
+
+  // "memorystatus: killing_specific_process pid 604 [node] (vm-pageshortage 1) 216928KB - ..."
+  void log_line(const Line& line, std::string_view s, FactSink& out) {
+    auto pid = text::after(s, " pid ");
+    size_t open = s.find(" ["), close = s.find("] (");
+    if (!pid || open == std::string_view::npos || close == std::string_view::npos || close < open) return;
+    std::string_view name = s.substr(open + 2, close - open - 2);
+    std::string_view reason = text::take_until(s.substr(close + 3), " )");
+    std::optional<uint64_t> rss;
+    std::string_view after_reason = s.substr(close + 3);
+    if (size_t paren = after_reason.find(") "); paren != std::string_view::npos) {
+      std::string_view unit;
+      if (auto kb = text::parse_u64(after_reason.substr(paren + 2), &unit); kb && text::starts_with(unit, "KB")) rss = *kb * units::KiB;
+    }
+    kill(line, name, text::parse_i64(*pid), reason, rss, out);
+  }
+
+  void kill(const Line& line, std::string_view name, std::optional<int64_t> pid, std::string_view reason,
+            std::optional<uint64_t> rss, FactSink& out) {
+    if (reason.empty() || ++kills_ > 64) return;
+    const bool own = per_process(reason);
+    // The per-process limit: a kill whose pool no layer names (an exit by
+    // SIGKILL, as the diagnosis reads one alone).
+    Fact f = make_fact(line, own ? FactKind::exit_status : FactKind::kernel_oom_kill, Family::kernel);
+    f.layer = own ? Layer::unknown : Layer::host_ram;
+    f.strength = own ? 0.3f : 0.8f;
+    f.process = std::string(name.substr(0, 128));
+    f.pid = pid;
+    f.rss = rss;
+    f.signal = 9;
+    f.detail = own ? fmt::format("macOS jetsam killed it at its per-process memory limit ({})", text::printable(reason.substr(0, 40)))
+                   : fmt::format("macOS jetsam killed it under memory pressure ({})", text::printable(reason.substr(0, 40)));
+    out.add(std::move(f));
+  }
+};
+
+}  // namespace
+
+const RecognizerEntry kMacosJetsamEntry{"macos_jetsam", Family::kernel, kPatterns,
+                                        [] { return std::unique_ptr<Recognizer>(new MacosJetsam); }};
+
+}  // namespace aimem

@@ -1,0 +1,61 @@
+// macOS jetsam (src/recognize/families/macos_jetsam.cc): a JetsamEvent
+// report's killed processes and the kernel's memorystatus log line. Inputs
+// written here in the formats macOS prints, with our own pids, names and
+// counts, modelled on manaflow-ai/cmux#4214 (a JetsamEvent report of node
+// processes on an 8 GB Mac) and ollama/ollama threads of memorystatus kills.
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+const char* kReport =
+    "{\"bug_type\":\"298\",\"timestamp\":\"2026-05-15 22:03:57.00 +0800\",\"os_version\":\"macOS 15.5 (24F74)\"}\n"
+    "{\n"
+    "  \"largestProcess\" : \"node\",\n"
+    "  \"memoryStatus\" : {\n"
+    "    \"pageSize\" : 16384,\n"
+    "    \"memoryPressure\" : true\n"
+    "  },\n"
+    "  \"processes\" : [\n"
+    "    {\"pid\" : 41877, \"name\" : \"node\", \"rpages\" : 41290, \"reason\" : \"vm-compressor-space-shortage\", \"states\" : [\"daemon\"]},\n"
+    "    {\"pid\" : 41955, \"name\" : \"node\", \"rpages\" : 38851, \"states\" : [\"daemon\"]},\n"
+    "    {\"pid\" : 398, \"name\" : \"WindowServer\", \"rpages\" : 9140, \"states\" : [\"daemon\"]}\n"
+    "  ]\n"
+    "}\n";
+
+TEST(MacosJetsam, AReportsKillUnderPressureIsTheHosts) {
+  auto kills = test::facts_of_kind(kReport, FactKind::kernel_oom_kill);
+  ASSERT_EQ(kills.size(), 1u);  // only the process with a reason was killed
+  EXPECT_EQ(kills[0].process, "node");
+  EXPECT_EQ(kills[0].pid, 41877);
+  EXPECT_EQ(*kills[0].rss, 41290ull * 16384);
+  Diagnosis d = test::diagnose_text(kReport);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+}
+
+TEST(MacosJetsam, TheKernelsLogLineAndAPerProcessLimit) {
+  Diagnosis d = test::diagnose_text(
+      "2026-02-11 09:14:03.118 kernel[0:1a2b] memorystatus: killing_top_process pid 812 [ollama] (vm-compressor-thrashing 2) "
+      "7340032KB - memorystatus_available_pages: 3214\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  auto k = test::facts_of_kind(
+      "kernel: memorystatus: killing_specific_process pid 604 [node] (vm-pageshortage 1) 216928KB - memorystatus_available_pages: 3214\n",
+      FactKind::kernel_oom_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(*k[0].rss, 216928ull * units::KiB);
+  // A process's own limit is not the machine running short.
+  Diagnosis own = test::diagnose_text(
+      "    {\"pid\" : 912, \"name\" : \"MyApp\", \"rpages\" : 90000, \"reason\" : \"per-process-limit\"}\n");
+  EXPECT_NE(own.layer, Layer::host_ram);
+  EXPECT_NE(own.layer, Layer::none);
+  // A row without a reason, or a search for the words, is no kill.
+  EXPECT_EQ(test::diagnose_text("    {\"pid\" : 41955, \"name\" : \"node\", \"rpages\" : 38851}\n").layer, Layer::none);
+  EXPECT_EQ(test::diagnose_text("$ log show --predicate 'eventMessage contains \"memorystatus: killing_\"' --last 1h\n").layer,
+            Layer::none);
+}
+
+}  // namespace
+}  // namespace aimem
