@@ -311,13 +311,18 @@ class ExitStatus final : public Recognizer {
   // {SIGSEGV(-11)}, {EXIT(1)}). The name and the code must agree.
   bool loky_signal(const Line& line, FactSink& out) {
     std::string_view s = line.text;
-    for (const SignalName& n : kSignalNames) {
-      if (!text::starts_with(n.name, "SIG")) continue;
-      const std::string form = std::string(n.name) + "(-" + std::to_string(n.number) + ")";
-      if (size_t p = s.find(form); p != std::string_view::npos) {
-        signal(line, p, n.number, std::nullopt, out);
-        return true;
-      }
+    for (size_t p = s.find("(-"); p != std::string_view::npos; p = s.find("(-", p + 2)) {
+      size_t b = p;
+      while (b > 0 && s[b - 1] >= 'A' && s[b - 1] <= 'Z') --b;
+      std::string_view name = s.substr(b, p - b);
+      std::string_view rest;
+      auto code = text::parse_i64(s.substr(p + 2), &rest);
+      if (!code || !text::starts_with(rest, ")")) continue;
+      for (const SignalName& n : kSignalNames)
+        if (text::starts_with(n.name, "SIG") && name == n.name && *code == n.number) {
+          signal(line, b, n.number, std::nullopt, out);
+          return true;
+        }
     }
     return false;
   }
