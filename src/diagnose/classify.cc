@@ -17,6 +17,7 @@
 #include "core/time.h"
 #include "core/units.h"
 #include "diagnose/internal.h"
+#include "recognize/process_name.h"
 
 namespace aimem::detail {
 namespace {
@@ -956,6 +957,71 @@ std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
   return std::nullopt;
 }
 
+// A table of processes beside the failure (recognize/families/
+// process_table.cc: Ray's top users, ps, top), the last one in the evidence,
+// one fact per program. Four or more copies of one program holding half the
+// table or more, the failing program among them (or none named): more copies
+// at once than the memory holds. The failing program holding under a third
+// of the table while another program holds more than it (and kOtherMin at
+// least): the other processes took the memory. As many copies as a stated
+// tensor-parallel size are one model's shards, not copies. `copies_only` for a limit's
+// cgroup, whose other processes are the workload's own.
+constexpr uint64_t kOtherMin = 128 * units::MiB;
+
+bool same_program(std::string_view failed, std::string_view row) {
+  if (failed.empty() || row.empty()) return false;
+  if (failed == row) return true;
+  // Ray's kill names the method ("Worker.__init__"), the kernel the
+  // interpreter ("python3") where the table has its script.
+  auto prefix = [](std::string_view a, std::string_view b, char sep) {
+    return a.size() > b.size() && a.substr(0, b.size()) == b && a[b.size()] == sep;
+  };
+  return prefix(failed, row, '.') || prefix(row, failed, ' ');
+}
+
+std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed, bool copies_only, Why& why) {
+  std::vector<const Fact*> rows;
+  for (size_t i : v.inc.context) {
+    const Fact& f = v.facts[i];
+    if (f.kind != FactKind::memory_usage || f.detail != process_name::kTableDetail || !f.usage || !f.total || !f.sequences) continue;
+    if (!rows.empty() && (f.where.line != rows.front()->where.line || f.where.source_index != rows.front()->where.source_index))
+      rows.clear();  // a later table: the last one is what the memory held last
+    rows.push_back(&f);
+  }
+  if (rows.empty() || *rows.front()->total == 0) return std::nullopt;
+  const uint64_t total = *rows.front()->total;
+  std::string name = failed ? process_name::program(failed->process) : std::string();
+  if (failed && name.empty()) name = failed->process;
+  // A runtime's own report names no process: it is the runtime's executable.
+  if (failed && name.empty()) name = failed->family == Family::jvm ? "java" : failed->family == Family::node ? "node" : "";
+  const Fact& top = *rows.front();  // largest first
+  const std::string where = top.where.line ? " (line " + std::to_string(top.where.line) + ")" : "";
+  // As many copies as the model has tensor-parallel shards are one model,
+  // split: what they hold together is the model's, not parallel work's.
+  const bool shards = v.any([&](const Fact& f) {
+    return f.kind == FactKind::runtime_setting && f.detail == process_name::kTensorParallel && f.count == top.sequences;
+  });
+  if (*top.sequences >= 4 && *top.usage * 2 >= total && !shards && (name.empty() || same_program(name, top.process))) {
+    why = std::to_string(*top.sequences) + " copies of " + top.process + " held " + units::format_bytes(*top.usage) + " of the " +
+          units::format_bytes(total) + " in the process table" + where + ": more copies at once than the memory holds";
+    why.strength = 0.6f;
+    return Cause::concurrency_batch;
+  }
+  if (copies_only || name.empty()) return std::nullopt;
+  uint64_t own = 0;
+  const Fact* other = nullptr;
+  for (const Fact* r : rows) {
+    if (same_program(name, r->process)) own += *r->usage;
+    else if (!other) other = r;
+  }
+  if (!other || *other->usage < kOtherMin || *other->usage <= own || own * 3 >= total) return std::nullopt;
+  why = "the process table" + where + " shows " + other->process + " holding " + units::format_bytes(*other->usage) +
+        (own ? " against " + units::format_bytes(own) + " for " + name : " while " + name + " is not among the largest") +
+        ": other processes held the memory";
+  why.strength = 0.6f;
+  return Cause::other_process;
+}
+
 // Kernel kills of the same program hours apart, three or more: each time it
 // was restarted it grew back to the limit over hours, which a limit below
 // its steady need does not do (that kills within minutes of each start) and
@@ -997,6 +1063,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
     if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
+  if (auto c = cause_from_process_table(v, d.decisive, true, why)) return *c;
   const Fact* limit = configured_limit(v);
   std::optional<uint64_t> bytes = limit ? limit->limit : d.decisive ? d.decisive->limit : std::nullopt;
   // Arithmetic the evidence allows, before the generic "it filled its limit":
@@ -1371,6 +1438,7 @@ Cause killer_cause(const View& v, const Decision& d, Why& why) {
     if (auto c = cause_from_parallelism(v, *k, why)) return *c;
   if (k)
     if (auto c = cause_from_phase(v, *k, why)) return *c;
+  if (auto c = cause_from_process_table(v, k, false, why)) return *c;
   if (k && k->rss && *k->rss < kSmallEvictee) {
     why = "the process it killed held only " + units::format_bytes(*k->rss) +
           ": the killer picked it by score; other processes filled the memory";
@@ -1446,6 +1514,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       if (auto c = cause_from_one_request(v, d.decisive, why)) return *c;
       if (d.decisive)
         if (auto c = cause_from_recurrence(v, *d.decisive, why)) return *c;
+      if (auto c = cause_from_process_table(v, d.decisive, false, why)) return *c;
       if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
       if (auto c = cause_from_rollout(v, why)) return *c;
       if (d.decisive)

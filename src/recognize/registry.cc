@@ -63,6 +63,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kRolloutEntry,
     &kGracefulReloadEntry,
     &kFailureMarkersEntry,
+    &kProcessTableEntry,
 };
 }  // namespace
 

@@ -60,5 +60,6 @@ extern const RecognizerEntry kCloudPlatformsEntry;
 extern const RecognizerEntry kTimeLimitsEntry;
 extern const RecognizerEntry kRolloutEntry;
 extern const RecognizerEntry kFailureMarkersEntry;
+extern const RecognizerEntry kProcessTableEntry;
 
 }  // namespace aimem

@@ -43,6 +43,7 @@
 #include "core/units.h"
 #include "recognize/families/families.h"
 #include "recognize/guards.h"
+#include "recognize/process_name.h"
 
 namespace aimem {
 namespace {
@@ -70,6 +71,8 @@ constexpr Pattern kPatterns[] = {
     {"max-num-seqs", kContext},
     {"max_num_batched_tokens", kContext},
     {"max-num-batched-tokens", kContext},
+    {"tensor_parallel_size", kContext},
+    {"tensor-parallel-size", kContext},
 };
 
 constexpr uint64_t kRepeatWindow = 300;
@@ -347,6 +350,17 @@ class Vllm final : public Recognizer {
     auto util = arg_value(s, "gpu_memory_utilization");
     if (!util) util = arg_value(s, "--gpu-memory-utilization");
     if (util && *util > 0 && *util <= 1.0) f.ratio = util, note("gpu_memory_utilization");
+    // The model's tensor-parallel shards, one worker process each: a
+    // separate fact (count = the shards), so a process table's copies of
+    // the worker can be told from copies of the whole engine.
+    auto tp = integer(arg_value(s, "tensor_parallel_size"));
+    if (!tp) tp = integer(arg_value(s, "--tensor-parallel-size"));
+    if (tp && *tp > 1 && *tp <= 1024) {
+      Fact t = make_fact(line, FactKind::runtime_setting, Family::vllm);
+      t.detail = std::string(process_name::kTensorParallel);
+      t.count = tp;
+      out.add(std::move(t));
+    }
     if (names.empty()) return;
     f.detail = names;
     out.add(std::move(f));

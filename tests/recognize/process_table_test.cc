@@ -1,0 +1,158 @@
+// Tables of processes with a memory column (src/recognize/families/
+// process_table.cc) and what the diagnosis reads from them
+// (src/diagnose/classify.cc, cause_from_process_table). Inputs written here
+// with our own pids, names and sizes, in the formats the programs print:
+// Ray's memory monitor's top users (python/ray/_private/memory_monitor.py,
+// as pasted in vllm-project/vllm#872 and OpenRLHF threads), procps' ps -o
+// and ps aux columns, and top's task area (procps-ng top(1)), as pasted
+// beside JVM and host failures (opencb/cellbase#450).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "recognize/process_name.h"
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+std::vector<Fact> tables(const std::string& text) {
+  std::vector<Fact> out;
+  for (Fact& f : test::facts_of_kind(text, FactKind::memory_usage))
+    if (f.detail == process_name::kTableDetail) out.push_back(std::move(f));
+  return out;
+}
+
+bool said(const Diagnosis& d, std::string_view what) {
+  for (const std::string& r : d.incidents.at(0).reasons)
+    if (r.find(what) != std::string::npos) return true;
+  return false;
+}
+
+constexpr const char* kRayKill =
+    "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+    "Memory on the node (IP: 10.3.1.7, ID: 51c0e2) where the task (actor ID: 9a1f, name=EngineActor.__init__, pid=7714, "
+    "memory used=21.40GB) was running was 240.12GB / 251.60GB (0.954372), which exceeds the memory usage threshold of 0.95. "
+    "Ray killed this worker (ID: 77ab) because it was the most recently scheduled task; to see more information about memory "
+    "usage on this node, use `ray logs raylet.out -ip 10.3.1.7`. To see the logs of the worker, use `ray logs worker-77ab*out -ip 10.3.1.7.` "
+    "Top 10 memory users:\n"
+    "PID\tMEM(GB)\tCOMMAND\n"
+    "7711\t36.02\tray::EngineActor.generate\n"
+    "7712\t35.87\tray::EngineActor.generate\n"
+    "7713\t35.10\tray::EngineActor.wake_up\n"
+    "7714\t21.40\tray::EngineActor.__init__\n"
+    "7702\t30.55\tray::TrainerActor.fit\n"
+    "7690\t2.31\tpython train_rl.py --engines 4\n";
+
+TEST(ProcessTable, RaysTopUsersAreGroupedByActorClass) {
+  auto t = tables(kRayKill);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].process, "EngineActor");
+  EXPECT_EQ(*t[0].sequences, 4u);
+  EXPECT_EQ(*t[0].usage, 128390000000ull);  // 36.02 + 35.87 + 35.10 + 21.40 GB
+  EXPECT_EQ(*t[0].total, 161250000000ull);
+  EXPECT_EQ(t[1].process, "TrainerActor");
+  EXPECT_EQ(t[2].process, "python train_rl.py");
+  EXPECT_EQ(t[0].where.line, 3u);  // the header's line
+}
+
+TEST(ProcessTable, PsAuxAndTopColumnsAreReadByTheirHeader) {
+  auto aux = tables(
+      "$ ps aux --sort=-rss | head -4\n"
+      "USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n"
+      "svc      20411 96.0 41.2 9912340 6512004 ?     Sl   09:12  41:07 /usr/lib/jvm/bin/java -Xmx6g -jar indexer.jar\n"
+      "postgres  1811  1.2  9.8 2211456 1550212 ?     Ss   Mar02   3:10 postgres: checkpointer\n"
+      "root       922  0.3  0.4  812344  65536 ?      Ssl  Mar02   1:55 /usr/bin/containerd\n");
+  ASSERT_EQ(aux.size(), 3u);
+  EXPECT_EQ(aux[0].process, "java");
+  EXPECT_EQ(*aux[0].usage, 6512004ull * 1024);
+  EXPECT_EQ(aux[1].process, "postgres");
+  auto top = tables(
+      "top - 10:41:02 up 3 days,  2:11,  1 user,  load average: 7.90, 7.41, 6.88\n"
+      "    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND\n"
+      "  30117 app       20   0   14.1g  11.2g  20480 S 180.1  71.6  88:02.11 python3\n"
+      "   2210 root      20   0 1823456 401220  41876 S   2.0   2.5   4:10.34 dockerd\n");
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0].process, "python3");
+  EXPECT_EQ(*top[0].usage, static_cast<uint64_t>(std::llround(11.2 * 1024 * 1024 * 1024)));
+  EXPECT_EQ(*top[1].usage, 401220ull * 1024);
+}
+
+// A ps loop over one process is a series over time, not a snapshot of who
+// held the memory (memory_series.cc reads it): the same PID twice drops the
+// table. A table's rows end at the first line that is not one.
+TEST(ProcessTable, TheSamePidTwiceIsNotASnapshotAndATableEndsAtItsLastRow) {
+  EXPECT_TRUE(tables("  PID   RSS COMMAND\n"
+                     " 4410 812000 worker\n"
+                     " 4410 990112 worker\n")
+                  .empty());
+  auto t = tables(
+      "  PID   RSS COMMAND\n"
+      " 5120 1163520 slack\n"
+      "INFO restarting the exporter\n"
+      " 5121 9000000 exporter\n");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].process, "slack");
+}
+
+TEST(ProcessTable, ProgramNamesGroupCopies) {
+  EXPECT_EQ(process_name::program("ray::LLMRayActor.__init__"), "LLMRayActor");
+  EXPECT_EQ(process_name::program("/opt/conda/bin/python3.10 -u /srv/app/worker.py --port 9000"), "python3.10 worker.py");
+  EXPECT_EQ(process_name::program("python -m vllm.entrypoints.api_server --model m"), "python -m vllm.entrypoints.api_server");
+  EXPECT_EQ(process_name::program("/usr/sbin/mysqld --user=mysql"), "mysqld");
+  EXPECT_EQ(process_name::program("[kworker/3:1-events]"), "");
+}
+
+// Four copies of the killed actor's class hold most of the table: the
+// number of copies running at once, not one of them, filled the node.
+TEST(ProcessTable, CopiesOfTheKilledProgramHoldingMostOfTheTableAreConcurrency) {
+  Diagnosis d = test::diagnose_text(kRayKill);
+  EXPECT_EQ(d.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  EXPECT_TRUE(said(d, "4 copies of EngineActor"));
+}
+
+// The same copies are one model's shards when the engine says it runs that
+// many tensor-parallel workers: no longer read as parallel copies.
+TEST(ProcessTable, AsManyCopiesAsTensorParallelShardsAreOneModel) {
+  const std::string log =
+      std::string("INFO 03-02 11:20:41 llm_engine.py:72] Initializing an LLM engine with config: model='/m/70b', "
+                  "tensor_parallel_size=4, dtype=torch.float16\n") +
+      kRayKill;
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::userspace_oom_killer);
+  EXPECT_NE(d.cause, Cause::concurrency_batch);
+  EXPECT_FALSE(said(d, "copies of EngineActor"));
+}
+
+// The JVM could not commit memory while other programs held twice what it
+// did: other processes took the machine's memory.
+TEST(ProcessTable, AFailingProgramHoldingLittleOfTheTableIsAnotherProcesssDoing) {
+  const std::string log =
+      "OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x00000006c0000000, 536870912, 0) failed; error='Cannot "
+      "allocate memory' (errno=12)\n"
+      "#\n"
+      "# There is insufficient memory for the Java Runtime Environment to continue.\n"
+      "# Native memory allocation (mmap) failed to map 536870912 bytes for committing reserved memory.\n"
+      "$ ps -eo pid,rss,comm --sort=-rss | head -5\n"
+      "  PID   RSS COMMAND\n"
+      " 3120 3311200 chrome\n"
+      " 8841 1900420 java\n"
+      " 3187 1210332 chrome\n"
+      " 2001  802112 code\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  EXPECT_TRUE(said(d, "chrome holding"));
+  // The same JVM holding most of the table: not another process's doing.
+  const std::string own =
+      "OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x00000006c0000000, 536870912, 0) failed; error='Cannot "
+      "allocate memory' (errno=12)\n"
+      "  PID   RSS COMMAND\n"
+      " 8841 6900420 java\n"
+      " 3120 811200 chrome\n";
+  EXPECT_NE(test::diagnose_text(own).cause, Cause::other_process);
+}
+
+}  // namespace
+}  // namespace aimem
