@@ -1,5 +1,6 @@
 #include "recognize/process_name.h"
 
+#include <algorithm>
 #include <array>
 
 namespace aimem::process_name {
@@ -62,6 +63,52 @@ std::string program(std::string_view command) {
     }
   }
   return name.substr(0, 2 * kMaxName);
+}
+
+void TableBuilder::start(const Line& line, Family family) {
+  groups_.clear();
+  pids_.clear();
+  broken_ = false;
+  at_ = make_fact(line, FactKind::memory_usage, family);
+}
+
+void TableBuilder::add(std::string_view command, uint64_t bytes, std::optional<int64_t> pid) {
+  if (!at_) return;
+  if (pid) {
+    if (std::find(pids_.begin(), pids_.end(), *pid) != pids_.end()) broken_ = true;
+    if (pids_.size() < kMaxPids) pids_.push_back(*pid);
+  }
+  std::string key = program(command);
+  if (key.empty() || bytes == 0) return;
+  auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.name == key; });
+  if (it == groups_.end()) {
+    if (groups_.size() >= kMaxPrograms) return;
+    it = groups_.insert(groups_.end(), Group{key, 0, 0});
+  }
+  it->bytes += bytes;
+  it->rows += 1;
+}
+
+void TableBuilder::flush(FactSink& out) {
+  if (at_ && !broken_ && !groups_.empty()) {
+    uint64_t total = 0;
+    for (const Group& g : groups_) total += g.bytes;
+    std::stable_sort(groups_.begin(), groups_.end(), [](const Group& a, const Group& b) { return a.bytes > b.bytes; });
+    for (size_t k = 0; k < groups_.size() && k < kGroups; ++k) {
+      Fact f = *at_;
+      f.detail = std::string(kTableDetail);
+      f.process = groups_[k].name;
+      f.usage = groups_[k].bytes;
+      f.sequences = groups_[k].rows;
+      f.total = total;
+      f.strength = 0.5f;
+      out.add(std::move(f));
+    }
+  }
+  at_.reset();
+  groups_.clear();
+  pids_.clear();
+  broken_ = false;
 }
 
 }  // namespace aimem::process_name

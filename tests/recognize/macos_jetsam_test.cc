@@ -57,5 +57,30 @@ TEST(MacosJetsam, TheKernelsLogLineAndAPerProcessLimit) {
             Layer::none);
 }
 
+// Every row of the report, killed or not, is a row of its process table:
+// six node processes holding most of the machine are copies of one program
+// run at once (cmux#4214's shape, our own counts).
+TEST(MacosJetsam, TheReportsRowsAreAProcessTableAndCopiesOfTheVictimAreConcurrency) {
+  std::string rows;
+  for (int k = 0; k < 6; ++k)
+    rows += "    {\"pid\" : " + std::to_string(41800 + k) + ", \"name\" : \"node\", \"rpages\" : " + std::to_string(38000 + 500 * k) +
+            (k == 0 ? ", \"reason\" : \"vm-compressor-space-shortage\"" : "") + ", \"states\" : [\"daemon\"]},\n";
+  const std::string report = "{\n  \"memoryStatus\" : {\n    \"pageSize\" : 16384\n  },\n  \"processes\" : [\n" + rows +
+                             "    {\"pid\" : 1517, \"name\" : \"cmux\", \"rpages\" : 18206, \"states\" : [\"frontmost\"]}\n  ]\n}\n";
+  std::vector<Fact> table;
+  for (Fact& f : test::facts_of_kind(report, FactKind::memory_usage))
+    if (f.detail == "process table") table.push_back(std::move(f));
+  ASSERT_EQ(table.size(), 2u);
+  EXPECT_EQ(table[0].process, "node");
+  EXPECT_EQ(*table[0].sequences, 6u);
+  EXPECT_EQ(*table[0].usage, (6ull * 38000 + 500ull * 15) * 16384);
+  EXPECT_EQ(*table[0].total, *table[0].usage + 18206ull * 16384);
+  Diagnosis d = test::diagnose_text(report);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  // The first report alone (two node rows): too few copies to say so.
+  EXPECT_NE(test::diagnose_text(kReport).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

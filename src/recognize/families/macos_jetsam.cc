@@ -16,7 +16,9 @@
 // which the OS sets per process and no layer names: a SIGKILL whose pool is
 // not decided (exit_status).
 // The victim's resident memory is rpages x the page size (16 KiB on Apple
-// silicon, 4 KiB before), or the KB the log line gives.
+// silicon, 4 KiB before), or the KB the log line gives. Every row, killed or
+// not, is also a row of the report's process table (process_name.h): who
+// held the memory when jetsam acted.
 #include <optional>
 #include <string>
 
@@ -27,6 +29,7 @@
 #include "recognize/families/families.h"
 #include "recognize/families/platform_util.h"
 #include "recognize/guards.h"
+#include "recognize/process_name.h"
 
 namespace aimem {
 namespace {
@@ -35,7 +38,10 @@ constexpr Pattern kPatterns[] = {
     {"memorystatus: killing_", kCompanion},
     {"\"reason\" ?: ?\"(vm-|per-process-limit|highwater|idle-exit|fc-thrashing|zone-map)", kRegex | kCompanion},
     {"\"pageSize\" ?: ?[0-9]+", kRegex | kContext},
+    {"\"rpages\" ?: ?[0-9]+", kRegex | kContext},
 };
+
+constexpr uint64_t kRowGap = 2;  // the processes array holds one object a line
 
 class MacosJetsam final : public Recognizer {
  public:
@@ -47,12 +53,26 @@ class MacosJetsam final : public Recognizer {
     }
     if (guards::is_command_line(s) || guards::is_advice_line(s)) return;
     if (size_t p = s.find("memorystatus: killing_"); p != std::string_view::npos) return log_line(line, s.substr(p), out);
+    if (text::contains(s, "\"rpages\"") && text::contains(s, "\"name\"")) table_row(line, s, out);
     if (text::contains(s, "\"reason\"") && text::contains(s, "\"name\"") && text::contains(s, "\"pid\"")) report_row(line, s, out);
   }
+  void finish(FactSink& out) override { table_.flush(out); }
 
  private:
   uint64_t page_ = 16384;
   size_t kills_ = 0;
+  process_name::TableBuilder table_;  // the report's processes, killed or not: who held the memory
+  uint64_t last_row_ = 0;
+
+  void table_row(const Line& line, std::string_view s, FactSink& out) {
+    if (!table_.started() || line.number > last_row_ + kRowGap) {
+      table_.flush(out);
+      table_.start(line, Family::kernel);
+    }
+    last_row_ = line.number;
+    auto pages = text::parse_u64(json_value(s, "\"rpages\""));
+    if (pages && *pages < (uint64_t(1) << 40)) table_.add(json_value(s, "\"name\""), *pages * page_, text::parse_i64(json_value(s, "\"pid\"")));
+  }
 
   static bool per_process(std::string_view reason) { return reason == "per-process-limit"; }
 

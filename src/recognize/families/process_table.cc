@@ -13,7 +13,7 @@
 //
 // The rows are grouped by program (process_name.h: ray::Class, an
 // interpreter's script, else the executable's name); the table becomes one
-// memory_usage fact per program, largest first, at most kGroups: `process`
+// memory_usage fact per program, largest first (process_name::TableBuilder): `process`
 // the program, `usage` what its rows held together, `sequences` how many
 // rows, `total` the whole table's sum, detail kTableDetail. All of one table
 // carry its header's line. A PID seen twice is not a snapshot (a ps loop
@@ -24,7 +24,6 @@
 #include <cmath>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -46,9 +45,6 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*[0-9]+\\s+[a-z_][a-z0-9_+.-]*\\s+(rt|-?[0-9]+)\\s+-?[0-9]+\\s+[0-9.]+[kmgtp]?\\s+[0-9.]+[kmgtp]?\\s", kRegex | kContext},
 };
 
-constexpr size_t kMaxRows = 256;
-constexpr size_t kMaxPrograms = 64;
-constexpr size_t kGroups = 6;
 constexpr size_t kMaxColumns = 24;
 constexpr size_t kNoColumn = size_t(-1);
 
@@ -60,25 +56,16 @@ class ProcessTable final : public Recognizer {
     std::string_view s = text::trim(line.text);
     if (header(line, s, out)) return;
     if (mem_col_ == kNoColumn) return;
-    if (line.number != last_line_ + 1) return flush(out);
-    if (!row(s)) return flush(out);
+    if (line.number != last_line_ + 1 || !row(s)) return flush(out);
     last_line_ = line.number;
   }
   void finish(FactSink& out) override { flush(out); }
 
  private:
-  std::optional<Fact> at_;  // the header's line, for the facts
+  process_name::TableBuilder table_;
   size_t pid_col_ = kNoColumn, mem_col_ = kNoColumn, cmd_col_ = kNoColumn;
   Unit unit_ = Unit::kib;
   uint64_t last_line_ = 0;
-  bool broken_ = false;
-  std::vector<int64_t> pids_;
-  struct Group {
-    std::string name;
-    uint64_t bytes = 0;
-    uint64_t rows = 0;
-  };
-  std::vector<Group> groups_;
 
   bool header(const Line& line, std::string_view s, FactSink& out) {
     auto w = platform::words(s, kMaxColumns);
@@ -94,7 +81,7 @@ class ProcessTable final : public Recognizer {
     if (mem == kNoColumn || cmd == kNoColumn || mem > cmd) return false;
     flush(out);
     pid_col_ = pid, mem_col_ = mem, cmd_col_ = cmd, unit_ = unit;
-    at_ = make_fact(line, FactKind::memory_usage, Family::procfs);
+    table_.start(line, Family::procfs);
     last_line_ = line.number;
     return true;
   }
@@ -105,24 +92,15 @@ class ProcessTable final : public Recognizer {
     if (w.size() <= cmd_col_) return false;
     std::optional<uint64_t> bytes = size_of(w[mem_col_]);
     if (!bytes) return false;
+    std::optional<int64_t> pid;
     if (pid_col_ != kNoColumn) {
       std::string_view rest;
-      auto pid = text::parse_u64(w[pid_col_], &rest);
-      if (!pid || !rest.empty()) return false;
-      if (std::find(pids_.begin(), pids_.end(), static_cast<int64_t>(*pid)) != pids_.end()) broken_ = true;
-      if (pids_.size() < kMaxRows) pids_.push_back(static_cast<int64_t>(*pid));
+      auto n = text::parse_u64(w[pid_col_], &rest);
+      if (!n || !rest.empty() || *n > (uint64_t(1) << 32)) return false;
+      pid = static_cast<int64_t>(*n);
     }
     // The command is the rest of the line from its column on.
-    size_t at = static_cast<size_t>(w[cmd_col_].data() - s.data());
-    std::string key = process_name::program(s.substr(at));
-    if (key.empty() || *bytes == 0) return true;
-    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.name == key; });
-    if (it == groups_.end()) {
-      if (groups_.size() >= kMaxPrograms) return true;
-      it = groups_.insert(groups_.end(), Group{key, 0, 0});
-    }
-    it->bytes += *bytes;
-    it->rows += 1;
+    table_.add(s.substr(static_cast<size_t>(w[cmd_col_].data() - s.data())), *bytes, pid);
     return true;
   }
 
@@ -149,26 +127,8 @@ class ProcessTable final : public Recognizer {
   }
 
   void flush(FactSink& out) {
-    if (at_ && !broken_ && !groups_.empty()) {
-      uint64_t total = 0;
-      for (const Group& g : groups_) total += g.bytes;
-      std::stable_sort(groups_.begin(), groups_.end(), [](const Group& a, const Group& b) { return a.bytes > b.bytes; });
-      for (size_t k = 0; k < groups_.size() && k < kGroups; ++k) {
-        Fact f = *at_;
-        f.detail = std::string(process_name::kTableDetail);
-        f.process = groups_[k].name;
-        f.usage = groups_[k].bytes;
-        f.sequences = groups_[k].rows;
-        f.total = total;
-        f.strength = 0.5f;
-        out.add(std::move(f));
-      }
-    }
-    at_.reset();
+    table_.flush(out);
     pid_col_ = mem_col_ = cmd_col_ = kNoColumn;
-    broken_ = false;
-    pids_.clear();
-    groups_.clear();
   }
 };
 
