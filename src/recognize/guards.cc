@@ -92,8 +92,16 @@ bool is_mention(std::string_view line, size_t pos, size_t len) {
 }
 
 bool names_pinned_host_memory(std::string_view line) {
-  for (std::string_view w : {"pinned", "page-locked", "page locked", "cudaHostAlloc", "cudaMallocHost", "hipHostMalloc"})
-    if (text::icontains(line, w)) return true;
+  // "..., falling back to pinned system memory" (Triton's CUDA pool) names
+  // where the buffer goes next, not what failed: that occurrence is skipped.
+  const std::string lower = text::lower(line.substr(0, 4096));
+  for (std::string_view w : {"pinned", "page-locked", "page locked", "cudahostalloc", "cudamallochost", "hiphostmalloc"}) {
+    for (size_t p = lower.find(w); p != std::string::npos; p = lower.find(w, p + 1)) {
+      std::string_view before = std::string_view(lower).substr(0, p);
+      if (before.ends_with("back to ")) continue;
+      return true;
+    }
+  }
   return false;
 }
 

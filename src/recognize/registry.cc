@@ -64,6 +64,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kGracefulReloadEntry,
     &kFailureMarkersEntry,
     &kProcessTableEntry,
+    &kTritonEntry,
 };
 }  // namespace
 

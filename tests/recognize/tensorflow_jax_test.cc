@@ -170,6 +170,22 @@ TEST(TensorflowJax, TheTpuRuntimesRefusalIsTheDevicesMemory) {
   auto two = test::facts_of_kind(below, FactKind::gpu_oom);
   ASSERT_EQ(two.size(), 1u);
   EXPECT_EQ(test::diagnose_text(below).layer, Layer::gpu_vram);
+  // The refusal after what the runtime was doing when it came: loading a
+  // compiled program (tpu-inference on vLLM, modelled on
+  // AI-Hypercomputer/tpu-recipes#151; our own figures). Loading a program
+  // is not loading the model: the cue for a model's load stays silent.
+  const std::string program =
+      "INFO 02-11 07:12:40 [kv_cache_utils.py:1087] GPU KV cache size: 2,113,536 tokens\n"
+      "ERROR 02-11 07:13:02 [core.py:708] jaxlib._jax.XlaRuntimeError: RESOURCE_EXHAUSTED: Error loading program "
+      "'jit_step_fn': Attempting to reserve 4.20G at the bottom of memory. That was not possible. There are 3.05G free, "
+      "0B reserved, and 3.05G reservable.\n";
+  auto three = test::facts_of_kind(program, FactKind::gpu_oom);
+  ASSERT_EQ(three.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(*three[0].requested) / (1ull << 30), 4.20, 0.01);
+  EXPECT_TRUE(test::facts_of_kind(program, FactKind::phase_load).empty());
+  Diagnosis d = test::diagnose_text(program);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_NE(d.cause, Cause::model_load);
   // A quota's RESOURCE_EXHAUSTED is not memory, with or without those words nearby.
   EXPECT_TRUE(test::facts_of_kind("Resource exhausted: Quota exceeded for quota metric 'Requests'\n", FactKind::gpu_oom).empty());
 }

@@ -61,5 +61,6 @@ extern const RecognizerEntry kTimeLimitsEntry;
 extern const RecognizerEntry kRolloutEntry;
 extern const RecognizerEntry kFailureMarkersEntry;
 extern const RecognizerEntry kProcessTableEntry;
+extern const RecognizerEntry kTritonEntry;
 
 }  // namespace aimem

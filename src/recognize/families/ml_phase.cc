@@ -411,9 +411,13 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
 
 // "loading" inside "Downloading", "Uploading", "Unloading": moving files
 // or freeing a model, not reading one into memory ("Offloading" layers to a
-// GPU is part of a load and stays a cue).
+// GPU is part of a load and stays a cue). XLA's "Error loading program
+// 'jit_f'" loads a compiled program onto the device, any time a new shape
+// is compiled: not a model's load either.
 bool inside_other_word(std::string_view s, size_t at, std::string_view word) {
-  if (word != "loading" || at == 0) return false;
+  if (word != "loading") return false;
+  if (text::starts_with(s.substr(at + word.size()), " program")) return true;
+  if (at == 0) return false;
   auto ends = [&](std::string_view w) { return at >= w.size() && text::iequals(s.substr(at - w.size(), w.size()), w); };
   return ends("down") || ends("up") || ends("un");
 }

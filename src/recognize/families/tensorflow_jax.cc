@@ -20,6 +20,8 @@
 //   Resource exhausted: Attempting to allocate 180.59M. That was not possible. There are 142.58M free.; (0x3x0_HBM1)
 //   Resource exhausted: From /job:tpu_worker/replica:0/task:0:         (torch_xla: the status, then the refusal
 //   Attempting to reserve 5.31G at the bottom of memory. That was not possible. There are 4.61G free, ...   below it)
+//   RESOURCE_EXHAUSTED: Error loading program 'jit__multi_slice': Attempting to reserve 6.14G at the bottom of
+//       memory. That was not possible. There are 5.38G free, 0B reserved, and 5.38G reservable.   (TPU, a program's load)
 //   RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 17.70G of
 //       15.48G hbm. Exceeded hbm capacity by 2.22G.
 //   XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)   (healthy)
@@ -348,7 +350,8 @@ class TensorflowJax final : public Recognizer {
     std::string_view body = s.substr(bare ? p : p + 20);
     bool oom = text::istarts_with(body, "Out of memory") || text::starts_with(body, "Failed to allocate") ||
                text::starts_with(body, "Error allocating device buffer") || text::contains(body, "Ran out of memory in memory space") ||
-               ((text::starts_with(body, "Attempting to allocate ") || text::starts_with(body, "Attempting to reserve ")) &&
+               // also after what it was doing: "Error loading program 'jit_f': Attempting to reserve 6.14G ..."
+               ((text::contains(body, "Attempting to allocate ") || text::contains(body, "Attempting to reserve ")) &&
                 text::contains(body, "That was not possible"));
     if (!oom) return;  // RESOURCE_EXHAUSTED is also used for quotas and rate limits
     if (text::contains(s, "OOM when allocating")) return;  // TF's text, handled above
