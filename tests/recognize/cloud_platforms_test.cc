@@ -152,6 +152,22 @@ Time                       Type            Description
   EXPECT_EQ(drv[0].container, "4f2c9d1e7a3b");
 }
 
+// CircleCI's step summary names its container's size (modelled on
+// Linuxbrew/homebrew-science#12; our own build): the limit of the build's
+// container, killed at it.
+TEST(CloudPlatforms, CircleCisMemoryLimitSummaryIsTheContainersLimit) {
+  const std::string log =
+      "make[3]: *** [all_r] Error 2\n"
+      "Your build has exceeded the memory limit of 8G on 1 container.\n";
+  auto k = test::facts_of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].limit, 8ULL << 30);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(test::diagnose_text("Tip: if your build has exceeded the memory limit of 4G, use a larger resource class\n").layer,
+            Layer::none);
+}
+
 // The task's size in `nomad alloc status` ("251 MiB/256 MiB" under Memory):
 // a limit the diagnosis reasons from, as a JVM heap ceiling four times the
 // task's size shows a limit below the need (modelled on hashicorp/nomad#2203

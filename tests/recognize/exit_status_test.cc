@@ -202,6 +202,31 @@ TEST(ExitStatus, TheLinkerTerminatedWithSignalNineIsAKill) {
   EXPECT_NE(test::diagnose_text(log).layer, Layer::none);
 }
 
+// gcc's driver naming its compiler proper's death by strsignal() ("Killed" is
+// SIGKILL), modelled on Linuxbrew/homebrew-science#12 and the many builds
+// that print it; stress's "got signal 9" beside the limit it ran under
+// (hashicorp/nomad#10570's shape). Our own paths and pids.
+TEST(ExitStatus, GccsInternalCompilerErrorKilledAndGotSignalNineAreKills) {
+  const std::string ice =
+      "g++ -std=gnu++17 -O2 -c src/planner/search.cpp -o build/search.o\n"
+      "g++: internal compiler error: Killed (program cc1plus)\n"
+      "Please submit a full bug report,\n";
+  EXPECT_EQ(of_kind(ice, FactKind::process_killed).size(), 1u);
+  EXPECT_NE(test::diagnose_text(ice).layer, Layer::none);
+  // Another signal is not a kill (an ICE from a segfault is a compiler bug).
+  EXPECT_TRUE(of_kind("g++: internal compiler error: Segmentation fault (program cc1plus)\n", FactKind::process_killed).empty());
+  const std::string stress =
+      "CPU         Memory       Disk     Addresses\n"
+      "0/1024 MHz  0 B/512 MiB  300 MiB\n"
+      "stress: info: [31] dispatching hogs: 0 cpu, 0 io, 1 vm, 0 hdd\n"
+      "stress: FAIL: [31] (415) <-- worker 32 got signal 9\n";
+  EXPECT_EQ(of_kind(stress, FactKind::process_killed).size(), 1u);
+  Diagnosis d = test::diagnose_text(stress);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  // A "got signal 15" is a stop, not a kill.
+  EXPECT_TRUE(of_kind("stress: FAIL: [31] (415) <-- worker 32 got signal 15\n", FactKind::process_killed).empty());
+}
+
 // A process gone without a pool named: a GitHub-hosted runner's VM lost mid-job
 // (actions/runner-images#6709's shape) and Electron's renderer gone with reason
 // 'oom' (electron/electron#36841's); our own timestamps and codes. A failure,

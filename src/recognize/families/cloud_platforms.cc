@@ -39,11 +39,13 @@
 //   2024-05-01T10:00:03.120Z [ERROR] client.driver_mgr.docker: OOM Killed: container_id=4f2c.. nomad_task_name=worker ...
 //   and the task's size in `nomad alloc status` (a memory_limit with its usage):
 //     CPU        Memory           Disk     Addresses
-//     3/500 MHz  251 MiB/256 MiB  300 MiB
+//     3/500 MHz  251 MiB/256 MiB  300 MiB          (a task that died at once: "0/1024 MHz  0 B/256 MiB")
 // Cloud Foundry (Diego's crash event, `cf events` and the app log; the app's
 // memory quota is its container's limit):
 //   audit.app.process.crash  web  index: 0, reason: CRASHED, ..., exit_description: APP/PROC/WEB: Exited with status 137 (out of memory)
 //   [API/0] App instance exited with guid ... payload: {..."reason"=>"CRASHED", "exit_description"=>"out of memory", ...}   (DEA)
+// CircleCI (a step's summary; the container's size is its resource class):
+//   Your build has exceeded the memory limit of 4G on 1 container.
 // Fly.io (`fly scale show`; the machine is a whole VM, so its memory is the host's RAM,
 // a host_state "host RAM" total as `free` gives):
 //   VM Memory: 256 MB
@@ -77,7 +79,8 @@ constexpr Pattern kPatterns[] = {
     {"Max Memory Used: ", kContext},
     {"sam local ", kContext},
     {"aws-lambda-rie", kContext},
-    {"MHz +[0-9.]+ [KMGT]iB/[0-9.]+ [KMGT]iB", kRegex | kContext},
+    {"MHz +[0-9.]+ ?[KMGT]?i?B/[0-9.]+ ?[KMGT]iB", kRegex | kContext},
+    {"exceeded the memory limit of [0-9.]+ ?[KMGT]", kRegex | kCompanion},
     {"VM Memory: ", kContext},
     {"Exited with status [0-9]+ \\(out of memory\\)", kRegex},
     {"exit_description\"?(=>|: ?)\"out of memory", kRegex},
@@ -122,6 +125,7 @@ class CloudPlatforms final : public Recognizer {
       f.cause = Cause::limit_too_low;
       return emit(line, std::move(f), "", out);
     }
+    if (auto v = text::after(s, "exceeded the memory limit of ")) return circleci(line, *v, out);
     if (text::contains(s, "Memory limit of ") || text::contains(s, "Exceeded soft ") || text::contains(s, "Exceeded hard ") ||
         text::contains(s, "memory limit exceeded"))
       return google(line, out);
@@ -191,6 +195,22 @@ class CloudPlatforms final : public Recognizer {
       p.detail = platform_name;
       out.add(std::move(p));
     }
+  }
+
+  // CircleCI's step summary: "Your build has exceeded the memory limit of 4G
+  // on 1 container." The container's size is its resource class's (G = GiB).
+  void circleci(const Line& line, std::string_view v, FactSink& out) {
+    if (guards::is_advice_line(line.text) || guards::is_command_line(line.text)) return;
+    std::string_view rest;
+    auto n = text::parse_double(v, &rest);
+    rest = text::trim_left(rest);
+    if (!n || *n <= 0 || *n > 1e6 || rest.empty()) return;
+    const double unit = rest[0] == 'T' ? double(units::TiB) : rest[0] == 'G' ? double(units::GiB) : rest[0] == 'M' ? double(units::MiB)
+                        : rest[0] == 'K' ? double(units::KiB) : 0;
+    if (unit == 0) return;
+    Fact f = kill(line, "CircleCI container memory limit (the build exceeded it)", "");
+    f.limit = static_cast<uint64_t>(std::llround(*n * unit));
+    emit(line, std::move(f), "", out);
   }
 
   // Nomad's "Task Resources" row: "3/500 MHz  251 MiB/256 MiB  300 MiB".

@@ -12,6 +12,8 @@
 //   [WARNING] Worker with pid 9 was terminated due to signal 9    gunicorn 20.1+
 //   mpirun noticed that process rank 2 with PID 30417 on node cn03 exited on signal 9 (Killed).   Open MPI
 //   collect2: fatal error: ld terminated with signal 9 [Killed]    gcc's driver
+//   g++: internal compiler error: Killed (program cc1plus)         gcc's driver (its strsignal(SIGKILL))
+//   stress: FAIL: [23] (415) <-- worker 24 got signal 9            stress and others: "got signal N"
 //   Killed                                       a bare line: sh/dash reporting its child's SIGKILL
 //   bash: line 1:  2079 Killed   python3 x.py    bash (non-interactive), also "./run.sh: line 3: ..."
 //   [1]+  Killed                  python3 x.py   job control        zsh: killed  python3 x.py
@@ -72,6 +74,8 @@ constexpr Pattern kPatterns[] = {
     {"render-process-gone.*oom", kRegex},  // Electron: the renderer died of memory, which pool not said
     {"pool was terminated abruptly"},       // Python's BrokenProcessPool: a worker died, no signal or code given
     {"terminated with signal [0-9]+", kRegex},  // gcc's collect2: "ld terminated with signal 9 [Killed]"
+    {"internal compiler error: Killed \\(program ", kRegex},  // gcc's driver: its compiler proper died by SIGKILL
+    {"got signal [0-9]+", kRegex | kCompanion},  // stress: "<-- worker 24 got signal 9"
     {"WORKER TIMEOUT", kCompanion},
     {"fork rejected by pids controller", kCompanion},
     {" by signal", kCompanion},
@@ -361,8 +365,14 @@ class ExitStatus final : public Recognizer {
     struct Worded {
       std::string_view phrase, pid_prefix;
     };
+    // gcc's driver names the signal by its strsignal() text: "Killed" is SIGKILL.
+    if (size_t p = s.find("internal compiler error: Killed (program "); p != std::string_view::npos) {
+      signal(line, p, 9, std::nullopt, out);
+      return true;
+    }
     constexpr Worded kWorded[] = {
         {"was terminated due to signal ", "Worker with pid "},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
+        {" got signal ", ""},                                   // stress: "<-- worker 24 got signal 9"
         {" terminated with signal ", ""},                      // gcc: "collect2: fatal error: ld terminated with signal 9 [Killed]"
         {" exited on signal ", "with PID "},                    // Open MPI: "... with PID 30417 on node cn03 exited on signal 9 (Killed)."
     };
