@@ -132,7 +132,10 @@ Decision decide_layer(const View& v) {
     d.confidence = k->strength;
     if (k->layer == Layer::host_ram) {
       d.layer = Layer::host_ram;
-      d.reason = k->family == Family::kubernetes ? k->detail : "the kernel's OOM report is a global one (no memory cgroup limit was involved)";
+      // Another system's own words (the kubelet's, Windows' commit limit) say what ran out.
+      d.reason = k->family == Family::kubernetes || k->family == Family::runtime
+                     ? k->detail
+                     : "the kernel's OOM report is a global one (no memory cgroup limit was involved)";
     } else {
       std::string path = k->cgroup;
       // A platform's own kill (YARN, Slurm, ECS, Cloud Run, Heroku) names

@@ -65,6 +65,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kFailureMarkersEntry,
     &kProcessTableEntry,
     &kTritonEntry,
+    &kWindowsMemoryEntry,
 };
 }  // namespace
 

@@ -82,5 +82,30 @@ TEST(MacosJetsam, TheReportsRowsAreAProcessTableAndCopiesOfTheVictimAreConcurren
   EXPECT_NE(test::diagnose_text(kReport).cause, Cause::concurrency_batch);
 }
 
+// RAM and swap both full (modelled on manaflow-ai/cmux#7490's log show
+// output and older "low swap: killing largest compressed process" lines;
+// our own pids and times): the host's memory, the app terminated for it.
+TEST(MacosJetsam, NoPagingSpaceIsTheHostsMemory) {
+  const std::string log =
+      "2026-03-02 10:11:40.118302-0800 kernel: low swap: failed to create swapfile\n"
+      "2026-03-02 10:12:02.903114-0800 kernel: low swap: triggering no paging space action\n"
+      "2026-03-02 10:12:03.511877-0800 runningboardd: [app<application.com.example.editor(501)>:8812] Terminating with context: "
+      "<RBSTerminateContext| explanation:no paging space action domain:15 code:0x0 reportType:None maxTerminationResistance:Interactive>\n";
+  auto kills = test::facts_of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(kills.size(), 1u);
+  EXPECT_EQ(kills[0].pid, 8812);
+  EXPECT_EQ(kills[0].process, "com.example.editor");
+  EXPECT_EQ(test::facts_of_kind(log, FactKind::kernel_oom_event).size(), 1u);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::host_ram);
+  auto old = test::facts_of_kind(
+      "Mar  2 10:12:02 mbp kernel[0]: low swap: killing largest compressed process with pid 4412 (Xcode) and size 2104 MB\n",
+      FactKind::kernel_oom_kill);
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].process, "Xcode");
+  EXPECT_EQ(*old[0].rss, 2104ull << 20);
+  // A swapfile that could not be created, alone, is not a kill.
+  EXPECT_EQ(test::diagnose_text("2026-03-02 10:11:40.118302-0800 kernel: low swap: failed to create swapfile\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -62,5 +62,6 @@ extern const RecognizerEntry kRolloutEntry;
 extern const RecognizerEntry kFailureMarkersEntry;
 extern const RecognizerEntry kProcessTableEntry;
 extern const RecognizerEntry kTritonEntry;
+extern const RecognizerEntry kWindowsMemoryEntry;
 
 }  // namespace aimem

@@ -15,6 +15,11 @@
 // (kernel_oom_kill). "per-process-limit" is the process's own memory limit,
 // which the OS sets per process and no layer names: a SIGKILL whose pool is
 // not decided (exit_status).
+// RAM and swap both full ("no paging space"): the kernel's "low swap:
+// triggering no paging space action" and the app runningboardd terminates
+// for it ("... explanation:no paging space action"), or the older "low swap:
+// killing largest compressed process with pid N (name) and size N MB": the
+// host's memory, as jetsam's pressure kills are.
 // The victim's resident memory is rpages x the page size (16 KiB on Apple
 // silicon, 4 KiB before), or the KB the log line gives. Every row, killed or
 // not, is also a row of the report's process table (process_name.h): who
@@ -36,6 +41,8 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"memorystatus: killing_", kCompanion},
+    {"no paging space action", kCompanion},
+    {"low swap: killing ", kCompanion},
     {"\"reason\" ?: ?\"(vm-|per-process-limit|highwater|idle-exit|fc-thrashing|zone-map)", kRegex | kCompanion},
     {"\"pageSize\" ?: ?[0-9]+", kRegex | kContext},
     {"\"rpages\" ?: ?[0-9]+", kRegex | kContext},
@@ -53,6 +60,7 @@ class MacosJetsam final : public Recognizer {
     }
     if (guards::is_command_line(s) || guards::is_advice_line(s)) return;
     if (size_t p = s.find("memorystatus: killing_"); p != std::string_view::npos) return log_line(line, s.substr(p), out);
+    if (text::contains(s, "no paging space action") || text::contains(s, "low swap: killing ")) return no_paging_space(line, s, out);
     if (text::contains(s, "\"rpages\"") && text::contains(s, "\"name\"")) table_row(line, s, out);
     if (text::contains(s, "\"reason\"") && text::contains(s, "\"name\"") && text::contains(s, "\"pid\"")) report_row(line, s, out);
   }
@@ -61,6 +69,7 @@ class MacosJetsam final : public Recognizer {
  private:
   uint64_t page_ = 16384;
   size_t kills_ = 0;
+  bool paging_event_ = false;
   process_name::TableBuilder table_;  // the report's processes, killed or not: who held the memory
   uint64_t last_row_ = 0;
 
@@ -107,6 +116,38 @@ class MacosJetsam final : public Recognizer {
       if (auto kb = text::parse_u64(after_reason.substr(paren + 2), &unit); kb && text::starts_with(unit, "KB")) rss = *kb * units::KiB;
     }
     kill(line, name, text::parse_i64(*pid), reason, rss, out);
+  }
+
+  // RAM and swap both full: the kernel's "low swap: triggering no paging
+  // space action" (runningboardd then terminates an app "with context ...
+  // explanation:no paging space action"), or, before macOS 12, "low swap:
+  // killing largest compressed process with pid 4412 (Xcode) and size 2104 MB".
+  void no_paging_space(const Line& line, std::string_view s, FactSink& out) {
+    if (auto v = text::after(s, "killing largest compressed process with pid ")) {
+      std::string_view rest;
+      auto pid = text::parse_u64(*v, &rest);
+      std::string_view name = text::starts_with(rest, " (") ? text::take_until(rest.substr(2), ")") : std::string_view{};
+      std::optional<uint64_t> rss;
+      if (auto size = text::after(rest, " and size ")) rss = units::parse_log_size(*size);
+      if (pid) kill(line, name, static_cast<int64_t>(*pid), "no paging space: RAM and swap full", rss, out);
+      return;
+    }
+    if (text::contains(s, "Terminating") && text::contains(s, "explanation:no paging space action")) {
+      // "[app<application.com.cmuxterm.app(501)>:4411] Terminating with context: ..."
+      std::string_view name;
+      std::optional<int64_t> pid;
+      if (auto a = text::after(s, "<application.")) name = text::take_until(*a, "(>");
+      if (size_t q = s.find(">:"); q != std::string_view::npos) pid = text::parse_i64(s.substr(q + 2));
+      kill(line, name, pid, "no paging space: RAM and swap full", std::nullopt, out);
+      return;
+    }
+    if (!text::contains(s, "triggering no paging space action") || paging_event_) return;
+    paging_event_ = true;
+    Fact f = make_fact(line, FactKind::kernel_oom_event, Family::kernel);
+    f.layer = Layer::host_ram;
+    f.strength = 0.8f;
+    f.detail = "macOS ran out of RAM and swap (no paging space action)";
+    out.add(std::move(f));
   }
 
   void kill(const Line& line, std::string_view name, std::optional<int64_t> pid, std::string_view reason,

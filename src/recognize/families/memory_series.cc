@@ -130,7 +130,7 @@ constexpr Pattern kPatterns[] = {
     {"^ *Mem: +[0-9]", kRegex | kContext},
     {"Message queue length: [0-9]{7,}", kRegex | kContext},  // an Erlang crash dump's undrained mailbox
     {"free -", kContext},
-    {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|mem(ory)?(_| )?(usage|used)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
+    {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
     // A memory figure after a blank, with its unit ("rss 3.31GB", "container_rss 22.4G"): no
     // name=value to read, so the line's shape makes the series.
@@ -243,6 +243,8 @@ bool known_key(std::string_view k) {
   // climbs is a leak of them ("unable to create native thread").
   static constexpr std::string_view kKnown[] = {"rss",       "heapused", "heaptotal", "external", "arraybuffers", "queuedepth",
                                                 "queuesize", "backlog",  "resident",  "memory",   "threads",      "goroutines",
+                                                // macOS footprint(1)'s per-process "Footprint: 3120 MB"
+                                                "footprint",
                                                 // GPU pools as frameworks log them: CuPy's mempool used_bytes,
                                                 // torch.cuda.memory_allocated() / memory_reserved() printed per step.
                                                 "usedbytes", "memoryallocated", "memoryreserved", "allocatedbytes"};
