@@ -151,6 +151,15 @@ TEST(CauseMechanisms, HandTakenSamplesThatOnlyGrowAreAccumulation) {
       "gc 900 @7206.5s 2%: 0.13+977+0.06 ms clock, 1.0+2.2/1950/4870+0.48 ms cpu, 5604->5731->3300 MB, 6600 MB goal, 8 P\n" +
       go_oom);
   EXPECT_EQ(gc.cause, Cause::leak_or_accumulation) << reason_text(gc);
+  // A metric sampled hourly and pasted as "<time> <size>" rows (modelled on
+  // percona/percona-server-mongodb-operator#2118's working-set series; our values).
+  const std::string killed =
+      "      Reason:       OOMKilled\n      Exit Code:    137\n";
+  Diagnosis hourly = diagnose_text("$ # working set, hourly\n01:10  380Mi\n02:10  655Mi\n03:10  930Mi\n04:10  1202Mi\n05:10  1478Mi\n" +
+                                   killed);
+  EXPECT_EQ(hourly.cause, Cause::leak_or_accumulation) << reason_text(hourly);
+  Diagnosis flat = diagnose_text("$ # working set, hourly\n01:10  1380Mi\n02:10  1355Mi\n03:10  1390Mi\n04:10  1372Mi\n" + killed);
+  EXPECT_NE(flat.cause, Cause::leak_or_accumulation) << reason_text(flat);
   // The same ps table falling back is not growth.
   Diagnosis saw = diagnose_text("    ELAPSED   RSS CMD\n      10:02 9100440 ./scan\n   01:40:36 2300204 ./scan\n"
                                 "   03:41:32 9702112 ./scan\n" + go_oom);

@@ -110,6 +110,8 @@ constexpr Pattern kPatterns[] = {
     {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)\\s*[=:]", kCi},
     {"(mem|rss|ws|commit|private)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
     {"^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
+    // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows).
+    {"^\\s*[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[0-9]+(\\.[0-9]+)? ?([KMGT]i|[KMGT]iB|[kKMGT]B|[MG])\\s*$", kRegex | kContext},
     {"[0-9] ?(MB|GB|MiB|GiB) (heap size|heap used)", kRegex | kContext},
     {" minutes\\]:", kRegex | kContext},
     {"^\\s*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
