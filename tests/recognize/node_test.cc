@@ -70,6 +70,21 @@ TEST(Node, EmbedderAndNewerV8FormatsAreJsHeap) {
   }
 }
 
+// Chromium's and Electron's renderers log V8's OOM callback in their own
+// line format (v8_initializer.cc; modelled on tutao/tutanota#5586, our own
+// pids and times): "javascript" is the heap, "process" the OS refusing memory.
+TEST(Node, ChromiumsV8OomLineIsTheHeapOrTheProcess) {
+  auto js = of_kind("[4410:0302/101112.551207:ERROR:v8_initializer.cc(753)] V8 javascript OOM (Reached heap limit).\n",
+                    FactKind::js_heap_oom);
+  ASSERT_EQ(js.size(), 1u);
+  EXPECT_EQ(js[0].layer, Layer::js_heap);
+  EXPECT_EQ(js[0].detail, "Reached heap limit");
+  auto os = of_kind("[4410:0302/101112.551207:ERROR:v8_initializer.cc(750)] V8 process OOM (Oilpan: CagedHeap reservation.).\n",
+                    FactKind::js_heap_oom);
+  ASSERT_EQ(os.size(), 1u);
+  EXPECT_EQ(os[0].layer, Layer::host_ram);
+}
+
 TEST(Node, ProcessOutOfMemoryIsNotTheJsHeap) {
   const char* log = "FATAL ERROR: Zone Allocation failed - process out of memory\n";
   auto f = of_kind(log, FactKind::js_heap_oom);

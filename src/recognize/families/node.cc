@@ -11,6 +11,9 @@
 //   # Fatal JavaScript out of memory: <location>  /  # Fatal process out of memory: <location>   (newer V8, Deno)
 //   FATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - process out of memory   (V8 before Node 7 and
 //   Fatal error in V8: CALL_AND_RETRY_LAST Allocation failed - process out of memory   old Electron: the heap)
+//   [3214:0630/150627.236752:ERROR:v8_initializer.cc(753)] V8 javascript OOM (MarkCompactCollector: young object
+//       promotion failed).                     Chromium and Electron's renderers (v8_initializer's OOM callback);
+//   ... V8 process OOM (Oilpan: CagedHeap reservation.).                 "process" when it is not the heap
 // Otherwise "process out of memory" means V8 could not get memory from the OS (zone,
 // semi-space commit, code range): that is the host or the container, not the
 // heap limit. "MemoryChunk allocation failed" is labelled JavaScript by V8 but
@@ -54,6 +57,8 @@ constexpr Pattern kPatterns[] = {
     {"Fatal process OOM in", kCaseless},
     {"Fatal JavaScript out of memory", kCaseless},
     {"Fatal process out of memory", kCaseless},
+    {"V8 javascript OOM (", kCaseless},
+    {"V8 process OOM (", kCaseless},
     {"Last few GCs", kContext},
     {" ms: Mark-", kContext},
     {" ms: Scavenge", kContext},
@@ -209,6 +214,10 @@ class Node final : public Recognizer {
       os = true, at = q3, location = text::trim(s.substr(q3 + 20));
     } else if (size_t q4 = text::ifind(s, "Fatal process out of memory"); q4 != std::string_view::npos) {
       os = true, at = q4, location = text::trim(platform::skip(s.substr(q4 + 27), ": "));
+    } else if (size_t q6 = text::ifind(s, "V8 javascript OOM ("); q6 != std::string_view::npos) {
+      js = true, at = q6, location = text::trim(text::take_until(s.substr(q6 + 19), ")"));
+    } else if (size_t q7 = text::ifind(s, "V8 process OOM ("); q7 != std::string_view::npos) {
+      os = true, at = q7, location = text::trim(text::take_until(s.substr(q7 + 16), ")"));
     } else if (size_t q5 = s.find("JavaScript heap out of memory"); q5 != std::string_view::npos) {
       js = true, at = q5;
     }
