@@ -64,6 +64,10 @@ struct View {
 
 bool is_kernel(const Fact& f) { return f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event; }
 
+const Fact* host_ram_state(const View& v);
+// A host snapshot (free, systeminfo) with less than this share available is nearly out.
+constexpr uint64_t kNearlyFullPct = 3;
+
 // A configured limit the user or orchestrator set (not one the kernel printed).
 const Fact* configured_limit(const View& v) {
   return v.first_context([](const Fact& f) { return f.kind == FactKind::memory_limit && f.limit && *f.limit > 0; });
@@ -426,6 +430,18 @@ Decision decide_layer(const View& v) {
            sig == 4 ? "SIGILL: an instruction this CPU lacks (a build for a newer CPU), not an OOM kill"
                     : "SIGBUS: a bad memory mapping (a truncated file, a full /dev/shm), not an exhausted pool"};
       return d;
+    }
+    // A process gone without a word (a SIGKILL, or no signal or code at
+    // all) while a snapshot of the host shows almost nothing available: the
+    // host's memory ran out, and no limit of its own is in sight.
+    if ((sig == 9 || sig <= 0) && !stop && !configured_limit(v)) {
+      const Fact* host = host_ram_state(v);
+      if (host && host->free && *host->free * 100 < *host->total * kNearlyFullPct) {
+        d = {Layer::host_ram, e, 0.5f,
+             "the process ended without a reason while the host had only " + units::format_bytes(*host->free) + " of " +
+                 units::format_bytes(*host->total) + " available"};
+        return d;
+      }
     }
     d.layer = Layer::unknown;
     d.confidence = 0.3f;

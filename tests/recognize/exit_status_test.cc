@@ -227,6 +227,27 @@ TEST(ExitStatus, GccsInternalCompilerErrorKilledAndGotSignalNineAreKills) {
   EXPECT_TRUE(of_kind("stress: FAIL: [31] (415) <-- worker 32 got signal 15\n", FactKind::process_killed).empty());
 }
 
+// Gradle's daemon gone without a code (modelled on
+// gradle/android-cache-fix-gradle-plugin#438; our own sizes): a failure of
+// undecided pool, unless a snapshot of the host beside it shows almost
+// nothing available (under 3%), which is the host's memory running out.
+TEST(ExitStatus, ADaemonGoneWhileTheHostHadNothingAvailableIsTheHosts) {
+  const std::string gone =
+      "    org.gradle.testkit.runner.UnexpectedBuildFailure: Unexpected build execution failure\n"
+      "        Gradle build daemon disappeared unexpectedly (it may have been killed or may have crashed)\n";
+  EXPECT_EQ(test::diagnose_text(gone).layer, Layer::unknown);
+  auto free_m = [](int available) {
+    return "$ free -m\n              total        used        free      shared  buff/cache   available\n"
+           "Mem:           7940        7811          40           2          89           " +
+           std::to_string(available) + "\n";
+  };
+  Diagnosis full = test::diagnose_text(gone + free_m(52));
+  EXPECT_EQ(full.layer, Layer::host_ram);
+  EXPECT_EQ(test::diagnose_text(gone + free_m(2900)).layer, Layer::unknown);
+  // A limit in sight is that limit's business, not the host's.
+  EXPECT_NE(test::diagnose_text("$ docker run -m 4g builder ./gradlew test\n" + gone + free_m(52)).layer, Layer::host_ram);
+}
+
 // A process gone without a pool named: a GitHub-hosted runner's VM lost mid-job
 // (actions/runner-images#6709's shape) and Electron's renderer gone with reason
 // 'oom' (electron/electron#36841's); our own timestamps and codes. A failure,

@@ -19,6 +19,7 @@
 //   [1]+  Killed                  python3 x.py   job control        zsh: killed  python3 x.py
 //   [1]    12345 killed     python3 x.py         zsh job control (with the pid; "[1]  + 12345 killed ...")
 //   fish: Job 1, 'python3 x.py' terminated by signal SIGKILL (Forced quit)
+//   Gradle build daemon disappeared unexpectedly (it may have been killed or may have crashed)   (no code)
 //   ... The exit codes of the workers are {SIGKILL(-9)}    loky (joblib): a signal name with its negative code
 //   [2048311] signal (15): Terminated                      Julia
 //   Segmentation fault (core dumped)  /  Aborted (core dumped)  /  Terminated
@@ -73,6 +74,7 @@ constexpr Pattern kPatterns[] = {
     {"The runner has received a shutdown signal", kCompanion},  // GitHub Actions: the runner's VM went away
     {"render-process-gone.*oom", kRegex},  // Electron: the renderer died of memory, which pool not said
     {"pool was terminated abruptly"},       // Python's BrokenProcessPool: a worker died, no signal or code given
+    {"daemon disappeared unexpectedly", kCompanion},  // Gradle's build daemon gone: no signal or code given
     {"terminated with signal [0-9]+", kRegex},  // gcc's collect2: "ld terminated with signal 9 [Killed]"
     {"internal compiler error: Killed \\(program ", kRegex},  // gcc's driver: its compiler proper died by SIGKILL
     {"got signal [0-9]+", kRegex | kCompanion},  // stress: "<-- worker 24 got signal 9"
@@ -348,14 +350,18 @@ class ExitStatus final : public Recognizer {
     const bool runner = text::contains(s, "The runner has received a shutdown signal");
     const bool renderer = text::contains(s, "render-process-gone") && text::contains(s, "oom");
     const bool pool = text::contains(s, "pool was terminated abruptly");
-    if (runner || renderer || pool) {
-      if (guards::is_advice_line(s) || repeated(line, runner ? "runner-shutdown" : renderer ? "renderer-gone" : "pool-broken"))
+    // Gradle: "Gradle build daemon disappeared unexpectedly (it may have been killed or may have crashed)".
+    const bool daemon = text::contains(s, "daemon disappeared unexpectedly");
+    if (runner || renderer || pool || daemon) {
+      if (guards::is_advice_line(s) ||
+          repeated(line, runner ? "runner-shutdown" : renderer ? "renderer-gone" : pool ? "pool-broken" : "daemon-gone"))
         return true;
       Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
       e.strength = 0.3f;
       e.detail = runner     ? "the CI runner received a shutdown signal (its machine stopped or was lost)"
                  : renderer ? "Electron's renderer process was gone with reason 'oom' (which pool, not said)"
-                            : "a worker of a Python process pool was terminated abruptly (no signal or exit code given)";
+                 : pool     ? "a worker of a Python process pool was terminated abruptly (no signal or exit code given)"
+                            : "the Gradle build daemon disappeared (killed or crashed; no signal or exit code given)";
       if (renderer)
         if (auto c = text::after(s, "exitCode")) e.exit_code = text::parse_i64(platform::skip(*c, "\":' "));
       out.add(std::move(e));
