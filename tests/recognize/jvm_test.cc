@@ -227,5 +227,25 @@ TEST(Jvm, AGrepForTheErrorDoesNotHideItsOutput) {
   EXPECT_EQ(test::diagnose_text("$ grep -c OutOfMemoryException app.log\n0\n").layer, Layer::none);
 }
 
+// The VM could not reserve its heap's address space at start (modelled on
+// marbl/canu#1279: a Grid Engine job whose h_vmem is far below the -Xmx it
+// starts; our own sizes): a native failure of the JVM, and beside the job's
+// virtual-memory cap, that cap set below the heap it was asked to hold.
+TEST(Jvm, AHeapTheVmCouldNotReserveIsNativeAndBelowAnHvmemCapIsThatCap) {
+  const std::string start =
+      "java -Xms6144m -Xmx6144m -jar /opt/tools/assembler.jar --threads 4\n"
+      "Error occurred during initialization of VM\n"
+      "Could not reserve enough space for 6291456KB object heap\n";
+  auto f = test::facts_of_kind(start, FactKind::jvm_native_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].requested, 6291456ull * 1024);
+  EXPECT_EQ(test::diagnose_text(start).layer, Layer::host_ram);
+  Diagnosis capped = test::diagnose_text("qsub -pe smp 4 -l h_vmem=900m -cwd ./run.sh\n" + start);
+  EXPECT_EQ(capped.layer, Layer::container_limit);
+  EXPECT_EQ(capped.cause, Cause::limit_too_low);
+  // Advice quoting the message is not a failure.
+  EXPECT_EQ(test::diagnose_text("If you see \"Could not reserve enough space for object heap\", lower -Xmx.\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -36,6 +36,7 @@
 //   #SBATCH --mem=24G           sbatch --mem=16000 train.sh   (bare numbers are MB, suffixes K M G T)
 //   Memory Efficiency: 99.19% of 16.00 GB                      (seff's summary; "Memory Utilized: 15.87 GB")
 //   resources: mem_mb=8000, mem_mib=7630, disk_mb=1000, ...    (Snakemake's job resources, Slurm executor)
+#include <cctype>
 #include <optional>
 
 #include "core/text.h"
@@ -279,9 +280,13 @@ class Hpc final : public Recognizer {
       if (auto of = text::after(*e, "% of ")) limit = units::parse_log_size(*of), detail = "Slurm job memory (seff)";
     } else if (auto m = text::after(s, "resources: mem_mb=")) {
       if (auto n = text::parse_u64(*m); n && *n > 0 && *n < (1ULL << 30)) limit = *n * 1000 * 1000, detail = "Snakemake mem_mb";
-    } else if (auto v = text::after(s, "h_vmem="); v && (text::contains(s, "resource_list") || text::contains(s, "#$") || text::contains(s, "qsub"))) {
+    } else if (auto v = text::after(s, "h_vmem="); v && (text::contains(s, "resource_list") || text::contains(s, "#$") || text::contains(s, "qsub") ||
+                                                          text::contains(s, "-l h_vmem="))) {
       // Grid Engine's per-slot hard limit: "hard resource_list: h_data=16G,h_vmem=16G", "#$ -l h_vmem=8G".
+      // Its units are K/M/G either case ("1300m"); a bare number is bytes.
       limit = units::parse_log_size(*v), detail = "Grid Engine h_vmem (per slot)";
+      std::string_view unit;
+      if (!limit && text::parse_u64(*v, &unit) && !unit.empty() && std::isalpha(static_cast<unsigned char>(unit[0]))) limit = slurm_mem(*v);
     } else if (auto v = text::after(s, "Total Requested Memory :")) {
       // LSF's job report summary, in MB.
       if (auto mb = text::parse_double(text::trim_left(*v)); mb && *mb > 0 && *mb < 1e12)

@@ -18,6 +18,8 @@
 //   # Native memory allocation (malloc) failed to allocate 32744 bytes for ChunkPool::allocate
 //   java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or process/resource limits reached
 //   java.lang.OutOfMemoryError: unable to create new native thread  /  Map failed
+//   Error occurred during initialization of VM / Could not reserve enough space for 10066944KB object heap
+//       (the address space for the heap, at start: a virtual-memory cap or a 32-bit VM)
 // hs_err and the JVM's stdout frame their text with "# "; that is not a comment.
 //
 // Flags that mention the error are configuration, never failures:
@@ -41,6 +43,7 @@ constexpr Pattern kPatterns[] = {
     {"Failed to allocate a ", kShared},
     {"insufficient memory for the Java Runtime", kCompanion},
     {"Native memory allocation"},
+    {"Could not reserve enough space for ", kCompanion},
     {"os::commit_memory", kCompanion},
     {"-Xmx", kContext},
     {"ES_HEAP_SIZE=", kContext},
@@ -307,6 +310,17 @@ class Jvm final : public Recognizer {
       f.requested = text::parse_u64(*n);
       f.detail = text::contains(rest, "(mmap)") ? "native mmap failed" : "native malloc failed";
       at = q;
+    } else if (size_t v = s.find("Could not reserve enough space for "); v != std::string_view::npos) {
+      // "Could not reserve enough space for 10066944KB object heap" (also
+      // "... for code cache", "... for card marking array"): the VM could not
+      // reserve the address space at start; a cap on the process's virtual
+      // memory (ulimit -v, Grid Engine's h_vmem) or a 32-bit VM.
+      std::string_view rest;
+      auto kb = text::parse_u64(s.substr(v + 35), &rest);
+      if (kb && text::starts_with(rest, "KB")) f.requested = *kb * units::KiB;
+      f.detail = "the JVM could not reserve its heap's address space";
+      f.strength = 0.7f;
+      at = v;
     } else if (size_t r = s.find("os::commit_memory("); r != std::string_view::npos) {
       if (!text::contains(s, "failed")) return;
       // os::commit_memory(addr, size, exec) failed; error='...' (errno=12)
