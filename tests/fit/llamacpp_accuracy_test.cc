@@ -84,16 +84,23 @@ TEST(FitLlamaCpp, MatchesTheBuffersTheRealEngineLogs) {
   const bool amx = test::host_has_amx();
   std::string table = fmt::format("\n{:<34} {:>10} {:>7} {:>10} {:>7} {:>10} {:>7} {:>10} {:>7} {:>9}\n", "case",
                                   "weights", "err", "KV", "err", "compute", "err", "total", "err", "nlc est");
-  int n = 0;
+  // Every model is written first and measured in one node process.
+  std::vector<test::MeasureJob> jobs;
   for (const Case& c : kCases) {
-    std::string path = fmt::format("{}/m{}.gguf", dir, n++);
+    std::string path = fmt::format("{}/m{}.gguf", dir, jobs.size());
     ASSERT_TRUE(test::write_tiny_model(c.model, path)) << c.name;
     json settings = {{"contextSize", c.ctx}, {"sequences", c.seqs}, {"flashAttention", c.fa},
                      {"kvCacheKeyType", c.kv}, {"kvCacheValueType", c.kv}, {"gpuLayers", 0}, {"useMmap", c.mmap}};
     if (c.batch) settings["batchSize"] = c.batch;
-    const std::string log = path + ".log";
-    std::string cmd = test::measure_command(AIMEM_SOURCE_DIR, path, settings.dump(), modules, log);
-    json r = json::parse(test::shell_output(cmd), nullptr, false);
+    jobs.push_back({path, settings, path + ".log"});
+  }
+  const std::vector<test::Measured> measured = test::measure_batch(AIMEM_SOURCE_DIR, jobs, modules, dir + "/jobs.json");
+  for (size_t n = 0; n < jobs.size(); ++n) {
+    const Case& c = kCases[n];
+    const std::string& path = jobs[n].gguf;
+    const std::string& log = jobs[n].log;
+    const std::string& cmd = measured[n].command;
+    json r = measured[n].result;
     ASSERT_TRUE(r.is_object() && r.contains("engine")) << c.name << ": measure.mjs failed: " << cmd;
     const json& e = r["engine"];
 

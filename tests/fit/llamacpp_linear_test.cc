@@ -817,19 +817,28 @@ TEST(FitLlamaCppLinear, RwkvAndDeltaNetMatchTheBuffersTheRealEngineLogs) {
   std::string table = fmt::format("\n{:<14} {:>9} | {:>8} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>7} {:>7} | {:>6} {:>7} | {:>8} {:>7}\n",
                                   "arch", "ctx x seq", "weights", "err", "KV", "err", "RS eng", "aimem", "compute", "err",
                                   "out eng", "aimem", "total", "err");
+  // Every model is written first and every load measured in one node process.
+  std::vector<test::MeasureJob> jobs;
   for (const Arch& arch : archs) {
     const std::string path = fmt::format("{}/{}.gguf", dir, arch.name);
     auto written = arch.make(arch.variant).write(path);
     ASSERT_TRUE(written) << arch.name << ": " << written.error().message;
+    for (const auto& [ctx, seqs] : settings)
+      jobs.push_back({path, json{{"contextSize", ctx}, {"sequences", seqs}, {"gpuLayers", 0}},
+                      fmt::format("{}.{}x{}.log", path, ctx, seqs)});
+  }
+  const std::vector<test::Measured> measured = test::measure_batch(AIMEM_SOURCE_DIR, jobs, modules, dir + "/jobs.json");
+  size_t job = 0;
+  for (const Arch& arch : archs) {
+    const std::string path = fmt::format("{}/{}.gguf", dir, arch.name);
     auto spec = load_model(local_files(), path, "", "");
     ASSERT_TRUE(spec) << arch.name << ": " << spec.error().message;
     ASSERT_FALSE(spec->recurrent_r.empty()) << arch.name << ": aimem found no recurrent layers";
     for (const auto& [ctx, seqs] : settings) {
       const std::string label = fmt::format("{} ctx {} x {}", arch.name, ctx, seqs);
-      const std::string log = fmt::format("{}.{}x{}.log", path, ctx, seqs);
-      json st = {{"contextSize", ctx}, {"sequences", seqs}, {"gpuLayers", 0}};
-      std::string cmd = test::measure_command(AIMEM_SOURCE_DIR, path, st.dump(), modules, log);
-      json r = json::parse(test::shell_output(cmd), nullptr, false);
+      const std::string& log = jobs[job].log;
+      const std::string& cmd = measured[job].command;
+      json r = measured[job++].result;
       ASSERT_TRUE(r.is_object() && r.contains("engine")) << label << ": measure.mjs failed: " << cmd << "\n"
                                                          << (r.is_object() ? r.dump() : "");
       const json& e = r["engine"];

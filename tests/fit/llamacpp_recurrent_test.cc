@@ -213,20 +213,30 @@ TEST(FitLlamaCppRecurrent, StateAndKvEqualTheBuffersTheRealEngineLogs) {
   std::string table = fmt::format("\n{:<32} {:>5} {:>4} | {:>9} {:>9} | {:>7} {:>7} {:>7} {:>7} | {:>8} {:>8}\n",
                                   "model", "ctx", "seqs", "RS engine", "RS aimem", "R eng", "R aimem", "S eng",
                                   "S aimem", "KV eng", "KV aimem");
+  // Every model is written first and every load measured in one node process.
+  std::vector<test::MeasureJob> jobs;
   int n = 0;
   for (const Model& model : models) {
     const std::string path = fmt::format("{}/{}.gguf", dir, n++);
     auto written = model.make(model.shape).write(path);
     ASSERT_TRUE(written) << model.name << ": " << written.error().message;
+    for (const auto& [ctx, seqs] : settings)
+      jobs.push_back({path, json{{"contextSize", ctx}, {"sequences", seqs}, {"gpuLayers", 0}},
+                      fmt::format("{}.{}x{}.log", path, ctx, seqs)});
+  }
+  const std::vector<test::Measured> measured = test::measure_batch(AIMEM_SOURCE_DIR, jobs, modules, dir + "/jobs.json");
+  size_t job = 0;
+  n = 0;
+  for (const Model& model : models) {
+    const std::string path = fmt::format("{}/{}.gguf", dir, n++);
     auto spec = load_model(local_files(), path, "", "");
     ASSERT_TRUE(spec) << model.name << ": " << spec.error().message;
     ASSERT_FALSE(spec->recurrent_r.empty()) << model.name << ": aimem found no recurrent layers";
     for (const auto& [ctx, seqs] : settings) {
       const std::string label = fmt::format("{} ctx {} x {}", model.name, ctx, seqs);
-      const std::string log = fmt::format("{}.{}x{}.log", path, ctx, seqs);
-      json st = {{"contextSize", ctx}, {"sequences", seqs}, {"gpuLayers", 0}};
-      std::string cmd = test::measure_command(AIMEM_SOURCE_DIR, path, st.dump(), modules, log);
-      json r = json::parse(test::shell_output(cmd), nullptr, false);
+      const std::string& log = jobs[job].log;
+      const std::string& cmd = measured[job].command;
+      json r = measured[job++].result;
       ASSERT_TRUE(r.is_object() && r.contains("engine")) << label << ": measure.mjs failed: " << cmd << "\n"
                                                          << (r.is_object() ? r.dump() : "");
       EngineLog e = read_engine_log(log);
@@ -333,7 +343,10 @@ TEST(FitLlamaCppGraphMetadata, MaxNodesIsTheEnginesAndNotInTheBaseline) {
     uint32_t layers;
     bool tied;
   };
-  for (Case c : {Case{16, true}, Case{16, false}, Case{2, false}}) {
+  const Case cases[] = {{16, true}, {16, false}, {2, false}};
+  // Every model is written first and measured in one node process.
+  std::vector<test::MeasureJob> jobs;
+  for (Case c : cases) {
     test::TinyModelOptions o;
     o.n_layer = c.layers;
     o.n_embd = 64;
@@ -344,10 +357,15 @@ TEST(FitLlamaCppGraphMetadata, MaxNodesIsTheEnginesAndNotInTheBaseline) {
     o.tied_output = c.tied;
     const std::string path = fmt::format("{}/l{}{}.gguf", dir, c.layers, c.tied ? "t" : "");
     ASSERT_TRUE(test::write_tiny_model(o, path));
-    const std::string log = path + ".log";
-    std::string cmd =
-        test::measure_command(AIMEM_SOURCE_DIR, path, json{{"contextSize", 512}, {"gpuLayers", 0}}.dump(), modules, log);
-    json r = json::parse(test::shell_output(cmd), nullptr, false);
+    jobs.push_back({path, json{{"contextSize", 512}, {"gpuLayers", 0}}, path + ".log"});
+  }
+  const std::vector<test::Measured> measured = test::measure_batch(AIMEM_SOURCE_DIR, jobs, modules, dir + "/jobs.json");
+  for (size_t job = 0; job < jobs.size(); ++job) {
+    const Case c = cases[job];
+    const std::string& path = jobs[job].gguf;
+    const std::string& log = jobs[job].log;
+    const std::string& cmd = measured[job].command;
+    json r = measured[job].result;
     ASSERT_TRUE(r.is_object() && r.contains("engine")) << cmd;
     EngineLog e = read_engine_log(log);
     ASSERT_TRUE(e.max_nodes) << "no max_nodes line in " << log;

@@ -161,7 +161,8 @@ struct Setting {
 };
 
 // One family per test, so that each stays well inside ctest's 300 s limit
-// on a loaded machine (a node-llama-cpp load is 2 to 7 s).
+// on a loaded machine (a family's 22 loads run in one measure.mjs batch,
+// about 0.5 s a load on 2 shared cores; a node start of its own is ~2 s more).
 void check_against_node_llama_cpp(const std::vector<Arch>& archs) {
   const std::string modules = AIMEM_NODE_MODULES;
   ASSERT_TRUE(fs::exists(modules + "/node-llama-cpp/package.json"))
@@ -185,10 +186,22 @@ void check_against_node_llama_cpp(const std::vector<Arch>& archs) {
   std::string table = fmt::format("\n{:<10} {:>10} {:>5} {:>3} | {:>8} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>8} {:>7}\n",
                                   "arch", "ctx x seq", "batch", "FA", "weights", "err", "KV", "err", "compute", "err",
                                   "total", "err");
+  // Every model is written first and every load measured in one node process.
+  std::vector<test::MeasureJob> jobs;
   for (const Arch& arch : archs) {
     const std::string path = fmt::format("{}/{}.gguf", dir, arch.name);
     auto written = arch.make(arch.variant).write(path);
     ASSERT_TRUE(written) << arch.name << ": " << written.error().message;
+    for (const Setting& st : settings) {
+      json js = {{"contextSize", st.ctx}, {"sequences", st.seqs}, {"flashAttention", st.fa}, {"gpuLayers", 0}};
+      if (st.batch) js["batchSize"] = st.batch;
+      jobs.push_back({path, js, fmt::format("{}.{}x{}b{}{}.log", path, st.ctx, st.seqs, st.batch, st.fa ? "fa" : "")});
+    }
+  }
+  const std::vector<test::Measured> measured = test::measure_batch(AIMEM_SOURCE_DIR, jobs, modules, dir + "/jobs.json");
+  size_t job = 0;
+  for (const Arch& arch : archs) {
+    const std::string path = fmt::format("{}/{}.gguf", dir, arch.name);
     auto spec = load_model(local_files(), path, "", "");
     ASSERT_TRUE(spec) << arch.name << ": " << spec.error().message;
     EXPECT_EQ(spec->n_swa > 0, arch.swa) << arch.name;
@@ -196,11 +209,8 @@ void check_against_node_llama_cpp(const std::vector<Arch>& archs) {
     for (const Setting& st : settings) {
       const std::string label =
           fmt::format("{} ctx {} x {} batch {} fa {}", arch.name, st.ctx, st.seqs, st.batch, st.fa ? "on" : "off");
-      json js = {{"contextSize", st.ctx}, {"sequences", st.seqs}, {"flashAttention", st.fa}, {"gpuLayers", 0}};
-      if (st.batch) js["batchSize"] = st.batch;
-      const std::string log = fmt::format("{}.{}x{}b{}{}.log", path, st.ctx, st.seqs, st.batch, st.fa ? "fa" : "");
-      std::string cmd = test::measure_command(AIMEM_SOURCE_DIR, path, js.dump(), modules, log);
-      json r = json::parse(test::shell_output(cmd), nullptr, false);
+      const std::string& cmd = measured[job].command;
+      json r = measured[job++].result;
       ASSERT_TRUE(r.is_object() && r.contains("engine")) << label << ": measure.mjs failed: " << cmd << "\n"
                                                          << (r.is_object() ? r.dump() : "");
       const json& e = r["engine"];

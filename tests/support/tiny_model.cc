@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
 #include <vector>
 
 namespace aimem::test {
@@ -300,6 +301,33 @@ std::string measure_command(const std::string& source_dir, const std::string& gg
                             const std::string& modules, const std::string& log) {
   return "node " + source_dir + "/tests/llamacpp/measure.mjs " + gguf + " '" + settings +
          "' --modules " + modules + " --timeout 90 --log " + log + " 2>/dev/null";
+}
+
+std::vector<Measured> measure_batch(const std::string& source_dir, const std::vector<MeasureJob>& jobs,
+                                    const std::string& modules, const std::string& jobs_file) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const MeasureJob& j : jobs) list.push_back({{"model", j.gguf}, {"settings", j.settings}, {"log", j.log}});
+  const std::string cmd = "node " + source_dir + "/tests/llamacpp/measure.mjs --batch " + jobs_file + " --modules " +
+                          modules + " --timeout 90 2>/dev/null";
+  std::vector<Measured> out(jobs.size());
+  {
+    std::ofstream f(jobs_file);
+    f << list.dump() << "\n";
+    if (!f) {  // no batch: every job says why
+      for (size_t i = 0; i < jobs.size(); ++i) out[i].command = "cannot write the jobs file " + jobs_file;
+      return out;
+    }
+  }
+  std::istringstream lines(shell_output(cmd));
+  std::string line;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    out[i].result = std::getline(lines, line) ? nlohmann::json::parse(line, nullptr, false)
+                                              : nlohmann::json(nlohmann::json::value_t::discarded);
+    out[i].command = cmd + " (job " + std::to_string(i) + " of " + std::to_string(jobs.size()) + ", counted from 0" +
+                     (out[i].result.is_discarded() ? ", which printed no line" : "") + "; alone: " +
+                     measure_command(source_dir, jobs[i].gguf, jobs[i].settings.dump(), modules, jobs[i].log) + ")";
+  }
+  return out;
 }
 
 EngineLog read_engine_log(const std::string& path) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/result.h"
 #include "fit/gguf.h"
 
@@ -67,6 +69,28 @@ bool host_has_amx();
 // `log`; it prints one JSON document.
 std::string measure_command(const std::string& source_dir, const std::string& gguf, const std::string& settings, const std::string& modules,
                             const std::string& log);
+
+// Many loads in one node process (measure.mjs --batch: node-llama-cpp is
+// imported and getLlama() runs once, most of a single run's time). A job is
+// what measure_command takes: the GGUF, its settings and the log file.
+struct MeasureJob {
+  std::string gguf;
+  nlohmann::json settings;  // a JSON object of measure.mjs's options
+  std::string log;
+};
+// One job's outcome: the JSON object measure.mjs printed for it (the same as
+// a single run prints, an {"error": ...} object included; discarded when no
+// line came back for it, e.g. the engine aborted the process), and the
+// command for failure messages: the batch, the job's place in it, and the
+// single command that measures that job alone.
+struct Measured {
+  nlohmann::json result;
+  std::string command;
+};
+// Writes the jobs to `jobs_file`, runs the batch and returns one Measured per
+// job, in the jobs' order.
+std::vector<Measured> measure_batch(const std::string& source_dir, const std::vector<MeasureJob>& jobs,
+                                    const std::string& modules, const std::string& jobs_file);
 
 // What the engine logged for one load, from measure.mjs's --log file:
 //   load_tensors:   CPU model buffer size =  0.50 MiB
