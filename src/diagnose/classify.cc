@@ -979,7 +979,8 @@ std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
 // A table of processes beside the failure (recognize/families/
 // process_table.cc: Ray's top users, ps, top), the last one in the evidence,
 // one fact per program. Four or more copies of one program holding half the
-// table or more, the failing program among them (or none named): more copies
+// table or more (three holding three quarters), the failing program among
+// them (or none named): more copies
 // at once than the memory holds. The failing program holding under a third
 // of the table while another program holds more than it (and kOtherMin at
 // least): the other processes took the memory. As many copies as a stated
@@ -1020,7 +1021,9 @@ std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed,
   const bool shards = v.any([&](const Fact& f) {
     return f.kind == FactKind::runtime_setting && f.detail == process_name::kTensorParallel && f.count == top.sequences;
   });
-  if (*top.sequences >= 4 && *top.usage * 2 >= total && !shards && (name.empty() || same_program(name, top.process))) {
+  // Fewer copies must hold more of it: four half, three three quarters.
+  const bool copies = (*top.sequences >= 4 && *top.usage * 2 >= total) || (*top.sequences == 3 && *top.usage * 4 >= total * 3);
+  if (copies && !shards && (name.empty() || same_program(name, top.process))) {
     why = std::to_string(*top.sequences) + " copies of " + top.process + " held " + units::format_bytes(*top.usage) + " of the " +
           units::format_bytes(total) + " in the process table" + where + ": more copies at once than the memory holds";
     why.strength = 0.6f;

@@ -39,9 +39,11 @@ std::string program(std::string_view command) {
   std::string_view rest;
   std::string_view w = first_word(command, &rest);
   if (w.empty() || w.front() == '[') return {};
-  if (w.substr(0, 5) == "ray::") {
-    w = w.substr(5);
-    w = w.substr(0, w.find('.'));
+  if (w.substr(0, 5) == "ray::" || w.substr(0, 4) == "ray_") {
+    // "ray::Actor.method", "ray::dask:('sort_index-..', 982)" (a task and
+    // its arguments), Ray before 1.0's "ray_Accumulator:alloc()".
+    w = w.substr(w[3] == ':' ? 5 : 4);
+    w = w.substr(0, w.find_first_of(".:("));
     return std::string(w.substr(0, kMaxName));
   }
   w = base(w);

@@ -101,6 +101,9 @@ TEST(ProcessTable, ProgramNamesGroupCopies) {
   EXPECT_EQ(process_name::program("python -m vllm.entrypoints.api_server --model m"), "python -m vllm.entrypoints.api_server");
   EXPECT_EQ(process_name::program("/usr/sbin/mysqld --user=mysql"), "mysqld");
   EXPECT_EQ(process_name::program("[kworker/3:1-events]"), "");
+  // A Ray task with its arguments, and Ray before 1.0's title.
+  EXPECT_EQ(process_name::program("ray::dask:('sort_index-4be1', 982)"), "dask");
+  EXPECT_EQ(process_name::program("ray_Accumulator:alloc()"), "Accumulator");
 }
 
 // Four copies of the killed actor's class hold most of the table: the
@@ -152,6 +155,24 @@ TEST(ProcessTable, AFailingProgramHoldingLittleOfTheTableIsAnotherProcesssDoing)
       " 8841 6900420 java\n"
       " 3120 811200 chrome\n";
   EXPECT_NE(test::diagnose_text(own).cause, Cause::other_process);
+}
+
+// Three copies must hold three quarters of the table to say so (modelled on
+// ray-project/ray#32195: three sort tasks side by side; our own figures).
+TEST(ProcessTable, ThreeCopiesMustHoldThreeQuartersOfTheTable) {
+  auto ray = [](double third) {
+    return std::string(
+               "(raylet) node_manager.cc:3097: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due "
+               "to other reasons at node (ID: 51c0e2, IP: 10.0.3.9) over the last time period.\n"
+               "PID\tMEM(GB)\tCOMMAND\n"
+               "753\t19.90\tray::dask:('sort_index-be01', 982)\n"
+               "756\t15.10\tray::dask:('sort_index-be01', 961)\n") +
+           "760\t" + std::to_string(third) + "\tray::dask:('sort_index-be01', 977)\n" + "172\t3.40\t/opt/ray/raylet --raylet_socket_name=x\n";
+  };
+  EXPECT_EQ(test::diagnose_text(ray(10.2)).cause, Cause::concurrency_batch);
+  // The same three holding less than three quarters: not enough to say.
+  const std::string other = "811\t16.00\t/usr/bin/postgres -D /data\n";
+  EXPECT_NE(test::diagnose_text(ray(10.2) + other).cause, Cause::concurrency_batch);
 }
 
 }  // namespace

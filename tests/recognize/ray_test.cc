@@ -86,5 +86,31 @@ TEST(Ray, Ray20RayletHeadlineIsTheMemoryMonitor) {
   EXPECT_TRUE(of_kind("System memory low at node with IP 10.0.2.11.\n", FactKind::userspace_kill).empty());
 }
 
+// Ray before 1.0 raised in the task once the node passed its threshold
+// (modelled on ray-project/ray#3323; our own node and figures): the same
+// user-space guard, with the node's usage; its top consumers are a process
+// table whose values carry their unit.
+TEST(Ray, TheOldMonitorsRaisedErrorIsTheSameGuard) {
+  const std::string log =
+      "ray.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node ip-10-1-2-3 is used (30.6 / 31.9 GB). "
+      "The top 5 memory consumers are:\n"
+      "\n"
+      "PID\tMEM\tCOMMAND\n"
+      "4410\t21.4GB\tray_Collector:gather()\n"
+      "4388\t1.1GB\t/usr/bin/python3 -u /opt/ray/workers/default_worker.py\n";
+  auto k = test::facts_of_kind(log, FactKind::userspace_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].layer, Layer::userspace_oom_killer);
+  ASSERT_TRUE(k[0].ratio);
+  EXPECT_DOUBLE_EQ(*k[0].ratio, 0.95);
+  EXPECT_NEAR(static_cast<double>(*k[0].usage) / static_cast<double>(*k[0].total), 30.6 / 31.9, 1e-6);
+  std::vector<Fact> table;
+  for (Fact& f : test::facts_of_kind(log, FactKind::memory_usage))
+    if (f.detail == "process table") table.push_back(std::move(f));
+  ASSERT_EQ(table.size(), 2u);
+  EXPECT_EQ(table[0].process, "Collector");
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -3,6 +3,7 @@
 //
 //   PID	MEM(GB)	COMMAND                              Ray's memory monitor (2.2+): its top users,
 //   4812	14.61	ray::Worker.__init__                    GB (10^9 bytes), tab- or space-separated
+//   PID	MEM	COMMAND   /   9112	11.2GB	ray_Accumulator:alloc()     (Ray before 1.0: the unit on the value)
 //   $ ps -eo pid,rss,comm --sort=-rss | head          ps with -o: the header names the columns;
 //     PID   RSS COMMAND                                 RSS (also RSZ, "RSS(kB)") in KiB
 //    4411 2871304 firefox
@@ -36,10 +37,10 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     // Headers: a PID or memory column and a command column.
-    {"MEM\\(GB\\)\\s+COMMAND", kRegex | kContext},
+    {"MEM(\\(GB\\))?\\s+COMMAND", kRegex | kContext},
     {"\\b(RSS|RSZ|RES|RSS\\(kB\\))\\s+.*\\b(COMMAND|CMD|COMM)\\s*$", kRegex | kContext},
     // Rows: "<pid> <size> <command>", "<rss> <command>", ps aux's and top's.
-    {"^\\s*[0-9]+\\s+[0-9]+(\\.[0-9]+)?[kmgt]?\\s+[^\\s0-9]", kRegex | kContext},
+    {"^\\s*[0-9]+\\s+[0-9]+(\\.[0-9]+)?([kmgt]|[KMG]B)?\\s+[^\\s0-9]", kRegex | kContext},
     {"^\\s*[0-9]{3,}\\s+[A-Za-z/\\[]", kRegex | kContext},
     {"^[a-z_][a-z0-9_+.-]*\\s+[0-9]+\\s+[0-9.]+\\s+[0-9.]+\\s+[0-9]+\\s+[0-9]+\\s", kRegex | kContext},
     {"^\\s*[0-9]+\\s+[a-z_][a-z0-9_+.-]*\\s+(rt|-?[0-9]+)\\s+-?[0-9]+\\s+[0-9.]+[kmgtp]?\\s+[0-9.]+[kmgtp]?\\s", kRegex | kContext},
@@ -48,7 +49,7 @@ constexpr Pattern kPatterns[] = {
 constexpr size_t kMaxColumns = 24;
 constexpr size_t kNoColumn = size_t(-1);
 
-enum class Unit { kib, gb, kib_or_suffix };
+enum class Unit { kib, gb, kib_or_suffix, with_unit };
 
 class ProcessTable final : public Recognizer {
  public:
@@ -76,6 +77,7 @@ class ProcessTable final : public Recognizer {
       else if (w[k] == "RSS" || w[k] == "RSZ" || w[k] == "RSS(kB)") mem = k;
       else if (w[k] == "RES") mem = k, unit = Unit::kib_or_suffix;
       else if (w[k] == "MEM(GB)") mem = k, unit = Unit::gb;
+      else if (w[k] == "MEM") mem = k, unit = Unit::with_unit;  // Ray before 1.0: "11.2GB"
       else if ((w[k] == "COMMAND" || w[k] == "CMD" || w[k] == "COMM") && k + 1 == w.size()) cmd = k;
     }
     if (mem == kNoColumn || cmd == kNoColumn || mem > cmd) return false;
@@ -110,6 +112,11 @@ class ProcessTable final : public Recognizer {
       auto gb = text::parse_double(v, &rest);
       if (!gb || !rest.empty() || *gb < 0 || *gb > 1e6) return std::nullopt;
       return static_cast<uint64_t>(std::llround(*gb * 1e9));
+    }
+    if (unit_ == Unit::with_unit) {
+      auto b = units::parse_log_size(v, &rest);
+      if (!b || !rest.empty()) return std::nullopt;
+      return b;
     }
     auto n = text::parse_double(v, &rest);
     if (!n || *n < 0 || *n > 1e12) return std::nullopt;

@@ -8,6 +8,8 @@
 //   (raylet) 3 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
 //       reasons at node (ID: ..., IP: ...) over the last time period. ...
 //   ... Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail: Task was killed due to the node running low ...
+//   ray.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node ip-172-31-7-88 is used
+//       (14.9 / 15.6 GB). The top 5 memory consumers are: ...          (Ray before 1.0: raised in the task)
 //   (raylet) node_manager.cc:2966: System memory low at node with IP 10.0.3.7. Used memory (216.78GB) / total
 //       capacity (219.60GB) (0.98715) exceeds threshold 0.95, killing latest task with name ...   (Ray 2.0-2.1)
 //   The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail:
@@ -35,6 +37,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
 #include "recognize/guards.h"
 
 namespace aimem {
@@ -46,6 +49,7 @@ constexpr Pattern kPatterns[] = {
     {"Worker exit type: NODE_OUT_OF_MEMORY"},
     {"Memory on the node (IP:", kCompanion},
     {"System memory low at node", kCompanion},
+    {"RayOutOfMemoryError: More than ", kCompanion},
     {"by OOM killer due to high memory usage", kCompanion},
     {"The actor never ran", kContext},
     {"(raylet)", kContext},
@@ -74,6 +78,7 @@ class Ray final : public Recognizer {
     }
     if (auto p = s.find("System memory low at node"); p != std::string_view::npos && text::contains(s, "killing"))
       return legacy_monitor(line, s.substr(p), out);
+    if (auto p = s.find("RayOutOfMemoryError: More than "); p != std::string_view::npos) return raised_error(line, s.substr(p), out);
     if (auto p = s.find("killed due to memory pressure (OOM)"); p != std::string_view::npos) return raylet_summary(line, s, p, out);
     if (text::contains(s, "by OOM killer due to high memory usage")) return worker_died(line, s, out);
     if (text::contains(s, "The actor never ran")) {
@@ -164,6 +169,33 @@ class Ray final : public Recognizer {
       }
     }
     if (auto n = text::after(s, "task with name ")) f.process = std::string(text::take_until(*n, ",(").substr(0, 64));
+    flush(out);
+  }
+
+  // Ray before 1.0 raised in the task itself once the node passed its
+  // threshold: "ray.memory_monitor.RayOutOfMemoryError: More than 95% of the
+  // memory on node ip-172-31-7-88 is used (14.9 / 15.6 GB). The top 5 memory
+  // consumers are: ..." The same guard, before the kernel acts.
+  void raised_error(const Line& line, std::string_view s, FactSink& out) {
+    if (guards::is_advice_line(line.text) || pending_ || recent_kill(line.number)) return;
+    start(line);
+    Fact& f = pending_fact_;
+    if (auto pct = text::parse_double(s.substr(31)); pct && *pct > 0 && *pct <= 100) {
+      f.ratio = *pct / 100.0;
+      f.detail = fmt::format("Ray memory monitor (threshold {:g})", *f.ratio);
+    }
+    if (auto u = text::after(s, " is used (")) {
+      // "(14.9 / 15.6 GB)": the used figure is in the total's unit.
+      std::string_view rest;
+      auto used = text::parse_double(*u, &rest);
+      std::string_view of = platform::skip(rest, " /");
+      auto total = units::parse_log_size(of);
+      auto total_figure = text::parse_double(of);
+      if (used && total && total_figure && *total_figure > 0) {
+        f.total = total;
+        f.usage = static_cast<uint64_t>(*used / *total_figure * static_cast<double>(*total));
+      }
+    }
     flush(out);
   }
 
