@@ -173,6 +173,17 @@ TEST(ProcessTable, ThreeCopiesMustHoldThreeQuartersOfTheTable) {
   // The same three holding less than three quarters: not enough to say.
   const std::string other = "811\t16.00\t/usr/bin/postgres -D /data\n";
   EXPECT_NE(test::diagnose_text(ray(10.2) + other).cause, Cause::concurrency_batch);
+  // A program whose own allocation failed, its name not given, is not shown
+  // to be among another program's copies (modelled on vimagick/dockerfiles#62).
+  const std::string mmap_failed =
+      "2024-02-01T10:11:12.000000Z 0 [ERROR] InnoDB: mmap(137428992 bytes) failed; errno 12\n"
+      "$ ps -eo rss,comm --sort=-rss | head -4\n"
+      "  RSS COMMAND\n"
+      "160220 apache2\n"
+      " 98412 apache2\n"
+      " 90004 apache2\n"
+      " 12000 dockerd\n";
+  EXPECT_NE(test::diagnose_text(mmap_failed).cause, Cause::concurrency_batch);
 }
 
 }  // namespace
