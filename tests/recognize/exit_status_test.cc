@@ -248,6 +248,25 @@ TEST(ExitStatus, ADaemonGoneWhileTheHostHadNothingAvailableIsTheHosts) {
   EXPECT_NE(test::diagnose_text("$ docker run -m 4g builder ./gradlew test\n" + gone + free_m(52)).layer, Layer::host_ram);
 }
 
+// Airflow's task runner names the signal ("Negsignal.SIGKILL", modelled on
+// apache/airflow#27741) and Bun's panic handler its segfault (modelled on
+// oven-sh/bun#19539); our own tasks and addresses.
+TEST(ExitStatus, AirflowsNegsignalAndBunsSegfaultAreSignals) {
+  const std::string airflow =
+      "[2024-05-02, 03:11:40 UTC] {local_task_job_runner.py:234} INFO - Task exited with return code Negsignal.SIGKILL\n";
+  EXPECT_EQ(of_kind(airflow, FactKind::process_killed).size(), 1u);
+  EXPECT_NE(test::diagnose_text(airflow).layer, Layer::none);
+  auto term = of_kind("[2024-05-02, 03:11:40 UTC] {local_task_job_runner.py:234} INFO - Task exited with return code Negsignal.SIGTERM\n",
+                      FactKind::exit_status);
+  ASSERT_EQ(term.size(), 1u);
+  EXPECT_EQ(term[0].signal, 15);
+  const std::string bun =
+      "RSS: 0.31GB | Peak: 0.52GB | Commit: 0.31GB | Faults: 0\n"
+      "panic(main thread): Segmentation fault at address 0x10\n"
+      "oh no: Bun has crashed. This indicates a bug in Bun, not your code.\n";
+  EXPECT_EQ(test::diagnose_text(bun).layer, Layer::not_memory);
+}
+
 // A process gone without a pool named: a GitHub-hosted runner's VM lost mid-job
 // (actions/runner-images#6709's shape) and Electron's renderer gone with reason
 // 'oom' (electron/electron#36841's); our own timestamps and codes. A failure,

@@ -22,6 +22,8 @@
 //   Gradle build daemon disappeared unexpectedly (it may have been killed or may have crashed)   (no code)
 //   ... The exit codes of the workers are {SIGKILL(-9)}    loky (joblib): a signal name with its negative code
 //   [2048311] signal (15): Terminated                      Julia
+//   INFO - Task exited with return code Negsignal.SIGKILL   Airflow's task runner
+//   panic(main thread): Segmentation fault at address 0x0  Bun, Zig (a crash)
 //   Segmentation fault (core dumped)  /  Aborted (core dumped)  /  Terminated
 // A shell "Killed" is the usual sign of the kernel OOM killer when nothing else
 // was captured: process_killed with layer host_ram, strength 0.5 (the diagnosis
@@ -38,6 +40,8 @@
 // it explains.
 // Kubernetes "Exit Code:" / "exitCode:" and docker's "ExitCode" are read by
 // their own recognizers (the case-sensitive patterns here do not match them).
+#include <cctype>
+
 #include "core/text.h"
 #include "recognize/families/families.h"
 #include "recognize/families/platform_util.h"
@@ -68,6 +72,8 @@ constexpr Pattern kPatterns[] = {
     {"exit codes of the workers are \\{SIG", kRegex},  // loky/joblib: "{SIGKILL(-9)}", "{SIGSEGV(-11)}"
     {"signal \\([0-9]+\\): (Terminated|Killed|Aborted|Segmentation fault)", kRegex},  // Julia: "[2048311] signal (15): Terminated"
     {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
+    {"return code Negsignal.SIG", kCompanion},  // Airflow: "Task exited with return code Negsignal.SIGKILL"
+    {"Segmentation fault at address ", kCompanion},  // Bun, Zig: "panic(main thread): Segmentation fault at address 0x0"
     {"was sent SIGKILL"},
     {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
     {"exited on signal [0-9]+", kRegex},  // Open MPI's mpirun
@@ -252,6 +258,22 @@ class ExitStatus final : public Recognizer {
       return;
     }
     if (worded_signal(line, out)) return;
+    if (size_t p = s.find("return code Negsignal.SIG"); p != std::string_view::npos) {
+      // Airflow's task runner: the task process's negative return code as a
+      // signal name ("Negsignal.SIGKILL", "Negsignal.SIGTERM", ...).
+      std::string_view name = s.substr(p + 22);
+      for (const SignalName& n : kSignalNames)
+        if (text::starts_with(name, n.name) && (name.size() == n.name.size() || !std::isalnum(static_cast<unsigned char>(name[n.name.size()])))) {
+          signal(line, p, n.number, std::nullopt, out);
+          break;
+        }
+      return;
+    }
+    if (size_t p = s.find("Segmentation fault at address "); p != std::string_view::npos) {
+      // Bun's and Zig's panic handler: a crash, signal 11.
+      signal(line, p, 11, std::nullopt, out);
+      return;
+    }
     if (size_t p = s.find("SIGKILL: kill)"); p != std::string_view::npos) {
       // Rust's ExitStatus: "process didn't exit successfully: `rustc ...` (signal: 9, SIGKILL: kill)"
       signal(line, p, 9, std::nullopt, out);
