@@ -1079,6 +1079,7 @@ std::optional<Cause> cause_from_recurrence(const View& v, const Fact& kill, Why&
 }
 
 constexpr uint64_t kTinyLimit = 32 * units::MiB;
+constexpr double kLongRunLimitS = 6 * 3600;
 constexpr double kHeapShare = 0.7;
 constexpr double kStartupS = 30;
 
@@ -1131,6 +1132,19 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
     why = "the " + lowered->detail + " (line " + std::to_string(lowered->where.line) + "), and the workload no longer fits";
     why.strength = 0.65f;
     return Cause::limit_too_low;
+  }
+  // Killed at the limit after running kLongRunLimitS or more (the
+  // container's own Started to Finished, docker's StartedAt to FinishedAt):
+  // a limit below the steady need kills within minutes of the start; hours
+  // of running first is a need that grew.
+  double ran = d.decisive && d.decisive->uptime_at_failure_s ? *d.decisive->uptime_at_failure_s : 0;
+  if (const Fact* r = v.first_context([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.detail == "container ran for"; }))
+    ran = std::max(ran, r->uptime_at_failure_s.value_or(0));
+  if (ran >= kLongRunLimitS) {
+    why = "it was killed at its limit after running " + timeutil::format_duration(ran) +
+          ": a limit below the steady need kills within minutes of the start; usage grew over hours";
+    why.strength = 0.55f;
+    return Cause::leak_or_accumulation;
   }
   auto n = restarts(v);
   // A scheduler's own kill at the size it gave the job (YARN, Nomad, Slurm,

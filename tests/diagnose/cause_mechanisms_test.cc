@@ -166,6 +166,28 @@ TEST(CauseMechanisms, HandTakenSamplesThatOnlyGrowAreAccumulation) {
   EXPECT_NE(saw.cause, Cause::leak_or_accumulation) << reason_text(saw);
 }
 
+// How long the killed container ran, from describe's Started and Finished
+// under its OOMKilled reason (modelled on percona-server-mongodb-operator
+// and llama.cpp server pods killed after a day; our own times): hours of
+// running before the kill is a need that grew, minutes is not said to be.
+TEST(CauseMechanisms, AContainerKilledAtItsLimitAfterHoursOfRunningGrew) {
+  auto describe = [](const char* started, const char* finished) {
+    return std::string(
+               "    State:          Running\n"
+               "      Started:      Fri, 21 Nov 2025 06:02:11 +0000\n"
+               "    Last State:     Terminated\n"
+               "      Reason:       OOMKilled\n"
+               "      Exit Code:    137\n"
+               "      Started:      ") +
+           started + "\n      Finished:     " + finished + "\n    Restart Count:  2\n    Limits:\n      memory:  4Gi\n";
+  };
+  Diagnosis day = diagnose_text(describe("Thu, 20 Nov 2025 04:10:00 +0000", "Fri, 21 Nov 2025 06:02:09 +0000"));
+  EXPECT_EQ(day.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(day.cause, Cause::leak_or_accumulation) << reason_text(day);
+  Diagnosis minutes = diagnose_text(describe("Fri, 21 Nov 2025 05:58:00 +0000", "Fri, 21 Nov 2025 06:02:09 +0000"));
+  EXPECT_NE(minutes.cause, Cause::leak_or_accumulation) << reason_text(minutes);
+}
+
 // JVM: the error's own kind and figures.
 TEST(CauseMechanisms, JvmErrorsSayWhichPoolAndWhatAskedForIt) {
   // Metaspace is unbounded unless capped: its exhaustion is the cap.

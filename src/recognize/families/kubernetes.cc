@@ -5,6 +5,7 @@
 // kubectl describe pod:            kubectl get pod -o yaml / -o json:
 //   Last State:  Terminated          lastState: {terminated: {reason: OOMKilled, exitCode: 137}}
 //     Reason:    OOMKilled           "reason": "OOMKilled",  "exitCode": 137,  "restartCount": 5
+//     Started:   Thu, 20 Nov 2025 03:35:40 +0000    Finished: ...   (how long it ran: "container ran for")
 //     Exit Code: 137                 resources: {limits: {memory: 16Gi}, requests: {memory: 8Gi}}
 //   Restart Count: 672               reason: Evicted / phase: Failed
 //   Limits:                          message: 'The node was low on resource: memory. Container node was
@@ -55,6 +56,7 @@
 #include <vector>
 
 #include "core/text.h"
+#include "core/time.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
 #include "recognize/families/platform_util.h"
@@ -104,6 +106,8 @@ constexpr Pattern kPatterns[] = {
     // The CLI run on the cluster: kubectl, or OpenShift's oc with the same verbs.
     {"(^|\\$ )(kubectl|oc) (get|describe|logs|adm top|debug|top) ", kRegex | kContext},
     {"^Name:\\s+\\S", kRegex | kContext},
+    // The terminated container's Started and Finished under its reason (describe, and YAML's startedAt/finishedAt).
+    {"^\\s+(Started|Finished|startedAt|finishedAt):\\s", kRegex | kContext},
     {"^Namespace:\\s", kRegex | kContext},
     {"NAME +READY +STATUS +RESTARTS", kRegex | kContext},
     {"kind\"?:\\s*\"?(Pod|PodList|Event|EventList)\\b", kRegex | kContext},
@@ -154,6 +158,8 @@ std::string label(std::string_view s, std::string_view key) {
   return {};
 }
 
+constexpr uint64_t kTerminatedLines = 8;  // describe prints Exit Code, Started, Finished under the reason
+
 class Kubernetes final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
@@ -182,6 +188,7 @@ class Kubernetes final : public Recognizer {
     if (size_t p = s.find("OOM Killed"); p != std::string_view::npos && old_reason(line, p, out)) return;
     if (text::contains(s, "CrashLoopBackOff")) return crashloop(line, out);
     if (text::contains(s, "Back-off restarting failed container")) return restarts(line, std::nullopt, "Back-off", out);
+    if (reason_line_ && line.number <= reason_line_ + kTerminatedLines && terminated_times(line, out)) return;
     if (auto v = key_value(s, "Exit Code:", "exitCode")) return exit_code(line, *v, out);
     if (auto v = key_value(s, "Restart Count:", "restartCount")) {
       if (auto n = text::parse_u64(*v)) restarts(line, *n, "restartCount", out);
@@ -219,6 +226,11 @@ class Kubernetes final : public Recognizer {
   // Pod named by a describe header.
   std::string pod_;
   uint64_t pod_line_ = 0;
+  // The last OOMKilled reason of a describe or YAML status, and the
+  // Started / Finished of that terminated state read after it.
+  uint64_t reason_line_ = 0;
+  std::optional<int64_t> started_us_;
+  bool ran_said_ = false;
   // An eviction whose reason and message are on different lines (YAML, describe).
   std::optional<Fact> pending_;
   uint64_t pending_line_ = 0;
@@ -437,6 +449,30 @@ class Kubernetes final : public Recognizer {
     return f;
   }
 
+  // "Started:  Thu, 20 Nov 2025 03:35:40 +0000" then "Finished: Thu, 20 Nov
+  // 2025 09:41:09 +0000" under the OOMKilled reason (YAML: startedAt /
+  // finishedAt): how long the killed container ran, a context fact
+  // (runtime_setting "container ran for", uptime_at_failure_s).
+  bool terminated_times(const Line& line, FactSink& out) {
+    std::string_view t = text::trim_left(line.text);
+    bool start = text::starts_with(t, "Started:") || text::starts_with(t, "startedAt:");
+    bool finish = text::starts_with(t, "Finished:") || text::starts_with(t, "finishedAt:");
+    if (!start && !finish) return false;
+    auto when = timeutil::parse_datetime(unquote(t.substr(t.find(':') + 1)));
+    if (!when) return true;
+    if (start) {
+      started_us_ = when;
+      return true;
+    }
+    if (!started_us_ || *when < *started_us_ || ran_said_) return true;
+    ran_said_ = true;
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::kubernetes);
+    f.detail = "container ran for";
+    f.uptime_at_failure_s = static_cast<double>(*when - *started_us_) / 1e6;
+    out.add(std::move(f));
+    return true;
+  }
+
   void oomkilled(const Line& line, size_t p, FactSink& out) {
     std::string_view s = line.text;
     if (guards::is_advice_line(s)) return;
@@ -447,6 +483,7 @@ class Kubernetes final : public Recognizer {
     bool keyed = text::iequals(before.substr(before.size() >= 6 ? before.size() - 6 : 0), "reason") ||
                  text::contains(before, "Terminated") || text::contains(s, "PreviousContainerWasOOMKilled") ||
                  unquote(s) == "OOMKilled";
+    if (keyed) reason_line_ = line.number, started_us_.reset();
     Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
     f.layer = Layer::k8s_pod_limit;
     f.strength = 0.9f;
