@@ -1091,6 +1091,19 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (d.decisive)
     if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
   if (auto c = cause_from_process_table(v, d.decisive, true, why)) return *c;
+  // The kernel kills the cgroup's largest process: one holding under an
+  // eighth of the limit says the memory was spread over many processes
+  // (workers, children, copies), none of which grew alone.
+  if (const Fact* k = d.decisive; k && is_kernel(*k) && k->family == Family::kernel && k->rss && *k->rss > 0) {
+    const Fact* cfg = configured_limit(v);
+    uint64_t lim = k->limit ? *k->limit : cfg ? *cfg->limit : 0;
+    if (lim > 0 && *k->rss * 8 < lim) {
+      why = "the process the kernel killed, the largest in the cgroup, held only " + units::format_bytes(*k->rss) + " of the " +
+            units::format_bytes(lim) + " limit: the memory was spread over many processes at once, none of which grew alone";
+      why.strength = 0.55f;
+      return Cause::concurrency_batch;
+    }
+  }
   const Fact* limit = configured_limit(v);
   std::optional<uint64_t> bytes = limit ? limit->limit : d.decisive ? d.decisive->limit : std::nullopt;
   // Arithmetic the evidence allows, before the generic "it filled its limit":

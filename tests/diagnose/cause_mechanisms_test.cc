@@ -188,6 +188,24 @@ TEST(CauseMechanisms, AContainerKilledAtItsLimitAfterHoursOfRunningGrew) {
   EXPECT_NE(minutes.cause, Cause::leak_or_accumulation) << reason_text(minutes);
 }
 
+// The kernel kills the cgroup's largest process; one holding a sliver of
+// the limit says many processes filled it (modelled on bitnami/charts#30302,
+// a prefork server's children under a pod limit; our own figures).
+TEST(CauseMechanisms, ASmallLargestProcessUnderAMemcgLimitIsManyProcesses) {
+  auto report = [](int anon_kb) {
+    return "[Thu Nov  7 10:12:49 2024] memory: usage 1048576kB, limit 1048576kB, failcnt 9120\n"
+           "[Thu Nov  7 10:12:49 2024] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=c1,mems_allowed=0,"
+           "oom_memcg=/docker/5c1f9e0b,task_memcg=/docker/5c1f9e0b,task=php-fpm,pid=31187,uid=33\n"
+           "[Thu Nov  7 10:12:49 2024] Memory cgroup out of memory: Killed process 31187 (php-fpm) total-vm:412132kB, anon-rss:" +
+           std::to_string(anon_kb) + "kB, file-rss:4116kB, shmem-rss:76kB, UID:33 pgtables:468kB oom_score_adj:0\n";
+  };
+  Diagnosis many = diagnose_text(report(41208));
+  EXPECT_EQ(many.layer, Layer::container_limit);
+  EXPECT_EQ(many.cause, Cause::concurrency_batch) << reason_text(many);
+  Diagnosis one = diagnose_text(report(990112));
+  EXPECT_NE(one.cause, Cause::concurrency_batch) << reason_text(one);
+}
+
 // JVM: the error's own kind and figures.
 TEST(CauseMechanisms, JvmErrorsSayWhichPoolAndWhatAskedForIt) {
   // Metaspace is unbounded unless capped: its exhaustion is the cap.
