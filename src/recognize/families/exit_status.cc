@@ -258,22 +258,6 @@ class ExitStatus final : public Recognizer {
       return;
     }
     if (worded_signal(line, out)) return;
-    if (size_t p = s.find("return code Negsignal.SIG"); p != std::string_view::npos) {
-      // Airflow's task runner: the task process's negative return code as a
-      // signal name ("Negsignal.SIGKILL", "Negsignal.SIGTERM", ...).
-      std::string_view name = s.substr(p + 22);
-      for (const SignalName& n : kSignalNames)
-        if (text::starts_with(name, n.name) && (name.size() == n.name.size() || !std::isalnum(static_cast<unsigned char>(name[n.name.size()])))) {
-          signal(line, p, n.number, std::nullopt, out);
-          break;
-        }
-      return;
-    }
-    if (size_t p = s.find("Segmentation fault at address "); p != std::string_view::npos) {
-      // Bun's and Zig's panic handler: a crash, signal 11.
-      signal(line, p, 11, std::nullopt, out);
-      return;
-    }
     if (size_t p = s.find("SIGKILL: kill)"); p != std::string_view::npos) {
       // Rust's ExitStatus: "process didn't exit successfully: `rustc ...` (signal: 9, SIGKILL: kill)"
       signal(line, p, 9, std::nullopt, out);
@@ -393,6 +377,22 @@ class ExitStatus final : public Recognizer {
     struct Worded {
       std::string_view phrase, pid_prefix;
     };
+    if (size_t p = s.find("return code Negsignal.SIG"); p != std::string_view::npos) {
+      // Airflow's task runner: the task process's negative return code as a
+      // signal name ("Negsignal.SIGKILL", "Negsignal.SIGTERM", ...).
+      std::string_view name = s.substr(p + 22);
+      for (const SignalName& n : kSignalNames)
+        if (text::starts_with(name, n.name) && (name.size() == n.name.size() || !std::isalnum(static_cast<unsigned char>(name[n.name.size()])))) {
+          signal(line, p, n.number, std::nullopt, out);
+          break;
+        }
+      return true;
+    }
+    if (size_t p = s.find("Segmentation fault at address "); p != std::string_view::npos) {
+      // Bun's and Zig's panic handler: a crash, signal 11.
+      signal(line, p, 11, std::nullopt, out);
+      return true;
+    }
     // gcc's driver names the signal by its strsignal() text: "Killed" is SIGKILL.
     if (size_t p = s.find("internal compiler error: Killed (program "); p != std::string_view::npos) {
       signal(line, p, 9, std::nullopt, out);
