@@ -135,13 +135,14 @@ struct Floors {
   double layer, cause, sure;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (1791 cases since the eleventh blind batch of 2026-12-04: validation
-// 86.3 / 55.3 / 81.0, training 95.1 / 72.1 / 92.6; the validation split took
-// the eleventh batch's unread third, 29 of 38 on layer, which lowered its
-// layer figure from 87.0): a change that loses ground fails here.
+// (1911 cases since the twelfth blind batch of 2026-12-04: validation
+// 86.0 / 53.5 / 79.2, training 94.7 / 71.9 / 93.0; the validation split took
+// the eleventh and twelfth batches' unread thirds, 29 of 38 and 33 of 40 on
+// layer, which lowered its figures from 87.0 / 54.2): a change that loses
+// ground fails here.
 constexpr Floors kTargets{95.0, 80.0, 90.0};
-constexpr Floors kValidationFloor{86.0, 54.0, 79.0};
-constexpr Floors kTrainingFloor{94.5, 71.5, 91.0};
+constexpr Floors kValidationFloor{85.5, 53.0, 78.5};
+constexpr Floors kTrainingFloor{94.0, 71.0, 91.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
   const Scores& s = scores();
