@@ -211,5 +211,20 @@ TEST(Hpc, MesossContainerizerAtItsMemLimitIsTheContainersLimit) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
 }
 
+// Moab over Torque deletes a job over its MEM hard limit, in MB (modelled on
+// cBio/cbio-cluster#251; our own job and figures): the job's limit.
+TEST(Hpc, MoabsMemHardLimitIsTheJobsLimit) {
+  const std::string log =
+      "Job deleted at request of root@head.local\n"
+      "job 4411902 exceeded MEM usage hard limit (3120 > 2048)\n";
+  auto k = test::facts_of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(*k[0].limit, 2048ull << 20);
+  EXPECT_EQ(*k[0].usage, 3120ull << 20);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -247,5 +247,18 @@ TEST(Jvm, AHeapTheVmCouldNotReserveIsNativeAndBelowAnHvmemCapIsThatCap) {
   EXPECT_EQ(test::diagnose_text("If you see \"Could not reserve enough space for object heap\", lower -Xmx.\n").layer, Layer::none);
 }
 
+// Maven prints the error's message without its class (modelled on
+// jenkinsci/jenkins#2033; our own build): the Java heap. Prose and flags
+// naming the words are not failures.
+TEST(Jvm, MavensBareHeapMessageIsTheJavaHeap) {
+  for (const char* line : {"[ERROR] GC overhead limit exceeded -> [Help 1]\n", "[ERROR] Java heap space -> [Help 1]\n",
+                           "Error: Java heap space\n"}) {
+    Diagnosis d = test::diagnose_text(std::string("[INFO] BUILD FAILURE\n[INFO] Final Memory: 1010M/1024M\n") + line);
+    EXPECT_EQ(d.layer, Layer::jvm_heap) << line;
+  }
+  EXPECT_EQ(test::diagnose_text("JAVA_OPTS=\"-XX:-UseGCOverheadLimit\" # avoids GC overhead limit exceeded\n").layer, Layer::none);
+  EXPECT_EQ(test::diagnose_text("The build uses 2 GB so that it never runs out of Java heap space.\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -188,5 +188,21 @@ user: warning: [2026-02-03T11:04:12.120000000Z]: [talos] Sending SIGKILL to cgro
   EXPECT_TRUE(kills("runc: Sending SIGKILL to cgroup /x after timeout\n").empty());
 }
 
+// oomd's kill line with the cgroup written without its leading "/", and its
+// "Killed N processes" summary (modelled on facebookincubator/oomd#61; our
+// own figures): the user-space killer, and the count of what it killed is
+// not a count of parallel workers.
+TEST(UserspaceKillers, OomdsKillLineWithARelativeCgroupIsItsKill) {
+  const std::string log =
+      "Mar 02 10:12:40 ws oomd[611]: [../src/oomd/plugins/BaseKillPlugin.cpp:226] Killed 5 processes\n"
+      "Mar 02 10:12:40 ws oomd[611]: [../src/oomd/Log.cpp:114] oomd kill: 63.10 40.20 11.90 user.slice/user-1000.slice/session-3.scope "
+      "12884901888 ruleset:[user session protection] detectorgroup:[user pressure above 60 for 30s] killer:kill_by_memory_size_or_growth v2\n";
+  auto k = test::facts_of_kind(log, FactKind::userspace_kill);
+  ASSERT_GE(k.size(), 1u);
+  EXPECT_EQ(k.back().cgroup, "/user.slice/user-1000.slice/session-3.scope");
+  EXPECT_TRUE(test::facts_of_kind(log, FactKind::phase_serve).empty());
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -17,6 +17,7 @@
 //   slurmstepd: error: Job 4411 exceeded memory limit (7340032 > 6291456), being killed
 // PBS Pro / Torque (the MOM's poll), in kb:
 //   =>> PBS: job killed: mem 36120508kb exceeded limit 33554432kb      (also vmem, pmem)
+//   job 3187241 exceeded MEM usage hard limit (2871 > 1126)             (Moab over Torque, in MB)
 //   =>> PBS: job killed: walltime 3630 exceeded limit 3600              (not memory: a look-alike, as are
 //   Job 98311742.gadi-pbs killed due to exceeding jobfs quota. Quota: 20.0GB, Used: 20.0GB   CPU time and disk quotas)
 // LSF (the job report mailed or written to the output file):
@@ -63,6 +64,7 @@ constexpr Pattern kPatterns[] = {
     {"resources: mem_mb=", kContext},
     {"exceeded memory limit (", kCompanion},          // Slurm's jobacct kill ("being killed": the gate's "kill")
     {"PBS: job killed: ", kCompanion},
+    {"exceeded MEM usage hard limit (", kCompanion},  // Moab over Torque: "job N exceeded MEM usage hard limit (2871 > 1126)" (MB)
     {"TERM_MEMLIMIT", kCompanion},                   // the report's "Exited with exit code" makes it hot
     {"enforced h_vmem limit", kCompanion},
     {"enforced h_rss limit", kCompanion},
@@ -191,6 +193,15 @@ class Hpc final : public Recognizer {
       if (usage) *usage *= units::KiB;
       if (limit) *limit *= units::KiB;
       detail = "Slurm job memory limit (accounting)", name = "slurm";
+    } else if (auto v = text::after(s, "exceeded MEM usage hard limit (")) {
+      // Moab's policy over Torque deletes the job: "job 3187241 exceeded MEM usage hard limit (2871 > 1126)", in MB.
+      if (guards::is_advice_line(s)) return false;
+      std::string_view rest;
+      if (auto mb = text::parse_u64(*v, &rest)) usage = *mb * units::MiB;
+      if (auto gt = text::after(rest, "> ")) {
+        if (auto mb = text::parse_u64(*gt)) limit = *mb * units::MiB;
+      }
+      detail = "Moab job memory limit (MEM hard limit)", name = "pbs";
     } else if (auto v = text::after(s, "PBS: job killed: ")) {
       std::string_view w = text::first_word(*v);
       if (w == "walltime" || w == "cput" || w == "ncpus" || w == "jobfs") return not_memory_kill(line, w, out);

@@ -58,6 +58,9 @@ constexpr Pattern kPatterns[] = {
     {"Resource exhaustion event: the JVM was unable to allocate memory from the heap"},
     {"Pause Full (G1 Humongous Allocation)", kContext},
     {"after running out of JVM memory", kCompanion},
+    // The error's message alone, as Maven and others print it: "[ERROR] GC overhead limit exceeded -> [Help 1]".
+    {"GC overhead limit exceeded", kCompanion},
+    {"Java heap space", kCompanion},
 };
 
 constexpr std::string_view kHeapKinds[] = {"Java heap space", "GC overhead limit exceeded", "Metaspace",
@@ -112,7 +115,29 @@ class Jvm final : public Recognizer {
       heap_watcher(line, "Gradle daemon", "Gradle daemon: JVM heap space is exhausted", out);
       return;
     }
+    if (bare_heap_kind(line, out)) return;
     native(line, out);
+  }
+
+  // The heap's error message without its exception name, as Maven prints
+  // the cause ("[ERROR] GC overhead limit exceeded -> [Help 1]", "[ERROR]
+  // Java heap space -> [Help 1]") and build tools log it: the Java heap,
+  // unless it is a mention, a setting or the text of a command line.
+  bool bare_heap_kind(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    for (std::string_view kind : {"GC overhead limit exceeded", "Java heap space"}) {
+      size_t p = s.find(kind);
+      if (p == std::string_view::npos) continue;
+      if (guards::is_mention(s, p, kind.size()) || guards::is_advice_line(s) || text::contains(s, "-XX:")) return true;
+      // Only where the message is the line's error: after "ERROR", "Error:", "error:" or at its start.
+      std::string_view before = text::trim(s.substr(0, p));
+      const std::string tail = text::lower(before.substr(before.size() > 8 ? before.size() - 8 : 0));
+      bool led = before.empty() || text::ends_with(tail, "error]") || text::ends_with(tail, "error") || text::ends_with(tail, "error:");
+      if (!led) return true;
+      heap_watcher(line, std::string(kind), std::string(kind), out);
+      return true;
+    }
+    return false;
   }
 
   void finish(FactSink& out) override { flush(out); }

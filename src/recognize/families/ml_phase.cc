@@ -360,7 +360,14 @@ std::optional<uint64_t> count_before(std::string_view before) {
     while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
     size_t b = before.find_last_of(' ');
     std::string_view w = before.substr(b == std::string_view::npos ? 0 : b + 1);
-    if (auto n = text::parse_u64(w); n && std::to_string(*n) == w) return n;
+    if (auto n = text::parse_u64(w); n && std::to_string(*n) == w) {
+      // "Killed 7 processes", "reaped 3 workers": a count of what ended, not of what ran at once.
+      std::string_view prev = text::trim(before.substr(0, b == std::string_view::npos ? 0 : b));
+      prev = prev.substr(prev.find_last_of(' ') == std::string_view::npos ? 0 : prev.find_last_of(' ') + 1);
+      for (std::string_view ended : {"killed", "terminated", "reaped", "stopped", "exited", "lost", "restarted"})
+        if (text::iequals(prev, ended)) return std::nullopt;
+      return n;
+    }
     if (b == std::string_view::npos) break;
     before = before.substr(0, b);
   }

@@ -319,8 +319,11 @@ class UserspaceKillers final : public Recognizer {
         tok.push_back(w);
         rest = rest.substr(static_cast<size_t>(w.data() + w.size() - rest.data()));
       }
-      if (tok.size() < 4 || tok[3].empty() || tok[3][0] != '/') return;
-      std::string cg(tok[3].substr(0, 512));
+      // The cgroup, with or without its leading "/" ("user.slice/user-1000.slice/session-2.scope").
+      if (tok.size() < 4 || tok[3].empty() || (tok[3][0] != '/' && !text::contains(tok[3], ".slice") && !text::contains(tok[3], ".scope") &&
+                                               !text::contains(tok[3], ".service")))
+        return;
+      std::string cg = tok[3][0] == '/' ? std::string(tok[3].substr(0, 512)) : "/" + std::string(tok[3].substr(0, 511));
       if (repeated(line, cg.substr(cg.rfind('/') + 1))) return;
       Fact f = kill_fact(line, "oomd", out);
       f.cgroup = cg;
