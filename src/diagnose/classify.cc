@@ -65,6 +65,8 @@ struct View {
 bool is_kernel(const Fact& f) { return f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event; }
 
 const Fact* host_ram_state(const View& v);
+// A limit no runtime starts in: a kill under it is the limit's (exit 137 alone, limit_cause).
+constexpr uint64_t kTinyLimit = 32 * units::MiB;
 // A host snapshot (free, systeminfo) with less than this share available is nearly out.
 constexpr uint64_t kNearlyFullPct = 3;
 
@@ -378,6 +380,12 @@ Decision decide_layer(const View& v) {
       if (full) {
         d = {host_or_limit(v, Layer::container_limit), full, 0.7f,
              "exit 137 (SIGKILL) while the container's memory use was at its limit"};
+        return d;
+      }
+      // A limit below what any runtime starts in: its OOM kill is the sender.
+      if (limit && *limit->limit <= kTinyLimit) {
+        d = {host_or_limit(v, Layer::container_limit), e, 0.6f,
+             "exit 137 (SIGKILL) under a " + units::format_bytes(*limit->limit) + " memory limit, below what any runtime needs to start"};
         return d;
       }
       // Killed again and again under a memory limit, with no probe, stop or
@@ -1078,7 +1086,6 @@ std::optional<Cause> cause_from_recurrence(const View& v, const Fact& kill, Why&
   return Cause::leak_or_accumulation;
 }
 
-constexpr uint64_t kTinyLimit = 32 * units::MiB;
 constexpr double kLongRunLimitS = 6 * 3600;
 constexpr double kHeapShare = 0.7;
 constexpr double kStartupS = 30;

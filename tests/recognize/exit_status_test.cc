@@ -265,6 +265,9 @@ TEST(ExitStatus, AirflowsNegsignalAndBunsSegfaultAreSignals) {
       "panic(main thread): Segmentation fault at address 0x10\n"
       "oh no: Bun has crashed. This indicates a bug in Bun, not your code.\n";
   EXPECT_EQ(test::diagnose_text(bun).layer, Layer::not_memory);
+  // Airflow's "Received SIGTERM" (modelled on ministryofjustice/analytics-platform#118): a stop.
+  EXPECT_EQ(test::diagnose_text("[2024-05-02 07:31:52,314] {jobs.py:2536} ERROR - Received SIGTERM. Terminating subprocesses\n").layer,
+            Layer::not_memory);
 }
 
 // A process gone without a pool named: a GitHub-hosted runner's VM lost mid-job

@@ -441,5 +441,25 @@ TEST(Kubernetes, OomKilledWithExit143AndAStopIsTheStop) {
   EXPECT_EQ(test::diagnose_text(killed).layer, Layer::k8s_pod_limit);
 }
 
+// A spec printed as JSON on one line (a Tekton Task's step, modelled on
+// tektoncd/pipeline#4930; our own step): its memory limit is read, and exit
+// 137 under a limit no runtime starts in is that limit's kill.
+TEST(Kubernetes, AOneLineJsonSpecsLimitAndAnExitUnderATinyLimit) {
+  const std::string spec =
+      "$ kubectl get task build -o jsonpath='{.spec.steps[0]}'\n"
+      "{\"image\":\"alpine\",\"name\":\"build\",\"resources\":{\"limits\":{\"memory\":\"24Mi\"}},\"script\":\"make all\"}\n";
+  auto l = test::facts_of_kind(spec, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(*l[0].limit, 24ull << 20);
+  Diagnosis d = test::diagnose_text(spec + "\"step-build\" exited with code 137\n");
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  // The same exit under a limit a runtime can start in says no more than exit 137.
+  const std::string roomy =
+      "{\"image\":\"alpine\",\"name\":\"build\",\"resources\":{\"limits\":{\"memory\":\"2Gi\"}}}\n"
+      "\"step-build\" exited with code 137\n";
+  EXPECT_EQ(test::diagnose_text(roomy).layer, Layer::unknown);
+}
+
 }  // namespace
 }  // namespace aimem

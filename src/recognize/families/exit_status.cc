@@ -74,6 +74,7 @@ constexpr Pattern kPatterns[] = {
     {"SIGKILL: kill)"},  // cargo: "(signal: 9, SIGKILL: kill)"
     {"return code Negsignal.SIG", kCompanion},  // Airflow: "Task exited with return code Negsignal.SIGKILL"
     {"Segmentation fault at address ", kCompanion},  // Bun, Zig: "panic(main thread): Segmentation fault at address 0x0"
+    {"Received SIGTERM", kCompanion},  // Airflow, Celery: "ERROR - Received SIGTERM. Terminating subprocesses."
     {"was sent SIGKILL"},
     {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
     {"exited on signal [0-9]+", kRegex},  // Open MPI's mpirun
@@ -386,6 +387,11 @@ class ExitStatus final : public Recognizer {
           signal(line, p, n.number, std::nullopt, out);
           break;
         }
+      return true;
+    }
+    if (size_t p = s.find("Received SIGTERM"); p != std::string_view::npos) {
+      // Airflow's and Celery's handler: the process was asked to stop.
+      signal(line, p, 15, std::nullopt, out);
       return true;
     }
     if (size_t p = s.find("Segmentation fault at address "); p != std::string_view::npos) {

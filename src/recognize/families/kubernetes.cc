@@ -93,6 +93,7 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*\"?memory\"?\\s*:\\s*\"?[0-9]", kRegex | kContext},
     {"^\\s*deploy:\\s*$", kRegex | kContext},
     {"--limits=", kContext},
+    {"\"(limits|requests)\": ?\\{[^}]*\"memory\"", kRegex | kContext},  // a spec's JSON on one line
     {"--requests=", kContext},
     {"iveness probe", kCaseless},  // 2015 kubelets: "Liveness Probe Failed"
     {"Startup probe failed"},
@@ -294,6 +295,19 @@ class Kubernetes final : public Recognizer {
     if (size_t p = s.find("--limits="); p != std::string_view::npos) {
       if (auto m = text::after(s.substr(p), "memory=")) section_ = Section::limits, quantity(line, *m, out);
       return true;
+    }
+    // A spec printed as JSON on one line (kubectl get -o jsonpath='{.spec...}', a Task's
+    // steps): {"image":"alpine","resources":{"limits":{"memory":"32Mi"}},...}.
+    for (auto [name, kind] : {std::pair{"\"limits\":", Section::limits}, std::pair{"\"requests\":", Section::requests}}) {
+      size_t p = s.find(name);
+      if (p == std::string_view::npos) continue;
+      std::string_view obj = text::take_until(s.substr(p + std::string_view(name).size()), "}");
+      if (auto m = text::after(obj, "\"memory\":")) {
+        Section saved = section_;
+        section_ = kind;
+        quantity(line, *m, out);
+        section_ = saved;
+      }
     }
     if (size_t p = s.find("--requests="); p != std::string_view::npos) {
       if (auto m = text::after(s.substr(p), "memory=")) section_ = Section::requests, quantity(line, *m, out);
