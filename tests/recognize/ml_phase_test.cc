@@ -204,5 +204,22 @@ TEST(MlPhase, ReadingADataFileOrConvertingACheckpointIsTheLoad) {
   EXPECT_EQ(read.cause, Cause::model_load);
 }
 
+// Spark's console progress bar: tasks done + running / total (modelled on a
+// local-mode Spark job's heap OOM; our own stage and counts). Four or more
+// running tasks are a worker count; one or two are not.
+TEST(MlPhase, SparksProgressBarCountsTheTasksRunningAtOnce) {
+  const std::string oom =
+      "25/03/11 10:41:07 ERROR Executor: Exception in task 12.0 in stage 95.0 (TID 4412)\n"
+      "java.lang.OutOfMemoryError: Java heap space\n";
+  const std::string many = "[Stage 95:=====>                                      (120 + 64) / 1000]\n" + oom;
+  auto f = test::facts_of_kind(many, FactKind::phase_serve);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].sequences, 64u);
+  Diagnosis d = test::diagnose_text(many);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  EXPECT_TRUE(test::facts_of_kind("[Stage 95:=====>      (120 + 2) / 1000]\n" + oom, FactKind::phase_serve).empty());
+}
+
 }  // namespace
 }  // namespace aimem

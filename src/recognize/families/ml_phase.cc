@@ -315,12 +315,19 @@ constexpr std::string_view kLoadDone[] = {"loaded model in", "loaded the model i
 constexpr std::string_view kBoots[] = {"booting worker with pid", ") booted"};
 constexpr uint64_t kBootGap = 3;
 
+// Spark's console progress bar: "[Stage 3:=====>        (8 + 80) / 1000]",
+// tasks done + tasks running at once / tasks in the stage. Four or more
+// running are that many tasks sharing the executor's memory (a worker count,
+// in `sequences`).
+constexpr std::string_view kSparkStage = "[Stage ";
+
 constexpr unsigned kCue = kContext | kCaseless;
 
 // One pattern per cue, recovery phrase and trigger, in the tables' order.
 constexpr auto kPatterns = [] {
-  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone) + std::size(kBoots)> p{};
+  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone) + std::size(kBoots) + 1> p{};
   size_t i = 0;
+  p[i++] = {kSparkStage.data(), kCue};
   for (std::string_view b : kBoots) p[i++] = {b.data(), kCue};
   for (std::string_view d : kLoadDone) p[i++] = {d.data(), kCue};
   for (const Cue& c : kCues) p[i++] = {c.word.data(), kCue};
@@ -495,6 +502,7 @@ class MlPhase final : public Recognizer {
       break;
     }
     if (boot(line, out)) return;
+    if (spark_stage(line, out)) return;
     // The strongest cue of each cause on this line.
     const Cue* best[3] = {nullptr, nullptr, nullptr};
     std::optional<uint64_t> workers, load;
@@ -550,6 +558,29 @@ class MlPhase final : public Recognizer {
     return true;
   }
 
+  bool spark_stage(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    size_t p = text::ifind(s, kSparkStage);
+    if (p == std::string_view::npos) return false;
+    // "(8 + 80) / 1000]": the last parenthesis on the line (the bar redraws with \r).
+    size_t open = s.rfind('(');
+    if (open == std::string_view::npos || open < p) return true;
+    std::string_view rest;
+    auto done = text::parse_u64(s.substr(open + 1), &rest);
+    if (!done || !text::starts_with(rest, " + ")) return true;
+    auto running = text::parse_u64(rest.substr(3), &rest);
+    if (!running || !text::starts_with(rest, ") / ") || *running < 4 || *running > 1000000) return true;
+    if (last_spark_ && line.number <= last_spark_ + kBootGap) return true;  // the bar redrawn
+    last_spark_ = line.number;
+    Fact f = make_fact(line, FactKind::phase_serve, Family::runtime);
+    f.cause = Cause::concurrency_batch;
+    f.strength = 0.6f;
+    f.sequences = running;
+    f.detail = "Spark tasks running at once";
+    keep(line, std::move(f), out);
+    return true;
+  }
+
   // Out now near a trigger; else held in the ring until one comes.
   void keep(const Line& line, Fact f, FactSink& out) {
     if (line.number <= armed_until_) {
@@ -563,6 +594,7 @@ class MlPhase final : public Recognizer {
   std::deque<Fact> ring_;
   uint64_t armed_until_ = 0;
   uint64_t boots_ = 0, last_boot_ = 0;
+  uint64_t last_spark_ = 0;
 };
 
 }  // namespace
