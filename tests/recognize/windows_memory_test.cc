@@ -38,6 +38,18 @@ TEST(WindowsMemory, TheCommitLimitReachedIsTheHostsMemoryAndNamesWhoHeldIt) {
             Layer::none);
 }
 
+// A list cut or garbled ("consumed" with no "(pid)" before it, a comma
+// before the word) is read as far as it goes, without reading past a name
+// (the fuzzer found the substring that did).
+TEST(WindowsMemory, AGarbledListIsReadAsFarAsItGoes) {
+  const std::string log =
+      "Windows successfully diagnosed a low virtual memory condition. The following programs consumed the most virtual memory: "
+      "a, b consumed 12 bytes, svc.exe (88) consumed 4096 bytes, , consumed\n";
+  auto e = test::facts_of_kind(log, FactKind::kernel_oom_event);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].process, "svc.exe");
+}
+
 // Get-WinEvent prints the newest event first; the same condition repeated
 // every five minutes is one failure, not four.
 TEST(WindowsMemory, RepeatedEventsAreOneFailure) {

@@ -50,8 +50,9 @@ class WindowsMemory final : public Recognizer {
       if (c == std::string_view::npos) break;
       std::string_view head = rest.substr(0, c);
       size_t open = head.rfind(" (");
-      size_t start = head.rfind(", ", open);
+      // The name runs from the last ", " or ": " before its "(pid)".
       std::string_view name = open == std::string_view::npos ? std::string_view{} : head.substr(0, open);
+      size_t start = name.rfind(", ");
       if (size_t colon = name.rfind(": "); colon != std::string_view::npos && (start == std::string_view::npos || colon > start))
         name = name.substr(colon + 2);
       else if (start != std::string_view::npos)
