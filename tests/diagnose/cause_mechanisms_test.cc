@@ -1466,5 +1466,14 @@ TEST(CauseMechanisms, DirectBuffersOverTheirCapAreTheCap) {
   EXPECT_NE(diagnose_text(oom).cause, Cause::limit_too_low);
 }
 
+// Figures past what 64 bits hold (garbled samples) are clamped, not
+// converted out of range (diagnose_fuzzer found the conversion).
+TEST(CauseMechanisms, ASeriesOfAbsurdFiguresIsClampedNotOverflowed) {
+  Diagnosis d = diagnose_text(
+      "rss: 100 MB\nrss: 90000000000000000000000000 MB\nrss: 99000000000000000000000000000 MB\n"
+      "rss: 990000000000000000000000000000 MB\nKilled\n");
+  EXPECT_NE(d.layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

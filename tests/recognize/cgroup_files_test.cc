@@ -87,5 +87,13 @@ TEST(CgroupFiles, TheLastLineIsReadOnce) {
   EXPECT_EQ(both.size(), 2u);
 }
 
+// A line under the cat that is not its file's output ends the cat's list; the
+// list must not then be shortened again (diagnose_fuzzer found the erase of
+// an empty list).
+TEST(CgroupFiles, ALineThatIsNotTheFilesOutputEndsTheListOnce) {
+  EXPECT_TRUE(of_kind("$ cat memory.max memory.current\noom 5\n4096\n", FactKind::memory_limit).empty());
+  EXPECT_EQ(test::diagnose_text("$ cat memory.max\noom 5\noom_kill 3\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

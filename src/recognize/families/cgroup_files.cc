@@ -86,7 +86,7 @@ class CgroupFiles final : public Recognizer {
     if (files_.empty() || line.number > command_line_ + kOutputLines) return;
     if (files_.front() == File::events) return event_line(line, t, out);
     value(line, files_.front(), t, out);
-    files_.erase(files_.begin());
+    if (!files_.empty()) files_.erase(files_.begin());  // value() clears the list when the line is not the file's output
   }
 
  private:

@@ -757,11 +757,13 @@ class MemorySeries final : public Recognizer {
       // A figure read from a line's shape is weaker evidence than one the
       // program named (rss, heapUsed): the diagnosis is less sure of it.
       f.strength = text::starts_with(x.key, "figure in ") ? 0.55f : 0.7f;
-      auto fmt_v = [&](double v) { return x.bytes ? units::format_bytes(static_cast<uint64_t>(v)) : fmt::format("{:g}", v); };
+      // A figure past what 64 bits hold (a garbled or absurd sample) is clamped, not converted out of range.
+      auto bytes_of = [](double v) { return v <= 0 ? uint64_t{0} : v >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(v); };
+      auto fmt_v = [&](double v) { return x.bytes ? units::format_bytes(bytes_of(v)) : fmt::format("{:g}", v); };
       f.detail = flat ? fmt::format("jumped {}: flat at {} for {} samples, then {} in {} more", x.key, fmt_v(x.first), flat,
                                     fmt_v(x.last), x.samples - flat)
                       : fmt::format("growing {} from {} to {} over {} samples", x.key, fmt_v(x.first), fmt_v(x.last), x.samples);
-      if (x.bytes) f.usage = static_cast<uint64_t>(x.last);
+      if (x.bytes) f.usage = bytes_of(x.last);
       f.count = x.samples;
       out.add(std::move(f));
     }
