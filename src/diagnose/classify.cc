@@ -1090,6 +1090,36 @@ constexpr double kLongRunLimitS = 6 * 3600;
 constexpr double kHeapShare = 0.7;
 constexpr double kStartupS = 30;
 
+// The kernel kills the cgroup's largest process: one holding under an
+// eighth of the limit says the memory was spread over many processes
+// (workers, children, copies), none of which grew alone.
+std::optional<Cause> cause_from_small_victim(const View& v, const Decision& d, Why& why) {
+  const Fact* k = d.decisive;
+  if (!k || !is_kernel(*k) || k->family != Family::kernel || !k->rss || *k->rss == 0) return std::nullopt;
+  const Fact* cfg = configured_limit(v);
+  uint64_t lim = k->limit ? *k->limit : cfg ? *cfg->limit : 0;
+  if (lim == 0 || *k->rss * 8 >= lim) return std::nullopt;
+  why = "the process the kernel killed, the largest in the cgroup, held only " + units::format_bytes(*k->rss) + " of the " +
+        units::format_bytes(lim) + " limit: the memory was spread over many processes at once, none of which grew alone";
+  why.strength = 0.55f;
+  return Cause::concurrency_batch;
+}
+
+// Killed at the limit after running kLongRunLimitS or more (the container's
+// own Started to Finished, docker's StartedAt to FinishedAt): a limit below
+// the steady need kills within minutes of the start; hours of running first
+// is a need that grew.
+std::optional<Cause> cause_from_run_length(const View& v, const Decision& d, Why& why) {
+  double ran = d.decisive && d.decisive->uptime_at_failure_s ? *d.decisive->uptime_at_failure_s : 0;
+  if (const Fact* r = v.first_context([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.detail == kContainerRanFor; }))
+    ran = std::max(ran, r->uptime_at_failure_s.value_or(0));
+  if (ran < kLongRunLimitS) return std::nullopt;
+  why = "it was killed at its limit after running " + timeutil::format_duration(ran) +
+        ": a limit below the steady need kills within minutes of the start; usage grew over hours";
+  why.strength = 0.55f;
+  return Cause::leak_or_accumulation;
+}
+
 Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_allocator(v, why)) return *c;
   if (auto c = cause_from_series(v, "until the limit", why)) return *c;
@@ -1098,19 +1128,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (d.decisive)
     if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
   if (auto c = cause_from_process_table(v, d.decisive, true, why)) return *c;
-  // The kernel kills the cgroup's largest process: one holding under an
-  // eighth of the limit says the memory was spread over many processes
-  // (workers, children, copies), none of which grew alone.
-  if (const Fact* k = d.decisive; k && is_kernel(*k) && k->family == Family::kernel && k->rss && *k->rss > 0) {
-    const Fact* cfg = configured_limit(v);
-    uint64_t lim = k->limit ? *k->limit : cfg ? *cfg->limit : 0;
-    if (lim > 0 && *k->rss * 8 < lim) {
-      why = "the process the kernel killed, the largest in the cgroup, held only " + units::format_bytes(*k->rss) + " of the " +
-            units::format_bytes(lim) + " limit: the memory was spread over many processes at once, none of which grew alone";
-      why.strength = 0.55f;
-      return Cause::concurrency_batch;
-    }
-  }
+  if (auto c = cause_from_small_victim(v, d, why)) return *c;
   const Fact* limit = configured_limit(v);
   std::optional<uint64_t> bytes = limit ? limit->limit : d.decisive ? d.decisive->limit : std::nullopt;
   // Arithmetic the evidence allows, before the generic "it filled its limit":
@@ -1153,19 +1171,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
     why.strength = 0.65f;
     return Cause::limit_too_low;
   }
-  // Killed at the limit after running kLongRunLimitS or more (the
-  // container's own Started to Finished, docker's StartedAt to FinishedAt):
-  // a limit below the steady need kills within minutes of the start; hours
-  // of running first is a need that grew.
-  double ran = d.decisive && d.decisive->uptime_at_failure_s ? *d.decisive->uptime_at_failure_s : 0;
-  if (const Fact* r = v.first_context([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.detail == "container ran for"; }))
-    ran = std::max(ran, r->uptime_at_failure_s.value_or(0));
-  if (ran >= kLongRunLimitS) {
-    why = "it was killed at its limit after running " + timeutil::format_duration(ran) +
-          ": a limit below the steady need kills within minutes of the start; usage grew over hours";
-    why.strength = 0.55f;
-    return Cause::leak_or_accumulation;
-  }
+  if (auto c = cause_from_run_length(v, d, why)) return *c;
   auto n = restarts(v);
   // A scheduler's own kill at the size it gave the job (YARN, Nomad, Slurm,
   // cloud platforms) names a configured limit as much as a memory_limit

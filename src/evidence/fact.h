@@ -62,6 +62,10 @@ enum class Family : uint8_t {
 // as "Loaded model in 10.2 seconds"): loading cues before it are over.
 inline constexpr std::string_view kLoadFinished = "load finished";
 
+// The detail of a runtime_setting whose uptime_at_failure_s is how long a
+// killed container ran (Kubernetes' Started to Finished under its reason).
+inline constexpr std::string_view kContainerRanFor = "container ran for";
+
 // The detail of an exit_status fact from a `docker build` step ("returned a
 // non-zero code: 137", BuildKit's "did not complete successfully: exit code:
 // 137"): a build step's container has no memory limit unless the build was

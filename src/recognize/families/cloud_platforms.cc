@@ -201,15 +201,10 @@ class CloudPlatforms final : public Recognizer {
   // on 1 container." The container's size is its resource class's (G = GiB).
   void circleci(const Line& line, std::string_view v, FactSink& out) {
     if (guards::is_advice_line(line.text) || guards::is_command_line(line.text)) return;
-    std::string_view rest;
-    auto n = text::parse_double(v, &rest);
-    rest = text::trim_left(rest);
-    if (!n || *n <= 0 || *n > 1e6 || rest.empty()) return;
-    const double unit = rest[0] == 'T' ? double(units::TiB) : rest[0] == 'G' ? double(units::GiB) : rest[0] == 'M' ? double(units::MiB)
-                        : rest[0] == 'K' ? double(units::KiB) : 0;
-    if (unit == 0) return;
+    auto limit = units::parse_log_size(v);  // "4G": binary units, as CircleCI sizes its classes
+    if (!limit || *limit == 0) return;
     Fact f = kill(line, "CircleCI container memory limit (the build exceeded it)", "");
-    f.limit = static_cast<uint64_t>(std::llround(*n * unit));
+    f.limit = limit;
     emit(line, std::move(f), "", out);
   }
 

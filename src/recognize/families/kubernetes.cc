@@ -481,7 +481,7 @@ class Kubernetes final : public Recognizer {
     if (!started_us_ || *when < *started_us_ || ran_said_) return true;
     ran_said_ = true;
     Fact f = make_fact(line, FactKind::runtime_setting, Family::kubernetes);
-    f.detail = "container ran for";
+    f.detail = std::string(kContainerRanFor);
     f.uptime_at_failure_s = static_cast<double>(*when - *started_us_) / 1e6;
     out.add(std::move(f));
     return true;

@@ -120,6 +120,8 @@ class ProcessTable final : public Recognizer {
     }
     auto n = text::parse_double(v, &rest);
     if (!n || *n < 0 || *n > 1e12) return std::nullopt;
+    // KiB, or top's lower-case suffixes ("12.3g", "512m"), which
+    // units::parse_log_size does not take as binary units.
     double mult = 1024.0;
     if (!rest.empty()) {
       if (unit_ != Unit::kib_or_suffix || rest.size() != 1) return std::nullopt;
