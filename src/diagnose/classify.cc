@@ -177,8 +177,20 @@ Decision decide_layer(const View& v) {
     }
     return d;
   }
-  // 2. Eviction.
+  // 2. Eviction. A bare "Evicted" (a `kubectl get pods` row) is the same
+  // event as the message that names its resource: one for disk or PIDs, and
+  // none for memory, says the eviction was not memory's.
   if (const Fact* e = v.failure(FactKind::k8s_evicted)) {
+    const bool for_memory = v.any([](const Fact& f) {
+      return f.kind == FactKind::k8s_evicted && (f.strength >= 0.9f || f.usage || f.requested);  // a message, or its figures
+    });
+    const Fact* other = v.first_failure([](const Fact& f) {
+      return f.kind == FactKind::not_memory_failure && f.family == Family::kubernetes && text::starts_with(f.detail, "an eviction for ");
+    });
+    if (other && !for_memory) {
+      d = {Layer::not_memory, other, other->strength, other->detail + ": the kubelet evicted the pod, but not for memory"};
+      return d;
+    }
     d = {Layer::k8s_eviction, e, std::max(0.85f, e->strength), "the kubelet evicted the pod because the node was low on memory"};
     return d;
   }
@@ -623,9 +635,27 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
 // A series of memory figures in the evidence (recognize/families/
 // memory_series.cc): one that only grew is accumulation; one that sat flat and
 // then jumped is one large piece of work arriving. `until` ends the reason.
+// A series that only "rose" (a few samples, a small climb) counts when its
+// last sample is within kRisingReach of the size the failure names (the
+// killed process's resident size, the limit, the heap's cap): the climb that
+// ran into the failure.
+constexpr double kRisingReach = 0.8;
+
+bool rose_into_failure(const View& v, const Fact& s) {
+  if (!s.usage) return false;
+  uint64_t size = 0;
+  for (size_t i : v.inc.failures) {
+    const Fact& f = v.facts[i];
+    size = std::max({size, f.rss.value_or(0), f.limit.value_or(0), f.heap_limit.value_or(0)});
+  }
+  return size > 0 && static_cast<double>(*s.usage) >= kRisingReach * static_cast<double>(size) &&
+         static_cast<double>(*s.usage) <= 1.25 * static_cast<double>(size);
+}
+
 std::optional<Cause> cause_from_series(const View& v, std::string_view until, Why& why) {
-  const Fact* s = v.any([](const Fact& f) {
-    return f.kind == FactKind::memory_usage && (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "jumped"));
+  const Fact* s = v.any([&](const Fact& f) {
+    return f.kind == FactKind::memory_usage && (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "jumped") ||
+                                                (text::starts_with(f.detail, "rising ") && rose_into_failure(v, f)));
   });
   if (!s) return std::nullopt;
   if (text::starts_with(s->detail, "jumped")) {
@@ -634,6 +664,11 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
     return Cause::concurrency_batch;
   }
   why = "usage grew steadily " + std::string(until);
+  if (text::starts_with(s->detail, "rising ")) {
+    why = "usage rose at every sample (" + s->detail.substr(7) + ") " + std::string(until);
+    why.strength = 0.55f;
+    return Cause::leak_or_accumulation;
+  }
   if (text::starts_with(s->detail, "growing rss of pid")) why += " (the " + s->detail.substr(8) + ")";
   if (text::starts_with(s->detail, "growing goroutines")) why += " (" + s->detail.substr(8) + ")";
   why.strength = s->strength >= 0.7f ? 0.75f : 0.6f;  // a figure named by the program, or read from a line's shape
@@ -1008,6 +1043,10 @@ bool same_program(std::string_view failed, std::string_view row) {
 }
 
 std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed, bool copies_only, Why& why) {
+  // Copies of one program started hours apart (process_table.cc's
+  // generations) are an old generation left running, not a pool.
+  if (v.any([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.cause == Cause::deployment_overlap && f.family == Family::procfs; }))
+    return cause_from_rollout(v, why);
   std::vector<const Fact*> rows;
   for (size_t i : v.inc.context) {
     const Fact& f = v.facts[i];
@@ -1204,6 +1243,29 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
 constexpr uint64_t kSmallJvmHeap = 512 * units::MiB;
 constexpr double kLongRunHeapS = 86400;  // a day
 
+// A heap (or direct-buffer pool, which defaults to the heap's size) whose
+// cap the evidence sets with -Xmx, filled with nothing in the evidence saying
+// how (no series, no phase, no parallelism, not days of running): the usual
+// reading, and first fix, is the cap below the work. A lean, not a finding:
+// growth that the paste does not show reads the same.
+std::optional<Cause> cause_from_heap_flag(const View& v, const Fact& j, Why& why) {
+  const bool heap = text::contains(j.detail, "heap space") || text::contains(j.detail, "GC overhead");
+  const bool direct = text::contains(j.detail, "Direct buffer memory");
+  if (!heap && !direct) return std::nullopt;
+  if (direct && v.first_context([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.detail == "MaxDirectMemorySize"; }))
+    return std::nullopt;
+  const Fact* cap = v.first_context([](const Fact& f) {
+    return f.kind == FactKind::runtime_setting && f.family == Family::jvm && f.heap_limit && *f.heap_limit >= 16 * units::MiB;
+  });
+  if (!cap) return std::nullopt;
+  why = direct ? "the direct-buffer pool defaults to the heap's size, " + units::format_bytes(*cap->heap_limit) + " (" + cap->detail +
+                     "), with no MaxDirectMemorySize: the buffers in use need more"
+               : "the heap is capped at " + units::format_bytes(*cap->heap_limit) + " (" + cap->detail +
+                     ") and nothing in the evidence shows growth or a load spike: the cap is below the work";
+  why.strength = 0.5f;
+  return Cause::limit_too_low;
+}
+
 Cause jvm_cause(const View& v, const Decision& d, Why& why) {
   const Fact* j = d.decisive;
   if (auto c = cause_from_series(v, "until the JVM's limit", why)) return *c;
@@ -1278,6 +1340,7 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
   }
   if (auto c = cause_from_parallelism(v, *j, why)) return *c;
   if (auto c = cause_from_phase(v, *j, why)) return *c;
+  if (auto c = cause_from_heap_flag(v, *j, why)) return *c;
   // A heap that filled after days of running (systemctl status's "active
   // (running) since ...; 5 weeks 3 days ago"): a heap too small for the
   // work fills within hours of the start; one that held for days and then
@@ -1461,6 +1524,18 @@ Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
     why = "the heap filled at " + units::format_bytes(*j->heap_limit) + ", about V8's default ceiling, during a build (" +
           build->detail.substr(7) + ") with no --max-old-space-size: the default heap is below what this build needs";
     why.strength = 0.55f;
+    return Cause::limit_too_low;
+  }
+  // A cap the evidence sets (--max-old-space-size, a plugin's memoryLimit)
+  // and nothing saying how the heap filled: as with -Xmx
+  // (cause_from_heap_flag), the cap is the usual first reading. A lean.
+  if (const Fact* flag = v.first_context([](const Fact& f) {
+        return f.kind == FactKind::runtime_setting && f.family == Family::node && f.heap_limit && *f.heap_limit >= kTinyHeap;
+      });
+      j && flag) {
+    why = "the heap is capped at " + units::format_bytes(*flag->heap_limit) + " (" + flag->detail +
+          ") and nothing in the evidence shows growth or a load spike: the cap is below the work";
+    why.strength = 0.5f;
     return Cause::limit_too_low;
   }
   why = "the heap log does not show why the heap filled (no growth series, no small cap)";

@@ -13,6 +13,7 @@
 
 #include "diagnose/internal.h"
 #include "core/cgroup_path.h"
+#include "core/text.h"
 
 namespace aimem::detail {
 namespace {
@@ -147,6 +148,14 @@ void attach_context(const std::vector<Fact>& facts, const std::vector<size_t>& c
       }
     }
     if (attached) continue;
+    // A series of memory figures describes the workload of its whole input,
+    // not one failure: every failure of that input ran on that curve.
+    if (f.kind == FactKind::memory_usage && f.family != Family::kernel &&
+        (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "rising ") || text::starts_with(f.detail, "jumped"))) {
+      for (auto& c : clusters)
+        if (!c.merged_away && c.source == f.where.source_index) c.context.push_back(i), attached = true;
+      if (attached) continue;
+    }
     if (!sources_with_failures.count(f.where.source_index)) {
       for (auto& c : clusters)
         if (!c.merged_away) c.context.push_back(i);

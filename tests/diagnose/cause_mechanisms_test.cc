@@ -1475,5 +1475,75 @@ TEST(CauseMechanisms, ASeriesOfAbsurdFiguresIsClampedNotOverflowed) {
   EXPECT_NE(d.layer, Layer::none);
 }
 
+// A heap whose cap the evidence sets with -Xmx, full with nothing saying how
+// it filled (modelled on jenkinsci/jenkins#2033's Maven build under
+// MAVEN_OPTS and elastic/elasticsearch#22360's bulk indexing at -Xmx2g; our
+// own figures): the usual first reading is the cap. Direct buffers default
+// to the heap's size when MaxDirectMemorySize is not set. Without a cap in
+// the evidence it stays undecided; growth in the evidence still wins.
+TEST(CauseMechanisms, AFullHeapUnderAnExplicitXmxLeansToTheCap) {
+  const std::string heap = "[ERROR] Java heap space -> [Help 1]\njava.lang.OutOfMemoryError: Java heap space\n";
+  Diagnosis capped = diagnose_text("$ export MAVEN_OPTS=\"-Xmx1800m -XX:+UseG1GC\"\n" + heap);
+  EXPECT_EQ(capped.layer, Layer::jvm_heap);
+  EXPECT_EQ(capped.cause, Cause::limit_too_low) << reason_text(capped);
+  EXPECT_NE(reason_text(capped).find("1.76 GiB"), std::string::npos) << reason_text(capped);
+  ASSERT_TRUE(capped.confidence);
+  EXPECT_LT(*capped.confidence, 0.8);  // a lean, not a finding
+  EXPECT_EQ(diagnose_text(heap).cause, Cause::unknown);
+  Diagnosis direct = diagnose_text("exec java -Xmx384M -jar broker.jar\njava.lang.OutOfMemoryError: Direct buffer memory\n");
+  EXPECT_EQ(direct.cause, Cause::limit_too_low) << reason_text(direct);
+  EXPECT_NE(reason_text(direct).find("defaults to the heap"), std::string::npos) << reason_text(direct);
+  Diagnosis grew = diagnose_text("$ export MAVEN_OPTS=\"-Xmx1800m\"\n"
+                                 "[GC (Allocation Failure)  900000K->700000K(1843200K), 0.31 secs]\n"
+                                 "[GC (Allocation Failure)  1000000K->1000000K(1843200K), 0.35 secs]\n"
+                                 "[GC (Allocation Failure)  1300000K->1250000K(1843200K), 0.42 secs]\n"
+                                 "[GC (Allocation Failure)  1600000K->1550000K(1843200K), 0.55 secs]\n"
+                                 "[GC (Allocation Failure)  1843000K->1800000K(1843200K), 0.90 secs]\n" +
+                                 heap);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+}
+
+// Three samples that rose a little each time (celery/celery#9781's per-page
+// rss; our own figures) are too few for a leak on their own; they are the
+// climb into the failure when the last one is close to what the kill names.
+TEST(CauseMechanisms, AFewRisingSamplesReachingTheKillAreTheClimbIntoIt) {
+  auto log = [](const char* a, const char* b, const char* c) {
+    return std::string("07:02:51 processed page 42 rss=") + a + "\n07:03:19 processed page 43 rss=" + b +
+           "\n07:03:47 processed page 44 rss=" + c +
+           "\n[Tue Jun 24 07:04:02 2025] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=docker-3b7e.scope,mems_allowed=0,"
+           "oom_memcg=/system.slice/docker-3b7e.scope,task_memcg=/system.slice/docker-3b7e.scope,task=celery,pid=48811,uid=0\n"
+           "[Tue Jun 24 07:04:02 2025] Memory cgroup out of memory: Killed process 48811 (celery) total-vm:5102344kB, "
+           "anon-rss:3297012kB, file-rss:41220kB, shmem-rss:0kB, UID:0 pgtables:7312kB oom_score_adj:0\n";
+  };
+  Diagnosis near = diagnose_text(log("2.91GB", "3.02GB", "3.14GB"));
+  EXPECT_EQ(near.layer, Layer::container_limit);
+  EXPECT_EQ(near.cause, Cause::leak_or_accumulation) << reason_text(near);
+  EXPECT_NE(reason_text(near).find("rose at every sample"), std::string::npos) << reason_text(near);
+  // The same small climb far below the killed process's size did not reach it.
+  Diagnosis far = diagnose_text(log("0.91GB", "1.02GB", "1.14GB"));
+  EXPECT_NE(far.cause, Cause::leak_or_accumulation) << reason_text(far);
+}
+
+// A series describes its whole input's workload: every failure of that
+// input, not only the nearest, is read with it (modelled on
+// d2iq-archive/kubernetes-mesos#480: the executor killed at its limit twice,
+// its statistics sampled before the first kill; our own figures).
+TEST(CauseMechanisms, ASeriesIsReadWithEveryFailureOfItsInput) {
+  const std::string log =
+      "{\"ts\":1441548331.52,\"rss\":39817216,\"limit\":67108864}\n"
+      "{\"ts\":1441548451.61,\"rss\":48205824,\"limit\":67108864}\n"
+      "{\"ts\":1441548571.70,\"rss\":57102336,\"limit\":67108864}\n"
+      "{\"ts\":1441548691.80,\"rss\":63102336,\"limit\":67108864}\n"
+      "I0906 14:09:42.121455  2209 containerizer.cpp:1054] Container 5b0f23d1 has reached its limit for resource mem(*):64 and will "
+      "be terminated\n"
+      "a\nb\nc\nd\ne\nf\ng\nh\n"
+      "I0906 14:15:57.737012  2208 containerizer.cpp:1054] Container 8d41c0e2 has reached its limit for resource mem(*):64 and will "
+      "be terminated\n";
+  Diagnosis d = diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  ASSERT_GE(d.incidents.size(), 2u);
+  for (const Incident& inc : d.incidents) EXPECT_EQ(inc.cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -50,5 +50,23 @@ TEST(GracefulReload, ARecycledWorkersReplacementForkedBeforeItExits) {
   EXPECT_EQ(diagnose_text("# To reload, send SIGHUP; the log then says: Handling signal: hup\n").layer, Layer::none);
 }
 
+// systemd starting a unit whose previous run's process survived the stop
+// (modelled on systemd/systemd#13288: a database's old process left in the
+// unit's cgroup; our own pids and sizes): two generations hold the host.
+TEST(GracefulReload, AProcessLeftOverFromTheUnitsLastRunIsAnOldGeneration) {
+  const std::string kill =
+      "Aug 07 11:07:52 db-03 kernel: Out of memory: Kill process 2210 (kvd) score 478 or sacrifice child\n"
+      "Aug 07 11:07:52 db-03 kernel: Killed process 2210 (kvd) total-vm:38448052kB, anon-rss:21208456kB, file-rss:0kB, shmem-rss:0kB\n";
+  Diagnosis d = diagnose_text(
+      "Aug 07 10:51:13 db-03 systemd[1]: kvd.service: Found left-over process 2210 (kvd) in control group while starting unit. "
+      "Ignoring.\n"
+      "Aug 07 10:51:13 db-03 systemd[1]: This usually indicates unclean termination of a previous run, or service implementation "
+      "deficiencies.\n" +
+      kill);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::deployment_overlap);
+  EXPECT_NE(diagnose_text(kill).cause, Cause::deployment_overlap);
+}
+
 }  // namespace
 }  // namespace aimem

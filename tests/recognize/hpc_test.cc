@@ -226,5 +226,21 @@ TEST(Hpc, MoabsMemHardLimitIsTheJobsLimit) {
   EXPECT_EQ(d.cause, Cause::limit_too_low);
 }
 
+// The starter's cgroup form of the hold reason (modelled on
+// PocketCoffea/PocketCoffea#565's condor_q -hold; our own ids and figures):
+// "gone over cgroup memory limit ... Last measured usage".
+TEST(Hpc, HTCondorsCgroupHoldNamesTheLimitAndTheLastUsage) {
+  const std::string log =
+      "8127341.3   bob   9/1  09:52 Error from slot1_7@node17.example.org: Job has gone over cgroup memory limit of 4096 megabytes. "
+      "Last measured usage: 4210 megabytes.  Consider resubmitting with a higher request_memory.\n";
+  auto kill = test::facts_of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(kill.size(), 1u);
+  EXPECT_EQ(kill[0].limit, uint64_t{4096} << 20);
+  EXPECT_EQ(kill[0].usage, uint64_t{4210} << 20);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -461,5 +461,26 @@ TEST(Kubernetes, AOneLineJsonSpecsLimitAndAnExitUnderATinyLimit) {
   EXPECT_EQ(test::diagnose_text(roomy).layer, Layer::unknown);
 }
 
+// A `kubectl get pods` row says only Evicted; the describe below it names
+// the resource (modelled on sustainable-computing-io/susql-operator#140; our
+// own pod, node and figures). Disk pressure is not memory; the same row
+// beside a memory message is.
+TEST(Kubernetes, AnEvictedRowBesideAMessageForDiskIsNotMemory) {
+  const std::string row =
+      "NAME                     READY   STATUS    RESTARTS   AGE\n"
+      "api-7d9c5b6f48-2xkqv     0/1     Evicted   0          6h41m\n\n";
+  auto message = [](const std::string& resource) {
+    return "Status:           Failed\nReason:           Evicted\nMessage:          The node was low on resource: " + resource +
+           ". Threshold quantity: 10Gi, available: 9876543Ki. Container api was using 141872Ki, request is 0, has larger "
+           "consumption of " +
+           resource + ".\n";
+  };
+  Diagnosis disk = test::diagnose_text(row + message("ephemeral-storage"));
+  EXPECT_EQ(disk.layer, Layer::not_memory);
+  EXPECT_NE(disk.incidents.at(0).reasons.at(0).find("ephemeral-storage"), std::string::npos);
+  EXPECT_EQ(test::diagnose_text(row + message("memory")).layer, Layer::k8s_eviction);
+  EXPECT_EQ(test::diagnose_text(row).layer, Layer::k8s_eviction);
+}
+
 }  // namespace
 }  // namespace aimem

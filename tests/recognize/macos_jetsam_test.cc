@@ -107,5 +107,40 @@ TEST(MacosJetsam, NoPagingSpaceIsTheHostsMemory) {
   EXPECT_EQ(test::diagnose_text("2026-03-02 10:11:40.118302-0800 kernel: low swap: failed to create swapfile\n").layer, Layer::none);
 }
 
+// macOS 12 and later write the report one key a line (modelled on
+// jundot/omlx#702's JetsamEvent .ips; our own pids and counts): the keys of
+// one object are gathered, the killed one found by its reason.
+TEST(MacosJetsam, APrettyPrintedReportIsReadKeyByKey) {
+  const std::string report =
+      "  \"pageSize\" : 16384,\n"
+      "  \"largestProcess\" : \"python3.12\",\n"
+      "  \"processes\" : [\n"
+      "  {\n"
+      "    \"uuid\" : \"1b2c\",\n"
+      "    \"rpages\" : 2621440,\n"
+      "    \"reason\" : \"vm-compressor-space-shortage\",\n"
+      "    \"pid\" : 50122,\n"
+      "    \"name\" : \"python3.12\",\n"
+      "    \"lifetimeMax\" : 2700000\n"
+      "  },\n"
+      "  {\n"
+      "    \"rpages\" : 30110,\n"
+      "    \"pid\" : 401,\n"
+      "    \"name\" : \"WindowServer\"\n"
+      "  }\n"
+      "  ]\n";
+  auto kills = test::facts_of_kind(report, FactKind::kernel_oom_kill);
+  ASSERT_EQ(kills.size(), 1u);
+  EXPECT_EQ(kills[0].process, "python3.12");
+  EXPECT_EQ(kills[0].pid, 50122);
+  EXPECT_EQ(*kills[0].rss, 2621440ull * 16384);
+  EXPECT_EQ(kills[0].where.line, 7u);
+  EXPECT_EQ(test::diagnose_text(report).layer, Layer::host_ram);
+  // JSON written without Apple's " : " is somebody else's: no kill.
+  EXPECT_TRUE(test::facts_of_kind("{\n\"reason\": \"vm-compressor-space-shortage\",\n\"pid\": 9,\n\"name\": \"x\"\n}\n",
+                                  FactKind::kernel_oom_kill)
+                  .empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -186,5 +186,70 @@ TEST(ProcessTable, ThreeCopiesMustHoldThreeQuartersOfTheTable) {
   EXPECT_NE(test::diagnose_text(mmap_failed).cause, Cause::concurrency_batch);
 }
 
+// Copies of one program started hours apart: an earlier generation that
+// outlived its replacement (modelled on pm2 reloads that left old workers,
+// Unitech/pm2#5938 and Unitech/pm2#6129, and a gpustack relaunch beside the
+// old vllm serve, gpustack/gpustack#2595; our own pids, paths and times).
+// The ps -o list is the header when grep took it away.
+std::vector<Fact> generations(const std::string& text) {
+  std::vector<Fact> out;
+  for (Fact& f : test::facts_of_kind(text, FactKind::runtime_setting))
+    if (f.cause == Cause::deployment_overlap) out.push_back(std::move(f));
+  return out;
+}
+
+constexpr const char* kOrphans =
+    "$ ps -eo pid,ppid,etime,rss,args | grep '[w]eb/main.js'\n"
+    " 31207      1    05:48:02 1412220 node /srv/web/dist/main.js\n"
+    " 35510      1    02:11:40 1389004 node /srv/web/dist/main.js\n"
+    " 38022  37990       01:12 1170332 node /srv/web/dist/main.js\n"
+    "$ dmesg -T | tail -1\n"
+    "[Tue Mar 11 09:14:40 2025] Out of memory: Killed process 38022 (node) total-vm:11602244kB, anon-rss:1170332kB, "
+    "file-rss:0kB, shmem-rss:0kB, UID:1001 pgtables:3900kB oom_score_adj:0\n";
+
+TEST(ProcessTable, CopiesStartedHoursApartAreAnOldGenerationLeftRunning) {
+  auto g = generations(kOrphans);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_NE(g[0].detail.find("3 copies of node main.js"), std::string::npos) << g[0].detail;
+  EXPECT_NE(g[0].detail.find("5h46m apart"), std::string::npos) << g[0].detail;
+  // The same rows are a process table too; the generations decide.
+  EXPECT_EQ(tables(kOrphans).size(), 1u);
+  Diagnosis d = test::diagnose_text(kOrphans);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::deployment_overlap);
+}
+
+// lstart is five words; the columns after it are found all the same, and a
+// relaunch on another port is the same program.
+TEST(ProcessTable, LstartRowsAndAnotherPortAreTheSameProgram) {
+  auto g = generations(
+      "$ ps -eo pid,ppid,user,lstart,etimes,args | grep '[v]llm serve'\n"
+      " 611420  611300 svc  Mon Apr  7 08:02:11 2025 2764800 /usr/bin/python3 -m vllm serve /models/q8b --port 40031\n"
+      " 990114  990002 svc  Fri May  9 08:02:11 2025      44 /usr/bin/python3 -m vllm serve /models/q8b --port 40177\n");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_NE(g[0].detail.find("2 copies"), std::string::npos) << g[0].detail;
+  auto h = generations(
+      "  PID                  STARTED   RSS CMD\n"
+      "20110 Wed Jun 18 02:10:05 2025 1211004 node /srv/api/server.js\n"
+      "24871 Wed Jun 18 05:40:55 2025 1198220 node /srv/api/server.js\n");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_NE(h[0].detail.find("3h30m apart"), std::string::npos) << h[0].detail;
+}
+
+// A pool forks its workers together, and a master's recycled workers are its
+// children: neither is a generation left over.
+TEST(ProcessTable, APoolStartedTogetherOrAMastersChildrenAreNotGenerations) {
+  EXPECT_TRUE(generations("$ ps -eo pid,etime,rss,args | grep '[c]elery'\n"
+                          " 4100    06:00:12 811220 celery -A app worker\n"
+                          " 4101    06:00:12 809004 celery -A app worker\n"
+                          " 4102    06:00:11 812332 celery -A app worker\n")
+                  .empty());
+  EXPECT_TRUE(generations("$ ps -eo pid,ppid,etime,rss,args | grep '[g]unicorn'\n"
+                          " 5200     1  3-02:11:09  40220 gunicorn app:app -w 2\n"
+                          " 7731  5200    04:12:40 911004 gunicorn app:app -w 2\n"
+                          " 9102  5200       10:02 905552 gunicorn app:app -w 2\n")
+                  .empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -204,5 +204,27 @@ TEST(UserspaceKillers, OomdsKillLineWithARelativeCgroupIsItsKill) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
 }
 
+// Later lmkd releases log the kill as "Reclaim" under the lmkd tag
+// (modelled on flutter/flutter#161070's logcat; our own apps and sizes), and
+// older Dask releases print two blanks before "Restarting" (dask/distributed#1469).
+TEST(UserspaceKillers, LmkdsReclaimLineAndDasksOlderSpacingAreKills) {
+  const char* lmkd =
+      "01-01 15:11:13.739   879   879 I lmkd    : Reclaim 'com.example.notes' (4471), uid 10112, oom_score_adj 975, state 19 to "
+      "free 21004kB rss, 50120kB swap; reason: min2x watermark is breached and swap is low (583526kB < 838860kB)\n";
+  auto k = kills(lmkd);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].process, "com.example.notes");
+  EXPECT_EQ(k[0].pid, 4471);
+  EXPECT_EQ(k[0].rss, 21004 * units::KiB);
+  EXPECT_EQ(test::diagnose_text(lmkd).layer, Layer::userspace_oom_killer);
+  // The same words from another tag are not lmkd's.
+  EXPECT_TRUE(kills("01-01 15:11:13.739 879 879 I Backup  : Reclaim 'cache' (4471) done\n").empty());
+  const char* dask =
+      "distributed.nanny - WARNING - Worker exceeded 95% memory budget.  Restarting\n"
+      "distributed.nanny - WARNING - Worker process 31177 was killed by unknown signal\n";
+  EXPECT_EQ(kills(dask).size(), 1u);
+  EXPECT_EQ(test::diagnose_text(dask).layer, Layer::userspace_oom_killer);
+}
+
 }  // namespace
 }  // namespace aimem

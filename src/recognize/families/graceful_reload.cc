@@ -11,6 +11,8 @@
 //                                   gunicorn --max-requests: the replacement is forked before this one exits
 //   ...gracefully (RE)spawned uWSGI master process / ...gracefully reloading uWSGI...   uWSGI's graceful reload
 //   - Starting phased worker restart, phase: 1                                          Puma's phased restart
+//   aerospike.service: Found left-over process 3126 (asd) in control group while starting unit. Ignoring.
+//                                   systemd starting a unit whose previous run's process survived its stop
 // One fact for the first reload; a reload after the failure says nothing of it
 // and the diagnosis weighs the fact where it was printed (classify.cc).
 #include "core/text.h"
@@ -26,6 +28,7 @@ constexpr Pattern kPatterns[] = {
     {"gracefully (RE)spawned uWSGI", kContext},
     {"gracefully reloading uWSGI", kContext},
     {"phased worker restart", kContext},
+    {"Found left-over process ", kContext},
 };
 
 class GracefulReload final : public Recognizer {
@@ -36,6 +39,7 @@ class GracefulReload final : public Recognizer {
     std::string_view what = text::contains(s, "signal: hup")         ? "gunicorn reloading its workers (HUP)"
                             : text::contains(s, "Autorestarting")     ? "gunicorn replacing a recycled worker (--max-requests)"
                             : text::contains(s, "phased worker")      ? "Puma's phased restart of its workers"
+                            : text::contains(s, "left-over process")  ? "systemd started the unit while a process of its previous run was left over"
                                                                       : "uWSGI's graceful reload of its workers";
     seen_ = true;
     Fact f = make_fact(line, FactKind::runtime_setting, Family::runtime);

@@ -28,6 +28,7 @@
 //   job 7921630.1 died through signal KILL (9).
 // HTCondor (the starter's hold reason, in condor_q -hold and the job log; HoldReasonCode 34):
 //   Error from slot1_7@node412: Job has gone over memory limit of 2048 megabytes. Peak usage: 2302 megabytes.
+//   Error from slot1_7@node412: Job has gone over cgroup memory limit of 2048 megabytes. Last measured usage: 2113 megabytes.
 //   2207714.0  alice  11/9 01:58 Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 2710000.
 //     (a pool's periodic-hold policy over RequestMemory; "RequestMemory = 2000" in condor_q -long, MB)
 // Mesos (the agent's containerizer, memory limit in MB):
@@ -68,7 +69,7 @@ constexpr Pattern kPatterns[] = {
     {"TERM_MEMLIMIT", kCompanion},                   // the report's "Exited with exit code" makes it hot
     {"enforced h_vmem limit", kCompanion},
     {"enforced h_rss limit", kCompanion},
-    {"has gone over memory limit of ", kCompanion},  // no gate word: read in pasted evidence, and near other failures in a large log
+    {"has gone over (cgroup )?memory limit of ", kRegex | kCompanion},  // no gate word: read in pasted evidence, and near other failures in a large log
     {"PERIODIC_HOLD due to memory usage", kCompanion},  // HTCondor's periodic hold policy over the job's request
     {"has reached its limit for resource mem", kCompanion},  // Mesos's containerizer ("... and will be terminated")
     {"RequestMemory = ", kContext},
@@ -213,10 +214,13 @@ class Hpc final : public Recognizer {
     } else if (text::contains(s, "TERM_MEMLIMIT")) {
       if (guards::is_advice_line(s)) return false;
       detail = "LSF job memory limit", name = "lsf";
-    } else if (auto v = text::after(s, "has gone over memory limit of ")) {
+    } else if (auto v = text::after(s, "memory limit of "); v && text::contains(s, "has gone over ")) {
       std::string_view rest;
       if (auto mb = text::parse_u64(*v, &rest); mb && text::starts_with(rest, " megabytes")) limit = *mb * units::MiB;
-      if (auto peak = text::after(rest, "Peak usage: ")) {
+      // "Peak usage: 2302 megabytes", or (the cgroup form) "Last measured usage: 2113 megabytes"
+      auto peak = text::after(rest, "Peak usage: ");
+      if (!peak) peak = text::after(rest, "measured usage: ");
+      if (peak) {
         std::string_view after;
         if (auto mb = text::parse_u64(*peak, &after); mb && text::starts_with(after, " megabytes")) usage = *mb * units::MiB;
       }

@@ -20,6 +20,10 @@
 // for it ("... explanation:no paging space action"), or the older "low swap:
 // killing largest compressed process with pid N (name) and size N MB": the
 // host's memory, as jetsam's pressure kills are.
+// Reports pretty-printed one key a line ("pid" : 48213, / "name" : "Python",
+// / "reason" : "vm-compressor-space-shortage", each alone on its line, as
+// macOS 12 and later write them) are read key by key: an object's keys
+// gather until one of them comes again.
 // The victim's resident memory is rpages x the page size (16 KiB on Apple
 // silicon, 4 KiB before), or the KB the log line gives. Every row, killed or
 // not, is also a row of the report's process table (process_name.h): who
@@ -46,6 +50,7 @@ constexpr Pattern kPatterns[] = {
     {"\"reason\" ?: ?\"(vm-|per-process-limit|highwater|idle-exit|fc-thrashing|zone-map)", kRegex | kCompanion},
     {"\"pageSize\" ?: ?[0-9]+", kRegex | kContext},
     {"\"rpages\" ?: ?[0-9]+", kRegex | kContext},
+    {"^\\s*\"(pid|name)\" : ", kRegex | kContext},  // a pretty-printed report's keys (Apple writes " : ")
 };
 
 constexpr uint64_t kRowGap = 2;  // the processes array holds one object a line
@@ -63,8 +68,12 @@ class MacosJetsam final : public Recognizer {
     if (text::contains(s, "no paging space action") || text::contains(s, "low swap: killing ")) return no_paging_space(line, s, out);
     if (text::contains(s, "\"rpages\"") && text::contains(s, "\"name\"")) table_row(line, s, out);
     if (text::contains(s, "\"reason\"") && text::contains(s, "\"name\"") && text::contains(s, "\"pid\"")) report_row(line, s, out);
+    pretty_key(line, text::trim(s), out);
   }
-  void finish(FactSink& out) override { table_.flush(out); }
+  void finish(FactSink& out) override {
+    pretty_flush(out);
+    table_.flush(out);
+  }
 
  private:
   uint64_t page_ = 16384;
@@ -84,6 +93,66 @@ class MacosJetsam final : public Recognizer {
   }
 
   static bool per_process(std::string_view reason) { return reason == "per-process-limit"; }
+
+  // One object of a pretty-printed report, its keys gathered line by line.
+  struct Pretty {
+    std::string name, reason, reason_text;
+    std::optional<int64_t> pid;
+    std::optional<uint64_t> pages;
+    uint64_t first_line = 0;
+    Line first, reason_at;  // their text re-pointed at reason_text / empty when used
+  };
+  static constexpr uint64_t kPrettyObjectLines = 40;
+  Pretty pretty_;
+  bool pretty_started_ = false;
+
+  void pretty_key(const Line& line, std::string_view t, FactSink& out) {
+    if (t.empty() || t[0] != '"') return;
+    std::string_view key = text::take_until(t.substr(1), "\"");
+    if (key != "pid" && key != "name" && key != "rpages" && key != "reason") return;
+    std::string_view rest = t.substr(key.size() + 2);
+    if (!text::starts_with(rest, " : ")) return;  // Apple's spacing; a one-line object was read above
+    std::string_view v = json_value(t, "\"" + std::string(key) + "\"");
+    if (v.empty()) return;
+    if (pretty_started_ && (line.number > pretty_.first_line + kPrettyObjectLines || (key == "pid" && pretty_.pid) ||
+                            (key == "name" && !pretty_.name.empty()) || (key == "rpages" && pretty_.pages) ||
+                            (key == "reason" && !pretty_.reason.empty())))
+      pretty_flush(out);
+    if (!pretty_started_) {
+      pretty_ = Pretty{};
+      pretty_.first_line = line.number;
+      pretty_.first = line;
+      pretty_.first.text = {};
+      pretty_started_ = true;
+    }
+    if (key == "pid") pretty_.pid = text::parse_i64(v);
+    if (key == "name") pretty_.name = std::string(v.substr(0, 128));
+    if (key == "rpages") pretty_.pages = text::parse_u64(v);
+    if (key == "reason") {
+      pretty_.reason = std::string(v.substr(0, 64));
+      pretty_.reason_at = line;
+      pretty_.reason_text = std::string(line.text.substr(0, 240));
+    }
+  }
+
+  void pretty_flush(FactSink& out) {
+    if (!pretty_started_) return;
+    pretty_started_ = false;
+    std::optional<uint64_t> rss;
+    if (pretty_.pages && *pretty_.pages < (uint64_t(1) << 40)) rss = *pretty_.pages * page_;
+    if (!pretty_.name.empty() && rss) {
+      if (!table_.started() || pretty_.first_line > last_row_ + kPrettyObjectLines) {
+        table_.flush(out);
+        table_.start(pretty_.first, Family::kernel);
+      }
+      last_row_ = pretty_.first_line;
+      table_.add(pretty_.name, *rss, pretty_.pid);
+    }
+    if (pretty_.reason.empty()) return;
+    Line at = pretty_.reason_at;
+    at.text = pretty_.reason_text;
+    kill(at, pretty_.name, pretty_.pid, pretty_.reason, rss, out);
+  }
 
   // The value of a JSON key on a one-line object: "name" : "node" -> node; "rpages" : 41290 -> 41290.
   static std::string_view json_value(std::string_view s, std::string_view key) {

@@ -357,29 +357,6 @@ constexpr uint64_t kGoParked = 20;                              // goroutines pa
 constexpr double kPidGrowthMin = 256.0 * 1024 * 1024;           // bytes added between two samples
 constexpr uint64_t kPidSpanS = 3600, kPidWarmS = 600;           // samples an hour apart, after ten minutes up
 
-// ps's elapsed time: [[dd-]hh:]mm:ss.
-std::optional<uint64_t> parse_etime(std::string_view t) {
-  uint64_t days = 0;
-  if (size_t dash = t.find('-'); dash != std::string_view::npos) {
-    auto d = text::parse_u64(t.substr(0, dash));
-    if (!d) return std::nullopt;
-    days = *d;
-    t = t.substr(dash + 1);
-  }
-  uint64_t secs = 0;
-  int parts = 0;
-  while (!t.empty() && parts < 3) {
-    size_t colon = t.find(':');
-    std::string_view part = t.substr(0, colon);
-    if (part.empty() || part.size() > 2 || part.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
-    secs = secs * 60 + *text::parse_u64(part);
-    ++parts;
-    if (colon == std::string_view::npos) break;
-    t = t.substr(colon + 1);
-  }
-  if (parts < 2) return std::nullopt;
-  return days * 86400 + secs;
-}
 
 bool digits(std::string_view t) { return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos; }
 
@@ -396,6 +373,25 @@ bool grew(const Series& x, uint64_t* flat_out) {
   uint64_t flat = flat_then_jump(x);
   if (flat && !(x.bytes && x.last - x.first < 16.0 * units::MiB)) up = true, *flat_out = flat;
   return up;
+}
+
+// Too little growth to call a leak on its own (2.91, 3.02, 3.14 GB: the last
+// few samples before a kill), but one process's figure in bytes, named by the
+// program (rss=, heapUsed), that rose at every step
+// by kRisingMin and more: "rising", which the diagnosis reads as the climb
+// into the failure only when its last sample is close to the size the
+// failure names (diagnose/classify.cc, cause_from_series). Peaks ("Max
+// Memory Used", "peak") are each of a separate run: a workload's size per
+// run, not one process climbing.
+constexpr double kRisingMin = 64.0 * units::MiB;
+
+bool rose_every_step(const Series& x) {
+  if (text::icontains(x.last_text, "max") || text::icontains(x.last_text, "peak")) return false;
+  // One process's figure as the program names it (rss=, heapUsed): a host's
+  // used memory or a figure read from a line's shape rises with any work.
+  if (text::starts_with(x.key, "host used") || text::starts_with(x.key, "figure in ")) return false;
+  return x.bytes && x.samples >= kMinSamples && x.rises + 1 == x.samples && x.last - x.first >= kRisingMin && x.last >= x.max &&
+         x.worst_drop <= 0;
 }
 
 class MemorySeries final : public Recognizer {
@@ -746,10 +742,15 @@ class MemorySeries final : public Recognizer {
     for (size_t k = 0; k < used_; ++k) {
       uint64_t flat = 0;
       std::optional<Series> trimmed;
+      bool rising = false;
       if (!grew(series_[k], &flat)) {
         trimmed = without_header(series_[k]);
         if (!trimmed || !grew(*trimmed, &flat)) trimmed = without_restart(series_[k]);
-        if (!trimmed || !grew(*trimmed, &flat)) continue;
+        if (!trimmed || !grew(*trimmed, &flat)) {
+          if (!rose_every_step(series_[k])) continue;
+          trimmed.reset();
+          rising = true;
+        }
       }
       const Series& x = trimmed ? *trimmed : series_[k];
       Line last{x.last_text, x.last_line, {}, source_};
@@ -760,9 +761,11 @@ class MemorySeries final : public Recognizer {
       // A figure past what 64 bits hold (a garbled or absurd sample) is clamped, not converted out of range.
       auto bytes_of = [](double v) { return v <= 0 ? uint64_t{0} : v >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(v); };
       auto fmt_v = [&](double v) { return x.bytes ? units::format_bytes(bytes_of(v)) : fmt::format("{:g}", v); };
-      f.detail = flat ? fmt::format("jumped {}: flat at {} for {} samples, then {} in {} more", x.key, fmt_v(x.first), flat,
-                                    fmt_v(x.last), x.samples - flat)
-                      : fmt::format("growing {} from {} to {} over {} samples", x.key, fmt_v(x.first), fmt_v(x.last), x.samples);
+      f.detail = flat     ? fmt::format("jumped {}: flat at {} for {} samples, then {} in {} more", x.key, fmt_v(x.first), flat,
+                                        fmt_v(x.last), x.samples - flat)
+                 : rising ? fmt::format("rising {} from {} to {} over {} samples", x.key, fmt_v(x.first), fmt_v(x.last), x.samples)
+                          : fmt::format("growing {} from {} to {} over {} samples", x.key, fmt_v(x.first), fmt_v(x.last), x.samples);
+      if (rising) f.strength = 0.5f;
       if (x.bytes) f.usage = bytes_of(x.last);
       f.count = x.samples;
       out.add(std::move(f));
@@ -865,7 +868,7 @@ class MemorySeries final : public Recognizer {
 
   void pid_sample(std::string_view pid_word, std::string_view etime_word, uint64_t kib, const Line& line) {
     auto pid = text::parse_u64(pid_word);
-    auto up = parse_etime(etime_word);
+    auto up = platform::parse_ps_etime(etime_word);
     if (!pid || !up) return;
     auto it = std::find_if(pids_.begin(), pids_.end(), [&](const PidSeries& x) { return x.pid == *pid; });
     if (it == pids_.end()) {

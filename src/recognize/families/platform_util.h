@@ -92,4 +92,28 @@ inline std::optional<std::string_view> value_after(std::string_view s, std::stri
   return skip(*v);
 }
 
+// ps's elapsed time: [[dd-]hh:]mm:ss.
+inline std::optional<uint64_t> parse_ps_etime(std::string_view t) {
+  uint64_t days = 0;
+  if (size_t dash = t.find('-'); dash != std::string_view::npos) {
+    auto d = text::parse_u64(t.substr(0, dash));
+    if (!d) return std::nullopt;
+    days = *d;
+    t = t.substr(dash + 1);
+  }
+  uint64_t secs = 0;
+  int parts = 0;
+  while (!t.empty() && parts < 3) {
+    size_t colon = t.find(':');
+    std::string_view part = t.substr(0, colon);
+    if (part.empty() || part.size() > 2 || part.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    secs = secs * 60 + *text::parse_u64(part);
+    ++parts;
+    if (colon == std::string_view::npos) break;
+    t = t.substr(colon + 1);
+  }
+  if (parts < 2) return std::nullopt;
+  return days * 86400 + secs;
+}
+
 }  // namespace aimem::platform

@@ -35,6 +35,8 @@
 //   oomd kill: 0.25 0.10 0.05 /workload.slice/x.service 1073741824 ruleset:[..] detectorgroup:[..] killer:kill_by_... v2
 // Android lmkd (system/memory/lmkd/lmkd.cpp, Android 10+; logcat):
 //   lowmemorykiller: Kill 'com.example.app' (12345), uid 10123, oom_score_adj 900 to free 81234kB rss, 2048kB swap; reason: ...
+//   lmkd    : Reclaim 'com.example.app' (591), uid 10112, oom_score_adj 975, state 19 to free 19252kB rss, ...; reason: ...
+//     (later releases log the kill as "Reclaim" under the lmkd tag)
 // Dask's nanny (distributed/nanny.py, worker memory management):
 //   distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting
 //   distributed.nanny.memory - WARNING - Worker tcp://10.0.0.5:40121 (pid=4242) exceeded 95% memory budget. Restarting...
@@ -70,7 +72,9 @@ constexpr Pattern kPatterns[] = {
     {"Killed [0-9]+: [0-9]+\\(", kRegex},
     {"oomd kill:"},
     {"lowmemorykiller: Kill"},
-    {"memory budget. Restarting", kCompanion},  // the nanny's "Worker process N was killed by signal" gates it
+    {"lmkd +: (Kill|Reclaim) '", kRegex},
+    // "... budget. Restarting" (older releases: two blanks before Restarting); the nanny's "Worker process N was killed by signal" gates it
+    {"memory budget.", kCompanion},
     {"Worker memory limit: ", kContext},
     {"Sending SIGKILL to cgroup"},
 };
@@ -104,7 +108,11 @@ class UserspaceKillers final : public Recognizer {
       oomd_systemd(line, out);
     } else if (size_t k = s.find("lowmemorykiller: Kill"); k != std::string_view::npos) {
       lmkd(line, s.substr(k + 21), out);
-    } else if (size_t b = s.find("memory budget. Restarting"); b != std::string_view::npos) {
+    } else if (size_t r = s.find(": Reclaim '"); r != std::string_view::npos && text::contains(s, "lmkd")) {
+      lmkd(line, s.substr(r + 10), out);
+    } else if (size_t kk = s.find(": Kill '"); kk != std::string_view::npos && text::contains(s, "lmkd")) {
+      lmkd(line, s.substr(kk + 7), out);
+    } else if (size_t b = s.find("memory budget."); b != std::string_view::npos && text::contains(s.substr(b), "Restarting")) {
       dask_nanny(line, out);
     } else if (auto lim = text::after(s, "Worker memory limit: ")) {
       dask_limit_ = units::parse_log_size(*lim);
