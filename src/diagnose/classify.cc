@@ -1362,6 +1362,31 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
   return Cause::unknown;
 }
 
+// `docker stats` rows without a container limit (docker_stats.cc) on a host
+// whose RAM failed: one container that is not the failing one holding
+// kOtherContainerShare of the host's memory took it.
+constexpr double kOtherContainerShare = 0.6;
+
+std::optional<Cause> cause_from_container_table(const View& v, const Fact* failed, Why& why) {
+  const Fact* top = nullptr;
+  for (size_t i : v.inc.context) {
+    const Fact& f = v.facts[i];
+    if (f.kind != FactKind::memory_usage || f.family != Family::docker || !f.usage || f.limit) continue;
+    if (!top || *f.usage > *top->usage) top = &f;
+  }
+  if (!top) return std::nullopt;
+  const Fact* host = v.first_context([&](const Fact& f) {
+    return f.kind == FactKind::host_state && f.detail == "host RAM" && f.total && f.where.line == top->where.line;
+  });
+  if (!host || static_cast<double>(*top->usage) < kOtherContainerShare * static_cast<double>(*host->total)) return std::nullopt;
+  if (failed && !failed->container.empty() && failed->container == top->container) return std::nullopt;
+  if (failed && !failed->process.empty() && text::contains(top->container, failed->process)) return std::nullopt;
+  why = "container " + text::printable(top->container) + " held " + units::format_bytes(*top->usage) + " of the host's " +
+        units::format_bytes(*host->total) + " (docker stats, line " + std::to_string(top->where.line) + "): another workload took the memory";
+  why.strength = 0.6f;
+  return Cause::other_process;
+}
+
 // The host's RAM as `free`, `docker info` or a VM's size give it.
 const Fact* host_ram_state(const View& v) {
   return v.first_context([](const Fact& f) { return f.kind == FactKind::host_state && f.detail == "host RAM" && f.total && *f.total > 0; });
@@ -1450,11 +1475,36 @@ std::optional<Cause> cause_from_one_request(const View& v, const Fact* f, Why& w
 // a real request is the pod's own need. The figures may be in another
 // eviction of the paste (a `kubectl get pods` row decides the layer, the
 // describe below it has the message).
+// A node's process table whose largest program, holding two thirds of it,
+// is one of the node's own agents (the container runtime, the kubelet): the
+// node ran short because of what runs beside the pods, not in them.
+std::optional<Cause> cause_from_node_agent(const View& v, Why& why) {
+  static constexpr std::string_view kAgents[] = {"containerd", "dockerd", "kubelet", "crio", "containerd-shim", "systemd-journald",
+                                                 "fluent-bit", "fluentd", "datadog-agent", "falco"};
+  const Fact* top = nullptr;
+  for (size_t i : v.inc.context) {
+    const Fact& f = v.facts[i];
+    if (f.kind == FactKind::memory_usage && f.detail == process_name::kTableDetail && f.usage && f.total && *f.total > 0 &&
+        (!top || *f.usage > *top->usage))
+      top = &f;
+  }
+  if (!top || *top->usage * 3 < *top->total * 2) return std::nullopt;
+  if (std::none_of(std::begin(kAgents), std::end(kAgents), [&](std::string_view a) { return top->process == a; })) return std::nullopt;
+  why = top->process + ", the node's own agent, held " + units::format_bytes(*top->usage) + " of the " + units::format_bytes(*top->total) +
+        " in the process table (line " + std::to_string(top->where.line) + "): the node ran short because of it, not the evicted pod";
+  why.strength = 0.65f;
+  return Cause::other_process;
+}
+
 Cause eviction_cause(const View& v, const Decision& d, Why& why) {
   const Fact* e = d.decisive;
   if (!e || !e->usage || !e->requested)
     if (const Fact* with = v.any([](const Fact& f) { return f.kind == FactKind::k8s_evicted && f.usage && f.requested; })) e = with;
   if (auto c = cause_from_rollout(v, why)) return *c;
+  // The evicted container's own figures climbing sample after sample
+  // (`kubectl top` taken hourly): what it held grew until the node ran short.
+  if (auto c = cause_from_series(v, "until the node ran short and the kubelet evicted it", why)) return *c;
+  if (auto c = cause_from_node_agent(v, why)) return *c;
   if (e && e->usage && e->requested && (*e->usage < kSmallEvictee || (*e->requested > 0 && *e->usage * 2 <= *e->requested * 3))) {
     why = "the evicted container used only " + units::format_bytes(*e->usage) + " (request " + units::format_bytes(*e->requested) +
           "): it was picked for being over its request; other workloads filled the node";
@@ -1656,6 +1706,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       if (d.decisive)
         if (auto c = cause_from_recurrence(v, *d.decisive, why)) return *c;
       if (auto c = cause_from_process_table(v, d.decisive, false, why)) return *c;
+      if (auto c = cause_from_container_table(v, d.decisive, why)) return *c;
       if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
       if (auto c = cause_from_rollout(v, why)) return *c;
       if (d.decisive)

@@ -1545,5 +1545,41 @@ TEST(CauseMechanisms, ASeriesIsReadWithEveryFailureOfItsInput) {
   for (const Incident& inc : d.incidents) EXPECT_EQ(inc.cause, Cause::leak_or_accumulation);
 }
 
+// An eviction read with what the node shows (modelled on
+// gardener/machine-controller-manager#208's hourly `kubectl top` and
+// containerd/containerd#9678's node process table; our own names and
+// figures): the evicted container's own climb is accumulation; the node's
+// container runtime holding most of it is another process.
+TEST(CauseMechanisms, AnEvictionIsReadWithTheNodesSeriesAndItsAgents) {
+  const std::string evicted =
+      "$ kubectl get pod -n perf collector-6d8f9c7b5-x2m9q -o jsonpath='{.status.message}'\n"
+      "The node was low on resource: memory. Container collector was using 5902716Ki, which exceeds its request of 0.\n";
+  const std::string top =
+      "$ kubectl top pod -n perf --containers   # hourly\n"
+      "09:00  collector-6d8f9c7b5-x2m9q  collector   212m         1208Mi\n"
+      "10:00  collector-6d8f9c7b5-x2m9q  collector   230m         2431Mi\n"
+      "11:00  collector-6d8f9c7b5-x2m9q  collector   241m         3650Mi\n"
+      "12:00  collector-6d8f9c7b5-x2m9q  collector   236m         4871Mi\n";
+  Diagnosis grew = diagnose_text(top + evicted);
+  EXPECT_EQ(grew.layer, Layer::k8s_eviction);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  EXPECT_NE(diagnose_text(evicted).cause, Cause::leak_or_accumulation);
+  const std::string node =
+      "# ps -eo pid,rss,etime,comm --sort=-rss | head -4\n"
+      "    PID      RSS     ELAPSED COMMAND\n"
+      "   3121 19734512  3-22:41:07 containerd\n"
+      "  48211   935220  3-04:12:55 dotnet\n"
+      "   2987   184332  3-22:41:09 kubelet\n";
+  const std::string small =
+      "The node was low on resource: memory. Threshold quantity: 100Mi, available: 87244Ki.\nReason: Evicted\n";
+  Diagnosis agent = diagnose_text(small + node);
+  EXPECT_EQ(agent.layer, Layer::k8s_eviction);
+  EXPECT_EQ(agent.cause, Cause::other_process) << reason_text(agent);
+  std::string app = node;
+  app.replace(app.find("containerd"), 10, "dotnet-api");
+  EXPECT_NE(diagnose_text(small + app).cause, Cause::other_process);
+}
+
+
 }  // namespace
 }  // namespace aimem

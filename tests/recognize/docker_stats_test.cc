@@ -128,5 +128,34 @@ MiB Mem :  15923.4 total,   1024.1 free,  12000.2 used,   2899.1 buff/cache
   EXPECT_TRUE(of_kind(t, FactKind::memory_limit).empty());
 }
 
+// --format 'table {{.Name}}\t{{.MemUsage}}' prints no percentages (modelled
+// on elastic/elasticsearch-docker#43; our own names and sizes), and docker
+// info's "Total Memory" has its unit after a blank. A container that is not
+// the failing one holding most of an unlimited host took the memory.
+TEST(DockerStats, NameAndUsageRowsAndAnotherContainerHoldingTheHost) {
+  const std::string log =
+      "OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x00000000a0000000, 1073741824, 0) failed; error='Cannot allocate "
+      "memory' (errno=12)\n"
+      "$ docker info 2>/dev/null | grep -i 'total memory'\n"
+      "Total Memory: 7.664 GiB\n"
+      "$ docker stats --no-stream --format 'table {{.Name}}\\t{{.MemUsage}}'\n"
+      "NAME            MEM USAGE / LIMIT\n"
+      "indexer         5.912GiB / 7.664GiB\n"
+      "cache           22.1MiB / 7.664GiB\n";
+  auto usage = of_kind(log, FactKind::memory_usage);
+  ASSERT_EQ(usage.size(), 2u);
+  EXPECT_EQ(usage[0].container, "indexer");
+  auto hosts = of_kind(log, FactKind::host_state);
+  ASSERT_FALSE(hosts.empty());
+  EXPECT_NEAR(double(*hosts[0].total), 7.664 * double(GiB), 0.01 * double(GiB));
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  // The same host with the memory spread across containers names nobody.
+  std::string spread = log;
+  spread.replace(spread.find("5.912GiB"), 8, "2.912GiB");
+  EXPECT_NE(test::diagnose_text(spread).cause, Cause::other_process);
+}
+
 }  // namespace
 }  // namespace aimem

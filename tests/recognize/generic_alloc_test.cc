@@ -473,5 +473,27 @@ TEST(GenericAlloc, AProgramsGuessAboutMemoryIsNotAReport) {
             Layer::none);
 }
 
+// Habana's Synapse helper and DirectML name their device in words the
+// generic reader knows (modelled on HabanaAI/Model-References#13 and
+// microsoft/DirectML#355; our own sizes): an accelerator's memory, not the host's.
+TEST(GenericAlloc, GaudiAndDirectMlFailuresAreTheDevices) {
+  Diagnosis hpu = test::diagnose_text(
+      " PT_HPU_LAZY_MODE = 1\n"
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 142, in main\n"
+      "    loss.backward()\n"
+      "RuntimeError: FATAL ERROR :: MODULE:SYNHELPER workspace Allocation of size ::12884901888 failed\n");
+  EXPECT_EQ(hpu.layer, Layer::gpu_vram);
+  Diagnosis dml = test::diagnose_text(
+      "Using DirectML device AMD Radeon VII\n"
+      "step 0      loss 3.9121  dml_mem_mb 2100\n"
+      "step 500    loss 1.0474  dml_mem_mb 5200\n"
+      "step 1000   loss 0.6617  dml_mem_mb 8300\n"
+      "step 1500   loss 0.5031  dml_mem_mb 11400\n"
+      "RuntimeError: Could not allocate tensor with 67633152 bytes. There is not enough GPU video memory available!\n");
+  EXPECT_EQ(dml.layer, Layer::gpu_vram);
+  EXPECT_EQ(dml.cause, Cause::leak_or_accumulation);  // the figure named with its unit, then a blank, is a series
+}
+
 }  // namespace
 }  // namespace aimem

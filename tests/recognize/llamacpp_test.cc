@@ -357,5 +357,29 @@ TEST(LlamaCpp, TheKvBackOffEndingInAFailedDecodeIsTheContextFull) {
             Layer::none);
 }
 
+// Metal's status 5 after ggml_metal_add_buffer warned that the buffers passed
+// the device's recommended working set (modelled on mozilla-ai/llamafile#42;
+// our own sizes): that memory, and the weights' own buffers past it are the
+// model not fitting. Status 5 without the warning stays undecided.
+TEST(LlamaCpp, MetalStatusFiveAfterTheWorkingSetWarningIsTheMemory) {
+  const std::string over =
+      "ggml_metal_init: recommendedMaxWorkingSetSize  = 10922.67 MB\n"
+      "ggml_metal_add_buffer: allocated 'data            ' buffer, size =  8192.00 MB, offs =            0\n"
+      "ggml_metal_add_buffer: allocated 'data            ' buffer, size =  3810.25 MB, offs = 8522825728, (12002.30 / 10922.67), "
+      "warning: current allocated size is greater than the recommended max working set size\n"
+      "ggml_metal_add_buffer: allocated 'kv              ' buffer, size =   800.02 MB, (12802.32 / 10922.67), warning: current "
+      "allocated size is greater than the recommended max working set size\n";
+  const std::string failed = "ggml_metal_graph_compute: command buffer 0 failed with status 5\nGGML_ASSERT: ggml-metal.m:1645: false\n";
+  auto oom = of_kind(over + failed, FactKind::gpu_oom);
+  ASSERT_EQ(oom.size(), 1u);
+  EXPECT_EQ(oom[0].layer, Layer::gpu_vram);
+  EXPECT_NEAR(double(*oom[0].usage), 12002.30 * double(MiB), double(MiB));
+  EXPECT_NEAR(double(*oom[0].total), 10922.67 * double(MiB), double(MiB));
+  Diagnosis d = test::diagnose_text(over + failed);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+  EXPECT_TRUE(of_kind(failed, FactKind::gpu_oom).empty());
+}
+
 }  // namespace
 }  // namespace aimem

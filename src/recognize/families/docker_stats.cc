@@ -7,6 +7,9 @@
 //   CONTAINER      CPU %     MEM USAGE / LIMIT     MEM %     NET I/O    BLOCK I/O   PIDS
 //   728c7cfbec9b   0.46%     284.3 MB / 16.66 GB   1.71%     0 B / 0 B  221.7 kB / 3.174 MB   0
 // Docker 1.5-1.8:  redis1   0.07%   796 KB/64 MB   1.21%   788 B/648 B     (header "MEM USAGE/LIMIT")
+// --format 'table {{.Name}}\t{{.MemUsage}}' (no percentage columns):
+//   NAME            MEM USAGE / LIMIT
+//   embed-worker    3.122GiB / 3.855GiB
 //
 // Units: since 1.13 the memory columns are binary (go-units BytesSize: "KiB",
 // "MiB", "GiB"), printed with 4 significant digits; a unit without "i" ("kB",
@@ -39,6 +42,7 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"MEM USAGE", kContext},
     {"[0-9.]+ ?[kKMGT]?i?B ?/ ?[0-9.]+ ?[kKMGT]?i?B +[0-9.]+%", kRegex | kContext},
+    {"^\\S+\\s+[0-9.]+ ?[kKMGT]?i?B ?/ ?[0-9.]+ ?[kKMGT]?i?B\\s*$", kRegex | kContext},  // NAME  MEM USAGE / LIMIT
     {"Total Memory: ", kContext},
     {"MemTotal: ", kContext},
 };
@@ -107,12 +111,15 @@ class DockerStats final : public Recognizer {
     if (!rows_.empty() && line.number > last_row_ + 2) flush(out);
     if (text::contains(s, "MEM USAGE")) {  // a header: a new table (docker stats redraws it)
       flush(out);
+      name_and_usage_ = !text::contains(s, "%");
+      last_row_ = line.number;
       return;
     }
     if (auto v = text::after(text::trim_left(s), "Total Memory: "); v && text::starts_with(text::trim_left(s), "Total Memory: ")) {  // docker info
-      if (auto p = parse_printed(text::first_word(*v))) host_total(line, p->bytes, out);
+      if (auto p = parse_printed(*v)) host_total(line, p->bytes, out);
       return;
     }
+    if (name_and_usage_ && line.number <= last_row_ + 1 && name_usage_row(line, out)) return;
     if (auto v = text::after(s, "MemTotal: ")) {  // /proc/meminfo
       std::string_view rest;
       // Only compared with the tables here: /proc/meminfo as a whole is host_tools' to read.
@@ -138,6 +145,39 @@ class DockerStats final : public Recognizer {
     out.add(std::move(f));
   }
 
+  bool name_and_usage_ = false;  // the last header had no percentage columns: rows are "NAME  usage / limit"
+
+  // "embed-worker    3.122GiB / 3.855GiB" under a NAME / MEM USAGE header.
+  bool name_usage_row(const Line& line, FactSink& out) {
+    std::string_view t = text::trim(line.text);
+    std::string_view name = text::first_word(t);
+    std::string_view cell = text::trim(t.substr(name.size()));
+    size_t slash = cell.find('/');
+    if (name.empty() || slash == std::string_view::npos || cell.find('/', slash + 1) != std::string_view::npos) return false;
+    auto usage = parse_printed(cell.substr(0, slash));
+    auto limit = parse_printed(cell.substr(slash + 1));
+    if (!usage || !limit || limit->bytes == 0) return false;
+    add_row(line, name, usage->bytes, *limit, out);
+    return true;
+  }
+
+  void add_row(const Line& line, std::string_view container, uint64_t usage, const Printed& limit, FactSink& out) {
+    Row r;
+    r.line = line;
+    r.text = std::string(line.text.substr(0, 4096));
+    r.container = std::string(container.substr(0, 128));
+    r.usage = usage;
+    r.limit = limit;
+    if (rows_.size() < 256) rows_.push_back(std::move(r));
+    last_row_ = line.number;
+    if (!platform_sent_) {
+      platform_sent_ = true;
+      Fact p = make_fact(line, FactKind::platform, Family::docker);
+      p.detail = "docker";
+      out.add(std::move(p));
+    }
+  }
+
   // "a1b2c3d4e5f6  vllm  0.05%  1.2GiB / 2GiB  60.00%  ..." -> one Row.
   void row(const Line& line, FactSink& out) {
     auto tok = platform::words(line.text, 40);
@@ -157,21 +197,8 @@ class DockerStats final : public Recognizer {
     auto usage = parse_printed(cell.substr(0, slash));
     auto limit = parse_printed(cell.substr(slash + 1));
     if (!usage || !limit || limit->bytes == 0) return;
-    Row r;
-    r.line = line;
-    r.text = std::string(line.text.substr(0, 4096));
     // NAME after CONTAINER ID when both are shown; else the one column there is.
-    r.container = std::string(tok[cpu - 1].substr(0, 128));
-    r.usage = usage->bytes;
-    r.limit = *limit;
-    if (rows_.size() < 256) rows_.push_back(std::move(r));
-    last_row_ = line.number;
-    if (!platform_sent_) {
-      platform_sent_ = true;
-      Fact p = make_fact(line, FactKind::platform, Family::docker);
-      p.detail = "docker";
-      out.add(std::move(p));
-    }
+    add_row(line, tok[cpu - 1], usage->bytes, *limit, out);
   }
 
   bool host_like(const Printed& limit) const {

@@ -29,6 +29,9 @@
 // ignored here).
 // Metal reports a failed graph at run time:
 //   ggml_metal_graph_compute: command buffer 0 failed with status 5
+// (status 5 alone is any command-buffer error; after ggml_metal_add_buffer warned that the buffers exceed the
+// device's working set, "( 7024.71 /  5461.34), warning: current allocated size is greater than the recommended
+// max working set size", it is that memory: the weights' own 'data' buffers past it are the model not fitting)
 //   error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)
 // Ollama refuses before loading: Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)
 // Ollama finds no layout: Error: 500 Internal Server Error: memory layout cannot be allocated [with num_gpu = 48]
@@ -76,6 +79,7 @@ constexpr Pattern kPatterns[] = {
     {"Device memory allocation of size"},
     {"CommandBufferCallbackErrorOutOfMemory"},
     {"failed with status 5", kCompanion},
+    {"greater than the recommended max working set size", kContext},
     {"model requires more system memory"},
     {"memory layout cannot be allocated"},
     {"process has terminated"},
@@ -165,6 +169,9 @@ class LlamaCpp final : public Recognizer {
     uint64_t last_line = 0;
     Fact fact;
   } r_;
+  // ggml_metal_add_buffer warned that the buffers passed the working set (Metal): the first such warning.
+  bool over_set_ = false, over_weights_ = false;
+  uint64_t over_used_ = 0, over_set_size_ = 0;
   uint64_t kv_backoff_ = 0;    // the last "failed to find free space in the KV cache"
   bool kv_on_device_ = false;  // the KV buffer was seen on a device (CUDA0, ROCm0, Metal, ...)
 
@@ -260,8 +267,39 @@ class LlamaCpp final : public Recognizer {
     }
     // Metal at graph compute time: status 5 alone is any command-buffer error;
     // the OutOfMemory line that follows makes it a memory failure.
+    if (text::contains(s, "greater than the recommended max working set size")) {
+      // "allocated 'data   ' buffer, size = 2928.65 MB, offs = ..., ( 7024.71 /  5461.34), warning: ..."
+      if (over_set_) return true;
+      size_t open = s.rfind('(');
+      std::string_view nums = open == std::string_view::npos ? std::string_view() : s.substr(open + 1);
+      std::string_view rest;
+      auto used = text::parse_double(text::trim_left(nums), &rest);
+      auto slash = text::after(rest, "/");
+      auto set = slash ? text::parse_double(text::trim_left(*slash)) : std::nullopt;
+      if (used && set && *used > *set && *set > 0 && *used < 1e9) {
+        over_set_ = true;
+        over_weights_ = text::contains(s, "'data");
+        over_used_ = static_cast<uint64_t>(*used * static_cast<double>(units::MiB));
+        over_set_size_ = static_cast<uint64_t>(*set * static_cast<double>(units::MiB));
+      }
+      return true;
+    }
     if (text::contains(s, "failed with status 5")) {
       if (!text::contains(s, "command buffer")) return true;
+      if (over_set_ && !(r_.open && near(line, kReportGap))) {
+        // The buffers were already past the working set: the failure is that memory.
+        close(out);
+        r_.open = true;
+        r_.fact = make_fact(line, FactKind::gpu_oom, Family::llamacpp);
+        r_.fact.layer = Layer::gpu_vram;
+        r_.fact.strength = 0.8f;
+        r_.fact.detail = over_weights_ ? "model" : "compute";
+        r_.fact.usage = over_used_;
+        r_.fact.total = over_set_size_;
+        r_.last_line = line.number;
+        emit(out);
+        return true;
+      }
       if (!(r_.open && near(line, kReportGap))) {
         close(out);
         r_.open = true;

@@ -468,8 +468,30 @@ class MemorySeries final : public Recognizer {
       add(key, value, bytes, line);
       ++found;
     }
-    if (found == 0 && (goroutine(line) || size_then_key(line))) return;
+    if (found == 0 && (goroutine(line) || size_then_key(line) || unit_key_then_figure(line))) return;
     if (found == 0) template_series(line);
+  }
+
+  // A figure after a name that carries its unit, with no separator but a
+  // blank: "step 500  loss 1.0474  dml_mem_mb 4390", "gpu_mem_gib 7.2".
+  bool unit_key_then_figure(const Line& line) {
+    auto w = platform::words(line.text, 24);
+    for (size_t k = 0; k + 1 < w.size(); ++k) {
+      std::string key = canonical(w[k]);
+      double unit = 0;
+      for (auto [suffix, u] : {std::pair<std::string_view, double>{"kb", 1024.0}, {"kib", 1024.0}, {"mb", 1048576.0},
+                               {"mib", 1048576.0}, {"gb", 1073741824.0}, {"gib", 1073741824.0}})
+        if (key.size() > suffix.size() + 2 && key.ends_with(suffix)) key.resize(key.size() - suffix.size()), unit = u;
+      if (unit == 0 || !(text::contains(key, "mem") || text::contains(key, "rss") || text::contains(key, "heap") ||
+                         text::contains(key, "vram")))
+        continue;
+      std::string_view rest;
+      auto num = text::parse_double(w[k + 1], &rest);
+      if (!num || !rest.empty() || *num < 0) continue;
+      add(key, *num * unit, true, line);
+      return true;
+    }
+    return false;
   }
 
   // "(212 MB heap size)": a size, then what it measures.
