@@ -295,7 +295,7 @@ Decision decide_layer(const View& v) {
   // explains: not memory.
   if (const Fact* os = v.failure(FactKind::not_memory_failure);
       os && (text::starts_with(os->detail, "the mapping count limit") || text::starts_with(os->detail, "the per-user process limit") ||
-             text::starts_with(os->detail, "the container's task limit")) &&
+             text::starts_with(os->detail, "the container's task limit") || text::starts_with(os->detail, "the locked-memory limit")) &&
       (v.failure(FactKind::jvm_native_oom) || v.failure(FactKind::host_alloc_failure))) {
     d = {Layer::not_memory, os, 0.75f, os->detail};
     return d;

@@ -54,5 +54,21 @@ TEST(FailureMarkers, AdviceAndMidLineWordsAreNotFailures) {
   EXPECT_TRUE(test::diagnose_text("INFO retry policy: on Error: back off 2s\nINFO served 200 requests\n").incidents.empty());
 }
 
+// The open-file limit and Lambda's mid-request exit name no memory (modelled
+// on CherryHQ/cherry-studio#2544 and CU-CloudCollab/aws-examples#10; our own
+// paths and ids): a look-alike, not "none". Lambda's exit at the function's
+// memory size is still the platform's memory kill.
+TEST(FailureMarkers, OpenFilesAndALambdaExitAreNamed) {
+  Diagnosis files = test::diagnose_text(
+      "[2025-03-02 16:14:09.907] [error] [KnowledgeService] add item failed: Error: EMFILE: too many open files, open '/home/a/n.md'\n");
+  EXPECT_EQ(files.layer, Layer::not_memory);
+  const std::string report = "REPORT RequestId: 7d2e1c90\tDuration: 87.41 ms\tBilled Duration: 100 ms\tMemory Size: 256 MB\tMax Memory Used: ";
+  Diagnosis low = test::diagnose_text("TypeError: Cannot read property 'Records' of undefined\n" + report +
+                                      "41 MB\t\nRequestId: 7d2e1c90 Process exited before completing request\n");
+  EXPECT_EQ(low.layer, Layer::not_memory);
+  Diagnosis full = test::diagnose_text(report + "256 MB\t\nRequestId: 7d2e1c90 Process exited before completing request\n");
+  EXPECT_EQ(full.layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -105,5 +105,41 @@ TEST(OsLimits, ThePidsControllersFilesGiveTheLimitAndTheCount) {
   EXPECT_NE(diagnose_text(low).layer, Layer::not_memory);
 }
 
+// The mapping count read with `cat` and failed in pyarrow's words (modelled
+// on huggingface/datasets#6790; our own paths and counts); the locked-memory
+// limit refusing an io_uring ring (modelled on qdrant/qdrant#2350); a
+// panel's container_pid_limit beside docker stats' PIDS (pterodactyl/panel#3001).
+TEST(OsLimits, MapCountMemlockAndAPanelsPidLimitAreNotMemory) {
+  const std::string mmap =
+      "OSError: Memory mapping file failed: Cannot allocate memory\n"
+      "$ cat /proc/sys/vm/max_map_count\n"
+      "65530\n";
+  Diagnosis m = test::diagnose_text(mmap);
+  EXPECT_EQ(m.layer, Layer::not_memory);
+  EXPECT_NE(m.incidents.at(0).reasons.at(0).find("max_map_count 65530"), std::string::npos);
+  std::string raised = mmap;
+  raised.replace(raised.find("65530"), 5, "1048576");
+  EXPECT_NE(test::diagnose_text(raised).layer, Layer::not_memory);
+
+  const std::string uring =
+      "[2023-08-01T09:10:53.246Z DEBUG segment::common::error_logging] Error while: Creating UringReader\n"
+      "[2023-08-01T09:10:53.247Z ERROR collection::update_handler] Optimization error: IO Error: Cannot allocate memory (os error 12)\n"
+      "$ grep -i 'locked' /proc/4410/limits\n"
+      "Max locked memory         65536                65536                bytes\n";
+  Diagnosis u = test::diagnose_text(uring);
+  EXPECT_EQ(u.layer, Layer::not_memory);
+  std::string unlimited = uring;
+  unlimited.replace(unlimited.find("65536                65536"), 26, "unlimited            unlimited");
+  EXPECT_NE(test::diagnose_text(unlimited).layer, Layer::not_memory);
+
+  Diagnosis pids = test::diagnose_text(
+      "[11:58:03 WARN]: Exception in thread \"pool-3\" java.lang.OutOfMemoryError: unable to create new native thread\n"
+      "CONTAINER ID   NAME      CPU %     MEM USAGE / LIMIT     MEM %     NET I/O          BLOCK I/O        PIDS\n"
+      "b51c0e7a92d4   mc-main   38.21%    2.412GiB / 8.25GiB    29.24%    1.9GB / 2.41GB   412MB / 96.1MB   256\n"
+      "# grep container_pid_limit /etc/pterodactyl/config.yml\n"
+      "  container_pid_limit: 256\n");
+  EXPECT_EQ(pids.layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

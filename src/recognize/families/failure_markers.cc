@@ -10,6 +10,8 @@
 //   ... context deadline exceeded                                  a Go / gRPC deadline (timeouts)
 //   Error: pull model manifest: ...                                a CLI's top-level error
 //   level=info msg="Kill container \"b2f7..\""                     the runtime killing a container it was told to stop
+//   Error: EMFILE: too many open files, open '/srv/notes/a.md'     the open-file limit (ulimit -n), Node / Python / Rust wordings
+//   RequestId: 7d2e... Process exited before completing request    AWS Lambda: the function's process ended mid-request
 //
 // One not_memory_failure per kind of marker (at most kMaxFacts), family
 // generic (so the scanner's ShadowingSink drops it near any family's
@@ -35,11 +37,13 @@ constexpr Pattern kPatterns[] = {
     {"context deadline exceeded", kContext},
     {"^(\\$ [^\\n]*)?Error: ", kRegex | kContext},
     {"Kill container", kContext},
+    {"(EMFILE|[Tt]oo many open files)", kRegex | kContext},
+    {"Process exited before completing request", kContext},
 };
 
 constexpr size_t kMaxFacts = 4;
 
-enum Marker : size_t { kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kMarkers };
+enum Marker : size_t { kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit, kMarkers };
 
 class FailureMarkers final : public Recognizer {
  public:
@@ -55,6 +59,10 @@ class FailureMarkers final : public Recognizer {
       return mark(line, kDeadline, "a deadline that passed (context deadline exceeded): a timeout", out);
     if (text::starts_with(s, "Error: ") || (text::starts_with(s, "$ ") && text::contains(s, "Error: ")))
       return mark(line, kCliError, "a command's error", out);
+    if (text::contains(s, "EMFILE") || text::icontains(s, "too many open files"))
+      return mark(line, kOpenFiles, "the open-file limit (EMFILE, too many open files): not memory", out);
+    if (text::contains(s, "Process exited before completing request"))
+      return mark(line, kLambdaExit, "the function's process exited before completing the request (AWS Lambda)", out);
     if (text::contains(s, "Kill container"))
       return mark(line, kKillContainer, "the container runtime killing a container it was told to stop", out);
   }

@@ -9,6 +9,14 @@
 //   [1]: max virtual memory areas vm.max_map_count [65530] is too low, increase to at least [262144]   (Elasticsearch, OpenSearch)
 //   $ sysctl vm.max_map_count
 //   vm.max_map_count = 65530                            (with "Map failed" in the same input)
+//   $ cat /proc/sys/vm/max_map_count                    (the value on the next line; the failure in
+//   65530                                                pyarrow's words: "Memory mapping file failed:
+//                                                        Cannot allocate memory", or an mmap's ENOMEM)
+// The locked-memory limit (RLIMIT_MEMLOCK, `ulimit -l`; 64 KiB on many
+// distributions): io_uring rings, RDMA buffers and mlock fail with ENOMEM past
+// it. A small limit (kSmallMemlock or less) shown beside an ENOMEM that names
+// io_uring, mlock or RDMA registration:
+//   Max locked memory         65536                65536                bytes      (/proc/PID/limits)
 // The per-user process and thread count (RLIMIT_NPROC, `ulimit -u`): a new
 // thread past it fails with EAGAIN, which the JVM reports as
 // "OutOfMemoryError: unable to create new native thread".
@@ -18,7 +26,7 @@
 //        706
 // A container's pids limit is the same count (docker inspect's PidsLimit,
 // `--pids-limit`), with the PIDS column of `docker stats` as the count in use:
-//   pids_limit=4096 mem_limit=4126146560
+//   pids_limit=4096 mem_limit=4126146560        (also a panel's "container_pid_limit: 512")
 //   CONTAINER ID   NAME   CPU %   MEM USAGE / LIMIT     MEM %   NET I/O   BLOCK I/O   PIDS
 //   4c1e9a7b2d3f   api    0.41%   538.2MiB / 3.843GiB   13.68%  9.1GB / 8.7GB   12.3MB / 0B   4096
 // or the pids controller's files, and CRI-O's setting:
@@ -44,6 +52,13 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"vm.max_map_count", kCompanion},
+    {"/proc/sys/vm/max_map_count", kContext},
+    {"(Memory mapping file failed|mmap.*(Cannot allocate memory|ENOMEM))", kRegex | kContext},
+    {"(Max locked memory|ulimit -l|RLIMIT_MEMLOCK)", kRegex | kContext},
+    {"(mlock|ibv_reg_mr|memlock)", kRegex | kContext},
+    {"(Cannot allocate memory|os error 12|ENOMEM)", kRegex | kContext},
+    {"(io_uring|[Uu]ringReader)", kRegex | kContext},
+    {"pid_limit", kContext},
     {"Map failed", kContext},
     {"ulimit -u", kContext},
     {"wc -l", kContext},
@@ -60,6 +75,7 @@ constexpr Pattern kPatterns[] = {
 
 constexpr uint64_t kDefaultMapCount = 65530;
 constexpr uint64_t kSmallNproc = 4096;
+constexpr uint64_t kSmallMemlock = 8 * 1024 * 1024;  // bytes: the distributions' 64 KiB / 8 MiB defaults
 
 class OsLimits final : public Recognizer {
  public:
@@ -84,7 +100,28 @@ class OsLimits final : public Recognizer {
       map_text_ = std::string(s.substr(0, 200));
       return;
     }
-    if (text::contains(s, "Map failed") && !map_failed_) map_failed_ = line.number;
+    if (text::contains(s, "/proc/sys/vm/max_map_count") && text::contains(s, "cat ")) {
+      expect_ = Expect::map_count;
+      expect_line_ = line.number;
+      return;
+    }
+    if ((text::contains(s, "Map failed") || text::contains(s, "Memory mapping file failed") ||
+         (text::contains(s, "mmap") && (text::contains(s, "Cannot allocate memory") || text::contains(s, "ENOMEM")))) &&
+        !map_failed_)
+      map_failed_ = line.number;
+    // The locked-memory limit: /proc/PID/limits' row ("Max locked memory  65536  65536  bytes") or `ulimit -l` (KiB).
+    if (auto v = text::after(s, "Max locked memory")) {
+      if (auto n = text::parse_u64(text::trim_left(*v))) memlock_ = *n, memlock_line_ = line.number, memlock_text_ = std::string(text::trim(s).substr(0, 120));
+      return;
+    }
+    // An ENOMEM that names io_uring, mlock or RDMA registration, or follows
+    // a line that does ("Error while: Creating UringReader" / "... os error 12").
+    const bool pinned = text::contains(s, "io_uring") || text::icontains(s, "uringreader") || text::contains(s, "mlock") ||
+                        text::contains(s, "ibv_reg_mr") || text::contains(s, "memlock");
+    if (pinned) pinned_line_ = line.number;
+    if ((text::contains(s, "Cannot allocate memory") || text::contains(s, "os error 12") || text::contains(s, "ENOMEM")) &&
+        pinned_line_ && line.number <= pinned_line_ + 3 && !locked_failed_)
+      locked_failed_ = line.number;
     if (text::contains(s, "create new native thread") || text::contains(s, "create native thread")) {
       if (!thread_failed_) thread_failed_ = line.number;
     }
@@ -93,7 +130,7 @@ class OsLimits final : public Recognizer {
     // shows it ("pids_limit=4096", "\"PidsLimit\": 4096", "--pids-limit 512"),
     // and the PIDS column of docker stats: the same refusal of a new thread
     // as ulimit -u, counted against the container.
-    for (std::string_view key : {"pids_limit=", "pids_limit = ", "\"PidsLimit\": ", "PidsLimit:", "--pids-limit=", "--pids-limit "}) {
+    for (std::string_view key : {"pids_limit=", "pids_limit = ", "\"PidsLimit\": ", "PidsLimit:", "--pids-limit=", "--pids-limit ", "pid_limit: "}) {
       if (auto v = text::after(s, key)) {
         if (auto n = text::parse_u64(text::trim_left(*v)); n && *n > 0) {
           nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(t.substr(0, 64));
@@ -154,6 +191,7 @@ class OsLimits final : public Recognizer {
       auto n = text::parse_u64(t);
       if (n && t.find_first_not_of("0123456789") == std::string_view::npos) {
         if (expect_ == Expect::nproc) nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(t.substr(0, 32));
+        else if (expect_ == Expect::map_count) map_count_ = n, map_line_ = line.number, map_time_ = line.time, map_text_ = std::string(t.substr(0, 32));
         else threads_ = n;
         expect_ = Expect::none;
       }
@@ -167,6 +205,15 @@ class OsLimits final : public Recognizer {
       f.layer = Layer::not_memory;
       f.strength = 0.7f;
       f.detail = fmt::format("the mapping count limit (vm.max_map_count {}): mmap failed for the number of areas, not memory", *map_count_);
+      out.add(std::move(f));
+    }
+    if (locked_failed_ && memlock_ && *memlock_ <= kSmallMemlock) {
+      Line at{memlock_text_, memlock_line_, {}, source_};
+      Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.75f;
+      f.detail = fmt::format("the locked-memory limit (RLIMIT_MEMLOCK {} bytes) refusing pinned memory (io_uring, mlock, RDMA), not memory",
+                             *memlock_);
       out.add(std::move(f));
     }
     // The count in use decides where it is shown; else a small limit does.
@@ -183,7 +230,10 @@ class OsLimits final : public Recognizer {
   }
 
  private:
-  enum class Expect { none, nproc, threads };
+  enum class Expect { none, nproc, threads, map_count };
+  std::optional<uint64_t> memlock_;
+  uint64_t memlock_line_ = 0, locked_failed_ = 0, pinned_line_ = 0;
+  std::string memlock_text_;
   bool seen_bootstrap_ = false;
   bool nproc_is_pids_ = false;  // the limit is a container's pids limit, not ulimit -u
   bool stats_pids_ = false;     // a docker stats table with its PIDS column
