@@ -142,5 +142,21 @@ TEST(MacosJetsam, APrettyPrintedReportIsReadKeyByKey) {
                   .empty());
 }
 
+// runningboardd terminating an app to free disk (modelled on
+// sw33tLie/macshot#246's log show; our own bundle and pids): a kill that
+// names no memory. Its no-paging-space termination stays the host's memory.
+TEST(MacosJetsam, ATerminationForAnotherReasonIsALookAlike) {
+  const std::string disk =
+      "2026-06-16 23:41:07.415 Df runningboardd[173:4a21f] [app<application.com.example.shots(501)>:18342] Terminating with "
+      "context: <RBSTerminateContext| code:0xBADDD15C explanation:CacheDeleteAppContainerCaches requesting termination assertion for "
+      "com.example.shots>\n";
+  Diagnosis d = test::diagnose_text(disk);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_NE(d.incidents.at(0).reasons.at(0).find("CacheDeleteAppContainerCaches"), std::string::npos);
+  std::string paging = disk;
+  paging.replace(paging.find("CacheDeleteAppContainerCaches"), 29, "no paging space action");
+  EXPECT_EQ(test::diagnose_text(paging).layer, Layer::host_ram);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -251,5 +251,25 @@ TEST(ProcessTable, APoolStartedTogetherOrAMastersChildrenAreNotGenerations) {
                   .empty());
 }
 
+// FreeBSD's top prints RES with an upper-case unit (modelled on
+// ossia/score#2220; our own pids and sizes): three compilers holding three
+// quarters of the table are the parallel jobs.
+TEST(ProcessTable, FreeBsdTopsUpperCaseUnitsAreRead) {
+  const std::string log =
+      "  PID USERNAME    THR PRI NICE   SIZE    RES STATE    C   TIME    WCPU COMMAND\n"
+      "61873 root          1 103    0  2144M  1900M CPU0     0   1:12  99.12% c++\n"
+      "61880 root          1 103    0  1985M  1800M RUN      1   1:02  97.40% c++\n"
+      "61877 root          1 102    0  1790M  1600M RUN      0   0:58  96.80% c++\n"
+      "61702 root          1  52    0  2312M   700M pfault   1   0:41  24.11% ld.lld\n"
+      "Aug 16 23:41:07 bsd kernel: pid 61873 (c++), jid 0, uid 0, was killed: failed to reclaim memory\n";
+  auto t = tables(log);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].process, "c++");
+  EXPECT_EQ(*t[0].usage, uint64_t{5300} << 20);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -24,6 +24,9 @@
 // / "reason" : "vm-compressor-space-shortage", each alone on its line, as
 // macOS 12 and later write them) are read key by key: an object's keys
 // gather until one of them comes again.
+// runningboardd terminating an app for any other reason (its "explanation:",
+// e.g. CacheDeleteAppContainerCaches when the disk is full, a watchdog's
+// timeout) is a kill that names no memory: a look-alike (not_memory_failure).
 // The victim's resident memory is rpages x the page size (16 KiB on Apple
 // silicon, 4 KiB before), or the KB the log line gives. Every row, killed or
 // not, is also a row of the report's process table (process_name.h): who
@@ -46,6 +49,7 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"memorystatus: killing_", kCompanion},
     {"no paging space action", kCompanion},
+    {"Terminating with context", kContext},
     {"low swap: killing ", kCompanion},
     {"\"reason\" ?: ?\"(vm-|per-process-limit|highwater|idle-exit|fc-thrashing|zone-map)", kRegex | kCompanion},
     {"\"pageSize\" ?: ?[0-9]+", kRegex | kContext},
@@ -66,6 +70,7 @@ class MacosJetsam final : public Recognizer {
     if (guards::is_command_line(s) || guards::is_advice_line(s)) return;
     if (size_t p = s.find("memorystatus: killing_"); p != std::string_view::npos) return log_line(line, s.substr(p), out);
     if (text::contains(s, "no paging space action") || text::contains(s, "low swap: killing ")) return no_paging_space(line, s, out);
+    if (text::contains(s, "Terminating with context")) return other_termination(line, s, out);
     if (text::contains(s, "\"rpages\"") && text::contains(s, "\"name\"")) table_row(line, s, out);
     if (text::contains(s, "\"reason\"") && text::contains(s, "\"name\"") && text::contains(s, "\"pid\"")) report_row(line, s, out);
     pretty_key(line, text::trim(s), out);
@@ -218,6 +223,22 @@ class MacosJetsam final : public Recognizer {
     f.detail = "macOS ran out of RAM and swap (no paging space action)";
     out.add(std::move(f));
   }
+
+  // "[app<application.com.x(501)>:18342] Terminating with context: <RBSTerminateContext| code:0xBADDD15C
+  // explanation:CacheDeleteAppContainerCaches requesting termination ...>": not memory's.
+  void other_termination(const Line& line, std::string_view s, FactSink& out) {
+    auto why = text::after(s, "explanation:");
+    if (!why || other_terminated_) return;
+    std::string_view e = text::take_until(*why, " >|");
+    if (e.empty() || text::icontains(e, "memory") || text::icontains(e, "jetsam") || text::icontains(e, "paging")) return;
+    other_terminated_ = true;
+    Fact f = make_fact(line, FactKind::not_memory_failure, Family::kernel);
+    f.layer = Layer::not_memory;
+    f.strength = 0.6f;
+    f.detail = fmt::format("runningboardd terminated the app for {}, not memory", text::printable(e.substr(0, 60)));
+    out.add(std::move(f));
+  }
+  bool other_terminated_ = false;
 
   void kill(const Line& line, std::string_view name, std::optional<int64_t> pid, std::string_view reason,
             std::optional<uint64_t> rss, FactSink& out) {

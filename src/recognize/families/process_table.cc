@@ -11,6 +11,7 @@
 //   app  1234 12.0 31.5 9123456 5210332 ?  Sl  Mar01 80:12 java -jar app.jar
 //     PID USER  PR NI    VIRT    RES   SHR S %CPU %MEM   TIME+ COMMAND  top (procps-ng): RES in KiB,
 //    9173 app   20  0   12.3g   5.1g  21m S 96.1 65.4  12:01.3 java    or with a unit suffix (m, g, t)
+//   51873 root   1 103  0  2144M  1923M CPU0  0  1:12 99.12% c++     FreeBSD's top: RES with K, M, G
 //
 // The rows are grouped by program (process_name.h: ray::Class, an
 // interpreter's script, else the executable's name); the table becomes one
@@ -300,10 +301,11 @@ class ProcessTable final : public Recognizer {
     double mult = 1024.0;
     if (!rest.empty()) {
       if (unit_ != Unit::kib_or_suffix || rest.size() != 1) return std::nullopt;
-      switch (rest[0]) {
-        case 'm': mult = double(units::MiB); break;
-        case 'g': mult = double(units::GiB); break;
-        case 't': mult = double(units::TiB); break;
+      switch (rest[0]) {  // procps-ng's lower case; FreeBSD's top prints "1923M", "512K"
+        case 'K': mult = double(units::KiB); break;
+        case 'm': case 'M': mult = double(units::MiB); break;
+        case 'g': case 'G': mult = double(units::GiB); break;
+        case 't': case 'T': mult = double(units::TiB); break;
         default: return std::nullopt;
       }
     }
