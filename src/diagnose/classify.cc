@@ -1284,6 +1284,16 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     why.strength = 0.7f;
     return Cause::concurrency_batch;
   }
+  // One large request while the program was reading its model or data in
+  // (ART copying a model file into a byte[]): the load, not a request's batch.
+  if (j->requested && j->heap_limit && *j->heap_limit > 0 && *j->requested * 10 >= *j->heap_limit) {
+    Why phase;
+    if (cause_from_phase(v, *j, phase) == Cause::model_load) {
+      why = "one request for " + units::format_bytes(*j->requested) + " while " + phase.text.substr(std::string("it failed while ").size());
+      why.strength = phase.strength;
+      return Cause::model_load;
+    }
+  }
   if (j->requested && j->heap_limit && *j->heap_limit > 0 && *j->requested * 10 >= *j->heap_limit) {
     why = "one request for " + units::format_bytes(*j->requested) + " is " +
           std::to_string(static_cast<int>(100.0 * static_cast<double>(*j->requested) / static_cast<double>(*j->heap_limit))) +
@@ -1734,6 +1744,8 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
   }
 }
 
+constexpr float kOtherHolderStrength = 0.6f;
+
 int tier_of(const Decision& d) {
   if (!d.decisive) return 0;
   if (d.layer == Layer::unknown) return 1;
@@ -1755,6 +1767,13 @@ void classify(Incident& inc, const std::vector<Fact>& facts) {
   inc.tier = tier_of(d);
   Why why;
   inc.cause = decide_cause(v, d, why);
+  // Memory held by another process is what the arithmetic shows; whose it
+  // is, it does not: on evidence written blind (the corpus's blind batches,
+  // read after scoring), a GPU or an evicting node held by "other processes"
+  // was as often an earlier copy of the same service (deployment_overlap) or
+  // the allocator's own cache. Such a verdict is a lean, never sure.
+  if (inc.cause == Cause::other_process && (inc.layer == Layer::gpu_vram || inc.layer == Layer::k8s_eviction))
+    why.strength = std::min(why.strength, kOtherHolderStrength);
   // Agreement of independent evidence raises confidence a little.
   float conf = d.confidence;
   if (d.decisive && inc.layer != Layer::unknown) {

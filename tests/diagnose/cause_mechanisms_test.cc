@@ -1581,5 +1581,34 @@ TEST(CauseMechanisms, AnEvictionIsReadWithTheNodesSeriesAndItsAgents) {
 }
 
 
+// Memory another process holds is what PyTorch's figures prove; whose it is,
+// they do not (on the blind batches the holder was as often an earlier copy
+// of the same service): the verdict stands, but never at 0.8 or more.
+TEST(CauseMechanisms, AGpuHeldByOtherProcessesIsALeanNotAFinding) {
+  Diagnosis d = diagnose_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 270.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which "
+      "93.69 MiB is free. Process 418803 has 21.39 GiB memory in use. Including non-PyTorch memory, this process has 2.14 GiB memory "
+      "in use. Of the allocated memory 1.68 GiB is allocated by PyTorch, and 25.21 MiB is reserved by PyTorch but unallocated.\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::other_process) << reason_text(d);
+  ASSERT_TRUE(d.confidence);
+  EXPECT_LT(*d.confidence, 0.8);
+}
+
+// ART's one large request while a model file is read into a byte[]
+// (modelled on microsoft/onnxruntime-inference-examples#183; our own sizes):
+// the load, not an oversized request of serving.
+TEST(CauseMechanisms, OneLargeRequestWhileLoadingTheModelIsTheLoad) {
+  const std::string oom =
+      "E AndroidRuntime: java.lang.OutOfMemoryError: Failed to allocate a 402013336 byte allocation with 6291456 free bytes and "
+      "180MB until OOM, target footprint 354117632, growth limit 536870912\n"
+      "E AndroidRuntime: \tat java.util.Arrays.copyOf(Arrays.java:3670)\n"
+      "E AndroidRuntime: \tat java.io.ByteArrayOutputStream.toByteArray(ByteArrayOutputStream.java:211)\n";
+  Diagnosis load = diagnose_text(oom + "E AndroidRuntime: \tat com.example.asr.ModelStore$loadModel$2.invokeSuspend(ModelStore.kt:58)\n");
+  EXPECT_EQ(load.layer, Layer::jvm_heap);
+  EXPECT_EQ(load.cause, Cause::model_load) << reason_text(load);
+  EXPECT_EQ(diagnose_text(oom).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

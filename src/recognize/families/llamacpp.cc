@@ -267,23 +267,7 @@ class LlamaCpp final : public Recognizer {
     }
     // Metal at graph compute time: status 5 alone is any command-buffer error;
     // the OutOfMemory line that follows makes it a memory failure.
-    if (text::contains(s, "greater than the recommended max working set size")) {
-      // "allocated 'data   ' buffer, size = 2928.65 MB, offs = ..., ( 7024.71 /  5461.34), warning: ..."
-      if (over_set_) return true;
-      size_t open = s.rfind('(');
-      std::string_view nums = open == std::string_view::npos ? std::string_view() : s.substr(open + 1);
-      std::string_view rest;
-      auto used = text::parse_double(text::trim_left(nums), &rest);
-      auto slash = text::after(rest, "/");
-      auto set = slash ? text::parse_double(text::trim_left(*slash)) : std::nullopt;
-      if (used && set && *used > *set && *set > 0 && *used < 1e9) {
-        over_set_ = true;
-        over_weights_ = text::contains(s, "'data");
-        over_used_ = static_cast<uint64_t>(*used * static_cast<double>(units::MiB));
-        over_set_size_ = static_cast<uint64_t>(*set * static_cast<double>(units::MiB));
-      }
-      return true;
-    }
+    if (text::contains(s, "greater than the recommended max working set size")) return working_set_warning(s);
     if (text::contains(s, "failed with status 5")) {
       if (!text::contains(s, "command buffer")) return true;
       if (over_set_ && !(r_.open && near(line, kReportGap))) {
@@ -324,6 +308,25 @@ class LlamaCpp final : public Recognizer {
       return true;
     }
     return false;
+  }
+
+  // "allocated 'data   ' buffer, size = 2928.65 MB, offs = ..., ( 7024.71 /  5461.34), warning: current
+  // allocated size is greater than the recommended max working set size": the first such warning.
+  bool working_set_warning(std::string_view s) {
+    if (over_set_) return true;
+    size_t open = s.rfind('(');
+    std::string_view nums = open == std::string_view::npos ? std::string_view() : s.substr(open + 1);
+    std::string_view rest;
+    auto used = text::parse_double(text::trim_left(nums), &rest);
+    auto slash = text::after(rest, "/");
+    auto set = slash ? text::parse_double(text::trim_left(*slash)) : std::nullopt;
+    if (used && set && *used > *set && *set > 0 && *used < 1e9) {
+      over_set_ = true;
+      over_weights_ = text::contains(s, "'data");
+      over_used_ = static_cast<uint64_t>(*used * static_cast<double>(units::MiB));
+      over_set_size_ = static_cast<uint64_t>(*set * static_cast<double>(units::MiB));
+    }
+    return true;
   }
 
   // Lines that say what the failed buffer was for, or wrap the failure.

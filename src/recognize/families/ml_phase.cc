@@ -72,6 +72,7 @@ constexpr Cue kCues[] = {
     // Loading and converting weights.
     {"loading", Cause::model_load, 1.0f, "loading"},
     {"load_model", Cause::model_load, 1.0f, "load_model"},
+    {"loadModel", Cause::model_load, 0.9f, "loadModel"},  // a JVM / Kotlin / JS frame's camel case
     {"load model", Cause::model_load, 1.0f, "loading the model"},
     {"from_pretrained", Cause::model_load, 1.0f, "from_pretrained"},
     {"load_state_dict", Cause::model_load, 1.0f, "load_state_dict"},
