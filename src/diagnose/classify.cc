@@ -1318,6 +1318,16 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     return Cause::limit_too_low;
   }
   if (text::contains(j->detail, "Metaspace") || text::contains(j->detail, "PermGen") || text::contains(j->detail, "Compressed class")) {
+    // Jobs submitted or reloads again and again into one JVM before it ran
+    // out: each one's classes stayed loaded (a class-loader leak).
+    if (const Fact* again = v.any([](const Fact& f) {
+          return f.kind == FactKind::runtime_setting && f.family == Family::jvm && text::starts_with(f.detail, "classes loaded again");
+        })) {
+      why = "the class-metadata pool filled after " + std::to_string(again->count.value_or(0)) + " " + again->detail.substr(0, 24) +
+            " (line " + std::to_string(again->where.line) + "): the classes of earlier jobs or reloads stay loaded";
+      why.strength = 0.6f;
+      return Cause::leak_or_accumulation;
+    }
     const Fact* cap = v.first_context([](const Fact& f) {
       return f.kind == FactKind::runtime_setting && f.limit && (f.detail == "MaxMetaspaceSize" || f.detail == "MaxPermSize");
     });

@@ -1610,5 +1610,32 @@ TEST(CauseMechanisms, OneLargeRequestWhileLoadingTheModelIsTheLoad) {
   EXPECT_EQ(diagnose_text(oom).cause, Cause::concurrency_batch);
 }
 
+// Metaspace filling in a JVM that took job after job (modelled on Flink
+// session clusters, apache/beam#32372 and Flink's own "(re-)submissions"
+// wording; our own ids and figures): the earlier jobs' classes stayed loaded.
+// The same pool read from its metric, as a series (a dotted metric name, or
+// Flink's REST JSON), says so too; a single job at a capped pool is the cap.
+TEST(CauseMechanisms, MetaspaceAfterJobAfterJobIsAClassLoaderLeak) {
+  const std::string oom =
+      "java.lang.OutOfMemoryError: Metaspace. The metaspace out-of-memory error has occurred.\n"
+      "\tat java.lang.ClassLoader.defineClass1(Native Method)\n";
+  const std::string cap = "jobmanager.memory.jvm-metaspace.size: 256m -XX:MaxMetaspaceSize=268435456\n";
+  std::string jobs;
+  for (int k = 1; k <= 4; ++k)
+    jobs += "2023-02-14 09:4" + std::to_string(k) + ":07,220 INFO  o.a.f.r.dispatcher.StandaloneDispatcher [] - Received JobGraph submission 'wc-" +
+            std::to_string(k) + "' (6c1d0a5d83f1b3c2e1a0f7b4c9d2e8a" + std::to_string(k) + ").\n";
+  Diagnosis leak = diagnose_text(cap + jobs + oom);
+  EXPECT_EQ(leak.layer, Layer::jvm_heap);
+  EXPECT_EQ(leak.cause, Cause::leak_or_accumulation) << reason_text(leak);
+  EXPECT_EQ(diagnose_text(cap + oom).cause, Cause::limit_too_low);
+  std::string rest;
+  for (int used : {401, 452, 503, 554})
+    rest += "[{\"id\":\"Status.JVM.Memory.Metaspace.Used\",\"value\":\"" + std::to_string(used) + "000000\"},{\"id\":\"Status.JVM.Memory.Metaspace.Max\",\"value\":\"805306368\"}]\n";
+  EXPECT_EQ(diagnose_text(cap + rest + oom).cause, Cause::leak_or_accumulation);
+  std::string dotted;
+  for (int used : {180, 205, 231, 255}) dotted += "INFO metrics - Status.JVM.Memory.Metaspace.Used=" + std::to_string(used) + ".2 MB\n";
+  EXPECT_EQ(diagnose_text(cap + dotted + oom).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

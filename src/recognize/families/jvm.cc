@@ -38,6 +38,10 @@ namespace aimem {
 namespace {
 
 constexpr Pattern kPatterns[] = {
+    // One JVM loading new classes again and again: Flink jobs submitted to a
+    // session cluster, a dev server's hot reloads, a servlet container's redeploys.
+    {"(Received JobGraph submission|Received task |Application started \\(Dev\\)|Reloading Context with name|Undeploying context)",
+     kRegex | kContext},
     {"OutOfMemoryError", kShared},  // other runtimes throw one too (Julia, Kotlin/Native); the generic reader reads those
     {"OutOfDirectMemoryError"},
     {"Failed to allocate a ", kShared},
@@ -84,6 +88,12 @@ class Jvm final : public Recognizer {
     std::string_view s = line.text;
     // Anything held back that this line cannot continue is complete.
     if (pending_ && line.number > pending_->where.line + 12) flush(out);
+    if (text::contains(s, "Received JobGraph submission") || text::contains(s, "Received task ") ||
+        text::contains(s, "Application started (Dev)") || text::contains(s, "Reloading Context with name") ||
+        text::contains(s, "Undeploying context")) {
+      if (++reloads_ == 1) reload_line_ = line.number, reload_text_ = std::string(s.substr(0, 200)), reload_source_ = line.source;
+      return;
+    }
     if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=") ||
         text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize=") || text::contains(s, "MaxDirectMemorySize=") ||
         text::contains(s, "configured max heap space is '") || text::contains(s, "ES_HEAP_SIZE=") || text::contains(s, "MAX_HEAP_SIZE="))
@@ -140,10 +150,26 @@ class Jvm final : public Recognizer {
     return false;
   }
 
-  void finish(FactSink& out) override { flush(out); }
+  void finish(FactSink& out) override {
+    flush(out);
+    // Classes loaded again and again in one JVM (kReloads times or more): a
+    // context fact the diagnosis reads beside a Metaspace exhaustion, where
+    // each job's or reload's classes staying loaded is the class-loader leak.
+    if (reloads_ >= kReloads) {
+      Line at{reload_text_, reload_line_, {}, reload_source_};
+      Fact f = make_fact(at, FactKind::runtime_setting, Family::jvm);
+      f.detail = "classes loaded again and again (jobs submitted or the application reloaded in one JVM)";
+      f.count = reloads_;
+      out.add(std::move(f));
+    }
+  }
 
  private:
-  std::optional<Fact> pending_;  // a bare OutOfMemoryError or a native report still collecting lines
+  std::optional<Fact> pending_;
+  static constexpr uint64_t kReloads = 3;
+  uint64_t reloads_ = 0, reload_line_ = 0;
+  std::string reload_text_;
+  const SourceContext* reload_source_ = nullptr;  // a bare OutOfMemoryError or a native report still collecting lines
   uint64_t last_heap_line_ = 0;
   std::string last_heap_kind_;
 

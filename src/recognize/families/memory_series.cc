@@ -66,6 +66,8 @@
 // A runtime's own leak warning (Node's "Possible EventEmitter memory leak
 // detected", Netty's "LEAK: ... release() was not called", LeakSanitizer) is a
 // weaker "growing" fact of its own: the cause the program itself suspects.
+// A JVM metric's pool and "Used" ("Status.JVM.Memory.Metaspace.Used=180.2 MB",
+// and Flink's REST [{"id":"...Metaspace.Used","value":"614432768"}]) are a series.
 // earlyoom's minute report ("mem avail: 8761 of 15923 MiB (55 %)") is the host's
 // use as a series too: total less available.
 // `free` rows ("Mem:  157  61  92 ...") taken again and again are the host's
@@ -108,6 +110,7 @@ constexpr Pattern kPatterns[] = {
     // Tables with a memory column named with its unit, a heading naming one, and rows that start with a time.
     {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
     {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)\\s*[=:]", kCi},
+    {"Memory\\.[A-Za-z]+\\.Used(\"|\\s*[=:])", kRegex | kContext},  // a JVM metric's pool: "Status.JVM.Memory.Metaspace.Used=", Flink's REST ids
     {"(mem|rss|ws|commit|private)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
     {"^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
     // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows).
@@ -408,6 +411,7 @@ class MemorySeries final : public Recognizer {
       if (a && t && *t >= *a) add("host used (earlyoom's mem avail)", static_cast<double>(*t - *a) * 1048576.0, true, line);
       return;
     }
+    if (json_metrics(line)) return;
     size_t i = 0;
     int found = 0;
     while (i < s.size() && found < 12) {
@@ -442,8 +446,18 @@ class MemorySeries final : public Recognizer {
           break;
         }
       }
+      // A metric's last two parts ("Status.JVM.Memory.Metaspace.Used=180.2 MB"):
+      // the pool, then "Used".
+      if (key == "used" && b > 1 && s[b - 1] == '.') {
+        size_t n = b - 1;
+        while (n > 0 && key_char(s[n - 1]) && b - 1 - n < 24) --n;
+        std::string pool = canonical(s.substr(n, b - 1 - n));
+        if (text::contains(pool, "metaspace") || text::contains(pool, "heap") || text::contains(pool, "direct") ||
+            text::contains(pool, "memory"))
+          key = pool + "used";
+      }
       // "memory usage" may end a longer phrase ("Current memory usage").
-      if (!known_key(key)) {
+      if (!known_key(key) && !(key.size() > 4 && key.ends_with("used") && key != "memoryused")) {
         for (auto tail : {"memoryusage", "memoryused", "memorytotal", "rss", "heapused", "threads", "goroutines"})
           if (key.size() > std::string_view(tail).size() && key.ends_with(tail)) key = canonical(tail);
         // "mem" only as a word of its own ("running mem=611M", "gpu_mem"), not
@@ -470,6 +484,32 @@ class MemorySeries final : public Recognizer {
     }
     if (found == 0 && (goroutine(line) || size_then_key(line) || unit_key_then_figure(line))) return;
     if (found == 0) template_series(line);
+  }
+
+  // Metrics as a REST API returns them, in bytes: Flink's
+  // [{"id":"Status.JVM.Memory.Metaspace.Used","value":"614432768"}, ...]. The
+  // memory pools' "...Used" figures are series; their "Max" is not.
+  bool json_metrics(const Line& line) {
+    std::string_view s = line.text;
+    if (!text::contains(s, "\"id\":\"") || !text::contains(s, "\"value\":")) return false;
+    bool any = false;
+    for (int k = 0; k < 8; ++k) {
+      auto id = text::after(s, "\"id\":\"");
+      if (!id) break;
+      std::string_view name = text::take_until(*id, "\"");
+      auto v = text::after(*id, "\"value\":");
+      if (!v) break;
+      s = *v;
+      std::string_view num = platform::skip(*v, "\" ");
+      auto value = text::parse_double(num);
+      size_t dot = name.rfind('.');
+      if (!value || dot == std::string_view::npos || name.substr(dot + 1) != "Used" || !text::contains(name, "Memory")) continue;
+      size_t prev = name.rfind('.', dot - 1);
+      std::string key = canonical(name.substr(prev == std::string_view::npos ? 0 : prev + 1, dot - (prev == std::string_view::npos ? 0 : prev + 1))) + "used";
+      add(key, *value, true, line);
+      any = true;
+    }
+    return any;
   }
 
   // A figure after a name that carries its unit, with no separator but a
