@@ -300,17 +300,25 @@ Decision decide_layer(const View& v) {
     d = {Layer::not_memory, os, 0.75f, os->detail};
     return d;
   }
+  // A pids limit that refused a thread or process explains an allocation
+  // failure the runtime reported for it (exit_status.cc): not memory.
+  // So does a thread refused with EPERM (a seccomp profile that forbids the
+  // clone3 call, a task limit), which the JVM reports as insufficient memory.
+  if (const Fact* pids = v.first_failure([](const Fact& f) {
+        return f.kind == FactKind::not_memory_failure &&
+               (text::starts_with(f.detail, "a pids limit") || text::starts_with(f.detail, "thread creation refused"));
+      })) {
+    if (v.failure(FactKind::host_alloc_failure) || v.failure(FactKind::jvm_native_oom)) {
+      d = {Layer::not_memory, pids, 0.8f,
+           text::starts_with(pids->detail, "a pids limit")
+               ? "the kernel's pids controller refused a new thread or process: a task-count limit, not memory"
+               : pids->detail};
+      return d;
+    }
+  }
   if (const Fact* j = v.failure(FactKind::jvm_native_oom)) {
     d = {host_or_limit(v, Layer::host_ram), j, 0.75f, "the JVM could not commit native memory from the operating system"};
     return d;
-  }
-  // A pids limit that refused a thread or process explains an allocation
-  // failure the runtime reported for it (exit_status.cc): not memory.
-  if (const Fact* pids = v.failure(FactKind::not_memory_failure); pids && text::starts_with(pids->detail, "a pids limit")) {
-    if (v.failure(FactKind::host_alloc_failure) || v.failure(FactKind::jvm_native_oom)) {
-      d = {Layer::not_memory, pids, 0.8f, "the kernel's pids controller refused a new thread or process: a task-count limit, not memory"};
-      return d;
-    }
   }
   // An interpreter's own per-process cap (PHP's memory_limit, php.cc): the
   // pool is the program's setting, which no layer names.

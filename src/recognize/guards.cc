@@ -59,6 +59,14 @@ bool is_command_line(std::string_view line) {
 
 bool is_mlock_refusal(std::string_view line) { return text::icontains(line, "mlock"); }
 
+bool is_optional_refusal(std::string_view line) {
+  if (is_mlock_refusal(line) || text::contains(line, "MAP_HUGETLB") || text::icontains(line, "huge pages disabled")) return true;
+  // The level as loggers print it: "DEBUG:  ", " DEBUG ", "[DEBUG]", "level=debug", "TRACE".
+  for (std::string_view level : {"DEBUG:", " DEBUG ", "[DEBUG]", "level=debug", "level=trace", " TRACE ", "[TRACE]", "TRACE:"})
+    if (text::contains(line, level)) return true;
+  return false;
+}
+
 bool is_advice_line(std::string_view line) {
   std::string_view t = text::trim(line);
   for (std::string_view p : {"hint:", "tip:", "note:", "help:", "usage:", "example:", "consider ", "if you ", "# "})

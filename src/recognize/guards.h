@@ -20,6 +20,12 @@ bool is_mention(std::string_view line, size_t pos, size_t len);
 // words, but the pages stay in memory, only unpinned; nothing ran out.
 bool is_mlock_refusal(std::string_view line);
 
+// A refusal a program expects and does without: mlock's (above), a huge-page
+// mapping tried first ("mmap(17641046016) with MAP_HUGETLB failed, huge pages
+// disabled: Cannot allocate memory", Postgres with huge_pages=try), or any
+// line logged at DEBUG or TRACE level. Nothing ran out.
+bool is_optional_refusal(std::string_view line);
+
 // True for lines that are advice or documentation as a whole ("Hint: ...",
 // "Tip: ...", "consider ...", "If you see ...").
 bool is_advice_line(std::string_view line);

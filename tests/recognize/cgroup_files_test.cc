@@ -95,5 +95,16 @@ TEST(CgroupFiles, ALineThatIsNotTheFilesOutputEndsTheListOnce) {
   EXPECT_EQ(test::diagnose_text("$ cat memory.max\noom 5\noom_kill 3\n").layer, Layer::none);
 }
 
+// A cgroup held at memory.max thousands of times with no kill (modelled on
+// mieweb/opensource-server#431's LXC container; our own counts): the limit,
+// as a hang. A few max events are only pressure.
+TEST(CgroupFiles, HeldAtMemoryMaxWithNoKillIsTheLimitThrashing) {
+  auto events = [](const char* max) {
+    return std::string("# cat /sys/fs/cgroup/lxc/118/memory.events\nlow 0\nhigh 0\nmax ") + max + "\noom 0\noom_kill 0\noom_group_kill 0\n";
+  };
+  EXPECT_EQ(test::diagnose_text(events("3889")).layer, Layer::container_limit);
+  EXPECT_EQ(test::diagnose_text(events("12")).layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

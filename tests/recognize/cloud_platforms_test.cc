@@ -308,5 +308,17 @@ TEST(CloudPlatforms, CloudFoundryCrashOutOfMemoryIsTheAppsQuota) {
   EXPECT_NE(test::diagnose_text("[TensorRT-LLM][ERROR] Error Code 1: Cuda Runtime (out of memory)\n").layer, Layer::container_limit);
 }
 
+// Render's event when a service passes its instance's memory (modelled on
+// mui/toolpad#687; our own times and size): the plan's limit.
+TEST(CloudPlatforms, RendersRanOutOfMemoryIsThePlansLimit) {
+  const std::string log =
+      "Jul 25 09:41:07 AM  info  - Creating an optimized production build...\n"
+      "Jul 25 09:42:31 AM  ==> Ran out of memory (used over 2GB) while running your code.\n";
+  auto kill = test::facts_of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(kill.size(), 1u);
+  EXPECT_EQ(kill[0].limit, uint64_t{2} << 30);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -342,5 +342,27 @@ TEST(ExitStatus, ADockerBuildStepKilledIsTheHosts) {
   EXPECT_EQ(nf[0].exit_code, 137);
 }
 
+// Thread creation refused with EPERM (an old runtime's seccomp profile;
+// modelled on bitnami/containers#69384) and a pids limit the JVM reports as
+// memory (systemd's "Tasks: 512 (limit: 512)" and the kernel's refusal,
+// modelled on sonatype-nexus-community/nexus-repository-installer#18): not
+// memory. Jupyter's dead kernel names no pool (jupyter/notebook#4097).
+TEST(ExitStatus, RefusedThreadsAreNotMemoryAndADeadJupyterKernelNamesNoPool) {
+  Diagnosis eperm = test::diagnose_text(
+      "[0.003s][warning][os,thread] Failed to start thread \"GC Thread#0\" - pthread_create failed (EPERM) for attributes: "
+      "stacksize: 1024k, guardsize: 4k, detached.\n"
+      "# There is insufficient memory for the Java Runtime Environment to continue.\n"
+      "# Cannot create worker GC thread. Out of system resources.\n");
+  EXPECT_EQ(eperm.layer, Layer::not_memory);
+  Diagnosis pids = test::diagnose_text(
+      "java.lang.OutOfMemoryError: unable to create new native thread\n"
+      "[ 1107.482214] cgroup: fork rejected by pids controller in /system.slice/repo.service\n");
+  EXPECT_EQ(pids.layer, Layer::not_memory);
+  Diagnosis died = test::diagnose_text(
+      "[I 14:09:12.877 NotebookApp] KernelRestarter: restarting kernel (1/5), keep random ports\n"
+      "The kernel appears to have died. It will restart automatically.\n");
+  EXPECT_EQ(died.layer, Layer::unknown);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -495,5 +495,32 @@ TEST(GenericAlloc, GaudiAndDirectMlFailuresAreTheDevices) {
   EXPECT_EQ(dml.cause, Cause::leak_or_accumulation);  // the figure named with its unit, then a blank, is a series
 }
 
+// A huge-page mapping tried first and a DEBUG-level line are refusals a
+// program does without (modelled on pgvector/pgvector#643's Postgres log with
+// huge_pages=try; our own sizes): nothing ran out. The same ENOMEM at ERROR
+// level is a failure.
+TEST(GenericAlloc, AHugePageFallbackOrADebugLineIsNoFailure) {
+  EXPECT_EQ(test::diagnose_text("2024-08-15 09:12:03.118 UTC [41207] DEBUG:  mmap(17641046016) with MAP_HUGETLB failed, huge pages "
+                                "disabled: Cannot allocate memory\n"
+                                "2024-08-15 09:12:03.191 UTC [41207] LOG:  database system is ready to accept connections\n")
+                .layer,
+            Layer::none);
+  EXPECT_EQ(test::diagnose_text("2024-08-15 09:12:03.118 UTC [41207] DEBUG:  could not fork worker process: Cannot allocate memory\n").layer,
+            Layer::none);
+  EXPECT_EQ(test::diagnose_text("2024-08-15 09:12:03.118 UTC [41207] ERROR:  could not fork worker process: Cannot allocate memory\n").layer,
+            Layer::host_ram);
+}
+
+// A refusal in an engine's own words, on Apple silicon's Metal cap (modelled
+// on youssofal/MTPLX#393; our own figures): the device's memory.
+TEST(GenericAlloc, ARequestExceedingTheMemoryAvailableUnderAMetalCapIsTheDevices) {
+  Diagnosis d = test::diagnose_text(
+      "[mtplx 2.10.0] host: Apple M5 Max, 128.0 GiB unified, metal cap 96.00 GiB (103079215104 bytes)\n"
+      "[req 4c1e] POST /v1/chat/completions prompt_tokens=201,733 cached_tokens=0 -> cold prefill\n"
+      "[req 4c1e] aborted after 437.2 s of prefill, output_tokens=0 -> HTTP 507 {\"error\":{\"type\":\"memory_refusal\",\"message\":"
+      "\"request exceeds the memory available for this context\"}}\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -276,5 +276,14 @@ TEST(GpuErrors, AnOldCudaRuntimeErrorOtherThanTwoIsNotMemory) {
   EXPECT_EQ(oom.layer, Layer::gpu_vram);
 }
 
+// PyTorch's "driver too old" names what failed (modelled on
+// defilantech/LLMKube#1424's crash-looping pod; our own versions): a look-alike.
+TEST(GpuErrors, ADriverTooOldIsALookAlike) {
+  Diagnosis d = test::diagnose_text(
+      "qwen-predictor-7d9c6b5f48-xk2lp   0/1     CrashLoopBackOff   6 (2m14s ago) 14m\n"
+      "RuntimeError: The NVIDIA driver on your system is too old (found version 11080). Please update your GPU driver.\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

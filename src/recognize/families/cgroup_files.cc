@@ -18,7 +18,9 @@
 // The limit is a configured limit (memory_limit, detail the file), the usage
 // and peak are memory_usage; an oom_kill count above zero is the cgroup's own
 // record of OOM kills inside it (cgroup_oom_counter: a failure whose time is
-// not known), in a pod's cgroup (a path under kubepods) the pod's limit. v1's
+// not known), in a pod's cgroup (a path under kubepods) the pod's limit; so
+// is "max" counted kThrashEvents times or more with no kill (the cgroup held
+// at its limit, reclaiming and thrashing: a hang, not an exit). v1's
 // "no limit" (a page-rounded 2^63) is no limit. Values are read only on the
 // lines right after the command that printed them.
 #include <optional>
@@ -134,6 +136,9 @@ class CgroupFiles final : public Recognizer {
     out.add(std::move(fact));
   }
 
+  static constexpr uint64_t kThrashEvents = 1000;
+  uint64_t max_events_ = 0;
+
   // memory.events / memory.oom_control: "oom_kill 12" above zero is a record
   // of kills; the other counters only say how close it came.
   void event_line(const Line& line, std::string_view t, FactSink& out) {
@@ -143,8 +148,23 @@ class CgroupFiles final : public Recognizer {
       files_.erase(files_.begin());
       return;
     }
+    if (words[0] == "max") max_events_ = text::parse_u64(words[1]).value_or(0);
     if (words[0] != "oom_kill" || counted_) return;
     auto n = text::parse_u64(words[1]);
+    if (n && *n == 0 && max_events_ >= kThrashEvents) {
+      // Held at memory.max again and again without a kill: the kernel
+      // reclaims and the cgroup thrashes at its limit (a failure a client
+      // sees as a hang, not an exit).
+      counted_ = true;
+      Fact f = make_fact(line, FactKind::cgroup_oom_counter, Family::cgroup);
+      f.count = max_events_;
+      f.cgroup = cgroup_;
+      f.layer = text::contains(cgroup_, "kubepods") ? Layer::k8s_pod_limit : Layer::container_limit;
+      f.strength = 0.5f;
+      f.detail = fmt::format("held at its memory.max {} times with no OOM kill: reclaiming and thrashing at the limit", max_events_);
+      out.add(std::move(f));
+      return;
+    }
     if (!n || *n == 0) return;
     counted_ = true;
     Fact f = make_fact(line, FactKind::cgroup_oom_counter, Family::cgroup);

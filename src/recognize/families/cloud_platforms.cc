@@ -46,6 +46,8 @@
 //   [API/0] App instance exited with guid ... payload: {..."reason"=>"CRASHED", "exit_description"=>"out of memory", ...}   (DEA)
 // CircleCI (a step's summary; the container's size is its resource class):
 //   Your build has exceeded the memory limit of 4G on 1 container.
+// Render (the service's event in its log; the size is the instance type's):
+//   ==> Ran out of memory (used over 512MB) while running your code.
 // Fly.io (`fly scale show`; the machine is a whole VM, so its memory is the host's RAM,
 // a host_state "host RAM" total as `free` gives):
 //   VM Memory: 256 MB
@@ -81,6 +83,7 @@ constexpr Pattern kPatterns[] = {
     {"aws-lambda-rie", kContext},
     {"MHz +[0-9.]+ ?[KMGT]?i?B/[0-9.]+ ?[KMGT]iB", kRegex | kContext},
     {"exceeded the memory limit of [0-9.]+ ?[KMGT]", kRegex | kCompanion},
+    {"Ran out of memory \\(used over [0-9.]+ ?[KMGT]i?B\\)", kRegex | kCompanion},
     {"VM Memory: ", kContext},
     {"Exited with status [0-9]+ \\(out of memory\\)", kRegex},
     {"exit_description\"?(=>|: ?)\"out of memory", kRegex},
@@ -126,6 +129,7 @@ class CloudPlatforms final : public Recognizer {
       return emit(line, std::move(f), "", out);
     }
     if (auto v = text::after(s, "exceeded the memory limit of ")) return circleci(line, *v, out);
+    if (auto v = text::after(s, "Ran out of memory (used over ")) return render(line, *v, out);
     if (text::contains(s, "Memory limit of ") || text::contains(s, "Exceeded soft ") || text::contains(s, "Exceeded hard ") ||
         text::contains(s, "memory limit exceeded"))
       return google(line, out);
@@ -206,6 +210,17 @@ class CloudPlatforms final : public Recognizer {
     Fact f = kill(line, "CircleCI container memory limit (the build exceeded it)", "");
     f.limit = limit;
     emit(line, std::move(f), "", out);
+  }
+
+  // Render: "==> Ran out of memory (used over 512MB) while running your
+  // code." The instance type's size (MB as Render sizes its plans: MiB).
+  void render(const Line& line, std::string_view v, FactSink& out) {
+    if (guards::is_advice_line(line.text) || guards::is_command_line(line.text)) return;
+    auto limit = units::parse_log_size(v);
+    if (!limit || *limit == 0) return;
+    Fact f = kill(line, "Render instance memory limit (the service used more)", "");
+    f.limit = limit;
+    emit(line, std::move(f), "render", out);
   }
 
   // Nomad's "Task Resources" row: "3/500 MHz  251 MiB/256 MiB  300 MiB".

@@ -33,7 +33,8 @@
 // 0 is success, and 1, 2, 127 are a program's own errors that say nothing about
 // memory and that prose mentions constantly.
 // A task-count limit refusing a new thread or process ("cgroup: fork rejected
-// by pids controller in /docker/..."): runtimes report the refused thread as
+// by pids controller in /docker/..."), or a thread refused with EPERM (the JVM's
+// "Failed to start thread ... - pthread_create failed (EPERM)"): runtimes report the refused thread as
 // out of memory (.NET's OutOfMemoryException from Thread.StartCore, the JVM's
 // "unable to create native thread"), but no memory ran out: a look-alike
 // (not_memory_failure), which the diagnosis prefers to the allocation failure
@@ -87,6 +88,8 @@ constexpr Pattern kPatterns[] = {
     {"got signal [0-9]+", kRegex | kCompanion},  // stress: "<-- worker 24 got signal 9"
     {"WORKER TIMEOUT", kCompanion},
     {"fork rejected by pids controller", kCompanion},
+    {"The kernel appears to have died", kCompanion},
+    {"pthread_create failed \\(EPERM\\)", kRegex | kCompanion},
     {" by signal", kCompanion},
     {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
@@ -221,15 +224,7 @@ class ExitStatus final : public Recognizer {
         return;
       }
     }
-    if (text::contains(s, "fork rejected by pids controller")) {
-      Fact f = make_fact(line, FactKind::not_memory_failure, Family::exit_status);
-      f.layer = Layer::not_memory;
-      f.strength = 0.85f;
-      f.detail = "a pids limit refusing a new thread or process (the pids controller), not memory";
-      if (auto cg = text::after(s, "pids controller in ")) f.cgroup = std::string(text::take_until(*cg, " \t").substr(0, 256));
-      out.add(std::move(f));
-      return;
-    }
+    if (refused_or_gone(line, s, out)) return;
     if (size_t p = s.find("WORKER TIMEOUT"); p != std::string_view::npos) {
       // gunicorn killing a worker that did not answer in time (its next line
       // says "was sent SIGKILL! Perhaps out of memory?", which it was not).
@@ -424,6 +419,43 @@ class ExitStatus final : public Recognizer {
   }
 
   // A SIGKILL / other signal reported by a runtime (not the shell).
+  // Threads refused by a task limit or EPERM (not memory), and a Jupyter
+  // kernel gone without a word of why: true when the line was one of them.
+  bool refused_or_gone(const Line& line, std::string_view s, FactSink& out) {
+    if (text::contains(s, "fork rejected by pids controller")) {
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::exit_status);
+      f.layer = Layer::not_memory;
+      f.strength = 0.85f;
+      f.detail = "a pids limit refusing a new thread or process (the pids controller), not memory";
+      if (auto cg = text::after(s, "pids controller in ")) f.cgroup = std::string(text::take_until(*cg, " \t").substr(0, 256));
+      out.add(std::move(f));
+      return true;
+    }
+    if (text::contains(s, "The kernel appears to have died")) {
+      // Jupyter's notice that the notebook's kernel process is gone: it names
+      // no signal and no pool (a memory kill is the common reason, not the
+      // only one): an exit whose pool the evidence must decide.
+      if (repeated(line, "jupyter kernel died")) return true;
+      Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
+      e.strength = 0.3f;
+      e.detail = "the Jupyter kernel died (no signal or pool named)";
+      out.add(std::move(e));
+      return true;
+    }
+    if (text::contains(s, "pthread_create failed (EPERM)")) {
+      // The JVM's "Failed to start thread ... - pthread_create failed (EPERM)":
+      // thread creation forbidden (an old runtime's seccomp profile without
+      // clone3, a task limit), which it then reports as insufficient memory.
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::exit_status);
+      f.layer = Layer::not_memory;
+      f.strength = 0.8f;
+      f.detail = "thread creation refused with EPERM (a seccomp profile or a task limit), not memory";
+      out.add(std::move(f));
+      return true;
+    }
+    return false;
+  }
+
   // `framed`: a line whose "# " prefix is the report's frame, not advice.
   void signal(const Line& line, size_t at, int sig, std::optional<int64_t> pid, FactSink& out, bool framed = false) {
     if (!framed && guards::is_mention(line.text, at, 10)) return;

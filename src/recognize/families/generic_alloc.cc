@@ -65,6 +65,7 @@ constexpr Pattern kPatterns[] = {
     {"insufficient (gpu |device |system |host |cuda |video )?memory", kCi | kCompanion},
     {"memory (limit|quota)( of [0-9.]+ ?[kmgt]i?b)? (was )?exceeded", kCi | kCompanion},
     {"exceeds? (the )?(allowed|available) (gpu |device |system )?memory", kCi | kCompanion},
+    {"exceeds? the memory (available|allowed)", kCi | kCompanion},  // "request exceeds the memory available for this context"
     {"memory exhausted", kCaseless},
     {"\\benomem\\b", kCi | kCompanion},
     {"resource_exhausted", kCaseless},
@@ -82,7 +83,7 @@ constexpr Pattern kPatterns[] = {
     {"out of heap space", kCaseless | kCompanion},          // MSVC: "fatal error C1060: compiler is out of heap space"
     {"cannot enlarge memory", kCaseless | kCompanion},      // Emscripten: "Cannot enlarge memory arrays to size N bytes (OOM)"
     // Where the memory was: device words, as context.
-    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml)",
+    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap)",
      kCi | kContext},
 };
 
@@ -94,7 +95,8 @@ bool device_word(std::string_view s) {
                                                 "dram buffer", "l1 buffer", "tt_fatal", "tt_metal", "vulkan", "sycl", "opencl",
                                                 "[trt]", "tensorrt", "plugin_v2", "webgpu", "kv cache is full",
                                                 "maximum allowed buffer size",  // MLX's Metal buffer cap
-                                                "device memory", "devmem", "hpu", "habana", "gaudi", "_gmem", "synhelper", "directml"};
+                                                "device memory", "devmem", "hpu", "habana", "gaudi", "_gmem", "synhelper", "directml",
+                                                "metal cap", "unified memory"};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;
@@ -170,7 +172,7 @@ class GenericAlloc final : public Recognizer {
     if (!at) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
       return;
-    if (guards::is_mlock_refusal(s)) return;
+    if (guards::is_optional_refusal(s)) return;
     if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
     if (repeat_.repeated(normalised_key(s), line.number)) return;
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev, host_word(s)};

@@ -8,7 +8,8 @@
 //   CUDA error: uncorrectable ECC error encountered / CUDA driver version is insufficient for CUDA runtime
 //       version / no CUDA-capable device is detected / no kernel image is available for execution on the
 //       device / all CUDA-capable devices are busy or unavailable / invalid device ordinal / the launch timed
-//       out and was terminated; Found no NVIDIA driver on your system       (not memory: each names what failed)
+//       out and was terminated; Found no NVIDIA driver on your system; The NVIDIA driver on your system is
+//       too old (found version 12040)                                       (not memory: each names what failed)
 //   cuda runtime error (30) : unknown error at .../THCStorage.c:113   (Torch7, PyTorch < 0.4: not memory unless (2))
 //   CUDA error: out of memory / HIP error: out of memory / cudaErrorMemoryAllocation / hipErrorOutOfMemory /
 //   numba ... cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY                (gpu_oom)
@@ -69,6 +70,7 @@ constexpr Pattern kPatterns[] = {
     {"invalid device ordinal", kCompanion},
     {"the launch timed out and was terminated", kCompanion},
     {"Found no NVIDIA driver on your system", kCompanion},
+    {"NVIDIA driver on your system is too old", kCompanion},
     {"fallen off the bus", kCompanion},
     {"cuda runtime error \\([0-9]+\\) : ", kRegex | kCompanion},  // Torch7 / PyTorch < 0.4: the runtime's error number
     {"CUDA error: out of memory"},
@@ -383,6 +385,7 @@ class GpuErrors final : public Recognizer {
         {"invalid device ordinal", "a GPU index that does not exist (device id or CUDA_VISIBLE_DEVICES)", true},
         {"the launch timed out and was terminated", "a CUDA kernel stopped by the display watchdog (launch timeout)", false},
         {"Found no NVIDIA driver on your system", "no NVIDIA driver on the system", false},
+        {"NVIDIA driver on your system is too old", "an NVIDIA driver older than the CUDA runtime the program was built with", false},
     };
     // Torch7/cutorch and PyTorch before 0.4 print the runtime's error number:
     // "cuda runtime error (30) : unknown error at .../THCStorage.c:113". Code 2

@@ -130,7 +130,10 @@ class MacosJetsam final : public Recognizer {
       pretty_.first.text = {};
       pretty_started_ = true;
     }
-    if (key == "pid") pretty_.pid = text::parse_i64(v);
+    if (key == "pid") {
+      pretty_.pid = text::parse_i64(v);
+      if (pretty_.pid && *pretty_.pid <= 0) pretty_.pid.reset();
+    }
     if (key == "name") pretty_.name = std::string(v.substr(0, 128));
     if (key == "rpages") pretty_.pages = text::parse_u64(v);
     if (key == "reason") {

@@ -85,7 +85,8 @@ enum class Age { none, etime, etimes, lstart };
 
 // One row's start (seconds: since the epoch for lstart, else minus its age).
 struct Started {
-  std::string command;
+  std::string command;  // its figures masked (same_program_key)
+  std::string program;  // process_name::program of the command as printed
   int64_t start = 0;
   std::optional<int64_t> pid, ppid;
 };
@@ -238,7 +239,8 @@ class ProcessTable final : public Recognizer {
     if (age_col_ != kNoColumn && !start && !bytes) return false;
     if (bytes) table_.add(command, *bytes, pid);
     if (start && started_.size() < kStartedRows)
-      started_.push_back({same_program_key(command), *start, pid, id(shifted(ppid_col_, w))});
+      started_.push_back({same_program_key(command), process_name::program(command.substr(0, kCommandChars)), *start, pid,
+                          id(shifted(ppid_col_, w))});
     return true;
   }
 
@@ -276,7 +278,7 @@ class ProcessTable final : public Recognizer {
       Fact f = make_fact(*header_, FactKind::runtime_setting, Family::procfs);
       f.cause = Cause::deployment_overlap;
       f.detail = fmt::format("{} copies of {} alive at once, started {} apart: an earlier generation outlived its replacement's start",
-                             same.size(), process_name::program(same.front()->command),
+                             same.size(), same.front()->program,
                              timeutil::format_duration(static_cast<double>(same.back()->start - same.front()->start)));
       out.add(std::move(f));
       return;

@@ -120,7 +120,7 @@ class PythonHost final : public Recognizer {
     }
     size_t p = s.find("Cannot allocate memory");
     if (p == std::string_view::npos) p = s.find("[Errno 12]");
-    if (p == std::string_view::npos || guards::is_mlock_refusal(s)) return;
+    if (p == std::string_view::npos || guards::is_optional_refusal(s)) return;
     for (std::string_view other : {"os::commit_memory", "Native memory allocation", "DefaultCPUAllocator", "ibv_", "NET/IB", "RDMA"})
       if (text::contains(s, other)) return;
     // A device's error with strerror(ENOMEM) after it ("CUDA Error: out of memory: Cannot allocate memory",
