@@ -95,15 +95,20 @@ TEST(CgroupFiles, ALineThatIsNotTheFilesOutputEndsTheListOnce) {
   EXPECT_EQ(test::diagnose_text("$ cat memory.max\noom 5\noom_kill 3\n").layer, Layer::none);
 }
 
-// A cgroup held at memory.max thousands of times with no kill (modelled on
-// mieweb/opensource-server#431's LXC container; our own counts): the limit,
-// as a hang. A few max events are only pressure.
-TEST(CgroupFiles, HeldAtMemoryMaxWithNoKillIsTheLimitThrashing) {
+// A cgroup held at memory.max thousands of times with no kill, every task
+// stalled on memory (modelled on mieweb/opensource-server#431's LXC
+// container; our own counts): the limit, as a hang. Without the stall, or
+// with a few max events, it is only pressure.
+TEST(CgroupFiles, HeldAtMemoryMaxWithNoKillAndStalledIsTheLimitThrashing) {
   auto events = [](const char* max) {
     return std::string("# cat /sys/fs/cgroup/lxc/118/memory.events\nlow 0\nhigh 0\nmax ") + max + "\noom 0\noom_kill 0\noom_group_kill 0\n";
   };
-  EXPECT_EQ(test::diagnose_text(events("3889")).layer, Layer::container_limit);
-  EXPECT_EQ(test::diagnose_text(events("12")).layer, Layer::none);
+  const std::string stall =
+      "# cat /sys/fs/cgroup/lxc/118/memory.pressure\nsome avg10=93.42 avg60=90.17 avg300=71.05 total=2218734512\n"
+      "full avg10=88.90 avg60=85.63 avg300=66.41 total=2093317840\n";
+  EXPECT_EQ(test::diagnose_text(events("3889") + stall).layer, Layer::container_limit);
+  EXPECT_EQ(test::diagnose_text(events("3889")).layer, Layer::none);
+  EXPECT_EQ(test::diagnose_text(events("12") + stall).layer, Layer::none);
 }
 
 }  // namespace

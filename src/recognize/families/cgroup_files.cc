@@ -19,8 +19,9 @@
 // and peak are memory_usage; an oom_kill count above zero is the cgroup's own
 // record of OOM kills inside it (cgroup_oom_counter: a failure whose time is
 // not known), in a pod's cgroup (a path under kubepods) the pod's limit; so
-// is "max" counted kThrashEvents times or more with no kill (the cgroup held
-// at its limit, reclaiming and thrashing: a hang, not an exit). v1's
+// is "max" counted kThrashEvents times or more with no kill, beside
+// memory.pressure's "full avg10" of kThrashFullAvg10 or more (the cgroup held
+// at its limit, every task stalled on reclaim: a hang, not an exit). v1's
 // "no limit" (a page-rounded 2^63) is no limit. Values are read only on the
 // lines right after the command that printed them.
 #include <optional>
@@ -40,6 +41,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"memory\\.(max|current|peak|events|limit_in_bytes|usage_in_bytes|max_usage_in_bytes|oom_control)", kRegex | kContext},
+    {"^\\s*full avg10=[0-9]", kRegex | kContext},  // memory.pressure
     {"^\\s*[0-9]+\\s*$", kRegex | kContext},
     {"^\\s*max\\s*$", kRegex | kContext},
     {"^\\s*(low|high|max|oom|oom_kill|oom_group_kill|oom_kill_disable|under_oom) [0-9]+\\s*$", kRegex | kContext},
@@ -76,6 +78,12 @@ class CgroupFiles final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     std::string_view t = text::trim(s);
+    // memory.pressure's "full avg10=88.90 avg60=... total=...": every task stalled on memory.
+    if (text::starts_with(t, "full avg10=")) {
+      auto v = text::parse_double(t.substr(11));
+      if (v && *v >= kThrashFullAvg10) stalled_ = true;
+      return;
+    }
     if (text::contains(t, "cat ") && text::contains(t, "memory.")) return command(line, t);
     // "grep . memory.*": "<path>/memory.max:8589934592"
     if (size_t c = t.find(':'); c != std::string_view::npos && c < 512 && t.find(' ') == std::string_view::npos) {
@@ -136,8 +144,16 @@ class CgroupFiles final : public Recognizer {
     out.add(std::move(fact));
   }
 
+  void finish(FactSink& out) override {
+    if (thrash_ && stalled_) out.add(std::move(*thrash_));
+    thrash_.reset();
+  }
+
   static constexpr uint64_t kThrashEvents = 1000;
+  static constexpr double kThrashFullAvg10 = 50;  // percent of time every task stalled on memory
   uint64_t max_events_ = 0;
+  std::optional<Fact> thrash_;
+  bool stalled_ = false;
 
   // memory.events / memory.oom_control: "oom_kill 12" above zero is a record
   // of kills; the other counters only say how close it came.
@@ -151,18 +167,16 @@ class CgroupFiles final : public Recognizer {
     if (words[0] == "max") max_events_ = text::parse_u64(words[1]).value_or(0);
     if (words[0] != "oom_kill" || counted_) return;
     auto n = text::parse_u64(words[1]);
-    if (n && *n == 0 && max_events_ >= kThrashEvents) {
-      // Held at memory.max again and again without a kill: the kernel
-      // reclaims and the cgroup thrashes at its limit (a failure a client
-      // sees as a hang, not an exit).
-      counted_ = true;
-      Fact f = make_fact(line, FactKind::cgroup_oom_counter, Family::cgroup);
-      f.count = max_events_;
-      f.cgroup = cgroup_;
-      f.layer = text::contains(cgroup_, "kubepods") ? Layer::k8s_pod_limit : Layer::container_limit;
-      f.strength = 0.5f;
-      f.detail = fmt::format("held at its memory.max {} times with no OOM kill: reclaiming and thrashing at the limit", max_events_);
-      out.add(std::move(f));
+    if (n && *n == 0 && max_events_ >= kThrashEvents && !thrash_) {
+      // Held at memory.max again and again without a kill: with the stall
+      // memory.pressure shows (finish), the kernel reclaims and the cgroup
+      // thrashes at its limit (a failure a client sees as a hang, not an exit).
+      thrash_ = make_fact(line, FactKind::cgroup_oom_counter, Family::cgroup);
+      thrash_->count = max_events_;
+      thrash_->cgroup = cgroup_;
+      thrash_->layer = text::contains(cgroup_, "kubepods") ? Layer::k8s_pod_limit : Layer::container_limit;
+      thrash_->strength = 0.5f;
+      thrash_->detail = fmt::format("held at its memory.max {} times with no OOM kill, stalled on memory: thrashing at the limit", max_events_);
       return;
     }
     if (!n || *n == 0) return;
