@@ -892,6 +892,9 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
       if (ru >= req && ru >= 256.0 * units::MiB && large) {
         why = units::format_bytes(*unallocated) + " was reserved by PyTorch but unallocated, at least the " +
               units::format_bytes(static_cast<uint64_t>(req)) + " asked for (fragmentation)";
+        // A cache barely larger than the request may be one large batch's
+        // working set between steps, not scattered blocks: a lean.
+        if (ru < 2 * req) why.strength = 0.6f;
         return Cause::fragmentation;
       }
     }

@@ -1637,5 +1637,41 @@ TEST(CauseMechanisms, MetaspaceAfterJobAfterJobIsAClassLoaderLeak) {
   EXPECT_EQ(diagnose_text(cap + dotted + oom).cause, Cause::leak_or_accumulation);
 }
 
+// A pool's figure named in words before its size ("cuda allocated 3.12 GiB",
+// modelled on devnen/Chatterbox-TTS-Server#166's per-voice log; our own
+// figures) is a series; the request in a CUDA OOM ("Tried to allocate") is not.
+TEST(CauseMechanisms, AFigureNamedInWordsBeforeItsSizeIsASeries) {
+  std::string log;
+  int n = 1;
+  for (const char* gib : {"3.12", "3.96", "5.01", "6.06", "7.11"})
+    log += "engine - INFO - voice 'v" + std::to_string(n++) + ".wav': prepared (cache entries: " + std::to_string(n * 5) +
+           "), cuda allocated " + gib + " GiB\n";
+  log +=
+      "server - ERROR - TTS generation failed: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 has a total capacity of 7.63 "
+      "GiB of which 41.06 MiB is free. Including non-PyTorch memory, this process has 7.58 GiB memory in use. Of the allocated memory "
+      "7.39 GiB is allocated by PyTorch, and 58.77 MiB is reserved by PyTorch but unallocated.\n";
+  Diagnosis d = diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+}
+
+// Reserved-but-unallocated barely above the request may be one large batch's
+// working set (modelled on nanoporetech/dorado#181's auto batch; our own
+// figures): fragmentation still, but not sure; twice the request and more is.
+TEST(CauseMechanisms, ACacheBarelyAboveTheRequestIsALeanOnFragmentation) {
+  auto oom = [](const char* reserved) {
+    return std::string("CUDA out of memory. Tried to allocate 3.38 GiB (GPU 0; 31.74 GiB total capacity; 24.12 GiB already allocated; "
+                       "2.91 GiB free; ") +
+           reserved + " GiB reserved in total by PyTorch)\n";
+  };
+  Diagnosis near = diagnose_text(oom("28.40"));
+  EXPECT_EQ(near.cause, Cause::fragmentation);
+  ASSERT_TRUE(near.confidence);
+  EXPECT_LT(*near.confidence, 0.8);
+  Diagnosis wide = diagnose_text(oom("31.00"));
+  EXPECT_EQ(wide.cause, Cause::fragmentation);
+  EXPECT_GE(*wide.confidence, 0.8);
+}
+
 }  // namespace
 }  // namespace aimem

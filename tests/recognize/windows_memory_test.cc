@@ -61,5 +61,23 @@ TEST(WindowsMemory, RepeatedEventsAreOneFailure) {
   EXPECT_EQ(test::facts_of_kind(log, FactKind::kernel_oom_event).size(), 1u);
 }
 
+// Event after event naming the same PID first, its commit moving one way
+// (Get-WinEvent prints the newest first; modelled on the 2004 events pasted
+// in qbittorrent and PowerShell threads; our own PIDs and figures): a series.
+// The same PID at a flat figure is not growth.
+TEST(WindowsMemory, TheSamePidsCommitEventAfterEventIsASeries) {
+  auto event = [](const char* bytes) {
+    return std::string("2004 Warning  Windows successfully diagnosed a low virtual memory condition. The following programs consumed "
+                       "the most virtual memory: python.exe (7312) consumed ") +
+           bytes + " bytes, MsMpEng.exe (3876) consumed 312524800 bytes, and explorer.exe (6120) consumed 201457664 bytes.\n";
+  };
+  const std::string grew = event("34248417280") + event("31272345600") + event("28310380544") + event("25422102528");
+  Diagnosis d = test::diagnose_text(grew);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  const std::string flat = event("25422102528") + event("25422102528") + event("25422102528");
+  EXPECT_NE(test::diagnose_text(flat).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -110,7 +110,8 @@ constexpr Pattern kPatterns[] = {
     // Tables with a memory column named with its unit, a heading naming one, and rows that start with a time.
     {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
     {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)\\s*[=:]", kCi},
-    {"Memory\\.[A-Za-z]+\\.Used(\"|\\s*[=:])", kRegex | kContext},  // a JVM metric's pool: "Status.JVM.Memory.Metaspace.Used=", Flink's REST ids
+    {"Memory\\.[A-Za-z]+\\.Used(\"|\\s*[=:])", kRegex | kContext},
+    {"(allocated|reserved|resident) [0-9.]+ ?[KMGT]i?B", kRegex | kContext},  // "cuda allocated 3.12 GiB"  // a JVM metric's pool: "Status.JVM.Memory.Metaspace.Used=", Flink's REST ids
     {"(mem|rss|ws|commit|private)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
     {"^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
     // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows).
@@ -529,6 +530,25 @@ class MemorySeries final : public Recognizer {
       auto num = text::parse_double(w[k + 1], &rest);
       if (!num || !rest.empty() || *num < 0) continue;
       add(key, *num * unit, true, line);
+      return true;
+    }
+    return word_then_size(line, w);
+  }
+
+  // A figure's name, a blank, then a size with its unit: "cuda allocated
+  // 3.12 GiB", "rss 2.48GB". The name is the word (and the word before it, a
+  // device or pool's: "cuda allocated"). Not a request ("Tried to allocate").
+  bool word_then_size(const Line& line, const std::vector<std::string_view>& w) {
+    if (text::icontains(line.text, "tried to") || text::icontains(line.text, "allocate ")) return false;
+    for (size_t k = 0; k + 1 < w.size(); ++k) {
+      std::string word = canonical(w[k]);
+      if (word != "allocated" && word != "reserved" && word != "rss" && word != "resident" && word != "inuse") continue;
+      std::string_view rest;
+      auto size = units::parse_log_size(text::trim_left(line.text.substr(static_cast<size_t>(w[k + 1].data() - line.text.data()))), &rest);
+      if (!size || rest.size() == line.text.size()) continue;
+      std::string before = k > 0 ? canonical(w[k - 1]) : std::string();
+      bool named = !before.empty() && before.size() <= 8 && std::all_of(before.begin(), before.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+      add(named ? before + word : word, static_cast<double>(*size), true, line);
       return true;
     }
     return false;

@@ -11,9 +11,14 @@
 // (largest first). A kernel_oom_event with layer host_ram, `process` and
 // `rss` the largest consumer, and the list as a process table
 // (process_name.h). Get-WinEvent prints the newest event first; the first
-// one read is the failure (later ones repeat it).
+// one read is the failure (later ones repeat it). The largest consumer's
+// figure, event after event, is a series: the same PID whose commit moved one
+// way only over kSeriesEvents events or more, by kSeriesMin at least (newest
+// first or oldest first), is a memory_usage "growing" fact, as a log's rss=
+// series is (memory_series.cc).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -65,10 +70,15 @@ class WindowsMemory final : public Recognizer {
       rest = bytes ? after : rest.substr(c + 10);
       if (!bytes || name.empty() || name.size() > 128) continue;
       table.add(name, *bytes, pid);
-      if (!top_bytes) top = std::string(name), top_bytes = bytes;
+      if (!top_bytes) {
+        top = std::string(name), top_bytes = bytes;
+        if (pid && (tops_.empty() || tops_.front().pid == *pid) && tops_.size() < 64) tops_.push_back({*pid, *bytes, std::string(name)});
+      }
     }
     if (said_) return;  // later events repeat the condition; the first read is the failure
     said_ = true;
+    at_ = line;
+    at_text_ = std::string(line.text.substr(0, 240));
     Fact f = make_fact(line, FactKind::kernel_oom_event, Family::runtime);
     f.layer = Layer::host_ram;
     f.strength = 0.8f;
@@ -82,8 +92,38 @@ class WindowsMemory final : public Recognizer {
     table.flush(out);
   }
 
+  void finish(FactSink& out) override {
+    if (tops_.size() < kSeriesEvents || !at_) return;
+    bool up = true, down = true;
+    for (size_t k = 1; k < tops_.size(); ++k) {
+      up = up && tops_[k].bytes > tops_[k - 1].bytes;
+      down = down && tops_[k].bytes < tops_[k - 1].bytes;
+    }
+    uint64_t first = up ? tops_.front().bytes : tops_.back().bytes, last = up ? tops_.back().bytes : tops_.front().bytes;
+    if (!(up || down) || last - first < kSeriesMin) return;
+    Line at = *at_;
+    at.text = at_text_;
+    Fact f = make_fact(at, FactKind::memory_usage, Family::runtime);
+    f.strength = 0.7f;
+    f.usage = last;
+    f.count = tops_.size();
+    f.detail = fmt::format("growing commit of {} (pid {}) from {} to {} over {} low-memory events", text::printable(tops_.front().name),
+                           tops_.front().pid, units::format_bytes(first), units::format_bytes(last), tops_.size());
+    out.add(std::move(f));
+  }
+
  private:
+  struct Top {
+    int64_t pid;
+    uint64_t bytes;
+    std::string name;
+  };
+  static constexpr size_t kSeriesEvents = 3;
+  static constexpr uint64_t kSeriesMin = 64 * units::MiB;
   bool said_ = false;
+  std::vector<Top> tops_;  // the largest consumer of each event read, while it is one PID
+  std::optional<Line> at_;
+  std::string at_text_;
 };
 
 }  // namespace
