@@ -331,7 +331,11 @@ Decision decide_layer(const View& v) {
     d = {host_or_limit(v, Layer::host_ram), h, std::max(0.85f, h->strength), "the runtime refused to load: the model needs more system memory than is available"};
     return d;
   }
-  if (const Fact* h = v.failure(FactKind::host_alloc_failure)) {
+  // Of several (a program's ENOMEM and the kernel's report of the same
+  // refusal), the one that says why decides.
+  const Fact* h = v.first_failure([](const Fact& f) { return f.kind == FactKind::host_alloc_failure && f.cause != Cause::unknown; });
+  if (!h) h = v.failure(FactKind::host_alloc_failure);
+  if (h) {
     d = {host_or_limit(v, h->layer == Layer::unknown ? Layer::host_ram : h->layer), h, std::max(0.7f, h->strength),
          text::starts_with(h->detail, "/dev/shm") ? "the shared memory (/dev/shm) the container was given ran out"
                                                    : "a host memory allocation failed inside the process"};

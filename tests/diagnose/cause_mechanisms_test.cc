@@ -1673,5 +1673,51 @@ TEST(CauseMechanisms, ACacheBarelyAboveTheRequestIsALeanOnFragmentation) {
   EXPECT_GE(*wide.confidence, 0.8);
 }
 
+// The evicted container's working set from a Prometheus range query (as
+// promtool prints it; modelled on SwissDataScienceCenter/amalthea#1011, our
+// own figures) and a container sampled with `docker stats` in a loop
+// (moby/moby#16074's shape): series that grew.
+TEST(CauseMechanisms, PromtoolRangeRowsAndDockerStatsInALoopAreSeries) {
+  const std::string evicted =
+      "Evicted\nThe node was low on resource: memory. Threshold quantity: 100Mi, available: 61344Ki. Container session was using "
+      "7812160Ki, request is 4Gi, has larger consumption of memory.\n";
+  const std::string prom =
+      "$ promtool query range --start=2025-09-28T08:00:00Z --end=2025-09-28T14:00:00Z --step=1h http://prometheus:9090 "
+      "'container_memory_working_set_bytes{pod=\"sess-0\"}'\n"
+      "{container=\"session\", namespace=\"renku\", pod=\"sess-0\"} =>\n"
+      "1305452544 @[1759046400]\n2469396480 @[1759050000]\n3651186688 @[1759053600]\n4832198656 @[1759057200]\n"
+      "6012928000 @[1759060800]\n";
+  Diagnosis e = diagnose_text(evicted + prom);
+  EXPECT_EQ(e.layer, Layer::k8s_eviction);
+  EXPECT_EQ(e.cause, Cause::leak_or_accumulation) << reason_text(e);
+  const std::string stats =
+      "$ for i in 1 2 3 4; do docker stats --no-stream feedsync | tail -1; sleep 3600; done\n"
+      "feedsync            2.14%               188.4 MB/536.9 MB     35.09%              1.213 GB/82.4 MB\n"
+      "feedsync            1.97%               291.7 MB/536.9 MB     54.33%              2.471 GB/167.9 MB\n"
+      "feedsync            2.03%               395.2 MB/536.9 MB     73.61%              3.702 GB/251.3 MB\n"
+      "feedsync            1.88%               489.6 MB/536.9 MB     91.19%              4.958 GB/336.0 MB\n"
+      "2015-09-14T07:52:19.000000000-07:00 8e31f7c2a94d: (from feedsync:2.3) oom\n";
+  Diagnosis d = diagnose_text(stats);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+  std::string flat = stats;
+  for (const char* v : {"291.7", "395.2", "489.6"}) flat.replace(flat.find(v), 5, "188.4");
+  EXPECT_NE(diagnose_text(flat).cause, Cause::leak_or_accumulation);
+}
+
+// A program's ENOMEM beside the kernel's report of the same refusal: the
+// report that says why decides (modelled on Zygo/bees#257: an order-4
+// kmalloc with only small blocks free; our own figures).
+TEST(CauseMechanisms, OfTwoReportsOfOneRefusalTheOneThatSaysWhyDecides) {
+  Diagnosis d = diagnose_text(
+      "May 15 03:12:41 nas01 bees[2790]: crawl[2841]: BTRFS_IOC_LOGICAL_INO_V2 at 0x1f3a9c4000: Cannot allocate memory\n"
+      "May 15 03:12:41 nas01 kernel: crawl: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL|__GFP_COMP|__GFP_ZERO), "
+      "nodemask=(null),cpuset=/,mems_allowed=0\n"
+      "May 15 03:12:41 nas01 kernel: Node 0 Normal: 498211*4kB (UME) 301377*8kB (UME) 41280*16kB (UME) 108*32kB (UM) 0*64kB 0*128kB "
+      "0*256kB 0*512kB 0*1024kB 0*2048kB 0*4096kB = 5067796kB\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::fragmentation) << reason_text(d);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -27,6 +27,8 @@
 // 1 GiB and the printed figure cannot be a multiple of 256 MiB or of 100 MiB
 // (the precision of the printed digits decides what "can be"). The host's
 // figure becomes a host_state fact (total), the container's a memory_limit.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -209,7 +211,38 @@ class DockerStats final : public Recognizer {
     return limit.bytes >= units::GiB && !round_figure(limit);
   }
 
+  // One container sampled again and again (a loop around `docker stats
+  // --no-stream`, or its stream), its usage rising at every step but at most
+  // a last one at the limit, by a fifth at least: a series that grew (the
+  // form memory_series.cc gives a log's rss=), read by the diagnosis as growth.
+  void growth(FactSink& out) {
+    std::vector<bool> done(rows_.size());
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      if (done[i]) continue;
+      std::vector<const Row*> same;
+      for (size_t j = i; j < rows_.size(); ++j)
+        if (!done[j] && rows_[j].container == rows_[i].container) same.push_back(&rows_[j]), done[j] = true;
+      if (same.size() < 3) continue;
+      bool rose = true;
+      for (size_t k = 1; k < same.size(); ++k)
+        rose = rose && (same[k]->usage > same[k - 1]->usage || (k + 1 == same.size() && same[k]->usage == same[k - 1]->usage));
+      uint64_t first = same.front()->usage, last = same.back()->usage;
+      if (!rose || first == 0 || last < first + first / 5 || last - first < 16 * units::MiB) continue;
+      Line line = same.back()->line;
+      line.text = same.back()->text;
+      Fact f = make_fact(line, FactKind::memory_usage, Family::docker);
+      f.strength = 0.7f;
+      f.usage = last;
+      f.container = same.back()->container;
+      f.count = same.size();
+      f.detail = fmt::format("growing MEM USAGE of {} from {} to {} over {} samples (docker stats)", text::printable(f.container),
+                             units::format_bytes(first), units::format_bytes(last), same.size());
+      out.add(std::move(f));
+    }
+  }
+
   void flush(FactSink& out) {
+    growth(out);
     std::vector<uint64_t> hosts_sent;
     for (Row& r : rows_) {
       Line line = r.line;

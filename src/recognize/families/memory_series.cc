@@ -111,7 +111,11 @@ constexpr Pattern kPatterns[] = {
     {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
     {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)\\s*[=:]", kCi},
     {"Memory\\.[A-Za-z]+\\.Used(\"|\\s*[=:])", kRegex | kContext},
-    {"(allocated|reserved|resident) [0-9.]+ ?[KMGT]i?B", kRegex | kContext},  // "cuda allocated 3.12 GiB"  // a JVM metric's pool: "Status.JVM.Memory.Metaspace.Used=", Flink's REST ids
+    {"(allocated|reserved|resident) [0-9.]+ ?[KMGT]i?B", kRegex | kContext},  // "cuda allocated 3.12 GiB"
+    // A Prometheus range query as promtool prints it: the series' labels, then "value @[time]" rows.
+    {"(promtool query|query_range)", kRegex | kContext},
+    {"\\} =>\\s*$", kRegex | kContext},
+    {"^\\s*[0-9.eE+]+ @\\[[0-9.]+\\]\\s*$", kRegex | kContext},  // a JVM metric's pool: "Status.JVM.Memory.Metaspace.Used=", Flink's REST ids
     {"(mem|rss|ws|commit|private)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
     {"^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
     // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows).
@@ -412,7 +416,7 @@ class MemorySeries final : public Recognizer {
       if (a && t && *t >= *a) add("host used (earlyoom's mem avail)", static_cast<double>(*t - *a) * 1048576.0, true, line);
       return;
     }
-    if (json_metrics(line)) return;
+    if (json_metrics(line) || prometheus_rows(line)) return;
     size_t i = 0;
     int found = 0;
     while (i < s.size() && found < 12) {
@@ -486,6 +490,33 @@ class MemorySeries final : public Recognizer {
     if (found == 0 && (goroutine(line) || size_then_key(line) || unit_key_then_figure(line))) return;
     if (found == 0) template_series(line);
   }
+
+  // `promtool query range ... 'container_memory_working_set_bytes{...}'`
+  // prints the series' labels ("{pod=\"x\"} =>") and then one "value @[time]"
+  // row a sample: a series, in bytes when the query names bytes or memory.
+  bool prometheus_rows(const Line& line) {
+    std::string_view t = text::trim(line.text);
+    if (text::contains(t, "promtool query") || text::contains(t, "query_range")) {
+      prom_query_line_ = line.number;
+      prom_bytes_ = text::contains(t, "bytes") || text::icontains(t, "memory");
+      return true;
+    }
+    if (text::ends_with(t, "} =>") || text::ends_with(t, "}=>")) {
+      prom_rows_until_ = line.number + 1;
+      if (line.number > prom_query_line_ + 3) prom_bytes_ = text::contains(t, "bytes") || text::icontains(t, "memory");
+      return true;
+    }
+    size_t at = t.find(" @[");
+    if (at == std::string_view::npos || line.number > prom_rows_until_) return false;
+    std::string_view rest;
+    auto v = text::parse_double(t.substr(0, at), &rest);
+    if (!v || !rest.empty() || *v < 0) return false;
+    prom_rows_until_ = line.number + 1;
+    add("prometheus range series", *v, prom_bytes_, line);
+    return true;
+  }
+  uint64_t prom_query_line_ = 0, prom_rows_until_ = 0;
+  bool prom_bytes_ = false;
 
   // Metrics as a REST API returns them, in bytes: Flink's
   // [{"id":"Status.JVM.Memory.Metaspace.Used","value":"614432768"}, ...]. The
