@@ -1050,11 +1050,15 @@ bool same_program(std::string_view failed, std::string_view row) {
   if (failed.empty() || row.empty()) return false;
   if (failed == row) return true;
   // Ray's kill names the method ("Worker.__init__"), the kernel the
-  // interpreter ("python3") where the table has its script.
+  // interpreter ("python3") where the table has its script, or the script.
   auto prefix = [](std::string_view a, std::string_view b, char sep) {
     return a.size() > b.size() && a.substr(0, b.size()) == b && a[b.size()] == sep;
   };
-  return prefix(failed, row, '.') || prefix(row, failed, ' ');
+  // A script run through its shebang: the kernel's comm is the script
+  // ("gunicorn"), the table's row its interpreter and script ("python3 gunicorn").
+  const bool script = row.size() > failed.size() + 1 && row.substr(row.size() - failed.size()) == failed &&
+                      row[row.size() - failed.size() - 1] == ' ';
+  return prefix(failed, row, '.') || prefix(row, failed, ' ') || script;
 }
 
 std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed, bool copies_only, Why& why) {

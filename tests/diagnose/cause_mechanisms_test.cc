@@ -1719,5 +1719,37 @@ TEST(CauseMechanisms, OfTwoReportsOfOneRefusalTheOneThatSaysWhyDecides) {
   EXPECT_EQ(d.cause, Cause::fragmentation) << reason_text(d);
 }
 
+// Copies of a script run through its shebang: the kernel names the script
+// ("gunicorn"), ps its interpreter and script (modelled on
+// benoitc/gunicorn#1250 under a unit's MemoryLimit; our own pids and sizes).
+TEST(CauseMechanisms, AScriptsCopiesInPsAreTheKilledScripts) {
+  Diagnosis d = diagnose_text(
+      "$ ps -o pid,rss,cmd --ppid 2201\n"
+      "  PID   RSS CMD\n"
+      " 2212 311284 /srv/app/venv/bin/python3 /srv/app/venv/bin/gunicorn --workers 3 app.wsgi\n"
+      " 2213 308920 /srv/app/venv/bin/python3 /srv/app/venv/bin/gunicorn --workers 3 app.wsgi\n"
+      " 2250 274516 /srv/app/venv/bin/python3 /srv/app/venv/bin/gunicorn --workers 3 app.wsgi\n"
+      "May 11 09:14:01 api-1 kernel: Task in /system.slice/app.service killed as a result of limit of /system.slice/app.service\n"
+      "May 11 09:14:01 api-1 kernel: memory: usage 921600kB, limit 921600kB, failcnt 5127\n"
+      "May 11 09:14:01 api-1 kernel: Killed process 2214 (gunicorn) total-vm:512388kB, anon-rss:301872kB, file-rss:12460kB\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch) << reason_text(d);
+}
+
+// uvicorn's "Started server process [N]", one a worker, four or more
+// together: that many copies of the application (modelled on
+// simstudioai/sim#5457's ECS task; our own ids), read below the stopped
+// reason that was pasted first.
+TEST(CauseMechanisms, UvicornWorkersStartedTogetherBelowTheStopReasonAreCopies) {
+  std::string log =
+      "\"stop\": \"OutOfMemoryError: Container killed due to memory usage\",\n\"exit\": 137,\n$ aws logs tail /ecs/pii --since 10m\n"
+      "INFO:     Started parent process [1]\n"
+      "pii.models loading spaCy pipelines pid=1\n";
+  for (int pid = 17; pid <= 20; ++pid) log += "INFO:     Started server process [" + std::to_string(pid) + "]\n";
+  Diagnosis d = diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch) << reason_text(d);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -308,12 +308,13 @@ constexpr std::string_view kLoadDone[] = {"loaded model in", "loaded the model i
                                           "model loaded in", "finished loading", "weights loaded in", "loaded checkpoint in"};
 
 // A pool of worker processes starting: gunicorn's "[9] [INFO] Booting worker
-// with pid: 9", Puma's "- Worker 0 (PID: 4127) booted in 0.35s, phase: 0".
+// with pid: 9", Puma's "- Worker 0 (PID: 4127) booted in 0.35s, phase: 0",
+// uvicorn's "INFO:     Started server process [17]" (one a worker).
 // Four or more, each within kBootGap lines of the last, are that many copies
 // of the application, each holding its own memory (the fact carries the
 // count in `sequences`, as a worker count does). A worker booted again after
 // a kill stands apart from the others and starts a new count.
-constexpr std::string_view kBoots[] = {"booting worker with pid", ") booted"};
+constexpr std::string_view kBoots[] = {"booting worker with pid", ") booted", "started server process ["};
 constexpr uint64_t kBootGap = 3;
 
 // Spark's console progress bar: "[Stage 3:=====>        (8 + 80) / 1000]",
@@ -338,7 +339,7 @@ constexpr auto kPatterns = [] {
 }();
 
 constexpr size_t kRing = 48;         // cue facts held back
-constexpr uint64_t kAfterTrigger = 6;  // lines after a trigger whose cues go straight out
+constexpr uint64_t kAfterTrigger = 20;  // lines after a trigger whose cues go straight out
 
 // Lines that name a remedy, not what was running.
 bool remedy_line(std::string_view s) {
@@ -544,7 +545,7 @@ class MlPhase final : public Recognizer {
   // A worker of a pool booting (see kBoots): counts the run it belongs to.
   bool boot(const Line& line, FactSink& out) {
     std::string_view s = line.text;
-    bool gunicorn = text::icontains(s, kBoots[0]);
+    bool gunicorn = text::icontains(s, kBoots[0]) || text::icontains(s, kBoots[2]);
     if (!gunicorn && !(text::icontains(s, kBoots[1]) && text::icontains(s, "worker ") && text::icontains(s, "(pid: "))) return false;
     boots_ = line.number <= last_boot_ + kBootGap ? boots_ + 1 : 1;
     last_boot_ = line.number;
