@@ -1260,6 +1260,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
 // array past the VM's size limit) is the work item, not the heap; an explicit
 // small heap is the cap.
 constexpr uint64_t kSmallJvmHeap = 512 * units::MiB;
+constexpr uint64_t kTinyDirect = 64 * units::MiB;
 constexpr double kLongRunHeapS = 86400;  // a day
 
 // A heap (or direct-buffer pool, which defaults to the heap's size) whose
@@ -1303,6 +1304,18 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     why.strength = 0.7f;
     return Cause::concurrency_batch;
   }
+  // A direct-buffer pool capped tiny on purpose (MaxDirectMemorySize of
+  // kTinyDirect or less in the evidence): any sizeable request overflows it;
+  // the setting is what to change, not the request.
+  if (text::contains(j->detail, "Direct") && j->heap_limit && *j->heap_limit <= kTinyDirect)
+    if (const Fact* cap = v.first_context([](const Fact& f) {
+          return f.kind == FactKind::runtime_setting && f.limit && f.detail == "MaxDirectMemorySize" && *f.limit <= kTinyDirect;
+        })) {
+      why = "the direct-buffer pool is capped at " + units::format_bytes(*cap->limit) +
+            " (MaxDirectMemorySize), too small for the buffers a request needs";
+      why.strength = 0.7f;
+      return Cause::limit_too_low;
+    }
   // One large request while the program was reading its model or data in
   // (ART copying a model file into a byte[]): the load, not a request's batch.
   if (j->requested && j->heap_limit && *j->heap_limit > 0 && *j->requested * 10 >= *j->heap_limit) {

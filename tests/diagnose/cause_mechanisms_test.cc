@@ -1751,5 +1751,18 @@ TEST(CauseMechanisms, UvicornWorkersStartedTogetherBelowTheStopReasonAreCopies) 
   EXPECT_EQ(d.cause, Cause::concurrency_batch) << reason_text(d);
 }
 
+// Netty's direct memory under a MaxDirectMemorySize set tiny (modelled on
+// awslabs/multi-model-server#831's vmargs; our own figures): the setting, not
+// the request, even though the request is a large share of that pool.
+TEST(CauseMechanisms, ATinyDirectMemoryCapIsTheCap) {
+  const std::string oom =
+      "io.netty.util.internal.OutOfDirectMemoryError: failed to allocate 4194304 byte(s) of direct memory (used: 8388608, max: "
+      "10485760)\n";
+  Diagnosis tiny = diagnose_text("vmargs=-Xmx2g -XX:MaxDirectMemorySize=10m\n" + oom);
+  EXPECT_EQ(tiny.layer, Layer::jvm_heap);
+  EXPECT_EQ(tiny.cause, Cause::limit_too_low) << reason_text(tiny);
+  EXPECT_EQ(diagnose_text(oom).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem
