@@ -1286,6 +1286,42 @@ std::optional<Cause> cause_from_heap_flag(const View& v, const Fact& j, Why& why
   return Cause::limit_too_low;
 }
 
+// What the JVM's one failing request says: a direct-buffer pool capped tiny,
+// a request made while the model was loading, or one request that is a
+// large share of its pool.
+std::optional<Cause> jvm_request_cause(const View& v, const Fact& j, Why& why) {
+  // A direct-buffer pool capped tiny on purpose (MaxDirectMemorySize of
+  // kTinyDirect or less in the evidence): any sizeable request overflows it;
+  // the setting is what to change, not the request.
+  if (text::contains(j.detail, "Direct") && j.heap_limit && *j.heap_limit <= kTinyDirect)
+    if (const Fact* cap = v.first_context([](const Fact& f) {
+          return f.kind == FactKind::runtime_setting && f.limit && f.detail == "MaxDirectMemorySize" && *f.limit <= kTinyDirect;
+        })) {
+      why = "the direct-buffer pool is capped at " + units::format_bytes(*cap->limit) +
+            " (MaxDirectMemorySize), too small for the buffers a request needs";
+      why.strength = 0.7f;
+      return Cause::limit_too_low;
+    }
+  // One large request while the program was reading its model or data in
+  // (ART copying a model file into a byte[]): the load, not a request's batch.
+  if (j.requested && j.heap_limit && *j.heap_limit > 0 && *j.requested * 10 >= *j.heap_limit) {
+    Why phase;
+    if (cause_from_phase(v, j, phase) == Cause::model_load) {
+      why = "one request for " + units::format_bytes(*j.requested) + " while " + phase.text.substr(std::string("it failed while ").size());
+      why.strength = phase.strength;
+      return Cause::model_load;
+    }
+  }
+  if (j.requested && j.heap_limit && *j.heap_limit > 0 && *j.requested * 10 >= *j.heap_limit) {
+    why = "one request for " + units::format_bytes(*j.requested) + " is " +
+          std::to_string(static_cast<int>(100.0 * static_cast<double>(*j.requested) / static_cast<double>(*j.heap_limit))) +
+          "% of the " + units::format_bytes(*j.heap_limit) + " pool: a single oversized request";
+    why.strength = 0.7f;
+    return Cause::concurrency_batch;
+  }
+  return std::nullopt;
+}
+
 Cause jvm_cause(const View& v, const Decision& d, Why& why) {
   const Fact* j = d.decisive;
   if (auto c = cause_from_series(v, "until the JVM's limit", why)) return *c;
@@ -1304,35 +1340,7 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     why.strength = 0.7f;
     return Cause::concurrency_batch;
   }
-  // A direct-buffer pool capped tiny on purpose (MaxDirectMemorySize of
-  // kTinyDirect or less in the evidence): any sizeable request overflows it;
-  // the setting is what to change, not the request.
-  if (text::contains(j->detail, "Direct") && j->heap_limit && *j->heap_limit <= kTinyDirect)
-    if (const Fact* cap = v.first_context([](const Fact& f) {
-          return f.kind == FactKind::runtime_setting && f.limit && f.detail == "MaxDirectMemorySize" && *f.limit <= kTinyDirect;
-        })) {
-      why = "the direct-buffer pool is capped at " + units::format_bytes(*cap->limit) +
-            " (MaxDirectMemorySize), too small for the buffers a request needs";
-      why.strength = 0.7f;
-      return Cause::limit_too_low;
-    }
-  // One large request while the program was reading its model or data in
-  // (ART copying a model file into a byte[]): the load, not a request's batch.
-  if (j->requested && j->heap_limit && *j->heap_limit > 0 && *j->requested * 10 >= *j->heap_limit) {
-    Why phase;
-    if (cause_from_phase(v, *j, phase) == Cause::model_load) {
-      why = "one request for " + units::format_bytes(*j->requested) + " while " + phase.text.substr(std::string("it failed while ").size());
-      why.strength = phase.strength;
-      return Cause::model_load;
-    }
-  }
-  if (j->requested && j->heap_limit && *j->heap_limit > 0 && *j->requested * 10 >= *j->heap_limit) {
-    why = "one request for " + units::format_bytes(*j->requested) + " is " +
-          std::to_string(static_cast<int>(100.0 * static_cast<double>(*j->requested) / static_cast<double>(*j->heap_limit))) +
-          "% of the " + units::format_bytes(*j->heap_limit) + " pool: a single oversized request";
-    why.strength = 0.7f;
-    return Cause::concurrency_batch;
-  }
+  if (auto c = jvm_request_cause(v, *j, why)) return *c;
   // A budget the service keeps inside its heap (recognize/families/
   // jvm_budgets.cc): a query over its configured per-node share, or a
   // breaker that tripped with the heap already at its limit before the
