@@ -209,5 +209,27 @@ TEST(TensorflowJax, APjrtPoolCapWithRoomOutsideItIsTheLimit) {
   EXPECT_NE(test::diagnose_text(full).cause, Cause::limit_too_low);
 }
 
+// TensorFlow 1.x's BFC pool far under what the device had free when the
+// process took it (modelled on cardwing/Codes-for-Lane-Detection#66's
+// GPU_MEMORY_FRACTION of 0.05; our own sizes): the pool was capped, and the
+// cap ran out. A pool about the size of the free memory is the device's.
+TEST(TensorFlowJax, ABfcPoolFarUnderTheDevicesFreeMemoryIsACap) {
+  auto log = [](const char* limit) {
+    return std::string("totalMemory: 5.93GiB freeMemory: 5.52GiB\n"
+                       "W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out of memory trying to "
+                       "allocate 56.25MiB.  Current allocation summary follows.\n"
+                       "Limit:                   ") +
+           limit +
+           "\nInUse:                   284521216\n"
+           "W tensorflow/core/framework/op_kernel.cc:1273] OP_REQUIRES failed at conv_ops.cc:446 : Resource exhausted: OOM when "
+           "allocating tensor with shape[1,64,288,800] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator "
+           "GPU_0_bfc\n";
+  };
+  Diagnosis capped = test::diagnose_text(log("317718528"));
+  EXPECT_EQ(capped.layer, Layer::gpu_vram);
+  EXPECT_EQ(capped.cause, Cause::limit_too_low);
+  EXPECT_NE(test::diagnose_text(log("5600000000")).cause, Cause::limit_too_low);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -44,7 +44,9 @@
 // incident's first fact carries the shape. Between them the allocator prints
 // its pool's figures:
 //   Stats:
-//   Limit:                 10468941005        -> total (the allocator's pool, not the device)
+//   Limit:                 10468941005        -> total (the allocator's pool, not the device); beside TF 1.x's
+//     "totalMemory: 5.93GiB freeMemory: 5.52GiB", a pool under half the free memory was capped: limit, and
+//     the device's total
 //   InUse:                  6646531840        -> allocated
 // so the diagnosis can tell a pool with room in pieces (fragmentation) from a full one.
 #include <string>
@@ -79,6 +81,7 @@ constexpr Pattern kPatterns[] = {
     {"DeviceConfiguration(memory_limit", kContext},
     {"per_process_gpu_memory_fraction", kContext},
     {"^\\s*(Limit|InUse):\\s+[0-9]+\\s*$", kRegex | kContext},
+    {"totalMemory: [0-9.]+[KMGT]i?B freeMemory: ", kRegex | kContext},
 };
 
 constexpr uint64_t kRepeatWindow = 300;
@@ -156,6 +159,7 @@ class TensorflowJax final : public Recognizer {
     }
     if (pending_ && line.number > pending_line_ + (pending_is_allocator_ ? kAllocatorWindow : kNodeWindow)) flush(out);
     if (bfc_stat(line, s)) return;
+    if (device_memory(s)) return;
 
     if (auto p = s.find("OOM when allocating tensor"); p != std::string_view::npos) return tf_tensor(line, s, p, out);
     if (auto p = text::ifind(s, "ran out of memory trying to allocate"); p != std::string_view::npos) {
@@ -213,10 +217,29 @@ class TensorflowJax final : public Recognizer {
     bfc_line_ = line.number;
     return true;
   }
-  // The pool's figures, when they were printed for this failure.
+  // TensorFlow 1.x's device properties: "totalMemory: 5.93GiB freeMemory: 5.52GiB".
+  std::optional<uint64_t> device_total_, device_free_;
+  bool device_memory(std::string_view s) {
+    auto t = text::after(s, "totalMemory: ");
+    auto f = text::after(s, "freeMemory: ");
+    if (!t || !f) return false;
+    device_total_ = units::parse_log_size(*t);
+    device_free_ = units::parse_log_size(*f);
+    return true;
+  }
+
+  // The pool's figures, when they were printed for this failure. A pool under
+  // half of what the device had free when TensorFlow took it was capped
+  // (per_process_gpu_memory_fraction, memory_limit): the pool is the limit,
+  // the device the total.
   void attach_bfc(Fact& f, uint64_t line) {
     if (!bfc_limit_ || !bfc_in_use_ || f.layer != Layer::gpu_vram) return;
     if ((line > bfc_line_ ? line - bfc_line_ : bfc_line_ - line) > kAllocatorWindow) return;
+    if (device_total_ && device_free_ && *bfc_limit_ * 2 < *device_free_ && *device_free_ <= *device_total_) {
+      f.limit = bfc_limit_;
+      f.total = device_total_;
+      f.free = device_free_;
+    }
     if (!f.total) f.total = bfc_limit_;
     if (!f.allocated) f.allocated = bfc_in_use_;
     bfc_limit_.reset();
