@@ -213,7 +213,7 @@ TEST(TensorflowJax, APjrtPoolCapWithRoomOutsideItIsTheLimit) {
 // process took it (modelled on cardwing/Codes-for-Lane-Detection#66's
 // GPU_MEMORY_FRACTION of 0.05; our own sizes): the pool was capped, and the
 // cap ran out. A pool about the size of the free memory is the device's.
-TEST(TensorFlowJax, ABfcPoolFarUnderTheDevicesFreeMemoryIsACap) {
+TEST(TensorflowJax, ABfcPoolFarUnderTheDevicesFreeMemoryIsACap) {
   auto log = [](const char* limit) {
     return std::string("totalMemory: 5.93GiB freeMemory: 5.52GiB\n"
                        "W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out of memory trying to "
