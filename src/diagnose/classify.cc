@@ -1536,11 +1536,13 @@ std::optional<Cause> cause_from_one_request(const View& v, const Fact* f, Why& w
 // eviction of the paste (a `kubectl get pods` row decides the layer, the
 // describe below it has the message).
 // A node's process table whose largest program, holding two thirds of it,
-// is one of the node's own agents (the container runtime, the kubelet): the
-// node ran short because of what runs beside the pods, not in them.
+// is one of the node's own agents (the container runtime, the kubelet) or a
+// virtual machine run beside Kubernetes (qemu, VirtualBox): the node ran
+// short because of what runs beside the pods, not in them.
 std::optional<Cause> cause_from_node_agent(const View& v, Why& why) {
   static constexpr std::string_view kAgents[] = {"containerd", "dockerd", "kubelet", "crio", "containerd-shim", "systemd-journald",
-                                                 "fluent-bit", "fluentd", "datadog-agent", "falco"};
+                                                 "fluent-bit", "fluentd", "datadog-agent", "falco", "qemu-system-x86", "qemu-kvm",
+                                                 "VBoxHeadless"};
   const Fact* top = nullptr;
   for (size_t i : v.inc.context) {
     const Fact& f = v.facts[i];

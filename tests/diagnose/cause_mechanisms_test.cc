@@ -1578,6 +1578,9 @@ TEST(CauseMechanisms, AnEvictionIsReadWithTheNodesSeriesAndItsAgents) {
   std::string app = node;
   app.replace(app.find("containerd"), 10, "dotnet-api");
   EXPECT_NE(diagnose_text(small + app).cause, Cause::other_process);
+  std::string vm = node;  // a virtual machine run beside Kubernetes (canonical/microk8s#194's shape)
+  vm.replace(vm.find("containerd"), 10, "qemu-system-x86");
+  EXPECT_EQ(diagnose_text(small + vm).cause, Cause::other_process);
 }
 
 
