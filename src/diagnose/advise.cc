@@ -214,6 +214,9 @@ void summarize(Incident& inc, const Numbers& n) {
     case Layer::unknown:
       if (h && h->cause == Cause::limit_too_low && !h->detail.empty())
         inc.summary = h->detail;
+      else if (h && h->kind == FactKind::process_killed)
+        inc.summary = fmt::format("{} was killed (SIGKILL) with no other reason shown: most often a memory kill, but nothing here says whose memory ran out",
+                                  who(n));
       else if (h && h->kind == FactKind::restarts)
         inc.summary = fmt::format("{} keeps restarting (CrashLoopBackOff{}) and the evidence does not say why",
                                   n.pod.empty() ? "the pod" : "pod " + n.pod, n.restarts ? fmt::format(", {} restart{}", *n.restarts, *n.restarts == 1 ? "" : "s") : "");

@@ -372,6 +372,20 @@ Decision decide_layer(const View& v) {
     // A worker killed by SIGKILL with no reason and no limit in sight: the
     // kernel OOM killer is by far its usual sender, but only the kernel log can
     // confirm it (the next checks say how).
+    // Nothing places it: no host figures (free, meminfo, a machine's size),
+    // no usage, no load of a model into RAM. The SIGKILL is most often a
+    // memory kill, but whose pool ran out (the host's, a container's, a
+    // build VM's) only the kernel log or the runtime can say. On the blind
+    // batches, writers reading such a paste said "pool unknown" three times
+    // in four (a Celery worker lost, rustc or ld killed in a build, an MPI
+    // rank); with a machine's figures or a load in view they said host.
+    if (k->layer == Layer::unknown && !v.has(FactKind::host_state) && !v.has(FactKind::memory_usage) &&
+        !v.has(FactKind::phase_load)) {
+      d = {Layer::unknown, k, 0.4f,
+           "a SIGKILL without any other reason shown and nothing that says which memory ran out; most often a memory kill "
+           "(confirm with the kernel log, or the container runtime's OOMKilled flag)"};
+      return d;
+    }
     d = {k->layer != Layer::unknown ? k->layer : Layer::host_ram, k, k->layer != Layer::unknown ? k->strength : 0.45f,
          "a SIGKILL without any other reason shown; the kernel OOM killer is its usual sender (confirm with the kernel log)"};
     return d;
@@ -1702,10 +1716,62 @@ Cause killer_cause(const View& v, const Decision& d, Why& why) {
   return Cause::unknown;
 }
 
+// Why the host (or a bare kill whose pool is unknown) ran out.
+Cause host_cause(const View& v, const Decision& d, Why& why) {
+  if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
+    // The runtime's own plan (Ollama's "offload to ..." line): when the KV
+    // cache for the requested context is half or more of what the load
+    // asks for, or at least the weights (the plan's reader marks it), the
+    // context, not the weights, is what does not fit.
+    const Fact* plan = v.first_context([](const Fact& f) {
+      return f.kind == FactKind::runtime_setting && f.kv_bytes && f.requested &&
+             (*f.kv_bytes * 2 >= *f.requested || f.cause == Cause::kv_cache_context);
+    });
+    if (plan) {
+      why = "the KV cache for the requested context (" + units::format_bytes(*plan->kv_bytes) + ") is " +
+            (*plan->kv_bytes * 2 >= *plan->requested ? "most of the " : "the largest part (at least the weights) of the ") +
+            units::format_bytes(*plan->requested) + " the load asks for: the context, not the weights, does not fit";
+      why.strength = 0.75f;
+      return Cause::kv_cache_context;
+    }
+    why = "the model needs more system memory than the host has available";
+    return Cause::model_load;
+  }
+  if (d.decisive && d.decisive->cause != Cause::unknown) {
+    size_t frag = d.decisive->detail.find("fragmented: ");
+    size_t slab = d.decisive->detail.find("kernel slab: ");
+    std::string_view said = frag == std::string::npos ? std::string_view() : std::string_view(d.decisive->detail).substr(frag + 12);
+    said = said.substr(0, said.find(','));
+    why = frag != std::string::npos ? "the kernel's request of " + std::string(said) + ": memory was free, but not in one piece"
+          : slab != std::string::npos
+              ? d.decisive->detail.substr(slab + 13) + ": kernel memory accumulated, not what processes hold"
+              : "as the failing program reports";
+    return d.decisive->cause;
+  }
+  if (auto c = cause_from_allocator(v, why)) return *c;
+  if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
+  if (auto c = cause_from_one_request(v, d.decisive, why)) return *c;
+  if (d.decisive)
+    if (auto c = cause_from_recurrence(v, *d.decisive, why)) return *c;
+  if (auto c = cause_from_process_table(v, d.decisive, false, why)) return *c;
+  if (auto c = cause_from_container_table(v, d.decisive, why)) return *c;
+  if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
+  if (auto c = cause_from_rollout(v, why)) return *c;
+  if (d.decisive)
+    if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
+  if (d.decisive)
+    if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
+  why = "the evidence does not show what used the memory";
+  return Cause::unknown;
+}
+
 Cause decide_cause(const View& v, const Decision& d, Why& why) {
   switch (d.layer) {
     case Layer::not_memory: why = "not a memory failure"; return Cause::not_memory;
     case Layer::unknown:
+      // A bare SIGKILL whose pool is unknown: what the host chain reads from
+      // the rest of the paste (workers, a table of processes, a phase) still holds.
+      if (d.decisive && d.decisive->kind == FactKind::process_killed) return host_cause(v, d, why);
       if (d.decisive && d.decisive->cause != Cause::unknown) {
         if (auto c = cause_from_series(v, "until the cap", why)) return *c;
         why = d.decisive->detail;
@@ -1731,52 +1797,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
     }
     case Layer::k8s_eviction: return eviction_cause(v, d, why);
     case Layer::js_heap: return js_heap_cause(v, d, why);
-    case Layer::host_ram:
-      if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
-        // The runtime's own plan (Ollama's "offload to ..." line): when the KV
-        // cache for the requested context is half or more of what the load
-        // asks for, or at least the weights (the plan's reader marks it), the
-        // context, not the weights, is what does not fit.
-        const Fact* plan = v.first_context([](const Fact& f) {
-          return f.kind == FactKind::runtime_setting && f.kv_bytes && f.requested &&
-                 (*f.kv_bytes * 2 >= *f.requested || f.cause == Cause::kv_cache_context);
-        });
-        if (plan) {
-          why = "the KV cache for the requested context (" + units::format_bytes(*plan->kv_bytes) + ") is " +
-                (*plan->kv_bytes * 2 >= *plan->requested ? "most of the " : "the largest part (at least the weights) of the ") +
-                units::format_bytes(*plan->requested) + " the load asks for: the context, not the weights, does not fit";
-          why.strength = 0.75f;
-          return Cause::kv_cache_context;
-        }
-        why = "the model needs more system memory than the host has available";
-        return Cause::model_load;
-      }
-      if (d.decisive && d.decisive->cause != Cause::unknown) {
-        size_t frag = d.decisive->detail.find("fragmented: ");
-        size_t slab = d.decisive->detail.find("kernel slab: ");
-        std::string_view said = frag == std::string::npos ? std::string_view() : std::string_view(d.decisive->detail).substr(frag + 12);
-        said = said.substr(0, said.find(','));
-        why = frag != std::string::npos ? "the kernel's request of " + std::string(said) + ": memory was free, but not in one piece"
-              : slab != std::string::npos
-                  ? d.decisive->detail.substr(slab + 13) + ": kernel memory accumulated, not what processes hold"
-                  : "as the failing program reports";
-        return d.decisive->cause;
-      }
-      if (auto c = cause_from_allocator(v, why)) return *c;
-      if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
-      if (auto c = cause_from_one_request(v, d.decisive, why)) return *c;
-      if (d.decisive)
-        if (auto c = cause_from_recurrence(v, *d.decisive, why)) return *c;
-      if (auto c = cause_from_process_table(v, d.decisive, false, why)) return *c;
-      if (auto c = cause_from_container_table(v, d.decisive, why)) return *c;
-      if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
-      if (auto c = cause_from_rollout(v, why)) return *c;
-      if (d.decisive)
-        if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
-      if (d.decisive)
-        if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
-      why = "the evidence does not show what used the memory";
-      return Cause::unknown;
+    case Layer::host_ram: return host_cause(v, d, why);
     case Layer::jvm_heap: return jvm_cause(v, d, why);
     case Layer::userspace_oom_killer: return killer_cause(v, d, why);
     case Layer::container_limit:

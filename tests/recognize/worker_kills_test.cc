@@ -7,7 +7,12 @@
 namespace aimem {
 namespace {
 
-TEST(WorkerKills, UnexplainedSigkillOfAWorkerIsProbablyHostRam) {
+// A supervisor's word that its worker got SIGKILL, and nothing else: most
+// often a memory kill, but the host's, a container's or a build VM's, only the
+// kernel log can say (on the blind batches, writers said "pool unknown" for
+// such pastes three times in four). With the machine's figures beside it the
+// host is the reading.
+TEST(WorkerKills, UnexplainedSigkillOfAWorkerLeavesThePoolOpen) {
   for (const char* log : {
            "[2026-11-28 10:00:00,000: ERROR/MainProcess] Process 'ForkPoolWorker-3' pid:4242 exited with 'signal 9 (SIGKILL)'\n",
            "  exitcode  : -9 (pid: 1234)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 1234\n",
@@ -15,11 +20,27 @@ TEST(WorkerKills, UnexplainedSigkillOfAWorkerIsProbablyHostRam) {
            "[2026-11-28 10:00:01 +0000] [1] [WARNING] Worker with pid 42 was terminated due to signal 9\n",  // gunicorn 20.1+
        }) {
     Diagnosis d = test::diagnose_text(log);
-    ASSERT_EQ(d.layer, Layer::host_ram) << log;
+    ASSERT_EQ(d.layer, Layer::unknown) << log;
+    EXPECT_NE(d.layer, Layer::none) << log;  // still a failure, never "none"
     EXPECT_LT(d.confidence.value_or(1), 0.6) << log;  // a guess, and it says so
+    EXPECT_NE(d.incidents[0].summary.find("SIGKILL"), std::string::npos) << d.incidents[0].summary;
     auto& checks = d.incidents[0].next_checks;
     EXPECT_NE(std::find(checks.begin(), checks.end(), "dmesg -T | grep -i -E 'out of memory|killed process'"), checks.end());
   }
+  // The machine's own figures place it: the host.
+  Diagnosis host = test::diagnose_text(
+      "$ free -m\n"
+      "               total        used        free      shared  buff/cache   available\n"
+      "Mem:            7821        7644          61           2         115          39\n"
+      "Swap:              0           0           0\n"
+      "[2026-11-28 10:00:00,000: ERROR/MainProcess] Process 'ForkPoolWorker-3' pid:4242 exited with 'signal 9 (SIGKILL)'\n");
+  EXPECT_EQ(host.layer, Layer::host_ram);
+  // So does a model being read into RAM when it died.
+  Diagnosis load = test::diagnose_text(
+      "Loading checkpoint shards:  40%|####      | 2/5 [00:31<00:47, 15.80s/it]\n"
+      "  exitcode  : -9 (pid: 1234)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 1234\n");
+  EXPECT_EQ(load.layer, Layer::host_ram);
+  EXPECT_EQ(load.cause, Cause::model_load);
 }
 
 // gunicorn 20.1's wording of a worker's SIGKILL, in a pod with a limit, while
