@@ -216,6 +216,28 @@ TEST(CloudPlatforms, FlyMachineSizeIsTheHostsRam) {
   EXPECT_EQ(test::diagnose_text(big).cause, Cause::unknown);
 }
 
+// flyctl 0.1+ prints the machine groups as a table (modelled on
+// remix-run/blues-stack#170's release machine; app name, sizes and region ours).
+TEST(CloudPlatforms, FlyScaleShowTableIsTheMachinesSize) {
+  const std::string kill = "[    8.104417] Out of memory: Killed process 611 (node) total-vm:10982200kB, anon-rss:183012kB, file-rss:0kB, "
+                           "shmem-rss:0kB, UID:0 pgtables:2610kB oom_score_adj:0\n";
+  const std::string table = "$ fly scale show\nVM Resources for app: notes-api\n\nGroups\n"
+                            "NAME\tCOUNT\tKIND  \tCPUS\tMEMORY\tREGIONS\n"
+                            "app \t1    \tshared\t1   \t256 MB\tfra\n";
+  auto h = test::facts_of_kind(table, FactKind::host_state);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].total, 256ULL << 20);
+  Diagnosis d = test::diagnose_text(kill + table);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  // A performance machine in GB, padded with spaces.
+  auto g = test::facts_of_kind("worker  2      performance  4     8 GB     ord\n", FactKind::host_state);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].total, 8ULL << 30);
+  // Prose with the word is no size.
+  EXPECT_TRUE(test::facts_of_kind("the shared 2 volumes use 256 MB each\n", FactKind::host_state).empty());
+}
+
 TEST(CloudPlatforms, SettingsAndProseAreNoFailure) {
   const char* log = R"(Deploying revision api-00042 with memory limit of 512 MiB
 Tip: Memory limit of 512 MiB exceeded with ... means you should raise --memory

@@ -50,7 +50,10 @@
 //   ==> Ran out of memory (used over 512MB) while running your code.
 // Fly.io (`fly scale show`; the machine is a whole VM, so its memory is the host's RAM,
 // a host_state "host RAM" total as `free` gives):
-//   VM Memory: 256 MB
+//   VM Memory: 256 MB                                  (flyctl before 0.1)
+//   NAME    COUNT   KIND    CPUS    MEMORY  REGIONS    (flyctl 0.1+, Machines: the group's row)
+//   app     1       shared  1       256 MB  iad
+#include <cctype>
 #include <cmath>
 #include <string>
 
@@ -85,6 +88,7 @@ constexpr Pattern kPatterns[] = {
     {"exceeded the memory limit of [0-9.]+ ?[KMGT]", kRegex | kCompanion},
     {"Ran out of memory \\(used over [0-9.]+ ?[KMGT]i?B\\)", kRegex | kCompanion},
     {"VM Memory: ", kContext},
+    {"(shared|performance)\\s+[0-9]+\\s+[0-9]+ (MB|GB)\\s", kRegex | kContext},  // `fly scale show` rows
     {"Exited with status [0-9]+ \\(out of memory\\)", kRegex},
     {"exit_description\"?(=>|: ?)\"out of memory", kRegex},
 };
@@ -143,18 +147,32 @@ class CloudPlatforms final : public Recognizer {
       return emit(line, kill(line, "Cloud Foundry app memory quota (the instance exited out of memory)", ""), "cloudfoundry", out);
     }
     if (auto v = text::after(s, "MHz ")) return nomad_resources(line, *v, out);
-    if (auto v = text::after(s, "VM Memory: ")) {
-      std::string_view rest;
-      auto n = text::parse_u64(text::trim_left(*v), &rest);
-      if (!n || *n == 0 || !text::starts_with(text::trim_left(rest), "MB")) return;
-      Fact f = make_fact(line, FactKind::host_state, Family::runtime);
-      f.detail = "host RAM";
-      f.total = *n * units::MiB;  // Fly sizes machines in MB steps of 1,048,576 bytes
-      out.add(std::move(f));
+    if (auto v = text::after(s, "VM Memory: ")) return fly_size(line, *v, out);
+    // `fly scale show` (Machines): "app  1  shared  1  256 MB  iad": KIND, CPUS, then MEMORY.
+    for (std::string_view kind : {"shared", "performance"}) {
+      size_t p = s.find(kind);
+      if (p == std::string_view::npos || (p > 0 && !std::isspace(static_cast<unsigned char>(s[p - 1])))) continue;
+      std::string_view rest = text::trim_left(s.substr(p + kind.size()));
+      if (!text::parse_u64(rest, &rest)) return;  // CPUS
+      return fly_size(line, text::trim_left(rest), out);
     }
   }
 
  private:
+  // A Fly machine's memory ("256 MB", "2 GB"): the machine is a whole VM, so
+  // its size is the host's RAM, as `free` would give it.
+  static void fly_size(const Line& line, std::string_view v, FactSink& out) {
+    std::string_view rest;
+    auto n = text::parse_u64(text::trim_left(v), &rest);
+    rest = text::trim_left(rest);
+    const bool gb = text::starts_with(rest, "GB");
+    if (!n || *n == 0 || (!gb && !text::starts_with(rest, "MB"))) return;
+    Fact f = make_fact(line, FactKind::host_state, Family::runtime);
+    f.detail = "host RAM";
+    f.total = *n * (gb ? units::GiB : units::MiB);  // Fly sizes machines in binary steps (256 MB is 268,435,456 bytes)
+    out.add(std::move(f));
+  }
+
   bool platform_sent_ = false;
   bool emulator_ = false;  // the input ran under sam local or the Runtime Interface Emulator
   uint64_t last_line_ = 0;
