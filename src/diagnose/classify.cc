@@ -1158,6 +1158,29 @@ std::optional<Cause> cause_from_recurrence(const View& v, const Fact& kill, Why&
   return Cause::leak_or_accumulation;
 }
 
+// The same kind of kill at a limit and again, later, at a limit at least
+// kRaisedLimit times larger (YARN's "12.0 GB of 12 GB" then "23.5 GB of 23.4
+// GB"; a memcg report before and after --memory was raised): usage grew to
+// whatever limit it was given. A limit merely too low would have been cured.
+constexpr double kRaisedLimit = 1.5;
+
+std::optional<Cause> cause_from_raised_limit(const View& v, const Fact& kill, Why& why) {
+  const Fact* first = nullptr;  // the earliest kill of this kind, in input order
+  const Fact* raised = nullptr;
+  for (const Fact& f : v.facts) {
+    if (f.kind != kill.kind || f.family != kill.family || !f.limit || *f.limit == 0) continue;
+    if (!kill.process.empty() && f.process != kill.process) continue;
+    if (!first) first = &f;
+    else if (static_cast<double>(*f.limit) >= kRaisedLimit * static_cast<double>(*first->limit)) raised = &f;
+  }
+  if (!first || !raised) return std::nullopt;
+  why = "it was killed at " + units::format_bytes(*first->limit) + " (line " + std::to_string(first->where.line) + ") and again at " +
+        units::format_bytes(*raised->limit) + " (line " + std::to_string(raised->where.line) +
+        ") after the limit was raised: usage grows to whatever limit it is given";
+  why.strength = 0.6f;  // one raise seen: a lean (two jobs of different sizes read the same)
+  return Cause::leak_or_accumulation;
+}
+
 constexpr double kLongRunLimitS = 6 * 3600;
 constexpr double kHeapShare = 0.7;
 constexpr double kStartupS = 30;
@@ -1234,6 +1257,8 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   }
   if (d.decisive)
     if (auto c = cause_from_recurrence(v, *d.decisive, why)) return *c;
+  if (d.decisive)
+    if (auto c = cause_from_raised_limit(v, *d.decisive, why)) return *c;
   // A diff in the evidence that lowered the limit (limit_change.cc): the
   // kill came at the new, lower limit.
   if (const Fact* lowered = v.first_context([](const Fact& f) {

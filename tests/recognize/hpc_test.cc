@@ -38,6 +38,30 @@ TEST(Hpc, YarnContainerOverItsSizeIsLimitTooLowWithTheNumbers) {
   EXPECT_EQ(*spark3.incidents[0].pool.limit_bytes, 12ULL << 30);
 }
 
+// Killed at its size, and again after the size was doubled: usage grows to
+// whatever it is given, which a larger limit does not cure (modelled on
+// alibaba/EasyRec's YARN worker killed at 12 GB and then at 23.4 GB; ids, pids
+// and dates ours). Two kills at the same size stay a limit below the need.
+TEST(Hpc, KilledAgainAfterTheLimitWasRaisedIsGrowth) {
+  const std::string first =
+      "2020-10-12 02:17:08,904 INFO RMCommunicator - diagnostics=Container [pid=6120,containerID=container_1_0211_01_000007] is running "
+      "beyond physical memory limits. Current usage: 12.0 GB of 12 GB physical memory used; 51.6 GB of 57.6 TB virtual memory used. "
+      "Killing container.\n";
+  const std::string again =
+      "2020-10-19 21:40:33,118 INFO RMCommunicator - diagnostics=Container [pid=11874,containerID=container_1_0298_01_000003] is running "
+      "beyond physical memory limits. Current usage: 23.5 GB of 23.4 GB physical memory used; 104.9 GB of 114.3 TB virtual memory used. "
+      "Killing container.\n";
+  Diagnosis d = test::diagnose_text(first + again);
+  ASSERT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  std::string why;
+  for (const auto& r : d.incidents[0].reasons) why += r + "\n";
+  EXPECT_NE(why.find("after the limit was raised"), std::string::npos) << why;
+  EXPECT_LT(d.confidence.value_or(1), 0.8);  // one raise: a lean
+  // The same size twice is the limit.
+  EXPECT_EQ(test::diagnose_text(first + first).cause, Cause::limit_too_low);
+}
+
 // Newer Slurm's wording with StepId and "event(s)" (modelled on
 // snakemake/snakemake-executor-plugin-slurm#371 and lanl/PyBNF#118; values ours).
 TEST(Hpc, SlurmEventsWordingGivesTheStepAndCount) {

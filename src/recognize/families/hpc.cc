@@ -124,8 +124,12 @@ class Hpc final : public Recognizer {
     if (text::contains(s, "by YARN for exceeding memory limits") || text::contains(s, "by YARN for exceeding physical memory limits") ||
         text::contains(s, "is running beyond physical memory limits") ||
         text::contains(s, "is running beyond virtual memory limits")) {
-      if (last_yarn_ && line.number <= last_yarn_ + 3) return;  // one report, several lines
+      std::string container;
+      if (auto c = text::after(s, "containerID=")) container = std::string(text::take_until(*c, "] ,").substr(0, 64));
+      // One report, several lines (Spark repeats it for each lost task); another container's is another kill.
+      if (last_yarn_ && line.number <= last_yarn_ + 3 && container == last_yarn_container_) return;
       last_yarn_ = line.number;
+      last_yarn_container_ = container;
       // The NodeManager's own kill of a container over its size: a cgroup-like
       // limit kill, read as the kernel's would be.
       Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::runtime);
@@ -135,7 +139,7 @@ class Hpc final : public Recognizer {
       f.strength = 0.9f;
       f.detail = text::contains(s, "virtual memory") && !text::contains(s, "physical memory") ? "YARN virtual-memory limit" : "YARN memory limit";
       f.process = "YARN container";
-      if (auto c = text::after(s, "containerID=")) f.container = std::string(text::take_until(*c, "] ,").substr(0, 64));
+      f.container = std::move(container);
       yarn_sizes(s, f);
       out.add(std::move(f));
       platform(line, out, "yarn");
@@ -325,6 +329,7 @@ class Hpc final : public Recognizer {
     out.add(std::move(p));
   }
   uint64_t last_yarn_ = 0, last_slurm_ = 0, last_poll_ = 0;
+  std::string last_yarn_container_;
   bool platform_done_ = false;
 };
 
