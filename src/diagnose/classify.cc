@@ -1797,6 +1797,11 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       // A bare SIGKILL whose pool is unknown: what the host chain reads from
       // the rest of the paste (workers, a table of processes, a phase) still holds.
       if (d.decisive && d.decisive->kind == FactKind::process_killed) return host_cause(v, d, why);
+      // Exit 137 with nothing else: the phase it died in still says what was
+      // being done (weights loading, a batch stepping).
+      if (d.decisive && d.decisive->kind == FactKind::exit_status &&
+          (d.decisive->signal.value_or(0) == 9 || d.decisive->exit_code.value_or(0) == 137))
+        if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
       if (d.decisive && d.decisive->cause != Cause::unknown) {
         if (auto c = cause_from_series(v, "until the cap", why)) return *c;
         why = d.decisive->detail;

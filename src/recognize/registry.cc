@@ -61,6 +61,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,
+    &kContainerGenerationsEntry,
     &kGracefulReloadEntry,
     &kFailureMarkersEntry,
     &kProcessTableEntry,

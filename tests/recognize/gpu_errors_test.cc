@@ -232,6 +232,25 @@ ggml_cuda_host_malloc: failed to allocate 1034.00 MiB of pinned memory: no CUDA-
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+// A fault the program caught, warned of and went on from without the GPU
+// (modelled on AUTOMATIC1111's start-up inside a CPU-only container, its
+// memory monitor off; PyTorch's UserWarning at import): what fails after it
+// is not the driver, here a SIGKILL while the weights load on the CPU.
+TEST(GpuErrors, AFaultWarnedOfAndCaughtIsNotTheFailure) {
+  const std::string warned =
+      "webui-1  | Warning: caught exception 'Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+      "installed a driver from http://www.nvidia.com/Download/index.aspx', memory monitor disabled\n"
+      "/usr/lib/python3/site-packages/torch/cuda/__init__.py:107: UserWarning: CUDA initialization: Found no NVIDIA driver on your "
+      "system. Please check that you have an NVIDIA GPU and installed a driver\n";
+  EXPECT_TRUE(of_kind(warned, FactKind::not_memory_failure).empty());
+  Diagnosis d = test::diagnose_text(warned + "webui-1  | Loading weights [e1441589a6] from /models/v1-5-pruned.ckpt\nwebui-1 exited with code 137\n");
+  EXPECT_EQ(d.layer, Layer::unknown);  // exit 137 alone: whose memory, nothing says
+  EXPECT_EQ(d.cause, Cause::model_load);  // but it died while the weights loaded
+  // The same words as the error that stopped it are still the look-alike.
+  EXPECT_EQ(test::diagnose_text("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU\n").layer,
+            Layer::not_memory);
+}
+
 // ROCm builds of PyTorch report the runtime OOM as HIP (ollama/ollama#3765 shows the HIP side
 // of the same failure); values are ours.
 TEST(GpuErrors, HipRuntimeOutOfMemory) {

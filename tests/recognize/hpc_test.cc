@@ -235,6 +235,24 @@ TEST(Hpc, MesossContainerizerAtItsMemLimitIsTheContainersLimit) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
 }
 
+// Mesos 1.x names the resource as JSON (modelled on dcos/dcos-commons' task
+// killed at its mem limit; ids and sizes ours).
+TEST(Hpc, MesosJsonResourceAtItsLimitIsTheContainersLimit) {
+  const std::string log =
+      "I1002 16:44:27.298115  4407 memory.cpp:515] OOM detected for container 2c1e0a7f-44d1-4b9e-9c3a-5e6f7a8b9c0d\n"
+      "I1002 16:44:27.305521  4411 containerizer.cpp:2672] Container 2c1e0a7f-44d1-4b9e-9c3a-5e6f7a8b9c0d has reached its limit for "
+      "resource [{\"name\":\"mem\",\"scalar\":{\"value\":256.0},\"type\":\"SCALAR\"}] and will be terminated\n";
+  auto k = test::facts_of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].limit, uint64_t{256} << 20);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
+  // Another resource's limit is not memory's.
+  EXPECT_TRUE(test::facts_of_kind("I1002 16:44:27.3 1 containerizer.cpp:2672] Container 2c has reached its limit for resource "
+                                  "[{\"name\":\"disk\",\"scalar\":{\"value\":100.0}}] and will be terminated\n",
+                                  FactKind::kernel_oom_kill)
+                  .empty());
+}
+
 // Moab over Torque deletes a job over its MEM hard limit, in MB (modelled on
 // cBio/cbio-cluster#251; our own job and figures): the job's limit.
 TEST(Hpc, MoabsMemHardLimitIsTheJobsLimit) {

@@ -41,5 +41,23 @@ TEST(KernelAlloc, AnOrderZeroFailureIsTheHostShortOfPages) {
   EXPECT_EQ(diagnose_text("see the thread about 'node_exporter: page allocation failure: order:5' warnings on RHEL 7\n").layer, Layer::none);
 }
 
+// The driver whose allocation failed says so after the report, in words
+// close to ggml's ("failed to allocate ... buffer"): still the kernel's own
+// page allocator, not an accelerator (modelled on an OpenWrt MT7986 router's
+// ethernet driver after weeks of uptime; values ours).
+TEST(KernelAlloc, ADriversFailedToAllocateBufferAfterTheReportIsStillTheHost) {
+  Diagnosis d = diagnose_text(
+      "Apr  2 06:15:11 gw kernel: [3410203.118240] netifd: page allocation failure: order:10, mode:0x40dc0(GFP_KERNEL|__GFP_COMP|__GFP_ZERO), "
+      "nodemask=(null),cpuset=/,mems_allowed=0\n"
+      "Apr  2 06:15:11 gw kernel: [3410203.340854] Node 0 DMA: 1021*4kB (UME) 812*8kB (UME) 533*16kB (UME) 301*32kB (UME) 122*64kB (UM) "
+      "41*128kB (UM) 9*256kB (M) 2*512kB (M) 0*1024kB 0*2048kB 0*4096kB = 45124kB\n"
+      "Apr  2 06:15:11 gw kernel: [3410203.391177] mtk_soc_eth 15100000.ethernet: failed to allocate wed buffer ring (-12)\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  EXPECT_TRUE(test::facts_of_kind("mtk_soc_eth 15100000.ethernet: failed to allocate wed buffer ring (-12)\n", FactKind::gpu_oom).empty());
+  // ggml's own wording still is the accelerator's.
+  EXPECT_FALSE(test::facts_of_kind("ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 4725934080\n", FactKind::gpu_oom).empty());
+}
+
 }  // namespace
 }  // namespace aimem

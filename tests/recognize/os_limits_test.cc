@@ -37,6 +37,24 @@ TEST(OsLimits, MapFailedBesideTheDefaultMapCountIsNotMemory) {
   EXPECT_NE(diagnose_text(fail).layer, Layer::not_memory);
 }
 
+// The files a program maps, counted past the mapping count: Go's own "cannot
+// allocate memory" with 38 GiB free is the count's (modelled on an InfluxDB
+// 1.7 start-up with one mapping per TSM file, influxdata/influxdb threads;
+// counts and paths ours). Fewer files than the limit leave it a memory failure.
+TEST(OsLimits, MappedFilesCountedPastTheMapCountMakeAnEnomemNotMemory) {
+  const std::string fail =
+      "ts=2019-01-10T14:02:55.310291Z lvl=info msg=\"Opened shard\" service=store op_name=tsdb_open path=/var/lib/influxdb/data/t1/autogen/88\n"
+      "fatal error: runtime: cannot allocate memory\n\nruntime stack:\nruntime.throw(0x15d8f41, 0x1f)\n";
+  const std::string limit = "$ sysctl vm.max_map_count\nvm.max_map_count = 65530\n";
+  Diagnosis d = diagnose_text(fail + limit + "$ find /var/lib/influxdb/data -name '*.tsm' | wc -l\n68210\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  ASSERT_FALSE(d.incidents.empty());
+  std::string why;
+  for (const auto& r : d.incidents[0].reasons) why += r + "\n";
+  EXPECT_NE(why.find("68210 areas"), std::string::npos) << why;
+  EXPECT_NE(diagnose_text(fail + limit + "$ find /var/lib/influxdb/data -name '*.tsm' | wc -l\n4120\n").layer, Layer::not_memory);
+}
+
 TEST(OsLimits, ANativeThreadRefusedAtTheProcessLimitIsNotMemory) {
   const std::string fail =
       "Exception in thread \"batch-thread-311\" java.lang.OutOfMemoryError: unable to create new native thread\n"

@@ -59,6 +59,7 @@ extern const RecognizerEntry kDockerStatsEntry;
 extern const RecognizerEntry kCloudPlatformsEntry;
 extern const RecognizerEntry kTimeLimitsEntry;
 extern const RecognizerEntry kRolloutEntry;
+extern const RecognizerEntry kContainerGenerationsEntry;
 extern const RecognizerEntry kFailureMarkersEntry;
 extern const RecognizerEntry kProcessTableEntry;
 extern const RecognizerEntry kTritonEntry;

@@ -413,6 +413,11 @@ class GpuErrors final : public Recognizer {
       if (p == std::string_view::npos) continue;
       if (f.needs_cuda && !text::icontains(s, "cuda")) return;
       if (guards::is_mention(s, p, f.phrase.size())) return;
+      // A warning the program printed and went on from ("Warning: caught
+      // exception 'Found no NVIDIA driver ...', memory monitor disabled";
+      // PyTorch's "UserWarning: CUDA initialization: ..."): it runs without
+      // the GPU, and what fails later is something else.
+      if (text::icontains(s.substr(0, p), "warning") || text::contains(s.substr(0, p), "caught exception")) return;
       gpu_trouble_ = true;
       if (repeated(f.phrase, line)) return;
       Fact fact = make_fact(line, FactKind::not_memory_failure, Family::cuda);

@@ -33,6 +33,7 @@
 //     (a pool's periodic-hold policy over RequestMemory; "RequestMemory = 2000" in condor_q -long, MB)
 // Mesos (the agent's containerizer, memory limit in MB):
 //   I0906 14:09:42.121455  2209 containerizer.cpp:1054] Container 5b0f... has reached its limit for resource mem(*):64 and will be terminated
+//   ... has reached its limit for resource [{"name":"mem","scalar":{"value":192.0},"type":"SCALAR"}] and will be terminated   (1.x: JSON)
 // All are a limit of the job's own memory pool, the container_limit layer.
 // The job's size as the user set it (memory_limit facts, context only):
 //   #SBATCH --mem=24G           sbatch --mem=16000 train.sh   (bare numbers are MB, suffixes K M G T)
@@ -71,7 +72,7 @@ constexpr Pattern kPatterns[] = {
     {"enforced h_rss limit", kCompanion},
     {"has gone over (cgroup )?memory limit of ", kRegex | kCompanion},  // no gate word: read in pasted evidence, and near other failures in a large log
     {"PERIODIC_HOLD due to memory usage", kCompanion},  // HTCondor's periodic hold policy over the job's request
-    {"has reached its limit for resource mem", kCompanion},  // Mesos's containerizer ("... and will be terminated")
+    {"has reached its limit for resource (mem|\\[\\{\"name\":\"mem\")", kRegex | kCompanion},  // Mesos's containerizer ("... and will be terminated")
     {"RequestMemory = ", kContext},
     {"killed due to exceeding (jobfs|walltime|cput|ncpus|disk)", kRegex | kCompanion},  // PBS Pro (NCI Gadi): not memory
     {"Total Requested Memory :", kContext},
@@ -233,6 +234,12 @@ class Hpc final : public Recognizer {
       // Mesos: "Container 5b0f... has reached its limit for resource mem(*):64 and will be terminated" (MB)
       if (auto colon = text::after(*m, "):")) {
         if (auto mb = text::parse_double(*colon); mb && *mb > 0 && *mb < 1e9) limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB));
+      }
+      detail = "Mesos container memory limit", name = "mesos";
+    } else if (auto m = text::after(s, "has reached its limit for resource [{\"name\":\"mem\"")) {
+      // Mesos 1.x prints the resource as JSON: [{"name":"mem","scalar":{"value":192.0},...}] (MB).
+      if (auto val = text::after(*m, "\"value\":")) {
+        if (auto mb = text::parse_double(*val); mb && *mb > 0 && *mb < 1e9) limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB));
       }
       detail = "Mesos container memory limit", name = "mesos";
     } else if (text::contains(s, "PERIODIC_HOLD due to memory usage")) {

@@ -234,6 +234,10 @@ class LlamaCpp final : public Recognizer {
       std::string_view buf = text::first_word(rest);
       std::string_view after_buf = text::trim_left(rest.substr(rest.find(buf) + buf.size()));
       if (buf.empty() || buf == "buffer" || buf == "compute" || !text::starts_with(after_buf, "buffer")) continue;
+      // ggml names its buffers by backend ("CUDA0", "CPU", "Metal", "Vulkan0",
+      // "CUDA_Host"); a driver's "failed to allocate wed buffer ring (-12)" in
+      // the kernel log is not one of them.
+      if (verb == "failed to allocate " && !(buf[0] >= 'A' && buf[0] <= 'Z')) continue;
       if (guards::is_mention(s, p, verb.size())) return true;
       Fact& f = report(line, out, host_buffer(buf));
       if (auto v = text::after(after_buf, "buffer of size "); v && !f.requested) f.requested = units::parse_log_size(*v, nullptr, true);

@@ -298,7 +298,7 @@ constexpr Recovery kRecoveries[] = {
 // facts) before the failure at its end is reached.
 constexpr std::string_view kTriggers[] = {"of memory", "ofmemory", "alloc", "kill", "oom", "exhaust", "memoryerror",
                                           "enough memory", "exit code", "exitcode", "signal", "error", "fatal", "abort",
-                                          "crashed", "available ram"};
+                                          "crashed", "available ram", "exited with code"};
 
 // A load that says it finished ("Loaded model in 10.2 seconds", vLLM's
 // "Model loading took 14.99 GiB", "Loading weights took 9.8 seconds"): the

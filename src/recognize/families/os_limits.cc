@@ -12,6 +12,10 @@
 //   $ cat /proc/sys/vm/max_map_count                    (the value on the next line; the failure in
 //   65530                                                pyarrow's words: "Memory mapping file failed:
 //                                                        Cannot allocate memory", or an mmap's ENOMEM)
+//   $ find /var/lib/influxdb/data -name '*.tsm' | wc -l   (the areas a program maps, counted: mapped files or
+//   71342                                                 /proc/PID/maps lines at the limit or past it make
+//                                                         any "cannot allocate memory" the count's, as Go's
+//                                                         "fatal error: runtime: cannot allocate memory")
 // The locked-memory limit (RLIMIT_MEMLOCK, `ulimit -l`; 64 KiB on many
 // distributions): io_uring rings, RDMA buffers and mlock fail with ENOMEM past
 // it. A small limit (kSmallMemlock or less) shown beside an ENOMEM that names
@@ -56,7 +60,7 @@ constexpr Pattern kPatterns[] = {
     {"(Memory mapping file failed|mmap.*(Cannot allocate memory|ENOMEM))", kRegex | kContext},
     {"(Max locked memory|ulimit -l|RLIMIT_MEMLOCK)", kRegex | kContext},
     {"(mlock|ibv_reg_mr|memlock)", kRegex | kContext},
-    {"(Cannot allocate memory|os error 12|ENOMEM)", kRegex | kContext},
+    {"([Cc]annot allocate memory|os error 12|ENOMEM)", kRegex | kContext},
     {"(io_uring|[Uu]ringReader)", kRegex | kContext},
     {"pid_limit", kContext},
     {"Map failed", kContext},
@@ -122,6 +126,7 @@ class OsLimits final : public Recognizer {
     if ((text::contains(s, "Cannot allocate memory") || text::contains(s, "os error 12") || text::contains(s, "ENOMEM")) &&
         pinned_line_ && line.number <= pinned_line_ + 3 && !locked_failed_)
       locked_failed_ = line.number;
+    if (text::icontains(s, "cannot allocate memory") || text::contains(s, "os error 12") || text::contains(s, "ENOMEM")) enomem_ = true;
     if (text::contains(s, "create new native thread") || text::contains(s, "create native thread")) {
       if (!thread_failed_) thread_failed_ = line.number;
     }
@@ -181,6 +186,11 @@ class OsLimits final : public Recognizer {
       expect_line_ = line.number;
       return;
     }
+    if (text::contains(s, "wc -l") && (text::contains(s, "/maps") || text::contains(s, "find ") || text::contains(s, "ls "))) {
+      expect_ = Expect::areas;
+      expect_line_ = line.number;
+      return;
+    }
     if (text::contains(s, "wc -l") && (text::contains(s, "ps -M") || text::contains(s, "ps -eLf") || text::contains(s, "ps -L") ||
                                        text::contains(s, "ps -T") || text::contains(s, "/task"))) {
       expect_ = Expect::threads;
@@ -192,6 +202,7 @@ class OsLimits final : public Recognizer {
       if (n && t.find_first_not_of("0123456789") == std::string_view::npos) {
         if (expect_ == Expect::nproc) nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(t.substr(0, 32));
         else if (expect_ == Expect::map_count) map_count_ = n, map_line_ = line.number, map_time_ = line.time, map_text_ = std::string(t.substr(0, 32));
+        else if (expect_ == Expect::areas) areas_ = n;
         else threads_ = n;
         expect_ = Expect::none;
       }
@@ -199,12 +210,16 @@ class OsLimits final : public Recognizer {
   }
 
   void finish(FactSink& out) override {
-    if (map_failed_ && map_count_ && *map_count_ <= kDefaultMapCount && !seen_bootstrap_) {
+    // Areas counted at the limit or past it: any refusal is the count's.
+    const bool past = map_count_ && areas_ && *areas_ >= *map_count_ && enomem_;
+    if ((past || (map_failed_ && map_count_ && *map_count_ <= kDefaultMapCount)) && !seen_bootstrap_) {
       Line at{map_text_, map_line_, map_time_, source_};
       Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
       f.layer = Layer::not_memory;
       f.strength = 0.7f;
-      f.detail = fmt::format("the mapping count limit (vm.max_map_count {}): mmap failed for the number of areas, not memory", *map_count_);
+      f.detail = past ? fmt::format("the mapping count limit (vm.max_map_count {}, {} areas to map): mmap failed for the number of areas, not memory",
+                                    *map_count_, *areas_)
+                      : fmt::format("the mapping count limit (vm.max_map_count {}): mmap failed for the number of areas, not memory", *map_count_);
       out.add(std::move(f));
     }
     if (locked_failed_ && memlock_ && *memlock_ <= kSmallMemlock) {
@@ -230,7 +245,7 @@ class OsLimits final : public Recognizer {
   }
 
  private:
-  enum class Expect { none, nproc, threads, map_count };
+  enum class Expect { none, nproc, threads, map_count, areas };
   std::optional<uint64_t> memlock_;
   uint64_t memlock_line_ = 0, locked_failed_ = 0, pinned_line_ = 0;
   std::string memlock_text_;
@@ -243,6 +258,8 @@ class OsLimits final : public Recognizer {
   timeutil::LineTime map_time_{};
   std::string map_text_, nproc_text_;
   const SourceContext* source_ = nullptr;
+  bool enomem_ = false;
+  std::optional<uint64_t> areas_;  // mapped areas or files counted (wc -l)
   uint64_t map_failed_ = 0, thread_failed_ = 0, nproc_line_ = 0, expect_line_ = 0;
   Expect expect_ = Expect::none;
 };
