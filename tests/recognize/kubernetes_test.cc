@@ -482,5 +482,26 @@ TEST(Kubernetes, AnEvictedRowBesideAMessageForDiskIsNotMemory) {
   EXPECT_EQ(test::diagnose_text(row).layer, Layer::k8s_eviction);
 }
 
+// The taint manager deletes a node's pods when the node stops reporting
+// (modelled on kubernetes/kubernetes threads about TaintManagerEviction events
+// after NodeStatusUnknown; pod names and ages ours): pods leave the node, but
+// not for memory.
+TEST(Kubernetes, ATaintManagerEvictionIsNotMemory) {
+  const std::string events =
+      "$ kubectl get events --field-selector involvedObject.kind=Pod | grep -i evict\n"
+      "9m    Normal   TaintManagerEviction   pod/ingest-5f7c9d8b6-q2w4x   Marking for deletion Pod default/ingest-5f7c9d8b6-q2w4x\n"
+      "9m    Normal   TaintManagerEviction   pod/ingest-5f7c9d8b6-z8n3k   Marking for deletion Pod default/ingest-5f7c9d8b6-z8n3k\n";
+  auto f = test::facts_of_kind(events, FactKind::not_memory_failure);
+  ASSERT_EQ(f.size(), 1u);
+  Diagnosis d = test::diagnose_text(events);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(d.cause, Cause::not_memory);
+  // The kubelet's own eviction for memory stays one.
+  EXPECT_EQ(test::diagnose_text("Warning  Evicted  pod/ingest-5f7c9d8b6-q2w4x  The node was low on resource: memory. Container ingest was "
+                                "using 3512Mi, which exceeds its request of 1Gi.\n")
+                .layer,
+            Layer::k8s_eviction);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -77,6 +77,7 @@ constexpr Pattern kPatterns[] = {
     {", request is ", kContext},
     {"had condition: [", kContext},
     {"EvictionThresholdMet"},
+    {"TaintManagerEviction"},
     {"System OOM encountered"},
     {"Cgroup OOM encountered"},
     {"Created an OOM event in container"},
@@ -172,6 +173,7 @@ class Kubernetes final : public Recognizer {
     if (text::contains(s, "System OOM encountered")) return kubelet_oom(line, true, out);
     if (text::contains(s, "Cgroup OOM encountered")) return kubelet_oom(line, false, out);
     if (auto v = text::after(s, "Created an OOM event in container \"")) return cadvisor_oom(line, *v, out);
+    if (text::contains(s, "TaintManagerEviction")) return taint_eviction(line, out);
     if (text::contains(s, "eviction manager: ") && eviction_manager(line, out)) return;
     if (text::contains(s, "EvictionThresholdMet") && text::contains(s, "reclaim memory") && threshold_met(line, out)) return;
     if (text::icontains(s, "iveness probe") || text::contains(s, "Startup probe failed")) {
@@ -233,6 +235,7 @@ class Kubernetes final : public Recognizer {
   std::optional<int64_t> started_us_;
   bool ran_said_ = false;
   // An eviction whose reason and message are on different lines (YAML, describe).
+  bool taint_sent_ = false;
   std::optional<Fact> pending_;
   uint64_t pending_line_ = 0;
   std::string pending_resource_;
@@ -358,6 +361,23 @@ class Kubernetes final : public Recognizer {
     platform(line, out);
     out.add(std::move(f));
     section_ = Section::none;
+  }
+
+  // The taint manager's deletion of a node's pods ("Normal  TaintManagerEviction
+  // pod/x  Marking for deletion Pod default/x"): a NoExecute taint, put on a
+  // node that stopped reporting (NotReady, unreachable), not the kubelet
+  // reclaiming memory. One fact for the input.
+  void taint_eviction(const Line& line, FactSink& out) {
+    if (taint_sent_ || guards::is_advice_line(line.text)) return;
+    taint_sent_ = true;
+    Fact f = make_fact(line, FactKind::not_memory_failure, Family::kubernetes);
+    f.layer = Layer::not_memory;
+    f.cause = Cause::not_memory;
+    f.strength = 0.75f;
+    f.detail = "a taint-based eviction (the node went NotReady or unreachable), not memory pressure";
+    f.pod = pod_here(line);
+    platform(line, out);
+    out.add(std::move(f));
   }
 
   void flush(FactSink& out) {
