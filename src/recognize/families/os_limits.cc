@@ -97,22 +97,7 @@ class OsLimits final : public Recognizer {
       out.add(std::move(f));
       return;
     }
-    if (auto v = text::after(s, "vm.max_map_count = ")) {
-      map_count_ = text::parse_u64(*v);
-      map_line_ = line.number;
-      map_time_ = line.time;
-      map_text_ = std::string(s.substr(0, 200));
-      return;
-    }
-    if (text::contains(s, "/proc/sys/vm/max_map_count") && text::contains(s, "cat ")) {
-      expect_ = Expect::map_count;
-      expect_line_ = line.number;
-      return;
-    }
-    if ((text::contains(s, "Map failed") || text::contains(s, "Memory mapping file failed") ||
-         (text::contains(s, "mmap") && (text::contains(s, "Cannot allocate memory") || text::contains(s, "ENOMEM")))) &&
-        !map_failed_)
-      map_failed_ = line.number;
+    if (map_count_line(line)) return;
     // The locked-memory limit: /proc/PID/limits' row ("Max locked memory  65536  65536  bytes") or `ulimit -l` (KiB).
     if (auto v = text::after(s, "Max locked memory")) {
       if (auto n = text::parse_u64(text::trim_left(*v))) memlock_ = *n, memlock_line_ = line.number, memlock_text_ = std::string(text::trim(s).substr(0, 120));
@@ -245,6 +230,29 @@ class OsLimits final : public Recognizer {
   }
 
  private:
+  // The mapping count's lines: its value (sysctl, or cat's next line), and a
+  // refusal in its words ("Map failed", an mmap's ENOMEM). True when the line is done.
+  bool map_count_line(const Line& line) {
+    std::string_view s = line.text;
+    if (auto v = text::after(s, "vm.max_map_count = ")) {
+      map_count_ = text::parse_u64(*v);
+      map_line_ = line.number;
+      map_time_ = line.time;
+      map_text_ = std::string(s.substr(0, 200));
+      return true;
+    }
+    if (text::contains(s, "/proc/sys/vm/max_map_count") && text::contains(s, "cat ")) {
+      expect_ = Expect::map_count;
+      expect_line_ = line.number;
+      return true;
+    }
+    if ((text::contains(s, "Map failed") || text::contains(s, "Memory mapping file failed") ||
+         (text::contains(s, "mmap") && (text::contains(s, "Cannot allocate memory") || text::contains(s, "ENOMEM")))) &&
+        !map_failed_)
+      map_failed_ = line.number;
+    return false;
+  }
+
   enum class Expect { none, nproc, threads, map_count, areas };
   std::optional<uint64_t> memlock_;
   uint64_t memlock_line_ = 0, locked_failed_ = 0, pinned_line_ = 0;
