@@ -369,9 +369,6 @@ Decision decide_layer(const View& v) {
       d = {host_or_limit(v, Layer::container_limit), k, 0.7f, "the process was SIGKILLed while running under a configured memory limit"};
       return d;
     }
-    // A worker killed by SIGKILL with no reason and no limit in sight: the
-    // kernel OOM killer is by far its usual sender, but only the kernel log can
-    // confirm it (the next checks say how).
     // Nothing places it: no host figures (free, meminfo, a machine's size),
     // no usage, no load of a model into RAM. The SIGKILL is most often a
     // memory kill, but whose pool ran out (the host's, a container's, a
@@ -386,6 +383,9 @@ Decision decide_layer(const View& v) {
            "(confirm with the kernel log, or the container runtime's OOMKilled flag)"};
       return d;
     }
+    // A worker killed by SIGKILL with no reason and no limit in sight: the
+    // kernel OOM killer is by far its usual sender, but only the kernel log can
+    // confirm it (the next checks say how).
     d = {k->layer != Layer::unknown ? k->layer : Layer::host_ram, k, k->layer != Layer::unknown ? k->strength : 0.45f,
          "a SIGKILL without any other reason shown; the kernel OOM killer is its usual sender (confirm with the kernel log)"};
     return d;

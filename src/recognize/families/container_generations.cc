@@ -123,9 +123,9 @@ class ContainerGenerations final : public Recognizer {
     auto up = up_for(status);
     if (!up && !restarting) return;  // exited, created, paused: not holding memory
     Row row{std::string(name.substr(0, 96)), std::string(image.substr(0, 128)), restarting ? 0.0 : *up, restarting};
-    std::string service(service_of(row.name));
+    const std::string_view service = service_of(row.name);
     for (const Row& other : rows_) {
-      if (std::string(service_of(other.name)) != service || other.name == row.name) continue;
+      if (service_of(other.name) != service || other.name == row.name) continue;
       const Row& older = other.age >= row.age ? other : row;
       const Row& newer = other.age >= row.age ? row : other;
       const bool images_differ = !row.image.empty() && !other.image.empty() && row.image != other.image;
@@ -135,7 +135,7 @@ class ContainerGenerations final : public Recognizer {
       Fact f = make_fact(line, FactKind::runtime_setting, Family::docker);
       f.cause = Cause::deployment_overlap;
       f.count = 2;
-      f.process = service;
+      f.process = std::string(service);
       f.detail = fmt::format("two generations of {} running at once ({} up {}, {} {})", service, older.name,
                              timeutil::format_duration(older.age), newer.name,
                              newer.restarting ? "restarting" : "up " + timeutil::format_duration(newer.age));

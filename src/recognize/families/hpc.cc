@@ -230,16 +230,13 @@ class Hpc final : public Recognizer {
         if (auto mb = text::parse_u64(*peak, &after); mb && text::starts_with(after, " megabytes")) usage = *mb * units::MiB;
       }
       detail = "HTCondor job memory limit (request_memory)", name = "htcondor";
-    } else if (auto m = text::after(s, "has reached its limit for resource mem(")) {
-      // Mesos: "Container 5b0f... has reached its limit for resource mem(*):64 and will be terminated" (MB)
-      if (auto colon = text::after(*m, "):")) {
-        if (auto mb = text::parse_double(*colon); mb && *mb > 0 && *mb < 1e9) limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB));
-      }
-      detail = "Mesos container memory limit", name = "mesos";
-    } else if (auto m = text::after(s, "has reached its limit for resource [{\"name\":\"mem\"")) {
-      // Mesos 1.x prints the resource as JSON: [{"name":"mem","scalar":{"value":192.0},...}] (MB).
-      if (auto val = text::after(*m, "\"value\":")) {
-        if (auto mb = text::parse_double(*val); mb && *mb > 0 && *mb < 1e9) limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB));
+    } else if (auto m = text::after(s, "has reached its limit for resource ");
+               m && (text::starts_with(*m, "mem(") || text::starts_with(*m, "[{\"name\":\"mem\""))) {
+      // Mesos: "... has reached its limit for resource mem(*):64 and will be terminated" (MB), and
+      // 1.x's JSON: [{"name":"mem","scalar":{"value":192.0},...}] (MB).
+      std::optional<std::string_view> mb_text = text::starts_with(*m, "mem(") ? text::after(*m, "):") : text::after(*m, "\"value\":");
+      if (mb_text) {
+        if (auto mb = text::parse_double(*mb_text); mb && *mb > 0 && *mb < 1e9) limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB));
       }
       detail = "Mesos container memory limit", name = "mesos";
     } else if (text::contains(s, "PERIODIC_HOLD due to memory usage")) {
