@@ -364,6 +364,10 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mas
     }
   }
   if (!known_time) time = timeutil::parse_line_time(line, source_.reference_us);
+  // The stamp a framing carried (a `kubectl logs --timestamps` prefix, a
+  // Docker record's "time") where the line itself has none.
+  if (deframed_ && !time.unix_us && !time.uptime_s && line_no >= 1 && line_no - 1 < deframed_->time.size())
+    if (auto t = deframed_->time[line_no - 1]) time.unix_us = *t;
 
   Line l{line, line_no, time, &source_};
   if (mask & PatternSet::kClaimBit) {
@@ -575,14 +579,24 @@ void LineScanner::finish() {
   finished_ = true;
   if (buf_len_ && line_no_ == 0 && full_bytes_ == 0) {
     // The whole input is still in the buffer (at most kBlock: a paste, not a
-    // log file): rejoin lines a terminal hard-wrapped before reading it (unwrap.h).
-    // Facts keep the input's own line numbers through line_map_.
-    if (auto u = unwrap_hard_wrapped(std::string_view(buf_.data(), buf_len_))) {
+    // log file): remove a collector's framing (deframe.h), then rejoin lines
+    // a terminal hard-wrapped (unwrap.h) before reading it. Deframing keeps
+    // every line where it was; facts keep the input's own line numbers
+    // through line_map_.
+    std::string_view whole(buf_.data(), buf_len_);
+    if (auto d = deframe(whole, source_.reference_us)) {
+      deframed_ = std::make_unique<Deframed>(std::move(*d));
+      whole = deframed_->text;
+    }
+    if (auto u = unwrap_hard_wrapped(whole)) {
       unwrapped_ = std::make_unique<Unwrapped>(std::move(*u));
       line_map_ = &unwrapped_->first_line;
       scan_block(unwrapped_->text.data(), unwrapped_->text.size(), true);
       line_map_ = nullptr;
       line_no_ = unwrapped_->input_lines;
+      buf_len_ = 0;
+    } else if (deframed_) {
+      scan_block(deframed_->text.data(), deframed_->text.size(), true);
       buf_len_ = 0;
     }
   }

@@ -13,6 +13,7 @@
 
 #include "evidence/text_reader.h"
 #include "recognize/recognizer.h"
+#include "recognize/deframe.h"
 #include "recognize/unwrap.h"
 
 struct hs_database;
@@ -161,6 +162,7 @@ class LineScanner final : public TextReader {
   std::unique_ptr<std::vector<uint64_t>> stats_;
   std::unique_ptr<Unwrapped> unwrapped_;               // a hard-wrapped paste, rejoined (finish())
   const std::vector<uint64_t>* line_map_ = nullptr;  // its lines' numbers in the input
+  std::unique_ptr<Deframed> deframed_;                 // a paste with its framing removed (finish())
 
   // State of the block being scanned (used by on_match).
   const char* blk_ = nullptr;

@@ -1,0 +1,201 @@
+// Stripping a collector's or a forum's framing from pasted evidence
+// (deframe.h). Written by hand: no Debian library knows these log framings
+// as a set; the JSON records are parsed with nlohmann/json (core/doc_reader.h)
+// and the times with core/time.
+#include "recognize/deframe.h"
+
+#include <array>
+#include <cctype>
+
+#include "core/doc_reader.h"
+#include "core/time.h"
+
+namespace aimem {
+namespace {
+
+constexpr size_t kMaxLines = 100000;
+constexpr int kRounds = 3;  // nested framings: a quote around a stamp around the line
+
+bool digit(std::string_view s, size_t i) { return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); }
+
+bool digits(std::string_view s, size_t from, size_t count) {
+  for (size_t i = from; i < from + count; ++i)
+    if (!digit(s, i)) return false;
+  return true;
+}
+
+// ESC [ params intermediates final (CSI), ESC ] ... BEL or ESC \ (OSC), and
+// any other two-byte ESC sequence.
+std::string strip_ansi(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] != '\x1b') {
+      out.push_back(s[i++]);
+      continue;
+    }
+    if (i + 1 >= s.size()) break;
+    char k = s[i + 1];
+    i += 2;
+    if (k == '[') {
+      while (i < s.size() && static_cast<unsigned char>(s[i]) >= 0x20 && static_cast<unsigned char>(s[i]) <= 0x3F) ++i;
+      if (i < s.size() && static_cast<unsigned char>(s[i]) >= 0x40 && static_cast<unsigned char>(s[i]) <= 0x7E) ++i;
+    } else if (k == ']') {
+      while (i < s.size() && s[i] != '\a' && !(s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '\\')) ++i;
+      i += i < s.size() && s[i] == '\a' ? 1 : 2;
+    }
+  }
+  return out;
+}
+
+// RFC 3339 with at least microseconds, as Docker and the kubelet write it
+// ("2024-05-01T12:00:00.123456789Z", "...+02:00"): its length, or 0.
+size_t rfc3339_nano(std::string_view s) {
+  if (!(digits(s, 0, 4) && s.size() > 20 && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2) && s[10] == 'T' &&
+        digits(s, 11, 2) && s[13] == ':' && digits(s, 14, 2) && s[16] == ':' && digits(s, 17, 2) && s[19] == '.'))
+    return 0;
+  size_t i = 20;
+  while (digit(s, i)) ++i;
+  if (i - 20 < 6) return 0;
+  if (i < s.size() && s[i] == 'Z') return i + 1;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-') && digits(s, i + 1, 2) && i + 3 < s.size() && s[i + 3] == ':' && digits(s, i + 4, 2))
+    return i + 6;
+  return 0;
+}
+
+std::optional<int64_t> stamp_time(std::string_view stamp, int64_t reference_us) {
+  return timeutil::parse_line_time(stamp, reference_us).unix_us;
+}
+
+// A syslog or `journalctl` short prefix ("Dec  4 12:00:01 gpu-1 python3[4242]: "):
+// its length and the ident's, or 0. The kernel's, systemd's and the
+// userspace OOM killers' own lines keep theirs: their recognizers read the
+// ident ("kernel:", "systemd-oomd[..]:").
+size_t syslog_prefix(std::string_view s) {
+  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  if (s.size() < 20 || s[3] != ' ' || kMonths.find(s.substr(0, 3)) == std::string_view::npos || kMonths.find(s.substr(0, 3)) % 3)
+    return 0;
+  size_t i = 4;
+  if (s[i] == ' ') ++i;
+  while (digit(s, i)) ++i;
+  if (!(i < s.size() && s[i] == ' ' && digits(s, i + 1, 2) && s[i + 3] == ':' && digits(s, i + 4, 2) && s[i + 6] == ':' && digits(s, i + 7, 2)))
+    return 0;
+  i += 9;
+  if (i >= s.size() || s[i] != ' ') return 0;
+  size_t host = i + 1, sp = s.find(' ', host);
+  if (sp == std::string_view::npos || sp == host) return 0;
+  size_t colon = s.find(": ", sp + 1);
+  if (colon == std::string_view::npos) return 0;
+  std::string_view ident = s.substr(sp + 1, colon - sp - 1);
+  if (ident.empty() || ident.find(' ') != std::string_view::npos) return 0;
+  if (size_t b = ident.find('['); b != std::string_view::npos) ident = ident.substr(0, b);
+  if (ident == "kernel" || ident.substr(0, 7) == "systemd" || ident.find("oom") != std::string_view::npos) return 0;
+  return colon + 2;
+}
+
+struct Cut {
+  std::string rest;
+  std::optional<int64_t> time;
+};
+
+enum Framing : size_t { kDockerJson, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kFramings };
+constexpr std::array<std::string_view, kFramings> kNames = {"docker json-file records", "CRI log lines",    "RFC 3339 timestamps",
+                                                            "kubectl --prefix",         "Markdown quotes", "syslog prefixes"};
+
+std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
+  switch (f) {
+    case kDockerJson: {
+      if (l.substr(0, 6) != "{\"log\"") return std::nullopt;
+      auto j = doc::parse_json_or_discarded(l);
+      if (!j.is_object() || !j.contains("log") || !j["log"].is_string()) return std::nullopt;
+      Cut c{j["log"].get<std::string>(), std::nullopt};
+      while (!c.rest.empty() && (c.rest.back() == '\n' || c.rest.back() == '\r')) c.rest.pop_back();
+      for (char& ch : c.rest)
+        if (ch == '\n' || ch == '\r') ch = ' ';  // one record stays one line
+      if (j.contains("time") && j["time"].is_string()) c.time = stamp_time(j["time"].get<std::string>(), reference_us);
+      return c;
+    }
+    case kCri:
+    case kStamp: {
+      size_t n = rfc3339_nano(l);
+      if (!n || n >= l.size() || l[n] != ' ') return std::nullopt;
+      std::string_view rest = l.substr(n + 1);
+      if (f == kCri) {
+        if (rest.substr(0, 7) != "stdout " && rest.substr(0, 7) != "stderr ") return std::nullopt;
+        if (rest.size() < 9 || (rest[7] != 'F' && rest[7] != 'P') || rest[8] != ' ') return std::nullopt;
+        rest = rest.substr(9);
+      }
+      return Cut{std::string(rest), stamp_time(l.substr(0, n), reference_us)};
+    }
+    case kPodPrefix: {
+      if (l.substr(0, 5) != "[pod/") return std::nullopt;
+      size_t close = l.find("] ");
+      if (close == std::string_view::npos || l.substr(0, close).find(' ') != std::string_view::npos) return std::nullopt;
+      return Cut{std::string(l.substr(close + 2)), std::nullopt};
+    }
+    case kQuote:
+      if (l == ">") return Cut{};
+      if (l.substr(0, 2) != "> ") return std::nullopt;
+      return Cut{std::string(l.substr(2)), std::nullopt};
+    case kSyslog: {
+      size_t n = syslog_prefix(l);
+      if (!n) return std::nullopt;
+      return Cut{std::string(l.substr(n)), stamp_time(l.substr(0, n), reference_us)};
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+bool blank(std::string_view l) { return l.find_first_not_of(" \t\r") == std::string_view::npos; }
+
+}  // namespace
+
+std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
+  std::vector<std::string> lines;
+  bool ansi = input.find('\x1b') != std::string_view::npos;
+  for (size_t pos = 0; pos < input.size() && lines.size() < kMaxLines;) {
+    size_t nl = input.find('\n', pos);
+    std::string_view l = input.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    lines.push_back(ansi ? strip_ansi(l) : std::string(l));
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  if (lines.empty() || lines.size() >= kMaxLines) return std::nullopt;
+
+  Deframed d;
+  d.time.resize(lines.size());
+  if (ansi) d.framings.emplace_back("ANSI escape sequences");
+  for (int round = 0; round < kRounds; ++round) {
+    size_t nonblank = 0;
+    std::array<size_t, kFramings> carried{};
+    for (const auto& l : lines) {
+      if (blank(l)) continue;
+      ++nonblank;
+      for (size_t f = 0; f < kFramings; ++f) carried[f] += cut(static_cast<Framing>(f), l, reference_us).has_value();
+    }
+    // The framing most lines carry, if at least 3 in 5 do.
+    size_t best = kFramings;
+    for (size_t f = 0; f < kFramings; ++f)
+      if (carried[f] * 5 >= nonblank * 3 && carried[f] >= 2 && (best == kFramings || carried[f] > carried[best])) best = f;
+    if (best == kFramings) break;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      auto c = cut(static_cast<Framing>(best), lines[i], reference_us);
+      if (!c) continue;
+      lines[i] = c->rest.find('\x1b') != std::string::npos ? strip_ansi(c->rest) : std::move(c->rest);
+      if (c->time && !d.time[i]) d.time[i] = c->time;
+    }
+    d.framings.emplace_back(kNames[best]);
+  }
+  if (d.framings.empty()) return std::nullopt;
+  d.text.reserve(input.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i) d.text += '\n';
+    d.text += lines[i];
+  }
+  if (input.back() == '\n') d.text += '\n';
+  return d;
+}
+
+}  // namespace aimem

@@ -1,0 +1,46 @@
+// Pasted evidence inside a framing that the program itself did not print:
+// the collector, the terminal or the forum put it there.
+//   - ANSI colour and cursor sequences (a coloured vLLM, uvicorn or pytest
+//     log copied from a terminal or `kubectl logs` of a TTY pod);
+//   - Docker's json-file records ({"log":"...\n","stream":"stderr","time":"..."},
+//     /var/lib/docker/containers/<id>/<id>-json.log);
+//   - the CRI log format of containerd and CRI-O under /var/log/pods
+//     ("2024-05-01T12:00:00.123456789Z stderr F <line>");
+//   - the RFC 3339 nanosecond stamp `kubectl logs --timestamps` and
+//     `docker logs -t` put before every line;
+//   - `kubectl logs --prefix` ("[pod/web-7d9c/app] <line>");
+//   - a Markdown quote ("> <line>") from an issue or chat;
+//   - a syslog or journalctl prefix on a service's own lines ("Dec  4
+//     12:00:01 gpu-1 python3[4242]: "), not on the kernel's, systemd's or an
+//     OOM killer's, whose recognizers read the ident.
+// Recognizers read the program's own lines: a report that opens its line
+// ("Killed", "Traceback", "[  123.4] Out of memory") is not seen behind a
+// framing. The scanner strips the framing from a small input before reading
+// it (scanner.cc, finish()), keeping each line's number and the framing's
+// time.
+//
+// A framing is stripped only where most lines carry it (at least 3 in 5 of
+// the non-blank ones): a log whose own lines open with a timestamp of that
+// shape keeps it. Colour sequences are stripped wherever they are.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aimem {
+
+struct Deframed {
+  std::string text;                          // the same lines, framing removed
+  std::vector<std::optional<int64_t>> time;  // per line (0-based): the framing's wall-clock time, UTC µs
+  std::vector<std::string> framings;         // what was removed, for --verbose and tests
+};
+
+// Nothing when the input carries no framing. Pure; linear in the input; the
+// output has exactly as many lines as the input. `reference_us` gives the
+// year to stamps without one (core/time.h, parse_line_time).
+std::optional<Deframed> deframe(std::string_view input, int64_t reference_us);
+
+}  // namespace aimem
