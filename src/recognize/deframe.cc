@@ -4,6 +4,7 @@
 // and the times with core/time.
 #include "recognize/deframe.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 
@@ -94,27 +95,64 @@ size_t syslog_prefix(std::string_view s) {
 }
 
 struct Cut {
-  std::string rest;
+  std::string rest;  // may hold several lines (a record's stack trace)
   std::optional<int64_t> time;
 };
 
-enum Framing : size_t { kDockerJson, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kFramings };
-constexpr std::array<std::string_view, kFramings> kNames = {"docker json-file records", "CRI log lines",    "RFC 3339 timestamps",
-                                                            "kubectl --prefix",         "Markdown quotes", "syslog prefixes"};
+enum Framing : size_t { kJsonRecord, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kFramings };
+constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "RFC 3339 timestamps",
+                                                            "kubectl --prefix", "Markdown quotes", "syslog prefixes"};
+
+// A record's time: an RFC 3339 string, or seconds (milliseconds above 1e12)
+// since the epoch as a number.
+std::optional<int64_t> record_time(const nlohmann::json& j, int64_t reference_us) {
+  for (const char* k : {"time", "ts", "timestamp", "@timestamp"}) {
+    if (!j.contains(k)) continue;
+    const auto& t = j[k];
+    if (t.is_string()) return stamp_time(t.get<std::string>(), reference_us);
+    if (t.is_number() && t.get<double>() > 0 && t.get<double>() < 1e13) {
+      double s = t.get<double>();
+      if (s > 1e12) s /= 1000.0;
+      return static_cast<int64_t>(s * 1e6);
+    }
+  }
+  return std::nullopt;
+}
+
+// One JSON object per line with the program's line in a message field:
+// Docker's json-file ("log"), structured loggers ("msg", "message": zap,
+// logrus, pino, structlog), Cloud Logging ("textPayload"); a stack trace or
+// an exception in its own field follows as lines of its own. A journal
+// record ("MESSAGE") is read by the scanner itself.
+std::optional<Cut> json_record(std::string_view l, int64_t reference_us) {
+  if (l.empty() || l[0] != '{' || l.back() != '}') return std::nullopt;
+  auto j = doc::parse_json_or_discarded(l);
+  if (!j.is_object() || j.contains("MESSAGE")) return std::nullopt;
+  Cut c;
+  bool found = false;
+  for (const char* k : {"log", "msg", "message", "textPayload"}) {
+    if (j.contains(k) && j[k].is_string()) {
+      c.rest = j[k].get<std::string>();
+      found = true;
+      break;
+    }
+  }
+  if (!found) return std::nullopt;
+  while (!c.rest.empty() && (c.rest.back() == '\n' || c.rest.back() == '\r')) c.rest.pop_back();
+  for (const char* k : {"error", "err", "exception", "exc_info", "stack", "stack_trace", "stacktrace"}) {
+    if (!j.contains(k) || !j[k].is_string()) continue;
+    std::string extra = j[k].get<std::string>();
+    while (!extra.empty() && (extra.back() == '\n' || extra.back() == '\r')) extra.pop_back();
+    if (!extra.empty()) c.rest += "\n" + extra;
+  }
+  c.time = record_time(j, reference_us);
+  return c;
+}
 
 std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
   switch (f) {
-    case kDockerJson: {
-      if (l.substr(0, 6) != "{\"log\"") return std::nullopt;
-      auto j = doc::parse_json_or_discarded(l);
-      if (!j.is_object() || !j.contains("log") || !j["log"].is_string()) return std::nullopt;
-      Cut c{j["log"].get<std::string>(), std::nullopt};
-      while (!c.rest.empty() && (c.rest.back() == '\n' || c.rest.back() == '\r')) c.rest.pop_back();
-      for (char& ch : c.rest)
-        if (ch == '\n' || ch == '\r') ch = ' ';  // one record stays one line
-      if (j.contains("time") && j["time"].is_string()) c.time = stamp_time(j["time"].get<std::string>(), reference_us);
-      return c;
-    }
+    case kJsonRecord:
+      return json_record(l, reference_us);
     case kCri:
     case kStamp: {
       size_t n = rfc3339_nano(l);
@@ -149,28 +187,50 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
 
 bool blank(std::string_view l) { return l.find_first_not_of(" \t\r") == std::string_view::npos; }
 
+struct Lines {
+  std::vector<std::string> text;
+  std::vector<uint64_t> origin;  // 1-based input line
+};
+
+// Indentation every non-blank line shares (a Markdown code block, a paste
+// indented in an editor) comes off; the lines' own indentation stays.
+bool dedent(Lines& ls) {
+  size_t common = SIZE_MAX;
+  for (const auto& l : ls.text) {
+    if (blank(l)) continue;
+    size_t n = l.find_first_not_of(" \t");
+    if (n == 0 || (l[0] == '\t') != (l[n - 1] == '\t')) return false;  // none, or mixed tabs and spaces
+    common = std::min(common, n);
+  }
+  if (common == SIZE_MAX || common == 0) return false;
+  for (auto& l : ls.text) l.erase(0, std::min(common, l.size()));
+  return true;
+}
+
 }  // namespace
 
 std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
-  std::vector<std::string> lines;
+  Lines ls;
   bool ansi = input.find('\x1b') != std::string_view::npos;
-  for (size_t pos = 0; pos < input.size() && lines.size() < kMaxLines;) {
+  for (size_t pos = 0; pos < input.size() && ls.text.size() < kMaxLines;) {
     size_t nl = input.find('\n', pos);
     std::string_view l = input.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    lines.push_back(ansi ? strip_ansi(l) : std::string(l));
+    ls.text.push_back(ansi ? strip_ansi(l) : std::string(l));
+    ls.origin.push_back(ls.text.size());
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
   }
-  if (lines.empty() || lines.size() >= kMaxLines) return std::nullopt;
+  if (ls.text.empty() || ls.text.size() >= kMaxLines) return std::nullopt;
 
   Deframed d;
-  d.time.resize(lines.size());
+  d.input_lines = ls.text.size();
+  d.time.resize(ls.text.size());
   if (ansi) d.framings.emplace_back("ANSI escape sequences");
   for (int round = 0; round < kRounds; ++round) {
     size_t nonblank = 0;
     std::array<size_t, kFramings> carried{};
-    for (const auto& l : lines) {
+    for (const auto& l : ls.text) {
       if (blank(l)) continue;
       ++nonblank;
       for (size_t f = 0; f < kFramings; ++f) carried[f] += cut(static_cast<Framing>(f), l, reference_us).has_value();
@@ -180,21 +240,40 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
     for (size_t f = 0; f < kFramings; ++f)
       if (carried[f] * 5 >= nonblank * 3 && carried[f] >= 2 && (best == kFramings || carried[f] > carried[best])) best = f;
     if (best == kFramings) break;
-    for (size_t i = 0; i < lines.size(); ++i) {
-      auto c = cut(static_cast<Framing>(best), lines[i], reference_us);
-      if (!c) continue;
-      lines[i] = c->rest.find('\x1b') != std::string::npos ? strip_ansi(c->rest) : std::move(c->rest);
-      if (c->time && !d.time[i]) d.time[i] = c->time;
+    Lines next;
+    for (size_t i = 0; i < ls.text.size(); ++i) {
+      auto c = cut(static_cast<Framing>(best), ls.text[i], reference_us);
+      if (!c) {
+        next.text.push_back(std::move(ls.text[i]));
+        next.origin.push_back(ls.origin[i]);
+        continue;
+      }
+      if (c->rest.find('\x1b') != std::string::npos) c->rest = strip_ansi(c->rest);
+      if (c->time && !d.time[ls.origin[i] - 1]) d.time[ls.origin[i] - 1] = c->time;
+      // A record's own lines (a stack trace in one JSON string) each become a
+      // line, all numbered as the record's; bounded by the input's size.
+      for (size_t pos = 0;;) {
+        size_t nl = c->rest.find('\n', pos);
+        std::string piece = c->rest.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        if (!piece.empty() && piece.back() == '\r') piece.pop_back();
+        next.text.push_back(std::move(piece));
+        next.origin.push_back(ls.origin[i]);
+        if (nl == std::string::npos || next.text.size() >= kMaxLines) break;
+        pos = nl + 1;
+      }
     }
+    ls = std::move(next);
     d.framings.emplace_back(kNames[best]);
   }
+  if (dedent(ls)) d.framings.emplace_back("common indentation");
   if (d.framings.empty()) return std::nullopt;
   d.text.reserve(input.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
+  for (size_t i = 0; i < ls.text.size(); ++i) {
     if (i) d.text += '\n';
-    d.text += lines[i];
+    d.text += ls.text[i];
   }
   if (input.back() == '\n') d.text += '\n';
+  d.first_line = std::move(ls.origin);
   return d;
 }
 

@@ -2,8 +2,11 @@
 // the collector, the terminal or the forum put it there.
 //   - ANSI colour and cursor sequences (a coloured vLLM, uvicorn or pytest
 //     log copied from a terminal or `kubectl logs` of a TTY pod);
-//   - Docker's json-file records ({"log":"...\n","stream":"stderr","time":"..."},
-//     /var/lib/docker/containers/<id>/<id>-json.log);
+//   - one JSON record per line with the line in a message field: Docker's
+//     json-file ({"log":"...\n","stream":"stderr","time":"..."},
+//     /var/lib/docker/containers/<id>/<id>-json.log), structured loggers
+//     ("msg"/"message", with a stack trace or exception field after it),
+//     Cloud Logging ("textPayload");
 //   - the CRI log format of containerd and CRI-O under /var/log/pods
 //     ("2024-05-01T12:00:00.123456789Z stderr F <line>");
 //   - the RFC 3339 nanosecond stamp `kubectl logs --timestamps` and
@@ -17,7 +20,7 @@
 // ("Killed", "Traceback", "[  123.4] Out of memory") is not seen behind a
 // framing. The scanner strips the framing from a small input before reading
 // it (scanner.cc, finish()), keeping each line's number and the framing's
-// time.
+// time. Indentation every line shares (a Markdown code block) comes off too.
 //
 // A framing is stripped only where most lines carry it (at least 3 in 5 of
 // the non-blank ones): a log whose own lines open with a timestamp of that
@@ -33,13 +36,16 @@
 namespace aimem {
 
 struct Deframed {
-  std::string text;                          // the same lines, framing removed
-  std::vector<std::optional<int64_t>> time;  // per line (0-based): the framing's wall-clock time, UTC µs
-  std::vector<std::string> framings;         // what was removed, for --verbose and tests
+  std::string text;                          // the lines, framing removed
+  std::vector<uint64_t> first_line;          // for each line of text, the 1-based input line it came from
+  std::vector<std::optional<int64_t>> time;  // per input line (0-based): the framing's wall-clock time, UTC µs
+  std::vector<std::string> framings;         // what was removed, for tests
+  uint64_t input_lines = 0;
 };
 
-// Nothing when the input carries no framing. Pure; linear in the input; the
-// output has exactly as many lines as the input. `reference_us` gives the
+// Nothing when the input carries no framing. Pure; linear in the input. A
+// record whose message holds several lines gives several lines, each mapped
+// to the record's input line by first_line. `reference_us` gives the
 // year to stamps without one (core/time.h, parse_line_time).
 std::optional<Deframed> deframe(std::string_view input, int64_t reference_us);
 

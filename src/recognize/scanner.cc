@@ -590,13 +590,21 @@ void LineScanner::finish() {
     }
     if (auto u = unwrap_hard_wrapped(whole)) {
       unwrapped_ = std::make_unique<Unwrapped>(std::move(*u));
+      if (deframed_) {  // through both maps: an unwrapped line, its deframed line, its input line
+        for (uint64_t& l : unwrapped_->first_line)
+          if (l >= 1 && l - 1 < deframed_->first_line.size()) l = deframed_->first_line[l - 1];
+        unwrapped_->input_lines = deframed_->input_lines;
+      }
       line_map_ = &unwrapped_->first_line;
       scan_block(unwrapped_->text.data(), unwrapped_->text.size(), true);
       line_map_ = nullptr;
       line_no_ = unwrapped_->input_lines;
       buf_len_ = 0;
     } else if (deframed_) {
+      line_map_ = &deframed_->first_line;
       scan_block(deframed_->text.data(), deframed_->text.size(), true);
+      line_map_ = nullptr;
+      line_no_ = deframed_->input_lines;
       buf_len_ = 0;
     }
   }

@@ -68,6 +68,10 @@ std::string json_escaped(const std::string& s) {
 std::string docker_json(size_t i, const std::string& l) {
   return "{\"log\":\"" + json_escaped(l) + "\\n\",\"stream\":\"stderr\",\"time\":\"" + stamp(i) + "\"}";
 }
+std::string structured(size_t i, const std::string& l) {
+  return "{\"level\":\"info\",\"ts\":" + std::to_string(1714564800 + i) + ".25,\"msg\":\"" + json_escaped(l) + "\"}";
+}
+std::string indented(size_t, const std::string& l) { return l.empty() ? l : "    " + l; }
 std::string cri(size_t i, const std::string& l) { return stamp(i) + " stderr F " + l; }
 std::string kubectl_ts(size_t i, const std::string& l) { return stamp(i) + " " + l; }
 std::string pod_prefix(size_t, const std::string& l) { return "[pod/vllm-7d9c5b6f4-x2k8p/server] " + l; }
@@ -79,7 +83,7 @@ std::string coloured(size_t, const std::string& l) { return "\x1b[1;31m" + l + "
 
 TEST(Deframe, EachFramingIsRemovedLineForLineWithItsTime) {
   const int64_t ref = *timeutil::make_unix_us(2024, 6, 1, 0, 0, 0);
-  for (auto frame : {docker_json, cri, kubectl_ts, pod_prefix, quote, journal, coloured}) {
+  for (auto frame : {docker_json, structured, cri, kubectl_ts, pod_prefix, quote, journal, coloured, indented}) {
     std::string in = framed(kTorchOom, frame);
     auto d = deframe(in, ref);
     ASSERT_TRUE(d.has_value()) << in;
@@ -88,6 +92,10 @@ TEST(Deframe, EachFramingIsRemovedLineForLineWithItsTime) {
     if (frame == docker_json || frame == cri || frame == kubectl_ts) {
       ASSERT_TRUE(d->time[4].has_value());
       EXPECT_EQ(*d->time[4], *timeutil::make_unix_us(2024, 5, 1, 12, 0, 4, 123456));
+    }
+    if (frame == structured) {
+      ASSERT_TRUE(d->time[1].has_value());
+      EXPECT_EQ(*d->time[1], *timeutil::make_unix_us(2024, 5, 1, 12, 0, 1, 250000));
     }
     if (frame == journal) {
       ASSERT_TRUE(d->time[2].has_value());  // the year from the reference
@@ -103,6 +111,27 @@ TEST(Deframe, NestedFramingsComeOffOneByOne) {
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->text, kTorchOom);
   EXPECT_EQ(d->framings.size(), 3u);  // colours, quotes, stamps
+}
+
+TEST(Deframe, AStackTraceInARecordsFieldBecomesLinesOfThatRecord) {
+  // pino / zap style: the message, then the error's stack in its own field.
+  const std::string in =
+      "{\"level\":30,\"time\":1714564800123,\"msg\":\"worker started\"}\n"
+      "{\"level\":50,\"time\":1714564861123,\"msg\":\"request failed\",\"stack\":\"RangeError: Array buffer allocation failed\\n"
+      "    at new ArrayBuffer (<anonymous>)\\n    at decode (/app/img.js:41:17)\"}\n";
+  auto d = deframe(in, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text,
+            "worker started\nrequest failed\nRangeError: Array buffer allocation failed\n    at new ArrayBuffer (<anonymous>)\n"
+            "    at decode (/app/img.js:41:17)\n");
+  EXPECT_EQ(d->first_line, (std::vector<uint64_t>{1, 2, 2, 2, 2}));
+  ASSERT_TRUE(d->time[1].has_value());
+  EXPECT_EQ(*d->time[1], *timeutil::make_unix_us(2024, 5, 1, 12, 1, 1, 123000));
+  // Read through the scanner, the failure is on the record's own line.
+  const std::vector<Fact> facts = test::facts_of(in);
+  bool at_record = false;
+  for (const Fact& f : facts) at_record |= is_failure(f.kind) && f.where.line == 2;
+  EXPECT_TRUE(at_record);
 }
 
 TEST(Deframe, ALogsOwnLinesAndAMinorityFramingStay) {
@@ -148,6 +177,8 @@ TEST(Deframe, AFramedPasteReadsAsThePlainOne) {
   EXPECT_EQ(test::diagnose_text(kShellKill).layer, Layer::host_ram);
   for (const char* text : {kTorchOom, kShellKill}) {
     expect_same_verdict(text, docker_json, "docker json-file");
+    expect_same_verdict(text, structured, "structured JSON");
+    expect_same_verdict(text, indented, "indented");
     expect_same_verdict(text, cri, "CRI");
     expect_same_verdict(text, kubectl_ts, "kubectl --timestamps");
     expect_same_verdict(text, pod_prefix, "kubectl --prefix");
@@ -180,8 +211,14 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
     double floor;
     int same = 0;
   };
-  Framing framings[] = {{"docker json-file", docker_json, 0.98}, {"CRI", cri, 0.98},     {"kubectl --timestamps", kubectl_ts, 0.98},
-                        {"kubectl --prefix", pod_prefix, 0.98},  {"quote", quote, 0.98}, {"ANSI colour", coloured, 0.98},
+  Framing framings[] = {{"docker json-file", docker_json, 0.98},
+                        {"structured JSON", structured, 0.98},
+                        {"CRI", cri, 0.98},
+                        {"kubectl --timestamps", kubectl_ts, 0.98},
+                        {"kubectl --prefix", pod_prefix, 0.98},
+                        {"quote", quote, 0.98},
+                        {"ANSI colour", coloured, 0.98},
+                        {"indented", indented, 0.98},
                         {"journal", journal, 0.95}};
   std::string line;
   int n = 0, cases = 0;
