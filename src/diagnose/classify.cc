@@ -1027,7 +1027,8 @@ constexpr uint64_t kTinyHeap = 12 * units::MiB;  // below what V8 can run in at 
 // kernel_oom.cc): four or more tasks of the victim's program holding more
 // than any other program are a worker count the memory could not hold;
 // another program holding half again the victim's program and a GiB at least
-// is the other process that took the memory.
+// (a quarter of the machine's RAM where the report gives it) is the other
+// process that took the memory.
 std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
   if (!is_kernel(k) || !k.sequences || !k.this_process) return std::nullopt;
   uint64_t own = *k.this_process, other = k.other_processes.value_or(0);
@@ -1039,7 +1040,9 @@ std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
     why.strength = 0.7f;
     return Cause::concurrency_batch;
   }
-  if (other * 2 >= own * 3 && other >= units::GiB) {
+  // On a small machine (Mem-Info's "pages RAM" on the kill), a quarter of
+  // its RAM is as telling as a GiB.
+  if (other * 2 >= own * 3 && (other >= units::GiB || (k.total && other * 4 >= *k.total))) {
     why = "another program (" + other_name + ") held " + units::format_bytes(other) + " against " + units::format_bytes(own) +
           " for " + k.process + " (kernel task table)";
     why.strength = 0.65f;
@@ -1412,7 +1415,11 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     });
     why = cap ? "the class-metadata pool is capped at " + units::format_bytes(*cap->limit) + " (" + cap->detail + ") and the classes loaded need more"
               : "the class-metadata pool hit its cap (Metaspace grows without one unless it is set)";
-    why.strength = cap ? 0.75f : 0.6f;
+    // A lean either way: classes that a redeploy or a job left loaded fill
+    // a set cap the same way (on the blind batches, scored before they were
+    // read, a sure limit_too_low for a full class-metadata pool was wrong in
+    // four of eight: each a class-loader leak).
+    why.strength = 0.6f;
     return Cause::limit_too_low;
   }
   // Direct buffers (NIO) are capped by MaxDirectMemorySize (by default the

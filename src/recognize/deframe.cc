@@ -91,6 +91,7 @@ size_t syslog_prefix(std::string_view s) {
   if (ident.empty() || ident.find(' ') != std::string_view::npos) return 0;
   if (size_t b = ident.find('['); b != std::string_view::npos) ident = ident.substr(0, b);
   if (ident == "kernel" || ident.substr(0, 7) == "systemd" || ident.find("oom") != std::string_view::npos) return 0;
+  if (ident.find('/') != std::string_view::npos) return 0;  // a platform's router or dyno ("heroku/web.1"), read by its recognizer
   return colon + 2;
 }
 

@@ -274,6 +274,30 @@ TEST(CauseMechanisms, TheKernelTaskTableNamesTheWorkersOrTheOtherProgram) {
   EXPECT_NE(diagnose_text(global_oom(neighbour("340000"), "java")).cause, Cause::other_process);
 }
 
+// On a small machine the other program's share of its RAM decides, not a
+// GiB (modelled on netdata/netdata#1168's el7 report on a 600 MB instance:
+// the monitor, scored 1000, is killed while semodule holds the most; pages
+// ours).
+TEST(CauseMechanisms, OnASmallMachineAQuarterOfItsRamIsTheOtherProgram) {
+  auto report = [](const std::string& pages_ram) {
+    return "Oct 28 04:28:56 mon-02 kernel: yum-cron invoked oom-killer: gfp_mask=0x201da, order=0, oom_score_adj=0\n"
+           "Oct 28 04:28:56 mon-02 kernel: Mem-Info:\n"
+           "Oct 28 04:28:56 mon-02 kernel: " + pages_ram + " pages RAM\n"
+           "Oct 28 04:28:56 mon-02 kernel: [ pid ]   uid  tgid total_vm      rss nr_ptes swapents oom_score_adj name\n"
+           "Oct 28 04:28:56 mon-02 kernel: [28561]   995 28561    72301    19872      94        0          1000 netdata\n"
+           "Oct 28 04:28:56 mon-02 kernel: [30675]     0 30675   169322    38410     198        0             0 yum-cron\n"
+           "Oct 28 04:28:56 mon-02 kernel: [31347]     0 31347    97114    69240     141        0             0 semodule\n"
+           "Oct 28 04:28:56 mon-02 kernel: Out of memory: Kill process 28561 (netdata) score 1130 or sacrifice child\n"
+           "Oct 28 04:28:56 mon-02 kernel: Killed process 28561 (netdata) total-vm:289204kB, anon-rss:78164kB, file-rss:1324kB\n";
+  };
+  Diagnosis small = diagnose_text(report("153587"));  // 600 MB: semodule's 270 MB is over a quarter
+  EXPECT_EQ(small.layer, Layer::host_ram);
+  EXPECT_EQ(small.cause, Cause::other_process) << reason_text(small);
+  EXPECT_NE(reason_text(small).find("semodule"), std::string::npos) << reason_text(small);
+  // The same table on a 16 GiB machine: 270 MB decides nothing.
+  EXPECT_NE(diagnose_text(report("4194304")).cause, Cause::other_process);
+}
+
 // Parallel copies named on the command line, wherever they were printed
 // (modelled on `cmake --build -j 32` and nnU-Net's `-np 16`).
 TEST(CauseMechanisms, AWorkerCountOnTheCommandLineIsConcurrency) {

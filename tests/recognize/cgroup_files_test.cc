@@ -111,5 +111,31 @@ TEST(CgroupFiles, HeldAtMemoryMaxWithNoKillAndStalledIsTheLimitThrashing) {
   EXPECT_EQ(test::diagnose_text(events("12") + stall).layer, Layer::none);
 }
 
+// A CI step that runs another command before its cat (modelled on
+// firefox-devtools/devtools-core#776's CircleCI step: `nproc; cat` of the v1
+// files, values ours): nproc's output comes first, and memory.failcnt, a file
+// this reader does not use, keeps its place.
+TEST(CgroupFiles, ACommandBeforeTheCatAndAnUnusedFileKeepTheValuesInPlace) {
+  const std::string log =
+      "#!/bin/bash -eo pipefail\n"
+      "nproc; cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory/memory.max_usage_in_bytes "
+      "/sys/fs/cgroup/memory/memory.failcnt\n"
+      "36\n"
+      "4294967296\n"
+      "4294963200\n"
+      "2181\n";
+  auto limits = of_kind(log, FactKind::memory_limit);
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(*limits[0].limit, 4294967296ull);
+  auto usage = of_kind(log, FactKind::memory_usage);
+  ASSERT_EQ(usage.size(), 1u);
+  EXPECT_EQ(*usage[0].usage, 4294963200ull);
+  // Without the command before it, the failcnt's place is skipped, not read as a peak.
+  auto plain = of_kind("$ cat memory.limit_in_bytes memory.failcnt memory.max_usage_in_bytes\n1073741824\n12\n1073741824\n",
+                       FactKind::memory_usage);
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(*plain[0].usage, 1073741824ull);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -342,5 +342,47 @@ TEST(CloudPlatforms, RendersRanOutOfMemoryIsThePlansLimit) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
 }
 
+// App Engine's wording before 2014 gave the usage but not the limit
+// (modelled on the-blue-alliance/the-blue-alliance#631; figures ours).
+TEST(CloudPlatforms, AppEnginesOldSoftLimitWordingWithoutTheLimit) {
+  Diagnosis d = test::diagnose_text(
+      "C 2013-04-25 18:02:14.231\n"
+      "Exceeded soft private memory limit with 131.207 MB after servicing 1342 requests total\n"
+      "W 2013-04-25 18:02:14.240\n"
+      "After handling this request, the process that handled this request was found to be using too much memory and was terminated.\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  ASSERT_FALSE(d.incidents.empty());
+  const Fact& f = d.facts[d.incidents[0].failures[0]];
+  ASSERT_TRUE(f.usage.has_value());
+  EXPECT_NEAR(static_cast<double>(*f.usage), 131.207 * 1024 * 1024, 1024 * 1024);
+}
+
+// A Nomad task's memory_max beside the JVM's own estimate of its heap
+// (modelled on hashicorp/nomad#13119; ids and figures ours): a heap ceiling
+// far over the task's hard limit is the limit set below what the JVM will
+// take. The task event's timestamp is not a shell's "PID Terminated" line.
+TEST(CloudPlatforms, NomadMemoryMaxUnderTheJvmsHeapEstimateIsLimitTooLow) {
+  const std::string log =
+      "$ nomad job inspect -hcl ledger-api | grep -A3 resources\n"
+      "      resources {\n"
+      "        memory     = 512\n"
+      "        memory_max = 640\n"
+      "      }\n"
+      "Recent Events:\n"
+      "Time                       Type        Description\n"
+      "2023-06-22T09:41:02+02:00  Terminated  Exit Code: 137, Exit Message: \"OOM Killed\"\n"
+      "$ nomad alloc exec -task ledger-api 7e3a91c2 java -XshowSettings:vm -version\n"
+      "VM settings:\n"
+      "    Max. Heap Size (Estimated): 4.97G\n";
+  auto limits = of_kind(log, FactKind::memory_limit);
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(*limits[0].limit, 640 * MiB);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_NE(d.incidents[0].process, "Exit");
+}
+
 }  // namespace
 }  // namespace aimem

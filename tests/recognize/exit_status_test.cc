@@ -369,5 +369,18 @@ TEST(ExitStatus, RefusedThreadsAreNotMemoryAndADeadJupyterKernelNamesNoPool) {
   EXPECT_EQ(died.layer, Layer::unknown);
 }
 
+// yarn 1.x's report of its child's signal (modelled on
+// firefox-devtools/devtools-core#776; the jest lines ours), and Node's
+// "exited with signal": a SIGKILL by name after "signal".
+TEST(ExitStatus, ASignalNamedAfterTheWordSignalIsRead) {
+  for (const char* line : {"error Command failed with signal \"SIGKILL\".\n", "worker exited with signal SIGKILL\n",
+                           "child process terminated: signal: SIGKILL\n"}) {
+    auto kills = test::facts_of_kind(std::string(" PASS  src/reps/tests/string.js\n") + line, FactKind::process_killed);
+    ASSERT_EQ(kills.size(), 1u) << line;
+  }
+  // SIGTERM named the same way is a stop, not a kill.
+  EXPECT_TRUE(test::facts_of_kind("error Command failed with signal \"SIGTERM\".\n", FactKind::process_killed).empty());
+}
+
 }  // namespace
 }  // namespace aimem

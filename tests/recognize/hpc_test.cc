@@ -284,5 +284,19 @@ TEST(Hpc, HTCondorsCgroupHoldNamesTheLimitAndTheLastUsage) {
   EXPECT_EQ(d.cause, Cause::limit_too_low);
 }
 
+// CMS CRAB's retry handler quoting the job's exit (modelled on
+// dmwm/CRABServer#9367; RSS and job numbers ours).
+TEST(Hpc, CrabsKilledByHtcondorForExcessiveMemoryIsTheJobsLimit) {
+  Diagnosis d = test::diagnose_text(
+      "Tue, 04 Aug 2026 09:41:17 CEST(+0200):INFO:PostJob        -----> RetryJob log start -----\n"
+      "Tue, 04 Aug 2026 09:41:17 CEST(+0200):ERROR:RetryJob Job killed by HTCondor due to excessive memory use (RSS=2614 MB). "
+      "Will not retry it.\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  ASSERT_FALSE(d.incidents.empty());
+  const Fact& f = d.facts[d.incidents[0].failures[0]];
+  ASSERT_TRUE(f.usage.has_value());
+  EXPECT_EQ(*f.usage, 2614ull * 1024 * 1024);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -503,5 +503,24 @@ TEST(Kubernetes, ATaintManagerEvictionIsNotMemory) {
             Layer::k8s_eviction);
 }
 
+// The kubelet's eviction manager reclaiming disk (modelled on
+// kubernetes/minikube#4084's kubelet log; pod names and uids ours): pods are
+// evicted, but for ephemeral-storage, not memory.
+TEST(Kubernetes, AnEvictionToReclaimEphemeralStorageIsNotMemory) {
+  const std::string log =
+      "Mar 05 11:46:31 minikube kubelet[3127]: W0305 11:46:31.502118    3127 eviction_manager.go:333] eviction manager: attempting to "
+      "reclaim ephemeral-storage\n"
+      "Mar 05 11:46:31 minikube kubelet[3127]: I0305 11:46:31.529804    3127 eviction_manager.go:344] eviction manager: must evict "
+      "pod(s) to reclaim ephemeral-storage\n"
+      "Mar 05 11:46:31 minikube kubelet[3127]: I0305 11:46:31.611402    3127 eviction_manager.go:563] eviction manager: pod "
+      "coredns-6f9c8d7b5-4kq2m_kube-system(5a1e0c7d-2b3f-11e9-9d1a-0800271c4b5e) is evicted successfully\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  // The same line for memory stays an eviction.
+  std::string mem = log;
+  for (size_t p; (p = mem.find("ephemeral-storage")) != std::string::npos;) mem.replace(p, 17, "memory");
+  EXPECT_EQ(test::diagnose_text(mem).layer, Layer::k8s_eviction);
+}
+
 }  // namespace
 }  // namespace aimem

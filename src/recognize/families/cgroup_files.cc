@@ -24,6 +24,7 @@
 // at its limit, every task stalled on reclaim: a hang, not an exit). v1's
 // "no limit" (a page-rounded 2^63) is no limit. Values are read only on the
 // lines right after the command that printed them.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,7 +85,10 @@ class CgroupFiles final : public Recognizer {
       if (v && *v >= kThrashFullAvg10) stalled_ = true;
       return;
     }
-    if (text::contains(t, "cat ") && text::contains(t, "memory.")) return command(line, t);
+    if (text::contains(t, "cat ") && text::contains(t, "memory.")) {
+      flush(out);
+      return command(line, t);
+    }
     // "grep . memory.*": "<path>/memory.max:8589934592"
     if (size_t c = t.find(':'); c != std::string_view::npos && c < 512 && t.find(' ') == std::string_view::npos) {
       auto [base, dir] = split_path(t.substr(0, c));
@@ -94,7 +98,20 @@ class CgroupFiles final : public Recognizer {
       }
     }
     if (files_.empty() || line.number > command_line_ + kOutputLines) return;
+    if (lead_) {
+      // Output of the commands before the cat comes first: hold the values
+      // while they run on line after line; the last ones are the files'.
+      if (line.number != command_line_ + 1 + held_.size()) return flush(out);
+      held_.push_back({std::string(t), line.number, line.time, line.source});
+      return;
+    }
     if (files_.front() == File::events) return event_line(line, t, out);
+    if (files_.front() == File::none) {
+      std::string_view rest;
+      if (!text::parse_u64(t, &rest) || !rest.empty()) files_.clear();
+      else files_.erase(files_.begin());
+      return;
+    }
     value(line, files_.front(), t, out);
     if (!files_.empty()) files_.erase(files_.begin());  // value() clears the list when the line is not the file's output
   }
@@ -105,18 +122,50 @@ class CgroupFiles final : public Recognizer {
   std::string cgroup_;
   bool counted_ = false;
 
+  // `nproc; cat memory.limit_in_bytes memory.failcnt`: every file keeps its
+  // place (an unknown one as File::none), and a command before the cat
+  // (after ";" or "&&") prints first.
   void command(const Line& line, std::string_view t) {
     files_.clear();
     cgroup_.clear();
+    held_.clear();
+    std::string_view before = t.substr(0, t.find("cat "));
+    lead_ = text::contains(before, ";") || text::contains(before, "&&");
     for (std::string_view w : platform::words(t.substr(t.find("cat ") + 4), 16)) {
       if (w == "|" || w == ";" || w == "&&" || w == ">") break;
+      if (w.empty() || w[0] == '-') continue;
       auto [base, dir] = split_path(w);
-      if (File f = file_of(base); f != File::none) {
-        files_.push_back(f);
-        if (cgroup_.empty()) cgroup_ = std::string(dir.substr(0, 256));
-      }
+      File f = file_of(base);
+      files_.push_back(f);
+      if (f != File::none && cgroup_.empty()) cgroup_ = std::string(dir.substr(0, 256));
     }
+    if (std::find(files_.begin(), files_.end(), File::events) != files_.end()) lead_ = false;  // its lines are not one value each
     command_line_ = line.number;
+  }
+
+  struct Held {
+    std::string text;
+    uint64_t number;
+    timeutil::LineTime time;
+    const SourceContext* source;
+  };
+  std::vector<Held> held_;
+  bool lead_ = false;
+
+  void flush(FactSink& out) {
+    if (!lead_ || held_.size() < files_.size()) {
+      held_.clear();
+      return;
+    }
+    std::vector<File> files = std::move(files_);
+    files_.clear();
+    const size_t first = held_.size() - files.size();
+    for (size_t i = 0; i < files.size(); ++i) {
+      const Held& h = held_[first + i];
+      Line l{h.text, h.number, h.time, h.source};
+      if (files[i] != File::none) value(l, files[i], h.text, out);
+    }
+    held_.clear();
   }
 
   void value(const Line& line, File f, std::string_view v, FactSink& out) {
@@ -145,6 +194,7 @@ class CgroupFiles final : public Recognizer {
   }
 
   void finish(FactSink& out) override {
+    flush(out);
     if (thrash_ && stalled_) out.add(std::move(*thrash_));
     thrash_.reset();
   }

@@ -18,6 +18,7 @@
 //   Memory limit of 512M exceeded with 526M used. ...            (older: M = MiB)
 //   Exceeded soft memory limit of 256 MB with 270 MB after servicing 12 requests total. Consider ...
 //   Exceeded soft private memory limit of 128 MB with 133 MB after servicing 3 requests total   (older)
+//   Exceeded soft private memory limit with 131.207 MB after servicing 1342 requests total       (before 2014: no limit)
 //   Error: memory limit exceeded. Function invocation was interrupted.
 // Heroku (router and dyno log lines; also through syslog drains as "heroku web.1 - - ..."):
 //   2025-01-02T00:51:32.759454+00:00 heroku[web.1]: Process running mem=807M(157.7%)
@@ -37,7 +38,8 @@
 // HashiCorp Nomad (task events and the docker driver's client log):
 //   2024-05-01T10:00:03Z  Terminated  Exit Code: 137, Exit Message: "OOM Killed"
 //   2024-05-01T10:00:03.120Z [ERROR] client.driver_mgr.docker: OOM Killed: container_id=4f2c.. nomad_task_name=worker ...
-//   and the task's size in `nomad alloc status` (a memory_limit with its usage):
+//   and the task's size in `nomad alloc status` (a memory_limit with its usage), or the job's
+//   resources block ("memory_max = 640", MB):
 //     CPU        Memory           Disk     Addresses
 //     3/500 MHz  251 MiB/256 MiB  300 MiB          (a task that died at once: "0/1024 MHz  0 B/256 MiB")
 // Cloud Foundry (Diego's crash event, `cf events` and the app log; the app's
@@ -74,7 +76,7 @@ constexpr Pattern kPatterns[] = {
     // kCompanion: "exceeded" as a gate word cost a third of the large-log scan
     // (bench/diagnose_vs_grep.sh); pasted evidence is always scanned in full.
     {"Memory limit of [0-9.]+ ?[A-Za-z]* exceeded", kRegex | kCompanion},
-    {"Exceeded (soft|hard) (private )?memory limit of ", kRegex | kCompanion},
+    {"Exceeded (soft|hard) (private )?memory limit (of |with [0-9])", kRegex | kCompanion},
     {"memory limit exceeded", kCompanion},
     {"Error R14 (Memory quota exceeded)", kCompanion},
     {"Error R15 (Memory quota vastly exceeded)", kCompanion},
@@ -85,6 +87,7 @@ constexpr Pattern kPatterns[] = {
     {"sam local ", kContext},
     {"aws-lambda-rie", kContext},
     {"MHz +[0-9.]+ ?[KMGT]?i?B/[0-9.]+ ?[KMGT]iB", kRegex | kContext},
+    {"^\\s*memory_max\\s*=\\s*[0-9]+\\s*$", kRegex | kContext},  // a Nomad job's resources block (MB)
     {"exceeded the memory limit of [0-9.]+ ?[KMGT]", kRegex | kCompanion},
     {"Ran out of memory \\(used over [0-9.]+ ?[KMGT]i?B\\)", kRegex | kCompanion},
     {"VM Memory: ", kContext},
@@ -147,6 +150,7 @@ class CloudPlatforms final : public Recognizer {
       return emit(line, kill(line, "Cloud Foundry app memory quota (the instance exited out of memory)", ""), "cloudfoundry", out);
     }
     if (auto v = text::after(s, "MHz ")) return nomad_resources(line, *v, out);
+    if (auto v = text::after(s, "memory_max")) return nomad_memory_max(line, *v, out);
     if (auto v = text::after(s, "VM Memory: ")) return fly_size(line, *v, out);
     // `fly scale show` (Machines): "app  1  shared  1  256 MB  iad": KIND, CPUS, then MEMORY.
     for (std::string_view kind : {"shared", "performance"}) {
@@ -255,6 +259,17 @@ class CloudPlatforms final : public Recognizer {
     out.add(std::move(l));
   }
 
+  // A Nomad job's resources block: "memory_max = 640", the task's hard
+  // limit in MB when memory oversubscription is on (memory = N its reservation).
+  void nomad_memory_max(const Line& line, std::string_view v, FactSink& out) {
+    auto mb = text::parse_u64(platform::skip(v, " \t="));
+    if (!mb || *mb == 0 || *mb > (1ULL << 24)) return;
+    Fact l = make_fact(line, FactKind::memory_limit, Family::runtime);
+    l.limit = *mb * units::MiB;
+    l.detail = "Nomad task memory_max";
+    out.add(std::move(l));
+  }
+
   // "Memory Size: 256 MB  Max Memory Used: 19 MB" (MB here are MiB: Lambda
   // sizes are set in MB steps of 1,048,576 bytes).
   void lambda(const Line& line, FactSink& out) {
@@ -326,6 +341,12 @@ class CloudPlatforms final : public Recognizer {
       if (!f.limit || !text::starts_with(rest, " with ")) return;
       f.usage = units::parse_log_size(rest.substr(6));
       f.detail = text::contains(s, "Exceeded soft ") ? "App Engine soft memory limit" : "App Engine hard memory limit";
+      name = "app engine";
+    } else if (auto v3 = text::after(s, "Exceeded soft private memory limit with ")) {
+      // App Engine before 2014, without the limit: "Exceeded soft private memory limit with 131.207 MB after servicing 1342 requests total".
+      f.usage = units::parse_log_size(*v3);
+      if (!f.usage) return;
+      f.detail = "App Engine soft memory limit";
       name = "app engine";
     } else {
       // Cloud Functions (1st gen): "Error: memory limit exceeded. Function invocation was interrupted."

@@ -91,6 +91,9 @@ constexpr Pattern kPatterns[] = {
     {"The kernel appears to have died", kCompanion},
     {"pthread_create failed \\(EPERM\\)", kRegex | kCompanion},
     {" by signal", kCompanion},
+    // A signal named after "signal": yarn's 'Command failed with signal "SIGKILL"', Node's
+    // "exited with signal SIGKILL", "signal: SIGKILL".
+    {"signal:? \"?SIG(KILL|TERM|ABRT|SEGV|BUS)\\b", kRegex},
     {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
     {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},
@@ -269,6 +272,11 @@ class ExitStatus final : public Recognizer {
       return;
     }
     if (size_t p = s.find(" by signal"); p != std::string_view::npos && fish(line, s, p, out)) return;
+    if (size_t p = named_signal(s); p != std::string_view::npos && s.find(" by signal") == std::string_view::npos) {
+      std::string_view rest = platform::skip(s.substr(p + 6), ": \"");
+      for (const auto& n : kSignalNames)
+        if (text::starts_with(rest, n.name)) return signal(line, p, n.number, std::nullopt, out);
+    }
     if (size_t p = s.find(" by signal"); p != std::string_view::npos) {
       // "killed by signal 9", "terminated by signal SIGKILL", "is killed by signal: Killed."
       std::string_view rest = platform::skip(s.substr(p + 10), ": ");
@@ -477,6 +485,16 @@ class ExitStatus final : public Recognizer {
 
   // fish: "fish: Job 1, 'python3 x.py' terminated by signal SIGKILL (Forced quit)":
   // the shell's report, like bash's "Killed", with the command in quotes.
+  // Where "signal" is followed by a signal's name (after a colon, spaces or a
+  // quote): 'failed with signal "SIGKILL"', "exited with signal SIGKILL".
+  static size_t named_signal(std::string_view s) {
+    for (size_t p = s.find("signal"); p != std::string_view::npos; p = s.find("signal", p + 6)) {
+      std::string_view rest = platform::skip(s.substr(p + 6), ": \"");
+      if (text::starts_with(rest, "SIG")) return p;
+    }
+    return std::string_view::npos;
+  }
+
   bool fish(const Line& line, std::string_view s, size_t p, FactSink& out) {
     auto job = text::after(s, "fish: Job ");
     if (!job || !text::contains(s.substr(p), "SIGKILL")) return false;
@@ -529,8 +547,10 @@ class ExitStatus final : public Recognizer {
         size_t b = before.size();
         while (b > 0 && platform::is_digit(before[b - 1])) --b;
         std::string_view head = text::trim(before.substr(0, b));
+        // Not a timestamp's "+02:" ("2023-06-22T09:41:02+02:00  Terminated  Exit Code: 137", Nomad's task events).
         bool shell_head = !head.empty() && head.back() == ':' &&
-                          (head.find(' ') == std::string_view::npos || text::contains(head, ": line "));
+                          (head.find(' ') == std::string_view::npos || text::contains(head, ": line ")) &&
+                          (text::contains(head, ": line ") || head.size() < 2 || !platform::is_digit(head[head.size() - 2]));
         if (shell_head) {
           ok = true;
           pid = text::parse_i64(before.substr(b));

@@ -72,6 +72,7 @@ constexpr Pattern kPatterns[] = {
     {"enforced h_rss limit", kCompanion},
     {"has gone over (cgroup )?memory limit of ", kRegex | kCompanion},  // no gate word: read in pasted evidence, and near other failures in a large log
     {"PERIODIC_HOLD due to memory usage", kCompanion},  // HTCondor's periodic hold policy over the job's request
+    {"killed by HTCondor due to excessive memory us", kCompanion},  // CMS CRAB's PostJob: "Job killed by HTCondor due to excessive memory use (RSS=2614 MB)"
     {"has reached its limit for resource (mem|\\[\\{\"name\":\"mem\")", kRegex | kCompanion},  // Mesos's containerizer ("... and will be terminated")
     {"RequestMemory = ", kContext},
     {"killed due to exceeding (jobfs|walltime|cput|ncpus|disk)", kRegex | kCompanion},  // PBS Pro (NCI Gadi): not memory
@@ -239,6 +240,14 @@ class Hpc final : public Recognizer {
         if (auto mb = text::parse_double(*mb_text); mb && *mb > 0 && *mb < 1e9) limit = static_cast<uint64_t>(*mb * static_cast<double>(units::MiB));
       }
       detail = "Mesos container memory limit", name = "mesos";
+    } else if (auto v = text::after(s, "killed by HTCondor due to excessive memory us")) {
+      // CMS CRAB's retry handler, from the job's exit: "(RSS=2614 MB)".
+      if (guards::is_advice_line(s)) return false;
+      if (auto rss = text::after(*v, "RSS=")) {
+        std::string_view rest;
+        if (auto mb = text::parse_u64(*rss, &rest); mb && text::starts_with(rest, " MB")) usage = *mb * units::MiB;
+      }
+      detail = "HTCondor job memory limit (excessive memory use)", name = "htcondor";
     } else if (text::contains(s, "PERIODIC_HOLD due to memory usage")) {
       // "Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 2710000." (condor_q -hold):
       // the pool's policy holds (stops) a job whose usage passed its RequestMemory.

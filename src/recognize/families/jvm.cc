@@ -56,6 +56,7 @@ constexpr Pattern kPatterns[] = {
     {"MaxMetaspaceSize", kContext},
     {"MaxPermSize", kContext},
     {"MaxHeapSize=", kContext},
+    {"Max. Heap Size (Estimated): ", kContext},  // java -XshowSettings:vm
     {"JVM heap space is exhausted", kCompanion},
     {"running out of JVM heap space", kCompanion},
     {"configured max heap space is '", kContext},  // Gradle 8's health monitor: "The currently configured max heap space is '512 MiB' ..."  // Gradle 8: "The Daemon will expire after the build after running out of JVM heap space."
@@ -96,7 +97,8 @@ class Jvm final : public Recognizer {
     }
     if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=") ||
         text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize=") || text::contains(s, "MaxDirectMemorySize=") ||
-        text::contains(s, "configured max heap space is '") || text::contains(s, "ES_HEAP_SIZE=") || text::contains(s, "MAX_HEAP_SIZE="))
+        text::contains(s, "configured max heap space is '") || text::contains(s, "ES_HEAP_SIZE=") || text::contains(s, "MAX_HEAP_SIZE=") ||
+        text::contains(s, "Max. Heap Size (Estimated): "))
       settings(line, out);
     if (size_t p = s.find("OutOfDirectMemoryError: "); p != std::string_view::npos) {
       netty_direct(line, s.substr(p + 24), out);
@@ -415,6 +417,11 @@ class Jvm final : public Recognizer {
     }
     if (auto v = text::after(s, "MaxHeapSize=")) {
       if (auto b = platform::parse_binary_size(*v); b && *b > 0) emit(b, std::nullopt, "MaxHeapSize");
+    }
+    // `java -XshowSettings:vm -version`: "Max. Heap Size (Estimated): 4.97G",
+    // the ceiling the JVM chose from the memory it saw.
+    if (auto v = text::after(s, "Max. Heap Size (Estimated): ")) {
+      if (auto b = platform::parse_binary_size(*v); b && *b > 0) emit(b, std::nullopt, "-XshowSettings max heap");
     }
     // The heap as the launch scripts take it: Elasticsearch before 5
     // (ES_HEAP_SIZE=2g), Cassandra's cassandra-env.sh (MAX_HEAP_SIZE=4G).

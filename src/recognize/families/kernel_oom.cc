@@ -583,6 +583,7 @@ class KernelOom final : public Recognizer {
     if (!own) return;
     f.sequences = own->tasks;
     f.this_process = own->rss_pages * kPage;
+    if (r_.global && !r_.memcg && r_.ram_pages) f.total = r_.ram_pages * kPage;  // the machine's RAM, from Mem-Info
     if (other) {
       f.other_processes = other->rss_pages * kPage;
       f.detail += ",largest_other=" + other->name;

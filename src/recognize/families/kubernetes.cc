@@ -81,7 +81,7 @@ constexpr Pattern kPatterns[] = {
     {"System OOM encountered"},
     {"Cgroup OOM encountered"},
     {"Created an OOM event in container"},
-    {"must evict pod(s) to reclaim memory"},
+    {"must evict pod(s) to reclaim "},  // memory, or ephemeral-storage / nodefs / imagefs / pids (not memory)
     {"eviction manager: pods "},
     {"but no pods are active to evict", kCompanion},
     {"OOMKilling"},
@@ -703,13 +703,15 @@ class Kubernetes final : public Recognizer {
   // eviction; "pods <pod>_<ns>(<uid>) evicted" names its pod.
   bool eviction_manager(const Line& line, FactSink& out) {
     std::string_view s = line.text;
-    if (text::contains(s, "must evict pod(s) to reclaim memory")) {
+    if (auto r = text::after(s, "must evict pod(s) to reclaim ")) {
+      // Memory, or a disk or PID resource ("reclaim ephemeral-storage"): the
+      // latter is flushed as a look-alike.
       flush(out);
       pending_ = evicted_fact(line);
-      pending_->detail = "kubelet eviction manager (memory)";
+      pending_resource_ = std::string(text::first_word(*r).substr(0, 32));
+      pending_->detail = "kubelet eviction manager (" + pending_resource_ + ")";
       pending_->strength = 0.85f;
       pending_line_ = line.number;
-      pending_resource_ = "memory";
       platform(line, out);
       return true;
     }
