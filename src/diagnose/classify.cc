@@ -261,6 +261,24 @@ Decision decide_layer(const View& v) {
     return d;
   }
   if (const Fact* g = v.first_failure([](const Fact& f) { return f.kind == FactKind::gpu_oom; })) {
+    // A CUDA error is sticky: after a device-side assert or an illegal
+    // address every later call of the process fails, an allocation too. An
+    // out-of-memory after such a fault whose own figures leave the device
+    // room for the request many times over is that fault's echo.
+    if (g->free && g->requested && *g->free >= units::GiB && *g->free >= 4 * *g->requested) {
+      if (const Fact* fault = v.any([&](const Fact& f) {
+            return f.kind == FactKind::not_memory_failure && f.family == Family::cuda && f.where.source_index == g->where.source_index &&
+                   f.where.line < g->where.line &&
+                   (text::contains(f.detail, "device-side assert") || text::contains(f.detail, "illegal memory access") ||
+                    text::contains(f.detail, "misaligned address") || text::contains(f.detail, "launch failure") ||
+                    text::contains(f.detail, "illegal instruction"));
+          })) {
+        d = {Layer::not_memory, fault, 0.75f,
+             fault->detail + " came first, and the out-of-memory after it still saw " + units::format_bytes(*g->free) +
+                 " free for a request of " + units::format_bytes(*g->requested) + ": a CUDA error is sticky, so every later call fails"};
+        return d;
+      }
+    }
     Layer hint = g->layer == Layer::unknown ? Layer::gpu_vram : g->layer;
     // A GPU without memory of its own (Jetson, GB10) allocates from host RAM.
     if (hint == Layer::gpu_vram && v.platform("unified_memory")) {

@@ -304,5 +304,28 @@ TEST(GpuErrors, ADriverTooOldIsALookAlike) {
   EXPECT_EQ(d.layer, Layer::not_memory);
 }
 
+// TorchServe's worker after a device-side assert (modelled on
+// pytorch/serve#3114; paths, sizes and times ours): the CUDA out-of-memory
+// that follows still sees most of the device free. The fault is the failure;
+// without the fault, or with the device really full, the OOM stands.
+TEST(GpuErrors, AnOutOfMemoryAfterAStickyCudaFaultWithRoomToSpareIsTheFaults) {
+  const std::string fault =
+      "MODEL_LOG - ../aten/src/ATen/native/cuda/Indexing.cu:1236: indexSelectLargeIndex: block: [211,0,0], thread: [64,0,0] "
+      "Assertion `srcIndex < srcSelectDimSize` failed.\n"
+      "MODEL_LOG - RuntimeError: CUDA error: device-side assert triggered\n"
+      "MODEL_LOG - Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n";
+  auto oom = [](const std::string& free) {
+    return "MODEL_LOG - torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+           "22.04 GiB of which " + free + " is free. Process 1882 has 6.01 GiB memory in use. Of the allocated memory 351.90 MiB is "
+           "allocated by PyTorch, and 30.10 MiB is reserved by PyTorch but unallocated.\n";
+  };
+  Diagnosis echo = test::diagnose_text(fault + oom("16.01 GiB"));
+  EXPECT_EQ(echo.layer, Layer::not_memory);
+  EXPECT_EQ(echo.cause, Cause::not_memory);
+  EXPECT_EQ(test::diagnose_text(oom("16.01 GiB")).layer, Layer::gpu_vram);          // no fault before it
+  EXPECT_EQ(test::diagnose_text(fault + oom("12.00 MiB")).layer, Layer::gpu_vram);  // the device really was full
+  EXPECT_EQ(test::diagnose_text(oom("16.01 GiB") + fault).layer, Layer::gpu_vram);  // the fault came after
+}
+
 }  // namespace
 }  // namespace aimem
