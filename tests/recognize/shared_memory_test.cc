@@ -68,5 +68,20 @@ TEST(SharedMemory, PostgresLockTableIsNotShm) {
   EXPECT_NE(d.layer, Layer::container_limit);
 }
 
+// PostgreSQL's "out of shared memory" with its hint is the lock table
+// (modelled on a pg_dump failure over thousands of partitions; names and
+// counts ours): a look-alike, named as such.
+TEST(SharedMemory, PostgresLockTableFullIsALookAlike) {
+  const std::string log =
+      "pg_dump: error: query failed: ERROR:  out of shared memory\n"
+      "HINT:  You might need to increase max_locks_per_transaction.\n"
+      "pg_dump: error: query was: LOCK TABLE payments.ledger_2022_11 IN ACCESS SHARE MODE\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(d.cause, Cause::not_memory);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_NE(d.incidents[0].summary.find("max_locks_per_transaction"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -16,8 +16,10 @@
 //
 // A SIGBUS ("Bus error", "signal 7") is read as this only beside a df row
 // that shows a small /dev/shm; alone it is a bad mapping (exit_status.cc).
-// PostgreSQL's "out of shared memory" is its lock table, not /dev/shm, and
-// is not read here.
+// PostgreSQL's "out of shared memory" is its lock table, not /dev/shm: with
+// its hint ("HINT:  You might need to increase max_locks_per_transaction.")
+// it is a look-alike (not_memory): too many objects locked in one
+// transaction (pg_dump of a schema with thousands of tables).
 //
 // The layer is the container's limit on that tmpfs (the classifier moves it to
 // the pod's where Kubernetes limits are in view); the cause is that limit:
@@ -42,6 +44,7 @@ constexpr Pattern kPatterns[] = {
     {"Bus error", kContext},
     {"signal 7", kContext},
     {"SIGBUS", kContext},
+    {"increase max_locks_per_transaction", kCompanion},
 };
 
 constexpr uint64_t kSmallShm = uint64_t{1} << 30;  // a /dev/shm of 1 GiB or less was sized for a container
@@ -50,6 +53,7 @@ class SharedMemory final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (text::contains(s, "increase max_locks_per_transaction")) return lock_table(line, out);
     if (auto size = df_row(s)) {
       shm_size_ = size;
       return;
@@ -70,6 +74,19 @@ class SharedMemory final : public Recognizer {
       pending_.reset();
     }
   }
+
+  // PostgreSQL's lock table, once per input.
+  void lock_table(const Line& line, FactSink& out) {
+    if (lock_table_sent_) return;
+    lock_table_sent_ = true;
+    Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+    f.layer = Layer::not_memory;
+    f.cause = Cause::not_memory;
+    f.strength = 0.75f;
+    f.detail = "PostgreSQL's lock table is full (max_locks_per_transaction), not memory: \"out of shared memory\" is its wording for it";
+    out.add(std::move(f));
+  }
+  bool lock_table_sent_ = false;
 
   void finish(FactSink& out) override {
     if (!pending_ && bus_ && shm_size_ && *shm_size_ <= kSmallShm) pending_ = std::move(bus_);
