@@ -260,5 +260,24 @@ TEST(Jvm, MavensBareHeapMessageIsTheJavaHeap) {
   EXPECT_EQ(test::diagnose_text("The build uses 2 GB so that it never runs out of Java heap space.\n").layer, Layer::none);
 }
 
+// Cassandra's compaction reading a damaged mapped SSTable (modelled on a
+// Cassandra 3.0 thread with this InternalError under LZ4 decompression; the
+// frames' versions and times ours): the JVM's name for a SIGBUS in a mapped
+// read. A look-alike, even beside the heap figures of start-up.
+TEST(Jvm, AFaultInAnUnsafeMemoryAccessIsAMappedFilesNotMemory) {
+  const std::string log =
+      "INFO  [main] 2019-01-16 17:35:58,102 CassandraDaemon.java:487 - Heap size: 1052770304/1052770304\n"
+      "ERROR [CompactionExecutor:1] 2019-01-16 17:36:18,853 CassandraDaemon.java:207 - Exception in thread "
+      "Thread[CompactionExecutor:1,1,main]\n"
+      "java.lang.InternalError: a fault occurred in a recent unsafe memory access operation in compiled Java code\n"
+      "\tat net.jpountz.lz4.LZ4JNIFastDecompressor.decompress(LZ4JNIFastDecompressor.java:48) ~[lz4-1.3.0.jar:na]\n"
+      "\tat org.apache.cassandra.io.compress.CompressedRandomAccessReader.reBufferMmap(CompressedRandomAccessReader.java:183)\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(d.cause, Cause::not_memory);
+  // A heap OutOfMemoryError after it is still the failure.
+  EXPECT_EQ(test::diagnose_text(log + "java.lang.OutOfMemoryError: Java heap space\n").layer, Layer::jvm_heap);
+}
+
 }  // namespace
 }  // namespace aimem

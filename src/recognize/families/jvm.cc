@@ -44,6 +44,7 @@ constexpr Pattern kPatterns[] = {
      kRegex | kContext},
     {"OutOfMemoryError", kShared},  // other runtimes throw one too (Julia, Kotlin/Native); the generic reader reads those
     {"OutOfDirectMemoryError"},
+    {"a fault occurred in a recent unsafe memory access operation"},  // InternalError: SIGBUS on a mapped file, a look-alike
     {"Failed to allocate a ", kShared},
     {"insufficient memory for the Java Runtime", kCompanion},
     {"Native memory allocation"},
@@ -104,6 +105,21 @@ class Jvm final : public Recognizer {
       netty_direct(line, s.substr(p + 24), out);
       return;
     }
+    if (text::contains(s, "a fault occurred in a recent unsafe memory access operation")) {
+      // java.lang.InternalError for a SIGBUS the JVM caught in a read through
+      // a mapping (Unsafe, a MappedByteBuffer): the file under it was
+      // truncated, or its disk failed or filled. The name says memory; the
+      // memory was a file's.
+      if (unsafe_sent_ || guards::is_advice_line(s)) return;
+      unsafe_sent_ = true;
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::jvm);
+      f.layer = Layer::not_memory;
+      f.cause = Cause::not_memory;
+      f.strength = 0.7f;
+      f.detail = "a fault in a read through a memory-mapped file (the JVM's InternalError for SIGBUS: the file truncated or its disk failing), not memory running out";
+      out.add(std::move(f));
+      return;
+    }
     if (text::contains(s, "Pause Full (G1 Humongous Allocation)")) {
       humongous_full(line);
       return;
@@ -151,6 +167,8 @@ class Jvm final : public Recognizer {
     }
     return false;
   }
+
+  bool unsafe_sent_ = false;
 
   void finish(FactSink& out) override {
     flush(out);
