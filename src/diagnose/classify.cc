@@ -656,6 +656,14 @@ std::optional<Cause> cause_from_rollout(const View& v, Why& why) {
 // enough; the reason names the cue.
 std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& why) {
   PhaseVote p = phase_vote(v.facts, anchor);
+  // One failure reported twice in a paste (the shell's "Killed" under the
+  // command, the kernel's report from dmesg further down): the phase is read
+  // around whichever report of the incident stands nearest its cues.
+  for (size_t i : v.inc.failures) {
+    const Fact& f = v.facts[i];
+    if (&f == &anchor || f.where.source_index != anchor.where.source_index || f.kind == FactKind::exit_status) continue;
+    if (PhaseVote q = phase_vote(v.facts, f); q.score > p.score) p = q;
+  }
   if (p.cause == Cause::unknown || p.score < 0.25 || !p.cue) return std::nullopt;
   std::string where = p.cue->where.line ? " (line " + std::to_string(p.cue->where.line) + ")" : "";
   switch (p.cause) {

@@ -1791,5 +1791,42 @@ TEST(CauseMechanisms, ATinyDirectMemoryCapIsTheCap) {
   EXPECT_EQ(diagnose_text(oom).cause, Cause::concurrency_batch);
 }
 
+// A server replaying its write-ahead log at start (modelled on
+// prometheus/prometheus#12520; segments, sizes and times ours) is killed by
+// the kernel before it serves: the start-up load of its data.
+TEST(CauseMechanisms, ReplayingALogAtStartUpIsTheLoad) {
+  Diagnosis d = diagnose_text(
+      "Jul 04 09:26:44 mon-01 prometheus[3506]: level=info ts=2023-07-04T09:26:44.119Z caller=head.go:587 component=tsdb "
+      "msg=\"Replaying WAL, this may take a while\"\n"
+      "Jul 04 09:27:50 mon-01 prometheus[3506]: level=info ts=2023-07-04T09:27:50.126Z caller=head.go:658 component=tsdb "
+      "msg=\"WAL segment loaded\" segment=91023 maxSegment=93088\n"
+      "Jul 04 09:28:52 mon-01 kernel: Out of memory: Killed process 3506 (prometheus) total-vm:35812264kB, anon-rss:31204552kB, "
+      "file-rss:0kB, shmem-rss:0kB, UID:987 pgtables:62096kB oom_score_adj:0\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load) << reason_text(d);
+}
+
+// One kill pasted twice: the shell's "Killed" under the conversion command,
+// and dmesg's report further down (modelled on deepseek-ai/DeepSeek-V3#251;
+// paths and figures ours). The phase is read around the report nearest the
+// command, not only around the kernel's.
+TEST(CauseMechanisms, ThePhaseIsReadAroundTheNearestReportOfOneKill) {
+  const std::string shell =
+      "ops@gpu-07:~/ds$ python inference/convert.py --hf-ckpt-path /mnt/models/ds/ --save-path /mnt/models/ds-mp8 --model-parallel 8\n"
+      "  0%|          | 0/8 [00:00<?, ?it/s]\n"
+      "Killed\n";
+  std::string rest = "ops@gpu-07:~/ds$ free -g\n"
+                     "               total        used        free      shared  buff/cache   available\n"
+                     "Mem:             755          11         736           0           7         741\n";
+  for (int i = 0; i < 6; ++i) rest += "[Tue Jan 14 16:02:5" + std::to_string(i) + " 2025] audit: type=1400 apparmor=\"ALLOWED\"\n";
+  rest += "[Tue Jan 14 16:02:55 2025] Out of memory: Killed process 88412 (python) total-vm:795376520kB, anon-rss:765687288kB, "
+          "file-rss:2220kB, shmem-rss:0kB, UID:1000 pgtables:1507076kB oom_score_adj:0\n";
+  Diagnosis d = diagnose_text(shell + rest);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load) << reason_text(d);
+  // Without the shell's report near it, the command is too far from the kernel's to decide.
+  EXPECT_NE(diagnose_text(shell.substr(0, shell.rfind("Killed")) + rest).cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -130,6 +130,9 @@ constexpr Cue kCues[] = {
     {"convert_checkpoint", Cause::model_load, 0.9f, "converting a checkpoint"},
     // llama.cpp's first converters (convert-pth-to-ggml.py) and their kin.
     {"convert-pth", Cause::model_load, 0.9f, "converting a checkpoint"},
+    // A script named convert.py run on a checkpoint (llama.cpp's first
+    // converter, DeepSeek-V3's inference/convert.py): the whole checkpoint read in.
+    {"convert.py ", Cause::model_load, 0.7f, "converting a checkpoint"},
     {"convert_pth", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"-to-ggml", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"_to_gguf", Cause::model_load, 0.9f, "converting a checkpoint"},
@@ -142,6 +145,12 @@ constexpr Cue kCues[] = {
     {", in read_parquet", Cause::model_load, 0.8f, "reading a data file into memory"},
     {", in read_csv", Cause::model_load, 0.8f, "reading a data file into memory"},
     {"np.load(", Cause::model_load, 0.8f, "reading an array file into memory"},
+    // A server bringing its data back into memory at start (Prometheus's
+    // "Replaying WAL", a database's redo or AOF replay, a snapshot restore):
+    // the start-up load of what it serves, before any request.
+    {"replaying", Cause::model_load, 0.8f, "replaying its log into memory at start-up"},
+    {"wal segment loaded", Cause::model_load, 0.8f, "replaying its log into memory at start-up"},
+    {"restoring snapshot", Cause::model_load, 0.7f, "restoring a snapshot into memory"},
     {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
     {"init_model", Cause::model_load, 0.8f, "initialising the model"},
     {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},
