@@ -44,7 +44,7 @@ constexpr Pattern kPatterns[] = {
      kRegex | kContext},
     {"OutOfMemoryError", kShared},  // other runtimes throw one too (Julia, Kotlin/Native); the generic reader reads those
     {"OutOfDirectMemoryError"},
-    {"a fault occurred in a recent unsafe memory access operation"},  // InternalError: SIGBUS on a mapped file, a look-alike
+    {"a fault occurred in a recent unsafe memory access operation", kCompanion},  // InternalError: SIGBUS on a mapped file, a look-alike
     {"Failed to allocate a ", kShared},
     {"insufficient memory for the Java Runtime", kCompanion},
     {"Native memory allocation"},
