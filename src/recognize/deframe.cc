@@ -227,6 +227,7 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   Deframed d;
   d.input_lines = ls.text.size();
   d.time.resize(ls.text.size());
+  d.ansi = ansi;
   if (ansi) d.framings.emplace_back("ANSI escape sequences");
   for (int round = 0; round < kRounds; ++round) {
     size_t nonblank = 0;
@@ -265,6 +266,7 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
     }
     ls = std::move(next);
     d.framings.emplace_back(kNames[best]);
+    d.chain.push_back(static_cast<uint8_t>(best));
   }
   if (dedent(ls)) d.framings.emplace_back("common indentation");
   if (d.framings.empty()) return std::nullopt;
@@ -276,6 +278,46 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   if (input.back() == '\n') d.text += '\n';
   d.first_line = std::move(ls.origin);
   return d;
+}
+
+bool StreamDeframer::learn(std::string_view sample, int64_t reference_us) {
+  chain_.clear();
+  reference_us_ = reference_us;
+  auto d = deframe(sample, reference_us);
+  if (!d) return false;
+  chain_ = d->chain;
+  ansi_ = d->ansi;
+  return ansi_ || !chain_.empty();
+}
+
+void StreamDeframer::apply(std::string_view block, std::string& out, std::vector<std::pair<uint32_t, int64_t>>& times) const {
+  out.clear();
+  times.clear();
+  out.reserve(block.size());
+  uint32_t index = 0;
+  for (size_t pos = 0; pos < block.size(); ++index) {
+    size_t nl = block.find('\n', pos);
+    std::string_view raw = block.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    std::string line = ansi_ && raw.find('\x1b') != std::string_view::npos ? strip_ansi(raw) : std::string(raw);
+    bool timed = false;
+    for (uint8_t f : chain_) {
+      auto c = cut(static_cast<Framing>(f), line, reference_us_);
+      if (!c) continue;
+      if (c->rest.find('\x1b') != std::string::npos) c->rest = strip_ansi(c->rest);
+      for (char& ch : c->rest)
+        if (ch == '\n' || ch == '\r') ch = ' ';  // line for line
+      line = std::move(c->rest);
+      if (c->time && !timed) times.emplace_back(index, *c->time), timed = true;
+    }
+    // Never longer than the line it came from (a cut only removes; a JSON
+    // string's escapes only shrink), so the block's bound holds.
+    if (line.size() > raw.size()) line.resize(raw.size());
+    out += line;
+    if (nl == std::string_view::npos) break;
+    out += '\n';
+    pos = nl + 1;
+  }
 }
 
 }  // namespace aimem

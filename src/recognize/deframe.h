@@ -40,6 +40,8 @@ struct Deframed {
   std::vector<uint64_t> first_line;          // for each line of text, the 1-based input line it came from
   std::vector<std::optional<int64_t>> time;  // per input line (0-based): the framing's wall-clock time, UTC µs
   std::vector<std::string> framings;         // what was removed, for tests
+  std::vector<uint8_t> chain;                // the framings removed, outermost first (StreamDeframer)
+  bool ansi = false;                         // colour sequences were removed
   uint64_t input_lines = 0;
 };
 
@@ -48,5 +50,25 @@ struct Deframed {
 // to the record's input line by first_line. `reference_us` gives the
 // year to stamps without one (core/time.h, parse_line_time).
 std::optional<Deframed> deframe(std::string_view input, int64_t reference_us);
+
+// A log too large to hold (a container's json-file log, a node's
+// /var/log/pods file) is read block by block: the framings its first lines
+// carry are learnt once and taken off each line of every block, line for
+// line (a record holding several lines gives one, its lines joined by
+// spaces). The output is never longer than the block.
+class StreamDeframer {
+ public:
+  // From a sample of whole lines at the input's start; false when it carries no framing.
+  bool learn(std::string_view sample, int64_t reference_us);
+  // `block` without its framing into `out` (cleared first), with the same
+  // number of lines; `times` gets (0-based line of the block, UTC µs) for
+  // lines whose framing carried a time, in order.
+  void apply(std::string_view block, std::string& out, std::vector<std::pair<uint32_t, int64_t>>& times) const;
+
+ private:
+  std::vector<uint8_t> chain_;
+  bool ansi_ = false;
+  int64_t reference_us_ = 0;
+};
 
 }  // namespace aimem

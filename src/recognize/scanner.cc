@@ -283,6 +283,22 @@ int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to
 }
 
 void LineScanner::scan_block(const char* data, size_t len, bool /*final_piece*/) {
+  if (!framing_checked_) {
+    // The input's first lines decide whether it is framed (a container's
+    // json-file log): a sample of whole lines.
+    framing_checked_ = true;
+    size_t n = std::min(len, kFramingSample);
+    if (n < len)
+      if (const void* nl = memrchr(data, '\n', n)) n = static_cast<size_t>(static_cast<const char*>(nl) - data) + 1;
+    stream_framed_ = stream_deframer_.learn(std::string_view(data, n), source_.reference_us);
+  }
+  block_times_.clear();
+  block_first_line_ = line_no_;
+  if (stream_framed_) {
+    stream_deframer_.apply(std::string_view(data, len), framed_block_, block_times_);
+    data = framed_block_.data();
+    len = framed_block_.size();
+  }
   blk_ = data;
   blk_len_ = len;
   counted_to_ = 0;
@@ -333,6 +349,7 @@ void LineScanner::scan_block(const char* data, size_t len, bool /*final_piece*/)
 
 void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mask, const timeutil::LineTime* known_time) {
   ++candidates_;
+  const uint64_t block_line = line_no;  // before the map: a line of the scanned block's numbering
   if (line_map_ && line_no >= 1 && line_no - 1 < line_map_->size()) line_no = (*line_map_)[line_no - 1];
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   timeutil::LineTime time;
@@ -368,6 +385,11 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mas
   // Docker record's "time") where the line itself has none.
   if (deframed_ && !time.unix_us && !time.uptime_s && line_no >= 1 && line_no - 1 < deframed_->time.size())
     if (auto t = deframed_->time[line_no - 1]) time.unix_us = *t;
+  if (!block_times_.empty() && !time.unix_us && !time.uptime_s && block_line > block_first_line_) {
+    const uint64_t i = block_line - block_first_line_ - 1;
+    auto it = std::lower_bound(block_times_.begin(), block_times_.end(), std::make_pair(static_cast<uint32_t>(i), INT64_MIN));
+    if (it != block_times_.end() && it->first == i) time.unix_us = it->second;
+  }
 
   Line l{line, line_no, time, &source_};
   if (mask & PatternSet::kClaimBit) {
@@ -578,6 +600,7 @@ void LineScanner::finish() {
   if (finished_) return;
   finished_ = true;
   if (buf_len_ && line_no_ == 0 && full_bytes_ == 0) {
+    framing_checked_ = true;  // read whole below: a paste's framing comes off with deframe()
     // The whole input is still in the buffer (at most kBlock: a paste, not a
     // log file): remove a collector's framing (deframe.h), then rejoin lines
     // a terminal hard-wrapped (unwrap.h) before reading it. Deframing keeps

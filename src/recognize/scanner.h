@@ -111,6 +111,8 @@ class LineScanner final : public TextReader {
   // where a gate word occurs; the gate scan runs on two threads.
   static constexpr uint64_t kLargeInput = 64ULL << 20;
   static constexpr uint64_t kHead = 8ULL << 20;
+  // The first bytes whose lines decide whether a log read in blocks is framed.
+  static constexpr size_t kFramingSample = 64 << 10;
 
   LineScanner(const SourceContext& source, FactSink& sink);
   ~LineScanner() override;
@@ -163,6 +165,13 @@ class LineScanner final : public TextReader {
   std::unique_ptr<Unwrapped> unwrapped_;               // a hard-wrapped paste, rejoined (finish())
   const std::vector<uint64_t>* line_map_ = nullptr;  // its lines' numbers in the input
   std::unique_ptr<Deframed> deframed_;                 // a paste with its framing removed (finish())
+  // A log read in blocks whose first lines carry a framing (deframe.h):
+  // each block is scanned without it; the framing's times by block line.
+  StreamDeframer stream_deframer_;
+  bool framing_checked_ = false, stream_framed_ = false;
+  std::string framed_block_;
+  std::vector<std::pair<uint32_t, int64_t>> block_times_;
+  uint64_t block_first_line_ = 0;
 
   // State of the block being scanned (used by on_match).
   const char* blk_ = nullptr;

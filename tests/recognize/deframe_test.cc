@@ -50,7 +50,8 @@ std::string framed(const std::string& text, const std::function<std::string(size
   return out;
 }
 
-std::string stamp(size_t i) { return "2024-05-01T12:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + ".123456789Z"; }
+std::string two(size_t n) { return (n < 10 ? "0" : "") + std::to_string(n); }
+std::string stamp(size_t i) { return "2024-05-01T" + two(12 + i / 3600 % 12) + ":" + two(i / 60 % 60) + ":" + two(i % 60) + ".123456789Z"; }
 
 std::string json_escaped(const std::string& s) {
   std::string out;
@@ -194,6 +195,41 @@ TEST(Deframe, TheFramingsTimeDatesTheFailure) {
   const Fact& f = d.facts[d.incidents[0].failures[0]];
   ASSERT_TRUE(f.where.unix_us.has_value());
   EXPECT_EQ(*f.where.unix_us, *timeutil::make_unix_us(2024, 5, 1, 12, 0, 4, 123456));
+}
+
+TEST(Deframe, AStreamDeframerKeepsEveryLineAndItsTime) {
+  StreamDeframer sd;
+  const std::string sample = framed(kTorchOom, docker_json);
+  ASSERT_TRUE(sd.learn(sample, 0));
+  std::string out;
+  std::vector<std::pair<uint32_t, int64_t>> times;
+  // A block that also holds a line without the framing and a record of two lines.
+  const std::string block = sample + "plain line\n{\"log\":\"first\\nsecond\\n\",\"stream\":\"stdout\",\"time\":\"" + stamp(9) + "\"}\n";
+  sd.apply(block, out, times);
+  EXPECT_EQ(out, std::string(kTorchOom) + "plain line\nfirst second\n");
+  EXPECT_LE(out.size(), block.size());
+  ASSERT_EQ(times.size(), 6u);  // the five records of the sample and the last one
+  EXPECT_EQ(times.back().first, 6u);
+  EXPECT_EQ(times.back().second, *timeutil::make_unix_us(2024, 5, 1, 12, 0, 9, 123456));
+  EXPECT_FALSE(sd.learn(kTorchOom, 0));  // nothing to learn from a plain log
+}
+
+// A container's json-file log larger than a paste (over the scanner's 1 MiB
+// block) is read block by block, each line without its record.
+TEST(Deframe, ALargeJsonFileLogIsReadWithoutItsRecords) {
+  std::string plain;
+  for (int i = 0; i < 16000; ++i) plain += "INFO 05-01 12:00:00 engine.py:100] Avg prompt throughput: 12.0 tokens/s, GPU KV cache usage: 4.1%\n";
+  plain += kShellKill;
+  std::string json = framed(plain, docker_json);
+  ASSERT_GT(json.size(), size_t{2} << 20);
+  const Diagnosis d = test::diagnose_text(json);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(d.layer, test::diagnose_text(plain).layer);
+  const Fact& f = d.facts[d.incidents[0].failures[0]];
+  EXPECT_EQ(f.text, "Killed");  // the program's line, not the record
+  EXPECT_EQ(f.where.line, 16002u);
+  ASSERT_TRUE(f.where.unix_us.has_value());
+  EXPECT_EQ(*f.where.unix_us, *timeutil::make_unix_us(2024, 5, 1, 16, 26, 41, 123456));  // record 16001's time
 }
 
 // The corpus's training cases (tests/fixtures/corpus), every tenth, each in
