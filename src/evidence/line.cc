@@ -21,4 +21,13 @@ Fact make_fact(const Line& line, FactKind kind, Family family) {
   return f;
 }
 
+Fact look_alike(const Line& line, Family family, float strength, std::string detail) {
+  Fact f = make_fact(line, FactKind::not_memory_failure, family);
+  f.layer = Layer::not_memory;
+  f.cause = Cause::not_memory;
+  f.strength = strength;
+  f.detail = std::move(detail);
+  return f;
+}
+
 }  // namespace aimem

@@ -30,4 +30,8 @@ struct Line {
 // A fact of `kind` with the line's provenance and quoted text filled in.
 Fact make_fact(const Line& line, FactKind kind, Family family);
 
+// A look-alike: what failed, named, and not memory (layer and cause
+// not_memory), with its strength and what it was.
+Fact look_alike(const Line& line, Family family, float strength, std::string detail);
+
 }  // namespace aimem

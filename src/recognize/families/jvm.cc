@@ -112,12 +112,9 @@ class Jvm final : public Recognizer {
       // memory was a file's.
       if (unsafe_sent_ || guards::is_advice_line(s)) return;
       unsafe_sent_ = true;
-      Fact f = make_fact(line, FactKind::not_memory_failure, Family::jvm);
-      f.layer = Layer::not_memory;
-      f.cause = Cause::not_memory;
-      f.strength = 0.7f;
-      f.detail = "a fault in a read through a memory-mapped file (the JVM's InternalError for SIGBUS: the file truncated or its disk failing), not memory running out";
-      out.add(std::move(f));
+      out.add(look_alike(line, Family::jvm, 0.7f,
+                         "a fault in a read through a memory-mapped file (the JVM's InternalError for SIGBUS: the file truncated or its "
+                         "disk failing), not memory running out"));
       return;
     }
     if (text::contains(s, "Pause Full (G1 Humongous Allocation)")) {

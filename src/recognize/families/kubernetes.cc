@@ -370,11 +370,7 @@ class Kubernetes final : public Recognizer {
   void taint_eviction(const Line& line, FactSink& out) {
     if (taint_sent_ || guards::is_advice_line(line.text)) return;
     taint_sent_ = true;
-    Fact f = make_fact(line, FactKind::not_memory_failure, Family::kubernetes);
-    f.layer = Layer::not_memory;
-    f.cause = Cause::not_memory;
-    f.strength = 0.75f;
-    f.detail = "a taint-based eviction (the node went NotReady or unreachable), not memory pressure";
+    Fact f = look_alike(line, Family::kubernetes, 0.75f, "a taint-based eviction (the node went NotReady or unreachable), not memory pressure");
     f.pod = pod_here(line);
     platform(line, out);
     out.add(std::move(f));

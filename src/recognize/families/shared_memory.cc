@@ -79,12 +79,8 @@ class SharedMemory final : public Recognizer {
   void lock_table(const Line& line, FactSink& out) {
     if (lock_table_sent_) return;
     lock_table_sent_ = true;
-    Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
-    f.layer = Layer::not_memory;
-    f.cause = Cause::not_memory;
-    f.strength = 0.75f;
-    f.detail = "PostgreSQL's lock table is full (max_locks_per_transaction), not memory: \"out of shared memory\" is its wording for it";
-    out.add(std::move(f));
+    out.add(look_alike(line, Family::runtime, 0.75f,
+                       "PostgreSQL's lock table is full (max_locks_per_transaction), not memory: \"out of shared memory\" is its wording for it"));
   }
   bool lock_table_sent_ = false;
 
