@@ -135,19 +135,19 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (2391 cases since the sixteenth blind batch of 2026-12-04: validation
-// 87.3 / 55.2 / 82.8, training 95.7 / 72.9 / 94.9; the validation split took
-// the thirteenth to sixteenth batches' unread thirds, 35 of 40, 38 of 42,
-// 34 of 39 and 33 of 37 on layer). The sixteenth batch's training part
-// (83 cases, cause 37% when first read) lowered the training split's cause
-// share from 74.8% to 72.5%: its floor follows. A change that loses ground
-// fails here.
+// (2511 cases since the seventeenth blind batch of 2026-12-04: validation
+// 86.9 / 54.9 / 83.5, training 95.0 / 71.6 / 95.1; the validation split took
+// the thirteenth to seventeenth batches' unread thirds, 35 of 40, 38 of 42,
+// 34 of 39, 33 of 37 and 31 of 39 on layer). The sixteenth and seventeenth
+// batches' training parts (83 and 81 cases, cause 37% and 50% when first
+// read) lowered the training split's cause share from 74.8% to 71.6%: its
+// floor follows. A change that loses ground fails here.
 // Healthy logs: all "none" on the training split; on the validation split one
 // of the fifteenth batch's healthy logs reads as a failure, and it is not read
 // (that split is scored, never tuned on), so its floor is the share it holds.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{86.8, 54.5, 81.5, 98.5};
-constexpr Floors kTrainingFloor{95.2, 72.0, 94.0, 100.0};
+constexpr Floors kValidationFloor{86.5, 54.5, 82.0, 98.5};
+constexpr Floors kTrainingFloor{94.8, 71.0, 94.0, 100.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
   const Scores& s = scores();
