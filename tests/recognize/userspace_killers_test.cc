@@ -226,5 +226,36 @@ TEST(UserspaceKillers, LmkdsReclaimLineAndDasksOlderSpacingAreKills) {
   EXPECT_EQ(test::diagnose_text(dask).layer, Layer::userspace_oom_killer);
 }
 
+// lmkd as Android Studio's logcat view prints it (modelled on
+// pytorch/executorch#5582; packages, pids and sizes ours), and the in-kernel
+// killer of Android before lmkd, in its 3.10+ and its 2.6-3.4 wordings
+// (modelled on mozilla-b2g/gonk-misc#115): each a user-space killer's kill.
+TEST(UserspaceKillers, AndroidKillsInStudiosLogcatAndTheInKernelKiller) {
+  Diagnosis studio = test::diagnose_text(
+      "2024-10-02 21:07:44.102 21877-21877 ExecuTorch              com.example.llamademo                I  Model loaded in 11.93 s\n"
+      "2024-10-02 21:08:00.417   495-495   lowmemorykiller         lmkd                                 I  Kill "
+      "'com.example.llamademo' (21877), uid 10342, oom_score_adj 0 to free 6174208kB rss, 41208kB swap; reason: low watermark is "
+      "breached\n");
+  EXPECT_EQ(studio.layer, Layer::userspace_oom_killer);
+  ASSERT_FALSE(studio.incidents.empty());
+  const Fact& k = studio.facts[studio.incidents[0].failures[0]];
+  EXPECT_EQ(k.process, "com.example.llamademo");
+  EXPECT_EQ(k.pid, 21877);
+  EXPECT_EQ(k.rss, 6174208ull * 1024);
+
+  auto old = test::facts_of_kind("<4>[ 2207.480331] select 2544 (Gallery), adj 8, size 6890, to kill\n"
+                                 "<4>[ 2207.480419] send sigkill to 2544 (Gallery), adj 8, size 6890\n",
+                                 FactKind::userspace_kill);
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].process, "Gallery");
+  EXPECT_EQ(old[0].rss, 6890ull * 4096);
+  auto killing = test::facts_of_kind("<6>[ 5120.213] lowmemorykiller: Killing 'com.android.browser' (3120), adj 1000,\n",
+                                     FactKind::userspace_kill);
+  ASSERT_EQ(killing.size(), 1u);
+  EXPECT_EQ(killing[0].process, "com.android.browser");
+  // A sentence about it is not a kill.
+  EXPECT_TRUE(test::facts_of_kind("Try to send sigkill to 2544 (Gallery) by hand if it hangs.\n", FactKind::userspace_kill).empty());
+}
+
 }  // namespace
 }  // namespace aimem

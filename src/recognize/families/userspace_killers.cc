@@ -37,6 +37,11 @@
 //   lowmemorykiller: Kill 'com.example.app' (12345), uid 10123, oom_score_adj 900 to free 81234kB rss, 2048kB swap; reason: ...
 //   lmkd    : Reclaim 'com.example.app' (591), uid 10112, oom_score_adj 975, state 19 to free 19252kB rss, ...; reason: ...
 //     (later releases log the kill as "Reclaim" under the lmkd tag)
+//   2024-10-02 21:07:59.014   495-495   lowmemorykiller   lmkd   I  Kill 'com.example.app' (21877), uid 10342, ...
+//     (Android Studio's logcat view since 2022: tag, process and level in columns)
+// Android's in-kernel lowmemorykiller (drivers/staging/android/lowmemorykiller.c, before lmkd):
+//   lowmemorykiller: Killing 'com.android.browser' (2544), adj 1000,                  (3.10+)
+//   send sigkill to 2544 (Gallery), adj 8, size 6890                                   (2.6-3.4; size in pages)
 // Dask's nanny (distributed/nanny.py, worker memory management):
 //   distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting
 //   distributed.nanny.memory - WARNING - Worker tcp://10.0.0.5:40121 (pid=4242) exceeded 95% memory budget. Restarting...
@@ -73,6 +78,9 @@ constexpr Pattern kPatterns[] = {
     {"oomd kill:"},
     {"lowmemorykiller: Kill"},
     {"lmkd +: (Kill|Reclaim) '", kRegex},
+    {"lowmemorykiller +[^ ]+ +[VDIWEF] +(Kill|Reclaim) '", kRegex},
+    {"lowmemorykiller: Killing '"},
+    {"send sigkill to [0-9]+ \\(", kRegex},
     // "... budget. Restarting" (older releases: two blanks before Restarting); the nanny's "Worker process N was killed by signal" gates it
     {"memory budget.", kCompanion},
     {"Worker memory limit: ", kContext},
@@ -106,8 +114,16 @@ class UserspaceKillers final : public Recognizer {
     } else if (text::contains(s, "systemd-oomd") || text::contains(s, "due to memory pressure for") ||
                text::contains(s, "due to memory used (")) {
       oomd_systemd(line, out);
+    } else if (size_t ki = s.find("lowmemorykiller: Killing"); ki != std::string_view::npos) {
+      lmkd(line, s.substr(ki + 24), out, "Android lowmemorykiller (in-kernel)");
     } else if (size_t k = s.find("lowmemorykiller: Kill"); k != std::string_view::npos) {
       lmkd(line, s.substr(k + 21), out);
+    } else if (size_t sk = s.find("send sigkill to "); sk != std::string_view::npos && killer_prefix(s.substr(0, sk))) {
+      old_lowmemorykiller(line, s.substr(sk + 16), out);
+    } else if (size_t ak = s.find(" Kill '"); ak != std::string_view::npos && text::contains(s, "lowmemorykiller ")) {
+      lmkd(line, s.substr(ak + 5), out);
+    } else if (size_t ar = s.find(" Reclaim '"); ar != std::string_view::npos && text::contains(s, "lowmemorykiller ")) {
+      lmkd(line, s.substr(ar + 8), out);
     } else if (size_t r = s.find(": Reclaim '"); r != std::string_view::npos && text::contains(s, "lmkd")) {
       lmkd(line, s.substr(r + 10), out);
     } else if (size_t kk = s.find(": Kill '"); kk != std::string_view::npos && text::contains(s, "lmkd")) {
@@ -172,9 +188,31 @@ class UserspaceKillers final : public Recognizer {
 
   std::optional<uint64_t> dask_limit_;  // the Dask worker's memory limit, when logged
 
+  // What may stand before the in-kernel killer's words: nothing, the kernel's
+  // "<4>[ 2207.480419]" or its tag; not a sentence.
+  static bool killer_prefix(std::string_view before) {
+    before = text::trim(before);
+    return before.empty() || before.back() == ']' || text::ends_with(before, "lowmemorykiller:");
+  }
+
+  // The in-kernel killer of Android 2.x-4.x: "2544 (Gallery), adj 8, size 6890" (size in 4 KiB pages).
+  void old_lowmemorykiller(const Line& line, std::string_view s, FactSink& out) {
+    std::string_view rest;
+    auto pid = text::parse_i64(s, &rest);
+    if (!pid || !text::starts_with(rest, " (")) return;
+    Fact f = kill_fact(line, "Android lowmemorykiller (in-kernel)", out);
+    f.pid = pid;
+    f.process = std::string(text::take_until(rest.substr(2), ")").substr(0, 128));
+    if (auto sz = text::after(rest, "size ")) {
+      if (auto pages = text::parse_u64(*sz); pages && *pages < (1ULL << 32)) f.rss = *pages * 4 * units::KiB;
+    }
+    if (repeated(line, f.process + std::to_string(*pid))) return;
+    out.add(std::move(f));
+  }
+
   // " 'com.example.app' (12345), uid 10123, oom_score_adj 900 to free 81234kB rss, ..."
-  void lmkd(const Line& line, std::string_view s, FactSink& out) {
-    Fact f = kill_fact(line, "lmkd", out);
+  void lmkd(const Line& line, std::string_view s, FactSink& out, std::string_view killer = "lmkd") {
+    Fact f = kill_fact(line, killer, out);
     if (size_t q = s.find('\''); q != std::string_view::npos && q < 4) {
       std::string_view name = s.substr(q + 1);
       name = name.substr(0, std::min<size_t>(name.find('\''), 128));
