@@ -382,5 +382,18 @@ TEST(ExitStatus, ASignalNamedAfterTheWordSignalIsRead) {
   EXPECT_TRUE(test::facts_of_kind("error Command failed with signal \"SIGTERM\".\n", FactKind::process_killed).empty());
 }
 
+// uWSGI's harakiri (modelled on baifendian/Sirius#1; pids and paths ours):
+// the request ran past its timeout and the master killed the worker with
+// SIGKILL, which the next line reports. Not memory.
+TEST(ExitStatus, UwsgiHarakiriIsATimeoutNotMemory) {
+  Diagnosis d = test::diagnose_text(
+      "Thu Jul 28 09:14:02 2016 - *** HARAKIRI ON WORKER 4 (pid: 22817, try: 1) ***\n"
+      "Thu Jul 28 09:14:02 2016 - HARAKIRI [core 0] 10.31.6.20 - GET /report/usage since 1469668382\n"
+      "DAMN ! worker 4 (pid: 22817) died, killed by signal 9 :( trying respawn ...\n"
+      "Respawned uWSGI worker 4 (new pid: 23154)\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(d.cause, Cause::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -159,5 +159,19 @@ TEST(OsLimits, MapCountMemlockAndAPanelsPidLimitAreNotMemory) {
   EXPECT_EQ(pids.layer, Layer::not_memory);
 }
 
+// KeyDB's zmalloc failing in a fork while the server's mappings sit a few
+// areas under vm.max_map_count (modelled on Snapchat/KeyDB#451; figures
+// ours): the count, not memory; far under it, the refusal stands.
+TEST(OsLimits, AnAllocationFailureAtTheMappingCountIsTheCount) {
+  auto log = [](const std::string& areas) {
+    return "2187512:2093140:C 21 Jun 2022 13:40:14.001 # Out Of Memory allocating 98104 bytes!\n"
+           "$ sysctl vm.max_map_count\n"
+           "vm.max_map_count = 65530\n"
+           "$ wc -l < /proc/2093117/maps\n" + areas + "\n";
+  };
+  EXPECT_EQ(test::diagnose_text(log("65527")).layer, Layer::not_memory);
+  EXPECT_NE(test::diagnose_text(log("31200")).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

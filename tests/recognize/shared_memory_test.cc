@@ -83,5 +83,16 @@ TEST(SharedMemory, PostgresLockTableFullIsALookAlike) {
   EXPECT_NE(d.incidents[0].summary.find("max_locks_per_transaction"), std::string::npos);
 }
 
+// PostgreSQL's (and Greenplum's) cap on one allocation (modelled on
+// greenplum-db/gpdb#16409; the query and figures ours): a look-alike.
+TEST(SharedMemory, PostgresInvalidAllocRequestSizeIsALookAlike) {
+  Diagnosis d = test::diagnose_text(
+      "2023-09-11 12:29:54.334424 CST,\"gpadmin\",\"dw_ops\",p1954429,th1649297536,\"192.168.2.12\",\"53028\",,\"ERROR\",\"XX000\","
+      "\"invalid memory alloc request size 1073741824 (context 'ExecutorState') (mcxt.c:1271)\",,,,,,\"select distinct a.serial_no\"\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_NE(d.incidents[0].summary.find("MaxAllocSize"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aimem

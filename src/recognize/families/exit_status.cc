@@ -87,6 +87,7 @@ constexpr Pattern kPatterns[] = {
     {"internal compiler error: Killed \\(program ", kRegex},  // gcc's driver: its compiler proper died by SIGKILL
     {"got signal [0-9]+", kRegex | kCompanion},  // stress: "<-- worker 24 got signal 9"
     {"WORKER TIMEOUT", kCompanion},
+    {"*** HARAKIRI ON WORKER ", kCompanion},  // uWSGI's request timeout (harakiri = N), then SIGKILL
     {"fork rejected by pids controller", kCompanion},
     {"The kernel appears to have died", kCompanion},
     {"pthread_create failed \\(EPERM\\)", kRegex | kCompanion},
@@ -228,16 +229,18 @@ class ExitStatus final : public Recognizer {
       }
     }
     if (refused_or_gone(line, s, out)) return;
-    if (size_t p = s.find("WORKER TIMEOUT"); p != std::string_view::npos) {
+    const bool harakiri = text::contains(s, "*** HARAKIRI ON WORKER ");
+    if (size_t p = s.find("WORKER TIMEOUT"); p != std::string_view::npos || harakiri) {
       // gunicorn killing a worker that did not answer in time (its next line
-      // says "was sent SIGKILL! Perhaps out of memory?", which it was not).
+      // says "was sent SIGKILL! Perhaps out of memory?", which it was not),
+      // and uWSGI's harakiri ("*** HARAKIRI ON WORKER 4 (pid: 22817, try: 1) ***",
+      // then "worker 4 ... died, killed by signal 9").
       // The worker's death is the failure a client sees, and it is not memory:
       // a look-alike with its own cause, not context.
-      Fact f = make_fact(line, FactKind::not_memory_failure, Family::exit_status);
-      f.layer = Layer::not_memory;
-      f.strength = 0.7f;
-      f.detail = "gunicorn killed a worker that timed out (WORKER TIMEOUT)";
-      if (auto pid = text::after(s, "(pid:")) f.pid = text::parse_i64(*pid);
+      Fact f = look_alike(line, Family::exit_status, 0.7f,
+                          harakiri ? "uWSGI killed a worker whose request ran past its harakiri timeout"
+                                   : "gunicorn killed a worker that timed out (WORKER TIMEOUT)");
+      if (auto pid = text::after(s, harakiri ? "(pid: " : "(pid:")) f.pid = text::parse_i64(*pid);
       out.add(std::move(f));
       return;
     }

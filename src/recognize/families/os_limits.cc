@@ -60,7 +60,7 @@ constexpr Pattern kPatterns[] = {
     {"(Memory mapping file failed|mmap.*(Cannot allocate memory|ENOMEM))", kRegex | kContext},
     {"(Max locked memory|ulimit -l|RLIMIT_MEMLOCK)", kRegex | kContext},
     {"(mlock|ibv_reg_mr|memlock)", kRegex | kContext},
-    {"([Cc]annot allocate memory|os error 12|ENOMEM)", kRegex | kContext},
+    {"([Cc]annot allocate memory|os error 12|ENOMEM|Out Of Memory allocating)", kRegex | kContext},
     {"(io_uring|[Uu]ringReader)", kRegex | kContext},
     {"pid_limit", kContext},
     {"Map failed", kContext},
@@ -111,7 +111,9 @@ class OsLimits final : public Recognizer {
     if ((text::contains(s, "Cannot allocate memory") || text::contains(s, "os error 12") || text::contains(s, "ENOMEM")) &&
         pinned_line_ && line.number <= pinned_line_ + 3 && !locked_failed_)
       locked_failed_ = line.number;
-    if (text::icontains(s, "cannot allocate memory") || text::contains(s, "os error 12") || text::contains(s, "ENOMEM")) enomem_ = true;
+    if (text::icontains(s, "cannot allocate memory") || text::contains(s, "os error 12") || text::contains(s, "ENOMEM") ||
+        text::icontains(s, "out of memory allocating"))  // Redis/KeyDB's zmalloc: "Out Of Memory allocating 98104 bytes!"
+      enomem_ = true;
     if (text::contains(s, "create new native thread") || text::contains(s, "create native thread")) {
       if (!thread_failed_) thread_failed_ = line.number;
     }
@@ -195,8 +197,10 @@ class OsLimits final : public Recognizer {
   }
 
   void finish(FactSink& out) override {
-    // Areas counted at the limit or past it: any refusal is the count's.
-    const bool past = map_count_ && areas_ && *areas_ >= *map_count_ && enomem_;
+    // Areas counted at the limit or past it (within half a percent below: the
+    // count was taken a moment after the refusal, or a few areas are the
+    // loader's): any refusal is the count's.
+    const bool past = map_count_ && areas_ && *areas_ * 1000 >= *map_count_ * 995 && enomem_;
     if ((past || (map_failed_ && map_count_ && *map_count_ <= kDefaultMapCount)) && !seen_bootstrap_) {
       Line at{map_text_, map_line_, map_time_, source_};
       Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);

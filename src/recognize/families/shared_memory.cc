@@ -19,7 +19,10 @@
 // PostgreSQL's "out of shared memory" is its lock table, not /dev/shm: with
 // its hint ("HINT:  You might need to increase max_locks_per_transaction.")
 // it is a look-alike (not_memory): too many objects locked in one
-// transaction (pg_dump of a schema with thousands of tables).
+// transaction (pg_dump of a schema with thousands of tables). Its "invalid
+// memory alloc request size 1073741824" (PostgreSQL, Greenplum) is its 1 GB
+// cap on one allocation (MaxAllocSize): a value, a row or a sort too large for
+// one chunk, or a corrupt length read from disk; a look-alike too.
 //
 // The layer is the container's limit on that tmpfs (the classifier moves it to
 // the pod's where Kubernetes limits are in view); the cause is that limit:
@@ -45,6 +48,7 @@ constexpr Pattern kPatterns[] = {
     {"signal 7", kContext},
     {"SIGBUS", kContext},
     {"increase max_locks_per_transaction", kCompanion},
+    {"invalid memory alloc request size", kCompanion},
 };
 
 constexpr uint64_t kSmallShm = uint64_t{1} << 30;  // a /dev/shm of 1 GiB or less was sized for a container
@@ -54,6 +58,13 @@ class SharedMemory final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (text::contains(s, "increase max_locks_per_transaction")) return lock_table(line, out);
+    if (text::contains(s, "invalid memory alloc request size") && !alloc_cap_sent_ && !guards::is_advice_line(s)) {
+      alloc_cap_sent_ = true;
+      out.add(look_alike(line, Family::runtime, 0.7f,
+                         "PostgreSQL's cap on one allocation (MaxAllocSize, 1 GB): one value, row or sort too large for a single "
+                         "chunk, or a corrupt length read from disk, not memory running out"));
+      return;
+    }
     if (auto size = df_row(s)) {
       shm_size_ = size;
       return;
@@ -82,7 +93,7 @@ class SharedMemory final : public Recognizer {
     out.add(look_alike(line, Family::runtime, 0.75f,
                        "PostgreSQL's lock table is full (max_locks_per_transaction), not memory: \"out of shared memory\" is its wording for it"));
   }
-  bool lock_table_sent_ = false;
+  bool lock_table_sent_ = false, alloc_cap_sent_ = false;
 
   void finish(FactSink& out) override {
     if (!pending_ && bus_ && shm_size_ && *shm_size_ <= kSmallShm) pending_ = std::move(bus_);
