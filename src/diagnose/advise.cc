@@ -105,6 +105,11 @@ Numbers gather(const Incident& inc, const std::vector<Fact>& facts) {
   return n;
 }
 
+// Who printed the failure, for a summary without a process name: the
+// program its reader knows ("PyTorch", "ONNX Runtime"), or "a process" for
+// the generic reader, which knows none.
+std::string speaker(const Fact& h) { return h.family == Family::generic ? "a process" : std::string(source_label(h.family)); }
+
 std::string who(const Numbers& n) {
   if (!n.process.empty() && n.pid) return fmt::format("{} (pid {})", n.process, *n.pid);
   if (!n.process.empty()) return n.process;
@@ -171,7 +176,7 @@ void summarize(Incident& inc, const Numbers& n) {
       else if (h && h->kind == FactKind::process_killed)
         inc.summary = fmt::format("{} was killed (SIGKILL) with no other reason shown, most likely by the kernel OOM killer", who(n));
       else if (h && (h->kind == FactKind::host_alloc_failure || h->kind == FactKind::jvm_native_oom || h->kind == FactKind::gpu_oom))
-        inc.summary = fmt::format("{} could not allocate {}host memory{}", n.process.empty() ? std::string(source_label(h->family)) : who(n),
+        inc.summary = fmt::format("{} could not allocate {}host memory{}", n.process.empty() ? speaker(*h) : who(n),
                                   h->requested ? format_bytes(*h->requested) + " of " : "", h->detail.empty() ? "" : " (" + h->detail + ")");
       else
         inc.summary = fmt::format("{} could not get host memory", who(n));
@@ -187,7 +192,7 @@ void summarize(Incident& inc, const Numbers& n) {
       else if (h && h->kind == FactKind::kv_cache_shortage)
         inc.summary = "the engine found no GPU memory left for its KV cache";
       else if (h && h->requested)
-        inc.summary = fmt::format("{} failed to allocate {} on {}{}", h ? std::string(source_label(h->family)) : "a process",
+        inc.summary = fmt::format("{} failed to allocate {} on {}{}", h ? speaker(*h) : "a process",
                                   format_bytes(*h->requested), where_gpu,
                                   h->free && h->total ? fmt::format(" ({} free of {})", format_bytes(*h->free), format_bytes(*h->total)) : "");
       else if (h && (!h->container.empty() || !h->pod.empty()))  // a metric of a pod's GPU (DCGM), not a program's message
@@ -195,7 +200,7 @@ void summarize(Incident& inc, const Numbers& n) {
                                   h->container.empty() || h->pod.empty() ? "" : " of ", h->pod.empty() ? "" : "pod " + h->pod, where_gpu,
                                   h->free && h->total ? fmt::format(" ({} free of {})", format_bytes(*h->free), format_bytes(*h->total)) : "");
       else
-        inc.summary = fmt::format("{} ran out of memory on {}", h ? std::string(source_label(h->family)) : "a process", where_gpu);
+        inc.summary = fmt::format("{} ran out of memory on {}", h ? speaker(*h) : "a process", where_gpu);
       break;
     case Layer::js_heap:
       inc.summary = fmt::format("Node.js reached its V8 heap limit{}{}", n.heap_limit ? fmt::format(" (~{})", format_bytes(*n.heap_limit)) : "",

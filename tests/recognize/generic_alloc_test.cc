@@ -522,5 +522,19 @@ TEST(GenericAlloc, ARequestExceedingTheMemoryAvailableUnderAMetalCapIsTheDevices
   EXPECT_EQ(d.layer, Layer::gpu_vram);
 }
 
+// Apple Metal's command-buffer error (modelled on safx/waifu2x-metal#3;
+// paths and sizes ours): the device's memory, said in Metal's own names. The
+// summary names no program it does not know.
+TEST(GenericAlloc, MetalsCommandBufferInsufficientMemoryIsTheDevices) {
+  Diagnosis d = test::diagnose_text(
+      "$ ./waifu2x-metal -m noise_scale -n 2 -s 2.0 poster_6120x8600.png poster_x2.png\n"
+      "Fatal error: MetalExecutionError: Error Domain=MTLCommandBufferErrorDomain Code=8 \"Insufficient Memory (IOAF code 8)\" "
+      "UserInfo={NSLocalizedDescription=Insufficient Memory (IOAF code 8)}: file waifu2x/Model.swift, line 212\n"
+      "Illegal instruction: 4\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(d.incidents[0].summary.rfind("a process ", 0), 0u) << d.incidents[0].summary;
+}
+
 }  // namespace
 }  // namespace aimem

@@ -83,7 +83,7 @@ constexpr Pattern kPatterns[] = {
     {"out of heap space", kCaseless | kCompanion},          // MSVC: "fatal error C1060: compiler is out of heap space"
     {"cannot enlarge memory", kCaseless | kCompanion},      // Emscripten: "Cannot enlarge memory arrays to size N bytes (OOM)"
     // Where the memory was: device words, as context.
-    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap)",
+    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution)",
      kCi | kContext},
 };
 
@@ -96,7 +96,10 @@ bool device_word(std::string_view s) {
                                                 "[trt]", "tensorrt", "plugin_v2", "webgpu", "kv cache is full",
                                                 "maximum allowed buffer size",  // MLX's Metal buffer cap
                                                 "device memory", "devmem", "hpu", "habana", "gaudi", "_gmem", "synhelper", "directml",
-                                                "metal cap", "unified memory"};
+                                                "metal cap", "unified memory",
+                                                // Apple's Metal command buffers: "MTLCommandBufferErrorDomain Code=8
+                                                // \"Insufficient Memory\"", kIOGPUCommandBufferCallbackErrorOutOfMemory
+                                                "mtlcommandbuffer", "iogpu", "metalexecution"};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;
