@@ -136,7 +136,7 @@ struct Floors {
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
 // (2511 cases since the seventeenth blind batch of 2026-12-04: validation
-// 86.9 / 54.9 / 83.5, training 95.0 / 71.6 / 95.1; the validation split took
+// 87.2 / 54.9 / 83.5, training 95.4 / 71.6 / 95.1; the validation split took
 // the thirteenth to seventeenth batches' unread thirds, 35 of 40, 38 of 42,
 // 34 of 39, 33 of 37 and 31 of 39 on layer). The sixteenth and seventeenth
 // batches' training parts (83 and 81 cases, cause 37% and 50% when first
@@ -146,8 +146,8 @@ struct Floors {
 // of the fifteenth batch's healthy logs reads as a failure, and it is not read
 // (that split is scored, never tuned on), so its floor is the share it holds.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{86.5, 54.5, 82.0, 98.5};
-constexpr Floors kTrainingFloor{94.8, 71.0, 94.0, 100.0};
+constexpr Floors kValidationFloor{86.8, 54.5, 82.0, 98.5};
+constexpr Floors kTrainingFloor{95.0, 71.0, 94.0, 100.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
   const Scores& s = scores();
