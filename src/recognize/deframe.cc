@@ -193,36 +193,59 @@ struct Lines {
   std::vector<uint64_t> origin;  // 1-based input line
 };
 
-// Indentation every non-blank line shares (a Markdown code block, a paste
-// indented in an editor) comes off; the lines' own indentation stays.
-bool dedent(Lines& ls) {
-  size_t common = SIZE_MAX;
-  for (const auto& l : ls.text) {
+// The framing most of `lines` carry, if at least 3 in 5 of the non-blank
+// ones do; kFramings when none does.
+template <class Range>
+size_t dominant(const Range& lines, int64_t reference_us) {
+  size_t nonblank = 0;
+  std::array<size_t, kFramings> carried{};
+  for (const auto& l : lines) {
     if (blank(l)) continue;
-    size_t n = l.find_first_not_of(" \t");
-    if (n == 0 || (l[0] == '\t') != (l[n - 1] == '\t')) return false;  // none, or mixed tabs and spaces
+    ++nonblank;
+    for (size_t f = 0; f < kFramings; ++f) carried[f] += cut(static_cast<Framing>(f), l, reference_us).has_value();
+  }
+  size_t best = kFramings;
+  for (size_t f = 0; f < kFramings; ++f)
+    if (carried[f] * 5 >= nonblank * 3 && carried[f] >= 2 && (best == kFramings || carried[f] > carried[best])) best = f;
+  return best;
+}
+
+// Indentation every non-blank line shares (a Markdown code block, a paste
+// indented in an editor); 0 when there is none, or tabs and spaces mix.
+template <class Range>
+size_t common_indent(const Range& lines) {
+  size_t common = SIZE_MAX;
+  for (const auto& l : lines) {
+    if (blank(l)) continue;
+    size_t n = std::string_view(l).find_first_not_of(" \t");
+    if (n == 0 || (l[0] == '\t') != (l[n - 1] == '\t')) return 0;
     common = std::min(common, n);
   }
-  if (common == SIZE_MAX || common == 0) return false;
-  for (auto& l : ls.text) l.erase(0, std::min(common, l.size()));
-  return true;
+  return common == SIZE_MAX ? 0 : common;
 }
 
 }  // namespace
 
 std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
-  Lines ls;
-  bool ansi = input.find('\x1b') != std::string_view::npos;
-  for (size_t pos = 0; pos < input.size() && ls.text.size() < kMaxLines;) {
+  std::vector<std::string_view> views;
+  for (size_t pos = 0; pos < input.size() && views.size() < kMaxLines;) {
     size_t nl = input.find('\n', pos);
     std::string_view l = input.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    ls.text.push_back(ansi ? strip_ansi(l) : std::string(l));
-    ls.origin.push_back(ls.text.size());
+    views.push_back(l);
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
   }
-  if (ls.text.empty() || ls.text.size() >= kMaxLines) return std::nullopt;
+  if (views.empty() || views.size() >= kMaxLines) return std::nullopt;
+  // Most inputs carry nothing: decided on the input itself, before any copy.
+  const bool ansi = input.find('\x1b') != std::string_view::npos;
+  if (!ansi && dominant(views, reference_us) == kFramings && common_indent(views) == 0) return std::nullopt;
+
+  Lines ls;
+  for (std::string_view l : views) {
+    ls.text.push_back(ansi ? strip_ansi(l) : std::string(l));
+    ls.origin.push_back(ls.text.size());
+  }
 
   Deframed d;
   d.input_lines = ls.text.size();
@@ -230,17 +253,7 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   d.ansi = ansi;
   if (ansi) d.framings.emplace_back("ANSI escape sequences");
   for (int round = 0; round < kRounds; ++round) {
-    size_t nonblank = 0;
-    std::array<size_t, kFramings> carried{};
-    for (const auto& l : ls.text) {
-      if (blank(l)) continue;
-      ++nonblank;
-      for (size_t f = 0; f < kFramings; ++f) carried[f] += cut(static_cast<Framing>(f), l, reference_us).has_value();
-    }
-    // The framing most lines carry, if at least 3 in 5 do.
-    size_t best = kFramings;
-    for (size_t f = 0; f < kFramings; ++f)
-      if (carried[f] * 5 >= nonblank * 3 && carried[f] >= 2 && (best == kFramings || carried[f] > carried[best])) best = f;
+    const size_t best = dominant(ls.text, reference_us);
     if (best == kFramings) break;
     Lines next;
     for (size_t i = 0; i < ls.text.size(); ++i) {
@@ -268,7 +281,10 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
     d.framings.emplace_back(kNames[best]);
     d.chain.push_back(static_cast<uint8_t>(best));
   }
-  if (dedent(ls)) d.framings.emplace_back("common indentation");
+  if (size_t indent = common_indent(ls.text)) {
+    for (auto& l : ls.text) l.erase(0, std::min(indent, l.size()));
+    d.framings.emplace_back("common indentation");
+  }
   if (d.framings.empty()) return std::nullopt;
   d.text.reserve(input.size());
   for (size_t i = 0; i < ls.text.size(); ++i) {
