@@ -136,7 +136,10 @@ void summarize(Incident& inc, const Numbers& n) {
   switch (inc.layer) {
     case Layer::container_limit:
     case Layer::k8s_pod_limit:
-      if (h && (h->kind == FactKind::kernel_oom_kill || h->kind == FactKind::kernel_oom_event)) {
+      if (h && h->family == Family::generic && h->kind == FactKind::kernel_oom_kill) {
+        inc.summary = fmt::format("{} was stopped at its {} limit ({})", who(n), n.limit ? format_bytes(*n.limit) + " memory" : std::string("memory"),
+                                  h->detail);
+      } else if (h && (h->kind == FactKind::kernel_oom_kill || h->kind == FactKind::kernel_oom_event)) {
         std::string cg = n.cgroup.empty() ? "its memory cgroup" : "memory cgroup " + n.cgroup;
         if (n.limit)
           inc.summary = fmt::format("{} was killed when {} reached its {} limit", who(n), cg, format_bytes(*n.limit));

@@ -63,6 +63,11 @@ struct View {
 };
 
 bool is_kernel(const Fact& f) { return f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event; }
+// A memory limit exceeded, read by the generic limit reader (generic_limit.cc):
+// no kernel and no named killer, so it ranks after the precise readings.
+bool generic_limit(const Fact& f) {
+  return f.family == Family::generic && (f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::userspace_kill);
+}
 
 const Fact* host_ram_state(const View& v);
 // A limit no runtime starts in: a kill under it is the limit's (exit 137 alone, limit_cause).
@@ -133,7 +138,7 @@ constexpr uint64_t kImpossibleRequest = uint64_t{1} << 48;
 Decision decide_layer(const View& v) {
   Decision d;
   // 1. The kernel's OOM report.
-  if (const Fact* k = v.first_failure([](const Fact& f) { return is_kernel(f) && f.layer != Layer::unknown; })) {
+  if (const Fact* k = v.first_failure([](const Fact& f) { return is_kernel(f) && f.layer != Layer::unknown && !generic_limit(f); })) {
     d.decisive = k;
     d.confidence = k->strength;
     if (k->layer == Layer::host_ram) {
@@ -162,7 +167,7 @@ Decision decide_layer(const View& v) {
   }
   // A lone "Killed process" line without its prefix: the kernel killed, but
   // which limit? The platform evidence decides; the host when there is none.
-  if (const Fact* k = v.first_failure([](const Fact& f) { return f.kind == FactKind::kernel_oom_kill; })) {
+  if (const Fact* k = v.first_failure([](const Fact& f) { return f.kind == FactKind::kernel_oom_kill && !generic_limit(f); })) {
     d.decisive = k;
     d.confidence = 0.7f;
     if (v.has(FactKind::k8s_oomkilled) || v.platform("kubernetes")) {
@@ -218,7 +223,7 @@ Decision decide_layer(const View& v) {
     return d;
   }
   // 4. User-space killers.
-  if (const Fact* u = v.failure(FactKind::userspace_kill)) {
+  if (const Fact* u = v.first_failure([](const Fact& f) { return f.kind == FactKind::userspace_kill && !generic_limit(f); })) {
     std::string killer = u->detail.empty() ? "a user-space OOM killer" : u->detail;
     std::string victim = !u->process.empty() ? u->process : !u->cgroup.empty() ? u->cgroup : "a process";
     d = {Layer::userspace_oom_killer, u, std::max(0.85f, u->strength), killer + " killed " + victim + " on memory pressure, before the kernel's OOM killer"};
@@ -336,6 +341,15 @@ Decision decide_layer(const View& v) {
   }
   if (const Fact* j = v.failure(FactKind::jvm_native_oom)) {
     d = {host_or_limit(v, Layer::host_ram), j, 0.75f, "the JVM could not commit native memory from the operating system"};
+    return d;
+  }
+  // A memory limit reported exceeded in words no family knows (generic_limit.cc):
+  // the line names who enforced it, or nothing; Kubernetes evidence beside it
+  // makes an unnamed enforcer the pod's limit.
+  if (const Fact* g = v.first_failure(generic_limit)) {
+    Layer layer = g->layer;
+    if (layer == Layer::container_limit && (v.has(FactKind::k8s_oomkilled) || v.platform("kubernetes"))) layer = Layer::k8s_pod_limit;
+    d = {layer, g, 0.7f, g->detail};
     return d;
   }
   // An interpreter's own per-process cap (PHP's memory_limit, php.cc): the

@@ -8,6 +8,8 @@
 #include <array>
 #include <cctype>
 
+#include <fmt/format.h>
+
 #include "core/doc_reader.h"
 #include "core/time.h"
 
@@ -145,6 +147,23 @@ std::optional<Cut> json_record(std::string_view l, int64_t reference_us) {
     std::string extra = j[k].get<std::string>();
     while (!extra.empty() && (extra.back() == '\n' || extra.back() == '\r')) extra.pop_back();
     if (!extra.empty()) c.rest += "\n" + extra;
+  }
+  // The record's own figures after its message ("rss":44302336 in a pino or
+  // bunyan stats record whose "msg" is empty): a series the program logged
+  // as fields, read as name=value. Bookkeeping numbers are left out.
+  std::string figures;
+  size_t n = 0;
+  for (const auto& [k, val] : j.items()) {
+    if (!val.is_number() || n >= 16) continue;
+    static constexpr std::string_view kSkip[] = {"time", "ts", "timestamp", "level", "lvl", "severity", "pid", "tid",
+                                                 "v", "line", "lineno", "port", "status", "code", "hostname"};
+    if (std::find(std::begin(kSkip), std::end(kSkip), std::string_view(k)) != std::end(kSkip)) continue;
+    figures += " " + k + "=" + (val.is_number_float() ? fmt::format("{:g}", val.get<double>()) : val.dump());
+    ++n;
+  }
+  if (!figures.empty()) {
+    size_t eol = c.rest.find('\n');
+    c.rest.insert(eol == std::string::npos ? c.rest.size() : eol, c.rest.empty() || eol == 0 ? figures.substr(1) : figures);
   }
   c.time = record_time(j, reference_us);
   return c;

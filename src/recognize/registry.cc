@@ -36,6 +36,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kExitStatusEntry,
     &kHpcEntry,
     &kGenericAllocEntry,
+    &kGenericLimitEntry,
     &kMemorySeriesEntry,
     &kAllocatorStatsEntry,
     &kUnifiedMemoryEntry,

@@ -145,7 +145,12 @@ PatternSet::PatternSet() {
   std::vector<std::string> exprs;
   std::vector<unsigned> flags, ids;
   for (size_t r = 0; r < entries.size(); ++r) {
-    if (entries[r]->family == Family::generic) generic_index_ = r;
+    // The allocation-failure reader keeps off a line a family claimed; the
+    // limit reader does not (a family's pattern that finds no report of its
+    // own program leaves the line to it: "fatal: process exceeded memory
+    // limit" matches Slurm's words without being Slurm's), and ShadowingSink
+    // still drops its fact beside any family's failure.
+    if (entries[r]->family == Family::generic && entries[r]->name != "generic_limit") generic_mask_ |= 1ULL << r;
     for (const Pattern& p : entries[r]->patterns) {
       exprs.push_back((p.flags & kRegex) ? std::string(p.expr) : escape_literal(p.expr));
       unsigned f = 0;
@@ -394,7 +399,7 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mas
   Line l{line, line_no, time, &source_};
   if (mask & PatternSet::kClaimBit) {
     mask &= ~PatternSet::kClaimBit;
-    if (size_t g = PatternSet::instance().generic_index(); g < 63) mask &= ~(1ULL << g);
+    mask &= ~PatternSet::instance().generic_mask();
   }
   while (mask) {
     int r = __builtin_ctzll(mask);

@@ -49,7 +49,7 @@ class PatternSet {
   uint64_t bits(unsigned pattern_id) const {
     return (1ULL << pattern_owner_[pattern_id]) | (pattern_claims_[pattern_id] ? kClaimBit : 0);
   }
-  size_t generic_index() const { return generic_index_; }
+  uint64_t generic_mask() const { return generic_mask_; }  // the generic readers' bits
   size_t recognizer_count() const { return recognizer_count_; }
   const std::vector<std::string>& expressions() const { return expressions_; }
   uint64_t hash() const { return hash_; }
@@ -61,7 +61,7 @@ class PatternSet {
   hs_database* db_ = nullptr;
   std::vector<uint16_t> pattern_owner_;
   std::vector<bool> pattern_claims_;
-  size_t generic_index_ = SIZE_MAX;
+  uint64_t generic_mask_ = 0;
   std::vector<std::string> expressions_;
   size_t recognizer_count_ = 0;
   uint64_t hash_ = 0;

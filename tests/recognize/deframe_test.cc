@@ -12,6 +12,7 @@
 
 #include <fstream>
 #include <functional>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/time.h"
@@ -133,6 +134,26 @@ TEST(Deframe, AStackTraceInARecordsFieldBecomesLinesOfThatRecord) {
   bool at_record = false;
   for (const Fact& f : facts) at_record |= is_failure(f.kind) && f.where.line == 2;
   EXPECT_TRUE(at_record);
+}
+
+// A record's own figures stay after its message (a bunyan stats record,
+// modelled on mozilla/fxa-auth-server#422, whose "msg" is empty): read as
+// name=value they are the series that shows the heap climbing.
+TEST(Deframe, ARecordsFiguresStayAfterItsMessage) {
+  std::string in;
+  const double heap[] = {18.2e6, 160.4e6, 402.9e6, 688.0e6, 960.7e6};
+  for (int k = 0; k < 5; ++k)
+    in += fmt::format("{{\"name\":\"api\",\"hostname\":\"api1\",\"pid\":4711,\"level\":30,\"stat\":\"mem\",\"rss\":{:.0f},"
+                      "\"heapUsed\":{:.0f},\"msg\":\"\",\"time\":\"2014-02-0{}T06:00:00.000Z\",\"v\":0}}\n",
+                      heap[k] * 1.2, heap[k], k + 1);
+  in += "FATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - process out of memory\n";
+  auto d = deframe(in, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_NE(d->text.find("heapUsed=18200000 rss=21840000\n"), std::string::npos) << d->text;  // the fields in name order
+  EXPECT_EQ(d->text.find("pid="), std::string::npos) << "bookkeeping numbers are left out";
+  Diagnosis diag = test::diagnose_text(in);
+  EXPECT_EQ(diag.layer, Layer::js_heap);
+  EXPECT_EQ(diag.cause, Cause::leak_or_accumulation);
 }
 
 TEST(Deframe, ALogsOwnLinesAndAMinorityFramingStay) {

@@ -536,5 +536,22 @@ TEST(GenericAlloc, MetalsCommandBufferInsufficientMemoryIsTheDevices) {
   EXPECT_EQ(d.incidents[0].summary.rfind("a process ", 0), 0u) << d.incidents[0].summary;
 }
 
+// Reserving is allocating when a size or the word memory follows: an
+// engine's refusal in an invented wording (the generic layer must not depend
+// on one program's) is the device's. containerd's "failed to reserve
+// container name" (kubelet events, as in kubernetes/kubernetes issues about
+// CreateContainerError) reserves a name, not memory.
+TEST(GenericAlloc, FailedToReserveMemoryIsAnAllocationAndANameIsNot) {
+  Diagnosis dev = test::diagnose_text("ERROR: failed to reserve 20.0 GiB of device memory for the KV cache: only 12.3 GiB free\n");
+  EXPECT_EQ(dev.layer, Layer::gpu_vram);
+  Diagnosis host = test::diagnose_text("fatal: could not reserve memory for the sort buffer (1.5 GB)\n");
+  EXPECT_EQ(host.layer, Layer::host_ram);
+  Diagnosis name = test::diagnose_text(
+      "  Warning  Failed  12s  kubelet  Error: failed to reserve container name \"api_web-7d9f_prod_0\": name \"api_web-7d9f_prod_0\" is "
+      "reserved for \"4f1c0a\"\n");
+  EXPECT_NE(name.layer, Layer::host_ram);
+  EXPECT_NE(name.layer, Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

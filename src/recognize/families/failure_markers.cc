@@ -12,6 +12,12 @@
 //   level=info msg="Kill container \"b2f7..\""                     the runtime killing a container it was told to stop
 //   Error: EMFILE: too many open files, open '/srv/notes/a.md'     the open-file limit (ulimit -n), Node / Python / Rust wordings
 //   RequestId: 7d2e... Process exited before completing request    AWS Lambda: the function's process ended mid-request
+//   Fatal Python error: Segmentation fault / Bus error (core dumped)   a crash (not CPython's "Cannot recover from MemoryError")
+//   thread 'main' panicked at 'called `Option::unwrap()` ...'      a Rust panic
+//   terminate called after throwing an instance of 'std::runtime_error'   a C++ exception (not bad_alloc)
+//   Exception in thread "main" java.lang.NullPointerException      a Java exception (not OutOfMemoryError)
+//   OSError: [Errno 28] No space left on device                    the disk (not /dev/shm, which is memory)
+//   TimeoutError: ... / execution took longer than 1h0m0s          a time limit
 //
 // One not_memory_failure per kind of marker (at most kMaxFacts), family
 // generic (so the scanner's ShadowingSink drops it near any family's
@@ -39,11 +45,29 @@ constexpr Pattern kPatterns[] = {
     {"Kill container", kContext},
     {"(EMFILE|[Tt]oo many open files)", kRegex | kContext},
     {"Process exited before completing request", kContext},
+    {"(Fatal Python error: |^\\s*Bus error)", kRegex | kContext},
+    {"thread '[^']*' panicked at", kRegex | kContext},
+    {"terminate called after throwing an instance of", kContext},
+    {"Exception in thread \"", kContext},
+    {"(No space left on device|ENOSPC|\\[Errno 28\\]|Disk quota exceeded)", kRegex | kContext},
+    {"(TimeoutError|timed out after|took longer than|DEADLINE_EXCEEDED)", kRegex | kContext},
 };
 
 constexpr size_t kMaxFacts = 4;
 
-enum Marker : size_t { kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit, kMarkers };
+enum Marker : size_t {
+  kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
+  kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kMarkers
+};
+
+// Words that make a crash or an exception memory's after all: its own family
+// reads it (a CPython MemoryError, bad_alloc, OutOfMemoryError), so the marker
+// stays silent.
+bool names_memory(std::string_view s) {
+  for (std::string_view w : {"memory", "bad_alloc", "OutOfMemory", "OOM", "alloc", "/dev/shm", "shm"})
+    if (text::icontains(s, w)) return true;
+  return false;
+}
 
 class FailureMarkers final : public Recognizer {
  public:
@@ -65,6 +89,20 @@ class FailureMarkers final : public Recognizer {
       return mark(line, kLambdaExit, "the function's process exited before completing the request (AWS Lambda)", out);
     if (text::contains(s, "Kill container"))
       return mark(line, kKillContainer, "the container runtime killing a container it was told to stop", out);
+    if (names_memory(s)) return;
+    if (text::contains(s, "Fatal Python error: ") || text::starts_with(t, "Bus error"))
+      return mark(line, kCrash, "a crash (a fatal signal in the process), not memory running out", out);
+    if (text::contains(s, "' panicked at")) return mark(line, kRustPanic, "a Rust panic", out);
+    if (text::contains(s, "terminate called after throwing an instance of"))
+      return mark(line, kCppThrow, "an uncaught C++ exception (not bad_alloc)", out);
+    if (text::contains(s, "Exception in thread \""))
+      return mark(line, kJavaException, "an uncaught Java exception (not OutOfMemoryError)", out);
+    if (text::contains(s, "No space left on device") || text::contains(s, "ENOSPC") || text::contains(s, "[Errno 28]") ||
+        text::contains(s, "Disk quota exceeded"))
+      return mark(line, kDiskFull, "the disk is full (no space left on device): not memory", out);
+    if (text::contains(s, "TimeoutError") || text::contains(s, "timed out after") || text::contains(s, "took longer than") ||
+        text::contains(s, "DEADLINE_EXCEEDED"))
+      return mark(line, kTimeout, "a time limit (a timeout), not memory", out);
   }
 
  private:
@@ -85,9 +123,9 @@ class FailureMarkers final : public Recognizer {
 
 }  // namespace
 
-// The entry is not Family::generic: the scanner takes the entry of that family
-// for the allocation-failure reader (generic_alloc.cc) it runs on unclaimed
-// lines. Its facts are, so that ShadowingSink drops them near a family's failure.
+// The entry is not Family::generic: the scanner keeps the generic entries off
+// lines a family claimed, and a marker beside a family's pattern is still a
+// marker. Its facts are, so that ShadowingSink drops them near a family's failure.
 const RecognizerEntry kFailureMarkersEntry{"failure_markers", Family::runtime, kPatterns,
                                            [] { return std::unique_ptr<Recognizer>(new FailureMarkers); }};
 

@@ -33,6 +33,7 @@ extern const RecognizerEntry kKubernetesEntry;
 extern const RecognizerEntry kExitStatusEntry;
 extern const RecognizerEntry kHpcEntry;
 extern const RecognizerEntry kGenericAllocEntry;
+extern const RecognizerEntry kGenericLimitEntry;
 extern const RecognizerEntry kMemorySeriesEntry;
 extern const RecognizerEntry kAllocatorStatsEntry;
 extern const RecognizerEntry kStackLimitsEntry;

@@ -57,6 +57,7 @@ constexpr Pattern kPatterns[] = {
     {"out_of_(device_|host_)?memory", kCi | kCompanion},
     {"oom when allocating", kCaseless},
     {"(failed|unable|could ?n[o']?t|cannot|can't) (to )?allocate", kCi},
+    {"(failed|unable|could ?n[o']?t|cannot|can't) (to )?reserve", kCi | kCompanion},  // with a size or "memory" after it (reserve_failed)
     {"alloc(ation)?[ _]failed", kCi},
     {"memory allocation of [0-9]+ bytes", kCi},
     {"bad_alloc", kLiteral},
@@ -172,6 +173,7 @@ class GenericAlloc final : public Recognizer {
     if (!at) at = alloc_word_failed(s);
     if (!at) at = allocator_returned_enomem(s);
     if (!at) at = required_over_available(s);
+    if (!at) at = reserve_failed(s);
     if (!at) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
       return;
@@ -211,6 +213,33 @@ class GenericAlloc final : public Recognizer {
     auto have = text::parse_u64(rest.substr(o + 9), &tail);
     if (!have || *need <= *have || !text::icontains(tail.substr(0, 24), "available")) return std::nullopt;
     return r;
+  }
+
+  // "failed to reserve 20.0 GiB of device memory", "could not reserve memory
+  // for the sort buffer": reserving is allocating when a size with its unit
+  // or the word memory follows in the same clause ("failed to reserve
+  // container name" is not).
+  static std::optional<size_t> reserve_failed(std::string_view s) {
+    size_t lead = text::ifind(s, " to reserve ");
+    size_t after = lead == std::string_view::npos ? lead : lead + 12;
+    if (lead == std::string_view::npos) {
+      lead = text::ifind(s, "not reserve ");
+      if (lead == std::string_view::npos) return std::nullopt;
+      after = lead + 12;
+    }
+    std::string_view tail = s.substr(after, 48);
+    tail = tail.substr(0, std::min(tail.find(". "), tail.find_first_of(";!?")));
+    bool sized = false;
+    for (size_t i = 0; i < tail.size() && !sized; ++i)
+      if (tail[i] >= '0' && tail[i] <= '9' && (i == 0 || tail[i - 1] == ' ')) {
+        std::string_view rest;
+        auto v = units::parse_log_size(tail.substr(i), &rest);
+        sized = v && *v >= units::MiB && rest.size() < tail.size() - i - 1;  // a unit was read
+      }
+    if (!sized && !text::icontains(tail, "memory")) return std::nullopt;
+    size_t w = lead;
+    while (w > 0 && s[w - 1] != ' ') --w;  // the word before: "failed", "could", "unable"
+    return w;
   }
 
   // An allocator's own name followed by "failed" in the same clause:
@@ -333,7 +362,7 @@ class GenericAlloc final : public Recognizer {
       while (b > 0 && (word_char(head[b - 1]) || head[b - 1] == '.')) --b;
       head = text::trim(head.substr(0, b));
     }
-    return head.empty() || head.back() == ':' || head.back() == ']' || head.back() == '-' || head.back() == '|';
+    return head.empty() || head.back() == ':' || head.back() == ']' || head.back() == '-' || head.back() == '|' || head.back() == '>';
   }
 
   // Digits and hex ids vary between repeats of one failure; the words do not.

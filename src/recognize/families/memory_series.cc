@@ -97,6 +97,7 @@
 #include "recognize/families/families.h"
 #include "recognize/families/free_units.h"
 #include "recognize/families/platform_util.h"
+#include "recognize/families/series_columns.h"
 
 namespace aimem {
 namespace {
@@ -106,7 +107,17 @@ constexpr unsigned kCi = kRegex | kCaseless | kContext;
 constexpr Pattern kPatterns[] = {
     // ps: a header naming RSS, "-o rss=" without one, and the rows after them.
     {"(^|\\s)RSS(\\s|$)", kRegex | kContext},
-    {"ps .*-o ?[a-z,]*rss", kRegex | kContext},
+    {"ps .*-o ?[a-z,=]*rs[sz]", kRegex | kContext},
+    // The general table reader's legends and rows (series_columns.h): top's and jstat's headers,
+    // a legend list naming a memory column, a command naming one metric, and rows of figures.
+    {"(^|\\s)RES(\\s|$)", kRegex | kContext},
+    {"\\bOC +OU\\b", kRegex | kContext},
+    {"(rss|heap|mem|used)[a-z_]*[|,][a-z_]+[|,]", kRegex | kCaseless | kContext},
+    {"--metric-name", kContext},
+    // Prometheus exposition rows (a scrape pasted as text): "process_resident_memory_bytes 9.95e+07", "go_goroutines 8164".
+    {"^[a-z_:]+(_bytes|goroutines)(\\{[^}\\n]*\\})? [0-9.eE+-]+\\s*$", kRegex | kContext},
+    {"^\\s*[0-9][0-9:.TZ+-]*[ \t|,]+[0-9]", kRegex | kContext},
+    {"^\\s*[0-9]+\\s+[a-z_][a-z0-9_.+-]*\\s+(rt|-?[0-9]+)\\s+-?[0-9]+\\s+[0-9.]+[kmgt]?\\s+[0-9.]+[kmgt]?\\s", kRegex | kContext},
     // Tables with a memory column named with its unit, a heading naming one, and rows that start with a time.
     {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
     {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)\\s*[=:]", kCi},
@@ -306,6 +317,21 @@ bool climbs_by_design(std::string_view s, std::string_view after_size) {
   return !after_size.empty() && after_size[0] == '/';  // "2.1G/4.6G": so much of a whole
 }
 
+// Any name whose figure carries its own size unit is a memory figure
+// ("breaker.request.estimated_size=1.2gb", "cache_size: 3.4 GiB"): the key is
+// the name with its dotted path (so two pools of one line stay apart), unless
+// the line's sizes climb by design (a download, a load). Empty otherwise.
+std::string sized_key(std::string_view s, size_t key_end, size_t value_at) {
+  std::string_view v = s.substr(value_at);
+  while (!v.empty() && (v[0] == ' ' || v[0] == '"' || v[0] == '\'')) v.remove_prefix(1);
+  std::string_view rest;
+  if (!units::parse_log_size(v, &rest) || climbs_by_design(s, rest)) return {};
+  size_t b = key_end;
+  while (b > 0 && key_end - b < 48 && (std::isalnum(static_cast<unsigned char>(s[b - 1])) || s[b - 1] == '_' || s[b - 1] == '.')) --b;
+  if (b == key_end || !std::isalpha(static_cast<unsigned char>(s[b]))) return {};
+  return "sized " + std::string(s.substr(b, key_end - b));
+}
+
 // The line's shape: each figure masked as '#', at most kTemplateChars. A
 // figure is a digit run with its decimals and the size unit right after it
 // ("612.4MiB", "1.38GiB", "4GiB", "0B", "611M"), so a sample that crossed a
@@ -405,6 +431,8 @@ bool rose_every_step(const Series& x) {
 class MemorySeries final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
+    if (columns_.on_line(line, [this](const std::string& key, double value, bool bytes, const Line& l) { add(key, value, bytes, l); }))
+      return;
     if (table(line)) return;
     std::string_view s = line.text;
     if (leak_warning(line, out)) return;
@@ -469,7 +497,8 @@ class MemorySeries final : public Recognizer {
         // the end of another ("shmem:" in the kernel's Mem-Info).
         std::string_view raw = s.substr(b, e - b);
         if (raw.size() > 4 && raw.ends_with("mem") && (raw[raw.size() - 4] == ' ' || raw[raw.size() - 4] == '_')) key = "memory";
-        if (!known_key(key)) continue;
+        if (!known_key(key)) key = sized_key(s, e, i);
+        if (key.empty()) continue;
       }
       std::string_view v = s.substr(i);
       while (!v.empty() && (v[0] == ' ' || v[0] == '"' || v[0] == '\'')) v.remove_prefix(1);
@@ -549,11 +578,20 @@ class MemorySeries final : public Recognizer {
   bool unit_key_then_figure(const Line& line) {
     auto w = platform::words(line.text, 24);
     for (size_t k = 0; k + 1 < w.size(); ++k) {
-      std::string key = canonical(w[k]);
+      // A Prometheus exposition row names its series with labels: "container_memory_rss{pod=\"a\"} 1.2e+09".
+      std::string key = canonical(text::take_until(w[k], "{"));
       double unit = 0;
       for (auto [suffix, u] : {std::pair<std::string_view, double>{"kb", 1024.0}, {"kib", 1024.0}, {"mb", 1048576.0},
-                               {"mib", 1048576.0}, {"gb", 1073741824.0}, {"gib", 1073741824.0}})
+                               {"mib", 1048576.0}, {"gb", 1073741824.0}, {"gib", 1073741824.0}, {"bytes", 1.0}})
         if (key.size() > suffix.size() + 2 && key.ends_with(suffix)) key.resize(key.size() - suffix.size()), unit = u;
+      // An exposition row of goroutines ("go_goroutines 8164"): a count that only climbs is a leak of them.
+      if (unit == 0 && key.ends_with("goroutines") && w.size() == 2) {
+        std::string_view rest;
+        auto n = text::parse_double(w[1], &rest);
+        if (!n || !rest.empty() || *n < 0) return false;
+        add("goroutines", *n, false, line);
+        return true;
+      }
       if (unit == 0 || !(text::contains(key, "mem") || text::contains(key, "rss") || text::contains(key, "heap") ||
                          text::contains(key, "vram")))
         continue;
@@ -1030,6 +1068,7 @@ class MemorySeries final : public Recognizer {
   uint64_t col_until_ = 0;
   std::string col_key_;
   std::vector<PidSeries> pids_;
+  SeriesColumns columns_;
   uint64_t go_parked_ = 0, go_line_ = 0;
   std::string go_text_;
   FreeUnits free_units_;

@@ -1,0 +1,127 @@
+// The general table reader of the memory series (families/series_columns.h):
+// columns named once by a legend, header or command, then row after row. A
+// memory column that climbs is growth the diagnosis reads as accumulation; a
+// flat one, or a table with no memory column, says nothing. Rows in each
+// tool's own format with our own values.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+const Fact* growing(const Diagnosis& d, std::string_view key) {
+  for (const Fact& f : d.facts)
+    if (f.kind == FactKind::memory_usage && f.detail.find("growing") != std::string::npos && f.detail.find(key) != std::string::npos)
+      return &f;
+  return nullptr;
+}
+
+// A logger's legend, '|'-joined with its unit (modelled on nodejs/help#2351):
+// rss climbs while the heap stays flat, then docker reports the OOM kill.
+TEST(SeriesColumns, ALegendListNamesThePipedColumns) {
+  Diagnosis d = test::diagnose_text(
+      "# node index.js  (memory logger: ts|rss|heapTotal|heapUsed|external, MB)\n"
+      "2020-03-02T06:00:00.104Z|131.40|68.20|49.75|3.02\n"
+      "2020-03-02T12:00:00.101Z|302.66|69.05|51.30|3.04\n"
+      "2020-03-02T18:00:00.099Z|488.13|67.90|50.12|3.01\n"
+      "2020-03-03T00:00:00.102Z|655.70|68.75|52.08|3.05\n"
+      "2020-03-03T06:00:00.098Z|821.92|69.30|50.66|3.03\n"
+      "$ docker inspect --format '{{.State.OOMKilled}} {{.HostConfig.Memory}}' indexer\n"
+      "true 1073741824\n");
+  const Fact* g = growing(d, "column rss");
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(g->usage);
+  EXPECT_NEAR(static_cast<double>(*g->usage), 821.92 * 1048576.0, 1e6);
+  EXPECT_EQ(growing(d, "heapUsed"), nullptr) << "a flat column is no growth";
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
+// `ps -o pid=,rss=,cmd=` in a loop (no header; modelled on
+// pipelinedb/pipelinedb#1552): the time the loop printed between samples is
+// skipped, the rss column (KiB) is the process's series.
+TEST(SeriesColumns, APsListWithoutHeaderNamesItsColumns) {
+  Diagnosis d = test::diagnose_text(
+      "$ while sleep 600; do date +%T; ps -o pid=,rss=,cmd= -p 20417; done\n"
+      "09:00:01\n"
+      "20417  351220 worker: ingest [queue=events]\n"
+      "09:10:01\n"
+      "20417 1420416 worker: ingest [queue=events]\n"
+      "09:20:01\n"
+      "20417 2874112 worker: ingest [queue=events]\n"
+      "09:30:01\n"
+      "20417 4410880 worker: ingest [queue=events]\n"
+      "[88211.501200] Out of memory: Killed process 20417 (worker) total-vm:6120332kB, anon-rss:5102232kB, file-rss:0kB, "
+      "shmem-rss:0kB, UID:1001 pgtables:10212kB oom_score_adj:0\n");
+  const Fact* g = growing(d, "column rss of pid 20417");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
+// top -b at days apart (modelled on flynn-archive/discoverd#48): RES with
+// top's own suffixes ("41m", "3.9g").
+TEST(SeriesColumns, TopsResColumnWithItsSuffixes) {
+  Diagnosis d = test::diagnose_text(
+      "$ top -b -n1 -p 2210 | tail -2\n"
+      "  PID USER      PR  NI    VIRT    RES    SHR S  %CPU %MEM     TIME+ COMMAND\n"
+      " 2210 svc       20   0  702m    52m   2210 S   1.0  0.6   2:41.10 registryd\n"
+      "$ top -b -n1 -p 2210 | tail -2\n"
+      "  PID USER      PR  NI    VIRT    RES    SHR S  %CPU %MEM     TIME+ COMMAND\n"
+      " 2210 svc       20   0  6.8g   3.1g   2188 S   9.0 40.2  88:12.40 registryd\n"
+      "$ top -b -n1 -p 2210 | tail -2\n"
+      "  PID USER      PR  NI    VIRT    RES    SHR S  %CPU %MEM     TIME+ COMMAND\n"
+      " 2210 svc       20   0 13.1g   6.4g   2150 D  14.0 82.9 301:55.02 registryd\n"
+      "[1009311.4] Out of memory: Killed process 2210 (registryd) total-vm:13736044kB, anon-rss:6911876kB, file-rss:0kB\n");
+  EXPECT_NE(growing(d, "column RES of pid 2210"), nullptr);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
+// One metric named by the command, then "<time> <value>" rows (the AWS CLI's
+// get-metric-statistics as text; modelled on aprin-labs/archimedes#1846): a
+// utilization, a plain figure.
+TEST(SeriesColumns, AMetricNamedByTheCommandThenTimeValueRows) {
+  Diagnosis d = test::diagnose_text(
+      "$ aws cloudwatch get-metric-statistics --namespace AWS/ECS --metric-name MemoryUtilization --period 600 "
+      "--statistics Average --output text --query 'Datapoints[*].[Timestamp,Average]'\n"
+      "2025-05-12T08:00:00+00:00\t31.2\n"
+      "2025-05-12T08:10:00+00:00\t38.7\n"
+      "2025-05-12T08:20:00+00:00\t46.1\n"
+      "2025-05-12T08:30:00+00:00\t53.9\n"
+      "2025-05-12T08:40:00+00:00\t61.0\n"
+      "2025-05-12T08:50:00+00:00\t68.8\n");
+  const Fact* g = growing(d, "metric MemoryUtilization");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->usage) << "a percentage is no size";
+}
+
+// jstat -gc every interval: OU (old generation used) and MU (metaspace used), in KB.
+TEST(SeriesColumns, JstatsUsedColumns) {
+  Diagnosis d = test::diagnose_text(
+      "$ jstat -gc 4412 60s\n"
+      " S0C    S1C    S0U    S1U      EC       EU        OC         OU       MC     MU    CCSC   CCSU   YGC     YGCT    FGC    FGCT     GCT\n"
+      " 0.0   4096.0  0.0   4096.0 184320.0  90112.0  860160.0   120420.5  88320.0 86110.2 10240.0 9652.1    41    0.612   0      0.000    0.612\n"
+      " 0.0   4096.0  0.0   4096.0 184320.0  61440.0  860160.0   301733.9  88320.0 86114.8 10240.0 9652.1    77    1.204   0      0.000    1.204\n"
+      " 0.0   4096.0  0.0   4096.0 184320.0  12288.0  860160.0   512966.1  88320.0 86120.3 10240.0 9652.1   112    1.870   1      0.410    2.280\n"
+      " 0.0   4096.0  0.0   4096.0 184320.0 102400.0  860160.0   801211.7  88320.0 86122.0 10240.0 9652.1   150    2.541   3      1.380    3.921\n"
+      "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n");
+  EXPECT_NE(growing(d, "column OU"), nullptr);
+  EXPECT_EQ(growing(d, "column MU"), nullptr) << "metaspace stayed flat";
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
+// A table with no memory column, and rows that do not split into the
+// legend's columns, add nothing.
+TEST(SeriesColumns, NoMemoryColumnAndMisfitRowsSayNothing) {
+  Diagnosis d = test::diagnose_text(
+      "# bench: ts|qps|p50_ms|p99_ms\n"
+      "2024-01-01T00:00:00Z|1200|4.1|19.0\n"
+      "2024-01-01T01:00:00Z|2400|4.3|21.5\n"
+      "2024-01-01T02:00:00Z|4800|4.2|20.2\n"
+      "2024-01-01T03:00:00Z|9600|4.4|22.9\n");
+  for (const Fact& f : d.facts) EXPECT_EQ(f.detail.find("growing"), std::string::npos) << f.detail;
+}
+
+}  // namespace
+}  // namespace aimem
