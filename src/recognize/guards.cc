@@ -113,4 +113,11 @@ bool names_pinned_host_memory(std::string_view line) {
   return false;
 }
 
+bool names_device_memory(std::string_view line) {
+  const std::string lower = text::lower(line.substr(0, 4096));
+  for (std::string_view w : {"of device memory", "device memory (out of memory)", "of gpu memory", "gpu memory exhausted", "of vram"})
+    if (lower.find(w) != std::string::npos) return !names_pinned_host_memory(line);
+  return false;
+}
+
 }  // namespace aimem::guards

@@ -44,4 +44,10 @@ bool is_command_line(std::string_view line);
 // make it a device allocation.
 bool names_pinned_host_memory(std::string_view line);
 
+// True when the line names the accelerator's own memory as what could not be
+// had: "Error allocating 554696704 bytes of device memory (out of memory)"
+// (Theano's MemoryError), "GPU memory", "VRAM". A host-side exception type
+// (Python's MemoryError) around it does not make it host RAM.
+bool names_device_memory(std::string_view line);
+
 }  // namespace aimem::guards

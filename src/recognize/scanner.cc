@@ -21,6 +21,7 @@
 
 #include "core/kmsg_record.h"
 #include "core/text.h"
+#include "core/units.h"
 #include "recognize/gate.h"
 
 #if defined(__x86_64__)
@@ -570,6 +571,41 @@ void LineScanner::feed_record(std::string_view text, const timeutil::LineTime& t
   if (ctx.mask) dispatch(text, line_no_, ctx.mask, &time);
 }
 
+namespace {
+
+// "Attempting to allocate 392.25M. ... There are 1.31G free. Due to
+// fragmentation, the largest contiguous region of free memory is 256.00M":
+// the request was no more than what was free but more than the largest
+// piece. The sizes are read from the line; nothing is assumed.
+void fragmented_by_its_figures(Fact& f) {
+  std::string_view s = f.text;
+  size_t at = text::ifind(s, "largest contiguous");
+  if (at == std::string_view::npos) at = text::ifind(s, "largest free block");
+  if (at == std::string_view::npos) return;
+  auto size_after = [&](std::string_view from) -> std::optional<uint64_t> {
+    for (size_t i = 0; i < from.size() && i < 80; ++i)
+      if (from[i] >= '0' && from[i] <= '9' && (i == 0 || from[i - 1] == ' ' || from[i - 1] == ':'))
+        if (auto v = units::parse_log_size(from.substr(i))) return v;
+    return std::nullopt;
+  };
+  auto largest = size_after(s.substr(at));
+  std::optional<uint64_t> need = f.requested;
+  if (!need)
+    for (std::string_view lead : {"allocate ", "Attempting to allocate "})
+      if (size_t p = text::ifind(s, lead); p != std::string_view::npos && !need) need = size_after(s.substr(p + lead.size()));
+  std::optional<uint64_t> free = f.free;
+  if (!free)
+    if (size_t p = text::ifind(s, "There are "); p != std::string_view::npos) free = size_after(s.substr(p + 10));
+  if (!largest || !need || !free || *need == 0 || !(*largest < *need && *need <= *free)) return;
+  f.cause = Cause::fragmentation;
+  f.requested = need;
+  f.free = free;
+  f.detail += (f.detail.empty() ? "" : ", ") + std::string("fragmented: ") + units::format_bytes(*need) + " asked, " +
+              units::format_bytes(*free) + " free, the largest piece " + units::format_bytes(*largest);
+}
+
+}  // namespace
+
 void ShadowingSink::add(Fact fact) {
   // A command as pasted with its prompt ("$ dmesg | grep -i 'out of memory'")
   // names what it looks for; its output says what happened.
@@ -581,6 +617,17 @@ void ShadowingSink::add(Fact fact) {
     fact.layer = Layer::host_ram;
     fact.detail = "pinned (page-locked) host memory for the GPU" + (fact.detail.empty() ? std::string() : " (" + fact.detail + ")");
   }
+  // A host-side exception whose own line names the device's memory (Theano's
+  // "MemoryError: Error allocating N bytes of device memory") is the device's.
+  if (fact.kind == FactKind::host_alloc_failure && guards::names_device_memory(fact.text)) {
+    fact.kind = FactKind::gpu_oom;
+    fact.layer = Layer::gpu_vram;
+    fact.detail = "device memory" + (fact.detail.empty() ? std::string() : " (" + fact.detail + ")");
+  }
+  // Free in total, not in one piece, by the allocator's own figures, whichever
+  // family read the line (XLA's "There are 1.31G free. Due to fragmentation,
+  // the largest contiguous region of free memory is 256.00M").
+  if (is_failure(fact.kind) && fact.cause == Cause::unknown) fragmented_by_its_figures(fact);
   if (fact.family == Family::generic) {
     if (held_.size() < kMaxHeld) held_.push_back(std::move(fact));
     return;

@@ -395,5 +395,20 @@ TEST(ExitStatus, UwsgiHarakiriIsATimeoutNotMemory) {
   EXPECT_EQ(d.cause, Cause::not_memory);
 }
 
+// The shell's "Killed" after a progress message with no newline, and the
+// status echoed after it (modelled on DerrickWood/kraken2#692; our paths):
+// a SIGKILL, not "no failure".
+TEST(ExitStatus, KilledAfterAnUnfinishedLineAndAnEchoedStatus) {
+  Diagnosis d = test::diagnose_text(
+      "# kraken2 --db /data/k2_standard --threads 8 --paired r1.fq r2.fq --output out.kraken\n"
+      "Loading database information...Killed\n"
+      "# echo $?\n"
+      "137\n");
+  EXPECT_NE(d.layer, Layer::none);
+  EXPECT_FALSE(of_kind("$ ./run.sh\n$ echo $?\n137\n", FactKind::exit_status).empty());
+  EXPECT_TRUE(of_kind("$ ./run.sh\n$ echo $?\n1\n", FactKind::exit_status).empty()) << "1 is the program's own error";
+  EXPECT_TRUE(of_kind("step 137\n137\n", FactKind::exit_status).empty()) << "a number with no echo before it";
+}
+
 }  // namespace
 }  // namespace aimem

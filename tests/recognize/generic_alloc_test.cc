@@ -553,5 +553,36 @@ TEST(GenericAlloc, FailedToReserveMemoryIsAnAllocationAndANameIsNot) {
   EXPECT_NE(name.layer, Layer::gpu_vram);
 }
 
+// A checked device allocation that returned 2 (cudaErrorMemoryAllocation)
+// with no words of memory (modelled on BVLC/caffe#26; our paths and
+// figures): the device's memory, not the "Check failed" look-alike.
+TEST(GenericAlloc, ACheckedCudaMallocThatReturnedTwoIsTheDevices) {
+  Diagnosis d = test::diagnose_text(
+      "I0302 10:12:40.118231  3120 solver.cpp:106] Iteration 0, loss = 6.90771\n"
+      "I0302 10:12:44.902114  3120 solver.cpp:84] Testing net\n"
+      "F0302 10:12:45.771390  3120 syncedmem.cpp:51] Check failed: (cudaMalloc(&gpu_ptr_, size_)) == cudaSuccess (2 vs. 0)\n"
+      "*** Check failure stack trace: ***\n"
+      "    @     0x7f3a2c10bb5d  google::LogMessage::Fail()\n"
+      "    @           0x436d57  caffe::SyncedMemory::mutable_gpu_data()\n"
+      "Aborted (core dumped)\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  // Another status (1, invalid value) is no allocation failure.
+  Diagnosis other = test::diagnose_text(
+      "F0302 10:12:45.771390  3120 syncedmem.cpp:51] Check failed: (cudaMalloc(&gpu_ptr_, size_)) == cudaSuccess (1 vs. 0)\n");
+  EXPECT_NE(other.layer, Layer::gpu_vram);
+}
+
+// Python's MemoryError around a message that names the device's memory
+// (Theano, modelled on keras-team/keras#1587; our figures) is the device's.
+TEST(GenericAlloc, AMemoryErrorNamingDeviceMemoryIsTheDevices) {
+  Diagnosis d = test::diagnose_text(
+      "Using gpu device 0: GeForce GTX 970 (CNMeM is disabled, cuDNN 5005)\n"
+      "MemoryError: Error allocating 402653184 bytes of device memory (out of memory). Driver report 180355072 bytes free "
+      "and 4294770688 bytes total\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(test::diagnose_text("MemoryError: Unable to allocate 3.20 GiB for an array with shape (430000, 1000)\n").layer,
+            Layer::host_ram);
+}
+
 }  // namespace
 }  // namespace aimem

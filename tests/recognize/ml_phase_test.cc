@@ -221,5 +221,17 @@ TEST(MlPhase, SparksProgressBarCountsTheTasksRunningAtOnce) {
   EXPECT_TRUE(test::facts_of_kind("[Stage 95:=====>      (120 + 2) / 1000]\n" + oom, FactKind::phase_serve).empty());
 }
 
+// Quantizing the weights as they load (mistral.rs's in-situ quantization,
+// modelled on EricLBuehler/mistral.rs#834; our model and counts) is the load.
+TEST(MlPhase, InSituQuantizationIsTheLoad) {
+  Diagnosis d = test::diagnose_text(
+      "2024-11-02T08:01:12.402910Z  INFO mistralrs_core::pipeline::isq: Applying in-situ quantization into Q4K to 480 tensors.\n"
+      "[00:00:09] [#########>------------------------------] 131/480 (31s)\n"
+      "thread '<unnamed>' panicked at mistralrs-core/src/pipeline/isq.rs:265:38:\n"
+      "called `Result::unwrap()` on an `Err` value: Cuda(Cuda(DriverError(CUDA_ERROR_OUT_OF_MEMORY, \"out of memory\")))\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -231,5 +231,23 @@ TEST(TensorflowJax, ABfcPoolFarUnderTheDevicesFreeMemoryIsACap) {
   EXPECT_NE(test::diagnose_text(log("5600000000")).cause, Cause::limit_too_low);
 }
 
+// XLA's own figures say the memory was free but not in one piece (modelled on
+// jax-ml/jax#7913; our sizes): the request fits what is free and not the
+// largest region, so the cause is fragmentation whichever reader read it.
+TEST(TensorflowJax, TheLargestContiguousRegionBelowTheRequestIsFragmentation) {
+  Diagnosis d = test::diagnose_text(
+      "Training...:  91%|#########1| 183211/201000 [41:02:10<3:59:04,  1.24it/s]\n"
+      "jax._src.traceback_util.UnfilteredStackTrace: RuntimeError: Resource exhausted: Attempting to allocate 510.00M. That "
+      "was not possible. There are 1.74G free. Due to fragmentation, the largest contiguous region of free memory is "
+      "384.00M.; (0x0x0_HBM0):\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  // The same figures with a region large enough say nothing of fragmentation.
+  Diagnosis big = test::diagnose_text(
+      "RuntimeError: Resource exhausted: Attempting to allocate 510.00M. That was not possible. There are 1.74G free. Due to "
+      "fragmentation, the largest contiguous region of free memory is 600.00M.; (0x0x0_HBM0):\n");
+  EXPECT_NE(big.cause, Cause::fragmentation);
+}
+
 }  // namespace
 }  // namespace aimem

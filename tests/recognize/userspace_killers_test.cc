@@ -257,5 +257,27 @@ TEST(UserspaceKillers, AndroidKillsInStudiosLogcatAndTheInKernelKiller) {
   EXPECT_TRUE(test::facts_of_kind("Try to send sigkill to 2544 (Gallery) by hand if it hangs.\n", FactKind::userspace_kill).empty());
 }
 
+// earlyoom up to 1.1 (modelled on rfjakob/earlyoom#66; our figures): its
+// kill line had no "sending SIG", and its readings no total, only a share.
+TEST(UserspaceKillers, EarlyoomOneOneKillsAndItsFallingShareIsGrowth) {
+  Diagnosis d = test::diagnose_text(
+      "earlyoom v1.1\n"
+      "mem total: 15872 MiB, min: 1587 MiB (10 %)\n"
+      "mem avail: 13012 MiB (82 %), swap free: 0 MiB (0 %)\n"
+      "mem avail: 10410 MiB (65 %), swap free: 0 MiB (0 %)\n"
+      "mem avail: 7720 MiB (48 %), swap free: 0 MiB (0 %)\n"
+      "mem avail: 4906 MiB (30 %), swap free: 0 MiB (0 %)\n"
+      "mem avail: 2312 MiB (14 %), swap free: 0 MiB (0 %)\n"
+      "Out of memory! mem min: 1587 MiB, swap min: 0 MiB\n"
+      "Killing process: indexer, pid: 8120, badness: 902, VmRSS: 12504 MiB\n");
+  EXPECT_EQ(d.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  auto k = kills("Killing process: indexer, pid: 8120, badness: 902, VmRSS: 12504 MiB\n");
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].process, "indexer");
+  ASSERT_TRUE(k[0].rss);
+  EXPECT_EQ(*k[0].rss, uint64_t{12504} * 1024 * 1024);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -102,7 +102,10 @@ constexpr Pattern kPatterns[] = {
     {"zsh: (killed|abort|segmentation fault|terminated) ", kRegex},
     {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
     // A progress bar the shell's word lands after (tqdm redraws with \r): "... 5.15s/it]Killed"
-    {"(\\]|it/s|s/it)(Killed|Aborted|Terminated)\\s*$", kRegex},
+    {"(\\]|it/s|s/it|\\.\\.\\.)(Killed|Aborted|Terminated)\\s*$", kRegex},
+    // The shell's status echoed after the command: "$ echo $?" then "137".
+    {"echo \\$\\?\\s*$", kRegex | kCompanion},
+    {"^\\s*1[3-9][0-9]\\s*$", kRegex | kCompanion},
     {"^\\s*Illegal instruction( \\(core dumped\\))?\\s*$", kRegex},
     {"was sent code [0-9]+", kRegex | kCompanion},  // gunicorn: "Worker (pid:54) was sent code 139!"
     // A runtime's crash report (the JVM's hs_err header, as on stdout):
@@ -177,6 +180,7 @@ class ExitStatus final : public Recognizer {
 
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (echoed_status(line, out)) return;
     if (shell(line, out)) return;
     // A runtime's crash report: the signal that crashed it, at a program counter
     // (before the advice check: the JVM prefixes its header lines with "# ").
@@ -534,8 +538,10 @@ class ExitStatus final : public Recognizer {
         ok = true;  // "Killed" / "Killed: 9"
       } else if (text::starts_with(after, " (core dumped)") && (before.empty() || before.back() == ':')) {
         ok = true;  // "Segmentation fault (core dumped)", "./x.sh: line 2: 12 Segmentation fault (core dumped) ./a"
-      } else if (text::trim(after).empty() && p > 0 && s[p - 1] == ']' && w.name[0] >= 'A' && w.name[0] <= 'Z') {
+      } else if (text::trim(after).empty() && p > 0 && (s[p - 1] == ']' || (p >= 3 && s.substr(p - 3, 3) == "...")) &&
+                 w.name[0] >= 'A' && w.name[0] <= 'Z') {
         ok = true;  // after a progress bar's last redraw: " 42%|####| 840/2000 [1:12:05<1:39:33, 5.15s/it]Killed"
+                    // or a progress message with no newline: "Loading database information...Killed"
       }
       // bash on macOS writes the signal number: "line 212: 48211 Killed: 9   python ..."
       if (text::starts_with(after, ": ") && after.size() > 2 && platform::is_digit(after[2])) {
@@ -588,6 +594,34 @@ class ExitStatus final : public Recognizer {
   }
 
   // Numeric exit codes after one of the phrases.
+  // "$ echo $?" and, on the next line, the status the shell kept: 137 is
+  // SIGKILL (128 + 9) as surely as "exit code 137" is.
+  bool echoed_status(const Line& line, FactSink& out) {
+    std::string_view t = text::trim(line.text);
+    if (text::ends_with(t, "echo $?") && guards::is_command_line(line.text)) {
+      echo_line_ = line.number;
+      return true;
+    }
+    if (echo_line_ == 0 || line.number != echo_line_ + 1 || t.empty() || t.find_first_not_of("0123456789") != std::string_view::npos)
+      return false;
+    echo_line_ = 0;
+    auto n = text::parse_i64(t);
+    if (!n || *n <= 128 || *n > 192) return true;
+    Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
+    e.strength = 0.3f;
+    e.exit_code = static_cast<int>(*n);
+    if (*n == 137) {
+      Fact k = make_fact(line, FactKind::process_killed, Family::exit_status);
+      k.layer = Layer::unknown;
+      k.strength = 0.4f;
+      k.detail = "SIGKILL";
+      out.add(std::move(k));
+    }
+    out.add(std::move(e));
+    return true;
+  }
+  uint64_t echo_line_ = 0;
+
   void code(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     if (text::contains(s, "died, exit code:")) return;  // vLLM's worker report: the vLLM recognizer reads it

@@ -80,6 +80,7 @@ constexpr Pattern kPatterns[] = {
     {"requires [0-9]+ bytes.{0,60}but only [0-9]+", kCi | kCompanion},  // TensorRT's builder: scratch space over what is available
     {"KV cache is full", kCaseless | kCompanion},                          // MLC/WebLLM's paged cache: "No page can be allocated"
     {"alloc[^.,;!?]{0,40} failed", kCi | kCompanion},      // an allocator's name, then its failure (see alloc_word_failed)
+    {"(cuda|hip)Malloc.*\\(2 vs\\.? 0\\)", kRegex | kCompanion},  // a checked call that returned out-of-memory (2)
     {"memory allocation failure", kCaseless | kCompanion},  // ptxas, nvcc: "ptxas fatal   : Memory allocation failure"
     {"out of heap space", kCaseless | kCompanion},          // MSVC: "fatal error C1060: compiler is out of heap space"
     {"cannot enlarge memory", kCaseless | kCompanion},      // Emscripten: "Cannot enlarge memory arrays to size N bytes (OOM)"
@@ -174,6 +175,7 @@ class GenericAlloc final : public Recognizer {
     if (!at) at = allocator_returned_enomem(s);
     if (!at) at = required_over_available(s);
     if (!at) at = reserve_failed(s);
+    if (!at) at = device_malloc_returned_2(s);
     if (!at) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
       return;
@@ -240,6 +242,19 @@ class GenericAlloc final : public Recognizer {
     size_t w = lead;
     while (w > 0 && s[w - 1] != ' ') --w;  // the word before: "failed", "could", "unable"
     return w;
+  }
+
+  // A checked device allocation that returned error 2 (cudaErrorMemoryAllocation,
+  // hipErrorOutOfMemory) without the words: Caffe's "Check failed:
+  // (cudaMalloc(&gpu_ptr_, size_)) == cudaSuccess (2 vs. 0)".
+  static std::optional<size_t> device_malloc_returned_2(std::string_view s) {
+    size_t call = text::ifind(s, "cudaMalloc");
+    if (call == std::string_view::npos) call = text::ifind(s, "hipMalloc");
+    if (call == std::string_view::npos) return std::nullopt;
+    size_t vs = s.find("(2 vs. 0)", call);
+    if (vs == std::string_view::npos) vs = s.find("(2 vs 0)", call);
+    if (vs == std::string_view::npos) return std::nullopt;
+    return call;
   }
 
   // An allocator's own name followed by "failed" in the same clause:

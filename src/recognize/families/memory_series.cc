@@ -166,6 +166,7 @@ constexpr Pattern kPatterns[] = {
     {"detected memory leaks", kContext},
     // earlyoom's periodic report: "mem avail: 11208 of 15923 MiB (70 %)": used is total less available.
     {"mem avail: +[0-9]+ of [0-9]+ MiB", kRegex | kContext},
+    {"mem avail: +[0-9]+ MiB \\( *[0-9]+ ?%\\)", kRegex | kContext},  // earlyoom up to 1.1: no total, a share
 };
 
 constexpr size_t kKeys = 8;
@@ -442,6 +443,11 @@ class MemorySeries final : public Recognizer {
       auto total = text::after(rest, " of ");
       auto t = total ? text::parse_u64(*total) : std::nullopt;
       if (a && t && *t >= *a) add("host used (earlyoom's mem avail)", static_cast<double>(*t - *a) * 1048576.0, true, line);
+      // earlyoom up to 1.1 prints no total: "mem avail: 6921 MiB (88 %)", the share used is the series.
+      if (a && !total && text::starts_with(text::trim_left(rest), "MiB (")) {
+        auto pct = text::parse_double(text::trim_left(text::trim_left(rest).substr(5)));
+        if (pct && *pct >= 0 && *pct <= 100) add("host used share (earlyoom's mem avail)", 100.0 - *pct, false, line);
+      }
       return;
     }
     if (json_metrics(line) || prometheus_rows(line)) return;

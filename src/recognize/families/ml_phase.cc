@@ -120,6 +120,7 @@ constexpr Cue kCues[] = {
     {"load_tensors", Cause::model_load, 1.0f, "llama.cpp loading tensors"},
     {"safetensors", Cause::model_load, 0.6f, "reading safetensors"},
     {"quantizing", Cause::model_load, 0.8f, "quantizing weights"},
+    {"in-situ quantization", Cause::model_load, 0.9f, "quantizing weights as they load"},  // mistral.rs ISQ
     // A sharded checkpoint's files ("pytorch_model-00001-of-00002.bin",
     // "model-00003-of-00004.safetensors") are named only while weights are read.
     {"-of-0000", Cause::model_load, 0.9f, "reading a checkpoint shard"},

@@ -67,6 +67,7 @@ constexpr Pattern kPatterns[] = {
     {"sending SIGTERM to process"},
     {"sending SIGKILL to process"},
     {"mem avail:", kContext},
+    {"Killing process: [^,]+, pid: [0-9]+, badness", kRegex},  // earlyoom up to 1.1
     {"a corrective action", kCompanion},
     {" to the victim", kCompanion},
     {"Preventing OOM: trying to send"},
@@ -109,6 +110,8 @@ class UserspaceKillers final : public Recognizer {
     if (pending_ && line.number > pending_line_ + 12) flush(out);
     if (size_t p = s.find("sending SIG"); p != std::string_view::npos && text::contains(s, " to process ")) {
       earlyoom_kill(line, s.substr(p), out);
+    } else if (size_t kp = s.find("Killing process: "); kp != std::string_view::npos && text::contains(s, ", badness")) {
+      earlyoom_old_kill(line, s.substr(kp + 17), out);
     } else if (size_t m = s.find("mem avail:"); m != std::string_view::npos) {
       earlyoom_state(line, s.substr(m + 10));
     } else if (text::contains(s, "systemd-oomd") || text::contains(s, "due to memory pressure for") ||
@@ -274,6 +277,24 @@ class UserspaceKillers final : public Recognizer {
       if (auto mib = text::parse_u64(*v, &r); mib && text::starts_with(r, " MiB")) f.rss = *mib * units::MiB;
     }
     f.detail += text::contains(s, "SIGKILL") ? " (SIGKILL)" : " (SIGTERM)";
+    out.add(std::move(f));
+  }
+
+  // earlyoom up to 1.1: "Killing process: tail, pid: 5476, badness: 781, VmRSS: 6187 MiB".
+  void earlyoom_old_kill(const Line& line, std::string_view s, FactSink& out) {
+    if (guards::is_mention(line.text, line.text.find("Killing process: "), 17)) return;
+    size_t comma = s.find(", pid: ");
+    if (comma == std::string_view::npos) return;
+    auto pid = text::parse_i64(s.substr(comma + 7));
+    if (!pid) return;
+    Fact f = kill_fact(line, "earlyoom", out);
+    f.pid = *pid;
+    f.process = std::string(s.substr(0, std::min<size_t>(comma, 64)));
+    if (auto v = text::after(s, "VmRSS: ")) {
+      std::string_view r;
+      if (auto mib = text::parse_u64(*v, &r); mib && text::starts_with(r, " MiB")) f.rss = *mib * units::MiB;
+    }
+    f.detail += " (SIGTERM)";
     out.add(std::move(f));
   }
 
