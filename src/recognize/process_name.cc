@@ -49,7 +49,22 @@ std::string program(std::string_view command) {
   w = base(w);
   if (!w.empty() && w.back() == ':') w.remove_suffix(1);
   std::string name(w.substr(0, kMaxName));
-  if (interpreter(w)) {
+  if (w == "java") {
+    // A JVM runs one program per main class or jar: Cassandra's, Kafka's and
+    // Spark's JVMs on one host are three programs, not three copies of java.
+    for (int k = 0; k < 24; ++k) {
+      std::string_view a = first_word(rest, &rest);
+      if (a.empty()) break;
+      if (a == "-cp" || a == "-classpath" || a == "--class-path" || a == "-p" || a == "--module-path") {
+        first_word(rest, &rest);
+        continue;
+      }
+      if (a == "-jar" || a == "-m" || a == "--module") a = first_word(rest, &rest);
+      else if (a.front() == '-') continue;
+      if (!a.empty()) name += " " + std::string(base(a).substr(0, kMaxName));
+      break;
+    }
+  } else if (interpreter(w)) {
     // The first argument that is not an option: the script (or "-m module").
     for (int k = 0; k < 8; ++k) {
       std::string_view a = first_word(rest, &rest);

@@ -305,5 +305,28 @@ TEST(KernelOom, HighOrderRequestWithNoBlockOfItsSizeIsFragmentation) {
   EXPECT_EQ(kills(order0)[0].cause, Cause::unknown);
 }
 
+// An excerpt cut at the task table (`dmesg | grep -A12 'Tasks state'`,
+// modelled on dotnet/source-build#1687; our pids and sizes): the table opens
+// the report, so its rows are the kill's, and five copies of one program
+// filling a container's limit are parallel work.
+TEST(KernelOom, ATaskTableWithoutItsHeaderIsStillTheKillsTable) {
+  Diagnosis d = test::diagnose_text(
+      "$ docker run --rm -m 4g -v $PWD:/src -w /src builder:7 ./build.sh\n"
+      "[880211.401220] Tasks state (memory values in pages):\n"
+      "[880211.401221] [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n"
+      "[880211.401222] [  41002]  1000 41002     1005      688    40960        0             0 bash\n"
+      "[880211.401224] [  41020]  1000 41020   841102   210488  2101248        0             0 dotnet\n"
+      "[880211.401225] [  41033]  1000 41033   893310   199102  1990656        0             0 dotnet\n"
+      "[880211.401226] [  41050]  1000 41050   842001   204110  2043904        0             0 dotnet\n"
+      "[880211.401227] [  41061]  1000 41061   931877   240880  2412544        0             0 dotnet\n"
+      "[880211.401228] [  41072]  1000 41072   880015   189004  1888256        0             0 dotnet\n"
+      "[880211.401260] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=5b1e,mems_allowed=0,oom_memcg=/docker/5b1e,"
+      "task_memcg=/docker/5b1e,task=dotnet,pid=41061,uid=1000\n"
+      "[880211.401290] Memory cgroup out of memory: Killed process 41061 (dotnet) total-vm:3727508kB, anon-rss:957704kB, "
+      "file-rss:5816kB, shmem-rss:0kB, UID:1000 pgtables:2356kB oom_score_adj:0\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

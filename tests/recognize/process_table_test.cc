@@ -64,7 +64,7 @@ TEST(ProcessTable, PsAuxAndTopColumnsAreReadByTheirHeader) {
       "postgres  1811  1.2  9.8 2211456 1550212 ?     Ss   Mar02   3:10 postgres: checkpointer\n"
       "root       922  0.3  0.4  812344  65536 ?      Ssl  Mar02   1:55 /usr/bin/containerd\n");
   ASSERT_EQ(aux.size(), 3u);
-  EXPECT_EQ(aux[0].process, "java");
+  EXPECT_EQ(aux[0].process, "java indexer.jar");  // a JVM by its jar
   EXPECT_EQ(*aux[0].usage, 6512004ull * 1024);
   EXPECT_EQ(aux[1].process, "postgres");
   auto top = tables(
@@ -101,6 +101,14 @@ TEST(ProcessTable, ProgramNamesGroupCopies) {
   EXPECT_EQ(process_name::program("python -m vllm.entrypoints.api_server --model m"), "python -m vllm.entrypoints.api_server");
   EXPECT_EQ(process_name::program("/usr/sbin/mysqld --user=mysql"), "mysqld");
   EXPECT_EQ(process_name::program("[kworker/3:1-events]"), "");
+  // A JVM is named by its main class or jar: three services on one host are
+  // three programs (as in Interana/eventsim#4's ps listing), not three javas.
+  EXPECT_EQ(process_name::program("java -ea -Xms3G -Xmx3G org.apache.cassandra.service.CassandraDaemon"),
+            "java org.apache.cassandra.service.CassandraDaemon");
+  EXPECT_EQ(process_name::program("/usr/bin/java -Xmx1G -cp /opt/kafka/libs/* kafka.Kafka config/server.properties"),
+            "java kafka.Kafka");
+  EXPECT_EQ(process_name::program("java -Xmx2g -jar /srv/app/orders-service.jar --spring.profiles.active=prod"),
+            "java orders-service.jar");
   // A Ray task with its arguments, and Ray before 1.0's title.
   EXPECT_EQ(process_name::program("ray::dask:('sort_index-4be1', 982)"), "dask");
   EXPECT_EQ(process_name::program("ray_Accumulator:alloc()"), "Accumulator");

@@ -78,6 +78,8 @@ constexpr Pattern kPatterns[] = {
     {"PID: [0-9]+ Comm: ", kRegex | kContext},
     {"^.{0,80}\\[ *[0-9]+\\] +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ", kRegex | kContext},  // a task table row
     {"[0-9]\\*4kB ", kRegex | kContext},  // a zone's free blocks by size
+    {"Tasks state (memory values in pages)", kCompanion},
+    {"\\[ *pid *\\] +uid +tgid +total_vm", kRegex | kCompanion},  // the task table's column header
     {"slab_unreclaimable:", kContext},      // Mem-Info: the kernel's own unreclaimable memory (pages)
     {" pages RAM", kContext},               // Mem-Info: the machine's RAM (pages)
 };
@@ -172,6 +174,15 @@ class KernelOom final : public Recognizer {
       ensure(line, out);
       parse_summary(s.substr(s.find(',')));
       keep(line);
+      return;
+    }
+    // The task table's heading or its column header, with the report's own
+    // header cut from the excerpt (`dmesg | grep -A12 'Tasks state'`): only
+    // the OOM killer prints this table, so it opens a report of its own.
+    if (text::contains(s, "Tasks state (memory values in pages)") ||
+        (text::contains(s, " tgid ") && text::contains(s, "total_vm") && text::contains(s, "pid"))) {
+      ensure(line, out);
+      r_.last_line = line.number;
       return;
     }
     if (r_.open && near(line) && table_row(s)) return;
