@@ -397,6 +397,15 @@ Decision decide_layer(const View& v) {
       d = {Layer::not_memory, look_alike ? look_alike : stop, 0.6f, "the process was killed by a probe, a stop or a restart, not for memory"};
       return d;
     }
+    // The cgroup's own count says no OOM killer acted in it (memory.events
+    // oom_kill 0): the SIGKILL was someone else's (a timer, an operator).
+    if (const Fact* none = v.first_context([](const Fact& f) { return f.kind == FactKind::memory_usage && f.detail == kNoOomKill; });
+        none && !v.has(FactKind::kernel_oom_kill) && !v.failure(FactKind::userspace_kill)) {
+      d = {Layer::not_memory, none, 0.6f,
+           "the process was SIGKILLed, but its cgroup's memory.events counted no OOM kill (oom_kill 0): the kill was not the "
+           "OOM killer's"};
+      return d;
+    }
     if (configured_limit(v)) {
       d = {host_or_limit(v, Layer::container_limit), k, 0.7f, "the process was SIGKILLed while running under a configured memory limit"};
       return d;

@@ -72,6 +72,10 @@ inline constexpr std::string_view kContainerRanFor = "container ran for";
 // given --memory, so a SIGKILL there is the host's (or Docker Desktop VM's).
 inline constexpr std::string_view kBuildStepExit = "a docker build step exited";
 
+// The detail of a memory_usage fact from a cgroup's memory.events whose
+// oom_kill is 0: no OOM killer (the global one included) killed in it.
+inline constexpr std::string_view kNoOomKill = "the cgroup counted no OOM kill (oom_kill 0)";
+
 std::string_view to_string(FactKind kind);
 std::string_view to_string(Family family);
 // Where a fact of this family comes from, for people: "kernel log", "PyTorch".

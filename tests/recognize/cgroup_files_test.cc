@@ -137,5 +137,25 @@ TEST(CgroupFiles, ACommandBeforeTheCatAndAnUnusedFileKeepTheValuesInPlace) {
   EXPECT_EQ(*plain[0].usage, 1073741824ull);
 }
 
+// SIGKILLs of a service's workers at the same age each time while its
+// cgroup's memory.events counted no OOM kill (modelled on php/php-src#15161;
+// our pids and ages): cgroup v2 counts a kill by any OOM killer there, so the
+// kills were someone else's, not memory.
+TEST(CgroupFiles, ABareKillBesideOomKillZeroIsNotMemory) {
+  const std::string kills =
+      "[02-Mar-2025 04:10:18] WARNING: [pool www] child 51120 exited on signal 9 (SIGKILL) after 30.004121 seconds from start\n"
+      "[02-Mar-2025 04:10:18] NOTICE: [pool www] child 51131 started\n"
+      "[02-Mar-2025 04:10:48] WARNING: [pool www] child 51131 exited on signal 9 (SIGKILL) after 30.003977 seconds from start\n";
+  Diagnosis d = test::diagnose_text(kills +
+                                    "$ cat /sys/fs/cgroup/system.slice/php8.2-fpm.service/memory.events\n"
+                                    "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  // With a kill counted, the same lines are the cgroup's OOM kills.
+  Diagnosis counted = test::diagnose_text(kills +
+                                          "$ cat /sys/fs/cgroup/system.slice/php8.2-fpm.service/memory.events\n"
+                                          "low 0\nhigh 0\nmax 412\noom 2\noom_kill 2\n");
+  EXPECT_NE(counted.layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -229,7 +229,18 @@ class CgroupFiles final : public Recognizer {
       thrash_->detail = fmt::format("held at its memory.max {} times with no OOM kill, stalled on memory: thrashing at the limit", max_events_);
       return;
     }
-    if (!n || *n == 0) return;
+    if (n && *n == 0) {
+      // The cgroup counted no OOM kill (cgroup v2's oom_kill counts a kill by
+      // any OOM killer, the global one's too): a SIGKILL of its process came
+      // from elsewhere. Context, read by the diagnosis beside a bare kill.
+      Fact z = make_fact(line, FactKind::memory_usage, Family::cgroup);
+      z.count = 0;
+      z.cgroup = cgroup_;
+      z.detail = std::string(kNoOomKill);
+      out.add(std::move(z));
+      return;
+    }
+    if (!n) return;
     counted_ = true;
     Fact f = make_fact(line, FactKind::cgroup_oom_counter, Family::cgroup);
     f.count = n;
