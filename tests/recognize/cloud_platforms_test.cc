@@ -384,5 +384,16 @@ TEST(CloudPlatforms, NomadMemoryMaxUnderTheJvmsHeapEstimateIsLimitTooLow) {
   EXPECT_NE(d.incidents[0].process, "Exit");
 }
 
+// `cf events` prints the crash's description unquoted (modelled on
+// cloudfoundry/java-buildpack#157; our app and times): the instance's quota.
+TEST(CloudPlatforms, CfEventsOutOfMemoryCrashIsTheInstancesQuota) {
+  Diagnosis d = test::diagnose_text(
+      "$ cf events billing-api\n"
+      "time                          event        actor         description\n"
+      "2016-05-02T09:14:21.00-0400   app.crash    billing-api   index: 1, reason: CRASHED, exit_description: out of memory, "
+      "exit_status: 255\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

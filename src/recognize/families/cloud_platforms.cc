@@ -46,6 +46,7 @@
 // memory quota is its container's limit):
 //   audit.app.process.crash  web  index: 0, reason: CRASHED, ..., exit_description: APP/PROC/WEB: Exited with status 137 (out of memory)
 //   [API/0] App instance exited with guid ... payload: {..."reason"=>"CRASHED", "exit_description"=>"out of memory", ...}   (DEA)
+//   2015-03-11T14:27:33.00-0400   app.crash   orders-api   index: 0, reason: CRASHED, exit_description: out of memory, exit_status: 255   (`cf events`)
 // CircleCI (a step's summary; the container's size is its resource class):
 //   Your build has exceeded the memory limit of 4G on 1 container.
 // Render (the service's event in its log; the size is the instance type's):
@@ -93,7 +94,7 @@ constexpr Pattern kPatterns[] = {
     {"VM Memory: ", kContext},
     {"(shared|performance)\\s+[0-9]+\\s+[0-9]+ (MB|GB)\\s", kRegex | kContext},  // `fly scale show` rows
     {"Exited with status [0-9]+ \\(out of memory\\)", kRegex},
-    {"exit_description\"?(=>|: ?)\"out of memory", kRegex},
+    {"exit_description\"?(=>|: ?)\"?out of memory", kRegex},  // the payload's quoted value, or `cf events`' plain one
 };
 
 // "web.1" from "heroku[web.1]:", "heroku/web.1:" or "heroku web.1 - -".
@@ -145,7 +146,7 @@ class CloudPlatforms final : public Recognizer {
     if (size_t p = s.find("OOM Killed"); p != std::string_view::npos) return nomad(line, p, out);
     if (text::contains(s, "sam local ") || text::contains(s, "aws-lambda-rie")) emulator_ = true;
     if (text::contains(s, "Max Memory Used: ")) return lambda(line, out);
-    if (text::contains(s, "(out of memory)") || text::contains(s, "\"out of memory")) {
+    if (text::contains(s, "(out of memory)") || text::contains(s, "\"out of memory") || text::contains(s, "exit_description: out of memory")) {
       if (!text::contains(s, "Exited with status") && !text::contains(s, "exit_description")) return;
       return emit(line, kill(line, "Cloud Foundry app memory quota (the instance exited out of memory)", ""), "cloudfoundry", out);
     }
