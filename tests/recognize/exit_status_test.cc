@@ -410,5 +410,19 @@ TEST(ExitStatus, KilledAfterAnUnfinishedLineAndAnEchoedStatus) {
   EXPECT_TRUE(of_kind("step 137\n137\n", FactKind::exit_status).empty()) << "a number with no echo before it";
 }
 
+// A container's state as `kubectl get pod -o jsonpath` prints it, exit 137
+// with reason Error, and the operator's own kill before it (modelled on
+// tektoncd/pipeline#10371; our names and pids): a stop, not memory. Without
+// the kill, a SIGKILL whose pool nothing names.
+TEST(ExitStatus, AContainerStatesExitCodeAsJsonIsRead) {
+  const std::string state =
+      "step-fetch {\"terminated\":{\"containerID\":\"containerd://9c1e2a\",\"exitCode\":137,\"finishedAt\":\"2026-02-03T10:04:52Z\","
+      "\"reason\":\"Error\",\"startedAt\":\"2026-02-03T10:03:07Z\"}}\n";
+  EXPECT_FALSE(of_kind(state, FactKind::exit_status).empty());
+  Diagnosis stopped = test::diagnose_text("root@kind-worker:/# kill -KILL 77120\n" + state);
+  EXPECT_EQ(stopped.layer, Layer::not_memory);
+  EXPECT_TRUE(of_kind("{\"terminated\":{\"exitCode\":0,\"reason\":\"Completed\"}}\n", FactKind::exit_status).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -61,6 +61,7 @@ constexpr Pattern kPatterns[] = {
     {"Exited with code"},
     {"exitcode"},
     {"exit_status"},
+    {"exitCode\"?:", kRegex},  // Kubernetes' container state as JSON or YAML: "exitCode":137, exitCode: 137
     {"died with <Signals."},
     {"(return ?code|exit ?status|exitcode|exit code)\\s*[:=]?\\s*-[0-9]", kRegex | kCaseless | kCompanion},
     {"signal: killed"},
@@ -627,7 +628,7 @@ class ExitStatus final : public Recognizer {
     if (text::contains(s, "died, exit code:")) return;  // vLLM's worker report: the vLLM recognizer reads it
     constexpr std::string_view kPhrases[] = {"exited with code", "Exited with code", "exit code",   "Exit code",
                                              "exit status",      "Exit status",      "exitcode",    "exit_status",
-                                             "non-zero code"};
+                                             "non-zero code",    "exitCode"};
     for (std::string_view phrase : kPhrases) {
       size_t p = s.find(phrase);
       if (p == std::string_view::npos) continue;
