@@ -522,5 +522,16 @@ TEST(Kubernetes, AnEvictionToReclaimEphemeralStorageIsNotMemory) {
   EXPECT_EQ(test::diagnose_text(mem).layer, Layer::k8s_eviction);
 }
 
+// k8sgpt's analysis says the reason in a sentence (modelled on
+// k8sgpt-ai/k8sgpt#792; our names): still the container's OOMKilled.
+TEST(Kubernetes, K8sgptsLastTerminationReasonSentenceIsOomKilled) {
+  Diagnosis d = test::diagnose_text(
+      "$ k8sgpt analyze --filter Pod --namespace search\n"
+      "0 search/indexer-0(StatefulSet/indexer)\n"
+      "- Error: back-off 5m0s restarting failed container=indexer pod=indexer-0_search(7c1d0e2a-4b3f-4e8a-9d21-5f60a1b2c3d4)\n"
+      "- Error: the last termination reason is OOMKilled container=indexer pod=indexer-0_search(7c1d0e2a-4b3f-4e8a-9d21-5f60a1b2c3d4)\n");
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+}
+
 }  // namespace
 }  // namespace aimem

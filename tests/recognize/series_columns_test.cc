@@ -3,6 +3,7 @@
 // memory column that climbs is growth the diagnosis reads as accumulation; a
 // flat one, or a table with no memory column, says nothing. Rows in each
 // tool's own format with our own values.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
@@ -121,6 +122,25 @@ TEST(SeriesColumns, NoMemoryColumnAndMisfitRowsSayNothing) {
       "2024-01-01T02:00:00Z|4800|4.2|20.2\n"
       "2024-01-01T03:00:00Z|9600|4.4|22.9\n");
   for (const Fact& f : d.facts) EXPECT_EQ(f.detail.find("growing"), std::string::npos) << f.detail;
+}
+
+// A figure inside a named object, printed after every job (SD.Next's memory
+// report, modelled on vladmandic/sdnext#2916; our figures): "gpu used"
+// climbing run after run is accumulation, the RAM beside it flat.
+TEST(SeriesColumns, AFigureInsideANamedObjectIsThatObjectsSeries) {
+  std::string log = "10:02:11-402217 INFO     Using DirectML Backend\n";
+  const double gpu[] = {2.74, 4.02, 5.31, 6.55, 7.70};
+  for (double g : gpu)
+    log += fmt::format("10:03:20-091734 INFO     Processed: images=1 time=20.12 memory={{'ram': {{'used': 6.2, 'total': 31.9}}, "
+                       "'gpu': {{'used': {:.2f}, 'total': 8.0}}, 'retries': 0, 'oom': 0}}\n",
+                       g);
+  log += "10:08:19-214980 ERROR    Exception: Could not allocate tensor with 134217728 bytes. There is not enough GPU video memory "
+         "available!\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_NE(growing(d, "gpuused"), nullptr);
+  EXPECT_EQ(growing(d, "ramused"), nullptr);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
 }  // namespace

@@ -632,6 +632,9 @@ class ExitStatus final : public Recognizer {
     for (std::string_view phrase : kPhrases) {
       size_t p = s.find(phrase);
       if (p == std::string_view::npos) continue;
+      // Kubernetes' state has a number ("exitCode":137, exitCode: 137); docker
+      // events' attributes a string ("exitCode":"137"), which the docker reader reads.
+      if (phrase == "exitCode" && text::starts_with(s.substr(p + phrase.size()), "\":\"")) return;
       // "exit status (137)" (Nextflow): the code in parentheses.
       std::string_view rest = platform::skip(s.substr(p + phrase.size()), " \t:=\"'(");
       if (text::starts_with(rest, "exit status ")) rest = rest.substr(12);  // "Exited with code exit status 137"

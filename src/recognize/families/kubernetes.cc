@@ -509,6 +509,10 @@ class Kubernetes final : public Recognizer {
     std::string_view before = text::trim(s.substr(0, p));
     while (!before.empty() && (before.back() == ':' || before.back() == '"' || before.back() == '=' || before.back() == ' '))
       before.remove_suffix(1);
+    // "the last termination reason is OOMKilled" (k8sgpt's analysis): the reason, in a sentence.
+    for (std::string_view verb : {" is", " was"})
+      if (text::ends_with(before, verb) && text::ends_with(text::trim(before.substr(0, before.size() - verb.size())), "reason"))
+        before = text::trim(before.substr(0, before.size() - verb.size()));
     // A bare "OOMKilled" is what `kubectl get pod -o jsonpath='{...terminated.reason}'` prints.
     bool keyed = text::iequals(before.substr(before.size() >= 6 ? before.size() - 6 : 0), "reason") ||
                  text::contains(before, "Terminated") || text::contains(s, "PreviousContainerWasOOMKilled") ||

@@ -114,6 +114,7 @@ constexpr Pattern kPatterns[] = {
     {"\\bOC +OU\\b", kRegex | kContext},
     {"(rss|heap|mem|used)[a-z_]*[|,][a-z_]+[|,]", kRegex | kCaseless | kContext},
     {"--metric-name", kContext},
+    {"[\"']used[\"']: ?[0-9]", kRegex | kContext},  // a figure inside a named object: {'gpu': {'used': 4.48, ...}}
     // Prometheus exposition rows (a scrape pasted as text): "process_resident_memory_bytes 9.95e+07", "go_goroutines 8164".
     {"^[a-z_:]+(_bytes|goroutines)(\\{[^}\\n]*\\})? [0-9.eE+-]+\\s*$", kRegex | kContext},
     {"^\\s*[0-9][0-9:.TZ+-]*[ \t|,]+[0-9]", kRegex | kContext},
@@ -318,6 +319,22 @@ bool climbs_by_design(std::string_view s, std::string_view after_size) {
   return !after_size.empty() && after_size[0] == '/';  // "2.1G/4.6G": so much of a whole
 }
 
+// The name of the object a key sits in, when it is the object's first key:
+// "'gpu': {'used'" gives "gpu". Empty otherwise.
+std::string parent_key(std::string_view s, size_t key_begin) {
+  size_t i = key_begin;
+  while (i > 0 && (s[i - 1] == '\'' || s[i - 1] == '"' || s[i - 1] == ' ')) --i;
+  if (i == 0 || s[i - 1] != '{') return {};
+  --i;
+  while (i > 0 && s[i - 1] == ' ') --i;
+  if (i == 0 || (s[i - 1] != ':' && s[i - 1] != '=')) return {};
+  --i;
+  while (i > 0 && (s[i - 1] == '\'' || s[i - 1] == '"' || s[i - 1] == ' ')) --i;
+  size_t e = i;
+  while (i > 0 && e - i < 24 && (std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_')) --i;
+  return canonical(s.substr(i, e - i));
+}
+
 // Any name whose figure carries its own size unit is a memory figure
 // ("breaker.request.estimated_size=1.2gb", "cache_size: 3.4 GiB"): the key is
 // the name with its dotted path (so two pools of one line stay apart), unless
@@ -467,6 +484,8 @@ class MemorySeries final : public Recognizer {
       // "Status.JVM.Memory.Direct.MemoryUsed=" (a metric's last part) is.
       if (b > 0 && s[b - 1] == '-') continue;
       std::string key = canonical(s.substr(b, e - b));
+      // A figure inside a named object: {'gpu': {'used': 4.48, 'total': 8.0}} is "gpu used".
+      if (key == "used" || key == "usage" || key == "allocated" || key == "reserved") key = parent_key(s, b) + key;
       // A metric's unit after a dot ("GPUMemoryUsed.Megabytes:6120"): the name is the part before it.
       if (b > 1 && s[b - 1] == '.' && (key == "kilobytes" || key == "megabytes" || key == "gigabytes" || key == "bytes" || key == "mb")) {
         size_t n = b - 1;
