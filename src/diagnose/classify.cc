@@ -1210,6 +1210,39 @@ std::optional<Cause> cause_from_recurrence(const View& v, const Fact& kill, Why&
   return Cause::leak_or_accumulation;
 }
 
+// Kernel kills of the same program under different PIDs within a minute:
+// several copies of it were running at once (a build's parallel compilers,
+// a pool's workers), and the memory held fewer of them than were started.
+constexpr double kTogetherS = 60;
+
+std::optional<Cause> cause_from_copies_killed(const View& v, const Fact& kill, Why& why) {
+  if (kill.process.empty() || !is_kernel(kill) || !kill.pid) return std::nullopt;
+  const auto at = [](const Fact& f) -> std::optional<double> {
+    if (f.where.unix_us) return static_cast<double>(*f.where.unix_us) / 1e6;
+    return f.where.uptime_s;
+  };
+  const auto t0 = at(kill);
+  if (!t0) return std::nullopt;
+  // Each copy holding a share worth killing for (small victims are what the
+  // killer took when something else held the memory).
+  constexpr uint64_t kCopyMin = 128 * units::MiB, kCopiesMin = 512 * units::MiB;
+  std::vector<int64_t> pids;
+  uint64_t held = 0;
+  for (const Fact& f : v.facts) {
+    if (f.kind != FactKind::kernel_oom_kill || f.process != kill.process || !f.pid || !f.rss || *f.rss < kCopyMin) continue;
+    auto t = at(f);
+    if (!t || std::abs(*t - *t0) > kTogetherS) continue;
+    if (std::find(pids.begin(), pids.end(), *f.pid) != pids.end()) continue;
+    pids.push_back(*f.pid);
+    held += *f.rss;
+  }
+  if (pids.size() < 2 || held < kCopiesMin) return std::nullopt;
+  why = std::to_string(pids.size()) + " copies of " + kill.process + " (different PIDs) were killed within a minute: more of them ran at "
+        "once than the memory holds";
+  why.strength = 0.55f;
+  return Cause::concurrency_batch;
+}
+
 // The same kind of kill at a limit and again, later, at a limit at least
 // kRaisedLimit times larger (YARN's "12.0 GB of 12 GB" then "23.5 GB of 23.4
 // GB"; a memcg report before and after --memory was raised): usage grew to
@@ -1600,6 +1633,16 @@ constexpr uint64_t kHugeRequest = 16 * units::GiB;
 std::optional<Cause> cause_from_one_request(const View& v, const Fact* f, Why& why) {
   if (!f || f->kind != FactKind::host_alloc_failure || !f->requested || *f->requested < units::GiB) return std::nullopt;
   const uint64_t req = *f->requested;
+  // The same request while a model or a data file was being read in (a
+  // whole file into one buffer, a matrix the loader sized from a header):
+  // the load is the work that does not fit.
+  if (PhaseVote p = phase_vote(v.facts, *f); p.cause == Cause::model_load && p.score >= 0.25 && p.cue) {
+    why = "one allocation of " + units::format_bytes(req) + " while " + p.cue->detail +
+          (p.cue->where.line ? " (line " + std::to_string(p.cue->where.line) + ")" : std::string()) +
+          ": what was being loaded is larger than the machine holds";
+    why.strength = 0.6f;
+    return Cause::model_load;
+  }
   const Fact* host = host_ram_state(v);
   if (host) {
     const bool half = req * 2 >= *host->total;
@@ -1840,6 +1883,8 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_rollout(v, why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
+  if (d.decisive)
+    if (auto c = cause_from_copies_killed(v, *d.decisive, why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
   why = "the evidence does not show what used the memory";

@@ -1828,5 +1828,35 @@ TEST(CauseMechanisms, ThePhaseIsReadAroundTheNearestReportOfOneKill) {
   EXPECT_NE(diagnose_text(shell.substr(0, shell.rfind("Killed")) + rest).cause, Cause::model_load);
 }
 
+// One allocation larger than the machine while a data file is read whole
+// (modelled on the corpus's Rust and pandas reads; our figures): the load
+// does not fit. The same request with nothing being loaded is the work's size.
+TEST(CauseMechanisms, OneHugeRequestWhileReadingAFileIsTheLoad) {
+  const std::string host = "$ free -g\n               total        used        free      shared  buff/cache   available\n"
+                           "Mem:              15           2          12           0           1          12\n";
+  const std::string oom = "memory allocation of 34359738368 bytes failed\nAborted (core dumped)\n";
+  Diagnosis load = diagnose_text(host + "$ python3 -c \"import polars as pl; df = pl.read_csv('events-2024.csv')\"\n" + oom);
+  EXPECT_EQ(load.layer, Layer::host_ram);
+  EXPECT_EQ(load.cause, Cause::model_load) << reason_text(load);
+  EXPECT_EQ(diagnose_text(host + oom).cause, Cause::concurrency_batch);
+}
+
+// Copies of one program, each holding its share, killed by the kernel
+// within a minute of each other (parallel compilers in a small build VM,
+// modelled on ggml-org/llama.cpp#13993; our pids and sizes): more ran at once
+// than the memory held. Small victims of the same name are not copies that
+// filled it.
+TEST(CauseMechanisms, CopiesKilledTogetherAreParallelWork) {
+  const auto kill = [](int pid, int kib) {
+    return "Jun 03 10:41:1" + std::to_string(pid % 10) + " vm kernel: Out of memory: Killed process " + std::to_string(pid) +
+           " (cc1plus) total-vm:1093412kB, anon-rss:" + std::to_string(kib) + "kB, file-rss:1024kB, shmem-rss:0kB, UID:0 "
+           "pgtables:1928kB oom_score_adj:0\n";
+  };
+  Diagnosis big = diagnose_text(kill(3318, 748276) + kill(3325, 701532));
+  EXPECT_EQ(big.cause, Cause::concurrency_batch) << reason_text(big);
+  Diagnosis small = diagnose_text(kill(3318, 4356) + kill(3325, 4012));
+  EXPECT_NE(small.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem
