@@ -584,5 +584,20 @@ TEST(GenericAlloc, AMemoryErrorNamingDeviceMemoryIsTheDevices) {
             Layer::host_ram);
 }
 
+// Windows' commit limit (os error 1455) while a CUDA program maps its weights
+// (modelled on Comfy-Org/ComfyUI#7550; our paths): the host's RAM and page
+// file ran out, not the device named around it.
+TEST(GenericAlloc, WindowsCommitLimitIsTheHostsEvenBesideACudaDevice) {
+  Diagnosis d = test::diagnose_text(
+      "Total VRAM 16376 MB, total RAM 32678 MB\n"
+      "Device: cuda:0 NVIDIA GeForce RTX 4080 : cudaMallocAsync\n"
+      "!!! Exception during processing !!! The paging file is too small for this operation to complete. (os error 1455)\n"
+      "  File \"C:\\\\ComfyUI\\\\comfy\\\\utils.py\", line 58, in load_torch_file\n"
+      "    with safetensors.safe_open(ckpt, framework=\"pt\", device=device.type) as f:\n"
+      "OSError: The paging file is too small for this operation to complete. (os error 1455)\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

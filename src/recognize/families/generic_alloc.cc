@@ -182,7 +182,10 @@ class GenericAlloc final : public Recognizer {
     if (guards::is_optional_refusal(s)) return;
     if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
     if (repeat_.repeated(normalised_key(s), line.number)) return;
-    Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev, host_word(s)};
+    // Windows' commit limit (error 1455) is the host's RAM and page file,
+    // whatever device the program was about to use.
+    const bool commit_limit = text::icontains(s, "paging file is too small") || text::icontains(s, "os error 1455");
+    Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev && !commit_limit, host_word(s) || commit_limit};
     p.fact.strength = 0.55f;
     p.fact.detail = "allocation failure";
     if (text::icontains(s, "killed signal terminated")) {
