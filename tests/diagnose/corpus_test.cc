@@ -135,19 +135,19 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (2511 cases since the seventeenth blind batch of 2026-12-04: validation
-// 87.2 / 54.9 / 83.5, training 95.4 / 71.6 / 95.1; the validation split took
-// the thirteenth to seventeenth batches' unread thirds, 35 of 40, 38 of 42,
-// 34 of 39, 33 of 37 and 31 of 39 on layer). The sixteenth and seventeenth
-// batches' training parts (83 and 81 cases, cause 37% and 50% when first
-// read) lowered the training split's cause share from 74.8% to 71.6%: its
-// floor follows. A change that loses ground fails here.
+// (2751 cases since the nineteenth blind batch of 2026-12-04: validation
+// 88.1 / 55.4 / 85.8, training 94.9 / 72.2 / 94.8; the validation split took
+// the thirteenth to nineteenth batches' unread thirds, 35 of 40, 38 of 42,
+// 34 of 39, 33 of 37, 31 of 39, 34 of 40 and 34 of 40 on layer). The
+// eighteenth and nineteenth batches' training parts (80 cases each, cause 62%
+// and 53% when first read) joined the training split: its layer floor
+// follows them. A change that loses ground fails here.
 // Healthy logs: all "none" on the training split; on the validation split one
 // of the fifteenth batch's healthy logs reads as a failure, and it is not read
 // (that split is scored, never tuned on), so its floor is the share it holds.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{86.8, 54.5, 82.0, 98.5};
-constexpr Floors kTrainingFloor{95.0, 71.0, 94.0, 100.0};
+constexpr Floors kValidationFloor{87.6, 55.0, 84.5, 98.5};
+constexpr Floors kTrainingFloor{94.6, 71.8, 94.0, 100.0};
 
 void expect_floors(const std::string& split, const Floors& floor) {
   const Scores& s = scores();
