@@ -143,5 +143,20 @@ TEST(SeriesColumns, AFigureInsideANamedObjectIsThatObjectsSeries) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
+// A garbled `free` row whose figure is past what 64 bits hold (found by
+// diagnose_fuzzer) is no size: read without an overflow, and no growth.
+TEST(SeriesColumns, AFigurePastSixtyFourBitsIsNoSize) {
+  Diagnosis d = test::diagnose_text(
+      "$ free -g\n"
+      "               total        used        free      shared  buff/cache   available\n"
+      "Mem:              15           2          12           0           1          12\n"
+      "Mem:              15  102400000000000000000000000          12           0           1          12\n"
+      "Mem:              15           9           5           0           1           5\n");
+  for (const Fact& f : d.facts) {
+    if (f.usage) EXPECT_LT(*f.usage, uint64_t{1} << 60) << f.detail;
+    if (f.total) EXPECT_LT(*f.total, uint64_t{1} << 60) << f.detail;
+  }
+}
+
 }  // namespace
 }  // namespace aimem

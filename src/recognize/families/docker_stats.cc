@@ -77,6 +77,7 @@ std::optional<Printed> parse_printed(std::string_view s) {
   // Half a unit of the last printed digit either side.
   double step = 1.0;
   if (size_t dot = num.find('.'); dot != std::string_view::npos) step = std::pow(10.0, -static_cast<double>(num.size() - dot - 1));
+  if (!(*v * mult < 1.8e19)) return std::nullopt;  // past what 64 bits hold: a garbled row
   Printed p;
   p.bytes = static_cast<uint64_t>(*v * mult + 0.5);
   p.lo = (*v - step / 2) * mult;

@@ -45,7 +45,12 @@ class FreeUnits {
     std::string_view rest;
     auto n = text::parse_double(v, &rest);
     if (!n || *n < 0) return std::nullopt;
-    if (rest.empty()) return static_cast<uint64_t>(*n * static_cast<double>(unit_) + 0.5);
+    // A figure past what 64 bits hold (a garbled row) is no size, not an overflow.
+    auto bytes = [](double b) -> std::optional<uint64_t> {
+      if (!(b >= 0) || b >= 1.8e19) return std::nullopt;
+      return static_cast<uint64_t>(b + 0.5);
+    };
+    if (rest.empty()) return bytes(*n * static_cast<double>(unit_));
     double mult = 0;
     switch (rest[0]) {
       case 'B': mult = 1; break;
@@ -55,7 +60,7 @@ class FreeUnits {
       case 'T': mult = si_ ? 1e12 : 1099511627776.0; break;
       default: return std::nullopt;
     }
-    return static_cast<uint64_t>(*n * mult + 0.5);
+    return bytes(*n * mult);
   }
 
  private:

@@ -177,7 +177,7 @@ class Node final : public Recognizer {
     if (percentage) rest = rest.substr(11);
     if (rest.empty() || (rest[0] != '=' && rest[0] != ' ')) return;
     auto v = text::parse_double(rest.substr(1));
-    if (!v || *v <= 0) return;
+    if (!v || *v <= 0 || *v >= 1e13) return;  // past what 64 bits of bytes hold: no setting
     Fact f = make_fact(line, FactKind::runtime_setting, Family::node);
     if (percentage) {
       f.ratio = *v / 100.0;
