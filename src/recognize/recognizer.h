@@ -60,6 +60,15 @@ struct RecognizerEntry {
 // The registry: every recognizer, in one table (registry.cc).
 std::span<const RecognizerEntry* const> all_recognizers();
 
+// The key of a line for RepeatFilter: its first 200 bytes without digits
+// (pids, sizes and hex ids vary between repeats of one failure; the words do not).
+inline std::string repeat_key(std::string_view s) {
+  std::string k;
+  for (char c : s.substr(0, 200))
+    if (!(c >= '0' && c <= '9')) k += c;
+  return k;
+}
+
 // "The same message again": a traceback or a retry loop repeats one failure
 // line; recognizers count it once. True when `key` was the last key seen and
 // within `window` lines of it; every call records the key.

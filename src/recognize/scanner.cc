@@ -573,35 +573,39 @@ void LineScanner::feed_record(std::string_view text, const timeutil::LineTime& t
 
 namespace {
 
+// An allocator that prints what is free and its largest free piece: XLA's
 // "Attempting to allocate 392.25M. ... There are 1.31G free. Due to
-// fragmentation, the largest contiguous region of free memory is 256.00M":
-// the request was no more than what was free but more than the largest
-// piece. The sizes are read from the line; nothing is assumed.
+// fragmentation, the largest contiguous region of free memory is 256.00M",
+// Tenstorrent's bank manager's "free: 201326592 B, largest free block:
+// 2883584 B" (the request being each bank's share, "each bank needs to store
+// N B"; Vulkan and Metal heaps print the same pair). The request was no more
+// than what was free but more than the largest piece: fragmentation. The
+// sizes are read from the line; nothing is assumed.
 void fragmented_by_its_figures(Fact& f) {
   std::string_view s = f.text;
   size_t at = text::ifind(s, "largest contiguous");
   if (at == std::string_view::npos) at = text::ifind(s, "largest free block");
   if (at == std::string_view::npos) return;
-  auto size_after = [&](std::string_view from) -> std::optional<uint64_t> {
+  auto size_after = [](std::string_view from) -> std::optional<uint64_t> {
     for (size_t i = 0; i < from.size() && i < 80; ++i)
       if (from[i] >= '0' && from[i] <= '9' && (i == 0 || from[i - 1] == ' ' || from[i - 1] == ':'))
         if (auto v = units::parse_log_size(from.substr(i))) return v;
     return std::nullopt;
   };
+  auto after = [&](std::string_view lead) -> std::optional<uint64_t> {
+    size_t p = text::ifind(s, lead);
+    return p == std::string_view::npos ? std::nullopt : size_after(s.substr(p + lead.size()));
+  };
   auto largest = size_after(s.substr(at));
-  std::optional<uint64_t> need = f.requested;
-  if (!need)
-    for (std::string_view lead : {"allocate ", "Attempting to allocate "})
-      if (size_t p = text::ifind(s, lead); p != std::string_view::npos && !need) need = size_after(s.substr(p + lead.size()));
-  std::optional<uint64_t> free = f.free;
-  if (!free)
-    if (size_t p = text::ifind(s, "There are "); p != std::string_view::npos) free = size_after(s.substr(p + 10));
-  if (!largest || !need || !free || *need == 0 || !(*largest < *need && *need <= *free)) return;
+  std::optional<uint64_t> need = after("needs to store ");
+  if (!need) need = f.requested;
+  if (!need) need = after("allocate ");
+  if (!f.free) f.free = after("free: ");
+  if (!f.free) f.free = after("There are ");
+  if (!largest || !need || !f.free || *need == 0 || !(*largest < *need && *need <= *f.free)) return;
   f.cause = Cause::fragmentation;
-  f.requested = need;
-  f.free = free;
   f.detail += (f.detail.empty() ? "" : ", ") + std::string("fragmented: ") + units::format_bytes(*need) + " asked, " +
-              units::format_bytes(*free) + " free, the largest piece " + units::format_bytes(*largest);
+              units::format_bytes(*f.free) + " free, largest block " + units::format_bytes(*largest);
 }
 
 }  // namespace

@@ -181,7 +181,7 @@ class GenericAlloc final : public Recognizer {
       return;
     if (guards::is_optional_refusal(s)) return;
     if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
-    if (repeat_.repeated(normalised_key(s), line.number)) return;
+    if (repeat_.repeated(repeat_key(s), line.number)) return;
     // Windows' commit limit (error 1455) is the host's RAM and page file,
     // whatever device the program was about to use.
     const bool commit_limit = text::icontains(s, "paging file is too small") || text::icontains(s, "os error 1455");
@@ -383,14 +383,6 @@ class GenericAlloc final : public Recognizer {
     return head.empty() || head.back() == ':' || head.back() == ']' || head.back() == '-' || head.back() == '|' || head.back() == '>';
   }
 
-  // Digits and hex ids vary between repeats of one failure; the words do not.
-  static std::string normalised_key(std::string_view s) {
-    std::string k;
-    for (char c : s.substr(0, 200))
-      if (!(c >= '0' && c <= '9')) k += c;
-    return k;
-  }
-
   static std::optional<uint64_t> requested_bytes(std::string_view s) {
     for (std::string_view lead : {"allocate ", "of size ", "allocation of ", "requested ", "tried to allocate "}) {
       size_t p = text::ifind(s, lead);
@@ -439,31 +431,7 @@ class GenericAlloc final : public Recognizer {
     } else {
       p.fact.layer = Layer::host_ram;
     }
-    largest_free_block(p.fact);
     out.add(std::move(p.fact));
-  }
-
-  // An allocator that prints its free memory and its largest free block
-  // ("free: 201326592 B, largest free block: 2883584 B", Tenstorrent's bank
-  // manager; Vulkan and Metal heaps print the same pair): the request, or
-  // each bank's share of it ("each bank needs to store N B"), was no more
-  // than what was free, but more than the largest piece. Free, but not in
-  // one piece: fragmentation.
-  static void largest_free_block(Fact& f) {
-    std::string_view s = f.text;
-    auto largest = text::after(s, "largest free block: ");
-    auto free = text::after(s, "free: ");
-    if (!largest || !free) return;
-    auto l = units::parse_log_size(*largest), fr = units::parse_log_size(*free);
-    std::optional<uint64_t> need = f.requested;
-    if (auto each = text::after(s, "needs to store ")) need = units::parse_log_size(*each);
-    if (!l || !fr || !need || *need == 0) return;
-    f.free = fr;
-    if (*l < *need && *need <= *fr) {
-      f.cause = Cause::fragmentation;
-      f.detail += ", fragmented: " + units::format_bytes(*need) + " asked, " + units::format_bytes(*fr) + " free, largest block " +
-                  units::format_bytes(*l);
-    }
   }
 
   std::deque<Pending> pending_;

@@ -222,7 +222,7 @@ class GenericLimit final : public Recognizer {
       event = event || event_word(x.text) || passed_tense(x.text);
     }
     if (!passed || !event || below_cap_share(s)) return;
-    if (repeat_.repeated(key_of(s), line.number)) return;
+    if (repeat_.repeated(repeat_key(s), line.number)) return;
     Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::generic);
     f.strength = 0.55f;
     f.limit = sz.limit;
@@ -252,12 +252,6 @@ class GenericLimit final : public Recognizer {
   }
 
  private:
-  static std::string key_of(std::string_view s) {
-    std::string k;
-    for (char c : s.substr(0, 200))
-      if (!(c >= '0' && c <= '9')) k += c;
-    return k;
-  }
   RepeatFilter repeat_{200};
 };
 

@@ -6,6 +6,7 @@
 
 #include "core/text.h"
 #include "core/units.h"
+#include "recognize/families/platform_util.h"
 
 namespace aimem {
 namespace {
@@ -15,26 +16,14 @@ constexpr size_t kMaxColumns = 24;
 
 bool digit(char c) { return c >= '0' && c <= '9'; }
 
+// The cells of a row: blank-separated (runs of blanks), or split at `sep`
+// and trimmed; at most `max`.
 std::vector<std::string_view> split(std::string_view s, char sep, size_t max) {
-  std::vector<std::string_view> out;
-  if (sep == ' ') {
-    size_t i = 0;
-    while (i < s.size() && out.size() < max) {
-      while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-      size_t b = i;
-      while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
-      if (i > b) out.push_back(s.substr(b, i - b));
-    }
-    return out;
-  }
-  size_t b = 0;
-  while (out.size() < max) {
-    size_t e = s.find(sep, b);
-    out.push_back(text::trim(s.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b)));
-    if (e == std::string_view::npos) break;
-    b = e + 1;
-  }
-  return out;
+  if (sep == ' ') return platform::words(s, max);
+  auto cells = text::split(s, sep);
+  if (cells.size() > max) cells.resize(max);
+  for (auto& c : cells) c = text::trim(c);
+  return cells;
 }
 
 // A figure as tables print it: "412388", "148.21", top's "3.9g" and "612m",
