@@ -67,6 +67,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kFailureMarkersEntry,
     &kProcessTableEntry,
     &kTritonEntry,
+    &kDeviceHoldersEntry,
     &kWindowsMemoryEntry,
 };
 }  // namespace

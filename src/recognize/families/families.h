@@ -64,6 +64,7 @@ extern const RecognizerEntry kContainerGenerationsEntry;
 extern const RecognizerEntry kFailureMarkersEntry;
 extern const RecognizerEntry kProcessTableEntry;
 extern const RecognizerEntry kTritonEntry;
+extern const RecognizerEntry kDeviceHoldersEntry;
 extern const RecognizerEntry kWindowsMemoryEntry;
 
 }  // namespace aimem
