@@ -70,6 +70,13 @@
 // and Flink's REST [{"id":"...Metaspace.Used","value":"614432768"}]) are a series.
 // earlyoom's minute report ("mem avail: 8761 of 15923 MiB (55 %)") is the host's
 // use as a series too: total less available.
+// Heroku's runtime metrics, as log-runtime-metrics printed them and as it
+// prints them now:
+//   heroku[web.1]: source=web.1 measure=memory_total val=214.31 units=MB
+//   heroku[web.1]: source=web.1 dyno=heroku.1234.abcd sample#memory_total=214.31MB sample#memory_rss=201.10MB
+// A counter's row in a CSV that names the counter with its unit, then the
+// value last (dotnet-counters' export: timestamp, provider, name, type, value):
+//   2024-04-12 03:00:00 AM,System.Runtime,GC Heap Size (MB),Metric,2104
 // `free` rows ("Mem:  157  61  92 ...") taken again and again are the host's
 // used memory as a series, in the unit the command asked for (-b -k -m -g,
 // --mega, --giga; KiB by default; -h prints units).
@@ -168,6 +175,9 @@ constexpr Pattern kPatterns[] = {
     // earlyoom's periodic report: "mem avail: 11208 of 15923 MiB (70 %)": used is total less available.
     {"mem avail: +[0-9]+ of [0-9]+ MiB", kRegex | kContext},
     {"mem avail: +[0-9]+ MiB \\( *[0-9]+ ?%\\)", kRegex | kContext},  // earlyoom up to 1.1: no total, a share
+    // Heroku's runtime metrics; a counter CSV row with the counter's unit in its name.
+    {"(measure=|sample#)memory_(total|rss)", kRegex | kContext},
+    {",[A-Za-z][A-Za-z .-]* \\((MB|GB|KB|MiB|GiB|KiB|bytes|B)\\),[A-Za-z]*,[0-9.]+\\s*$", kRegex | kContext},
 };
 
 constexpr size_t kKeys = 8;
@@ -467,7 +477,7 @@ class MemorySeries final : public Recognizer {
       }
       return;
     }
-    if (json_metrics(line) || prometheus_rows(line)) return;
+    if (json_metrics(line) || prometheus_rows(line) || heroku_measure(line) || counter_csv_row(line)) return;
     size_t i = 0;
     int found = 0;
     while (i < s.size() && found < 12) {
@@ -543,6 +553,43 @@ class MemorySeries final : public Recognizer {
     }
     if (found == 0 && (goroutine(line) || size_then_key(line) || unit_key_then_figure(line))) return;
     if (found == 0) template_series(line);
+  }
+
+  // Heroku's log-runtime-metrics: "measure=memory_total val=214.31 units=MB"
+  // (the newer "sample#memory_total=214.31MB" is a name=size pair the key
+  // reader below takes).
+  bool heroku_measure(const Line& line) {
+    std::string_view s = line.text;
+    auto name = text::after(s, "measure=memory_");
+    auto val = text::after(s, " val=");
+    if (!name || !val) return false;
+    auto v = text::parse_double(*val);
+    auto unit = text::after(s, " units=");
+    double scale = 0;
+    if (unit) {
+      std::string_view u = text::take_until(*unit, " ");
+      scale = u == "MB" ? 1048576.0 : u == "KB" ? 1024.0 : u == "GB" ? 1073741824.0 : u == "B" || u == "bytes" ? 1.0 : 0;
+    }
+    if (v && *v >= 0 && *v < 1e15 && scale > 0) add("memory" + std::string(text::take_until(*name, " ")), *v * scale, true, line);
+    return true;
+  }
+
+  // A counter's CSV row: "...,GC Heap Size (MB),Metric,2104": the cell with
+  // a unit in parentheses names the series, the last cell is its value.
+  bool counter_csv_row(const Line& line) {
+    std::string_view s = text::trim(line.text);
+    size_t open = s.rfind(" (");
+    if (open == std::string_view::npos || s.empty() || !std::isdigit(static_cast<unsigned char>(s.back()))) return false;
+    size_t close = s.find("),", open);
+    size_t cell = s.rfind(',', open);
+    if (close == std::string_view::npos || cell == std::string_view::npos) return false;
+    std::string_view unit = s.substr(open + 2, close - open - 2);
+    double scale = unit == "MB" || unit == "MiB" ? 1048576.0 : unit == "GB" || unit == "GiB" ? 1073741824.0
+                   : unit == "KB" || unit == "KiB" ? 1024.0 : unit == "bytes" || unit == "B" ? 1.0 : 0;
+    auto v = text::parse_double(s.substr(s.rfind(',') + 1));
+    if (scale == 0 || !v || *v < 0 || *v >= 1e15) return false;
+    add("counter " + std::string(s.substr(cell + 1, open - cell - 1)).substr(0, 48), *v * scale, true, line);
+    return true;
   }
 
   // `promtool query range ... 'container_memory_working_set_bytes{...}'`
