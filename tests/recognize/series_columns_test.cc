@@ -158,5 +158,54 @@ TEST(SeriesColumns, AFigurePastSixtyFourBitsIsNoSize) {
   }
 }
 
+// Heroku's runtime metrics (log-runtime-metrics of 2013, modelled on
+// mchung/heroku-buildpack-wordpress#37): the figure in val=, its unit in
+// units=. A dyno's total climbing hour after hour before R14 is growth.
+TEST(SeriesColumns, HerokuMeasureLinesAreASeries) {
+  std::string log;
+  const double mb[] = {180.25, 247.60, 311.02, 389.75, 452.11};
+  for (int k = 0; k < 5; ++k)
+    log += fmt::format("2014-05-11T{:02}:10:18.114732+00:00 heroku[web.1]: source=heroku.4411.web.1.9c1d measure=memory_total "
+                       "val={:.2f} units=MB\n",
+                       2 * k + 1, mb[k]);
+  log += "2014-05-11T11:40:02.501233+00:00 heroku[web.1]: Process running mem=514M(100.4%)\n"
+         "2014-05-11T11:40:02.501233+00:00 heroku[web.1]: Error R14 (Memory quota exceeded)\n";
+  Diagnosis d = test::diagnose_text(log);
+  const Fact* g = growing(d, "memorytotal");
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(g->usage);
+  EXPECT_NEAR(static_cast<double>(*g->usage), 452.11 * 1048576.0, 1e6);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  // The same figures flat: no growth, and the quota stays the reading.
+  std::string flat;
+  for (int k = 0; k < 5; ++k)
+    flat += fmt::format("2014-05-11T{:02}:10:18.114732+00:00 heroku[web.1]: source=heroku.4411.web.1.9c1d measure=memory_total "
+                        "val={:.2f} units=MB\n",
+                        2 * k + 1, 501.0 + k);
+  EXPECT_EQ(growing(test::diagnose_text(flat + log.substr(log.find("2014-05-11T11:40"))), "memorytotal"), nullptr);
+}
+
+// A counter CSV that names each counter with its unit (dotnet-counters'
+// export, modelled on dotnet/runtime#101183): one series per counter, the
+// value last. The GC heap climbing day after day is growth; the working set
+// beside it stays flat and is none.
+TEST(SeriesColumns, ACounterCsvRowNamesItsSeriesAndUnit) {
+  std::string csv;
+  const int heap[] = {1880, 3120, 4475, 5902};
+  for (int k = 0; k < 4; ++k) {
+    csv += fmt::format("2024-06-0{} 04:00:00 AM,System.Runtime,GC Heap Size (MB),Metric,{}\n", k + 1, heap[k]);
+    csv += fmt::format("2024-06-0{} 04:00:00 AM,System.Runtime,Working Set (MB),Metric,{}\n", k + 1, 1210 + 7 * k);
+  }
+  Diagnosis d = test::diagnose_text(csv +
+                                    "2024-06-04T04:11:09.221Z fail: Microsoft.AspNetCore.Server.Kestrel[13]\n"
+                                    "      System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.\n");
+  const Fact* g = growing(d, "GC Heap Size");
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(g->usage);
+  EXPECT_EQ(*g->usage, 5902ull << 20);
+  EXPECT_EQ(growing(d, "Working Set"), nullptr);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem
