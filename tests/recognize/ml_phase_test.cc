@@ -22,6 +22,22 @@ TEST(MlPhase, LoadingCheckpointMakesModelLoad) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// A database restored from a snapshot is read back into memory: the load
+// (modelled on a mina-indexer restore killed by a global OOM; values ours).
+// The same kill without the restore line is no load.
+TEST(MlPhase, RestoringSavedDataIsTheLoad) {
+  const std::string kill =
+      "Dec 01 10:14:02 ci-7 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+      "task_memcg=/user.slice/user-1000.slice/session-3.scope,task=indexer,pid=41022,uid=1000\n"
+      "Dec 01 10:14:02 ci-7 kernel: Out of memory: Killed process 41022 (indexer) total-vm:18102216kB, anon-rss:15844012kB, "
+      "file-rss:1024kB, shmem-rss:0kB, UID:1000 pgtables:32140kB oom_score_adj:0\n";
+  std::string text = "2026-12-01T10:02:11.377695+00:00 - INFO Restoring indexer database from snapshot file \"snap/41.snapshot\"\n" + kill;
+  EXPECT_FALSE(of_kind(text, FactKind::phase_load).empty());
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::model_load);
+  EXPECT_TRUE(of_kind(kill, FactKind::phase_load).empty());
+  EXPECT_NE(test::diagnose_text(kill).cause, Cause::model_load);
+}
+
 // Ray's memory monitor killing workers whose task is the model's set-up
 // (verl's WorkerDict.actor_rollout_init_model; values are ours): the load.
 TEST(MlPhase, ATaskNamedInitModelIsTheLoad) {

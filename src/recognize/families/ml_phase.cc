@@ -74,6 +74,11 @@ constexpr Cue kCues[] = {
     {"load_model", Cause::model_load, 1.0f, "load_model"},
     {"loadModel", Cause::model_load, 0.9f, "loadModel"},  // a JVM / Kotlin / JS frame's camel case
     {"load model", Cause::model_load, 1.0f, "loading the model"},
+    // A restore of saved state read back into memory ("Restoring mina
+    // indexer database from snapshot file ..."). (ComfyUI's "Requested to
+    // load X" was tried too: it precedes sampling as often as loading, and
+    // moved as many verdicts away from their labels as towards them.)
+    {"restoring ", Cause::model_load, 0.8f, "restoring saved data into memory"},
     {"from_pretrained", Cause::model_load, 1.0f, "from_pretrained"},
     {"load_state_dict", Cause::model_load, 1.0f, "load_state_dict"},
     {"load_checkpoint", Cause::model_load, 1.0f, "loading a checkpoint"},
