@@ -1914,6 +1914,17 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
     case Layer::gpu_vram: {
       if (!d.decisive) return Cause::unknown;
       Cause c = gpu_cause(v, *d.decisive, why);
+      // A new version of a model loading beside the version still serving
+      // (model_versions.cc): the load ran short because the old copy holds
+      // its share of the device.
+      if (c == Cause::model_load || c == Cause::other_process || c == Cause::unknown)
+        if (const Fact* o = v.any([](const Fact& f) {
+              return f.kind == FactKind::runtime_setting && f.cause == Cause::deployment_overlap && f.family == Family::runtime;
+            })) {
+          why = o->detail + ": both versions hold their weights on the device at once";
+          why.strength = 0.7f;
+          return Cause::deployment_overlap;
+        }
       // Two generations of one workload at once (rollout.cc): the other
       // process holding the device is the old copy, not a stranger.
       if (c == Cause::other_process) {

@@ -68,6 +68,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kProcessTableEntry,
     &kTritonEntry,
     &kDeviceHoldersEntry,
+    &kModelVersionsEntry,
     &kWindowsMemoryEntry,
 };
 }  // namespace

@@ -65,6 +65,7 @@ extern const RecognizerEntry kFailureMarkersEntry;
 extern const RecognizerEntry kProcessTableEntry;
 extern const RecognizerEntry kTritonEntry;
 extern const RecognizerEntry kDeviceHoldersEntry;
+extern const RecognizerEntry kModelVersionsEntry;
 extern const RecognizerEntry kWindowsMemoryEntry;
 
 }  // namespace aimem
