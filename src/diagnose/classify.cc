@@ -1043,7 +1043,12 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     }
   }
   if (text::contains(g.detail, "prefill") || text::contains(g.detail, "batch")) {
+    // The batch's allocation is only the last to fail when the device's use
+    // had climbed sample after sample before it (a training loop's own
+    // memory prints over epochs): what filled the device accumulated.
+    if (auto c = cause_from_series(v, "until the GPU was full", why); c && *c == Cause::leak_or_accumulation) return *c;
     why = "the batch (prefill tokens / batch size) does not fit";
+    why.strength = 0.85f;
     return Cause::concurrency_batch;
   }
   if (text::contains(g.detail, "model") || text::contains(g.detail, "load")) {

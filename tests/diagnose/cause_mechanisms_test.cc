@@ -1858,5 +1858,25 @@ TEST(CauseMechanisms, CopiesKilledTogetherAreParallelWork) {
   EXPECT_NE(small.cause, Cause::concurrency_batch);
 }
 
+// A batch's tensor is only the last allocation to fail when the loop's own
+// prints show the device's use climbing epoch after epoch (modelled on
+// tensorflow/tensorflow#73457; values ours): accumulation, not the batch.
+// The same failure after flat prints stays the batch.
+TEST(CauseMechanisms, AClimbBeforeABatchsAllocationIsAccumulation) {
+  auto log = [](bool climbing) {
+    std::string s;
+    for (int k = 0; k < 6; ++k)
+      s += "epoch " + std::to_string(k + 1) + "/50 - it 1/100 - loss: 1.9\nMemory info of GPU /physical_device:GPU:0: current: " +
+           std::to_string(climbing ? 1 + 3 * k : 4) + ".15 GB, peak: 6.52 GB\n";
+    return s +
+           "2024-08-07 17:02:41.118630: W external/local_tsl/tsl/framework/bfc_allocator.cc:482] Allocator (GPU_0_bfc) ran out of "
+           "memory trying to allocate 196.00MiB (rounded to 205520896)requested by op Conv2D\n"
+           "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[32,256,56,56] "
+           "and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc [Op:Conv2D]\n";
+  };
+  EXPECT_EQ(test::diagnose_text(log(true)).cause, Cause::leak_or_accumulation);
+  EXPECT_EQ(test::diagnose_text(log(false)).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -207,5 +207,38 @@ TEST(SeriesColumns, ACounterCsvRowNamesItsSeriesAndUnit) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
+// A loop that prints the time, then ps's headerless pid, rss and command
+// (modelled on rust-lang/rust-analyzer#18734; values ours): the clock time
+// first is no column, and the rss column climbs.
+TEST(SeriesColumns, ATimedPsLoopKeepsItsColumns) {
+  std::string log = "$ while sleep 30; do printf '%s ' \"$(date +%T)\"; ps -o pid=,rss=,comm= -C indexer; done\n";
+  const int kib[] = {1813460, 4071236, 8182044, 13540112, 18876220, 23611908};
+  for (int k = 0; k < 6; ++k) log += fmt::format("10:{:02}:{:02}   61202  {} indexer\n", 14 + k / 2, (k % 2) * 30, kib[k]);
+  log += "Dec 21 10:17:40 box kernel: Out of memory: Killed process 61202 (indexer) total-vm:25841252kB, anon-rss:23917904kB, "
+         "file-rss:2560kB, shmem-rss:0kB, UID:1000 pgtables:50784kB oom_score_adj:0\n";
+  Diagnosis d = test::diagnose_text(log);
+  const Fact* g = growing(d, "column rss of pid 61202");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(*g->usage, 23611908ull * 1024);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
+// A figure whose name gives its unit and names memory ("heapInuseBytes=",
+// modelled on a Go controller's cache stats in milo-os/milo#634) is a series
+// in bytes; a running maximum beside it ("peakHeapBytes") is none.
+TEST(SeriesColumns, ANameThatGivesItsUnitIsASeriesInThatUnit) {
+  std::string log;
+  const uint64_t heap[] = {1574923520, 2611477504, 3727195136, 4853341184, 5421931520};
+  for (int k = 0; k < 5; ++k)
+    log += fmt::format("I0529 0{}:27:44.201873       1 cache.go:212] \"cache stats\" objects={} heapInuseBytes={} peakHeapBytes={}\n",
+                       k + 3, 1000000 + 600000 * k, heap[k], heap[k] + 100000000);
+  Diagnosis d = test::diagnose_text(log + "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n");
+  const Fact* g = growing(d, "heapinuse");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(*g->usage, heap[4]);
+  EXPECT_EQ(growing(d, "peakheap"), nullptr);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

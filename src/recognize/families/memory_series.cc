@@ -175,6 +175,10 @@ constexpr Pattern kPatterns[] = {
     // earlyoom's periodic report: "mem avail: 11208 of 15923 MiB (70 %)": used is total less available.
     {"mem avail: +[0-9]+ of [0-9]+ MiB", kRegex | kContext},
     {"mem avail: +[0-9]+ MiB \\( *[0-9]+ ?%\\)", kRegex | kContext},  // earlyoom up to 1.1: no total, a share
+    // A name that gives its unit and names memory ("heapInuseBytes=1874923520"); a
+    // "current:" figure with its unit ("Memory info of GPU ...: current: 0.15 GB, peak: 2.52 GB").
+    {"(mem|rss|heap|alloc|resident)[a-z_]*(bytes|mib|mb|gib|gb)\\s*[=:]\\s*\"?[0-9]", kCi},
+    {"\\bcurrent\\s*[=:]\\s*[0-9.]+ ?[KMGT]i?B", kCi},
     // Heroku's runtime metrics; a counter CSV row with the counter's unit in its name.
     {"(measure=|sample#)memory_(total|rss)", kRegex | kContext},
     {",[A-Za-z][A-Za-z .-]* \\((MB|GB|KB|MiB|GiB|KiB|bytes|B)\\),[A-Za-z]*,[0-9.]+\\s*$", kRegex | kContext},
@@ -532,7 +536,16 @@ class MemorySeries final : public Recognizer {
         // the end of another ("shmem:" in the kernel's Mem-Info).
         std::string_view raw = s.substr(b, e - b);
         if (raw.size() > 4 && raw.ends_with("mem") && (raw[raw.size() - 4] == ' ' || raw[raw.size() - 4] == '_')) key = "memory";
-        if (!known_key(key)) key = sized_key(s, e, i);
+        // A name that gives its own unit and names memory ("heapInuseBytes=",
+        // Go's MemStats as programs log them, "cache_mb: 512") is a figure
+        // in bytes; a running maximum ("peakBytes", "max_mb") never falls and
+        // is no series.
+        bool named_memory = key_unit > 0 && (text::contains(key, "heap") || text::contains(key, "mem") || text::contains(key, "rss") ||
+                                             text::contains(key, "alloc") || text::contains(key, "inuse") || text::contains(key, "resident"));
+        if (named_memory && (text::contains(key, "peak") || text::contains(key, "max") || text::contains(key, "limit") ||
+                             text::contains(key, "total")))
+          named_memory = false;
+        if (!known_key(key) && !named_memory) key = sized_key(s, e, i);
         if (key.empty()) continue;
       }
       std::string_view v = s.substr(i);

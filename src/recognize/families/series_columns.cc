@@ -1,6 +1,7 @@
 // The general table reader of the memory series: see series_columns.h.
 #include "recognize/families/series_columns.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -227,6 +228,13 @@ bool SeriesColumns::row(const Line& line, const Add& add) {
     add("metric " + metric_, *v * (unit > 0 ? unit : 1.0), unit > 0, line);
     return true;
   }
+  // A loop that prints the time before each sample ("while sleep 30; do
+  // printf '%s ' \"$(date +%T)\"; ps -o pid=,rss=,comm= ...; done"): the row
+  // has a clock time first that no column names.
+  if (!columns_.empty() && columns_[0].name != "etime" && columns_[0].name != "time" && cells.size() > columns_.size() &&
+      cells[0].size() >= 5 && cells[0].size() <= 8 && std::count(cells[0].begin(), cells[0].end(), ':') >= 1 &&
+      std::all_of(cells[0].begin(), cells[0].end(), [](char c) { return digit(c) || c == ':'; }))
+    cells.erase(cells.begin());
   if (cells.size() < columns_.size() || (!rest_joined_ && cells.size() != columns_.size())) return false;
   std::string whose = pid_ < cells.size() ? " of pid " + std::string(cells[pid_]) : std::string();
   bool any = false;
