@@ -38,6 +38,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <vector>
@@ -203,7 +204,7 @@ class DeviceHolders final : public Recognizer {
       std::string_view rest = s.substr(at + 8);
       auto pid = pid_at(rest);
       auto has = text::after(rest, " has ");
-      if (!pid || !has || has->data() - rest.data() > 12) continue;
+      if (!pid || !has || has->data() - rest.data() > 16) continue;
       if (auto b = units::parse_log_size(*has)) add_holder(line, *pid, "", *b);
     }
     // nvidia-smi's table row: GPU [GI CI] PID Type Name... NNNMiB.
