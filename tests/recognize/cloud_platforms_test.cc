@@ -134,6 +134,29 @@ Jan 08 10:55:11 warm-cliffs-8392 heroku/web.1:  Error R14 (Memory quota exceeded
 // Nomad's task event and its docker driver's log line (modelled on
 // hashicorp/nomad#2203 for the alloc-status table and the driver's
 // "OOM Killed" in hashicorp/nomad drivers/docker/handle.go; values ours).
+// A deploy's restart: SIGTERM, ten seconds, R12 and the SIGKILL, then
+// "Process exited with status 137" (modelled on Heroku's R12 docs and a
+// thread in the twentieth blind batch; values ours). The 137 is the stop's,
+// not memory's; without the R12 it is an exit whose pool nothing names.
+TEST(CloudPlatforms, HerokuR12IsAStopAndItsStatus137NotMemory) {
+  const std::string tail =
+      "2016-04-02T09:12:16.911843+00:00 heroku[web.1]: Process exited with status 137\n"
+      "2016-04-02T09:12:19.204418+00:00 heroku[web.1]: Starting process with command `node server.js`\n";
+  const std::string stop =
+      "2016-04-02T09:12:02.118203+00:00 heroku[api]: Deploy 4b1e9d0 by ops@example.com\n"
+      "2016-04-02T09:12:05.771290+00:00 heroku[web.1]: Stopping all processes with SIGTERM\n"
+      "2016-04-02T09:12:15.784771+00:00 heroku[web.1]: Error R12 (Exit timeout) -> At least one process failed to exit "
+      "within 10 seconds of SIGTERM\n"
+      "2016-04-02T09:12:15.785002+00:00 heroku[web.1]: Stopping remaining processes with SIGKILL\n";
+  EXPECT_EQ(test::facts_of_kind(stop, FactKind::stop_or_restart).size(), 1u);
+  ASSERT_EQ(test::facts_of_kind(tail, FactKind::exit_status).size(), 1u);
+  EXPECT_EQ(test::facts_of_kind(tail, FactKind::exit_status)[0].exit_code, 137);
+  EXPECT_EQ(test::diagnose_text(stop + tail).layer, Layer::not_memory);
+  Diagnosis bare = test::diagnose_text(tail);
+  EXPECT_EQ(bare.layer, Layer::unknown);
+  EXPECT_EQ(bare.cause, Cause::unknown);
+}
+
 TEST(CloudPlatforms, NomadOomKilledTaskIsTheTasksLimit) {
   const char* status = R"(Recent Events:
 Time                       Type            Description

@@ -24,6 +24,8 @@
 //   2025-01-02T00:51:32.759454+00:00 heroku[web.1]: Process running mem=807M(157.7%)
 //   2025-01-02T00:51:32.761835+00:00 heroku[web.1]: Error R14 (Memory quota exceeded)
 //   ... heroku[worker.1]: Error R15 (Memory quota vastly exceeded) / Stopping process with SIGKILL
+//   ... heroku[web.1]: Error R12 (Exit timeout) -> At least one process failed to exit within 10 seconds of SIGTERM
+//   (R12: the SIGKILL after a restart's SIGTERM, status 137: a stop_or_restart, not memory)
 //   ... heroku/web.1: source=web.1 ... sample#memory_total=1210.76MB ... sample#memory_quota=512.00MB
 //   R14 is the dyno over its quota and paging to swap, not killed: a kernel_oom_event (the limit
 //   was reached); R15 is the kill. The quota is usage / percentage, set to the dyno size it rounds to.
@@ -81,6 +83,7 @@ constexpr Pattern kPatterns[] = {
     {"memory limit exceeded", kCompanion},
     {"Error R14 (Memory quota exceeded)", kCompanion},
     {"Error R15 (Memory quota vastly exceeded)", kCompanion},
+    {"Error R12 (Exit timeout)", kContext},
     {"Process running mem=", kContext},
     {"sample#memory_quota=", kContext},
     {"OOM Killed"},
@@ -384,6 +387,16 @@ class CloudPlatforms final : public Recognizer {
         l.detail = "Heroku dyno memory quota";
         out.add(std::move(l));
       }
+      return;
+    }
+    // R12: a process did not exit within 10 s of the SIGTERM a restart or a
+    // deploy sent, and the dyno manager killed it (SIGKILL, status 137): a
+    // stop, not a memory kill.
+    if (text::contains(s, "Error R12 (Exit timeout)")) {
+      Fact f = make_fact(line, FactKind::stop_or_restart, Family::runtime);
+      f.process = dyno;
+      f.detail = "Heroku R12: a process did not exit within 10 s of SIGTERM and was killed";
+      out.add(std::move(f));
       return;
     }
     bool r15 = text::contains(s, "Error R15 (Memory quota vastly exceeded)");

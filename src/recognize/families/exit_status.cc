@@ -3,6 +3,7 @@
 //
 //   exit code 137 / Exit code: 137 / exit status 137 / exit_status=0 / exitcode: -9
 //   web-1 exited with code 137 (compose) / Exited with code 137 / Exited with code exit status 137 (CI)
+//   heroku[web.1]: Process exited with status 137   (Heroku's dyno manager)
 //   Command '[...]' returned non-zero exit status 137.   /   died with <Signals.SIGKILL: 9>.   (Python)
 //   The command '/bin/sh -c ./setup.sh' returned a non-zero code: 137   (docker build, the classic builder)
 //   Process `align (3)` terminated with an error exit status (137)   (Nextflow)
@@ -59,6 +60,7 @@ constexpr Pattern kPatterns[] = {
     {"Exit status"},
     {"exited with code"},
     {"Exited with code"},
+    {"exited with status"},  // Heroku: "Process exited with status 137"
     {"exitcode"},
     {"exit_status"},
     {"exitCode\"?:", kRegex},  // Kubernetes' container state as JSON or YAML: "exitCode":137, exitCode: 137
@@ -628,7 +630,7 @@ class ExitStatus final : public Recognizer {
     if (text::contains(s, "died, exit code:")) return;  // vLLM's worker report: the vLLM recognizer reads it
     constexpr std::string_view kPhrases[] = {"exited with code", "Exited with code", "exit code",   "Exit code",
                                              "exit status",      "Exit status",      "exitcode",    "exit_status",
-                                             "non-zero code",    "exitCode"};
+                                             "non-zero code",    "exitCode",         "exited with status"};
     for (std::string_view phrase : kPhrases) {
       size_t p = s.find(phrase);
       if (p == std::string_view::npos) continue;
