@@ -200,10 +200,7 @@ TEST(ProcessTable, ThreeCopiesMustHoldThreeQuartersOfTheTable) {
 // old vllm serve, gpustack/gpustack#2595; our own pids, paths and times).
 // The ps -o list is the header when grep took it away.
 std::vector<Fact> generations(const std::string& text) {
-  std::vector<Fact> out;
-  for (Fact& f : test::facts_of_kind(text, FactKind::runtime_setting))
-    if (f.cause == Cause::deployment_overlap) out.push_back(std::move(f));
-  return out;
+  return test::facts_of_kind(text, FactKind::runtime_setting, Cause::deployment_overlap);
 }
 
 constexpr const char* kOrphans =

@@ -13,10 +13,7 @@ namespace aimem {
 namespace {
 
 std::vector<Fact> overlaps(const std::string& text) {
-  std::vector<Fact> out;
-  for (const Fact& f : test::facts_of_kind(text, FactKind::runtime_setting))
-    if (f.cause == Cause::deployment_overlap) out.push_back(f);
-  return out;
+  return test::facts_of_kind(text, FactKind::runtime_setting, Cause::deployment_overlap);
 }
 
 const char* kEviction =

@@ -40,6 +40,13 @@ std::vector<Fact> facts_of_kind(const std::string& text, FactKind kind) {
   return out;
 }
 
+std::vector<Fact> facts_of_kind(const std::string& text, FactKind kind, Cause cause) {
+  std::vector<Fact> out;
+  for (auto& f : facts_of_kind(text, kind))
+    if (f.cause == cause) out.push_back(std::move(f));
+  return out;
+}
+
 Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOptions& options) {
   FactStore store;
   uint32_t i = 0;

@@ -43,6 +43,8 @@ inline constexpr double time_bound(double release) { return kSanitized ? release
 std::vector<Fact> facts_of(const std::string& text, const std::string& name = "input.log");
 // Facts of one kind from one in-memory input.
 std::vector<Fact> facts_of_kind(const std::string& text, FactKind kind);
+// The facts of `kind` that name `cause` (a rollout's or a leftover copy's deployment_overlap).
+std::vector<Fact> facts_of_kind(const std::string& text, FactKind kind, Cause cause);
 // Diagnosis of in-memory inputs (each a separate input).
 Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOptions& options = {});
 Diagnosis diagnose_text(const std::string& text, const DiagnoseOptions& options = {});
