@@ -240,5 +240,28 @@ TEST(SeriesColumns, ANameThatGivesItsUnitIsASeriesInThatUnit) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
+// Two Jest workers' heaps in one log (--logHeapUsage with --maxWorkers=2,
+// modelled on growthbook/growthbook#6591; values ours): the lines alternate
+// between the workers, so every other step falls a little, yet each worker
+// climbs. Growth, not a flat run that jumped: the climb leaves the first
+// samples a little at a time.
+TEST(SeriesColumns, TwoWorkersInterleavedThatBothClimbAreGrowth) {
+  std::string log = "$ pnpm test -- --logHeapUsage --maxWorkers=2\n";
+  for (int k = 0; k < 16; ++k)
+    log += fmt::format(" PASS  test/suite{}.test.ts (6.{:02} s, {} MB heap size)\n", k, k, 1200 + 420 * (k / 2) + (k % 2 ? -25 : 0));
+  log += "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n";
+  Diagnosis d = test::diagnose_text(log);
+  ASSERT_NE(growing(d, "heapsize"), nullptr);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  // The same figures with one worker's falling back by a third each time: a
+  // sawtooth, no growth.
+  std::string saw = "$ pnpm test -- --logHeapUsage --maxWorkers=2\n";
+  for (int k = 0; k < 16; ++k)
+    saw += fmt::format(" PASS  test/suite{}.test.ts (6.{:02} s, {} MB heap size)\n", k, k, k % 2 ? 900 : 1200 + 420 * (k / 2));
+  EXPECT_EQ(growing(test::diagnose_text(saw + "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n"),
+                    "heapsize"),
+            nullptr);
+}
+
 }  // namespace
 }  // namespace aimem

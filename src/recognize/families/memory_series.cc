@@ -192,6 +192,7 @@ constexpr uint64_t kFlatSamples = 3;
 constexpr uint64_t kSteadySamples = 5;
 constexpr double kSteadyGrowth = 1.15;
 constexpr uint64_t kRisingSamples = 4;
+constexpr uint64_t kInterleavedSamples = 6;
 constexpr double kRisingGrowth = 1.2;
 constexpr size_t kKept = 64;  // samples kept per series for the flat-then-jump test
 constexpr size_t kTemplates = 16;  // line shapes followed at once (see template_series)
@@ -203,6 +204,7 @@ struct Series {
   double first = 0, last = 0, max = 0;
   double worst_drop = 0;  // the largest fall between two samples, as a share of the first of them
   uint64_t samples = 0, rises = 0, last_line = 0;
+  uint64_t highs = 0;  // samples above every one before them (the first counts)
   std::string last_text;
   std::vector<double> kept;  // the first kKept samples
   // The first sample's line shape, and whether a later sample's line has it
@@ -258,6 +260,11 @@ uint64_t flat_then_jump(const Series& x) {
     ++k;
   }
   if (k < kFlatSamples || k == x.kept.size()) return 0;
+  // The jump is one step: the first sample past the flat run is already half
+  // again above it. A climb that leaves the flat run a little at a time
+  // (1.4, 1.4, 1.5, 1.5 GB, then 1.7, 1.8, ... 7.9) is growth, not one piece
+  // of work arriving.
+  if (x.kept[k] < 1.5 * hi) return 0;
   return x.last >= 2.0 * hi ? k : 0;
 }
 
@@ -434,6 +441,13 @@ bool grew(const Series& x, uint64_t* flat_out) {
   if (x.samples >= kSteadySamples && x.rises + 2 >= x.samples && x.last >= kSteadyGrowth * x.first && x.last >= x.max) up = true;
   // Four samples or more, every one above the last: growth from kRisingGrowth up.
   if (x.samples >= kRisingSamples && x.rises + 1 == x.samples && x.last >= kRisingGrowth * x.first) up = true;
+  // Two workers' figures interleaved in one log (Jest's --logHeapUsage with
+  // --maxWorkers=2): the lines zig-zag between them, so half the steps fall,
+  // yet every other sample is a new high and each fall is small. Growth when
+  // half the samples or more set a new high and the last is half again the first.
+  if (x.samples >= kInterleavedSamples && x.highs * 2 >= x.samples && x.worst_drop <= 0.1 && x.last >= 1.5 * x.first &&
+      x.last >= 0.9 * x.max)
+    up = true;
   if (x.worst_drop > kMaxDrop) up = false;  // it falls back: a sawtooth (GC, batches), not growth
   if (x.bytes && x.last - x.first < 16.0 * units::MiB) up = false;
   uint64_t flat = flat_then_jump(x);
@@ -1062,6 +1076,7 @@ class MemorySeries final : public Recognizer {
     if (x->samples == 0) x->first_shape = shape;
     else if (shape == x->first_shape) x->first_recurs = true;
     if (x->samples > 0 && value > x->last) ++x->rises;
+    if (x->samples == 0 || value > x->max) ++x->highs;
     if (x->samples > 0 && x->last > 0 && value < x->last) x->worst_drop = std::max(x->worst_drop, (x->last - value) / x->last);
     x->last = value;
     if (x->kept.size() < kKept) x->kept.push_back(value);
