@@ -22,6 +22,25 @@ TEST(MlPhase, LoadingCheckpointMakesModelLoad) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// The statement typed at a Python prompt right above a traceback is the one
+// operation that raised, however many library frames lie under it (modelled
+// on pandas-dev/pandas read_csv MemoryError reports; values ours). The same
+// statement as a log line above the traceback, not at a prompt, speaks only
+// by its distance, and sixteen frames away it is too far.
+TEST(MlPhase, APromptStatementAboveATracebackIsTheOperation) {
+  auto paste = [](const char* prompt) {
+    std::string s = std::string(prompt) + "df = pd.read_csv(\"events_2019.csv\", sep=\"\\t\")\n";
+    s += "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\n";
+    for (int k = 0; k < 8; ++k)
+      s += "  File \"pandas/_libs/parsers.pyx\", line " + std::to_string(800 + 40 * k) + ", in pandas._libs.parsers.TextReader._step" +
+           std::to_string(k) + "\n    self._step(rows)\n";
+    return s + "MemoryError\n";
+  };
+  EXPECT_EQ(test::diagnose_text(paste(">>> ")).cause, Cause::model_load);
+  EXPECT_EQ(test::diagnose_text(paste("In [4]: ")).cause, Cause::model_load);
+  EXPECT_NE(test::diagnose_text(paste("INFO running: ")).cause, Cause::model_load);
+}
+
 // A database restored from a snapshot is read back into memory: the load
 // (modelled on a mina-indexer restore killed by a global OOM; values ours).
 // The same kill without the restore line is no load.

@@ -337,14 +337,19 @@ constexpr uint64_t kBootGap = 3;
 // running are that many tasks sharing the executor's memory (a worker count,
 // in `sequences`).
 constexpr std::string_view kSparkStage = "[Stage ";
+// A Python traceback's first line: the statement typed just before it at an
+// interactive prompt (">>> df = pd.read_csv(...)", IPython's "In [4]: ...")
+// is the one operation that raised, however long the traceback under it.
+constexpr std::string_view kTraceback = "Traceback (most recent call last)";
 
 constexpr unsigned kCue = kContext | kCaseless;
 
 // One pattern per cue, recovery phrase and trigger, in the tables' order.
 constexpr auto kPatterns = [] {
-  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone) + std::size(kBoots) + 1> p{};
+  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone) + std::size(kBoots) + 2> p{};
   size_t i = 0;
   p[i++] = {kSparkStage.data(), kCue};
+  p[i++] = {kTraceback.data(), kCue};
   for (std::string_view b : kBoots) p[i++] = {b.data(), kCue};
   for (std::string_view d : kLoadDone) p[i++] = {d.data(), kCue};
   for (const Cue& c : kCues) p[i++] = {c.word.data(), kCue};
@@ -494,6 +499,7 @@ class MlPhase final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (text::contains(s, kTraceback)) return prompt_statement(line);
     for (const Recovery& r : kRecoveries) {
       if (!text::icontains(s, r.word)) continue;
       Fact f = make_fact(line, FactKind::recovered, Family::runtime);
@@ -596,6 +602,17 @@ class MlPhase final : public Recognizer {
     f.detail = "Spark tasks running at once";
     keep(line, std::move(f), out);
     return true;
+  }
+
+  // The cue on the prompt line right above a traceback speaks for the whole
+  // failure, as an engine's statement of its phase does (diagnose/classify.cc,
+  // phase_vote): it is marked with the interpreter's family.
+  void prompt_statement(const Line& line) {
+    for (Fact& f : ring_) {
+      std::string_view t = text::trim_left(f.text);
+      if (f.where.line + 1 == line.number && (text::starts_with(t, ">>> ") || text::starts_with(t, "In [")))
+        f.family = Family::python;
+    }
   }
 
   // Out now near a trigger; else held in the ring until one comes.
