@@ -101,6 +101,17 @@ std::optional<int64_t> pid_at(std::string_view s) {
   return text::parse_i64(s.substr(0, n));
 }
 
+// The command of a line pasted with its shell prompt ("$ kill -9 31877",
+// "# sudo docker stop api"): the text after the prompt and a leading sudo;
+// empty when the line has no prompt.
+std::string_view prompt_command(std::string_view s) {
+  std::string_view t = text::trim_left(s);
+  if (t.empty() || (t.front() != '$' && t.front() != '#')) return {};
+  while (!t.empty() && (t.front() == '$' || t.front() == '#' || t.front() == ' ')) t.remove_prefix(1);
+  if (text::starts_with(t, "sudo ")) t = text::trim_left(t.substr(5));
+  return t;
+}
+
 // The PIDs a line names as PIDs: after "pid" (":", "=", " "), inside a
 // program's parentheses ("python(221904)"), after the shell's kill.
 std::vector<int64_t> named_pids(std::string_view s) {
@@ -118,11 +129,8 @@ std::vector<int64_t> named_pids(std::string_view s) {
         if (j < s.size() && s[j] == ')') out.push_back(*p);
       }
   // The shell's kill: "$ kill -9 31877 31880".
-  std::string_view t = text::trim_left(s);
-  while (!t.empty() && (t.front() == '$' || t.front() == '#' || t.front() == ' ')) t.remove_prefix(1);
-  if (text::starts_with(t, "sudo ")) t = text::trim_left(t.substr(5));
-  if (text::starts_with(t, "kill "))
-    for (auto w : platform::words(t.substr(5), 8))
+  if (std::string_view c = prompt_command(s); text::starts_with(c, "kill "))
+    for (auto w : platform::words(c.substr(5), 8))
       if (auto p = pid_at(w); p && out.size() < 8) out.push_back(*p);
   return out;
 }
@@ -256,18 +264,15 @@ class DeviceHolders final : public Recognizer {
   void gone(const Line& line, std::string_view s) {
     static constexpr std::string_view kWords[] = {"exited", "abort", "timeout", "timed out", "terminated", "died", "defunct", "zombie"};
     bool said = std::any_of(std::begin(kWords), std::end(kWords), [&](std::string_view w) { return text::icontains(s, w); });
-    std::string_view t = text::trim_left(s);
-    bool kill = !t.empty() && (t.front() == '$' || t.front() == '#') && text::contains(t.substr(0, 24), "kill");
-    if (!said && !kill) return;
+    if (!said && !text::starts_with(prompt_command(s), "kill ")) return;
     for (int64_t p : named_pids(s))
       if (gone_.size() < kMaxNotes) gone_.push_back({p, line.number, {}});
   }
 
   void stop(const Line& line, std::string_view s) {
-    std::string_view t = text::trim_left(s);
-    bool shell = !t.empty() && (t.front() == '$' || t.front() == '#') &&
-                 (text::contains(t, "kill") || text::contains(t, "docker stop") || text::contains(t, "docker rm") ||
-                  text::contains(t, "systemctl stop") || text::contains(t, "systemctl restart"));
+    std::string_view c = prompt_command(s);
+    bool shell = text::contains(c, "kill") || text::contains(c, "docker stop") || text::contains(c, "docker rm") ||
+                 text::contains(c, "systemctl stop") || text::contains(c, "systemctl restart");
     bool said = (text::icontains(s, "deleted") || text::icontains(s, "stopped") || text::icontains(s, "stopping") ||
                  text::icontains(s, "shutting down")) &&
                 (text::icontains(s, "instance") || text::icontains(s, "server") || text::icontains(s, "engine") ||

@@ -356,6 +356,16 @@ std::string parent_key(std::string_view s, size_t key_begin) {
   return canonical(s.substr(i, e - i));
 }
 
+// Bytes in one of `unit` as logs write it ("MB", "GiB", "bytes"), by the
+// project's table of log units (units::parse_log_size); 0 when it is none.
+double bytes_per(std::string_view unit) {
+  if (unit.empty() || unit.size() > 8) return 0;
+  std::string one = "1 " + std::string(unit);
+  std::string_view rest;
+  auto b = units::parse_log_size(one, &rest);
+  return b && rest.empty() ? static_cast<double>(*b) : 0;
+}
+
 // Any name whose figure carries its own size unit is a memory figure
 // ("breaker.request.estimated_size=1.2gb", "cache_size: 3.4 GiB"): the key is
 // the name with its dotted path (so two pools of one line stay apart), unless
@@ -592,11 +602,7 @@ class MemorySeries final : public Recognizer {
     if (!name || !val) return false;
     auto v = text::parse_double(*val);
     auto unit = text::after(s, " units=");
-    double scale = 0;
-    if (unit) {
-      std::string_view u = text::take_until(*unit, " ");
-      scale = u == "MB" ? 1048576.0 : u == "KB" ? 1024.0 : u == "GB" ? 1073741824.0 : u == "B" || u == "bytes" ? 1.0 : 0;
-    }
+    double scale = unit ? bytes_per(text::take_until(*unit, " ")) : 0;
     if (v && *v >= 0 && *v < 1e15 && scale > 0) add("memory" + std::string(text::take_until(*name, " ")), *v * scale, true, line);
     return true;
   }
@@ -610,9 +616,7 @@ class MemorySeries final : public Recognizer {
     size_t close = s.find("),", open);
     size_t cell = s.rfind(',', open);
     if (close == std::string_view::npos || cell == std::string_view::npos) return false;
-    std::string_view unit = s.substr(open + 2, close - open - 2);
-    double scale = unit == "MB" || unit == "MiB" ? 1048576.0 : unit == "GB" || unit == "GiB" ? 1073741824.0
-                   : unit == "KB" || unit == "KiB" ? 1024.0 : unit == "bytes" || unit == "B" ? 1.0 : 0;
+    double scale = bytes_per(s.substr(open + 2, close - open - 2));
     auto v = text::parse_double(s.substr(s.rfind(',') + 1));
     if (scale == 0 || !v || *v < 0 || *v >= 1e15) return false;
     add("counter " + std::string(s.substr(cell + 1, open - cell - 1)).substr(0, 48), *v * scale, true, line);
