@@ -1920,8 +1920,10 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       if (!d.decisive) return Cause::unknown;
       Cause c = gpu_cause(v, *d.decisive, why);
       // A new version of a model loading beside the version still serving
-      // (model_versions.cc): the load ran short because the old copy holds
-      // its share of the device.
+      // (model_versions.cc), or a new generation of workers started before
+      // the old one drained (graceful_reload.cc; both give their fact the
+      // runtime family): the load ran short because the old copy holds its
+      // share of the device.
       if (c == Cause::model_load || c == Cause::other_process || c == Cause::unknown)
         if (const Fact* o = v.any([](const Fact& f) {
               return f.kind == FactKind::runtime_setting && f.cause == Cause::deployment_overlap && f.family == Family::runtime;

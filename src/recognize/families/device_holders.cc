@@ -86,6 +86,8 @@ struct Holder {
   Fact fact;
 };
 
+// A PID and the line that named it: a ps row keeps its text (the command
+// line read for the model), a statement that the PID went away needs none.
 struct PidLine {
   int64_t pid;
   uint64_t line;
