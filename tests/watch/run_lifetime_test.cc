@@ -221,8 +221,9 @@ TEST(RunLifetime, AHangingAlertCommandDoesNotHoldTheExit) {
   ASSERT_TRUE(WIFEXITED(status)) << slurp(tmp + "/err");
   EXPECT_EQ(WEXITSTATUS(status), 0) << slurp(tmp + "/err");
   EXPECT_NE(slurp(tmp + "/err").find("aimem alert ["), std::string::npos) << slurp(tmp + "/err");
-  // The command ran ~0.5 s; the hook's 5 s timeout is not waited for.
-  EXPECT_LT(secs, 3.0) << slurp(tmp + "/err");
+  // The command ran ~0.5 s; the hook's 5 s timeout is not waited for. (The
+  // bound leaves room for a loaded CI machine: 3 s failed once there.)
+  EXPECT_LT(secs, 4.5) << slurp(tmp + "/err");
   ASSERT_TRUE(wait_until([&] { return !slurp(tmp + "/hook.pid").empty(); }, 3000)) << "the hook never ran";
   pid_t hook_pid = std::atoi(slurp(tmp + "/hook.pid").c_str());
   left.pids.push_back(hook_pid);
