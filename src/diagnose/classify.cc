@@ -756,6 +756,7 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
 // place already) to half again as much and nearly the whole device. What the
 // work held grew as it ran; a load from an idle GPU is not growth.
 constexpr size_t kMinSnapshots = 3;
+constexpr size_t kClosingSnapshots = 4;
 
 std::optional<Cause> cause_from_gpu_snapshots(const View& v, Why& why) {
   std::vector<std::pair<int, std::vector<const Fact*>>> by_gpu;
@@ -774,7 +775,13 @@ std::optional<Cause> cause_from_gpu_snapshots(const View& v, Why& why) {
     for (size_t k = 1; k < snaps.size() && rising; ++k) rising = *snaps[k]->usage > *snaps[k - 1]->usage;
     const Fact& first = *snaps.front();
     const Fact& last = *snaps.back();
-    if (!rising || *first.usage * 5 < *first.total || *last.usage * 2 < *first.usage * 3 || *last.usage * 10 < *last.total * 9)
+    // Less than half again, from a device already mostly full, is growth
+    // too when four snapshots or more each rose and the climb took at least
+    // half of what was left (13.1, 13.5, 14.3, 14.7, 15.0 of 15.4 GiB).
+    const bool closed_gap = snaps.size() >= kClosingSnapshots && *last.usage >= *first.usage &&
+                            (*last.usage - *first.usage) * 2 >= *first.total - std::min(*first.usage, *first.total);
+    if (!rising || *first.usage * 5 < *first.total || (*last.usage * 2 < *first.usage * 3 && !closed_gap) ||
+        *last.usage * 10 < *last.total * 9)
       continue;
     why = fmt::format("the GPU's memory grew across {} snapshots as the work ran ({} to {} of {})", snaps.size(),
                       units::format_bytes(*first.usage), units::format_bytes(*last.usage), units::format_bytes(*last.total));
@@ -964,6 +971,14 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
         if (ru < 2 * req) why.strength = 0.6f;
         return Cause::fragmentation;
       }
+    }
+    // The others each hold what this process holds: copies of one workload
+    // (a server's workers, a model's instances) filled the device together.
+    if (g.peers && g.this_process && g.other_processes && static_cast<double>(*g.other_processes) >= 0.25 * total) {
+      why = fmt::format("{} other processes each hold about what this one holds ({}): {} copies of one workload on one device",
+                        *g.peers, units::format_bytes(*g.this_process), *g.peers + 1);
+      why.strength = 0.7f;
+      return Cause::concurrency_batch;
     }
     if (g.other_processes && static_cast<double>(*g.other_processes) >= 0.25 * total) {
       why = "other processes hold " + units::format_bytes(*g.other_processes) + " of the GPU";
@@ -1779,6 +1794,20 @@ Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
     why = "the heap filled at " + units::format_bytes(*j->heap_limit) + ", about V8's default ceiling, during a build (" +
           build->detail.substr(7) + ") with no --max-old-space-size: the default heap is below what this build needs";
     why.strength = 0.55f;
+    return Cause::limit_too_low;
+  }
+  // V8's own default ceiling (no --max-old-space-size anywhere) reached
+  // while the machine still had twice that available (`free` beside the
+  // failure): the default heap, not the machine, was too small for the work.
+  // A lean: growth the paste does not show would look the same.
+  const Fact* roomy = j && j->heap_limit ? v.first_context([&](const Fact& f) {
+    return f.kind == FactKind::host_state && f.free && *f.free >= 2 * *j->heap_limit;
+  })
+                                         : nullptr;
+  if (roomy && !flagged && *j->heap_limit >= kDefaultHeapLow && *j->heap_limit <= kDefaultHeapHigh) {
+    why = "the heap filled at " + units::format_bytes(*j->heap_limit) + ", about V8's default ceiling, with no --max-old-space-size, while " +
+          units::format_bytes(*roomy->free) + " of the machine was still available: the default heap is below what the work needs";
+    why.strength = 0.5f;
     return Cause::limit_too_low;
   }
   // A cap the evidence sets (--max-old-space-size, a plugin's memoryLimit)

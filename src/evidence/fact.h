@@ -126,6 +126,7 @@ struct Fact {
   std::optional<uint64_t> reserved;              // PyTorch reserved in total (old messages)
   std::optional<uint64_t> other_processes;       // held by other processes on the same device
   std::optional<uint64_t> this_process;          // "this process has N memory in use"
+  std::optional<uint32_t> peers;                 // other processes on the device each holding about this process's share
   std::optional<uint64_t> rss;                   // victim's resident memory
   std::optional<uint64_t> heap_limit;            // heap ceiling (V8 MB figures, -Xmx)
 

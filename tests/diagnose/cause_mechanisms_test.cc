@@ -1878,5 +1878,99 @@ TEST(CauseMechanisms, AClimbBeforeABatchsAllocationIsAccumulation) {
   EXPECT_EQ(test::diagnose_text(log(false)).cause, Cause::concurrency_batch);
 }
 
+// Snapshots of a device already mostly full that each rose and closed most
+// of what was left (modelled on fauxpilot/fauxpilot#167: a loop of
+// nvidia-smi rows before FasterTransformer's CUDA error; values ours): the
+// work's memory grew, though by less than half again. Three snapshots, or a
+// climb that closed little of the gap, say nothing.
+TEST(CauseMechanisms, SnapshotsThatCloseMostOfTheGapAreGrowth) {
+  auto log = [](std::initializer_list<int> used) {
+    std::string s = "$ while true; do echo \"$(date +%T) $(nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader)\"; "
+                    "sleep 300; done\n";
+    int minute = 10;
+    for (int u : used) s += "11:" + std::to_string(minute++) + ":00 " + std::to_string(u) + " MiB, 16384 MiB\n";
+    return s + "triton-1  |   what():  [FT][ERROR] CUDA runtime error: out of memory /workspace/src/fastertransformer/utils/allocator.h:181\n";
+  };
+  Diagnosis grew = diagnose_text(log({13900, 14450, 15020, 15610, 16010}));
+  EXPECT_EQ(grew.layer, Layer::gpu_vram);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  EXPECT_NE(diagnose_text(log({14450, 15020, 16010})).cause, Cause::leak_or_accumulation);
+  EXPECT_NE(diagnose_text(log({15400, 15420, 15450, 15470, 15490})).cause, Cause::leak_or_accumulation);
+}
+
+// Windows' tasklist for one PID, taken again and again (modelled on
+// Comfy-Org/ComfyUI#5828; values ours): its Mem Usage column is a series.
+TEST(CauseMechanisms, TasklistRowsOfOneProcessAreASeries) {
+  auto log = [](std::initializer_list<const char*> kib) {
+    std::string s = "Image Name                     PID Session Name        Session#    Mem Usage\n"
+                    "========================= ======== ================ =========== ============\n";
+    for (const char* k : kib) s += std::string("python.exe                    7312 Console                    1 ") + k + " K\n" + "got prompt\n";
+    return s + "!!! Exception during processing !!! [enforce fail at ..\\c10\\core\\impl\\alloc_cpu.cpp:72] data. "
+               "DefaultCPUAllocator: not enough memory: you tried to allocate 8388608 bytes.\n";
+  };
+  Diagnosis grew = diagnose_text(log({"4,118,200", "8,402,664", "12,730,112"}));
+  EXPECT_EQ(grew.layer, Layer::host_ram);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  EXPECT_NE(diagnose_text(log({"4,118,200", "4,120,880", "4,119,004"})).cause, Cause::leak_or_accumulation);
+}
+
+// A figure named for memory with its unit in the value ("heap_inuse=1.38GB",
+// modelled on myzhan/boomer#146's stats lines; values ours) is a series like
+// rss=.
+TEST(CauseMechanisms, AMemoryNameWithASizedValueIsASeries) {
+  std::string s;
+  const char* heap[] = {"0.21GB", "0.74GB", "1.52GB", "2.86GB"};
+  for (int k = 0; k < 4; ++k)
+    s += "2022/03/14 09:" + std::to_string(10 + 10 * k) + ":00 [stats] rps=1500 fail=12 heap_inuse=" + heap[k] + "\n";
+  s += "fatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw(0x8f3e1a, 0x16)\n";
+  Diagnosis d = diagnose_text(s);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+}
+
+// PyTorch lists every other process on the device; two or more holding what
+// this one holds are its copies (modelled on
+// triton-inference-server/server#6928 and protectai/llm-guard#243: instances
+// and workers each loading the model; values ours). Others of another size
+// are other processes.
+TEST(CauseMechanisms, OthersHoldingWhatThisProcessHoldsAreItsCopies) {
+  auto oom = [](const char* others) {
+    return std::string("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 96.00 MiB. GPU 0 has a total capacity of "
+                       "15.57 GiB of which 41.25 MiB is free. ") +
+           others +
+           "Including non-PyTorch memory, this process has 3.84 GiB memory in use. Of the allocated memory 3.52 GiB is "
+           "allocated by PyTorch, and 12.40 MiB is reserved by PyTorch but unallocated.\n";
+  };
+  Diagnosis copies = diagnose_text(oom("Process 4101 has 3.86 GiB memory in use. Process 4102 has 3.86 GiB memory in use. "
+                                       "Process 4103 has 3.79 GiB memory in use. "));
+  EXPECT_EQ(copies.layer, Layer::gpu_vram);
+  EXPECT_EQ(copies.cause, Cause::concurrency_batch) << reason_text(copies);
+  EXPECT_NE(reason_text(copies).find("4 copies of one workload"), std::string::npos) << reason_text(copies);
+  Diagnosis others = diagnose_text(oom("Process 4101 has 9.20 GiB memory in use. Process 4102 has 2.31 GiB memory in use. "));
+  EXPECT_EQ(others.cause, Cause::other_process) << reason_text(others);
+}
+
+// Node's heap full at V8's own default ceiling with no --max-old-space-size,
+// while `free` shows the machine had several times that available (modelled
+// on n8n-io/n8n#4867; values ours): the default heap is the limit. Without
+// the room shown, nothing says so.
+TEST(CauseMechanisms, ADefaultHeapOnARoomyMachineIsTheLimit) {
+  const std::string heap =
+      "<--- Last few GCs --->\n\n"
+      "[9:0x5d1c7a0]   402117 ms: Mark-sweep 2038.6 (2081.2) -> 2036.9 (2082.4) MB, 1980.2 / 0.0 ms  (average mu = 0.201, "
+      "current mu = 0.061) allocation failure scavenge might not succeed\n\n<--- JS stacktrace --->\n\n"
+      "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory\n";
+  const std::string free =
+      "$ free -m\n               total        used        free      shared  buff/cache   available\n"
+      "Mem:           31842        6120       21330          52        4392       25107\nSwap:              0           0           0\n";
+  Diagnosis roomy = diagnose_text(heap + free);
+  EXPECT_EQ(roomy.layer, Layer::js_heap);
+  EXPECT_EQ(roomy.cause, Cause::limit_too_low) << reason_text(roomy);
+  EXPECT_NE(diagnose_text(heap).cause, Cause::limit_too_low);
+  // The flag given: the default-heap reading does not apply (the flag's own rule may).
+  Diagnosis flagged = diagnose_text("$ node --max-old-space-size=2048 worker.js\n" + heap + free);
+  EXPECT_EQ(reason_text(flagged).find("V8's default ceiling, with no --max-old-space-size"), std::string::npos) << reason_text(flagged);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -124,5 +124,24 @@ TEST(AllocatorStats, GrowthWithLiveDataFlatIsFragmentationNotALeak) {
   EXPECT_EQ(diagnose_text(growing + kill).cause, Cause::leak_or_accumulation);
 }
 
+// mallinfo's figures as a program may print them, with a unit after a blank
+// (modelled on scikit-hep/coffea#249; values ours), and a managed runtime's
+// live data beside its heap (modelled on dotnet/runtime#50414's GC test
+// output; values ours): the allocator's account either way.
+TEST(AllocatorStats, SizesWithAUnitAfterABlankAndAHeapBesideLiveData) {
+  const std::string kill =
+      "Mar 02 04:11:19 rig kernel: Out of memory: Killed process 20117 (python) total-vm:30417420kB, anon-rss:27904312kB, "
+      "file-rss:5120kB, shmem-rss:0kB, UID:1000 pgtables:54312kB oom_score_adj:0\n";
+  Diagnosis mallinfo = diagnose_text("[chunk 300/600] rss= 21.8 GiB  tracemalloc current= 0.52 GiB\n"
+                                     "mallinfo: arena=22016.0 MiB  uordblks=611.5 MiB  fordblks=21404.5 MiB  keepcost=0.1 MiB\n" +
+                                     kill);
+  EXPECT_EQ(mallinfo.cause, Cause::fragmentation);
+  std::string managed;
+  const char* rows[] = {"live=1402MB heap=1511MB", "live=1410MB heap=2012MB", "live=1399MB heap=2488MB", "live=1404MB heap=2870MB"};
+  for (int k = 0; k < 4; ++k) managed += "t=" + std::to_string(5 * k + 1) + "s " + rows[k] + " committed=3000MB gen2=" + std::to_string(3 * k) + "\n";
+  managed += "Unhandled exception. System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.\n";
+  EXPECT_EQ(diagnose_text(managed).cause, Cause::fragmentation);
+}
+
 }  // namespace
 }  // namespace aimem

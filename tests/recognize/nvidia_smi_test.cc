@@ -141,6 +141,33 @@ TEST(NvidiaSmi, CsvWithHeaderAndWithout) {
   EXPECT_TRUE(states("12, 34\n56, 78\n").empty());
 }
 
+// A shell loop that prints its own clock before each row (modelled on
+// fauxpilot/fauxpilot#167's monitoring loop; values ours): the clock is not a
+// cell, and each clock starts a new snapshot of the same GPU, numbered 0 again.
+// Two GPUs under one clock stay two.
+TEST(NvidiaSmi, ALoopsClockBeforeEachRowIsASnapshotNotACell) {
+  const char* loop =
+      "$ while true; do echo \"$(date +%T) $(nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader)\"; sleep 300; done\n"
+      "09:41:00 10240 MiB, 24576 MiB\n"
+      "09:46:00 11890 MiB, 24576 MiB\n"
+      "09:51:00 13002 MiB, 24576 MiB\n";
+  auto g = states(loop);
+  ASSERT_EQ(g.size(), 3u);
+  for (const Fact& f : g) {
+    EXPECT_EQ(f.gpu, 0);
+    EXPECT_EQ(f.total, 24576 * MiB);
+  }
+  EXPECT_EQ(g[0].usage, 10240 * MiB);
+  EXPECT_EQ(g[2].usage, 13002 * MiB);
+  const char* two = "$ nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader\n"
+                    "2025-03-10 09:41:00 10240 MiB, 24576 MiB\n"
+                    "20480 MiB, 24576 MiB\n";
+  auto t = states(two);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].usage, 10240 * MiB);
+  EXPECT_EQ(t[1].gpu, 1);
+}
+
 TEST(NvidiaSmi, ComputeAppsList) {
   const char* text = "pid, process_name, used_gpu_memory [MiB]\n1234, python, 20000 MiB\n5678, vllm, 30000 MiB\n";
   auto g = states(text);

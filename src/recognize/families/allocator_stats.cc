@@ -24,8 +24,8 @@
 //   what the OS sees it hold):
 //     used_memory:1417658368   used_memory_rss:3891265536
 //   An application's own key=value line with its allocator's heap and what is
-//   live in it ("mem: rss=11.48GB arena=10.83GB live=1.02GB"); the last one
-//   read is the latest.
+//   live in it ("mem: rss=11.48GB arena=10.83GB live=1.02GB", a managed
+//   runtime's "live=1706MB heap=3119MB"); the last one read is the latest.
 // Figures only, never a failure: a gap alone is not an incident.
 #include <optional>
 #include <string>
@@ -49,6 +49,7 @@ constexpr Pattern kPatterns[] = {
     {"used_memory:", kCtx},
     {"used_memory_rss:", kCtx},
     {"arena=", kCtx},
+    {"live=", kCtx},
 };
 
 // The value after `key` followed by '=' or ':' (and blanks), as a size; bare
@@ -59,6 +60,9 @@ std::optional<uint64_t> value_of(std::string_view s, std::string_view key) {
     std::string_view rest = s.substr(at + key.size());
     rest = platform::skip(rest);
     if (rest.empty() || (rest[0] != '=' && rest[0] != ':')) continue;
+    // "arena=26214.4 MiB": a unit after a blank, as a program's own print of
+    // mallinfo may give it; bare numbers are bytes.
+    if (auto sized = units::parse_log_size(platform::skip(rest.substr(1)))) return sized;
     return platform::parse_binary_size(platform::skip(rest.substr(1)));
   }
   return std::nullopt;
@@ -105,7 +109,9 @@ class AllocatorStats final : public Recognizer {
       redis_rss_.reset(), redis_used_.reset(), redis_at_.reset();
       return;
     }
-    if (auto held = value_of(s, "arena")) {
+    auto held = value_of(s, "arena");
+    if (!held) held = value_of(s, "heap");  // a managed heap beside its live data: "live=1706MB heap=3119MB"
+    if (held) {
       for (std::string_view key : {"live", "in_use", "inuse", "allocated"})
         if (auto used = value_of(s, key)) {
           app_ = make_fact(line, FactKind::memory_usage, Family::runtime);

@@ -77,6 +77,9 @@
 // A counter's row in a CSV that names the counter with its unit, then the
 // value last (dotnet-counters' export: timestamp, provider, name, type, value):
 //   2024-04-12 03:00:00 AM,System.Runtime,GC Heap Size (MB),Metric,2104
+// Windows' `tasklist` rows of one process taken again and again (its "Mem
+// Usage" column, KiB with thousands separators) are that process's series:
+//   python.exe                   11876 Console                    1  9,633,908 K
 // `free` rows ("Mem:  157  61  92 ...") taken again and again are the host's
 // used memory as a series, in the unit the command asked for (-b -k -m -g,
 // --mega, --giga; KiB by default; -h prints units).
@@ -158,6 +161,7 @@ constexpr Pattern kPatterns[] = {
     // `free` rows and the command that chose their unit.
     {"^ *Mem: +[0-9]", kRegex | kContext},
     {"Message queue length: [0-9]{7,}", kRegex | kContext},  // an Erlang crash dump's undrained mailbox
+    {"^\\S+ +[0-9]+ +\\S+ +[0-9]+ +[0-9][0-9,.]* K\\s*$", kRegex | kContext},  // a tasklist row
     {"free -", kContext},
     {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
@@ -179,6 +183,8 @@ constexpr Pattern kPatterns[] = {
     // "current:" figure with its unit ("Memory info of GPU ...: current: 0.15 GB, peak: 2.52 GB").
     {"(mem|rss|heap|alloc|resident)[a-z_]*(bytes|mib|mb|gib|gb)\\s*[=:]\\s*\"?[0-9]", kCi},
     {"\\bcurrent\\s*[=:]\\s*[0-9.]+ ?[KMGT]i?B", kCi},
+    // A name that names memory, then a figure with its unit ("heap_inuse=1.38GB", "mem_alloc: 612MB").
+    {"(heap|mem|rss|resident|alloc|inuse)[a-z_.]*\\s*[=:]\\s*[0-9.]+ ?[KMGT]i?B\\b", kCi},
     // Heroku's runtime metrics; a counter CSV row with the counter's unit in its name.
     {"(measure=|sample#)memory_(total|rss)", kRegex | kContext},
     {",[A-Za-z][A-Za-z .-]* \\((MB|GB|KB|MiB|GiB|KiB|bytes|B)\\),[A-Za-z]*,[0-9.]+\\s*$", kRegex | kContext},
@@ -505,7 +511,7 @@ class MemorySeries final : public Recognizer {
       }
       return;
     }
-    if (json_metrics(line) || prometheus_rows(line) || heroku_measure(line) || counter_csv_row(line)) return;
+    if (json_metrics(line) || prometheus_rows(line) || heroku_measure(line) || counter_csv_row(line) || tasklist_row(line)) return;
     size_t i = 0;
     int found = 0;
     while (i < s.size() && found < 12) {
@@ -604,6 +610,21 @@ class MemorySeries final : public Recognizer {
     auto unit = text::after(s, " units=");
     double scale = unit ? bytes_per(text::take_until(*unit, " ")) : 0;
     if (v && *v >= 0 && *v < 1e15 && scale > 0) add("memory" + std::string(text::take_until(*name, " ")), *v * scale, true, line);
+    return true;
+  }
+
+  // A tasklist row: image name, PID, session name, session number, then the
+  // memory in KiB ("5,214,336 K"; some locales separate thousands with '.').
+  // Each PID is a series of its own.
+  bool tasklist_row(const Line& line) {
+    auto w = platform::words(line.text, 8);
+    if (w.size() != 6 || w[5] != "K" || !digits(w[1]) || !digits(w[3]) || w[1].size() > 10) return false;
+    std::string kib;
+    for (char c : w[4])
+      if (c >= '0' && c <= '9') kib += c;
+      else if (c != ',' && c != '.') return false;
+    if (kib.empty() || kib.size() > 12) return false;
+    add("tasklist mem usage of pid " + std::string(w[1]), static_cast<double>(std::stoull(kib)) * 1024.0, true, line);
     return true;
   }
 

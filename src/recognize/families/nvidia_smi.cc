@@ -21,7 +21,9 @@
 // --query-gpu=index,name,memory.used,memory.total --format=csv[,noheader][,nounits]:
 //   index, name, memory.used [MiB], memory.total [MiB]
 //   0, NVIDIA A100-SXM4-80GB, 75000 MiB, 81920 MiB
-//   (columns come from the header, or from the command line when the output has none; nounits values are MiB)
+//   (columns come from the header, or from the command line when the output has none; nounits values are MiB;
+//   a shell loop's own clock before a row, "07:13:00 13118 MiB, 15360 MiB" from
+//   `echo "$(date +%T) $(nvidia-smi --query-gpu=memory.used,memory.total ...)"`, is not a cell)
 // --query-compute-apps=pid,process_name,used_memory --format=csv: a process list (count and total use).
 //
 // GPUs of -q / XML output are numbered in the order printed (nvidia-smi lists
@@ -134,6 +136,7 @@ class NvidiaSmi final : public Recognizer {
   std::vector<std::string> columns_;
   bool csv_apps_ = false, csv_nounits_ = false;
   uint64_t csv_line_ = 0;
+  std::string row_clock_;  // the clock a loop printed before the last CSV row
   int csv_rows_ = 0;
   // compute-apps list
   uint64_t apps_ = 0, apps_bytes_ = 0;
@@ -237,6 +240,20 @@ class NvidiaSmi final : public Recognizer {
     return true;
   }
 
+  // The cell without the times a loop printed before it ("07:13:00 13118
+  // MiB", "2024-03-10 07:13:00 13118 MiB"): leading words of digits with ':'
+  // or '-' in them, when a word follows.
+  static std::string_view without_clock(std::string_view c) {
+    for (int k = 0; k < 2; ++k) {
+      size_t sp = c.find(' ');
+      if (sp == std::string_view::npos) break;
+      std::string_view w = c.substr(0, sp);
+      if (w.find_first_not_of("0123456789:-/.T") != std::string_view::npos || w.find_first_of(":-") == std::string_view::npos) break;
+      c = text::trim_left(c.substr(sp + 1));
+    }
+    return c;
+  }
+
   bool csv_row(const Line& line, std::string_view s, FactSink& out) {
     if (columns_.empty() || csv_line_ == 0 || line.number > csv_line_ + kCsvGap) return false;
     auto cells = text::split(s, ',');
@@ -255,11 +272,28 @@ class NvidiaSmi final : public Recognizer {
           if (auto v = mib(cells[i])) apps_bytes_ += *v;
       return true;
     }
+    // A row with a clock of its own, another than the last row's, is the
+    // loop's next snapshot: the GPUs are numbered from 0 again.
+    std::string_view first = text::trim(cells[0]), clock;
+    if (columns_[0] != "timestamp") {
+      std::string_view rest = without_clock(first);
+      clock = text::trim(first.substr(0, first.size() - rest.size()));
+    }
+    if (!clock.empty() && clock != row_clock_ && !gpus_.empty()) {
+      std::string keep(clock.substr(0, 32));
+      flush(out);
+      csv_line_ = line.number;
+      csv_rows_ = 1;
+      row_clock_ = std::move(keep);
+    } else if (!clock.empty()) {
+      row_clock_ = std::string(clock.substr(0, 32));
+    }
     Gpu* g = new_gpu();
     if (!g) return true;
     set_base(*g, line);
     for (size_t i = 0; i < cells.size(); ++i) {
       std::string_view c = text::trim(cells[i]);
+      if (i == 0 && columns_[0] != "timestamp") c = without_clock(c);
       const std::string& col = columns_[i];
       if (col == "index") {
         if (auto n = text::parse_u64(c); n && *n < 1024) g->index = static_cast<int>(*n);

@@ -39,7 +39,8 @@
 // diagnosis turns it into a container or pod limit when the evidence shows one.
 //
 // "Process P has M memory in use" is printed for every process on the device
-// except the one raising, which prints "this process has M". Inside a container
+// except the one raising, which prints "this process has M". Two or more
+// others holding about what this one holds are its copies (`peers`). Inside a container
 // the raising process does not recognise its own host PID, so without the
 // "this process" phrase one entry is this process, and with several entries at
 // least (sum - largest) belongs to others: that lower bound is what we record.
@@ -47,6 +48,7 @@
 // A traceback repeats its error; the same message within a few hundred lines
 // gives one fact. Which phase the allocation was for (load, forward, sampler)
 // comes from ml_phase's markers, not from here.
+#include <cstdint>
 #include <string>
 
 #include "core/text.h"
@@ -113,7 +115,7 @@ std::optional<uint64_t> size_before(std::string_view s, size_t pos) {
 // "Process 6324 has 8.06 GiB memory in use." entries (capital P: other
 // processes; "this process has" is the raiser itself).
 void parse_processes(std::string_view body, Fact& f) {
-  uint64_t sum = 0, largest = 0;
+  uint64_t sum = 0, largest = 0, smallest = UINT64_MAX;
   int entries = 0;
   size_t p = 0;
   while ((p = body.find("Process ", p)) != std::string_view::npos && entries < 256) {
@@ -126,11 +128,17 @@ void parse_processes(std::string_view body, Fact& f) {
     if (!m || !text::starts_with(after_size, " memory in use")) continue;
     sum += *m;
     largest = std::max(largest, *m);
+    smallest = std::min(smallest, *m);
     ++entries;
   }
   if (auto own = size_at(body, "this process has ")) {
     f.this_process = own;
     if (entries > 0) f.other_processes = sum;
+    // Two or more others each within 15% of this process's own share (of
+    // 256 MiB at least): copies of one workload (a server's workers, a
+    // model's instances), each holding its own copy.
+    if (entries >= 2 && *own >= 256 * units::MiB && largest * 100 <= *own * 115 && smallest * 100 >= *own * 85)
+      f.peers = static_cast<uint32_t>(entries);
   } else if (entries == 1) {
     f.this_process = sum;  // in a container the raiser sees its own host PID as "Process N"
   } else if (entries > 1) {
