@@ -157,5 +157,22 @@ TEST(CgroupFiles, ABareKillBesideOomKillZeroIsNotMemory) {
   EXPECT_NE(counted.layer, Layer::not_memory);
 }
 
+// A cat of the limit and peak, then a grep of memory.oom_control, in one
+// `sh -c '...'` (modelled on jupyter/help#418; values ours): the grep's line
+// is the events file's, and its kill count is the cgroup's OOM kill.
+TEST(CgroupFiles, AGrepOfTheEventsFileAfterTheCatIsRead) {
+  const std::string text =
+      "$ docker exec nb sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory/memory.max_usage_in_bytes; "
+      "grep oom_kill /sys/fs/cgroup/memory/memory.oom_control'\n"
+      "2147483648\n2147483648\noom_kill 3\n";
+  auto kills = of_kind(text, FactKind::cgroup_oom_counter);
+  ASSERT_EQ(kills.size(), 1u);
+  EXPECT_EQ(kills[0].count, 3u);
+  auto limits = of_kind(text, FactKind::memory_limit);
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0].limit, 2147483648u);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -381,5 +381,22 @@ TEST(LlamaCpp, MetalStatusFiveAfterTheWorkingSetWarningIsTheMemory) {
   EXPECT_TRUE(of_kind(failed, FactKind::gpu_oom).empty());
 }
 
+// Ollama's CLI error pasted above its server log (modelled on
+// ollama/ollama#7711; values ours): "unable to allocate backend buffer" names
+// no backend, the runner's own line below it does (a CPU buffer: host RAM).
+// Alone, the summary is still a failure.
+TEST(LlamaCpp, TheRunnersOwnBufferLineDecidesOverOllamasSummary) {
+  const std::string summary = "Error: llama runner process has terminated: error loading model: unable to allocate backend buffer\n";
+  const std::string runner =
+      "llm_load_tensors: offloaded 49/49 layers to GPU\n"
+      "ggml_cuda_host_malloc: failed to allocate 14210.50 MiB of pinned memory: out of memory\n"
+      "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 14900785152\n"
+      "llama_model_load: error loading model: unable to allocate backend buffer\n";
+  Diagnosis both = test::diagnose_text(summary + runner);
+  EXPECT_EQ(both.layer, Layer::host_ram);
+  Diagnosis alone = test::diagnose_text(summary);
+  EXPECT_EQ(alone.layer, Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -112,5 +112,32 @@ Tip: if you see "Not enough memory. Please try to increase --mem-fraction-static
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+// The scheduler's KV token pool cannot hold the next batch (modelled on
+// sgl-project/sglang#4602 and #7353, schedule_batch.py's alloc_token_slots;
+// values ours): a GPU failure whose cause is the requests running at once;
+// with only a few running (#14972's shape), the pool is too small for their
+// context. The exception repeats the log line: one failure.
+TEST(Sglang, ABatchTheTokenPoolCannotHoldIsTheBatchUnlessFewRun) {
+  auto log = [](int running) {
+    return "[2025-05-02 11:20:41 TP0] Decode batch. #running-req: " + std::to_string(running) +
+           ", #token: 60110, token usage: 0.99, gen throughput (token/s): 1210.40, #queue-req: 37\n"
+           "[2025-05-02 11:20:42 TP0] Decode out of memory. Try to lower your batch size.\n"
+           "Try to allocate 96 tokens.\n"
+           "[2025-05-02 11:20:42 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+           "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/schedule_batch.py\", line 1201, in prepare_for_decode\n"
+           "RuntimeError: Decode out of memory. Try to lower your batch size.\n";
+  };
+  auto many = of_kind(log(48), FactKind::gpu_oom);
+  ASSERT_EQ(many.size(), 1u);
+  EXPECT_EQ(many[0].layer, Layer::gpu_vram);
+  EXPECT_EQ(many[0].cause, Cause::concurrency_batch);
+  Diagnosis d = test::diagnose_text(log(48));
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  EXPECT_EQ(test::diagnose_text(log(5)).cause, Cause::kv_cache_context);
+  // Quoted in prose, the message is no failure.
+  EXPECT_TRUE(of_kind("the docs say \"Decode out of memory. Try to lower your batch size\" means the pool is full\n", FactKind::gpu_oom).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -14,6 +14,10 @@
 //   oom 12
 //   oom_kill 12
 //   /sys/fs/cgroup/memory.max:2147483648                 (grep . memory.*)
+//   $ docker exec nb sh -c 'cat memory.limit_in_bytes memory.max_usage_in_bytes; grep oom_kill memory.oom_control'
+//   4294967296                                           (a grep of the events file after the cat: its lines)
+//   4294967296
+//   oom_kill 1
 //
 // The limit is a configured limit (memory_limit, detail the file), the usage
 // and peak are memory_usage; an oom_kill count above zero is the cgroup's own
@@ -131,13 +135,33 @@ class CgroupFiles final : public Recognizer {
     held_.clear();
     std::string_view before = t.substr(0, t.find("cat "));
     lead_ = text::contains(before, ";") || text::contains(before, "&&");
-    for (std::string_view w : platform::words(t.substr(t.find("cat ") + 4), 16)) {
-      if (w == "|" || w == ";" || w == "&&" || w == ">") break;
-      if (w.empty() || w[0] == '-') continue;
-      auto [base, dir] = split_path(w);
-      File f = file_of(base);
-      files_.push_back(f);
-      if (f != File::none && cgroup_.empty()) cgroup_ = std::string(dir.substr(0, 256));
+    auto words = platform::words(t.substr(t.find("cat ") + 4), 16);
+    for (size_t k = 0; k < words.size(); ++k) {
+      std::string_view w = words[k];
+      // The word that ends the cat ("memory.max_usage_in_bytes;" inside
+      // sh -c '...'), and a `grep oom_kill memory.oom_control` after it,
+      // whose lines are that file's.
+      bool last = false;
+      while (!w.empty() && (w.back() == '\'' || w.back() == '"')) w.remove_suffix(1);
+      if (!w.empty() && w.back() == ';') w.remove_suffix(1), last = true;
+      if (w == "|" || w == ";" || w == "&&" || w == ">") {
+        last = w != "|" && w != ">";
+        w = {};
+      }
+      if (!w.empty() && w[0] != '-') {
+        auto [base, dir] = split_path(w);
+        File f = file_of(base);
+        files_.push_back(f);
+        if (f != File::none && cgroup_.empty()) cgroup_ = std::string(dir.substr(0, 256));
+      }
+      if (w.empty() && !last) break;
+      if (!last) continue;
+      if (k + 3 < words.size() && words[k + 1] == "grep") {
+        std::string_view g = words[k + 3];
+        while (!g.empty() && (g.back() == '\'' || g.back() == '"' || g.back() == ';')) g.remove_suffix(1);
+        if (file_of(split_path(g).first) == File::events) files_.push_back(File::events);
+      }
+      break;
     }
     if (std::find(files_.begin(), files_.end(), File::events) != files_.end()) lead_ = false;  // its lines are not one value each
     command_line_ = line.number;

@@ -52,6 +52,7 @@
 // token (the slot's cached tokens plus the new ones exceed the context), a
 // KV-cache failure in the pool the KV buffer was seen on (a device's, else
 // not placed), cause kv_cache_context.
+#include <optional>
 #include <string>
 
 #include "core/engine_lines.h"
@@ -161,7 +162,11 @@ class LlamaCpp final : public Recognizer {
     context(line, s, out);
   }
 
-  void finish(FactSink& out) override { close(out); }
+  void finish(FactSink& out) override {
+    close(out);
+    if (summary_) out.add(std::move(*summary_));
+    summary_.reset();
+  }
 
  private:
   struct Report {
@@ -169,6 +174,7 @@ class LlamaCpp final : public Recognizer {
     uint64_t last_line = 0;
     Fact fact;
   } r_;
+  std::optional<Fact> summary_;  // Ollama's "unable to allocate backend buffer", waiting for the runner's own lines
   // ggml_metal_add_buffer warned that the buffers passed the working set (Metal): the first such warning.
   bool over_set_ = false, over_weights_ = false;
   uint64_t over_used_ = 0, over_set_size_ = 0;
@@ -190,6 +196,7 @@ class LlamaCpp final : public Recognizer {
 
   // Starts a report at this line, or continues the open one.
   Fact& report(const Line& line, FactSink& out, bool host) {
+    if (summary_ && line.number > summary_->where.line && line.number <= summary_->where.line + kAbsorbWindow) summary_.reset();
     if (!near(line, kReportGap)) {
       close(out);
       r_.open = true;
@@ -471,6 +478,15 @@ class LlamaCpp final : public Recognizer {
       f.detail = std::string(purpose(reason));
       if (auto v = text::after(reason, "allocating ")) f.requested = units::parse_log_size(*v);
       f.strength = 0.85f;
+      // "unable to allocate backend buffer" names no backend: when the
+      // runner's own lines follow (Ollama's CLI error pasted above its server
+      // log: ggml_backend_cpu_buffer_type_..., "CUDA0 buffer"), they say
+      // which memory it was, and this summary is held back for them.
+      if (text::contains(reason, "backend buffer")) {
+        summary_ = std::move(r_.fact);
+        r_ = Report{};
+        return;
+      }
       emit(out);
       return;
     }

@@ -16,6 +16,17 @@
 // RuntimeError that follows is the same failure. Every TP/DP rank prints both.
 // A positive profile below --max-total-tokens is a clamp, not a failure.
 //
+// Serving: the scheduler cannot fit the next batch's tokens in the KV token
+// pool (schedule_batch.py's alloc_token_slots), and raises:
+//   RuntimeError: Prefill out of memory. Try to lower your batch size.
+//   Try to allocate 8192 tokens.
+//   (also "Decode out of memory. ...")
+// The pool was sized at start-up; the requests running at once hold it: the
+// batch, not one sequence's context (gpu_oom, cause concurrency_batch) --
+// unless the last batch line shows only a few requests running
+// ("Decode batch, #running-req: 6, #token: 1984, token usage: 0.97"): then
+// the pool is too small for their context (kv_cache_context).
+//
 // Context:
 //   KV Cache is allocated. #tokens: 46045, K size: 2.99 GB, V size: 2.99 GB
 //       (newer: "KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 171008, K 5.22 GB, V 5.22 GB")
@@ -25,7 +36,10 @@
 //       chunked_prefill_size=8192, ..., context_length=None, ...), and the same as flags (--mem-fraction-static 0.85).
 // SGLang's "GB" are GiB (it divides by 1 << 30).
 #include <cctype>
+#include <optional>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "core/engine_lines.h"
 #include "core/text.h"
@@ -38,6 +52,8 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"is larger than the profiled value"},
+    {"(Prefill|Decode) out of memory\\. Try to lower your batch size", kRegex},
+    {"#running-req: ", kContext},
     {"increase --mem-fraction-static", kCompanion},  // "Not enough memory." / the 0.1.x typo "Not enought memory."
     {"Load weight end", kContext},
     {"KV Cache is allocated", kContext},
@@ -48,6 +64,7 @@ constexpr Pattern kPatterns[] = {
 };
 
 constexpr uint64_t kRepeatWindow = 400;  // every rank prints the same start-up failure
+constexpr uint64_t kFewRequests = 8;     // running requests too few to be "the batch"
 
 using engine_lines::count_after;
 using engine_lines::number_after;
@@ -59,6 +76,11 @@ class Sglang final : public Recognizer {
     if (auto p = s.find("is larger than the profiled value"); p != std::string_view::npos) return profiled(line, s, p, out);
     if (auto p = s.find("increase --mem-fraction-static"); p != std::string_view::npos && not_enough(s.substr(0, p)))
       return no_room(line, s, p, out);
+    if (auto p = s.find(" out of memory. Try to lower your batch size"); p != std::string_view::npos) return batch_oom(line, s, p, out);
+    if (auto r = text::after(s, "#running-req: ")) {
+      running_ = text::parse_u64(*r);
+      return;
+    }
     if (auto p = s.find("Load weight end"); p != std::string_view::npos) return weights_loaded(line, s.substr(p), out);
     if (auto p = s.find("KV Cache is allocated"); p != std::string_view::npos) return kv_allocated(line, s.substr(p), out);
     if (auto p = s.find("max_total_num_tokens="); p != std::string_view::npos) return pool(line, s.substr(p), out);
@@ -67,6 +89,7 @@ class Sglang final : public Recognizer {
 
  private:
   bool have_failure_ = false;
+  std::optional<uint64_t> running_;  // "#running-req: N" of the last batch line
   uint64_t failure_line_ = 0;
 
   static bool not_enough(std::string_view before) {
@@ -125,6 +148,30 @@ class Sglang final : public Recognizer {
     Fact f = failure(line);
     f.ratio = fraction;
     f.detail = "no cache blocks: SGLang's mem_fraction_static leaves no room for the KV cache after the weights";
+    out.add(std::move(f));
+  }
+
+  // "RuntimeError: Prefill out of memory. Try to lower your batch size." (the
+  // scheduler's log line and the exception repeat it: one fact).
+  void batch_oom(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    const bool prefill = p >= 7 && s.substr(p - 7, 7) == "Prefill";
+    if ((!prefill && (p < 6 || s.substr(p - 6, 6) != "Decode")) || guards::is_mention(s, p, 10)) return;
+    if (repeated(line)) return;
+    Fact f = make_fact(line, FactKind::gpu_oom, Family::sglang);
+    f.layer = Layer::gpu_vram;
+    f.cause = Cause::concurrency_batch;
+    f.strength = 0.9f;
+    f.detail = std::string(prefill ? "prefill" : "decode") +
+               " batch: SGLang's KV token pool could not hold the next batch's tokens (the requests running at once hold it)";
+    if (running_ && *running_ <= kFewRequests) {
+      f.cause = Cause::kv_cache_context;
+      f.sequences = running_;
+      f.detail = fmt::format("SGLang's KV token pool could not hold the tokens of only {} running requests: the pool is too small "
+                             "for their context",
+                             *running_);
+    }
+    have_failure_ = true;
+    failure_line_ = line.number;
     out.add(std::move(f));
   }
 
