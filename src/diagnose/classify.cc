@@ -864,6 +864,8 @@ const Fact* configured_cap(const View& v, const Fact& g) {
 // A ladder like decide_layer, kept whole for the same reason: the program's
 // own statement, then the message's arithmetic, then a snapshot beside it,
 // then what the allocation was for, then series and phase.
+constexpr uint64_t kPoolSlack = 64 * units::MiB;  // free in a framework's pool that is only its bookkeeping's slack
+
 Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   // The program itself says why (vLLM: free memory at start-up below its budget).
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
@@ -937,8 +939,10 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   }
   // TensorFlow's BFC pool: room left in the pool for the request, yet no
   // chunk to hold it, is fragmentation.
+  // (kPoolSlack beyond the request at least: a pool a sliver short of
+  // full, 64 MB left for a 47 MB tensor, is simply full.)
   if ((g.family == Family::tensorflow || g.family == Family::jax) && g.total && g.allocated && g.requested &&
-      *g.total > *g.allocated && *g.total - *g.allocated >= *g.requested) {
+      *g.total > *g.allocated && *g.total - *g.allocated >= *g.requested + kPoolSlack) {
     why = units::format_bytes(*g.total - *g.allocated) + " of the allocator's " + units::format_bytes(*g.total) +
           " pool was free, more than the " + units::format_bytes(*g.requested) + " asked for, but not in one piece (fragmentation)";
     why.strength = 0.75f;

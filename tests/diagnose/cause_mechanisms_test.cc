@@ -1972,5 +1972,17 @@ TEST(CauseMechanisms, ADefaultHeapOnARoomyMachineIsTheLimit) {
   EXPECT_EQ(reason_text(flagged).find("V8's default ceiling, with no --max-old-space-size"), std::string::npos) << reason_text(flagged);
 }
 
+// A figure whose name carries its unit in parentheses (modelled on
+// spring-projects/spring-boot#37402: a loop printing jstat's metaspace used
+// as "MU(KB)=..."; values ours) is a series whatever the name.
+TEST(CauseMechanisms, ANameWithItsUnitInParenthesesIsASeries) {
+  std::string s = "$ for i in 1 2 3 4 5; do sleep 60; jstat -gc $(pgrep -f catalina) | awk 'NR==2{print \"MU(KB)=\" $10}'; done\n";
+  for (int mu : {98211, 121904, 149330, 176118, 203410}) s += "MU(KB)=" + std::to_string(mu) + "\n";
+  s += "Caused by: java.lang.OutOfMemoryError: Metaspace\n\tat java.base/java.lang.ClassLoader.defineClass1(Native Method)\n";
+  Diagnosis d = diagnose_text("$ jcmd 4121 VM.flags | grep Metaspace\n-XX:MaxMetaspaceSize=234881024\n" + s);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -109,6 +109,41 @@ TEST(DeviceHolders, AHolderServingTheModelTheFailingStartNamesIsAnEarlierCopy) {
   EXPECT_EQ(test::diagnose_text(other).cause, Cause::other_process);
 }
 
+// A training run that failed at once because an earlier run of the very
+// same command, orphaned (PPID 1), still holds the GPU (modelled on
+// pytorch/pytorch#4031; values ours). The prompt came back after the failure,
+// so the failing run had ended: the holder is the earlier one. Without the
+// prompt coming back, the holder could be the failing run itself.
+TEST(DeviceHolders, AHolderRunningTheCommandTypedBeforeTheFailureIsAnEarlierRun) {
+  const std::string run =
+      "$ python train.py --arch resnet18 --batch-size 128 /data/places\n"
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 102, in main\n"
+      "    model = model.cuda()\n"
+      "RuntimeError: CUDA error: out of memory\n";
+  const std::string smi =
+      "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv\n"
+      "pid, process_name, used_memory [MiB]\n"
+      "30417, python, 10877 MiB\n";
+  const std::string ps =
+      "$ ps -o pid,ppid,lstart,cmd -p 30417\n"
+      "  PID  PPID                  STARTED CMD\n"
+      "30417     1 Mon Mar  3 09:12:40 2025 python train.py --arch resnet18 --batch-size 128 /data/places\n";
+  auto f = overlaps(run + smi + ps);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].pid, 30417);
+  EXPECT_EQ(test::diagnose_text(run + smi + ps).cause, Cause::deployment_overlap);
+  // No prompt between the failure and the row: nothing says the failing run ended.
+  std::string rows_only = run + "pid, process_name, used_memory [MiB]\n30417, python, 10877 MiB\n" +
+                          "  PID  PPID                  STARTED CMD\n"
+                          "30417     1 Mon Mar  3 09:12:40 2025 python train.py --arch resnet18 --batch-size 128 /data/places\n";
+  EXPECT_TRUE(overlaps(rows_only).empty());
+  // Another command in the holder's row: a neighbour.
+  std::string other = run + smi + ps;
+  other.replace(other.rfind("resnet18"), 8, "resnet50");
+  EXPECT_TRUE(overlaps(other).empty());
+}
+
 // The API server was killed; its EngineCore child stayed and holds the GPU
 // when the server is started again.
 const std::string kOrphan =

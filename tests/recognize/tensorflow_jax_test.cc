@@ -149,6 +149,12 @@ TEST(TensorflowJax, BfcStatsTellFragmentationFromAFullPool) {
   Diagnosis full = test::diagnose_text(text("10268941005"));
   EXPECT_EQ(full.layer, Layer::gpu_vram);
   EXPECT_NE(full.cause, Cause::fragmentation);
+  // A pool a sliver short of full (modelled on tensorflow/models#8487: 64
+  // MB left for a 49 MB tensor; values ours) is full: 1.53 GiB asked with
+  // 1.55 GiB left.
+  Diagnosis sliver = test::diagnose_text(text("8804000000"));
+  EXPECT_EQ(sliver.layer, Layer::gpu_vram);
+  EXPECT_NE(sliver.cause, Cause::fragmentation);
 }
 
 // Modelled on torch_xla on TPU (pytorch/xla#1735, #2569): the runtime's

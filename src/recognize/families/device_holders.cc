@@ -18,6 +18,10 @@
 //      Qwen/Qwen2.5-7B-Instruct" failing; "2318817 Wed Jun 11 17:21:09 2025
 //      python3 -m vllm.entrypoints.openai.api_server --model
 //      Qwen/Qwen2.5-7B-Instruct" holding);
+//      or runs the very command typed at the prompt before the failure
+//      ("$ python train.py --arch resnet50 ..." failing, then a prompt again
+//      (the command ended), and a ps row of the holder running
+//      "python train.py --arch resnet50 ..."): an earlier run of it;
 //   3. it is a process of the engine that failed (nvidia-smi's or ps's
 //      "VLLM::EngineCore" beside failure lines tagged "(EngineCore_0
 //      pid=49102)") under another PID, and the evidence shows an earlier
@@ -72,8 +76,9 @@ constexpr Pattern kPatterns[] = {
     // The failure, and the failing process's own tagged lines.
     {"out of memory|OutOfMemoryError|Free memory on device|CUDA_ERROR_OUT_OF_MEMORY", kRegex | kCaseless | kContext},
     {"\\([A-Za-z_][A-Za-z0-9_]* pid=[0-9]+[,)].*\\bERROR\\b", kRegex | kContext},
-    // The model the failing start serves.
+    // The model the failing start serves; the commands typed at a prompt.
     {"\\bserve\\s+[^\\s-]|--model[ =]|\\bmodel='|'model': '", kRegex | kContext},
+    {"^\\s*[$#] +[a-z./]", kRegex | kContext},
 };
 
 constexpr size_t kMaxRows = 256, kMaxHolders = 32, kMaxNotes = 64, kRowChars = 256;
@@ -160,6 +165,8 @@ class DeviceHolders final : public Recognizer {
     stop(line, s);
     ps_row(line, s);
     model(line, s);
+    if (std::string_view c = text::trim(prompt_command(s)); !c.empty() && prompts_.size() < kMaxNotes)
+      prompts_.emplace_back(std::string(c.substr(0, kRowChars)), line.number);
   }
 
   void finish(FactSink& out) override {
@@ -186,6 +193,7 @@ class DeviceHolders final : public Recognizer {
   std::vector<PidLine> gone_, rows_;
   std::vector<uint64_t> stops_;
   std::vector<std::pair<std::string, uint64_t>> models_;
+  std::vector<std::pair<std::string, uint64_t>> prompts_;  // commands typed at a prompt, and their lines
   std::vector<std::pair<std::string, int64_t>> failing_;  // the failing lines' tag and PID
   std::optional<uint64_t> first_failure_;
   uint64_t apps_line_ = 0;  // the compute-apps header or command, or its last row
@@ -320,6 +328,17 @@ class DeviceHolders final : public Recognizer {
         if (at != row->line && text::contains(row->text, id))
           return fmt::format("its command line (line {}) serves {}, the model the failing start names (line {})", row->line,
                              id.substr(0, 96), at);
+    // 2b. It runs the command typed before the failure, which has ended
+    // since (a prompt came back after the failure, before the row).
+    if (row) {
+      bool returned = std::any_of(prompts_.begin(), prompts_.end(),
+                                  [&](const auto& p) { return p.second > *first_failure_ && p.second < row->line; });
+      for (const auto& [cmd, at] : prompts_)
+        if (returned && at < *first_failure_ && cmd.size() >= 12 && text::contains(cmd, " ") && text::contains(row->text, cmd))
+          return fmt::format("its command line (line {}) is the command typed before the failure (line {}), which had ended: an "
+                             "earlier run of it",
+                             row->line, at);
+    }
     // 3. A process of the failing engine, left behind by an earlier stop.
     std::string title = title_of(h.name);
     if (title.empty() && row) title = title_of(row->text);

@@ -183,6 +183,8 @@ constexpr Pattern kPatterns[] = {
     // "current:" figure with its unit ("Memory info of GPU ...: current: 0.15 GB, peak: 2.52 GB").
     {"(mem|rss|heap|alloc|resident)[a-z_]*(bytes|mib|mb|gib|gb)\\s*[=:]\\s*\"?[0-9]", kCi},
     {"\\bcurrent\\s*[=:]\\s*[0-9.]+ ?[KMGT]i?B", kCi},
+    // A name with its unit in parentheses ("MU(KB)=118204", jstat's column printed by a loop).
+    {"[A-Za-z_] ?\\((KB|MB|GB|KiB|MiB|GiB|kB|bytes)\\) ?[=:] ?[0-9]", kRegex | kContext},
     // A name that names memory, then a figure with its unit ("heap_inuse=1.38GB", "mem_alloc: 612MB").
     {"(heap|mem|rss|resident|alloc|inuse)[a-z_.]*\\s*[=:]\\s*[0-9.]+ ?[KMGT]i?B\\b", kCi},
     // Heroku's runtime metrics; a counter CSV row with the counter's unit in its name.
@@ -521,6 +523,19 @@ class MemorySeries final : public Recognizer {
       // The key: letters, '_' and one inner blank before the separator, quotes allowed.
       size_t e = sep;
       while (e > 0 && (s[e - 1] == '"' || s[e - 1] == '\'' || s[e - 1] == ' ')) --e;
+      // A unit in parentheses after the name ("MU(KB)=118204", "RSS (MB): 412"):
+      // a size, whatever the name.
+      double paren_unit = 0;
+      if (e > 2 && s[e - 1] == ')') {
+        size_t open = s.rfind('(', e - 1);
+        if (open != std::string_view::npos && e - 1 - open <= 6 && open > 0) {
+          paren_unit = bytes_per(s.substr(open + 1, e - 2 - open));
+          if (paren_unit > 0) {
+            e = open;
+            while (e > 0 && s[e - 1] == ' ') --e;
+          }
+        }
+      }
       size_t b = e;
       while (b > 0 && key_char(s[b - 1]) && e - b < 24) --b;
       while (b < e && s[b] == ' ') ++b;
@@ -537,7 +552,8 @@ class MemorySeries final : public Recognizer {
         key = canonical(s.substr(n, b - 1 - n)) + key;
       }
       // A unit in the key ("rss_kb=22418832", "heap_mb: 512").
-      double key_unit = 0;
+      double key_unit = paren_unit;
+      if (paren_unit > 0 && !key.empty() && !known_key(key)) key = "sized " + std::string(s.substr(b, e - b));
       // A metric's name with its unit after a dot ("GPUMemoryUsed.Megabytes:6120").
       for (auto [suffix, unit] : {std::pair<std::string_view, double>{"kilobytes", 1024.0}, {"megabytes", 1048576.0},
                                   {"gigabytes", 1073741824.0}, {"kb", 1024.0}, {"kib", 1024.0}, {"mb", 1048576.0},
@@ -559,7 +575,7 @@ class MemorySeries final : public Recognizer {
           key = pool + "used";
       }
       // "memory usage" may end a longer phrase ("Current memory usage").
-      if (!known_key(key) && !(key.size() > 4 && key.ends_with("used") && key != "memoryused")) {
+      if (paren_unit == 0 && !known_key(key) && !(key.size() > 4 && key.ends_with("used") && key != "memoryused")) {
         for (auto tail : {"memoryusage", "memoryused", "memorytotal", "rss", "heapused", "threads", "goroutines"})
           if (key.size() > std::string_view(tail).size() && key.ends_with(tail)) key = canonical(tail);
         // "mem" only as a word of its own ("running mem=611M", "gpu_mem"), not
