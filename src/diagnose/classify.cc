@@ -578,9 +578,13 @@ constexpr int64_t kPhaseBefore = 80, kPhaseAfter = 4, kFramesAfter = 40, kStatem
 constexpr uint64_t kLongContext = 32768;
 
 PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
-  constexpr Cause kCauses[3] = {Cause::model_load, Cause::kv_cache_context, Cause::concurrency_batch};
-  double score[3] = {0, 0, 0}, top[3] = {0, 0, 0};
-  const Fact* cue[3] = {nullptr, nullptr, nullptr};
+  // What the work was doing when it failed; and a few cues that say the
+  // work kept what it made (Hugging Face's evaluation outputs concatenated
+  // batch after batch: ml_phase.cc).
+  constexpr int kKinds = 4;
+  constexpr Cause kCauses[kKinds] = {Cause::model_load, Cause::kv_cache_context, Cause::concurrency_batch, Cause::leak_or_accumulation};
+  double score[kKinds] = {0, 0, 0, 0}, top[kKinds] = {0, 0, 0, 0};
+  const Fact* cue[kKinds] = {nullptr, nullptr, nullptr, nullptr};
   // The strongest profile or warm-up cue ("a max-size batch") among them.
   double max_size_top = 0;
   const Fact* max_size_cue = nullptr;
@@ -610,7 +614,11 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
                   : (d > kPhaseBefore || (d < -kPhaseAfter && !frame_after)))
       continue;
     Cause c = f.cause != Cause::unknown ? f.cause : f.kind == FactKind::phase_load ? Cause::model_load : Cause::concurrency_batch;
-    int k = c == Cause::model_load ? 0 : c == Cause::kv_cache_context ? 1 : c == Cause::concurrency_batch ? 2 : -1;
+    int k = c == Cause::model_load           ? 0
+            : c == Cause::kv_cache_context   ? 1
+            : c == Cause::concurrency_batch  ? 2
+            : c == Cause::leak_or_accumulation ? 3
+                                               : -1;
     if (k < 0) continue;
     if (k == 0 && !statement && f.where.line <= loaded_at) continue;
     double w = statement ? f.strength : f.strength * (d >= 0 ? 1.0 / (1.0 + static_cast<double>(d) / 6.0) : 0.6);
@@ -650,13 +658,13 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   }
   PhaseVote v;
   int best = -1;
-  for (int k = 0; k < 3; ++k)
+  for (int k = 0; k < kKinds; ++k)
     if (score[k] > 0 && (best < 0 || score[k] > score[best])) best = k;
   if (best < 0) return v;
   v.cause = kCauses[best];
   v.score = score[best];
   v.cue = cue[best];
-  for (int k = 0; k < 3; ++k)
+  for (int k = 0; k < kKinds; ++k)
     if (k != best) v.runner = std::max(v.runner, score[k]);
   return v;
 }
@@ -691,6 +699,7 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
   std::string where = p.cue->where.line ? " (line " + std::to_string(p.cue->where.line) + ")" : "";
   switch (p.cause) {
     case Cause::model_load: why = "it failed while " + p.cue->detail + where + ": the model was loading"; break;
+    case Cause::leak_or_accumulation: why = "it failed at " + p.cue->detail + where + ": what the run kept accumulated"; break;
     case Cause::kv_cache_context:
       why = text::contains(p.cue->detail, "max-size")
                 ? "it failed during " + p.cue->detail + where + ", a batch sized by the configured context length"

@@ -1984,5 +1984,26 @@ TEST(CauseMechanisms, ANameWithItsUnitInParenthesesIsASeries) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
 }
 
+// Hugging Face's Trainer concatenating every evaluation batch's outputs on
+// the device (modelled on huggingface/transformers#8476; values ours): the
+// frames say what the run kept, over the batch size printed above them.
+// The same failure in a training step's backward stays the batch.
+TEST(CauseMechanisms, EvaluationOutputsConcatenatedBatchAfterBatchAccumulate) {
+  auto log = [](const char* frame, const char* code) {
+    return std::string("***** Running Evaluation *****\n  Num examples = 20000\n  Batch size = 64\n"
+                       "Traceback (most recent call last):\n"
+                       "  File \"run_glue.py\", line 512, in main\n    metrics = trainer.evaluate()\n"
+                       "  File \"/opt/venv/lib/python3.10/site-packages/transformers/trainer_pt_utils.py\", line 77, in ") +
+           frame + "\n    " + code + "\n"
+           "RuntimeError: CUDA out of memory. Tried to allocate 6.10 GiB (GPU 0; 23.69 GiB total capacity; 15.02 GiB already "
+           "allocated; 3.71 GiB free; 15.40 GiB reserved in total by PyTorch)\n";
+  };
+  Diagnosis kept = diagnose_text(log("nested_concat", "return torch_pad_and_concatenate(tensors, new_tensors, padding_index=-100)"));
+  EXPECT_EQ(kept.layer, Layer::gpu_vram);
+  EXPECT_EQ(kept.cause, Cause::leak_or_accumulation) << reason_text(kept);
+  Diagnosis step = diagnose_text(log("training_step", "loss.backward()"));
+  EXPECT_EQ(step.cause, Cause::concurrency_batch) << reason_text(step);
+}
+
 }  // namespace
 }  // namespace aimem

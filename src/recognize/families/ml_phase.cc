@@ -213,6 +213,11 @@ constexpr Cue kCues[] = {
     {"GroupByHash", Cause::concurrency_batch, 0.8f, "a query's group-by"},
     {"HashAggregationOperator", Cause::concurrency_batch, 0.8f, "a query's aggregation"},
     {"HashBuilderOperator", Cause::concurrency_batch, 0.8f, "a query's join build"},
+    // Hugging Face's Trainer keeps every evaluation batch's outputs on the
+    // device and concatenates them (prediction_loop / evaluation_loop with
+    // eval_accumulation_steps unset): what fills it accumulated over the run.
+    {"nested_concat", Cause::leak_or_accumulation, 1.0f, "evaluation outputs kept and concatenated batch after batch"},
+    {"torch_pad_and_concatenate", Cause::leak_or_accumulation, 1.0f, "evaluation outputs kept and concatenated batch after batch"},
     // Stepping a batch: training, profiling, warm-up, graph capture, serving.
     {"backward", Cause::concurrency_batch, 1.0f, "a training step (backward)"},
     // The optimizer's step, not its name: "optimizer" is also in set-up code
