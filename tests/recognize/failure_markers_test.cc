@@ -70,5 +70,19 @@ TEST(FailureMarkers, OpenFilesAndALambdaExitAreNamed) {
   EXPECT_EQ(full.layer, Layer::container_limit);
 }
 
+// V8's limit on one string's length (modelled on n8n-io/n8n#21746: a huge
+// execution stringified for the database; values ours) is no heap
+// exhaustion; beside a real heap failure it is context.
+TEST(FailureMarkers, V8sMaximumStringLengthIsNotTheHeap) {
+  const std::string range =
+      "2025-06-02T10:41:08.118Z | error | Saving execution failed RangeError: Invalid string length\n"
+      "    at JSON.stringify (<anonymous>)\n"
+      "    at ExecutionRepository.updateExistingExecution (/app/dist/repositories/execution.repository.js:311:39)\n";
+  Diagnosis d = test::diagnose_text(range);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  Diagnosis heap = test::diagnose_text(range + "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n");
+  EXPECT_EQ(heap.layer, Layer::js_heap);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -439,6 +439,15 @@ TEST(Kubernetes, OomKilledWithExit143AndAStopIsTheStop) {
   std::string killed = log;
   killed.replace(killed.find("143"), 3, "137");
   EXPECT_EQ(test::diagnose_text(killed).layer, Layer::k8s_pod_limit);
+  // The stop a node's drain makes (modelled on kubernetes/kops#18040: a
+  // termination handler's events; our own node and pod), on one JSON line.
+  const std::string drained =
+      "{\"terminated\":{\"exitCode\":143,\"finishedAt\":\"2026-04-02T11:20:41Z\",\"reason\":\"OOMKilled\",\"startedAt\":\"2026-03-20T07:02:11Z\"}}\n"
+      "default   9m   Normal   CordonAndDrain   node/ip-10-1-2-3.ec2.internal   Node successfully cordoned and drained: Spot interruption\n"
+      "default   9m   Normal   Evict            node/ip-10-1-2-3.ec2.internal   Evicting pod ml/reranker-0\n";
+  EXPECT_EQ(test::diagnose_text(drained).layer, Layer::not_memory);
+  // The kubelet's eviction for memory is no drain.
+  EXPECT_TRUE(test::facts_of_kind("Evicting pod ml/reranker-0: The node was low on resource: memory.\n", FactKind::stop_or_restart).empty());
 }
 
 // A spec printed as JSON on one line (a Tekton Task's step, modelled on

@@ -18,6 +18,7 @@
 //   Exception in thread "main" java.lang.NullPointerException      a Java exception (not OutOfMemoryError)
 //   OSError: [Errno 28] No space left on device                    the disk (not /dev/shm, which is memory)
 //   TimeoutError: ... / execution took longer than 1h0m0s          a time limit
+//   RangeError: Invalid string length                              V8's maximum length of one string or array, not its heap
 //
 // One not_memory_failure per kind of marker (at most kMaxFacts), family
 // generic (so the scanner's ShadowingSink drops it near any family's
@@ -51,13 +52,14 @@ constexpr Pattern kPatterns[] = {
     {"Exception in thread \"", kContext},
     {"(No space left on device|ENOSPC|\\[Errno 28\\]|Disk quota exceeded)", kRegex | kContext},
     {"(TimeoutError|timed out after|took longer than|DEADLINE_EXCEEDED)", kRegex | kContext},
+    {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
 };
 
 constexpr size_t kMaxFacts = 4;
 
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
-  kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kMarkers
+  kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -103,6 +105,10 @@ class FailureMarkers final : public Recognizer {
     if (text::contains(s, "TimeoutError") || text::contains(s, "timed out after") || text::contains(s, "took longer than") ||
         text::contains(s, "DEADLINE_EXCEEDED"))
       return mark(line, kTimeout, "a time limit (a timeout), not memory", out);
+    if (text::contains(s, "RangeError: Invalid string length") || text::contains(s, "RangeError: Invalid array length") ||
+        text::contains(s, "RangeError: Invalid typed array length"))
+      return mark(line, kLengthLimit,
+                  "V8's maximum length of one string or array (about 2^29 characters), not the heap running out", out);
   }
 
  private:

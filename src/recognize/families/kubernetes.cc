@@ -98,6 +98,7 @@ constexpr Pattern kPatterns[] = {
     {"--requests=", kContext},
     {"iveness probe", kCaseless},  // 2015 kubelets: "Liveness Probe Failed"
     {"Startup probe failed"},
+    {"(cordoned and drained|Evicting pod |^\\s*evicting pod )", kRegex | kContext},  // a drain (kubectl drain, a termination handler)
     {"Killing"},
     {"Stopping container", kContext},
     {"Back-off restarting failed container", kContext},
@@ -198,6 +199,7 @@ class Kubernetes final : public Recognizer {
       return;
     }
     if ((text::contains(s, "Killing") || text::contains(s, "Stopping container")) && killing(line, out)) return;
+    if (drained(line, out)) return;
     if (text::starts_with(s, "Name:")) {
       pod_ = std::string(text::first_word(s.substr(5)).substr(0, 253));
       pod_line_ = line.number;
@@ -797,6 +799,22 @@ class Kubernetes final : public Recognizer {
   }
 
   // Kubelet kills: "Normal  Killing  pod/x  Stopping container x", old "killing  Killing <container id>".
+  // A node drained (kubectl drain's "evicting pod ns/name", a termination
+  // handler's "Node successfully cordoned and drained" and "Evicting pod"
+  // events): its pods are stopped with SIGTERM, not for memory. The kubelet's
+  // own evictions for memory say "low on resource" and are read above.
+  bool drained(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    bool drain = text::contains(s, "cordoned and drained") || text::contains(s, "Evicting pod ") ||
+                 text::starts_with(text::trim_left(s), "evicting pod ");
+    if (!drain || text::contains(s, "low on resource") || guards::is_advice_line(s)) return false;
+    Fact f = make_fact(line, FactKind::stop_or_restart, Family::kubernetes);
+    f.detail = "the node was drained (its pods evicted and stopped)";
+    platform(line, out);
+    out.add(std::move(f));
+    return true;
+  }
+
   bool killing(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     bool ok = text::contains(s, "Stopping container");
