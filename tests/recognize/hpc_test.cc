@@ -298,5 +298,21 @@ TEST(Hpc, CrabsKilledByHtcondorForExcessiveMemoryIsTheJobsLimit) {
   EXPECT_EQ(*f.usage, 2614ull * 1024 * 1024);
 }
 
+// HTCondor's hold for a policy expression that evaluated to UNDEFINED
+// (HoldReasonCode 5, modelled on dmwm/CRABServer#5165; our own job): the
+// expression's memory terms are no memory failure.
+TEST(Hpc, AnHtcondorHoldForAnUndefinedExpressionIsNotMemory) {
+  const std::string hold =
+      "$ condor_q -l 88120.0 | egrep '^(RequestMemory|MemoryUsage|HoldReasonCode) '\n"
+      "RequestMemory = 2500\nHoldReasonCode = 5\n";
+  EXPECT_EQ(test::diagnose_text(hold).layer, Layer::not_memory);
+  const std::string said =
+      "88120.0   alice   4/2 10:11 The job attribute PeriodicHold expression '( MemoryUsage > RequestMemory )' evaluated to UNDEFINED\n";
+  EXPECT_EQ(test::diagnose_text(said).layer, Layer::not_memory);
+  // The pool's hold for memory stays memory.
+  const std::string memory = "88120.0   alice   4/2 10:11 Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 2710000.\n";
+  EXPECT_NE(test::diagnose_text(memory).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

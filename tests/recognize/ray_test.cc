@@ -112,5 +112,22 @@ TEST(Ray, TheOldMonitorsRaisedErrorIsTheSameGuard) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
 }
 
+// An actor Ray ended on purpose (modelled on ray-project/ray-llm#88: vLLM
+// workers force-killed when their owner let go; values ours): its callers'
+// RayActorError is no OOM kill. Beside the monitor's kill, the kill decides.
+TEST(Ray, AnActorEndedByItsOwnerIsNotMemory) {
+  const std::string gone =
+      "(RayWorkerWrapper pid=5120) [2024-02-11 09:14:02,311 I 5120 5188] core_worker.cc:3737: Force kill actor request has "
+      "received. exiting immediately... The actor is dead because all references to the actor were removed.\n"
+      "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.\n";
+  EXPECT_EQ(test::diagnose_text(gone).layer, Layer::not_memory);
+  const std::string monitor =
+      "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+      "Memory on the node (IP: 10.0.0.5, ID: 9c1f) where the task (task ID: 7a, name=embed, pid=5120, memory used=12.01GB) was "
+      "running was 29.90GB / 31.30GB (0.955258), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: "
+      "3b) because it was the most recently scheduled task.\n";
+  EXPECT_EQ(test::diagnose_text(gone + monitor).layer, Layer::userspace_oom_killer);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -26,6 +26,9 @@
 // Grid Engine (SGE, UGE, Son of Grid Engine: the execd polls and enforces h_vmem / h_rss):
 //   failed execd enforced h_vmem limit because:            (the job mail; "Max vmem = 192.113G" in it)
 //   job 7921630.1 died through signal KILL (9).
+// HTCondor's hold for a policy expression that evaluated to UNDEFINED
+// (HoldReasonCode 5) is a look-alike: its text quotes the expression, memory
+// terms and all (modelled on dmwm/CRABServer#5165).
 // HTCondor (the starter's hold reason, in condor_q -hold and the job log; HoldReasonCode 34):
 //   Error from slot1_7@node412: Job has gone over memory limit of 2048 megabytes. Peak usage: 2302 megabytes.
 //   Error from slot1_7@node412: Job has gone over cgroup memory limit of 2048 megabytes. Last measured usage: 2113 megabytes.
@@ -75,6 +78,7 @@ constexpr Pattern kPatterns[] = {
     {"killed by HTCondor due to excessive memory us", kCompanion},  // CMS CRAB's PostJob: "Job killed by HTCondor due to excessive memory use (RSS=2614 MB)"
     {"has reached its limit for resource (mem|\\[\\{\"name\":\"mem\")", kRegex | kCompanion},  // Mesos's containerizer ("... and will be terminated")
     {"RequestMemory = ", kContext},
+    {"(HoldReasonCode = 5\\b|evaluated to UNDEFINED)", kRegex | kContext},  // HTCondor: a policy expression undefined
     {"killed due to exceeding (jobfs|walltime|cput|ncpus|disk)", kRegex | kCompanion},  // PBS Pro (NCI Gadi): not memory
     {"Total Requested Memory :", kContext},
     {"h_vmem=", kContext},
@@ -123,6 +127,18 @@ class Hpc final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (job_size(line, out)) return;
+    // HTCondor held the job because a policy expression (PeriodicRemove,
+    // PeriodicHold) evaluated to UNDEFINED, HoldReasonCode 5: the hold names
+    // the expression, memory terms and all, but memory did not run out.
+    const bool undefined = text::contains(s, "evaluated to UNDEFINED") || text::trim(s) == "HoldReasonCode = 5";
+    if (undefined && !undefined_policy_ && !guards::is_advice_line(s)) {
+      undefined_policy_ = true;
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.55f;
+      f.detail = "HTCondor held the job because a policy expression evaluated to UNDEFINED (HoldReasonCode 5), not for memory";
+      return out.add(std::move(f));
+    }
     if (text::contains(s, "by YARN for exceeding memory limits") || text::contains(s, "by YARN for exceeding physical memory limits") ||
         text::contains(s, "is running beyond physical memory limits") ||
         text::contains(s, "is running beyond virtual memory limits")) {
@@ -183,6 +199,7 @@ class Hpc final : public Recognizer {
   }
 
  private:
+  bool undefined_policy_ = false;  // an HTCondor policy expression was said undefined (one fact)
   std::optional<Fact> warned_;  // "Exceeded ... memory limit at some point", until the job's end is known
   bool completed_ = false;
 

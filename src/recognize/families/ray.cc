@@ -17,6 +17,8 @@
 //       causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop
 //       --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.
 //   The actor never ran - it was cancelled before it started running.
+//   The actor is dead because all references to the actor were removed.   (Ray's ownership, a look-alike)
+//   The actor is dead because it was killed by `ray.kill`.                 (an operator's kill, a look-alike)
 //
 // Ray's memory monitor kills a worker when the node's memory use crosses a
 // threshold (RAY_memory_usage_threshold, 0.95 by default), before the kernel
@@ -52,6 +54,7 @@ constexpr Pattern kPatterns[] = {
     {"RayOutOfMemoryError: More than ", kCompanion},
     {"by OOM killer due to high memory usage", kCompanion},
     {"The actor never ran", kContext},
+    {"(all references to the actor were removed|was killed by `ray\\.kill`)", kRegex | kContext},
     {"(raylet)", kContext},
     {"ray.exceptions.", kContext},
     {"RayWorkerWrapper", kContext},
@@ -62,6 +65,8 @@ constexpr uint64_t kDetailWindow = 6;     // the monitor's detail line follows i
 constexpr uint64_t kRepeatWindow = 300;   // the driver and the worker log repeat one kill
 
 class Ray final : public Recognizer {
+  bool look_alike_ = false;
+
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
@@ -69,6 +74,18 @@ class Ray final : public Recognizer {
     if (pending_ && line.number > pending_line_ + kDetailWindow) flush(out);
 
     if (auto p = s.find("Memory on the node (IP:"); p != std::string_view::npos) return node_detail(line, s.substr(p), out);
+    // An actor Ray itself ended on purpose: its owner let go of it, or
+    // ray.kill. Its callers see RayActorError as they would after an OOM kill.
+    if (!look_alike_ && (text::contains(s, "all references to the actor were removed") || text::contains(s, "was killed by `ray.kill`"))) {
+      look_alike_ = true;
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::ray);
+      f.layer = Layer::not_memory;
+      f.strength = 0.55f;
+      f.detail = text::contains(s, "ray.kill") ? "Ray's actor was killed by ray.kill, not for memory"
+                                               : "Ray ended the actor because all references to it were removed (its owner let go), "
+                                                 "not for memory";
+      return out.add(std::move(f));
+    }
     if (text::contains(s, "Task was killed due to the node running low on memory") ||
         text::contains(s, "Worker exit type: NODE_OUT_OF_MEMORY")) {
       size_t p = s.find("killed due to the node running low");
