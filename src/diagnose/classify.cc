@@ -870,11 +870,11 @@ const Fact* configured_cap(const View& v, const Fact& g) {
   });
 }
 
+constexpr uint64_t kPoolSlack = 64 * units::MiB;  // free in a framework's pool that is only its bookkeeping's slack
+
 // A ladder like decide_layer, kept whole for the same reason: the program's
 // own statement, then the message's arithmetic, then a snapshot beside it,
 // then what the allocation was for, then series and phase.
-constexpr uint64_t kPoolSlack = 64 * units::MiB;  // free in a framework's pool that is only its bookkeeping's slack
-
 Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   // The program itself says why (vLLM: free memory at start-up below its budget).
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
