@@ -144,6 +144,37 @@ TEST(DeviceHolders, AHolderRunningTheCommandTypedBeforeTheFailureIsAnEarlierRun)
   EXPECT_TRUE(overlaps(other).empty());
 }
 
+// Holders a ps row shows dead or orphaned, and a run typed again while the
+// earlier one was alive (modelled on apache/mxnet#4242 and
+// Megvii-BaseDetection/YOLOX#958; values ours): each is left by an earlier
+// run. A daemon's ordinary child (PPID its server) is not.
+TEST(DeviceHolders, AZombieAnOrphanedWorkerOrARunStartedAgainIsLeftOver) {
+  const std::string smi =
+      "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv\n"
+      "pid, process_name, used_memory [MiB]\n"
+      "40112, python, 9120 MiB\n";
+  const std::string fail =
+      "$ python fit.py --epochs 30 --batch-size 64 --data /srv/shards\n"
+      "Traceback (most recent call last):\n"
+      "  File \"fit.py\", line 88, in <module>\n"
+      "RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 11.91 GiB total capacity; 1.02 GiB already "
+      "allocated; 310.19 MiB free; 1.10 GiB reserved in total by PyTorch)\n";
+  auto ps = [](const std::string& row) { return "$ ps -o pid,ppid,stat,lstart,cmd -p 40112\n  PID  PPID STAT                  STARTED CMD\n" + row + "\n"; };
+  const std::string zombie = ps("40112     1 Zl   Tue Mar  4 21:12:40 2025 [python] <defunct>");
+  EXPECT_EQ(overlaps(smi + zombie + fail).size(), 1u);
+  const std::string orphan =
+      ps("40112     1 Sl   Tue Mar  4 21:12:40 2025 /opt/conda/bin/python -c from multiprocessing.spawn import spawn_main; "
+         "spawn_main(tracker_fd=5, pipe_handle=11) --multiprocessing-fork");
+  EXPECT_EQ(overlaps(smi + orphan + fail).size(), 1u);
+  const std::string again = ps("40112  3301 Sl   Tue Mar  4 21:12:40 2025 python fit.py --epochs 30 --batch-size 64 --data /srv/shards");
+  auto f = overlaps(smi + again + fail);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].detail.find("typed again"), std::string::npos) << f[0].detail;
+  EXPECT_EQ(test::diagnose_text(smi + again + fail).cause, Cause::deployment_overlap);
+  const std::string child = ps("40112  3301 Sl   Tue Mar  4 21:12:40 2025 /usr/lib/ollama/runner --model /m/blob --port 40917");
+  EXPECT_TRUE(overlaps(smi + child + fail).empty());
+}
+
 // The API server was killed; its EngineCore child stayed and holds the GPU
 // when the server is started again.
 const std::string kOrphan =

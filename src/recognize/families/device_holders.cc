@@ -22,6 +22,9 @@
 //      ("$ python train.py --arch resnet50 ..." failing, then a prompt again
 //      (the command ended), and a ps row of the holder running
 //      "python train.py --arch resnet50 ..."): an earlier run of it;
+//      (or typed again after the holder's row, before the failure);
+//      or its ps row shows it dead or orphaned: a zombie ("<defunct>", STAT
+//      Z) or a Python multiprocessing worker whose parent died (PPID 1);
 //   3. it is a process of the engine that failed (nvidia-smi's or ps's
 //      "VLLM::EngineCore" beside failure lines tagged "(EngineCore_0
 //      pid=49102)") under another PID, and the evidence shows an earlier
@@ -329,15 +332,36 @@ class DeviceHolders final : public Recognizer {
           return fmt::format("its command line (line {}) serves {}, the model the failing start names (line {})", row->line,
                              id.substr(0, 96), at);
     // 2b. It runs the command typed before the failure, which has ended
-    // since (a prompt came back after the failure, before the row).
+    // since (a prompt came back after the failure, before the row), or the
+    // command typed after the row and before the failure (run again while
+    // the earlier run was alive).
     if (row) {
       bool returned = std::any_of(prompts_.begin(), prompts_.end(),
                                   [&](const auto& p) { return p.second > *first_failure_ && p.second < row->line; });
-      for (const auto& [cmd, at] : prompts_)
-        if (returned && at < *first_failure_ && cmd.size() >= 12 && text::contains(cmd, " ") && text::contains(row->text, cmd))
+      for (const auto& [cmd, at] : prompts_) {
+        if (cmd.size() < 12 || !text::contains(cmd, " ") || !text::contains(row->text, cmd) || at >= *first_failure_) continue;
+        if (returned)
           return fmt::format("its command line (line {}) is the command typed before the failure (line {}), which had ended: an "
                              "earlier run of it",
                              row->line, at);
+        if (row->line < at)
+          return fmt::format("its command line (line {}) is the command typed again after it (line {}) that then failed: an "
+                             "earlier run of it, still alive",
+                             row->line, at);
+      }
+      // 2c. Dead or orphaned: a zombie (STAT Z, "<defunct>") whose memory
+      // the driver has not given back, or a Python worker (multiprocessing's
+      // spawn_main) whose parent died (PPID 1): left by an earlier run.
+      auto w = platform::words(row->text, 4);
+      const bool zombie_stat = w.size() >= 3 && w[2].size() <= 5 && !w[2].empty() && w[2][0] == 'Z' &&
+                               w[2].find_first_not_of("Z<NLsl+") == std::string_view::npos;  // ps's STAT flags after Z
+      if (text::contains(row->text, "<defunct>") || zombie_stat)
+        return fmt::format("its ps row (line {}) shows it a zombie (exited, not reaped), still holding the device: left by an "
+                           "earlier run",
+                           row->line);
+      if (w.size() >= 2 && w[1] == "1" && (text::contains(row->text, "--multiprocessing-fork") || text::contains(row->text, "spawn_main")))
+        return fmt::format("its ps row (line {}) shows a Python worker whose parent died (PPID 1): an orphan of an earlier run",
+                           row->line);
     }
     // 3. A process of the failing engine, left behind by an earlier stop.
     std::string title = title_of(h.name);
