@@ -135,19 +135,20 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (2991 cases since the twenty-first blind batch of 2026-12-04: validation
-// 88.2 / 55.4 / 87.5, training 94.6 / 71.5 / 94.9; the validation split took
-// the thirteenth to twenty-first batches' unread thirds, 35 of 40, 38 of 42,
-// 34 of 39, 33 of 37, 31 of 39, 34 of 40, 34 of 40, 36 of 41 and 34 of 39 on
-// layer). The twentieth and twenty-first batches' training parts (79 and 81
-// cases, cause 28 of 49 and 20 of 52 when first read) joined the training
-// split: its floors follow them. A change that loses ground fails here.
+// (3231 cases since the twenty-third blind batch of 2026-12-05: validation
+// 88.1 / 55.1 / 87.6, training 94.3 / 72.0 / 94.7; the validation split took
+// the thirteenth to twenty-third batches' unread thirds, 35 of 40, 38 of 42,
+// 34 of 39, 33 of 37, 31 of 39, 34 of 40, 34 of 40, 36 of 41, 34 of 39, 35
+// of 43 and 35 of 40 on layer). The twenty-second and twenty-third batches'
+// training parts (77 and 80 cases, cause 30 of 50 and 27 of 49 when first
+// read) joined the training split: its floors follow them. A change that
+// loses ground fails here.
 // Healthy logs: all "none" on the training split; on the validation split one
 // of the fifteenth batch's healthy logs reads as a failure, and it is not read
 // (that split is scored, never tuned on), so its floor is the share it holds.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{87.7, 55.0, 85.5, 98.5};
-constexpr Floors kTrainingFloor{94.3, 71.0, 94.0, 100.0};
+constexpr Floors kValidationFloor{87.7, 54.6, 85.5, 98.5};
+constexpr Floors kTrainingFloor{94.0, 71.5, 94.0, 100.0};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
   ASSERT_TRUE(s.split.count(split)) << corpus_path();
