@@ -1116,6 +1116,8 @@ std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
   uint64_t own = *k.this_process, other = k.other_processes.value_or(0);
   std::string other_name;
   if (auto p = k.detail.find("largest_other="); p != std::string::npos) other_name = k.detail.substr(p + 14);
+  const bool invoked_by_other = text::contains(other_name, ",invoked_by_it");
+  other_name = other_name.substr(0, other_name.find(','));
   if (*k.sequences >= 4 && own > other && own >= 256 * units::MiB) {
     why = std::to_string(*k.sequences) + " tasks of " + k.process + " held " + units::format_bytes(own) +
           " together (kernel task table): more parallel workers than the memory holds";
@@ -1128,6 +1130,15 @@ std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
     why = "another program (" + other_name + ") held " + units::format_bytes(other) + " against " + units::format_bytes(own) +
           " for " + k.process + " (kernel task table)";
     why.strength = 0.65f;
+    return Cause::other_process;
+  }
+  // The other program invoked the killer (its allocation found no memory)
+  // and held half the victim's share or more, a GiB at least: it grew into
+  // memory the victim was using steadily. A lean.
+  if (invoked_by_other && other * 2 >= own && (other >= units::GiB || (k.total && other * 4 >= *k.total))) {
+    why = "another program (" + other_name + ", " + units::format_bytes(other) + ") invoked the OOM killer, which took " + k.process +
+          " (" + units::format_bytes(own) + ", kernel task table): the other program's growth ran the host out";
+    why.strength = 0.55f;
     return Cause::other_process;
   }
   return std::nullopt;

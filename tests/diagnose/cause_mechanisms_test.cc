@@ -274,6 +274,22 @@ TEST(CauseMechanisms, TheKernelTaskTableNamesTheWorkersOrTheOtherProgram) {
   EXPECT_NE(diagnose_text(global_oom(neighbour("340000"), "java")).cause, Cause::other_process);
 }
 
+// The other program invoked the killer: its allocation found the host full
+// (modelled on Cisco-Talos/clamav#1130: a nightly scan beside a steady
+// Tomcat; pages ours). At half the victim's share and a GiB it is the other
+// process; the same table invoked by the victim's own thread decides nothing.
+TEST(CauseMechanisms, AnotherProgramThatInvokedTheKillerIsTheOtherProcess) {
+  const std::string rows = "kernel: [ 7097.005236] [  25640]  1000 25640  2390112   784411        7012352        0             0 java\n"
+                           "kernel: [ 7097.005239] [  71822]     0 71822   456930   402004        2740224        0             0 clamscan\n";
+  std::string scan = global_oom(rows, "java");
+  scan.replace(scan.find("GC Thread#9 invoked"), 11, "clamscan");
+  Diagnosis d = diagnose_text(scan);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::other_process) << reason_text(d);
+  EXPECT_NE(reason_text(d).find("clamscan"), std::string::npos) << reason_text(d);
+  EXPECT_NE(diagnose_text(global_oom(rows, "java")).cause, Cause::other_process);
+}
+
 // On a small machine the other program's share of its RAM decides, not a
 // GiB (modelled on netdata/netdata#1168's el7 report on a 600 MB instance:
 // the monitor, scored 1000, is killed while semodule holds the most; pages

@@ -598,6 +598,9 @@ class KernelOom final : public Recognizer {
     if (other) {
       f.other_processes = other->rss_pages * kPage;
       f.detail += ",largest_other=" + other->name;
+      // The program whose allocation invoked the killer, when it is that
+      // other program: it was growing when the memory ran out.
+      if (!r_.trigger.empty() && std::string_view(r_.trigger).substr(0, 15) == other->name) f.detail += ",invoked_by_it";
     }
   }
 
