@@ -135,32 +135,28 @@ class CgroupFiles final : public Recognizer {
     held_.clear();
     std::string_view before = t.substr(0, t.find("cat "));
     lead_ = text::contains(before, ";") || text::contains(before, "&&");
+    // A word without the quotes and ';' that close an `sh -c '...'` around it.
+    auto bare = [](std::string_view w) {
+      while (!w.empty() && (w.back() == '\'' || w.back() == '"' || w.back() == ';')) w.remove_suffix(1);
+      return w;
+    };
     auto words = platform::words(t.substr(t.find("cat ") + 4), 16);
     for (size_t k = 0; k < words.size(); ++k) {
-      std::string_view w = words[k];
-      // The word that ends the cat ("memory.max_usage_in_bytes;" inside
-      // sh -c '...'), and a `grep oom_kill memory.oom_control` after it,
-      // whose lines are that file's.
-      bool last = false;
-      while (!w.empty() && (w.back() == '\'' || w.back() == '"')) w.remove_suffix(1);
-      if (!w.empty() && w.back() == ';') w.remove_suffix(1), last = true;
-      if (w == "|" || w == ";" || w == "&&" || w == ">") {
-        last = w != "|" && w != ">";
-        w = {};
-      }
-      if (!w.empty() && w[0] != '-') {
+      std::string_view w = bare(words[k]);
+      if (words[k] == "|" || words[k] == ">") break;
+      // The cat ends at ";" or "&&" ("memory.max_usage_in_bytes;" inside
+      // sh -c '...'); a `grep oom_kill memory.oom_control` after it prints
+      // that file's lines.
+      const bool last = words[k] == "&&" || words[k].find(';') != std::string_view::npos;
+      if (!w.empty() && w[0] != '-' && w != "&&") {
         auto [base, dir] = split_path(w);
         File f = file_of(base);
         files_.push_back(f);
         if (f != File::none && cgroup_.empty()) cgroup_ = std::string(dir.substr(0, 256));
       }
-      if (w.empty() && !last) break;
       if (!last) continue;
-      if (k + 3 < words.size() && words[k + 1] == "grep") {
-        std::string_view g = words[k + 3];
-        while (!g.empty() && (g.back() == '\'' || g.back() == '"' || g.back() == ';')) g.remove_suffix(1);
-        if (file_of(split_path(g).first) == File::events) files_.push_back(File::events);
-      }
+      if (k + 3 < words.size() && words[k + 1] == "grep" && file_of(split_path(bare(words[k + 3])).first) == File::events)
+        files_.push_back(File::events);
       break;
     }
     if (std::find(files_.begin(), files_.end(), File::events) != files_.end()) lead_ = false;  // its lines are not one value each

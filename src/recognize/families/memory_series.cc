@@ -633,6 +633,7 @@ class MemorySeries final : public Recognizer {
   // memory in KiB ("5,214,336 K"; some locales separate thousands with '.').
   // Each PID is a series of its own.
   bool tasklist_row(const Line& line) {
+    if (!text::ends_with(text::trim(line.text), " K")) return false;
     auto w = platform::words(line.text, 8);
     if (w.size() != 6 || w[5] != "K" || !digits(w[1]) || !digits(w[3]) || w[1].size() > 10) return false;
     std::string kib;

@@ -274,26 +274,22 @@ class NvidiaSmi final : public Recognizer {
     }
     // A row with a clock of its own, another than the last row's, is the
     // loop's next snapshot: the GPUs are numbered from 0 again.
-    std::string_view first = text::trim(cells[0]), clock;
-    if (columns_[0] != "timestamp") {
-      std::string_view rest = without_clock(first);
-      clock = text::trim(first.substr(0, first.size() - rest.size()));
-    }
-    if (!clock.empty() && clock != row_clock_ && !gpus_.empty()) {
-      std::string keep(clock.substr(0, 32));
-      flush(out);
-      csv_line_ = line.number;
-      csv_rows_ = 1;
-      row_clock_ = std::move(keep);
-    } else if (!clock.empty()) {
-      row_clock_ = std::string(clock.substr(0, 32));
+    const std::string_view first = text::trim(cells[0]);
+    const std::string_view first_cell = columns_[0] == "timestamp" ? first : without_clock(first);
+    const std::string_view clock = text::trim(first.substr(0, first.size() - first_cell.size())).substr(0, 32);
+    if (!clock.empty()) {
+      if (clock != row_clock_ && !gpus_.empty()) {
+        flush(out);
+        csv_line_ = line.number;
+        csv_rows_ = 1;
+      }
+      row_clock_ = std::string(clock);
     }
     Gpu* g = new_gpu();
     if (!g) return true;
     set_base(*g, line);
     for (size_t i = 0; i < cells.size(); ++i) {
-      std::string_view c = text::trim(cells[i]);
-      if (i == 0 && columns_[0] != "timestamp") c = without_clock(c);
+      std::string_view c = i == 0 ? first_cell : text::trim(cells[i]);
       const std::string& col = columns_[i];
       if (col == "index") {
         if (auto n = text::parse_u64(c); n && *n < 1024) g->index = static_cast<int>(*n);

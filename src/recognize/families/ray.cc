@@ -65,8 +65,6 @@ constexpr uint64_t kDetailWindow = 6;     // the monitor's detail line follows i
 constexpr uint64_t kRepeatWindow = 300;   // the driver and the worker log repeat one kill
 
 class Ray final : public Recognizer {
-  bool look_alike_ = false;
-
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
@@ -109,6 +107,7 @@ class Ray final : public Recognizer {
   void finish(FactSink& out) override { flush(out); }
 
  private:
+  bool look_alike_ = false;  // an actor ended on purpose was reported (one fact)
   bool platform_seen_ = false;
   bool pending_ = false;
   uint64_t pending_line_ = 0;

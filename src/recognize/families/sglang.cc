@@ -154,11 +154,11 @@ class Sglang final : public Recognizer {
   // "RuntimeError: Prefill out of memory. Try to lower your batch size." (the
   // scheduler's log line and the exception repeat it: one fact).
   void batch_oom(const Line& line, std::string_view s, size_t p, FactSink& out) {
-    const bool prefill = p >= 7 && s.substr(p - 7, 7) == "Prefill";
-    if ((!prefill && (p < 6 || s.substr(p - 6, 6) != "Decode")) || guards::is_mention(s, p, 10)) return;
+    const bool prefill = text::ends_with(s.substr(0, p), "Prefill");
+    if ((!prefill && !text::ends_with(s.substr(0, p), "Decode")) || guards::is_mention(s, p, 10)) return;
     if (repeated(line)) return;
-    Fact f = make_fact(line, FactKind::gpu_oom, Family::sglang);
-    f.layer = Layer::gpu_vram;
+    Fact f = failure(line);
+    f.kind = FactKind::gpu_oom;  // a runtime allocation's refusal, not a start-up budget's shortage
     f.cause = Cause::concurrency_batch;
     f.strength = 0.9f;
     f.detail = std::string(prefill ? "prefill" : "decode") +
@@ -170,8 +170,6 @@ class Sglang final : public Recognizer {
                              "for their context",
                              *running_);
     }
-    have_failure_ = true;
-    failure_line_ = line.number;
     out.add(std::move(f));
   }
 
