@@ -588,6 +588,9 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   // The strongest profile or warm-up cue ("a max-size batch") among them.
   double max_size_top = 0;
   const Fact* max_size_cue = nullptr;
+  // Prefill cues' weight, and whether a long prompt's length was voted.
+  double prefill_score = 0;
+  bool long_prompt = false;
   // The last load that said it finished before the failure: loading cues up
   // to it name a phase that was over when the failure came.
   uint64_t loaded_at = 0;
@@ -629,6 +632,15 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     score[k] += w;
     if (w > top[k]) top[k] = w, cue[k] = &f;
     if (k == 2 && text::contains(f.detail, "max-size") && w > max_size_top) max_size_top = w, max_size_cue = &f;
+    if (k == 2 && f.detail == "a prefill batch") prefill_score += w;
+    if (k == 1 && f.detail == "the prompt's length") long_prompt = true;
+  }
+  // A prefill beside a prompt of a long context's length (ml_phase's
+  // prompt-token cue, 16384 tokens and more) processes that one
+  // prompt: its cost is the context's, however few requests run.
+  if (long_prompt && prefill_score > 0) {
+    score[1] += prefill_score;
+    score[2] -= prefill_score;
   }
   // A long configured context sizes the engine's profile and warm-up batches
   // and its KV cache: it speaks for the context once, wherever it was printed.
@@ -1798,6 +1810,8 @@ Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
   }
   if (j)
     if (auto c = cause_from_parallelism(v, *j, why)) return *c;
+  if (j)
+    if (auto c = cause_from_phase(v, *j, why)) return *c;
   // A heap a quarter of Node's smallest 64-bit default or less (set by
   // --max-old-space-size or a small container), full before hours of
   // running could say accumulation: the cap is below the work.

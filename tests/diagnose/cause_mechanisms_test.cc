@@ -2021,5 +2021,24 @@ TEST(CauseMechanisms, EvaluationOutputsConcatenatedBatchAfterBatchAccumulate) {
   EXPECT_EQ(step.cause, Cause::concurrency_batch) << reason_text(step);
 }
 
+// A prefill beside a prompt of a long context's length processes that one
+// prompt: the context's cost (modelled on jjang-ai/vmlx#50: an MLX server's
+// chunked prefill of a long prompt; our request ids and sizes). The same
+// prefill with a short prompt stays the batch.
+TEST(CauseMechanisms, APrefillOfALongPromptIsTheContext) {
+  auto log = [](const char* tokens) {
+    return std::string("INFO:mlx_server.engine:Request req-81f2: prompt_tokens=") + tokens + " max_tokens=1024\n" +
+           "INFO:mlx_server.batch:Chunked prefill: 24 chunks x 2048 tokens\n"
+           "ERROR:mlx_server.batch:Prefill failed for req-81f2: RuntimeError: [metal::malloc] Attempting to allocate "
+           "171798691840 bytes which is greater than the maximum allowed buffer size of 154618822656 bytes.\n";
+  };
+  Diagnosis long_prompt = diagnose_text(log("48211"));
+  EXPECT_EQ(long_prompt.layer, Layer::gpu_vram);
+  EXPECT_EQ(long_prompt.cause, Cause::kv_cache_context) << reason_text(long_prompt);
+  Diagnosis short_prompt = diagnose_text(log("2211"));
+  EXPECT_EQ(short_prompt.layer, Layer::gpu_vram);
+  EXPECT_EQ(short_prompt.cause, Cause::concurrency_batch) << reason_text(short_prompt);
+}
+
 }  // namespace
 }  // namespace aimem

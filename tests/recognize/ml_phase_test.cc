@@ -268,5 +268,48 @@ TEST(MlPhase, InSituQuantizationIsTheLoad) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// A build's settings quote or assign the jobs flag (modelled on
+// kraj/meta-clang#6 and rfjakob/earlyoom#357: Yocto's PARALLEL_MAKE and
+// Gentoo's MAKEOPTS; our counts and pids). Each is a worker count; "-jar"
+// is no count.
+TEST(MlPhase, QuotedOrAssignedBuildJobsAreAWorkerCount) {
+  const std::string kill =
+      "| collect2: fatal error: ld terminated with signal 9 [Killed]\n"
+      "[ 9123.448812] Out of memory: Kill process 21877 (ld) score 247 or sacrifice child\n"
+      "[ 9123.449021] Killed process 21877 (ld) total-vm:2216420kB, anon-rss:1990412kB, file-rss:1204kB\n";
+  for (const char* setting : {"PARALLEL_MAKE = \"-j 8\"\n", "MAKEOPTS=\"-j16 -l16\"\n", "export MAKEFLAGS=-j12\n"}) {
+    auto f = test::facts_of_kind(setting + kill, FactKind::phase_serve);
+    ASSERT_EQ(f.size(), 1u) << setting;
+    EXPECT_GE(*f[0].sequences, 8u) << setting;
+    Diagnosis d = test::diagnose_text(setting + kill);
+    EXPECT_EQ(d.layer, Layer::host_ram) << setting;
+    EXPECT_EQ(d.cause, Cause::concurrency_batch) << setting;
+  }
+  EXPECT_TRUE(test::facts_of_kind("JAVA_OPTS=\"-jar /srv/app.jar\"\n" + kill, FactKind::phase_serve).empty());
+  EXPECT_EQ(test::diagnose_text(kill).cause, Cause::unknown);
+}
+
+// A whole JSON document parsed at once is the load of the work's input: V8's
+// stack frame or the code that does it (modelled on
+// nerik/google-timeline-to-csv#2; our sizes and addresses). Without it the
+// same heap failure says nothing of why.
+TEST(MlPhase, ParsingAWholeJsonDocumentIsTheLoad) {
+  const std::string gcs =
+      "<--- Last few GCs --->\n\n"
+      "[5120:0x4e1f0a0]    41022 ms: Mark-sweep 1391.2 (1433.6) -> 1390.9 (1434.1) MB, 1512.4 / 0.0 ms  allocation failure GC in old space requested\n"
+      "[5120:0x4e1f0a0]    42870 ms: Mark-sweep 1390.9 (1434.1) -> 1390.8 (1411.3) MB, 1848.0 / 0.0 ms  last resort GC in old space requested\n\n"
+      "<--- JS stacktrace --->\n\n==== JS stack trace =========================================\n\n";
+  const std::string fatal = "\nFATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - JavaScript heap out of memory\n";
+  Diagnosis parse = test::diagnose_text(
+      gcs + "    1: JSON.parse(aka parse) [0x2b6f1c089b1](this=0x2b6f1c08931 <Object map = 0x3d1a4e04619>,0x1c8e0b82291 <Very long string[301554112]>)\n" +
+      "    2: main [/srv/tools/export/index.js:22] [bytecode=0x3e17a9d2c1 offset=37](this=0x1f0c3a10c0f1 <JSGlobal Object>)\n" + fatal);
+  EXPECT_EQ(parse.layer, Layer::js_heap);
+  EXPECT_EQ(parse.cause, Cause::model_load);
+  Diagnosis plain = test::diagnose_text(
+      gcs + "    2: main [/srv/tools/export/index.js:22] [bytecode=0x3e17a9d2c1 offset=37](this=0x1f0c3a10c0f1 <JSGlobal Object>)\n" + fatal);
+  EXPECT_EQ(plain.layer, Layer::js_heap);
+  EXPECT_EQ(plain.cause, Cause::unknown);
+}
+
 }  // namespace
 }  // namespace aimem

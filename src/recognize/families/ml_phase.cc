@@ -10,7 +10,7 @@
 //                     pickle.load / checkpoint / safetensors / weights / quantizing / model.to( / .cuda() /
 //                     a shard's file name (-00001-of-00004) / a conversion script (convert_hf..., convert_checkpoint) /
 //                     a constructor's "= Parameter(" (the module creating its weights) /
-//                     reading a whole data file (read_parquet( / read_csv( / np.load( and their frames)
+//                     reading a whole data file (read_parquet( / read_csv( / np.load( and their frames) / JSON.parse(
 //   kv_cache_context  KV cache / kv_cache / cache_engine / allocate_gpu_cache / GPU blocks / K-shift /
 //                     context shift / token pool / past_key_value / CUDA graph capture (it runs in what
 //                     the KV reservation left) / long settings: max_model_len / n_ctx / max_seq_len /
@@ -18,7 +18,7 @@
 //   (a worker count's fact carries the count in `sequences`)
 //   concurrency_batch backward / optimizer / train_step / training_step / epoch / prefill / profile_run /
 //                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
-//                     parallel copies: -j N, --jobs N, -np N, --n-processes N, num_workers=N, pool of N,
+//                     parallel copies: -j N (also MAKEOPTS="-jN", MAKEFLAGS=-jN), --jobs N, -np N, --n-processes N, num_workers=N, pool of N,
 //                     `make -j` with no number (no limit: counted as 64),
 //                     concurrency: N ("concurrency":N in JSON), WORKERS=N, --processes N, xargs -P N,
 //                     stress --vm N (its memory workers; also ["--vm","N"] in a manifest's args)
@@ -151,6 +151,10 @@ constexpr Cue kCues[] = {
     {", in read_parquet", Cause::model_load, 0.8f, "reading a data file into memory"},
     {", in read_csv", Cause::model_load, 0.8f, "reading a data file into memory"},
     {"np.load(", Cause::model_load, 0.8f, "reading an array file into memory"},
+    // A whole JSON document parsed at once: V8's stack frame
+    // ("1: JSON.parse(aka parse) [...] <Very long string[265112917]>") or the
+    // code that does it ("JSON.parse(fs.readFileSync(file))").
+    {"JSON.parse(", Cause::model_load, 0.8f, "parsing a whole JSON document into memory"},
     // A server bringing its data back into memory at start (Prometheus's
     // "Replaying WAL", a database's redo or AOF replay, a snapshot restore):
     // the start-up load of what it serves, before any request.
@@ -277,6 +281,10 @@ constexpr Cue kCues[] = {
     {"pixel_values", Cause::concurrency_batch, 0.6f, "encoding the batch's images"},
     // Parallel copies of the work: each holds its own memory.
     {" -j", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},
+    // A build's settings quote or assign the flag: MAKEOPTS="-j16",
+    // PARALLEL_MAKE = "-j 8", MAKEFLAGS=-j12.
+    {"\"-j", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},
+    {"=-j", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},
     {"--jobs", Cause::concurrency_batch, 0.8f, "parallel jobs", Cue::workers},
     {" -np ", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
     {"--n-processes", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
