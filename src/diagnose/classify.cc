@@ -1767,6 +1767,10 @@ Cause eviction_cause(const View& v, const Decision& d, Why& why) {
     why.strength = 0.65f;
     return Cause::other_process;
   }
+  // A worker count the workload was configured with (its pool, its jobs)
+  // says what grew past the request; being over it only says who went first.
+  if (e)
+    if (auto c = cause_from_parallelism(v, *e, why)) return *c;
   // A request of 0 (BestEffort) declares no need at all: first in line.
   if (e && e->usage && e->requested && *e->usage > *e->requested) {
     why = "the container used " + units::format_bytes(*e->usage) +
@@ -1792,6 +1796,10 @@ Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
   // build says how, not why.
   const Fact* j = d.decisive;
   if (auto c = cause_from_series(v, "until V8's limit", why)) return *c;
+  // A worker count beside a heap full early: each worker (a worker
+  // thread's isolate has its own, smaller heap) held its share at once.
+  if (j)
+    if (auto c = cause_from_parallelism(v, *j, why)) return *c;
   if (j && j->uptime_at_failure_s) {
     double up = *j->uptime_at_failure_s;
     if (up >= kLongRunS) {
@@ -1808,8 +1816,6 @@ Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
       return Cause::limit_too_low;
     }
   }
-  if (j)
-    if (auto c = cause_from_parallelism(v, *j, why)) return *c;
   if (j)
     if (auto c = cause_from_phase(v, *j, why)) return *c;
   // A heap a quarter of Node's smallest 64-bit default or less (set by

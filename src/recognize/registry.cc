@@ -56,6 +56,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kRocmSmiEntry,
     &kEndlessAllocEntry,
     &kFreebsdOomEntry,
+    &kOpenvzOomEntry,
     &kClickHouseEntry,
     &kVmSizeEntry,
     &kVgpuEntry,

@@ -2040,5 +2040,40 @@ TEST(CauseMechanisms, APrefillOfALongPromptIsTheContext) {
   EXPECT_EQ(short_prompt.cause, Cause::concurrency_batch) << reason_text(short_prompt);
 }
 
+// A worker count the workload was configured with says what grew: over an
+// eviction's request (modelled on mc1arke/sonarqube-community-branch-plugin#79:
+// a server's workerCount setting read after the pod's eviction; our names
+// and figures) and beside a worker thread's small heap (modelled on
+// blinkk/rootjs#1227; our counts). Without the count, the request and the
+// small heap decide as before.
+TEST(CauseMechanisms, AWorkerCountOutweighsTheRequestAndTheSmallHeap) {
+  const std::string evicted =
+      "$ kubectl -n ci describe pod analyzer-7c9d5b6f4-x2k8q | grep -E 'Status|Reason|Message'\n"
+      "Status:         Failed\n"
+      "Reason:         Evicted\n"
+      "Message:        The node was low on resource: memory. Container analyzer was using 3145728Ki, which exceeds its request of 1Gi.\n";
+  const std::string count = "$ kubectl -n ci exec analyzer-7c9d5b6f4-q9z1m -- grep workerCount /opt/analyzer/conf/server.properties\n"
+                            "analyzer.ce.workerCount=6\n";
+  Diagnosis pool = diagnose_text(evicted + count);
+  EXPECT_EQ(pool.layer, Layer::k8s_eviction);
+  EXPECT_EQ(pool.cause, Cause::concurrency_batch) << reason_text(pool);
+  Diagnosis alone = diagnose_text(evicted);
+  EXPECT_EQ(alone.layer, Layer::k8s_eviction);
+  EXPECT_EQ(alone.cause, Cause::limit_too_low) << reason_text(alone);
+
+  auto heap = [](const std::string& first) {
+    return first +
+           "<--- Last few GCs --->\n\n"
+           "[7731:0x6f3a2c0]    38112 ms: Mark-Compact 498.1 (521.4) -> 497.6 (522.9) MB, 611.20 / 0.00 ms  (average mu = 0.141, current mu = 0.032) allocation failure; scavenge might not succeed\n"
+           "[7731:0x6f3a2c0]    39020 ms: Mark-Compact 499.0 (522.9) -> 498.8 (523.4) MB, 640.71 / 0.00 ms  (average mu = 0.088, current mu = 0.021) allocation failure; scavenge might not succeed\n\n"
+           "<--- JS stacktrace --->\n\n"
+           "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n";
+  };
+  Diagnosis threads = diagnose_text(heap("[site] rendering 4,210 pages with 24 worker threads\n"));
+  EXPECT_EQ(threads.layer, Layer::js_heap);
+  EXPECT_EQ(threads.cause, Cause::concurrency_batch) << reason_text(threads);
+  EXPECT_NE(diagnose_text(heap("[site] rendering 4,210 pages\n")).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

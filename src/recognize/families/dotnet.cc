@@ -6,6 +6,8 @@
 //   Unhandled exception. System.OutOfMemoryException: Insufficient memory to continue the execution of the program.
 //   Unhandled Exception: OutOfMemoryException.                             (.NET Framework console)
 //   Out of memory.                                                          (the runtime's own FailFast: not read)
+//   System.OutOfMemoryException: Array dimensions exceeded supported range. (one array past 2^31 elements:
+//                                                                            a not_memory_failure look-alike)
 // Settings, as the runtime, dotnet-dump or the environment show them:
 //   GCHeapHardLimit: 0x21999999 (563714457) bytes                          (dotnet-dump analyzeoom / eeheap)
 //   DOTNET_GCHeapHardLimit=0x40000000   COMPlus_GCHeapHardLimit=...        (hex, as the runtime reads it)
@@ -25,6 +27,8 @@
 
 namespace aimem {
 namespace {
+
+constexpr std::string_view kArrayDimensions = "Array dimensions exceeded supported range";
 
 constexpr Pattern kPatterns[] = {
     {"OutOfMemoryException"},
@@ -70,6 +74,17 @@ class Dotnet final : public Recognizer {
     if (last_ && line.number <= last_ + 40) return;  // the exception repeated by its stack trace or an outer handler
     last_ = line.number;
     flush(out);
+    // One array past the runtime's element count (2^31 elements, or a List's
+    // capacity doubling past it): thrown as OutOfMemoryException, but a
+    // limit on one array's size, whatever memory is free.
+    if (text::contains(s, kArrayDimensions)) {
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.8f;
+      f.detail = ".NET's limit on one array's element count (\"Array dimensions exceeded supported range\"), not memory";
+      out.add(std::move(f));
+      return;
+    }
     Fact f = make_fact(line, FactKind::host_alloc_failure, Family::runtime);
     f.detail = ".NET OutOfMemoryException";
     f.strength = 0.8f;

@@ -92,7 +92,8 @@ constexpr Pattern kPatterns[] = {
     {"WORKER TIMEOUT", kCompanion},
     {"*** HARAKIRI ON WORKER ", kCompanion},  // uWSGI's request timeout (harakiri = N), then SIGKILL
     {"fork rejected by pids controller", kCompanion},
-    {"The kernel appears to have died", kCompanion},
+    {"The kernel (for [^ ]+ )?appears to have died", kRegex | kCompanion},  // JupyterLab names the notebook
+    {"backend worker process died", kCompanion},                             // TorchServe
     {"pthread_create failed \\(EPERM\\)", kRegex | kCompanion},
     {" by signal", kCompanion},
     // A signal named after "signal": yarn's 'Command failed with signal "SIGKILL"', Node's
@@ -449,7 +450,8 @@ class ExitStatus final : public Recognizer {
       out.add(std::move(f));
       return true;
     }
-    if (text::contains(s, "The kernel appears to have died")) {
+    if (text::contains(s, "The kernel appears to have died") ||
+        (text::contains(s, "The kernel for ") && text::contains(s, " appears to have died"))) {
       // Jupyter's notice that the notebook's kernel process is gone: it names
       // no signal and no pool (a memory kill is the common reason, not the
       // only one): an exit whose pool the evidence must decide.
@@ -457,6 +459,18 @@ class ExitStatus final : public Recognizer {
       Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
       e.strength = 0.3f;
       e.detail = "the Jupyter kernel died (no signal or pool named)";
+      out.add(std::move(e));
+      return true;
+    }
+    if (text::contains(s, "backend worker process died")) {
+      // TorchServe's frontend losing its Python backend worker ("Backend
+      // worker monitoring thread interrupted or backend worker process
+      // died."): the worker is gone, and nothing here says why (a memory
+      // kill is one reason; a crash in the handler another).
+      if (repeated(line, "torchserve worker died")) return true;
+      Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
+      e.strength = 0.3f;
+      e.detail = "the TorchServe backend worker died (no signal or pool named)";
       out.add(std::move(e));
       return true;
     }

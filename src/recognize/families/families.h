@@ -49,6 +49,7 @@ extern const RecognizerEntry kMacosJetsamEntry;
 extern const RecognizerEntry kRocmSmiEntry;
 extern const RecognizerEntry kEndlessAllocEntry;
 extern const RecognizerEntry kFreebsdOomEntry;
+extern const RecognizerEntry kOpenvzOomEntry;
 extern const RecognizerEntry kClickHouseEntry;
 extern const RecognizerEntry kVmSizeEntry;
 extern const RecognizerEntry kVgpuEntry;

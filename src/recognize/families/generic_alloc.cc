@@ -28,7 +28,7 @@
 //
 // Where: the failing pool is read from the line and its neighbours. An
 // accelerator named in the line (CUDA, GPU, device N, HIP, ROCm, XPU, MPS, NPU,
-// TPU, VRAM, cudaMalloc, cuBLAS) makes it a device allocation (gpu_oom); a host
+// TPU, VRAM, cudaMalloc, cuBLAS, Thrust, a .cuh header) makes it a device allocation (gpu_oom); a host
 // allocator named in the line (CPU, host, system memory, RAM, malloc, mmap,
 // posix_memalign) makes it a host one; otherwise the nearest device mention
 // within a few lines either side (a traceback's frames, "current device: 0"
@@ -85,7 +85,7 @@ constexpr Pattern kPatterns[] = {
     {"out of heap space", kCaseless | kCompanion},          // MSVC: "fatal error C1060: compiler is out of heap space"
     {"cannot enlarge memory", kCaseless | kCompanion},      // Emscripten: "Cannot enlarge memory arrays to size N bytes (OOM)"
     // Where the memory was: device words, as context.
-    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution)",
+    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution|thrust::|\\.cuh\\()",
      kCi | kContext},
 };
 
@@ -101,7 +101,9 @@ bool device_word(std::string_view s) {
                                                 "metal cap", "unified memory",
                                                 // Apple's Metal command buffers: "MTLCommandBufferErrorDomain Code=8
                                                 // \"Insufficient Memory\"", kIOGPUCommandBufferCallbackErrorOutOfMemory
-                                                "mtlcommandbuffer", "iogpu", "metalexecution"};
+                                                "mtlcommandbuffer", "iogpu", "metalexecution",
+                                                // CUDA's Thrust library and a CUDA header's assert ("device_helpers.cuh(456): out of memory")
+                                                "thrust::", ".cuh("};
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;

@@ -10,6 +10,8 @@
 //       device / all CUDA-capable devices are busy or unavailable / invalid device ordinal / the launch timed
 //       out and was terminated; Found no NVIDIA driver on your system; The NVIDIA driver on your system is
 //       too old (found version 12040)                                       (not memory: each names what failed)
+//   ROCm error: invalid device function (no kernel for this gfx target) / Native API returns: 20
+//       (UR_RESULT_ERROR_DEVICE_LOST), ZE_RESULT_ERROR_DEVICE_LOST, VK_ERROR_DEVICE_LOST   (not memory)
 //   cuda runtime error (30) : unknown error at .../THCStorage.c:113   (Torch7, PyTorch < 0.4: not memory unless (2))
 //   CUDA error: out of memory / HIP error: out of memory / cudaErrorMemoryAllocation / hipErrorOutOfMemory /
 //   numba ... cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY                (gpu_oom)
@@ -66,6 +68,8 @@ constexpr Pattern kPatterns[] = {
     {"driver version is insufficient"},
     {"no CUDA-capable device is detected", kCompanion},
     {"no kernel image is available for execution", kCompanion},
+    {"error: invalid device function", kCompanion},
+    {"ERROR_DEVICE_LOST", kCompanion},
     {"busy or unavailable", kCompanion},
     {"invalid device ordinal", kCompanion},
     {"the launch timed out and was terminated", kCompanion},
@@ -381,6 +385,10 @@ class GpuErrors final : public Recognizer {
         {"driver version is insufficient", "a CUDA driver older than the CUDA runtime (driver/runtime version mismatch)", true},
         {"no CUDA-capable device is detected", "no CUDA-capable GPU visible to the process (driver, container runtime or CUDA_VISIBLE_DEVICES)", false},
         {"no kernel image is available for execution", "a CUDA build without kernels for this GPU's architecture", false},
+        // ROCm's and CUDA's word for the same: no kernel built for this GPU's target (gfx1103, sm_120).
+        {"error: invalid device function", "a GPU build without kernels for this GPU's architecture (invalid device function)", false},
+        // Level Zero / SYCL (Intel), Vulkan: the driver reset the device or lost it.
+        {"ERROR_DEVICE_LOST", "the GPU was lost or reset by its driver (DEVICE_LOST), not an allocation failure", false},
         {"busy or unavailable", "the GPU is busy or unavailable (exclusive-process mode, or held by another process)", true},
         {"invalid device ordinal", "a GPU index that does not exist (device id or CUDA_VISIBLE_DEVICES)", true},
         {"the launch timed out and was terminated", "a CUDA kernel stopped by the display watchdog (launch timeout)", false},
@@ -423,7 +431,10 @@ class GpuErrors final : public Recognizer {
       Fact fact = make_fact(line, FactKind::not_memory_failure, Family::cuda);
       fact.layer = Layer::not_memory;
       fact.cause = Cause::not_memory;
-      fact.strength = 0.8f;
+      // A lost device is a driver's reset, most often a hung or faulting
+      // kernel; an Intel GPU asked for more than it holds can end the same
+      // way: weaker than the faults that name what failed.
+      fact.strength = f.phrase == "ERROR_DEVICE_LOST" ? 0.6f : 0.8f;
       fact.detail = std::string(f.detail);
       out.add(std::move(fact));
       return;

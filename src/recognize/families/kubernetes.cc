@@ -39,7 +39,7 @@
 //                       Status:  Failed (The build pod was killed due to an out of memory condition.)
 // Go's print of a map:  map[limits:map[cpu:1 memory:512Mi] requests:map[cpu:60m memory:307Mi]]
 //                       (`-o jsonpath='{.spec.containers[0].resources}'` before kubectl 1.20 printed JSON)
-// jsonpath output:      OOMKilled                   (a line of its own)
+// jsonpath output:      OOMKilled                   (a line of its own; "OOMKilled 137" with the exit code)
 //                       2Gi    after -o jsonpath='{.spec.containers[0].resources.limits.memory}' (or requests)
 //
 // Facts: k8s_oomkilled (pod / container where shown), k8s_evicted (usage and
@@ -505,6 +505,15 @@ class Kubernetes final : public Recognizer {
     return true;
   }
 
+  // A jsonpath that prints the reason and the exit code together
+  // ('{...terminated.reason}{" "}{...terminated.exitCode}'): "OOMKilled 137".
+  static bool jsonpath_reason_and_code(std::string_view s) {
+    std::string_view t = text::trim(s);
+    if (!text::starts_with(t, "OOMKilled ")) return false;
+    std::string_view code = text::trim(t.substr(10));
+    return !code.empty() && code.size() <= 4 && code.find_first_not_of("0123456789") == std::string_view::npos;
+  }
+
   void oomkilled(const Line& line, size_t p, FactSink& out) {
     std::string_view s = line.text;
     if (guards::is_advice_line(s)) return;
@@ -518,7 +527,7 @@ class Kubernetes final : public Recognizer {
     // A bare "OOMKilled" is what `kubectl get pod -o jsonpath='{...terminated.reason}'` prints.
     bool keyed = text::iequals(before.substr(before.size() >= 6 ? before.size() - 6 : 0), "reason") ||
                  text::contains(before, "Terminated") || text::contains(s, "PreviousContainerWasOOMKilled") ||
-                 unquote(s) == "OOMKilled";
+                 unquote(s) == "OOMKilled" || jsonpath_reason_and_code(s);
     if (keyed) reason_line_ = line.number, started_us_.reset();
     Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
     f.layer = Layer::k8s_pod_limit;

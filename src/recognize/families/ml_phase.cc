@@ -304,6 +304,11 @@ constexpr Cue kCues[] = {
     {"n_jobs", Cause::concurrency_batch, 0.7f, "parallel jobs", Cue::workers},
     {"xargs ", Cause::concurrency_batch, 0.7f, "parallel copies (xargs -P)", Cue::xargs},
     {" workers", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::counted},
+    {" worker threads", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::counted},
+    {" worker processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::counted},
+    // A server's setting for its pool ("sonar.ce.workerCount=4", "worker_count: 8").
+    {"workercount", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
+    {"worker_count", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
     {" worker processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::counted},
     {" processes", Cause::concurrency_batch, 0.6f, "parallel processes", Cue::counted},
 };
@@ -326,7 +331,7 @@ constexpr Recovery kRecoveries[] = {
 // facts) before the failure at its end is reached.
 constexpr std::string_view kTriggers[] = {"of memory", "ofmemory", "alloc", "kill", "oom", "exhaust", "memoryerror",
                                           "enough memory", "exit code", "exitcode", "signal", "error", "fatal", "abort",
-                                          "crashed", "available ram", "exited with code"};
+                                          "crashed", "available ram", "exited with code", "evict"};
 
 // A load that says it finished ("Loaded model in 10.2 seconds", vLLM's
 // "Model loading took 14.99 GiB", "Loading weights took 9.8 seconds"): the

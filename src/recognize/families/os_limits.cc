@@ -15,7 +15,9 @@
 //   $ find /var/lib/influxdb/data -name '*.tsm' | wc -l   (the areas a program maps, counted: mapped files or
 //   71342                                                 /proc/PID/maps lines at the limit or past it make
 //                                                         any "cannot allocate memory" the count's, as Go's
-//                                                         "fatal error: runtime: cannot allocate memory")
+//                                                         "fatal error: runtime: cannot allocate memory",
+//                                                         and the JVM's "unable to create new native thread":
+//                                                         a thread's stack is one more area)
 // The locked-memory limit (RLIMIT_MEMLOCK, `ulimit -l`; 64 KiB on many
 // distributions): io_uring rings, RDMA buffers and mlock fail with ENOMEM past
 // it. A small limit (kSmallMemlock or less) shown beside an ENOMEM that names
@@ -173,7 +175,9 @@ class OsLimits final : public Recognizer {
       expect_line_ = line.number;
       return;
     }
-    if (text::contains(s, "wc -l") && (text::contains(s, "/maps") || text::contains(s, "find ") || text::contains(s, "ls "))) {
+    // A listing of /proc/PID/task counts threads (below), not mapped areas.
+    if (text::contains(s, "wc -l") && !text::contains(s, "/task") &&
+        (text::contains(s, "/maps") || text::contains(s, "find ") || text::contains(s, "ls "))) {
       expect_ = Expect::areas;
       expect_line_ = line.number;
       return;
@@ -200,7 +204,9 @@ class OsLimits final : public Recognizer {
     // Areas counted at the limit or past it (within half a percent below: the
     // count was taken a moment after the refusal, or a few areas are the
     // loader's): any refusal is the count's.
-    const bool past = map_count_ && areas_ && *areas_ * 1000 >= *map_count_ * 995 && enomem_;
+    // A new thread's stack is a mapping too: the JVM's "unable to create new
+    // native thread" with the areas at the count is the same refusal.
+    const bool past = map_count_ && areas_ && *areas_ * 1000 >= *map_count_ * 995 && (enomem_ || thread_failed_);
     if ((past || (map_failed_ && map_count_ && *map_count_ <= kDefaultMapCount)) && !seen_bootstrap_) {
       Line at{map_text_, map_line_, map_time_, source_};
       Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);

@@ -25,6 +25,9 @@ constexpr Pattern kPatterns[] = {
     {"for\\s*\\(\\(.*<=?\\s*[0-9]+", kRegex | kContext},
     {"for [A-Za-z_]+ in (\\$\\(seq |`seq |\\{[0-9]+\\.\\.)", kRegex | kContext},
     {"&\\s*(done)?\\s*$", kRegex | kContext},
+    {"wc -l", kContext},
+    {"grep -c", kContext},
+    {"^\\s*[0-9]+\\s*$", kRegex | kContext},  // a count on its own line
 };
 
 constexpr uint64_t kBodyLines = 3;
@@ -90,12 +93,45 @@ class ShellCopies final : public Recognizer {
       }
     }
     if (header_ && line.number > header_ && line.number <= header_ + kBodyLines && backgrounds(s)) emit(line, out);
+    counted(line, out);
   }
 
  private:
   uint64_t header_ = 0;
   uint64_t count_ = 0;
   uint64_t last_line_ = 0;
+
+  uint64_t count_line_ = 0;
+
+  // "ps -C httpd --no-headers | wc -l", "pgrep -f worker.py | wc -l",
+  // "pgrep -c cc1plus", "ps aux | grep -c '[g]unicorn'": the number on the
+  // next line or two is how many copies of one program ran. Threads (ps -L,
+  // -T, /proc/PID/task) are not copies.
+  void counted(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    const bool counts = text::contains(s, "wc -l") || text::contains(s, "pgrep -c") || text::contains(s, "grep -c");
+    // A process listing filtered to one program; a grep -c of a log counts lines, not processes.
+    const bool listing = text::contains(s, "ps -") || text::contains(s, "ps aux") || text::contains(s, "ps ax");
+    const bool named = text::contains(s, "ps -C ") || text::contains(s, "pgrep ") || (listing && text::contains(s, "| grep "));
+    if (counts && named) {
+      const bool threads = text::contains(s, "/task") || text::contains(s, " -L") || text::contains(s, " -T") || text::contains(s, "eLf") ||
+                           text::contains(s, "thread");
+      count_line_ = threads ? 0 : line.number;
+      return;
+    }
+    if (!count_line_ || line.number > count_line_ + 2) return;
+    std::string_view t = text::trim(s);
+    auto n = text::parse_u64(t);
+    if (!n || t.find_first_not_of("0123456789") != std::string_view::npos) return;
+    count_line_ = 0;
+    if (*n < 4 || *n > 100000) return;
+    Fact f = make_fact(line, FactKind::phase_serve, Family::runtime);
+    f.cause = Cause::concurrency_batch;
+    f.strength = 0.7f;
+    f.sequences = *n;
+    f.detail = "copies of one program counted running";
+    out.add(std::move(f));
+  }
 
   void emit(const Line& line, FactSink& out) {
     header_ = 0;
