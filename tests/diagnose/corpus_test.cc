@@ -135,19 +135,21 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (3231 cases since the twenty-third blind batch of 2026-12-05: validation
-// 88.1 / 55.1 / 87.4, training 94.3 / 72.2 / 95.5; the validation split took
-// the thirteenth to twenty-third batches' unread thirds, 35 of 40, 38 of 42,
+// (3351 cases since the twenty-fourth blind batch of 2026-12-05: validation
+// 88.4 / 54.3 / 87.6, training 94.5 / 72.5 / 95.5; the validation split took
+// the thirteenth to twenty-fourth batches' unread thirds, 35 of 40, 38 of 42,
 // 34 of 39, 33 of 37, 31 of 39, 34 of 40, 34 of 40, 36 of 41, 34 of 39, 35
-// of 43 and 35 of 40 on layer). The twenty-second and twenty-third batches'
-// training parts (77 and 80 cases, cause 30 of 50 and 27 of 49 when first
-// read) joined the training split: its floors follow them. A change that
-// loses ground fails here.
+// of 43, 35 of 40 and 35 of 38 on layer). The twenty-fourth batch's unread
+// third scored 8 of 25 on cause, which took the split's cause from 55.1 to
+// 54.3 and its floor to 54.0. The twenty-second to twenty-fourth batches'
+// training parts (77, 80 and 82 cases, cause 30 of 50, 27 of 49 and 30 of 52
+// when first read) joined the training split: its floors follow them. A
+// change that loses ground fails here.
 // Healthy logs: all "none" on the training split; on the validation split one
 // of the fifteenth batch's healthy logs reads as a failure, and it is not read
 // (that split is scored, never tuned on), so its floor is the share it holds.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{87.7, 54.6, 85.5, 98.5};
+constexpr Floors kValidationFloor{88.0, 54.0, 85.5, 98.5};
 constexpr Floors kTrainingFloor{94.0, 71.5, 94.0, 100.0};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
