@@ -1144,6 +1144,19 @@ std::optional<Cause> cause_from_task_table(const Fact& k, Why& why) {
     why.strength = 0.65f;
     return Cause::other_process;
   }
+  // The other programs together (the table's rows of every program but the
+  // victim's) holding a third again the victim's share, and a GiB at least
+  // (a quarter of the machine's RAM): several programs started beside it
+  // took the memory, none of them alone the largest. A lean.
+  uint64_t others_total = 0;
+  if (auto p = k.detail.find("others_total="); p != std::string::npos)
+    others_total = text::parse_u64(std::string_view(k.detail).substr(p + 13)).value_or(0);
+  if (others_total * 3 >= own * 4 && (others_total >= units::GiB || (k.total && others_total * 4 >= *k.total))) {
+    why = "the other programs in the kernel's task table held " + units::format_bytes(others_total) + " together against " +
+          units::format_bytes(own) + " for " + k.process + ": what ran beside it took the memory";
+    why.strength = 0.55f;
+    return Cause::other_process;
+  }
   // The other program invoked the killer (its allocation found no memory)
   // and held half the victim's share or more, a GiB at least: it grew into
   // memory the victim was using steadily. A lean.
@@ -1846,13 +1859,18 @@ Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
   // while the machine still had twice that available (`free` beside the
   // failure): the default heap, not the machine, was too small for the work.
   // A lean: growth the paste does not show would look the same.
+  // A container or pod limit of twice the heap or more says the same: the
+  // memory was there, the default heap did not use it.
   const Fact* roomy = j && j->heap_limit ? v.first_context([&](const Fact& f) {
-    return f.kind == FactKind::host_state && f.free && *f.free >= 2 * *j->heap_limit;
+    return (f.kind == FactKind::host_state && f.free && *f.free >= 2 * *j->heap_limit) ||
+           (f.kind == FactKind::memory_limit && f.limit && *f.limit >= 2 * *j->heap_limit);
   })
                                          : nullptr;
   if (roomy && !flagged && *j->heap_limit >= kDefaultHeapLow && *j->heap_limit <= kDefaultHeapHigh) {
     why = "the heap filled at " + units::format_bytes(*j->heap_limit) + ", about V8's default ceiling, with no --max-old-space-size, while " +
-          units::format_bytes(*roomy->free) + " of the machine was still available: the default heap is below what the work needs";
+          (roomy->kind == FactKind::memory_limit ? "the container's limit was " + units::format_bytes(*roomy->limit)
+                                                 : units::format_bytes(*roomy->free) + " of the machine was still available") +
+          ": the default heap is below what the work needs";
     why.strength = 0.5f;
     return Cause::limit_too_low;
   }

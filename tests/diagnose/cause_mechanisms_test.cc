@@ -2075,5 +2075,56 @@ TEST(CauseMechanisms, AWorkerCountOutweighsTheRequestAndTheSmallHeap) {
   EXPECT_NE(diagnose_text(heap("[site] rendering 4,210 pages\n")).cause, Cause::concurrency_batch);
 }
 
+// The other programs in a kernel task table, together holding a third again
+// the victim's share (modelled on a cPanel host's nightly backup beside
+// mysqld, supportpro.com's write-up; our pids and pages). With them small,
+// the table says nothing of the cause.
+TEST(CauseMechanisms, OtherProgramsTogetherHoldingMoreAreTheOtherProcess) {
+  auto report = [](const char* backup_pages) {
+    return std::string(
+               "Jan 16 02:07:44 srv12 kernel: Tasks state (memory values in pages):\n"
+               "Jan 16 02:07:44 srv12 kernel: [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n"
+               "Jan 16 02:07:44 srv12 kernel: [   1402]    27  1402   601122   212004  2101248        0             0 mysqld\n"
+               "Jan 16 02:07:44 srv12 kernel: [  31110]     0 31110   140221   ") +
+           backup_pages +
+           "   911360        0             0 pkgacct\n"
+           "Jan 16 02:07:44 srv12 kernel: [  31124]     0 31124    64102    61004   512000        0             0 mysqldump\n"
+           "Jan 16 02:07:44 srv12 kernel: [  31131]     0 31131    83012    79210   671744        0             0 rclone\n"
+           "Jan 16 02:07:44 srv12 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+           "task_memcg=/system.slice/mysqld.service,task=mysqld,pid=1402,uid=27\n"
+           "Jan 16 02:07:44 srv12 kernel: Out of memory: Killed process 1402 (mysqld) total-vm:2404488kB, anon-rss:848016kB, "
+           "file-rss:0kB, shmem-rss:0kB, UID:27 pgtables:2052kB oom_score_adj:0\n";
+  };
+  Diagnosis beside = diagnose_text(report("150220"));
+  EXPECT_EQ(beside.layer, Layer::host_ram);
+  EXPECT_EQ(beside.cause, Cause::other_process) << reason_text(beside);
+  Diagnosis small = diagnose_text(report("2210"));
+  EXPECT_EQ(small.layer, Layer::host_ram);
+  EXPECT_NE(small.cause, Cause::other_process) << reason_text(small);
+}
+
+// V8's default ceiling reached under a pod limit of three times it
+// (modelled on argoproj/argo-workflows#4080; our figures): the memory was
+// there, the default heap did not use it. Under a limit about the heap's
+// size the limit says nothing.
+TEST(CauseMechanisms, AV8DefaultHeapUnderARoomyPodLimitIsTheLimit) {
+  auto log = [](const char* limit) {
+    return std::string(
+               "<--- Last few GCs --->\n\n"
+               "[18:0x55d4c1a0]   212004 ms: Mark-sweep 2041.2 (2052.9) -> 2040.6 (2053.4) MB, 1802.4 / 0.0 ms  (average mu = 0.101, current mu = 0.012) allocation failure scavenge might not succeed\n"
+               "[18:0x55d4c1a0]   214120 ms: Mark-sweep 2042.0 (2053.4) -> 2041.7 (2054.1) MB, 1911.0 / 0.0 ms  (average mu = 0.066, current mu = 0.009) allocation failure scavenge might not succeed\n\n"
+               "<--- JS stacktrace --->\n\n"
+               "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory\n"
+               "$ kubectl get pod report-step-3 -o jsonpath='{.spec.containers[0].resources.limits.memory}'\n") +
+           limit + "\n";
+  };
+  Diagnosis roomy = diagnose_text(log("6Gi"));
+  EXPECT_EQ(roomy.layer, Layer::js_heap);
+  EXPECT_EQ(roomy.cause, Cause::limit_too_low) << reason_text(roomy);
+  Diagnosis tight = diagnose_text(log("2304Mi"));
+  EXPECT_EQ(tight.layer, Layer::js_heap);
+  EXPECT_NE(tight.cause, Cause::limit_too_low) << reason_text(tight);
+}
+
 }  // namespace
 }  // namespace aimem

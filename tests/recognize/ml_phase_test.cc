@@ -311,5 +311,17 @@ TEST(MlPhase, ParsingAWholeJsonDocumentIsTheLoad) {
   EXPECT_EQ(plain.cause, Cause::unknown);
 }
 
+// Redis reading its data back at start is the load (modelled on
+// redis/redis#7594: a container killed while it replays its AOF; our times
+// and pids).
+TEST(MlPhase, RedisReadingItsDataFileAtStartIsTheLoad) {
+  Diagnosis d = test::diagnose_text(
+      "1:M 02 Aug 2021 10:01:12.410 * Reading RDB preamble from AOF file...\n"
+      "1:M 02 Aug 2021 10:01:31.877 * Reading the remaining AOF tail...\n"
+      "[ 9120.331002] Out of memory: Killed process 5120 (redis-server) total-vm:2402112kB, anon-rss:1901220kB, file-rss:0kB, shmem-rss:0kB, UID:999 pgtables:3812kB oom_score_adj:0\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

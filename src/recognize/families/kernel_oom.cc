@@ -595,8 +595,12 @@ class KernelOom final : public Recognizer {
     f.sequences = own->tasks;
     f.this_process = own->rss_pages * kPage;
     if (r_.global && !r_.memcg && r_.ram_pages) f.total = r_.ram_pages * kPage;  // the machine's RAM, from Mem-Info
+    uint64_t others = 0;
+    for (const Program& p : r_.table)
+      if (&p != own) others += p.rss_pages;
     if (other) {
       f.other_processes = other->rss_pages * kPage;
+      f.detail += ",others_total=" + std::to_string(others * kPage);
       f.detail += ",largest_other=" + other->name;
       // The program whose allocation invoked the killer, when it is that
       // other program: it was growing when the memory ran out.

@@ -160,6 +160,10 @@ constexpr Cue kCues[] = {
     // the start-up load of what it serves, before any request.
     {"replaying", Cause::model_load, 0.8f, "replaying its log into memory at start-up"},
     {"wal segment loaded", Cause::model_load, 0.8f, "replaying its log into memory at start-up"},
+    // Redis reading its data back at start ("Reading RDB preamble from AOF
+    // file...", "Loading RDB produced by version 6.0.6").
+    {"from aof file", Cause::model_load, 0.8f, "loading its data file at start-up"},
+    {"loading rdb", Cause::model_load, 0.8f, "loading its data file at start-up"},
     {"restoring snapshot", Cause::model_load, 0.7f, "restoring a snapshot into memory"},
     {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
     {"init_model", Cause::model_load, 0.8f, "initialising the model"},
