@@ -469,6 +469,9 @@ void fixes_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) 
       if (text::starts_with(d, "the mapping count limit"))
         add(inc, "raise vm.max_map_count (sysctl -w vm.max_map_count=262144, and in /etc/sysctl.d; on Kubernetes the node's sysctl or a privileged init container)",
             "each mapped file or segment is one area; past the count mmap fails though memory is free");
+      else if (text::starts_with(d, "the kernel's pid limit"))
+        add(inc, "find what spawned the tasks (ps -eo comm= | sort | uniq -c | sort -rn | head) and stop it; raise kernel.pid_max (sysctl -w kernel.pid_max=4194304) if the count is legitimate",
+            "every process and thread takes a pid; past the limit fork fails though memory is free");
       else if (text::starts_with(d, "the per-user process limit"))
         add(inc, "raise the process limit (ulimit -u, LimitNPROC= for a systemd unit, nproc in /etc/security/limits.conf) or bound the thread pools",
             "every thread counts against it; more memory changes nothing");

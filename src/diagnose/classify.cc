@@ -318,7 +318,8 @@ Decision decide_layer(const View& v) {
   // explains: not memory.
   if (const Fact* os = v.failure(FactKind::not_memory_failure);
       os && (text::starts_with(os->detail, "the mapping count limit") || text::starts_with(os->detail, "the per-user process limit") ||
-             text::starts_with(os->detail, "the container's task limit") || text::starts_with(os->detail, "the locked-memory limit")) &&
+             text::starts_with(os->detail, "the container's task limit") || text::starts_with(os->detail, "the locked-memory limit") ||
+             text::starts_with(os->detail, "the kernel's pid limit")) &&
       (v.failure(FactKind::jvm_native_oom) || v.failure(FactKind::host_alloc_failure))) {
     d = {Layer::not_memory, os, 0.75f, os->detail};
     return d;
@@ -758,6 +759,12 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
     why = "memory was flat, then jumped (" + s->detail.substr(7) + ") " + std::string(until) + ": one large request or input, not a leak";
     why.strength = s->strength >= 0.7f ? 0.7f : 0.6f;
     return Cause::concurrency_batch;
+  }
+  if (s->cause == Cause::fragmentation) {
+    why = "the resident size grew " + std::string(until) + " while the runtime's live heap stayed flat (" + s->detail.substr(8) +
+          "): the native allocator held what the program had freed";
+    why.strength = 0.6f;
+    return Cause::fragmentation;
   }
   why = "usage grew steadily " + std::string(until);
   if (text::starts_with(s->detail, "rising ")) {

@@ -2126,5 +2126,27 @@ TEST(CauseMechanisms, AV8DefaultHeapUnderARoomyPodLimitIsTheLimit) {
   EXPECT_NE(tight.cause, Cause::limit_too_low) << reason_text(tight);
 }
 
+// The resident size climbing while the runtime's live heap stays flat
+// (modelled on Kha-kis/arr-dashboard#478 and kenn-io/agentsview#1587: a
+// service's own heap monitor; our figures): the native allocator kept what
+// the program freed. With the heap climbing beside it, it is accumulation.
+TEST(CauseMechanisms, ResidentSizeClimbingOverAFlatLiveHeapIsFragmentation) {
+  auto log = [](const char* heap) {
+    std::string out;
+    const char* rss[] = {"410", "702", "968", "1240", "1502"};
+    for (int i = 0; i < 5; ++i)
+      out += std::string("{\"level\":\"info\",\"time\":\"2026-05-2") + std::to_string(i + 1) + "T06:00:00.011Z\",\"msg\":\"heap-monitor\",\"heapUsed\":" +
+             (std::string(heap) == "flat" ? std::to_string(320 + i * 3) : std::to_string(300 + i * 280)) + ",\"heapTotal\":1420,\"rss\":" +
+             rss[i] + ",\"external\":22}\n";
+    return out + "$ docker inspect -f '{{.HostConfig.Memory}} {{.State.OOMKilled}} {{.State.ExitCode}}' dash\n1610612736 true 137\n";
+  };
+  Diagnosis flat = diagnose_text(log("flat"));
+  EXPECT_EQ(flat.layer, Layer::container_limit);
+  EXPECT_EQ(flat.cause, Cause::fragmentation) << reason_text(flat);
+  Diagnosis growing = diagnose_text(log("growing"));
+  EXPECT_EQ(growing.layer, Layer::container_limit);
+  EXPECT_EQ(growing.cause, Cause::leak_or_accumulation) << reason_text(growing);
+}
+
 }  // namespace
 }  // namespace aimem

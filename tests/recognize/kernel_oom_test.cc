@@ -328,5 +328,32 @@ TEST(KernelOom, ATaskTableWithoutItsHeaderIsStillTheKillsTable) {
   EXPECT_EQ(d.cause, Cause::concurrency_batch);
 }
 
+// Rows a grep kept without any heading (modelled on
+// dionysius/vaultwarden-deb#13: `dmesg | grep` for the compiler's rows and
+// the kill; our pids and pages): still the kill's table, five copies of the
+// victim's program.
+TEST(KernelOom, RowsAGrepKeptWithoutAHeadingAreStillTheTable) {
+  const std::string rows =
+      "[ 2210.443107] [   9120]     0  9120   902417   590115  5246976        0             0 rustc\n"
+      "[ 2210.443112] [   9131]     0  9131   771204   512842  4608000        0             0 rustc\n"
+      "[ 2210.443115] [   9140]     0  9140   694561   388233  3751936        0             0 rustc\n"
+      "[ 2210.443118] [   9152]     0  9152   412118   258104  2383872        0             0 rustc\n"
+      "[ 2210.443121] [   9170]     0  9170   351005   211756  2002944        0             0 rustc\n";
+  const std::string kill =
+      "[ 2210.443379] Out of memory: Killed process 9120 (rustc) total-vm:3609668kB, anon-rss:2358264kB, file-rss:2196kB, shmem-rss:0kB, "
+      "UID:0 pgtables:6128kB oom_score_adj:0\n";
+  auto f = test::facts_of_kind(rows + kill, FactKind::kernel_oom_kill);
+  ASSERT_EQ(f.size(), 1u);
+  ASSERT_TRUE(f[0].sequences);
+  EXPECT_EQ(*f[0].sequences, 5u);
+  Diagnosis d = test::diagnose_text(rows + kill);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  // Without the rows the kill alone says nothing of the copies.
+  EXPECT_EQ(test::diagnose_text(kill).cause, Cause::unknown);
+  // A line of numbers that is not a task row opens nothing.
+  EXPECT_TRUE(test::facts_of_kind("[ 2210.443107] [ok] 1 2 3 4 5 6 7 rustc\n", FactKind::kernel_oom_kill).empty());
+}
+
 }  // namespace
 }  // namespace aimem

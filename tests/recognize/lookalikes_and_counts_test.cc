@@ -4,7 +4,10 @@
 // a JVM thread refused at the mapping count, .NET's array size limit, GPU
 // faults that are not memory (ROCm's invalid device function, a lost Level
 // Zero device), JupyterLab's and TorchServe's "died" notices, kubectl's
-// jsonpath reason with its exit code, and Thrust's CUDA assert.
+// jsonpath reason with its exit code, and Thrust's CUDA assert; then, after
+// the twenty-fifth batch: docker events with a template, TensorFlow's first pool reservation, a wrapper's
+// "Caused by: GC overhead limit exceeded", fork at the pid limit, and ONNX
+// Runtime's buffer-size mismatch.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -131,6 +134,73 @@ TEST(GenericAlloc, ThrustsAssertInACudaHeaderIsTheDevice) {
       "terminate called after throwing an instance of 'thrust::system::system_error'\n"
       "  what():  /opt/src/gbm/src/common/device_helpers.cuh(512): out of memory\n");
   EXPECT_EQ(d.layer, Layer::gpu_vram);
+}
+
+// Modelled on fstamatelopoulos/cerefox#102 (docker events with a template of
+// its own); our container, times and code. The rows are that container's.
+TEST(Docker, EventsWithAFormatTemplateGiveTheOomAndTheDeath) {
+  const std::string cmd =
+      "$ docker events --since 5m --filter container=indexer --format '{{.Time}} {{.Action}} {{.Actor.Attributes.exitCode}}'\n";
+  Diagnosis d = test::diagnose_text(cmd + "1790012201 oom \n1790012201 die 137\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  auto f = test::facts_of_kind(cmd + "1790012201 oom \n", FactKind::docker_oomkilled);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].container, "indexer");
+  // A die alone is an exit, not an OOM; the word elsewhere is nothing.
+  EXPECT_NE(test::diagnose_text(cmd + "1790012201 die 0\n").layer, Layer::container_limit);
+  EXPECT_EQ(test::diagnose_text("room 12 booked\n").layer, Layer::none);
+}
+
+// Modelled on ROCmSoftwarePlatform/hiptensorflow#62 (the first reservation
+// refused and training going on) and a first epoch's refusals; our sizes.
+TEST(GenericAlloc, TensorFlowsFirstPoolReservationIsNoFailureUnlessItKeepsFailing) {
+  const std::string created =
+      "2018-03-02 10:11:05.402150: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1120] Creating TensorFlow device (/device:GPU:0) -> "
+      "(device: 0, name: Device 67df, pci bus id: 0000:01:00.0)\n";
+  auto refused = [](const char* size) {
+    return std::string("2018-03-02 10:11:05.417352: E tensorflow/stream_executor/rocm/rocm_driver.cc:967] failed to allocate ") + size +
+           " from device: hipError_t(1002)\n";
+  };
+  EXPECT_EQ(test::diagnose_text(created + refused("7.39G (7936025821 bytes)") + "step 0, training accuracy 0.08\n").layer, Layer::none);
+  EXPECT_EQ(test::diagnose_text(created + refused("7.39G (7936025821 bytes)") + refused("6.65G (7142423239 bytes)") +
+                                refused("5.99G (6428180915 bytes)"))
+                .layer,
+            Layer::gpu_vram);
+  EXPECT_EQ(test::diagnose_text("Epoch 1/50\n" + refused("1.10G (1181116416 bytes)")).layer, Layer::gpu_vram);
+}
+
+// Modelled on JetBrains/TeamCity.SonarQubePlugin#88 (a wrapper's cause line);
+// our times and paths.
+TEST(Jvm, AWrappersCausedByGcOverheadIsTheHeap) {
+  Diagnosis d = test::diagnose_text(
+      "[09:12:41]	[Step 3/3] ERROR: Failed parsing JSON source: JsonReader at line 4410212 column 17\n"
+      "[09:12:41]	[Step 3/3] ERROR: Caused by: GC overhead limit exceeded\n");
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+}
+
+// Modelled on a web host whose agent forked itself to the pid limit
+// (vaynedu/nginx-1.16.0#70); our counts. Far below the limit, the same fork
+// error is the host's.
+TEST(OsLimits, ForkRefusedAtThePidLimitIsNotMemory) {
+  auto log = [](const char* tasks) {
+    return std::string("[root@web-3 ~]# systemctl restart nginx\n-bash: fork: Cannot allocate memory\n"
+                       "[root@web-3 ~]# sysctl kernel.pid_max\nkernel.pid_max = 32768\n"
+                       "[root@web-3 ~]# ls -d /proc/[0-9]* | wc -l\n") +
+           tasks + "\n";
+  };
+  Diagnosis at = test::diagnose_text(log("32702"));
+  EXPECT_EQ(at.layer, Layer::not_memory);
+  ASSERT_FALSE(at.incidents.empty());
+  EXPECT_NE(at.incidents[0].summary.find("pid"), std::string::npos);
+  EXPECT_NE(test::diagnose_text(log("412")).layer, Layer::not_memory);
+}
+
+// Modelled on triton-inference-server/server#4478 (a config's input type
+// against the model's); our figures.
+TEST(Onnxruntime, ABufferSmallerThanItsShapeIsNotMemory) {
+  Diagnosis d = test::diagnose_text(
+      "E0311 10:02:07.288514 6120 detector.cc:214] inference failed: onnx runtime error 2: not enough space: expected 2457600, got 614400\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
 }
 
 }  // namespace

@@ -17,6 +17,8 @@
 //   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host)? memory
 //   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted
 //   ENOMEM / MemoryError / RESOURCE_EXHAUSTED
+//   (not OUT_OF_RESOURCES: OpenCL's and Level Zero's status is a launch limit as often as memory,
+//   oneapi-src/unified-runtime#1322; level_zero_test.cc holds it)
 //   memory allocation failure (ptxas) / out of heap space (MSVC) / cannot enlarge memory (Emscripten)
 //   an allocator's name, then "failed" in the same clause: bm_alloc_gmem failed / Alloc Device Memory Failed!
 // ("ran out of" and "has run out of" read as a report: "The Bazel server has
@@ -70,6 +72,7 @@ constexpr Pattern kPatterns[] = {
     {"memory exhausted", kCaseless},
     {"\\benomem\\b", kCi | kCompanion},
     {"resource_exhausted", kCaseless},
+    {"TensorFlow device \\(", kRegex | kContext},  // the device TF just created (its pool reservation follows)
     {"memoryerror", kCaseless},
     {"paging file is too small", kCaseless | kCompanion},  // Windows error 1455: the commit limit
     {"os error 1455", kCaseless | kCompanion},             // the same in any locale (Rust's io::Error)
@@ -165,6 +168,8 @@ struct Pending {
 constexpr uint64_t kBefore = 25;  // frames above an error (a Python traceback)
 constexpr uint64_t kAfter = 6;    // lines below it ("current device: 0", the rest of an assert)
 
+constexpr uint64_t kReservationRetries = 3;
+
 class GenericAlloc final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
@@ -172,6 +177,7 @@ class GenericAlloc final : public Recognizer {
     std::string_view s = line.text;
     bool dev = device_word(s);
     if (dev) remember_device(line.number);
+    if (text::contains(s, "TensorFlow device (")) device_created_ = line.number;  // "Creating/Created TensorFlow device (/device:GPU:0 ..."
     std::optional<size_t> at = phrase_at(s);
     if (!at) at = alloc_word_failed(s);
     if (!at) at = allocator_returned_enomem(s);
@@ -181,6 +187,18 @@ class GenericAlloc final : public Recognizer {
     if (!at) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
       return;
+    // TensorFlow's up-front pool reservation ("E tensorflow/stream_executor/
+    // rocm/rocm_driver.cc:967] failed to allocate 7.39G (7936025821 bytes)
+    // from device: hipError_t(1002)"): it retries smaller and goes on, as
+    // with CUDA (gpu_errors.cc). Refused again and again at each smaller
+    // size (kReservationRetries lines close together), the device is full.
+    // Only right after the device was created: later (an epoch running) it
+    // is the allocator's own failure.
+    if (text::contains(s, "stream_executor") && text::contains(s, "from device:")) {
+      reservations_ = line.number <= last_reservation_ + 3 ? reservations_ + 1 : 1;
+      last_reservation_ = line.number;
+      if (reservations_ < kReservationRetries && device_created_ && line.number <= device_created_ + 3 + reservations_) return;
+    }
     if (guards::is_optional_refusal(s)) return;
     if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
     if (repeat_.repeated(repeat_key(s), line.number)) return;
@@ -205,6 +223,7 @@ class GenericAlloc final : public Recognizer {
   void finish(FactSink& out) override { flush(UINT64_MAX, out); }
 
  private:
+  uint64_t reservations_ = 0, last_reservation_ = 0, device_created_ = 0;
   // "requires 56371970048 bytes of scratch space, but only 47245361152 is
   // available" (TensorRT's builder, and other allocators' arithmetic): a size
   // asked for above the size on offer is an allocation that could not be made.

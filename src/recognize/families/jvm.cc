@@ -157,7 +157,9 @@ class Jvm final : public Recognizer {
       // Only where the message is the line's error: after "ERROR", "Error:", "error:" or at its start.
       std::string_view before = text::trim(s.substr(0, p));
       const std::string tail = text::lower(before.substr(before.size() > 8 ? before.size() - 8 : 0));
-      bool led = before.empty() || text::ends_with(tail, "error]") || text::ends_with(tail, "error") || text::ends_with(tail, "error:");
+      // A wrapper's cause line too ("ERROR: Caused by: GC overhead limit exceeded").
+      bool led = before.empty() || text::ends_with(tail, "error]") || text::ends_with(tail, "error") || text::ends_with(tail, "error:") ||
+                 text::ends_with(tail, "used by:");
       if (!led) return true;
       heap_watcher(line, std::string(kind), std::string(kind), out);
       return true;

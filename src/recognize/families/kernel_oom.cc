@@ -186,6 +186,14 @@ class KernelOom final : public Recognizer {
       return;
     }
     if (r_.open && near(line) && table_row(s)) return;
+    // Rows a grep kept without their heading ("dmesg | grep -E '\] +\[ *[0-9]+\] .* rustc$|Killed
+    // process'"): a row of the table's own shape, every figure a number,
+    // opens the report its victim line will close.
+    if (bare_row(s)) {
+      ensure(line, out);
+      r_.last_line = line.number;
+      if (table_row(s)) return;
+    }
     if (auto p = s.find("Killed process"); p != std::string_view::npos) {
       if (guards::is_mention(s, p, 14)) return;  // help text quoting the kernel
       victim(line, s, p, out);
@@ -544,6 +552,30 @@ class KernelOom final : public Recognizer {
     ++r_.victims;
     r_.last_line = line.number;
     if (r_.pending.size() >= 64) emit_victims(out);  // a long group kill: bounded
+  }
+
+  // A task table row outside an open report: "[time] [  pid]" then seven
+  // or more numbers (uid tgid total_vm rss [...] pgtables swapents
+  // oom_score_adj, all of them figures) and the name.
+  static bool bare_row(std::string_view s) {
+    size_t b = s.find("] [");
+    if (b == std::string_view::npos || b > 40) return false;
+    size_t close = s.find(']', b + 3);
+    if (close == std::string_view::npos) return false;
+    std::string_view pid = text::trim(s.substr(b + 3, close - b - 3));
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    size_t numbers = 0;
+    std::string_view rest = s.substr(close + 1);
+    for (size_t i = 0; i < rest.size();) {
+      while (i < rest.size() && rest[i] == ' ') ++i;
+      size_t w = i;
+      while (i < rest.size() && rest[i] != ' ') ++i;
+      std::string_view word = rest.substr(w, i - w);
+      if (word.empty()) break;
+      if (word.find_first_not_of("-0123456789") != std::string_view::npos) return i >= rest.size() && numbers >= 7;  // the name, last
+      ++numbers;
+    }
+    return false;
   }
 
   // "[  25635]  1000 25635  2390112   784411 ... 0 java": counted by name.

@@ -1060,8 +1060,40 @@ class MemorySeries final : public Recognizer {
       if (rising) f.strength = 0.5f;
       if (x.bytes) f.usage = bytes_of(x.last);
       f.count = x.samples;
+      // The process's resident size grew while the runtime's own count of
+      // live objects (a heap-in-use key of the same lines) stayed flat: what
+      // grew is held by the native allocator (glibc's arenas, freed memory
+      // not returned), not by the program's objects.
+      if (!flat && !rising && resident_key(x.key))
+        if (const Series* heap = flat_heap_beside(x)) {
+          f.cause = Cause::fragmentation;
+          auto heap_v = [&](double v) { return heap->bytes ? units::format_bytes(bytes_of(v)) : fmt::format("{:g}", v); };
+          f.detail += fmt::format(" while {} stayed at {} to {}", heap->key, heap_v(heap->first), heap_v(heap->last));
+        }
       out.add(std::move(f));
     }
+  }
+
+  // rss, rss_mb, "RSS": the process's resident size.
+  static bool resident_key(std::string_view key) {
+    std::string k = text::lower(key);
+    return k == "rss" || text::starts_with(k, "rss_") || text::starts_with(k, "rss ") || k == "memoryrss" || k == "memory_rss";
+  }
+  // heapUsed, go_heap_inuse_mb, malloc_inuse_mb, heap_inuse: live objects as the runtime counts them.
+  static bool live_heap_key(std::string_view key) {
+    std::string k = text::lower(key);
+    // Keys as the series names them: separators and the unit dropped ("go_heap_inuse_mb" is "goheapinuse").
+    return text::contains(k, "heapused") || text::contains(k, "heapinuse") || text::contains(k, "mallocinuse") ||
+           text::contains(k, "heap_inuse") || text::contains(k, "heapalloc");
+  }
+  // A live-heap series of as many samples, its last within a quarter of its first.
+  const Series* flat_heap_beside(const Series& grown) const {
+    for (size_t k = 0; k < used_; ++k) {
+      const Series& h = series_[k];
+      if (&h == &grown || !live_heap_key(h.key) || h.samples < kMinSamples || h.first <= 0) continue;
+      if (h.last <= 1.25 * h.first && h.max <= 1.35 * h.first) return &h;
+    }
+    return nullptr;
   }
 
  private:

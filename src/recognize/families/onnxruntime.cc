@@ -26,6 +26,9 @@
 // traceback that names the provider can still decide it. With nothing to go
 // on it is reported as a GPU arena at low strength: ONNX Runtime sessions that
 // run out of arena memory are GPU sessions far more often than CPU ones.
+// "onnx runtime error 2: not enough space: expected 4915200, got 1228800" is a
+// buffer smaller than its tensor's shape (a shape or data type mismatch in a
+// serving config): a not_memory_failure look-alike.
 #include <string>
 
 #include "core/text.h"
@@ -44,10 +47,14 @@ constexpr Pattern kPatterns[] = {
     {"BFCArena for ", kContext},
     {"ExecutionProvider", kContext},
     {"Total allocated bytes: ", kContext},  // the arena's size after its last extension
+    // A tensor's buffer smaller than its shape needs ("not enough space:
+    // expected 4915200, got 1228800"): a shape or type mismatch, not memory.
+    {"not enough space: expected [0-9]+, got [0-9]+", kRegex | kCompanion},
 };
 
 constexpr uint64_t kHoldWindow = 40;  // lines after a failure in which a traceback may name the provider
 constexpr uint64_t kRepeatWindow = 300;
+
 
 enum class Pool { unknown, gpu, host, pinned };
 
@@ -71,11 +78,24 @@ std::string_view arena_name(std::string_view s) {
 
 class OnnxRuntime final : public Recognizer {
  public:
+  uint64_t size_mismatch_line_ = 0;
+
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (pending_ && line.number > pending_line_ + kHoldWindow) flush(out);
 
     if (auto p = s.find("CUDA failure 2: out of memory"); p != std::string_view::npos) return cuda_call(line, s, p, out);
+    if (auto p = s.find("not enough space: expected "); p != std::string_view::npos && !guards::is_mention(s, p, 27)) {
+      if (line.number <= size_mismatch_line_ + kRepeatWindow && size_mismatch_line_) return;
+      size_mismatch_line_ = line.number;
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.75f;
+      f.detail = "ONNX Runtime's buffer smaller than the tensor's shape needs (\"not enough space: expected ..., got ...\"): "
+                 "a shape or data type mismatch, not memory";
+      out.add(std::move(f));
+      return;
+    }
     size_t fail = s.find("Failed to allocate memory for requested buffer of size");
     size_t limit = s.find("is smaller than requested bytes of");
     if (fail != std::string_view::npos || limit != std::string_view::npos) return arena_failure(line, s, fail, limit, out);

@@ -23,6 +23,11 @@
 // it. A small limit (kSmallMemlock or less) shown beside an ENOMEM that names
 // io_uring, mlock or RDMA registration:
 //   Max locked memory         65536                65536                bytes      (/proc/PID/limits)
+// The kernel's pid limit (kernel.pid_max, 32768 by default before systemd
+// raised it): every process and thread takes a pid, and past the limit fork
+// and clone fail, which bash reports as "fork: Cannot allocate memory":
+//   # sysctl kernel.pid_max          # ls -d /proc/[0-9]* | wc -l
+//   kernel.pid_max = 32768           32741                       (within 1% of the limit)
 // The per-user process and thread count (RLIMIT_NPROC, `ulimit -u`): a new
 // thread past it fails with EAGAIN, which the JVM reports as
 // "OutOfMemoryError: unable to create new native thread".
@@ -67,6 +72,8 @@ constexpr Pattern kPatterns[] = {
     {"pid_limit", kContext},
     {"Map failed", kContext},
     {"ulimit -u", kContext},
+    {"pid_max", kContext},
+    {"fork: Cannot allocate memory", kCompanion},
     {"wc -l", kContext},
     {"^\\s*[0-9]+\\s*$", kRegex | kContext},
     {"create new native thread", kContext},
@@ -175,6 +182,7 @@ class OsLimits final : public Recognizer {
       expect_line_ = line.number;
       return;
     }
+    if (pid_count_line(line)) return;
     // A listing of /proc/PID/task counts threads (below), not mapped areas.
     if (text::contains(s, "wc -l") && !text::contains(s, "/task") &&
         (text::contains(s, "/maps") || text::contains(s, "find ") || text::contains(s, "ls "))) {
@@ -194,6 +202,7 @@ class OsLimits final : public Recognizer {
         if (expect_ == Expect::nproc) nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(t.substr(0, 32));
         else if (expect_ == Expect::map_count) map_count_ = n, map_line_ = line.number, map_time_ = line.time, map_text_ = std::string(t.substr(0, 32));
         else if (expect_ == Expect::areas) areas_ = n;
+        else if (expect_ == Expect::pid_max) pid_max_ = n, pid_max_line_ = line.number, pid_max_text_ = std::string(t.substr(0, 32));
         else threads_ = n;
         expect_ = Expect::none;
       }
@@ -226,6 +235,18 @@ class OsLimits final : public Recognizer {
                              *memlock_);
       out.add(std::move(f));
     }
+    // Tasks at the kernel's pid limit (within 1%): fork's ENOMEM ("fork:
+    // Cannot allocate memory") or a refused thread is the pid count's.
+    if ((enomem_ || thread_failed_) && pid_max_ && threads_ && *threads_ * 100 >= *pid_max_ * 99) {
+      Line at{pid_max_text_, pid_max_line_, {}, source_};
+      Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.8f;
+      f.detail = fmt::format("the kernel's pid limit (kernel.pid_max {}, {} tasks): fork refused for the number of tasks, not memory",
+                             *pid_max_, *threads_);
+      out.add(std::move(f));
+      return;
+    }
     // The count in use decides where it is shown; else a small limit does.
     if (thread_failed_ && nproc_ && *nproc_ > 0 && (threads_ ? *threads_ * 10 >= *nproc_ * 9 : *nproc_ <= kSmallNproc)) {
       Line at{nproc_text_, nproc_line_, {}, source_};
@@ -240,6 +261,30 @@ class OsLimits final : public Recognizer {
   }
 
  private:
+  // The kernel's pid limit, as sysctl prints it or on the line after a cat
+  // of /proc/sys/kernel/pid_max (every task, thread or process, takes one),
+  // and all the tasks counted ("ls -d /proc/[0-9]* | wc -l"). True when the
+  // line is done.
+  bool pid_count_line(const Line& line) {
+    std::string_view s = line.text;
+    if (auto v = text::after(s, "kernel.pid_max = ")) {
+      if (auto n = text::parse_u64(*v); n && *n > 0)
+        pid_max_ = n, pid_max_line_ = line.number, pid_max_text_ = std::string(text::trim(s).substr(0, 48));
+      return true;
+    }
+    if (text::contains(s, "/proc/sys/kernel/pid_max")) {
+      expect_ = Expect::pid_max;
+      expect_line_ = line.number;
+      return true;
+    }
+    if (text::contains(s, "wc -l") && text::contains(s, "/proc/[0-9]")) {
+      expect_ = Expect::threads;
+      expect_line_ = line.number;
+      return true;
+    }
+    return false;
+  }
+
   // The mapping count's lines: its value (sysctl, or cat's next line), and a
   // refusal in its words ("Map failed", an mmap's ENOMEM). True when the line is done.
   bool map_count_line(const Line& line) {
@@ -263,7 +308,10 @@ class OsLimits final : public Recognizer {
     return false;
   }
 
-  enum class Expect { none, nproc, threads, map_count, areas };
+  enum class Expect { none, nproc, threads, map_count, areas, pid_max };
+  std::optional<uint64_t> pid_max_;
+  uint64_t pid_max_line_ = 0;
+  std::string pid_max_text_;
   std::optional<uint64_t> memlock_;
   uint64_t memlock_line_ = 0, locked_failed_ = 0, pinned_line_ = 0;
   std::string memlock_text_;
