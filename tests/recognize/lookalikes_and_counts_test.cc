@@ -203,5 +203,21 @@ TEST(Onnxruntime, ABufferSmallerThanItsShapeIsNotMemory) {
   EXPECT_EQ(d.layer, Layer::not_memory);
 }
 
+// A docker inspect template whose output is figures only (modelled on
+// pterodactyl/panel#868: the container's memory and swap limits; our id):
+// the limit is read, and a heap ceiling that takes all of it is the cause.
+TEST(Docker, AnInspectTemplateOfFiguresGivesTheLimit) {
+  Diagnosis d = test::diagnose_text(
+      "container@panel~ java -Xms2048M -Xmx2048M -jar server.jar\n"
+      "/entrypoint.sh: line 15:    31 Killed                  java -Xms2048M -Xmx2048M -jar server.jar\n"
+      "$ docker inspect -f '{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}}' 7d1c0e52a9b4\n"
+      "2147483648 2147483648\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  ASSERT_FALSE(d.incidents.empty());
+  ASSERT_TRUE(d.incidents[0].pool.limit_bytes);
+  EXPECT_EQ(*d.incidents[0].pool.limit_bytes, 2147483648u);
+}
+
 }  // namespace
 }  // namespace aimem

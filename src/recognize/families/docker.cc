@@ -13,6 +13,8 @@
 // docker inspect web --format '{{.State.Status}} OOMKilled={{.State.OOMKilled}} exit={{.State.ExitCode}}'
 //   exited OOMKilled=true exit=137  -> the same, the text around each {{...}} taken off its value
 // docker events:  2024-05-01T10:00:00.000000000Z container oom <id> (image=x, name=y)
+//   --format with a template of its own ('{{.Time}} {{.Action}} {{.Actor.Attributes.exitCode}}'):
+//                   1783852871 oom   /   1783852871 die 137     (the rows after the command)
 //                 ... container die <id> (exitCode=137, image=x, name=y)
 //   1.8 and older: 2015-09-03T16:20:42.000000000-07:00 2424b8f0a892: (from ubuntu) oom
 //   --format '{{json .}}': {"status":"oom","id":"36eb..","from":"img","Type":"container","Action":"oom",
@@ -61,10 +63,16 @@ constexpr Pattern kPatterns[] = {
     // ("true 137", "exited 137 true", "exited exit=137 oom=true"); the
     // template decides what each is.
     {"^\\s*([a-z0-9_.:=/-]+\\s+){0,7}([a-z0-9_.-]*[=:])?(true|false)(\\s+[a-z0-9_.:=/-]+){0,7}\\s*$", kRegex | kCaseless | kContext},
+    // A template's output of figures only ("1073741824 1073741824" for
+    // '{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}}').
+    {"^\\s*[0-9]+(\\s+[0-9]+){0,7}\\s*$", kRegex | kContext},
     // The output of a template with words around its fields: "exited OOMKilled=true exit=137".
     {"OOMKilled[=:] ?(true|false)", kRegex | kCaseless | kContext},
     {"\"FinishedAt\":", kContext},
     {"container oom "},
+    {"docker events .*--format", kRegex | kContext},
+    {"(^|\\s)oom(\\s|$)", kRegex},           // a --format template's row: "1783852871 oom"
+    {"(^|\\s)die\\s+[0-9]+", kRegex | kCompanion},  // and its "die 137"
     {"TaskOOM event"},
     {"container die ", kCompanion},
     {"container kill ", kContext},
@@ -165,6 +173,10 @@ class Docker final : public Recognizer {
   bool platform_sent_ = false;
   // The last docker oom event, to count a repeated one once.
   std::string last_oom_name_;
+  // A `docker events --format` with a template of its own: its rows follow.
+  uint64_t events_format_line_ = 0;
+  std::string events_container_;
+  static constexpr uint64_t kEventRows = 40;
   uint64_t last_oom_line_ = 0;
 
   void platform(const Line& line, FactSink& out) {
@@ -356,6 +368,13 @@ class Docker final : public Recognizer {
   // docker events, text and JSON.
   bool events(const Line& line, FactSink& out) {
     std::string_view s = line.text;
+    if (text::contains(s, "docker events") && text::contains(s, "--format") && !text::contains(s, "json")) {
+      events_format_line_ = line.number;
+      // "--filter container=NAME": the rows are that container's.
+      events_container_.clear();
+      if (auto v = text::after(s, "container=")) events_container_ = std::string(text::take_until(*v, " '\"").substr(0, 128));
+      return true;
+    }
     bool json = text::contains(s, "\"Action\":\"") || text::contains(s, "\"status\":\"");
     bool oom = false, die = false;
     std::string name;
@@ -381,6 +400,20 @@ class Docker final : public Recognizer {
       std::string_view head = text::trim(s.substr(0, p));
       size_t sp = head.find_last_of(" \t");
       name = std::string(head.substr(sp == std::string_view::npos ? 0 : sp + 1).substr(0, 12));
+    } else if (events_format_line_ && line.number > events_format_line_ && line.number <= events_format_line_ + kEventRows &&
+               !json) {
+      // `docker events --format '{{.Time}} {{.Action}} {{.Actor.Attributes.exitCode}}'`:
+      // the template's own words, one event a row ("1783852871 oom", "1783852871 die 137").
+      auto w = tokens(s, 16);
+      for (size_t i = 0; i < w.size(); ++i) {
+        if (w[i] == "oom") oom = true;
+        if (w[i] == "die") {
+          die = true;
+          if (i + 1 < w.size()) exit = text::parse_i64(w[i + 1]);
+        }
+      }
+      if (!oom && !die) return false;
+      name = events_container_;
     } else if (size_t t = s.find("TaskOOM event"); t != std::string_view::npos) {
       // containerd (the runtime under the kubelet and nerdctl): its CRI plugin
       // logs each task's OOM event; the container id by version
@@ -408,7 +441,7 @@ class Docker final : public Recognizer {
     }
     if (oom) {
       // docker repeats the event for one OOM (moby #27247): one fact per container and burst.
-      if (name == last_oom_name_ && line.number <= last_oom_line_ + 20) {
+      if (last_oom_line_ && name == last_oom_name_ && line.number <= last_oom_line_ + 20) {
         last_oom_line_ = line.number;
         return true;
       }
