@@ -711,7 +711,14 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
   if (p.cause == Cause::unknown || p.score < 0.25 || !p.cue) return std::nullopt;
   std::string where = p.cue->where.line ? " (line " + std::to_string(p.cue->where.line) + ")" : "";
   switch (p.cause) {
-    case Cause::model_load: why = "it failed while " + p.cue->detail + where + ": the model was loading"; break;
+    case Cause::model_load: {
+      // A model's weights, or the data a program reads in whole before its work (a file, a database, a log replayed).
+      const bool model = text::contains(p.cue->detail, "model") || text::contains(p.cue->detail, "weight") ||
+                         text::contains(p.cue->detail, "checkpoint") || text::contains(p.cue->detail, "tensor") ||
+                         text::contains(p.cue->detail, "engine") || text::contains(p.cue->detail, "quantiz") || p.cue->detail == "loading";
+      why = "it failed while " + p.cue->detail + where + (model ? ": the model was loading" : ": its data was loading, before the work itself");
+      break;
+    }
     case Cause::leak_or_accumulation: why = "it failed at " + p.cue->detail + where + ": what the run kept accumulated"; break;
     case Cause::kv_cache_context:
       why = text::contains(p.cue->detail, "max-size")

@@ -164,6 +164,10 @@ constexpr Cue kCues[] = {
     // file...", "Loading RDB produced by version 6.0.6").
     {"from aof file", Cause::model_load, 0.8f, "loading its data file at start-up"},
     {"loading rdb", Cause::model_load, 0.8f, "loading its data file at start-up"},
+    // A scanner or an index reading its databases at start (clamd's
+    // "Reading databases from /var/lib/clamav", a search engine's "loading index").
+    {"reading databases", Cause::model_load, 0.8f, "loading its databases at start-up"},
+    {"loading index", Cause::model_load, 0.7f, "loading its index at start-up"},
     {"restoring snapshot", Cause::model_load, 0.7f, "restoring a snapshot into memory"},
     {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
     {"init_model", Cause::model_load, 0.8f, "initialising the model"},
