@@ -839,7 +839,17 @@ std::optional<Cause> cause_from_allocator(const View& v, Why& why) {
     return f.kind == FactKind::memory_usage && text::starts_with(f.detail, "allocator (") && f.total && f.allocated &&
            *f.total >= kStrandedMin + *f.allocated && *f.total * 2 >= *f.allocated * 3;
   });
-  if (!a) return std::nullopt;
+  if (!a) {
+    // Without its figures: the allocator's arenas looked at and left uncapped,
+    // or carriers mostly empty (allocator_stats.cc). A lean.
+    const Fact* cue = v.first_context([](const Fact& f) {
+      return f.kind == FactKind::memory_usage && f.cause == Cause::fragmentation && text::starts_with(f.detail, "allocator retention: ");
+    });
+    if (!cue) return std::nullopt;
+    why = cue->detail.substr(21) + ": memory the allocator keeps after the program freed it (fragmentation), not live data";
+    why.strength = 0.55f;
+    return Cause::fragmentation;
+  }
   why = "the allocator held " + units::format_bytes(*a->total) + " while only " + units::format_bytes(*a->allocated) +
         " was in use (" + a->detail + "): freed memory stranded in its arenas (fragmentation), not live data";
   why.strength = 0.75f;

@@ -2148,5 +2148,33 @@ TEST(CauseMechanisms, ResidentSizeClimbingOverAFlatLiveHeapIsFragmentation) {
   EXPECT_EQ(growing.cause, Cause::leak_or_accumulation) << reason_text(growing);
 }
 
+// The allocator's retention without its figures (modelled on puma/puma#342
+// and vernemq/vernemq#501: glibc's arenas looked at and left uncapped, an
+// Erlang allocator's carriers mostly empty; our figures): fragmentation,
+// ahead of the resident size's growth. Capped arenas say nothing.
+TEST(CauseMechanisms, UncappedArenasOrEmptyCarriersAreFragmentation) {
+  const std::string growth =
+      "I, [2026-03-02T08:00:00] INFO -- memstat: rss=418MB\n"
+      "I, [2026-03-02T10:00:00] INFO -- memstat: rss=802MB\n"
+      "I, [2026-03-02T12:00:00] INFO -- memstat: rss=1240MB\n"
+      "I, [2026-03-02T14:00:00] INFO -- memstat: rss=1610MB\n";
+  const std::string kill =
+      "[88121.104412] Out of memory: Killed process 3107 (ruby) total-vm:2812220kB, anon-rss:1650212kB, file-rss:0kB, shmem-rss:0kB\n";
+  Diagnosis arenas = diagnose_text("$ echo MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-unset}\nMALLOC_ARENA_MAX=unset\n" + growth + kill);
+  EXPECT_EQ(arenas.layer, Layer::host_ram);
+  EXPECT_EQ(arenas.cause, Cause::fragmentation) << reason_text(arenas);
+  Diagnosis capped = diagnose_text("$ echo MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX\nMALLOC_ARENA_MAX=2\n" + growth + kill);
+  EXPECT_EQ(capped.cause, Cause::leak_or_accumulation) << reason_text(capped);
+  Diagnosis carriers = diagnose_text(
+      "   {mbcs_usage,0.0912},\n"
+      "[41122.220101] Out of memory: Killed process 2210 (beam.smp) total-vm:24412220kB, anon-rss:21650212kB, file-rss:0kB, shmem-rss:0kB\n");
+  EXPECT_EQ(carriers.layer, Layer::host_ram);
+  EXPECT_EQ(carriers.cause, Cause::fragmentation) << reason_text(carriers);
+  EXPECT_NE(diagnose_text("   {mbcs_usage,0.8412},\n"
+                          "[41122.220101] Out of memory: Killed process 2210 (beam.smp) total-vm:24412220kB, anon-rss:21650212kB, file-rss:0kB, shmem-rss:0kB\n")
+                .cause,
+            Cause::fragmentation);
+}
+
 }  // namespace
 }  // namespace aimem

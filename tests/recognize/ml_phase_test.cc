@@ -323,5 +323,20 @@ TEST(MlPhase, RedisReadingItsDataFileAtStartIsTheLoad) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// A scanner reading its databases at start is the load of its data, and
+// the reason says so rather than naming a model (modelled on
+// mailserver2/mailserver#63 and hestiacp/hestiacp#1840; our times).
+TEST(MlPhase, AScannerReadingItsDatabasesIsTheLoadOfItsData) {
+  Diagnosis d = test::diagnose_text(
+      "2024-05-02T03:11:31.771802+00:00 mail clamd[610]: Reading databases from /var/lib/clamav\n"
+      "[ 9120.331002] Out of memory: Killed process 610 (clamd) total-vm:1603384kB, anon-rss:1393116kB, file-rss:1044kB, shmem-rss:0kB\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+  ASSERT_FALSE(d.incidents.empty());
+  std::string reasons;
+  for (const auto& r : d.incidents[0].reasons) reasons += r + "\n";
+  EXPECT_NE(reasons.find("its data was loading"), std::string::npos) << reasons;
+}
+
 }  // namespace
 }  // namespace aimem

@@ -26,7 +26,15 @@
 //   An application's own key=value line with its allocator's heap and what is
 //   live in it ("mem: rss=11.48GB arena=10.83GB live=1.02GB", a managed
 //   runtime's "live=1706MB heap=3119MB"); the last one read is the latest.
+// Without figures, two signs of the same (a memory_usage fact, detail
+// "allocator retention: ...", cause fragmentation, once per input):
+//   $ echo MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-unset}      glibc's per-thread arenas looked at and
+//   MALLOC_ARENA_MAX=unset                                  not capped (any "=N" of 8 or less in the
+//                                                           input caps them: no sign)
+//      {mbcs_usage,0.0912},                                 an Erlang allocator's multiblock carriers
+//                                                           under 30% used (recon_alloc, crash dumps)
 // Figures only, never a failure: a gap alone is not an incident.
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -34,9 +42,12 @@
 #include "core/units.h"
 #include "recognize/families/families.h"
 #include "recognize/families/platform_util.h"
+#include "recognize/guards.h"
 
 namespace aimem {
 namespace {
+
+constexpr double kEmptyCarriers = 0.3;
 
 constexpr unsigned kCtx = kContext;
 
@@ -50,6 +61,8 @@ constexpr Pattern kPatterns[] = {
     {"used_memory_rss:", kCtx},
     {"arena=", kCtx},
     {"live=", kCtx},
+    {"MALLOC_ARENA_MAX", kCtx},
+    {"mbcs_usage", kCtx},
 };
 
 // The value after `key` followed by '=' or ':' (and blanks), as a size; bare
@@ -70,8 +83,52 @@ std::optional<uint64_t> value_of(std::string_view s, std::string_view key) {
 
 class AllocatorStats final : public Recognizer {
  public:
+  // Signs of memory an allocator keeps without its figures (once per
+  // input): glibc's per-thread arenas looked at and not capped
+  // (MALLOC_ARENA_MAX printed unset or empty, or counted; set to a small
+  // number it is capped and says nothing), and an Erlang allocator whose
+  // multiblock carriers are mostly empty ("{mbcs_usage,0.094}", under kEmptyCarriers).
+  // A memory_usage fact, detail "allocator retention: ...", cause fragmentation.
+  bool retention_cue(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::string what;
+    if (size_t p = s.find("MALLOC_ARENA_MAX"); p != std::string_view::npos) {
+      // Decided at the end of the input: a value anywhere ("MALLOC_ARENA_MAX=2") caps them.
+      if (guards::is_advice_line(s)) return true;
+      std::string_view after = s.substr(p + 16);
+      if (!after.empty() && after[0] == '=') {
+        auto n = text::parse_u64(after.substr(1));
+        if (n && *n <= 8) arenas_capped_ = true;
+      }
+      if (!arenas_at_) arenas_at_ = make_fact(line, FactKind::memory_usage, Family::runtime);
+      return true;
+    } else if (size_t q = s.find("mbcs_usage"); q != std::string_view::npos) {
+      std::string_view v = s.substr(q + 10);
+      while (!v.empty() && (v[0] == ',' || v[0] == ':' || v[0] == ' ' || v[0] == '=')) v.remove_prefix(1);
+      double usage = 1;
+      if (!v.empty() && v[0] == '0') usage = std::strtod(std::string(v.substr(0, 24)).c_str(), nullptr);
+      if (usage >= kEmptyCarriers) return true;
+      what = "Erlang's multiblock carriers mostly empty (mbcs_usage " + std::string(text::take_until(v, "}, ").substr(0, 8)) + ")";
+    } else {
+      return false;
+    }
+    retention(make_fact(line, FactKind::memory_usage, Family::runtime), what, out);
+    return true;
+  }
+  void retention(Fact f, const std::string& what, FactSink& out) {
+    if (retention_said_) return;
+    retention_said_ = true;
+    f.cause = Cause::fragmentation;
+    f.strength = 0.55f;
+    f.detail = "allocator retention: " + what;
+    out.add(std::move(f));
+  }
+  bool retention_said_ = false, arenas_capped_ = false;
+  std::optional<Fact> arenas_at_;
+
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (retention_cue(line, out)) return;
     if (text::contains(s, "Total (incl. mmap)")) {
       in_total_ = true;
       return;
@@ -122,6 +179,8 @@ class AllocatorStats final : public Recognizer {
   }
 
   void finish(FactSink& out) override {
+    if (arenas_at_ && !arenas_capped_)
+      retention(std::move(*arenas_at_), "glibc's per-thread malloc arenas, not capped (MALLOC_ARENA_MAX looked at and not set)", out);
     if (arenas_held_ && stats_at_) flush_malloc_stats(out);
     if (app_) {
       const uint64_t held = *app_->total, used = *app_->allocated;
