@@ -1012,7 +1012,13 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
       // over and a GiB at least, or a tenth of the device), yet could not
       // serve it in one piece.
       bool large = (ru >= 2 * req && ru >= static_cast<double>(units::GiB)) || ru >= 0.10 * total;
-      if (ru >= req && ru >= 256.0 * units::MiB && large) {
+      // A cache under a tenth of the device beside a series of figures
+      // that grew into the failure (memory_allocated climbing batch after
+      // batch): what filled the device is the growth; the series decides.
+      const bool grew = ru < 0.10 * total && v.any([](const Fact& f) {
+        return f.kind == FactKind::memory_usage && text::starts_with(f.detail, "growing ") && f.strength >= 0.7f;
+      });
+      if (ru >= req && ru >= 256.0 * units::MiB && large && !grew) {
         why = units::format_bytes(*unallocated) + " was reserved by PyTorch but unallocated, at least the " +
               units::format_bytes(static_cast<uint64_t>(req)) + " asked for (fragmentation)";
         // A cache barely larger than the request may be one large batch's

@@ -2176,5 +2176,43 @@ TEST(CauseMechanisms, UncappedArenasOrEmptyCarriersAreFragmentation) {
             Cause::fragmentation);
 }
 
+// The JVM's pools sampled by jcmd or jstat between runs in one long-lived
+// JVM (modelled on chipsalliance/firrtl#978 and JetBrains/SnaKt#54; our
+// figures): class metadata climbing run after run is the leak, not the cap.
+TEST(CauseMechanisms, AJvmPoolClimbingRunAfterRunIsTheLeakNotTheCap) {
+  const std::string oom = "[error] java.util.concurrent.ExecutionException: java.lang.OutOfMemoryError: Metaspace\n";
+  const std::string flag = "$ echo $SBT_OPTS\n-Xmx3G -XX:MaxMetaspaceSize=512m\n";
+  Diagnosis jcmd = diagnose_text(flag +
+                                 " Metaspace       used 171220K, capacity 176544K, committed 176760K, reserved 1210416K\n"
+                                 " Metaspace       used 342911K, capacity 350120K, committed 350352K, reserved 1380448K\n"
+                                 " Metaspace       used 511874K, capacity 517210K, committed 517776K, reserved 1548336K\n" + oom);
+  EXPECT_EQ(jcmd.layer, Layer::jvm_heap);
+  EXPECT_EQ(jcmd.cause, Cause::leak_or_accumulation) << reason_text(jcmd);
+  Diagnosis jstat = diagnose_text(flag + "  MC=118272.0K MU=114981.3K FGC=0\n  MC=209920.0K MU=205390.4K FGC=2\n"
+                                         "  MC=300032.0K MU=296042.2K FGC=4\n  MC=481280.0K MU=477655.8K FGC=15\n" + oom);
+  EXPECT_EQ(jstat.cause, Cause::leak_or_accumulation) << reason_text(jstat);
+  EXPECT_EQ(diagnose_text(flag + oom).cause, Cause::limit_too_low);
+}
+
+// PyTorch's unallocated cache under a tenth of the device beside
+// memory_allocated climbing batch after batch (modelled on
+// Lightning-AI/pytorch-lightning#8215: validation outputs kept on the
+// device; our figures): the growth decides, not the cache. Without the
+// series the same message stays fragmentation.
+TEST(CauseMechanisms, ASmallCacheBesideAllocatedMemoryClimbingIsTheGrowth) {
+  const std::string oom =
+      "RuntimeError: CUDA out of memory. Tried to allocate 256.00 MiB (GPU 0; 15.78 GiB total capacity; 11.24 GiB already allocated; "
+      "118.75 MiB free; 12.40 GiB reserved in total by PyTorch)\n";
+  Diagnosis grew = diagnose_text(
+      "[val batch 0] memory_allocated=6.02 GiB memory_reserved=7.30 GiB\n"
+      "[val batch 20] memory_allocated=7.13 GiB memory_reserved=8.35 GiB\n"
+      "[val batch 40] memory_allocated=8.05 GiB memory_reserved=9.20 GiB\n"
+      "[val batch 60] memory_allocated=9.96 GiB memory_reserved=11.12 GiB\n"
+      "[val batch 80] memory_allocated=11.20 GiB memory_reserved=12.38 GiB\n" + oom);
+  EXPECT_EQ(grew.layer, Layer::gpu_vram);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  EXPECT_EQ(diagnose_text(oom).cause, Cause::fragmentation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -153,6 +153,9 @@ constexpr Pattern kPatterns[] = {
     // the scan of a large log 30% slower (bench/diagnose_vs_grep.sh), as one
     // line in ten of a service log carries a size.
     {", [0-9]+ MiB", kRegex | kContext},
+    // The JVM's pools in KiB as jcmd and jstat print them ("Metaspace used 176302K, capacity ...",
+    // a loop's "MC=118272.0K MU=114981.3K").
+    {"(used|M[CU]|O[CU])[ =]+[0-9]{4,}(\\.[0-9]+)?K\\b", kRegex | kContext},
     // Collectors' heap after collection: JVM "301234K->...(2010112K)" pairs, Elasticsearch's "]->[".
     {"[0-9][KMG]->[0-9]+[KMG]\\([0-9]+[KMG]\\)", kRegex | kContext},
     {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
@@ -328,7 +331,11 @@ std::optional<double> first_size(std::string_view s, std::string_view* after) {
     if (v) {
       std::string_view unit = s.substr(num_end, s.size() - num_end - rest.size());
       if (!unit.empty() && unit[0] == ' ') unit.remove_prefix(1);
-      if (series_unit(unit)) {
+      // A bare "K" is KiB in the JVM's own figures ("used 176302K", jstat's
+      // "MU=114981.3K"), but a thousand in a count ("12K requests"): taken
+      // only after four digits or more.
+      const bool kib = unit == "K" && num_end - i >= 4;
+      if (series_unit(unit) || kib) {
         *after = rest;
         return static_cast<double>(*v);
       }
@@ -746,13 +753,14 @@ class MemorySeries final : public Recognizer {
   }
 
   // A figure's name, a blank, then a size with its unit: "cuda allocated
-  // 3.12 GiB", "rss 2.48GB". The name is the word (and the word before it, a
+  // 3.12 GiB", "rss 2.48GB", "Metaspace used 176302K". The name is the word (and the word before it, a
   // device or pool's: "cuda allocated"). Not a request ("Tried to allocate").
   bool word_then_size(const Line& line, const std::vector<std::string_view>& w) {
     if (text::icontains(line.text, "tried to") || text::icontains(line.text, "allocate ")) return false;
     for (size_t k = 0; k + 1 < w.size(); ++k) {
       std::string word = canonical(w[k]);
-      if (word != "allocated" && word != "reserved" && word != "rss" && word != "resident" && word != "inuse") continue;
+      // "used" too: the JVM's pools as jcmd prints them ("Metaspace used 176302K, capacity ...").
+      if (word != "allocated" && word != "reserved" && word != "rss" && word != "resident" && word != "inuse" && word != "used") continue;
       std::string_view rest;
       auto size = units::parse_log_size(text::trim_left(line.text.substr(static_cast<size_t>(w[k + 1].data() - line.text.data()))), &rest);
       if (!size || rest.size() == line.text.size()) continue;
