@@ -219,5 +219,32 @@ TEST(Docker, AnInspectTemplateOfFiguresGivesTheLimit) {
   EXPECT_EQ(*d.incidents[0].pool.limit_bytes, 2147483648u);
 }
 
+// After the twenty-sixth batch. Modelled on openvinotoolkit/openvino.genai#3195
+// ("Can not allocate", two words, from the Intel GPU plugin), pytorch/serve#3104
+// (TorchServe's notice capitalised) and ClickHouse/ClickHouse#31186 (a limit
+// that overflowed to a negative size); our figures.
+TEST(GenericAlloc, CanNotAllocateInTwoWordsIsAnAllocationFailure) {
+  Diagnosis d = test::diagnose_text(
+      "[GPU] ProgramBuilder build failed!\n"
+      "[CL ext] Can not allocate 4718592 bytes for USM Host. ptr: 0000000000000000, error: 0\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+}
+
+TEST(ExitStatus, TorchServesCapitalisedWorkerDeathIsUnknownNotNone) {
+  EXPECT_EQ(test::diagnose_text("2024-05-02T07:11:41,772 [INFO ] W-9000-clf_1.0-stdout MODEL_LOG - Backend worker process died.\n").layer,
+            Layer::unknown);
+}
+
+TEST(ClickHouse, ANegativeLimitIsABrokenSettingNotMemory) {
+  const char* refused =
+      "Code: 241. DB::Exception: Received from localhost:9000. DB::Exception: Memory limit (total) exceeded: would use 12.10 GiB "
+      "(attempt to allocate chunk of 4194304 bytes), maximum: -8.00 EiB. (MEMORY_LIMIT_EXCEEDED)\n";
+  Diagnosis d = test::diagnose_text(refused);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  std::string positive = refused;
+  positive.replace(positive.find("-8.00 EiB"), 9, "9.31 GiB");
+  EXPECT_EQ(test::diagnose_text(positive).layer, Layer::host_ram);
+}
+
 }  // namespace
 }  // namespace aimem

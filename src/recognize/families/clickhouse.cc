@@ -8,6 +8,8 @@
 //   ... Memory limit (for user) exceeded ...
 //   ... Memory limit (total) exceeded: would use 3.50 GiB (attempt to allocate chunk of 4360384 bytes), current RSS 3.21 GiB,
 //       maximum: 3.46 GiB. OvercommitTracker decision: Memory overcommit isn't used. ...   (23.x: RSS added)
+//   "..., maximum: -8.00 EiB" is an overflowed limit (max_server_memory_usage_to_ram_ratio past what
+//   the product holds): a not_memory_failure look-alike, every query refused whatever is free.
 //
 // The tracker is the server's own: "(total)" is max_server_memory_usage, by
 // default a share of the host's RAM (max_server_memory_usage_to_ram_ratio),
@@ -43,6 +45,19 @@ class ClickHouse final : public Recognizer {
     if (which != "total" && which != "for query" && which != "for user") return;
     if (last_ && line.number <= last_ + 30) return;  // the client and the server log print one refusal twice
     last_ = line.number;
+    // A negative maximum ("maximum: -8.00 EiB"): the limit itself overflowed
+    // (a ratio or a setting past what it holds), and every query is refused
+    // whatever memory is free: a broken setting, not memory.
+    if (auto v = text::after(scope, "maximum: "); v && text::starts_with(*v, "-")) {
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.8f;
+      f.process = "clickhouse-server";
+      f.detail = "ClickHouse's memory limit is negative (" + std::string(text::trim(text::take_until(*v, ":(")).substr(0, 16)) +
+                 "): an overflowed setting refuses every query, not memory";
+      out.add(std::move(f));
+      return;
+    }
     Fact f = make_fact(line, FactKind::host_alloc_failure, Family::runtime);
     f.layer = Layer::host_ram;
     f.strength = 0.8f;

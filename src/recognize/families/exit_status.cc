@@ -93,7 +93,7 @@ constexpr Pattern kPatterns[] = {
     {"*** HARAKIRI ON WORKER ", kCompanion},  // uWSGI's request timeout (harakiri = N), then SIGKILL
     {"fork rejected by pids controller", kCompanion},
     {"The kernel (for [^ ]+ )?appears to have died", kRegex | kCompanion},  // JupyterLab names the notebook
-    {"backend worker process died", kCompanion},                             // TorchServe
+    {"backend worker process died", kCaseless | kCompanion},                 // TorchServe
     {"pthread_create failed \\(EPERM\\)", kRegex | kCompanion},
     {" by signal", kCompanion},
     // A signal named after "signal": yarn's 'Command failed with signal "SIGKILL"', Node's
@@ -462,7 +462,7 @@ class ExitStatus final : public Recognizer {
       out.add(std::move(e));
       return true;
     }
-    if (text::contains(s, "backend worker process died")) {
+    if (text::icontains(s, "backend worker process died")) {
       // TorchServe's frontend losing its Python backend worker ("Backend
       // worker monitoring thread interrupted or backend worker process
       // died."): the worker is gone, and nothing here says why (a memory

@@ -10,7 +10,7 @@
 // Vocabulary (built from the training split of tests/fixtures/corpus, see its
 // README; every phrase matched case-insensitively):
 //   out of memory / out of device memory / ran out of memory / OutOfMemory / OUT_OF_MEMORY / OOM when allocating
-//   failed to allocate / could not allocate / unable to allocate / cannot allocate / can't allocate
+//   failed to allocate / could not allocate / unable to allocate / cannot allocate / can not allocate / can't allocate
 //   (each spelled out: a phrase inside a word, "t allocate" in "Cannot", is no phrase of its own)
 //   attempting to allocate (MLX's Metal allocator) / using all available RAM (Colab)
 //   allocation failed / alloc failed / ALLOC_FAILED / memory allocation of N bytes failed / bad_alloc
@@ -58,7 +58,7 @@ constexpr Pattern kPatterns[] = {
     {"out of (device|gpu|host|cpu|system|shared|video|graphics) memory", kCi | kCompanion},
     {"out_of_(device_|host_)?memory", kCi | kCompanion},
     {"oom when allocating", kCaseless},
-    {"(failed|unable|could ?n[o']?t|cannot|can't) (to )?allocate", kCi},
+    {"(failed|unable|could ?n[o']?t|can ?not|can't) (to )?allocate", kCi},
     {"(failed|unable|could ?n[o']?t|cannot|can't) (to )?reserve", kCi | kCompanion},  // with a size or "memory" after it (reserve_failed)
     {"alloc(ation)?[ _]failed", kCi},
     {"memory allocation of [0-9]+ bytes", kCi},
@@ -307,7 +307,7 @@ class GenericAlloc final : public Recognizer {
         "out_of_device_memory", "out_of_host_memory", "oom when allocating", "to allocate", "allocation failed",
         "alloc failed", "alloc_failed", "allocation_failed", "memory allocation of", "bad_alloc", "not enough",
         "insufficient", "exceeded", "exceeds", "exceed the", "memory exhausted", "enomem", "resource_exhausted",
-        "memoryerror", "cannot allocate", "can't allocate", "could not allocate", "couldn't allocate",
+        "memoryerror", "cannot allocate", "can not allocate", "can't allocate", "could not allocate", "couldn't allocate",
         "paging file is too small", "os error 1455", "killed signal terminated", "using all available ram",
         "kv cache is full", "memory allocation failure", "out of heap space", "cannot enlarge memory"};
     size_t best = std::string_view::npos;
