@@ -226,38 +226,36 @@ class OsLimits final : public Recognizer {
                       : fmt::format("the mapping count limit (vm.max_map_count {}): mmap failed for the number of areas, not memory", *map_count_);
       out.add(std::move(f));
     }
-    if (locked_failed_ && memlock_ && *memlock_ <= kSmallMemlock) {
-      Line at{memlock_text_, memlock_line_, {}, source_};
-      Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
-      f.layer = Layer::not_memory;
-      f.strength = 0.75f;
-      f.detail = fmt::format("the locked-memory limit (RLIMIT_MEMLOCK {} bytes) refusing pinned memory (io_uring, mlock, RDMA), not memory",
-                             *memlock_);
-      out.add(std::move(f));
-    }
+    if (locked_failed_ && memlock_ && *memlock_ <= kSmallMemlock)
+      look_alike(memlock_text_, memlock_line_, 0.75f,
+                 fmt::format("the locked-memory limit (RLIMIT_MEMLOCK {} bytes) refusing pinned memory (io_uring, mlock, RDMA), not memory",
+                             *memlock_),
+                 out);
     // Tasks at the kernel's pid limit (within 1%): fork's ENOMEM ("fork:
     // Cannot allocate memory") or a refused thread is the pid count's.
-    if ((enomem_ || thread_failed_) && pid_max_ && threads_ && *threads_ * 100 >= *pid_max_ * 99) {
-      Line at{pid_max_text_, pid_max_line_, {}, source_};
-      Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
-      f.layer = Layer::not_memory;
-      f.strength = 0.8f;
-      f.detail = fmt::format("the kernel's pid limit (kernel.pid_max {}, {} tasks): fork refused for the number of tasks, not memory",
-                             *pid_max_, *threads_);
-      out.add(std::move(f));
-      return;
-    }
+    if ((enomem_ || thread_failed_) && pid_max_ && threads_ && *threads_ * 100 >= *pid_max_ * 99)
+      return look_alike(pid_max_text_, pid_max_line_, 0.8f,
+                        fmt::format("the kernel's pid limit (kernel.pid_max {}, {} tasks): fork refused for the number of tasks, not memory",
+                                    *pid_max_, *threads_),
+                        out);
     // The count in use decides where it is shown; else a small limit does.
     if (thread_failed_ && nproc_ && *nproc_ > 0 && (threads_ ? *threads_ * 10 >= *nproc_ * 9 : *nproc_ <= kSmallNproc)) {
-      Line at{nproc_text_, nproc_line_, {}, source_};
-      Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
-      f.layer = Layer::not_memory;
-      f.strength = threads_ ? 0.8f : 0.65f;
       const char* which = nproc_is_pids_ ? "the container's task limit (pids limit" : "the per-user process limit (ulimit -u";
-      f.detail = threads_ ? fmt::format("{} {}, {} in use) refusing a new thread, not memory", which, *nproc_, *threads_)
-                          : fmt::format("{} {}) refusing a new thread, not memory", which, *nproc_);
-      out.add(std::move(f));
+      look_alike(nproc_text_, nproc_line_, threads_ ? 0.8f : 0.65f,
+                 threads_ ? fmt::format("{} {}, {} in use) refusing a new thread, not memory", which, *nproc_, *threads_)
+                          : fmt::format("{} {}) refusing a new thread, not memory", which, *nproc_),
+                 out);
     }
+  }
+
+  // One not_memory_failure fact at the line that showed the limit.
+  void look_alike(const std::string& text, uint64_t line, float strength, std::string detail, FactSink& out) const {
+    Line at{text, line, {}, source_};
+    Fact f = make_fact(at, FactKind::not_memory_failure, Family::runtime);
+    f.layer = Layer::not_memory;
+    f.strength = strength;
+    f.detail = std::move(detail);
+    out.add(std::move(f));
   }
 
  private:
