@@ -7,6 +7,7 @@
 
 #include <hs/hs.h>
 
+#include <atomic>
 #include <thread>
 
 #include <algorithm>
@@ -456,6 +457,11 @@ bool LineScanner::wants_whole(uint64_t size) const {
 // A large input whole in memory: gated on two threads, then scanned with the
 // full patterns where it matters. Memory stays bounded when it is a mapping:
 // the owner drops pages (release) as soon as they are read.
+//
+// The head is always scanned with the full patterns, and nothing there waits
+// for the gate: the calling thread scans it first while the helper gates,
+// then both take the rest of the gate's blocks from one counter, kChunk at a
+// time, so the two finish together whatever the head cost.
 bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t, void*), void* arg) {
   const char* base = input.data;
   const uint64_t size = input.size;
@@ -467,39 +473,56 @@ bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t,
   hs_scratch* proto = nullptr;
   if (hs_alloc_scratch(gate, &proto) != HS_SUCCESS) return false;
   auto drop = [&](uint64_t from, uint64_t to) { input.release(from, to); };
-  auto gate_blocks = [&](size_t b0, size_t b1, hs_scratch* scratch, bool report) {
-    uint64_t dropped_to = b0 * B;
-    for (size_t b = b0; b < b1; ++b) {
-      uint64_t start = b * B, len = std::min<uint64_t>(B, size - start);
-      // The next window's pages in one call rather than a fault per page.
-      if ((b - b0) % 8 == 0) input.prefetch(start, std::min<uint64_t>(8 * B, size - start));
-      // 64 bytes of the next block too: a word across the boundary still counts.
-      uint64_t ext = std::min<uint64_t>(len + 64, size - start);
-      hot[b] = hs_scan(gate, base + start, static_cast<unsigned>(ext), 0, scratch,
-                       [](unsigned, unsigned long long, unsigned long long, unsigned, void*) -> int { return 1; },
-                       nullptr) == HS_SCAN_TERMINATED;
-      newlines[b] = count_newlines(base + start, len);
-      if ((b + 1) % 8 == 0) {
-        drop(dropped_to, start);
-        dropped_to = start;
-        if (report && progress) progress((b + 1 - b0) * B * 2, arg);
+  constexpr size_t kChunk = 8;  // blocks taken at once: one prefetch, one release
+  std::atomic<size_t> next{0};
+  auto gate_blocks = [&](hs_scratch* scratch, bool report) {
+    for (size_t b0; (b0 = next.fetch_add(kChunk)) < nblocks;) {
+      const size_t b1 = std::min(nblocks, b0 + kChunk);
+      const uint64_t from = b0 * B, to = std::min<uint64_t>(b1 * B, size);
+      // The chunk's pages in one call rather than a fault per page.
+      input.prefetch(from, to - from);
+      for (size_t b = b0; b < b1; ++b) {
+        uint64_t start = b * B, len = std::min<uint64_t>(B, size - start);
+        // 64 bytes of the next block too: a word across the boundary still counts.
+        uint64_t ext = std::min<uint64_t>(len + 64, size - start);
+        hot[b] = hs_scan(gate, base + start, static_cast<unsigned>(ext), 0, scratch,
+                         [](unsigned, unsigned long long, unsigned long long, unsigned, void*) -> int { return 1; },
+                         nullptr) == HS_SCAN_TERMINATED;
+        newlines[b] = count_newlines(base + start, len);
       }
+      // The head's pages stay until its full scan is done (below).
+      if (to > kHead) drop(std::max(from, kHead), to);
+      if (report && progress) progress(std::min<uint64_t>(size, next.load() * B), arg);
     }
-    drop(dropped_to, std::min<uint64_t>(b1 * B, size));
   };
   hs_scratch* second = nullptr;
   hs_clone_scratch(proto, &second);
-  const size_t mid = nblocks / 2;
-  std::thread helper([&] { gate_blocks(mid, nblocks, second, false); });
-  gate_blocks(0, mid, proto, true);
+  std::thread helper([&] { gate_blocks(second, false); });
+  // The head with the full patterns, up to its last whole line.
+  uint64_t head_end = std::min(size, kHead);
+  if (head_end < size) {
+    const void* p = memrchr(base, '\n', head_end);
+    head_end = p ? static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1 : 0;
+  }
+  for (uint64_t pos = 0; pos < head_end;) {
+    uint64_t cut = std::min(head_end, pos + kBlock);
+    if (cut < head_end) {
+      const void* p = memrchr(base + pos, '\n', cut - pos);
+      if (p) cut = static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1;
+    }
+    scan_block(base + pos, cut - pos, cut == size);
+    pos = cut;
+  }
+  gate_blocks(proto, true);
   helper.join();
+  drop(0, std::min(size, kHead));
   hs_free_scratch(second);
   hs_free_scratch(proto);
 
-  // Regions for the full patterns: the head, and each hot block with its
-  // neighbours (the rest of a report, the settings just before a failure).
+  // Regions for the full patterns: each hot block with its neighbours (the
+  // rest of a report, the settings just before a failure), after the head.
   std::vector<std::pair<uint64_t, uint64_t>> regions;
-  regions.emplace_back(0, std::min(size, kHead));
+  regions.emplace_back(0, head_end);
   for (size_t b = 0; b < nblocks; ++b) {
     if (!hot[b]) continue;
     uint64_t a = b == 0 ? 0 : (b - 1) * B, e = std::min<uint64_t>(size, (b + 2) * B);
@@ -509,7 +532,7 @@ bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t,
   std::vector<uint64_t> before(nblocks + 1, 0);  // newlines before block b
   for (size_t b = 0; b < nblocks; ++b) before[b + 1] = before[b] + newlines[b];
 
-  uint64_t done_to = 0;
+  uint64_t done_to = head_end;
   for (auto [a, e] : regions) {
     if (a < done_to) a = done_to;
     if (a > 0) {  // start at a line start

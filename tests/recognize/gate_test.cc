@@ -17,7 +17,10 @@ TEST(Gate, CoversEveryFailurePattern) {
 }
 
 TEST(Gate, WordsAreLowerCaseAndShortList) {
-  EXPECT_LE(gate_words().size(), 32u);  // the gate must stay a small literal set
+  EXPECT_LE(gate_words().size(), 40u);  // the gate must stay a small literal set
+  // And at 33 or more: vectorscan picks a faster literal matcher for the
+  // set there (gate.cc; bench/diagnose_vs_grep.sh measures it).
+  EXPECT_GE(gate_words().size(), 33u);
   for (auto w : gate_words()) EXPECT_GE(w.size(), 3u) << w;
 }
 
