@@ -338,5 +338,19 @@ TEST(MlPhase, AScannerReadingItsDatabasesIsTheLoadOfItsData) {
   EXPECT_NE(reasons.find("its data was loading"), std::string::npos) << reasons;
 }
 
+// "epoch" as a setting's name in an arguments dump ("begin_epoch=0,
+// end_epoch=10", "epochs: 100") configures a run that may not have started;
+// the run printing its epoch is a step (modelled on apache/mxnet#4224 and a
+// Kafka broker's FETCH body, "current_leader_epoch=-1"; our values).
+TEST(MlPhase, AnEpochSettingIsNoStepButARunningEpochIs) {
+  const std::string oom =
+      "[11:42:09] src/storage/./pooled_storage_manager.h:79: cudaMalloc failed: out of memory\n";
+  EXPECT_TRUE(test::facts_of_kind("Called with argument: Namespace(begin_epoch=0, dataset='PascalVOC', end_epoch=10, gpus='0')\n" + oom,
+                                  FactKind::phase_serve)
+                  .empty());
+  EXPECT_TRUE(test::facts_of_kind("  epochs: 100\n" + oom, FactKind::phase_serve).empty());
+  EXPECT_FALSE(test::facts_of_kind("Epoch 3/10\n" + oom, FactKind::phase_serve).empty());
+}
+
 }  // namespace
 }  // namespace aimem

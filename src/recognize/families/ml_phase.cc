@@ -65,7 +65,11 @@ struct Cue {
   // or two words before it, with the same bounds as `workers`.
   // A constructor's frame (`ctor`) speaks only outside Python's own library:
   // subprocess.Popen's __init__ forks a process, it builds no model.
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name } setting = none;
+  // A word of the running work (`run_word`: "epoch") is a cue where the run
+  // prints it, not as a setting's name ("begin_epoch=0", "epochs=100",
+  // "epochs: 100" in an arguments dump): that configures a run that may not
+  // have started.
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -247,7 +251,7 @@ constexpr Cue kCues[] = {
     {"train_function", Cause::concurrency_batch, 0.8f, "a training step (Keras fit)"},
     {" - loss: ", Cause::concurrency_batch, 0.7f, "a training step (a progress line with its loss)"},
     {"_inner_training_loop", Cause::concurrency_batch, 0.8f, "a training step"},
-    {"epoch", Cause::concurrency_batch, 0.6f, "a training epoch"},
+    {"epoch", Cause::concurrency_batch, 0.6f, "a training epoch", Cue::run_word},
     {"batch_size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
     {"batch size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
     {"batch-size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
@@ -488,6 +492,13 @@ bool inside_other_word(std::string_view s, size_t at, std::string_view word) {
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
   if (kind == Cue::cxx_frame) return !text::contains(before, "atomic");
+  if (kind == Cue::run_word) {
+    std::string_view a = after;
+    const bool plural = !a.empty() && (a[0] == 's' || a[0] == 'S');
+    if (plural) a.remove_prefix(1);
+    a = text::trim_left(a);
+    return !(text::starts_with(a, "=") || (plural && text::starts_with(a, ":")));
+  }
   // The frame's function is the word itself: "in initialize", "in step"; not
   // "initialize_cache" (vLLM's KV cache), "initializer" or "step_scheduler".
   if (kind == Cue::frame_name) return after.empty() || after[0] == ' ' || after[0] == '\r';
