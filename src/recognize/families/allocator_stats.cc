@@ -34,7 +34,6 @@
 //      {mbcs_usage,0.0912},                                 an Erlang allocator's multiblock carriers
 //                                                           under 30% used (recon_alloc, crash dumps)
 // Figures only, never a failure: a gap alone is not an incident.
-#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -83,49 +82,6 @@ std::optional<uint64_t> value_of(std::string_view s, std::string_view key) {
 
 class AllocatorStats final : public Recognizer {
  public:
-  // Signs of memory an allocator keeps without its figures (once per
-  // input): glibc's per-thread arenas looked at and not capped
-  // (MALLOC_ARENA_MAX printed unset or empty, or counted; set to a small
-  // number it is capped and says nothing), and an Erlang allocator whose
-  // multiblock carriers are mostly empty ("{mbcs_usage,0.094}", under kEmptyCarriers).
-  // A memory_usage fact, detail "allocator retention: ...", cause fragmentation.
-  bool retention_cue(const Line& line, FactSink& out) {
-    std::string_view s = line.text;
-    std::string what;
-    if (size_t p = s.find("MALLOC_ARENA_MAX"); p != std::string_view::npos) {
-      // Decided at the end of the input: a value anywhere ("MALLOC_ARENA_MAX=2") caps them.
-      if (guards::is_advice_line(s)) return true;
-      std::string_view after = s.substr(p + 16);
-      if (!after.empty() && after[0] == '=') {
-        auto n = text::parse_u64(after.substr(1));
-        if (n && *n <= 8) arenas_capped_ = true;
-      }
-      if (!arenas_at_) arenas_at_ = make_fact(line, FactKind::memory_usage, Family::runtime);
-      return true;
-    } else if (size_t q = s.find("mbcs_usage"); q != std::string_view::npos) {
-      std::string_view v = s.substr(q + 10);
-      while (!v.empty() && (v[0] == ',' || v[0] == ':' || v[0] == ' ' || v[0] == '=')) v.remove_prefix(1);
-      double usage = 1;
-      if (!v.empty() && v[0] == '0') usage = std::strtod(std::string(v.substr(0, 24)).c_str(), nullptr);
-      if (usage >= kEmptyCarriers) return true;
-      what = "Erlang's multiblock carriers mostly empty (mbcs_usage " + std::string(text::take_until(v, "}, ").substr(0, 8)) + ")";
-    } else {
-      return false;
-    }
-    retention(make_fact(line, FactKind::memory_usage, Family::runtime), what, out);
-    return true;
-  }
-  void retention(Fact f, const std::string& what, FactSink& out) {
-    if (retention_said_) return;
-    retention_said_ = true;
-    f.cause = Cause::fragmentation;
-    f.strength = 0.55f;
-    f.detail = "allocator retention: " + what;
-    out.add(std::move(f));
-  }
-  bool retention_said_ = false, arenas_capped_ = false;
-  std::optional<Fact> arenas_at_;
-
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (retention_cue(line, out)) return;
@@ -189,6 +145,48 @@ class AllocatorStats final : public Recognizer {
   }
 
  private:
+  // Signs of memory an allocator keeps without its figures (once per
+  // input): glibc's per-thread arenas looked at and not capped
+  // (MALLOC_ARENA_MAX printed unset or empty, or counted; set to a small
+  // number it is capped and says nothing), and an Erlang allocator whose
+  // multiblock carriers are mostly empty ("{mbcs_usage,0.094}", under kEmptyCarriers).
+  // A memory_usage fact, detail "allocator retention: ...", cause fragmentation.
+  bool retention_cue(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::string what;
+    if (size_t p = s.find("MALLOC_ARENA_MAX"); p != std::string_view::npos) {
+      // Decided at the end of the input: a value anywhere ("MALLOC_ARENA_MAX=2") caps them.
+      if (guards::is_advice_line(s)) return true;
+      std::string_view after = s.substr(p + 16);
+      if (!after.empty() && after[0] == '=') {
+        auto n = text::parse_u64(after.substr(1));
+        if (n && *n <= 8) arenas_capped_ = true;
+      }
+      if (!arenas_at_) arenas_at_ = make_fact(line, FactKind::memory_usage, Family::runtime);
+      return true;
+    } else if (size_t q = s.find("mbcs_usage"); q != std::string_view::npos) {
+      std::string_view v = s.substr(q + 10);
+      while (!v.empty() && (v[0] == ',' || v[0] == ':' || v[0] == ' ' || v[0] == '=')) v.remove_prefix(1);
+      if (text::parse_double(v).value_or(1) >= kEmptyCarriers) return true;
+      what = "Erlang's multiblock carriers mostly empty (mbcs_usage " + std::string(text::take_until(v, "}, ").substr(0, 8)) + ")";
+    } else {
+      return false;
+    }
+    retention(make_fact(line, FactKind::memory_usage, Family::runtime), what, out);
+    return true;
+  }
+  void retention(Fact f, const std::string& what, FactSink& out) {
+    if (retention_said_) return;
+    retention_said_ = true;
+    f.cause = Cause::fragmentation;
+    f.strength = 0.55f;
+    f.detail = "allocator retention: " + what;
+    out.add(std::move(f));
+  }
+
+  bool retention_said_ = false, arenas_capped_ = false;
+  std::optional<Fact> arenas_at_;  // the first line that looked at MALLOC_ARENA_MAX
+
   void flush_malloc_stats(FactSink& out) {
     uint64_t held = total_held_ ? total_held_ : arenas_held_;
     uint64_t used = total_held_ ? total_used_ : arenas_used_;

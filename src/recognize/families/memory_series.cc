@@ -1082,17 +1082,15 @@ class MemorySeries final : public Recognizer {
     }
   }
 
-  // rss, rss_mb, "RSS": the process's resident size.
-  static bool resident_key(std::string_view key) {
-    std::string k = text::lower(key);
-    return k == "rss" || text::starts_with(k, "rss_") || text::starts_with(k, "rss ") || k == "memoryrss" || k == "memory_rss";
-  }
-  // heapUsed, go_heap_inuse_mb, malloc_inuse_mb, heap_inuse: live objects as the runtime counts them.
+ private:
+  // Keys as the series names them (canonical: lower case, separators and
+  // the unit dropped; "go_heap_inuse_mb" is "goheapinuse").
+  // rss, rss_mb, "RSS", memory_rss: the process's resident size.
+  static bool resident_key(std::string_view key) { return key == "rss" || key == "memoryrss"; }
+  // heapUsed, go_heap_inuse_mb, malloc_inuse_mb, HeapAlloc: live objects as the runtime counts them.
   static bool live_heap_key(std::string_view key) {
-    std::string k = text::lower(key);
-    // Keys as the series names them: separators and the unit dropped ("go_heap_inuse_mb" is "goheapinuse").
-    return text::contains(k, "heapused") || text::contains(k, "heapinuse") || text::contains(k, "mallocinuse") ||
-           text::contains(k, "heap_inuse") || text::contains(k, "heapalloc");
+    return text::contains(key, "heapused") || text::contains(key, "heapinuse") || text::contains(key, "mallocinuse") ||
+           text::contains(key, "heapalloc");
   }
   // A live-heap series of as many samples, its last within a quarter of its first.
   const Series* flat_heap_beside(const Series& grown) const {
@@ -1104,7 +1102,6 @@ class MemorySeries final : public Recognizer {
     return nullptr;
   }
 
- private:
   // A runtime warning of a leak in its own words (the first one in the
   // input): weaker than a series that shows the growth, it names the cause
   // the program itself suspects.

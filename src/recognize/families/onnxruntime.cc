@@ -78,15 +78,13 @@ std::string_view arena_name(std::string_view s) {
 
 class OnnxRuntime final : public Recognizer {
  public:
-  uint64_t size_mismatch_line_ = 0;
-
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (pending_ && line.number > pending_line_ + kHoldWindow) flush(out);
 
     if (auto p = s.find("CUDA failure 2: out of memory"); p != std::string_view::npos) return cuda_call(line, s, p, out);
     if (auto p = s.find("not enough space: expected "); p != std::string_view::npos && !guards::is_mention(s, p, 27)) {
-      if (line.number <= size_mismatch_line_ + kRepeatWindow && size_mismatch_line_) return;
+      if (size_mismatch_line_ && line.number <= size_mismatch_line_ + kRepeatWindow) return;
       size_mismatch_line_ = line.number;
       Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
       f.layer = Layer::not_memory;
@@ -110,6 +108,7 @@ class OnnxRuntime final : public Recognizer {
   void finish(FactSink& out) override { flush(out); }
 
  private:
+  uint64_t size_mismatch_line_ = 0;  // the last buffer-size mismatch reported
   // What the input said about the arenas and providers so far.
   Pool last_extended_ = Pool::unknown;     // "Extending BFCArena for X" (the arena that was growing)
   std::optional<uint64_t> last_extend_bytes_;
