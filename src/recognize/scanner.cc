@@ -504,15 +504,21 @@ bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t,
     const void* p = memrchr(base, '\n', head_end);
     head_end = p ? static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1 : 0;
   }
-  for (uint64_t pos = 0; pos < head_end;) {
-    uint64_t cut = std::min(head_end, pos + kBlock);
-    if (cut < head_end) {
-      const void* p = memrchr(base + pos, '\n', cut - pos);
-      if (p) cut = static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1;
+  // [from, to) with the full patterns, a block at a time cut at a line end;
+  // pages dropped as they are done unless the gate may still read them.
+  auto scan_range = [&](uint64_t from, uint64_t to, bool release) {
+    for (uint64_t pos = from; pos < to;) {
+      uint64_t cut = std::min(to, pos + kBlock);
+      if (cut < to) {
+        const void* p = memrchr(base + pos, '\n', cut - pos);
+        if (p) cut = static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1;
+      }
+      scan_block(base + pos, cut - pos, cut == size);
+      if (release) drop(pos, cut);
+      pos = cut;
     }
-    scan_block(base + pos, cut - pos, cut == size);
-    pos = cut;
-  }
+  };
+  scan_range(0, head_end, false);
   gate_blocks(proto, true);
   helper.join();
   drop(0, std::min(size, kHead));
@@ -548,17 +554,7 @@ bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t,
     if (e <= a) continue;
     const size_t ab = static_cast<size_t>(a / B);
     line_no_ = before[ab] + count_newlines(base + ab * B, a - ab * B);
-    uint64_t pos = a;
-    while (pos < e) {
-      uint64_t cut = std::min(e, pos + kBlock);
-      if (cut < e) {
-        const void* p = memrchr(base + pos, '\n', cut - pos);
-        if (p) cut = static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1;
-      }
-      scan_block(base + pos, cut - pos, cut == size);
-      drop(pos, cut);
-      pos = cut;
-    }
+    scan_range(a, e, true);
     done_to = e;
   }
   line_no_ = before[nblocks] + (size > 0 && base[size - 1] != '\n' ? 1 : 0);
