@@ -462,6 +462,48 @@ bool LineScanner::wants_whole(uint64_t size) const {
 // for the gate: the calling thread scans it first while the helper gates,
 // then both take the rest of the gate's blocks from one counter, kChunk at a
 // time, so the two finish together whatever the head cost.
+namespace {
+
+bool gate_hit(const hs_database* gate, const char* p, uint64_t n, hs_scratch* scratch) {
+  return hs_scan(gate, p, static_cast<unsigned>(n), 0, scratch,
+                 [](unsigned, unsigned long long, unsigned long long, unsigned, void*) -> int { return 1; },
+                 nullptr) == HS_SCAN_TERMINATED;
+}
+
+// A block is hot when a gate word starts in it or within the next block's
+// first kSeam bytes. Inside a chunk the gate reads those bytes in place;
+// across chunks it must not: the next chunk belongs to the other thread, which
+// may have released it already, and one byte read there maps its page again
+// (with the page cache's large folios, up to 2 MiB at a time) for the rest of
+// the run. Each chunk keeps copies of its edges instead, and the seams are
+// gated from the copies once both threads are done.
+class ChunkSeams {
+ public:
+  static constexpr uint64_t kSeam = 64;
+  explicit ChunkSeams(size_t chunks) : heads_(chunks * kSeam), tails_(chunks * kSeam) {}
+  // Chunk c's first and last kSeam bytes (a short chunk: what it has).
+  void keep(size_t c, const char* chunk, uint64_t len) {
+    const uint64_t n = std::min(kSeam, len);
+    std::memcpy(&heads_[c * kSeam], chunk, n);
+    std::memcpy(&tails_[c * kSeam + (kSeam - n)], chunk + len - n, n);
+  }
+  // Each chunk's last block is hot when a gate word crosses into the next chunk.
+  void mark(std::vector<uint8_t>& hot, size_t blocks_per_chunk, const hs_database* gate, hs_scratch* scratch) const {
+    for (size_t c = 0; c + 1 < heads_.size() / kSeam; ++c) {
+      char seam[2 * kSeam];
+      std::memcpy(seam, &tails_[c * kSeam], kSeam);
+      std::memcpy(seam + kSeam, &heads_[(c + 1) * kSeam], kSeam);
+      uint8_t& last = hot[(c + 1) * blocks_per_chunk - 1];
+      if (!last) last = gate_hit(gate, seam, sizeof seam, scratch);
+    }
+  }
+
+ private:
+  std::vector<char> heads_, tails_;
+};
+
+}  // namespace
+
 bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t, void*), void* arg) {
   const char* base = input.data;
   const uint64_t size = input.size;
@@ -474,6 +516,7 @@ bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t,
   if (hs_alloc_scratch(gate, &proto) != HS_SUCCESS) return false;
   auto drop = [&](uint64_t from, uint64_t to) { input.release(from, to); };
   constexpr size_t kChunk = 8;  // blocks taken at once: one prefetch, one release
+  ChunkSeams seams((nblocks + kChunk - 1) / kChunk);
   std::atomic<size_t> next{0};
   auto gate_blocks = [&](hs_scratch* scratch, bool report) {
     for (size_t b0; (b0 = next.fetch_add(kChunk)) < nblocks;) {
@@ -481,13 +524,11 @@ bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t,
       const uint64_t from = b0 * B, to = std::min<uint64_t>(b1 * B, size);
       // The chunk's pages in one call rather than a fault per page.
       input.prefetch(from, to - from);
+      seams.keep(b0 / kChunk, base + from, to - from);
       for (size_t b = b0; b < b1; ++b) {
         uint64_t start = b * B, len = std::min<uint64_t>(B, size - start);
-        // 64 bytes of the next block too: a word across the boundary still counts.
-        uint64_t ext = std::min<uint64_t>(len + 64, size - start);
-        hot[b] = hs_scan(gate, base + start, static_cast<unsigned>(ext), 0, scratch,
-                         [](unsigned, unsigned long long, unsigned long long, unsigned, void*) -> int { return 1; },
-                         nullptr) == HS_SCAN_TERMINATED;
+        uint64_t ext = b + 1 < b1 ? std::min<uint64_t>(len + ChunkSeams::kSeam, size - start) : len;
+        hot[b] = gate_hit(gate, base + start, ext, scratch);
         newlines[b] = count_newlines(base + start, len);
       }
       // The head's pages stay until its full scan is done (below).
@@ -521,6 +562,7 @@ bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t,
   scan_range(0, head_end, false);
   gate_blocks(proto, true);
   helper.join();
+  seams.mark(hot, kChunk, gate, proto);
   drop(0, std::min(size, kHead));
   hs_free_scratch(second);
   hs_free_scratch(proto);
