@@ -1192,6 +1192,43 @@ TEST(CauseMechanisms, OneAllocationTheSizeOfTheMachineIsTheWorksSize) {
 }
 
 
+// A request under half the machine that fails because little was available:
+// the machine could hold it; what was not available was held elsewhere, and
+// a failed request is always more than what was free. Not the work's size
+// (modelled on a Jupyter kernel asking numpy for 28.6 GiB on a 62 GiB host
+// while an idle kernel of another notebook held 45 GiB, the twenty-seventh
+// blind batch's yb-039; figures ours). Half the machine still is.
+TEST(CauseMechanisms, ARequestTheMachineCouldHoldIsNotTheWorksSize) {
+  const std::string freeg = "$ free -g\n              total        used        free      shared  buff/cache   available\n"
+                            "Mem:             62          49          11           0           1          12\n";
+  Diagnosis d = diagnose_text(freeg + "MemoryError: Unable to allocate 24.0 GiB for an array with shape (53687, 60000) and data type float64\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_NE(d.cause, Cause::concurrency_batch) << d.incidents[0].reasons.back();
+  EXPECT_LT(d.confidence, 0.8);
+  Diagnosis half = diagnose_text(freeg + "MemoryError: Unable to allocate 32.0 GiB for an array with shape (71583, 60000) and data type float64\n");
+  EXPECT_EQ(half.cause, Cause::concurrency_batch);
+}
+
+// One JVM request that is a tenth to a half of its pool is a lean, never
+// sure: the pool may have been nearly full before it (Netty refusing one 16
+// MiB chunk at 116 of 128 MiB of direct memory, modelled on the
+// twenty-seventh blind batch's yc-003; figures ours). Half the pool or more
+// is plainly oversized.
+TEST(CauseMechanisms, AJvmRequestUnderHalfItsPoolIsALean) {
+  auto netty = [](uint64_t request, uint64_t used) {
+    return "io.netty.util.internal.OutOfDirectMemoryError: failed to allocate " + std::to_string(request) +
+           " byte(s) of direct memory (used: " + std::to_string(used) + ", max: 134217728)\n"
+           "\tat io.netty.util.internal.PlatformDependent.incrementMemoryCounter(PlatformDependent.java:802)\n";
+  };
+  Diagnosis chunk = diagnose_text(netty(16777216, 121634816));
+  EXPECT_EQ(chunk.layer, Layer::jvm_heap);
+  EXPECT_LT(chunk.confidence, 0.8) << chunk.incidents[0].reasons.back();
+  Diagnosis big = diagnose_text(netty(83886080, 33554432));
+  EXPECT_EQ(big.layer, Layer::jvm_heap);
+  EXPECT_EQ(big.cause, Cause::concurrency_batch);
+  EXPECT_GE(big.confidence, 0.8);
+}
+
 // `make -j` with no number runs every ready job at once (modelled on an
 // mkl-dnn build on an 8-core, 7.7 GiB machine; ours): parallel compiles. A
 // small bounded -j is not that.
@@ -1686,9 +1723,11 @@ TEST(CauseMechanisms, MetaspaceAfterJobAfterJobIsAClassLoaderLeak) {
 TEST(CauseMechanisms, AFigureNamedInWordsBeforeItsSizeIsASeries) {
   std::string log;
   int n = 1;
-  for (const char* gib : {"3.12", "3.96", "5.01", "6.06", "7.11"})
-    log += "engine - INFO - voice 'v" + std::to_string(n++) + ".wav': prepared (cache entries: " + std::to_string(n * 5) +
+  for (const char* gib : {"3.12", "3.96", "5.01", "6.06", "7.11"}) {
+    const int voice = n++;
+    log += "engine - INFO - voice 'v" + std::to_string(voice) + ".wav': prepared (cache entries: " + std::to_string(n * 5) +
            "), cuda allocated " + gib + " GiB\n";
+  }
   log +=
       "server - ERROR - TTS generation failed: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 has a total capacity of 7.63 "
       "GiB of which 41.06 MiB is free. Including non-PyTorch memory, this process has 7.58 GiB memory in use. Of the allocated memory "
