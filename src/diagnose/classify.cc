@@ -768,9 +768,10 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
     return Cause::concurrency_batch;
   }
   if (s->cause == Cause::fragmentation) {
-    why = "the resident size grew " + std::string(until) + " while the runtime's live heap stayed flat (" + s->detail.substr(8) +
-          "): the native allocator held what the program had freed";
-    why.strength = 0.6f;
+    why = "the resident size grew " + std::string(until) + " while the runtime's live heap stayed flat (" +
+          s->detail.substr(s->detail.find(' ') + 1) + "): the native allocator held what the program had freed";
+    // A climb of a few samples ("rising") is a lean, as for a leak.
+    why.strength = text::starts_with(s->detail, "rising ") ? 0.55f : 0.6f;
     return Cause::fragmentation;
   }
   why = "usage grew steadily " + std::string(until);

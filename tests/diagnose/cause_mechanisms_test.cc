@@ -4,7 +4,10 @@
 // the arithmetic turns on and the verdict must change with it.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "support/test_support.h"
 
@@ -2185,6 +2188,99 @@ TEST(CauseMechanisms, ResidentSizeClimbingOverAFlatLiveHeapIsFragmentation) {
   Diagnosis growing = diagnose_text(log("growing"));
   EXPECT_EQ(growing.layer, Layer::container_limit);
   EXPECT_EQ(growing.cause, Cause::leak_or_accumulation) << reason_text(growing);
+}
+
+// Figures an API names in bytes, bare: Go's runtime.MemStats as expvar's
+// /debug/vars prints them (modelled on the twenty-seventh blind batch's
+// yc-023, its source in the corpus: a service whose HeapSys and HeapIdle
+// climb while HeapAlloc stays flat, then the container is OOM-killed; our
+// figures) is the runtime holding what the program freed; with HeapAlloc
+// climbing too, accumulation. Netty's usedDirectMemory climbing run after
+// run to the JVM's "Direct buffer memory" (modelled on yc-004, an sbt
+// session re-running its tests; ours) is accumulation.
+TEST(CauseMechanisms, GoMemStatsAndUsedMemoryCountersAreSeriesInBytes) {
+  auto go = [](bool live_grows) {
+    std::string out = "$ docker run -d --name embedsvc -m 2g registry.local/embedsvc:1.4\n";
+    const char* sys[] = {"1197473792", "1585446912", "1890582528"};
+    const char* idle[] = {"851443712", "1233125376", "1541406720"};
+    for (int i = 0; i < 3; ++i)
+      out += std::string("{\"HeapAlloc\":") + (live_grows ? std::to_string(301989888 + i * 402653184LL) : std::to_string(301989888 + i * 3000000)) +
+             ",\"HeapIdle\":" + idle[i] + ",\"HeapSys\":" + sys[i] + ",\"NumGC\":" + std::to_string(1400 + i * 1450) + "}\n";
+    return out + "$ docker inspect embedsvc --format '{{.State.Status}} exit={{.State.ExitCode}} oomkilled={{.State.OOMKilled}}'\n"
+                 "exited exit=137 oomkilled=true\n";
+  };
+  Diagnosis flat = diagnose_text(go(false));
+  EXPECT_EQ(flat.layer, Layer::container_limit);
+  EXPECT_EQ(flat.cause, Cause::fragmentation) << reason_text(flat);
+  EXPECT_NE(reason_text(flat).find("MiB"), std::string::npos) << "MemStats figures are bytes: " << reason_text(flat);
+  Diagnosis growing = diagnose_text(go(true));
+  EXPECT_EQ(growing.cause, Cause::leak_or_accumulation) << reason_text(growing);
+  // Logged after a message word ("msg=memstats HeapAlloc=..."), HeapInuse
+  // (whole spans: the objects and the gaps between them) climbing a few
+  // samples over a flat HeapAlloc (modelled on golang/go#18896, the corpus's
+  // mc-037; our figures): the spans held, not the objects: a lean.
+  std::string spans = "$ systemctl show indexer.service -p MemoryLimit\nMemoryLimit=4294967296\n";
+  const char* inuse[] = {"3251712000", "3692597248", "3950247936"};
+  for (int i = 0; i < 3; ++i)
+    spans += "Mar 02 0" + std::to_string(3 + i) + ":46:17 idx-03 indexer[1187]: level=info msg=memstats HeapAlloc=" +
+             std::to_string(1289361408 + i * 6000000) + " HeapInuse=" + inuse[i] + "\n";
+  spans += "Mar 02 06:19:43 idx-03 kernel: Memory cgroup out of memory: Kill process 1187 (indexer) score 1004 or sacrifice child\n"
+           "Mar 02 06:19:43 idx-03 kernel: Killed process 1187 (indexer) total-vm:5312004kB, anon-rss:4190032kB, file-rss:3360kB, shmem-rss:0kB\n";
+  Diagnosis span = diagnose_text(spans);
+  EXPECT_EQ(span.layer, Layer::container_limit);
+  EXPECT_EQ(span.cause, Cause::fragmentation) << reason_text(span);
+  EXPECT_NE(reason_text(span).find("(heapinuse from"), std::string::npos) << reason_text(span);
+  EXPECT_LT(span.confidence, 0.8);
+
+  std::string netty;
+  for (int run = 1; run <= 3; ++run)
+    netty += "sbt:svc> test\n[info] All tests passed.\n[debug] PooledByteBufAllocatorMetric(usedHeapMemory: 0; usedDirectMemory: " +
+             std::to_string(run * 268435456LL) + "; numDirectArenas: 16; chunkSize: 16777216)\n";
+  netty += "sbt:svc> test\njava.lang.OutOfMemoryError: Direct buffer memory\n\tat java.base/java.nio.Bits.reserveMemory(Bits.java:175)\n";
+  Diagnosis direct = diagnose_text(netty);
+  EXPECT_EQ(direct.layer, Layer::jvm_heap);
+  EXPECT_EQ(direct.cause, Cause::leak_or_accumulation) << reason_text(direct);
+}
+
+// Runtimes' own memory reports, in the shapes their documentation prints,
+// climbing to a kill (figures ours): Python's tracemalloc example ("Current
+// memory usage is ...MB; Peak was ...MB"), the JVM's MemoryUsage.toString(),
+// dotnet-counters' "GC Heap Size (MB)" row, Go's printMemUsage ("Alloc = N
+// MiB\tTotalAlloc = ..."), and a PyTorch call printed with its result
+// ("torch.cuda.memory_allocated()=N"). Each is a series that grew: a leak.
+// The same lines flat are no series.
+TEST(CauseMechanisms, RuntimesOwnMemoryReportsAreSeries) {
+  const std::string kill =
+      "[88121.104412] Out of memory: Killed process 3107 (app) total-vm:9812220kB, anon-rss:7650212kB, file-rss:0kB, shmem-rss:0kB\n";
+  const double grow[] = {1.1, 2.3, 3.9, 5.6, 7.2}, flat[] = {5.1, 5.0, 5.2, 5.1, 5.1};
+  auto series = [&](const double* gib, const std::function<std::string(double)>& line) {
+    std::string out;
+    for (int i = 0; i < 5; ++i) out += line(gib[i]);
+    return out + kill;
+  };
+  const std::vector<std::pair<std::string, std::function<std::string(double)>>> shapes = {
+      {"tracemalloc", [](double g) { return "Current memory usage is " + std::to_string(g * 1024) + "MB; Peak was 9000.0MB\n"; }},
+      {"MemoryUsage", [](double g) {
+         const long long b = static_cast<long long>(g * 1073741824.0);
+         return "heap usage: init = 268435456(262144K) used = " + std::to_string(b) + "(" + std::to_string(b / 1024) + "K) committed = " +
+                std::to_string(b + 4096) + "(" + std::to_string(b / 1024 + 4) + "K) max = 8589934592(8388608K)\n";
+       }},
+      {"dotnet-counters", [](double g) {
+         return "[System.Runtime]\n    GC Heap Size (MB)                                  " + std::to_string(static_cast<int>(g * 1024)) + "\n";
+       }},
+      {"printMemUsage", [](double g) {
+         return "Alloc = " + std::to_string(static_cast<int>(g * 1024)) + " MiB\tTotalAlloc = 99999 MiB\tSys = 9000 MiB\tNumGC = 12\n";
+       }},
+      {"torch call", [](double g) {
+         return "step 100 torch.cuda.memory_allocated()=" + std::to_string(static_cast<long long>(g * 1073741824.0)) + "\n";
+       }},
+  };
+  for (const auto& [name, line] : shapes) {
+    Diagnosis d = diagnose_text(series(grow, line));
+    EXPECT_EQ(d.layer, Layer::host_ram) << name;
+    EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << name << ": " << reason_text(d);
+    EXPECT_NE(diagnose_text(series(flat, line)).cause, Cause::leak_or_accumulation) << name;
+  }
 }
 
 // The allocator's retention without its figures (modelled on puma/puma#342

@@ -131,7 +131,7 @@ constexpr Pattern kPatterns[] = {
     {"^\\s*[0-9]+\\s+[a-z_][a-z0-9_.+-]*\\s+(rt|-?[0-9]+)\\s+-?[0-9]+\\s+[0-9.]+[kmgt]?\\s+[0-9.]+[kmgt]?\\s", kRegex | kContext},
     // Tables with a memory column named with its unit, a heading naming one, and rows that start with a time.
     {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
-    {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)\\s*[=:]", kCi},
+    {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)(\\(\\))?\\s*[=:]", kCi},
     {"Memory\\.[A-Za-z]+\\.Used(\"|\\s*[=:])", kRegex | kContext},
     {"(allocated|reserved|resident) [0-9.]+ ?[KMGT]i?B", kRegex | kContext},  // "cuda allocated 3.12 GiB"
     // A Prometheus range query as promtool prints it: the series' labels, then "value @[time]" rows.
@@ -166,7 +166,7 @@ constexpr Pattern kPatterns[] = {
     {"Message queue length: [0-9]{7,}", kRegex | kContext},  // an Erlang crash dump's undrained mailbox
     {"^\\S+ +[0-9]+ +\\S+ +[0-9]+ +[0-9][0-9,.]* K\\s*$", kRegex | kContext},  // a tasklist row
     {"free -", kContext},
-    {"(rss|heap_?used|heap_?total|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
+    {"(rss|heap_?(used|total|alloc|inuse|sys|idle)|used_?[a-z]{0,12}_?memory|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
     // A memory figure after a blank, with its unit ("rss 3.31GB", "container_rss 22.4G"): no
     // name=value to read, so the line's shape makes the series.
@@ -186,6 +186,10 @@ constexpr Pattern kPatterns[] = {
     // "current:" figure with its unit ("Memory info of GPU ...: current: 0.15 GB, peak: 2.52 GB").
     {"(mem|rss|heap|alloc|resident)[a-z_]*(bytes|mib|mb|gib|gb)\\s*[=:]\\s*\"?[0-9]", kCi},
     {"\\bcurrent\\s*[=:]\\s*[0-9.]+ ?[KMGT]i?B", kCi},
+    // Runtimes' own reports (runtime_report): tracemalloc's example, the JVM's MemoryUsage, dotnet-counters.
+    {"memory usage is [0-9.]+ ?[KMGT]i?B", kCi},
+    {"\\) used = [0-9]+\\(", kRegex | kContext},
+    {"(GC Heap Size|Working Set) \\(MB\\) +[0-9]", kRegex | kContext},
     // A name with its unit in parentheses ("MU(KB)=118204", jstat's column printed by a loop).
     {"[A-Za-z_] ?\\((KB|MB|GB|KiB|MiB|GiB|kB|bytes)\\) ?[=:] ?[0-9]", kRegex | kContext},
     // A name that names memory, then a figure with its unit ("heap_inuse=1.38GB", "mem_alloc: 612MB").
@@ -293,6 +297,15 @@ std::string canonical(std::string_view k) {
   return out;
 }
 
+// Keys whose bare figures are bytes by the API that names them: Go's
+// runtime.MemStats (HeapAlloc, HeapInuse: live objects; HeapSys, HeapIdle:
+// what the runtime holds from the system), and a "used ... memory" counter
+// (Redis INFO's used_memory, Netty's usedDirectMemory / usedHeapMemory).
+bool bytes_key(std::string_view k) {
+  return k == "heapalloc" || k == "heapinuse" || k == "heapsys" || k == "heapidle" ||
+         (k.size() <= 24 && k.starts_with("used") && k.ends_with("memory"));
+}
+
 bool known_key(std::string_view k) {
   // Threads and goroutines too: each holds a stack, and a count that only
   // climbs is a leak of them ("unable to create native thread").
@@ -302,10 +315,13 @@ bool known_key(std::string_view k) {
                                                 "footprint",
                                                 // GPU pools as frameworks log them: CuPy's mempool used_bytes,
                                                 // torch.cuda.memory_allocated() / memory_reserved() printed per step.
-                                                "usedbytes", "memoryallocated", "memoryreserved", "allocatedbytes"};
+                                                "usedbytes", "memoryallocated", "memoryreserved", "allocatedbytes",
+                                                // Go's runtime.MemStats.Alloc as the common printMemUsage prints it
+                                                // ("Alloc = 1126 MiB\tTotalAlloc = ...": TotalAlloc only climbs, and is not read).
+                                                "alloc"};
   for (auto w : kKnown)
     if (k == w) return true;
-  return false;
+  return bytes_key(k);
 }
 
 // Units a template series accepts: no bare "k", "K", "B" or "T" ("10k
@@ -505,22 +521,69 @@ class MemorySeries final : public Recognizer {
     if (columns_.on_line(line, [this](const std::string& key, double value, bool bytes, const Line& l) { add(key, value, bytes, l); }))
       return;
     if (table(line)) return;
-    std::string_view s = line.text;
     if (leak_warning(line, out)) return;
-    if (auto avail = text::after(s, "mem avail: ")) {  // earlyoom: "mem avail: 11208 of 15923 MiB (70 %)"
-      std::string_view rest;
-      auto a = text::parse_u64(text::trim(*avail), &rest);
-      auto total = text::after(rest, " of ");
-      auto t = total ? text::parse_u64(*total) : std::nullopt;
-      if (a && t && *t >= *a) add("host used (earlyoom's mem avail)", static_cast<double>(*t - *a) * 1048576.0, true, line);
-      // earlyoom up to 1.1 prints no total: "mem avail: 6921 MiB (88 %)", the share used is the series.
-      if (a && !total && text::starts_with(text::trim_left(rest), "MiB (")) {
-        auto pct = text::parse_double(text::trim_left(text::trim_left(rest).substr(5)));
-        if (pct && *pct >= 0 && *pct <= 100) add("host used share (earlyoom's mem avail)", 100.0 - *pct, false, line);
-      }
-      return;
-    }
+    if (earlyoom_avail(line)) return;
     if (json_metrics(line) || prometheus_rows(line) || heroku_measure(line) || counter_csv_row(line) || tasklist_row(line)) return;
+    if (runtime_report(line)) return;
+    const int found = name_value_pairs(line);
+    if (found == 0 && (goroutine(line) || size_then_key(line) || unit_key_then_figure(line))) return;
+    if (found == 0) template_series(line);
+  }
+
+ private:
+  // earlyoom: "mem avail: 11208 of 15923 MiB (70 %)".
+  bool earlyoom_avail(const Line& line) {
+    auto avail = text::after(line.text, "mem avail: ");
+    if (!avail) return false;
+    std::string_view rest;
+    auto a = text::parse_u64(text::trim(*avail), &rest);
+    auto total = text::after(rest, " of ");
+    auto t = total ? text::parse_u64(*total) : std::nullopt;
+    if (a && t && *t >= *a) add("host used (earlyoom's mem avail)", static_cast<double>(*t - *a) * 1048576.0, true, line);
+    // earlyoom up to 1.1 prints no total: "mem avail: 6921 MiB (88 %)", the share used is the series.
+    if (a && !total && text::starts_with(text::trim_left(rest), "MiB (")) {
+      auto pct = text::parse_double(text::trim_left(text::trim_left(rest).substr(5)));
+      if (pct && *pct >= 0 && *pct <= 100) add("host used share (earlyoom's mem avail)", 100.0 - *pct, false, line);
+    }
+    return true;
+  }
+
+  // Runtimes' own reports, in the shapes their documentation prints:
+  //   Python's tracemalloc example: "Current memory usage is 1126.4MB; Peak was 1239.0MB"
+  //   the JVM's MemoryUsage.toString(): "init = 268435456(262144K) used = 1181116006(1153433K) committed = ..."
+  //     (after "Heap"/"heap usage:", or a non-heap pool's name)
+  //   dotnet-counters: "    GC Heap Size (MB)      1,126", "    Working Set (MB)    1,402"
+  bool runtime_report(const Line& line) {
+    std::string_view s = line.text;
+    if (auto v = text::after(s, "memory usage is ")) {
+      if (auto size = units::parse_log_size(*v)) add("memory", static_cast<double>(*size), true, line);
+      return true;
+    }
+    if (auto used = text::after(s, ") used = "); used && text::contains(s, "init = ") && text::contains(s, "committed = ")) {
+      auto n = text::parse_double(*used);
+      if (!n || *n < 0) return true;
+      std::string_view pool = text::trim(text::take_until(s, "init = "));
+      bool other = text::icontains(pool, "non") || text::icontains(pool, "metaspace") || text::icontains(pool, "code");
+      add(other ? "jvm non-heap used" : "heapused", *n, true, line);
+      return true;
+    }
+    for (std::string_view name : {"GC Heap Size (MB)", "Working Set (MB)"}) {
+      auto v = text::after(s, name);
+      if (!v) continue;
+      std::string digits;
+      for (char c : text::trim(*v))
+        if (c != ',') digits += c;
+      std::string_view rest;
+      auto n = text::parse_double(digits, &rest);
+      if (n && rest.empty() && *n >= 0) add(name[0] == 'G' ? "heapused" : "rss", *n * 1048576.0, true, line);
+      return true;
+    }
+    return false;
+  }
+
+  // name=value and name: value pairs, up to twelve in a line; how many were read.
+  int name_value_pairs(const Line& line) {
+    std::string_view s = line.text;
     size_t i = 0;
     int found = 0;
     while (i < s.size() && found < 12) {
@@ -530,6 +593,8 @@ class MemorySeries final : public Recognizer {
       // The key: letters, '_' and one inner blank before the separator, quotes allowed.
       size_t e = sep;
       while (e > 0 && (s[e - 1] == '"' || s[e - 1] == '\'' || s[e - 1] == ' ')) --e;
+      // A call printed with its result: "torch.cuda.memory_allocated()=1181116006".
+      if (e > 2 && s[e - 1] == ')' && s[e - 2] == '(') e -= 2;
       // A unit in parentheses after the name ("MU(KB)=118204", "RSS (MB): 412"):
       // a size, whatever the name.
       double paren_unit = 0;
@@ -583,7 +648,8 @@ class MemorySeries final : public Recognizer {
       }
       // "memory usage" may end a longer phrase ("Current memory usage").
       if (paren_unit == 0 && !known_key(key) && !(key.size() > 4 && key.ends_with("used") && key != "memoryused")) {
-        for (auto tail : {"memoryusage", "memoryused", "memorytotal", "rss", "heapused", "threads", "goroutines"})
+        for (auto tail : {"memoryusage", "memoryused", "memorytotal", "rss", "heapused", "threads", "goroutines", "heapalloc", "heapinuse",
+                          "heapsys", "heapidle"})
           if (key.size() > std::string_view(tail).size() && key.ends_with(tail)) key = canonical(tail);
         // "mem" only as a word of its own ("running mem=611M", "gpu_mem"), not
         // the end of another ("shmem:" in the kernel's Mem-Info).
@@ -613,13 +679,16 @@ class MemorySeries final : public Recognizer {
       } else if (key_unit > 0) {
         value *= key_unit;
         bytes = true;
+      } else if (bytes_key(key)) {
+        bytes = true;
       }
       add(key, value, bytes, line);
       ++found;
     }
-    if (found == 0 && (goroutine(line) || size_then_key(line) || unit_key_then_figure(line))) return;
-    if (found == 0) template_series(line);
+    return found;
   }
+
+ public:
 
   // Heroku's log-runtime-metrics: "measure=memory_total val=214.31 units=MB"
   // (the newer "sample#memory_total=214.31MB" is a name=size pair the key
@@ -1072,7 +1141,7 @@ class MemorySeries final : public Recognizer {
       // live objects (a heap-in-use key of the same lines) stayed flat: what
       // grew is held by the native allocator (glibc's arenas, freed memory
       // not returned), not by the program's objects.
-      if (!flat && !rising && resident_key(x.key))
+      if (!flat && (resident_key(x.key) || x.key == "heapinuse"))
         if (const Series* heap = flat_heap_beside(x)) {
           f.cause = Cause::fragmentation;
           auto heap_v = [&](double v) { return heap->bytes ? units::format_bytes(bytes_of(v)) : fmt::format("{:g}", v); };
@@ -1085,18 +1154,27 @@ class MemorySeries final : public Recognizer {
  private:
   // Keys as the series names them (canonical: lower case, separators and
   // the unit dropped; "go_heap_inuse_mb" is "goheapinuse").
-  // rss, rss_mb, "RSS", memory_rss: the process's resident size.
-  static bool resident_key(std::string_view key) { return key == "rss" || key == "memoryrss"; }
+  // rss, rss_mb, "RSS", memory_rss, VmRSS, process_resident_memory_bytes:
+  // the process's resident size; Go's HeapSys and HeapIdle (runtime.MemStats,
+  // as expvar's /debug/vars prints them): what the runtime holds from the
+  // system, in use or not.
+  static bool resident_key(std::string_view key) {
+    return key == "rss" || key == "memoryrss" || key == "vmrss" || key == "heapsys" || key == "heapidle" ||
+           text::contains(key, "resident");
+  }
   // heapUsed, go_heap_inuse_mb, malloc_inuse_mb, HeapAlloc: live objects as the runtime counts them.
   static bool live_heap_key(std::string_view key) {
     return text::contains(key, "heapused") || text::contains(key, "heapinuse") || text::contains(key, "mallocinuse") ||
-           text::contains(key, "heapalloc");
+           text::contains(key, "heapalloc") || key == "alloc";
   }
   // A live-heap series of as many samples, its last within a quarter of its first.
+  // Go's HeapInuse counts whole spans, the objects in them and the gaps
+  // between: it is held memory beside HeapAlloc, the live objects alone.
   const Series* flat_heap_beside(const Series& grown) const {
     for (size_t k = 0; k < used_; ++k) {
       const Series& h = series_[k];
       if (&h == &grown || !live_heap_key(h.key) || h.samples < kMinSamples || h.first <= 0) continue;
+      if (grown.key == "heapinuse" && h.key != "heapalloc") continue;
       if (h.last <= 1.25 * h.first && h.max <= 1.35 * h.first) return &h;
     }
     return nullptr;
