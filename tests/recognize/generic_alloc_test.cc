@@ -47,6 +47,9 @@ TEST(GenericAlloc, DeviceNamedByCudaMallocInTheLine) {
       "terminate called after throwing an instance of 'dmlc::Error'\n"
       "  what():  [14:02:51] src/storage/./pooled_storage_manager.h:157: cudaMalloc retry failed: out of memory\n");
   EXPECT_EQ(d.layer, Layer::gpu_vram);
+  // The CUDA driver API's allocation, cuMemAlloc, names the device as well.
+  EXPECT_EQ(test::diagnose_text("cuMemAlloc failed: out of memory\n").layer, Layer::gpu_vram);
+  EXPECT_EQ(test::diagnose_text("Error: cuMemAllocManaged(&ptr, 8589934592) returned out of memory\n").layer, Layer::gpu_vram);
 }
 
 // The device is named only in the frames above the error (a Python traceback

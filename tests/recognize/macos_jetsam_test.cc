@@ -51,6 +51,11 @@ TEST(MacosJetsam, TheKernelsLogLineAndAPerProcessLimit) {
       "    {\"pid\" : 912, \"name\" : \"MyApp\", \"rpages\" : 90000, \"reason\" : \"per-process-limit\"}\n");
   EXPECT_NE(own.layer, Layer::host_ram);
   EXPECT_NE(own.layer, Layer::none);
+  // Xcode's debugger on iOS: the app killed at its own limit, a pool no
+  // layer names, but a failure, not "none".
+  Diagnosis ios = test::diagnose_text("Message from debugger: Terminated due to memory issue\n");
+  EXPECT_EQ(ios.layer, Layer::unknown);
+  ASSERT_FALSE(ios.incidents.empty());
   // A row without a reason, or a search for the words, is no kill.
   EXPECT_EQ(test::diagnose_text("    {\"pid\" : 41955, \"name\" : \"node\", \"rpages\" : 38851}\n").layer, Layer::none);
   EXPECT_EQ(test::diagnose_text("$ log show --predicate 'eventMessage contains \"memorystatus: killing_\"' --last 1h\n").layer,

@@ -30,6 +30,30 @@ FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaS
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
+// V8 prints its last collections only when the heap has run out, just before
+// the FATAL line: a paste cut before that line is still the heap's failure,
+// at the committed size the collections show (our figures, V8's format).
+// With the FATAL line it stays one failure, the FATAL line's.
+TEST(Node, TheLastGcsReportWithoutItsFatalLineIsStillTheHeap) {
+  const std::string gcs = R"(<--- Last few GCs --->
+
+[4417:0x5b0c2e0]   183211 ms: Mark-sweep 2039.8 (2081.4) -> 2038.9 (2082.1) MB, 1613.2 / 0.0 ms  (average mu = 0.141, current mu = 0.011) allocation failure; scavenge might not succeed
+[4417:0x5b0c2e0]   185002 ms: Mark-sweep 2040.1 (2082.1) -> 2039.6 (2082.9) MB, 1771.0 / 0.0 ms  (average mu = 0.087, current mu = 0.010) allocation failure; scavenge might not succeed
+)";
+  auto f = of_kind(gcs, FactKind::js_heap_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].layer, Layer::js_heap);
+  EXPECT_EQ(f[0].heap_limit, static_cast<uint64_t>(2082.9 * units::MiB));
+  EXPECT_EQ(f[0].where.line, 1u);
+  EXPECT_EQ(test::diagnose_text(gcs).layer, Layer::js_heap);
+  auto whole = of_kind(gcs + "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n", FactKind::js_heap_oom);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].detail, "Reached heap limit");
+  // Collections logged by --trace-gc, without the heading, are no failure.
+  EXPECT_EQ(test::diagnose_text("[4417:0x5b0c2e0]   183211 ms: Mark-sweep 139.8 (181.4) -> 138.9 (182.1) MB, 13.2 / 0.0 ms  (average mu = 0.941, current mu = 0.911) task; GC in old space requested\n").layer,
+            Layer::none);
+}
+
 TEST(Node, ShortLivedHeapIsALimitTooLow) {
   const char* log = R"(<--- Last few GCs --->
 

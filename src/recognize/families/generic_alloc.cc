@@ -88,12 +88,13 @@ constexpr Pattern kPatterns[] = {
     {"out of heap space", kCaseless | kCompanion},          // MSVC: "fatal error C1060: compiler is out of heap space"
     {"cannot enlarge memory", kCaseless | kCompanion},      // Emscripten: "Cannot enlarge memory arrays to size N bytes (OOM)"
     // Where the memory was: device words, as context.
-    {"(cuda|gpu|vram|cudamalloc|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution|thrust::|\\.cuh\\()",
+    {"(cuda|gpu|vram|cudamalloc|cumem|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution|thrust::|\\.cuh\\()",
      kCi | kContext},
 };
 
 bool device_word(std::string_view s) {
-  static constexpr std::string_view kWords[] = {"cuda", "gpu",  "vram", "cudamalloc", "cublas", "cudnn", " hip ", "hip out",
+  // cuMem*: the CUDA driver API's allocations (cuMemAlloc, cuMemCreate, cuMemAllocManaged).
+  static constexpr std::string_view kWords[] = {"cuda", "gpu",  "vram", "cudamalloc", "cumem", "cublas", "cudnn", " hip ", "hip out",
                                                 "rocm", " xpu", "xpu ", " mps", "mps ",  " npu",   "npu ",  " tpu",
                                                 "tpu ", "current device", "level zero", "level_zero", "device 0", "metal::", "[metal]", "ggml_metal",
                                                 "device 1", "device 2", "device 3", "device:0", "device:1", "on device",

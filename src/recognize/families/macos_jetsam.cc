@@ -51,6 +51,7 @@ constexpr Pattern kPatterns[] = {
     {"no paging space action", kCompanion},
     {"Terminating with context", kContext},
     {"low swap: killing ", kCompanion},
+    {"Terminated due to memory issue", kCompanion},  // Xcode's debugger on iOS: the app's own limit
     {"\"reason\" ?: ?\"(vm-|per-process-limit|highwater|idle-exit|fc-thrashing|zone-map)", kRegex | kCompanion},
     {"\"pageSize\" ?: ?[0-9]+", kRegex | kContext},
     {"\"rpages\" ?: ?[0-9]+", kRegex | kContext},
@@ -71,6 +72,9 @@ class MacosJetsam final : public Recognizer {
     if (size_t p = s.find("memorystatus: killing_"); p != std::string_view::npos) return log_line(line, s.substr(p), out);
     if (text::contains(s, "no paging space action") || text::contains(s, "low swap: killing ")) return no_paging_space(line, s, out);
     if (text::contains(s, "Terminating with context")) return other_termination(line, s, out);
+    // Xcode's "Message from debugger: Terminated due to memory issue": jetsam
+    // killed the app at its per-process limit (iOS gives each app one).
+    if (text::contains(s, "Terminated due to memory issue")) return kill(line, "app", std::nullopt, "per-process-limit", std::nullopt, out);
     if (text::contains(s, "\"rpages\"") && text::contains(s, "\"name\"")) table_row(line, s, out);
     if (text::contains(s, "\"reason\"") && text::contains(s, "\"name\"") && text::contains(s, "\"pid\"")) report_row(line, s, out);
     pretty_key(line, text::trim(s), out);

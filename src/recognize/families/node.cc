@@ -85,6 +85,10 @@ struct Trace {
   double max_ms = -1;
   double max_committed_mb = -1;
   std::optional<int64_t> pid;
+  // The "<--- Last few GCs --->" heading: where the report starts.
+  uint64_t header_line = 0;
+  std::string header_text;
+  const SourceContext* source = nullptr;
 };
 
 class Node final : public Recognizer {
@@ -93,13 +97,32 @@ class Node final : public Recognizer {
     std::string_view s = line.text;
     if (text::contains(s, "Last few GCs")) {
       trace_ = Trace{};
-      trace_.last_line = line.number;
+      trace_.last_line = trace_.header_line = line.number;
+      trace_.header_text.assign(s.substr(0, 120));
+      trace_.source = line.source;
       return;
     }
     if (text::contains(s, " ms: ") && parse_gc(s, line.number)) return;
     if (text::contains(s, "max-old-space-size") || text::contains(s, "max_old_space_size")) setting(line, out);
     if (!build_seen_) build(line, out);
     fatal(line, out);
+  }
+
+  // V8 prints its last collections ("<--- Last few GCs --->", then
+  // "Mark-Compact 2047.5 (2083.2) -> 2046.9 (2083.7) MB, ...") only when the
+  // heap has run out, just before its FATAL line. A paste cut before that
+  // line still shows the failure: the heap at its ceiling.
+  void finish(FactSink& out) override {
+    if (!trace_.header_line || trace_.max_committed_mb <= 0 || last_fatal_ >= trace_.header_line) return;
+    Line at{trace_.header_text, trace_.header_line, {}, trace_.source};
+    Fact f = make_fact(at, FactKind::js_heap_oom, Family::node);
+    f.layer = Layer::js_heap;
+    f.strength = 0.8f;
+    f.detail = "V8's report of its last collections, printed when the heap ran out (the FATAL line is not in the evidence)";
+    f.heap_limit = static_cast<uint64_t>(trace_.max_committed_mb * static_cast<double>(units::MiB));
+    if (trace_.max_ms >= 0) f.uptime_at_failure_s = trace_.max_ms / 1000.0;
+    f.pid = trace_.pid;
+    out.add(std::move(f));
   }
 
  private:
