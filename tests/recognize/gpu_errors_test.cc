@@ -47,6 +47,11 @@ TEST(GpuErrors, OtherCudaFaults) {
   EXPECT_EQ(of_kind("RuntimeError: CUDA error: misaligned address\n", FactKind::not_memory_failure).size(), 1u);
   EXPECT_EQ(of_kind("RuntimeError: CUDA error: device-side assert triggered\n", FactKind::not_memory_failure).size(), 1u);
   EXPECT_EQ(of_kind("RuntimeError: CUDA error: unspecified launch failure\n", FactKind::not_memory_failure).size(), 1u);
+  // cudaErrorLaunchOutOfResources: registers or shared memory per block, a launch limit.
+  auto launch = of_kind("RuntimeError: CUDA error: too many resources requested for launch\n", FactKind::not_memory_failure);
+  ASSERT_EQ(launch.size(), 1u);
+  EXPECT_NE(launch[0].detail.find("launch limit"), std::string::npos) << launch[0].detail;
+  EXPECT_EQ(test::diagnose_text("RuntimeError: CUDA error: too many resources requested for launch\n").layer, Layer::not_memory);
   // Without CUDA in sight "misaligned address" is someone else's message.
   EXPECT_TRUE(of_kind("kernel: alignment exception: misaligned address 0x1234\n", FactKind::not_memory_failure).empty());
 }

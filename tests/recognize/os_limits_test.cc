@@ -26,6 +26,18 @@ TEST(OsLimits, TheBootstrapChecksMapCountIsNotMemory) {
   EXPECT_NE(d.incidents[0].fixes[0].action.find("vm.max_map_count"), std::string::npos);
 }
 
+// The shell's fork refused with EAGAIN is the process or thread limit, not
+// memory; with ENOMEM ("fork: Cannot allocate memory") it may be memory.
+TEST(OsLimits, ForkRefusedWithEagainIsTheProcessLimitNotMemory) {
+  Diagnosis d = diagnose_text("$ ./start-workers.sh\n./start-workers.sh: fork: retry: Resource temporarily unavailable\n"
+                              "./start-workers.sh: fork: retry: Resource temporarily unavailable\n"
+                              "./start-workers.sh: fork: Resource temporarily unavailable\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  ASSERT_EQ(d.incidents.size(), 1u);
+  EXPECT_NE(d.incidents[0].summary.find("process"), std::string::npos) << d.incidents[0].summary;
+  EXPECT_NE(diagnose_text("bash: fork: Cannot allocate memory\n").layer, Layer::not_memory);
+}
+
 TEST(OsLimits, MapFailedBesideTheDefaultMapCountIsNotMemory) {
   const std::string fail =
       "java.io.IOException: Map failed\n\tat sun.nio.ch.FileChannelImpl.map(FileChannelImpl.java:940)\n"

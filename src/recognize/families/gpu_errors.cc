@@ -9,7 +9,8 @@
 //       version / no CUDA-capable device is detected / no kernel image is available for execution on the
 //       device / all CUDA-capable devices are busy or unavailable / invalid device ordinal / the launch timed
 //       out and was terminated; Found no NVIDIA driver on your system; The NVIDIA driver on your system is
-//       too old (found version 12040)                                       (not memory: each names what failed)
+//       too old (found version 12040); too many resources requested for launch
+//                                                                           (not memory: each names what failed)
 //   ROCm error: invalid device function (no kernel for this gfx target) / Native API returns: 20
 //       (UR_RESULT_ERROR_DEVICE_LOST), ZE_RESULT_ERROR_DEVICE_LOST, VK_ERROR_DEVICE_LOST   (not memory)
 //   cuda runtime error (30) : unknown error at .../THCStorage.c:113   (Torch7, PyTorch < 0.4: not memory unless (2))
@@ -73,6 +74,7 @@ constexpr Pattern kPatterns[] = {
     {"busy or unavailable", kCompanion},
     {"invalid device ordinal", kCompanion},
     {"the launch timed out and was terminated", kCompanion},
+    {"too many resources requested for launch", kCompanion},
     {"Found no NVIDIA driver on your system", kCompanion},
     {"NVIDIA driver on your system is too old", kCompanion},
     {"fallen off the bus", kCompanion},
@@ -392,6 +394,8 @@ class GpuErrors final : public Recognizer {
         {"busy or unavailable", "the GPU is busy or unavailable (exclusive-process mode, or held by another process)", true},
         {"invalid device ordinal", "a GPU index that does not exist (device id or CUDA_VISIBLE_DEVICES)", true},
         {"the launch timed out and was terminated", "a CUDA kernel stopped by the display watchdog (launch timeout)", false},
+        // cudaErrorLaunchOutOfResources: a kernel's registers or shared memory per block over what one multiprocessor has.
+        {"too many resources requested for launch", "a CUDA kernel launch asking more registers or shared memory per block than the GPU has (a launch limit, not memory)", false},
         {"Found no NVIDIA driver on your system", "no NVIDIA driver on the system", false},
         {"NVIDIA driver on your system is too old", "an NVIDIA driver older than the CUDA runtime the program was built with", false},
     };

@@ -74,6 +74,7 @@ constexpr Pattern kPatterns[] = {
     {"ulimit -u", kContext},
     {"pid_max", kContext},
     {"fork: Cannot allocate memory", kCompanion},
+    {"fork: (retry: )?Resource temporarily unavailable", kRegex | kCompanion},
     {"wc -l", kContext},
     {"^\\s*[0-9]+\\s*$", kRegex | kContext},
     {"create new native thread", kContext},
@@ -107,6 +108,20 @@ class OsLimits final : public Recognizer {
       return;
     }
     if (map_count_line(line)) return;
+    // The shell's fork refused with EAGAIN ("bash: fork: retry: Resource
+    // temporarily unavailable"): a limit on the number of processes or
+    // threads, not memory (that is ENOMEM, "fork: Cannot allocate memory").
+    if (text::contains(s, "fork: ") && text::contains(s, "Resource temporarily unavailable")) {
+      if (fork_eagain_ || guards::is_advice_line(s)) return;
+      fork_eagain_ = true;
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.6f;
+      f.detail = "fork refused for the number of processes or threads (EAGAIN: the user's process limit, the pids cgroup or "
+                 "kernel.threads-max), not memory";
+      out.add(std::move(f));
+      return;
+    }
     // The locked-memory limit: /proc/PID/limits' row ("Max locked memory  65536  65536  bytes") or `ulimit -l` (KiB).
     if (auto v = text::after(s, "Max locked memory")) {
       if (auto n = text::parse_u64(text::trim_left(*v))) memlock_ = *n, memlock_line_ = line.number, memlock_text_ = std::string(text::trim(s).substr(0, 120));
@@ -314,6 +329,7 @@ class OsLimits final : public Recognizer {
   uint64_t memlock_line_ = 0, locked_failed_ = 0, pinned_line_ = 0;
   std::string memlock_text_;
   bool seen_bootstrap_ = false;
+  bool fork_eagain_ = false;
   bool nproc_is_pids_ = false;  // the limit is a container's pids limit, not ulimit -u
   bool stats_pids_ = false;     // a docker stats table with its PIDS column
   std::string pids_files_;      // the files `cat` is still to print: 'm' pids.max, 'c' pids.current
