@@ -52,6 +52,11 @@ TEST(GpuErrors, OtherCudaFaults) {
   ASSERT_EQ(launch.size(), 1u);
   EXPECT_NE(launch[0].detail.find("launch limit"), std::string::npos) << launch[0].detail;
   EXPECT_EQ(test::diagnose_text("RuntimeError: CUDA error: too many resources requested for launch\n").layer, Layer::not_memory);
+  // ROCm's bad access, its illegal memory access: not an allocation failure.
+  EXPECT_EQ(test::diagnose_text("Memory access fault by GPU node-1 (Agent handle: 0x55d1a2b3c4d0) on address 0x7f1200000000. "
+                                "Reason: Page not present or supervisor privilege.\nAborted (core dumped)\n")
+                .layer,
+            Layer::not_memory);
   // Without CUDA in sight "misaligned address" is someone else's message.
   EXPECT_TRUE(of_kind("kernel: alignment exception: misaligned address 0x1234\n", FactKind::not_memory_failure).empty());
 }

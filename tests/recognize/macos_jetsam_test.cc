@@ -56,6 +56,8 @@ TEST(MacosJetsam, TheKernelsLogLineAndAPerProcessLimit) {
   Diagnosis ios = test::diagnose_text("Message from debugger: Terminated due to memory issue\n");
   EXPECT_EQ(ios.layer, Layer::unknown);
   ASSERT_FALSE(ios.incidents.empty());
+  // The dialog macOS raises when RAM and swap are full: the host's memory.
+  EXPECT_EQ(test::diagnose_text("Your system has run out of application memory.\n").layer, Layer::host_ram);
   // A row without a reason, or a search for the words, is no kill.
   EXPECT_EQ(test::diagnose_text("    {\"pid\" : 41955, \"name\" : \"node\", \"rpages\" : 38851}\n").layer, Layer::none);
   EXPECT_EQ(test::diagnose_text("$ log show --predicate 'eventMessage contains \"memorystatus: killing_\"' --last 1h\n").layer,

@@ -19,6 +19,8 @@
 //   OSError: [Errno 28] No space left on device                    the disk (not /dev/shm, which is memory)
 //   TimeoutError: ... / execution took longer than 1h0m0s          a time limit
 //   RangeError: Invalid string length                              V8's maximum length of one string or array, not its heap
+//   double free or corruption (out) / malloc(): corrupted top size / Fatal glibc error: malloc.c:2599 (sysmalloc): assertion failed
+//                                                                  heap corruption glibc found (a bug, not exhaustion)
 //
 // One not_memory_failure per kind of marker (at most kMaxFacts), family
 // generic (so the scanner's ShadowingSink drops it near any family's
@@ -53,13 +55,14 @@ constexpr Pattern kPatterns[] = {
     {"(No space left on device|ENOSPC|\\[Errno 28\\]|Disk quota exceeded)", kRegex | kContext},
     {"(TimeoutError|timed out after|took longer than|DEADLINE_EXCEEDED)", kRegex | kContext},
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
+    {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
 };
 
 constexpr size_t kMaxFacts = 4;
 
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
-  kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kMarkers
+  kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -91,6 +94,11 @@ class FailureMarkers final : public Recognizer {
       return mark(line, kLambdaExit, "the function's process exited before completing the request (AWS Lambda)", out);
     if (text::contains(s, "Kill container"))
       return mark(line, kKillContainer, "the container runtime killing a container it was told to stop", out);
+    // glibc finding its own structures damaged (a program's bug: a double
+    // free, a write past a block) aborts with the allocator's name in the line.
+    if (text::contains(s, "Fatal glibc error: malloc") || text::contains(s, "double free or corruption") ||
+        text::contains(s, "malloc(): corrupted") || text::contains(s, "free(): invalid") || text::contains(s, "malloc_consolidate(): "))
+      return mark(line, kHeapCorruption, "heap corruption found by glibc's allocator (a program's bug), not memory running out", out);
     if (names_memory(s)) return;
     if (text::contains(s, "Fatal Python error: ") || text::starts_with(t, "Bus error"))
       return mark(line, kCrash, "a crash (a fatal signal in the process), not memory running out", out);

@@ -11,6 +11,7 @@
 //       out and was terminated; Found no NVIDIA driver on your system; The NVIDIA driver on your system is
 //       too old (found version 12040); too many resources requested for launch
 //                                                                           (not memory: each names what failed)
+//   ROCm's "Memory access fault by GPU node-1 (...) on address 0x... Reason: Page not present" (not memory: a bad access)
 //   ROCm error: invalid device function (no kernel for this gfx target) / Native API returns: 20
 //       (UR_RESULT_ERROR_DEVICE_LOST), ZE_RESULT_ERROR_DEVICE_LOST, VK_ERROR_DEVICE_LOST   (not memory)
 //   cuda runtime error (30) : unknown error at .../THCStorage.c:113   (Torch7, PyTorch < 0.4: not memory unless (2))
@@ -75,6 +76,7 @@ constexpr Pattern kPatterns[] = {
     {"invalid device ordinal", kCompanion},
     {"the launch timed out and was terminated", kCompanion},
     {"too many resources requested for launch", kCompanion},
+    {"Memory access fault by GPU", kCompanion},
     {"Found no NVIDIA driver on your system", kCompanion},
     {"NVIDIA driver on your system is too old", kCompanion},
     {"fallen off the bus", kCompanion},
@@ -396,6 +398,9 @@ class GpuErrors final : public Recognizer {
         {"the launch timed out and was terminated", "a CUDA kernel stopped by the display watchdog (launch timeout)", false},
         // cudaErrorLaunchOutOfResources: a kernel's registers or shared memory per block over what one multiprocessor has.
         {"too many resources requested for launch", "a CUDA kernel launch asking more registers or shared memory per block than the GPU has (a launch limit, not memory)", false},
+        // ROCm's illegal access: "Memory access fault by GPU node-1 (Agent handle: ...) on address ...
+        // Reason: Page not present or supervisor privilege."
+        {"Memory access fault by GPU", "a GPU memory access fault (ROCm: a bad address), not an allocation failure", false},
         {"Found no NVIDIA driver on your system", "no NVIDIA driver on the system", false},
         {"NVIDIA driver on your system is too old", "an NVIDIA driver older than the CUDA runtime the program was built with", false},
     };

@@ -51,6 +51,7 @@ constexpr Pattern kPatterns[] = {
     {"no paging space action", kCompanion},
     {"Terminating with context", kContext},
     {"low swap: killing ", kCompanion},
+    {"run out of application memory", kCompanion},  // macOS's dialog when RAM and swap are full
     {"Terminated due to memory issue", kCompanion},  // Xcode's debugger on iOS: the app's own limit
     {"\"reason\" ?: ?\"(vm-|per-process-limit|highwater|idle-exit|fc-thrashing|zone-map)", kRegex | kCompanion},
     {"\"pageSize\" ?: ?[0-9]+", kRegex | kContext},
@@ -70,7 +71,9 @@ class MacosJetsam final : public Recognizer {
     }
     if (guards::is_command_line(s) || guards::is_advice_line(s)) return;
     if (size_t p = s.find("memorystatus: killing_"); p != std::string_view::npos) return log_line(line, s.substr(p), out);
-    if (text::contains(s, "no paging space action") || text::contains(s, "low swap: killing ")) return no_paging_space(line, s, out);
+    if (text::contains(s, "no paging space action") || text::contains(s, "low swap: killing ") ||
+        text::contains(s, "run out of application memory"))
+      return no_paging_space(line, s, out);
     if (text::contains(s, "Terminating with context")) return other_termination(line, s, out);
     // Xcode's "Message from debugger: Terminated due to memory issue": jetsam
     // killed the app at its per-process limit (iOS gives each app one).
@@ -222,12 +225,15 @@ class MacosJetsam final : public Recognizer {
       kill(line, name, pid, "no paging space: RAM and swap full", std::nullopt, out);
       return;
     }
-    if (!text::contains(s, "triggering no paging space action") || paging_event_) return;
+    // The dialog the same condition raises: "Your system has run out of application memory."
+    const bool dialog = text::contains(s, "run out of application memory");
+    if ((!dialog && !text::contains(s, "triggering no paging space action")) || paging_event_) return;
     paging_event_ = true;
     Fact f = make_fact(line, FactKind::kernel_oom_event, Family::kernel);
     f.layer = Layer::host_ram;
     f.strength = 0.8f;
-    f.detail = "macOS ran out of RAM and swap (no paging space action)";
+    f.detail = dialog ? "macOS ran out of RAM and swap (\"Your system has run out of application memory\")"
+                      : "macOS ran out of RAM and swap (no paging space action)";
     out.add(std::move(f));
   }
 

@@ -108,20 +108,7 @@ class OsLimits final : public Recognizer {
       return;
     }
     if (map_count_line(line)) return;
-    // The shell's fork refused with EAGAIN ("bash: fork: retry: Resource
-    // temporarily unavailable"): a limit on the number of processes or
-    // threads, not memory (that is ENOMEM, "fork: Cannot allocate memory").
-    if (text::contains(s, "fork: ") && text::contains(s, "Resource temporarily unavailable")) {
-      if (fork_eagain_ || guards::is_advice_line(s)) return;
-      fork_eagain_ = true;
-      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
-      f.layer = Layer::not_memory;
-      f.strength = 0.6f;
-      f.detail = "fork refused for the number of processes or threads (EAGAIN: the user's process limit, the pids cgroup or "
-                 "kernel.threads-max), not memory";
-      out.add(std::move(f));
-      return;
-    }
+    if (fork_eagain(line, out)) return;
     // The locked-memory limit: /proc/PID/limits' row ("Max locked memory  65536  65536  bytes") or `ulimit -l` (KiB).
     if (auto v = text::after(s, "Max locked memory")) {
       if (auto n = text::parse_u64(text::trim_left(*v))) memlock_ = *n, memlock_line_ = line.number, memlock_text_ = std::string(text::trim(s).substr(0, 120));
@@ -330,6 +317,23 @@ class OsLimits final : public Recognizer {
   std::string memlock_text_;
   bool seen_bootstrap_ = false;
   bool fork_eagain_ = false;
+
+  // The shell's fork refused with EAGAIN ("bash: fork: retry: Resource
+  // temporarily unavailable"): a limit on the number of processes or
+  // threads, not memory (that is ENOMEM, "fork: Cannot allocate memory").
+  bool fork_eagain(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (!text::contains(s, "fork: ") || !text::contains(s, "Resource temporarily unavailable")) return false;
+    if (fork_eagain_ || guards::is_advice_line(s)) return true;
+    fork_eagain_ = true;
+    Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+    f.layer = Layer::not_memory;
+    f.strength = 0.6f;
+    f.detail = "fork refused for the number of processes or threads (EAGAIN: the user's process limit, the pids cgroup or "
+               "kernel.threads-max), not memory";
+    out.add(std::move(f));
+    return true;
+  }
   bool nproc_is_pids_ = false;  // the limit is a container's pids limit, not ulimit -u
   bool stats_pids_ = false;     // a docker stats table with its PIDS column
   std::string pids_files_;      // the files `cat` is still to print: 'm' pids.max, 'c' pids.current
