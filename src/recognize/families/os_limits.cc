@@ -321,12 +321,14 @@ class OsLimits final : public Recognizer {
   // The shell's fork refused with EAGAIN ("bash: fork: retry: Resource
   // temporarily unavailable"): a limit on the number of processes or
   // threads, not memory (that is ENOMEM, "fork: Cannot allocate memory").
+  // A bare line names no counts: like the failure markers' look-alikes it is
+  // of the generic family, an answer only where nothing else failed.
   bool fork_eagain(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     if (!text::contains(s, "fork: ") || !text::contains(s, "Resource temporarily unavailable")) return false;
     if (fork_eagain_ || guards::is_advice_line(s)) return true;
     fork_eagain_ = true;
-    Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+    Fact f = make_fact(line, FactKind::not_memory_failure, Family::generic);
     f.layer = Layer::not_memory;
     f.strength = 0.6f;
     f.detail = "fork refused for the number of processes or threads (EAGAIN: the user's process limit, the pids cgroup or "
