@@ -27,6 +27,29 @@ TEST(MlPhase, LoadingCheckpointMakesModelLoad) {
 // on pandas-dev/pandas read_csv MemoryError reports; values ours). The same
 // statement as a log line above the traceback, not at a prompt, speaks only
 // by its distance, and sixteen frames away it is too far.
+// nn.Module's own frames of .to() (its _apply, and the convert applied to
+// each parameter) under a call that names no model ("pipe = pipe.to('cuda')",
+// diffusers' shape; our figures): the model moving to the device, a load.
+// PIL's Image.convert in a batch's preprocessing is not.
+TEST(MlPhase, TorchModuleToFramesAreTheModelMovingToTheDevice) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 23.64 GiB of which "
+      "1.02 GiB is free. Including non-PyTorch memory, this process has 22.60 GiB memory in use. Of the allocated memory 21.90 GiB "
+      "is allocated by PyTorch, and 243.12 MiB is reserved by PyTorch but unallocated.\n";
+  Diagnosis moved = test::diagnose_text(
+      "Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\n    pipe = pipe.to('cuda')\n"
+      "  File \"/usr/lib/python3/site-packages/torch/nn/modules/module.py\", line 900, in _apply\n    module._apply(fn)\n"
+      "  File \"/usr/lib/python3/site-packages/torch/nn/modules/module.py\", line 1326, in convert\n    return t.to(device)\n" +
+      oom);
+  EXPECT_EQ(moved.layer, Layer::gpu_vram);
+  EXPECT_EQ(moved.cause, Cause::model_load);
+  Diagnosis image = test::diagnose_text(
+      "Traceback (most recent call last):\n  File \"infer.py\", line 40, in <module>\n    x = prep(img)\n"
+      "  File \"/usr/lib/python3/site-packages/PIL/Image.py\", line 995, in convert\n    im = self.im.convert(mode, dither)\n" +
+      oom);
+  EXPECT_NE(image.cause, Cause::model_load);
+}
+
 TEST(MlPhase, APromptStatementAboveATracebackIsTheOperation) {
   auto paste = [](const char* prompt) {
     std::string s = std::string(prompt) + "df = pd.read_csv(\"events_2019.csv\", sep=\"\\t\")\n";

@@ -8,6 +8,7 @@
 // Each cue is a word or phrase with the cause it points at and a weight:
 //   model_load        loading / Loading ... / load_model / from_pretrained / load_state_dict / torch.load /
 //                     pickle.load / checkpoint / safetensors / weights / quantizing / model.to( / .cuda() /
+//                     nn.Module's own _apply / convert frames (any module moved to a device whole) /
 //                     a shard's file name (-00001-of-00004) / a conversion script (convert_hf..., convert_checkpoint) /
 //                     a constructor's "= Parameter(" (the module creating its weights) /
 //                     reading a whole data file (read_parquet( / read_csv( / np.load( and their frames) / JSON.parse(
@@ -69,7 +70,7 @@ struct Cue {
   // prints it, not as a setting's name ("begin_epoch=0", "epochs=100",
   // "epochs: 100" in an arguments dump): that configures a run that may not
   // have started.
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word } setting = none;
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -178,6 +179,12 @@ constexpr Cue kCues[] = {
     {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},
     {"model.to(", Cause::model_load, 0.9f, "moving the model to the device"},
     {"model = model.", Cause::model_load, 0.8f, "moving the model to the device"},
+    // PyTorch's own frames of Module.to / .cuda() / .half(): nn.Module's
+    // _apply and the convert it applies to each parameter ("pipe.to('cuda')"
+    // in diffusers, any module moved whole). Only in torch/nn/modules/module.py:
+    // PIL's Image.convert is an image's.
+    {", in _apply", Cause::model_load, 0.9f, "moving the model's parameters to the device", Cue::torch_module},
+    {", in convert", Cause::model_load, 0.9f, "moving the model's parameters to the device", Cue::torch_module},
     // A constructor's frame: the object is being built, its weights placed
     // (faster_whisper's WhisperModel.__init__, a pipeline's __init__).
     {", in __init__", Cause::model_load, 0.5f, "constructing the model", Cue::ctor},
@@ -502,6 +509,8 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
   // The frame's function is the word itself: "in initialize", "in step"; not
   // "initialize_cache" (vLLM's KV cache), "initializer" or "step_scheduler".
   if (kind == Cue::frame_name) return after.empty() || after[0] == ' ' || after[0] == '\r';
+  if (kind == Cue::torch_module)
+    return (after.empty() || after[0] == ' ' || after[0] == '\r') && text::contains(before, "nn/modules/module.py");
   if (kind == Cue::ctor) {
     bool stdlib = (text::contains(before, "lib/python") || text::icontains(before, "\\lib\\")) && !text::contains(before, "-packages");
     return !stdlib && !text::contains(before, "subprocess.py") && !text::contains(before, "threading.py");
