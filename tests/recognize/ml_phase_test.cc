@@ -50,6 +50,32 @@ TEST(MlPhase, TorchModuleToFramesAreTheModelMovingToTheDevice) {
   EXPECT_NE(image.cause, Cause::model_load);
 }
 
+// ONNX Runtime's session constructor in the frames (its initializers placed
+// on the device) is the load; a session made by a finished statement, then a
+// run that fails, is not (modelled on microsoft/onnxruntime#9939's shape, the
+// corpus's tr-067; our figures).
+TEST(MlPhase, OnnxRuntimesSessionConstructorIsTheLoadAFinishedOneIsNot) {
+  const std::string ort_oom =
+      "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : "
+      "/onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, "
+      "onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 3221225472\n";
+  Diagnosis creating = test::diagnose_text(
+      "Traceback (most recent call last):\n  File \"infer.py\", line 9, in <module>\n"
+      "    sess = ort.InferenceSession(\"detector.onnx\", providers=[\"CUDAExecutionProvider\"])\n"
+      "  File \"/usr/lib/python3/site-packages/onnxruntime/capi/onnxruntime_inference_collection.py\", line 452, in "
+      "_create_inference_session\n    sess.initialize_session(providers, provider_options, disabled_optimizers)\n" +
+      ort_oom);
+  EXPECT_EQ(creating.layer, Layer::gpu_vram);
+  EXPECT_EQ(creating.cause, Cause::model_load);
+  Diagnosis running = test::diagnose_text(
+      ">>> sess = ort.InferenceSession(\"detector.onnx\", providers=[\"CUDAExecutionProvider\"])\n"
+      ">>> out = sess.run(None, {\"images\": batch})\nTraceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\n"
+      "  File \"/usr/lib/python3/site-packages/onnxruntime/capi/onnxruntime_inference_collection.py\", line 220, in run\n"
+      "    return self._sess.run(output_names, input_feed, run_options)\n" +
+      ort_oom);
+  EXPECT_NE(running.cause, Cause::model_load);
+}
+
 TEST(MlPhase, APromptStatementAboveATracebackIsTheOperation) {
   auto paste = [](const char* prompt) {
     std::string s = std::string(prompt) + "df = pd.read_csv(\"events_2019.csv\", sep=\"\\t\")\n";

@@ -175,6 +175,12 @@ constexpr Cue kCues[] = {
     {"loading index", Cause::model_load, 0.7f, "loading its index at start-up"},
     {"restoring snapshot", Cause::model_load, 0.7f, "restoring a snapshot into memory"},
     {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
+    // ONNX Runtime creating a session: the graph's initializers (its weights)
+    // placed on the device. Its constructor's frames only: a statement that
+    // made a session ("sess = ort.InferenceSession(...)" at a prompt) had
+    // finished before the run that failed.
+    {"_create_inference_session", Cause::model_load, 0.8f, "creating the inference session (its weights loading)"},
+    {"initialize_session", Cause::model_load, 0.8f, "creating the inference session (its weights loading)"},
     {"init_model", Cause::model_load, 0.8f, "initialising the model"},
     {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},
     {"model.to(", Cause::model_load, 0.9f, "moving the model to the device"},
