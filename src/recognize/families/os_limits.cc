@@ -328,12 +328,9 @@ class OsLimits final : public Recognizer {
     if (!text::contains(s, "fork: ") || !text::contains(s, "Resource temporarily unavailable")) return false;
     if (fork_eagain_ || guards::is_advice_line(s)) return true;
     fork_eagain_ = true;
-    Fact f = make_fact(line, FactKind::not_memory_failure, Family::generic);
-    f.layer = Layer::not_memory;
-    f.strength = 0.6f;
-    f.detail = "fork refused for the number of processes or threads (EAGAIN: the user's process limit, the pids cgroup or "
-               "kernel.threads-max), not memory";
-    out.add(std::move(f));
+    out.add(aimem::look_alike(line, Family::generic, 0.6f,
+                              "fork refused for the number of processes or threads (EAGAIN: the user's process limit, the pids "
+                              "cgroup or kernel.threads-max), not memory"));
     return true;
   }
   bool nproc_is_pids_ = false;  // the limit is a container's pids limit, not ulimit -u
