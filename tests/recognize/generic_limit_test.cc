@@ -33,6 +33,22 @@ TEST(GenericLimit, CiContainerOverItsCapIsAContainerLimit) {
   EXPECT_NE(d.incidents.at(0).summary.find("memory limit"), std::string::npos);
 }
 
+// A database's cap on one query or one pipeline stage (MongoDB's stage limit,
+// its sort's; our figures in their wording) is the program's own budget for a
+// unit of work: no layer of the taxonomy names it (as PHP's memory_limit),
+// and the cap is the cause. A CI container's cap still is a container's.
+TEST(GenericLimit, ADatabasesCapOnOneQueryIsTheProgramsOwn) {
+  for (const char* line :
+       {"MongoServerError: Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.\n",
+        "MongoServerError: PlanExecutor error during aggregation :: caused by :: Sort exceeded memory limit of 104857600 bytes, but "
+        "did not opt in to external sorting.\n"}) {
+    Diagnosis d = test::diagnose_text(line);
+    EXPECT_EQ(d.layer, Layer::unknown) << line;
+    EXPECT_EQ(d.cause, Cause::limit_too_low) << line;
+  }
+  EXPECT_EQ(test::diagnose_text("Container 'Build' exceeded memory limit.\n").layer, Layer::container_limit);
+}
+
 // Modelled on log2timeline/plaso#2448: the tool's own engine kills a worker
 // over the per-worker limit and starts a replacement. The program enforced
 // it, not the kernel nor a container: a user-space killer.

@@ -26,6 +26,7 @@
 // Who enforced the cap is the layer: an application's own worker pool or
 // watchdog (the line names a worker, a supervisor, a nanny, a monitor) is a
 // user-space killer; a pod a Kubernetes limit; an accelerator a device cap;
+// a database's cap on one query or operator no layer (the program's own);
 // anything else a limit outside Kubernetes (container_limit: a CI container,
 // a job, a platform's instance). Facts carry Family::generic, so the
 // scanner's ShadowingSink drops them wherever a family read the same failure.
@@ -227,13 +228,24 @@ class GenericLimit final : public Recognizer {
     f.strength = 0.55f;
     f.limit = sz.limit;
     f.usage = sz.usage;
-    bool device = false, worker = false, pod = false;
+    bool device = false, worker = false, pod = false, query = false;
     for (const Word& x : w) {
       device = device || any_of(x.text, {"gpu", "vram", "cuda", "device", "hbm"});
       worker = worker || x.text.starts_with("worker") || any_of(x.text, {"supervisor", "nanny", "watchdog", "monitor"});
       pod = pod || any_of(x.text, {"pod", "kubernetes", "k8s", "kubelet"});
+      query = query || any_of(x.text, {"query", "queries", "statement", "aggregation", "operator"});
     }
-    if (device) {
+    query = query || text::contains(s, "for $");  // a MongoDB stage: "Exceeded memory limit for $group"
+    if (query && !device && !pod) {
+      // A database's cap on one query or one operator (MongoDB's "Exceeded
+      // memory limit for $group", a per-query limit): the program's own
+      // budget for a unit of work, which no layer of the taxonomy names (as
+      // PHP's memory_limit): layer unknown, the cap the cause.
+      f.kind = FactKind::host_alloc_failure;
+      f.layer = Layer::unknown;
+      f.cause = Cause::limit_too_low;
+      f.detail = "a query's own memory limit was exceeded (the program's cap on one unit of work)";
+    } else if (device) {
       f.kind = FactKind::gpu_oom;
       f.layer = Layer::gpu_vram;
       f.detail = "a device memory cap was exceeded";
