@@ -11,7 +11,8 @@
 // or the wrong pool (V8's GC report without its FATAL line, cuMemAlloc,
 // ROCm's access fault, glibc's heap corruption, fork's EAGAIN, macOS's and
 // iOS's messages); the rest already held and are kept here so they go on
-// holding.
+// holding. Below them, the same programs' healthy output full of memory
+// words, which must stay "none".
 #include <gtest/gtest.h>
 
 #include <string>
@@ -168,6 +169,42 @@ TEST(DocumentedMessages, EachProgramsOwnWordingIsReadInItsPool) {
   for (const Message& m : kMessages) {
     Diagnosis d = test::diagnose_text(m.text);
     EXPECT_EQ(d.layer, m.layer) << m.program << ": " << m.text << "-> " << to_string(d.layer);
+  }
+}
+
+// Healthy output full of memory words, as the same programs print it when
+// nothing failed (start-up sizing, stats lines, GC logs at a heap's high
+// water, a GPU at 97%, a swap nearly full, an alert firing, Redis's INFO):
+// none of it is a failure.
+struct Healthy {
+  const char* program;
+  const char* text;
+};
+
+constexpr Healthy kHealthy[] = {
+    {"vllm_start", "INFO 12-05 10:00:01 [gpu_worker.py:276] Memory profiling takes 4.21 seconds\nINFO 12-05 10:00:01 [gpu_worker.py:276] the current vLLM instance can use total_gpu_memory (79.19GiB) x gpu_memory_utilization (0.90) = 71.27GiB\nINFO 12-05 10:00:01 [kv_cache_utils.py:634] GPU KV cache size: 412,304 tokens\nINFO 12-05 10:00:01 [kv_cache_utils.py:637] Maximum concurrency for 32,768 tokens per request: 12.58x\n"},
+    {"vllm_stats", "INFO 12-05 10:05:00 [loggers.py:116] Engine 000: Avg prompt throughput: 1200.3 tokens/s, Avg generation throughput: 450.1 tokens/s, Running: 64 reqs, Waiting: 0 reqs, GPU KV cache usage: 93.4%, Prefix cache hit rate: 41.2%\n"},
+    {"tf_device", "2026-12-05 10:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1929] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 21770 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 4090, pci bus id: 0000:01:00.0, compute capability: 8.9\n"},
+    {"jvm_gc", "[2026-12-05T10:00:00.123+0000][info][gc] GC(1234) Pause Young (Normal) (G1 Evacuation Pause) 3012M->1203M(4096M) 12.345ms\n[2026-12-05T10:00:01.123+0000][info][gc] GC(1235) Pause Young (Allocation Failure) 3100M->1210M(4096M) 11.2ms\n"},
+    {"node_trace_gc", "[4417:0x5b0c2e0]   183211 ms: Scavenge 139.8 (181.4) -> 138.9 (182.1) MB, 1.2 / 0.0 ms  (average mu = 0.941, current mu = 0.911) allocation failure;\n"},
+    {"smi_full", "+-----------------------------------------------------------------------------------------+\n|   0  NVIDIA A100-SXM4-80GB          On  |   00000000:07:00.0 Off |                    0 |\n| N/A   45C    P0            280W /  400W |   79800MiB /  81920MiB |     98%      Default |\n+-----------------------------------------------------------------------------------------+\n"},
+    {"free", "$ free -h\n               total        used        free      shared  buff/cache   available\nMem:            62Gi        58Gi       1.2Gi       0.1Gi       3.1Gi       3.4Gi\nSwap:          8.0Gi       7.9Gi       0.1Gi\n"},
+    {"alert", "[FIRING:1] HighMemoryUsage (node-exporter node01 warning)\nsummary: Memory usage above 90% on node01\ndescription: node01 memory usage is 93.4%\n"},
+    {"earlyoom_start", "earlyoom 1.7\nmem total: 15923 MiB, swap total: 2047 MiB\nsending SIGTERM when mem <= 10.00% and swap <= 10.00%,\n        SIGKILL when mem <= 5.00% and swap <= 5.00%\n"},
+    {"k8s_limits", "    Limits:\n      memory:  4Gi\n    Requests:\n      memory:  2Gi\n    State:          Running\n      Started:      Sat, 05 Dec 2026 10:00:00 +0000\n    Last State:     Terminated\n      Reason:       Completed\n      Exit Code:    0\n"},
+    {"ollama_load", "time=2026-12-05T10:00:00.000Z level=INFO source=server.go:135 msg=\"system memory\" total=\"62.5 GiB\" free=\"48.1 GiB\" free_swap=\"8.0 GiB\"\ntime=2026-12-05T10:00:00.000Z level=INFO source=memory.go:356 msg=\"offload to cuda\" layers.requested=-1 layers.model=33 layers.offload=33 layers.split=\"\" memory.available=\"[23.1 GiB]\" memory.gpu_overhead=\"0 B\" memory.required.full=\"6.2 GiB\"\n"},
+    {"torch_summary", "|===========================================================================|\n|                  PyTorch CUDA memory summary, device ID 0                 |\n|---------------------------------------------------------------------------|\n|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |\n"},
+    {"llama_ok", "llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB\nllama_new_context_with_model: KV self size  = 1024.00 MiB, K (f16):  512.00 MiB, V (f16):  512.00 MiB\nllama_new_context_with_model:      CUDA0 compute buffer size =   560.00 MiB\n"},
+    {"redis_info", "# Memory\nused_memory:1073741824\nused_memory_human:1.00G\nmaxmemory:4294967296\nmaxmemory_policy:allkeys-lru\n"},
+    {"postgres_ok", "LOG:  checkpoint complete: wrote 1234 buffers (7.5%); 0 WAL file(s) added, 0 removed, 1 recycled; write=120.1 s, sync=0.002 s, total=120.2 s\n"},
+    {"docker_stats", "CONTAINER ID   NAME   CPU %   MEM USAGE / LIMIT     MEM %   NET I/O   BLOCK I/O   PIDS\n4f1e2d3c4b5a   api    12.5%   1.9GiB / 2GiB     95.0%   1kB / 2kB  0B / 0B    42\n"},
+    {"dmesg_ok", "[    0.000000] Memory: 65843212K/67108864K available (16384K kernel code, 4096K rwdata, 8192K rodata, 2048K init, 4096K bss, 1265652K reserved, 0K cma-reserved)\n"},
+};
+
+TEST(DocumentedMessages, HealthyOutputFullOfMemoryWordsIsNoFailure) {
+  for (const Healthy& h : kHealthy) {
+    Diagnosis d = test::diagnose_text(h.text);
+    EXPECT_EQ(d.layer, Layer::none) << h.program << ": " << h.text << "-> " << to_string(d.layer);
   }
 }
 
