@@ -301,9 +301,12 @@ std::string canonical(std::string_view k) {
 // runtime.MemStats (HeapAlloc, HeapInuse: live objects; HeapSys, HeapIdle:
 // what the runtime holds from the system), and a "used ... memory" counter
 // (Redis INFO's used_memory, Netty's usedDirectMemory / usedHeapMemory).
+constexpr std::string_view kGoMemStats[] = {"heapalloc", "heapinuse", "heapsys", "heapidle"};
+
 bool bytes_key(std::string_view k) {
-  return k == "heapalloc" || k == "heapinuse" || k == "heapsys" || k == "heapidle" ||
-         (k.size() <= 24 && k.starts_with("used") && k.ends_with("memory"));
+  for (std::string_view g : kGoMemStats)
+    if (k == g) return true;
+  return k.size() <= 24 && k.starts_with("used") && k.ends_with("memory");
 }
 
 bool known_key(std::string_view k) {
@@ -529,166 +532,6 @@ class MemorySeries final : public Recognizer {
     if (found == 0 && (goroutine(line) || size_then_key(line) || unit_key_then_figure(line))) return;
     if (found == 0) template_series(line);
   }
-
- private:
-  // earlyoom: "mem avail: 11208 of 15923 MiB (70 %)".
-  bool earlyoom_avail(const Line& line) {
-    auto avail = text::after(line.text, "mem avail: ");
-    if (!avail) return false;
-    std::string_view rest;
-    auto a = text::parse_u64(text::trim(*avail), &rest);
-    auto total = text::after(rest, " of ");
-    auto t = total ? text::parse_u64(*total) : std::nullopt;
-    if (a && t && *t >= *a) add("host used (earlyoom's mem avail)", static_cast<double>(*t - *a) * 1048576.0, true, line);
-    // earlyoom up to 1.1 prints no total: "mem avail: 6921 MiB (88 %)", the share used is the series.
-    if (a && !total && text::starts_with(text::trim_left(rest), "MiB (")) {
-      auto pct = text::parse_double(text::trim_left(text::trim_left(rest).substr(5)));
-      if (pct && *pct >= 0 && *pct <= 100) add("host used share (earlyoom's mem avail)", 100.0 - *pct, false, line);
-    }
-    return true;
-  }
-
-  // Runtimes' own reports, in the shapes their documentation prints:
-  //   Python's tracemalloc example: "Current memory usage is 1126.4MB; Peak was 1239.0MB"
-  //   the JVM's MemoryUsage.toString(): "init = 268435456(262144K) used = 1181116006(1153433K) committed = ..."
-  //     (after "Heap"/"heap usage:", or a non-heap pool's name)
-  //   dotnet-counters: "    GC Heap Size (MB)      1,126", "    Working Set (MB)    1,402"
-  bool runtime_report(const Line& line) {
-    std::string_view s = line.text;
-    if (auto v = text::after(s, "memory usage is ")) {
-      if (auto size = units::parse_log_size(*v)) add("memory", static_cast<double>(*size), true, line);
-      return true;
-    }
-    if (auto used = text::after(s, ") used = "); used && text::contains(s, "init = ") && text::contains(s, "committed = ")) {
-      auto n = text::parse_double(*used);
-      if (!n || *n < 0) return true;
-      std::string_view pool = text::trim(text::take_until(s, "init = "));
-      bool other = text::icontains(pool, "non") || text::icontains(pool, "metaspace") || text::icontains(pool, "code");
-      add(other ? "jvm non-heap used" : "heapused", *n, true, line);
-      return true;
-    }
-    for (std::string_view name : {"GC Heap Size (MB)", "Working Set (MB)"}) {
-      auto v = text::after(s, name);
-      if (!v) continue;
-      std::string digits;
-      for (char c : text::trim(*v))
-        if (c != ',') digits += c;
-      std::string_view rest;
-      auto n = text::parse_double(digits, &rest);
-      if (n && rest.empty() && *n >= 0) add(name[0] == 'G' ? "heapused" : "rss", *n * 1048576.0, true, line);
-      return true;
-    }
-    return false;
-  }
-
-  // name=value and name: value pairs, up to twelve in a line; how many were read.
-  int name_value_pairs(const Line& line) {
-    std::string_view s = line.text;
-    size_t i = 0;
-    int found = 0;
-    while (i < s.size() && found < 12) {
-      size_t sep = s.find_first_of("=:", i);
-      if (sep == std::string_view::npos) break;
-      i = sep + 1;
-      // The key: letters, '_' and one inner blank before the separator, quotes allowed.
-      size_t e = sep;
-      while (e > 0 && (s[e - 1] == '"' || s[e - 1] == '\'' || s[e - 1] == ' ')) --e;
-      // A call printed with its result: "torch.cuda.memory_allocated()=1181116006".
-      if (e > 2 && s[e - 1] == ')' && s[e - 2] == '(') e -= 2;
-      // A unit in parentheses after the name ("MU(KB)=118204", "RSS (MB): 412"):
-      // a size, whatever the name.
-      double paren_unit = 0;
-      if (e > 2 && s[e - 1] == ')') {
-        size_t open = s.rfind('(', e - 1);
-        if (open != std::string_view::npos && e - 1 - open <= 6 && open > 0) {
-          paren_unit = bytes_per(s.substr(open + 1, e - 2 - open));
-          if (paren_unit > 0) {
-            e = open;
-            while (e > 0 && s[e - 1] == ' ') --e;
-          }
-        }
-      }
-      size_t b = e;
-      while (b > 0 && key_char(s[b - 1]) && e - b < 24) --b;
-      while (b < e && s[b] == ' ') ++b;
-      // "anon-rss:", "file-rss:" (the kernel's victim line) are not a series;
-      // "Status.JVM.Memory.Direct.MemoryUsed=" (a metric's last part) is.
-      if (b > 0 && s[b - 1] == '-') continue;
-      std::string key = canonical(s.substr(b, e - b));
-      // A figure inside a named object: {'gpu': {'used': 4.48, 'total': 8.0}} is "gpu used".
-      if (key == "used" || key == "usage" || key == "allocated" || key == "reserved") key = parent_key(s, b) + key;
-      // A metric's unit after a dot ("GPUMemoryUsed.Megabytes:6120"): the name is the part before it.
-      if (b > 1 && s[b - 1] == '.' && (key == "kilobytes" || key == "megabytes" || key == "gigabytes" || key == "bytes" || key == "mb")) {
-        size_t n = b - 1;
-        while (n > 0 && key_char(s[n - 1]) && b - 1 - n < 24) --n;
-        key = canonical(s.substr(n, b - 1 - n)) + key;
-      }
-      // A unit in the key ("rss_kb=22418832", "heap_mb: 512").
-      double key_unit = paren_unit;
-      if (paren_unit > 0 && !key.empty() && !known_key(key)) key = "sized " + std::string(s.substr(b, e - b));
-      // A metric's name with its unit after a dot ("GPUMemoryUsed.Megabytes:6120").
-      for (auto [suffix, unit] : {std::pair<std::string_view, double>{"kilobytes", 1024.0}, {"megabytes", 1048576.0},
-                                  {"gigabytes", 1073741824.0}, {"kb", 1024.0}, {"kib", 1024.0}, {"mb", 1048576.0},
-                                  {"mib", 1048576.0}, {"gb", 1073741824.0}, {"bytes", 1.0}}) {
-        if (key.size() > suffix.size() && key.ends_with(suffix)) {
-          key.resize(key.size() - suffix.size());
-          key_unit = unit;
-          break;
-        }
-      }
-      // A metric's last two parts ("Status.JVM.Memory.Metaspace.Used=180.2 MB"):
-      // the pool, then "Used".
-      if (key == "used" && b > 1 && s[b - 1] == '.') {
-        size_t n = b - 1;
-        while (n > 0 && key_char(s[n - 1]) && b - 1 - n < 24) --n;
-        std::string pool = canonical(s.substr(n, b - 1 - n));
-        if (text::contains(pool, "metaspace") || text::contains(pool, "heap") || text::contains(pool, "direct") ||
-            text::contains(pool, "memory"))
-          key = pool + "used";
-      }
-      // "memory usage" may end a longer phrase ("Current memory usage").
-      if (paren_unit == 0 && !known_key(key) && !(key.size() > 4 && key.ends_with("used") && key != "memoryused")) {
-        for (auto tail : {"memoryusage", "memoryused", "memorytotal", "rss", "heapused", "threads", "goroutines", "heapalloc", "heapinuse",
-                          "heapsys", "heapidle"})
-          if (key.size() > std::string_view(tail).size() && key.ends_with(tail)) key = canonical(tail);
-        // "mem" only as a word of its own ("running mem=611M", "gpu_mem"), not
-        // the end of another ("shmem:" in the kernel's Mem-Info).
-        std::string_view raw = s.substr(b, e - b);
-        if (raw.size() > 4 && raw.ends_with("mem") && (raw[raw.size() - 4] == ' ' || raw[raw.size() - 4] == '_')) key = "memory";
-        // A name that gives its own unit and names memory ("heapInuseBytes=",
-        // Go's MemStats as programs log them, "cache_mb: 512") is a figure
-        // in bytes; a running maximum ("peakBytes", "max_mb") never falls and
-        // is no series.
-        bool named_memory = key_unit > 0 && (text::contains(key, "heap") || text::contains(key, "mem") || text::contains(key, "rss") ||
-                                             text::contains(key, "alloc") || text::contains(key, "inuse") || text::contains(key, "resident"));
-        if (named_memory && (text::contains(key, "peak") || text::contains(key, "max") || text::contains(key, "limit") ||
-                             text::contains(key, "total")))
-          named_memory = false;
-        if (!known_key(key) && !named_memory) key = sized_key(s, e, i);
-        if (key.empty()) continue;
-      }
-      std::string_view v = s.substr(i);
-      while (!v.empty() && (v[0] == ' ' || v[0] == '"' || v[0] == '\'')) v.remove_prefix(1);
-      auto num = text::parse_double(v);
-      if (!num || *num < 0) continue;
-      bool bytes = false;
-      double value = *num;
-      if (auto sized = units::parse_log_size(v)) {
-        value = static_cast<double>(*sized);
-        bytes = true;
-      } else if (key_unit > 0) {
-        value *= key_unit;
-        bytes = true;
-      } else if (bytes_key(key)) {
-        bytes = true;
-      }
-      add(key, value, bytes, line);
-      ++found;
-    }
-    return found;
-  }
-
- public:
 
   // Heroku's log-runtime-metrics: "measure=memory_total val=214.31 units=MB"
   // (the newer "sample#memory_total=214.31MB" is a name=size pair the key
@@ -1152,6 +995,165 @@ class MemorySeries final : public Recognizer {
   }
 
  private:
+  // earlyoom: "mem avail: 11208 of 15923 MiB (70 %)".
+  bool earlyoom_avail(const Line& line) {
+    auto avail = text::after(line.text, "mem avail: ");
+    if (!avail) return false;
+    std::string_view rest;
+    auto a = text::parse_u64(text::trim(*avail), &rest);
+    auto total = text::after(rest, " of ");
+    auto t = total ? text::parse_u64(*total) : std::nullopt;
+    if (a && t && *t >= *a) add("host used (earlyoom's mem avail)", static_cast<double>(*t - *a) * 1048576.0, true, line);
+    // earlyoom up to 1.1 prints no total: "mem avail: 6921 MiB (88 %)", the share used is the series.
+    if (a && !total && text::starts_with(text::trim_left(rest), "MiB (")) {
+      auto pct = text::parse_double(text::trim_left(text::trim_left(rest).substr(5)));
+      if (pct && *pct >= 0 && *pct <= 100) add("host used share (earlyoom's mem avail)", 100.0 - *pct, false, line);
+    }
+    return true;
+  }
+
+  // Runtimes' own reports, in the shapes their documentation prints:
+  //   Python's tracemalloc example: "Current memory usage is 1126.4MB; Peak was 1239.0MB"
+  //   the JVM's MemoryUsage.toString(): "init = 268435456(262144K) used = 1181116006(1153433K) committed = ..."
+  //     (after "Heap"/"heap usage:", or a non-heap pool's name)
+  //   dotnet-counters: "    GC Heap Size (MB)      1,126", "    Working Set (MB)    1,402"
+  bool runtime_report(const Line& line) {
+    std::string_view s = line.text;
+    if (auto v = text::after(s, "memory usage is ")) {
+      if (auto size = units::parse_log_size(*v)) add("memory", static_cast<double>(*size), true, line);
+      return true;
+    }
+    if (auto used = text::after(s, ") used = "); used && text::contains(s, "init = ") && text::contains(s, "committed = ")) {
+      auto n = text::parse_double(*used);
+      if (!n || *n < 0) return true;
+      std::string_view pool = text::trim(text::take_until(s, "init = "));
+      bool other = text::icontains(pool, "non") || text::icontains(pool, "metaspace") || text::icontains(pool, "code");
+      add(other ? "jvm non-heap used" : "heapused", *n, true, line);
+      return true;
+    }
+    for (std::string_view name : {"GC Heap Size (MB)", "Working Set (MB)"}) {
+      auto v = text::after(s, name);
+      if (!v) continue;
+      std::string digits;
+      for (char c : text::trim(*v))
+        if (c != ',') digits += c;
+      std::string_view rest;
+      auto n = text::parse_double(digits, &rest);
+      if (n && rest.empty() && *n >= 0) add(name[0] == 'G' ? "heapused" : "rss", *n * 1048576.0, true, line);
+      return true;
+    }
+    return false;
+  }
+
+  // name=value and name: value pairs, up to twelve in a line; how many were read.
+  int name_value_pairs(const Line& line) {
+    std::string_view s = line.text;
+    size_t i = 0;
+    int found = 0;
+    while (i < s.size() && found < 12) {
+      size_t sep = s.find_first_of("=:", i);
+      if (sep == std::string_view::npos) break;
+      i = sep + 1;
+      // The key: letters, '_' and one inner blank before the separator, quotes allowed.
+      size_t e = sep;
+      while (e > 0 && (s[e - 1] == '"' || s[e - 1] == '\'' || s[e - 1] == ' ')) --e;
+      // A call printed with its result: "torch.cuda.memory_allocated()=1181116006".
+      if (e > 2 && s[e - 1] == ')' && s[e - 2] == '(') e -= 2;
+      // A unit in parentheses after the name ("MU(KB)=118204", "RSS (MB): 412"):
+      // a size, whatever the name.
+      double paren_unit = 0;
+      if (e > 2 && s[e - 1] == ')') {
+        size_t open = s.rfind('(', e - 1);
+        if (open != std::string_view::npos && e - 1 - open <= 6 && open > 0) {
+          paren_unit = bytes_per(s.substr(open + 1, e - 2 - open));
+          if (paren_unit > 0) {
+            e = open;
+            while (e > 0 && s[e - 1] == ' ') --e;
+          }
+        }
+      }
+      size_t b = e;
+      while (b > 0 && key_char(s[b - 1]) && e - b < 24) --b;
+      while (b < e && s[b] == ' ') ++b;
+      // "anon-rss:", "file-rss:" (the kernel's victim line) are not a series;
+      // "Status.JVM.Memory.Direct.MemoryUsed=" (a metric's last part) is.
+      if (b > 0 && s[b - 1] == '-') continue;
+      std::string key = canonical(s.substr(b, e - b));
+      // A figure inside a named object: {'gpu': {'used': 4.48, 'total': 8.0}} is "gpu used".
+      if (key == "used" || key == "usage" || key == "allocated" || key == "reserved") key = parent_key(s, b) + key;
+      // A metric's unit after a dot ("GPUMemoryUsed.Megabytes:6120"): the name is the part before it.
+      if (b > 1 && s[b - 1] == '.' && (key == "kilobytes" || key == "megabytes" || key == "gigabytes" || key == "bytes" || key == "mb")) {
+        size_t n = b - 1;
+        while (n > 0 && key_char(s[n - 1]) && b - 1 - n < 24) --n;
+        key = canonical(s.substr(n, b - 1 - n)) + key;
+      }
+      // A unit in the key ("rss_kb=22418832", "heap_mb: 512").
+      double key_unit = paren_unit;
+      if (paren_unit > 0 && !key.empty() && !known_key(key)) key = "sized " + std::string(s.substr(b, e - b));
+      // A metric's name with its unit after a dot ("GPUMemoryUsed.Megabytes:6120").
+      for (auto [suffix, unit] : {std::pair<std::string_view, double>{"kilobytes", 1024.0}, {"megabytes", 1048576.0},
+                                  {"gigabytes", 1073741824.0}, {"kb", 1024.0}, {"kib", 1024.0}, {"mb", 1048576.0},
+                                  {"mib", 1048576.0}, {"gb", 1073741824.0}, {"bytes", 1.0}}) {
+        if (key.size() > suffix.size() && key.ends_with(suffix)) {
+          key.resize(key.size() - suffix.size());
+          key_unit = unit;
+          break;
+        }
+      }
+      // A metric's last two parts ("Status.JVM.Memory.Metaspace.Used=180.2 MB"):
+      // the pool, then "Used".
+      if (key == "used" && b > 1 && s[b - 1] == '.') {
+        size_t n = b - 1;
+        while (n > 0 && key_char(s[n - 1]) && b - 1 - n < 24) --n;
+        std::string pool = canonical(s.substr(n, b - 1 - n));
+        if (text::contains(pool, "metaspace") || text::contains(pool, "heap") || text::contains(pool, "direct") ||
+            text::contains(pool, "memory"))
+          key = pool + "used";
+      }
+      // "memory usage" may end a longer phrase ("Current memory usage").
+      if (paren_unit == 0 && !known_key(key) && !(key.size() > 4 && key.ends_with("used") && key != "memoryused")) {
+        for (auto tail : {"memoryusage", "memoryused", "memorytotal", "rss", "heapused", "threads", "goroutines"})
+          if (key.size() > std::string_view(tail).size() && key.ends_with(tail)) key = canonical(tail);
+        // Go's MemStats after a message word ("msg=memstats HeapAlloc=").
+        for (std::string_view tail : kGoMemStats)
+          if (key.size() > tail.size() && key.ends_with(tail)) key = std::string(tail);
+        // "mem" only as a word of its own ("running mem=611M", "gpu_mem"), not
+        // the end of another ("shmem:" in the kernel's Mem-Info).
+        std::string_view raw = s.substr(b, e - b);
+        if (raw.size() > 4 && raw.ends_with("mem") && (raw[raw.size() - 4] == ' ' || raw[raw.size() - 4] == '_')) key = "memory";
+        // A name that gives its own unit and names memory ("heapInuseBytes=",
+        // Go's MemStats as programs log them, "cache_mb: 512") is a figure
+        // in bytes; a running maximum ("peakBytes", "max_mb") never falls and
+        // is no series.
+        bool named_memory = key_unit > 0 && (text::contains(key, "heap") || text::contains(key, "mem") || text::contains(key, "rss") ||
+                                             text::contains(key, "alloc") || text::contains(key, "inuse") || text::contains(key, "resident"));
+        if (named_memory && (text::contains(key, "peak") || text::contains(key, "max") || text::contains(key, "limit") ||
+                             text::contains(key, "total")))
+          named_memory = false;
+        if (!known_key(key) && !named_memory) key = sized_key(s, e, i);
+        if (key.empty()) continue;
+      }
+      std::string_view v = s.substr(i);
+      while (!v.empty() && (v[0] == ' ' || v[0] == '"' || v[0] == '\'')) v.remove_prefix(1);
+      auto num = text::parse_double(v);
+      if (!num || *num < 0) continue;
+      bool bytes = false;
+      double value = *num;
+      if (auto sized = units::parse_log_size(v)) {
+        value = static_cast<double>(*sized);
+        bytes = true;
+      } else if (key_unit > 0) {
+        value *= key_unit;
+        bytes = true;
+      } else if (bytes_key(key)) {
+        bytes = true;
+      }
+      add(key, value, bytes, line);
+      ++found;
+    }
+    return found;
+  }
+
   // Keys as the series names them (canonical: lower case, separators and
   // the unit dropped; "go_heap_inuse_mb" is "goheapinuse").
   // rss, rss_mb, "RSS", memory_rss, VmRSS, process_resident_memory_bytes:
