@@ -353,7 +353,7 @@ Decision decide_layer(const View& v) {
     d = {layer, g, 0.7f, g->detail};
     return d;
   }
-  // An interpreter's own per-process cap (PHP's memory_limit, php.cc): the
+  // An interpreter's own per-process cap (PHP's memory_limit, program_caps.cc): the
   // pool is the program's setting, which no layer names.
   if (const Fact* c = v.failure(FactKind::host_alloc_failure); c && c->layer == Layer::unknown && c->cause == Cause::limit_too_low) {
     d = {Layer::unknown, c, c->strength, "the program's own memory cap was reached; nothing shows a pool of the machine running out"};

@@ -1,4 +1,4 @@
-// PHP's memory_limit (src/recognize/families/php.cc). Inputs written here in
+// PHP's memory_limit (src/recognize/families/program_caps.cc). Inputs written here in
 // the engine's format with our own values, modelled on Composer's solver
 // exhausting the 1.5 GiB cap it sets for itself (composer/composer threads)
 // and a web request at the 128 MiB default.

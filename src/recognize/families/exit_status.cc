@@ -21,6 +21,10 @@
 //   [1]    12345 killed     python3 x.py         zsh job control (with the pid; "[1]  + 12345 killed ...")
 //   fish: Job 1, 'python3 x.py' terminated by signal SIGKILL (Forced quit)
 //   Gradle build daemon disappeared unexpectedly (it may have been killed or may have crashed)   (no code)
+//   The forked VM terminated without properly saying goodbye. VM crash or System.exit called?  (Surefire; no code)
+//   Server terminated abruptly (error code: 14, error message: 'Socket closed', ...)          (Bazel; no code)
+//   nvcc error   : 'cicc' died due to signal 9 (Kill signal)     nvcc's driver
+//   INFO exited: worker (terminated by SIGKILL; not expected)    supervisord
 //   ... The exit codes of the workers are {SIGKILL(-9)}    loky (joblib): a signal name with its negative code
 //   [2048311] signal (15): Terminated                      Julia
 //   INFO - Task exited with return code Negsignal.SIGKILL   Airflow's task runner
@@ -87,6 +91,13 @@ constexpr Pattern kPatterns[] = {
     {"pool was terminated abruptly"},       // Python's BrokenProcessPool: a worker died, no signal or code given
     {"daemon disappeared unexpectedly", kCompanion},  // Gradle's build daemon gone: no signal or code given
     {"terminated with signal [0-9]+", kRegex},  // gcc's collect2: "ld terminated with signal 9 [Killed]"
+    {"died due to signal [0-9]+", kRegex},      // nvcc: "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"
+    {"terminated by SIGKILL"},                  // supervisord: "exited: worker (terminated by SIGKILL; not expected)"
+    // A forked or server JVM gone without a signal or code: Maven Surefire's
+    // "The forked VM terminated without properly saying goodbye", Bazel's
+    // "Server terminated abruptly (error code: 14, ...)".
+    {"terminated without properly saying goodbye", kCompanion},
+    {"Server terminated abruptly", kCompanion},
     {"internal compiler error: Killed \\(program ", kRegex},  // gcc's driver: its compiler proper died by SIGKILL
     {"got signal [0-9]+", kRegex | kCompanion},  // stress: "<-- worker 24 got signal 9"
     {"WORKER TIMEOUT", kCompanion},
@@ -282,6 +293,16 @@ class ExitStatus final : public Recognizer {
       signal(line, p, 9, pid, out);
       return;
     }
+    if (size_t p = s.find("died due to signal "); p != std::string_view::npos) {
+      // nvcc's driver: "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"
+      if (auto n = text::parse_i64(s.substr(p + 19)); n && *n > 0 && *n < 65) signal(line, p, static_cast<int>(*n), std::nullopt, out);
+      return;
+    }
+    if (size_t p = s.find("terminated by SIGKILL"); p != std::string_view::npos) {
+      // supervisord: "INFO exited: worker (terminated by SIGKILL; not expected)"
+      signal(line, p, 9, std::nullopt, out);
+      return;
+    }
     if (size_t p = s.find(" by signal"); p != std::string_view::npos && fish(line, s, p, out)) return;
     if (size_t p = named_signal(s); p != std::string_view::npos && s.find(" by signal") == std::string_view::npos) {
       std::string_view rest = platform::skip(s.substr(p + 6), ": \"");
@@ -373,15 +394,20 @@ class ExitStatus final : public Recognizer {
     const bool pool = text::contains(s, "pool was terminated abruptly");
     // Gradle: "Gradle build daemon disappeared unexpectedly (it may have been killed or may have crashed)".
     const bool daemon = text::contains(s, "daemon disappeared unexpectedly");
-    if (runner || renderer || pool || daemon) {
+    // Maven Surefire's forked test JVM and Bazel's server: gone, no signal or code given.
+    const bool forked = text::contains(s, "terminated without properly saying goodbye");
+    const bool server = text::contains(s, "Server terminated abruptly");
+    if (runner || renderer || pool || daemon || forked || server) {
       if (guards::is_advice_line(s) ||
-          repeated(line, runner ? "runner-shutdown" : renderer ? "renderer-gone" : pool ? "pool-broken" : "daemon-gone"))
+          repeated(line, runner ? "runner-shutdown" : renderer ? "renderer-gone" : pool ? "pool-broken" : forked ? "fork-gone" : server ? "server-gone" : "daemon-gone"))
         return true;
       Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
       e.strength = 0.3f;
       e.detail = runner     ? "the CI runner received a shutdown signal (its machine stopped or was lost)"
                  : renderer ? "Electron's renderer process was gone with reason 'oom' (which pool, not said)"
                  : pool     ? "a worker of a Python process pool was terminated abruptly (no signal or exit code given)"
+                 : forked   ? "Maven Surefire's forked JVM ended without a word (killed or crashed; no signal or exit code given)"
+                 : server   ? "the Bazel server terminated abruptly (killed or crashed; no signal or exit code given)"
                             : "the Gradle build daemon disappeared (killed or crashed; no signal or exit code given)";
       if (renderer)
         if (auto c = text::after(s, "exitCode")) e.exit_code = text::parse_i64(platform::skip(*c, "\":' "));

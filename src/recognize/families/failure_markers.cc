@@ -21,6 +21,11 @@
 //   RangeError: Invalid string length                              V8's maximum length of one string or array, not its heap
 //   double free or corruption (out) / malloc(): corrupted top size / Fatal glibc error: malloc.c:2599 (sysmalloc): assertion failed
 //                                                                  heap corruption glibc found (a bug, not exhaustion)
+//   rpc error: code = ResourceExhausted desc = grpc: received message larger than max (8388608 vs. 4194304)
+//                                                                  gRPC's cap on one message's size
+//   etcdserver: mvcc: database space exceeded                      etcd's storage quota (a disk quota)
+//   triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376
+//                                                                  a GPU kernel's launch configuration
 //
 // One not_memory_failure per kind of marker (at most kMaxFacts), family
 // generic (so the scanner's ShadowingSink drops it near any family's
@@ -56,13 +61,15 @@ constexpr Pattern kPatterns[] = {
     {"(TimeoutError|timed out after|took longer than|DEADLINE_EXCEEDED)", kRegex | kContext},
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
+    {"(received message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
 };
 
 constexpr size_t kMaxFacts = 4;
 
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
-  kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption, kMarkers
+  kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption,
+  kMessageSize, kStoreQuota, kLaunchResources, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -99,7 +106,24 @@ class FailureMarkers final : public Recognizer {
     if (text::contains(s, "Fatal glibc error: malloc") || text::contains(s, "double free or corruption") ||
         text::contains(s, "malloc(): corrupted") || text::contains(s, "free(): invalid") || text::contains(s, "malloc_consolidate(): "))
       return mark(line, kHeapCorruption, "heap corruption found by glibc's allocator (a program's bug), not memory running out", out);
+    // OpenAI Triton compiling a kernel whose blocks need more shared memory per
+    // SM than the GPU has: "triton.runtime.errors.OutOfResources: out of
+    // resource: shared memory, Required: 131072, Hardware limit: 101376" (a
+    // launch configuration, before the memory word stops the markers).
+    if (text::contains(s, "out of resource: shared memory"))
+      return mark(line, kLaunchResources,
+                  "a GPU kernel's blocks need more shared memory per multiprocessor than the GPU has (a launch limit, not "
+                  "memory running out)",
+                  out);
     if (names_memory(s)) return;
+    // gRPC's size cap on one message ("rpc error: code = ResourceExhausted desc
+    // = grpc: received message larger than max (8388608 vs. 4194304)") and
+    // etcd's storage quota ("etcdserver: mvcc: database space exceeded"):
+    // resource words, neither memory.
+    if (text::contains(s, "received message larger than max"))
+      return mark(line, kMessageSize, "gRPC's cap on one message's size (received message larger than max), not memory", out);
+    if (text::contains(s, "database space exceeded"))
+      return mark(line, kStoreQuota, "etcd's storage quota (mvcc: database space exceeded; compact and defragment), not memory", out);
     if (text::contains(s, "Fatal Python error: ") || text::starts_with(t, "Bus error"))
       return mark(line, kCrash, "a crash (a fatal signal in the process), not memory running out", out);
     if (text::contains(s, "' panicked at")) return mark(line, kRustPanic, "a Rust panic", out);

@@ -9,10 +9,17 @@
 //   swap_pager: out of swap space                                           (the pager, before the kill)
 //   swap_pager_getswapspace(22): failed
 //
+// OpenBSD's and NetBSD's page daemon (sys/uvm/uvm_pdaemon.c, uvm_swapout),
+// with the pid and its thread id on NetBSD:
+//
+//   UVM: pid 4321 (python3.11), uid 1000 killed: out of swap
+//   UVM: pid 1234.1 (firefox), uid 1000 killed: out of swap
+//
 // There are no memory cgroups: the machine's RAM and swap ran out, the
 // host_ram layer (a jail has no memory limit of its own unless rctl set one,
 // and rctl's kill reads differently). A kernel_oom_kill of family kernel, as
 // Linux's report is.
+#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
@@ -26,12 +33,14 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"pid [0-9]+ \\([^)]*\\), (jid [0-9]+, )?uid [0-9]+, was killed: ", kRegex},
+    {"UVM: pid [0-9.]+ \\([^)]*\\), uid [0-9]+ killed: out of swap", kRegex},
 };
 
 class FreebsdOom final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (uvm(line, out)) return;
     size_t p = s.find("pid ");
     size_t k = s.find(", was killed: ");
     if (p == std::string_view::npos || k == std::string_view::npos || k < p) return;
@@ -53,6 +62,28 @@ class FreebsdOom final : public Recognizer {
     f.process = std::string(name.substr(0, 64));
     f.detail = fmt::format("FreeBSD's page daemon killed it: {}", reason.substr(0, 64));
     out.add(std::move(f));
+  }
+
+ private:
+  // OpenBSD's and NetBSD's "UVM: pid 4321 (python3.11), uid 1000 killed: out of swap".
+  static bool uvm(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    size_t p = s.find("UVM: pid ");
+    if (p == std::string_view::npos) return false;
+    size_t k = s.find(" killed: out of swap", p);
+    if (k == std::string_view::npos || guards::is_mention(s, p, k - p)) return true;
+    std::string_view rest;
+    auto pid = text::parse_i64(s.substr(p + 9), &rest);
+    size_t open = rest.find(" ("), close = rest.find(')');
+    if (!pid || open == std::string_view::npos || close == std::string_view::npos || close < open) return true;
+    Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::kernel);
+    f.layer = Layer::host_ram;
+    f.strength = 0.9f;
+    f.pid = pid;
+    f.process = std::string(rest.substr(open + 2, std::min<size_t>(close - open - 2, 64)));
+    f.detail = "the BSD page daemon (UVM) killed it: out of swap";
+    out.add(std::move(f));
+    return true;
   }
 };
 

@@ -20,6 +20,7 @@
 //   (not OUT_OF_RESOURCES: OpenCL's and Level Zero's status is a launch limit as often as memory,
 //   oneapi-src/unified-runtime#1322; level_zero_test.cc holds it)
 //   memory allocation failure (ptxas) / out of heap space (MSVC) / cannot enlarge memory (Emscripten)
+//   errno 12 / errno=12 (a C call's ENOMEM as a number: InnoDB's "mmap(N bytes) failed; errno 12")
 //   an allocator's name, then "failed" in the same clause: bm_alloc_gmem failed / Alloc Device Memory Failed!
 // ("ran out of" and "has run out of" read as a report: "The Bazel server has
 // run out of memory"; "not a failure", TensorFlow's own word on a retry, does not)
@@ -87,6 +88,9 @@ constexpr Pattern kPatterns[] = {
     {"memory allocation failure", kCaseless | kCompanion},  // ptxas, nvcc: "ptxas fatal   : Memory allocation failure"
     {"out of heap space", kCaseless | kCompanion},          // MSVC: "fatal error C1060: compiler is out of heap space"
     {"cannot enlarge memory", kCaseless | kCompanion},      // Emscripten: "Cannot enlarge memory arrays to size N bytes (OOM)"
+    // A C call's failure with its errno as a number (ENOMEM is 12 on Linux and the BSDs):
+    // InnoDB's "mmap(137428992 bytes) failed; errno 12", "malloc failed (errno=12)".
+    {"\\berrno ?[=:]? ?12\\b", kCi | kCompanion},
     // Where the memory was: device words, as context.
     {"(cuda|gpu|vram|cudamalloc|cumem|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution|thrust::|\\.cuh\\()",
      kCi | kContext},
@@ -310,11 +314,15 @@ class GenericAlloc final : public Recognizer {
         "insufficient", "exceeded", "exceeds", "exceed the", "memory exhausted", "enomem", "resource_exhausted",
         "memoryerror", "cannot allocate", "can not allocate", "can't allocate", "could not allocate", "couldn't allocate",
         "paging file is too small", "os error 1455", "killed signal terminated", "using all available ram",
-        "kv cache is full", "memory allocation failure", "out of heap space", "cannot enlarge memory"};
+        "kv cache is full", "memory allocation failure", "out of heap space", "cannot enlarge memory",
+        "errno 12", "errno=12", "errno: 12", "errno = 12"};
     size_t best = std::string_view::npos;
     for (std::string_view p : kPhrases) {
       for (size_t at = text::ifind(s, p), tries = 0; at != std::string_view::npos && at < best && tries < 4; ++tries) {
-        if (stands_alone(s, at)) {
+        // "errno 12" is ENOMEM; "errno 120" is another error.
+        const bool longer_number = text::istarts_with(p, "errno") && at + p.size() < s.size() &&
+                                   std::isdigit(static_cast<unsigned char>(s[at + p.size()]));
+        if (stands_alone(s, at) && !longer_number) {
           best = at;
           break;
         }

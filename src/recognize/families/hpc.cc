@@ -26,6 +26,8 @@
 // Grid Engine (SGE, UGE, Son of Grid Engine: the execd polls and enforces h_vmem / h_rss):
 //   failed execd enforced h_vmem limit because:            (the job mail; "Max vmem = 192.113G" in it)
 //   job 7921630.1 died through signal KILL (9).
+//   job 4321.1 exceeds job hard limit "h_vmem" of queue "all.q@node07" (8589934592.00000 > limit:8589934592.00000) - sending SIGKILL
+//                                                           (the execd's messages file)
 // HTCondor's hold for a policy expression that evaluated to UNDEFINED
 // (HoldReasonCode 5) is a look-alike: its text quotes the expression, memory
 // terms and all (modelled on dmwm/CRABServer#5165).
@@ -73,6 +75,7 @@ constexpr Pattern kPatterns[] = {
     {"TERM_MEMLIMIT", kCompanion},                   // the report's "Exited with exit code" makes it hot
     {"enforced h_vmem limit", kCompanion},
     {"enforced h_rss limit", kCompanion},
+    {"exceeds job hard limit \"h_(vmem|rss|data)\"", kRegex},
     {"has gone over (cgroup )?memory limit of ", kRegex | kCompanion},  // no gate word: read in pasted evidence, and near other failures in a large log
     {"PERIODIC_HOLD due to memory usage", kCompanion},  // HTCondor's periodic hold policy over the job's request
     {"killed by HTCondor due to excessive memory us", kCompanion},  // CMS CRAB's PostJob: "Job killed by HTCondor due to excessive memory use (RSS=2614 MB)"
@@ -273,6 +276,17 @@ class Hpc final : public Recognizer {
     } else if (text::contains(s, "enforced h_vmem limit") || text::contains(s, "enforced h_rss limit")) {
       if (guards::is_advice_line(s)) return false;
       detail = text::contains(s, "h_vmem") ? "Grid Engine h_vmem limit" : "Grid Engine h_rss limit", name = "sge";
+    } else if (auto h = text::after(s, "exceeds job hard limit \"h_")) {
+      // The execd's own log: 'job 4321.1 exceeds job hard limit "h_vmem" of queue "all.q@node07"
+      // (8589934592.00000 > limit:8589934592.00000) - sending SIGKILL' (bytes, as doubles).
+      if (guards::is_advice_line(s)) return false;
+      detail = text::starts_with(*h, "rss") ? "Grid Engine h_rss limit" : "Grid Engine h_vmem limit", name = "sge";
+      if (auto u = text::after(*h, "(")) {
+        std::string_view rest;
+        if (auto used = text::parse_u64(*u, &rest)) usage = *used;
+        if (auto l = text::after(*h, "limit:"))
+          if (auto cap = text::parse_u64(*l)) limit = *cap;
+      }
     } else if (auto v = text::after(s, "killed due to exceeding ")) {
       // PBS Pro's own kill over a resource that is not memory: "Job 98311742.gadi-pbs killed due to
       // exceeding jobfs quota. Quota: 20.0GB, Used: 20.0GB" (a local-disk quota), walltime, CPU time.

@@ -15,6 +15,10 @@
 // block of that order or above, memory was free but not in one piece:
 // fragmentation. The fact is a host_alloc_failure (layer host_ram) whose cause
 // says so, in the form classify.cc reads ("fragmented: order-5 (128 KiB)").
+//
+// The huge-page pool's reservation failing is the same shortage of the
+// host's pages (mm/hugetlb.c; 5.x and later):
+//   hugetlb: allocating 512 of page size 2.00 MiB failed.  Only allocated 128 hugepages.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -31,6 +35,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {": page allocation failure: order:"},
+    {"hugetlb: allocating [0-9]+ of page size .* failed", kRegex},
     {"*4kB ", kContext},
 };
 
@@ -67,11 +72,32 @@ class KernelAlloc final : public Recognizer {
       return;
     }
     if (pending_) buddy(s);
+    if (auto h = text::after(s, "hugetlb: allocating "); h && text::contains(*h, " failed")) huge_pages(line, *h, out);
   }
 
   void finish(FactSink& out) override { flush(out); }
 
  private:
+  // The kernel reserving huge pages (hugepages= at boot, nr_hugepages at run
+  // time) and finding fewer free 2 MiB or 1 GiB blocks than asked
+  // (mm/hugetlb.c): "hugetlb: allocating 512 of page size 2.00 MiB failed.
+  // Only allocated 128 hugepages." The host's memory, short or in pieces.
+  static void huge_pages(const Line& line, std::string_view h, FactSink& out) {
+    if (guards::is_mention(line.text, 0, 8)) return;
+    std::string_view rest;
+    auto asked = text::parse_u64(h, &rest);
+    size_t size_at = rest.find("page size ");
+    if (!asked || size_at == std::string_view::npos) return;
+    auto page = units::parse_log_size(rest.substr(size_at + 10));
+    Fact f = make_fact(line, FactKind::host_alloc_failure, Family::kernel);
+    f.layer = Layer::host_ram;
+    f.strength = 0.7f;
+    if (page) f.requested = *asked * *page;
+    f.detail = fmt::format("the kernel could not reserve {} huge pages{}", *asked,
+                           page ? " of " + units::format_bytes(*page) : std::string());
+    out.add(std::move(f));
+  }
+
   std::optional<Fact> pending_;
   unsigned order_ = 0;
   int largest_free_order_ = -1;
