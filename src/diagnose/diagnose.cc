@@ -130,12 +130,61 @@ bool handled(const Incident& inc, const std::vector<Fact>& facts) {
   return true;
 }
 
+// A paste mixes prefixes with a year ("2017-10-17 02:41:09", dmesg -T's
+// "[Tue Oct 17 02:41:09 2017]") and without one (syslog's "Oct 17 02:41:09",
+// journalctl's short format), whose year was guessed from the file's time or
+// now. Read as they were guessed, one event's lines land years apart and
+// split into separate incidents. Within one input, a guessed year takes the
+// year (one either side, whichever is nearest in time) of the dated fact
+// nearest to it in the input.
+void anchor_guessed_years(std::vector<Fact>& facts) {
+  // (input, line, time) of the dated facts, sorted: a guessed one looks up
+  // its nearest neighbours by line (facts are bounded by FactStore's caps,
+  // and each lookup is a binary search).
+  struct Dated {
+    uint32_t source;
+    uint64_t line;
+    int64_t unix_us;
+  };
+  std::vector<Dated> dated;
+  for (const Fact& g : facts)
+    if (!g.where.year_guessed && g.where.unix_us) dated.push_back({g.where.source_index, g.where.line, *g.where.unix_us});
+  if (dated.empty()) return;
+  auto before = [](const Dated& a, const Dated& b) { return a.source != b.source ? a.source < b.source : a.line < b.line; };
+  std::sort(dated.begin(), dated.end(), before);
+  const int64_t day_us = 86400000000LL;
+  auto day_of = [&](int64_t us) { return us >= 0 ? us / day_us : (us - day_us + 1) / day_us; };
+  for (Fact& f : facts) {
+    if (!f.where.year_guessed || !f.where.unix_us) continue;
+    const Dated key{f.where.source_index, f.where.line, 0};
+    auto it = std::lower_bound(dated.begin(), dated.end(), key, before);
+    const Dated* ref = nullptr;
+    if (it != dated.end() && it->source == key.source) ref = &*it;
+    if (it != dated.begin() && std::prev(it)->source == key.source &&
+        (!ref || key.line - std::prev(it)->line <= ref->line - key.line))
+      ref = &*std::prev(it);
+    if (!ref) continue;
+    const int64_t t = *f.where.unix_us, r = ref->unix_us;
+    const timeutil::Civil c = timeutil::civil_from_days(day_of(t));
+    if (c.m == 2 && c.d == 29) continue;  // a leap day has no neighbour in most years
+    const int64_t in_day = t - day_of(t) * day_us;
+    const int64_t y = timeutil::civil_from_days(day_of(r)).y;
+    int64_t chosen = t;
+    for (int64_t cand : {y - 1, y, y + 1}) {
+      int64_t u = timeutil::days_from_civil(cand, c.m, c.d) * day_us + in_day;
+      if (std::llabs(u - r) < std::llabs(chosen - r)) chosen = u;
+    }
+    f.where.unix_us = chosen;
+  }
+}
+
 }  // namespace
 
 Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options) {
   Diagnosis d;
   d.live = options.live;
   d.since_us = options.since_us;
+  anchor_guessed_years(facts);
   std::vector<Fact> before, outside;  // failures the filters left out
   for (auto& f : facts) {
     Kept k = keep(f, options);

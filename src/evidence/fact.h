@@ -86,6 +86,7 @@ struct Provenance {
   std::string source;                // file path, "stdin", "/dev/kmsg", "journal", "--exit-code"
   uint64_t line = 0;                 // 1-based line in the source, 0 when not line-based
   std::optional<int64_t> unix_us;    // when it happened (wall clock, UTC)
+  bool year_guessed = false;         // unix_us from a prefix without a year (syslog, klog): the year is a guess
   std::optional<double> uptime_s;    // seconds since boot, when only that is known
   uint32_t source_index = 0;         // order of the input among all inputs
 };

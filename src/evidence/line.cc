@@ -14,6 +14,7 @@ Fact make_fact(const Line& line, FactKind kind, Family family) {
     f.where.source_index = line.source->index;
   }
   f.where.unix_us = line.time.unix_us;
+  f.where.year_guessed = line.time.unix_us && line.time.year_guessed;
   f.where.uptime_s = line.time.uptime_s;
   if (!f.where.unix_us && line.time.uptime_s && line.source && line.source->boot_us)
     f.where.unix_us = *line.source->boot_us + static_cast<int64_t>(*line.time.uptime_s * 1e6);

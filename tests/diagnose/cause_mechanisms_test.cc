@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/time.h"
 #include "support/test_support.h"
 
 namespace aimem {
@@ -2347,6 +2348,32 @@ TEST(CauseMechanisms, ASmallCacheBesideAllocatedMemoryClimbingIsTheGrowth) {
   EXPECT_EQ(grew.layer, Layer::gpu_vram);
   EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
   EXPECT_EQ(diagnose_text(oom).cause, Cause::fragmentation);
+}
+
+// A paste that mixes dmesg -T's dated lines with syslog's year-less ones:
+// the year-less kill takes the dated lines' year (not the file's or now), so
+// the kill, the OOM report and the allocator's figures above them are one
+// incident, and the allocator's gap decides the cause. Modelled on a Redis
+// host's kern.log beside `redis-cli info memory` (own values).
+TEST(CauseMechanisms, AYearLessLineTakesTheYearOfTheDatedLinesAroundIt) {
+  const std::string info =
+      "$ redis-cli info memory\n# Memory\nused_memory:9663676416\nused_memory_human:9.00G\nused_memory_rss:41875931136\n"
+      "used_memory_rss_human:39.00G\nmem_fragmentation_ratio:4.33\nmem_allocator:jemalloc-5.1.0\n"
+      "$ redis-cli info keyspace\n# Keyspace\ndb0:keys=9100231,expires=9100002,avg_ttl=612000\n"
+      "$ redis-cli info stats | grep expired_keys\nexpired_keys:201877420\n$ uptime\n 09:12:44 up 88 days\n";
+  const std::string dated = "[Wed Mar  6 04:12:31 2019] Out of memory: Kill process 3120 (redis-server) score 930 or sacrifice child\n";
+  const std::string year_less =
+      "Mar  6 04:12:31 cache-3 kernel: [7601234.552101] Killed process 3120 (redis-server) total-vm:41934800kB, "
+      "anon-rss:40894456kB, file-rss:0kB, shmem-rss:0kB\n";
+  Diagnosis d = diagnose_text(info + "$ dmesg -T | tail -1\n" + dated + "$ grep Killed /var/log/kern.log\n" + year_less);
+  ASSERT_EQ(d.incidents.size(), 1u) << reason_text(d);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::fragmentation) << reason_text(d);
+  ASSERT_TRUE(d.incidents[0].time_us);
+  EXPECT_EQ(timeutil::civil_from_days(*d.incidents[0].time_us / 86400000000LL).y, 2019);
+  // Without a dated line the year stays the guess, and nothing else changes.
+  Diagnosis alone = diagnose_text(year_less);
+  EXPECT_EQ(alone.layer, Layer::host_ram);
 }
 
 }  // namespace
