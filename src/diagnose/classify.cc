@@ -1090,6 +1090,15 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
       uint64_t total = f.total.value_or(g.total.value_or(0));
       return total ? *f.other_processes * 4 >= total : *f.other_processes >= 2 * units::GiB;
     });
+    // Three or more copies of one program, each holding about the same (the
+    // listing's reader counts them in `sequences`): a server's workers or a
+    // job's ranks, each with its own copy, filled the device together.
+    if (snap && snap->sequences && *snap->sequences >= 3) {
+      why = units::format_bytes(*snap->other_processes) + " of the GPU was held by " + std::to_string(*snap->sequences) +
+            " copies of one program (" + snap->detail + "): more parallel copies than the device holds";
+      why.strength = 0.6f;
+      return Cause::concurrency_batch;
+    }
     if (snap) {
       why = units::format_bytes(*snap->other_processes) + " of the GPU was held by other processes (" + snap->detail + ")";
       why.strength = 0.7f;

@@ -199,5 +199,53 @@ TEST(NvidiaSmi, CsvRowsThatOpenWithTheName) {
   EXPECT_EQ(s[0].process, "NVIDIA L40S");
 }
 
+// Copies of one workload on one GPU (docs/diagnose.md, "parallel copies"):
+// the listing's rows of one program, alike in size, four or more of them or
+// three holding three quarters, are counted in `sequences`, and a device
+// OOM beside them is the copies' number, not a stranger's process. Modelled
+// on a gunicorn server whose workers each load a spaCy model onto one card
+// (own values); rows on different GPUs (by bus id) are not copies.
+TEST(NvidiaSmi, ManyAlikeCopiesOfOneProgramOnOneGpuAreCounted) {
+  const std::string oom =
+      "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 268,435,456 bytes (allocated so far: 1,342,177,280 bytes).\n";
+  const std::string apps =
+      "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader\n"
+      "51200, /srv/api/bin/python3.11, 2010 MiB\n51213, /srv/api/bin/python3.11, 2010 MiB\n"
+      "51226, /srv/api/bin/python3.11, 2010 MiB\n51239, /srv/api/bin/python3.11, 2034 MiB\n"
+      "51252, /srv/api/bin/python3.11, 2010 MiB\n";
+  auto s = states(apps);
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_TRUE(s[0].sequences);
+  EXPECT_EQ(*s[0].sequences, 5u);
+  Diagnosis d = test::diagnose_text(oom + apps);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  EXPECT_LT(d.confidence, 0.8);  // a lean: the copies may be an earlier generation's
+  // Unlike sizes are different work, not copies.
+  const std::string mixed =
+      "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader\n"
+      "51200, /srv/api/bin/python3.11, 9010 MiB\n51213, /srv/api/bin/python3.11, 2010 MiB\n"
+      "51226, /srv/api/bin/python3.11, 4010 MiB\n51239, /srv/api/bin/python3.11, 600 MiB\n";
+  auto m = states(mixed);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_FALSE(m[0].sequences);
+  EXPECT_EQ(test::diagnose_text(oom + mixed).cause, Cause::other_process);
+  // One copy on each of four GPUs: no GPU holds copies.
+  const std::string spread =
+      "$ nvidia-smi --query-compute-apps=gpu_bus_id,pid,process_name,used_memory --format=csv,noheader\n"
+      "00000000:41:00.0, 7001, python3, 23840 MiB\n00000000:61:00.0, 7002, python3, 23840 MiB\n"
+      "00000000:81:00.0, 7003, python3, 23840 MiB\n00000000:C1:00.0, 7004, python3, 23840 MiB\n";
+  auto sp = states(spread);
+  ASSERT_EQ(sp.size(), 1u);
+  EXPECT_FALSE(sp[0].sequences);
+  // Three alike holding under three quarters of what is listed: not copies.
+  const std::string three =
+      "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader\n"
+      "61200, python3, 3000 MiB\n61213, python3, 3000 MiB\n61226, python3, 3000 MiB\n61239, java, 9000 MiB\n";
+  auto th = states(three);
+  ASSERT_EQ(th.size(), 1u);
+  EXPECT_FALSE(th[0].sequences);
+}
+
 }  // namespace
 }  // namespace aimem

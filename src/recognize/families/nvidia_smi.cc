@@ -28,8 +28,12 @@
 //
 // GPUs of -q / XML output are numbered in the order printed (nvidia-smi lists
 // them by index).
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -78,12 +82,58 @@ constexpr uint64_t kSnapshotGap = 80;  // lines without nvidia-smi output end a 
 constexpr uint64_t kCsvGap = 3;
 constexpr size_t kMaxRow = 1024;  // longer lines are not nvidia-smi rows (and are never split)
 
+// The processes a listing names on one GPU, by program and memory: rows of
+// one program holding about the same each (within a third of one another),
+// four or more of them, or three holding three quarters of what the listing
+// names, are copies of one workload (a server's workers, a job's ranks), not
+// strangers, as a process table's copies are (docs/diagnose.md); the fact
+// carries their count in `sequences` and says so. Rows of the CSV listing
+// carry their GPU (gpu_bus_id, gpu_uuid) where asked: copies count per GPU.
+struct Holders {
+  static constexpr size_t kMaxRows = 64;
+  std::vector<std::pair<std::string, uint64_t>> rows;
+  void add(std::string_view name, uint64_t bytes) {
+    if (rows.size() < kMaxRows && !name.empty() && bytes > 0) rows.emplace_back(std::string(name.substr(0, 64)), bytes);
+  }
+  // The copies of the most listed program, when they are alike: count and
+  // the smallest and largest of them.
+  struct Copies {
+    size_t count = 0;
+    std::string name;
+    uint64_t low = 0, high = 0;
+  };
+  std::optional<Copies> copies() const {
+    Copies best;
+    for (const auto& [name, bytes] : rows) {
+      Copies c{0, name, UINT64_MAX, 0};
+      for (const auto& [n, b] : rows)
+        if (n == name) ++c.count, c.low = std::min(c.low, b), c.high = std::max(c.high, b);
+      if (c.count > best.count) best = c;
+    }
+    uint64_t all = 0, theirs = 0;
+    for (const auto& [n, b] : rows) all += b, theirs += n == best.name ? b : 0;
+    if (best.count < 3 || best.high * 3 > best.low * 4) return std::nullopt;
+    if (best.count == 3 && theirs * 4 < all * 3) return std::nullopt;
+    if (size_t at = best.name.find('\t'); at != std::string::npos) best.name = best.name.substr(at + 1);  // "<gpu>\t<program>"
+    return best;
+  }
+  void describe(Fact& f) const {
+    auto c = copies();
+    if (!c) return;
+    f.sequences = c->count;
+    std::string_view base = c->name;
+    if (size_t slash = base.rfind('/'); slash != std::string_view::npos) base = base.substr(slash + 1);
+    f.detail += fmt::format(" ({} copies of {}, {} to {} each)", c->count, base, units::format_bytes(c->low), units::format_bytes(c->high));
+  }
+};
+
 struct Gpu {
   std::optional<int> index;
   std::string name;
   std::optional<uint64_t> total, used, free;
   std::optional<uint64_t> procs;
   uint64_t proc_bytes = 0;
+  Holders holders;
   bool have_base = false;
   Fact base;
 };
@@ -140,6 +190,7 @@ class NvidiaSmi final : public Recognizer {
   int csv_rows_ = 0;
   // compute-apps list
   uint64_t apps_ = 0, apps_bytes_ = 0;
+  Holders apps_holders_;
   Fact apps_base_;
   bool have_apps_ = false;
 
@@ -175,6 +226,7 @@ class NvidiaSmi final : public Recognizer {
       f.count = g.procs;
       f.detail = "nvidia-smi";
       if (g.procs && *g.procs > 0) f.detail += ": " + std::to_string(*g.procs) + " processes using " + units::format_bytes(g.proc_bytes);
+      g.holders.describe(f);
       // The processes a snapshot lists: others, once the failing process has died.
       if (g.procs && *g.procs > 0 && g.proc_bytes > 0) f.other_processes = g.proc_bytes;
       out.add(std::move(f));
@@ -184,11 +236,13 @@ class NvidiaSmi final : public Recognizer {
       Fact f = std::move(apps_base_);
       f.count = apps_;
       f.detail = "nvidia-smi compute apps: " + std::to_string(apps_) + " processes using " + units::format_bytes(apps_bytes_);
+      apps_holders_.describe(f);
       if (apps_bytes_ > 0) f.other_processes = apps_bytes_;
       out.add(std::move(f));
     }
     have_apps_ = false;
     apps_ = apps_bytes_ = 0;
+    apps_holders_ = {};
     block_ = Block::none;
     in_processes_ = false;
   }
@@ -267,9 +321,15 @@ class NvidiaSmi final : public Recognizer {
         have_apps_ = true;
       }
       ++apps_;
-      for (size_t i = 0; i < cells.size(); ++i)
+      std::string_view name, gpu;
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < cells.size(); ++i) {
         if (columns_[i] == "used_memory" || columns_[i] == "used_gpu_memory")
-          if (auto v = mib(cells[i])) apps_bytes_ += *v;
+          if (auto v = mib(cells[i])) apps_bytes_ += *v, bytes = *v;
+        if (columns_[i] == "process_name" || columns_[i] == "name") name = text::trim(cells[i]);
+        if (columns_[i] == "gpu_bus_id" || columns_[i] == "gpu_uuid") gpu = text::trim(cells[i]);
+      }
+      if (!name.empty()) apps_holders_.add(gpu.empty() ? std::string(name) : std::string(gpu) + "\t" + std::string(name), bytes);
       return true;
     }
     // A row with a clock of its own, another than the last row's, is the
@@ -455,6 +515,7 @@ class NvidiaSmi final : public Recognizer {
       if (g.index && *g.index == static_cast<int>(*gi)) {
         g.procs = g.procs.value_or(0) + 1;
         g.proc_bytes += mib(tok.back()).value_or(0);
+        if (type_at + 2 < tok.size()) g.holders.add(tok[type_at + 1], mib(tok.back()).value_or(0));
         break;
       }
     }
