@@ -2376,5 +2376,23 @@ TEST(CauseMechanisms, AYearLessLineTakesTheYearOfTheDatedLinesAroundIt) {
   EXPECT_EQ(alone.layer, Layer::host_ram);
 }
 
+// node-llama-cpp's refusal names the context it could not place: a long one
+// is the KV cache's size, whatever loaded before it; a short one is not the
+// context (the 16k bound of every context setting). Modelled on
+// node-llama-cpp 3.x's LlamaContext error (own values).
+TEST(CauseMechanisms, NodeLlamaCppsContextSizeIsTheContextWhenLong) {
+  auto run = [](int ctx) {
+    return diagnose_text("Loading model: models/qwen2.5-7b-instruct-q8_0.gguf (gpuLayers: max)\nModel loaded. Creating context (contextSize: " +
+                         std::to_string(ctx) + ", sequences: 1)\nInsufficientMemoryError: A context size of " + std::to_string(ctx) +
+                         " is too large for the available VRAM\n    at LlamaContext._create (file:///srv/app/node_modules/node-llama-cpp/dist/evaluator/LlamaContext/LlamaContext.js:842:19)\n");
+  };
+  Diagnosis long_ctx = run(65536);
+  EXPECT_EQ(long_ctx.layer, Layer::gpu_vram);
+  EXPECT_EQ(long_ctx.cause, Cause::kv_cache_context) << reason_text(long_ctx);
+  Diagnosis short_ctx = run(4096);
+  EXPECT_EQ(short_ctx.layer, Layer::gpu_vram);
+  EXPECT_NE(short_ctx.cause, Cause::kv_cache_context) << reason_text(short_ctx);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -15,7 +15,7 @@
 //   kv_cache_context  KV cache / kv_cache / cache_engine / allocate_gpu_cache / GPU blocks / K-shift /
 //                     context shift / token pool / past_key_value / CUDA graph capture (it runs in what
 //                     the KV reservation left) / long settings: max_model_len / n_ctx / max_seq_len /
-//                     cache_length / seq_length (16k tokens or more)
+//                     cache_length / seq_length / node-llama-cpp's "A context size of N" and contextSize (16k tokens or more)
 //   (a worker count's fact carries the count in `sequences`)
 //   concurrency_batch backward / optimizer / train_step / training_step / epoch / prefill / profile_run /
 //                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
@@ -228,6 +228,11 @@ constexpr Cue kCues[] = {
     {"context length", Cause::kv_cache_context, 0.6f, "the context length", Cue::context},
     {"input_length", Cause::kv_cache_context, 0.5f, "the input length", Cue::context},
     {"seq_length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
+    // node-llama-cpp's refusal names the context it could not fit:
+    // "InsufficientMemoryError: A context size of 131072 is too large for the available VRAM";
+    // its option as the library logs it: "contextSize: 131072".
+    {"A context size of ", Cause::kv_cache_context, 1.0f, "the context size the engine could not fit", Cue::context},
+    {"contextSize: ", Cause::kv_cache_context, 0.6f, "the context size", Cue::context},
     {"seq_len", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
     {"sequence_length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
     {"sequence length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
