@@ -293,16 +293,7 @@ class ExitStatus final : public Recognizer {
       signal(line, p, 9, pid, out);
       return;
     }
-    if (size_t p = s.find("died due to signal "); p != std::string_view::npos) {
-      // nvcc's driver: "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"
-      if (auto n = text::parse_i64(s.substr(p + 19)); n && *n > 0 && *n < 65) signal(line, p, static_cast<int>(*n), std::nullopt, out);
-      return;
-    }
-    if (size_t p = s.find("terminated by SIGKILL"); p != std::string_view::npos) {
-      // supervisord: "INFO exited: worker (terminated by SIGKILL; not expected)"
-      signal(line, p, 9, std::nullopt, out);
-      return;
-    }
+    if (tool_signal(line, out)) return;
     if (size_t p = s.find(" by signal"); p != std::string_view::npos && fish(line, s, p, out)) return;
     if (size_t p = named_signal(s); p != std::string_view::npos && s.find(" by signal") == std::string_view::npos) {
       std::string_view rest = platform::skip(s.substr(p + 6), ": \"");
@@ -378,6 +369,22 @@ class ExitStatus final : public Recognizer {
   // A signal a launcher or a driver names in words: gunicorn 20.1+'s "Worker
   // with pid 9 was terminated due to signal 9", gcc's "ld terminated with
   // signal 9 [Killed]", Open MPI's "... exited on signal 9 (Killed).".
+  // A tool's own words for its child's signal: nvcc's driver ("nvcc error   :
+  // 'cicc' died due to signal 9 (Kill signal)"), supervisord ("INFO exited:
+  // worker (terminated by SIGKILL; not expected)").
+  bool tool_signal(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (size_t p = s.find("died due to signal "); p != std::string_view::npos) {
+      if (auto n = text::parse_i64(s.substr(p + 19)); n && *n > 0 && *n < 65) signal(line, p, static_cast<int>(*n), std::nullopt, out);
+      return true;
+    }
+    if (size_t p = s.find("terminated by SIGKILL"); p != std::string_view::npos) {
+      signal(line, p, 9, std::nullopt, out);
+      return true;
+    }
+    return false;
+  }
+
   bool worded_signal(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     // A process that ended without a signal or a pool named: GitHub Actions'

@@ -75,7 +75,7 @@ constexpr Pattern kPatterns[] = {
     {"TERM_MEMLIMIT", kCompanion},                   // the report's "Exited with exit code" makes it hot
     {"enforced h_vmem limit", kCompanion},
     {"enforced h_rss limit", kCompanion},
-    {"exceeds job hard limit \"h_(vmem|rss|data)\"", kRegex},
+    {"exceeds job hard limit \"h_(vmem|rss|data)\"", kRegex | kCompanion},  // its line's "sending SIGKILL" is gated
     {"has gone over (cgroup )?memory limit of ", kRegex | kCompanion},  // no gate word: read in pasted evidence, and near other failures in a large log
     {"PERIODIC_HOLD due to memory usage", kCompanion},  // HTCondor's periodic hold policy over the job's request
     {"killed by HTCondor due to excessive memory us", kCompanion},  // CMS CRAB's PostJob: "Job killed by HTCondor due to excessive memory use (RSS=2614 MB)"

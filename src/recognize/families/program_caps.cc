@@ -55,7 +55,7 @@ constexpr Pattern kPatterns[] = {
     {"cache resources exhausted"},
     {"SERVER_ERROR out of memory storing object"},
     {"ngx_slab_alloc() failed: no memory"},
-    {"exceeds maximum array size preference"},
+    {"exceeds maximum array size preference", kCompanion},  // no gate word: read in pastes and hot blocks
 };
 
 class ProgramCaps final : public Recognizer {
