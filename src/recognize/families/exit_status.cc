@@ -396,27 +396,32 @@ class ExitStatus final : public Recognizer {
     // Python's BrokenProcessPool ("A process in the process pool was
     // terminated abruptly while the future was running or pending."): a
     // worker that died without a word, most often killed for memory.
-    const bool runner = text::contains(s, "The runner has received a shutdown signal");
-    const bool renderer = text::contains(s, "render-process-gone") && text::contains(s, "oom");
-    const bool pool = text::contains(s, "pool was terminated abruptly");
-    // Gradle: "Gradle build daemon disappeared unexpectedly (it may have been killed or may have crashed)".
-    const bool daemon = text::contains(s, "daemon disappeared unexpectedly");
-    // Maven Surefire's forked test JVM and Bazel's server: gone, no signal or code given.
-    const bool forked = text::contains(s, "terminated without properly saying goodbye");
-    const bool server = text::contains(s, "Server terminated abruptly");
-    if (runner || renderer || pool || daemon || forked || server) {
-      if (guards::is_advice_line(s) ||
-          repeated(line, runner ? "runner-shutdown" : renderer ? "renderer-gone" : pool ? "pool-broken" : forked ? "fork-gone" : server ? "server-gone" : "daemon-gone"))
-        return true;
+    // Gradle: "Gradle build daemon disappeared unexpectedly (it may have been
+    // killed or may have crashed)"; Maven Surefire's forked test JVM and
+    // Bazel's server: gone, no signal or code given.
+    struct Gone {
+      std::string_view phrase, also, key, detail;
+    };
+    static constexpr Gone kGone[] = {
+        {"The runner has received a shutdown signal", "", "runner-shutdown",
+         "the CI runner received a shutdown signal (its machine stopped or was lost)"},
+        {"render-process-gone", "oom", "renderer-gone", "Electron's renderer process was gone with reason 'oom' (which pool, not said)"},
+        {"pool was terminated abruptly", "", "pool-broken",
+         "a worker of a Python process pool was terminated abruptly (no signal or exit code given)"},
+        {"terminated without properly saying goodbye", "", "fork-gone",
+         "Maven Surefire's forked JVM ended without a word (killed or crashed; no signal or exit code given)"},
+        {"Server terminated abruptly", "", "server-gone",
+         "the Bazel server terminated abruptly (killed or crashed; no signal or exit code given)"},
+        {"daemon disappeared unexpectedly", "", "daemon-gone",
+         "the Gradle build daemon disappeared (killed or crashed; no signal or exit code given)"},
+    };
+    for (const Gone& g : kGone) {
+      if (!text::contains(s, g.phrase) || (!g.also.empty() && !text::contains(s, g.also))) continue;
+      if (guards::is_advice_line(s) || repeated(line, std::string(g.key))) return true;
       Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
       e.strength = 0.3f;
-      e.detail = runner     ? "the CI runner received a shutdown signal (its machine stopped or was lost)"
-                 : renderer ? "Electron's renderer process was gone with reason 'oom' (which pool, not said)"
-                 : pool     ? "a worker of a Python process pool was terminated abruptly (no signal or exit code given)"
-                 : forked   ? "Maven Surefire's forked JVM ended without a word (killed or crashed; no signal or exit code given)"
-                 : server   ? "the Bazel server terminated abruptly (killed or crashed; no signal or exit code given)"
-                            : "the Gradle build daemon disappeared (killed or crashed; no signal or exit code given)";
-      if (renderer)
+      e.detail = std::string(g.detail);
+      if (g.key == "renderer-gone")
         if (auto c = text::after(s, "exitCode")) e.exit_code = text::parse_i64(platform::skip(*c, "\":' "));
       out.add(std::move(e));
       return true;

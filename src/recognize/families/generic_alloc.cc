@@ -20,7 +20,7 @@
 //   (not OUT_OF_RESOURCES: OpenCL's and Level Zero's status is a launch limit as often as memory,
 //   oneapi-src/unified-runtime#1322; level_zero_test.cc holds it)
 //   memory allocation failure (ptxas) / out of heap space (MSVC) / cannot enlarge memory (Emscripten)
-//   errno 12 / errno=12 (a C call's ENOMEM as a number: InnoDB's "mmap(N bytes) failed; errno 12")
+//   errno 12 / errno=12 (a C call's ENOMEM as a number, as InnoDB logs a failed mapping of N bytes)
 //   an allocator's name, then "failed" in the same clause: bm_alloc_gmem failed / Alloc Device Memory Failed!
 // ("ran out of" and "has run out of" read as a report: "The Bazel server has
 // run out of memory"; "not a failure", TensorFlow's own word on a retry, does not)
@@ -88,8 +88,8 @@ constexpr Pattern kPatterns[] = {
     {"memory allocation failure", kCaseless | kCompanion},  // ptxas, nvcc: "ptxas fatal   : Memory allocation failure"
     {"out of heap space", kCaseless | kCompanion},          // MSVC: "fatal error C1060: compiler is out of heap space"
     {"cannot enlarge memory", kCaseless | kCompanion},      // Emscripten: "Cannot enlarge memory arrays to size N bytes (OOM)"
-    // A C call's failure with its errno as a number (ENOMEM is 12 on Linux and the BSDs):
-    // InnoDB's "mmap(137428992 bytes) failed; errno 12", "malloc failed (errno=12)".
+    // A C call's failure with its errno as a number (ENOMEM is 12 on Linux and the BSDs),
+    // as InnoDB logs a failed mapping ("... failed; errno 12") or "malloc failed (errno=12)".
     {"\\berrno ?[=:]? ?12\\b", kCi | kCompanion},
     // Where the memory was: device words, as context.
     {"(cuda|gpu|vram|cudamalloc|cumem|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution|thrust::|\\.cuh\\()",

@@ -72,7 +72,8 @@ class KernelAlloc final : public Recognizer {
       return;
     }
     if (pending_) buddy(s);
-    if (auto h = text::after(s, "hugetlb: allocating "); h && text::contains(*h, " failed")) huge_pages(line, *h, out);
+    if (size_t at = s.find("hugetlb: allocating "); at != std::string_view::npos && text::contains(s.substr(at), " failed"))
+      huge_pages(line, at, out);
   }
 
   void finish(FactSink& out) override { flush(out); }
@@ -82,8 +83,9 @@ class KernelAlloc final : public Recognizer {
   // time) and finding fewer free 2 MiB or 1 GiB blocks than asked
   // (mm/hugetlb.c): "hugetlb: allocating 512 of page size 2.00 MiB failed.
   // Only allocated 128 hugepages." The host's memory, short or in pieces.
-  static void huge_pages(const Line& line, std::string_view h, FactSink& out) {
-    if (guards::is_mention(line.text, 0, 8)) return;
+  static void huge_pages(const Line& line, size_t at, FactSink& out) {
+    if (guards::is_mention(line.text, at, 19)) return;
+    std::string_view h = line.text.substr(at + 20);
     std::string_view rest;
     auto asked = text::parse_u64(h, &rest);
     size_t size_at = rest.find("page size ");

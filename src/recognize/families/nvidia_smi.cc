@@ -91,37 +91,43 @@ constexpr size_t kMaxRow = 1024;  // longer lines are not nvidia-smi rows (and a
 // carry their GPU (gpu_bus_id, gpu_uuid) where asked: copies count per GPU.
 struct Holders {
   static constexpr size_t kMaxRows = 64;
-  std::vector<std::pair<std::string, uint64_t>> rows;
-  void add(std::string_view name, uint64_t bytes) {
-    if (rows.size() < kMaxRows && !name.empty() && bytes > 0) rows.emplace_back(std::string(name.substr(0, 64)), bytes);
+  struct Row {
+    std::string gpu;  // the CSV's gpu_bus_id or gpu_uuid; empty in a table already per GPU
+    std::string name;
+    uint64_t bytes = 0;
+  };
+  std::vector<Row> rows;
+  void add(std::string_view gpu, std::string_view name, uint64_t bytes) {
+    if (rows.size() < kMaxRows && !name.empty() && bytes > 0)
+      rows.push_back({std::string(gpu.substr(0, 64)), std::string(name.substr(0, 64)), bytes});
   }
-  // The copies of the most listed program, when they are alike: count and
-  // the smallest and largest of them.
+  // The copies of the most listed program on one GPU, when they are alike:
+  // count and the smallest and largest of them.
   struct Copies {
     size_t count = 0;
-    std::string name;
+    const Row* row = nullptr;
     uint64_t low = 0, high = 0;
   };
   std::optional<Copies> copies() const {
     Copies best;
-    for (const auto& [name, bytes] : rows) {
-      Copies c{0, name, UINT64_MAX, 0};
-      for (const auto& [n, b] : rows)
-        if (n == name) ++c.count, c.low = std::min(c.low, b), c.high = std::max(c.high, b);
+    for (const Row& r : rows) {
+      Copies c{0, &r, UINT64_MAX, 0};
+      for (const Row& o : rows)
+        if (o.gpu == r.gpu && o.name == r.name) ++c.count, c.low = std::min(c.low, o.bytes), c.high = std::max(c.high, o.bytes);
       if (c.count > best.count) best = c;
     }
-    uint64_t all = 0, theirs = 0;
-    for (const auto& [n, b] : rows) all += b, theirs += n == best.name ? b : 0;
     if (best.count < 3 || best.high * 3 > best.low * 4) return std::nullopt;
+    uint64_t all = 0, theirs = 0;
+    for (const Row& o : rows)
+      if (o.gpu == best.row->gpu) all += o.bytes, theirs += o.name == best.row->name ? o.bytes : 0;
     if (best.count == 3 && theirs * 4 < all * 3) return std::nullopt;
-    if (size_t at = best.name.find('\t'); at != std::string::npos) best.name = best.name.substr(at + 1);  // "<gpu>\t<program>"
     return best;
   }
   void describe(Fact& f) const {
     auto c = copies();
     if (!c) return;
     f.sequences = c->count;
-    std::string_view base = c->name;
+    std::string_view base = c->row->name;
     if (size_t slash = base.rfind('/'); slash != std::string_view::npos) base = base.substr(slash + 1);
     f.detail += fmt::format(" ({} copies of {}, {} to {} each)", c->count, base, units::format_bytes(c->low), units::format_bytes(c->high));
   }
@@ -329,7 +335,7 @@ class NvidiaSmi final : public Recognizer {
         if (columns_[i] == "process_name" || columns_[i] == "name") name = text::trim(cells[i]);
         if (columns_[i] == "gpu_bus_id" || columns_[i] == "gpu_uuid") gpu = text::trim(cells[i]);
       }
-      if (!name.empty()) apps_holders_.add(gpu.empty() ? std::string(name) : std::string(gpu) + "\t" + std::string(name), bytes);
+      apps_holders_.add(gpu, name, bytes);
       return true;
     }
     // A row with a clock of its own, another than the last row's, is the
@@ -515,7 +521,7 @@ class NvidiaSmi final : public Recognizer {
       if (g.index && *g.index == static_cast<int>(*gi)) {
         g.procs = g.procs.value_or(0) + 1;
         g.proc_bytes += mib(tok.back()).value_or(0);
-        if (type_at + 2 < tok.size()) g.holders.add(tok[type_at + 1], mib(tok.back()).value_or(0));
+        if (type_at + 2 < tok.size()) g.holders.add({}, tok[type_at + 1], mib(tok.back()).value_or(0));
         break;
       }
     }

@@ -34,29 +34,30 @@ namespace aimem {
 namespace {
 
 struct Cap {
-  std::string_view phrase;
+  Pattern phrase;  // a literal: the phrase is matched as it stands
   std::string_view program;
   std::string_view detail;
 };
 
 constexpr Cap kCaps[] = {
-    {"cache resources exhausted", "imagemagick",
+    {{"cache resources exhausted"}, "imagemagick",
      "ImageMagick's resource limits (policy.xml: memory, map, area, disk) were exhausted: the program's own cap"},
-    {"SERVER_ERROR out of memory storing object", "memcached",
+    {{"SERVER_ERROR out of memory storing object"}, "memcached",
      "memcached's item memory (-m) is full and nothing could be evicted: the program's own cap"},
-    {"ngx_slab_alloc() failed: no memory", "nginx",
+    {{"ngx_slab_alloc() failed: no memory"}, "nginx",
      "an nginx shared memory zone is full (its configured size): the program's own cap"},
-    {"exceeds maximum array size preference", "matlab",
+    // No gate word in MATLAB's line: read in pastes and in hot blocks.
+    {{"exceeds maximum array size preference", kCompanion}, "matlab",
      "MATLAB's maximum array size preference (by default the machine's RAM) is below the array asked for"},
 };
 
-constexpr Pattern kPatterns[] = {
-    {"Allowed memory size of [0-9]+ bytes exhausted", kRegex},
-    {"cache resources exhausted"},
-    {"SERVER_ERROR out of memory storing object"},
-    {"ngx_slab_alloc() failed: no memory"},
-    {"exceeds maximum array size preference", kCompanion},  // no gate word: read in pastes and hot blocks
-};
+// PHP's line, then the table's phrases.
+constexpr auto kPatterns = [] {
+  std::array<Pattern, std::size(kCaps) + 1> p{};
+  p[0] = {"Allowed memory size of [0-9]+ bytes exhausted", kRegex};
+  for (size_t k = 0; k < std::size(kCaps); ++k) p[k + 1] = kCaps[k].phrase;
+  return p;
+}();
 
 class ProgramCaps final : public Recognizer {
  public:
@@ -64,9 +65,10 @@ class ProgramCaps final : public Recognizer {
     std::string_view s = line.text;
     if (php(line, out)) return;
     for (size_t k = 0; k < std::size(kCaps); ++k) {
-      size_t p = s.find(kCaps[k].phrase);
+      const std::string_view phrase = kCaps[k].phrase.expr;
+      size_t p = s.find(phrase);
       if (p == std::string_view::npos || seen_[k]) continue;
-      if (guards::is_mention(s, p, kCaps[k].phrase.size()) || guards::is_advice_line(s)) return;
+      if (guards::is_mention(s, p, phrase.size()) || guards::is_advice_line(s)) return;
       seen_[k] = true;
       Fact f = make_fact(line, FactKind::host_alloc_failure, Family::runtime);
       f.layer = Layer::unknown;
