@@ -1418,8 +1418,24 @@ std::optional<Cause> cause_from_run_length(const View& v, const Decision& d, Why
   return Cause::leak_or_accumulation;
 }
 
+// A heap ceiling the workload was given at or above the limit itself: the
+// heap grows toward its ceiling by design (a collector uses the room it is
+// given), so a series that climbed into the limit says nothing of a leak.
+std::optional<Cause> cause_from_heap_over_limit(const View& v, const Decision& d, Why& why) {
+  const Fact* limit = configured_limit(v);
+  std::optional<uint64_t> bytes = limit ? limit->limit : d.decisive ? d.decisive->limit : std::nullopt;
+  if (!bytes || *bytes == 0) return std::nullopt;
+  const Fact* heap = v.first_context([&](const Fact& f) { return f.kind == FactKind::runtime_setting && f.heap_limit && *f.heap_limit >= *bytes; });
+  if (!heap) return std::nullopt;
+  why = "the configured heap ceiling (" + heap->detail + " " + units::format_bytes(*heap->heap_limit) + ") is at or above the " +
+        units::format_bytes(*bytes) + " limit: the heap may grow past what the limit holds";
+  why.strength = 0.75f;
+  return Cause::limit_too_low;
+}
+
 Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_allocator(v, why)) return *c;
+  if (auto c = cause_from_heap_over_limit(v, d, why)) return *c;
   if (auto c = cause_from_series(v, "until the limit", why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_task_table(*d.decisive, why)) return *c;

@@ -176,6 +176,7 @@ PatternSet::PatternSet() {
   }
   hash_ = h;
   expressions_ = exprs;
+  flags_ = flags;
   if (&aimem_pattern_db_size != nullptr && aimem_pattern_db && aimem_pattern_db_hash == hash_ && !g_switches.compile_patterns) {
     hs_database* db = nullptr;
     hs_scratch* probe = nullptr;

@@ -52,6 +52,7 @@ class PatternSet {
   uint64_t generic_mask() const { return generic_mask_; }  // the generic readers' bits
   size_t recognizer_count() const { return recognizer_count_; }
   const std::vector<std::string>& expressions() const { return expressions_; }
+  const std::vector<unsigned>& flags() const { return flags_; }  // vectorscan's flags, per expression
   uint64_t hash() const { return hash_; }
   bool embedded() const { return embedded_; }  // loaded from the build-time database
   std::string serialize() const;
@@ -63,6 +64,7 @@ class PatternSet {
   std::vector<bool> pattern_claims_;
   uint64_t generic_mask_ = 0;
   std::vector<std::string> expressions_;
+  std::vector<unsigned> flags_;
   size_t recognizer_count_ = 0;
   uint64_t hash_ = 0;
   bool embedded_ = false;

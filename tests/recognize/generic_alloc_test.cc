@@ -179,6 +179,52 @@ TEST(MemorySeries, HeapAfterCollectionRisingIsAccumulation) {
   EXPECT_FALSE(has_growing(saw, "heap after GC"));
 }
 
+// HTCondor's job log: each image-size event gives the job's memory as value,
+// dash, name with its unit (HTCondor's documented user-log event 006; own
+// job ids and figures). Climbing into the hold at the job's limit is growth;
+// the same figure event after event is not.
+TEST(MemorySeries, HtcondorJobLogUsageEventsAreASeries) {
+  auto log = [](std::initializer_list<int> mb) {
+    std::string s;
+    int minute = 10;
+    for (int v : mb) {
+      s += "006 (4410321.000.000) 03/14 09:" + std::to_string(minute) + ":05 Image size of job updated: " + std::to_string(v * 1024) + "\n";
+      s += "\t" + std::to_string(v) + "  -  MemoryUsage of job (MB)\n";
+      s += "\t" + std::to_string(v * 1024) + "  -  ResidentSetSize of job (KB)\n...\n";
+      minute += 10;
+    }
+    return s + "012 (4410321.000.000) 03/14 10:05:02 Job was held.\n"
+               "\tError from slot1_3@wn-112.example.org: Job has gone over memory limit of 8000 megabytes. Peak usage: 7990 megabytes.\n"
+               "\tCode 34 Subcode 0\n";
+  };
+  Diagnosis grew = test::diagnose_text(log({1200, 3100, 5200, 7400}));
+  EXPECT_EQ(grew.layer, Layer::container_limit);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation);
+  Diagnosis flat = test::diagnose_text(log({7800, 7810, 7790, 7805}));
+  EXPECT_EQ(flat.layer, Layer::container_limit);
+  EXPECT_NE(flat.cause, Cause::leak_or_accumulation);
+}
+
+// A heap ceiling at or above the job's limit: the JVM's heap climbs toward
+// its ceiling by design, so the climb into the limit is the ceiling's doing,
+// not a leak; under the limit the same climb is growth.
+TEST(MemorySeries, AHeapCeilingOverTheLimitExplainsTheClimb) {
+  auto job = [](const std::string& xmx) {
+    std::string s = "$ grep -E 'request_memory|arguments' align.sub\nrequest_memory = 8000\narguments      = -Xms2g " + xmx +
+                    " -jar /opt/aligner/aligner.jar --in reads.bam\n";
+    int minute = 10;
+    for (int v : {1200, 3100, 5200, 7400}) {
+      s += "006 (4410321.000.000) 03/14 09:" + std::to_string(minute) + ":05 Image size of job updated: " + std::to_string(v * 1024) + "\n";
+      s += "\t" + std::to_string(v) + "  -  MemoryUsage of job (MB)\n...\n";
+      minute += 10;
+    }
+    return s + "012 (4410321.000.000) 03/14 10:05:02 Job was held.\n"
+               "\tError from slot1_3@wn-112.example.org: Job has gone over memory limit of 8000 megabytes. Peak usage: 7990 megabytes.\n";
+  };
+  EXPECT_EQ(test::diagnose_text(job("-Xmx12g")).cause, Cause::limit_too_low);
+  EXPECT_EQ(test::diagnose_text(job("-Xmx4g")).cause, Cause::leak_or_accumulation);
+}
+
 // `free` taken again and again while a job runs: the used column, in the
 // unit the command asked for (modelled on a tokenizer training run killed by
 // the kernel, huggingface/tokenizers#1345; values ours).

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/units.h"
+#include "core/time.h"
 #include "support/test_support.h"
 
 namespace aimem {
@@ -540,6 +541,36 @@ TEST(Kubernetes, K8sgptsLastTerminationReasonSentenceIsOomKilled) {
       "- Error: back-off 5m0s restarting failed container=indexer pod=indexer-0_search(7c1d0e2a-4b3f-4e8a-9d21-5f60a1b2c3d4)\n"
       "- Error: the last termination reason is OOMKilled container=indexer pod=indexer-0_search(7c1d0e2a-4b3f-4e8a-9d21-5f60a1b2c3d4)\n");
   EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+}
+
+// kubectl-oomd (jdockerty/kubectl-oomd's README shows both forms): every row
+// under its header is a container terminated OOMKilled, with its pod,
+// container, limit and time; rows of another table with a Go time at the end
+// are not. Own pods, limits and times.
+TEST(Kubernetes, KubectlOomdRowsAreOomKilledContainers) {
+  const std::string table =
+      "$ kubectl oomd -n search\n\n"
+      "POD                          CONTAINER     REQUEST     LIMIT     TERMINATION TIME\n"
+      "embedder-6c9f7d8b4-q2x8p     embedder      2G          3G        2024-03-02 04:11:09 +0000 GMT\n"
+      "embedder-6c9f7d8b4-z7k1m     embedder      2G          3G        2024-03-02 06:40:51 +0000 GMT\n";
+  auto k = of_kind(table, FactKind::k8s_oomkilled);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].pod, "embedder-6c9f7d8b4-q2x8p");
+  EXPECT_EQ(k[0].container, "embedder");
+  EXPECT_EQ(k[0].limit, std::optional<uint64_t>(3000000000ULL));
+  ASSERT_TRUE(k[1].where.unix_us);
+  EXPECT_EQ(*k[1].where.unix_us, *timeutil::parse_datetime("2024-03-02T06:40:51Z"));
+  Diagnosis d = test::diagnose_text(table);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  // The plugin before v0.0.6: no request or limit columns.
+  auto old = of_kind("POD                         CONTAINER        TERMINATION TIME\n"
+                     "worker-5bd9f6c7d-h2j4k      worker           2023-01-14 22:05:31 +0000 GMT\n",
+                     FactKind::k8s_oomkilled);
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].pod, "worker-5bd9f6c7d-h2j4k");
+  EXPECT_FALSE(old[0].limit);
+  // A Go time at the end of another table's row is no OOM kill.
+  EXPECT_TRUE(of_kind("NAME      STATUS    CREATED\nbackup-1  Done      2024-03-02 04:11:09 +0000 UTC\n", FactKind::k8s_oomkilled).empty());
 }
 
 }  // namespace

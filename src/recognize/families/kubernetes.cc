@@ -34,6 +34,7 @@
 //                                kernel recognizer reads the victim line, this file says it is Kubernetes)
 //                       Warning  Unhealthy  pod/x  Liveness probe failed: ...  /  Normal  Killing  pod/x  Stopping container x
 //                       Container x failed liveness probe, will be restarted  /  Back-off restarting failed container
+// kubectl oomd:         POD  CONTAINER  REQUEST  LIMIT  TERMINATION TIME  ->  x-1  app  1G  8G  2022-11-07 13:03:49 +0000 GMT
 // kube-state-metrics:   kube_pod_container_status_last_terminated_reason{pod="p",container="c",reason="OOMKilled"} 1
 // OpenShift builds:     research-1   Source   Git@7c1e0d2   Failed (OutOfMemoryKilled)   4 minutes ago
 //                       Status:  Failed (The build pod was killed due to an out of memory condition.)
@@ -113,6 +114,9 @@ constexpr Pattern kPatterns[] = {
     {"^\\s+(Started|Finished|startedAt|finishedAt):\\s", kRegex | kContext},
     {"^Namespace:\\s", kRegex | kContext},
     {"NAME +READY +STATUS +RESTARTS", kRegex | kContext},
+    // kubectl-oomd's header and its rows (each ends in Go's time.Time: "2022-11-07 13:03:49 +0000 GMT").
+    {"^POD +CONTAINER +(REQUEST +LIMIT +)?TERMINATION TIME", kRegex | kContext},
+    {"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4} [A-Z]{2,5}\\s*$", kRegex | kContext},
     {"kind\"?:\\s*\"?(Pod|PodList|Event|EventList)\\b", kRegex | kContext},
     {"node-problem-detector", kContext},
     // `kubectl get pod -o jsonpath='{...resources.limits.memory}'` and its output line ("2Gi").
@@ -169,6 +173,7 @@ class Kubernetes final : public Recognizer {
     std::string_view s = line.text;
     if (pending_ && line.number > pending_line_ + 40) flush(out);
     if (text::contains(s, "kube_pod_container_status_")) return metrics(line, out);
+    if (oomd_table(line, out)) return;
     if (jsonpath_quantity(line, out)) return;
     if (section(line, out)) return;
     if (text::contains(s, "System OOM encountered")) return kubelet_oom(line, true, out);
@@ -220,6 +225,43 @@ class Kubernetes final : public Recognizer {
   void finish(FactSink& out) override { flush(out); }
 
  private:
+  // kubectl-oomd (the krew plugin "oomd", jdockerty/kubectl-oomd) lists the
+  // containers last terminated OOMKilled, one row each under its header, the
+  // time as Go prints a time.Time:
+  //   POD                        CONTAINER        REQUEST     LIMIT     TERMINATION TIME
+  //   my-app-5bcbcdf97-722jp     infoapp          1G          8G        2022-11-07 13:03:49 +0000 GMT
+  // (before v0.0.6 without REQUEST and LIMIT). Every row is a k8s_oomkilled
+  // with its pod, container, limit and time.
+  static constexpr uint64_t kOomdRowGap = 2;
+  uint64_t oomd_line_ = 0;
+  bool oomd_limits_ = false;
+
+  bool oomd_table(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    auto w = words(s);
+    if (w.size() >= 4 && w[0] == "POD" && w[1] == "CONTAINER" && text::contains(s, "TERMINATION TIME")) {
+      oomd_line_ = line.number;
+      oomd_limits_ = w.size() >= 6 && w[2] == "REQUEST" && w[3] == "LIMIT";
+      platform(line, out);
+      return true;
+    }
+    const size_t cells = oomd_limits_ ? 8 : 6;  // pod, container, [request, limit,] date, clock, offset, zone
+    if (!oomd_line_ || line.number > oomd_line_ + kOomdRowGap || w.size() != cells) return false;
+    auto when = timeutil::parse_datetime(std::string(w[cells - 4]) + "T" + std::string(w[cells - 3]) + std::string(w[cells - 2]));
+    if (!when) return false;
+    oomd_line_ = line.number;
+    Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
+    f.layer = Layer::k8s_pod_limit;
+    f.strength = 0.9f;
+    f.detail = "OOMKilled (kubectl oomd)";
+    f.pod = std::string(w[0].substr(0, 253));
+    f.container = std::string(w[1].substr(0, 253));
+    if (oomd_limits_) f.limit = units::parse_k8s_quantity(w[3]);
+    f.where.unix_us = *when;
+    out.add(std::move(f));
+    return true;
+  }
+
   bool platform_sent_ = false;
   // Limits / requests section being read.
   enum class Section { none, limits, requests } section_ = Section::none;

@@ -100,6 +100,7 @@
 #include <optional>
 #include <fmt/format.h>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/text.h"
@@ -197,6 +198,7 @@ constexpr Pattern kPatterns[] = {
     // Heroku's runtime metrics; a counter CSV row with the counter's unit in its name.
     {"(measure=|sample#)memory_(total|rss)", kRegex | kContext},
     {",[A-Za-z][A-Za-z .-]* \\((MB|GB|KB|MiB|GiB|KiB|bytes|B)\\),[A-Za-z]*,[0-9.]+\\s*$", kRegex | kContext},
+    {"^[ \\t]*[0-9]+ +- +(MemoryUsage|ResidentSetSize) of job \\((MB|KB)\\)", kRegex | kContext},  // HTCondor's job log
 };
 
 constexpr size_t kKeys = 8;
@@ -529,7 +531,7 @@ class MemorySeries final : public Recognizer {
     if (json_metrics(line) || prometheus_rows(line) || heroku_measure(line) || counter_csv_row(line) || tasklist_row(line)) return;
     if (runtime_report(line)) return;
     const int found = name_value_pairs(line);
-    if (found == 0 && (goroutine(line) || size_then_key(line) || unit_key_then_figure(line))) return;
+    if (found == 0 && (goroutine(line) || size_then_key(line) || condor_job_usage(line) || unit_key_then_figure(line))) return;
     if (found == 0) template_series(line);
   }
 
@@ -702,6 +704,26 @@ class MemorySeries final : public Recognizer {
       go_text_ = std::string(s.substr(0, 200));
     }
     return true;
+  }
+
+  // HTCondor's job log: each "Image size of job updated" event (006) gives
+  // the job's figures as value, dash, name with its unit:
+  //   006 (8812044.000.000) 02/21 22:07:45 Image size of job updated: 2104812
+  //   	2056  -  MemoryUsage of job (MB)
+  //   	2104560  -  ResidentSetSize of job (KB)
+  bool condor_job_usage(const Line& line) {
+    std::string_view s = text::trim(line.text);
+    std::string_view rest;
+    auto n = text::parse_u64(s, &rest);
+    if (!n) return false;
+    rest = text::trim(rest);
+    for (auto [name, key, unit] : {std::tuple<std::string_view, std::string_view, double>{"- MemoryUsage of job (MB)", "memoryusage", 1048576.0},
+                                   {"- ResidentSetSize of job (KB)", "rss", 1024.0}}) {
+      if (!text::starts_with(rest, "-") || text::trim(rest.substr(1)) != text::trim(name.substr(1))) continue;
+      add(std::string(key), static_cast<double>(*n) * unit, true, line);
+      return true;
+    }
+    return false;
   }
 
   bool size_then_key(const Line& line) {
