@@ -198,7 +198,8 @@ constexpr Pattern kPatterns[] = {
     // Heroku's runtime metrics; a counter CSV row with the counter's unit in its name.
     {"(measure=|sample#)memory_(total|rss)", kRegex | kContext},
     {",[A-Za-z][A-Za-z .-]* \\((MB|GB|KB|MiB|GiB|KiB|bytes|B)\\),[A-Za-z]*,[0-9.]+\\s*$", kRegex | kContext},
-    {"^[ \\t]*[0-9]+ +- +(MemoryUsage|ResidentSetSize) of job \\((MB|KB)\\)", kRegex | kContext},  // HTCondor's job log
+    {"Usage of job (MB)", kContext},     // HTCondor's job log (condor_job_usage reads the line's shape)
+    {"SetSize of job (KB)", kContext},
 };
 
 constexpr size_t kKeys = 8;
