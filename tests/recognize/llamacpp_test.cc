@@ -398,5 +398,25 @@ TEST(LlamaCpp, TheRunnersOwnBufferLineDecidesOverOllamasSummary) {
   EXPECT_EQ(alone.layer, Layer::gpu_vram);
 }
 
+// Metal before 2024: a buffer past the device's maximum buffer length is
+// refused whole; 'data' is the weights (the model does not fit), 'kv' the
+// KV cache. Modelled on ggml-metal.m's ggml_metal_add_buffer (own sizes).
+TEST(LlamaCpp, AMetalBufferOverTheMaximumIsWhatItHeld) {
+  auto weights = of_kind(
+      "ggml_metal_init: recommendedMaxWorkingSetSize = 21845.34 MB\n"
+      "ggml_metal_add_buffer: buffer 'data' size 19327352832 is larger than buffer maximum of 17179869184\n"
+      "ggml_metal_add_buffer: allocated 'eval            ' buffer, size =  1280.00 MB, ( 1280.48 / 21845.34)\n",
+      FactKind::gpu_oom);
+  ASSERT_EQ(weights.size(), 1u);
+  EXPECT_EQ(weights[0].detail, "model");
+  EXPECT_EQ(weights[0].requested, std::optional<uint64_t>(19327352832ULL));
+  EXPECT_EQ(weights[0].limit, std::optional<uint64_t>(17179869184ULL));
+  EXPECT_EQ(test::diagnose_text("ggml_metal_add_buffer: buffer 'data' size 19327352832 is larger than buffer maximum of 17179869184\n").cause,
+            Cause::model_load);
+  auto kv = of_kind("ggml_metal_add_buffer: buffer 'kv' size 21474836480 is larger than buffer maximum of 17179869184\n", FactKind::gpu_oom);
+  ASSERT_EQ(kv.size(), 1u);
+  EXPECT_EQ(kv[0].detail, "kv");
+}
+
 }  // namespace
 }  // namespace aimem

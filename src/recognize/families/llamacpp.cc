@@ -33,6 +33,8 @@
 // device's working set, "( 7024.71 /  5461.34), warning: current allocated size is greater than the recommended
 // max working set size", it is that memory: the weights' own 'data' buffers past it are the model not fitting)
 //   error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)
+// Metal before 2024 refuses one buffer past the device's maximum buffer length:
+//   ggml_metal_add_buffer: buffer 'data' size 18300780544 is larger than buffer maximum of 17179869184
 // Ollama refuses before loading: Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)
 // Ollama finds no layout: Error: 500 Internal Server Error: memory layout cannot be allocated [with num_gpu = 48]
 //
@@ -80,6 +82,7 @@ constexpr Pattern kPatterns[] = {
     {"Device memory allocation of size"},
     {"CommandBufferCallbackErrorOutOfMemory"},
     {"failed with status 5", kCompanion},
+    {"is larger than buffer maximum of"},
     {"greater than the recommended max working set size", kContext},
     {"model requires more system memory"},
     {"memory layout cannot be allocated"},
@@ -274,6 +277,19 @@ class LlamaCpp final : public Recognizer {
     if (auto p = s.find("ErrorOutOfDeviceMemory"); p != std::string_view::npos) {
       if (guards::is_mention(s, p, 22)) return true;
       report(line, out, false);
+      return true;
+    }
+    // Metal before 2024 mapped each kind of buffer whole and refused one past
+    // the device's per-buffer maximum (MTLDevice.maxBufferLength): "ggml_metal_add_buffer:
+    // buffer 'data' size 18300780544 is larger than buffer maximum of 17179869184".
+    // 'data' is the weights, 'kv' the KV cache, the rest the graph.
+    if (auto p = s.find(" is larger than buffer maximum of "); p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 33)) return true;
+      Fact& f = report(line, out, false);
+      if (auto size = text::after(s.substr(0, p), "' size ")) f.requested = text::parse_u64(*size);
+      f.limit = text::parse_u64(s.substr(p + 34));
+      f.detail = text::contains(s, "buffer 'data") ? "model" : text::contains(s, "buffer 'kv") ? "kv" : "compute";
+      emit(out);
       return true;
     }
     // Metal at graph compute time: status 5 alone is any command-buffer error;
