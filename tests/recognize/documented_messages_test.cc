@@ -167,6 +167,7 @@ constexpr Message kMessages[] = {
     // resource words that are not memory (gRPC's message cap, etcd's quota,
     // a Triton kernel's shared memory per block).
     {"tpu_hbm", "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 17.85G of 15.48G hbm. Exceeded hbm capacity by 2.37G.\n", Layer::gpu_vram},
+    {"xla_vmem", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: Compilation failure: Ran out of memory in memory space vmem. It should not be possible to run out of vmem - please file a bug against XLA.\n", Layer::not_memory},
     {"neuron", "2025-Mar-03 10:12:44.0123 4321:4321 ERROR  TDRV:dmem_alloc_internal                    Failed to alloc DEVICE memory: 536870912\n2025-Mar-03 10:12:44.0125 4321:4321 ERROR  NRT:nrt_allocate_tensor                     Failed to allocate tensor: out of device memory\n", Layer::gpu_vram},
     {"cupy", "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 2,147,483,648 bytes (allocated so far: 21,474,836,480 bytes).\n", Layer::gpu_vram},
     {"numba", "numba.cuda.cudadrv.driver.CudaAPIError: [2] Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY\n", Layer::gpu_vram},

@@ -22,6 +22,7 @@
 //   Attempting to reserve 5.31G at the bottom of memory. That was not possible. There are 4.61G free, ...   below it)
 //   RESOURCE_EXHAUSTED: Error loading program 'jit__multi_slice': Attempting to reserve 6.14G at the bottom of
 //       memory. That was not possible. There are 5.38G free, 0B reserved, and 5.38G reservable.   (TPU, a program's load)
+//   (in memory space vmem, smem or sflag, a TPU core's on-chip scratch, it is a compiler limit: a look-alike)
 //   RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 17.70G of
 //       15.48G hbm. Exceeded hbm capacity by 2.22G.
 //   XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)   (healthy)
@@ -69,6 +70,7 @@ constexpr Pattern kPatterns[] = {
     // "Attempting to reserve 5.31G at the bottom of memory. That was not possible. There are 4.61G free, ..."
     {"Attempting to (allocate|reserve) [0-9.]+ ?[KMGTP]?i?B?[. ].*That was not possible", kRegex},
     {"Ran out of memory trying to allocate"},
+    {"Ran out of memory in memory space "},
     {"[[Node: ", kContext},
     {"[[{{node ", kContext},
     {"_execute_compiled", kContext},
@@ -181,6 +183,8 @@ class TensorflowJax final : public Recognizer {
     if (auto p = s.find("Resource exhausted: "); p != std::string_view::npos && text::icontains(s, "of memory")) return xla(line, s, p, out);
     if (auto p = s.find("Resource exhausted: "); p != std::string_view::npos && text::contains(s, "That was not possible"))
       return xla(line, s, p, out);
+    // TPUEstimator's wording (TensorFlow 1.x): "ResourceExhaustedError: Compilation failure: Ran out of memory in memory space vmem."
+    if (auto p = s.find("Ran out of memory in memory space "); p != std::string_view::npos) return xla(line, s, p, out, /*bare=*/true);
     // The TPU's refusal on a line of its own, below "Resource exhausted: From /job:tpu_worker/...".
     if (auto p = s.find("Attempting to "); p != std::string_view::npos && text::contains(s, "That was not possible") &&
                                             !text::contains(s, "RESOURCE_EXHAUSTED"))
@@ -380,6 +384,15 @@ class TensorflowJax final : public Recognizer {
     if (text::contains(s, "OOM when allocating")) return;  // TF's text, handled above
     if (guards::is_mention(s, p, 20)) return;
     if (repeated(body.substr(0, std::min<size_t>(body.size(), 120)), line)) return;
+    if (auto space = text::after(body, "Ran out of memory in memory space "); space && !text::starts_with(*space, "hbm")) {
+      // A TPU core's on-chip scratch (vmem, smem, sflag) that one compiled
+      // program's fusion outgrew: "It should not be possible to run out of
+      // vmem - please file a bug against XLA." The device's HBM did not run out.
+      out.add(look_alike(line, Family::jax, 0.7f,
+                         "XLA ran out of a TPU core's on-chip scratch memory compiling a program (" +
+                             std::string(text::take_until(*space, ". ,")).substr(0, 16) + "): a compiler limit, not the device's HBM"));
+      return;
+    }
     Fact f = make_fact(line, FactKind::gpu_oom, Family::jax);
     f.layer = Layer::gpu_vram;
     f.strength = 0.9f;
