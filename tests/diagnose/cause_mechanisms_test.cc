@@ -2394,5 +2394,17 @@ TEST(CauseMechanisms, NodeLlamaCppsContextSizeIsTheContextWhenLong) {
   EXPECT_NE(short_ctx.cause, Cause::kv_cache_context) << reason_text(short_ctx);
 }
 
+// transformers' generate() warning gives the prompt's length: a long one
+// (16k tokens or more) before a device OOM is the KV cache's size; a short
+// one is no cue. Modelled on transformers' generation warning (own values).
+TEST(CauseMechanisms, GeneratesInputLengthIsTheContextWhenLong) {
+  auto run = [](int n) {
+    return diagnose_text("Input length of input_ids is " + std::to_string(n) +
+                         ", but `max_length` is set to 20. This can lead to unexpected behavior.\n" + kTorchOom);
+  };
+  EXPECT_EQ(run(48000).cause, Cause::kv_cache_context) << reason_text(run(48000));
+  EXPECT_NE(run(900).cause, Cause::kv_cache_context);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -15,7 +15,8 @@
 //   kv_cache_context  KV cache / kv_cache / cache_engine / allocate_gpu_cache / GPU blocks / K-shift /
 //                     context shift / token pool / past_key_value / CUDA graph capture (it runs in what
 //                     the KV reservation left) / long settings: max_model_len / n_ctx / max_seq_len /
-//                     cache_length / seq_length / node-llama-cpp's "A context size of N" and contextSize (16k tokens or more)
+//                     cache_length / seq_length / node-llama-cpp's "A context size of N" and contextSize /
+//                     transformers' "Input length of input_ids is N" (16k tokens or more)
 //   (a worker count's fact carries the count in `sequences`)
 //   concurrency_batch backward / optimizer / train_step / training_step / epoch / prefill / profile_run /
 //                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
@@ -232,6 +233,8 @@ constexpr Cue kCues[] = {
     // "InsufficientMemoryError: A context size of 131072 is too large for the available VRAM";
     // its option as the library logs it: "contextSize: 131072".
     {"A context size of ", Cause::kv_cache_context, 1.0f, "the context size the engine could not fit", Cue::context},
+    // transformers' generate() warning names the prompt's length: "Input length of input_ids is 30000, ...".
+    {"Input length of input_ids is ", Cause::kv_cache_context, 0.7f, "the prompt's length", Cue::context},
     {"contextSize: ", Cause::kv_cache_context, 0.6f, "the context size", Cue::context},
     {"seq_len", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
     {"sequence_length", Cause::kv_cache_context, 0.6f, "the sequence length", Cue::context},
