@@ -279,19 +279,7 @@ class LlamaCpp final : public Recognizer {
       report(line, out, false);
       return true;
     }
-    // Metal before 2024 mapped each kind of buffer whole and refused one past
-    // the device's per-buffer maximum (MTLDevice.maxBufferLength): "ggml_metal_add_buffer:
-    // buffer 'data' size 18300780544 is larger than buffer maximum of 17179869184".
-    // 'data' is the weights, 'kv' the KV cache, the rest the graph.
-    if (auto p = s.find(" is larger than buffer maximum of "); p != std::string_view::npos) {
-      if (guards::is_mention(s, p, 33)) return true;
-      Fact& f = report(line, out, false);
-      if (auto size = text::after(s.substr(0, p), "' size ")) f.requested = text::parse_u64(*size);
-      f.limit = text::parse_u64(s.substr(p + 34));
-      f.detail = text::contains(s, "buffer 'data") ? "model" : text::contains(s, "buffer 'kv") ? "kv" : "compute";
-      emit(out);
-      return true;
-    }
+    if (metal_buffer_maximum(line, s, out)) return true;
     // Metal at graph compute time: status 5 alone is any command-buffer error;
     // the OutOfMemory line that follows makes it a memory failure.
     if (text::contains(s, "greater than the recommended max working set size")) return working_set_warning(s);
@@ -335,6 +323,22 @@ class LlamaCpp final : public Recognizer {
       return true;
     }
     return false;
+  }
+
+  // Metal before 2024 mapped each kind of buffer whole and refused one past
+  // the device's per-buffer maximum (MTLDevice.maxBufferLength): "ggml_metal_add_buffer:
+  // buffer 'data' size 18300780544 is larger than buffer maximum of 17179869184".
+  // 'data' is the weights, 'kv' the KV cache, the rest the graph.
+  bool metal_buffer_maximum(const Line& line, std::string_view s, FactSink& out) {
+    size_t p = s.find(" is larger than buffer maximum of ");
+    if (p == std::string_view::npos) return false;
+    if (guards::is_mention(s, p, 33)) return true;
+    Fact& f = report(line, out, false);
+    if (auto size = text::after(s.substr(0, p), "' size ")) f.requested = text::parse_u64(*size);
+    f.limit = text::parse_u64(s.substr(p + 34));
+    f.detail = text::contains(s, "buffer 'data") ? "model" : text::contains(s, "buffer 'kv") ? "kv" : "compute";
+    emit(out);
+    return true;
   }
 
   // "allocated 'data   ' buffer, size = 2928.65 MB, offs = ..., ( 7024.71 /  5461.34), warning: current
