@@ -359,6 +359,12 @@ Decision decide_layer(const View& v) {
     d = {Layer::unknown, c, c->strength, "the program's own memory cap was reached; nothing shows a pool of the machine running out"};
     return d;
   }
+  // A program with a cap of its own that refused below it (DuckDB's allocator
+  // failing with no cap figures): its cap or the host, the line does not say.
+  if (const Fact* c = v.failure(FactKind::host_alloc_failure); c && c->layer == Layer::unknown && text::contains(c->detail, "below its memory_limit")) {
+    d = {Layer::unknown, c, 0.5f, c->detail};
+    return d;
+  }
   // 8. Host allocations and refusals.
   if (const Fact* h = v.failure(FactKind::host_memory_refused)) {
     d = {host_or_limit(v, Layer::host_ram), h, std::max(0.85f, h->strength), "the runtime refused to load: the model needs more system memory than is available"};
@@ -368,6 +374,23 @@ Decision decide_layer(const View& v) {
   // refusal), the one that says why decides.
   const Fact* h = v.first_failure([](const Fact& f) { return f.kind == FactKind::host_alloc_failure && f.cause != Cause::unknown; });
   if (!h) h = v.failure(FactKind::host_alloc_failure);
+  // A request the host could have served many times over: `free` or
+  // /proc/meminfo beside it shows a quarter of the RAM or more available
+  // and sixteen times the request at least, and no limit is in view. Not the
+  // host's RAM: an address-space limit, a per-process cap or the allocator
+  // itself refused, which the evidence does not name.
+  if (h && h->layer == Layer::unknown && h->requested && *h->requested > 0 && !configured_limit(v)) {
+    const uint64_t asked = *h->requested;
+    if (const Fact* room = v.first_context([&](const Fact& f) {
+          return f.kind == FactKind::host_state && f.total && f.free && *f.free * 4 >= *f.total && *f.free / 16 >= asked;
+        })) {
+      d = {Layer::unknown, h, 0.5f,
+           "the host had " + units::format_bytes(*room->free) + " of " + units::format_bytes(*room->total) + " available when " +
+               units::format_bytes(asked) + " was refused: something other than the host's RAM refused it (an address-space or "
+               "per-process limit, the allocator)"};
+      return d;
+    }
+  }
   if (h) {
     d = {host_or_limit(v, h->layer == Layer::unknown ? Layer::host_ram : h->layer), h, std::max(0.7f, h->strength),
          text::starts_with(h->detail, "/dev/shm") ? "the shared memory (/dev/shm) the container was given ran out"
@@ -1714,8 +1737,19 @@ std::optional<Cause> cause_from_container_table(const View& v, const Fact* faile
 }
 
 // The host's RAM as `free`, `docker info` or a VM's size give it.
+// Of several snapshots (a watcher's lines, `free` taken again and again), the
+// one with the least available: the host at its fullest is what decides.
 const Fact* host_ram_state(const View& v) {
-  return v.first_context([](const Fact& f) { return f.kind == FactKind::host_state && f.detail == "host RAM" && f.total && *f.total > 0; });
+  const Fact* best = nullptr;
+  for (size_t i : v.inc.context) {
+    const Fact& f = v.facts[i];
+    if (f.kind != FactKind::host_state || f.detail != "host RAM" || !f.total || *f.total == 0) continue;
+    if (!best) best = &f;
+    else if (f.free && (!best->free || static_cast<double>(*f.free) / static_cast<double>(*f.total) <
+                                           static_cast<double>(*best->free) / static_cast<double>(*best->total)))
+      best = &f;
+  }
+  return best;
 }
 
 constexpr uint64_t kSmallEvictee = 256 * units::MiB;

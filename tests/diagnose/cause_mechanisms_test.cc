@@ -2406,5 +2406,24 @@ TEST(CauseMechanisms, GeneratesInputLengthIsTheContextWhenLong) {
   EXPECT_NE(run(900).cause, Cause::kv_cache_context);
 }
 
+// A failure with no pool of its own (a CI runner that stopped answering)
+// beside the host's own figures: the fullest snapshot decides, and under 3%
+// available is the host running out. A small request refused while the host
+// had most of its RAM available was not the host's RAM at all.
+TEST(CauseMechanisms, TheHostsFullestSnapshotDecidesAndAmpleRoomRulesTheHostOut) {
+  Diagnosis lost = diagnose_text(
+      "[memwatch] MemTotal=16371152kB MemAvailable=9813404kB\n"
+      "[memwatch] MemTotal=16371152kB MemAvailable=402212kB\n"
+      "[memwatch] MemTotal=16371152kB MemAvailable=118904kB\n"
+      "##[error]The hosted runner: GitHub Actions 17 lost communication with the server. Anything in your workflow that "
+      "terminates the runner process, starves it for CPU/Memory, or blocks its network access can cause this error.\n");
+  EXPECT_EQ(lost.layer, Layer::host_ram) << reason_text(lost);
+  Diagnosis roomy = diagnose_text(
+      "$ free -h\n               total        used        free      shared  buff/cache   available\n"
+      "Mem:            62Gi       2.9Gi        56Gi        12Mi       3.1Gi        58Gi\n"
+      "duckdb.OutOfMemoryException: Out of Memory Error: Failed to allocate block of 2048 bytes\n");
+  EXPECT_EQ(roomy.layer, Layer::unknown) << reason_text(roomy);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -43,5 +43,16 @@ TEST(DuckDb, OtherOutOfMemoryWordingIsNotRead) {
   EXPECT_EQ(diagnose_text("If you see \"Out of Memory Error: failed to allocate\", lower threads.\n").layer, Layer::none);
 }
 
+// DuckDB's cap always gives its figures ("(in use/limit used)"); a refusal
+// without them is the allocator's, below the cap: no pool and no cause are
+// claimed. Modelled on DuckDB 0.8-0.10's messages (own sizes).
+TEST(DuckDb, ARefusalWithoutTheCapsFiguresClaimsNoCause) {
+  Diagnosis bare = diagnose_text("duckdb.duckdb.OutOfMemoryException: Out of Memory Error: Failed to allocate block of 2048 bytes (bad allocation)\n");
+  EXPECT_EQ(bare.layer, Layer::unknown);
+  EXPECT_EQ(bare.cause, Cause::unknown);
+  Diagnosis capped = diagnose_text("Error: Out of Memory Error: could not allocate block of size 256.0 KiB (29.7 GiB/29.8 GiB used)\n");
+  EXPECT_EQ(capped.cause, Cause::limit_too_low);
+}
+
 }  // namespace
 }  // namespace aimem

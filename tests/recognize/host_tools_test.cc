@@ -53,5 +53,20 @@ TEST(HostTools, OtherMemLinesAreNotFree) {
   EXPECT_TRUE(hosts("MiB Mem :  15890.4 total,   1234.5 free,   3000.0 used,  11655.9 buff/cache\nMem: the memory subsystem\n").empty());
 }
 
+// /proc/meminfo as the kernel prints it, and a watcher's one-line
+// MemTotal=/MemAvailable= form: the host's total and what is available.
+TEST(HostTools, MeminfoInBothFormsIsTheHostsRoom) {
+  auto cat = hosts("$ cat /proc/meminfo\nMemTotal:       32768000 kB\nMemFree:          401200 kB\nMemAvailable:    1638400 kB\nBuffers:           10240 kB\n");
+  ASSERT_EQ(cat.size(), 1u);
+  EXPECT_EQ(cat[0].total, std::optional<uint64_t>(32768000ULL * 1024));
+  EXPECT_EQ(cat[0].free, std::optional<uint64_t>(1638400ULL * 1024));
+  auto watch = hosts("[memwatch] MemTotal=16371152kB MemAvailable=9813404kB SwapFree=4194300kB\n"
+                     "[memwatch] MemTotal=16371152kB MemAvailable=118904kB SwapFree=12264kB\n");
+  ASSERT_EQ(watch.size(), 2u);
+  EXPECT_EQ(watch[1].free, std::optional<uint64_t>(118904ULL * 1024));
+  // MemAvailable without its MemTotal says nothing of the share.
+  EXPECT_TRUE(hosts("MemAvailable:    1638400 kB\n").empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -573,5 +573,30 @@ TEST(Kubernetes, KubectlOomdRowsAreOomKilledContainers) {
   EXPECT_TRUE(of_kind("NAME      STATUS    CREATED\nbackup-1  Done      2024-03-02 04:11:09 +0000 UTC\n", FactKind::k8s_oomkilled).empty());
 }
 
+// A jsonpath query's fields, in order, give its output's words their
+// meaning: on one line ("8Gi 5 OOMKilled 137") or on several ({"\n"}).
+TEST(Kubernetes, AJsonpathOutputIsReadFieldByField) {
+  const std::string q =
+      "$ kubectl -n ml get pod worker-7d4f9 -o jsonpath='{.spec.containers[0].resources.limits.memory}{\" \"}"
+      "{.status.containerStatuses[0].restartCount}{\" \"}{.status.containerStatuses[0].lastState.terminated.reason}{\" \"}"
+      "{.status.containerStatuses[0].lastState.terminated.exitCode}{\"\\n\"}'\n";
+  auto k = of_kind(q + "6Gi 3 OOMKilled 137\n", FactKind::k8s_oomkilled);
+  ASSERT_EQ(k.size(), 1u);
+  auto l = of_kind(q + "6Gi 3 OOMKilled 137\n", FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, std::optional<uint64_t>(6ULL << 30));
+  EXPECT_EQ(test::diagnose_text(q + "6Gi 3 OOMKilled 137\n").layer, Layer::k8s_pod_limit);
+  // The same fields a line each.
+  const std::string q2 =
+      "$ oc get pod api-1 -o jsonpath='{.status.containerStatuses[0].lastState.terminated.reason}{\"\\n\"}"
+      "{.spec.containers[0].resources.limits.memory}{\"\\n\"}'\n";
+  auto l2 = of_kind(q2 + "OOMKilled\n2Gi\n", FactKind::memory_limit);
+  ASSERT_EQ(l2.size(), 1u);
+  EXPECT_EQ(l2[0].limit, std::optional<uint64_t>(2ULL << 30));
+  EXPECT_EQ(of_kind(q2 + "OOMKilled\n2Gi\n", FactKind::k8s_oomkilled).size(), 1u);
+  // A reason other than OOMKilled is no OOM kill.
+  EXPECT_TRUE(of_kind(q + "6Gi 3 Error 1\n", FactKind::k8s_oomkilled).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -94,5 +94,16 @@ TEST(SharedMemory, PostgresInvalidAllocRequestSizeIsALookAlike) {
   EXPECT_NE(d.incidents[0].summary.find("MaxAllocSize"), std::string::npos);
 }
 
+// PyTorch's shared-memory files ("/torch_<pid>_<n>_<n>") live in /dev/shm:
+// "No space left on device" writing one is the container's /dev/shm, not a disk.
+TEST(SharedMemory, PytorchsShmFileFullIsTheContainersShm) {
+  Diagnosis d = diagnose_text(
+      "RuntimeError: unable to write to file </torch_40127_3310974821_213>: No space left on device (28)\n"
+      "$ df -h /dev/shm\nFilesystem      Size  Used Avail Use% Mounted on\nshm              64M   64M     0 100% /dev/shm\n");
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  EXPECT_EQ(diagnose_text("OSError: [Errno 28] No space left on device: '/data/ckpt/step_900.pt'\n").layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

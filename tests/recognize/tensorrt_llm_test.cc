@@ -150,5 +150,23 @@ Note: if you see "Executor creation failed due to insufficient GPU memory", lowe
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+// TensorRT's builder gives up when no tactic fits its workspace: the failure,
+// after the tactics it skipped. Modelled on TensorRT 8.x builder logs (own sizes).
+TEST(TensorRtLlm, NoTacticFittingTheWorkspaceIsTheFailure) {
+  const std::string skipped =
+      "WARNING: [TRT]: Requested amount of GPU memory (2147483648 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n"
+      "WARNING: [TRT]: Skipping tactic 5 due to insufficient memory on requested size of 2147483648 detected for tactic 0x0000000000000007.\n";
+  Diagnosis failed = test::diagnose_text(
+      skipped + "[TRT] [E] 10: [optimizer.cpp::computeCosts::3728] Error Code 10: Internal Error (Could not find any implementation for node "
+                "/model.22/Concat_3 due to insufficient workspace. See verbose log for requested sizes.)\n");
+  EXPECT_EQ(failed.layer, Layer::gpu_vram);
+  // The builder's last word alone is read: no tactic fit.
+  auto g = of_kind("[TRT] [E] 10: [optimizer.cpp::computeCosts::3728] Error Code 10: Internal Error (Could not find any implementation for "
+                   "node /backbone/conv_41 due to insufficient workspace. See verbose log for requested sizes.)\n",
+                   FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].detail, "TensorRT's builder found no tactic that fits its workspace");
+}
+
 }  // namespace
 }  // namespace aimem

@@ -87,6 +87,7 @@ constexpr Pattern kPatterns[] = {
     {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
     {"exited on signal [0-9]+", kRegex},  // Open MPI's mpirun
     {"The runner has received a shutdown signal", kCompanion},  // GitHub Actions: the runner's VM went away
+    {"lost communication with the server", kCompanion},          // GitHub Actions: the runner stopped answering
     {"render-process-gone.*oom", kRegex},  // Electron: the renderer died of memory, which pool not said
     {"pool was terminated abruptly"},       // Python's BrokenProcessPool: a worker died, no signal or code given
     {"daemon disappeared unexpectedly", kCompanion},  // Gradle's build daemon gone: no signal or code given
@@ -405,6 +406,10 @@ class ExitStatus final : public Recognizer {
     static constexpr Gone kGone[] = {
         {"The runner has received a shutdown signal", "", "runner-shutdown",
          "the CI runner received a shutdown signal (its machine stopped or was lost)"},
+        // GitHub Actions when the runner's machine stops answering: "The hosted runner: GitHub Actions 17
+        // lost communication with the server. Anything in your workflow that ... starves it for CPU/Memory ...".
+        {"lost communication with the server", "runner", "runner-lost",
+         "the CI runner lost communication with the server (its machine stopped answering: starved or lost)"},
         {"render-process-gone", "oom", "renderer-gone", "Electron's renderer process was gone with reason 'oom' (which pool, not said)"},
         {"pool was terminated abruptly", "", "pool-broken",
          "a worker of a Python process pool was terminated abruptly (no signal or exit code given)"},

@@ -14,6 +14,11 @@
 // Numbers without a unit are KiB unless the command line shown earlier in the
 // input chose another unit (-b, -m, -g, --mega, --giga, --si); -h prints units
 // (Ki, Mi, Gi, or K, M, G), all binary unless --si.
+// /proc/meminfo (the kernel's own account, in kB), as `cat /proc/meminfo`
+// prints it or a watcher logs its two fields on one line:
+//   MemTotal:       16371152 kB          ...          MemAvailable:    9813404 kB
+//   [memwatch] MemTotal=16371152kB MemAvailable=9813404kB SwapFree=4194300kB
+// one host_state fact per MemTotal / MemAvailable pair (free = MemAvailable).
 #include <algorithm>
 #include <vector>
 
@@ -32,13 +37,18 @@ constexpr Pattern kPatterns[] = {
     {"^\\s+total\\s+used\\s+free", kRegex | kContext},
     {"^Mem: +[0-9]", kRegex | kContext},
     {"-/+ buffers/cache:", kContext},
+    {"MemAvailable", kContext},
+    {"MemTotal", kContext},
 };
+
+constexpr uint64_t kMeminfoLines = 8;  // MemAvailable is the third line of /proc/meminfo
 
 class HostTools final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     std::string_view t = text::trim(s);
+    if (meminfo(line, t, out)) return;
     if (text::starts_with(t, "Mem:")) {
       mem_row(line, t.substr(4), out);
     } else if (auto v = text::after(t, "-/+ buffers/cache:")) {
@@ -80,6 +90,34 @@ class HostTools final : public Recognizer {
   }
 
   std::optional<uint64_t> size_of(std::string_view v) const { return units_.size_of(v); }
+
+  std::optional<uint64_t> mem_total_;
+  uint64_t mem_total_line_ = 0;
+
+  // "<key>: N kB" or "<key>=NkB": the figure after the key, in bytes.
+  static std::optional<uint64_t> kb_after(std::string_view s, std::string_view key) {
+    auto v = text::after(s, key);
+    if (!v) return std::nullopt;
+    std::string_view rest;
+    auto n = text::parse_u64(platform::skip(*v, ":= \t"), &rest);
+    if (!n || !text::starts_with(text::trim_left(rest), "kB") || *n > (uint64_t{1} << 40)) return std::nullopt;
+    return *n * units::KiB;
+  }
+
+  bool meminfo(const Line& line, std::string_view t, FactSink& out) {
+    auto total = kb_after(t, "MemTotal"), avail = kb_after(t, "MemAvailable");
+    if (!total && !avail) return false;
+    if (total) mem_total_ = total, mem_total_line_ = line.number;
+    if (avail && mem_total_ && line.number <= mem_total_line_ + kMeminfoLines && *avail <= *mem_total_) {
+      Fact f = make_fact(line, FactKind::host_state, Family::procfs);
+      f.detail = "host RAM";
+      f.total = mem_total_;
+      f.free = avail;
+      out.add(std::move(f));
+      mem_total_.reset();
+    }
+    return true;
+  }
 
   void mem_row(const Line& line, std::string_view values, FactSink& out) {
     flush(out);

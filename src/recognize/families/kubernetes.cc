@@ -54,6 +54,7 @@
 // SystemOOM is the kubelet relaying a global (host) kernel OOM kill: it becomes
 // a process_killed fact with layer host_ram, so that a real kernel report, an
 // OOMKilled reason or an eviction in the same evidence decides before it.
+#include <algorithm>
 #include <vector>
 
 #include "core/text.h"
@@ -271,7 +272,8 @@ class Kubernetes final : public Recognizer {
   uint64_t section_line_ = 0, deploy_line_ = 0;
   size_t section_indent_ = 0;
   // A jsonpath query for a memory limit or request, waiting for its output.
-  Section jsonpath_ = Section::none;
+  std::vector<std::string> jsonpath_fields_;
+  size_t jsonpath_next_ = 0;  // the field the next output word is the value of
   uint64_t jsonpath_line_ = 0;
   // Pod named by a describe header.
   std::string pod_;
@@ -375,23 +377,62 @@ class Kubernetes final : public Recognizer {
 
   // A jsonpath query for the memory limit or request, and on the next line or
   // two its bare value ("2Gi", "2147483648").
+  // `-o jsonpath='...'` names the fields its output line prints, in order:
+  // one field ("{...limits.memory}" then "2Gi"), or several joined by
+  // literals ("{...limits.memory}{" "}{...restartCount}{" "}{...terminated.reason}{" "}{...exitCode}"
+  // then "8Gi 5 OOMKilled 137"): each word is read as its field says.
   bool jsonpath_quantity(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     if (size_t j = s.find("jsonpath"); j != std::string_view::npos) {
-      std::string_view q = s.substr(j);
-      bool limits = text::contains(q, "limits.memory}"), requests = text::contains(q, "requests.memory}");
-      if (!limits && !requests) return false;
-      jsonpath_ = limits ? Section::limits : Section::requests;
+      std::vector<std::string> fields;
+      for (std::string_view q = s.substr(j); fields.size() < 16;) {
+        size_t open = q.find("{.");
+        if (open == std::string_view::npos) break;
+        size_t close = q.find('}', open);
+        if (close == std::string_view::npos) break;
+        fields.emplace_back(q.substr(open + 2, close - open - 2));
+        q = q.substr(close + 1);
+      }
+      auto known = [](const std::string& f) {
+        return text::ends_with(f, "limits.memory") || text::ends_with(f, "requests.memory") || text::ends_with(f, "terminated.reason") ||
+               text::ends_with(f, "restartCount") || text::ends_with(f, "exitCode");
+      };
+      if (std::none_of(fields.begin(), fields.end(), known)) return false;
+      jsonpath_fields_ = std::move(fields);
+      jsonpath_next_ = 0;
       jsonpath_line_ = line.number;
       return true;
     }
-    if (jsonpath_ == Section::none || line.number > jsonpath_line_ + 2) return false;
-    std::string_view v = text::trim(s);
-    if (v.empty() || !platform::is_digit(v[0])) return false;
-    section_ = jsonpath_;
-    jsonpath_ = Section::none;
-    quantity(line, v, out);
+    // The output: the fields' values in order, on one line or spread over
+    // several where the query printed {"\n"} between them.
+    if (jsonpath_next_ >= jsonpath_fields_.size() || line.number > jsonpath_line_ + 2) return false;
+    auto w = words(s);
+    if (w.empty() || w.size() > jsonpath_fields_.size() - jsonpath_next_) return false;
+    for (std::string_view v : w) jsonpath_value(line, jsonpath_fields_[jsonpath_next_++], v, out);
+    jsonpath_line_ = line.number;
     return true;
+  }
+
+  void jsonpath_value(const Line& line, const std::string& field, std::string_view v, FactSink& out) {
+    if (text::ends_with(field, "limits.memory") || text::ends_with(field, "requests.memory")) {
+      if (v.empty() || !platform::is_digit(v[0])) return;
+      section_ = text::ends_with(field, "limits.memory") ? Section::limits : Section::requests;
+      quantity(line, v, out);
+    } else if (text::ends_with(field, "terminated.reason") && v == "OOMKilled") {
+      reason_line_ = line.number, started_us_.reset();
+      Fact f = make_fact(line, FactKind::k8s_oomkilled, Family::kubernetes);
+      f.layer = Layer::k8s_pod_limit;
+      f.strength = 0.9f;
+      f.detail = "OOMKilled";
+      f.pod = pod_here(line);
+      platform(line, out);
+      last_oom_line_ = line.number;
+      out.add(std::move(f));
+    } else if (text::ends_with(field, "restartCount")) {
+      if (auto n = text::parse_u64(v)) restarts(line, *n, "restartCount", out);
+    } else if (text::ends_with(field, "exitCode")) {
+      exit_code(line, v, out);
+    }
   }
 
   // `"?:? <quantity>` after the word memory.

@@ -11,6 +11,8 @@
 //   NCCL WARN Error while creating shared memory segment /dev/shm/nccl-6QYjBa (size 9637888)
 //   NCCL WARN Call to posix_fallocate failed : No space left on device
 //   OSError: [Errno 28] No space left on device: '/dev/shm/...'
+//   RuntimeError: unable to write to file </torch_40127_3310974821_213>: No space left on device (28)
+//                                                                      (PyTorch's shared-memory files live in /dev/shm)
 //   Download process was signaled to shutdown with signal 7            (TGI: SIGBUS, with df below)
 //   shm              64M     0   64M   0% /dev/shm                     (df: the segment's size)
 //
@@ -44,6 +46,7 @@ constexpr Pattern kPatterns[] = {
     {"out of shared memory", kCompanion},
     {"shared memory segment", kCompanion},
     {"/dev/shm", kCompanion},
+    {"</torch_", kCompanion},  // PyTorch's shared-memory files
     {"Bus error", kContext},
     {"signal 7", kContext},
     {"SIGBUS", kContext},
@@ -75,7 +78,9 @@ class SharedMemory final : public Recognizer {
                             text::contains(s, "workers are out of shared memory");
     const bool segment = text::contains(s, "shared memory segment") &&
                          (text::icontains(s, "error") || text::icontains(s, "fail") || text::icontains(s, "unable"));
-    const bool shm_full = text::contains(s, "/dev/shm") && text::contains(s, "No space left on device");
+    // PyTorch names its shared-memory files "/torch_<pid>_<n>_<n>" in /dev/shm:
+    // "RuntimeError: unable to write to file </torch_40127_3310974821_213>: No space left on device (28)".
+    const bool shm_full = (text::contains(s, "/dev/shm") || text::contains(s, "</torch_")) && text::contains(s, "No space left on device");
     const bool bus = text::contains(s, "Bus error") || text::contains(s, "signal 7") || text::contains(s, "SIGBUS");
     if (dataloader || segment || shm_full) {
       hold(line, 0.75f);

@@ -20,6 +20,8 @@
 //   [TensorRT-LLM][ERROR] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)
 //   ... Cuda Error in allocate: 2 (out of memory)            (TensorRT inside ONNX Runtime's TensorRT EP)
 //   Error Code 2: OutOfMemory (Requested amount of GPU memory (1073741824 bytes) could not be allocated. ...)
+//   Error Code 10: Internal Error (Could not find any implementation for node ... due to insufficient workspace. ...)
+//     (the builder gives up; its "Skipping tactic N due to insufficient memory" before it are recoveries)
 //
 // Context: "Memory usage when calculating max tokens in paged kv cache: total: 79.10 GiB, available: 70.48 GiB"
 // (gpu_state), "[MemUsageChange] Allocated 26.91 GiB for max tokens in paged KV cache (220480)." / older
@@ -48,6 +50,7 @@ constexpr Pattern kPatterns[] = {
     {"Cuda Runtime (out of memory)"},
     {"Cuda Error in allocate: 2 (out of memory)"},
     {"Requested amount of GPU memory \\([0-9]+ bytes\\) could not be allocated", kRegex},
+    {"due to insufficient workspace"},
     {"max tokens in paged kv cache", kContext | kCaseless},
     {"bytes for k/v cache", kContext},
     {"tokens in paged KV cache", kContext},
@@ -162,6 +165,18 @@ class TensorrtLlm final : public Recognizer {
     bool trt_llm = text::contains(s, "[TensorRT-LLM][ERROR]") && p != std::string_view::npos;
     bool trt = text::contains(s, "Cuda Runtime (out of memory)") || text::contains(s, "Cuda Error in allocate: 2 (out of memory)");
     size_t req = s.find("Requested amount of GPU memory (");
+    // The builder giving up: "Error Code 10: Internal Error (Could not find any implementation for
+    // node /model.22/Concat_3 due to insufficient workspace. ...)": every tactic needed more scratch
+    // than the workspace or the device could give (the tactics skipped before it were recoveries).
+    if (size_t w = s.find("due to insufficient workspace"); w != std::string_view::npos && !trt_llm && !trt && req == std::string_view::npos) {
+      if (guards::is_mention(s, w, 29) || repeats_.repeated("workspace", line.number)) return true;
+      Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
+      f.layer = Layer::gpu_vram;
+      f.strength = 0.8f;
+      f.detail = "TensorRT's builder found no tactic that fits its workspace";
+      out.add(std::move(f));
+      return true;
+    }
     if (!trt_llm && !trt && req == std::string_view::npos) return false;
     if (p == std::string_view::npos) p = req;
     if (guards::is_mention(s, p, 13)) return true;
