@@ -361,7 +361,7 @@ Decision decide_layer(const View& v) {
   }
   // A program with a cap of its own that refused below it (DuckDB's allocator
   // failing with no cap figures): its cap or the host, the line does not say.
-  if (const Fact* c = v.failure(FactKind::host_alloc_failure); c && c->layer == Layer::unknown && text::contains(c->detail, "below its memory_limit")) {
+  if (const Fact* c = v.failure(FactKind::host_alloc_failure); c && c->layer == Layer::unknown && c->detail == kRefusedBelowOwnCap) {
     d = {Layer::unknown, c, 0.5f, c->detail};
     return d;
   }
@@ -1441,12 +1441,17 @@ std::optional<Cause> cause_from_run_length(const View& v, const Decision& d, Why
   return Cause::leak_or_accumulation;
 }
 
+// The limit a kill was at: the one configured, else the one its report names.
+std::optional<uint64_t> limit_bytes(const View& v, const Decision& d) {
+  const Fact* limit = configured_limit(v);
+  return limit ? limit->limit : d.decisive ? d.decisive->limit : std::nullopt;
+}
+
 // A heap ceiling the workload was given at or above the limit itself: the
 // heap grows toward its ceiling by design (a collector uses the room it is
 // given), so a series that climbed into the limit says nothing of a leak.
 std::optional<Cause> cause_from_heap_over_limit(const View& v, const Decision& d, Why& why) {
-  const Fact* limit = configured_limit(v);
-  std::optional<uint64_t> bytes = limit ? limit->limit : d.decisive ? d.decisive->limit : std::nullopt;
+  std::optional<uint64_t> bytes = limit_bytes(v, d);
   if (!bytes || *bytes == 0) return std::nullopt;
   const Fact* heap = v.first_context([&](const Fact& f) { return f.kind == FactKind::runtime_setting && f.heap_limit && *f.heap_limit >= *bytes; });
   if (!heap) return std::nullopt;
@@ -1467,7 +1472,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_process_table(v, d.decisive, true, why)) return *c;
   if (auto c = cause_from_small_victim(v, d, why)) return *c;
   const Fact* limit = configured_limit(v);
-  std::optional<uint64_t> bytes = limit ? limit->limit : d.decisive ? d.decisive->limit : std::nullopt;
+  std::optional<uint64_t> bytes = limit_bytes(v, d);
   // Arithmetic the evidence allows, before the generic "it filled its limit":
   // a limit no runtime starts in; a heap ceiling the workload was configured
   // with that leaves the limit no room for the rest of the process (the JVM's

@@ -76,6 +76,12 @@ inline constexpr std::string_view kBuildStepExit = "a docker build step exited";
 // oom_kill is 0: no OOM killer (the global one included) killed in it.
 inline constexpr std::string_view kNoOomKill = "the cgroup counted no OOM kill (oom_kill 0)";
 
+// The detail of a host_alloc_failure from a program with a cap of its own
+// that refused below it (DuckDB without its "(in use/limit used)" figures):
+// its cap or the host, the line does not say.
+inline constexpr std::string_view kRefusedBelowOwnCap =
+    "the program's allocator failed below its own memory cap (no cap figures in the message): what refused the memory is not shown";
+
 std::string_view to_string(FactKind kind);
 std::string_view to_string(Family family);
 // Where a fact of this family comes from, for people: "kernel log", "PyTorch".

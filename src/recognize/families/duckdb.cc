@@ -59,7 +59,7 @@ class DuckDb final : public Recognizer {
       // allocator itself refused ("Failed to allocate block of 2048 bytes",
       // "(bad allocation)"): the line does not say what did.
       f.cause = Cause::unknown;
-      f.detail = "DuckDB's allocator failed below its memory_limit (no cap figures in the message): what refused the memory is not shown";
+      f.detail = std::string(kRefusedBelowOwnCap);
     }
     f.process = "duckdb";
     f.strength = 0.75f;
