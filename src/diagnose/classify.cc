@@ -596,10 +596,28 @@ struct PhaseVote {
   Cause cause = Cause::unknown;
   double score = 0, runner = 0;
   const Fact* cue = nullptr;
+  // A batch stated as one sequence (ml_phase's kBatchOfOne) that turned a
+  // step's cues to the sequence's length.
+  const Fact* one_sequence = nullptr;
 };
 
 constexpr int64_t kPhaseBefore = 80, kPhaseAfter = 4, kFramesAfter = 40, kStatementLines = 400;
 constexpr uint64_t kLongContext = 32768;
+
+// A batch stated as one sequence (ml_phase's kBatchOfOne, count 1) in the
+// run that failed, where no larger batch is stated in it too: the mark, or null.
+const Fact* one_sequence_batch(const std::vector<Fact>& facts, const Fact& anchor) {
+  const Fact* one = nullptr;
+  for (const Fact& f : facts) {
+    if (f.kind != FactKind::phase_serve || f.where.source_index != anchor.where.source_index) continue;
+    if (f.detail != kBatchOfOne && f.detail != "the batch size") continue;
+    int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
+    if (d > kStatementLines || d < -kPhaseAfter) continue;
+    if (f.detail != kBatchOfOne || f.count != 1u) return nullptr;
+    one = &f;
+  }
+  return one;
+}
 
 PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   // What the work was doing when it failed; and a few cues that say the
@@ -622,10 +640,12 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     if (f.kind == FactKind::phase_load && f.detail == kLoadFinished && f.where.source_index == anchor.where.source_index &&
         f.where.line < anchor.where.line)
       loaded_at = std::max(loaded_at, f.where.line);
+  // Copies counted (a worker count, requests in flight) among the step's cues.
+  bool copies_counted = false;
   for (const Fact& f : facts) {
     if (f.kind != FactKind::phase_load && f.kind != FactKind::phase_serve) continue;
     if (f.where.source_index != anchor.where.source_index) continue;
-    if (f.detail == kLoadFinished) continue;
+    if (f.detail == kLoadFinished || f.detail == kBatchOfOne) continue;
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
     // An engine's own statement of its phase ("Shard 0 failed to start", "The
     // actor never ran") speaks for the whole failure wherever it was printed;
@@ -655,6 +675,7 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     if (!statement && d >= 1 && d <= 2 && f.strength >= 0.9 && f.code_line) w *= 1.5;
     score[k] += w;
     if (w > top[k]) top[k] = w, cue[k] = &f;
+    if (k == 2 && (f.sequences || f.count)) copies_counted = true;
     if (k == 2 && text::contains(f.detail, "max-size") && w > max_size_top) max_size_top = w, max_size_cue = &f;
     if (k == 2 && f.detail == "a prefill batch") prefill_score += w;
     if (k == 1 && f.detail == "the prompt's length") long_prompt = true;
@@ -693,10 +714,22 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     if (max_size_top >= top[1]) top[1] = max_size_top, cue[1] = max_size_cue;
   }
   PhaseVote v;
+  // A step (a training step, a forward pass, generation) over a batch
+  // stated as one sequence: nothing in it grew with the batch, so what did
+  // not fit grew with the sequence's length. Not where copies were counted
+  // or a larger batch was stated beside it.
+  const Fact* batch_of_one = one_sequence_batch(facts, anchor);
+  if (batch_of_one && !copies_counted && score[2] > 0 && score[2] >= score[0]) {
+    score[1] += score[2];
+    score[2] = 0;
+    if (top[2] >= top[1]) top[1] = top[2], cue[1] = cue[2];
+    v.one_sequence = batch_of_one;
+  }
   int best = -1;
   for (int k = 0; k < kKinds; ++k)
     if (score[k] > 0 && (best < 0 || score[k] > score[best])) best = k;
   if (best < 0) return v;
+  if (best != 1) v.one_sequence = nullptr;
   v.cause = kCauses[best];
   v.score = score[best];
   v.cue = cue[best];
@@ -744,6 +777,11 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
     }
     case Cause::leak_or_accumulation: why = "it failed at " + p.cue->detail + where + ": what the run kept accumulated"; break;
     case Cause::kv_cache_context:
+      if (p.one_sequence) {
+        why = "it failed during " + p.cue->detail + where + " with a batch of one sequence (line " +
+              std::to_string(p.one_sequence->where.line) + "): what did not fit grew with the sequence's length, not the batch";
+        break;
+      }
       why = text::contains(p.cue->detail, "max-size")
                 ? "it failed during " + p.cue->detail + where + ", a batch sized by the configured context length"
                 : "it failed at " + p.cue->detail + where + ": the KV cache for the configured context";

@@ -85,6 +85,7 @@ void signals(const Incident& inc, const std::vector<Fact>& facts, Board& b) {
         if (!head || near_in_source(f, *head, 400)) b.add(Cause::model_load, 0.5, where(f));
         break;
       case FactKind::phase_serve:
+        if (f.detail == kBatchOfOne) break;  // a mark read beside a step's cues; supports nothing alone
         if (!head || near_in_source(f, *head, 80)) b.add(Cause::concurrency_batch, 0.45, where(f));
         break;
       case FactKind::memory_usage:

@@ -62,6 +62,14 @@ enum class Family : uint8_t {
 // as "Loaded model in 10.2 seconds"): loading cues before it are over.
 inline constexpr std::string_view kLoadFinished = "load finished";
 
+// The detail of a phase_serve fact for a batch size stated as 1 or 2, the size
+// in `count` ("batch_size=1", "--per_device_train_batch_size 1",
+// "Instantaneous batch size per device = 1"): a step over one sequence holds
+// one sequence, so its length, not the batch, grew.
+// It votes for nothing by itself (strength 0); the diagnosis reads it beside a
+// step's cues (diagnose/classify.cc, phase_vote).
+inline constexpr std::string_view kBatchOfOne = "a batch of one sequence";
+
 // The detail of a runtime_setting whose uptime_at_failure_s is how long a
 // killed container ran (Kubernetes' Started to Finished under its reason).
 inline constexpr std::string_view kContainerRanFor = "container ran for";

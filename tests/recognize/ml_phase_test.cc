@@ -401,5 +401,43 @@ TEST(MlPhase, AnEpochSettingIsNoStepButARunningEpochIs) {
   EXPECT_FALSE(test::facts_of_kind("Epoch 3/10\n" + oom, FactKind::phase_serve).empty());
 }
 
+// A training step over a batch stated as one sequence ("--per_device_train_batch_size 1",
+// Hugging Face's "Instantaneous batch size per device = 1"): nothing in the step grew
+// with the batch, so the sequence's length is what did not fit. A batch of two
+// stated nearer the failure, a larger batch beside it, or a count of parallel
+// workers leave the step to the batch (modelled on artidoro/qlora's command
+// line and a LoRA run of the torchtune kind; our values).
+TEST(MlPhase, AStepOverABatchOfOneSequenceIsTheSequencesLength) {
+  const std::string step =
+      "  File \"/opt/qlora/qlora.py\", line 769, in train\n    train_result = trainer.train()\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py\", line 350, in forward\n"
+      "    attn_weights = torch.matmul(query_states, key_states.transpose(2, 3))\n";
+  const std::string oom =
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.64 GiB (GPU 0; 23.65 GiB total capacity; 21.70 GiB "
+      "already allocated; 1.12 GiB free; 22.01 GiB reserved in total by PyTorch)\n";
+  Diagnosis one = test::diagnose_text(
+      "$ python qlora.py --model_name_or_path ./llama-13b --per_device_train_batch_size 1 --source_max_len 6144\n"
+      "{'loss': 1.0412, 'learning_rate': 0.0002, 'epoch': 0.01}\n" + step + oom);
+  EXPECT_EQ(one.layer, Layer::gpu_vram);
+  EXPECT_EQ(one.cause, Cause::kv_cache_context);
+  ASSERT_FALSE(one.incidents.empty());
+  std::string reasons;
+  for (const auto& r : one.incidents[0].reasons) reasons += r + "\n";
+  EXPECT_NE(reasons.find("a batch of one sequence (line 1)"), std::string::npos) << reasons;
+  // Hugging Face's banner: the per-device batch is 1; the total sums accumulation.
+  Diagnosis banner = test::diagnose_text(
+      "  Instantaneous batch size per device = 1\n  Total train batch size (w. parallel, distributed & accumulation) = 16\n" + step + oom);
+  EXPECT_EQ(banner.cause, Cause::kv_cache_context);
+  // Batch 1 first, then the run again at batch 2: the batch grew.
+  Diagnosis two = test::diagnose_text("Batch size: 1, resolution 832x640\nBatch size: 2, resolution 832x640\n" + step + oom);
+  EXPECT_EQ(two.cause, Cause::concurrency_batch);
+  // A larger batch stated beside it (evaluation's) is a batch cue of its own.
+  Diagnosis larger = test::diagnose_text("args: batch_size=1, eval_batch_size=16\n" + step + oom);
+  EXPECT_EQ(larger.cause, Cause::concurrency_batch);
+  // Parallel workers counted: copies, not one sequence.
+  Diagnosis workers = test::diagnose_text("BATCH_SIZE=1 torchrun --nproc_per_node 1 train.py --num_workers 8\n" + step + oom);
+  EXPECT_NE(workers.cause, Cause::kv_cache_context);
+}
+
 }  // namespace
 }  // namespace aimem

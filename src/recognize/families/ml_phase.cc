@@ -509,6 +509,25 @@ bool inside_other_word(std::string_view s, size_t at, std::string_view word) {
   return ends("down") || ends("up") || ends("un");
 }
 
+// A batch size's own value follows its name ("batch_size = 2", "batch size:
+// 1", Hugging Face's "batch size per device = 1"); "set batch size for
+// cuda:0 to 2880" names no value there.
+std::optional<uint64_t> batch_value(std::string_view after) {
+  for (std::string_view per : {" per device", " per_device", " per gpu"})
+    if (text::istarts_with(after, per)) after.remove_prefix(per.size());
+  size_t i = 0;
+  while (i < after.size() && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || after[i] == '"')) ++i;
+  return text::parse_u64(after.substr(i));
+}
+
+// "Total batch size", "Total train batch size": summed over steps and ranks.
+bool summed_batch(std::string_view before) {
+  before = text::trim(before);
+  for (std::string_view w : {"total", "total train"})
+    if (before.size() >= w.size() && text::iequals(before.substr(before.size() - w.size()), w)) return true;
+  return false;
+}
+
 // Whether a setting's value makes it a cue (see Cue::setting).
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
@@ -536,11 +555,11 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
     return count && *count >= 8;
   }
   if (kind == Cue::workers || kind == Cue::counted || kind == Cue::xargs) return worker_count(worker_count_of(kind, before, after));
-  // A batch size's own value follows its name ("batch_size = 2", "batch size:
-  // 1"); "set batch size for cuda:0 to 2880" names no value there.
-  size_t i = 0;
-  while (i < after.size() && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || after[i] == '"')) ++i;
-  auto own = text::parse_u64(after.substr(i));
+  // A batch summed over accumulation steps and ranks ("Total train batch
+  // size (w. parallel, distributed & accumulation) = 64") is not the batch
+  // one step holds.
+  if (summed_batch(before)) return false;
+  auto own = batch_value(after);
   return !own || *own > 2;
 }
 
@@ -599,6 +618,7 @@ class MlPhase final : public Recognizer {
       if (c.setting == Cue::load) load = text::parse_u64(text::trim_left(s.substr(at + c.word.size())));
       if (!best[k] || c.weight > best[k]->weight) best[k] = &c;
     }
+    batch_of_one(line, out);
     for (const Cue* c : best) {
       if (!c) continue;
       Fact f = make_fact(line, c->cause == Cause::model_load ? FactKind::phase_load : FactKind::phase_serve, Family::runtime);
@@ -623,6 +643,30 @@ class MlPhase final : public Recognizer {
   }
 
  private:
+  // A batch size stated as 1 or 2 (kBatchOfOne, the size in `count`): a mark
+  // the diagnosis reads beside a step's cues. A line that also states a
+  // batch of more than 2 ("batch_size=1 ... eval_batch_size=8") marks nothing.
+  void batch_of_one(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    uint64_t small = 0;
+    for (std::string_view w : {"batch_size", "batch size", "batch-size"}) {
+      for (size_t at = text::ifind(s, w); at != std::string_view::npos; at = text::ifind(s, w, at + w.size())) {
+        if (summed_batch(s.substr(0, at))) continue;
+        auto n = batch_value(s.substr(at + w.size()));
+        if (!n) continue;
+        if (*n > 2) return;  // a batch cue of its own
+        small = std::max(small, *n);
+      }
+    }
+    if (!small) return;
+    Fact f = make_fact(line, FactKind::phase_serve, Family::runtime);
+    f.cause = Cause::kv_cache_context;
+    f.strength = 0;
+    f.count = small;
+    f.detail = std::string(kBatchOfOne);
+    keep(line, std::move(f), out);
+  }
+
   // A worker of a pool booting (see kBoots): counts the run it belongs to.
   bool boot(const Line& line, FactSink& out) {
     std::string_view s = line.text;
