@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 
 namespace aimem::text {
@@ -120,6 +121,26 @@ std::optional<double> parse_double(std::string_view s, std::string_view* rest) {
   double v = std::strtod(buf, nullptr);
   if (rest) *rest = s.substr(i);
   return v;
+}
+
+std::optional<double> parse_float_exp(std::string_view s, std::string_view* rest) {
+  std::string_view r;
+  auto mantissa = parse_double(s, &r);
+  if (!mantissa) return std::nullopt;
+  if (r.size() >= 2 && (r[0] == 'e' || r[0] == 'E')) {
+    size_t i = 1;
+    bool negative = r[i] == '-';
+    if (r[i] == '-' || r[i] == '+') ++i;
+    size_t start = i;
+    int exponent = 0;
+    while (i < r.size() && i - start < 3 && r[i] >= '0' && r[i] <= '9') exponent = exponent * 10 + (r[i++] - '0');
+    if (i > start && !(i < r.size() && r[i] >= '0' && r[i] <= '9')) {
+      *mantissa *= std::pow(10.0, negative ? -exponent : exponent);
+      r.remove_prefix(i);
+    }
+  }
+  if (rest) *rest = r;
+  return mantissa;
 }
 
 std::optional<uint64_t> parse_grouped_u64(std::string_view s, std::string_view* rest) {

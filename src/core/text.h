@@ -38,6 +38,9 @@ std::optional<std::string_view> iafter(std::string_view s, std::string_view labe
 std::optional<uint64_t> parse_u64(std::string_view s, std::string_view* rest = nullptr);
 std::optional<int64_t> parse_i64(std::string_view s, std::string_view* rest = nullptr);
 std::optional<double> parse_double(std::string_view s, std::string_view* rest = nullptr);
+// parse_double with an exponent after it, as Go's and C's %g print large
+// figures (Prometheus exposition: "3.1874112e+08"): at most three exponent digits.
+std::optional<double> parse_float_exp(std::string_view s, std::string_view* rest = nullptr);
 // A share in (0, 1] at the start of s after blanks ("0.4", ".15"): a setting's fraction.
 std::optional<double> parse_fraction(std::string_view s);
 

@@ -2091,6 +2091,22 @@ Cause killer_cause(const View& v, const Decision& d, Why& why) {
 }
 
 // Why the host (or a bare kill whose pool is unknown) ran out.
+// /proc/meminfo's SUnreclaim (host_tools.cc, kKernelSlab) at half the host's
+// RAM or more beside a host-wide failure: the kernel's own memory accumulated
+// (a driver's or a subsystem's slab), not what processes hold. The kernel's
+// OOM report says the same from its Mem-Info (kernel_oom.cc).
+std::optional<Cause> cause_from_kernel_slab(const View& v, Why& why) {
+  const Fact* slab = v.any([](const Fact& f) {
+    return f.kind == FactKind::host_state && f.detail == kKernelSlab && f.usage && f.total && *f.usage * 2 >= *f.total;
+  });
+  if (!slab) return std::nullopt;
+  why = units::format_bytes(*slab->usage) + " of " + units::format_bytes(*slab->total) + " RAM in unreclaimable kernel slab" +
+        (slab->where.line ? " (line " + std::to_string(slab->where.line) + ")" : std::string()) +
+        ": kernel memory accumulated, not what processes hold";
+  why.strength = 0.7f;
+  return Cause::leak_or_accumulation;
+}
+
 Cause host_cause(const View& v, const Decision& d, Why& why) {
   if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
     // The runtime's own plan (Ollama's "offload to ..." line): when the KV
@@ -2122,6 +2138,7 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
               : "as the failing program reports";
     return d.decisive->cause;
   }
+  if (auto c = cause_from_kernel_slab(v, why)) return *c;
   if (auto c = cause_from_allocator(v, why)) return *c;
   if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
   if (auto c = cause_from_one_request(v, d.decisive, why)) return *c;

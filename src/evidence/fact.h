@@ -70,6 +70,11 @@ inline constexpr std::string_view kLoadFinished = "load finished";
 // step's cues (diagnose/classify.cc, phase_vote).
 inline constexpr std::string_view kBatchOfOne = "a batch of one sequence";
 
+// The detail of a host_state fact from /proc/meminfo's SUnreclaim (usage)
+// beside its MemTotal (total): the kernel's own memory that cannot be
+// reclaimed (a driver's or a subsystem's slab).
+inline constexpr std::string_view kKernelSlab = "unreclaimable kernel slab";
+
 // The detail of a runtime_setting whose uptime_at_failure_s is how long a
 // killed container ran (Kubernetes' Started to Finished under its reason).
 inline constexpr std::string_view kContainerRanFor = "container ran for";

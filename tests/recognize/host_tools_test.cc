@@ -68,5 +68,28 @@ TEST(HostTools, MeminfoInBothFormsIsTheHostsRoom) {
   EXPECT_TRUE(hosts("MemAvailable:    1638400 kB\n").empty());
 }
 
+// /proc/meminfo's SUnreclaim beside its MemTotal: the kernel's own slab. At
+// half the RAM or more beside a host-wide kill, kernel memory accumulated
+// (modelled on the kernel's Mem-Info reading in kernel_oom.cc; a driver's
+// kmalloc-2048 slab on a 3.10 host; our figures).
+TEST(HostTools, UnreclaimableSlabOverHalfTheRamIsKernelMemoryAccumulated) {
+  const std::string kill =
+      "[Tue Mar  9 02:40:17 2021] Out of memory: Kill process 5120 (java) score 212 or sacrifice child\n"
+      "[Tue Mar  9 02:40:17 2021] Killed process 5120 (java), UID 1000, total-vm:30410040kB, anon-rss:25400112kB, file-rss:0kB, shmem-rss:0kB\n";
+  const std::string meminfo = "# grep -E '^(MemTotal|MemAvailable|Slab|SUnreclaim):' /proc/meminfo\nMemTotal:       131900420 kB\n"
+                              "MemAvailable:     1204332 kB\nSlab:           92110008 kB\n";
+  Diagnosis d = test::diagnose_text(kill + meminfo + "SUnreclaim:     91804416 kB\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  ASSERT_FALSE(d.incidents.empty());
+  std::string reasons;
+  for (const auto& r : d.incidents[0].reasons) reasons += r + "\n";
+  EXPECT_NE(reasons.find("unreclaimable kernel slab"), std::string::npos) << reasons;
+  // A slab of a few GiB on the same host says nothing of the cause.
+  EXPECT_NE(test::diagnose_text(kill + meminfo + "SUnreclaim:      2804416 kB\n").cause, Cause::leak_or_accumulation);
+  // SUnreclaim with no MemTotal in its listing is no share of anything.
+  EXPECT_NE(test::diagnose_text(kill + "SUnreclaim:     91804416 kB\n").cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -569,6 +569,13 @@ TEST(Kubernetes, KubectlOomdRowsAreOomKilledContainers) {
   ASSERT_EQ(old.size(), 1u);
   EXPECT_EQ(old[0].pod, "worker-5bd9f6c7d-h2j4k");
   EXPECT_FALSE(old[0].limit);
+  // A cluster in another zone: Go prints its offset and name ("+0100 CET").
+  auto cet = of_kind("POD                      CONTAINER   REQUEST   LIMIT   TERMINATION TIME\n"
+                     "sync-7f9c6d5b8-x2v4n     sync        64Mi      512Mi   2025-11-20 07:41:02 +0100 CET\n",
+                     FactKind::k8s_oomkilled);
+  ASSERT_EQ(cet.size(), 1u);
+  ASSERT_TRUE(cet[0].where.unix_us);
+  EXPECT_EQ(*cet[0].where.unix_us, *timeutil::parse_datetime("2025-11-20T06:41:02Z"));
   // A Go time at the end of another table's row is no OOM kill.
   EXPECT_TRUE(of_kind("NAME      STATUS    CREATED\nbackup-1  Done      2024-03-02 04:11:09 +0000 UTC\n", FactKind::k8s_oomkilled).empty());
 }

@@ -263,5 +263,43 @@ TEST(SeriesColumns, TwoWorkersInterleavedThatBothClimbAreGrowth) {
             nullptr);
 }
 
+// A Prometheus scrape pasted row after row: Go's client prints large figures
+// with an exponent ("go_memstats_heap_inuse_bytes 3.1874112e+08"). A heap
+// that climbs scrape after scrape is growth (modelled on letsencrypt/boulder's
+// metrics endpoint; our figures).
+TEST(SeriesColumns, ExpositionFiguresWithAnExponentAreASeries) {
+  std::string scrape;
+  const char* heap[] = {"2.9174112e+08", "1.12415744e+09", "2.31802112e+09", "3.69453824e+09"};
+  for (const char* h : heap) scrape += std::string("go_goroutines 388\ngo_memstats_heap_inuse_bytes ") + h + "\n";
+  Diagnosis d = test::diagnose_text(
+      scrape + "[Thu Feb 17 02:19:06 2022] Out of memory: Killed process 2231 (va) total-vm:6183344kB, anon-rss:4712580kB, file-rss:0kB, "
+               "shmem-rss:0kB, UID:1001 pgtables:9492kB oom_score_adj:0\n");
+  const Fact* g = growing(d, "heapinuse");
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(g->usage);
+  EXPECT_NEAR(static_cast<double>(*g->usage), 3.69453824e9, 1e3);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  // A figure with a garbled exponent is no sample.
+  EXPECT_EQ(growing(test::diagnose_text("go_memstats_heap_inuse_bytes 2.9e+0x8\ngo_memstats_heap_inuse_bytes 1.1e+0x9\n"
+                                        "go_memstats_heap_inuse_bytes 2.3e+0x9\ngo_memstats_heap_inuse_bytes 3.6e+0x9\n"),
+                    "heapinuse"),
+            nullptr);
+}
+
+// A call printed with its result, as Julia's workers log it
+// ("Base.gc_live_bytes() = 1.12 GB"): the live heap climbing iteration after
+// iteration of the same work is accumulation (modelled on a JuliaLang
+// Distributed thread; our figures).
+TEST(SeriesColumns, ACallPrintedWithItsResultIsASeries) {
+  std::string log = "$ srun --ntasks=8 --mem-per-cpu=4G julia run.jl\n";
+  const double live[] = {0.91, 1.52, 2.20, 2.84, 3.41};
+  for (int k = 0; k < 5; ++k)
+    log += fmt::format("      From worker 3:\t[iter {}] Base.gc_live_bytes() = {:.2f} GB\n", 10 * (k + 1), live[k]);
+  log += "srun: error: node17: task 2: Out Of Memory\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_NE(growing(d, "gc_live_bytes"), nullptr);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -18,7 +18,9 @@
 // prints it or a watcher logs its two fields on one line:
 //   MemTotal:       16371152 kB          ...          MemAvailable:    9813404 kB
 //   [memwatch] MemTotal=16371152kB MemAvailable=9813404kB SwapFree=4194300kB
-// one host_state fact per MemTotal / MemAvailable pair (free = MemAvailable).
+// one host_state fact per MemTotal / MemAvailable pair (free = MemAvailable);
+// its SUnreclaim (the kernel's slab that cannot be reclaimed), within the
+// same listing, a host_state fact of its own (kKernelSlab: usage of total).
 #include <algorithm>
 #include <vector>
 
@@ -39,9 +41,11 @@ constexpr Pattern kPatterns[] = {
     {"-/+ buffers/cache:", kContext},
     {"MemAvailable", kContext},
     {"MemTotal", kContext},
+    {"SUnreclaim", kContext},
 };
 
 constexpr uint64_t kMeminfoLines = 8;  // MemAvailable is the third line of /proc/meminfo
+constexpr uint64_t kSlabLines = 40;    // SUnreclaim is about the 24th
 
 class HostTools final : public Recognizer {
  public:
@@ -93,6 +97,9 @@ class HostTools final : public Recognizer {
 
   std::optional<uint64_t> mem_total_;
   uint64_t mem_total_line_ = 0;
+  // The listing's MemTotal, kept for its SUnreclaim further down.
+  std::optional<uint64_t> listing_total_;
+  uint64_t listing_line_ = 0;
 
   // "<key>: N kB" or "<key>=NkB": the figure after the key, in bytes.
   static std::optional<uint64_t> kb_after(std::string_view s, std::string_view key) {
@@ -105,9 +112,19 @@ class HostTools final : public Recognizer {
   }
 
   bool meminfo(const Line& line, std::string_view t, FactSink& out) {
+    if (auto slab = kb_after(t, "SUnreclaim")) {
+      if (listing_total_ && line.number <= listing_line_ + kSlabLines && *slab <= *listing_total_) {
+        Fact f = make_fact(line, FactKind::host_state, Family::procfs);
+        f.detail = std::string(kKernelSlab);
+        f.total = listing_total_;
+        f.usage = slab;
+        out.add(std::move(f));
+      }
+      return true;
+    }
     auto total = kb_after(t, "MemTotal"), avail = kb_after(t, "MemAvailable");
     if (!total && !avail) return false;
-    if (total) mem_total_ = total, mem_total_line_ = line.number;
+    if (total) mem_total_ = total, mem_total_line_ = line.number, listing_total_ = total, listing_line_ = line.number;
     if (avail && mem_total_ && line.number <= mem_total_line_ + kMeminfoLines && *avail <= *mem_total_) {
       Fact f = make_fact(line, FactKind::host_state, Family::procfs);
       f.detail = "host RAM";

@@ -194,7 +194,8 @@ constexpr Pattern kPatterns[] = {
     // A name with its unit in parentheses ("MU(KB)=118204", jstat's column printed by a loop).
     {"[A-Za-z_] ?\\((KB|MB|GB|KiB|MiB|GiB|kB|bytes)\\) ?[=:] ?[0-9]", kRegex | kContext},
     // A name that names memory, then a figure with its unit ("heap_inuse=1.38GB", "mem_alloc: 612MB").
-    {"(heap|mem|rss|resident|alloc|inuse)[a-z_.]*\\s*[=:]\\s*[0-9.]+ ?[KMGT]i?B\\b", kCi},
+    // A call printed with its result too (Julia's "Base.gc_live_bytes() = 1.12 GB", "Sys.maxrss() = 1.61 GB").
+    {"(heap|mem|rss|resident|alloc|inuse|live)[a-z_.]*(\\(\\))?\\s*[=:]\\s*[0-9.]+ ?[KMGT]i?B\\b", kCi},
     // Heroku's runtime metrics; a counter CSV row with the counter's unit in its name.
     {"(measure=|sample#)memory_(total|rss)", kRegex | kContext},
     {",[A-Za-z][A-Za-z .-]* \\((MB|GB|KB|MiB|GiB|KiB|bytes|B)\\),[A-Za-z]*,[0-9.]+\\s*$", kRegex | kContext},
@@ -650,7 +651,7 @@ class MemorySeries final : public Recognizer {
       // An exposition row of goroutines ("go_goroutines 8164"): a count that only climbs is a leak of them.
       if (unit == 0 && key.ends_with("goroutines") && w.size() == 2) {
         std::string_view rest;
-        auto n = text::parse_double(w[1], &rest);
+        auto n = text::parse_float_exp(w[1], &rest);
         if (!n || !rest.empty() || *n < 0) return false;
         add("goroutines", *n, false, line);
         return true;
@@ -659,8 +660,8 @@ class MemorySeries final : public Recognizer {
                          text::contains(key, "vram")))
         continue;
       std::string_view rest;
-      auto num = text::parse_double(w[k + 1], &rest);
-      if (!num || !rest.empty() || *num < 0) continue;
+      auto num = text::parse_float_exp(w[k + 1], &rest);
+      if (!num || !rest.empty() || *num < 0 || *num >= 1e19) continue;
       add(key, *num * unit, true, line);
       return true;
     }
