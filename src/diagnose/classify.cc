@@ -896,10 +896,15 @@ std::optional<Cause> cause_from_gpu_snapshots(const View& v, Why& why) {
 // meanwhile is that retained memory growing, so this comes before the series.
 constexpr uint64_t kStrandedMin = 256 * units::MiB;
 
-std::optional<Cause> cause_from_allocator(const View& v, Why& why) {
-  const Fact* a = v.first_context([](const Fact& f) {
+std::optional<Cause> cause_from_allocator(const View& v, Why& why, uint64_t limit = 0) {
+  // Under a small limit (a 256 MiB pod) the stranded share counts against the
+  // failure's own size (the limit, or the failure's own figures): half of it is as much.
+  uint64_t size = limit;
+  for (size_t i : v.inc.failures) size = std::max({size, v.facts[i].limit.value_or(0), v.facts[i].rss.value_or(0)});
+  const uint64_t stranded_min = size ? std::min<uint64_t>(kStrandedMin, size / 2) : kStrandedMin;
+  const Fact* a = v.first_context([&](const Fact& f) {
     return f.kind == FactKind::memory_usage && text::starts_with(f.detail, "allocator (") && f.total && f.allocated &&
-           *f.total >= kStrandedMin + *f.allocated && *f.total * 2 >= *f.allocated * 3;
+           *f.total >= stranded_min + *f.allocated && *f.total * 2 >= *f.allocated * 3;
   });
   if (!a) {
     // Without its figures: the allocator's arenas looked at and left uncapped,
@@ -1500,7 +1505,7 @@ std::optional<Cause> cause_from_heap_over_limit(const View& v, const Decision& d
 }
 
 Cause limit_cause(const View& v, const Decision& d, Why& why) {
-  if (auto c = cause_from_allocator(v, why)) return *c;
+  if (auto c = cause_from_allocator(v, why, limit_bytes(v, d).value_or(0))) return *c;
   if (auto c = cause_from_heap_over_limit(v, d, why)) return *c;
   if (auto c = cause_from_series(v, "until the limit", why)) return *c;
   if (d.decisive)

@@ -143,5 +143,32 @@ TEST(AllocatorStats, SizesWithAUnitAfterABlankAndAHeapBesideLiveData) {
   EXPECT_EQ(diagnose_text(managed).cause, Cause::fragmentation);
 }
 
+// Go's runtime as its Prometheus client exports it: idle spans kept, less
+// those released to the OS, beside the spans in use. A small pod's limit
+// makes a stranded share of half the limit count: the runtime's retained
+// heap is what filled it (modelled on golang/go#42330's MADV_FREE shape and
+// client_golang's go_memstats_* names; our figures).
+TEST(AllocatorStats, GosIdleHeapSpansUnderASmallPodLimitAreFragmentation) {
+  const std::string pod =
+      "$ kubectl get pod ctl-7c9d -o jsonpath='{.spec.containers[0].resources.limits.memory}{\"\\n\"}"
+      "{.status.containerStatuses[0].lastState.terminated.reason}{\"\\n\"}'\n192Mi\nOOMKilled\n";
+  const std::string scrape =
+      "go_memstats_heap_idle_bytes 1.51003136e+08\ngo_memstats_heap_inuse_bytes 2.4379392e+07\n"
+      "go_memstats_heap_released_bytes 3.145728e+06\n";
+  auto f = facts_of_kind(scrape, FactKind::memory_usage);
+  const Fact* a = allocator_fact(f);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->total, std::optional<uint64_t>(24379392ULL + 151003136ULL - 3145728ULL));
+  EXPECT_EQ(a->allocated, std::optional<uint64_t>(24379392ULL));
+  Diagnosis d = diagnose_text(pod + scrape);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  // The idle spans mostly released to the OS: nothing stranded.
+  Diagnosis released = diagnose_text(pod +
+                                     "go_memstats_heap_idle_bytes 1.51003136e+08\ngo_memstats_heap_inuse_bytes 2.4379392e+07\n"
+                                     "go_memstats_heap_released_bytes 1.48897792e+08\n");
+  EXPECT_NE(released.cause, Cause::fragmentation);
+}
+
 }  // namespace
 }  // namespace aimem

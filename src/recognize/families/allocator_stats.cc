@@ -26,6 +26,12 @@
 //   An application's own key=value line with its allocator's heap and what is
 //   live in it ("mem: rss=11.48GB arena=10.83GB live=1.02GB", a managed
 //   runtime's "live=1706MB heap=3119MB"); the last one read is the latest.
+//   Go's runtime as its Prometheus client exports it (one scrape): the heap's
+//   spans in use, and the idle spans it keeps less those it released to the OS:
+//     go_memstats_heap_idle_bytes 2.04103680e+08
+//     go_memstats_heap_inuse_bytes 3.1358976e+07
+//     go_memstats_heap_released_bytes 4.202496e+06
+//   (held = inuse + idle - released, in use = inuse; read at the end of the input)
 // Without figures, two signs of the same (a memory_usage fact, detail
 // "allocator retention: ...", cause fragmentation, once per input):
 //   $ echo MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-unset}      glibc's per-thread arenas looked at and
@@ -62,6 +68,7 @@ constexpr Pattern kPatterns[] = {
     {"live=", kCtx},
     {"MALLOC_ARENA_MAX", kCtx},
     {"mbcs_usage", kCtx},
+    {"go_memstats_heap_", kCtx},
 };
 
 // The value after `key` followed by '=' or ':' (and blanks), as a size; bare
@@ -85,6 +92,7 @@ class AllocatorStats final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (retention_cue(line, out)) return;
+    if (go_heap(line)) return;
     if (text::contains(s, "Total (incl. mmap)")) {
       in_total_ = true;
       return;
@@ -135,6 +143,8 @@ class AllocatorStats final : public Recognizer {
   }
 
   void finish(FactSink& out) override {
+    if (go_at_ && go_inuse_ && go_idle_ && *go_idle_ >= go_released_.value_or(0))
+      emit(std::move(*go_at_), *go_inuse_ + *go_idle_ - go_released_.value_or(0), *go_inuse_, "Go runtime's idle heap spans", out);
     if (arenas_at_ && !arenas_capped_)
       retention(std::move(*arenas_at_), "glibc's per-thread malloc arenas, not capped (MALLOC_ARENA_MAX looked at and not set)", out);
     if (arenas_held_ && stats_at_) flush_malloc_stats(out);
@@ -183,6 +193,25 @@ class AllocatorStats final : public Recognizer {
     f.detail = "allocator retention: " + what;
     out.add(std::move(f));
   }
+
+  // Go's heap figures in exposition rows ("go_memstats_heap_idle_bytes 2.04e+08"): the latest of each.
+  bool go_heap(const Line& line) {
+    std::string_view t = text::trim(line.text);
+    if (!text::starts_with(t, "go_memstats_heap_")) return false;
+    std::string_view name = t.substr(0, t.find(' '));
+    std::string_view rest;
+    auto v = text::parse_float_exp(platform::skip(t.substr(name.size())), &rest);
+    if (!v || !text::trim(rest).empty() || *v < 0 || *v >= 1.8e19) return true;
+    auto bytes = static_cast<uint64_t>(*v);
+    if (name == "go_memstats_heap_inuse_bytes") go_inuse_ = bytes;
+    else if (name == "go_memstats_heap_idle_bytes") go_idle_ = bytes;
+    else if (name == "go_memstats_heap_released_bytes") go_released_ = bytes;
+    else return true;
+    go_at_ = make_fact(line, FactKind::memory_usage, Family::runtime);
+    return true;
+  }
+  std::optional<uint64_t> go_inuse_, go_idle_, go_released_;
+  std::optional<Fact> go_at_;
 
   bool retention_said_ = false, arenas_capped_ = false;
   std::optional<Fact> arenas_at_;  // the first line that looked at MALLOC_ARENA_MAX
