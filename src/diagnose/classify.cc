@@ -441,8 +441,9 @@ Decision decide_layer(const View& v) {
     // batches, writers reading such a paste said "pool unknown" three times
     // in four (a Celery worker lost, rustc or ld killed in a build, an MPI
     // rank); with a machine's figures or a load in view they said host.
-    if (k->layer == Layer::unknown && !v.has(FactKind::host_state) && !v.has(FactKind::memory_usage) &&
-        !v.has(FactKind::phase_load)) {
+    // (A load that said it finished is no load in view.)
+    const bool load_in_view = v.any([](const Fact& f) { return f.kind == FactKind::phase_load && f.detail != kLoadFinished; });
+    if (k->layer == Layer::unknown && !v.has(FactKind::host_state) && !v.has(FactKind::memory_usage) && !load_in_view) {
       d = {Layer::unknown, k, 0.4f,
            "a SIGKILL without any other reason shown and nothing that says which memory ran out; most often a memory kill "
            "(confirm with the kernel log, or the container runtime's OOMKilled flag)"};

@@ -418,5 +418,25 @@ TEST(LlamaCpp, AMetalBufferOverTheMaximumIsWhatItHeld) {
   EXPECT_EQ(kv[0].detail, "kv");
 }
 
+// Status 5 after a buffer's running total came within a tenth of the working
+// set (no warning printed: 10324 of 10922 MB) is that memory too: the graph's
+// own buffers had no room. A total at half the set says nothing. And a server
+// that said it was listening had its model loaded: the loading lines above
+// it no longer speak for the failure (modelled on ggml-metal.m's
+// ggml_metal_add_buffer and examples/server; our sizes).
+TEST(LlamaCpp, MetalStatusFiveWithTheBuffersNearTheWorkingSetIsTheMemory) {
+  const std::string load =
+      "llama.cpp: loading model from models/13b.q4_1.bin\n"
+      "ggml_metal_init: recommendedMaxWorkingSetSize = 10922.67 MB\n"
+      "ggml_metal_add_buffer: allocated 'data            ' buffer, size =  7759.83 MB, ( 7760.28 / 10922.67)\n";
+  const std::string near = "ggml_metal_add_buffer: allocated 'kv              ' buffer, size =  2564.00 MB, (10324.28 / 10922.67)\n";
+  const std::string serve = "llama server listening at http://127.0.0.1:8080\nslot 0: prompt tokens = 1874, n_predict = 256\n";
+  const std::string failed = "ggml_metal_graph_compute: command buffer 0 failed with status 5\nGGML_ASSERT: ggml-metal.m:1150: false\n";
+  Diagnosis d = test::diagnose_text(load + near + serve + failed);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_NE(d.cause, Cause::model_load);
+  EXPECT_TRUE(of_kind(load + serve + failed, FactKind::gpu_oom).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -172,5 +172,24 @@ TEST(Node, OldCallAndRetryWordingIsTheHeap) {
   EXPECT_NE(test::diagnose_text("FATAL ERROR: Zone Allocation failed - process out of memory\n").layer, Layer::js_heap);
 }
 
+// V8 before Node 7: the scavenger could not copy or promote a survivor
+// ("Scavenger: semi-space copy"), on the FATAL line or the one above its
+// "Allocation failed": the heap was full, whatever V8 called it (modelled on
+// nodejs/node#3370's layout; our figures). A zone allocation stays the process's.
+TEST(Node, TheScavengersCopyFailingIsTheHeapOnEitherLine) {
+  EXPECT_EQ(test::diagnose_text("FATAL ERROR: Scavenger: semi-space copy\n Allocation failed - process out of memory\n").layer,
+            Layer::js_heap);
+  EXPECT_EQ(test::diagnose_text("FATAL ERROR: Scavenger: semi-space copy Allocation failed - process out of memory\n").layer,
+            Layer::js_heap);
+  EXPECT_EQ(test::diagnose_text("FATAL ERROR: MarkCompactCollector: young object promotion failed\n"
+                                " Allocation failed - process out of memory\n")
+                .layer,
+            Layer::js_heap);
+  EXPECT_NE(test::diagnose_text("FATAL ERROR: Scavenger: semi-space copy\nsomething else\n"
+                                " Allocation failed - process out of memory\n")
+                .layer,
+            Layer::js_heap);
+}
+
 }  // namespace
 }  // namespace aimem

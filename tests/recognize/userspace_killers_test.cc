@@ -279,5 +279,28 @@ TEST(UserspaceKillers, EarlyoomOneOneKillsAndItsFallingShareIsGrowth) {
   EXPECT_EQ(*k[0].rss, uint64_t{12504} * 1024 * 1024);
 }
 
+// earlyoom before 1.0 (its main.c and kill.c of 2016-2017; our figures):
+// "Out of memory! avail: A MiB < min: M MiB" on stderr, then "Killing process
+// <pid> (<name>)" with or without its badness. The kill is earlyoom's, not
+// the kernel's, and not a program's allocation failure.
+TEST(UserspaceKillers, EarlyoomBeforeOneIsAKillAndNamesItsVictim) {
+  const std::string log =
+      "earlyoom v0.7\nmem total: 3921 MiB, min: 156 MiB (4 %)\n"
+      "Out of memory! avail: 151 MiB < min: 156 MiB\n"
+      "Killing process 4410 (firefox) with badness 612 time_running=211.4m\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::userspace_oom_killer);
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].pid, std::optional<int64_t>(4410));
+  EXPECT_EQ(k[0].process, "firefox");
+  // 0.5's shorter line.
+  auto old = kills("Out of memory! avail: 98 MiB < min: 156 MiB\nKilling process 2107 (java)\n");
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].process, "java");
+  // "Killing process" with no earlyoom line before it is not earlyoom's.
+  EXPECT_TRUE(kills("Killing process 2107 (java)\n").empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -31,7 +31,9 @@
 //   ggml_metal_graph_compute: command buffer 0 failed with status 5
 // (status 5 alone is any command-buffer error; after ggml_metal_add_buffer warned that the buffers exceed the
 // device's working set, "( 7024.71 /  5461.34), warning: current allocated size is greater than the recommended
-// max working set size", it is that memory: the weights' own 'data' buffers past it are the model not fitting)
+// max working set size", it is that memory: the weights' own 'data' buffers past it are the model not fitting;
+// so it is when a buffer's running total came within a tenth of the set: "allocated 'scr1 ' buffer, size =
+// 512.00 MB, (10324.45 / 10922.67)", the graph's own buffers then have no room)
 //   error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)
 // Metal before 2024 refuses one buffer past the device's maximum buffer length:
 //   ggml_metal_add_buffer: buffer 'data' size 18300780544 is larger than buffer maximum of 17179869184
@@ -84,6 +86,7 @@ constexpr Pattern kPatterns[] = {
     {"failed with status 5", kCompanion},
     {"is larger than buffer maximum of"},
     {"greater than the recommended max working set size", kContext},
+    {"ggml_metal_add_buffer: allocated", kContext},
     {"model requires more system memory"},
     {"memory layout cannot be allocated"},
     {"process has terminated"},
@@ -282,7 +285,10 @@ class LlamaCpp final : public Recognizer {
     if (metal_buffer_maximum(line, s, out)) return true;
     // Metal at graph compute time: status 5 alone is any command-buffer error;
     // the OutOfMemory line that follows makes it a memory failure.
-    if (text::contains(s, "greater than the recommended max working set size")) return working_set_warning(s);
+    if (text::contains(s, "greater than the recommended max working set size")) return working_set_warning(s, 1.0);
+    // Each buffer's line gives the running total against the working set: a
+    // total within a tenth of it leaves the graph's own buffers no room.
+    if (text::contains(s, "ggml_metal_add_buffer: allocated")) return working_set_warning(s, kNearWorkingSet);
     if (text::contains(s, "failed with status 5")) {
       if (!text::contains(s, "command buffer")) return true;
       if (over_set_ && !(r_.open && near(line, kReportGap))) {
@@ -343,7 +349,10 @@ class LlamaCpp final : public Recognizer {
 
   // "allocated 'data   ' buffer, size = 2928.65 MB, offs = ..., ( 7024.71 /  5461.34), warning: current
   // allocated size is greater than the recommended max working set size": the first such warning.
-  bool working_set_warning(std::string_view s) {
+  // `share`: the part of the working set the total must pass (1.0: past it, as
+  // ggml's warning says; kNearWorkingSet for a buffer's running total).
+  static constexpr double kNearWorkingSet = 0.9;
+  bool working_set_warning(std::string_view s, double share) {
     if (over_set_) return true;
     size_t open = s.rfind('(');
     std::string_view nums = open == std::string_view::npos ? std::string_view() : s.substr(open + 1);
@@ -351,7 +360,7 @@ class LlamaCpp final : public Recognizer {
     auto used = text::parse_double(text::trim_left(nums), &rest);
     auto slash = text::after(rest, "/");
     auto set = slash ? text::parse_double(text::trim_left(*slash)) : std::nullopt;
-    if (used && set && *used > *set && *set > 0 && *used < 1e9) {
+    if (used && set && (share >= 1.0 ? *used > *set : *used >= share * *set) && *set > 0 && *used < 1e9) {
       over_set_ = true;
       over_weights_ = text::contains(s, "'data");
       over_used_ = static_cast<uint64_t>(*used * static_cast<double>(units::MiB));

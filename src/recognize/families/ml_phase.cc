@@ -367,11 +367,14 @@ constexpr std::string_view kTriggers[] = {"of memory", "ofmemory", "alloc", "kil
                                           "crashed", "available ram", "exited with code", "evict"};
 
 // A load that says it finished ("Loaded model in 10.2 seconds", vLLM's
-// "Model loading took 14.99 GiB", "Loading weights took 9.8 seconds"): the
+// "Model loading took 14.99 GiB", "Loading weights took 9.8 seconds", a server now serving): the
 // loading cues before it name a phase that is over. One phase_load fact with
 // detail kLoadFinished (strength 0: it votes for nothing) marks the line.
+// A server that says it serves ("llama server listening at http://...", "main: server is listening on",
+// uvicorn's "Application startup complete.") has its model loaded too.
 constexpr std::string_view kLoadDone[] = {"loaded model in", "loaded the model in", "model loading took", "loading weights took",
-                                          "model loaded in", "finished loading", "weights loaded in", "loaded checkpoint in"};
+                                          "model loaded in", "finished loading", "weights loaded in", "loaded checkpoint in",
+                                          "server listening at", "server is listening on", "application startup complete"};
 
 // A pool of worker processes starting: gunicorn's "[9] [INFO] Booting worker
 // with pid: 9", Puma's "- Worker 0 (PID: 4127) booted in 0.35s, phase: 0",

@@ -14,6 +14,10 @@
 //   [3214:0630/150627.236752:ERROR:v8_initializer.cc(753)] V8 javascript OOM (MarkCompactCollector: young object
 //       promotion failed).                     Chromium and Electron's renderers (v8_initializer's OOM callback);
 //   ... V8 process OOM (Oilpan: CagedHeap reservation.).                 "process" when it is not the heap
+//   FATAL ERROR: Scavenger: semi-space copy                             (V8 before Node 7: the
+//    Allocation failed - process out of memory                            scavenger could not copy or
+//                                                                         promote a survivor: the heap,
+//                                                                         whichever line the location is on)
 // Otherwise "process out of memory" means V8 could not get memory from the OS (zone,
 // semi-space commit, code range): that is the host or the container, not the
 // heap limit. "MemoryChunk allocation failed" is labelled JavaScript by V8 but
@@ -60,6 +64,8 @@ constexpr Pattern kPatterns[] = {
     {"V8 javascript OOM (", kCaseless},
     {"V8 process OOM (", kCaseless},
     {"Last few GCs", kContext},
+    {"semi-space copy", kContext},
+    {"promotion failed", kContext},
     {" ms: Mark-", kContext},
     {" ms: Scavenge", kContext},
     {" ms: Minor ", kContext},
@@ -105,8 +111,15 @@ class Node final : public Recognizer {
     if (text::contains(s, " ms: ") && parse_gc(s, line.number)) return;
     if (text::contains(s, "max-old-space-size") || text::contains(s, "max_old_space_size")) setting(line, out);
     if (!build_seen_) build(line, out);
+    if (heap_location(s) && !text::contains(s, "Allocation failed")) heap_location_line_ = line.number;
     fatal(line, out);
   }
+
+  // A location that names the heap's own collector failing to place a
+  // survivor ("Scavenger: semi-space copy", "young object promotion failed"):
+  // the heap was full, whatever V8 called the failure.
+  static bool heap_location(std::string_view s) { return text::contains(s, "semi-space copy") || text::contains(s, "promotion failed"); }
+  uint64_t heap_location_line_ = 0;
 
   // V8 prints its last collections ("<--- Last few GCs --->", then
   // "Mark-Compact 2047.5 (2083.2) -> 2046.9 (2083.7) MB, ...") only when the
@@ -229,6 +242,8 @@ class Node final : public Recognizer {
       // out of memory" for the heap limit too: CALL_AND_RETRY is the heap's
       // allocation retry, so it names the JavaScript heap in either wording.
       if (os && text::contains(s.substr(0, p), "CALL_AND_RETRY")) js = true, os = false;
+      // The collector's location, on this line or the one above it.
+      if (os && (heap_location(s.substr(0, p)) || (heap_location_line_ && heap_location_line_ + 1 == line.number))) js = true, os = false;
     } else if (size_t q = text::ifind(s, "Fatal javascript OOM in"); q != std::string_view::npos) {
       js = true, at = q, location = text::trim(s.substr(q + 23));
     } else if (size_t q2 = text::ifind(s, "Fatal JavaScript out of memory"); q2 != std::string_view::npos) {

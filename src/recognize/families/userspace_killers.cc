@@ -21,6 +21,9 @@
 //   sending SIGTERM to process 696 uid 1001 "ipfs": badness 757, VmRSS 637 MiB
 //   sending SIGTERM to process 906175 uid 1000 "java": oom_score 1170, VmRSS 43912 MiB, cmdline "..."
 //   sending SIGKILL to process ... / escalating to SIGKILL after 0.500 seconds
+//   (before 1.0: stderr, the victim's name as /proc/<pid>/stat gives it)
+//   Out of memory! avail: 313 MiB < min: 314 MiB
+//   Killing process 8437 (chrome) with badness 332 time_running=5698.4m      (or "Killing process 8437 (chrome)")
 // nohang:
 //   Victim status (found in 4ms):
 //     PID:       9828, name: stress, state: R, EUID: 1000, ...
@@ -68,6 +71,8 @@ constexpr Pattern kPatterns[] = {
     {"sending SIGKILL to process"},
     {"mem avail:", kContext},
     {"Killing process: [^,]+, pid: [0-9]+, badness", kRegex},  // earlyoom up to 1.1
+    {"Out of memory! avail: "},                                  // earlyoom before 1.0
+    {"Killing process ", kContext},
     {"a corrective action", kCompanion},
     {" to the victim", kCompanion},
     {"Preventing OOM: trying to send"},
@@ -112,6 +117,14 @@ class UserspaceKillers final : public Recognizer {
       earlyoom_kill(line, s.substr(p), out);
     } else if (size_t kp = s.find("Killing process: "); kp != std::string_view::npos && text::contains(s, ", badness")) {
       earlyoom_old_kill(line, s.substr(kp + 17), out);
+    } else if (text::contains(s, "Out of memory! avail: ") && text::contains(s, " < min: ")) {
+      if (guards::is_mention(s, s.find("Out of memory! avail: "), 22)) return;
+      flush(out);
+      pending_ = kill_fact(line, "earlyoom", out);
+      pending_line_ = line.number;
+      early_zero_ = true;
+    } else if (size_t kq = s.find("Killing process "); kq != std::string_view::npos) {
+      if (pending_ && early_zero_) earlyoom_zero_victim(s.substr(kq + 16), out);
     } else if (size_t m = s.find("mem avail:"); m != std::string_view::npos) {
       earlyoom_state(line, s.substr(m + 10));
     } else if (text::contains(s, "systemd-oomd") || text::contains(s, "due to memory pressure for") ||
@@ -278,6 +291,21 @@ class UserspaceKillers final : public Recognizer {
     }
     f.detail += text::contains(s, "SIGKILL") ? " (SIGKILL)" : " (SIGTERM)";
     out.add(std::move(f));
+  }
+
+  // earlyoom before 1.0: "Killing process 8437 (chrome) with badness 332 ..."
+  // after its "Out of memory! avail:" line names the victim of that kill.
+  bool early_zero_ = false;
+  void earlyoom_zero_victim(std::string_view s, FactSink& out) {
+    std::string_view rest;
+    auto pid = text::parse_i64(s, &rest);
+    if (!pid || *pid <= 0) return;
+    std::string_view name = text::first_word(text::trim_left(rest));
+    if (name.size() > 2 && name.front() == '(' && name.back() == ')') name = name.substr(1, name.size() - 2);
+    pending_->pid = *pid;
+    pending_->process = std::string(name.substr(0, 64));
+    early_zero_ = false;
+    flush(out);
   }
 
   // earlyoom up to 1.1: "Killing process: tail, pid: 5476, badness: 781, VmRSS: 6187 MiB".
