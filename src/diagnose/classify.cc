@@ -1762,8 +1762,8 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
 
 // `docker stats` rows without a container limit (docker_stats.cc) on a host
 // whose RAM failed: one container that is not the failing one holding
-// kOtherContainerShare of the host's memory took it.
-constexpr double kOtherContainerShare = 0.6;
+// kOtherContainerShare (over half) of the host's memory took it.
+constexpr double kOtherContainerShare = 0.5;
 
 std::optional<Cause> cause_from_container_table(const View& v, const Fact* failed, Why& why) {
   const Fact* top = nullptr;

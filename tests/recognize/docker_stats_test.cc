@@ -157,5 +157,29 @@ TEST(DockerStats, NameAndUsageRowsAndAnotherContainerHoldingTheHost) {
   EXPECT_NE(test::diagnose_text(spread).cause, Cause::other_process);
 }
 
+// The same table with {{.MemPerc}} after the usage ("NAME  MEM USAGE / LIMIT
+// MEM %": no CPU column): rows read the same. One container holding over half
+// of the unlimited host while another's allocation is refused took the memory
+// (modelled on mailcow/mailcow-dockerized#3870's shape; our names and sizes).
+TEST(DockerStats, NameUsageAndPercentRowsAndOneContainerOverHalfTheHost) {
+  const std::string log =
+      "db-1  | 2021-03-02  7:12:40 0 [ERROR] InnoDB: Cannot allocate memory for the buffer pool\n"
+      "$ docker stats --no-stream --format 'table {{.Name}}\\t{{.MemUsage}}\\t{{.MemPerc}}'\n"
+      "NAME               MEM USAGE / LIMIT     MEM %\n"
+      "scanner-1          2.051GiB / 3.844GiB   53.36%\n"
+      "web-1              301.2MiB / 3.844GiB   7.65%\n";
+  auto usage = of_kind(log, FactKind::memory_usage);
+  ASSERT_EQ(usage.size(), 2u);
+  EXPECT_EQ(usage[0].container, "scanner-1");
+  EXPECT_NEAR(double(*usage[0].usage), 2.051 * double(GiB), 0.01 * double(GiB));
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  // Under half: nobody is named.
+  std::string spread = log;
+  spread.replace(spread.find("2.051GiB"), 8, "1.651GiB");
+  EXPECT_NE(test::diagnose_text(spread).cause, Cause::other_process);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -7,9 +7,11 @@
 //   CONTAINER      CPU %     MEM USAGE / LIMIT     MEM %     NET I/O    BLOCK I/O   PIDS
 //   728c7cfbec9b   0.46%     284.3 MB / 16.66 GB   1.71%     0 B / 0 B  221.7 kB / 3.174 MB   0
 // Docker 1.5-1.8:  redis1   0.07%   796 KB/64 MB   1.21%   788 B/648 B     (header "MEM USAGE/LIMIT")
-// --format 'table {{.Name}}\t{{.MemUsage}}' (no percentage columns):
+// --format 'table {{.Name}}\t{{.MemUsage}}' (no CPU column; {{.MemPerc}} may follow):
 //   NAME            MEM USAGE / LIMIT
 //   embed-worker    3.122GiB / 3.855GiB
+//   NAME            MEM USAGE / LIMIT     MEM %
+//   clamd-1         2.214GiB / 3.844GiB   57.60%
 //
 // Units: since 1.13 the memory columns are binary (go-units BytesSize: "KiB",
 // "MiB", "GiB"), printed with 4 significant digits; a unit without "i" ("kB",
@@ -114,7 +116,7 @@ class DockerStats final : public Recognizer {
     if (!rows_.empty() && line.number > last_row_ + 2) flush(out);
     if (text::contains(s, "MEM USAGE")) {  // a header: a new table (docker stats redraws it)
       flush(out);
-      name_and_usage_ = !text::contains(s, "%");
+      name_and_usage_ = !text::contains(s, "CPU");
       last_row_ = line.number;
       return;
     }
@@ -155,6 +157,12 @@ class DockerStats final : public Recognizer {
     std::string_view t = text::trim(line.text);
     std::string_view name = text::first_word(t);
     std::string_view cell = text::trim(t.substr(name.size()));
+    // A MEM % column after it ({{.MemPerc}}): "2.214GiB / 3.844GiB   57.60%".
+    if (!cell.empty() && cell.back() == '%') {
+      size_t blank = cell.find_last_of(" \t");
+      if (blank == std::string_view::npos) return false;
+      cell = text::trim(cell.substr(0, blank));
+    }
     size_t slash = cell.find('/');
     if (name.empty() || slash == std::string_view::npos || cell.find('/', slash + 1) != std::string_view::npos) return false;
     auto usage = parse_printed(cell.substr(0, slash));
