@@ -647,6 +647,8 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     if (f.kind != FactKind::phase_load && f.kind != FactKind::phase_serve) continue;
     if (f.where.source_index != anchor.where.source_index) continue;
     if (f.detail == kLoadFinished || f.detail == kBatchOfOne) continue;
+    // A count of tasks sharing one JVM's heap (ml_phase's jvm_workers) speaks for that heap's failure only.
+    if (f.family == Family::jvm && anchor.family != Family::jvm) continue;
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
     // An engine's own statement of its phase ("Shard 0 failed to start", "The
     // actor never ran") speaks for the whole failure wherever it was printed;
@@ -932,6 +934,7 @@ std::optional<Cause> cause_from_parallelism(const View& v, const Fact& anchor, W
   for (const Fact& f : v.facts) {
     if (f.kind != FactKind::phase_serve || f.cause != Cause::concurrency_batch || (!f.sequences && !f.count)) continue;
     if (f.where.source_index != anchor.where.source_index) continue;
+    if (f.family == Family::jvm && anchor.family != Family::jvm) continue;  // tasks sharing one JVM's heap
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
     if (d > kStatementLines || d < -kStatementLines) continue;
     std::string where = f.where.line ? " (line " + std::to_string(f.where.line) + ")" : "";

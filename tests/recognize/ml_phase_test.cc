@@ -439,5 +439,23 @@ TEST(MlPhase, AStepOverABatchOfOneSequenceIsTheSequencesLength) {
   EXPECT_NE(workers.cause, Cause::kv_cache_context);
 }
 
+// Spark runs as many tasks at once in one executor's heap as it has cores: a
+// JVM heap exhausted under --executor-cores 32 is those tasks together. The
+// same count says nothing of a YARN container killed over its physical
+// limit, which is the executor's whole process (modelled on apache/hudi and
+// Spark-on-YARN reports; our values).
+TEST(MlPhase, SparksExecutorCoresAreTasksSharingOneHeap) {
+  const std::string submit = "$ spark-submit --master yarn --num-executors 4 --executor-cores 32 --executor-memory 96g job.jar\n";
+  Diagnosis heap = test::diagnose_text(submit +
+                                       "24/03/11 02:10:44 ERROR Executor: Exception in task 17.0 in stage 3.0 (TID 3017)\n"
+                                       "java.lang.OutOfMemoryError: Java heap space\n\tat java.util.Arrays.copyOf(Arrays.java:3236)\n");
+  EXPECT_EQ(heap.layer, Layer::jvm_heap);
+  EXPECT_EQ(heap.cause, Cause::concurrency_batch);
+  Diagnosis yarn = test::diagnose_text(
+      submit + "24/03/11 02:10:44 WARN YarnAllocator: Container killed by YARN for exceeding memory limits. 105.6 GB of 105.6 GB "
+               "physical memory used. Consider boosting spark.yarn.executor.memoryOverhead.\n");
+  EXPECT_NE(yarn.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -21,6 +21,7 @@
 //   concurrency_batch backward / optimizer / train_step / training_step / epoch / prefill / profile_run /
 //                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
 //                     parallel copies: -j N (also MAKEOPTS="-jN", MAKEFLAGS=-jN), --jobs N, -np N, --n-processes N, num_workers=N, pool of N,
+//                     Spark's --executor-cores N / spark.executor.cores=N (tasks at once in one executor's heap),
 //                     `make -j` with no number (no limit: counted as 64),
 //                     concurrency: N ("concurrency":N in JSON), WORKERS=N, --processes N, xargs -P N,
 //                     stress --vm N (its memory workers; also ["--vm","N"] in a manifest's args)
@@ -71,7 +72,9 @@ struct Cue {
   // prints it, not as a setting's name ("begin_epoch=0", "epochs=100",
   // "epochs: 100" in an arguments dump): that configures a run that may not
   // have started.
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module } setting = none;
+  // `jvm_workers`: a worker count that shares one JVM's heap (Spark's executor
+  // cores): it speaks for a JVM's own failure only (the fact's family is jvm).
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -328,6 +331,10 @@ constexpr Cue kCues[] = {
     {" --vm ", Cause::concurrency_batch, 0.7f, "parallel memory workers (stress --vm)", Cue::workers},
     {"\"--vm\",\"", Cause::concurrency_batch, 0.7f, "parallel memory workers (stress --vm)", Cue::workers},
     {"num_workers", Cause::concurrency_batch, 0.6f, "parallel workers", Cue::workers},
+    // Spark runs as many tasks at once in one executor JVM as it has cores,
+    // each with its own buffers in the one heap (spark-submit's flag, the conf key).
+    {"--executor-cores", Cause::concurrency_batch, 0.7f, "tasks running at once in one executor", Cue::jvm_workers},
+    {"spark.executor.cores", Cause::concurrency_batch, 0.7f, "tasks running at once in one executor", Cue::jvm_workers},
     {"max_workers", Cause::concurrency_batch, 0.6f, "parallel workers", Cue::workers},
     {"pool of", Cause::concurrency_batch, 0.7f, "a pool of parallel workers", Cue::workers},
     {"concurrency", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
@@ -557,7 +564,8 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
     auto count = text::parse_u64(text::trim_left(after));
     return count && *count >= 8;
   }
-  if (kind == Cue::workers || kind == Cue::counted || kind == Cue::xargs) return worker_count(worker_count_of(kind, before, after));
+  if (kind == Cue::workers || kind == Cue::counted || kind == Cue::xargs || kind == Cue::jvm_workers)
+    return worker_count(worker_count_of(kind, before, after));
   // A batch summed over accumulation steps and ranks ("Total train batch
   // size (w. parallel, distributed & accumulation) = 64") is not the batch
   // one step holds.
@@ -617,7 +625,8 @@ class MlPhase final : public Recognizer {
       if (inside_other_word(s, at, c.word)) continue;
       if (!setting_speaks(c.setting, s.substr(0, at), s.substr(at + c.word.size()))) continue;
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
-      if (c.setting == Cue::workers || c.setting == Cue::counted || c.setting == Cue::xargs) workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()));
+      if (c.setting == Cue::workers || c.setting == Cue::counted || c.setting == Cue::xargs || c.setting == Cue::jvm_workers)
+        workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()));
       if (c.setting == Cue::load) load = text::parse_u64(text::trim_left(s.substr(at + c.word.size())));
       if (!best[k] || c.weight > best[k]->weight) best[k] = &c;
     }
@@ -638,7 +647,9 @@ class MlPhase final : public Recognizer {
       f.code_line = s.size() > 4 && s.substr(0, 4) == "    " && !text::contains(s, "File \"");
       // A worker count configures the whole run: the diagnosis weighs it
       // wherever it was printed (sequences = the count).
-      if (c->setting == Cue::workers || c->setting == Cue::counted || c->setting == Cue::xargs) f.sequences = workers;
+      if (c->setting == Cue::workers || c->setting == Cue::counted || c->setting == Cue::xargs || c->setting == Cue::jvm_workers)
+        f.sequences = workers;
+      if (c->setting == Cue::jvm_workers) f.family = Family::jvm;
       // Requests in flight are the moment's load: `count`, not a setting.
       if (c->setting == Cue::load) f.count = load;
       keep(line, std::move(f), out);
