@@ -255,5 +255,26 @@ TEST(TensorflowJax, TheLargestContiguousRegionBelowTheRequestIsFragmentation) {
   EXPECT_NE(big.cause, Cause::fragmentation);
 }
 
+// PaddlePaddle's OOM report states the pool's fraction in use ("... is 0.50
+// now, please set it to a higher value"); with the device half empty beside
+// it, the cap ran out, not the GPU. The advice's "=xxx" placeholder is no
+// value, and the default 0.92 with the device full names no cap (modelled on
+// PaddlePaddle/Paddle's system_allocator.cc report; our figures).
+TEST(TensorflowJax, PaddlesStatedFractionWithTheDeviceHalfEmptyIsTheCap) {
+  auto report = [](const std::string& fraction) {
+    return "ResourceExhaustedError: \n\nOut of memory error on GPU 0. Cannot allocate 52.250244MB memory on GPU 0, available memory is "
+           "only 3.500000MB.\n\nPlease check whether there is any other process using GPU 0.\n"
+           "   2) FLAGS_fraction_of_gpu_memory_to_use is " + fraction + " now, please set it to a higher value but less than 1.0.\n"
+           "      The command is `export FLAGS_fraction_of_gpu_memory_to_use=xxx`.\n";
+  };
+  const std::string smi = "| 38%   52C    P2    61W / 175W |   3901MiB /  8192MiB |     12%      Default |\n";
+  Diagnosis capped = test::diagnose_text(report("0.45") + smi);
+  EXPECT_EQ(capped.layer, Layer::gpu_vram);
+  EXPECT_EQ(capped.cause, Cause::limit_too_low);
+  EXPECT_NE(test::diagnose_text(report("0.92") + "| 38%   52C    P2    61W / 175W |   8101MiB /  8192MiB |     99%      Default |\n").cause,
+            Cause::limit_too_low);
+  EXPECT_TRUE(test::facts_of_kind("      The command is `export FLAGS_fraction_of_gpu_memory_to_use=xxx`.\n", FactKind::runtime_setting).empty());
+}
+
 }  // namespace
 }  // namespace aimem

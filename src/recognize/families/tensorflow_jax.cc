@@ -32,6 +32,8 @@
 //   tf.config.experimental.set_virtual_device_configuration(gpus[0], [...VirtualDeviceConfiguration(memory_limit=1024)])
 //   tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=4096)])  (MB)
 //   config.gpu_options.per_process_gpu_memory_fraction = 0.3   (TF 1.x; also tf.GPUOptions(per_process_gpu_memory_fraction=0.3))
+//   export FLAGS_fraction_of_gpu_memory_to_use=0.3            (PaddlePaddle's pool; its own OOM report states the
+//   2) FLAGS_fraction_of_gpu_memory_to_use is 0.50 now, ...     value in use: "... is 0.50 now, please set it higher")
 //
 // For a TF tensor the failed size is shape x dtype size. A tensor of rank >= 3
 // whose first dimension is > 1 is a batch of activations (detail "batch"); a
@@ -79,6 +81,7 @@ constexpr Pattern kPatterns[] = {
     {"execute_sharded", kContext},
     {"_pjit_call_impl", kContext},
     {"XLA_PYTHON_CLIENT_MEM_FRACTION", kContext},
+    {"FLAGS_fraction_of_gpu_memory_to_use", kContext},
     {"client: preallocate=", kContext},  // a PJRT client's own line (ZML): "CUDA client: preallocate=true memory_fraction=0.75"
     {"DeviceConfiguration(memory_limit", kContext},
     {"per_process_gpu_memory_fraction", kContext},
@@ -191,6 +194,7 @@ class TensorflowJax final : public Recognizer {
       return xla(line, s, p, out, /*bare=*/true);
     if (text::contains(s, "[[Node: ") || text::contains(s, "[[{{node ")) return node_line(line, s, out);
     if (text::contains(s, "XLA_PYTHON_CLIENT_MEM_FRACTION")) return preallocation(line, s, out);
+    if (text::contains(s, "FLAGS_fraction_of_gpu_memory_to_use")) return paddle_fraction(line, s, out);
     if (text::contains(s, "client: preallocate=") && text::contains(s, "memory_fraction=")) return pjrt_client(line, s, out);
     if (text::contains(s, "DeviceConfiguration(memory_limit") || text::contains(s, "per_process_gpu_memory_fraction")) return cap(line, s, out);
   }
@@ -444,6 +448,24 @@ class TensorflowJax final : public Recognizer {
     Fact f = make_fact(line, FactKind::runtime_setting, Family::jax);
     f.ratio = r;
     f.detail = "device cap (PJRT client memory_fraction)";
+    out.add(std::move(f));
+  }
+
+  // PaddlePaddle's pool: the flag set ("FLAGS_fraction_of_gpu_memory_to_use=0.3"), or its OOM
+  // report's statement of the value in use ("... is 0.50 now, please set it to a higher value").
+  // Not a placeholder in advice ("=xxx").
+  void paddle_fraction(const Line& line, std::string_view s, FactSink& out) {
+    auto v = text::after(s, "FLAGS_fraction_of_gpu_memory_to_use");
+    if (!v) return;
+    std::string_view rest = *v;
+    if (text::starts_with(rest, " is ")) rest.remove_prefix(4);
+    else if (text::starts_with(rest, "=")) rest.remove_prefix(1);
+    else return;
+    auto r = text::parse_fraction(rest);
+    if (!r) return;
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::runtime);
+    f.ratio = r;
+    f.detail = "device cap (FLAGS_fraction_of_gpu_memory_to_use)";
     out.add(std::move(f));
   }
 
