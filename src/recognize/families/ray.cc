@@ -241,8 +241,12 @@ class Ray final : public Recognizer {
     if (recent_kill(line.number) || pending_) return;  // the monitor's own kill explains it
     have_died_ = true;
     last_died_line_ = line.number;
+    // Ray lists the kernel OOM killer as one of three possible causes (with
+    // `ray stop --force` and a crash): a SIGKILL whose sender is not shown,
+    // read as the shell's bare "Killed" is (the pool only where host figures
+    // or a load are in view).
     Fact f = make_fact(line, FactKind::process_killed, Family::ray);
-    f.layer = Layer::host_ram;
+    f.layer = Layer::unknown;
     f.strength = 0.5f;
     f.signal = 9;
     f.detail = "Ray worker died; Ray names the kernel OOM killer (SIGKILL) as the first likely cause";
