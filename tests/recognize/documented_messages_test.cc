@@ -184,6 +184,11 @@ constexpr Message kMessages[] = {
     {"gradle", "Expiring Daemon because JVM heap space is exhausted\n", Layer::jvm_heap},
     {"ffmpeg", "[libx264 @ 0x55d4c3a1b2c0] malloc of size 2097152 failed\nError initializing output stream 0:0 -- Error while opening encoder for output stream #0:0 - maybe incorrect parameters such as bit_rate, rate, width or height\nCannot allocate memory\n", Layer::host_ram},
     {"imagemagick", "convert-im6.q16: cache resources exhausted `scan.tif' @ error/cache.c/OpenPixelCache/4095.\n", Layer::unknown},
+    // Language runtimes' own heap caps: GHC's +RTS -M (rts/RtsMessages.c), SBCL's dynamic space (gencgc.c).
+    {"ghc_heap", "indexer: Heap exhausted;\nindexer: Current maximum heap size is 1073741824 bytes (1024 MB).\nindexer: Use `+RTS -M<size>' to increase it.\n", Layer::unknown},
+    {"sbcl_heap", "Heap exhausted during allocation: 8192 bytes available, 65552 requested.\nfatal error encountered in SBCL pid 4410:\nHeap exhausted, game over.\n", Layer::unknown},
+    // AMD's driver timing out a ring and resetting the GPU (amdgpu_job.c): a hang, not memory.
+    {"amdgpu_reset", "[ 5120.331201] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=1201, emitted seq=1203\n[ 5120.331540] amdgpu 0000:03:00.0: amdgpu: GPU reset begin!\n[ 5122.004113] [drm] VRAM is lost due to GPU reset!\n", Layer::not_memory},
     {"gdal", "ERROR 2: Out of memory allocating 4294967296 bytes.\n", Layer::host_ram},
     {"git", "fatal: Out of memory, malloc failed (tried to allocate 2147483648 bytes)\n", Layer::host_ram},
     {"llvm", "LLVM ERROR: out of memory\nAllocation failed\n", Layer::host_ram},

@@ -45,6 +45,10 @@
 //   the driver prints. Xid 45 is the driver's clean-up after a process ended and 92 a high rate of corrected
 //   single-bit errors: no failure. Xid 63 (a retirement / remapping was recorded) follows the uncorrectable
 //   error that caused it and is weaker evidence on its own.
+// AMD's driver (kernel log): a ring that stopped answering, then the GPU reset (its VRAM contents lost
+//   with it: a consequence of the hang, not a memory failure):
+//   [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=48817, emitted seq=48819
+//   amdgpu 0000:0b:00.0: amdgpu: GPU reset begin!
 // nvidia-smi / NVML:
 //   Unable to determine the device handle for GPU0000:03:00.0: Unknown Error / ...: GPU is lost.
 //   Failed to initialize NVML: Driver/library version mismatch
@@ -104,6 +108,8 @@ constexpr Pattern kPatterns[] = {
     {"GPU is lost", kCompanion},
     {"Driver/library version mismatch", kCompanion},
     {"PCIe Bus Error", kCompanion},
+    {"amdgpu_job_timedout", kCompanion},
+    {"GPU reset begin"},
 };
 
 constexpr uint64_t kRepeatWindow = 300;
@@ -166,6 +172,10 @@ class GpuErrors final : public Recognizer {
         if (!id.empty() && id.size() < 40) what = "GPU lost (nvidia-smi cannot reach " + std::string(id) + ")";
       }
       return look_alike(line, what, 0.8f, out, "gpu-lost");
+    }
+    if (text::contains(s, "amdgpu_job_timedout") || text::contains(s, "GPU reset begin")) {
+      if (!text::contains(s, "amdgpu")) return;
+      return look_alike(line, "an AMD GPU hang: the amdgpu driver timed out a ring and reset the GPU", 0.8f, out, "amdgpu-reset");
     }
     if (text::contains(s, "Driver/library version mismatch"))
       return look_alike(line, "an NVIDIA driver/library version mismatch (NVML cannot start)", 0.7f, out, "nvml");

@@ -18,6 +18,12 @@
 //       an nginx shared memory zone (ssl_session_cache, limit_req_zone, proxy_cache keys_zone) full
 //   Requested 100000x100000 (74.5GB) array exceeds maximum array size preference (31.8GB).
 //       MATLAB's maximum array size preference (by default the machine's RAM)
+//   pursuit: Heap exhausted;
+//   pursuit: Current maximum heap size is 1610612736 bytes (1536 MB).
+//       the GHC runtime's maximum heap (+RTS -M), its rts/RtsMessages.c wording
+//   Heap exhausted during garbage collection: 16368 bytes available, 16400 requested.
+//   Heap exhausted during allocation: 8192 bytes available, 65552 requested.
+//       SBCL's dynamic space (--dynamic-space-size), src/runtime/gencgc.c
 //
 // One fact per program (a server repeats its line per request).
 #include <array>
@@ -49,6 +55,8 @@ constexpr Cap kCaps[] = {
     // No gate word in MATLAB's line: read in pastes and in hot blocks.
     {{"exceeds maximum array size preference", kCompanion}, "matlab",
      "MATLAB's maximum array size preference (by default the machine's RAM) is below the array asked for"},
+    {{": Heap exhausted;"}, "ghc", "the GHC runtime's maximum heap (+RTS -M) is reached: the program's own cap"},
+    {{"Heap exhausted during "}, "sbcl", "SBCL's dynamic space (--dynamic-space-size) is full: the runtime's own heap cap"},
 };
 
 // PHP's line, then the table's phrases.
