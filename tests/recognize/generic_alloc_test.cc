@@ -648,5 +648,23 @@ TEST(GenericAlloc, WindowsCommitLimitIsTheHostsEvenBesideACudaDevice) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// The arithmetic of a refusal: a size asked for over the size on offer, in
+// any of the verbs and units programs use (a server's memory check before a
+// prompt, modelled on an MLX server's 400 reply; TensorRT's builder in bytes
+// with a bare figure after "only"; our figures). Asked for less than is on
+// offer, or on offer with no word saying so, it is no refusal.
+TEST(GenericAlloc, ASizeAskedForOverTheSizeOnOfferIsARefusal) {
+  Diagnosis prompt = test::diagnose_text(
+      "{\"message\":\"Prompt (120412 tokens) requires ~25120MB GPU memory but only ~24010MB available. Reduce prompt size.\","
+      "\"type\":\"invalid_request_error\",\"code\":400}\n");
+  EXPECT_EQ(prompt.layer, Layer::gpu_vram);
+  Diagnosis trt = test::diagnose_text("[TRT] [E] 1: requires 48318382080 bytes of scratch space, but only 42949672960 is available\n");
+  EXPECT_NE(trt.layer, Layer::none);
+  Diagnosis host = test::diagnose_text("error: the index needs 12.5 GiB of RAM, only 9.1 GiB free on this machine\n");
+  EXPECT_EQ(host.layer, Layer::host_ram);
+  EXPECT_EQ(test::diagnose_text("note: the index needs 2.5 GiB of RAM, only 9.1 GiB free on this machine\n").layer, Layer::none);
+  EXPECT_EQ(test::diagnose_text("error: the job requires 12 GB but only 9 GB were requested by the template\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

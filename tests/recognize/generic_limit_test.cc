@@ -144,5 +144,15 @@ TEST(GenericLimit, AFamilysReadingShadowsIt) {
   EXPECT_EQ(generic_failure(d), nullptr);
 }
 
+// PM2 before 2.x named its cap only by its flag: "restarted because it
+// exceeds --max-memory-restart value" ("max" right before the memory word is
+// the cap; modelled on Unitech/pm2's God/ActionMethods of 2015; our times).
+TEST(GenericLimit, PmTwosFlagNamesTheCap) {
+  Diagnosis d = test::diagnose_text(
+      "2015-06-02 10:14:07: [PM2][WORKER] Process 1 restarted because it exceeds --max-memory-restart value\n");
+  EXPECT_EQ(d.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(test::diagnose_text("$ pm2 start app.js --max-memory-restart 300M\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

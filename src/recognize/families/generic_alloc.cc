@@ -81,7 +81,10 @@ constexpr Pattern kPatterns[] = {
     {"posix_memalign", kCaseless | kCompanion},          // an aligned allocation that returned ENOMEM (12)
     {"attempting to allocate", kCaseless},               // MLX: "[metal::malloc] Attempting to allocate N bytes which is greater than ..."
     {"using all available ram", kCaseless | kCompanion},              // Colab: "Your session crashed after using all available RAM."
-    {"requires [0-9]+ bytes.{0,60}but only [0-9]+", kCi | kCompanion},  // TensorRT's builder: scratch space over what is available
+    // The arithmetic of a refusal: a size asked for over the size on offer (TensorRT's builder: "requires N
+    // bytes of scratch space, but only M is available"; a server's memory check: "Prompt (141377 tokens)
+    // requires ~29640MB GPU memory but only ~29112MB available").
+    {"(requires?|needs?|needed|required) ~?[0-9][0-9.,]* ?([kmgt]i?b|bytes)\\b.{0,80}only ~?[0-9]", kCi | kCompanion},
     {"KV cache is full", kCaseless | kCompanion},                          // MLC/WebLLM's paged cache: "No page can be allocated"
     {"alloc[^.,;!?]{0,40} failed", kCi | kCompanion},      // an allocator's name, then its failure (see alloc_word_failed)
     {"(cuda|hip)Malloc.*\\(2 vs\\.? 0\\)", kRegex | kCompanion},  // a checked call that returned out-of-memory (2)
@@ -232,18 +235,35 @@ class GenericAlloc final : public Recognizer {
   // "requires 56371970048 bytes of scratch space, but only 47245361152 is
   // available" (TensorRT's builder, and other allocators' arithmetic): a size
   // asked for above the size on offer is an allocation that could not be made.
+  // The sizes with their units ("~29640MB", "56371970048 bytes", "29.6 GiB");
+  // a bare figure after "only" takes the unit of the size asked for.
   static std::optional<size_t> required_over_available(std::string_view s) {
-    size_t r = text::ifind(s, "requires ");
-    if (r == std::string_view::npos) return std::nullopt;
-    std::string_view rest;
-    auto need = text::parse_u64(s.substr(r + 9), &rest);
-    if (!need || !text::starts_with(rest, " bytes")) return std::nullopt;
-    size_t o = text::ifind(rest, "but only ");
-    if (o == std::string_view::npos || o > 80) return std::nullopt;
-    std::string_view tail;
-    auto have = text::parse_u64(rest.substr(o + 9), &tail);
-    if (!have || *need <= *have || !text::icontains(tail.substr(0, 24), "available")) return std::nullopt;
-    return r;
+    for (std::string_view verb : {"requires ", "require ", "needs ", "need ", "needed ", "required "}) {
+      for (size_t r = text::ifind(s, verb); r != std::string_view::npos; r = text::ifind(s, verb, r + verb.size())) {
+        std::string_view after = s.substr(r + verb.size());
+        if (!after.empty() && after[0] == '~') after.remove_prefix(1);
+        std::string_view rest;
+        auto need = units::parse_log_size(after, &rest);
+        if (!need || rest.size() + 1 >= after.size() || *need < units::MiB) continue;
+        size_t o = text::ifind(rest, "only ");
+        if (o == std::string_view::npos || o > 80) continue;
+        std::string_view offered = rest.substr(o + 5);
+        if (!offered.empty() && offered[0] == '~') offered.remove_prefix(1);
+        std::string_view tail;
+        auto have = units::parse_log_size(offered, &tail);
+        if (!have) {
+          // "... 56371970048 bytes ..., but only 47245361152 is available": the unit of the need.
+          auto n = text::parse_u64(offered, &tail);
+          if (!n || !text::icontains(after.substr(0, after.size() - rest.size()), "byte")) continue;
+          have = n;
+        }
+        std::string_view said = tail.substr(0, 24);
+        if (*need <= *have || !(text::icontains(said, "available") || text::icontains(said, "free") || text::icontains(said, "left")))
+          continue;
+        return r;
+      }
+    }
+    return std::nullopt;
   }
 
   // "failed to reserve 20.0 GiB of device memory", "could not reserve memory

@@ -6,7 +6,8 @@
 // one clause, whatever its wording:
 //
 //   a memory word    memory, mem, RSS, RAM, resident, working set (or one token: memory_limit, mem_limit)
-//   a limit word     limit, quota, budget, cap, threshold, allowance, ceiling, maximum
+//   a limit word     limit, quota, budget, cap, threshold, allowance, ceiling, maximum (or "max" right
+//                    before the memory word: PM2's "exceeds --max-memory-restart value")
 //   that it was passed:
 //     a verb         exceeded, exceeds, over, above, reached, hit, surpassed, beyond, breached
 //     arithmetic     "4211MB > 4096MB", "used 2.1 GB of 2 GB", "(155256KiB / 150000KiB)": the use at the cap
@@ -53,6 +54,8 @@ constexpr Pattern kPatterns[] = {
     {"(memory|\\bmem|rss|\\bram\\b|resident|working.set)[^;\\n]{0,40}(limit|quota|budget|\\bcap\\b|threshold|allowance|ceiling|maximum)", kCi},
     {"(limit|quota|budget|\\bcap\\b|threshold|allowance|ceiling|maximum)[^;\\n]{0,24}(memory|\\bmem\\b|rss|\\bram\\b)", kCi},
     {"more than [0-9.]+ ?[kmgt]i?b of (memory|ram)", kCi},
+    // A flag that names the cap in two words: PM2's "--max-memory-restart".
+    {"max[-_ ]memory", kCi},
 };
 
 struct Word {
@@ -210,7 +213,9 @@ class GenericLimit final : public Recognizer {
         size_t lo = std::min(i, j), hi = std::max(i, j);
         seen = 0;
         for (size_t k = lo + 1; k < hi; ++k) seen += w[k].number ? 0 : 1;
-        if (j != i && limit_word(w[j].text) && seen <= 3) phrase = std::min(i, j);
+        // "max" right before the memory word names its cap ("--max-memory-restart").
+        const bool cap = limit_word(w[j].text) || (w[j].text == "max" && j + 1 == i);
+        if (j != i && cap && seen <= 3) phrase = std::min(i, j);
       }
     }
     bool more_than = text::icontains(s, "more than") && (text::icontains(s, "of memory") || text::icontains(s, "of ram"));
