@@ -301,5 +301,21 @@ TEST(SeriesColumns, ACallPrintedWithItsResultIsASeries) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
+// top's rows with the header cut away ("top -b -n1 -p PID | tail -1"),
+// taken again and again: the command names the columns (modelled on a
+// milvus-io/milvus benchmark thread; our figures). RES climbing round after
+// round is growth.
+TEST(SeriesColumns, TopsRowsWithTheHeaderCutAwayKeepTopsColumns) {
+  std::string log;
+  const char* res[] = {"98.1g", "151.7g", "214.0g"};
+  for (const char* r : res)
+    log += std::string("$ top -b -n1 -p 31877 | tail -1\n31877 root      20   0  120.4g ") + r + "   9960 S 251.3 22.4 412:07.31 vecdb_server\n";
+  Diagnosis d = test::diagnose_text(log + "[Thu Mar 26 01:31:38 2020] Out of memory: Killed process 31877 (vecdb_server) "
+                                          "total-vm:412884120kB, anon-rss:402113344kB, file-rss:0kB, shmem-rss:0kB\n");
+  const Fact* g = growing(d, "RES");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

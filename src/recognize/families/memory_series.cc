@@ -122,6 +122,7 @@ constexpr Pattern kPatterns[] = {
     // The general table reader's legends and rows (series_columns.h): top's and jstat's headers,
     // a legend list naming a memory column, a command naming one metric, and rows of figures.
     {"(^|\\s)RES(\\s|$)", kRegex | kContext},
+    {"top -b", kContext},  // top's rows with the header cut away ("| tail -1")
     {"\\bOC +OU\\b", kRegex | kContext},
     {"(rss|heap|mem|used)[a-z_]*[|,][a-z_]+[|,]", kRegex | kCaseless | kContext},
     {"--metric-name", kContext},

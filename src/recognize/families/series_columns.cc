@@ -93,9 +93,20 @@ bool SeriesColumns::on_line(const Line& line, const Add& add) {
 bool SeriesColumns::legend(const Line& line) {
   std::string_view s = text::trim(line.text);
   if (s.empty() || digit(s[0])) return false;
-  bool found = ps_list(s) || metric_command(s) || legend_list(s) || header_row(s);
+  bool found = ps_list(s) || metric_command(s) || legend_list(s) || header_row(s) || top_rows_command(s);
   if (found) until_ = line.number + kRows;
   return found;
+}
+
+// "top -b -n1 -p 48728 | tail -1", "top -bn1 | grep milvus": top's rows with
+// their header cut away, in top's own columns.
+bool SeriesColumns::top_rows_command(std::string_view s) {
+  size_t p = s.find("top -b");
+  if (p == std::string_view::npos || (p > 0 && s[p - 1] != ' ' && s[p - 1] != '$')) return false;
+  std::string_view rest = s.substr(p);
+  if (!text::contains(rest, "| tail") && !text::contains(rest, "| grep") && !text::contains(rest, "|tail") && !text::contains(rest, "|grep"))
+    return false;
+  return header_row("PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND");
 }
 
 // "ps -o pid=,rss=,cmd= -p 31414", "ps -o etime=,rss=": the columns of rows

@@ -3,7 +3,8 @@
 // process again and again prints one row per sample; what the columns are
 // is said once, above them, in one of a few ways:
 //
-//   PID USER  PR NI  VIRT  RES  SHR S %CPU %MEM  TIME+ COMMAND      a header row (top -b; RES "41m", "3.9g")
+//   PID USER  PR NI  VIRT  RES  SHR S %CPU %MEM  TIME+ COMMAND      a header row (top -b; RES "41m", "3.9g"),
+//   $ top -b -n1 -p 48728 | tail -1                                   or top's command with its header cut away
 //   1874 root 20  0  612m  41m 2204 S    2  0.4 3:12.55 discoverd
 //   S0C S1C S0U S1U EC EU OC OU MC MU CCSC CCSU YGC ...              jstat -gc (KB: OU old, MU metaspace used)
 //   # memory logger: ts|rss|heapTotal|heapUsed|external, MB          a legend, its separator and unit
@@ -50,6 +51,7 @@ class SeriesColumns {
   bool ps_list(std::string_view s);
   bool metric_command(std::string_view s);
   bool header_row(std::string_view s);
+  bool top_rows_command(std::string_view s);
   bool legend_list(std::string_view s);
 
   std::vector<Column> columns_;
