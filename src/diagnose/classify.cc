@@ -215,6 +215,21 @@ Decision decide_layer(const View& v) {
     return d;
   }
   if (const Fact* k = v.failure(FactKind::docker_oomkilled)) {
+    // docker inspect says the container had no memory limit (HostConfig.Memory
+    // 0) and nothing configured one: its OOM flag counts a kill by the host's
+    // own OOM killer (Docker Desktop's, Colima's or OrbStack's VM, on a laptop).
+    // So do `docker stats` rows whose LIMIT is the host's memory (docker_stats.cc).
+    const bool unlimited = k->pod.empty() && !configured_limit(v) && v.any([&](const Fact& f) {
+      const bool said = (f.kind == FactKind::runtime_setting && f.detail == kNoContainerLimit) ||
+                        (f.kind == FactKind::memory_usage && f.family == Family::docker && text::starts_with(f.detail, "docker stats (no container limit"));
+      return said && (f.container.empty() || k->container.empty() || f.container == k->container);
+    });
+    if (unlimited) {
+      d = {Layer::host_ram, k, 0.8f,
+           "docker reports State.OOMKilled, but the container had no memory limit (HostConfig.Memory 0): the kernel's OOM "
+           "killer acted for the whole host (Docker Desktop's or another VM's, on a laptop)"};
+      return d;
+    }
     // A container the kubelet made (its io.kubernetes.pod.name label) is a pod's.
     d = k->pod.empty()
             ? Decision{Layer::container_limit, k, std::max(0.85f, k->strength), "docker reports State.OOMKilled: the container's cgroup limit was hit"}

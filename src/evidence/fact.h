@@ -75,6 +75,11 @@ inline constexpr std::string_view kBatchOfOne = "a batch of one sequence";
 // reclaimed (a driver's or a subsystem's slab).
 inline constexpr std::string_view kKernelSlab = "unreclaimable kernel slab";
 
+// The detail of a runtime_setting from `docker inspect`'s HostConfig.Memory
+// of 0: the container ran with no memory limit of its own, so an OOM kill
+// inside it was the host's (or Docker Desktop's VM's) kernel acting.
+inline constexpr std::string_view kNoContainerLimit = "no container memory limit (HostConfig.Memory 0)";
+
 // The detail of a runtime_setting whose uptime_at_failure_s is how long a
 // killed container ran (Kubernetes' Started to Finished under its reason).
 inline constexpr std::string_view kContainerRanFor = "container ran for";

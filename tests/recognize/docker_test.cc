@@ -328,5 +328,21 @@ TEST(Docker, ContainerdTaskOomEventIsAContainersKill) {
                   .empty());
 }
 
+// docker inspect's HostConfig.Memory of 0: the container had no memory limit,
+// so its OOMKilled flag counts a kill by the host's own OOM killer (Docker
+// Desktop's VM, on a laptop), in a template's output or the JSON (modelled on
+// deepset-ai/haystack and trustroots devcontainer threads; our values). A
+// container with a limit stays the container's.
+TEST(Docker, OomKilledWithNoMemoryLimitIsTheHosts) {
+  const std::string tmpl = "$ docker inspect -f '{{.State.OOMKilled}} {{.HostConfig.Memory}}' api-1\ntrue 0\n";
+  EXPECT_EQ(test::diagnose_text(tmpl).layer, Layer::host_ram);
+  const std::string json =
+      "[\n  {\n    \"State\": {\n      \"Status\": \"exited\",\n      \"OOMKilled\": true,\n      \"ExitCode\": 137\n    },\n"
+      "    \"Name\": \"/api-1\",\n    \"HostConfig\": {\n      \"Memory\": 0,\n      \"MemorySwap\": 0\n    }\n  }\n]\n";
+  EXPECT_EQ(test::diagnose_text(json).layer, Layer::host_ram);
+  EXPECT_EQ(test::diagnose_text("$ docker inspect -f '{{.State.OOMKilled}} {{.HostConfig.Memory}}' api-1\ntrue 2147483648\n").layer,
+            Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

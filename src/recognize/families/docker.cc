@@ -179,6 +179,13 @@ class Docker final : public Recognizer {
   static constexpr uint64_t kEventRows = 40;
   uint64_t last_oom_line_ = 0;
 
+  // HostConfig.Memory of 0: the container ran with no memory limit of its own.
+  static Fact no_limit(const Line& line) {
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::docker);
+    f.detail = std::string(kNoContainerLimit);
+    return f;
+  }
+
   void platform(const Line& line, FactSink& out) {
     if (platform_sent_) return;
     platform_sent_ = true;
@@ -256,6 +263,10 @@ class Docker final : public Recognizer {
           Fact f = make_fact(line, FactKind::memory_limit, Family::docker);
           f.limit = n;
           f.detail = "HostConfig.Memory";
+          f.container = template_name_;
+          out.add(std::move(f));
+        } else if (n) {
+          Fact f = no_limit(line);
           f.container = template_name_;
           out.add(std::move(f));
         }
@@ -336,11 +347,13 @@ class Docker final : public Recognizer {
     if (auto v = json_value(s, "\"Memory\":")) {
       if (auto n = text::parse_u64(*v)) {
         any = true;
-        if (*n > 0) {  // 0: no limit
+        if (*n > 0) {
           Fact f = make_fact(line, FactKind::memory_limit, Family::docker);
           f.limit = *n;
           f.detail = "HostConfig.Memory";
           hold(line, std::move(f), out);
+        } else {  // 0: no limit
+          hold(line, no_limit(line), out);
         }
       }
     }
