@@ -277,7 +277,9 @@ Decision decide_layer(const View& v) {
   }
   // 6. GPU.
   if (const Fact* k = v.failure(FactKind::kv_cache_shortage)) {
-    d = {Layer::gpu_vram, k, std::max(0.85f, k->strength), "the engine's KV cache budget on the GPU is too small"};
+    d = {Layer::gpu_vram, k, std::max(0.85f, k->strength),
+         k->cause == Cause::leak_or_accumulation ? "the engine's KV cache pool on the GPU lost slots (its own self-check)"
+                                                 : "the engine's KV cache budget on the GPU is too small"};
     return d;
   }
   if (const Fact* g = v.first_failure([](const Fact& f) { return f.kind == FactKind::gpu_oom; })) {
@@ -1011,6 +1013,12 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   }
   // KV shortage reported by the engine.
   if (g.kind == FactKind::kv_cache_shortage) {
+    // The engine's own check says the pool leaked (SGLang's idle self-check).
+    if (g.cause == Cause::leak_or_accumulation) {
+      why = g.detail;
+      why.strength = 0.7f;
+      return g.cause;
+    }
     if (text::contains(g.detail, "no cache blocks") || text::contains(g.detail, "negative")) {
       why = "the weights and activation peak leave no room for KV cache blocks";
       if (v.first_context([](const Fact& f) { return f.kind == FactKind::gpu_state && f.other_processes && *f.other_processes > 0; })) {

@@ -176,6 +176,10 @@ constexpr Message kMessages[] = {
     {"darknet", "CUDA status Error: file: ./src/dark_cuda.c : () : line: 373 : build time: Jan  3 2024 - 10:00:00 \n CUDA Error: out of memory\n", Layer::gpu_vram},
     {"blender", "Error: System is out of GPU memory\nCUDA error: Out of memory in cuMemAlloc(&device_pointer, size), line 1234\n", Layer::gpu_vram},
     {"faiss", "Faiss assertion 'err == cudaSuccess' failed in void* faiss::gpu::StandardGpuResourcesImpl::allocMemory(const faiss::gpu::AllocRequest&) at /faiss/gpu/StandardGpuResources.cpp:452; details: Failed to cudaMalloc 1073741824 bytes on device 0 (error 2 out of memory\n", Layer::gpu_vram},
+    // RAPIDS' pool resource at its maximum, wrapped in a host exception: the device's (rmm/mr/device).
+    {"rmm_pool", "MemoryError: std::bad_alloc: RMM failure at:/opt/rapids/include/rmm/mr/device/pool_memory_resource.hpp:179: Maximum pool size exceeded\n", Layer::gpu_vram},
+    // A game engine's render hardware interface (Unreal's LogRHI): out of video memory.
+    {"ue_rhi", "[2024.01.06-17.22.41:512][  0]LogRHI:Error: Out of video memory trying to allocate a rendering resource. Exiting...\n", Layer::gpu_vram},
     {"rmm", "MemoryError: std::bad_alloc: out_of_memory: CUDA error at: /opt/conda/include/rmm/mr/device/cuda_memory_resource.hpp:70: cudaErrorMemoryAllocation out of memory\n", Layer::gpu_vram},
     {"xgboost", "xgboost.core.XGBoostError: [10:21:33] /workspace/src/common/device_helpers.cuh:1234: Memory allocation error on worker 0: std::bad_alloc: cudaErrorMemoryAllocation: out of memory\n- Free memory: 104857600\n- Requested memory: 2147483648\n", Layer::gpu_vram},
     {"juliacuda", "ERROR: Out of GPU memory trying to allocate 1.500 GiB\nEffective GPU memory usage: 99.52% (23.498 GiB/23.613 GiB)\nMemory pool usage: 20.125 GiB (22.000 GiB reserved)\n", Layer::gpu_vram},

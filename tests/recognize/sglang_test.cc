@@ -139,5 +139,23 @@ TEST(Sglang, ABatchTheTokenPoolCannotHoldIsTheBatchUnlessFewRun) {
   EXPECT_TRUE(of_kind("the docs say \"Decode out of memory. Try to lower your batch size\" means the pool is full\n", FactKind::gpu_oom).empty());
 }
 
+// The scheduler's idle self-check (scheduler.py's check_memory; our counts):
+// with nothing running, free and evictable tokens short of the pool's size
+// are slots that finished requests never gave back: a leak of the GPU's KV
+// pool, reported by the engine itself. A log line that only mentions the
+// check is not one.
+TEST(Sglang, TheIdleSelfChecksShortfallIsALeakOfTheKvPool) {
+  Diagnosis d = test::diagnose_text(
+      "[2025-10-22 08:14:03] Scheduler hit an exception: Traceback (most recent call last):\n"
+      "ValueError: token_to_kv_pool_allocator memory leak detected! self.max_total_num_tokens=301220, available_size=2048, "
+      "evictable_size=298901, protected_size=0\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_NE(d.incidents[0].summary.find("leaking"), std::string::npos) << d.incidents[0].summary;
+  EXPECT_EQ(test::diagnose_text("# the check raises \"token_to_kv_pool_allocator memory leak detected!\" when slots are lost\n").layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -110,6 +110,9 @@ bool device_word(std::string_view s) {
                                                 "maximum allowed buffer size",  // MLX's Metal buffer cap
                                                 "device memory", "devmem", "hpu", "habana", "gaudi", "_gmem", "synhelper", "directml",
                                                 "metal cap", "unified memory",
+                                                // RAPIDS' device memory resources ("RMM failure at: .../rmm/mr/device/...");
+                                                // a game engine's or a driver's "out of video memory"
+                                                "rmm failure", "/mr/device/", "rmm::", "video memory", "graphics memory",
                                                 // Apple's Metal command buffers: "MTLCommandBufferErrorDomain Code=8
                                                 // \"Insufficient Memory\"", kIOGPUCommandBufferCallbackErrorOutOfMemory
                                                 "mtlcommandbuffer", "iogpu", "metalexecution",

@@ -162,6 +162,10 @@ class PythonHost final : public Recognizer {
   void emit(const Line& line, size_t at, size_t len, std::string_view detail, float strength, std::optional<uint64_t> requested,
             FactSink& out) {
     if (guards::is_mention(line.text, at, len)) return;
+    // A device allocator's failure wrapped in a host exception ("MemoryError: std::bad_alloc: RMM failure
+    // at: .../rmm/mr/device/pool_memory_resource.hpp:179: Maximum pool size exceeded"): the device ran out.
+    bool device = false;
+    for (std::string_view dev : {"RMM failure", "/mr/device/", "rmm::"}) device = device || text::contains(line.text, dev);
     // One failure prints its error more than once (terminate + what(), Go's two
     // lines, chained tracebacks): keep the first.
     if (last_line_ && line.number <= last_line_ + 30 && detail == last_detail_) {
@@ -170,10 +174,10 @@ class PythonHost final : public Recognizer {
     }
     last_line_ = line.number;
     last_detail_ = std::string(detail);
-    Fact f = make_fact(line, FactKind::host_alloc_failure, Family::python);
-    f.layer = Layer::host_ram;
+    Fact f = make_fact(line, device ? FactKind::gpu_oom : FactKind::host_alloc_failure, Family::python);
+    f.layer = device ? Layer::gpu_vram : Layer::host_ram;
     f.strength = strength;
-    f.detail = std::string(detail);
+    f.detail = device ? std::string(detail) + " from a device memory resource (RMM)" : std::string(detail);
     f.requested = requested;
     out.add(std::move(f));
   }

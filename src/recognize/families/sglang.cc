@@ -27,6 +27,14 @@
 // ("Decode batch, #running-req: 6, #token: 1984, token usage: 0.97"): then
 // the pool is too small for their context (kv_cache_context).
 //
+// The scheduler's idle self-check: with nothing running, the pool's free and
+// evictable tokens must add up to its size; a shortfall is token slots that
+// finished requests never gave back (scheduler.py's check_memory), and it
+// raises:
+//   ValueError: token_to_kv_pool_allocator memory leak detected! self.max_total_num_tokens=412870,
+//       available_size=1216, evictable_size=411520, protected_size=0
+// (older: "token_to_kv_pool memory leak detected!") -> kv_cache_shortage, cause leak_or_accumulation.
+//
 // Context:
 //   KV Cache is allocated. #tokens: 46045, K size: 2.99 GB, V size: 2.99 GB
 //       (newer: "KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 171008, K 5.22 GB, V 5.22 GB")
@@ -54,6 +62,7 @@ constexpr Pattern kPatterns[] = {
     {"is larger than the profiled value"},
     {"(Prefill|Decode) out of memory\\. Try to lower your batch size", kRegex},
     {"#running-req: ", kContext},
+    {"kv_pool", kContext},  // "token_to_kv_pool_allocator memory leak detected!": read with its companion words below
     {"increase --mem-fraction-static", kCompanion},  // "Not enough memory." / the 0.1.x typo "Not enought memory."
     {"Load weight end", kContext},
     {"KV Cache is allocated", kContext},
@@ -77,6 +86,8 @@ class Sglang final : public Recognizer {
     if (auto p = s.find("increase --mem-fraction-static"); p != std::string_view::npos && not_enough(s.substr(0, p)))
       return no_room(line, s, p, out);
     if (auto p = s.find(" out of memory. Try to lower your batch size"); p != std::string_view::npos) return batch_oom(line, s, p, out);
+    if (auto p = s.find("memory leak detected!"); p != std::string_view::npos && text::contains(s.substr(0, p), "kv_pool"))
+      return pool_leak(line, s, p, out);
     if (auto r = text::after(s, "#running-req: ")) {
       running_ = text::parse_u64(*r);
       return;
@@ -105,6 +116,20 @@ class Sglang final : public Recognizer {
     have_failure_ = true;
     failure_line_ = line.number;
     return f;
+  }
+
+  // The idle self-check's shortfall: token slots never given back.
+  void pool_leak(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    if (guards::is_mention(s, p, 21) || repeated(line)) return;
+    Fact f = failure(line);
+    f.strength = 0.85f;
+    f.cause = Cause::leak_or_accumulation;
+    auto size = count_after(s, "max_total_num_tokens");
+    auto avail = count_after(s, "available_size"), evictable = count_after(s, "evictable_size");
+    f.detail = "SGLang's KV token pool leaked: with nothing running its free and evictable tokens fall short of its size";
+    if (size && avail && evictable && *avail + *evictable < *size)
+      f.detail += " (" + std::to_string(*size - *avail - *evictable) + " of " + std::to_string(*size) + " token slots never given back)";
+    out.add(std::move(f));
   }
 
   // "max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead."
