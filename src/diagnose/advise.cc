@@ -215,6 +215,11 @@ void summarize(Incident& inc, const Numbers& n) {
       inc.summary = fmt::format("the JVM ran out of heap ({})", h && !h->detail.empty() ? h->detail : "OutOfMemoryError");
       break;
     case Layer::userspace_oom_killer:
+      // The generic readers' facts say the whole of it in their detail (a sentence).
+      if (h && h->family == Family::generic && !h->detail.empty()) {
+        inc.summary = h->detail;
+        break;
+      }
       inc.summary = fmt::format("{} killed {} under memory pressure", h && !h->detail.empty() ? h->detail : "a user-space OOM killer",
                                 n.process.empty() ? (n.cgroup.empty() ? "a process" : n.cgroup) : n.process);
       break;

@@ -666,5 +666,20 @@ TEST(GenericAlloc, ASizeAskedForOverTheSizeOnOfferIsARefusal) {
   EXPECT_EQ(test::diagnose_text("error: the job requires 12 GB but only 9 GB were requested by the template\n").layer, Layer::none);
 }
 
+// A need over the offer stated with no error word is a report in itself
+// (ethminer's "Epoch N requires X GB memory. Only Y GB available on device."),
+// and a watchdog's shortage followed by the signal it sends is a user-space
+// killer, not a refused allocation (puma_worker_killer's line; our figures).
+TEST(GenericAlloc, AStatedShortfallAndAWatchdogsSignal) {
+  Diagnosis dag = test::diagnose_text("cl 06:17:42 cl-0     Epoch 512 requires 5.08 GB memory. Only 3.98 GB available on device.\n");
+  EXPECT_EQ(dag.layer, Layer::gpu_vram);
+  Diagnosis puma = test::diagnose_text(
+      "00:51:49 [15] PumaWorkerKiller: Out of memory. 3 workers consuming total: 1024.5 mb out of max: 1024.0 mb. Sending TERM to pid "
+      "4120 consuming 341.2 mb.\n");
+  EXPECT_EQ(puma.layer, Layer::userspace_oom_killer);
+  ASSERT_FALSE(puma.incidents.empty());
+  EXPECT_EQ(puma.incidents[0].summary, "the program's own memory watchdog signalled a worker over its budget");
+}
+
 }  // namespace
 }  // namespace aimem

@@ -192,7 +192,10 @@ class GenericAlloc final : public Recognizer {
     std::optional<size_t> at = phrase_at(s);
     if (!at) at = alloc_word_failed(s);
     if (!at) at = allocator_returned_enomem(s);
-    if (!at) at = required_over_available(s);
+    // A size asked for over the size on offer is a report in itself, with no
+    // error word ("Epoch 441 requires 4.52 GB memory. Only 3.98 GB available on device.").
+    bool arithmetic = false;
+    if (!at) at = required_over_available(s), arithmetic = at.has_value();
     if (!at) at = reserve_failed(s);
     if (!at) at = device_malloc_returned_2(s);
     if (!at) return;
@@ -211,7 +214,7 @@ class GenericAlloc final : public Recognizer {
       if (reservations_ < kReservationRetries && device_created_ && line.number <= device_created_ + 3 + reservations_) return;
     }
     if (guards::is_optional_refusal(s)) return;
-    if (!reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
+    if (!arithmetic && !reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
     if (repeat_.repeated(repeat_key(s), line.number)) return;
     // Windows' commit limit (error 1455) is the host's RAM and page file,
     // whatever device the program was about to use.
@@ -219,6 +222,23 @@ class GenericAlloc final : public Recognizer {
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev && !commit_limit, host_word(s) || commit_limit};
     p.fact.strength = 0.55f;
     p.fact.detail = "allocation failure";
+    // A watchdog's own line: the shortage, then the signal it sends
+    // ("PumaWorkerKiller: Out of memory. 2 workers consuming total: 502 mb out
+    // of max: 501 mb. Sending TERM to pid 3047"): a user-space killer acting on
+    // its own budget, not a refused allocation.
+    if (size_t send = text::ifind(s, "sending "); send != std::string_view::npos && send > *at) {
+      std::string_view sig = s.substr(send + 8, 8);
+      if (text::istarts_with(sig, "term") || text::istarts_with(sig, "kill") || text::istarts_with(sig, "sigterm") ||
+          text::istarts_with(sig, "sigkill")) {
+        Fact k = make_fact(line, FactKind::userspace_kill, Family::generic);
+        k.layer = Layer::userspace_oom_killer;
+        k.strength = 0.6f;
+        k.detail = "the program's own memory watchdog signalled a worker over its budget";
+        if (auto pid = text::after(s.substr(send), " pid ")) k.pid = text::parse_i64(*pid);
+        out.add(std::move(k));
+        return;
+      }
+    }
     if (text::icontains(s, "killed signal terminated")) {
       // The compiler driver reporting its child's SIGKILL: the kernel OOM killer's usual work.
       p.fact.kind = FactKind::process_killed;
