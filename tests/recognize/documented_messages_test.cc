@@ -190,6 +190,7 @@ constexpr Message kMessages[] = {
     {"imagemagick", "convert-im6.q16: cache resources exhausted `scan.tif' @ error/cache.c/OpenPixelCache/4095.\n", Layer::unknown},
     // Language runtimes' own heap caps: GHC's +RTS -M (rts/RtsMessages.c), SBCL's dynamic space (gencgc.c).
     {"ghc_heap", "indexer: Heap exhausted;\nindexer: Current maximum heap size is 1073741824 bytes (1024 MB).\nindexer: Use `+RTS -M<size>' to increase it.\n", Layer::unknown},
+    {"r_vsize", "> x <- read.maf(maf = m)\nError: vector memory exhausted (limit reached?)\n", Layer::unknown},
     {"sbcl_heap", "Heap exhausted during allocation: 8192 bytes available, 65552 requested.\nfatal error encountered in SBCL pid 4410:\nHeap exhausted, game over.\n", Layer::unknown},
     // AMD's driver timing out a ring and resetting the GPU (amdgpu_job.c): a hang, not memory.
     {"amdgpu_reset", "[ 5120.331201] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=1201, emitted seq=1203\n[ 5120.331540] amdgpu 0000:03:00.0: amdgpu: GPU reset begin!\n[ 5122.004113] [drm] VRAM is lost due to GPU reset!\n", Layer::not_memory},

@@ -24,6 +24,8 @@
 //   Heap exhausted during garbage collection: 16368 bytes available, 16400 requested.
 //   Heap exhausted during allocation: 8192 bytes available, 65552 requested.
 //       SBCL's dynamic space (--dynamic-space-size), src/runtime/gencgc.c
+//   Error: vector memory exhausted (limit reached?)
+//       R's vector heap cap (R_MAX_VSIZE), src/main/memory.c
 //
 // One fact per program (a server repeats its line per request).
 #include <array>
@@ -57,6 +59,8 @@ constexpr Cap kCaps[] = {
      "MATLAB's maximum array size preference (by default the machine's RAM) is below the array asked for"},
     {{": Heap exhausted;"}, "ghc", "the GHC runtime's maximum heap (+RTS -M) is reached: the program's own cap"},
     {{"Heap exhausted during "}, "sbcl", "SBCL's dynamic space (--dynamic-space-size) is full: the runtime's own heap cap"},
+    // R's vector heap at its cap (R_MAX_VSIZE; macOS sets one by default), src/main/memory.c.
+    {{"vector memory exhausted (limit reached?)"}, "R", "R's vector heap reached its cap (R_MAX_VSIZE): the program's own cap"},
 };
 
 // PHP's line, then the table's phrases.
