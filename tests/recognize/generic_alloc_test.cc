@@ -681,5 +681,23 @@ TEST(GenericAlloc, AStatedShortfallAndAWatchdogsSignal) {
   EXPECT_EQ(puma.incidents[0].summary, "the program's own memory watchdog signalled a worker over its budget");
 }
 
+// "failed to start" is TGI's shard wording and every other program's too: it
+// claims no line, so a scheduler's fork refused for memory on such a line is
+// read (modelled on a Nomad client log; our ids). Words that name no memory
+// of their own ("exceeded", "insufficient", "not enough") count only with a
+// memory word or a size in their clause: a pod sandbox's deadline on a node
+// named gpu-n4 is no device allocation.
+TEST(GenericAlloc, SharedWordingsAndBarePhrasesNeedTheirMemory) {
+  Diagnosis fork = test::diagnose_text(
+      "nomad[1812]: [WARN] client: failed to start task \"embedder\" for alloc \"5e1d\": error creating rpc client for executor plugin: "
+      "fork/exec /opt/nomad/nomad: cannot allocate memory\n");
+  EXPECT_EQ(fork.layer, Layer::host_ram);
+  Diagnosis sandbox = test::diagnose_text(
+      "  Warning  FailedCreatePodSandBox  9m (x3 over 13m)  kubelet, gpu-n4  Failed create pod sandbox: rpc error: code = 2 desc = failed "
+      "to start sandbox container for pod \"x\": operation timeout: context deadline exceeded\n");
+  EXPECT_NE(sandbox.layer, Layer::gpu_vram);
+  EXPECT_TRUE(test::facts_of_kind("kubelet, gpu-n4  Error: not enough disk space on /var/lib/kubelet\n", FactKind::gpu_oom).empty());
+}
+
 }  // namespace
 }  // namespace aimem

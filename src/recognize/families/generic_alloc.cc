@@ -347,6 +347,27 @@ class GenericAlloc final : public Recognizer {
     return w;
   }
 
+  // Phrases that name no memory of their own ("context deadline exceeded",
+  // "not enough disk space", "insufficient permissions"): they count only with
+  // a memory word or a size in the same clause.
+  static bool bare_phrase(std::string_view p) {
+    return p == "not enough" || p == "insufficient" || p == "exceeded" || p == "exceeds" || p == "exceed the";
+  }
+  static bool memory_nearby(std::string_view s, size_t at) {
+    size_t from = at > 80 ? at - 80 : 0;
+    std::string_view clause = s.substr(from, 240);
+    for (std::string_view w : {"memory", "mem ", "mem:", "ram", "vram", "heap", "alloc", "oom", "bytes", "swap"})
+      if (text::icontains(clause, w)) return true;
+    for (size_t i = 0; i + 2 < clause.size(); ++i)  // a size with its unit: "4 GiB", "512MB", "3.2G "
+      if (std::isdigit(static_cast<unsigned char>(clause[i]))) {
+        std::string_view rest;
+        if (units::parse_log_size(clause.substr(i), &rest) && rest.size() + 1 < clause.size() - i &&
+            !std::isdigit(static_cast<unsigned char>(clause[i + 1])))
+          return true;
+      }
+    return false;
+  }
+
   // Where the first phrase of the vocabulary starts, if any.
   static std::optional<size_t> phrase_at(std::string_view s) {
     static constexpr std::string_view kPhrases[] = {
@@ -365,7 +386,7 @@ class GenericAlloc final : public Recognizer {
         // "errno 12" is ENOMEM; "errno 120" is another error.
         const bool longer_number = text::istarts_with(p, "errno") && at + p.size() < s.size() &&
                                    std::isdigit(static_cast<unsigned char>(s[at + p.size()]));
-        if (stands_alone(s, at) && !longer_number) {
+        if (stands_alone(s, at) && !longer_number && (!bare_phrase(p) || memory_nearby(s, at))) {
           best = at;
           break;
         }

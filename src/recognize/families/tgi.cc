@@ -40,7 +40,7 @@ constexpr Pattern kPatterns[] = {
     {"--max-batch-prefill-tokens", kContext},
     {"--max-total-tokens", kContext},
     {"--cuda-memory-fraction", kContext},
-    {"failed to start", kCompanion},
+    {"failed to start", kCompanion | kShared},  // other programs say it too: no claim on the line
     {"Error when initializing model", kCompanion},
 };
 
