@@ -170,5 +170,23 @@ TEST(AllocatorStats, GosIdleHeapSpansUnderASmallPodLimitAreFragmentation) {
   EXPECT_NE(released.cause, Cause::fragmentation);
 }
 
+// dotnet-counters' "GC Fragmentation (%)" (.NET 7+) at half the heap or more
+// beside a pod killed at its limit: free space between the GC's objects
+// filled it, not live data. A low share says nothing (modelled on a .NET
+// LOH fragmentation thread; our figures).
+TEST(AllocatorStats, DotnetsGcFragmentationShareIsRetention) {
+  const std::string counters = "[System.Runtime]\n    GC Fragmentation (%)                                          81.4\n"
+                               "    GC Heap Size (MB)                                            802\n";
+  const std::string kill =
+      "$ kubectl get pod api-1 -o jsonpath='{.spec.containers[0].resources.limits.memory}{\"\\n\"}"
+      "{.status.containerStatuses[0].lastState.terminated.reason}{\"\\n\"}'\n8Gi\nOOMKilled\n";
+  Diagnosis d = diagnose_text(counters + kill);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  std::string low = counters;
+  low.replace(low.find("81.4"), 4, "12.0");
+  EXPECT_NE(diagnose_text(low + kill).cause, Cause::fragmentation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -457,5 +457,17 @@ TEST(MlPhase, SparksExecutorCoresAreTasksSharingOneHeap) {
   EXPECT_NE(yarn.cause, Cause::concurrency_batch);
 }
 
+// A pre-forking server's worker count as its config states it (unicorn's
+// "worker_processes 4"): copies of the application, each with its own memory,
+// when the host's kernel kills one (our figures).
+TEST(MlPhase, APreforkingServersWorkerProcessesAreParallelCopies) {
+  Diagnosis d = test::diagnose_text(
+      "$ grep worker_processes config/unicorn.rb\nworker_processes 6\n"
+      "[1813420.551207] Out of memory: Kill process 14068 (ruby2.3) score 191 or sacrifice child\n"
+      "[1813420.552917] Killed process 14068 (ruby2.3) total-vm:1021772kB, anon-rss:773012kB, file-rss:0kB\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -317,5 +317,22 @@ TEST(SeriesColumns, TopsRowsWithTheHeaderCutAwayKeepTopsColumns) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
+// jstat's used columns printed by a loop without their unit ("MU=146811.4",
+// awk over jstat -gc: KB, jstat's own unit): metaspace climbing reload after
+// reload into its cap is accumulation, not a cap set too low (modelled on a
+// Play dev-mode reload thread; our figures).
+TEST(SeriesColumns, JstatsBareUsedColumnsAreKilobytes) {
+  std::string log = "$ java -Xmx1024m -XX:MaxMetaspaceSize=256m -jar sbt-launch.jar run\n";
+  const double mu[] = {131811.4, 160230.9, 188918.2, 217604.7, 246377.3};
+  for (double m : mu) log += fmt::format("MC={:.1f} MU={:.1f} FGC=9\n", m + 4000, m);
+  log += "java.lang.OutOfMemoryError: Metaspace\n\tat java.lang.ClassLoader.defineClass1(Native Method)\n";
+  Diagnosis d = test::diagnose_text(log);
+  const Fact* g = growing(d, "metaspaceused");
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(g->usage);
+  EXPECT_NEAR(static_cast<double>(*g->usage), 246377.3 * 1024.0, 2048.0);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -39,6 +39,8 @@
 //                                                           input caps them: no sign)
 //      {mbcs_usage,0.0912},                                 an Erlang allocator's multiblock carriers
 //                                                           under 30% used (recon_alloc, crash dumps)
+//      GC Fragmentation (%)        87.9                     .NET's GC heap half or more free space
+//                                                           between objects (dotnet-counters, .NET 7+)
 // Figures only, never a failure: a gap alone is not an incident.
 #include <optional>
 #include <string>
@@ -53,6 +55,7 @@ namespace aimem {
 namespace {
 
 constexpr double kEmptyCarriers = 0.3;
+constexpr double kFragmentedShare = 0.5;  // a GC heap half free space between its objects
 
 constexpr unsigned kCtx = kContext;
 
@@ -68,6 +71,7 @@ constexpr Pattern kPatterns[] = {
     {"live=", kCtx},
     {"MALLOC_ARENA_MAX", kCtx},
     {"mbcs_usage", kCtx},
+    {"GC Fragmentation (%)", kCtx},
     {"go_memstats_heap_", kCtx},
 };
 
@@ -174,6 +178,12 @@ class AllocatorStats final : public Recognizer {
       }
       if (!arenas_at_) arenas_at_ = make_fact(line, FactKind::memory_usage, Family::runtime);
       return true;
+    } else if (size_t g = s.find("GC Fragmentation (%)"); g != std::string_view::npos) {
+      // dotnet-counters (.NET 7+): the share of the GC heap that is free space between objects.
+      auto pct = text::parse_double(text::trim_left(s.substr(g + 20)));
+      if (!pct || *pct < kFragmentedShare * 100.0 || *pct > 100.0) return true;
+      what = ".NET's GC heap " + std::string(text::take_until(text::trim_left(s.substr(g + 20)), " \t")) +
+             "% fragmented (dotnet-counters' GC Fragmentation)";
     } else if (size_t q = s.find("mbcs_usage"); q != std::string_view::npos) {
       std::string_view v = s.substr(q + 10);
       while (!v.empty() && (v[0] == ',' || v[0] == ':' || v[0] == ' ' || v[0] == '=')) v.remove_prefix(1);

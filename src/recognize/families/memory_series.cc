@@ -158,6 +158,8 @@ constexpr Pattern kPatterns[] = {
     // The JVM's pools in KiB as jcmd and jstat print them ("Metaspace used 176302K, capacity ...",
     // a loop's "MC=118272.0K MU=114981.3K").
     {"(used|M[CU]|O[CU])[ =]+[0-9]{4,}(\\.[0-9]+)?K\\b", kRegex | kContext},
+    // jstat's used columns printed by a loop without their unit ("MC=151296.0 MU=146811.4": KB, jstat's own).
+    {"\\b[MO]U=[0-9]{4,}", kRegex | kContext},
     // Collectors' heap after collection: JVM "301234K->...(2010112K)" pairs, Elasticsearch's "]->[".
     {"[0-9][KMG]->[0-9]+[KMG]\\([0-9]+[KMG]\\)", kRegex | kContext},
     {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
@@ -1114,6 +1116,9 @@ class MemorySeries final : public Recognizer {
       }
       // A unit in the key ("rss_kb=22418832", "heap_mb: 512").
       double key_unit = paren_unit;
+      // jstat's used columns by their own names ("MU=146811.4", "OU=912344.0"): KB, as jstat prints them.
+      std::string_view raw_key = s.substr(b, e - b);
+      if ((raw_key == "MU" || raw_key == "OU") && s[sep] == '=') key_unit = 1024.0, key = raw_key == "MU" ? "metaspaceused" : "oldgenused";
       if (paren_unit > 0 && !key.empty() && !known_key(key)) key = "sized " + std::string(s.substr(b, e - b));
       // A metric's name with its unit after a dot ("GPUMemoryUsed.Megabytes:6120").
       for (auto [suffix, unit] : {std::pair<std::string_view, double>{"kilobytes", 1024.0}, {"megabytes", 1048576.0},

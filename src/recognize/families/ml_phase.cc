@@ -349,6 +349,8 @@ constexpr Cue kCues[] = {
     // A server's setting for its pool ("sonar.ce.workerCount=4", "worker_count: 8").
     {"workercount", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
     {"worker_count", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
+    // A pre-forking server's setting (unicorn's "worker_processes 4", as config/unicorn.rb has it).
+    {"worker_processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
     {" worker processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::counted},
     {" processes", Cause::concurrency_batch, 0.6f, "parallel processes", Cue::counted},
 };
