@@ -382,6 +382,12 @@ Decision decide_layer(const View& v) {
     d = {Layer::unknown, c, 0.5f, c->detail};
     return d;
   }
+  // A database server's refusal seen only from its client: no pool is shown.
+  if (const Fact* c = v.failure(FactKind::host_alloc_failure);
+      c && c->layer == Layer::unknown && c->detail == kRelayedServerOom && !v.failure(FactKind::kernel_oom_kill)) {
+    d = {Layer::unknown, c, 0.5f, c->detail};
+    return d;
+  }
   // 8. Host allocations and refusals.
   if (const Fact* h = v.failure(FactKind::host_memory_refused)) {
     d = {host_or_limit(v, Layer::host_ram), h, std::max(0.85f, h->strength), "the runtime refused to load: the model needs more system memory than is available"};

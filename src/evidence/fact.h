@@ -80,6 +80,12 @@ inline constexpr std::string_view kKernelSlab = "unreclaimable kernel slab";
 // inside it was the host's (or Docker Desktop's VM's) kernel acting.
 inline constexpr std::string_view kNoContainerLimit = "no container memory limit (HostConfig.Memory 0)";
 
+// The detail of a host_alloc_failure (layer unknown) read from a database
+// server's out-of-memory error as its client relays it (SQLSTATE 53200): the
+// server refused an allocation; in which pool, only the server's log says.
+inline constexpr std::string_view kRelayedServerOom =
+    "a database server's out-of-memory error (SQLSTATE 53200), relayed to its client: which pool, only the server's log says";
+
 // The detail of a runtime_setting whose uptime_at_failure_s is how long a
 // killed container ran (Kubernetes' Started to Finished under its reason).
 inline constexpr std::string_view kContainerRanFor = "container ran for";

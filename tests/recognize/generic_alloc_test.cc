@@ -699,5 +699,20 @@ TEST(GenericAlloc, SharedWordingsAndBarePhrasesNeedTheirMemory) {
   EXPECT_TRUE(test::facts_of_kind("kubelet, gpu-n4  Error: not enough disk space on /var/lib/kubelet\n", FactKind::gpu_oom).empty());
 }
 
+// A database server's out of memory relayed by its client (SQLSTATE 53200,
+// node-postgres's error object; our values): the server refused, but in
+// which pool only its own log says. With the kernel's kill beside it, the
+// kill decides.
+TEST(GenericAlloc, ADatabaseServersRefusalSeenFromItsClientNamesNoPool) {
+  const std::string client = "{ [error: out of memory]\n  length: 95,\n  severity: 'ERROR',\n  code: '53200',\n  detail: 'Failed on request of size 24.' }\n";
+  Diagnosis d = test::diagnose_text(client);
+  EXPECT_EQ(d.layer, Layer::unknown);
+  EXPECT_NE(d.layer, Layer::none);
+  Diagnosis with_kill = test::diagnose_text(client + "[ 812.004411] Out of memory: Killed process 2210 (postgres) total-vm:4012344kB, "
+                                                     "anon-rss:3712044kB, file-rss:0kB, shmem-rss:0kB\n");
+  EXPECT_EQ(with_kill.layer, Layer::host_ram);
+  EXPECT_EQ(test::diagnose_text("ERROR:  out of memory\nDETAIL:  Failed on request of size 1073741760.\n").layer, Layer::host_ram);
+}
+
 }  // namespace
 }  // namespace aimem

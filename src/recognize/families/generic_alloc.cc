@@ -94,6 +94,8 @@ constexpr Pattern kPatterns[] = {
     // A C call's failure with its errno as a number (ENOMEM is 12 on Linux and the BSDs),
     // as InnoDB logs a failed mapping ("... failed; errno 12") or "malloc failed (errno=12)".
     {"\\berrno ?[=:]? ?12\\b", kCi | kCompanion},
+    // PostgreSQL's SQLSTATE for out of memory, as a client relays the server's error ("code: '53200'").
+    {"53200", kContext},
     // Where the memory was: device words, as context.
     {"(cuda|gpu|vram|cudamalloc|cumem|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution|thrust::|\\.cuh\\()",
      kCi | kContext},
@@ -188,6 +190,7 @@ class GenericAlloc final : public Recognizer {
     std::string_view s = line.text;
     bool dev = device_word(s);
     if (dev) remember_device(line.number);
+    if (text::contains(s, "53200")) sqlstate_line_ = line.number;
     if (text::contains(s, "TensorFlow device (")) device_created_ = line.number;  // "Creating/Created TensorFlow device (/device:GPU:0 ..."
     std::optional<size_t> at = phrase_at(s);
     if (!at) at = alloc_word_failed(s);
@@ -504,7 +507,21 @@ class GenericAlloc final : public Recognizer {
     }
   }
 
+  // A database server's out-of-memory error relayed to its client (SQLSTATE
+  // 53200 on the line or within a few lines): the server refused an
+  // allocation, but in which pool (its host, a cgroup) only its own log says.
+  uint64_t sqlstate_line_ = 0;
+  bool relayed_by_client(const Fact& f) const {
+    return sqlstate_line_ && sqlstate_line_ + kAfter >= f.where.line && sqlstate_line_ <= f.where.line + kAfter;
+  }
+
   void emit(Pending& p, FactSink& out) {
+    if (p.fact.kind == FactKind::host_alloc_failure && relayed_by_client(p.fact)) {
+      p.fact.layer = Layer::unknown;
+      p.fact.detail = std::string(kRelayedServerOom);
+      out.add(std::move(p.fact));
+      return;
+    }
     bool device = p.fact.kind != FactKind::process_killed && (p.own_device || (!p.own_host && device_near(p.fact.where.line)));
     if (device) {
       p.fact.kind = FactKind::gpu_oom;
