@@ -682,7 +682,9 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     // A traceback printed after its error message (logging.exception, a
     // framework's "Exception during processing" then the stack) holds the
     // failing frames below the anchor.
-    bool frame_after = d < 0 && d >= -kFramesAfter && (text::contains(f.text, "File \"") || text::contains(f.text, "\tat "));
+    // (Go prints its goroutine's frames after "fatal error: ...", each call with its arguments in hex: "io/ioutil.ReadFile(0xc00003b680, 0x51, ...)".)
+    bool frame_after = d < 0 && d >= -kFramesAfter &&
+                       (text::contains(f.text, "File \"") || text::contains(f.text, "\tat ") || text::contains(f.text, "(0x"));
     if (statement ? (d > kStatementLines || d < -kStatementLines)
                   : (d > kPhaseBefore || (d < -kPhaseAfter && !frame_after)))
       continue;

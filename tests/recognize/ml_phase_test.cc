@@ -469,5 +469,20 @@ TEST(MlPhase, APreforkingServersWorkerProcessesAreParallelCopies) {
   EXPECT_EQ(d.cause, Cause::concurrency_batch);
 }
 
+// Go prints the goroutine's frames after "fatal error: runtime: out of
+// memory", each call with its arguments in hex: a whole file read into one
+// buffer there (ioutil.ReadFile) is the load of the data (modelled on a
+// filebrowser thread; our addresses).
+TEST(MlPhase, GosFramesAfterTheErrorAndAWholeFileReadAreTheLoad) {
+  Diagnosis d = test::diagnose_text(
+      "fatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw(0x10d8a2b, 0x16)\n"
+      "        /usr/local/go/src/runtime/panic.go:608 +0x72\n\ngoroutine 113 [running]:\n"
+      "runtime.makeslice(0xee11a0, 0x480000200, 0x480000200)\n        /usr/local/go/src/runtime/slice.go:70 +0x77\n"
+      "io/ioutil.readAll(0x1942260, 0xc000530000, 0x480000200)\n        /usr/local/go/src/io/ioutil/ioutil.go:34 +0x93\n"
+      "io/ioutil.ReadFile(0xc00003b680, 0x51, 0x0, 0x0)\n        /usr/local/go/src/io/ioutil/ioutil.go:73 +0xd3\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -11,7 +11,8 @@
 //                     nn.Module's own _apply / convert frames (any module moved to a device whole) /
 //                     a shard's file name (-00001-of-00004) / a conversion script (convert_hf..., convert_checkpoint) /
 //                     a constructor's "= Parameter(" (the module creating its weights) /
-//                     reading a whole data file (read_parquet( / read_csv( / np.load( and their frames) / JSON.parse(
+//                     reading a whole data file (read_parquet( / read_csv( / np.load( and their frames) / JSON.parse( /
+//                     a whole file into one buffer (Go's ioutil.ReadFile( / os.ReadFile(, .NET's File.ReadAllBytes()
 //   kv_cache_context  KV cache / kv_cache / cache_engine / allocate_gpu_cache / GPU blocks / K-shift /
 //                     context shift / token pool / past_key_value / CUDA graph capture (it runs in what
 //                     the KV reservation left) / long settings: max_model_len / n_ctx / max_seq_len /
@@ -160,6 +161,10 @@ constexpr Cue kCues[] = {
     {", in read_parquet", Cause::model_load, 0.8f, "reading a data file into memory"},
     {", in read_csv", Cause::model_load, 0.8f, "reading a data file into memory"},
     {"np.load(", Cause::model_load, 0.8f, "reading an array file into memory"},
+    // A whole file read into one buffer: Go's ioutil.ReadFile / os.ReadFile frames, .NET's File.ReadAllBytes.
+    {"ioutil.ReadFile(", Cause::model_load, 0.8f, "reading a whole file into memory"},
+    {"os.ReadFile(", Cause::model_load, 0.8f, "reading a whole file into memory"},
+    {"File.ReadAllBytes(", Cause::model_load, 0.8f, "reading a whole file into memory"},
     // A whole JSON document parsed at once: V8's stack frame
     // ("1: JSON.parse(aka parse) [...] <Very long string[265112917]>") or the
     // code that does it ("JSON.parse(fs.readFileSync(file))").
