@@ -643,6 +643,13 @@ const Fact* one_sequence_batch(const std::vector<Fact>& facts, const Fact& ancho
   return one;
 }
 
+// A traceback's frame: Python's "File \"...\"", the JVM's "\tat ", and Go's
+// goroutine frames, printed after "fatal error: ...", each call with its
+// arguments in hex ("io/ioutil.ReadFile(0xc00003b680, 0x51, ...)").
+bool frame_line(std::string_view s) {
+  return text::contains(s, "File \"") || text::contains(s, "\tat ") || text::contains(s, "(0x");
+}
+
 PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   // What the work was doing when it failed; and a few cues that say the
   // work kept what it made (Hugging Face's evaluation outputs concatenated
@@ -682,9 +689,7 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     // A traceback printed after its error message (logging.exception, a
     // framework's "Exception during processing" then the stack) holds the
     // failing frames below the anchor.
-    // (Go prints its goroutine's frames after "fatal error: ...", each call with its arguments in hex: "io/ioutil.ReadFile(0xc00003b680, 0x51, ...)".)
-    bool frame_after = d < 0 && d >= -kFramesAfter &&
-                       (text::contains(f.text, "File \"") || text::contains(f.text, "\tat ") || text::contains(f.text, "(0x"));
+    bool frame_after = d < 0 && d >= -kFramesAfter && frame_line(f.text);
     if (statement ? (d > kStatementLines || d < -kStatementLines)
                   : (d > kPhaseBefore || (d < -kPhaseAfter && !frame_after)))
       continue;
