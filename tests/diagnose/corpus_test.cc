@@ -142,8 +142,9 @@ struct Floors {
 // of 43, 35 of 40, 35 of 38, 34 of 39, 36 of 41, 33 of 38, 30 of 40, 35 of
 // 40, 34 of 39 and 29 of 39 on layer). The thirtieth and thirty-first
 // batches' training parts (81 cases each, cause 20 of 51 and 21 of 54 when
-// first read) took the training split's cause to 70.4, under its floor, with the
-// version of that moment; it measures 70.7 with the changes read from them. The twenty-fourth batch's unread third scored 8 of 25 on cause,
+// first read) took the training split's cause to 70.4, under its floor,
+// with the version of that moment; it measures 70.7 with the changes read
+// from them. The twenty-fourth batch's unread third scored 8 of 25 on cause,
 // which took the split's cause from 55.1 to 54.3 and its floor to 54.0; the
 // twenty-eighth's, 30 of 40 layer and 12 of 25 cause, took its layer from
 // 88.4 to 88.0 and its floor to 87.5. The twenty-second to twenty-ninth
