@@ -221,7 +221,7 @@ Decision decide_layer(const View& v) {
     // So do `docker stats` rows whose LIMIT is the host's memory (docker_stats.cc).
     const bool unlimited = k->pod.empty() && !configured_limit(v) && v.any([&](const Fact& f) {
       const bool said = (f.kind == FactKind::runtime_setting && f.detail == kNoContainerLimit) ||
-                        (f.kind == FactKind::memory_usage && f.family == Family::docker && text::starts_with(f.detail, "docker stats (no container limit"));
+                        (f.kind == FactKind::memory_usage && f.detail == kStatsHostLimit);
       return said && (f.container.empty() || k->container.empty() || f.container == k->container);
     });
     if (unlimited) {

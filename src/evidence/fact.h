@@ -86,6 +86,10 @@ inline constexpr std::string_view kNoContainerLimit = "no container memory limit
 inline constexpr std::string_view kRelayedServerOom =
     "a database server's out-of-memory error (SQLSTATE 53200), relayed to its client: which pool, only the server's log says";
 
+// The detail of a memory_usage fact from a `docker stats` row whose LIMIT is
+// the host's (or its VM's) memory, not a limit of the container's own.
+inline constexpr std::string_view kStatsHostLimit = "docker stats (no container limit: LIMIT is the host's memory)";
+
 // The detail of a runtime_setting whose uptime_at_failure_s is how long a
 // killed container ran (Kubernetes' Started to Finished under its reason).
 inline constexpr std::string_view kContainerRanFor = "container ran for";

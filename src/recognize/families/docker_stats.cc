@@ -261,7 +261,7 @@ class DockerStats final : public Recognizer {
       u.usage = r.usage;
       u.container = r.container;
       if (host) {
-        u.detail = "docker stats (no container limit: LIMIT is the host's memory)";
+        u.detail = std::string(kStatsHostLimit);
         if (std::find(hosts_sent.begin(), hosts_sent.end(), r.limit.bytes) == hosts_sent.end()) {
           hosts_sent.push_back(r.limit.bytes);
           Fact h = make_fact(line, FactKind::host_state, Family::docker);

@@ -445,10 +445,15 @@ class TensorflowJax final : public Recognizer {
     auto v = text::after(s, "memory_fraction=");
     auto r = v ? text::parse_fraction(*v) : std::nullopt;
     if (!r || *r <= 0 || *r > 1) return;
-    Fact f = make_fact(line, FactKind::runtime_setting, Family::jax);
-    f.ratio = r;
-    f.detail = "device cap (PJRT client memory_fraction)";
-    out.add(std::move(f));
+    out.add(device_fraction(line, Family::jax, *r, "PJRT client memory_fraction"));
+  }
+
+  // A framework's pool set to a fraction of the device: runtime_setting "device cap (<setting>)".
+  static Fact device_fraction(const Line& line, Family family, double ratio, std::string_view setting) {
+    Fact f = make_fact(line, FactKind::runtime_setting, family);
+    f.ratio = ratio;
+    f.detail = "device cap (" + std::string(setting) + ")";
+    return f;
   }
 
   // PaddlePaddle's pool: the flag set ("FLAGS_fraction_of_gpu_memory_to_use=0.3"), or its OOM
@@ -463,10 +468,7 @@ class TensorflowJax final : public Recognizer {
     else return;
     auto r = text::parse_fraction(rest);
     if (!r) return;
-    Fact f = make_fact(line, FactKind::runtime_setting, Family::runtime);
-    f.ratio = r;
-    f.detail = "device cap (FLAGS_fraction_of_gpu_memory_to_use)";
-    out.add(std::move(f));
+    out.add(device_fraction(line, Family::runtime, *r, "FLAGS_fraction_of_gpu_memory_to_use"));
   }
 
   void preallocation(const Line& line, std::string_view s, FactSink& out) {
@@ -475,10 +477,7 @@ class TensorflowJax final : public Recognizer {
     if (!v) return;
     auto r = text::parse_fraction(*v);
     if (!r) return;
-    Fact f = make_fact(line, FactKind::runtime_setting, Family::jax);
-    f.ratio = r;
-    f.detail = "device cap (XLA_PYTHON_CLIENT_MEM_FRACTION)";
-    out.add(std::move(f));
+    out.add(device_fraction(line, Family::jax, *r, "XLA_PYTHON_CLIENT_MEM_FRACTION"));
     if (auto of = text::after(s, " of ")) {
       if (auto total_at = text::after(*of, " of ")) {
         if (auto total = units::parse_log_size(*total_at)) {
