@@ -42,7 +42,10 @@ constexpr Suffix kLogSuffixes[] = {
 
 std::optional<uint64_t> to_bytes(double value, double multiplier) {
   double bytes = value * multiplier;
-  if (!(bytes >= 0) || bytes > 1.8e19) return std::nullopt;
+  // Up to 2^64 (exclusive): a wrapped size ("Cannot allocate 18446744071562067968
+  // bytes", 2^64 - 2^31) is a reading of its own. llround stops at 2^63.
+  if (!(bytes >= 0) || bytes >= 18446744073709551616.0) return std::nullopt;
+  if (bytes >= 9223372036854775808.0) return static_cast<uint64_t>(bytes);
   return static_cast<uint64_t>(std::llround(bytes));
 }
 

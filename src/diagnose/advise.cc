@@ -224,6 +224,11 @@ void summarize(Incident& inc, const Numbers& n) {
                                 n.process.empty() ? (n.cgroup.empty() ? "a process" : n.cgroup) : n.process);
       break;
     case Layer::not_memory:
+      // The kernel's report of an OOM run by hand carries its report's kind, not a sentence.
+      if (h && h->family == Family::kernel && text::contains(h->detail, "sysrq")) {
+        inc.summary = "not a memory failure: the OOM killer was invoked by hand (SysRq f)";
+        break;
+      }
       inc.summary = fmt::format("not a memory failure: {}", h && !h->detail.empty() ? h->detail : "the process stopped for another reason");
       break;
     case Layer::unknown:

@@ -153,6 +153,10 @@ Decision decide_layer(const View& v) {
       // its limit; Kubernetes words elsewhere in the paste (a Knative
       // service's YAML) do not make it a pod's.
       d.layer = k->family != Family::kernel && path.empty() ? k->layer : layer_for_memcg_path(v, path);
+      // The container runtime (runc, crun) enforces the limit its caller set:
+      // under a kubelet, the pod's.
+      if (d.layer == Layer::container_limit && text::starts_with(k->detail, kRuntimeLimitKill) && v.platform("kubernetes"))
+        d.layer = Layer::k8s_pod_limit;
       if (d.layer == Layer::host_ram)
         d.reason = "the OOM was charged to the kubepods cgroup: the pods together reached the node's allocatable memory";
       else if (d.layer == Layer::k8s_pod_limit)
@@ -180,6 +184,21 @@ Decision decide_layer(const View& v) {
       d.layer = Layer::host_ram;
       d.reason = "a kernel OOM kill with no memory cgroup named: the host ran out";
     }
+    return d;
+  }
+  // The kernel's OOM seen only by its panic (panic_on_oom=2, "compulsory",
+  // panics for a memory cgroup's OOM as for the host's): the kernel ran out
+  // somewhere, and the report's header, which says where, is not in view.
+  if (const Fact* k = v.first_failure([](const Fact& f) {
+        return f.kind == FactKind::kernel_oom_event && f.family == Family::kernel && f.layer == Layer::unknown;
+      })) {
+    if (text::contains(k->detail, "sysrq")) {
+      d = {Layer::not_memory, k, 0.6f, "the OOM killer was invoked by hand (SysRq f, 'Manual OOM execution'), not by a shortage"};
+      return d;
+    }
+    d = {Layer::unknown, k, 0.5f,
+         "the kernel panicked on an out-of-memory condition; with panic_on_oom=2 a memory cgroup's OOM panics too, and the "
+         "report's header that says which is not in view (the console or kdump's log before the panic has it)"};
     return d;
   }
   // 2. Eviction. A bare "Evicted" (a `kubectl get pods` row) is the same
@@ -566,6 +585,18 @@ Decision decide_layer(const View& v) {
                     : "SIGBUS: a bad memory mapping (a truncated file, a full /dev/shm), not an exhausted pool"};
       return d;
     }
+    // Chromium's out-of-memory exit with the renderer's own JS heap series
+    // climbing before it (Electron's usedHeapMB, V8's heap sizes): V8's heap
+    // is what ran out. Without such a series the code does not say whether
+    // V8 or the process's native allocator gave up.
+    if (e->detail == kChromiumOom) {
+      if (const Fact* heap = v.first_context([](const Fact& f) {
+            return f.kind == FactKind::memory_usage && text::starts_with(f.detail, "growing") && text::icontains(f.detail, "heap");
+          })) {
+        d = {Layer::js_heap, heap, 0.55f, "the renderer exited with Chromium's out-of-memory code while its JS heap grew (" + heap->detail + ")"};
+        return d;
+      }
+    }
     // A process gone without a word (a SIGKILL, or no signal or code at
     // all) while a snapshot of the host shows almost nothing available: the
     // host's memory ran out, and no limit of its own is in sight.
@@ -780,6 +811,22 @@ std::optional<Cause> cause_from_rollout(const View& v, Why& why) {
     std::string where = f.where.line ? " (line " + std::to_string(f.where.line) + ")" : "";
     why = f.detail + where + ": each generation holds its own memory, at once, where one was planned for";
     why.strength = 0.6f;
+    return Cause::deployment_overlap;
+  }
+  return std::nullopt;
+}
+
+// A process manager that reloaded its workers before the failure (graceful_reload.cc,
+// model_versions.cc: runtime facts): the workers booting after it are the new
+// generation beside the old one, not parallel work of one generation. Read
+// before the phase, whose boot counts would say "copies".
+std::optional<Cause> cause_from_reload(const View& v, const Fact* failed, Why& why) {
+  if (!failed) return std::nullopt;
+  for (const Fact& f : v.facts) {
+    if (f.kind != FactKind::runtime_setting || f.cause != Cause::deployment_overlap || f.family != Family::runtime) continue;
+    if (f.where.source_index != failed->where.source_index || f.where.line > failed->where.line) continue;
+    why = f.detail + " (line " + std::to_string(f.where.line) + "), and the failure came after it: both generations held memory at once";
+    why.strength = 0.65f;
     return Cause::deployment_overlap;
   }
   return std::nullopt;
@@ -1022,6 +1069,10 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
       why = g.detail.substr(8);  // read from the scheduler's warnings, not said outright
       why.strength = 0.6f;
     }
+    if (g.detail == kKvPoolBelowOneSequence) {
+      why = g.detail;
+      why.strength = 0.6f;  // a lean, as the detail says
+    }
     return g.cause;
   }
   // KV shortage reported by the engine.
@@ -1191,9 +1242,16 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   // message does not say this process held most of it.
   bool own_most = g.this_process && g.total && *g.this_process * 2 >= *g.total;
   if (!own_most) {
+    // The device's size where the holders' listing has none of its own: the
+    // failure's, or another snapshot's (nvidia-smi --query-gpu=...,memory.total
+    // beside --query-compute-apps).
+    uint64_t device_total = g.total.value_or(0);
+    if (!device_total)
+      if (const Fact* t = v.first_context([](const Fact& f) { return f.kind == FactKind::gpu_state && f.total && *f.total > 0; }))
+        device_total = *t->total;
     const Fact* snap = v.first_context([&](const Fact& f) {
       if (f.kind != FactKind::gpu_state || !f.other_processes) return false;
-      uint64_t total = f.total.value_or(g.total.value_or(0));
+      uint64_t total = f.total.value_or(device_total);
       return total ? *f.other_processes * 4 >= total : *f.other_processes >= 2 * units::GiB;
     });
     // Three or more copies of one program, each holding about the same (the
@@ -1390,11 +1448,27 @@ std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed,
     return Cause::concurrency_batch;
   }
   if (copies_only || name.empty()) return std::nullopt;
-  uint64_t own = 0;
+  uint64_t own = 0, own_copies = 0;
   const Fact* other = nullptr;
   for (const Fact* r : rows) {
-    if (same_program(name, r->process)) own += *r->usage;
-    else if (!other) other = r;
+    if (same_program(name, r->process)) {
+      own += *r->usage;
+      own_copies += *r->sequences;
+    } else if (!other) {
+      other = r;
+    }
+  }
+  // The failing program named by its interpreter ("node", "python3") and the
+  // table's rows its scripts (a build's main process and its worker-farm
+  // children): together they are the copies, by the same measure. Only for
+  // a process the failure names itself (a kill's victim): a runtime's report
+  // names none, and other programs on its runtime are not its copies.
+  if (own_copies > *top.sequences && !shards && failed && !failed->process.empty() &&
+      ((own_copies >= 4 && own * 2 >= total) || (own_copies == 3 && own * 4 >= total * 3))) {
+    why = std::to_string(own_copies) + " " + name + " processes held " + units::format_bytes(own) + " of the " +
+          units::format_bytes(total) + " in the process table" + where + ": more copies at once than the memory holds";
+    why.strength = 0.6f;
+    return Cause::concurrency_batch;
   }
   if (!other || *other->usage < kOtherMin || *other->usage <= own || own * 3 >= total) return std::nullopt;
   why = "the process table" + where + " shows " + other->process + " holding " + units::format_bytes(*other->usage) +
@@ -1550,6 +1624,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_series(v, "until the limit", why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
+  if (auto c = cause_from_reload(v, d.decisive, why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
   if (auto c = cause_from_process_table(v, d.decisive, true, why)) return *c;
@@ -2152,6 +2227,26 @@ std::optional<Cause> cause_from_kernel_slab(const View& v, Why& why) {
   return Cause::leak_or_accumulation;
 }
 
+// The ZFS ARC (zfs_arc.cc; its largest reading) holding a quarter of the host's RAM or more (4 GiB
+// where the RAM is not shown), and more than the failing process itself held:
+// the kernel's cache took the memory the processes needed.
+std::optional<Cause> cause_from_zfs_arc(const View& v, const Fact* failed, Why& why) {
+  const Fact* arc = nullptr;
+  for (size_t i : v.inc.context) {
+    const Fact& f = v.facts[i];
+    if (f.kind == FactKind::host_state && f.detail == kZfsArc && f.usage && (!arc || *f.usage > *arc->usage)) arc = &f;  // the largest reading
+  }
+  if (!arc) return std::nullopt;
+  const Fact* host = host_ram_state(v);
+  uint64_t total = host && host->total ? *host->total : failed && is_kernel(*failed) && failed->total ? *failed->total : 0;
+  if (total ? *arc->usage * 4 < total : *arc->usage < 4 * units::GiB) return std::nullopt;
+  if (failed && failed->rss && *failed->rss > *arc->usage) return std::nullopt;
+  why = "the ZFS ARC held " + units::format_bytes(*arc->usage) + (total ? " of " + units::format_bytes(total) + " RAM" : std::string()) +
+        " (line " + std::to_string(arc->where.line) + "): the kernel's cache, slow to shrink, took the memory the processes needed";
+  why.strength = 0.6f;  // a lean: an ARC that would have shrunk in time reads the same
+  return Cause::other_process;
+}
+
 Cause host_cause(const View& v, const Decision& d, Why& why) {
   if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
     // The runtime's own plan (Ollama's "offload to ..." line): when the KV
@@ -2184,6 +2279,7 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
     return d.decisive->cause;
   }
   if (auto c = cause_from_kernel_slab(v, why)) return *c;
+  if (auto c = cause_from_zfs_arc(v, d.decisive, why)) return *c;
   if (auto c = cause_from_allocator(v, why)) return *c;
   if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
   if (auto c = cause_from_one_request(v, d.decisive, why)) return *c;
@@ -2258,6 +2354,9 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
     case Layer::userspace_oom_killer: return killer_cause(v, d, why);
     case Layer::container_limit:
     case Layer::k8s_pod_limit:
+      // A runtime that refused to load under the limit: its own arithmetic
+      // (weights, the context's KV cache) says what did not fit, as on a host.
+      if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) return host_cause(v, d, why);
       if (d.decisive && d.decisive->cause != Cause::unknown) {
         why = d.decisive->detail.empty() ? std::string("as the failing program reports") : d.decisive->detail;
         return d.decisive->cause;

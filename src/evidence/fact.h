@@ -100,6 +100,29 @@ inline constexpr std::string_view kContainerRanFor = "container ran for";
 // given --memory, so a SIGKILL there is the host's (or Docker Desktop VM's).
 inline constexpr std::string_view kBuildStepExit = "a docker build step exited";
 
+// The start of the detail of a kill by the container runtime itself (runc's
+// "container init was OOM-killed", crun's "OOM: the memory limit could be
+// too low"): the limit is whatever its caller (Docker, a kubelet) set.
+inline constexpr std::string_view kRuntimeLimitKill = "container runtime memory limit";
+
+// The detail of TensorRT-LLM's gpu_oom when its paged KV pool holds less
+// than one sequence of the engine's length ("maxTokensInPagedKvCache must be
+// large enough ..."): the context's KV cache, as a lean (the weights or a low
+// free_gpu_memory_fraction may be what left the pool small).
+inline constexpr std::string_view kKvPoolBelowOneSequence =
+    "kv cache (TensorRT-LLM): the paged KV pool left after the weights holds less than one sequence of the engine's maximum "
+    "length";
+
+// The detail of a host_state fact for the ZFS ARC's size (usage): OpenZFS's
+// cache in kernel memory, counted as used and slow to shrink (zfs_arc.cc).
+inline constexpr std::string_view kZfsArc = "ZFS ARC";
+
+// The detail of an exit_status fact for Chromium's out-of-memory exit
+// (Electron, VS Code, Chrome: reason 'oom', code 0xE0000008 = -536870904):
+// the renderer's allocator or V8 gave up; which of the two, the code does
+// not say (diagnose/classify.cc reads a heap series beside it).
+inline constexpr std::string_view kChromiumOom = "Chromium's out-of-memory exit (reason 'oom', code 0xE0000008)";
+
 // The detail of a memory_usage fact from a cgroup's memory.events whose
 // oom_kill is 0: no OOM killer (the global one included) killed in it.
 inline constexpr std::string_view kNoOomKill = "the cgroup counted no OOM kill (oom_kill 0)";

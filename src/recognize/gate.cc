@@ -33,6 +33,8 @@ constexpr std::string_view kGate[] = {
     // Level Zero's and the platforms' "_out_of_" and "exceeded", and ENOMEM.
     // A test holds the count at 33 or more.
     "_out_of_", "exceeded", "enomem",
+    // a server's own memory alarm (RabbitMQ's "memory resource limit alarm set", "Memory alarm on node")
+    "alarm",
 };
 
 }  // namespace

@@ -49,6 +49,8 @@ const RecognizerEntry* const kRecognizers[] = {
     &kRedisEntry,
     &kProgramCapsEntry,
     &kDuckDbEntry,
+    &kRabbitMqEntry,
+    &kZfsArcEntry,
     &kShellCopiesEntry,
     &kLimitChangeEntry,
     &kCgroupFilesEntry,

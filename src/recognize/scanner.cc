@@ -143,7 +143,7 @@ extern const unsigned long long aimem_pattern_db_hash __attribute__((weak));
 PatternSet::PatternSet() {
   auto entries = all_recognizers();
   recognizer_count_ = entries.size();
-  if (recognizer_count_ > 63) throw std::logic_error("more than 63 recognizers: widen the line mask");
+  if (recognizer_count_ > kMaxRecognizers) throw std::logic_error("more than 127 recognizers: widen the line mask");
   std::vector<std::string> exprs;
   std::vector<unsigned> flags, ids;
   for (size_t r = 0; r < entries.size(); ++r) {
@@ -152,7 +152,7 @@ PatternSet::PatternSet() {
     // own program leaves the line to it: "fatal: process exceeded memory
     // limit" matches Slurm's words without being Slurm's), and ShadowingSink
     // still drops its fact beside any family's failure.
-    if (entries[r]->family == Family::generic && entries[r]->name != "generic_limit") generic_mask_ |= 1ULL << r;
+    if (entries[r]->family == Family::generic && entries[r]->name != "generic_limit") generic_mask_ |= LineMask{1} << r;
     for (const Pattern& p : entries[r]->patterns) {
       exprs.push_back((p.flags & kRegex) ? std::string(p.expr) : escape_literal(p.expr));
       unsigned f = 0;
@@ -249,7 +249,7 @@ int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to
   auto* self = static_cast<LineScanner*>(ctx);
   if (self->stats_) ++(*self->stats_)[id];
   size_t end = static_cast<size_t>(to);
-  const uint64_t bit = PatternSet::instance().bits(id);
+  const LineMask bit = PatternSet::instance().bits(id);
   if (self->have_cur_ && end <= self->cur_end_ && end > self->cur_start_) {
     self->cur_mask_ |= bit;
     return 0;
@@ -326,7 +326,7 @@ void LineScanner::scan_block(const char* data, size_t len, bool /*final_piece*/)
     // those lines on their own (their recognizers see them late but once).
     std::sort(late_.begin(), late_.end());
     size_t last_start = SIZE_MAX;
-    uint64_t mask = 0;
+    LineMask mask = 0;
     size_t ls = 0, le = 0;
     auto flush = [&] {
       if (last_start == SIZE_MAX) return;
@@ -355,7 +355,7 @@ void LineScanner::scan_block(const char* data, size_t len, bool /*final_piece*/)
   if (len > 0 && data[len - 1] != '\n') ++line_no_;
 }
 
-void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mask, const timeutil::LineTime* known_time) {
+void LineScanner::dispatch(std::string_view line, uint64_t line_no, LineMask mask, const timeutil::LineTime* known_time) {
   ++candidates_;
   const uint64_t block_line = line_no;  // before the map: a line of the scanned block's numbering
   if (line_map_ && line_no >= 1 && line_no - 1 < line_map_->size()) line_no = (*line_map_)[line_no - 1];
@@ -405,7 +405,7 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, uint64_t mas
     mask &= ~PatternSet::instance().generic_mask();
   }
   while (mask) {
-    int r = __builtin_ctzll(mask);
+    int r = lowest_bit(mask);
     mask &= mask - 1;
     recognizers_[static_cast<size_t>(r)]->on_line(l, sink_);
   }
@@ -620,7 +620,7 @@ void LineScanner::feed_record(std::string_view text, const timeutil::LineTime& t
   if (text.size() > kMaxLine) text = text.substr(0, kMaxLine);
   bytes_ += text.size();
   struct Ctx {
-    uint64_t mask = 0;
+    LineMask mask = 0;
   } ctx;
   hs_scan(PatternSet::instance().database(), text.data(), static_cast<unsigned>(text.size()), 0, scratch_,
           [](unsigned id, unsigned long long, unsigned long long, unsigned, void* c) -> int {

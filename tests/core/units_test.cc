@@ -45,6 +45,17 @@ TEST(LogSize, ProgramUnitsAreBinary) {
   EXPECT_FALSE(parse_log_size("3 Mark-sweep"));
 }
 
+// A wrapped size past 2^63 (Erlang's "Cannot allocate 18446744071562067968
+// bytes", 2^64 - 2^31) is read, not lost or rounded through a signed
+// overflow; 2^64 and more is no size.
+TEST(LogSize, SizesPastTwoToTheSixtyThreeAreRead) {
+  auto wrapped = parse_log_size("18446744071562067968 bytes of memory");
+  ASSERT_TRUE(wrapped);
+  EXPECT_GT(*wrapped, uint64_t{1} << 63);
+  EXPECT_FALSE(parse_log_size("18446744073709551616 bytes"));
+  EXPECT_FALSE(parse_log_size("99999999999 TiB"));
+}
+
 TEST(FormatBytes, BinaryUnits) {
   EXPECT_EQ(format_bytes(64 * MiB), "64.0 MiB");
   EXPECT_EQ(format_bytes(512), "512 B");

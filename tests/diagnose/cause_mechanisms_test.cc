@@ -916,6 +916,10 @@ TEST(CauseMechanisms, ARequestNoMachineHoldsIsASizeBug) {
   EXPECT_EQ(bug.cause, Cause::not_memory);
   Diagnosis real = diagnose_text("$ dust -w 3\nmemory allocation of 68719476736 bytes failed\n[1]    4118790 abort (core dumped)  dust -w 3\n");
   EXPECT_EQ(real.layer, Layer::host_ram) << reason_text(real);
+  // A size wrapped past 2^63 in the generic wording (the BEAM's allocators,
+  // modelled on erlang/otp threads of binary_to_term on a 2 GiB binary).
+  Diagnosis wrapped = diagnose_text("binary_alloc: Cannot allocate 18446744071562067968 bytes of memory (of type \"binary\").\n");
+  EXPECT_EQ(wrapped.layer, Layer::not_memory) << reason_text(wrapped);
 }
 
 // Apple's Metal refuses one buffer above its per-buffer maximum (modelled on

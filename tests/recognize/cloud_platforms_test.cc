@@ -285,6 +285,16 @@ TEST(CloudPlatforms, OciRuntimeInitKillIsALimitTooLow) {
     EXPECT_EQ(d.layer, Layer::container_limit) << line;
     EXPECT_EQ(d.cause, Cause::limit_too_low) << line;
   }
+  // Under a kubelet (a pod's sandbox that never starts, kubectl's table and
+  // events around it) the limit the runtime enforced is the pod's.
+  Diagnosis pod = test::diagnose_text(
+      "NAME        READY   STATUS              RESTARTS   AGE\n"
+      "tiny-limit  0/1     ContainerCreating   0          2m10s\n"
+      "  Warning  FailedCreatePodSandBox  2m9s  kubelet  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to "
+      "create shim task: OCI runtime create failed: runc create failed: unable to start container process: container init was "
+      "OOM-killed (memory limit too low?): unknown\n");
+  EXPECT_EQ(pod.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(pod.cause, Cause::limit_too_low);
 }
 
 // AWS Lambda's REPORT line (modelled on aws/aws-lambda-dotnet and

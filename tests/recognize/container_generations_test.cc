@@ -69,5 +69,19 @@ TEST(ContainerGenerations, ReplicasExitedOnesAndTheDefaultLayoutAreRead) {
   EXPECT_TRUE(test::facts_of_kind("The NAMES and STATUS columns show Up 3 days  for web.1\n", FactKind::runtime_setting).empty());
 }
 
+// docker-compose (v1) renames the container it is replacing
+// "<short id>_<name>" while it recreates the service; a recreate that failed
+// leaves both running (modelled on docker/compose threads of "Recreating
+// 7f3d2a91c4_..." and a name conflict; our own ids and images).
+TEST(ContainerGenerations, ComposesRenamedOldContainerBesideTheNewIsTwoGenerations) {
+  const std::string log =
+      "$ docker ps --format 'table {{.ID}}\t{{.Names}}\t{{.Status}}\t{{.Image}}'\n"
+      "CONTAINER ID        NAMES                        STATUS              IMAGE\n"
+      "91ab23cd45ef        app_web_1                    Up 8 minutes        app/web:2.4.0\n"
+      "0c1d2e3f4a5b        3e5f7a9b1c_app_web_1         Up 6 days           app/web:2.3.9\n"
+      "[92210.905263] Killed process 30914 (python) total-vm:2214088kB, anon-rss:1768244kB, file-rss:2048kB\n";
+  EXPECT_EQ(test::diagnose_text(log).cause, Cause::deployment_overlap);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -61,6 +61,26 @@ TEST(DeviceHolders, AProcessThatWentAwayOnlyAfterTheFailureIsNotALeftover) {
   EXPECT_TRUE(overlaps(late).empty());
 }
 
+// The holders' listing with no device size of its own; the size from a
+// second query beside it (modelled on ros darknet_ros threads of YOLO failing
+// beside the Gazebo simulator; our own pids and sizes): the simulator's
+// half of a 4 GiB card is another process's doing.
+TEST(DeviceHolders, TheDevicesSizeFromAnotherQueryWeighsTheHolders) {
+  const std::string log =
+      "CUDA Error: out of memory\n"
+      "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv\n"
+      "pid, process_name, used_memory [MiB]\n"
+      "2210, gzserver, 1380 MiB\n"
+      "2233, gzclient, 520 MiB\n"
+      "$ nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader\n"
+      "GeForce GTX 1050, 3890 MiB, 4042 MiB\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  // Without the device's size, 1.86 GiB is not enough to say.
+  EXPECT_NE(test::diagnose_text(log.substr(0, log.find("$ nvidia-smi --query-gpu"))).cause, Cause::other_process);
+}
+
 // RETURNN restarted its training after a crash; PyTorch's message names the
 // crashed run's PID as the one holding the device.
 const std::string kRestart =

@@ -301,6 +301,33 @@ TEST(ExitStatus, AProcessGoneWithoutItsPoolNamedIsAFailureOfUnknownPool) {
   EXPECT_EQ(test::diagnose_text("[main] render-process-gone {\"reason\":\"crashed\",\"exitCode\":11}\n").layer, Layer::none);
 }
 
+// Chromium's out-of-memory exit wherever an Electron app prints it: VS
+// Code's main log (modelled on microsoft/vscode threads of "The window
+// terminated unexpectedly (reason: 'oom', code: '-536870904')"), a crash
+// report's "Reason: oom" beside its exit code, a minidump's crash reason.
+// Alone it names no pool; with the renderer's JS heap series climbing before
+// it (Electron's usedHeapMB samples), V8's heap is what ran out. Kubernetes'
+// "Reason: OOMKilled" and a reason that is not oom are not this.
+TEST(ExitStatus, ChromiumsOomExitNamesTheHeapOnlyWithItsSeries) {
+  const std::string vscode =
+      "[main 2025-03-11T09:02:41.511Z] CodeWindow: renderer process gone (reason: oom, code: -536870904)\n"
+      "The window terminated unexpectedly (reason: 'oom', code: '-536870904')\n";
+  auto e = of_kind(vscode, FactKind::exit_status);
+  ASSERT_GE(e.size(), 1u);
+  EXPECT_EQ(e[0].detail, kChromiumOom);
+  EXPECT_EQ(e[0].exit_code, -536870904);
+  EXPECT_EQ(test::diagnose_text(vscode).layer, Layer::unknown);
+  EXPECT_EQ(of_kind("Crash reason:  0xe0000008 / 0x00000001\n", FactKind::exit_status).size(), 1u);
+  std::string report;
+  for (int used : {900, 1400, 1900, 2500, 3100, 3580})
+    report += "- renderer_memory (reason=interval, usedHeapMB=" + std::to_string(used) + ", heapLimitMB=3584)\n";
+  report += "Source: renderer\nReason: oom\nExit code: -536870904\n";
+  Diagnosis heap = test::diagnose_text(report);
+  EXPECT_EQ(heap.layer, Layer::js_heap);
+  EXPECT_TRUE(of_kind("Reason: OOMKilled\n", FactKind::exit_status).empty());
+  EXPECT_TRUE(of_kind("dropped (reason: oomph)\n", FactKind::exit_status).empty());
+}
+
 // loky, joblib's process pool, names a dead worker's signal with its negative
 // code (modelled on joblib/joblib threads of TerminatedWorkerError; our own
 // pids). SIGKILL(-9) is a kill; a name and code that disagree are not read.

@@ -602,6 +602,31 @@ TEST(GenericAlloc, FailedToReserveMemoryIsAnAllocationAndANameIsNot) {
   EXPECT_NE(name.layer, Layer::gpu_vram);
 }
 
+// A status constant ending in OUT_OF_MEMORY is the status being reported:
+// Theano's CNMeM pool failing at start-up (modelled on Theano/Theano threads
+// of "initCnmem: cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY";
+// our own device count), a Vulkan result. A lower-case option name that
+// holds the phrase ("max_out_of_memory_retries") stays a mention.
+TEST(GenericAlloc, AStatusConstantEndingInOutOfMemoryIsAReport) {
+  Diagnosis cnmem = test::diagnose_text(
+      "ERROR (theano.sandbox.cuda): ERROR: Not using GPU. Initialisation of device gpu failed:\n"
+      "initCnmem: cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY. numdev=1\n");
+  EXPECT_EQ(cnmem.layer, Layer::gpu_vram);
+  Diagnosis vk = test::diagnose_text("vkAllocateMemory failed: VK_ERROR_OUT_OF_DEVICE_MEMORY (vulkan device 0)\n");
+  EXPECT_EQ(vk.layer, Layer::gpu_vram);
+  EXPECT_EQ(test::diagnose_text("INFO: set max_out_of_memory_retries=3 (error handling enabled)\n").layer, Layer::none);
+}
+
+// Graphcore's IPU: Poplar's stream memory named in the error (modelled on
+// graphcore/poptorch threads of "poplar_stream_memory_allocation_error";
+// our own sizes): an accelerator's memory, not the host's.
+TEST(GenericAlloc, PoplarsIpuMemoryIsTheDevices) {
+  Diagnosis d = test::diagnose_text(
+      "Error: In include/poptorch_err/ExceptionHandling.hpp:76: 'poplar_stream_memory_allocation_error': "
+      "popart/willow/src/popx/irlowering.cpp:3516 Out of memory. Single stream of length 120586240 in bufferIndex 1\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+}
+
 // A checked device allocation that returned 2 (cudaErrorMemoryAllocation)
 // with no words of memory (modelled on BVLC/caffe#26; our paths and
 // figures): the device's memory, not the "Check failed" look-alike.

@@ -34,6 +34,13 @@ TEST(GracefulReload, WorkersBootedOnAReloadAreTheNewGenerationBesideTheOld) {
   EXPECT_EQ(d.layer, Layer::host_ram);
   EXPECT_EQ(d.cause, Cause::deployment_overlap);
   EXPECT_EQ(diagnose_text(kBoots).cause, Cause::concurrency_batch);
+  // Inside a container with a memory limit (a memory cgroup's kill), the
+  // same: the generations shared the limit, not one generation's workers.
+  std::string memcg = reload;
+  memcg.replace(memcg.find("[Mon Nov 13 16:02:16 2017] Out of memory"), 40, "[Mon Nov 13 16:02:16 2017] Memory cgroup out of memory");
+  Diagnosis boxed = diagnose_text("-m 4g\n" + memcg);
+  EXPECT_EQ(boxed.layer, Layer::container_limit);
+  EXPECT_EQ(boxed.cause, Cause::deployment_overlap);
 }
 
 // A recycled worker's replacement forked before it exits.
@@ -66,6 +73,22 @@ TEST(GracefulReload, AProcessLeftOverFromTheUnitsLastRunIsAnOldGeneration) {
   EXPECT_EQ(d.layer, Layer::host_ram);
   EXPECT_EQ(d.cause, Cause::deployment_overlap);
   EXPECT_NE(diagnose_text(kill).cause, Cause::deployment_overlap);
+}
+
+// PM2's reload keeps the previous generation, renamed _old_N, while it
+// drains (modelled on Unitech/pm2 threads of memory running out during
+// `pm2 reload`; our own app, pids and sizes): the overlap, in the list's
+// box-drawn rows and in pm2.log. An app merely named "old" is not.
+TEST(GracefulReload, PmTwosOldGenerationStillListedIsAnOverlap) {
+  const std::string log =
+      "│ api      │ _old_0 │ cluster │ 11877 │ online │ 0       │ 5h     │ 702.1 MB    │ disabled │\n"
+      "│ api      │ 0      │ cluster │ 14412 │ online │ 0       │ 2m     │ 648.9 MB    │ disabled │\n"
+      "2024-02-09 08:14:02: Stopping app:api id:_old_0\n"
+      "[3011233.118204] Out of memory: Kill process 14412 (node) score 171 or sacrifice child\n"
+      "[3011233.119377] Killed process 14412 (node) total-vm:1852248kB, anon-rss:664012kB, file-rss:0kB\n";
+  EXPECT_EQ(diagnose_text(log).cause, Cause::deployment_overlap);
+  auto none = test::facts_of_kind("│ old_reports │ 3 │ fork │ 2211 │ online │\n", FactKind::runtime_setting, Cause::deployment_overlap);
+  EXPECT_TRUE(none.empty());
 }
 
 }  // namespace

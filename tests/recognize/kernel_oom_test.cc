@@ -355,5 +355,27 @@ TEST(KernelOom, RowsAGrepKeptWithoutAHeadingAreStillTheTable) {
   EXPECT_TRUE(test::facts_of_kind("[ 2210.443107] [ok] 1 2 3 4 5 6 7 rustc\n", FactKind::kernel_oom_kill).empty());
 }
 
+// The kernel's OOM seen only by its panic (modelled on a SONiC switch's
+// console with vm.panic_on_oom = 2, Azure/sonic-buildimage threads; our own
+// times and pids). panic_on_oom=2 ("compulsory") panics for a memory
+// cgroup's OOM too: with no header in view the pool is not named, but the
+// failure is not "none". The same panic after SysRq's "Manual OOM
+// execution" (echo f > /proc/sysrq-trigger) is an OOM run by hand.
+TEST(KernelOom, APanicOnOomWithoutItsHeaderIsAnUnnamedPoolAndSysrqIsByHand) {
+  const std::string panic =
+      "[ 5120.330121] Kernel panic - not syncing: Out of memory: compulsory panic_on_oom is enabled\n"
+      "[ 5120.330409] CPU: 1 PID: 3310 Comm: syncd Not tainted 4.19.0-12-2-amd64 #1 Debian 4.19.152-1\n";
+  Diagnosis d = test::diagnose_text(panic);
+  EXPECT_EQ(d.layer, Layer::unknown);
+  EXPECT_FALSE(test::facts_of_kind(panic, FactKind::kernel_oom_event).empty());
+  Diagnosis manual = test::diagnose_text("[ 5119.901220] sysrq: SysRq : Manual OOM execution\n" + panic);
+  EXPECT_EQ(manual.layer, Layer::not_memory);
+  // "system-wide" (panic_on_oom=1) is the host's own OOM.
+  EXPECT_EQ(test::diagnose_text("[ 88.1] Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled\n").layer,
+            Layer::host_ram);
+  // The sysctl's echo is no failure.
+  EXPECT_EQ(test::diagnose_text("vm.panic_on_oom = 2\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

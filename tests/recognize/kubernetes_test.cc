@@ -605,5 +605,26 @@ TEST(Kubernetes, AJsonpathOutputIsReadFieldByField) {
   EXPECT_TRUE(of_kind(q + "6Gi 3 Error 1\n", FactKind::k8s_oomkilled).empty());
 }
 
+// The kubelet evicting a pod over its own disk limit (modelled on
+// kubernetes/kubernetes threads of "Pod ephemeral local storage usage exceeds
+// the total limit of containers"; our own pods and sizes): a look-alike,
+// however much the pod's memory words say.
+TEST(Kubernetes, AnEvictionOverTheEphemeralStorageLimitIsNotMemory) {
+  Diagnosis event = test::diagnose_text(
+      "3m   Warning   Evicted   pod/loader-5c8d9f7b6-qk2lp   Pod ephemeral local storage usage exceeds the total limit of containers "
+      "2147483648.\n");
+  EXPECT_EQ(event.layer, Layer::not_memory);
+  Diagnosis describe = test::diagnose_text(
+      "Status:           Failed\n"
+      "Reason:           Evicted\n"
+      "Message:          Pod ephemeral local storage usage exceeds the total limit of containers 20Gi.\n"
+      "    Limits:\n"
+      "      ephemeral-storage:  20Gi\n"
+      "      memory:             8Gi\n");
+  EXPECT_EQ(describe.layer, Layer::not_memory);
+  EXPECT_EQ(test::diagnose_text("Warning  Evicted  pod/x  Container cache exceeded its local ephemeral storage limit \"1Gi\".\n").layer,
+            Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

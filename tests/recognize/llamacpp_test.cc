@@ -174,6 +174,13 @@ TEST(LlamaCpp, OllamaRefusesToLoad) {
   EXPECT_EQ(d.layer, Layer::host_ram);
   EXPECT_EQ(d.cause, Cause::model_load);
   EXPECT_EQ(of_kind("{\"error\":\"model requires more system memory (64.0 GiB) than is available (31.2 GiB)\"}\n", FactKind::host_memory_refused).size(), 1u);
+  // Inside a container with a memory limit the refusal names the container's
+  // pool, and its own arithmetic still says what did not fit: the model.
+  Diagnosis boxed = test::diagnose_text(
+      "    mem_limit: 12g\n"
+      "ollama._types.ResponseError: model requires more system memory (11.9 GiB) than is available (11.4 GiB) (status code: 500)\n");
+  EXPECT_EQ(boxed.layer, Layer::container_limit);
+  EXPECT_EQ(boxed.cause, Cause::model_load);
 }
 
 TEST(LlamaCpp, OllamaRunnerTerminatedCarriesItsReason) {

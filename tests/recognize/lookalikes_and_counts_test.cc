@@ -149,6 +149,15 @@ TEST(Docker, EventsWithAFormatTemplateGiveTheOomAndTheDeath) {
   // A die alone is an exit, not an OOM; the word elsewhere is nothing.
   EXPECT_NE(test::diagnose_text(cmd + "1790012201 die 0\n").layer, Layer::container_limit);
   EXPECT_EQ(test::diagnose_text("room 12 booked\n").layer, Layer::none);
+  // The API's kill with its signal ({{.Actor.Attributes.signal}}), then the
+  // death (modelled on a CI runner stopping a step's container; our own
+  // times): someone killed it, and OOMKilled false says the kernel did not.
+  const std::string sig =
+      "$ docker inspect -f 'OOMKilled={{.State.OOMKilled}} ExitCode={{.State.ExitCode}}' step-7\n"
+      "OOMKilled=false ExitCode=137\n"
+      "$ docker events --since 3m --filter container=step-7 --format '{{.Time}} {{.Action}} {{.Actor.Attributes.signal}}'\n";
+  EXPECT_EQ(test::diagnose_text(sig + "1790012290 kill 9\n1790012290 die\n").layer, Layer::not_memory);
+  EXPECT_NE(test::diagnose_text(sig + "1790012290 die\n").layer, Layer::not_memory);
 }
 
 // Modelled on ROCmSoftwarePlatform/hiptensorflow#62 (the first reservation

@@ -286,6 +286,17 @@ TEST(MlPhase, ReadingADataFileOrConvertingACheckpointIsTheLoad) {
       "MemoryError: Unable to allocate 3.1 GiB for an array with shape (415000000,) and data type int64\n");
   EXPECT_EQ(read.layer, Layer::host_ram);
   EXPECT_EQ(read.cause, Cause::model_load);
+  // The program's own word that it reads a file whole (modelled on an Argo
+  // step's log before its OOMKilled row; our own partition and sizes).
+  Diagnosis whole = test::diagnose_text(
+      "2024-02-01 09:12:40,118 INFO partition=p-17 size_on_disk=5.2GiB rows=24011290\n"
+      "2024-02-01 09:12:40,119 INFO reading gs://features/raw/p-17.parquet into memory\n"
+      "    State:          Terminated\n"
+      "      Reason:       OOMKilled\n"
+      "      Exit Code:    137\n"
+      "    Limits:\n"
+      "      memory:  3Gi\n");
+  EXPECT_EQ(whole.cause, Cause::model_load);
 }
 
 // Spark's console progress bar: tasks done + running / total (modelled on a

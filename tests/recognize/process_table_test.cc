@@ -194,6 +194,35 @@ TEST(ProcessTable, ThreeCopiesMustHoldThreeQuartersOfTheTable) {
   EXPECT_NE(test::diagnose_text(mmap_failed).cause, Cause::concurrency_batch);
 }
 
+// The kernel names the killed process by its interpreter ("node"); the
+// table's rows are its scripts, a build's main process and its worker-farm
+// children (modelled on vercel/next.js threads of builds killed on small
+// hosts; our own pids and sizes). Together they are the copies. A runtime's
+// own report names no process: other programs on its runtime are not its
+// copies.
+TEST(ProcessTable, AnInterpretersScriptsAreItsCopiesWhenTheKillNamesIt) {
+  const std::string table =
+      "$ ps -o pid,rss,args --sort=-rss -C node\n"
+      "  PID   RSS COMMAND\n"
+      " 4410 702112 node /srv/app/node_modules/.bin/next build\n"
+      " 4431 401220 /usr/bin/node /srv/app/node_modules/worker-farm/lib/child/index.js\n"
+      " 4432 398004 /usr/bin/node /srv/app/node_modules/worker-farm/lib/child/index.js\n"
+      " 4433 391876 /usr/bin/node /srv/app/node_modules/worker-farm/lib/child/index.js\n";
+  const std::string kill =
+      "[90311.220114] Out of memory: Kill process 4410 (node) score 362 or sacrifice child\n"
+      "[90311.220981] Killed process 4410 (node) total-vm:1702216kB, anon-rss:700112kB, file-rss:0kB, shmem-rss:0kB\n";
+  EXPECT_EQ(test::diagnose_text(table + kill).cause, Cause::concurrency_batch);
+  const std::string jvm =
+      "# There is insufficient memory for the Java Runtime Environment to continue.\n"
+      "# Native memory allocation (mmap) failed to map 796917760 bytes for committing reserved memory.\n"
+      "$ ps aux --sort=-rss | head -4\n"
+      "USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n"
+      "cassand+  1409 38.2 42.7 9981232 3493888 ?     SLl  Jun16 412:03 java -Xmx3G org.apache.cassandra.service.CassandraDaemon\n"
+      "ubuntu    2951 61.5 20.2 6213448 1654784 ?     Sl   08:12  44:17 java -Xmx1536m org.apache.spark.deploy.SparkSubmit\n"
+      "kafka     1876 22.4 15.3 5437712 1250304 ?     Sl   Jun16 201:55 java -Xmx1G kafka.Kafka config/server.properties\n";
+  EXPECT_NE(test::diagnose_text(jvm).cause, Cause::concurrency_batch);
+}
+
 // Copies of one program started hours apart: an earlier generation that
 // outlived its replacement (modelled on pm2 reloads that left old workers,
 // Unitech/pm2#5938 and Unitech/pm2#6129, and a gpustack relaunch beside the

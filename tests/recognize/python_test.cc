@@ -120,5 +120,31 @@ NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory
   EXPECT_TRUE(allocs(log).empty());
 }
 
+// A Python MemoryError whose C++ frames below it name a device allocator
+// (modelled on PaddlePaddle/Paddle threads of dygraph training failing in
+// "paddle::memory::allocation::CUDAAllocator::AllocateImpl"; our own paths):
+// the device ran out, not the host. Frames of a host allocator leave it the host's.
+TEST(PythonHost, AMemoryErrorOverADeviceAllocatorsFramesIsTheDevices) {
+  const std::string head =
+      "  File \"/srv/train.py\", line 41, in <module>\n"
+      "    model.train(num_epochs=2, train_dataset=ds)\n"
+      "MemoryError: \n"
+      "\n"
+      "--------------------------------------\n"
+      "C++ Traceback (most recent call last):\n"
+      "--------------------------------------\n"
+      "0   paddle::imperative::Tracer::TraceOp(std::string const&)\n"
+      "1   paddle::memory::allocation::Allocator::Allocate(unsigned long)\n";
+  Diagnosis dev = test::diagnose_text(head + "2   paddle::memory::allocation::CUDAAllocator::AllocateImpl(unsigned long)\n");
+  EXPECT_EQ(dev.layer, Layer::gpu_vram);
+  Diagnosis host = test::diagnose_text(head + "2   paddle::memory::allocation::CPUAllocator::AllocateImpl(unsigned long)\n");
+  EXPECT_EQ(host.layer, Layer::host_ram);
+  // Paddle's own refusal, in words the generic reader knows.
+  EXPECT_EQ(test::diagnose_text("Cannot malloc 52.5 MB GPU memory. Please shrink FLAGS_fraction_of_gpu_memory_to_use environment "
+                                "variable to a lower value.\n")
+                .layer,
+            Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

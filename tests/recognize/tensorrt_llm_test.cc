@@ -168,5 +168,23 @@ TEST(TensorRtLlm, NoTacticFittingTheWorkspaceIsTheFailure) {
   EXPECT_EQ(g[0].detail, "TensorRT's builder found no tactic that fits its workspace");
 }
 
+// The batch manager's check that the paged KV pool holds one whole sequence
+// of the engine's length (modelled on NVIDIA/TensorRT-LLM threads of 32k
+// engines on 24 GB cards; our own sizes): the context's KV cache does not fit
+// beside the weights.
+TEST(TensorrtLlm, AKvPoolSmallerThanOneSequenceIsTheContext) {
+  const char* log =
+      "[TensorRT-LLM][INFO] Loaded engine size: 12980 MiB\n"
+      "[TensorRT-LLM][INFO] Allocate 5905580032 bytes for k/v cache.\n"
+      "[TensorRT-LLM][INFO] Using 14416 tokens in paged KV cache.\n"
+      "[TensorRT-LLM][ERROR] [TensorRT-LLM][ERROR] Assertion failed: maxTokensInPagedKvCache must be large enough to process at "
+      "least 1 sequence to completion (i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq) "
+      "(/app/tensorrt_llm/cpp/tensorrt_llm/batch_manager/trtGptModelInflightBatching.cpp:187)\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+  EXPECT_LT(d.confidence, 0.8);  // a lean: the weights or the pool's fraction may have left it small
+}
+
 }  // namespace
 }  // namespace aimem

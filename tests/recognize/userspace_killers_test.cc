@@ -82,6 +82,22 @@ TEST(UserspaceKillers, SystemdOomdMarkedVictimCarriesItsCandidateUsage) {
   EXPECT_EQ(test::diagnose_text(log).cause, Cause::other_process);
 }
 
+// systemd 247-248 logged a kill by the rule that fired, naming the monitored
+// cgroup, not the victim (modelled on Fedora 34 reports of systemd-oomd
+// 248-rc killing user scopes; our own pids and times): a user-space kill all
+// the same, whose victim the line does not name.
+TEST(UserspaceKillers, SystemdOomd248LogsTheKillByItsRule) {
+  const char* log =
+      "Apr 02 14:20:11 ws systemd-oomd[991]: Memory pressure for /user.slice/user-1000.slice/user@1000.service is greater than "
+      "10 for more than 10 seconds and there was reclaim activity\n"
+      "Apr 02 14:20:12 ws systemd[1744]: app-gnome-builder-3310.scope: Deactivated successfully.\n";
+  auto k = kills(log);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_TRUE(k[0].cgroup.empty());  // the monitored cgroup is not the victim
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::userspace_oom_killer);
+  EXPECT_TRUE(kills("  Memory pressure for /user.slice is greater than 10 for more than 10 seconds\n").empty());
+}
+
 TEST(UserspaceKillers, NohangAndOomd) {
   const char* nohang = R"(nohang[811]: Victim status (found in 4ms):
 nohang[811]:   PID:       9828, name: stress, state: R, EUID: 1000, SID: 9000 (bash), lifetime: 12s

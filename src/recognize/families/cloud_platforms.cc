@@ -130,12 +130,12 @@ class CloudPlatforms final : public Recognizer {
     if (text::contains(s, "Container killed due to memory usage")) return ecs(line, out);
     if (text::contains(s, ") died due to OOM")) return ecs(line, out);
     if (text::contains(s, "container init was OOM-killed")) {
-      Fact f = kill(line, "container runtime memory limit (runc: container init was OOM-killed)", "");
+      Fact f = kill(line, std::string(kRuntimeLimitKill) + " (runc: container init was OOM-killed)", "");
       f.cause = Cause::limit_too_low;  // killed before the command ran: starting needs more
       return emit(line, std::move(f), "", out);
     }
     if (text::contains(s, "OOM: the memory limit could be too low")) {
-      Fact f = kill(line, "container runtime memory limit (crun: OOM before the command ran)", "");
+      Fact f = kill(line, std::string(kRuntimeLimitKill) + " (crun: OOM before the command ran)", "");
       f.cause = Cause::limit_too_low;
       return emit(line, std::move(f), "", out);
     }

@@ -15,7 +15,8 @@
 // offsets docker's tabwriter aligns them to; a row pasted with tabs splits on
 // its tabs. A container's service is its name less a generation mark at the
 // end: a timestamp (".1530884411", 9-11 digits) or an instance id ("-4b0e88a1",
-// 6-12 hex digits with a letter and a digit). Replicas ("web-1", "web-2") keep
+// 6-12 hex digits with a letter and a digit); or docker-compose's mark at the
+// start of the old container's name while it recreates ("7f3d2a91c4_shop_worker_1"). Replicas ("web-1", "web-2") keep
 // their own names and never pair. Two alive rows of one service are two
 // generations when their images differ, or when one has been up an hour or
 // more and the other is restarting or is a tenth of its age. One context fact
@@ -89,8 +90,11 @@ bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// The name less a generation mark at its end.
+// The name less a generation mark at its end, or at its start: docker-compose
+// (v1) renames the container it is replacing "<short id>_<name>" while it
+// recreates the service ("7f3d2a91c4_shop_worker_1").
 std::string_view service_of(std::string_view name) {
+  if (size_t u = name.find('_'); u >= 10 && u <= 12 && u + 1 < name.size() && is_hex(name.substr(0, u))) return name.substr(u + 1);
   size_t p = name.find_last_of(".-_");
   if (p == std::string_view::npos || p == 0) return name;
   std::string_view mark = name.substr(p + 1);

@@ -14,7 +14,8 @@
 //   exited OOMKilled=true exit=137  -> the same, the text around each {{...}} taken off its value
 // docker events:  2024-05-01T10:00:00.000000000Z container oom <id> (image=x, name=y)
 //   --format with a template of its own ('{{.Time}} {{.Action}} {{.Actor.Attributes.exitCode}}'):
-//                   1783852871 oom   /   1783852871 die 137     (the rows after the command)
+//                   1783852871 oom   /   1783852871 die 137     (the rows after the command;
+//                   1783852871 kill 9: the API's kill, as below)
 //                 ... container die <id> (exitCode=137, image=x, name=y)
 //   1.8 and older: 2015-09-03T16:20:42.000000000-07:00 2424b8f0a892: (from ubuntu) oom
 //   --format '{{json .}}': {"status":"oom","id":"36eb..","from":"img","Type":"container","Action":"oom",
@@ -73,6 +74,7 @@ constexpr Pattern kPatterns[] = {
     {"docker events .*--format", kRegex | kContext},
     {"(^|\\s)oom(\\s|$)", kRegex},           // a --format template's row: "1783852871 oom"
     {"(^|\\s)die\\s+[0-9]+", kRegex | kCompanion},  // and its "die 137"
+    {"^[0-9]+ (kill|stop)( [0-9]+)?\\s*$", kRegex | kContext},  // and an API kill's "1783852871 kill 9"
     {"TaskOOM event"},
     {"container die ", kCompanion},
     {"container kill ", kContext},
@@ -424,6 +426,13 @@ class Docker final : public Recognizer {
           die = true;
           if (i + 1 < w.size()) exit = text::parse_i64(w[i + 1]);
         }
+        // "1776002291 kill 9" ({{.Actor.Attributes.signal}}): the API's kill, as in the text form.
+        if ((w[i] == "kill" || w[i] == "stop") && !oom && !die) {
+          std::optional<std::string_view> sig;
+          if (i + 1 < w.size() && text::parse_u64(w[i + 1])) sig = w[i + 1];
+          out.add(api_kill_fact(line, w[i] == "stop", sig, events_container_));
+          return true;
+        }
       }
       if (!oom && !die) return false;
       name = events_container_;
@@ -485,15 +494,21 @@ class Docker final : public Recognizer {
   // SIGKILL after the grace period; docker kill). The kernel's OOM kill is
   // the "oom" event, never a "kill".
   bool api_kill(const Line& line, std::string_view s, FactSink& out) {
-    Fact f = make_fact(line, FactKind::stop_or_restart, Family::docker);
-    auto sig = event_attribute(s, "signal=");
-    f.detail = text::contains(s, "container stop ") ? "docker stop"
-               : sig ? "docker kill (signal " + std::string(text::take_until(*sig, ",)").substr(0, 8)) + ")"
-                     : "docker kill";
-    if (auto v = event_attribute(s, "name=")) f.container = std::string(text::take_until(*v, ",)").substr(0, 128));
-    out.add(std::move(f));
+    std::optional<std::string_view> sig;
+    if (auto v = event_attribute(s, "signal=")) sig = text::take_until(*v, ",)");
+    std::string name;
+    if (auto v = event_attribute(s, "name=")) name = std::string(text::take_until(*v, ",)").substr(0, 128));
+    out.add(api_kill_fact(line, text::contains(s, "container stop "), sig, name));
     platform(line, out);
     return true;
+  }
+
+  // The API's stop or kill of a container (an event's text or a template's row).
+  static Fact api_kill_fact(const Line& line, bool stop, std::optional<std::string_view> signal, std::string container) {
+    Fact f = make_fact(line, FactKind::stop_or_restart, Family::docker);
+    f.detail = stop ? "docker stop" : signal ? "docker kill (signal " + std::string(signal->substr(0, 8)) + ")" : "docker kill";
+    f.container = std::move(container);
+    return f;
   }
 
   bool run_command(const Line& line, FactSink& out) {

@@ -89,6 +89,10 @@ constexpr Pattern kPatterns[] = {
     {"The runner has received a shutdown signal", kCompanion},  // GitHub Actions: the runner's VM went away
     {"lost communication with the server", kCompanion},          // GitHub Actions: the runner stopped answering
     {"render-process-gone.*oom", kRegex},  // Electron: the renderer died of memory, which pool not said
+    // Chromium's own out-of-memory exit anywhere it is printed: "renderer process gone (reason: oom, code:
+    // -536870904)", a crash report's "Reason: oom", minidump's "Crash reason:  0xe0000008".
+    {"[Rr]eason:? ?['\"]?oom['\"]?([,;)} ]|$)", kRegex},
+    {"(-536870904|0xe0000008)\\b", kRegex | kCaseless | kCompanion},
     {"pool was terminated abruptly"},       // Python's BrokenProcessPool: a worker died, no signal or code given
     {"daemon disappeared unexpectedly", kCompanion},  // Gradle's build daemon gone: no signal or code given
     {"terminated with signal [0-9]+", kRegex},  // gcc's collect2: "ld terminated with signal 9 [Killed]"
@@ -386,14 +390,32 @@ class ExitStatus final : public Recognizer {
     return false;
   }
 
+  // Chromium's out-of-memory exit (Electron's render-process-gone, VS Code's
+  // "renderer process gone (reason: oom, code: -536870904)", a crash
+  // report's "Reason: oom", a minidump's "Crash reason:  0xe0000008"): its
+  // reason word in lower case after "reason", or its exception code
+  // (0xE0000008, -536870904 as a signed exit code).
+  static bool chromium_oom(std::string_view s) {
+    if (text::contains(s, "-536870904") || text::icontains(s, "0xe0000008")) return true;
+    if (text::contains(s, "render-process-gone") && text::contains(s, "oom")) return true;
+    for (std::string_view r : {"reason", "Reason"}) {
+      for (size_t p = s.find(r); p != std::string_view::npos; p = s.find(r, p + 1)) {
+        std::string_view rest = platform::skip(s.substr(p + r.size()), ":='\" ");
+        if (text::starts_with(rest, "oom") && (rest.size() == 3 || std::string_view(",;)} '\"").find(rest[3]) != std::string_view::npos))
+          return true;
+      }
+    }
+    return false;
+  }
+
   bool worded_signal(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     // A process that ended without a signal or a pool named: GitHub Actions'
     // runner losing its VM mid-job ("##[error]The runner has received a
     // shutdown signal. ..." : a hosted runner's VM running out of memory is a
-    // common reason, and others are too), Electron's renderer gone with
-    // reason 'oom' (V8's heap or the process's memory: it does not say). An
-    // exit status without a code: a failure whose pool is not decided. So is
+    // common reason, and others are too); Chromium's out-of-memory exit
+    // (chromium_oom above: V8's heap or the process's memory, it does not
+    // say). An exit status without a code: a failure whose pool is not decided. So is
     // Python's BrokenProcessPool ("A process in the process pool was
     // terminated abruptly while the future was running or pending."): a
     // worker that died without a word, most often killed for memory.
@@ -410,7 +432,6 @@ class ExitStatus final : public Recognizer {
         // lost communication with the server. Anything in your workflow that ... starves it for CPU/Memory ...".
         {"lost communication with the server", "runner", "runner-lost",
          "the CI runner lost communication with the server (its machine stopped answering: starved or lost)"},
-        {"render-process-gone", "oom", "renderer-gone", "Electron's renderer process was gone with reason 'oom' (which pool, not said)"},
         {"pool was terminated abruptly", "", "pool-broken",
          "a worker of a Python process pool was terminated abruptly (no signal or exit code given)"},
         {"terminated without properly saying goodbye", "", "fork-gone",
@@ -420,14 +441,22 @@ class ExitStatus final : public Recognizer {
         {"daemon disappeared unexpectedly", "", "daemon-gone",
          "the Gradle build daemon disappeared (killed or crashed; no signal or exit code given)"},
     };
+    if (chromium_oom(s)) {
+      if (guards::is_advice_line(s) || repeated(line, "chromium-oom")) return true;
+      Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
+      e.strength = 0.3f;
+      e.detail = std::string(kChromiumOom);
+      if (auto c = text::after(s, "exitCode")) e.exit_code = text::parse_i64(platform::skip(*c, "\":' "));
+      else if (text::contains(s, "-536870904")) e.exit_code = -536870904;
+      out.add(std::move(e));
+      return true;
+    }
     for (const Gone& g : kGone) {
       if (!text::contains(s, g.phrase) || (!g.also.empty() && !text::contains(s, g.also))) continue;
       if (guards::is_advice_line(s) || repeated(line, std::string(g.key))) return true;
       Fact e = make_fact(line, FactKind::exit_status, Family::exit_status);
       e.strength = 0.3f;
       e.detail = std::string(g.detail);
-      if (g.key == "renderer-gone")
-        if (auto c = text::after(s, "exitCode")) e.exit_code = text::parse_i64(platform::skip(*c, "\":' "));
       out.add(std::move(e));
       return true;
     }

@@ -42,6 +42,8 @@ extern const RecognizerEntry kKernelAllocEntry;
 extern const RecognizerEntry kRedisEntry;
 extern const RecognizerEntry kProgramCapsEntry;
 extern const RecognizerEntry kDuckDbEntry;
+extern const RecognizerEntry kRabbitMqEntry;
+extern const RecognizerEntry kZfsArcEntry;
 extern const RecognizerEntry kShellCopiesEntry;
 extern const RecognizerEntry kLimitChangeEntry;
 extern const RecognizerEntry kCgroupFilesEntry;

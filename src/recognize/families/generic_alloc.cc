@@ -11,6 +11,7 @@
 // README; every phrase matched case-insensitively):
 //   out of memory / out of device memory / ran out of memory / OutOfMemory / OUT_OF_MEMORY / OOM when allocating
 //   failed to allocate / could not allocate / unable to allocate / cannot allocate / can not allocate / can't allocate
+//   (and the same before "malloc": Paddle's "Cannot malloc 49.0002 MB GPU memory")
 //   (each spelled out: a phrase inside a word, "t allocate" in "Cannot", is no phrase of its own)
 //   attempting to allocate (MLX's Metal allocator) / using all available RAM (Colab)
 //   allocation failed / alloc failed / ALLOC_FAILED / memory allocation of N bytes failed / bad_alloc
@@ -31,12 +32,13 @@
 //
 // Where: the failing pool is read from the line and its neighbours. An
 // accelerator named in the line (CUDA, GPU, device N, HIP, ROCm, XPU, MPS, NPU,
-// TPU, VRAM, cudaMalloc, cuBLAS, Thrust, a .cuh header) makes it a device allocation (gpu_oom); a host
+// TPU, IPU and Poplar, VRAM, cudaMalloc, cuBLAS, Thrust, a .cuh header) makes it a device allocation (gpu_oom); a host
 // allocator named in the line (CPU, host, system memory, RAM, malloc, mmap,
 // posix_memalign) makes it a host one; otherwise the nearest device mention
 // within a few lines either side (a traceback's frames, "current device: 0"
 // after a ggml assert) decides, and none means the host. The decision waits
 // until kAfter lines past the failure have been seen (or the input ends).
+#include <algorithm>
 #include <cctype>
 #include <deque>
 #include <string>
@@ -61,6 +63,7 @@ constexpr Pattern kPatterns[] = {
     {"oom when allocating", kCaseless},
     {"(failed|unable|could ?n[o']?t|can ?not|can't) (to )?allocate", kCi},
     {"(failed|unable|could ?n[o']?t|cannot|can't) (to )?reserve", kCi | kCompanion},  // with a size or "memory" after it (reserve_failed)
+    {"(failed|unable|could ?n[o']?t|can ?not|can't) (to )?malloc\\b", kCi | kCompanion},  // Paddle: "Cannot malloc 49.0002 MB GPU memory"
     {"alloc(ation)?[ _]failed", kCi},
     {"memory allocation of [0-9]+ bytes", kCi},
     {"bad_alloc", kLiteral},
@@ -97,7 +100,7 @@ constexpr Pattern kPatterns[] = {
     // PostgreSQL's SQLSTATE for out of memory, as a client relays the server's error ("code: '53200'").
     {"53200", kContext},
     // Where the memory was: device words, as context.
-    {"(cuda|gpu|vram|cudamalloc|cumem|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution|thrust::|\\.cuh\\()",
+    {"(cuda|gpu|vram|cudamalloc|cumem|cublas|cudnn|\\bhip\\b|rocm|\\bxpu\\b|\\bmps\\b|\\bnpu\\b|\\btpu\\b|\\bipu\\b|poplar|device ?[0-9]|current device|level.?zero|metal::|dram buffer|tt_metal|vulkan|sycl|\\bhpu\\b|habana|gaudi|synhelper|directml|metal cap|mtlcommandbuffer|iogpu|metalexecution|thrust::|\\.cuh\\()",
      kCi | kContext},
 };
 
@@ -112,6 +115,8 @@ bool device_word(std::string_view s) {
                                                 "maximum allowed buffer size",  // MLX's Metal buffer cap
                                                 "device memory", "devmem", "hpu", "habana", "gaudi", "_gmem", "synhelper", "directml",
                                                 "metal cap", "unified memory",
+                                                // Graphcore's IPUs: Poplar's tile and stream memory ("poplar_stream_memory_allocation_error")
+                                                " ipu", "ipu ", "poplar",
                                                 // RAPIDS' device memory resources ("RMM failure at: .../rmm/mr/device/...");
                                                 // a game engine's or a driver's "out of video memory"
                                                 "rmm failure", "/mr/device/", "rmm::", "video memory", "graphics memory",
@@ -380,6 +385,7 @@ class GenericAlloc final : public Recognizer {
         "alloc failed", "alloc_failed", "allocation_failed", "memory allocation of", "bad_alloc", "not enough",
         "insufficient", "exceeded", "exceeds", "exceed the", "memory exhausted", "enomem", "resource_exhausted",
         "memoryerror", "cannot allocate", "can not allocate", "can't allocate", "could not allocate", "couldn't allocate",
+        "cannot malloc", "can not malloc", "can't malloc", "could not malloc", "failed to malloc", "unable to malloc",
         "paging file is too small", "os error 1455", "killed signal terminated", "using all available ram",
         "kv cache is full", "memory allocation failure", "out of heap space", "cannot enlarge memory",
         "errno 12", "errno=12", "errno: 12", "errno = 12"};
@@ -432,6 +438,9 @@ class GenericAlloc final : public Recognizer {
   // Part of a longer name ("-XX:+HeapDumpOnOutOfMemoryError",
   // "max_out_of_memory_retries") is a mention, unless the name is an
   // exception being thrown: "OutOfDirectMemoryError: failed to allocate ...".
+  // A status constant that ends in the phrase is a status being reported:
+  // "Reason=CNMEM_STATUS_OUT_OF_MEMORY", "VK_ERROR_OUT_OF_DEVICE_MEMORY",
+  // "CUDA_ERROR_OUT_OF_MEMORY" (upper case with underscores, nothing after it).
   static bool stands_alone(std::string_view s, size_t at) {
     if (at == 0 || !word_char(s[at - 1])) return true;
     size_t start = at, end = at;
@@ -439,7 +448,10 @@ class GenericAlloc final : public Recognizer {
     while (end < s.size() && word_char(s[end])) ++end;
     std::string_view name = s.substr(start, end - start);
     bool thrown = text::ends_with(name, "Error") || text::ends_with(name, "Exception");
-    return thrown && end < s.size() && s[end] == ':';
+    if (thrown) return end < s.size() && s[end] == ':';
+    const bool upper = std::none_of(name.begin(), name.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); });
+    return upper && s[at - 1] == '_' && (text::ends_with(name, "OUT_OF_MEMORY") || text::ends_with(name, "OUT_OF_DEVICE_MEMORY") ||
+                                          text::ends_with(name, "OUT_OF_HOST_MEMORY"));
   }
 
   // A phrase that carries its own error word ("cannot allocate", the name

@@ -13,6 +13,8 @@
 //   - Starting phased worker restart, phase: 1                                          Puma's phased restart
 //   aerospike.service: Found left-over process 3126 (asd) in control group while starting unit. Ignoring.
 //                                   systemd starting a unit whose previous run's process survived its stop
+//   │ feedapi  │ _old_0 │ cluster │ 21877 │ online │ ...      PM2's reload: the previous generation, renamed _old_N,
+//   Stopping app:feedapi id:_old_0                              still listed (pm2 list) or being stopped (pm2.log)
 // One fact for the first reload; a reload after the failure says nothing of it
 // and the diagnosis weighs the fact where it was printed (classify.cc).
 #include "core/text.h"
@@ -29,6 +31,9 @@ constexpr Pattern kPatterns[] = {
     {"gracefully reloading uWSGI", kContext},
     {"phased worker restart", kContext},
     {"Found left-over process ", kContext},
+    // PM2's reload names the previous generation "_old_N" while it drains: in
+    // `pm2 list` ("│ feedapi │ _old_0 │ cluster │ ...") and pm2.log ("Stopping app:feedapi id:_old_0").
+    {"(id:|│ *)_old_[0-9]+", kRegex | kContext},
 };
 
 class GracefulReload final : public Recognizer {
@@ -40,6 +45,7 @@ class GracefulReload final : public Recognizer {
                             : text::contains(s, "Autorestarting")     ? "gunicorn replacing a recycled worker (--max-requests)"
                             : text::contains(s, "phased worker")      ? "Puma's phased restart of its workers"
                             : text::contains(s, "left-over process")  ? "systemd started the unit while a process of its previous run was left over"
+                            : text::contains(s, "_old_")              ? "PM2 reloading the app (its previous processes, _old_N, still listed)"
                                                                       : "uWSGI's graceful reload of its workers";
     seen_ = true;
     Fact f = make_fact(line, FactKind::runtime_setting, Family::runtime);

@@ -72,6 +72,7 @@ constexpr Pattern kPatterns[] = {
     {"Mem-Info:", kCompanion},
     {"System is deadlocked on memory", kCompanion},
     {"panic_on_oom", kCompanion},
+    {"Manual OOM execution", kCompanion},  // SysRq f: the OOM killer invoked by hand
     {"Out of memory and no killable processes"},
     {"Skip killing the task"},
     {"cpuset=", kContext},
@@ -114,6 +115,7 @@ struct Report {
   std::optional<double> uptime_s;
   std::string trigger;  // comm that invoked the OOM killer
   bool memcg = false, global = false, sysrq = false;
+  bool panicked = false;  // the kernel panicked on the OOM (panic_on_oom, or deadlocked on memory)
   std::string constraint, oom_memcg, task_memcg, limit_of, task_in, stats_cgroup;
   std::optional<uint64_t> usage, limit;
   std::optional<int64_t> summary_pid;
@@ -232,11 +234,16 @@ class KernelOom final : public Recognizer {
       if (r_.open && near(line)) r_.last_line = line.number;
       return;
     }
+    if (text::contains(s, "Manual OOM execution")) {  // "sysrq: SysRq : Manual OOM execution": the report that follows is by hand
+      manual_line_ = line.number;
+      return;
+    }
     if (text::contains(s, "System is deadlocked on memory") || text::contains(s, "panic_on_oom") ||
         text::contains(s, "Out of memory and no killable processes")) {
       if (text::contains(s, "panic_on_oom") && !text::contains(s, "Out of memory")) return;  // sysctl echo
       ensure(line, out);
       r_.global = !text::contains(s, "compulsory") || r_.global;
+      r_.panicked = true;
       keep(line);
       return;
     }
@@ -317,6 +324,8 @@ class KernelOom final : public Recognizer {
 
  private:
   Report r_;
+  uint64_t manual_line_ = 0;  // SysRq's "Manual OOM execution": the report that follows is by hand
+  static constexpr uint64_t kManualWindow = 8;
   // A summary line cut before its ",uid=N" end, waiting for its continuation.
   std::string partial_;
   uint64_t partial_line_ = 0;
@@ -375,6 +384,7 @@ class KernelOom final : public Recognizer {
     if (r_.open && near(line)) return;
     close(out);
     start(line);
+    if (manual_line_ && line.number <= manual_line_ + kManualWindow) r_.sysrq = true;
   }
 
   void keep(const Line& line) {
@@ -663,7 +673,9 @@ class KernelOom final : public Recognizer {
   void close(FactSink& out) {
     if (!r_.open) return;
     emit_victims(out);
-    if (r_.victims == 0 && (r_.memcg || r_.global || !r_.summary_task.empty() || !r_.trigger.empty())) {
+    // A panic on the OOM (panic_on_oom=2, "compulsory", panics for a cgroup's
+    // OOM too) with no header in view is still the kernel's OOM: its pool unqualified.
+    if (r_.victims == 0 && (r_.memcg || r_.global || r_.panicked || !r_.summary_task.empty() || !r_.trigger.empty())) {
       // A report whose victim line we never saw (cut excerpt, or rate-limited).
       bool killed = r_.summary_pid.has_value() || !r_.task_in.empty();
       Fact f = fact_from_report(killed ? FactKind::kernel_oom_kill : FactKind::kernel_oom_event);

@@ -75,6 +75,10 @@ constexpr Pattern kPatterns[] = {
     {"limits:map[", kContext},
     {"Evicted"},
     {"low on resource: ", kCompanion},
+    // The kubelet's evictions for a pod's or container's own disk limit: "Pod ephemeral local storage usage
+    // exceeds the total limit of containers 1Gi.", "Container x exceeded its local ephemeral storage limit".
+    {"ephemeral local storage usage exceeds", kCompanion},
+    {"exceeded its local ephemeral storage limit", kCompanion},
     {"its request of", kContext},  // also "e\nxceeds its request of" cut by a terminal
     {", request is ", kContext},
     {"had condition: [", kContext},
@@ -224,7 +228,7 @@ class Kubernetes final : public Recognizer {
       if (probe(line, out)) return;
     }
     if (text::contains(s, "Evicted") || text::contains(s, "low on resource: ") || text::contains(s, "had condition: [") ||
-        text::contains(s, "its request of") || text::contains(s, ", request is ")) {
+        text::contains(s, "its request of") || text::contains(s, ", request is ") || ephemeral_limit(s)) {
       if (eviction(line, out)) return;
     }
     if (size_t p = s.find("OOMKilled"); p != std::string_view::npos && !text::contains(s, "OutOfMemoryKilled"))
@@ -515,6 +519,11 @@ class Kubernetes final : public Recognizer {
     pending_resource_.clear();
   }
 
+  // The kubelet's message for an eviction over a pod's own disk limit.
+  static bool ephemeral_limit(std::string_view s) {
+    return text::contains(s, "ephemeral local storage usage exceeds") || text::contains(s, "exceeded its local ephemeral storage limit");
+  }
+
   // Eviction reason, message and its continuation lines.
   bool eviction(const Line& line, FactSink& out) {
     std::string_view s = line.text;
@@ -525,6 +534,8 @@ class Kubernetes final : public Recognizer {
     } else if (auto c = text::after(s, "had condition: [")) {
       std::string_view cond = text::take_until(*c, "]");
       resource = text::contains(cond, "MemoryPressure") ? "memory" : std::string(cond.substr(0, 40));
+    } else if (ephemeral_limit(s)) {
+      resource = "ephemeral-storage";
     }
     bool reason = false;
     if (size_t p = s.find("Evicted"); p != std::string_view::npos) {

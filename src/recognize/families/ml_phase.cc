@@ -161,6 +161,9 @@ constexpr Cue kCues[] = {
     {", in read_parquet", Cause::model_load, 0.8f, "reading a data file into memory"},
     {", in read_csv", Cause::model_load, 0.8f, "reading a data file into memory"},
     {"np.load(", Cause::model_load, 0.8f, "reading an array file into memory"},
+    // A program's own word that it reads or loads something whole ("reading
+    // s3://.../part-0042.parquet into memory", "Loading index into memory").
+    {"into memory", Cause::model_load, 0.7f, "reading data into memory"},
     // A whole file read into one buffer: Go's ioutil.ReadFile / os.ReadFile frames, .NET's File.ReadAllBytes.
     {"ioutil.ReadFile(", Cause::model_load, 0.8f, "reading a whole file into memory"},
     {"os.ReadFile(", Cause::model_load, 0.8f, "reading a whole file into memory"},

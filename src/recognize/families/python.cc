@@ -22,6 +22,9 @@
 // (ibv_reg_mr, NET/IB) is the locked-memory ulimit, not RAM, and the JVM's own
 // commit failures and PyTorch's "DefaultCPUAllocator: ... Error code 12 (Cannot
 // allocate memory)" belong to the JVM and PyTorch recognizers.
+#include <optional>
+#include <string>
+
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -42,6 +45,9 @@ constexpr Pattern kPatterns[] = {
     {"memory allocation of ", kShared},
     {"Cannot allocate memory", kShared},
     {"[Errno 12]", kCompanion},
+    // A device allocator in the C++ frames under a Python MemoryError (Paddle's
+    // "paddle::memory::allocation::CUDAAllocator::AllocateImpl"): the device's.
+    {"(CUDA|HIP|XPU|NPU|GPU|Cuda|Gpu)Allocator|cudaMalloc|hipMalloc", kRegex | kContext},
 };
 
 // The bytes of an array numpy could not allocate, from its shape and data
@@ -85,6 +91,14 @@ class PythonHost final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (held_ && line.number > held_->where.line + kDeviceFrames) release(out);
+    if (held_ && device_allocator(s)) {
+      held_->kind = FactKind::gpu_oom;
+      held_->layer = Layer::gpu_vram;
+      held_->detail += " from a device allocator (" + std::string(text::trim(s).substr(0, 120)) + ")";
+      release(out);
+      return;
+    }
     if (size_t p = s.find("MemoryError"); p != std::string_view::npos && python_error(line, p, out)) return;
     if (size_t p = s.find("Unable to allocate "); p != std::string_view::npos && text::contains(s, "for an array with shape")) {
       auto req = units::parse_log_size(s.substr(p + 19));
@@ -130,9 +144,27 @@ class PythonHost final : public Recognizer {
     emit(line, p, 22, "Cannot allocate memory (ENOMEM)", 0.7f, std::nullopt, out);
   }
 
+  void finish(FactSink& out) override { release(out); }
+
  private:
   uint64_t last_line_ = 0;
   std::string last_detail_;
+  // A Python MemoryError held for the frames under it: a device allocator
+  // among them (within kDeviceFrames lines) makes it the device's.
+  std::optional<Fact> held_;
+  static constexpr uint64_t kDeviceFrames = 16;
+
+  static bool device_allocator(std::string_view s) {
+    for (std::string_view w : {"CUDAAllocator", "HIPAllocator", "XPUAllocator", "NPUAllocator", "GPUAllocator", "CudaAllocator",
+                               "GpuAllocator", "cudaMalloc", "hipMalloc"})
+      if (text::contains(s, w)) return true;
+    return false;
+  }
+
+  void release(FactSink& out) {
+    if (held_) out.add(std::move(*held_));
+    held_.reset();
+  }
 
   // The Python exception as a traceback prints it: the line starts with it
   // (after a rank / service prefix), maybe behind a module path, and it ends
@@ -179,6 +211,11 @@ class PythonHost final : public Recognizer {
     f.strength = strength;
     f.detail = device ? std::string(detail) + " from a device memory resource (RMM)" : std::string(detail);
     f.requested = requested;
+    if (!device && detail == "Python MemoryError") {
+      release(out);
+      held_ = std::move(f);
+      return;
+    }
     out.add(std::move(f));
   }
 };

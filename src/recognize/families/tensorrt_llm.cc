@@ -28,7 +28,10 @@
 // "Allocate 69524783104 bytes for k/v cache." and "Using 132608 tokens in paged KV cache." (kv_capacity),
 // "max_seq_len=8224, max_num_requests=64, max_num_tokens=8192, max_batch_size=64", free_gpu_memory_fraction=0.9 /
 // kv_cache_free_gpu_mem_fraction (runtime_setting), and "Rank 1 is using GPU 1", which names the device of a
-// rank's failure. "[TRT-LLM] [W] insufficient GPU memory for CUDA graphs, capturing fewer batch sizes" is a
+// rank's failure. The batch manager's check that the KV pool holds one whole sequence:
+//   [TensorRT-LLM][ERROR] Assertion failed: maxTokensInPagedKvCache must be large enough to process at least 1
+//       sequence to completion (i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq)
+// is the context's KV cache not fitting (kv_cache_context). "[TRT-LLM] [W] insufficient GPU memory for CUDA graphs, capturing fewer batch sizes" is a
 // warning the executor recovers from: not a failure.
 #include <map>
 #include <string>
@@ -57,6 +60,8 @@ constexpr Pattern kPatterns[] = {
     {"free_gpu_mem", kContext},  // free_gpu_memory_fraction / kv_cache_free_gpu_mem_fraction
     {"max_num_tokens=", kContext},
     {" is using GPU ", kContext},
+    // The KV pool left after the weights holds less than one sequence of the engine's length.
+    {"maxTokensInPagedKvCache must be large enough", kCompanion},
 };
 
 constexpr uint64_t kTableWindow = 16;   // lines of the executor's table after its first line
@@ -112,6 +117,19 @@ class TensorrtLlm final : public Recognizer {
       fact_.free = gib(*v);
       note(line);
       return flush(out);  // the table's last figure
+    }
+    if (size_t k = s.find("maxTokensInPagedKvCache must be large enough"); k != std::string_view::npos) {
+      if (guards::is_mention(s, k, 24) || repeats_.repeated("kv-one-sequence", line.number)) return;
+      Fact f = make_fact(line, FactKind::gpu_oom, Family::tensorrt_llm);
+      f.layer = Layer::gpu_vram;
+      f.cause = Cause::kv_cache_context;
+      // A lean: the pool is short of one sequence because the sequence is
+      // long, or because the weights or a low free_gpu_memory_fraction left
+      // it small; the assertion does not say which.
+      f.strength = 0.7f;
+      f.detail = std::string(kKvPoolBelowOneSequence);
+      out.add(std::move(f));
+      return;
     }
     if (runtime_oom(line, s, out)) return;
     context(line, s, out);

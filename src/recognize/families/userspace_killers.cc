@@ -10,6 +10,8 @@
 //   systemd-oomd[3562]: Killed /user.slice/... due to memory used (16109408256) / total (16474247168) and
 //     swap used (1982627840) / total (2147479552) being more than 90.00%
 //   systemd-oomd[..]: Marked /user.slice/... for killing due to ...           (newer wording)
+//   systemd-oomd[1003]: Memory pressure for /user.slice/user-1000.slice/user@1000.service is greater than 10 for
+//     more than 10 seconds and there was reclaim activity                     (247-248: the kill, by its rule)
 //   app-x.scope: systemd-oomd killed 12 process(es) in this unit.               (PID 1, systemd >= 252)
 //   systemd-oomd[..]: Considered 19 cgroups for killing, top candidates were:    (then per candidate:)
 //   systemd-oomd[..]:         Path: /system.slice/x.service  ...  Current Memory Usage: 55.5M
@@ -369,6 +371,20 @@ class UserspaceKillers final : public Recognizer {
       f.unit = unit;
       f.cgroup = unit;
       if (auto n = text::parse_u64(s.substr(k + 20))) f.count = *n;
+      out.add(std::move(f));
+      return;
+    }
+    // systemd 247-248 logged its kill by the rule that fired, not the victim:
+    // "Memory pressure for /user.slice/user-1000.slice/user@1000.service is
+    // greater than 10 for more than 10 seconds and there was reclaim activity"
+    // (the victim is one of that cgroup's children, named by PID 1's
+    // "Deactivated" line after it).
+    if (size_t m = s.find("Memory pressure for /"); m != std::string_view::npos && text::contains(s, "there was reclaim activity")) {
+      if (guards::is_mention(s, m, 16)) return;
+      std::string cgroup(text::first_word(s.substr(m + 20)).substr(0, 512));
+      if (repeated(line, cgroup)) return;
+      Fact f = kill_fact(line, "systemd-oomd", out);
+      f.detail += " (memory pressure for " + cgroup + ", a unit under it)";
       out.add(std::move(f));
       return;
     }
