@@ -32,9 +32,11 @@
 //     right line or right quadratic) at each material change point (the level
 //     moved by T, or the slope by a quarter and 3 standard errors) compete by
 //     BIC; the right part keeps at least 3 points and is searched again (a
-//     step, then a knee), at most three times. When the winner's residuals
-//     are autocorrelated (rho > 0.2: a cache or allocator slack wandering),
-//     the scores count n (1 - rho) / (1 + rho) points. A curve must beat the
+//     step, then a knee; a sample caught inside a step is no regime of its
+//     own: the regime starts at the level it was heading for), at most
+//     three times. When the winner's residuals are autocorrelated (rho >
+//     0.2: a cache or allocator slack wandering), the scores count
+//     n (1 - rho) / (1 + rho) points. A curve must beat the
 //     best piecewise line by 6 (a Bayes factor of ~20): noise over a knee
 //     looks convex too.
 //  5. Significance: the regime's slope now must be positive, at least 3
@@ -538,6 +540,15 @@ Forecast forecast_exhaustion(const std::vector<std::pair<int64_t, uint64_t>>& po
     best = m.fit;
     if (m.start == regime) break;
     regime = m.start, shifted = true, before_level = m.left_end;
+    // A sample caught halfway through the step (1, 4, 64, 100, 100 MiB: the
+    // allocator was still touching pages when the sampler read) belongs to
+    // neither level. Left at the regime's start, it drags the line fitted
+    // there, and the split search cannot cut it off (a left part has two
+    // points): the regime starts at the level it was heading for.
+    while (regime + 3 < t.size() && std::fabs(y[regime + 1] - y[regime]) > jump &&
+           (y[regime + 1] - y[regime] > 0) == (y[regime] - before_level > 0) &&
+           std::fabs(y[regime + 2] - y[regime + 1]) < jump / 2)
+      before_level = y[regime++];
   }
   if (!best.ok) return f;
   // A curvature within six standard errors of 0 is taken for noise (wander

@@ -59,6 +59,27 @@ TEST(Forecast, FreshKneeIsNotCredibleYet) {
   EXPECT_FALSE(f.alert);
 }
 
+TEST(Forecast, ASampleCaughtInsideAStepDoesNotDragTheGrowthAfterIt) {
+  // forecast_eval's "step then growth" as a real cgroup recorded it on
+  // 2026-12-05: 1 MiB, a sample at 4 and one at 64 MiB while 100 MiB were
+  // being touched, 100 MiB flat for 3.5 s, then 12 MiB/s to a 256 MiB limit.
+  // With the 64 MiB sample on the regime, one line through it, the flat part
+  // and the growth said 3.9 MiB/s and "full in 36 s" when 11 s remained.
+  auto mem = [](double t) {
+    if (t < 2) return 1.25;
+    if (t < 2.25) return 4.0;
+    if (t < 2.5) return 64.25;
+    return 100.25 + (t < 6 ? 0 : (t - 6) * 12);
+  };
+  Points p = sample(mem, 0.25, 8.5);
+  Forecast f = forecast_exhaustion(p, uint64_t(256 * MiB));
+  EXPECT_EQ(f.shape, GrowthShape::steady);
+  ASSERT_TRUE(f.tte_s);
+  EXPECT_NEAR(f.rate_per_s / MiB, 12, 1);
+  EXPECT_NEAR(*f.tte_s, (256 - 130.25) / 12, 1.0);
+  EXPECT_NEAR(f.basis_s, 2.5, 0.3) << "the regime starts at the knee, after the step";
+}
+
 TEST(Forecast, AcceleratingGrowthUsesTheCurve) {
   // Idle 3 s, then 1 MiB/s^2 (quadratic), 1 MiB steps: full (200 MiB) at 17 s.
   auto mem = [](double t) { return t < 3 ? 5.0 : 5 + steps((t - 3) * (t - 3), 1); };
