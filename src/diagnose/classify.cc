@@ -203,11 +203,14 @@ Decision decide_layer(const View& v) {
   }
   // 2. Eviction. A bare "Evicted" (a `kubectl get pods` row) is the same
   // event as the message that names its resource: one for disk or PIDs, and
-  // none for memory, says the eviction was not memory's.
-  if (const Fact* e = v.failure(FactKind::k8s_evicted)) {
-    const bool for_memory = v.any([](const Fact& f) {
-      return f.kind == FactKind::k8s_evicted && (f.strength >= 0.9f || f.usage || f.requested);  // a message, or its figures
-    });
+  // none for memory, says the eviction was not memory's. Nor does a bare one
+  // outweigh an OOMKilled reason beside it (another pod's row in the same
+  // table, evicted for whatever resource).
+  const bool evicted_for_memory = v.any([](const Fact& f) {
+    return f.kind == FactKind::k8s_evicted && (f.strength >= 0.9f || f.usage || f.requested);  // a message, or its figures
+  });
+  if (const Fact* e = v.failure(FactKind::k8s_evicted); e && (evicted_for_memory || !v.failure(FactKind::k8s_oomkilled))) {
+    const bool for_memory = evicted_for_memory;
     const Fact* other = v.first_failure([](const Fact& f) {
       return f.kind == FactKind::not_memory_failure && f.family == Family::kubernetes && text::starts_with(f.detail, "an eviction for ");
     });
@@ -681,6 +684,22 @@ bool frame_line(std::string_view s) {
   return text::contains(s, "File \"") || text::contains(s, "\tat ") || text::contains(s, "(0x");
 }
 
+// The logs of a run that ended (previous_run_log.cc: "kubectl logs --previous",
+// "docker logs") pasted after the report of how it ended (`anchor`): each
+// section's command line and last line (the next command's, or the last line
+// any fact of that input stands on).
+std::vector<std::pair<uint64_t, uint64_t>> ended_run_logs(const std::vector<Fact>& facts, const Fact& anchor) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  uint64_t last_line = 0;
+  for (const Fact& f : facts)
+    if (f.where.source_index == anchor.where.source_index) last_line = std::max(last_line, f.where.line);
+  for (const Fact& f : facts)
+    if (f.kind == FactKind::platform && f.detail == kPreviousRunLog && f.where.source_index == anchor.where.source_index &&
+        f.where.line > anchor.where.line)
+      out.emplace_back(f.where.line, f.count.value_or(last_line));
+  return out;
+}
+
 PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   // What the work was doing when it failed; and a few cues that say the
   // work kept what it made (Hugging Face's evaluation outputs concatenated
@@ -697,10 +716,15 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   bool long_prompt = false;
   // The last load that said it finished before the failure: loading cues up
   // to it name a phase that was over when the failure came.
+  // (A run's log pasted below the report of its end comes before that end.)
+  const std::vector<std::pair<uint64_t, uint64_t>> ended_runs = ended_run_logs(facts, anchor);
+  auto in_ended_run = [&](uint64_t line) {
+    return std::any_of(ended_runs.begin(), ended_runs.end(), [&](const auto& r) { return line > r.first && line <= r.second; });
+  };
   uint64_t loaded_at = 0;
   for (const Fact& f : facts)
     if (f.kind == FactKind::phase_load && f.detail == kLoadFinished && f.where.source_index == anchor.where.source_index &&
-        f.where.line < anchor.where.line)
+        (f.where.line < anchor.where.line || in_ended_run(f.where.line)))
       loaded_at = std::max(loaded_at, f.where.line);
   // Copies counted (a worker count, requests in flight) among the step's cues.
   bool copies_counted = false;
@@ -711,6 +735,10 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     // A count of tasks sharing one JVM's heap (ml_phase's jvm_workers) speaks for that heap's failure only.
     if (f.family == Family::jvm && anchor.family != Family::jvm) continue;
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
+    // In the log of the run that ended, pasted below the report of its end:
+    // that log's last line stands next to the failure.
+    for (const auto& [first, last] : ended_runs)
+      if (f.where.line > first && f.where.line <= last) d = static_cast<int64_t>(last - f.where.line) + 1;
     // An engine's own statement of its phase ("Shard 0 failed to start", "The
     // actor never ran") speaks for the whole failure wherever it was printed;
     // ml_phase's cues speak by their distance.
@@ -1624,11 +1652,6 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_series(v, "until the limit", why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_task_table(*d.decisive, why)) return *c;
-  if (auto c = cause_from_reload(v, d.decisive, why)) return *c;
-  if (d.decisive)
-    if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
-  if (auto c = cause_from_process_table(v, d.decisive, true, why)) return *c;
-  if (auto c = cause_from_small_victim(v, d, why)) return *c;
   const Fact* limit = configured_limit(v);
   std::optional<uint64_t> bytes = limit_bytes(v, d);
   // Arithmetic the evidence allows, before the generic "it filled its limit":
@@ -1654,6 +1677,11 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
       return Cause::limit_too_low;
     }
   }
+  if (auto c = cause_from_reload(v, d.decisive, why)) return *c;
+  if (d.decisive)
+    if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
+  if (auto c = cause_from_process_table(v, d.decisive, true, why)) return *c;
+  if (auto c = cause_from_small_victim(v, d, why)) return *c;
   if (d.decisive && d.decisive->uptime_at_failure_s && *d.decisive->uptime_at_failure_s <= kStartupS) {
     why = "it was killed " + timeutil::format_duration(*d.decisive->uptime_at_failure_s) +
           " after it started: start-up alone needs more than the limit";

@@ -70,6 +70,13 @@ inline constexpr std::string_view kLoadFinished = "load finished";
 // step's cues (diagnose/classify.cc, phase_vote).
 inline constexpr std::string_view kBatchOfOne = "a batch of one sequence";
 
+// The detail of a platform fact on a command that prints the log of a run
+// that ended ("kubectl logs POD --previous", "docker logs NAME"): the lines
+// after it, to the next command (its line in `count`; unset: to the end),
+// are what that run printed before it ended, whatever stands above them in
+// the paste (previous_run_log.cc).
+inline constexpr std::string_view kPreviousRunLog = "the log of the run that ended";
+
 // The detail of a host_state fact from /proc/meminfo's SUnreclaim (usage)
 // beside its MemTotal (total): the kernel's own memory that cannot be
 // reclaimed (a driver's or a subsystem's slab).

@@ -40,6 +40,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kMemorySeriesEntry,
     &kAllocatorStatsEntry,
     &kUnifiedMemoryEntry,
+    &kPreviousRunLogEntry,
     &kDockerStatsEntry,
     &kCloudPlatformsEntry,
     &kTimeLimitsEntry,

@@ -626,5 +626,59 @@ TEST(Kubernetes, AnEvictionOverTheEphemeralStorageLimitIsNotMemory) {
             Layer::not_memory);
 }
 
+
+// Modelled on vllm-project/vllm and kserve threads where the OOMKilled
+// describe comes first and the previous container's log after it; values ours.
+const char* kDescribeThenPreviousLog = R"($ kubectl -n llm describe pod chat-7c9d5b6f8-q2kzp
+    Last State:     Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
+    Restart Count:  4
+    Limits:
+      memory:  24Gi
+$ kubectl -n llm logs chat-7c9d5b6f8-q2kzp --previous | tail -3
+INFO 05-02 11:04:19 [loader.py:447] Loading weights from /models/chat-13b (6 safetensors shards, 26.0 GB)
+Loading safetensors checkpoint shards:  50% Completed | 3/6 [00:41<00:41, 13.7s/it]
+Loading safetensors checkpoint shards:  67% Completed | 4/6 [00:55<00:27, 13.8s/it]
+)";
+
+TEST(Kubernetes, APreviousRunsLogBelowTheKillIsWhatRanBeforeIt) {
+  auto s = test::facts_of_kind(kDescribeThenPreviousLog, FactKind::platform);
+  bool marked = false;
+  for (const Fact& f : s)
+    if (f.detail == kPreviousRunLog) marked = f.where.line == 8u && !f.count;  // to the end of the paste
+  EXPECT_TRUE(marked);
+  Diagnosis d = test::diagnose_text(kDescribeThenPreviousLog);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(d.cause, Cause::model_load);
+  // The same log ending in a server that had finished loading: no load.
+  std::string served = kDescribeThenPreviousLog;
+  served += "INFO 05-02 11:05:40 [api_server.py:1090] Application startup complete.\n";
+  EXPECT_NE(test::diagnose_text(served).cause, Cause::model_load);
+  // A command after the log ends its section.
+  std::string more = kDescribeThenPreviousLog;
+  more += "$ kubectl get nodes\n";
+  for (const Fact& f : test::facts_of_kind(more, FactKind::platform))
+    if (f.detail == kPreviousRunLog) EXPECT_EQ(f.count, 11u);
+}
+
+// Modelled on canonical/deployment-configs#199: one pod OOMKilled, another
+// Evicted (for a resource the row does not name); values ours.
+TEST(Kubernetes, ABareEvictedRowDoesNotOutweighAnOomKilledReason) {
+  const char* text = R"(NAME                        READY   STATUS      RESTARTS   AGE
+shop-web-6f8d9c7b54-2xkqn   1/1     Running     9          1d2h
+shop-web-6f8d9c7b54-9dwtr   0/1     OOMKilled   11         1d2h
+shop-web-6f8d9c7b54-h7m4s   0/1     Evicted     0          1d2h
+)";
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::k8s_pod_limit);
+  const char* evicted_only = R"(NAME                        READY   STATUS      RESTARTS   AGE
+shop-web-6f8d9c7b54-h7m4s   0/1     Evicted     0          1d2h
+)";
+  EXPECT_EQ(test::diagnose_text(evicted_only).layer, Layer::k8s_eviction);
+  std::string for_memory = std::string(text) +
+                           "  Warning  Evicted  pod/shop-web-6f8d9c7b54-h7m4s  The node was low on resource: memory. Container web was using 3Gi, which exceeds its request of 1Gi.\n";
+  EXPECT_EQ(test::diagnose_text(for_memory).layer, Layer::k8s_eviction);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -495,5 +495,23 @@ TEST(MlPhase, GosFramesAfterTheErrorAndAWholeFileReadAreTheLoad) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+
+// Modelled on NVIDIA/Torch-TensorRT threads where the builder runs out while
+// the loaded model still holds its copy (the builder's allocator error, then
+// "Builder failed while building the network"); values ours.
+TEST(MlPhase, BuildingATensorRtEngineIsTheLoadOfASecondCopy) {
+  const char* text = R"(INFO:torch_tensorrt.dynamo.conversion._TRTInterpreter:TRT INetwork construction elapsed time: 0:00:38.120411
+[03/11/2025-14:02:10] [TRT] [E] 1: [defaultAllocator.cpp::allocate::19] Error Code 1: Cuda Runtime (out of memory)
+[03/11/2025-14:02:10] [TRT] [W] Requested amount of GPU memory (9663676416 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.
+[03/11/2025-14:02:11] [TRT] [E] 4: [builder.cpp::buildSerializedNetwork::751] Error Code 4: Internal Error (Builder failed while building the network)
+)";
+  auto p = test::facts_of_kind(text, FactKind::phase_load);
+  ASSERT_FALSE(p.empty());
+  EXPECT_EQ(p[0].where.line, 1u);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -247,5 +247,42 @@ TEST(NvidiaSmi, ManyAlikeCopiesOfOneProgramOnOneGpuAreCounted) {
   EXPECT_FALSE(th[0].sequences);
 }
 
+
+// A loop over --query-compute-apps sampling one process: modelled on a
+// pytorch forum thread of a worker whose device memory grew task after task;
+// values ours.
+TEST(NvidiaSmi, OneProcessSampledInALoopIsItsGrowthNotOtherProcesses) {
+  const char* text = R"($ for i in 1 2 3 4; do nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader; sleep 600; done
+20417, python, 3072 MiB
+20417, python, 5120 MiB
+20417, python, 7936 MiB
+20417, python, 10240 MiB
+RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 10.92 GiB total capacity; 9.70 GiB already allocated; 301.44 MiB free; 10.10 GiB reserved in total by PyTorch)
+)";
+  std::vector<Fact> apps;
+  for (Fact& f : test::facts_of_kind(text, FactKind::gpu_state))
+    if (f.family == Family::nvidia) apps.push_back(f);
+  ASSERT_EQ(apps.size(), 1u);
+  EXPECT_EQ(apps[0].count, 1u);  // one process
+  EXPECT_FALSE(apps[0].other_processes);
+  std::vector<Fact> grew;  // (the series reader may read the rows' figures too)
+  for (Fact& f : test::facts_of_kind(text, FactKind::memory_usage))
+    if (f.family == Family::nvidia) grew.push_back(f);
+  ASSERT_EQ(grew.size(), 1u);
+  EXPECT_EQ(grew[0].usage, 10240ULL << 20);
+  EXPECT_EQ(grew[0].count, 4u);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  // Two processes, each once: other processes, as before.
+  const char* two = R"($ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader
+20417, python, 3072 MiB
+20999, python, 5120 MiB
+)";
+  auto both = test::facts_of_kind(two, FactKind::gpu_state);
+  ASSERT_EQ(both.size(), 1u);
+  EXPECT_EQ(both[0].other_processes, 8192ULL << 20);
+  for (const Fact& f : test::facts_of_kind(two, FactKind::memory_usage)) EXPECT_NE(f.family, Family::nvidia);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -137,5 +137,19 @@ TEST(OnnxRuntime, ArenaInfoLinesAndMentionsDoNotFire) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+
+// The arena's size printed before any extension line, under a configured
+// gpu_mem_limit: modelled on microsoft/onnxruntime threads with
+// gpu_mem_limit set (bfc_arena.cc's config and Extend lines); values ours.
+TEST(OnnxRuntime, TheOnlyGpuArenasSizeBeforeItsExtensionMeetsItsLimit) {
+  const char* text = R"(2022-03-01 09:00:01.100 [I:onnxruntime:det, bfc_arena.cc:23 BFCArena] Creating BFCArena for Cuda with following configs: initial_chunk_size_bytes: 1048576 max_dead_bytes_per_chunk: 134217728 initial_growth_chunk_size_bytes: 2097152 memory limit: 1073741824 arena_extend_strategy: 0
+2022-03-01 09:00:03.200 [I:onnxruntime:det, bfc_arena.cc:183 Extend] Total allocated bytes: 943718400
+2022-03-01 09:00:03.210 [E:onnxruntime:det, sequential_executor.cc:339 Execute] Non-zero status code returned while running Conv node. Name:'Conv_12' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:309 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool) Failed to allocate memory for requested buffer of size 209715200
+)";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);  // 900 MiB + 200 MiB past the 1 GiB cap
+}
+
 }  // namespace
 }  // namespace aimem

@@ -127,5 +127,20 @@ TEST(Rollout, TheClientReportingARolloutInProgressIsTwoGenerations) {
   EXPECT_TRUE(overlaps("If you see \"old replicas are pending termination\", wait for the rollout.\n").empty());
 }
 
+
+// A deploy script that says it runs blue/green (modelled on a docker compose
+// deploy script's log in a self-hosting thread); values ours.
+TEST(Rollout, ADeployScriptsBlueGreenIsTwoGenerations) {
+  const char* text = R"([deploy] web: scaling to 2 for blue/green (docker compose up -d --no-recreate --scale web=2 web)
+Jul 02 10:11:12 host-1 kernel: Out of memory: Killed process 5121 (node) total-vm:9401212kB, anon-rss:4893412kB, file-rss:1212kB, shmem-rss:0kB, UID:1000 pgtables:9872kB oom_score_adj:0
+)";
+  auto s = test::facts_of_kind(text, FactKind::runtime_setting, Cause::deployment_overlap);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].count, 2u);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::deployment_overlap);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -157,5 +157,25 @@ TEST(Sglang, TheIdleSelfChecksShortfallIsALeakOfTheKvPool) {
             Layer::none);
 }
 
+
+// Modelled on sgl-project/sglang#393 (2024's router: "Prefill out of memory.
+// This should never happen." with the radix tree printed after it); values ours.
+TEST(Sglang, TheOldRoutersPrefillOutOfMemoryIsTheBatchsKvPool) {
+  const char* text = R"(new fill batch. #seq: 1. #cached_token: 512. #new_token: 2048. #remaining_req: 7. #running_req: 13. tree_cache_hit_rate: 58.10%.
+#running-req: 14, #token: 29900, token usage: 0.97, #queue-req: 7
+new fill batch. #seq: 2. #cached_token: 300. #new_token: 3100. #remaining_req: 5. #running_req: 14. tree_cache_hit_rate: 57.92%.
+Prefill out of memory. This should never happen.
+(root) [3100] [0]
+Exception in ModelRpcClient:
+)";
+  auto g = test::facts_of_kind(text, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].family, Family::sglang);
+  EXPECT_NE(g[0].text.find("Prefill out of memory"), std::string::npos);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);  // 14 requests running: the batch, not one context
+}
+
 }  // namespace
 }  // namespace aimem

@@ -59,6 +59,7 @@ extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;
 extern const RecognizerEntry kUnifiedMemoryEntry;
+extern const RecognizerEntry kPreviousRunLogEntry;
 extern const RecognizerEntry kDockerStatsEntry;
 extern const RecognizerEntry kCloudPlatformsEntry;
 extern const RecognizerEntry kTimeLimitsEntry;

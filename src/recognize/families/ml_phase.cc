@@ -129,6 +129,14 @@ constexpr Cue kCues[] = {
     // TensorRT placing a serialized engine (the weights in it) on the device.
     {"deserializecudaengine", Cause::model_load, 0.9f, "deserializing the engine"},
     {"deserialize cuda engine", Cause::model_load, 0.9f, "deserializing the engine"},
+    // Building a TensorRT engine from a loaded model: the builder copies the
+    // weights into the engine beside the model's own copy (torch_tensorrt's
+    // "TRT INetwork construction", the builder's buildSerializedNetwork frame,
+    // trtllm-build).
+    {"inetwork construction", Cause::model_load, 0.8f, "building the TensorRT engine (a second copy of the weights)"},
+    {"buildserializednetwork", Cause::model_load, 0.8f, "building the TensorRT engine (a second copy of the weights)"},
+    {"torch_tensorrt.compile(", Cause::model_load, 0.8f, "building the TensorRT engine (a second copy of the weights)"},
+    {"trtllm-build ", Cause::model_load, 0.8f, "building the TensorRT engine (a second copy of the weights)"},
     {"checkpoint shards", Cause::model_load, 1.0f, "loading checkpoint shards"},
     {"model loading took", Cause::model_load, 1.0f, "loading model weights"},
     {"llama_model_load", Cause::model_load, 1.0f, "llama.cpp loading the model"},
@@ -388,10 +396,13 @@ constexpr std::string_view kTriggers[] = {"of memory", "ofmemory", "alloc", "kil
 // loading cues before it name a phase that is over. One phase_load fact with
 // detail kLoadFinished (strength 0: it votes for nothing) marks the line.
 // A server that says it serves ("llama server listening at http://...", "main: server is listening on",
-// uvicorn's "Application startup complete.") has its model loaded too.
+// uvicorn's "Application startup complete.", "ready to receive") has its model loaded too.
 constexpr std::string_view kLoadDone[] = {"loaded model in", "loaded the model in", "model loading took", "loading weights took",
                                           "model loaded in", "finished loading", "weights loaded in", "loaded checkpoint in",
-                                          "server listening at", "server is listening on", "application startup complete"};
+                                          "server listening at", "server is listening on", "application startup complete",
+                                          // Prometheus's "Server is ready to receive web requests." and
+                                          // "Completed loading of configuration file".
+                                          "ready to receive", "completed loading"};
 
 // A pool of worker processes starting: gunicorn's "[9] [INFO] Booting worker
 // with pid: 9", Puma's "- Worker 0 (PID: 4127) booted in 0.35s, phase: 0",

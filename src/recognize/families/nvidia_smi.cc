@@ -198,6 +198,18 @@ class NvidiaSmi final : public Recognizer {
   uint64_t apps_ = 0, apps_bytes_ = 0;
   Holders apps_holders_;
   Fact apps_base_;
+  // A pid listed again in one compute-apps list: a loop over the query
+  // ("for i in ...; do nvidia-smi --query-compute-apps=...; sleep 900; done")
+  // sampling the same process, not another process. Its first and last
+  // figures, its samples, and whether each rose.
+  struct AppPid {
+    std::string pid;
+    uint64_t first = 0, last = 0;
+    int samples = 0;
+    bool rising = true;
+  };
+  std::vector<AppPid> app_pids_;
+  Fact app_last_row_;
   bool have_apps_ = false;
 
   void touch(const Line& line) { last_line_ = line.number; }
@@ -243,12 +255,27 @@ class NvidiaSmi final : public Recognizer {
       f.count = apps_;
       f.detail = "nvidia-smi compute apps: " + std::to_string(apps_) + " processes using " + units::format_bytes(apps_bytes_);
       apps_holders_.describe(f);
-      if (apps_bytes_ > 0) f.other_processes = apps_bytes_;
+      // One process sampled again and again, its figure rising at every
+      // sample to half again its first: its growth, not other processes.
+      const AppPid* grew = nullptr;
+      for (const AppPid& a : app_pids_)
+        if (a.samples >= 3 && a.rising && a.last * 2 >= a.first * 3) grew = &a;
+      if (apps_bytes_ > 0 && !grew) f.other_processes = apps_bytes_;
       out.add(std::move(f));
+      if (grew) {
+        Fact g = std::move(app_last_row_);
+        g.strength = 0.7f;
+        g.usage = grew->last;
+        g.count = static_cast<uint64_t>(grew->samples);
+        g.detail = "growing used_memory of pid " + grew->pid + " from " + units::format_bytes(grew->first) + " to " +
+                   units::format_bytes(grew->last) + " over " + std::to_string(grew->samples) + " samples";
+        out.add(std::move(g));
+      }
     }
     have_apps_ = false;
     apps_ = apps_bytes_ = 0;
     apps_holders_ = {};
+    app_pids_.clear();
     block_ = Block::none;
     in_processes_ = false;
   }
@@ -326,15 +353,28 @@ class NvidiaSmi final : public Recognizer {
         apps_base_ = make_fact(line, FactKind::gpu_state, Family::nvidia);
         have_apps_ = true;
       }
-      ++apps_;
-      std::string_view name, gpu;
+      std::string_view name, gpu, pid;
       uint64_t bytes = 0;
       for (size_t i = 0; i < cells.size(); ++i) {
         if (columns_[i] == "used_memory" || columns_[i] == "used_gpu_memory")
-          if (auto v = mib(cells[i])) apps_bytes_ += *v, bytes = *v;
+          if (auto v = mib(cells[i])) bytes = *v;
         if (columns_[i] == "process_name" || columns_[i] == "name") name = text::trim(cells[i]);
         if (columns_[i] == "gpu_bus_id" || columns_[i] == "gpu_uuid") gpu = text::trim(cells[i]);
+        if (columns_[i] == "pid") pid = text::trim(cells[i]).substr(0, 16);
       }
+      auto seen = std::find_if(app_pids_.begin(), app_pids_.end(), [&](const AppPid& a) { return !pid.empty() && a.pid == pid; });
+      if (seen != app_pids_.end()) {
+        // The same process again: its figure now replaces the last one.
+        apps_bytes_ = apps_bytes_ - std::min(apps_bytes_, seen->last) + bytes;
+        seen->rising = seen->rising && bytes > seen->last;
+        seen->last = bytes;
+        ++seen->samples;
+        app_last_row_ = make_fact(line, FactKind::memory_usage, Family::nvidia);
+        return true;
+      }
+      if (!pid.empty() && app_pids_.size() < kMaxGpus) app_pids_.push_back({std::string(pid), bytes, bytes, 1, true});
+      ++apps_;
+      apps_bytes_ += bytes;
       apps_holders_.add(gpu, name, bytes);
       return true;
     }

@@ -99,7 +99,9 @@ class OnnxRuntime final : public Recognizer {
     if (fail != std::string_view::npos || limit != std::string_view::npos) return arena_failure(line, s, fail, limit, out);
     if (text::contains(s, "BFCArena for ")) return arena_context(s);
     if (auto v = text::after(s, "Total allocated bytes: ")) {
-      if (last_extended_ == Pool::gpu) gpu_arena_total_ = text::parse_u64(*v);
+      // The GPU arena's, after its extension or, before any, the only arena created.
+      if (last_extended_ == Pool::gpu || (last_extended_ == Pool::unknown && created_ == Pool::gpu))
+        gpu_arena_total_ = text::parse_u64(*v);
       return;
     }
     providers(s);

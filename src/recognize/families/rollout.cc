@@ -22,6 +22,7 @@
 // does the client's own report of a rollout in progress:
 //   Scaling up frontend-v2 from 0 to 3, scaling down frontend-v1 from 3 to 0 (keep 3 pods available, ...)   rolling-update
 //   Waiting for deployment "api" rollout to finish: 1 old replicas are pending termination...   rollout status
+//   [deploy] api: scaling to 2 for blue/green (docker compose up -d --scale api=2 api)   a deploy script
 #include <fmt/format.h>
 #include <string>
 #include <vector>
@@ -43,6 +44,9 @@ constexpr Pattern kPatterns[] = {
     // and rollout status's "... N old replicas are pending termination...".
     {"Scaling up [^ ]+ from [0-9]+ to [0-9]+, scaling down ", kRegex | kContext},
     {"old replicas are pending termination", kContext},
+    // A deploy script's own word that it runs the new copy beside the old
+    // ("scaling to 2 for blue/green", "blue-green deploy: starting green").
+    {"blue[/-]green", kRegex | kCaseless | kContext},
 };
 
 constexpr size_t kWorkloads = 32;  // names followed at once
@@ -174,6 +178,8 @@ class Rollout final : public Recognizer {
       detail = fmt::format("a rolling update running {} beside {}", next.substr(0, 64), old.substr(0, 64));
     } else if (text::contains(s, "old replicas are pending termination")) {
       detail = "a rollout with old replicas still running beside the new ones";
+    } else if (text::icontains(s, "blue/green") || text::icontains(s, "blue-green")) {
+      detail = "a blue/green deployment running the new copy beside the old";
     } else {
       return false;
     }

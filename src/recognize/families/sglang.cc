@@ -19,6 +19,7 @@
 // Serving: the scheduler cannot fit the next batch's tokens in the KV token
 // pool (schedule_batch.py's alloc_token_slots), and raises:
 //   RuntimeError: Prefill out of memory. Try to lower your batch size.
+//   Prefill out of memory. This should never happen.   (the router of 2024's v0.1)
 //   Try to allocate 8192 tokens.
 //   (also "Decode out of memory. ...")
 // The pool was sized at start-up; the requests running at once hold it: the
@@ -60,7 +61,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"is larger than the profiled value"},
-    {"(Prefill|Decode) out of memory\\. Try to lower your batch size", kRegex},
+    {"(Prefill|Decode) out of memory\\.", kRegex},
     {"#running-req: ", kContext},
     {"kv_pool", kContext},  // "token_to_kv_pool_allocator memory leak detected!": read with its companion words below
     {"increase --mem-fraction-static", kCompanion},  // "Not enough memory." / the 0.1.x typo "Not enought memory."
@@ -85,7 +86,7 @@ class Sglang final : public Recognizer {
     if (auto p = s.find("is larger than the profiled value"); p != std::string_view::npos) return profiled(line, s, p, out);
     if (auto p = s.find("increase --mem-fraction-static"); p != std::string_view::npos && not_enough(s.substr(0, p)))
       return no_room(line, s, p, out);
-    if (auto p = s.find(" out of memory. Try to lower your batch size"); p != std::string_view::npos) return batch_oom(line, s, p, out);
+    if (auto p = s.find(" out of memory."); p != std::string_view::npos) return batch_oom(line, s, p, out);
     if (auto p = s.find("memory leak detected!"); p != std::string_view::npos && text::contains(s.substr(0, p), "kv_pool"))
       return pool_leak(line, s, p, out);
     if (auto r = text::after(s, "#running-req: ")) {
