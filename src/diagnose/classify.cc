@@ -700,6 +700,20 @@ std::vector<std::pair<uint64_t, uint64_t>> ended_run_logs(const std::vector<Fact
   return out;
 }
 
+// The line of the last load that said it finished before the failure (a run's
+// log pasted below the report of its end comes before that end): 0 if none.
+uint64_t load_finished_at(const std::vector<Fact>& facts, const Fact& anchor,
+                          const std::vector<std::pair<uint64_t, uint64_t>>& ended_runs) {
+  uint64_t at = 0;
+  for (const Fact& f : facts) {
+    if (f.kind != FactKind::phase_load || f.detail != kLoadFinished || f.where.source_index != anchor.where.source_index) continue;
+    const bool in_ended_run = std::any_of(ended_runs.begin(), ended_runs.end(),
+                                          [&](const auto& r) { return f.where.line > r.first && f.where.line <= r.second; });
+    if (f.where.line < anchor.where.line || in_ended_run) at = std::max(at, f.where.line);
+  }
+  return at;
+}
+
 PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   // What the work was doing when it failed; and a few cues that say the
   // work kept what it made (Hugging Face's evaluation outputs concatenated
@@ -716,16 +730,8 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   bool long_prompt = false;
   // The last load that said it finished before the failure: loading cues up
   // to it name a phase that was over when the failure came.
-  // (A run's log pasted below the report of its end comes before that end.)
   const std::vector<std::pair<uint64_t, uint64_t>> ended_runs = ended_run_logs(facts, anchor);
-  auto in_ended_run = [&](uint64_t line) {
-    return std::any_of(ended_runs.begin(), ended_runs.end(), [&](const auto& r) { return line > r.first && line <= r.second; });
-  };
-  uint64_t loaded_at = 0;
-  for (const Fact& f : facts)
-    if (f.kind == FactKind::phase_load && f.detail == kLoadFinished && f.where.source_index == anchor.where.source_index &&
-        (f.where.line < anchor.where.line || in_ended_run(f.where.line)))
-      loaded_at = std::max(loaded_at, f.where.line);
+  const uint64_t loaded_at = load_finished_at(facts, anchor, ended_runs);
   // Copies counted (a worker count, requests in flight) among the step's cues.
   bool copies_counted = false;
   for (const Fact& f : facts) {
@@ -735,8 +741,7 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     // A count of tasks sharing one JVM's heap (ml_phase's jvm_workers) speaks for that heap's failure only.
     if (f.family == Family::jvm && anchor.family != Family::jvm) continue;
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
-    // In the log of the run that ended, pasted below the report of its end:
-    // that log's last line stands next to the failure.
+    // In a run's log pasted below the report of its end: its last line stands next to the failure.
     for (const auto& [first, last] : ended_runs)
       if (f.where.line > first && f.where.line <= last) d = static_cast<int64_t>(last - f.where.line) + 1;
     // An engine's own statement of its phase ("Shard 0 failed to start", "The
