@@ -1504,6 +1504,13 @@ std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed,
     return Cause::concurrency_batch;
   }
   if (!other || *other->usage < kOtherMin || *other->usage <= own || own * 3 >= total) return std::nullopt;
+  // The victim's resident size is one of that row's copies (within a
+  // quarter): the same processes under another name (the kernel's comm
+  // "ruby", ps's args "sidekiq 2.15.1 ..."), not others.
+  if (failed && failed->rss && *other->sequences > 0) {
+    const double per = static_cast<double>(*other->usage) / static_cast<double>(*other->sequences);
+    if (std::fabs(static_cast<double>(*failed->rss) - per) <= 0.25 * per) return std::nullopt;
+  }
   why = "the process table" + where + " shows " + other->process + " holding " + units::format_bytes(*other->usage) +
         (own ? " against " + units::format_bytes(own) + " for " + name : " while " + name + " is not among the largest") +
         ": other processes held the memory";

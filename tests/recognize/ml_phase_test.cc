@@ -513,5 +513,22 @@ TEST(MlPhase, BuildingATensorRtEngineIsTheLoadOfASecondCopy) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+
+// darknet's training (AlexeyAB/darknet threads: "CUDA Error: out of memory"
+// while building the layers, with batch and subdivisions in the cfg); values ours.
+TEST(MlPhase, DarknetsTrainingAndSubdivisionsAreTheBatch) {
+  const char* text = R"($ ./darknet detector train data/obj.data cfg/yolov4-custom.cfg yolov4.conv.137 -dont_show
+yolov4-custom
+subdivisions: Using default '1'
+layer     filters    size              input                output
+    0 conv     32  3 x 3 / 1   608 x 608 x   3   ->   608 x 608 x  32
+    1 CUDA Error: out of memory
+darknet: ./src/cuda.c:36: check_error: Assertion `0' failed.
+)";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

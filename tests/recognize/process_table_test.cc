@@ -305,5 +305,27 @@ TEST(ProcessTable, FreeBsdTopsUpperCaseUnitsAreRead) {
   EXPECT_EQ(d.cause, Cause::concurrency_batch);
 }
 
+
+// The kernel names the victim by its executable ("ruby"), ps by its args
+// ("sidekiq 2.15.1 ..."): a victim whose resident size is one row's copy is
+// one of them, not a process beside them (modelled on diaspora's Sidekiq
+// memory threads; our own figures).
+TEST(ProcessTable, AVictimTheSizeOfOneCopyIsOneOfThemUnderAnotherName) {
+  const std::string log =
+      "$ ps -o pid,etime,rss,args -C ruby | grep sidekiq\n"
+      " 7101  3-01:10:07 4093312 sidekiq 3.4.2 app [10 of 10 busy]\n"
+      " 7105  3-01:10:07 3987604 sidekiq 3.4.2 app [9 of 10 busy]\n"
+      " 7109  3-01:10:06 4011876 sidekiq 3.4.2 app [10 of 10 busy]\n"
+      "[266290.518204] Out of memory: Kill process 7105 (ruby) score 301 or sacrifice child\n"
+      "[266290.518290] Killed process 7105 (ruby) total-vm:5120448kB, anon-rss:3998412kB, file-rss:1124kB\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_NE(d.cause, Cause::other_process);
+  // A victim much smaller than each of those rows: they are others.
+  std::string small = log;
+  small.replace(small.find("anon-rss:3998412kB"), 18, "anon-rss:398412kB");
+  EXPECT_EQ(test::diagnose_text(small).cause, Cause::other_process);
+}
+
 }  // namespace
 }  // namespace aimem

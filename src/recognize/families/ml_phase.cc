@@ -20,6 +20,7 @@
 //                     transformers' "Input length of input_ids is N" (16k tokens or more)
 //   (a worker count's fact carries the count in `sequences`)
 //   concurrency_batch backward / optimizer / train_step / training_step / epoch / prefill / profile_run /
+//                     darknet's "detector train" and its cfg's subdivisions /
 //                     dummy run / warmup / forward / generate / sampler / batch size (more than 2) /
 //                     parallel copies: -j N (also MAKEOPTS="-jN", MAKEFLAGS=-jN), --jobs N, -np N, --n-processes N, num_workers=N, pool of N,
 //                     Spark's --executor-cores N / spark.executor.cores=N (tasks at once in one executor's heap),
@@ -283,6 +284,10 @@ constexpr Cue kCues[] = {
     {"optim/", Cause::concurrency_batch, 0.6f, "a training step (optimizer)"},
     {", in step", Cause::concurrency_batch, 0.6f, "a training step (optimizer)", Cue::frame_name},
     {"train_step", Cause::concurrency_batch, 1.0f, "a training step"},
+    // darknet's training run ("./darknet detector train ...") and its cfg's
+    // subdivisions (a step holds batch / subdivisions images at once).
+    {"detector train", Cause::concurrency_batch, 0.9f, "a darknet training step"},
+    {"subdivisions", Cause::concurrency_batch, 0.8f, "darknet's mini-batch (batch / subdivisions)"},
     {"training_step", Cause::concurrency_batch, 1.0f, "a training step"},
     {"trainer.train(", Cause::concurrency_batch, 0.8f, "a training step"},
     // Keras: the fit loop's frames and its progress bar ("2048/91520 [====..] - ETA: 21:44 - loss: 9.7012").
