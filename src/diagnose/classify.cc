@@ -1692,6 +1692,9 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_reload(v, d.decisive, why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
+  // Copies of one program killed together inside the limit: they ran in it at once.
+  if (d.decisive)
+    if (auto c = cause_from_copies_killed(v, *d.decisive, why)) return *c;
   if (auto c = cause_from_process_table(v, d.decisive, true, why)) return *c;
   if (auto c = cause_from_small_victim(v, d, why)) return *c;
   if (d.decisive && d.decisive->uptime_at_failure_s && *d.decisive->uptime_at_failure_s <= kStartupS) {

@@ -2429,5 +2429,26 @@ TEST(CauseMechanisms, TheHostsFullestSnapshotDecidesAndAmpleRoomRulesTheHostOut)
   EXPECT_EQ(roomy.layer, Layer::unknown) << reason_text(roomy);
 }
 
+
+// Two copies of one program killed inside one memory cgroup within seconds:
+// they ran in the limit at once (modelled on a firecracker sandbox runner's
+// systemd unit at its MemoryMax; values ours).
+TEST(CauseMechanisms, CopiesKilledTogetherInsideALimitRanAtOnce) {
+  const std::string report =
+      "Mar 25 09:12:44 h kernel: firecracker invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+      "Mar 25 09:12:44 h kernel: memory: usage 2097152kB, limit 2097152kB, failcnt 9181\n"
+      "Mar 25 09:12:44 h kernel: oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+      "oom_memcg=/system.slice/runner.service,task_memcg=/system.slice/runner.service,task=firecracker,pid=40112,uid=0\n"
+      "Mar 25 09:12:44 h kernel: Memory cgroup out of memory: Killed process 40112 (firecracker) total-vm:2218740kB, "
+      "anon-rss:612044kB, file-rss:1208kB, shmem-rss:0kB, UID:0 pgtables:1480kB oom_score_adj:0\n";
+  const std::string second =
+      "Mar 25 09:12:45 h kernel: Memory cgroup out of memory: Killed process 40188 (firecracker) total-vm:2218740kB, "
+      "anon-rss:544120kB, file-rss:1204kB, shmem-rss:0kB, UID:0 pgtables:1388kB oom_score_adj:0\n";
+  Diagnosis d = diagnose_text(report + second);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  EXPECT_NE(diagnose_text(report).cause, Cause::concurrency_batch);  // one kill: no copies
+}
+
 }  // namespace
 }  // namespace aimem

@@ -135,16 +135,16 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (4551 cases since the thirty-fourth blind batch of 2026-12-05: validation
-// 88.1 / 55.3 / 90.6, training 94.1 / 69.9 / 96.6; the validation split took
-// the thirteenth to thirty-fourth batches' unread thirds, 35 of 40, 38 of 42,
+// (4671 cases since the thirty-fifth blind batch of 2026-12-05: validation
+// 88.0 / 55.4 / 90.5, training 94.0 / 69.8 / 96.7; the validation split took
+// the thirteenth to thirty-fifth batches' unread thirds, 35 of 40, 38 of 42,
 // 34 of 39, 33 of 37, 31 of 39, 34 of 40, 34 of 40, 36 of 41, 34 of 39, 35
 // of 43, 35 of 40, 35 of 38, 34 of 39, 36 of 41, 33 of 38, 30 of 40, 35 of
-// 40, 34 of 39, 29 of 39, 28 of 37, 35 of 41 and 39 of 42 on layer). The
-// thirty-fourth batch's training part (78 cases, cause 28 of 53 when first
-// read) took the training split's cause from 70.2 to 69.7 with the version of
-// that moment, and its floor to 69.5; it measures 69.9 with the changes read
-// from it. The thirty-second
+// 40, 34 of 39, 29 of 39, 28 of 37, 35 of 41, 39 of 42 and 33 of 40 on
+// layer). The thirty-fourth and thirty-fifth batches' training parts (78 and
+// 80 cases, cause 28 of 53 and 24 of 48 when first read) took the training
+// split's cause from 70.2 to 69.6 with the versions of those moments, and its
+// floor to 69.5; it measures 69.8 with the changes read from them. The thirty-second
 // and thirty-third batches' training parts (83 and 79 cases, cause 26 of 51
 // and 21 of 53 when first read) took the training split's cause from 70.7 to
 // 69.7 with the version of that moment, and its floor to 70.0; it measures
@@ -168,11 +168,11 @@ struct Floors {
 // workspace, skipping the tactic, in a build that completed): a recovery for
 // "Skipping tactic" made it "none" but moved an unseen TensorRT failure to
 // "none" too, so it was not kept. On the validation split one
-// of the fifteenth batch's healthy logs and one of the thirty-second's read as
-// failures, and they are not read (that split is scored, never tuned on), so
-// its floor is the share it holds.
+// of the fifteenth batch's healthy logs, one of the thirty-second's and one of
+// the thirty-fifth's read as failures, and they are not read (that split is
+// scored, never tuned on), so its floor is the share it holds (98.1%).
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{87.5, 54.0, 89.0, 98.5};
+constexpr Floors kValidationFloor{87.5, 54.0, 89.0, 98.0};
 constexpr Floors kTrainingFloor{93.5, 69.5, 96.0, 99.5};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {

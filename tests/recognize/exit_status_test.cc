@@ -451,5 +451,22 @@ TEST(ExitStatus, AContainerStatesExitCodeAsJsonIsRead) {
   EXPECT_TRUE(of_kind("{\"terminated\":{\"exitCode\":0,\"reason\":\"Completed\"}}\n", FactKind::exit_status).empty());
 }
 
+
+// zsh's job line glued to tqdm's last redraw (no newline after the bar):
+// modelled on a Hugging Face loading thread; values ours.
+TEST(ExitStatus, ZshsKilledJobAfterAProgressBarOnTheSameLine) {
+  const char* text =
+      "Loading checkpoint shards:  60%|######    | 3/5 [00:09<00:06,  3.02s/it][1]    31877 killed     python serve.py --model m\n";
+  auto k = test::facts_of_kind(text, FactKind::process_killed);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].pid, 31877);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::model_load);
+  // A bar with no job line after it is nothing.
+  EXPECT_TRUE(test::facts_of_kind("Loading checkpoint shards:  60%|######    | 3/5 [00:09<00:06,  3.02s/it][1] done\n",
+                                  FactKind::process_killed).empty());
+}
+
 }  // namespace
 }  // namespace aimem

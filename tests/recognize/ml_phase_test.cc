@@ -530,5 +530,24 @@ darknet: ./src/cuda.c:36: check_error: Assertion `0' failed.
   EXPECT_EQ(d.cause, Cause::concurrency_batch);
 }
 
+
+// php-fpm's pool size is that many PHP processes at once (modelled on a
+// MediaWiki-on-Kubernetes thread; values ours).
+TEST(MlPhase, PhpFpmsMaxChildrenAreCopiesAtOnce) {
+  const char* text = R"(pm = static
+pm.max_children = 16
+[05-Mar-2020 10:34:18] WARNING: [pool www] child 19 exited on signal 9 (SIGKILL) after 266.913402 seconds from start
+    Last State:     Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
+    Limits:
+      memory:  2Gi
+)";
+  auto p = test::facts_of_kind(text, FactKind::phase_serve, Cause::concurrency_batch);
+  ASSERT_FALSE(p.empty());
+  EXPECT_EQ(p[0].sequences, 16u);
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

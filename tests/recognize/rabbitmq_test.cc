@@ -58,5 +58,17 @@ TEST(RabbitMq, AZeroWatermarkIsASettingAndAHealthyBootIsNothing) {
   EXPECT_EQ(healthy.layer, Layer::none);
 }
 
+
+// The free-disk alarm blocks publishers as the memory alarm does (modelled
+// on rabbitmq-server discussions of disk alarms; values ours).
+TEST(RabbitMq, TheDiskAlarmIsALookAlike) {
+  const char* text = R"(2024-02-01 10:00:02.300 [warning] <0.298.0> Free disk space is insufficient. Free bytes: 912356544. Limit: 1000000000
+2024-02-01 10:00:02.300 [warning] <0.294.0> disk resource limit alarm set on node 'rabbit@q1'.
+*** Publishers will be blocked until this alarm clears ***
+)";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -83,5 +83,23 @@ TEST(TimeLimits, RunnerTimeoutVerdictWithItsKillIsNotMemory) {
   EXPECT_EQ(d.layer, Layer::not_memory);
 }
 
+
+// LSF's job report for a run-time kill (modelled on an LSF user's mailed job
+// report on a DTU HPC thread; values ours): Max Memory near the request is
+// not what ended it.
+TEST(TimeLimits, LsfsRunLimitIsALookAlike) {
+  const char* text = R"(TERM_RUNLIMIT: job killed after reaching LSF run time limit.
+Exited with exit code 140.
+
+Resource usage summary:
+
+    Max Memory :                                 20471 MB
+    Total Requested Memory :                     20480.00 MB
+)";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(d.cause, Cause::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

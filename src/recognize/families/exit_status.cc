@@ -18,7 +18,8 @@
 //   Killed                                       a bare line: sh/dash reporting its child's SIGKILL
 //   bash: line 1:  2079 Killed   python3 x.py    bash (non-interactive), also "./run.sh: line 3: ..."
 //   [1]+  Killed                  python3 x.py   job control        zsh: killed  python3 x.py
-//   [1]    12345 killed     python3 x.py         zsh job control (with the pid; "[1]  + 12345 killed ...")
+//   [1]    12345 killed     python3 x.py         zsh job control (with the pid; "[1]  + 12345 killed ...";
+//                                                also right after a progress bar's "]" on the same line)
 //   fish: Job 1, 'python3 x.py' terminated by signal SIGKILL (Forced quit)
 //   Gradle build daemon disappeared unexpectedly (it may have been killed or may have crashed)   (no code)
 //   The forked VM terminated without properly saying goodbye. VM crash or System.exit called?  (Surefire; no code)
@@ -119,6 +120,9 @@ constexpr Pattern kPatterns[] = {
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
     {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},
     {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|Killed|Aborted|Terminated) ", kRegex},
+    // The same after a progress bar's last redraw on the line (tqdm ends
+    // without a newline): "... 6/8 [00:11<00:03,  1.91s/it][1]    20417 killed     python main.py".
+    {"\\]\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|Killed) ", kRegex},
     {"zsh: (killed|abort|segmentation fault|terminated) ", kRegex},
     {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
     // A progress bar the shell's word lands after (tqdm redraws with \r): "... 5.15s/it]Killed"
@@ -656,7 +660,10 @@ class ExitStatus final : public Recognizer {
         }
       }
       // "[1]+  Killed   cmd" / "zsh: killed   cmd" / "[1]    12345 killed   cmd"
-      if (!ok && !after.empty() && after[0] == ' ' && (before == "zsh:" || is_job_head(before, &pid))) {
+      // A job head right after a progress bar's "]" on the same line.
+      std::string_view job = before;
+      if (size_t bar = before.rfind("]["); bar != std::string_view::npos && !is_job_head(before, &pid)) job = before.substr(bar + 1);
+      if (!ok && !after.empty() && after[0] == ' ' && (before == "zsh:" || is_job_head(job, &pid))) {
         ok = true;
         program = program_of(command);
       }

@@ -357,6 +357,8 @@ constexpr Cue kCues[] = {
     {"--executor-cores", Cause::concurrency_batch, 0.7f, "tasks running at once in one executor", Cue::jvm_workers},
     {"spark.executor.cores", Cause::concurrency_batch, 0.7f, "tasks running at once in one executor", Cue::jvm_workers},
     {"max_workers", Cause::concurrency_batch, 0.6f, "parallel workers", Cue::workers},
+    // php-fpm's pool size ("pm.max_children = 12"): that many PHP processes at once.
+    {"pm.max_children", Cause::concurrency_batch, 0.8f, "php-fpm children at once", Cue::workers},
     {"pool of", Cause::concurrency_batch, 0.7f, "a pool of parallel workers", Cue::workers},
     {"concurrency", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
     {"workers=", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},

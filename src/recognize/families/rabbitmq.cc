@@ -8,6 +8,7 @@
 //   memory resource limit alarm set on node 'rabbit@mq-1'.                          the alarm itself
 //   *** Publishers will be blocked until this alarm clears ***
 //   memory resource limit alarm cleared on node 'rabbit@mq-1'                        (not a failure)
+//   disk resource limit alarm set on node 'rabbit@mq-1'.      the free-disk alarm: a look-alike (not_memory_failure)
 // and `rabbitmqctl status` with the alarm raised:
 //   {alarms,[{{resource_limit,memory,'rabbit@mq-1'},[]}]}                            3.6
 //   Memory alarm on node rabbit@mq-1                                                  3.8+ ("Alarms" section)
@@ -35,6 +36,7 @@ constexpr Pattern kPatterns[] = {
     {"memory resource limit alarm set"},
     {"alarms,\\[\\{\\{resource_limit,memory,", kRegex},
     {"Memory alarm on node "},
+    {"disk resource limit alarm set", kCompanion},  // the disk alarm: blocks publishers the same way, for disk
     {"vm_memory_high_watermark set\\. Memory used: ?[0-9]+ allowed: ?[0-9]+", kRegex | kContext},
     {"Memory high watermark set to ", kContext},
     {"Memory limit set to [0-9]+MB of [0-9]+MB total", kRegex | kContext},
@@ -55,6 +57,17 @@ class RabbitMq final : public Recognizer {
     }
     if (auto v = text::after(s, "Memory limit set to ")) {  // "406MB of 1016MB total."
       if (auto mb = text::parse_u64(*v)) watermark_ = *mb * units::MiB;
+      return;
+    }
+    // The free-disk alarm blocks publishers the same way: a look-alike.
+    if (size_t d = s.find("disk resource limit alarm set"); d != std::string_view::npos && !guards::is_mention(s, d, 3)) {
+      if (seen_disk_) return;
+      seen_disk_ = true;
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+      f.detail = "RabbitMQ's free-disk alarm: publishers are blocked for disk space, not memory";
+      f.process = "beam.smp";
+      f.strength = 0.75f;
+      out.add(std::move(f));
       return;
     }
     size_t p = s.find("memory resource limit alarm set");
@@ -90,6 +103,7 @@ class RabbitMq final : public Recognizer {
   std::optional<uint64_t> watermark_;
   std::optional<uint64_t> used_;
   uint64_t seen_ = 0;
+  bool seen_disk_ = false;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 //   $ timeout -s KILL 50m ant test   /  timeout --signal=KILL 1h ./run  /  timeout -k 10 300 cmd
 //     a command run under timeout(1) with SIGKILL: stop_or_restart (the kill a bare "Killed" or an
 //     exit 137 beside it may be; a kernel report still wins)
+//   TERM_RUNLIMIT: job killed after reaching LSF run time limit.   LSF's job report (TERM_CPULIMIT alike)
 // A soft time limit (Celery's SoftTimeLimitExceeded, a warning) kills nothing
 // and is left alone, as is prose about limits.
 #include <string>
@@ -33,6 +34,7 @@ constexpr Pattern kPatterns[] = {
     {"timeout: sending signal (KILL|TERM|INT|HUP|SIGKILL|SIGTERM)", kRegex},
     {"time limit( \\([0-9.]+ ?[a-z]*\\))? exceeded", kRegex | kCaseless},
     {"TIME_LIMIT_EXCEEDED", kCompanion},
+    {"TERM_(RUN|CPU)LIMIT", kRegex | kCompanion},  // LSF's job report; its "Exited with exit code" makes it hot
     {"TimeLimitExceeded", kCompanion},
     {"DUE TO TIME LIMIT"},
     {"timeout (-s ?(KILL|SIGKILL|9)|--signal[= ](KILL|SIGKILL|9)|-k ?[0-9])", kRegex},
@@ -73,6 +75,11 @@ class TimeLimits final : public Recognizer {
         return;
       }
     }
+    // LSF's report: "TERM_RUNLIMIT: job killed after reaching LSF run time limit." (TERM_CPULIMIT: its CPU time).
+    if (size_t p = s.find("TERM_RUNLIMIT"); p != std::string_view::npos)
+      return emit(line, p, "LSF killed the job at its run time limit (TERM_RUNLIMIT)", "", 0.85f, out);
+    if (size_t p = s.find("TERM_CPULIMIT"); p != std::string_view::npos)
+      return emit(line, p, "LSF killed the job at its CPU time limit (TERM_CPULIMIT)", "", 0.85f, out);
     if (text::contains(s, "DUE TO TIME LIMIT")) {
       if (!text::contains(s, "CANCELLED")) return;  // "*** JOB 42 ON n1 CANCELLED AT <time> DUE TO TIME LIMIT ***"
       return emit(line, 0, "Slurm cancelled the job at its time limit", "", 0.85f, out);
