@@ -49,11 +49,18 @@ constexpr size_t kMaxKeptSamples = 4000;  // in memory; the recording keeps all
 constexpr const char* kCgroupPrefix = "aimem-run-";  // + aimem's pid: whose cgroup it is
 
 std::atomic<pid_t> g_child{0};
+// A signal that came before CMD was forked (while the cgroup and the
+// recording were being set up): delivered to CMD as soon as it exists, so
+// that a SIGTERM at start-up ends the run as it would a moment later.
+std::atomic<int> g_pending{0};
 
 void forward(int sig, siginfo_t* info, void*) {
-  pid_t child = g_child.load();
-  if (child <= 0) return;
   if ((sig == SIGINT || sig == SIGQUIT) && info && info->si_code == SI_KERNEL) return;  // from the tty
+  pid_t child = g_child.load();
+  if (child <= 0) {
+    if (sig != SIGCONT && sig != SIGWINCH) g_pending = sig;
+    return;
+  }
   ::kill(child, sig);
 }
 
@@ -71,6 +78,7 @@ struct SignalForwarding {
   ~SignalForwarding() {
     for (size_t i = 0; i < std::size(kForwarded); ++i) ::sigaction(kForwarded[i], &old[i], nullptr);
     g_child = 0;
+    g_pending = 0;
   }
 };
 
@@ -311,6 +319,9 @@ pid_t start_child(const RunOptions& o, RunCgroup* cg, RunResult& r, int& err_rea
     r.started = true;
   }
   ::close(exec_err[0]);
+  // A signal kept from the set-up, now that CMD runs (after the hand-over on
+  // `go`: a CMD killed before it would leave that write without a reader).
+  if (int sig = g_pending.exchange(0)) ::kill(child, sig);
   return child;
 }
 
@@ -409,6 +420,7 @@ RunResult run_command(const RunOptions& o) {
     r.exit_status = 2;
     return r;
   }
+  SignalForwarding forwarding;  // before the set-up: a signal during it is kept for CMD
   std::unique_ptr<RunCgroup> cg;
   if (!prepare_cgroup(o, r, cg)) return r;
   auto recording = open_recording(o, cg.get());
@@ -419,7 +431,6 @@ RunResult run_command(const RunOptions& o) {
   }
   std::unique_ptr<Store> store = std::move(*recording);
 
-  SignalForwarding forwarding;
   int err_read = -1;
   pid_t child = start_child(o, cg.get(), r, err_read);
   if (child < 0) return r;

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -177,7 +178,13 @@ TEST(RunCli, ForwardsSignalsAndReportsCommandsThatCannotRun) {
     execl(AIMEM_BINARY, AIMEM_BINARY, "run", "--no-gpus", "--", "/bin/sleep", "30", (char*)nullptr);
     _exit(126);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // Until aimem has forked the command (or 15 s: a loaded machine, a sanitizer's start-up).
+  for (int i = 0; i < 300; ++i) {
+    std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+    pid_t first = 0;
+    if (children >> first && first > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   auto t0 = std::chrono::steady_clock::now();
   kill(pid, SIGTERM);
   int status = 0;
