@@ -210,11 +210,10 @@ Decision decide_layer(const View& v) {
     return f.kind == FactKind::k8s_evicted && (f.strength >= 0.9f || f.usage || f.requested);  // a message, or its figures
   });
   if (const Fact* e = v.failure(FactKind::k8s_evicted); e && (evicted_for_memory || !v.failure(FactKind::k8s_oomkilled))) {
-    const bool for_memory = evicted_for_memory;
     const Fact* other = v.first_failure([](const Fact& f) {
       return f.kind == FactKind::not_memory_failure && f.family == Family::kubernetes && text::starts_with(f.detail, "an eviction for ");
     });
-    if (other && !for_memory) {
+    if (other && !evicted_for_memory) {
       d = {Layer::not_memory, other, other->strength, other->detail + ": the kubelet evicted the pod, but not for memory"};
       return d;
     }
@@ -700,6 +699,16 @@ std::vector<std::pair<uint64_t, uint64_t>> ended_run_logs(const std::vector<Fact
   return out;
 }
 
+// Whether `line` stands inside one of those logs (after its command line).
+bool in_ended_run(const std::vector<std::pair<uint64_t, uint64_t>>& runs, uint64_t line, uint64_t* last = nullptr) {
+  for (const auto& [first, end] : runs)
+    if (line > first && line <= end) {
+      if (last) *last = end;
+      return true;
+    }
+  return false;
+}
+
 // The line of the last load that said it finished before the failure (a run's
 // log pasted below the report of its end comes before that end): 0 if none.
 uint64_t load_finished_at(const std::vector<Fact>& facts, const Fact& anchor,
@@ -707,9 +716,7 @@ uint64_t load_finished_at(const std::vector<Fact>& facts, const Fact& anchor,
   uint64_t at = 0;
   for (const Fact& f : facts) {
     if (f.kind != FactKind::phase_load || f.detail != kLoadFinished || f.where.source_index != anchor.where.source_index) continue;
-    const bool in_ended_run = std::any_of(ended_runs.begin(), ended_runs.end(),
-                                          [&](const auto& r) { return f.where.line > r.first && f.where.line <= r.second; });
-    if (f.where.line < anchor.where.line || in_ended_run) at = std::max(at, f.where.line);
+    if (f.where.line < anchor.where.line || in_ended_run(ended_runs, f.where.line)) at = std::max(at, f.where.line);
   }
   return at;
 }
@@ -742,8 +749,7 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     if (f.family == Family::jvm && anchor.family != Family::jvm) continue;
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
     // In a run's log pasted below the report of its end: its last line stands next to the failure.
-    for (const auto& [first, last] : ended_runs)
-      if (f.where.line > first && f.where.line <= last) d = static_cast<int64_t>(last - f.where.line) + 1;
+    if (uint64_t last = 0; in_ended_run(ended_runs, f.where.line, &last)) d = static_cast<int64_t>(last - f.where.line) + 1;
     // An engine's own statement of its phase ("Shard 0 failed to start", "The
     // actor never ran") speaks for the whole failure wherever it was printed;
     // ml_phase's cues speak by their distance.

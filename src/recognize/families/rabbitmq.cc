@@ -63,12 +63,7 @@ class RabbitMq final : public Recognizer {
     if (size_t d = s.find("disk resource limit alarm set"); d != std::string_view::npos && !guards::is_mention(s, d, 3)) {
       if (seen_disk_) return;
       seen_disk_ = true;
-      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
-      f.detail = "RabbitMQ's free-disk alarm: publishers are blocked for disk space, not memory";
-      f.process = "beam.smp";
-      f.strength = 0.75f;
-      out.add(std::move(f));
-      return;
+      return look_alike(line, "RabbitMQ's free-disk alarm: publishers are blocked for disk space, not memory", 0.75f, out);
     }
     size_t p = s.find("memory resource limit alarm set");
     if (p == std::string_view::npos) p = s.find("resource_limit,memory,");
@@ -76,14 +71,9 @@ class RabbitMq final : public Recognizer {
     if (p == std::string_view::npos || guards::is_advice_line(s) || guards::is_mention(s, p, 3)) return;
     if (seen_ && line.number <= seen_ + 40) return;  // set on one node, then reported across the cluster
     seen_ = line.number;
-    if (watermark_ && *watermark_ == 0) {
-      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
-      f.detail = "RabbitMQ's memory alarm under a watermark of 0 bytes: a setting that blocks publishers, not a shortage";
-      f.process = "beam.smp";
-      f.strength = 0.7f;
-      out.add(std::move(f));
-      return;
-    }
+    if (watermark_ && *watermark_ == 0)
+      return look_alike(line, "RabbitMQ's memory alarm under a watermark of 0 bytes: a setting that blocks publishers, not a shortage",
+                        0.7f, out);
     Fact f = make_fact(line, FactKind::host_alloc_failure, Family::runtime);
     f.layer = Layer::unknown;
     f.cause = Cause::limit_too_low;
@@ -100,6 +90,15 @@ class RabbitMq final : public Recognizer {
   }
 
  private:
+  // An alarm that blocks publishers for something other than a memory shortage.
+  static void look_alike(const Line& line, std::string_view detail, float strength, FactSink& out) {
+    Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+    f.detail = std::string(detail);
+    f.process = "beam.smp";
+    f.strength = strength;
+    out.add(std::move(f));
+  }
+
   std::optional<uint64_t> watermark_;
   std::optional<uint64_t> used_;
   uint64_t seen_ = 0;
