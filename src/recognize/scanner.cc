@@ -230,7 +230,6 @@ LineScanner::LineScanner(const SourceContext& source, FactSink& sink) : source_(
   const PatternSet& set = PatternSet::instance();
   if (hs_alloc_scratch(set.database(), &scratch_) != HS_SUCCESS) throw std::runtime_error("vectorscan: cannot allocate scratch");
   for (const auto* entry : all_recognizers()) recognizers_.push_back(entry->make());
-  buf_.resize(kBlock + kMaxLine);
   if (g_switches.stats) stats_ = std::make_unique<std::vector<uint64_t>>(PatternSet::instance().expressions().size());
 }
 
@@ -411,41 +410,51 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, LineMask mas
   }
 }
 
+void LineScanner::grow_buffer() {
+  size_t cap = buf_cap_ ? std::min(kBufSize, buf_cap_ * 4) : kFirstBuf;
+  auto bigger = std::make_unique_for_overwrite<char[]>(cap);
+  if (buf_len_) std::memcpy(bigger.get(), buf_.get(), buf_len_);
+  buf_ = std::move(bigger);
+  buf_cap_ = cap;
+}
+
 void LineScanner::feed(std::string_view bytes) {
   while (!bytes.empty()) {
-    size_t room = buf_.size() - buf_len_;
+    if (buf_len_ == buf_cap_) grow_buffer();
+    size_t room = buf_cap_ - buf_len_;
     size_t take = std::min(room, bytes.size());
-    std::memcpy(buf_.data() + buf_len_, bytes.data(), take);
+    std::memcpy(buf_.get() + buf_len_, bytes.data(), take);
     buf_len_ += take;
     bytes_ += take;
     bytes.remove_prefix(take);
     if (buf_len_ >= kBlock) {
-      const void* last = memrchr(buf_.data(), '\n', buf_len_);
+      const void* last = memrchr(buf_.get(), '\n', buf_len_);
       // Up to the last newline; a block without one is an over-long line, cut.
-      size_t cut = last ? static_cast<size_t>(static_cast<const char*>(last) - buf_.data()) + 1 : buf_len_;
-      scan_block(buf_.data(), cut, false);
-      std::memmove(buf_.data(), buf_.data() + cut, buf_len_ - cut);
+      size_t cut = last ? static_cast<size_t>(static_cast<const char*>(last) - buf_.get()) + 1 : buf_len_;
+      scan_block(buf_.get(), cut, false);
+      std::memmove(buf_.get(), buf_.get() + cut, buf_len_ - cut);
       buf_len_ -= cut;
     }
   }
 }
 
 char* LineScanner::stream_space(size_t& room) {
-  room = std::min(kBlock, buf_.size() - buf_len_);
-  return buf_.data() + buf_len_;
+  if (buf_len_ == buf_cap_) grow_buffer();
+  room = std::min(kBlock, buf_cap_ - buf_len_);
+  return buf_.get() + buf_len_;
 }
 
 void LineScanner::stream_commit(size_t n) {
   buf_len_ += n;
   bytes_ += n;
-  if (buf_len_ >= kBlock || buf_len_ == buf_.size()) {
-    const void* last = memrchr(buf_.data(), '\n', buf_len_);
+  if (buf_len_ >= kBlock || buf_len_ == kBufSize) {
+    const void* last = memrchr(buf_.get(), '\n', buf_len_);
     size_t cut = 0;
-    if (last) cut = static_cast<size_t>(static_cast<const char*>(last) - buf_.data()) + 1;
+    if (last) cut = static_cast<size_t>(static_cast<const char*>(last) - buf_.get()) + 1;
     else if (buf_len_ >= kMaxLine) cut = buf_len_;
     if (cut) {
-      scan_block(buf_.data(), cut, false);
-      std::memmove(buf_.data(), buf_.data() + cut, buf_len_ - cut);
+      scan_block(buf_.get(), cut, false);
+      std::memmove(buf_.get(), buf_.get() + cut, buf_len_ - cut);
       buf_len_ -= cut;
     }
   }
@@ -614,7 +623,7 @@ bool LineScanner::scan_whole(const WholeInput& input, void (*progress)(uint64_t,
 void LineScanner::feed_record(std::string_view text, const timeutil::LineTime& time) {
   // Scan this one record on its own: flush buffered text first to keep order.
   if (buf_len_) {
-    scan_block(buf_.data(), buf_len_, true);
+    scan_block(buf_.get(), buf_len_, true);
     buf_len_ = 0;
   }
   if (text.size() > kMaxLine) text = text.substr(0, kMaxLine);
@@ -724,7 +733,7 @@ void LineScanner::finish() {
     // a terminal hard-wrapped (unwrap.h) before reading it. Deframing keeps
     // every line where it was; facts keep the input's own line numbers
     // through line_map_.
-    std::string_view whole(buf_.data(), buf_len_);
+    std::string_view whole(buf_.get(), buf_len_);
     if (auto d = deframe(whole, source_.reference_us)) {
       deframed_ = std::make_unique<Deframed>(std::move(*d));
       whole = deframed_->text;
@@ -750,7 +759,7 @@ void LineScanner::finish() {
     }
   }
   if (buf_len_) {
-    scan_block(buf_.data(), buf_len_, true);
+    scan_block(buf_.get(), buf_len_, true);
     buf_len_ = 0;
   }
   for (auto& r : recognizers_) r->finish(sink_);
