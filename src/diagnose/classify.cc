@@ -676,6 +676,28 @@ const Fact* one_sequence_batch(const std::vector<Fact>& facts, const Fact& ancho
   return one;
 }
 
+// The context length rising before the failure (context_growth.cc's
+// kContextGrew) in the run that failed: the last such mark within a
+// statement's reach before the failure, or null.
+const Fact* context_grew(const std::vector<Fact>& facts, const Fact& anchor) {
+  const Fact* grew = nullptr;
+  for (const Fact& f : facts) {
+    if (f.kind != FactKind::phase_serve || f.detail != kContextGrew || f.where.source_index != anchor.where.source_index) continue;
+    int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
+    if (d > kStatementLines || d < -kPhaseAfter) continue;
+    grew = &f;
+  }
+  return grew;
+}
+
+// What says the failing step's sequence length grew, not its batch: a batch
+// of one sequence, or else sequences that had grown longer from one request
+// or step to the next, the failing one the longest yet.
+const Fact* length_mark(const std::vector<Fact>& facts, const Fact& anchor) {
+  const Fact* one = one_sequence_batch(facts, anchor);
+  return one ? one : context_grew(facts, anchor);
+}
+
 // A traceback's frame: Python's "File \"...\"", the JVM's "\tat ", and Go's
 // goroutine frames, printed after "fatal error: ...", each call with its
 // arguments in hex ("io/ioutil.ReadFile(0xc00003b680, 0x51, ...)").
@@ -821,7 +843,7 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   // stated as one sequence: nothing in it grew with the batch, so what did
   // not fit grew with the sequence's length. Not where copies were counted
   // or a larger batch was stated beside it.
-  const Fact* batch_of_one = one_sequence_batch(facts, anchor);
+  const Fact* batch_of_one = length_mark(facts, anchor);
   if (batch_of_one && !copies_counted && score[2] > 0 && score[2] >= score[0]) {
     score[1] += score[2];
     score[2] = 0;
@@ -896,9 +918,21 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
     }
     case Cause::leak_or_accumulation: why = "it failed at " + p.cue->detail + where + ": what the run kept accumulated"; break;
     case Cause::kv_cache_context:
+      if (p.one_sequence && p.one_sequence->detail == kContextGrew) {
+        why = "it failed during " + p.cue->detail + where + " after the context grew from " +
+              std::to_string(p.one_sequence->count.value_or(0)) + " to " + std::to_string(p.one_sequence->ctx.value_or(0)) +
+              " tokens (line " + std::to_string(p.one_sequence->where.line) +
+              "): what did not fit grew with the sequence's length, not the batch";
+        break;
+      }
       if (p.one_sequence) {
         why = "it failed during " + p.cue->detail + where + " with a batch of one sequence (line " +
               std::to_string(p.one_sequence->where.line) + "): what did not fit grew with the sequence's length, not the batch";
+        break;
+      }
+      if (p.cue->detail == kContextGrew) {
+        why = "it failed after the context grew from " + std::to_string(p.cue->count.value_or(0)) + " to " +
+              std::to_string(p.cue->ctx.value_or(0)) + " tokens" + where + ": what did not fit grew with the sequence's length";
         break;
       }
       why = text::contains(p.cue->detail, "max-size")

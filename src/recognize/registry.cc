@@ -68,6 +68,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kRolloutEntry,
     &kContainerGenerationsEntry,
     &kGracefulReloadEntry,
+    &kContextGrowthEntry,
     &kFailureMarkersEntry,
     &kProcessTableEntry,
     &kTritonEntry,

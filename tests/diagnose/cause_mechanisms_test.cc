@@ -501,6 +501,18 @@ TEST(CauseMechanisms, WorkersAndRequestsInFlightAreConcurrency) {
   EXPECT_EQ(busy.cause, Cause::concurrency_batch) << reason_text(busy);
   EXPECT_NE(reason_text(busy).find("151 requests in flight"), std::string::npos) << reason_text(busy);
   EXPECT_NE(diagnose_text(heap(3)).cause, Cause::concurrency_batch);
+  // The same gauge as a structured log's field, rising before a container's
+  // kill (an embedding server's admission log; our own figures).
+  auto fields = [&](int last) {
+    return std::string("2026-03-02 10:11:01,882 INFO admission inflight_requests=3 inflight_chars=212,460 rss_mb=1,604\n") +
+           "2026-03-02 10:11:05,940 INFO admission inflight_requests=" + std::to_string(last) + " inflight_chars=1,906,775 rss_mb=3,866\n" + kill;
+  };
+  Diagnosis crowd = diagnose_text(fields(14));
+  EXPECT_EQ(crowd.cause, Cause::concurrency_batch) << reason_text(crowd);
+  EXPECT_NE(diagnose_text(fields(4)).cause, Cause::concurrency_batch);
+  // Elasticsearch's breaker names its in-flight usage in bytes ("in_flight_requests=2130/2kb"): no requests counted.
+  EXPECT_NE(diagnose_text("usages [request=0/0b, fielddata=1024/1kb, in_flight_requests=2130/2kb, accounting=88/88b]\n" + kill).cause,
+            Cause::concurrency_batch);
 }
 
 // A killer that acts on the machine's pressure picks by score: a small

@@ -100,6 +100,35 @@ OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB
   EXPECT_DOUBLE_EQ(*s[1].ratio, 0.75);
 }
 
+// `java -XX:+PrintFlagsFinal -version` rows, JDK 11+ ("=" and {origin}) and
+// JDK 8 (":=" for a value set on the command line); our own values. A flag
+// left unset (MaxDirectMemorySize 0, Metaspace's 2^64-1) is no cap; a heap
+// that filled at the default quarter of a roomy container is that cap.
+TEST(Jvm, PrintFlagsFinalRowsAreTheHeapSettingsTheyList) {
+  const char* flags = R"($ java -XX:+PrintFlagsFinal -version | grep -E 'MaxHeapSize|MaxRAMPercentage|MaxDirectMemorySize|MaxMetaspaceSize'
+   size_t MaxDirectMemorySize                      = 0                                         {product} {default}
+   size_t MaxHeapSize                              = 2147483648                                {product} {ergonomic}
+   size_t MaxMetaspaceSize                         = 18446744073709551615                      {product} {default}
+   double MaxRAMPercentage                         = 25.000000                                 {product} {default}
+    uintx MaxHeapSize                              := 805306368                           {product}
+)";
+  std::vector<Fact> s;
+  for (auto& f : of_kind(flags, FactKind::runtime_setting))
+    if (f.family == Family::jvm) s.push_back(f);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].heap_limit, 2 * units::GiB);
+  EXPECT_EQ(s[0].detail, "MaxHeapSize");
+  EXPECT_DOUBLE_EQ(*s[1].ratio, 0.25);
+  EXPECT_EQ(s[2].heap_limit, 768 * units::MiB);
+  std::string log = std::string(flags) +
+                    "[2025-02-11T08:14:02.118+0000][gc] GC(812) Pause Full (G1 Compaction Pause) 2047M->2041M(2048M) 1811.402ms\n"
+                    "Exception in thread \"worker-3\" java.lang.OutOfMemoryError: Java heap space\n"
+                    "\tat java.base/java.util.Arrays.copyOf(Arrays.java:3537)\n";
+  auto d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+}
+
 // Modelled on netty/netty's PlatformDependent.incrementMemoryCounter message
 // as a server log shows it; our own sizes.
 TEST(Jvm, NettyDirectMemoryCapIsAJvmPoolWithItsFigures) {

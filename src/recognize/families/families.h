@@ -58,6 +58,7 @@ extern const RecognizerEntry kVgpuEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;
+extern const RecognizerEntry kContextGrowthEntry;
 extern const RecognizerEntry kUnifiedMemoryEntry;
 extern const RecognizerEntry kPreviousRunLogEntry;
 extern const RecognizerEntry kDockerStatsEntry;

@@ -28,6 +28,11 @@
 // -XX:MaxRAMPercentage=75 (ratio 0.75); -XX:MaxMetaspaceSize=256m and
 // -XX:MaxPermSize=256m (runtime_setting, limit: the metadata pool's cap),
 // -XX:MaxDirectMemorySize=10M (the direct-buffer pool's cap).
+// The same flags as `java -XX:+PrintFlagsFinal -version` lists them, in bytes
+// and percents (":=" where JDK 8 marks a value set on the command line):
+//      size_t MaxHeapSize                              = 4294967296                                {product} {ergonomic}
+//       uintx MaxHeapSize                              := 2147483648                          {product}
+//      double MaxRAMPercentage                         = 25.000000                                 {product} {default}
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -57,6 +62,7 @@ constexpr Pattern kPatterns[] = {
     {"MaxMetaspaceSize", kContext},
     {"MaxPermSize", kContext},
     {"MaxHeapSize=", kContext},
+    {"(MaxHeapSize|MaxDirectMemorySize|MaxMetaspaceSize) +:?= +[0-9]", kRegex | kContext},  // -XX:+PrintFlagsFinal
     {"Max. Heap Size (Estimated): ", kContext},  // java -XshowSettings:vm
     {"JVM heap space is exhausted", kCompanion},
     {"running out of JVM heap space", kCompanion},
@@ -99,7 +105,8 @@ class Jvm final : public Recognizer {
     if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=") ||
         text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize=") || text::contains(s, "MaxDirectMemorySize=") ||
         text::contains(s, "configured max heap space is '") || text::contains(s, "ES_HEAP_SIZE=") || text::contains(s, "MAX_HEAP_SIZE=") ||
-        text::contains(s, "Max. Heap Size (Estimated): "))
+        text::contains(s, "Max. Heap Size (Estimated): ") || text::contains(s, "MaxHeapSize ") ||
+        text::contains(s, "MaxDirectMemorySize ") || text::contains(s, "MaxMetaspaceSize "))
       settings(line, out);
     if (size_t p = s.find("OutOfDirectMemoryError: "); p != std::string_view::npos) {
       netty_direct(line, s.substr(p + 24), out);
@@ -420,8 +427,50 @@ class Jvm final : public Recognizer {
     pending_ = std::move(f);
   }
 
+  // The value of a -XX:+PrintFlagsFinal row for `name` ("  size_t MaxHeapSize   = 4294967296  {product} {ergonomic}"):
+  // the name as a whole word, spaces, "=" or ":=", spaces, the value.
+  static std::optional<std::string_view> flags_final_value(std::string_view s, std::string_view name) {
+    size_t p = s.find(name);
+    if (p == std::string_view::npos || p == 0 || s[p - 1] != ' ') return std::nullopt;
+    std::string_view rest = s.substr(p + name.size());
+    if (rest.empty() || rest[0] != ' ') return std::nullopt;
+    rest = platform::skip(rest, " ");
+    if (!rest.empty() && rest[0] == ':') rest.remove_prefix(1);
+    if (rest.empty() || rest[0] != '=') return std::nullopt;
+    rest = platform::skip(rest.substr(1), " ");
+    if (rest.empty() || !platform::is_digit(rest[0])) return std::nullopt;
+    return rest;
+  }
+
   void settings(const Line& line, FactSink& out) {
     std::string_view s = line.text;
+    if (auto v = flags_final_value(s, "MaxHeapSize")) {
+      if (auto b = text::parse_u64(*v); b && *b > 0) {
+        Fact f = make_fact(line, FactKind::runtime_setting, Family::jvm);
+        f.heap_limit = *b;
+        f.detail = "MaxHeapSize";
+        out.add(std::move(f));
+      }
+    }
+    if (auto v = flags_final_value(s, "MaxRAMPercentage")) {
+      if (auto r = text::parse_double(*v); r && *r > 0 && *r <= 100) {
+        Fact f = make_fact(line, FactKind::runtime_setting, Family::jvm);
+        f.ratio = *r / 100.0;
+        f.detail = "MaxRAMPercentage";
+        out.add(std::move(f));
+      }
+    }
+    for (std::string_view key : {"MaxDirectMemorySize", "MaxMetaspaceSize"}) {
+      auto v = flags_final_value(s, key);
+      auto b = v ? text::parse_u64(*v) : std::nullopt;
+      // PrintFlagsFinal lists every flag: 0 is "not set" (the direct pool then
+      // defaults to the heap's size) and Metaspace's unset cap is 2^64-1.
+      if (!b || *b == 0 || *b >= (1ULL << 60)) continue;
+      Fact f = make_fact(line, FactKind::runtime_setting, Family::jvm);
+      f.limit = *b;
+      f.detail = std::string(key);
+      out.add(std::move(f));
+    }
     auto emit = [&](std::optional<uint64_t> heap, std::optional<double> ratio, std::string_view detail) {
       Fact f = make_fact(line, FactKind::runtime_setting, Family::jvm);
       f.heap_limit = heap;

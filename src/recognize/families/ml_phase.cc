@@ -29,7 +29,7 @@
 //                     stress --vm N (its memory workers; also ["--vm","N"] in a manifest's args)
 //                     (--max-procs; 0 counted as 64), and a count before the word: "spawning
 //                     4 render workers", "with 24 processes" (4 or more; the fact carries the count)
-//                     requests in flight: "Running: N reqs", "active requests: N" (8 or more; the
+//                     requests in flight: "Running: N reqs", "active requests: N", inflight_requests=N (8 or more; the
 //                     fact carries the count in `count`)
 // Every line with a cue gives one phase fact per cause it names (phase_load for
 // model_load, phase_serve otherwise), carrying the cause and the cue's weight
@@ -49,6 +49,7 @@
 
 #include "core/text.h"
 #include "recognize/families/families.h"
+#include "recognize/families/platform_util.h"
 #include "recognize/guards.h"
 
 namespace aimem {
@@ -332,6 +333,10 @@ constexpr Cue kCues[] = {
     {"active requests: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
     {"in-flight requests: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
     {"concurrent requests: ", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
+    // The same gauge as a structured log's field ("inflight_requests=14").
+    {"inflight_requests=", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
+    {"in_flight_requests=", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
+    {"concurrent_requests=", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
     // A vision encoder steps every image of the batch at once.
     {"mm_encoder", Cause::concurrency_batch, 0.8f, "encoding the batch's images"},
     {"embed_multimodal", Cause::concurrency_batch, 0.8f, "encoding the batch's images"},
@@ -589,8 +594,10 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
   auto n = first_number(after);
   if (kind == Cue::context) return n && *n >= kLongContext;
   if (kind == Cue::load) {
-    auto count = text::parse_u64(text::trim_left(after));
-    return count && *count >= 8;
+    // Elasticsearch's breaker usages ("in_flight_requests=2130/2kb") are bytes, not requests.
+    std::string_view rest;
+    auto count = text::parse_u64(text::trim_left(after), &rest);
+    return count && *count >= 8 && (rest.empty() || (rest[0] != '/' && !platform::is_alnum(rest[0])));
   }
   if (kind == Cue::workers || kind == Cue::counted || kind == Cue::xargs || kind == Cue::jvm_workers)
     return worker_count(worker_count_of(kind, before, after));
