@@ -69,6 +69,8 @@ const RecognizerEntry* const kRecognizers[] = {
     &kContainerGenerationsEntry,
     &kGracefulReloadEntry,
     &kContextGrowthEntry,
+    &kXgBoostEntry,
+    &kAdmissionRejectsEntry,
     &kFailureMarkersEntry,
     &kProcessTableEntry,
     &kTritonEntry,

@@ -142,5 +142,20 @@ Jul 02 10:11:12 host-1 kernel: Out of memory: Killed process 5121 (node) total-v
   EXPECT_EQ(d.cause, Cause::deployment_overlap);
 }
 
+// Docker Swarm's update order that starts the new task before the old one
+// stops (moby/moby#40797's setting, docker service inspect's UpdateConfig;
+// our own names and figures): the two tasks' overlap on one host.
+TEST(Rollout, ASwarmStartFirstUpdateIsTwoGenerations) {
+  const char* text = R"($ docker service inspect api --format '{{json .Spec.UpdateConfig}}'
+{"Parallelism":1,"FailureAction":"pause","Monitor":5000000000,"MaxFailureRatio":0,"Order":"start-first"}
+[Tue Mar  3 09:12:40 2026] Out of memory: Killed process 7712 (python) total-vm:8811212kB, anon-rss:7201236kB, file-rss:1120kB, shmem-rss:0kB, UID:0 pgtables:15244kB oom_score_adj:0
+)";
+  auto s = overlaps(text);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_NE(s[0].detail.find("start-first"), std::string::npos);
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::deployment_overlap);
+  EXPECT_TRUE(overlaps("{\"Order\":\"stop-first\"}\n").empty());
+}
+
 }  // namespace
 }  // namespace aimem

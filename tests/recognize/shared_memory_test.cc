@@ -34,6 +34,23 @@ TEST(SharedMemory, DataLoaderBusErrorIsTheContainersShmLimit) {
   EXPECT_NE(d.incidents[0].fixes[0].action.find("--shm-size"), std::string::npos) << d.incidents[0].fixes[0].action;
 }
 
+// Triton's Python backend growing a model instance's shared-memory region
+// (triton-inference-server/server#3678's message; our own key and sizes):
+// its advice is part of the failure line, and df shows the 64 MiB default.
+TEST(SharedMemory, TritonsPythonBackendPoolThatCannotGrowIsTheShmLimit) {
+  const std::string triton =
+      "E0304 08:12:40.118233 1 python.cc:1314] Stub process is unhealthy and it will be restarted.\n"
+      "E0304 08:12:40.402117 1 python.cc:1105] Failed to increase the shared memory pool size for key "
+      "'triton_python_backend_shm_region_4' to 33554432 bytes. If you are running Triton inside docker, use '--shm-size' "
+      "flag to control the shared memory region size. Error: No space left on device\n";
+  Diagnosis d = diagnose_text(triton + kDf64);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  // The advice alone, without the failure, is nothing.
+  EXPECT_EQ(diagnose_text("If you are running Triton inside docker, use '--shm-size' flag to control the shared memory region size.\n").layer,
+            Layer::none);
+}
+
 // A SIGBUS is read as /dev/shm only beside a df row that shows a small one.
 TEST(SharedMemory, ASigbusBesideASmallShmIsItAndAloneIsNot) {
   const std::string bus =

@@ -24,6 +24,25 @@ TEST(TensorflowJax, ActivationTensorIsABatch) {
   EXPECT_EQ(test::diagnose_text(text).cause, Cause::concurrency_batch);
 }
 
+// TensorFlow 1.x restoring a checkpoint onto a full device
+// (salesforce/ctrl#43's shape; our own figures): the copy's destination could
+// not be allocated. Beside the BFC Stats block at its Limit it is sure.
+TEST(TensorflowJax, DstTensorNotInitializedIsTheDeviceFull) {
+  const std::string err = "ERROR:tensorflow:Error recorded from training_loop: Dst tensor is not initialized.\n"
+                          "\t [[node save/RestoreV2 (defined at train.py:98) ]]\n";
+  const std::string stats = "2019-06-02 11:40:12.118402: I tensorflow/core/common_runtime/bfc_allocator.cc:824] Stats: \n"
+                            "Limit:                 11330676327\n"
+                            "InUse:                 11330675968\n"
+                            "MaxInUse:              11330675968\n";
+  auto alone = of_kind(err, FactKind::gpu_oom);
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_FLOAT_EQ(alone[0].strength, 0.7f);
+  auto full = of_kind(stats + err, FactKind::gpu_oom);
+  ASSERT_EQ(full.size(), 1u);
+  EXPECT_FLOAT_EQ(full[0].strength, 0.85f);
+  EXPECT_EQ(test::diagnose_text(stats + err).layer, Layer::gpu_vram);
+}
+
 TEST(TensorflowJax, VariableInitializerIsNotABatch) {
   const char* text =
       "ResourceExhaustedError (see above for traceback): OOM when allocating tensor of shape [563354,256] and type float\n"

@@ -59,6 +59,8 @@ extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;
 extern const RecognizerEntry kContextGrowthEntry;
+extern const RecognizerEntry kXgBoostEntry;
+extern const RecognizerEntry kAdmissionRejectsEntry;
 extern const RecognizerEntry kUnifiedMemoryEntry;
 extern const RecognizerEntry kPreviousRunLogEntry;
 extern const RecognizerEntry kDockerStatsEntry;

@@ -23,6 +23,9 @@
 //   Scaling up frontend-v2 from 0 to 3, scaling down frontend-v1 from 3 to 0 (keep 3 pods available, ...)   rolling-update
 //   Waiting for deployment "api" rollout to finish: 1 old replicas are pending termination...   rollout status
 //   [deploy] api: scaling to 2 for blue/green (docker compose up -d --scale api=2 api)   a deploy script
+//   {"Parallelism":1,...,"Order":"start-first"}   docker service inspect's UpdateConfig (also
+//       --update-order start-first, a stack file's order: start-first): Swarm starts each new task
+//       before its old one stops
 #include <fmt/format.h>
 #include <string>
 #include <vector>
@@ -47,6 +50,8 @@ constexpr Pattern kPatterns[] = {
     // A deploy script's own word that it runs the new copy beside the old
     // ("scaling to 2 for blue/green", "blue-green deploy: starting green").
     {"blue[/-]green", kRegex | kCaseless | kContext},
+    // Docker Swarm's update order that starts the new task first.
+    {"start-first", kContext},
 };
 
 constexpr size_t kWorkloads = 32;  // names followed at once
@@ -180,6 +185,8 @@ class Rollout final : public Recognizer {
       detail = "a rollout with old replicas still running beside the new ones";
     } else if (text::icontains(s, "blue/green") || text::icontains(s, "blue-green")) {
       detail = "a blue/green deployment running the new copy beside the old";
+    } else if (text::contains(s, "start-first")) {
+      detail = "a Swarm service update that starts each new task before its old one stops (start-first)";
     } else {
       return false;
     }

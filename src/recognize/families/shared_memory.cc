@@ -14,6 +14,9 @@
 //   RuntimeError: unable to write to file </torch_40127_3310974821_213>: No space left on device (28)
 //                                                                      (PyTorch's shared-memory files live in /dev/shm)
 //   Download process was signaled to shutdown with signal 7            (TGI: SIGBUS, with df below)
+//   Failed to increase the shared memory pool size for key 'triton_python_backend_shm_region_2' to 67108864 bytes.
+//       If you are running Triton inside docker, use '--shm-size' flag ... Error: No space left on device
+//                                                                      (Triton's Python backend: each model instance's region)
 //   shm              64M     0   64M   0% /dev/shm                     (df: the segment's size)
 //
 // A SIGBUS ("Bus error", "signal 7") is read as this only beside a df row
@@ -47,6 +50,7 @@ constexpr Pattern kPatterns[] = {
     {"shared memory segment", kCompanion},
     {"/dev/shm", kCompanion},
     {"</torch_", kCompanion},  // PyTorch's shared-memory files
+    {"shared memory pool size", kCompanion},  // Triton's Python backend
     {"Bus error", kContext},
     {"signal 7", kContext},
     {"SIGBUS", kContext},
@@ -73,7 +77,9 @@ class SharedMemory final : public Recognizer {
       return;
     }
     if (pending_) return;
-    if (guards::is_advice_line(s) && !text::contains(s, "shared memory (shm)")) return;
+    // Triton's message carries its own advice ("use '--shm-size' flag") after the failure.
+    const bool triton = text::contains(s, "shared memory pool size") && text::contains(s, "No space left on device");
+    if (guards::is_advice_line(s) && !text::contains(s, "shared memory (shm)") && !triton) return;
     const bool dataloader = text::contains(s, "insufficient shared memory (shm)") ||
                             text::contains(s, "workers are out of shared memory");
     const bool segment = text::contains(s, "shared memory segment") &&
@@ -82,7 +88,7 @@ class SharedMemory final : public Recognizer {
     // "RuntimeError: unable to write to file </torch_40127_3310974821_213>: No space left on device (28)".
     const bool shm_full = (text::contains(s, "/dev/shm") || text::contains(s, "</torch_")) && text::contains(s, "No space left on device");
     const bool bus = text::contains(s, "Bus error") || text::contains(s, "signal 7") || text::contains(s, "SIGBUS");
-    if (dataloader || segment || shm_full) {
+    if (dataloader || segment || shm_full || triton) {
       hold(line, 0.75f);
     } else if (bus && !bus_) {
       hold(line, 0.7f);  // decided at the end: a small /dev/shm anywhere in the input makes it this

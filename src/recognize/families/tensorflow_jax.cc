@@ -11,6 +11,9 @@
 //   W bfc_allocator.cc] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB [(rounded to N)]
 //       [The caller indicates that this is not a failure, ...]        (a warning then: no failure)
 //   ResourceExhaustedError: failed to allocate memory [Op:AddV2]       (2.x eager)
+//   InternalError: Dst tensor is not initialized.  [[node save/RestoreV2 ...]]
+//       (the copy of a tensor to the device found no room for its destination: TensorFlow's
+//        GPU out-of-memory under another name; stronger beside a BFC Stats block at its Limit)
 // JAX / XLA:
 //   RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 14285187448 bytes.
 //   XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 1234 bytes. / ... trying to allocate 5.24GiB.
@@ -66,6 +69,7 @@ constexpr Pattern kPatterns[] = {
     {"OOM when allocating tensor"},
     {"ran out of memory trying to allocate"},
     {"failed to allocate memory [Op:"},
+    {"Dst tensor is not initialized"},
     {"RESOURCE_EXHAUSTED: "},
     {"Resource exhausted: ", kCompanion},
     // The TPU runtime's refusal, after its status or on the line below it (torch_xla, old jaxlib):
@@ -179,6 +183,16 @@ class TensorflowJax final : public Recognizer {
       f.layer = Layer::gpu_vram;
       f.strength = 0.8f;
       f.detail = "TensorFlow eager op";
+      return replace_pending_with(std::move(f), out);
+    }
+    if (auto p = s.find("Dst tensor is not initialized"); p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 20) || repeated("dst", line)) return;
+      Fact f = make_fact(line, FactKind::gpu_oom, Family::tensorflow);
+      f.layer = Layer::gpu_vram;
+      // The allocator's pool full (InUse at its Limit) in the Stats block above says so outright.
+      const bool full = bfc_limit_ && bfc_in_use_ && *bfc_in_use_ * 100 >= *bfc_limit_ * 99;
+      f.strength = full ? 0.85f : 0.7f;
+      f.detail = "TensorFlow could not place a tensor on the device (Dst tensor is not initialized)";
       return replace_pending_with(std::move(f), out);
     }
     if (auto p = s.find("RESOURCE_EXHAUSTED: "); p != std::string_view::npos) return xla(line, s, p, out);

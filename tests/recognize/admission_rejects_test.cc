@@ -1,0 +1,43 @@
+// Work refused at admission or submission for its memory request
+// (src/recognize/families/admission_rejects.cc): look-alikes. Written in
+// each program's format with our own names and figures, modelled on the
+// kubelet's OutOfmemory admission failures (kubernetes/kubernetes#103421),
+// PBS's queue limit refusal (cBio/cbio-cluster#93) and Slurm's sbatch errors.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+TEST(AdmissionRejects, TheKubeletsOutOfmemoryAdmissionIsNotAMemoryFailure) {
+  const char* text =
+      "NAME                     READY   STATUS        RESTARTS   AGE\n"
+      "web-5d8c7f9b6d-2hq8k     1/1     Running       0          2m\n"
+      "web-5d8c7f9b6d-x7q2n     0/1     OutOfmemory   0          11s\n"
+      "$ kubectl describe pod web-5d8c7f9b6d-x7q2n | grep -E '^(Reason|Message):'\n"
+      "Reason:       OutOfmemory\n"
+      "Message:      Pod Node didn't have enough resource: memory, requested: 536870912, used: 7516192768, capacity: 7818182656\n";
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(d.cause, Cause::not_memory);
+  // A runtime's OutOfMemory (its own capitals) is no admission.
+  EXPECT_NE(test::diagnose_text("Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n").layer, Layer::not_memory);
+}
+
+TEST(AdmissionRejects, BatchQueuesRefusingAMemoryRequestAreNotMemoryFailures) {
+  for (const char* line : {"qsub: submit error (Job exceeds queue resource limits MSG=cannot satisfy queue max mem requirement)\n",
+                           "sbatch: error: Memory specification can not be satisfied\n",
+                           "sbatch: error: Batch job submission failed: Requested node configuration is not available\n"}) {
+    Diagnosis d = test::diagnose_text(std::string("$ cat job.sh\n#PBS -l mem=64gb\n#SBATCH --mem=512G\n") + line);
+    EXPECT_EQ(d.layer, Layer::not_memory) << line;
+  }
+  // A real kill in the same paste is still the failure.
+  Diagnosis real = test::diagnose_text(
+      "sbatch: error: Memory specification can not be satisfied\n"
+      "slurmstepd: error: Detected 1 oom_kill event in StepId=4411.batch. Some of the step tasks have been OOM Killed.\n");
+  EXPECT_NE(real.layer, Layer::not_memory);
+}
+
+}  // namespace
+}  // namespace aimem
