@@ -2336,15 +2336,27 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
     // cache for the requested context is half or more of what the load
     // asks for, or at least the weights (the plan's reader marks it), the
     // context, not the weights, is what does not fit.
-    const Fact* plan = v.first_context([](const Fact& f) {
+    // So is a cache of a third of the request or more that alone is larger
+    // than the shortfall the refusal names (needed less available): without
+    // the context's cache the load would have fit.
+    const Fact* r = d.decisive;
+    const uint64_t short_by = r->requested && r->free && *r->requested > *r->free ? *r->requested - *r->free : 0;
+    const Fact* plan = v.first_context([&](const Fact& f) {
       return f.kind == FactKind::runtime_setting && f.kv_bytes && f.requested &&
-             (*f.kv_bytes * 2 >= *f.requested || f.cause == Cause::kv_cache_context);
+             (*f.kv_bytes * 2 >= *f.requested || f.cause == Cause::kv_cache_context ||
+              (short_by && *f.kv_bytes >= short_by && *f.kv_bytes * 3 >= *f.requested));
     });
     if (plan) {
+      const bool most = *plan->kv_bytes * 2 >= *plan->requested;
       why = "the KV cache for the requested context (" + units::format_bytes(*plan->kv_bytes) + ") is " +
-            (*plan->kv_bytes * 2 >= *plan->requested ? "most of the " : "the largest part (at least the weights) of the ") +
-            units::format_bytes(*plan->requested) + " the load asks for: the context, not the weights, does not fit";
-      why.strength = 0.75f;
+            (most                                          ? "most of the " + units::format_bytes(*plan->requested) + " the load asks for"
+             : plan->cause == Cause::kv_cache_context ? "the largest part (at least the weights) of the " +
+                                                              units::format_bytes(*plan->requested) + " the load asks for"
+                                                        : "a third or more of the " + units::format_bytes(*plan->requested) +
+                                                              " the load asks for, and more than the " + units::format_bytes(short_by) +
+                                                              " it was short by") +
+            ": the context, not the weights, does not fit";
+      why.strength = most || plan->cause == Cause::kv_cache_context ? 0.75f : 0.65f;
       return Cause::kv_cache_context;
     }
     why = "the model needs more system memory than the host has available";

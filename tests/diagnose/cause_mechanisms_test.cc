@@ -1080,6 +1080,13 @@ TEST(CauseMechanisms, OllamasPlanSaysWhetherTheContextOrTheWeightsDoNotFit) {
   EXPECT_EQ(ctx.cause, Cause::kv_cache_context) << reason_text(ctx);
   Diagnosis weights = diagnose_text(text("1.0 GiB", "10.4 GiB"));
   EXPECT_EQ(weights.cause, Cause::model_load) << reason_text(weights);
+  // A cache of a third of the load or more that alone is larger than the
+  // 4.1 GiB the refusal was short by (19.5 needed, 15.4 available): the
+  // context; one smaller than the shortfall leaves the weights.
+  Diagnosis third = diagnose_text(text("5.0 GiB", "13.4 GiB"));
+  EXPECT_EQ(third.cause, Cause::kv_cache_context) << reason_text(third);
+  EXPECT_NE(reason_text(third).find("short by"), std::string::npos) << reason_text(third);
+  EXPECT_EQ(diagnose_text(text("3.6 GiB", "10.4 GiB")).cause, Cause::model_load);
 }
 
 

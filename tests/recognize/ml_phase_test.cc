@@ -22,6 +22,39 @@ TEST(MlPhase, LoadingCheckpointMakesModelLoad) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// A result concatenated onto itself on the failing code line (modelled on
+// huggingface/transformers' prediction_loop before nested_concat, our own
+// figures): every pass kept what the passes before it made. A concatenation
+// of other names, or a comparison, is not that.
+TEST(MlPhase, AResultConcatenatedOntoItselfIsAccumulation) {
+  auto trace = [](const std::string& code) {
+    return "Traceback (most recent call last):\n"
+           "  File \"/app/eval.py\", line 71, in run_eval\n"
+           "    " + code + "\n" + std::string(kOom);
+  };
+  Diagnosis d = test::diagnose_text(trace("preds = logits if preds is None else torch.cat((preds, logits), dim=0)"));
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  EXPECT_EQ(test::diagnose_text(trace("all_rows = pd.concat([all_rows, chunk], ignore_index=True)")).cause, Cause::leak_or_accumulation);
+  EXPECT_NE(test::diagnose_text(trace("out = torch.cat((left, right), dim=1)")).cause, Cause::leak_or_accumulation);
+  EXPECT_NE(test::diagnose_text(trace("same = x == torch.cat((x, y))")).cause, Cause::leak_or_accumulation);
+}
+
+// A Spark driver's heap filling inside Dataset.collect's frames, or while
+// its result getter gathers the tasks' results (modelled on
+// spark-jobserver/spark-jobserver#1161; our own names): one result set
+// collected whole.
+TEST(MlPhase, ASparkDriverCollectingAWholeResultIsTheBatch) {
+  const std::string collect =
+      "2024-05-02 10:14:36 ERROR JobManagerActor:606 - Got Throwable\n"
+      "java.lang.OutOfMemoryError: Java heap space\n"
+      "        at scala.collection.mutable.ArrayBuffer.ensureSize(ArrayBuffer.scala:48)\n"
+      "        at org.apache.spark.sql.execution.SparkPlan.executeCollect(SparkPlan.scala:279)\n"
+      "        at org.apache.spark.sql.Dataset.collect(Dataset.scala:2728)\n";
+  Diagnosis d = test::diagnose_text(collect);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+}
+
 // The statement typed at a Python prompt right above a traceback is the one
 // operation that raised, however many library frames lie under it (modelled
 // on pandas-dev/pandas read_csv MemoryError reports; values ours). The same

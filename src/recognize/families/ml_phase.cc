@@ -77,7 +77,10 @@ struct Cue {
   // have started.
   // `jvm_workers`: a worker count that shares one JVM's heap (Spark's executor
   // cores): it speaks for a JVM's own failure only (the fact's family is jvm).
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers } setting = none;
+  // `self_concat`: a code line that concatenates a variable onto itself
+  // ("preds = logits if preds is None else torch.cat((preds, logits), dim=0)"):
+  // each pass keeps everything the passes before it made.
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers, self_concat } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -271,11 +274,23 @@ constexpr Cue kCues[] = {
     {"GroupByHash", Cause::concurrency_batch, 0.8f, "a query's group-by"},
     {"HashAggregationOperator", Cause::concurrency_batch, 0.8f, "a query's aggregation"},
     {"HashBuilderOperator", Cause::concurrency_batch, 0.8f, "a query's join build"},
+    // A Spark driver gathering a whole result (Dataset.collect's frames): one
+    // result set, the work's size, into one heap.
+    {"executeCollect", Cause::concurrency_batch, 0.9f, "a result collected whole into the driver"},
+    {"collectFromPlan", Cause::concurrency_batch, 0.9f, "a result collected whole into the driver"},
+    {"TaskResultGetter", Cause::concurrency_batch, 0.8f, "the tasks' results gathered into the driver"},
+    {"toPandas", Cause::concurrency_batch, 0.8f, "a result collected whole into the driver (toPandas)"},
     // Hugging Face's Trainer keeps every evaluation batch's outputs on the
     // device and concatenates them (prediction_loop / evaluation_loop with
     // eval_accumulation_steps unset): what fills it accumulated over the run.
     {"nested_concat", Cause::leak_or_accumulation, 1.0f, "evaluation outputs kept and concatenated batch after batch"},
     {"torch_pad_and_concatenate", Cause::leak_or_accumulation, 1.0f, "evaluation outputs kept and concatenated batch after batch"},
+    // The same by hand: a result concatenated onto itself each pass.
+    {"cat((", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
+    {"cat([", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
+    {"concatenate((", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
+    {"concatenate([", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
+    {"concat([", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
     // Stepping a batch: training, profiling, warm-up, graph capture, serving.
     {"backward", Cause::concurrency_batch, 1.0f, "a training step (backward)"},
     // The optimizer's step, not its name: "optimizer" is also in set-up code
@@ -572,6 +587,20 @@ bool summed_batch(std::string_view before) {
 }
 
 // Whether a setting's value makes it a cue (see Cue::setting).
+// "NAME = ... cat((NAME, more), ...)": the assignment's target is the first
+// thing concatenated (`before` ends just before the call's name, `after`
+// starts at its first argument).
+bool concatenated_onto_itself(std::string_view before, std::string_view after) {
+  size_t eq = before.find('=');
+  if (eq == std::string_view::npos || eq == 0 || (eq + 1 < before.size() && before[eq + 1] == '=')) return false;
+  std::string_view target = text::trim(before.substr(0, before[eq - 1] == '+' ? eq - 1 : eq));
+  std::string_view first = text::trim(after.substr(0, after.find(',')));
+  if (target.empty() || target.size() > 64 || first != target) return false;
+  for (char c : target)
+    if (!platform::is_alnum(c) && c != '_' && c != '.') return false;
+  return true;
+}
+
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
   if (kind == Cue::cxx_frame) return !text::contains(before, "atomic");
@@ -587,6 +616,7 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
   if (kind == Cue::frame_name) return after.empty() || after[0] == ' ' || after[0] == '\r';
   if (kind == Cue::torch_module)
     return (after.empty() || after[0] == ' ' || after[0] == '\r') && text::contains(before, "nn/modules/module.py");
+  if (kind == Cue::self_concat) return concatenated_onto_itself(before, after);
   if (kind == Cue::ctor) {
     bool stdlib = (text::contains(before, "lib/python") || text::icontains(before, "\\lib\\")) && !text::contains(before, "-packages");
     return !stdlib && !text::contains(before, "subprocess.py") && !text::contains(before, "threading.py");
