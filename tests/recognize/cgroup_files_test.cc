@@ -137,6 +137,26 @@ TEST(CgroupFiles, ACommandBeforeTheCatAndAnUnusedFileKeepTheValuesInPlace) {
   EXPECT_EQ(*plain[0].usage, 1073741824ull);
 }
 
+// The same with a grep of the events file after the cat (modelled on
+// box/box-content-preview#1664's CI agent; values ours): nproc's line is not
+// memory.max's value, and the events' lines follow the limit.
+TEST(CgroupFiles, ACommandBeforeTheCatAndAGrepOfTheEventsAfterIt) {
+  const std::string log =
+      "$ nproc; cat /sys/fs/cgroup/memory.max; grep oom_kill /sys/fs/cgroup/memory.events\n"
+      "16\n"
+      "8589934592\n"
+      "oom_kill 1\n";
+  auto limits = of_kind(log, FactKind::memory_limit);
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(*limits[0].limit, 8589934592ull);
+  EXPECT_EQ(of_kind(log, FactKind::cgroup_oom_counter).size(), 1u);
+  // Two commands before it, one of them printing a line no pattern reads.
+  auto two = of_kind("$ date; nproc && cat memory.max; grep oom_kill memory.events\nSat Dec  6 01:30:00 UTC 2026\n8\n2147483648\noom_kill 2\n",
+                     FactKind::memory_limit);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(*two[0].limit, 2147483648ull);
+}
+
 // SIGKILLs of a service's workers at the same age each time while its
 // cgroup's memory.events counted no OOM kill (modelled on php/php-src#15161;
 // our pids and ages): cgroup v2 counts a kill by any OOM killer there, so the

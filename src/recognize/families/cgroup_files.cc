@@ -109,6 +109,9 @@ class CgroupFiles final : public Recognizer {
       held_.push_back({std::string(t), line.number, line.time, line.source});
       return;
     }
+    // The lead commands' output (nproc's "16") fills the lines right under the
+    // command, whether or not this reader was shown them: not a file's value.
+    if (line.number - command_line_ - 1 < skip_) return;
     if (files_.front() == File::events) return event_line(line, t, out);
     if (files_.front() == File::none) {
       std::string_view rest;
@@ -135,6 +138,10 @@ class CgroupFiles final : public Recognizer {
     held_.clear();
     std::string_view before = t.substr(0, t.find("cat "));
     lead_ = text::contains(before, ";") || text::contains(before, "&&");
+    // The commands before the cat (`nproc; date; cat ...`), one line of output each.
+    skip_ = 0;
+    for (size_t at = 0; at < before.size(); ++at)
+      if (before[at] == ';' || (before[at] == '&' && at + 1 < before.size() && before[at + 1] == '&' && ++at)) ++skip_;
     // A word without the quotes and ';' that close an `sh -c '...'` around it.
     auto bare = [](std::string_view w) {
       while (!w.empty() && (w.back() == '\'' || w.back() == '"' || w.back() == ';')) w.remove_suffix(1);
@@ -159,7 +166,10 @@ class CgroupFiles final : public Recognizer {
         files_.push_back(File::events);
       break;
     }
-    if (std::find(files_.begin(), files_.end(), File::events) != files_.end()) lead_ = false;  // its lines are not one value each
+    // The events file's lines are not one value each: the commands before the
+    // cat are skipped a line each instead of counting back from the end.
+    if (std::find(files_.begin(), files_.end(), File::events) != files_.end()) lead_ = false;
+    else skip_ = 0;
     command_line_ = line.number;
   }
 
@@ -171,6 +181,7 @@ class CgroupFiles final : public Recognizer {
   };
   std::vector<Held> held_;
   bool lead_ = false;
+  uint64_t skip_ = 0;  // lines of the lead commands' output under the command
 
   void flush(FactSink& out) {
     if (!lead_ || held_.size() < files_.size()) {
@@ -198,7 +209,8 @@ class CgroupFiles final : public Recognizer {
       return;
     }
     if (f == File::limit) {
-      if (*n == 0 || *n >= kNoLimit) return;
+      // Under a page is no memory limit a workload ran in: another command's number.
+      if (*n < 4096 || *n >= kNoLimit) return;
       Fact fact = make_fact(line, FactKind::memory_limit, Family::cgroup);
       fact.limit = n;
       fact.cgroup = cgroup_;
