@@ -187,7 +187,9 @@ void summarize(Incident& inc, const Numbers& n) {
     case Layer::k8s_eviction:
       inc.summary = fmt::format("pod {}was evicted by the kubelet: the node was low on memory", n.pod.empty() ? "" : n.pod + " ");
       if (h && h->usage) inc.summary += fmt::format("; {} was using {}", n.container.empty() ? "the container" : n.container, format_bytes(*h->usage));
-      if (h && h->requested) inc.summary += fmt::format(" against a request of {}", format_bytes(*h->requested));
+      if (h && h->requested)
+        inc.summary += *h->requested ? fmt::format(" against a request of {}", format_bytes(*h->requested))
+                                     : std::string(" with no memory request (0): the first a node under pressure evicts");
       break;
     case Layer::gpu_vram:
       if (h && h->kind == FactKind::kv_cache_shortage && h->kv_tokens && h->max_model_len)

@@ -344,5 +344,20 @@ TEST(Docker, OomKilledWithNoMemoryLimitIsTheHosts) {
             Layer::container_limit);
 }
 
+// A command before the inspect on its line prints first (modelled on a
+// photoprism/photoprism thread's `nproc; docker inspect -f
+// '{{.HostConfig.Memory}}' ...`; values ours): nproc's 4 is not the limit.
+TEST(Docker, ACommandBeforeTheInspectPrintsFirst) {
+  const std::string text = "$ nproc; docker inspect -f '{{.HostConfig.Memory}}' photos-1\n4\n0\n";
+  EXPECT_TRUE(test::facts_of_kind(text, FactKind::memory_limit).empty());
+  bool no_limit = false;
+  for (const Fact& f : test::facts_of_kind(text, FactKind::runtime_setting)) no_limit |= f.detail == kNoContainerLimit;
+  EXPECT_TRUE(no_limit);
+  auto limited = test::facts_of_kind("$ hostname && docker inspect -f '{{.HostConfig.Memory}}' photos-1\nnas-2\n1073741824\n",
+                                     FactKind::memory_limit);
+  ASSERT_EQ(limited.size(), 1u);
+  EXPECT_EQ(limited[0].limit, 1073741824u);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -164,6 +164,7 @@ class Docker final : public Recognizer {
   std::vector<std::pair<std::string, std::string>> template_affixes_;  // each word's text before and after its {{...}}
   std::string template_name_;
   uint64_t template_line_ = 0;
+  uint64_t template_lead_ = 0;  // output lines of the commands before the inspect
   uint64_t object_line_ = 0;
   // docker run continued over "\" lines.
   uint64_t run_cont_line_ = 0;
@@ -230,10 +231,16 @@ class Docker final : public Recognizer {
       std::string_view name = before.empty() ? text::trim(t.substr(end + 1)) : before;
       template_name_ = std::string(text::first_word(name).substr(0, 128));
       template_line_ = line.number;
+      // Commands before it on the line (`nproc; docker inspect ...`) print
+      // first, a line each: their lines are not the template's values.
+      template_lead_ = 0;
+      for (size_t at = 0; at < p; ++at)
+        if (s[at] == ';' || (s[at] == '&' && at + 1 < p && s[at + 1] == '&' && ++at)) ++template_lead_;
       platform(line, out);
       return true;
     }
-    if (template_fields_.empty() || line.number > template_line_ + 4) return false;
+    if (template_fields_.empty() || line.number > template_line_ + 4 + template_lead_) return false;
+    if (line.number <= template_line_ + template_lead_) return false;
     auto values = platform::words(s, 16);
     if (values.size() != template_fields_.size()) return false;
     for (size_t i = 0; i < values.size(); ++i) {
