@@ -269,7 +269,9 @@ void summarize(Incident& inc, const Numbers& n) {
     case Layer::gpu_vram:
       inc.pool.name = n.gpu ? fmt::format("GPU {}", *n.gpu) : "GPU";
       inc.pool.limit_bytes = n.total;
-      if (n.total && n.free && *n.total >= *n.free) inc.pool.used_bytes = *n.total - *n.free;
+      // A device with nothing in use (nvidia-smi run after the process ended)
+      // is not the pool as it failed: its size only.
+      if (n.total && n.free && *n.total > *n.free) inc.pool.used_bytes = *n.total - *n.free;
       break;
     case Layer::js_heap:
       inc.pool.name = "V8 heap";

@@ -55,6 +55,21 @@ TEST(NvidiaSmi, DefaultTableWithProcesses) {
   ASSERT_FALSE(d.headroom.empty());
 }
 
+// nvidia-smi run after the failed process ended shows its device empty: the
+// pool the diagnosis names is then the device's size, not "0 B used".
+TEST(NvidiaSmi, AnEmptyDeviceAfterTheFailureIsNotThePoolsUse) {
+  const std::string text =
+      "RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB\n"
+      "$ nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv\n"
+      "name, memory.total [MiB], memory.used [MiB]\n"
+      "Tesla V100-SXM2-16GB, 16384 MiB, 0 MiB\n";
+  Diagnosis d = test::diagnose_text(text);
+  ASSERT_FALSE(d.incidents.empty());
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(inc.layer, Layer::gpu_vram);
+  EXPECT_FALSE(inc.pool.used_bytes && *inc.pool.used_bytes == 0) << "an empty device is not the pool as it failed";
+}
+
 TEST(NvidiaSmi, QueryForm) {
   const char* text = R"(==============NVSMI LOG==============
 
