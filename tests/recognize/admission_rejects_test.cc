@@ -39,5 +39,16 @@ TEST(AdmissionRejects, BatchQueuesRefusingAMemoryRequestAreNotMemoryFailures) {
   EXPECT_NE(real.layer, Layer::not_memory);
 }
 
+// The kubelet's device accounting refusing GPUs (kubernetes/kubernetes#42412,
+// kubeflow/trainer#999; our names): not memory.
+TEST(AdmissionRejects, GpusUnavailableAtAdmissionAreNotMemory) {
+  for (const char* line :
+       {"  Warning  FailedSync  12s (x3 over 38s)  kubelet, gpu-3  Error syncing pod, skipping: failed to \"StartContainer\" for \"smoke\" "
+        "with RunContainerError: \"runContainer: requested number of GPUs unavailable. Requested: 2, Available: 0\"\n",
+        "Failed UnexpectedAdmissionError: Update plugin resources failed due to requested number of devices unavailable for "
+        "nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected.\n"})
+    EXPECT_EQ(test::diagnose_text(line).layer, Layer::not_memory) << line;
+}
+
 }  // namespace
 }  // namespace aimem

@@ -428,5 +428,15 @@ TEST(CloudPlatforms, CfEventsOutOfMemoryCrashIsTheInstancesQuota) {
   EXPECT_EQ(d.layer, Layer::container_limit);
 }
 
+// ECS stopping a task itself during a deployment (livekit-examples/
+// agent-deployment#20's shape; our ids): a stop, whatever the exit 137 says.
+TEST(CloudPlatforms, EcsStoppingTheTaskForADeploymentIsAStop) {
+  const std::string log =
+      "{\"stop\": \"Scaling activity initiated by (deployment ecs-svc/7712093348812)\", \"code\": \"ServiceSchedulerInitiated\"}\n"
+      "voice-agent exited with code 137\n";
+  EXPECT_EQ(of_kind(log, FactKind::stop_or_restart).size(), 1u);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

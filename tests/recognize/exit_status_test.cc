@@ -468,5 +468,20 @@ TEST(ExitStatus, ZshsKilledJobAfterAProgressBarOnTheSameLine) {
                                   FactKind::process_killed).empty());
 }
 
+// A compiler that crashed on its own (gcc's "internal compiler error:
+// Segmentation fault", modelled on otland/forgottenserver#1569) is a
+// look-alike; killed ("Killed (program cc1plus)") it is a SIGKILL. A Python
+// tool's "return code: 137" is an exit status.
+TEST(ExitStatus, ACompilerCrashIsALookAlikeAndAReturnCodeIsAnExitStatus) {
+  Diagnosis segv = test::diagnose_text("c++: internal compiler error: Segmentation fault (program cc1plus)\n"
+                                       "Please submit a full bug report,\n");
+  EXPECT_EQ(segv.layer, Layer::not_memory);
+  EXPECT_NE(test::diagnose_text("g++: internal compiler error: Killed (program cc1plus)\n").layer, Layer::not_memory);
+  auto e = of_kind("Build failed running pavelib.assets.update_assets: Subprocess return code: 137\n", FactKind::exit_status);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].exit_code, 137);
+  EXPECT_TRUE(of_kind("Subprocess return code: 1\n", FactKind::exit_status).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -308,5 +308,16 @@ TEST(Jvm, AFaultInAnUnsafeMemoryAccessIsAMappedFilesNotMemory) {
   EXPECT_EQ(test::diagnose_text(log + "java.lang.OutOfMemoryError: Java heap space\n").layer, Layer::jvm_heap);
 }
 
+// Apache Beam's memory monitor ending a Dataflow worker's JVM for GC
+// thrashing (mozilla/gcp-ingestion#739's shape; our figures): the Java heap.
+TEST(Jvm, DataflowsGcThrashingShutdownIsTheJavaHeap) {
+  const char* log =
+      "2021-03-01 10:12:41.226 PST  Shutting down JVM after 8 consecutive periods of measured GC thrashing. Memory is used/total/max = "
+      "7712/8192/8192 MB, GC last/max = 99.10/99.10 %, #pushbacks=4, gc thrashing=true. Heap dump not written.\n";
+  auto f = of_kind(log, FactKind::jvm_heap_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::jvm_heap);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -308,5 +308,21 @@ TEST(PyTorch, CublasFailureWithDeviceIndex) {
   EXPECT_EQ(g[0].gpu, 1);
 }
 
+// A request no device could hold (modelled on NVIDIA/nccl#1284's aborted
+// broadcast and an NPU run's garbage sequence length): a corrupt size, a
+// look-alike; a large real request is still the device's.
+TEST(PyTorch, AnImpossibleRequestIsACorruptSizeNotMemory) {
+  EXPECT_EQ(test::diagnose_text("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory.\n").layer,
+            Layer::not_memory);
+  EXPECT_EQ(test::diagnose_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2048.00 TiB. GPU 0 has a total capacity "
+                                "of 79.10 GiB of which 61.00 GiB is free.\n")
+                .layer,
+            Layer::not_memory);
+  EXPECT_EQ(test::diagnose_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 96.00 GiB. GPU 0 has a total capacity "
+                                "of 79.10 GiB of which 61.00 GiB is free.\n")
+                .layer,
+            Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -186,5 +186,22 @@ TEST(TensorrtLlm, AKvPoolSmallerThanOneSequenceIsTheContext) {
   EXPECT_LT(d.confidence, 0.8);  // a lean: the weights or the pool's fraction may have left it small
 }
 
+// TensorRT 7's builder timing a tactic with no device memory left
+// (NVIDIA/TensorRT#749's shape; our node names): a device allocation failure,
+// and the engine's batch size beside it is the batch.
+TEST(TensorrtLlm, ABuilderTacticThatCouldNotAllocateIsTheDevice) {
+  const std::string log =
+      "$ ./build_engine --weights seg.bin --maxBatchSize 12 --workspace 8192\n"
+      "[03/02/2021-10:12:40] [W] [TRT] GPU memory allocation error during getBestTactic: conv7 + relu7\n"
+      "[03/02/2021-10:12:40] [E] [TRT] Internal error: could not find any implementation for node conv7 + relu7, try increasing the "
+      "workspace size with IBuilder::setMaxWorkspaceSize()\n"
+      "[03/02/2021-10:12:40] [E] Engine creation failed\n";
+  auto g = of_kind(log, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -11,6 +11,9 @@
 //   qsub: submit error (Job exceeds queue resource limits MSG=cannot satisfy queue max mem requirement)   PBS / Torque
 //   sbatch: error: Memory specification can not be satisfied                                             Slurm
 //   sbatch: error: Batch job submission failed: Requested node configuration is not available            Slurm
+//   runContainer: requested number of GPUs unavailable. Requested: 2, Available: 0                      the kubelet's
+//   UnexpectedAdmissionError: ... requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0
+//                                                                    device accounting: GPUs, not memory
 //
 // "OutOfmemory" is matched with its own capitals: the kubelet writes the
 // resource's name in lower case after "OutOf", where every runtime's error
@@ -30,6 +33,8 @@ constexpr Pattern kPatterns[] = {
     {"exceeds queue resource limits"},
     {"Memory specification can not be satisfied"},
     {"Requested node configuration is not available", kCompanion},
+    {"requested number of GPUs unavailable", kCompanion},
+    {"requested number of devices unavailable", kCompanion},
 };
 
 class AdmissionRejects final : public Recognizer {
@@ -41,6 +46,8 @@ class AdmissionRejects final : public Recognizer {
     if (text::contains(s, "OutOfmemory") || text::contains(s, "didn't have enough resource: memory")) {
       detail = "the kubelet refused the pod at admission (OutOfmemory): the node's allocatable memory could not hold its "
                "request; it never ran, nothing ran out of memory";
+    } else if (text::contains(s, "requested number of GPUs unavailable") || text::contains(s, "requested number of devices unavailable")) {
+      detail = "the kubelet refused the container: the devices it asked for (GPUs) were not available to allocate; not memory";
     } else if (text::contains(s, "exceeds queue resource limits")) {
       detail = "the batch queue refused the job: its memory request exceeds the queue's limit; it never ran";
     } else if (text::contains(s, "Memory specification can not be satisfied") ||

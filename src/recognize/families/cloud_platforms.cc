@@ -26,6 +26,8 @@
 //   ... heroku[worker.1]: Error R15 (Memory quota vastly exceeded) / Stopping process with SIGKILL
 //   ... heroku[web.1]: Error R12 (Exit timeout) -> At least one process failed to exit within 10 seconds of SIGTERM
 //   (R12: the SIGKILL after a restart's SIGTERM, status 137: a stop_or_restart, not memory)
+//   "stoppedReason": "Scaling activity initiated by (deployment ecs-svc/...)", "stopCode": "ServiceSchedulerInitiated"
+//   (ECS stopping the task itself: its exit 137 is the SIGKILL after stopTimeout, a stop_or_restart)
 //   ... heroku/web.1: source=web.1 ... sample#memory_total=1210.76MB ... sample#memory_quota=512.00MB
 //   R14 is the dyno over its quota and paging to swap, not killed: a kernel_oom_event (the limit
 //   was reached); R15 is the kill. The quota is usage / percentage, set to the dyno size it rounds to.
@@ -84,6 +86,10 @@ constexpr Pattern kPatterns[] = {
     {"Error R14 (Memory quota exceeded)", kCompanion},
     {"Error R15 (Memory quota vastly exceeded)", kCompanion},
     {"Error R12 (Exit timeout)", kContext},
+    // ECS stopping a task itself (a deployment's scale-in, a user's stop): the
+    // SIGKILL after its stopTimeout is a stop, not a memory kill.
+    {"ServiceSchedulerInitiated", kContext},
+    {"Scaling activity initiated by (deployment", kContext},
     {"Process running mem=", kContext},
     {"sample#memory_quota=", kContext},
     {"OOM Killed"},
@@ -128,6 +134,14 @@ class CloudPlatforms final : public Recognizer {
     std::string_view s = line.text;
     if (guards::is_advice_line(s)) return;
     if (text::contains(s, "Container killed due to memory usage")) return ecs(line, out);
+    if (text::contains(s, "ServiceSchedulerInitiated") || text::contains(s, "Scaling activity initiated by (deployment")) {
+      if (ecs_stop_sent_) return;
+      ecs_stop_sent_ = true;
+      Fact f = make_fact(line, FactKind::stop_or_restart, Family::runtime);
+      f.detail = "ECS stopped the task itself (a deployment's scale-in): its exit 137 is the SIGKILL after the stop timeout";
+      out.add(std::move(f));
+      return;
+    }
     if (text::contains(s, ") died due to OOM")) return ecs(line, out);
     if (text::contains(s, "container init was OOM-killed")) {
       Fact f = kill(line, std::string(kRuntimeLimitKill) + " (runc: container init was OOM-killed)", "");
@@ -182,6 +196,7 @@ class CloudPlatforms final : public Recognizer {
   }
 
   bool platform_sent_ = false;
+  bool ecs_stop_sent_ = false;
   bool emulator_ = false;  // the input ran under sam local or the Runtime Interface Emulator
   uint64_t last_line_ = 0;
   std::string last_key_;

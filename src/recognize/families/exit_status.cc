@@ -1,7 +1,7 @@
 // Exit codes and signals wherever they are printed (exit_status facts), and
 // the shell's report of a SIGKILL (process_killed).
 //
-//   exit code 137 / Exit code: 137 / exit status 137 / exit_status=0 / exitcode: -9
+//   exit code 137 / Exit code: 137 / exit status 137 / exit_status=0 / exitcode: -9 / return code: 137 / returncode=137
 //   web-1 exited with code 137 (compose) / Exited with code 137 / Exited with code exit status 137 (CI)
 //   heroku[web.1]: Process exited with status 137   (Heroku's dyno manager)
 //   Command '[...]' returned non-zero exit status 137.   /   died with <Signals.SIGKILL: 9>.   (Python)
@@ -14,6 +14,7 @@
 //   mpirun noticed that process rank 2 with PID 30417 on node cn03 exited on signal 9 (Killed).   Open MPI
 //   collect2: fatal error: ld terminated with signal 9 [Killed]    gcc's driver
 //   g++: internal compiler error: Killed (program cc1plus)         gcc's driver (its strsignal(SIGKILL))
+//   c++: internal compiler error: Segmentation fault (program cc1plus)   the compiler crashed: a look-alike
 //   stress: FAIL: [23] (415) <-- worker 24 got signal 9            stress and others: "got signal N"
 //   Killed                                       a bare line: sh/dash reporting its child's SIGKILL
 //   bash: line 1:  2079 Killed   python3 x.py    bash (non-interactive), also "./run.sh: line 3: ..."
@@ -66,6 +67,7 @@ constexpr Pattern kPatterns[] = {
     {"exited with code"},
     {"Exited with code"},
     {"exited with status"},  // Heroku: "Process exited with status 137"
+    {"return ?code[ :=]+1[2-9][0-9]", kRegex | kCaseless},  // "Subprocess return code: 137", "returncode=137"
     {"exitcode"},
     {"exit_status"},
     {"exitCode\"?:", kRegex},  // Kubernetes' container state as JSON or YAML: "exitCode":137, exitCode: 137
@@ -105,6 +107,7 @@ constexpr Pattern kPatterns[] = {
     {"terminated without properly saying goodbye", kCompanion},
     {"Server terminated abruptly", kCompanion},
     {"internal compiler error: Killed \\(program ", kRegex},  // gcc's driver: its compiler proper died by SIGKILL
+    {"internal compiler error: Segmentation fault \\(program ", kRegex | kCompanion},  // a compiler crash, a look-alike
     {"got signal [0-9]+", kRegex | kCompanion},  // stress: "<-- worker 24 got signal 9"
     {"WORKER TIMEOUT", kCompanion},
     {"*** HARAKIRI ON WORKER ", kCompanion},  // uWSGI's request timeout (harakiri = N), then SIGKILL
@@ -323,6 +326,7 @@ class ExitStatus final : public Recognizer {
   }
 
  private:
+  bool ice_segv_sent_ = false;
 
   RepeatFilter repeats_{40};
   bool repeated(const Line& line, const std::string& key) { return repeats_.repeated(key, line.number); }
@@ -489,7 +493,16 @@ class ExitStatus final : public Recognizer {
       signal(line, p, 11, std::nullopt, out);
       return true;
     }
-    // gcc's driver names the signal by its strsignal() text: "Killed" is SIGKILL.
+    // gcc's driver names the signal by its strsignal() text: "Killed" is SIGKILL;
+    // "Segmentation fault" is the compiler crashing on its own (a compiler bug,
+    // a corrupt input or precompiled header): no kill for memory.
+    if (size_t p = s.find("internal compiler error: Segmentation fault (program "); p != std::string_view::npos) {
+      if (guards::is_mention(s, p, 40) || ice_segv_sent_) return true;
+      ice_segv_sent_ = true;
+      out.add(look_alike(line, Family::exit_status, 0.6f,
+                         "the compiler crashed (internal compiler error: Segmentation fault), a bug or a corrupt input, not a kill for memory"));
+      return true;
+    }
     if (size_t p = s.find("internal compiler error: Killed (program "); p != std::string_view::npos) {
       signal(line, p, 9, std::nullopt, out);
       return true;
@@ -723,7 +736,8 @@ class ExitStatus final : public Recognizer {
     if (text::contains(s, "died, exit code:")) return;  // vLLM's worker report: the vLLM recognizer reads it
     constexpr std::string_view kPhrases[] = {"exited with code", "Exited with code", "exit code",   "Exit code",
                                              "exit status",      "Exit status",      "exitcode",    "exit_status",
-                                             "non-zero code",    "exitCode",         "exited with status"};
+                                             "non-zero code",    "exitCode",         "exited with status",
+                                             "return code",      "Return code",      "returncode"};
     for (std::string_view phrase : kPhrases) {
       size_t p = s.find(phrase);
       if (p == std::string_view::npos) continue;

@@ -8,6 +8,8 @@
 //   java.lang.OutOfMemoryError: Cannot reserve 1048576 bytes of direct buffer memory (allocated: N, limit: M)
 //   Terminating due to java.lang.OutOfMemoryError: Java heap space        (-XX:+ExitOnOutOfMemoryError)
 //   ERR Resource exhaustion event: the JVM was unable to allocate memory from the heap.   (jvmkill, Cloud Foundry)
+//   Shutting down JVM after 8 consecutive periods of measured GC thrashing. Memory is used/total/max = ...
+//                                                                 (Apache Beam's MemoryMonitor, Dataflow workers)
 // Android ART, on the OutOfMemoryError line or the line after a bare one:
 //   Failed to allocate a N byte allocation with F free bytes and XMB until OOM, target footprint T, growth limit G
 // Native memory (jvm_native_oom: the JVM could not get memory from the OS),
@@ -68,6 +70,7 @@ constexpr Pattern kPatterns[] = {
     {"running out of JVM heap space", kCompanion},
     {"configured max heap space is '", kContext},  // Gradle 8's health monitor: "The currently configured max heap space is '512 MiB' ..."  // Gradle 8: "The Daemon will expire after the build after running out of JVM heap space."
     {"Resource exhaustion event: the JVM was unable to allocate memory from the heap"},
+    {"consecutive periods of measured GC thrashing"},  // Beam / Dataflow's MemoryMonitor shutting the JVM down
     {"Pause Full (G1 Humongous Allocation)", kContext},
     {"after running out of JVM memory", kCompanion},
     // The error's message alone, as Maven and others print it: "[ERROR] GC overhead limit exceeded -> [Help 1]".
@@ -140,6 +143,12 @@ class Jvm final : public Recognizer {
       // jvmkill (Cloud Foundry's Java buildpack agent) kills the JVM at its
       // first heap exhaustion, before an OutOfMemoryError is thrown.
       heap_watcher(line, "jvmkill", "jvmkill: the JVM was unable to allocate memory from the heap", out);
+      return;
+    }
+    if (text::contains(s, "consecutive periods of measured GC thrashing")) {
+      // Apache Beam's Dataflow worker: its memory monitor ends the JVM after
+      // the collector ran nearly all the time for several periods in a row.
+      heap_watcher(line, "gc-thrashing", "Dataflow's memory monitor: the JVM spent nearly all its time in GC (GC thrashing)", out);
       return;
     }
     if (text::contains(s, "JVM heap space is exhausted") || text::contains(s, "after running out of JVM memory") ||

@@ -316,6 +316,7 @@ constexpr Cue kCues[] = {
     {"batch_size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
     {"batch size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
     {"batch-size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
+    {"batchsize", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},  // --maxBatchSize 8, batchSize: 16
     {"running-req", Cause::concurrency_batch, 0.6f, "the running batch"},
     {"max_num_seqs", Cause::concurrency_batch, 0.6f, "the number of sequences"},
     {"prefill", Cause::concurrency_batch, 0.7f, "a prefill batch"},
@@ -728,7 +729,7 @@ class MlPhase final : public Recognizer {
   void batch_of_one(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     uint64_t small = 0;
-    for (std::string_view w : {"batch_size", "batch size", "batch-size"}) {
+    for (std::string_view w : {"batch_size", "batch size", "batch-size", "batchsize"}) {
       for (size_t at = text::ifind(s, w); at != std::string_view::npos; at = text::ifind(s, w, at + w.size())) {
         if (summed_batch(s.substr(0, at))) continue;
         auto n = batch_value(s.substr(at + w.size()));

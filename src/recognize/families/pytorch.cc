@@ -59,6 +59,9 @@
 namespace aimem {
 namespace {
 
+// A request of a pebibyte or more: no device holds it.
+constexpr uint64_t kImpossibleRequest = uint64_t{1} << 50;
+
 constexpr Pattern kPatterns[] = {
     {"out of memory. Tried to allocate"},
     {"CUDA out of memory"},
@@ -378,6 +381,15 @@ class PyTorch final : public Recognizer {
       return;
     if (repeated(body.substr(0, 160), line)) return;
 
+    // A request no device could hold ("Tried to allocate more than 1EB
+    // memory", or a petabyte and more): a corrupt or overflowed size (a
+    // garbage shape, an aborted collective's buffer), not memory running out.
+    if (auto r = size_at(body, "Tried to allocate "); text::contains(body, "Tried to allocate more than 1EB") || (r && *r >= kImpossibleRequest)) {
+      out.add(look_alike(line, Family::pytorch, 0.8f,
+                         "an impossible request (" + std::string(text::contains(body, "more than 1EB") ? "more than 1 EB" : units::format_bytes(*r)) +
+                             "): a corrupt or overflowed size, not memory running out"));
+      return;
+    }
     Fact f = make_fact(line, FactKind::gpu_oom, Family::pytorch);
     f.layer = Layer::gpu_vram;
     f.detail = std::string(dev);

@@ -22,6 +22,8 @@
 //   Error Code 2: OutOfMemory (Requested amount of GPU memory (1073741824 bytes) could not be allocated. ...)
 //   Error Code 10: Internal Error (Could not find any implementation for node ... due to insufficient workspace. ...)
 //     (the builder gives up; its "Skipping tactic N due to insufficient memory" before it are recoveries)
+//   [W] [TRT] GPU memory allocation error during getBestTactic: up4_conv2 + up4_relu2   (TensorRT 7's builder; then
+//       "Could not find any implementation for node ...": a device allocation failure)
 //
 // Context: "Memory usage when calculating max tokens in paged kv cache: total: 79.10 GiB, available: 70.48 GiB"
 // (gpu_state), "[MemUsageChange] Allocated 26.91 GiB for max tokens in paged KV cache (220480)." / older
@@ -54,6 +56,7 @@ constexpr Pattern kPatterns[] = {
     {"Cuda Error in allocate: 2 (out of memory)"},
     {"Requested amount of GPU memory \\([0-9]+ bytes\\) could not be allocated", kRegex},
     {"due to insufficient workspace"},
+    {"GPU memory allocation error during "},  // TensorRT 7's builder timing a tactic
     {"max tokens in paged kv cache", kContext | kCaseless},
     {"bytes for k/v cache", kContext},
     {"tokens in paged KV cache", kContext},
@@ -186,6 +189,17 @@ class TensorrtLlm final : public Recognizer {
     // The builder giving up: "Error Code 10: Internal Error (Could not find any implementation for
     // node /model.22/Concat_3 due to insufficient workspace. ...)": every tactic needed more scratch
     // than the workspace or the device could give (the tactics skipped before it were recoveries).
+    // TensorRT 7's builder: "[W] [TRT] GPU memory allocation error during getBestTactic: <node>", then it
+    // finds no implementation for the node: the device had no room for the tactic's buffers.
+    if (size_t g = s.find("GPU memory allocation error during "); g != std::string_view::npos && !trt_llm && req == std::string_view::npos) {
+      if (guards::is_mention(s, g, 35) || repeats_.repeated("tactic-alloc", line.number)) return true;
+      Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
+      f.layer = Layer::gpu_vram;
+      f.strength = 0.8f;
+      f.detail = "TensorRT's builder could not allocate GPU memory for a tactic";
+      out.add(std::move(f));
+      return true;
+    }
     if (size_t w = s.find("due to insufficient workspace"); w != std::string_view::npos && !trt_llm && !trt && req == std::string_view::npos) {
       if (guards::is_mention(s, w, 29) || repeats_.repeated("workspace", line.number)) return true;
       Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
