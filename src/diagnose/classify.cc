@@ -682,7 +682,7 @@ const Fact* one_sequence_batch(const std::vector<Fact>& facts, const Fact& ancho
 const Fact* context_grew(const std::vector<Fact>& facts, const Fact& anchor) {
   const Fact* grew = nullptr;
   for (const Fact& f : facts) {
-    if (f.kind != FactKind::phase_serve || f.detail != kContextGrew || f.where.source_index != anchor.where.source_index) continue;
+    if (f.kind != FactKind::phase_serve || !text::starts_with(f.detail, kContextGrew) || f.where.source_index != anchor.where.source_index) continue;
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
     if (d > kStatementLines || d < -kPhaseAfter) continue;
     grew = &f;
@@ -918,11 +918,9 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
     }
     case Cause::leak_or_accumulation: why = "it failed at " + p.cue->detail + where + ": what the run kept accumulated"; break;
     case Cause::kv_cache_context:
-      if (p.one_sequence && p.one_sequence->detail == kContextGrew) {
-        why = "it failed during " + p.cue->detail + where + " after the context grew from " +
-              std::to_string(p.one_sequence->count.value_or(0)) + " to " + std::to_string(p.one_sequence->ctx.value_or(0)) +
-              " tokens (line " + std::to_string(p.one_sequence->where.line) +
-              "): what did not fit grew with the sequence's length, not the batch";
+      if (p.one_sequence && text::starts_with(p.one_sequence->detail, kContextGrew)) {
+        why = "it failed during " + p.cue->detail + where + " after " + p.one_sequence->detail + " (line " +
+              std::to_string(p.one_sequence->where.line) + "): what did not fit grew with the sequence's length, not the batch";
         break;
       }
       if (p.one_sequence) {
@@ -930,9 +928,8 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
               std::to_string(p.one_sequence->where.line) + "): what did not fit grew with the sequence's length, not the batch";
         break;
       }
-      if (p.cue->detail == kContextGrew) {
-        why = "it failed after the context grew from " + std::to_string(p.cue->count.value_or(0)) + " to " +
-              std::to_string(p.cue->ctx.value_or(0)) + " tokens" + where + ": what did not fit grew with the sequence's length";
+      if (text::starts_with(p.cue->detail, kContextGrew)) {
+        why = "it failed after " + p.cue->detail + where + ": what did not fit grew with the sequence's length";
         break;
       }
       why = text::contains(p.cue->detail, "max-size")

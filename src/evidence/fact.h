@@ -70,9 +70,9 @@ inline constexpr std::string_view kLoadFinished = "load finished";
 // step's cues (diagnose/classify.cc, phase_vote).
 inline constexpr std::string_view kBatchOfOne = "a batch of one sequence";
 
-// The detail of a phase_serve fact (context_growth.cc): the context length
-// rose from request to request or step to step, from `count` tokens to `ctx`,
-// the longest yet. Like kBatchOfOne, the diagnosis reads it beside a step's
+// The start of the detail of a phase_serve fact (context_growth.cc): the
+// context length rose from request to request or step to step (the detail
+// goes on ": from A to B tokens", B the longest yet). Like kBatchOfOne, the diagnosis reads it beside a step's
 // cues: the step that failed held the longest sequence yet, so its length,
 // not the batch, grew.
 inline constexpr std::string_view kContextGrew = "the context length rising from one request to the next";

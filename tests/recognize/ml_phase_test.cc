@@ -55,6 +55,21 @@ TEST(MlPhase, ASparkDriverCollectingAWholeResultIsTheBatch) {
   EXPECT_EQ(d.cause, Cause::concurrency_batch);
 }
 
+// Bazel's progress line counts the actions it runs at once (modelled on
+// The-OpenROAD-Project/bazel-orfs#869; our targets): parallel copies.
+TEST(MlPhase, BazelsActionsRunningAreParallelCopies) {
+  const std::string log =
+      "[8,101 / 9,977] 12 actions running\n"
+      "    Compiling src/core/solver.cc; 211s linux-sandbox\n"
+      "Server terminated abruptly (error code: 14, error message: 'Socket closed', log file: '/root/.cache/bazel/server/jvm.out')\n"
+      "[Tue Mar  3 10:14:09 2026] Out of memory: Killed process 4412 (cc1plus) total-vm:3322144kB, anon-rss:3011208kB, file-rss:2048kB, "
+      "shmem-rss:0kB, UID:1000 pgtables:6292kB oom_score_adj:0\n";
+  EXPECT_EQ(test::diagnose_text(log).cause, Cause::concurrency_batch);
+  std::string two = log;
+  two.replace(two.find("12 actions"), 2, "2");
+  EXPECT_NE(test::diagnose_text(two).cause, Cause::concurrency_batch);
+}
+
 // The statement typed at a Python prompt right above a traceback is the one
 // operation that raised, however many library frames lie under it (modelled
 // on pandas-dev/pandas read_csv MemoryError reports; values ours). The same

@@ -3,9 +3,9 @@
 // failure came at the longest sequence yet, so what did not fit grew with
 // the sequence's length (the KV cache, attention's activations), not with the
 // number of requests or the batch: one phase_serve fact, cause
-// kv_cache_context, detail kContextGrew, the first and latest lengths in
-// `count` and `ctx`, each time a length passes every one before it (1024
-// tokens at least, half as long again as the first).
+// kv_cache_context, detail kContextGrew and the first and latest lengths in
+// words ("...: from 2210 to 4960 tokens"), each time a length passes every one
+// before it (1024 tokens at least, half as long again as the first).
 //
 //   Output generated in 21.04 seconds (9.51 tokens/s, 200 tokens, context 4873, seed 1402911)   text-generation-webui
 //   forward_backward adapter=ad-7f3c datums=4 tokens=[...] max_len=7045 loss=0.19                a trainer's step log
@@ -90,9 +90,9 @@ class ContextGrowth final : public Recognizer {
       Fact f = make_fact(line, FactKind::phase_serve, Family::runtime);
       f.cause = Cause::kv_cache_context;
       f.strength = 0.5f;
-      f.detail = std::string(kContextGrew);
-      f.count = *series.first;
-      f.ctx = *v;
+      // The lengths go in the words, not in `ctx` / `count`: those are a
+      // configured context and a count of copies wherever the diagnosis reads them.
+      f.detail = std::string(kContextGrew) + ": from " + std::to_string(*series.first) + " to " + std::to_string(*v) + " tokens";
       out.add(std::move(f));
     }
   }

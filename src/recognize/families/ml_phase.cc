@@ -397,6 +397,7 @@ constexpr Cue kCues[] = {
     {"worker_processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
     {" worker processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::counted},
     {" processes", Cause::concurrency_batch, 0.6f, "parallel processes", Cue::counted},
+    {" actions running", Cause::concurrency_batch, 0.7f, "parallel build actions", Cue::counted},  // Bazel's "[14,212 / 16,044] 16 actions running"
 };
 
 struct Recovery {
