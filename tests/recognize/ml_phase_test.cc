@@ -96,6 +96,11 @@ TEST(MlPhase, TorchModuleToFramesAreTheModelMovingToTheDevice) {
       "  File \"/usr/lib/python3/site-packages/PIL/Image.py\", line 995, in convert\n    im = self.im.convert(mode, dither)\n" +
       oom);
   EXPECT_NE(image.cause, Cause::model_load);
+  // IPython prints the same frame as "<path> in convert(t)" (modelled on
+  // facebookresearch/seamless_communication#416; our paths).
+  Diagnosis ipython = test::diagnose_text(
+      "/usr/local/lib/python3.10/dist-packages/torch/nn/modules/module.py in convert(t)\n" + std::string(kOom));
+  EXPECT_EQ(ipython.cause, Cause::model_load);
 }
 
 // ONNX Runtime's session constructor in the frames (its initializers placed

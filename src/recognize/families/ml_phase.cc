@@ -216,6 +216,9 @@ constexpr Cue kCues[] = {
     // PIL's Image.convert is an image's.
     {", in _apply", Cause::model_load, 0.9f, "moving the model's parameters to the device", Cue::torch_module},
     {", in convert", Cause::model_load, 0.9f, "moving the model's parameters to the device", Cue::torch_module},
+    // IPython's frames: ".../torch/nn/modules/module.py in convert(t)".
+    {".py in _apply(", Cause::model_load, 0.9f, "moving the model's parameters to the device", Cue::torch_module},
+    {".py in convert(", Cause::model_load, 0.9f, "moving the model's parameters to the device", Cue::torch_module},
     // A constructor's frame: the object is being built, its weights placed
     // (faster_whisper's WhisperModel.__init__, a pipeline's __init__).
     {", in __init__", Cause::model_load, 0.5f, "constructing the model", Cue::ctor},
@@ -617,7 +620,8 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
   // "initialize_cache" (vLLM's KV cache), "initializer" or "step_scheduler".
   if (kind == Cue::frame_name) return after.empty() || after[0] == ' ' || after[0] == '\r';
   if (kind == Cue::torch_module)
-    return (after.empty() || after[0] == ' ' || after[0] == '\r') && text::contains(before, "nn/modules/module.py");
+    return (after.empty() || after[0] == ' ' || after[0] == '\r' || text::ends_with(before, "nn/modules/module")) &&
+           (text::contains(before, "nn/modules/module.py") || text::ends_with(before, "nn/modules/module"));
   if (kind == Cue::self_concat) return concatenated_onto_itself(before, after);
   if (kind == Cue::ctor) {
     bool stdlib = (text::contains(before, "lib/python") || text::icontains(before, "\\lib\\")) && !text::contains(before, "-packages");
