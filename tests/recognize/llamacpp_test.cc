@@ -445,5 +445,19 @@ TEST(LlamaCpp, MetalStatusFiveWithTheBuffersNearTheWorkingSetIsTheMemory) {
   EXPECT_TRUE(of_kind(load + serve + failed, FactKind::gpu_oom).empty());
 }
 
+// Ollama's load outlasting its timeout (modelled on ollama/ollama#4636; our
+// paths and sizes) is a look-alike; a runner killed for memory beside it is
+// still the failure.
+TEST(OllamaSched, ALoadTimeoutIsALookAlikeAndAKilledRunnerStillWins) {
+  const std::string timeout =
+      "time=2024-06-02T09:14:07.590Z level=ERROR source=sched.go:344 msg=\"error loading llama server\" "
+      "error=\"timed out waiting for llama runner to start - progress 0.00 - \"\n";
+  EXPECT_EQ(test::diagnose_text(timeout).layer, Layer::not_memory);
+  Diagnosis killed = test::diagnose_text(
+      timeout + "[Sun Jun  2 09:13:58 2024] Out of memory: Killed process 41881 (ollama_llama_se) total-vm:61204212kB, "
+                "anon-rss:58812432kB, file-rss:1024kB, shmem-rss:0kB, UID:997 pgtables:116212kB oom_score_adj:0\n");
+  EXPECT_EQ(killed.layer, Layer::host_ram);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -12,6 +12,13 @@
 // partial offload), the GPU's memory was held by what should have been freed:
 // a device failure (gpu_oom, layer gpu_vram) whose cause is that retention
 // (leak_or_accumulation), at the squeezed placement's line.
+//
+//   level=ERROR source=sched.go:344 msg="error loading llama server" error="timed out waiting for llama runner to start - progress 0.00 - "
+//
+// is the load outlasting Ollama's load timeout (OLLAMA_LOAD_TIMEOUT, 5 minutes
+// by default; a model read from a slow disk, a large CPU share): a look-alike.
+// A runner killed for memory says so ("llama runner process has terminated:
+// signal: killed"), which the exit-status reader reads and which wins.
 #include <optional>
 #include <string>
 
@@ -28,6 +35,7 @@ constexpr Pattern kPatterns[] = {
     {"VRAM usage didn't recover", kCompanion},
     {"requires more gpu memory than is currently available", kCompanion},
     {"layers to GPU", kContext},
+    {"timed out waiting for llama runner to start", kCompanion},
 };
 
 class OllamaSched final : public Recognizer {
@@ -36,6 +44,13 @@ class OllamaSched final : public Recognizer {
     std::string_view s = line.text;
     if (text::contains(s, "VRAM usage didn't recover")) {
       if (!guards::is_advice_line(s)) ++warnings_;
+      return;
+    }
+    if (text::contains(s, "timed out waiting for llama runner to start")) {
+      if (timeout_sent_ || guards::is_advice_line(s)) return;
+      timeout_sent_ = true;
+      out.add(look_alike(line, Family::llamacpp, 0.6f,
+                         "Ollama's model load outlasted its load timeout (OLLAMA_LOAD_TIMEOUT): a slow load, not memory running out"));
       return;
     }
     if (warnings_ == 0 || reported_) return;
@@ -59,7 +74,7 @@ class OllamaSched final : public Recognizer {
 
  private:
   uint64_t warnings_ = 0;
-  bool reported_ = false;
+  bool reported_ = false, timeout_sent_ = false;
 };
 
 }  // namespace
