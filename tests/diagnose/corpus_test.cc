@@ -175,9 +175,9 @@ struct Floors {
 // of the fifteenth batch's healthy logs, one each of the thirty-second's,
 // thirty-fifth's, thirty-sixth's, thirty-seventh's and thirty-eighth's read as
 // failures, and they are not read (that split is scored, never tuned on), so
-// its floor is the share it holds (165 of 171, 96.5%).
+// its floor is the share it holds (165 of 171, 96.49%).
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{87.5, 54.0, 89.0, 96.5};
+constexpr Floors kValidationFloor{87.5, 54.0, 89.0, 96.4};
 constexpr Floors kTrainingFloor{93.5, 69.5, 96.0, 99.5};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
