@@ -30,8 +30,8 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"OutOfmemory"},
     {"didn't have enough resource: memory", kCompanion},
-    {"exceeds queue resource limits"},
-    {"Memory specification can not be satisfied"},
+    {"exceeds queue resource limits", kCompanion},
+    {"Memory specification can not be satisfied", kCompanion},
     {"Requested node configuration is not available", kCompanion},
     {"requested number of GPUs unavailable", kCompanion},
     {"requested number of devices unavailable", kCompanion},

@@ -67,7 +67,7 @@ constexpr Pattern kPatterns[] = {
     {"exited with code"},
     {"Exited with code"},
     {"exited with status"},  // Heroku: "Process exited with status 137"
-    {"return ?code[ :=]+1[2-9][0-9]", kRegex | kCaseless},  // "Subprocess return code: 137", "returncode=137"
+    {"return ?code[ :=]+1[2-9][0-9]", kRegex | kCaseless | kCompanion},  // "Subprocess return code: 137", "returncode=137"
     {"exitcode"},
     {"exit_status"},
     {"exitCode\"?:", kRegex},  // Kubernetes' container state as JSON or YAML: "exitCode":137, exitCode: 137

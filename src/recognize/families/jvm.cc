@@ -70,7 +70,7 @@ constexpr Pattern kPatterns[] = {
     {"running out of JVM heap space", kCompanion},
     {"configured max heap space is '", kContext},  // Gradle 8's health monitor: "The currently configured max heap space is '512 MiB' ..."  // Gradle 8: "The Daemon will expire after the build after running out of JVM heap space."
     {"Resource exhaustion event: the JVM was unable to allocate memory from the heap"},
-    {"consecutive periods of measured GC thrashing"},  // Beam / Dataflow's MemoryMonitor shutting the JVM down
+    {"consecutive periods of measured GC thrashing", kCompanion},  // Beam / Dataflow's MemoryMonitor shutting the JVM down
     {"Pause Full (G1 Humongous Allocation)", kContext},
     {"after running out of JVM memory", kCompanion},
     // The error's message alone, as Maven and others print it: "[ERROR] GC overhead limit exceeded -> [Help 1]".

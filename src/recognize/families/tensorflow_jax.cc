@@ -69,7 +69,7 @@ constexpr Pattern kPatterns[] = {
     {"OOM when allocating tensor"},
     {"ran out of memory trying to allocate"},
     {"failed to allocate memory [Op:"},
-    {"Dst tensor is not initialized"},
+    {"Dst tensor is not initialized", kCompanion},
     {"RESOURCE_EXHAUSTED: "},
     {"Resource exhausted: ", kCompanion},
     // The TPU runtime's refusal, after its status or on the line below it (torch_xla, old jaxlib):

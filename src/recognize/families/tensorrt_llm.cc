@@ -191,23 +191,24 @@ class TensorrtLlm final : public Recognizer {
     // than the workspace or the device could give (the tactics skipped before it were recoveries).
     // TensorRT 7's builder: "[W] [TRT] GPU memory allocation error during getBestTactic: <node>", then it
     // finds no implementation for the node: the device had no room for the tactic's buffers.
-    if (size_t g = s.find("GPU memory allocation error during "); g != std::string_view::npos && !trt_llm && req == std::string_view::npos) {
-      if (guards::is_mention(s, g, 35) || repeats_.repeated("tactic-alloc", line.number)) return true;
-      Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
-      f.layer = Layer::gpu_vram;
-      f.strength = 0.8f;
-      f.detail = "TensorRT's builder could not allocate GPU memory for a tactic";
-      out.add(std::move(f));
-      return true;
-    }
-    if (size_t w = s.find("due to insufficient workspace"); w != std::string_view::npos && !trt_llm && !trt && req == std::string_view::npos) {
-      if (guards::is_mention(s, w, 29) || repeats_.repeated("workspace", line.number)) return true;
-      Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
-      f.layer = Layer::gpu_vram;
-      f.strength = 0.8f;
-      f.detail = "TensorRT's builder found no tactic that fits its workspace";
-      out.add(std::move(f));
-      return true;
+    if (!trt_llm && req == std::string_view::npos) {
+      struct Builder {
+        std::string_view words, key, detail;
+      };
+      static constexpr Builder kBuilder[] = {
+          {"GPU memory allocation error during ", "tactic-alloc", "TensorRT's builder could not allocate GPU memory for a tactic"},
+          {"due to insufficient workspace", "workspace", "TensorRT's builder found no tactic that fits its workspace"}};
+      for (const Builder& b : kBuilder) {
+        size_t at = s.find(b.words);
+        if (at == std::string_view::npos || (trt && b.key == "workspace")) continue;
+        if (guards::is_mention(s, at, b.words.size()) || repeats_.repeated(std::string(b.key), line.number)) return true;
+        Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
+        f.layer = Layer::gpu_vram;
+        f.strength = 0.8f;
+        f.detail = std::string(b.detail);
+        out.add(std::move(f));
+        return true;
+      }
     }
     if (!trt_llm && !trt && req == std::string_view::npos) return false;
     if (p == std::string_view::npos) p = req;
