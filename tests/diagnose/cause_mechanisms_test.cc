@@ -17,12 +17,7 @@ namespace {
 
 using test::diagnose_text;
 
-std::string reason_text(const Diagnosis& d) {
-  std::string all;
-  for (const Incident& i : d.incidents)
-    for (const std::string& r : i.reasons) all += r + "\n";
-  return all;
-}
+using test::reason_text;
 
 const char* kTorchOom =
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 3 has a total capacity of 79.10 GiB of "

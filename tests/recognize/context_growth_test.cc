@@ -6,12 +6,7 @@
 namespace aimem {
 namespace {
 
-std::string reason_text(const Diagnosis& d) {
-  std::string all;
-  for (const Incident& i : d.incidents)
-    for (const std::string& r : i.reasons) all += r + "\n";
-  return all;
-}
+using test::reason_text;
 
 std::vector<Fact> marks(const std::string& text) {
   std::vector<Fact> out;

@@ -59,6 +59,13 @@ Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOp
 
 Diagnosis diagnose_text(const std::string& text, const DiagnoseOptions& options) { return diagnose_texts({text}, options); }
 
+std::string reason_text(const Diagnosis& d) {
+  std::string all;
+  for (const Incident& i : d.incidents)
+    for (const std::string& r : i.reasons) all += r + "\n";
+  return all;
+}
+
 namespace {
 
 // VmRSS and VmHWM (the peak since exec) of a live process in KiB; 0 when unreadable.

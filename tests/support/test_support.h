@@ -48,6 +48,8 @@ std::vector<Fact> facts_of_kind(const std::string& text, FactKind kind, Cause ca
 // Diagnosis of in-memory inputs (each a separate input).
 Diagnosis diagnose_texts(const std::vector<std::string>& texts, const DiagnoseOptions& options = {});
 Diagnosis diagnose_text(const std::string& text, const DiagnoseOptions& options = {});
+// Every incident's reasons, a line each: what a test searches for the wording of a verdict.
+std::string reason_text(const Diagnosis& d);
 
 struct RunResult {
   int status = -1;  // exit status, or 128+signal

@@ -137,11 +137,9 @@ class CgroupFiles final : public Recognizer {
     cgroup_.clear();
     held_.clear();
     std::string_view before = t.substr(0, t.find("cat "));
-    lead_ = text::contains(before, ";") || text::contains(before, "&&");
     // The commands before the cat (`nproc; date; cat ...`), one line of output each.
-    skip_ = 0;
-    for (size_t at = 0; at < before.size(); ++at)
-      if (before[at] == ';' || (before[at] == '&' && at + 1 < before.size() && before[at + 1] == '&' && ++at)) ++skip_;
+    skip_ = platform::commands_before(before);
+    lead_ = skip_ > 0;
     // A word without the quotes and ';' that close an `sh -c '...'` around it.
     auto bare = [](std::string_view w) {
       while (!w.empty() && (w.back() == '\'' || w.back() == '"' || w.back() == ';')) w.remove_suffix(1);

@@ -49,21 +49,10 @@ std::optional<uint64_t> value_after(std::string_view s, size_t at, std::string_v
   rest = platform::skip(rest, " ");
   if (!rest.empty() && (rest[0] == '=' || rest[0] == ':')) rest = platform::skip(rest.substr(1), " ");
   if (rest.empty() || !platform::is_digit(rest[0])) return std::nullopt;
-  uint64_t v = 0;
-  size_t i = 0, digits = 0;
-  for (; i < rest.size() && digits < 12; ++i) {
-    char c = rest[i];
-    if (platform::is_digit(c)) {
-      v = v * 10 + static_cast<uint64_t>(c - '0');
-      ++digits;
-    } else if (c == ',' && i + 1 < rest.size() && platform::is_digit(rest[i + 1])) {
-      continue;  // a thousands separator ("4,873")
-    } else {
-      break;
-    }
-  }
+  std::string_view after;
+  auto v = text::parse_grouped_u64(rest, &after);  // "4,873" too
   // A decimal ("context 0.5"), a size ("context 12MiB") or a time is no length.
-  if (i < rest.size() && (rest[i] == '.' || platform::is_alnum(rest[i]))) return std::nullopt;
+  if (!v || (!after.empty() && (after[0] == '.' || platform::is_alnum(after[0])))) return std::nullopt;
   return v;
 }
 

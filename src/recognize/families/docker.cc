@@ -233,9 +233,7 @@ class Docker final : public Recognizer {
       template_line_ = line.number;
       // Commands before it on the line (`nproc; docker inspect ...`) print
       // first, a line each: their lines are not the template's values.
-      template_lead_ = 0;
-      for (size_t at = 0; at < p; ++at)
-        if (s[at] == ';' || (s[at] == '&' && at + 1 < p && s[at + 1] == '&' && ++at)) ++template_lead_;
+      template_lead_ = platform::commands_before(s.substr(0, p));
       platform(line, out);
       return true;
     }

@@ -22,6 +22,16 @@ inline std::string_view skip(std::string_view s, std::string_view chars = " \t")
   return s.substr(i);
 }
 
+// The commands that stand before the end of `before` on one shell line,
+// each ended by ";" or "&&" ("nproc; date && cat ..." has 2): they print
+// their output first, a line each in the pastes the readers see.
+inline uint64_t commands_before(std::string_view before) {
+  uint64_t n = 0;
+  for (size_t at = 0; at < before.size(); ++at)
+    if (before[at] == ';' || (before[at] == '&' && at + 1 < before.size() && before[at + 1] == '&' && ++at)) ++n;
+  return n;
+}
+
 // Indentation of a line (spaces; a tab counts as 8).
 inline size_t indent_of(std::string_view s) {
   size_t n = 0;

@@ -201,7 +201,7 @@ class TensorrtLlm final : public Recognizer {
       for (const Builder& b : kBuilder) {
         size_t at = s.find(b.words);
         if (at == std::string_view::npos || (trt && b.key == "workspace")) continue;
-        if (guards::is_mention(s, at, b.words.size()) || repeats_.repeated(std::string(b.key), line.number)) return true;
+        if (guards::is_mention(s, at, b.words.size()) || repeats_.repeated(b.key, line.number)) return true;
         Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
         f.layer = Layer::gpu_vram;
         f.strength = 0.8f;
