@@ -252,10 +252,16 @@ Decision decide_layer(const View& v) {
       return d;
     }
     // A container the kubelet made (its io.kubernetes.pod.name label) is a pod's.
-    d = k->pod.empty()
+    // So is one containerd reports (its TaskOOM event) on a Kubernetes node:
+    // containerd's own log is the kubelet's runtime's.
+    const bool kubelets_runtime = k->detail == "containerd TaskOOM event" && v.platform("kubernetes");
+    d = k->pod.empty() && !kubelets_runtime
             ? Decision{Layer::container_limit, k, std::max(0.85f, k->strength), "docker reports State.OOMKilled: the container's cgroup limit was hit"}
+        : !k->pod.empty()
+            ? Decision{Layer::k8s_pod_limit, k, std::max(0.85f, k->strength),
+                       "docker reports the OOM kill of a container the kubelet runs for pod " + k->pod + ": the pod's limit was hit"}
             : Decision{Layer::k8s_pod_limit, k, std::max(0.85f, k->strength),
-                       "docker reports the OOM kill of a container the kubelet runs for pod " + k->pod + ": the pod's limit was hit"};
+                       "containerd reports the OOM kill of a container on a Kubernetes node: the pod's limit was hit"};
     return d;
   }
   // 4. User-space killers.

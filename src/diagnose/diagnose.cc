@@ -91,7 +91,8 @@ void headroom_from_context(Diagnosis& d) {
       h.capacity = f.limit;
       h.used = f.usage;
       if (f.limit && f.usage && *f.limit >= *f.usage) h.available = *f.limit - *f.usage;
-      if (f.count && *f.count > 0) h.note = fmt::format("{} OOM kills recorded by this cgroup", *f.count);
+      // A cgroup's count is its OOM kills; a series' count is its samples.
+      if (f.family == Family::cgroup && f.count && *f.count > 0) h.note = fmt::format("{} OOM kills recorded by this cgroup", *f.count);
     } else if (f.kind == FactKind::gpu_state && f.total) {
       h.pool = f.gpu ? fmt::format("GPU {}", *f.gpu) : "GPU";
       if (!f.process.empty()) h.pool += " (" + f.process + ")";

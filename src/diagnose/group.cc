@@ -150,8 +150,11 @@ void attach_context(const std::vector<Fact>& facts, const std::vector<size_t>& c
     if (attached) continue;
     // A series of memory figures describes the workload of its whole input,
     // not one failure: every failure of that input ran on that curve.
-    if (f.kind == FactKind::memory_usage && f.family != Family::kernel &&
-        (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "rising ") || text::starts_with(f.detail, "jumped"))) {
+    // So does where the workload ran (a Kubernetes node, Docker, systemd):
+    // every failure of the input ran there.
+    if ((f.kind == FactKind::memory_usage && f.family != Family::kernel &&
+         (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "rising ") || text::starts_with(f.detail, "jumped"))) ||
+        f.kind == FactKind::platform) {
       for (auto& c : clusters)
         if (!c.merged_away && c.source == f.where.source_index) c.context.push_back(i), attached = true;
       if (attached) continue;

@@ -79,6 +79,12 @@ bool table_row(std::string_view s) {
   return runs >= 2;
 }
 
+// A shell prompt opens the line: "$ docker inspect ...", "# dmesg ...".
+bool prompt_line(std::string_view s) {
+  size_t i = s.find_first_not_of(' ');
+  return i != std::string_view::npos && s.size() > i + 2 && (s[i] == '$' || s[i] == '#') && s[i + 1] == ' ';
+}
+
 }  // namespace
 
 std::optional<Unwrapped> unwrap_hard_wrapped(std::string_view input) {
@@ -116,7 +122,12 @@ std::optional<Unwrapped> unwrap_hard_wrapped(std::string_view input) {
       logical_start = lines[i];
     }
     u.text += lines[i];
-    continuing = cols[i] == width && i + 1 < lines.size() && !table_row(lines[i]) && !starts_record(lines[i + 1], logical_start);
+    // A command that alone reaches the widest length, exactly a terminal's
+    // width, is as likely a command of that length with its output below it
+    // ("$ docker inspect -f '...' web" then "exited OOMKilled=true ..."):
+    // where no other line shows the wrap, a command line is not cut.
+    continuing = cols[i] == width && i + 1 < lines.size() && !table_row(lines[i]) && !starts_record(lines[i + 1], logical_start) &&
+                 (at_width >= 2 || !prompt_line(lines[i]));
     u.joins += continuing;
   }
   if (!input.empty() && input.back() == '\n') u.text += '\n';

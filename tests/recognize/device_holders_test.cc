@@ -129,6 +129,27 @@ TEST(DeviceHolders, AHolderServingTheModelTheFailingStartNamesIsAnEarlierCopy) {
   EXPECT_EQ(test::diagnose_text(other).cause, Cause::other_process);
 }
 
+// Two ps rows of one running server (its tensor-parallel workers) name one
+// model between them; the start that failed names another (modelled on
+// vllm-project/vllm#1792; our PIDs and sizes): a second service beside the
+// first, not a copy of it. A row is no start.
+TEST(DeviceHolders, TwoRowsOfOneServerAreNoStartOfTheFailingModel) {
+  const std::string text =
+      "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv\n"
+      "pid, process_name, used_memory [MiB]\n"
+      "52210, python, 21480 MiB\n"
+      "52277, python, 21466 MiB\n"
+      "$ ps -o pid,args -p 52210,52277\n"
+      "    PID COMMAND\n"
+      "  52210 python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-7B-Instruct -tp 2 --port 8001\n"
+      "  52277 python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-7B-Instruct -tp 2 --port 8001\n"
+      "$ python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-32B-Instruct-AWQ -tp 2 --port 8002\n"
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 352.00 MiB (GPU 0; 23.69 GiB total capacity; "
+      "1.38 GiB already allocated; 150.56 MiB free; 1.41 GiB reserved in total by PyTorch)\n";
+  EXPECT_TRUE(overlaps(text).empty());
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::other_process);
+}
+
 // A training run that failed at once because an earlier run of the very
 // same command, orphaned (PPID 1), still holds the GPU (modelled on
 // pytorch/pytorch#4031; values ours). The prompt came back after the failure,

@@ -183,3 +183,24 @@ TEST(DockerStats, NameUsageAndPercentRowsAndOneContainerOverHalfTheHost) {
 
 }  // namespace
 }  // namespace aimem
+
+namespace aimem {
+namespace {
+
+// A container sampled again and again as a loop's `--format '{{.MemUsage}}'`
+// prints it (modelled on alphacep/vosk-server#44; our figures): a series that
+// grew. Its count of samples is no count of OOM kills in the headroom table.
+TEST(DockerStats, ASampledSeriesCountsNoOomKills) {
+  const std::string text =
+      "$ for n in 1 5 20 50; do ./send_batch.sh $n; docker stats --no-stream --format '{{.MemUsage}}' asr; done\n"
+      "1.124GiB / 4GiB\n"
+      "1.902GiB / 4GiB\n"
+      "3.118GiB / 4GiB\n"
+      "3.994GiB / 4GiB\n";
+  Diagnosis d = test::diagnose_text(text);
+  ASSERT_FALSE(d.headroom.empty());
+  for (const Headroom& h : d.headroom) EXPECT_EQ(h.note.find("OOM kills"), std::string::npos) << h.pool << ": " << h.note;
+}
+
+}  // namespace
+}  // namespace aimem

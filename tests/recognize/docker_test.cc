@@ -1,6 +1,8 @@
 // Docker, Compose and container CLIs (src/recognize/families/docker.cc).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/units.h"
 #include "support/test_support.h"
 
@@ -278,6 +280,25 @@ TEST(Docker, InspectTemplateWithWordsAroundItsFields) {
                   .empty());
 }
 
+// The same with the limit among the fields, the name after the template
+// (modelled on the Vosk server container of alphacep/vosk-server#44; values
+// ours): every field is read, the limit too. The command is 132 columns, a
+// terminal's width, and alone that long: it is not a wrapped line
+// (recognize/unwrap.cc), and its output below it stays a line of its own.
+TEST(Docker, InspectTemplateWithTheLimitAmongItsFields) {
+  const std::string text =
+      "$ docker inspect -f '{{.State.Status}} OOMKilled={{.State.OOMKilled}} exit={{.State.ExitCode}} "
+      "limit={{.HostConfig.Memory}}' vosk-en\n"
+      "exited OOMKilled=true exit=137 limit=5368709120\n";
+  auto o = test::facts_of_kind(text, FactKind::docker_oomkilled);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].container, "vosk-en");
+  auto l = test::facts_of_kind(text, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, 5 * units::GiB);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::container_limit);
+}
+
 // docker stop escalating SIGTERM to SIGKILL after its grace period, as
 // `docker events` prints it (modelled on the corpus case co-028 from
 // getwud/wud; values ours): the 137 is the API's kill, not memory.
@@ -326,6 +347,31 @@ TEST(Docker, ContainerdTaskOomEventIsAContainersKill) {
                                   "&TaskExit{ContainerID:8b3e1f0c2d4a,ID:8b3e1f0c2d4a,Pid:4121,ExitStatus:137,}\"\n",
                                   FactKind::docker_oomkilled)
                   .empty());
+}
+
+// The same event on a node whose docker runtime the kubelet drives: its
+// dockershim names (k8s_CONTAINER_POD_NAMESPACE_UID_ATTEMPT in `docker stats`)
+// say the node is a Kubernetes node, so the killed container is a pod's
+// (modelled on containerd/containerd#4547; our ids and sizes). The name is
+// context for every failure of the input, wherever it stands.
+TEST(Docker, ContainerdTaskOomOnAKubernetesNodeIsThePods) {
+  const std::string oom =
+      "Mar 14 02:11:40 node-4 containerd[1033]: time=\"2024-03-14T02:11:40.118220Z\" level=info msg=\"TaskOOM event "
+      "&TaskOOM{ContainerID:4c2a9e7b1d3f5a6c8e0b2d4f6a8c0e1f,XXX_unrecognized:[],}\"\n";
+  const std::string stats =
+      "$ docker stats --no-stream 4c2a9e7b1d3f\n"
+      "CONTAINER ID   NAME                                                                    CPU %   MEM USAGE / LIMIT   MEM %    "
+      "NET I/O   BLOCK I/O   PIDS\n"
+      "4c2a9e7b1d3f   k8s_kube-proxy_kube-proxy-8vq2n_kube-system_2f1e0d9c-8b7a-4c6d-9e5f-1a2b3c4d5e6f_3   1.02%   "
+      "63.91MiB / 64MiB   99.86%   0B / 0B   12.1MB / 0B   9\n";
+  auto p = test::facts_of_kind(stats, FactKind::platform);
+  EXPECT_TRUE(std::any_of(p.begin(), p.end(), [](const Fact& f) { return f.detail == "kubernetes"; }));
+  EXPECT_EQ(test::diagnose_text(oom + stats).layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(test::diagnose_text(stats + oom).layer, Layer::k8s_pod_limit);
+  // A container of another name stays a container.
+  std::string plain = stats;
+  plain.replace(plain.find("k8s_kube-proxy"), 14, "kube_proxy_dev");
+  EXPECT_EQ(test::diagnose_text(oom + plain).layer, Layer::container_limit);
 }
 
 // docker inspect's HostConfig.Memory of 0: the container had no memory limit,

@@ -122,6 +122,25 @@ Unable to determine the device handle for GPU0000:03:00.0: Unknown Error
   EXPECT_EQ(of_kind("Failed to initialize NVML: Driver/library version mismatch\n", FactKind::not_memory_failure).size(), 1u);
 }
 
+// A container that lost its GPU devices (modelled on ollama/ollama#3930: the
+// host's systemd reload re-applied the device rules; our values): the engine
+// then reports no GPU and 0 B available, which is no memory failure.
+TEST(GpuErrors, AContainerThatLostItsGpuIsNoMemoryFailure) {
+  const std::string text =
+      "time=2024-05-02T07:41:10.512Z level=INFO source=gpu.go:343 msg=\"Unable to load cudart CUDA management library "
+      "/tmp/ollama1203/runners/cuda_v11/libcudart.so.11.0: cudart init failure: 999\"\n"
+      "time=2024-05-02T07:41:10.513Z level=INFO source=routes.go:1044 msg=\"no GPU detected\"\n"
+      "time=2024-05-02T07:41:10.790Z level=INFO source=server.go:127 msg=\"offload to gpu\" reallayers=0 layers=0 "
+      "required=\"4.7 GiB\" used=\"0 B\" available=\"0 B\" kv=\"256.0 MiB\"\n"
+      "$ docker exec ollama nvidia-smi\n"
+      "Failed to initialize NVML: Unknown Error\n";
+  auto n = of_kind(text, FactKind::not_memory_failure);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_NE(n[0].detail.find("NVML cannot initialize"), std::string::npos);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::not_memory);
+}
+
 TEST(GpuErrors, CudaLevelOutOfMemory) {
   auto a = of_kind("RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some other API call\n", FactKind::gpu_oom);
   ASSERT_EQ(a.size(), 1u);

@@ -169,6 +169,30 @@ Unhandled exception. System.OutOfMemoryException: Exception of type 'System.OutO
                       FactKind::memory_limit).empty());
 }
 
+// A query of several status fields, none of them the limit (modelled on
+// containerd/containerd#4547's node; our pod and times): each word is read as
+// its field says, the reason too. An object's JSON among the fields (the
+// resources map) is left to the readers of JSON, which read its limit.
+TEST(Kubernetes, AJsonpathQueryOfStatusFieldsReadsTheReason) {
+  const std::string status =
+      "$ kubectl -n kube-system get pod kube-proxy-8vq2n -o jsonpath='{.status.containerStatuses[0].restartCount} "
+      "{.status.containerStatuses[0].lastState.terminated.reason} {.status.containerStatuses[0].lastState.terminated.finishedAt}"
+      "{\"\\n\"}'\n"
+      "3 OOMKilled 2024-03-14T02:11:40Z\n";
+  auto k = of_kind(status, FactKind::k8s_oomkilled);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(test::diagnose_text(status).layer, Layer::k8s_pod_limit);
+  const std::string resources =
+      "$ kubectl get pod agent-7c1e -o jsonpath='{.spec.containers[0].resources}{\"\\n\"}"
+      "{.status.containerStatuses[0].lastState.terminated.reason}{\"\\n\"}'\n"
+      "{\"limits\":{\"cpu\":\"2\",\"memory\":\"3Gi\"},\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}\n"
+      "OOMKilled\n";
+  auto l = of_kind(resources, FactKind::memory_limit);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].limit, 3ull << 30);
+  EXPECT_EQ(of_kind(resources, FactKind::k8s_oomkilled).size(), 1u);
+}
+
 // OpenShift's build status and Go's print of a resources map (modelled on
 // openshift/origin#24464; names and figures ours): the build pod's limit.
 TEST(Kubernetes, OpenShiftBuildOutOfMemoryKilledAndAGoMapLimit) {

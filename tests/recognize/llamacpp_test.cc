@@ -459,5 +459,19 @@ TEST(OllamaSched, ALoadTimeoutIsALookAlikeAndAKilledRunnerStillWins) {
   EXPECT_EQ(killed.layer, Layer::host_ram);
 }
 
+// An embedding or rerank input longer than the physical batch, refused by
+// llama.cpp's server through Ollama (modelled on infiniflow/ragflow#16033; our
+// sizes): a length check, not memory, with the GPU half empty beside it.
+TEST(OllamaSched, AnInputLongerThanThePhysicalBatchIsALookAlike) {
+  const std::string refused =
+      "time=2026-04-11T08:02:19.114Z level=ERROR source=server.go:1491 msg=\"embedding failed\" error=\"input (4107 tokens) is "
+      "too large to process. increase the physical batch size (current batch size: 4096)\"\n"
+      "[GIN] 2026/04/11 - 08:02:19 | 500 |   71.202ms |      172.18.0.4 | POST     \"/api/embed\"\n";
+  auto n = of_kind(refused, FactKind::not_memory_failure);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_NE(n[0].detail.find("physical batch"), std::string::npos);
+  EXPECT_EQ(test::diagnose_text(refused + "NVIDIA GeForce RTX 4070, 5120 MiB, 12282 MiB\n").layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

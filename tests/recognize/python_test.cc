@@ -139,6 +139,13 @@ TEST(PythonHost, AMemoryErrorOverADeviceAllocatorsFramesIsTheDevices) {
   EXPECT_EQ(dev.layer, Layer::gpu_vram);
   Diagnosis host = test::diagnose_text(head + "2   paddle::memory::allocation::CPUAllocator::AllocateImpl(unsigned long)\n");
   EXPECT_EQ(host.layer, Layer::host_ram);
+  // Paddle's summary below the frames (modelled on PaddlePaddle/PaddleOCR#7091;
+  // our figures): its "Out of memory error on GPU 0" makes the error the device's.
+  Diagnosis summary = test::diagnose_text(
+      head + "----------------------\nError Message Summary:\n----------------------\nResourceExhaustedError:\n\n"
+             "Out of memory error on GPU 0. Cannot allocate 96.000000MB memory on GPU 0, 7.812500GB memory has been allocated and "
+             "available memory is only 18.250000MB.\n");
+  EXPECT_EQ(summary.layer, Layer::gpu_vram);
   // Paddle's own refusal, in words the generic reader knows.
   EXPECT_EQ(test::diagnose_text("Cannot malloc 52.5 MB GPU memory. Please shrink FLAGS_fraction_of_gpu_memory_to_use environment "
                                 "variable to a lower value.\n")

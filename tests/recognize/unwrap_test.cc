@@ -109,6 +109,15 @@ TEST(Unwrap, APrefixedEngineErrorCutMidWordIsRejoined) {
 }
 
 TEST(Unwrap, RecordsTablesAndShortLogsAreLeftAlone) {
+  // A command alone at a terminal's width (132 columns) with its output below:
+  // no other line shows a wrap, so the command was not cut.
+  const std::string command =
+      "$ docker inspect -f '{{.State.Status}} OOMKilled={{.State.OOMKilled}} exit={{.State.ExitCode}} limit={{.HostConfig.Memory}}' "
+      "vosk-en";
+  ASSERT_EQ(command.size(), 132u);
+  EXPECT_FALSE(unwrap_hard_wrapped(command + "\nexited OOMKilled=true exit=137 limit=5368709120\n"));
+  // Not a command: the same line is taken as cut.
+  EXPECT_TRUE(unwrap_hard_wrapped(command.substr(2) + "xy\nexited OOMKilled=true exit=137 limit=5368709120\n"));
   // Lines that reach the same width but each open a record of their own.
   EXPECT_FALSE(unwrap_hard_wrapped(
       "2026-03-01 10:00:00 INFO worker 1 loaded shard 00001 of 00004 in 2.1 s from /models/llama/w.safetensors\n"

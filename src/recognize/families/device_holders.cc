@@ -312,6 +312,10 @@ class DeviceHolders final : public Recognizer {
     }
   }
 
+  bool row_at(uint64_t line) const {
+    return std::any_of(rows_.begin(), rows_.end(), [&](const PidLine& r) { return r.line == line; });
+  }
+
   const PidLine* row_of(int64_t pid) const {
     for (const PidLine& r : rows_)
       if (r.pid == pid) return &r;
@@ -325,10 +329,11 @@ class DeviceHolders final : public Recognizer {
         return fmt::format("the log says it went away (line {}) before the failure (line {}), so it is a copy left over", g.line,
                            *first_failure_);
     const PidLine* row = row_of(h.pid);
-    // 2. Its command line serves the model the failing start names.
+    // 2. Its command line serves the model the failing start names (a ps
+    // row of another holder is no start: two rows of one server name one model).
     if (row)
       for (const auto& [id, at] : models_)
-        if (at != row->line && text::contains(row->text, id))
+        if (at != row->line && !row_at(at) && text::contains(row->text, id))
           return fmt::format("its command line (line {}) serves {}, the model the failing start names (line {})", row->line,
                              id.substr(0, 96), at);
     // 2b. It runs the command typed before the failure, which has ended

@@ -187,7 +187,20 @@ class DockerStats final : public Recognizer {
       p.detail = "docker";
       out.add(std::move(p));
     }
+    // The kubelet's docker runtime (dockershim) names each container
+    // k8s_CONTAINER_POD_NAMESPACE_UID_ATTEMPT: the node is a Kubernetes node.
+    if (!kubelet_sent_ && kubelet_name(container)) {
+      kubelet_sent_ = true;
+      Fact p = make_fact(line, FactKind::platform, Family::kubernetes);
+      p.detail = "kubernetes";
+      out.add(std::move(p));
+    }
   }
+
+  static bool kubelet_name(std::string_view name) {
+    return text::starts_with(name, "k8s_") && std::count(name.begin(), name.end(), '_') >= 5;
+  }
+  bool kubelet_sent_ = false;
 
   // "a1b2c3d4e5f6  vllm  0.05%  1.2GiB / 2GiB  60.00%  ..." -> one Row.
   void row(const Line& line, FactSink& out) {

@@ -52,6 +52,9 @@
 // nvidia-smi / NVML:
 //   Unable to determine the device handle for GPU0000:03:00.0: Unknown Error / ...: GPU is lost.
 //   Failed to initialize NVML: Driver/library version mismatch
+//   Failed to initialize NVML: Unknown Error     (inside a container: it lost its GPU devices, as after a
+//                                                 host's `systemctl daemon-reload` re-applied the cgroup's
+//                                                 device rules; the GPU itself is fine outside it)
 // PCIe AER: "pcieport 0000:00:03.0: PCIe Bus Error: severity=Corrected, ..." is a failure when uncorrected,
 //   and a corrected one only beside other GPU trouble in the same input.
 #include <string>
@@ -107,6 +110,7 @@ constexpr Pattern kPatterns[] = {
     {"Unable to determine the device handle"},
     {"GPU is lost", kCompanion},
     {"Driver/library version mismatch", kCompanion},
+    {"Failed to initialize NVML: Unknown Error", kCompanion},
     {"PCIe Bus Error", kCompanion},
     {"amdgpu_job_timedout", kCompanion},
     {"GPU reset begin"},
@@ -177,6 +181,8 @@ class GpuErrors final : public Recognizer {
       if (!text::contains(s, "amdgpu")) return;
       return look_alike(line, "an AMD GPU hang: the amdgpu driver timed out a ring and reset the GPU", 0.8f, out, "amdgpu-reset");
     }
+    if (text::contains(s, "Failed to initialize NVML: Unknown Error"))
+      return look_alike(line, "the GPU lost to the process (NVML cannot initialize: Unknown Error)", 0.7f, out, "nvml-lost");
     if (text::contains(s, "Driver/library version mismatch"))
       return look_alike(line, "an NVIDIA driver/library version mismatch (NVML cannot start)", 0.7f, out, "nvml");
     if (text::contains(s, "PCIe Bus Error")) {

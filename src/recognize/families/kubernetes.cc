@@ -161,8 +161,9 @@ constexpr Pattern kPatterns[] = {
     {" -1200 ", kContext},
     {"kind\"?:\\s*\"?(Pod|PodList|Event|EventList)\\b", kRegex | kContext},
     {"node-problem-detector", kContext},
-    // `kubectl get pod -o jsonpath='{...resources.limits.memory}'` and its output line ("2Gi").
-    {"jsonpath=?['\"]?\\{[^}]*(limits|requests)\\.memory\\}", kRegex | kContext},
+    // `kubectl get pod -o jsonpath='{...resources.limits.memory}'` and its output line ("2Gi"),
+    // or a query of several fields, any of them read ('{...restartCount} {...terminated.reason}').
+    {"jsonpath=?['\"]?\\{.*(limits\\.memory|requests\\.memory|terminated\\.reason|restartCount|exitCode)\\}", kRegex | kContext},
     {"^\\s*[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\\s*$", kRegex | kContext},
 };
 
@@ -446,6 +447,14 @@ class Kubernetes final : public Recognizer {
     if (jsonpath_next_ >= jsonpath_fields_.size() || line.number > jsonpath_line_ + 2) return false;
     auto w = words(s);
     if (w.empty() || w.size() > jsonpath_fields_.size() - jsonpath_next_) return false;
+    // An object's JSON ('{.spec.containers[0].resources}' prints
+    // {"limits":{"memory":"2Gi"},...}) is one field's value, which the
+    // readers of JSON read.
+    if (w.size() == 1 && (w[0][0] == '{' || w[0][0] == '[')) {
+      ++jsonpath_next_;
+      jsonpath_line_ = line.number;
+      return false;
+    }
     for (std::string_view v : w) jsonpath_value(line, jsonpath_fields_[jsonpath_next_++], v, out);
     jsonpath_line_ = line.number;
     return true;

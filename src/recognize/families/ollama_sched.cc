@@ -17,6 +17,12 @@
 //
 // is the load outlasting Ollama's load timeout (OLLAMA_LOAD_TIMEOUT, 5 minutes
 // by default; a model read from a slow disk, a large CPU share): a look-alike.
+//
+//   error="input (2861 tokens) is too large to process. increase the physical batch size (current batch size: 2048)"
+//
+// (llama.cpp's server, through Ollama's embed and rerank: an embedding or
+// rerank input must fit one physical batch, n_ubatch) is a request refused
+// by its length before anything was allocated: a look-alike too.
 // A runner killed for memory says so ("llama runner process has terminated:
 // signal: killed"), which the exit-status reader reads and which wins.
 #include <optional>
@@ -36,6 +42,7 @@ constexpr Pattern kPatterns[] = {
     {"requires more gpu memory than is currently available", kCompanion},
     {"layers to GPU", kContext},
     {"timed out waiting for llama runner to start", kCompanion},
+    {"too large to process. increase the physical batch size", kCompanion},
 };
 
 class OllamaSched final : public Recognizer {
@@ -51,6 +58,14 @@ class OllamaSched final : public Recognizer {
       timeout_sent_ = true;
       out.add(look_alike(line, Family::llamacpp, 0.6f,
                          "Ollama's model load outlasted its load timeout (OLLAMA_LOAD_TIMEOUT): a slow load, not memory running out"));
+      return;
+    }
+    if (text::contains(s, "too large to process. increase the physical batch size")) {
+      if (batch_sent_ || guards::is_advice_line(s)) return;
+      batch_sent_ = true;
+      out.add(look_alike(line, Family::llamacpp, 0.7f,
+                         "an input longer than the engine's physical batch (n_ubatch), refused by its length before any "
+                         "allocation: a request check, not memory running out"));
       return;
     }
     if (warnings_ == 0 || reported_) return;
@@ -74,7 +89,7 @@ class OllamaSched final : public Recognizer {
 
  private:
   uint64_t warnings_ = 0;
-  bool reported_ = false, timeout_sent_ = false;
+  bool reported_ = false, timeout_sent_ = false, batch_sent_ = false;
 };
 
 }  // namespace

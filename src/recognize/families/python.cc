@@ -48,6 +48,9 @@ constexpr Pattern kPatterns[] = {
     // A device allocator in the C++ frames under a Python MemoryError (Paddle's
     // "paddle::memory::allocation::CUDAAllocator::AllocateImpl"): the device's.
     {"(CUDA|HIP|XPU|NPU|GPU|Cuda|Gpu)Allocator|cudaMalloc|hipMalloc", kRegex | kContext},
+    // Or Paddle's own report under a bare MemoryError, below its C++ frames
+    // ("Out of memory error on GPU 0. Cannot allocate 112.5MB memory on GPU 0").
+    {"Out of memory error on GPU", kContext},
 };
 
 // The bytes of an array numpy could not allocate, from its shape and data
@@ -156,7 +159,7 @@ class PythonHost final : public Recognizer {
 
   static bool device_allocator(std::string_view s) {
     for (std::string_view w : {"CUDAAllocator", "HIPAllocator", "XPUAllocator", "NPUAllocator", "GPUAllocator", "CudaAllocator",
-                               "GpuAllocator", "cudaMalloc", "hipMalloc"})
+                               "GpuAllocator", "cudaMalloc", "hipMalloc", "Out of memory error on GPU"})
       if (text::contains(s, w)) return true;
     return false;
   }
