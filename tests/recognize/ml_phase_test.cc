@@ -602,5 +602,19 @@ pm.max_children = 16
   EXPECT_EQ(test::diagnose_text(text).cause, Cause::concurrency_batch);
 }
 
+// A frame named for the batch it processes (modelled on OpenBMB/UltraRAG#96's
+// embedding server; our paths and sizes): the batch at once, as a step is.
+TEST(MlPhase, AFrameNamedForItsBatchIsTheBatch) {
+  const char* text = R"(Traceback (most recent call last):
+  File "/srv/embed/server.py", line 88, in embed
+    vectors = await self.handler.image_embed(images=chunk)
+  File "/opt/venv/lib/python3.11/site-packages/infinity_emb/inference/batch_handler.py", line 281, in _process_batch
+    embed = self.model.encode_core(feat)
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.25 GiB. GPU 0 has a total capacity of 23.55 GiB of which 2.81 GiB is free. Including non-PyTorch memory, this process has 20.72 GiB memory in use. Of the allocated memory 19.90 GiB is allocated by PyTorch, and 402.11 MiB is reserved by PyTorch but unallocated.
+)";
+  EXPECT_FALSE(test::facts_of_kind(text, FactKind::phase_serve, Cause::concurrency_batch).empty());
+  EXPECT_EQ(test::diagnose_text(text).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

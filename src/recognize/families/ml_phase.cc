@@ -356,6 +356,13 @@ constexpr Cue kCues[] = {
     {"inflight_requests=", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
     {"in_flight_requests=", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
     {"concurrent_requests=", Cause::concurrency_batch, 0.7f, "the requests running at once", Cue::load},
+    // A function named for the batch it processes ("_process_batch",
+    // "run_batch", "predict_batch", "encode_batch"): the batch at once.
+    {"process_batch", Cause::concurrency_batch, 0.8f, "processing a batch"},
+    {"run_batch", Cause::concurrency_batch, 0.8f, "processing a batch"},
+    {"predict_batch", Cause::concurrency_batch, 0.8f, "processing a batch"},
+    {"encode_batch", Cause::concurrency_batch, 0.8f, "processing a batch"},
+    {"embed_batch", Cause::concurrency_batch, 0.8f, "processing a batch"},
     // A vision encoder steps every image of the batch at once.
     {"mm_encoder", Cause::concurrency_batch, 0.8f, "encoding the batch's images"},
     {"embed_multimodal", Cause::concurrency_batch, 0.8f, "encoding the batch's images"},
