@@ -394,6 +394,17 @@ TEST(ExitStatus, RefusedThreadsAreNotMemoryAndADeadJupyterKernelNamesNoPool) {
       "[I 14:09:12.877 NotebookApp] KernelRestarter: restarting kernel (1/5), keep random ports\n"
       "The kernel appears to have died. It will restart automatically.\n");
   EXPECT_EQ(died.layer, Layer::unknown);
+  // The server's restarter alone, or Colab's crash it does not explain
+  // (modelled on googlecolab/colabtools#5899; our ids), says the same; a
+  // restart the user asked for is no death.
+  for (const char* line : {"[I 2026-03-07 11:02:41.118 ServerApp] AsyncIOLoopKernelRestarter: restarting kernel (1/5), keep random "
+                           "ports\n",
+                           "  -> \"Your session crashed for an unknown reason.\"\n"}) {
+    EXPECT_EQ(test::facts_of_kind(line, FactKind::exit_status).size(), 1u) << line;
+    EXPECT_EQ(test::diagnose_text(line).layer, Layer::unknown) << line;
+  }
+  EXPECT_EQ(test::diagnose_text("[I 2026-03-07 11:04:02.310 ServerApp] Kernel restarted: d33683fd-96a0-488c-abe0-ba11c0359a20\n").layer,
+            Layer::none);
 }
 
 // yarn 1.x's report of its child's signal (modelled on

@@ -113,6 +113,12 @@ constexpr Pattern kPatterns[] = {
     {"*** HARAKIRI ON WORKER ", kCompanion},  // uWSGI's request timeout (harakiri = N), then SIGKILL
     {"fork rejected by pids controller", kCompanion},
     {"The kernel (for [^ ]+ )?appears to have died", kRegex | kCompanion},  // JupyterLab names the notebook
+    // The Jupyter server's own word that a kernel died: its restarter brings
+    // it back ("AsyncIOLoopKernelRestarter: restarting kernel (1/5), keep
+    // random ports"; a restart the user asked for logs "Kernel restarted"),
+    // and Colab's notice of a crash it does not explain.
+    {"KernelRestarter: restarting kernel", kCompanion},
+    {"session crashed for an unknown reason", kCaseless | kCompanion},
     {"backend worker process died", kCaseless | kCompanion},                 // TorchServe
     {"pthread_create failed \\(EPERM\\)", kRegex | kCompanion},
     {" by signal", kCompanion},
@@ -540,7 +546,8 @@ class ExitStatus final : public Recognizer {
       return true;
     }
     if (text::contains(s, "The kernel appears to have died") ||
-        (text::contains(s, "The kernel for ") && text::contains(s, " appears to have died"))) {
+        (text::contains(s, "The kernel for ") && text::contains(s, " appears to have died")) ||
+        text::contains(s, "KernelRestarter: restarting kernel") || text::icontains(s, "session crashed for an unknown reason")) {
       // Jupyter's notice that the notebook's kernel process is gone: it names
       // no signal and no pool (a memory kill is the common reason, not the
       // only one): an exit whose pool the evidence must decide.
