@@ -438,5 +438,21 @@ TEST(CloudPlatforms, EcsStoppingTheTaskForADeploymentIsAStop) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::not_memory);
 }
 
+// Vercel's build report of an OOM kill in its build container, sized at the
+// build's start (modelled on giselles-ai/giselle#436; our project and times):
+// the container's memory, at the machine's size.
+TEST(CloudPlatforms, VercelsBuildReportOfAnOomIsTheBuildContainers) {
+  const std::string log =
+      "[09:12:04.118] Build machine configuration: 2 cores, 8 GB\n"
+      "[09:12:33.410] Running \"vercel build\"\n"
+      "[09:16:51.662]   x Internal errors encountered: external process killed a task\n"
+      "[09:16:51.912] \u25b2 Build system report\n"
+      "[09:16:51.912] \u2022 At least one \"Out of Memory\" (\"OOM\") event was detected during the build.\n";
+  auto k = of_kind(log, FactKind::kernel_oom_kill);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].limit, 8 * units::GiB);
+  EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

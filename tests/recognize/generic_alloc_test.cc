@@ -739,5 +739,19 @@ TEST(GenericAlloc, ADatabaseServersRefusalSeenFromItsClientNamesNoPool) {
   EXPECT_EQ(test::diagnose_text("ERROR:  out of memory\nDETAIL:  Failed on request of size 1073741760.\n").layer, Layer::host_ram);
 }
 
+// Kaggle's banner when the session's memory ran out (modelled on
+// buxiangzhiren/DDCap#39; our notebook): a report without an error word, and
+// the session's RAM even in a GPU session. The same words as advice are none.
+TEST(GenericAlloc, KagglesBannerIsTheSessionsRamInAGpuSession) {
+  const std::string log =
+      "Tesla P100-PCIE-16GB, 0 MiB, 16384 MiB\n"
+      "Epoch 0:   4%|4         | 352/8856 [05:02<2:01:40,  1.16it/s, loss=4.102]\n"
+      "Your notebook tried to allocate more memory than is available. It has restarted.\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(test::diagnose_text("If your notebook tries to allocate more memory than is available, reduce the batch size.\n").layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

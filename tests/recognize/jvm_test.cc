@@ -222,6 +222,22 @@ TEST(Jvm, Gradle8sDaemonOutOfHeapAtItsDefault512MiBIsTheCap) {
   EXPECT_EQ(d.cause, Cause::limit_too_low);
 }
 
+// The same monitor ending the daemon at once for a collector that never
+// stops (modelled on Stirling-Tools/Stirling-PDF#7151's CI build; our
+// tasks): the heap, at its configured default.
+TEST(Jvm, Gradle8sDaemonThrashingAtItsDefault512MiBIsTheCap) {
+  const std::string log =
+      "> Task :core:compileJava\n"
+      "The Daemon will expire immediately since the JVM garbage collector is thrashing.\n"
+      "The currently configured max heap space is '512 MiB' and the configured max metaspace is '384 MiB'.\n"
+      "FAILURE: Build failed with an exception.\n"
+      "Gradle build daemon has been stopped: since the JVM garbage collector is thrashing\n";
+  ASSERT_EQ(test::facts_of_kind(log, FactKind::jvm_heap_oom).size(), 1u);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+}
+
 // The heap as launch scripts take it (Elasticsearch before 5's ES_HEAP_SIZE,
 // modelled on mesos/elasticsearch#175; our own ids): a heap the size of the
 // container's limit leaves nothing for the rest of the JVM.

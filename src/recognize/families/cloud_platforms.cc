@@ -31,6 +31,10 @@
 //   ... heroku/web.1: source=web.1 ... sample#memory_total=1210.76MB ... sample#memory_quota=512.00MB
 //   R14 is the dyno over its quota and paging to swap, not killed: a kernel_oom_event (the limit
 //   was reached); R15 is the kill. The quota is usage / percentage, set to the dyno size it rounds to.
+// Vercel's build report after a build killed in its container (the
+// machine's size printed at the build's start):
+//   [14:02:11.302] Build machine configuration: 4 cores, 8 GB
+//   [14:07:41.912] • At least one "Out of Memory" ("OOM") event was detected during the build.
 // AWS Lambda (the REPORT line the runtime writes after every invocation, in
 // CloudWatch and in `sam local` / `dotnet lambda invoke-function` tails):
 //   REPORT RequestId: 2b0d..  Duration: 588.20 ms  Billed Duration: 600 ms  Memory Size: 256 MB  Max Memory Used: 19 MB
@@ -103,6 +107,8 @@ constexpr Pattern kPatterns[] = {
     {"VM Memory: ", kContext},
     {"(shared|performance)\\s+[0-9]+\\s+[0-9]+ (MB|GB)\\s", kRegex | kContext},  // `fly scale show` rows
     {"Exited with status [0-9]+ \\(out of memory\\)", kRegex},
+    {"\"Out of Memory\" (\"OOM\") event was detected during the build", kCompanion},
+    {"Build machine configuration: ", kContext},
     {"exit_description\"?(=>|: ?)\"?out of memory", kRegex},  // the payload's quoted value, or `cf events`' plain one
 };
 
@@ -155,6 +161,17 @@ class CloudPlatforms final : public Recognizer {
     }
     if (auto v = text::after(s, "exceeded the memory limit of ")) return circleci(line, *v, out);
     if (auto v = text::after(s, "Ran out of memory (used over ")) return render(line, *v, out);
+    if (auto v = text::after(s, "Build machine configuration: ")) {
+      // "4 cores, 8 GB": the build container's memory (GB as Vercel sizes its machines: GiB).
+      if (auto comma = text::after(*v, ", ")) build_machine_ = units::parse_log_size(*comma);
+      return;
+    }
+    if (text::contains(s, "(\"OOM\") event was detected during the build")) {
+      if (guards::is_advice_line(s)) return;
+      Fact f = kill(line, "Vercel build container memory (its build system detected an OOM kill)", "");
+      f.limit = build_machine_;
+      return emit(line, std::move(f), "vercel", out);
+    }
     if (text::contains(s, "Memory limit of ") || text::contains(s, "Exceeded soft ") || text::contains(s, "Exceeded hard ") ||
         text::contains(s, "memory limit exceeded"))
       return google(line, out);
@@ -204,6 +221,8 @@ class CloudPlatforms final : public Recognizer {
   std::string mem_dyno_;
   uint64_t mem_line_ = 0, mem_usage_ = 0;
   std::optional<uint64_t> mem_quota_;
+
+  std::optional<uint64_t> build_machine_;  // Vercel's "Build machine configuration: 4 cores, 8 GB"
 
   Fact kill(const Line& line, std::string_view detail, std::string_view who, FactKind kind = FactKind::kernel_oom_kill) {
     Fact f = make_fact(line, kind, Family::runtime);

@@ -13,7 +13,8 @@
 //   failed to allocate / could not allocate / unable to allocate / cannot allocate / can not allocate / can't allocate
 //   (and the same before "malloc": Paddle's "Cannot malloc 49.0002 MB GPU memory")
 //   (each spelled out: a phrase inside a word, "t allocate" in "Cannot", is no phrase of its own)
-//   attempting to allocate (MLX's Metal allocator) / using all available RAM (Colab)
+//   attempting to allocate (MLX's Metal allocator) / using all available RAM (Colab) /
+//   tried to allocate more memory than is available (Kaggle's notebook banner)
 //   allocation failed / alloc failed / ALLOC_FAILED / memory allocation of N bytes failed / bad_alloc
 //   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host)? memory
 //   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted
@@ -84,6 +85,7 @@ constexpr Pattern kPatterns[] = {
     {"posix_memalign", kCaseless | kCompanion},          // an aligned allocation that returned ENOMEM (12)
     {"attempting to allocate", kCaseless},               // MLX: "[metal::malloc] Attempting to allocate N bytes which is greater than ..."
     {"using all available ram", kCaseless | kCompanion},              // Colab: "Your session crashed after using all available RAM."
+    {"allocate more memory than is available", kCaseless | kCompanion},  // Kaggle: "Your notebook tried to allocate more memory than is available. It has restarted."
     // The arithmetic of a refusal: a size asked for over the size on offer (TensorRT's builder: "requires N
     // bytes of scratch space, but only M is available"; a server's memory check: "Prompt (141377 tokens)
     // requires ~29640MB GPU memory but only ~29112MB available").
@@ -226,7 +228,10 @@ class GenericAlloc final : public Recognizer {
     if (repeat_.repeated(repeat_key(s), line.number)) return;
     // Windows' commit limit (error 1455) is the host's RAM and page file,
     // whatever device the program was about to use.
-    const bool commit_limit = text::icontains(s, "paging file is too small") || text::icontains(s, "os error 1455");
+    // So is a notebook service's banner for its session's memory (Kaggle's
+    // "tried to allocate more memory than is available"), GPU session or not.
+    const bool commit_limit = text::icontains(s, "paging file is too small") || text::icontains(s, "os error 1455") ||
+                              text::icontains(s, "allocate more memory than is available. it has restarted");
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev && !commit_limit, host_word(s) || commit_limit};
     p.fact.strength = 0.55f;
     p.fact.detail = "allocation failure";
@@ -387,6 +392,7 @@ class GenericAlloc final : public Recognizer {
         "memoryerror", "cannot allocate", "can not allocate", "can't allocate", "could not allocate", "couldn't allocate",
         "cannot malloc", "can not malloc", "can't malloc", "could not malloc", "failed to malloc", "unable to malloc",
         "paging file is too small", "os error 1455", "killed signal terminated", "using all available ram",
+        "allocate more memory than is available",
         "kv cache is full", "memory allocation failure", "out of heap space", "cannot enlarge memory",
         "errno 12", "errno=12", "errno: 12", "errno = 12"};
     size_t best = std::string_view::npos;
@@ -474,6 +480,9 @@ class GenericAlloc final : public Recognizer {
   // "X ran out of memory", "has run out of memory": a report in the past
   // tense, the program's own word that the memory ran out.
   static bool ran_out(std::string_view s, size_t at) {
+    // Kaggle's banner says what happened without an error word: "Your
+    // notebook tried to allocate more memory than is available. It has restarted."
+    if (text::icontains(s, "tried to allocate more memory than is available")) return true;
     if (at < 4) return false;
     std::string_view last = s.substr(at - 4, 4);
     return text::icontains(last, "ran ") || text::icontains(last, "run ");

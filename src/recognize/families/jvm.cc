@@ -10,6 +10,7 @@
 //   ERR Resource exhaustion event: the JVM was unable to allocate memory from the heap.   (jvmkill, Cloud Foundry)
 //   Shutting down JVM after 8 consecutive periods of measured GC thrashing. Memory is used/total/max = ...
 //                                                                 (Apache Beam's MemoryMonitor, Dataflow workers)
+//   The Daemon will expire immediately since the JVM garbage collector is thrashing.   (Gradle 8's daemon)
 // Android ART, on the OutOfMemoryError line or the line after a bare one:
 //   Failed to allocate a N byte allocation with F free bytes and XMB until OOM, target footprint T, growth limit G
 // Native memory (jvm_native_oom: the JVM could not get memory from the OS),
@@ -73,6 +74,9 @@ constexpr Pattern kPatterns[] = {
     {"consecutive periods of measured GC thrashing", kCompanion},  // Beam / Dataflow's MemoryMonitor shutting the JVM down
     {"Pause Full (G1 Humongous Allocation)", kContext},
     {"after running out of JVM memory", kCompanion},
+    // Gradle 8's health monitor, for a heap collected without end: "The Daemon
+    // will expire immediately since the JVM garbage collector is thrashing."
+    {"since the JVM garbage collector is thrashing", kCompanion},
     // The error's message alone, as Maven and others print it: "[ERROR] GC overhead limit exceeded -> [Help 1]".
     {"GC overhead limit exceeded", kCompanion},
     {"Java heap space", kCompanion},
@@ -149,6 +153,10 @@ class Jvm final : public Recognizer {
       // Apache Beam's Dataflow worker: its memory monitor ends the JVM after
       // the collector ran nearly all the time for several periods in a row.
       heap_watcher(line, "gc-thrashing", "Dataflow's memory monitor: the JVM spent nearly all its time in GC (GC thrashing)", out);
+      return;
+    }
+    if (text::contains(s, "since the JVM garbage collector is thrashing")) {
+      heap_watcher(line, "Gradle daemon", "Gradle daemon: JVM heap space nearly full (the garbage collector is thrashing)", out);
       return;
     }
     if (text::contains(s, "JVM heap space is exhausted") || text::contains(s, "after running out of JVM memory") ||
