@@ -617,6 +617,15 @@ Decision decide_layer(const View& v) {
         return d;
       }
     }
+    // An exit that is no kill (code 1, 2, 255) beside the error that ended
+    // the program (a full disk, a crash, an uncaught exception: failure_
+    // markers.cc), with no memory failure anywhere: that error ended it.
+    if (sig != 9 && code > 0 && code < 128) {
+      if (const Fact* m = v.first_context([](const Fact& f) { return f.kind == FactKind::not_memory_failure && f.family == Family::generic; })) {
+        d = {Layer::not_memory, m, 0.5f, "exit " + std::to_string(code) + " after " + m->detail};
+        return d;
+      }
+    }
     d.layer = Layer::unknown;
     d.confidence = 0.3f;
     d.reason = sig == 9 ? "exit 137 is SIGKILL: the OOM killer, an eviction, a probe or an operator can send it, and nothing here says which"

@@ -115,7 +115,7 @@ void headroom_from_context(Diagnosis& d) {
 // "retrying with batch size 32"): every in-process allocation failure of the
 // incident has a recovery line of the same input just after it. Kills and
 // exits are never handled.
-constexpr uint64_t kRecoveryLines = 10;
+constexpr uint64_t kRecoveryLines = 10, kAlarmLines = 400;
 
 bool handled(const Incident& inc, const std::vector<Fact>& facts) {
   if (inc.failures.empty()) return false;
@@ -123,8 +123,10 @@ bool handled(const Incident& inc, const std::vector<Fact>& facts) {
     const Fact& f = facts[i];
     if (f.kind != FactKind::gpu_oom && f.kind != FactKind::host_alloc_failure && f.kind != FactKind::js_heap_oom) return false;
     bool caught = std::any_of(facts.begin(), facts.end(), [&](const Fact& r) {
+      // A broker's alarm clears when its memory falls back, however long after.
+      const uint64_t reach = r.detail == kAlarmCleared ? kAlarmLines : kRecoveryLines;
       return r.kind == FactKind::recovered && r.where.source_index == f.where.source_index && r.where.line >= f.where.line &&
-             r.where.line <= f.where.line + kRecoveryLines;
+             r.where.line <= f.where.line + reach;
     });
     if (!caught) return false;
   }

@@ -147,6 +147,12 @@ inline constexpr std::string_view kNoOomKill = "the cgroup counted no OOM kill (
 inline constexpr std::string_view kRefusedBelowOwnCap =
     "the program's allocator failed below its own memory cap (no cap figures in the message): what refused the memory is not shown";
 
+// The detail of a recovered fact for a broker's memory alarm that cleared
+// (RabbitMQ's "memory resource limit alarm cleared"): the memory fell back
+// under its watermark and the blocked publishers went on. It may come
+// minutes after the alarm, far down its log.
+inline constexpr std::string_view kAlarmCleared = "the broker's memory alarm cleared and its publishers went on";
+
 std::string_view to_string(FactKind kind);
 std::string_view to_string(Family family);
 // Where a fact of this family comes from, for people: "kernel log", "PyTorch".

@@ -87,5 +87,22 @@ TEST(FailureMarkers, V8sMaximumStringLengthIsNotTheHeap) {
   EXPECT_EQ(heap.layer, Layer::js_heap);
 }
 
+// Go spells the full disk in lower case; a pod's exit 1 beside it, with no
+// memory failure anywhere, ended for the disk (modelled on
+// prometheus/prometheus#7627; our pod and times). An exit 137 beside the same
+// line stays a kill whose sender is not shown.
+TEST(FailureMarkers, AnExitThatIsNoKillBesideAFullDiskEndedForTheDisk) {
+  const std::string marker =
+      "level=error ts=2021-02-03T11:40:12.118Z caller=main.go:764 err=\"opening storage failed: open /prometheus/wal/00000412: "
+      "no space left on device\"\n";
+  auto m = test::facts_of_kind(marker, FactKind::not_memory_failure);
+  ASSERT_EQ(m.size(), 1u);
+  const std::string pod = "    Last State:     Terminated\n      Reason:       Error\n      Exit Code:    ";
+  Diagnosis one = test::diagnose_text(pod + "1\n" + marker);
+  EXPECT_EQ(one.layer, Layer::not_memory);
+  EXPECT_NE(test::reason_text(one).find("no space left on device"), std::string::npos) << test::reason_text(one);
+  EXPECT_NE(test::diagnose_text(pod + "137\n" + marker).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -70,5 +70,41 @@ TEST(RabbitMq, TheDiskAlarmIsALookAlike) {
   EXPECT_EQ(d.layer, Layer::not_memory);
 }
 
+// The alarm raised and then cleared, publishers blocked for a minute and
+// going on (modelled on assembla/cony#12's broker; our node and figures):
+// the broker handled it, no failure. An alarm not cleared still is one.
+TEST(RabbitMq, AnAlarmThatClearedWasHandled) {
+  const std::string raised =
+      "=INFO REPORT==== 3-Feb-2017::10:00:02 ===\n"
+      "Memory limit set to 1638MB of 4096MB total.\n"
+      "\n"
+      "=WARNING REPORT==== 3-Feb-2017::13:41:20 ===\n"
+      "vm_memory_high_watermark set. Memory used:1721312256 allowed:1717986918\n"
+      "\n"
+      "=WARNING REPORT==== 3-Feb-2017::13:41:20 ===\n"
+      "memory resource limit alarm set on node 'rabbit@mq-2'.\n"
+      "\n"
+      "**********************************************************\n"
+      "*** Publishers will be blocked until this alarm clears ***\n"
+      "**********************************************************\n";
+  const std::string cleared =
+      "\n"
+      "=INFO REPORT==== 3-Feb-2017::13:42:51 ===\n"
+      "vm_memory_high_watermark clear. Memory used:1602224128 allowed:1717986918\n"
+      "\n"
+      "=WARNING REPORT==== 3-Feb-2017::13:42:51 ===\n"
+      "memory resource limit alarm cleared on node 'rabbit@mq-2'\n";
+  EXPECT_EQ(diagnose_text(raised).layer, Layer::unknown);
+  EXPECT_EQ(test::facts_of_kind(raised + cleared, FactKind::recovered).size(), 1u);
+  EXPECT_EQ(diagnose_text(raised + cleared).layer, Layer::none);
+  // A clear with no alarm before it is nothing to handle.
+  EXPECT_TRUE(test::facts_of_kind(cleared, FactKind::recovered).empty());
+  // The node down seconds after the clear (a peer's log, modelled on the
+  // corpus case qc-020): the clear was its death, not a recovery.
+  const std::string down = raised + cleared + "\n=INFO REPORT==== 3-Feb-2017::13:42:58 ===\nnode 'rabbit@mq-2' down: connection_closed\n";
+  EXPECT_TRUE(test::facts_of_kind(down, FactKind::recovered).empty());
+  EXPECT_EQ(diagnose_text(down).layer, Layer::unknown);
+}
+
 }  // namespace
 }  // namespace aimem

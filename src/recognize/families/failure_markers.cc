@@ -57,7 +57,8 @@ constexpr Pattern kPatterns[] = {
     {"thread '[^']*' panicked at", kRegex | kContext},
     {"terminate called after throwing an instance of", kContext},
     {"Exception in thread \"", kContext},
-    {"(No space left on device|ENOSPC|\\[Errno 28\\]|Disk quota exceeded)", kRegex | kContext},
+    // Go and the C library's strerror spell it lower-case ("write /data/wal/00002418: no space left on device").
+    {"([Nn]o space left on device|ENOSPC|\\[Errno 28\\]|Disk quota exceeded)", kRegex | kContext},
     {"(TimeoutError|timed out after|took longer than|DEADLINE_EXCEEDED)", kRegex | kContext},
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
@@ -131,7 +132,7 @@ class FailureMarkers final : public Recognizer {
       return mark(line, kCppThrow, "an uncaught C++ exception (not bad_alloc)", out);
     if (text::contains(s, "Exception in thread \""))
       return mark(line, kJavaException, "an uncaught Java exception (not OutOfMemoryError)", out);
-    if (text::contains(s, "No space left on device") || text::contains(s, "ENOSPC") || text::contains(s, "[Errno 28]") ||
+    if (text::contains(s, "o space left on device") || text::contains(s, "ENOSPC") || text::contains(s, "[Errno 28]") ||
         text::contains(s, "Disk quota exceeded"))
       return mark(line, kDiskFull, "the disk is full (no space left on device): not memory", out);
     if (text::contains(s, "TimeoutError") || text::contains(s, "timed out after") || text::contains(s, "took longer than") ||

@@ -7,7 +7,7 @@
 //   vm_memory_high_watermark set. Memory used:861143040 allowed:858993459           the alarm's figures
 //   memory resource limit alarm set on node 'rabbit@mq-1'.                          the alarm itself
 //   *** Publishers will be blocked until this alarm clears ***
-//   memory resource limit alarm cleared on node 'rabbit@mq-1'                        (not a failure)
+//   memory resource limit alarm cleared on node 'rabbit@mq-1'                        (the alarm handled: recovered)
 //   disk resource limit alarm set on node 'rabbit@mq-1'.      the free-disk alarm: a look-alike (not_memory_failure)
 // and `rabbitmqctl status` with the alarm raised:
 //   {alarms,[{{resource_limit,memory,'rabbit@mq-1'},[]}]}                            3.6
@@ -40,6 +40,8 @@ constexpr Pattern kPatterns[] = {
     {"vm_memory_high_watermark set\\. Memory used: ?[0-9]+ allowed: ?[0-9]+", kRegex | kContext},
     {"Memory high watermark set to ", kContext},
     {"Memory limit set to [0-9]+MB of [0-9]+MB total", kRegex | kContext},
+    {"memory resource limit alarm cleared", kContext},
+    {"node '[^']+' down", kRegex | kContext},  // a peer's word that the node died
 };
 
 class RabbitMq final : public Recognizer {
@@ -57,6 +59,23 @@ class RabbitMq final : public Recognizer {
     }
     if (auto v = text::after(s, "Memory limit set to ")) {  // "406MB of 1016MB total."
       if (auto mb = text::parse_u64(*v)) watermark_ = *mb * units::MiB;
+      return;
+    }
+    if (cleared_ && line.number > cleared_->where.line + kDeathLines) release(out);
+    // The alarm cleared: the broker's memory fell back under the watermark
+    // and publishers went on (a failure handled, diagnose.cc's recovered),
+    // unless the node went down right after it (a peer's "node 'rabbit@x'
+    // down"): then the clear was its death.
+    if (size_t c = s.find("memory resource limit alarm cleared"); c != std::string_view::npos && seen_ && !guards::is_mention(s, c, 3)) {
+      if (cleared_) return;
+      Fact f = make_fact(line, FactKind::recovered, Family::runtime);
+      f.detail = std::string(kAlarmCleared);
+      f.process = "beam.smp";
+      cleared_ = std::move(f);
+      return;
+    }
+    if (text::contains(s, "' down") && text::contains(s, "node '")) {
+      cleared_.reset();
       return;
     }
     // The free-disk alarm blocks publishers the same way: a look-alike.
@@ -89,6 +108,8 @@ class RabbitMq final : public Recognizer {
     out.add(std::move(f));
   }
 
+  void finish(FactSink& out) override { release(out); }
+
  private:
   // An alarm that blocks publishers for something other than a memory shortage.
   static void look_alike(const Line& line, std::string_view detail, float strength, FactSink& out) {
@@ -99,6 +120,14 @@ class RabbitMq final : public Recognizer {
     out.add(std::move(f));
   }
 
+  void release(FactSink& out) {
+    if (cleared_) out.add(std::move(*cleared_));
+    cleared_.reset();
+  }
+
+  // A clear held this many lines for a node's death after it.
+  static constexpr uint64_t kDeathLines = 40;
+  std::optional<Fact> cleared_;
   std::optional<uint64_t> watermark_;
   std::optional<uint64_t> used_;
   uint64_t seen_ = 0;
