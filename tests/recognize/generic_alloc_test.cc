@@ -753,5 +753,16 @@ TEST(GenericAlloc, KagglesBannerIsTheSessionsRamInAGpuSession) {
             Layer::none);
 }
 
+// A loader's buffer over the device's memory budget (modelled on a GB10
+// unified-memory start in MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#243; our
+// sizes): a refusal with the device named. A budget in prose is none.
+TEST(GenericAlloc, ABufferOverTheDevicesMemoryBudgetIsARefusal) {
+  Diagnosis d = test::diagnose_text(
+      "[head] loading shards with InstantTensor (buffer 1.18 GiB)\n"
+      "[head] RuntimeError: InstantTensor: buffer_size (1268776960 B) exceeds device memory budget (812646400 B)\n");
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(test::diagnose_text("Make sure no single request exceeds the memory budget you set in the config.\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -17,7 +17,8 @@
 //   tried to allocate more memory than is available (Kaggle's notebook banner)
 //   allocation failed / alloc failed / ALLOC_FAILED / memory allocation of N bytes failed / bad_alloc
 //   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host)? memory
-//   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted
+//   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted /
+//   exceeds (device) memory budget|capacity|cap
 //   ENOMEM / MemoryError / RESOURCE_EXHAUSTED
 //   (not OUT_OF_RESOURCES: OpenCL's and Level Zero's status is a launch limit as often as memory,
 //   oneapi-src/unified-runtime#1322; level_zero_test.cc holds it)
@@ -74,6 +75,8 @@ constexpr Pattern kPatterns[] = {
     {"memory (limit|quota)( of [0-9.]+ ?[kmgt]i?b)? (was )?exceeded", kCi | kCompanion},
     {"exceeds? (the )?(allowed|available) (gpu |device |system )?memory", kCi | kCompanion},
     {"exceeds? the memory (available|allowed)", kCi | kCompanion},  // "request exceeds the memory available for this context"
+    // A budget, cap or capacity named with its memory: "buffer_size (1268776960 B) exceeds device memory budget (693237760 B)".
+    {"exceeds? (the )?(gpu |device |system |host )?memory (budget|capacity|cap)\\b", kCi | kCompanion},
     {"memory exhausted", kCaseless},
     {"\\benomem\\b", kCi | kCompanion},
     {"resource_exhausted", kCaseless},
