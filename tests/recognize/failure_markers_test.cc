@@ -104,5 +104,17 @@ TEST(FailureMarkers, AnExitThatIsNoKillBesideAFullDiskEndedForTheDisk) {
   EXPECT_NE(test::diagnose_text(pod + "137\n" + marker).layer, Layer::not_memory);
 }
 
+// The kernel's record of a segmentation fault beside an exit 139 (modelled
+// on an ECS image-resizing task; our ids and addresses): a crash, not memory.
+TEST(FailureMarkers, TheKernelsSegfaultRecordIsACrash) {
+  const std::string line =
+      "[Thu Mar  2 10:21:07 2023] thumbnailer[31877]: segfault at 0 ip 00007f3b2a1c4e3a sp 00007ffd6b1e9a20 error 4 in "
+      "libvips.so.42.17.1[7f3b2a0e5000+2b1000]\n";
+  auto m = test::facts_of_kind(line, FactKind::not_memory_failure);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_NE(m[0].detail.find("segmentation fault"), std::string::npos);
+  EXPECT_EQ(test::diagnose_text(line).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

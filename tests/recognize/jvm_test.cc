@@ -335,5 +335,22 @@ TEST(Jvm, DataflowsGcThrashingShutdownIsTheJavaHeap) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::jvm_heap);
 }
 
+// Spark's executor exiting 52 (SparkExitCode.OOM), as the driver relays its
+// container's status on Kubernetes (modelled on a Spark-on-Kubernetes report
+// of a sidecar's exit 0 masking the executor's; our pod and times): the
+// executor JVM's heap. A 52 with no Spark word beside it is some other
+// program's code, and a 520 is no 52.
+TEST(Jvm, SparksExecutorExit52IsTheJvmsOutOfMemory) {
+  const std::string head =
+      "24/03/11 04:10:02 ERROR TaskSchedulerImpl: Lost executor 3 on 10.20.4.7: The executor with id 3 exited with exit code 0(success).\n"
+      "\t container name: spark-kubernetes-executor\n"
+      "\t container state: terminated\n";
+  auto f = test::facts_of_kind(head + "\t exit code: 52\n", FactKind::jvm_heap_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(test::diagnose_text(head + "\t exit code: 52\n").layer, Layer::jvm_heap);
+  EXPECT_TRUE(test::facts_of_kind(head + "\t exit code: 520\n", FactKind::jvm_heap_oom).empty());
+  EXPECT_TRUE(test::facts_of_kind("worker exited with exit code 52\n", FactKind::jvm_heap_oom).empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -13,6 +13,7 @@
 //   Error: EMFILE: too many open files, open '/srv/notes/a.md'     the open-file limit (ulimit -n), Node / Python / Rust wordings
 //   RequestId: 7d2e... Process exited before completing request    AWS Lambda: the function's process ended mid-request
 //   Fatal Python error: Segmentation fault / Bus error (core dumped)   a crash (not CPython's "Cannot recover from MemoryError")
+//   app[21877]: segfault at 0 ip 00007f3b2a1c4e3a sp 00007ffd6b1e9a20 error 4 in libvips.so.42   the kernel's record of a crash
 //   thread 'main' panicked at 'called `Option::unwrap()` ...'      a Rust panic
 //   terminate called after throwing an instance of 'std::runtime_error'   a C++ exception (not bad_alloc)
 //   Exception in thread "main" java.lang.NullPointerException      a Java exception (not OutOfMemoryError)
@@ -54,6 +55,8 @@ constexpr Pattern kPatterns[] = {
     {"(EMFILE|[Tt]oo many open files)", kRegex | kContext},
     {"Process exited before completing request", kContext},
     {"(Fatal Python error: |^\\s*Bus error)", kRegex | kContext},
+    // The kernel's record of a process's segmentation fault ("img-resizer[21877]: segfault at 0 ip 00007f3b2a1c4e3a sp ... error 4 in libvips.so").
+    {"segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error [0-9]+", kRegex | kContext},
     {"thread '[^']*' panicked at", kRegex | kContext},
     {"terminate called after throwing an instance of", kContext},
     {"Exception in thread \"", kContext},
@@ -125,6 +128,8 @@ class FailureMarkers final : public Recognizer {
       return mark(line, kMessageSize, "gRPC's cap on one message's size (received message larger than max), not memory", out);
     if (text::contains(s, "database space exceeded"))
       return mark(line, kStoreQuota, "etcd's storage quota (mvcc: database space exceeded; compact and defragment), not memory", out);
+    if (text::contains(s, ": segfault at ") && text::contains(s, " ip ") && text::contains(s, " error "))
+      return mark(line, kCrash, "a crash (the kernel's record of a segmentation fault), not memory running out", out);
     if (text::contains(s, "Fatal Python error: ") || text::starts_with(t, "Bus error"))
       return mark(line, kCrash, "a crash (a fatal signal in the process), not memory running out", out);
     if (text::contains(s, "' panicked at")) return mark(line, kRustPanic, "a Rust panic", out);

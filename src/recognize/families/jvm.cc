@@ -46,6 +46,10 @@ namespace aimem {
 namespace {
 
 constexpr Pattern kPatterns[] = {
+    // Spark's executor JVM exits 52 on an OutOfMemoryError (SparkExitCode.OOM):
+    // the code where Spark's words are in the input.
+    {"exit(ed with)? code:? 52\\b", kRegex | kCaseless | kContext},
+    {"(ExecutorLostFailure|TaskSchedulerImpl|spark-kubernetes-executor|CoarseGrainedExecutorBackend)", kRegex | kContext},
     // One JVM loading new classes again and again: Flink jobs submitted to a
     // session cluster, a dev server's hot reloads, a servlet container's redeploys.
     {"(Received JobGraph submission|Received task |Application started \\(Dev\\)|Reloading Context with name|Undeploying context)",
@@ -103,6 +107,7 @@ class Jvm final : public Recognizer {
     std::string_view s = line.text;
     // Anything held back that this line cannot continue is complete.
     if (pending_ && line.number > pending_->where.line + 12) flush(out);
+    if (spark_exit(line, out)) return;
     if (text::contains(s, "Received JobGraph submission") || text::contains(s, "Received task ") ||
         text::contains(s, "Application started (Dev)") || text::contains(s, "Reloading Context with name") ||
         text::contains(s, "Undeploying context")) {
@@ -192,6 +197,31 @@ class Jvm final : public Recognizer {
   }
 
   bool unsafe_sent_ = false;
+  bool spark_ = false, spark_exit_sent_ = false;
+
+  // Spark's words ("ExecutorLostFailure", "TaskSchedulerImpl", the executor
+  // container's name), then an exit code 52 (SparkExitCode.OOM: the
+  // executor's uncaught OutOfMemoryError handler exits with it): the
+  // executor JVM's heap (or another of its pools) ran out.
+  bool spark_exit(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (text::contains(s, "ExecutorLostFailure") || text::contains(s, "TaskSchedulerImpl") ||
+        text::contains(s, "spark-kubernetes-executor") || text::contains(s, "CoarseGrainedExecutorBackend"))
+      spark_ = true;
+    size_t at = text::ifind(s, "code");
+    if (!spark_ || spark_exit_sent_ || at == std::string_view::npos || !text::icontains(s, "exit")) return false;
+    std::string_view v = text::trim_left(s.substr(at + 4));
+    if (!v.empty() && v[0] == ':') v = text::trim_left(v.substr(1));
+    if (text::parse_u64(v) != 52u || (v.size() > 2 && platform::is_digit(v[2]))) return false;
+    spark_exit_sent_ = true;
+    Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
+    f.layer = Layer::jvm_heap;
+    f.strength = 0.7f;
+    f.exit_code = 52;
+    f.detail = "Spark executor exit code 52 (SparkExitCode.OOM: the JVM's OutOfMemoryError handler)";
+    out.add(std::move(f));
+    return true;
+  }
 
   void finish(FactSink& out) override {
     flush(out);
