@@ -311,7 +311,7 @@ void gpu_fixes(Incident& inc, const Numbers& n) {
         if (fit == 0) fit = *n.kv_tokens;
         add(inc, fmt::format("lower max_model_len {} -> {} (--max-model-len {})", *n.max_model_len, fit, fit),
             fmt::format("the KV cache holds {} tokens; one sequence of the configured length does not fit", *n.kv_tokens));
-        if (n.gpu_util && *n.gpu_util < 0.95 && n.kv_bytes && n.total && *n.total > 0) {
+        if (n.gpu_util && *n.gpu_util < 0.95 && n.kv_bytes && n.total && *n.total > 0 && *n.kv_tokens > 0) {
           // KV bytes per token from the engine's own figures; the share of the
           // GPU that the missing tokens need, rounded up.
           double per_token = static_cast<double>(*n.kv_bytes) / static_cast<double>(*n.kv_tokens);
@@ -324,10 +324,16 @@ void gpu_fixes(Incident& inc, const Numbers& n) {
         }
         add(inc, "use an FP8 KV cache (--kv-cache-dtype fp8)", "halves the bytes per token, so twice the context fits");
       } else if (llama && n.ctx) {
-        uint64_t half = std::max<uint64_t>(2048, *n.ctx / 2);
-        add(inc, fmt::format("lower the context {} -> {} (--ctx-size / num_ctx {})", *n.ctx, half, half),
-            n.kv_bytes ? fmt::format("frees about {} of KV cache and shrinks the compute buffer", format_bytes(*n.kv_bytes - *n.kv_bytes * half / *n.ctx))
-                       : "the KV cache and compute buffer grow with the context");
+        // A context of 0 is llama.cpp's "the model's own"; at 2048 or less
+        // there is no half worth suggesting.
+        if (*n.ctx > 2048) {
+          uint64_t half = std::max<uint64_t>(2048, *n.ctx / 2);
+          const double kept = static_cast<double>(half) / static_cast<double>(*n.ctx);
+          add(inc, fmt::format("lower the context {} -> {} (--ctx-size / num_ctx {})", *n.ctx, half, half),
+              n.kv_bytes ? fmt::format("frees about {} of KV cache and shrinks the compute buffer",
+                                       format_bytes(static_cast<uint64_t>(static_cast<double>(*n.kv_bytes) * (1.0 - kept))))
+                         : "the KV cache and compute buffer grow with the context");
+        }
         add(inc, "fewer parallel slots (--parallel / OLLAMA_NUM_PARALLEL)", "each slot holds its own share of the context");
         add(inc, "quantize the KV cache (-ctk q8_0 -ctv q8_0 with flash attention; OLLAMA_KV_CACHE_TYPE=q8_0)", "halves the KV cache");
       } else if (tgi && n.max_model_len) {

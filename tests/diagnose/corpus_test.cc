@@ -135,13 +135,18 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (5031 cases since the thirty-eighth blind batch of 2026-12-06: validation
-// 87.9 / 55.7 / 90.0, training 94.0 / 69.7 / 96.7; the validation split took
-// the thirteenth to thirty-eighth batches' unread thirds, 35 of 40, 38 of 42,
+// (5391 cases since the forty-first blind batch of 2026-12-06: validation
+// 88.4 / 56.1 / 90.1, training 93.8 / 69.1 / 96.6; the validation split took
+// the thirteenth to forty-first batches' unread thirds, 35 of 40, 38 of 42,
 // 34 of 39, 33 of 37, 31 of 39, 34 of 40, 34 of 40, 36 of 41, 34 of 39, 35
 // of 43, 35 of 40, 35 of 38, 34 of 39, 36 of 41, 33 of 38, 30 of 40, 35 of
 // 40, 34 of 39, 29 of 39, 28 of 37, 35 of 41, 39 of 42, 33 of 40, 34 of 38,
-// 34 of 44 and 36 of 41 on layer). The thirty-sixth to thirty-eighth batches'
+// 34 of 44, 36 of 41, 36 of 39, 39 of 42 and 32 of 40 on layer). The
+// thirty-ninth to forty-first batches' training parts (81, 78 and 80 cases,
+// cause 32 of 54, 26 of 49 and 31 of 52 when first read) took the training
+// split's cause from 69.7 to 68.8 with the version that opened that session
+// (layer 94.0 to 93.3); it measures 69.1 (93.8) with the changes read from
+// them, and its floor went to 68.5. The thirty-sixth to thirty-eighth batches'
 // training parts (82, 76 and 79 cases, cause 30 of 53, 23 of 49 and 30 of 49
 // when first read) took the training split's cause from 69.8 to 68.8 with the
 // version that opened that session; it measures 69.7 with the changes read
@@ -173,12 +178,14 @@ struct Floors {
 // "Skipping tactic" made it "none" but moved an unseen TensorRT failure to
 // "none" too, so it was not kept. On the validation split one
 // of the fifteenth batch's healthy logs, one each of the thirty-second's,
-// thirty-fifth's, thirty-sixth's, thirty-seventh's and thirty-eighth's read as
-// failures, and they are not read (that split is scored, never tuned on), so
-// its floor is the share it holds (165 of 171, 96.49%).
+// thirty-fifth's, thirty-sixth's, thirty-seventh's, thirty-eighth's and
+// fortieth's read as failures, and they are not read (that split is scored,
+// never tuned on), so its floor is under the share it holds (178 of 183, 97.3%).
+// One verdict of the corpus (cf-020, training) can change from run to run
+// (the closing note of 2026-12-06 says how): the floors leave room for it.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{87.5, 54.0, 89.0, 96.4};
-constexpr Floors kTrainingFloor{93.5, 69.5, 96.0, 99.5};
+constexpr Floors kValidationFloor{88.0, 55.0, 89.0, 96.4};
+constexpr Floors kTrainingFloor{93.5, 68.5, 96.0, 99.5};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
   ASSERT_TRUE(s.split.count(split)) << corpus_path();

@@ -473,5 +473,27 @@ TEST(OllamaSched, AnInputLongerThanThePhysicalBatchIsALookAlike) {
   EXPECT_EQ(test::diagnose_text(refused + "NVIDIA GeForce RTX 4070, 5120 MiB, 12282 MiB\n").layer, Layer::not_memory);
 }
 
+// llama.cpp's n_ctx = 0 means "the model's own context": the advice must not
+// divide by it (it did, and the process died of SIGFPE), nor offer to halve a
+// context of 2048 or less. Our own sizes.
+TEST(LlamaCpp, AContextOfZeroOrASmallOneGetsNoHalvingAdvice) {
+  const std::string tail =
+      "llama_kv_cache_init:      CUDA0 KV buffer size =  4096.00 MiB\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+      "llama_kv_cache_init: failed to allocate buffer for kv cache\n"
+      "llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache\n";
+  for (const char* ctx : {"0", "1024"}) {
+    Diagnosis d = test::diagnose_text(std::string("llama_new_context_with_model: n_ctx      = ") + ctx + "\n" + tail);
+    ASSERT_FALSE(d.incidents.empty()) << ctx;
+    EXPECT_EQ(d.layer, Layer::gpu_vram);
+    for (const auto& f : d.incidents[0].fixes) EXPECT_EQ(f.action.find("lower the context"), std::string::npos) << ctx << ": " << f.action;
+  }
+  Diagnosis big = test::diagnose_text("llama_new_context_with_model: n_ctx      = 32768\n" + tail);
+  ASSERT_FALSE(big.incidents.empty());
+  bool halved = false;
+  for (const auto& f : big.incidents[0].fixes) halved = halved || f.action.find("lower the context 32768 -> 16384") != std::string::npos;
+  EXPECT_TRUE(halved);
+}
+
 }  // namespace
 }  // namespace aimem
