@@ -1,6 +1,12 @@
 // The line scanner: candidate lines found across block boundaries, line
 // numbers, over-long lines, CRLF, journal JSON and raw kmsg framings.
 #include <gtest/gtest.h>
+#include <hs/hs.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "evidence/store.h"
 #include "recognize/scanner.h"
@@ -93,6 +99,45 @@ TEST(Scanner, CommandsWithTheirPromptAreNotFailures) {
                                 "# Native memory allocation (mmap) failed to map 181207040 bytes for committing reserved memory.\n")
                 .layer,
             Layer::none);
+}
+
+// The patterns that match a text do not depend on where in memory the text
+// lies. They did: read from a buffer at one address mod 64, the docker
+// inspect template's output line below ("/web oom=true exit=137 ...") was
+// not reported by the database built at compile time, so the same paste
+// diagnosed differently with --json or without (the corpus case cf-020).
+TEST(Scanner, MatchesDoNotDependOnTheTextsAlignment) {
+  const std::string text =
+      "$ docker inspect -f '{{.Name}} oom={{.State.OOMKilled}} exit={{.State.ExitCode}} limit={{.HostConfig.Memory}} "
+      "finished={{.State.FinishedAt}}' geolens-api-1\n"
+      "/geolens-api-1 oom=true exit=137 limit=2147483648 finished=2026-07-22T23:48:10Z\n"
+      "# app's own /debug/mem endpoint (scraped every 30 min)\n"
+      "time   rss_mb  tracemalloc_current_mb  gc_objects  threads\n"
+      "09:00   311         121                 402118        41\n"
+      "21:00   1694        126                 407951        41\n";
+  const PatternSet& set = PatternSet::instance();
+  hs_scratch_t* scratch = nullptr;
+  ASSERT_EQ(hs_alloc_scratch(set.database(), &scratch), HS_SUCCESS);
+  auto matches_at = [&](size_t offset) {
+    std::vector<char> buf(text.size() + 128);
+    char* p = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) / 64 * 64) + offset;
+    std::memcpy(p, text.data(), text.size());
+    std::vector<std::pair<unsigned long long, unsigned>> got;
+    hs_scan(
+        set.database(), p, static_cast<unsigned>(text.size()), 0, scratch,
+        [](unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) {
+          static_cast<std::vector<std::pair<unsigned long long, unsigned>>*>(ctx)->emplace_back(to, id);
+          return 0;
+        },
+        &got);
+    std::sort(got.begin(), got.end());
+    return got;
+  };
+  const auto first = matches_at(0);
+
+  EXPECT_FALSE(first.empty());
+  for (size_t offset = 1; offset < 64; ++offset) EXPECT_EQ(matches_at(offset), first) << "text at 64k+" << offset;
+  hs_free_scratch(scratch);
 }
 
 }  // namespace
