@@ -181,8 +181,10 @@ struct Floors {
 // thirty-fifth's, thirty-sixth's, thirty-seventh's, thirty-eighth's and
 // fortieth's read as failures, and they are not read (that split is scored,
 // never tuned on), so its floor is under the share it holds (178 of 183, 97.3%).
-// One verdict of the corpus (cf-020, training) can change from run to run
-// (the closing note of 2026-12-06 says how): the floors leave room for it.
+// Vectorscan 5.4.9's AVX-512 path leaves a few patterns' matches unreported
+// at some alignments of the text (scanner_test.cc's alignment test): one
+// verdict (cf-020) changed from run to run until its pattern was rewritten,
+// and two patterns still vary; the floors leave room for that.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
 constexpr Floors kValidationFloor{88.0, 55.0, 89.0, 96.4};
 constexpr Floors kTrainingFloor{93.5, 68.5, 96.0, 99.5};
