@@ -254,14 +254,11 @@ Decision decide_layer(const View& v) {
     // A container the kubelet made (its io.kubernetes.pod.name label) is a pod's.
     // So is one containerd reports (its TaskOOM event) on a Kubernetes node:
     // containerd's own log is the kubelet's runtime's.
-    const bool kubelets_runtime = k->detail == "containerd TaskOOM event" && v.platform("kubernetes");
-    d = k->pod.empty() && !kubelets_runtime
-            ? Decision{Layer::container_limit, k, std::max(0.85f, k->strength), "docker reports State.OOMKilled: the container's cgroup limit was hit"}
-        : !k->pod.empty()
-            ? Decision{Layer::k8s_pod_limit, k, std::max(0.85f, k->strength),
-                       "docker reports the OOM kill of a container the kubelet runs for pod " + k->pod + ": the pod's limit was hit"}
-            : Decision{Layer::k8s_pod_limit, k, std::max(0.85f, k->strength),
-                       "containerd reports the OOM kill of a container on a Kubernetes node: the pod's limit was hit"};
+    const bool kubelets_runtime = k->detail == kContainerdTaskOom && v.platform("kubernetes");
+    std::string why = !k->pod.empty() ? "docker reports the OOM kill of a container the kubelet runs for pod " + k->pod + ": the pod's limit was hit"
+                      : kubelets_runtime ? "containerd reports the OOM kill of a container on a Kubernetes node: the pod's limit was hit"
+                                         : "docker reports State.OOMKilled: the container's cgroup limit was hit";
+    d = {!k->pod.empty() || kubelets_runtime ? Layer::k8s_pod_limit : Layer::container_limit, k, std::max(0.85f, k->strength), why};
     return d;
   }
   // 4. User-space killers.

@@ -131,6 +131,11 @@ inline constexpr std::string_view kKvPoolBelowOneSequence =
 // cache in kernel memory, counted as used and slow to shrink (zfs_arc.cc).
 inline constexpr std::string_view kZfsArc = "ZFS ARC";
 
+// The detail of a docker_oomkilled fact read from containerd's own log
+// ("TaskOOM event &TaskOOM{ContainerID:...}"): on a Kubernetes node that
+// log is the kubelet's runtime's, so the container is a pod's.
+inline constexpr std::string_view kContainerdTaskOom = "containerd TaskOOM event";
+
 // The detail of an exit_status fact for Chromium's out-of-memory exit
 // (Electron, VS Code, Chrome: reason 'oom', code 0xE0000008 = -536870904):
 // the renderer's allocator or V8 gave up; which of the two, the code does

@@ -479,7 +479,7 @@ class Docker final : public Recognizer {
       Fact f = make_fact(line, FactKind::docker_oomkilled, Family::docker);
       f.layer = Layer::container_limit;
       f.strength = 0.9f;
-      f.detail = text::contains(s, "TaskOOM event") ? "containerd TaskOOM event" : "docker event oom";
+      f.detail = text::contains(s, "TaskOOM event") ? std::string(kContainerdTaskOom) : "docker event oom";
       f.container = name;
       // Containers the kubelet runs through dockershim carry their pod's name.
       if (auto v = event_attribute(s, "io.kubernetes.pod.name=")) f.pod = std::string(text::take_until(*v, ",)").substr(0, 253));

@@ -233,8 +233,7 @@ class GenericAlloc final : public Recognizer {
     // whatever device the program was about to use.
     // So is a notebook service's banner for its session's memory (Kaggle's
     // "tried to allocate more memory than is available"), GPU session or not.
-    const bool commit_limit = text::icontains(s, "paging file is too small") || text::icontains(s, "os error 1455") ||
-                              text::icontains(s, "allocate more memory than is available. it has restarted");
+    const bool commit_limit = text::icontains(s, "paging file is too small") || text::icontains(s, "os error 1455") || kaggle_banner(s);
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev && !commit_limit, host_word(s) || commit_limit};
     p.fact.strength = 0.55f;
     p.fact.detail = "allocation failure";
@@ -482,10 +481,12 @@ class GenericAlloc final : public Recognizer {
 
   // "X ran out of memory", "has run out of memory": a report in the past
   // tense, the program's own word that the memory ran out.
+  // Kaggle's banner for its session's memory: "Your notebook tried to
+  // allocate more memory than is available. It has restarted."
+  static bool kaggle_banner(std::string_view s) { return text::icontains(s, "tried to allocate more memory than is available"); }
+
   static bool ran_out(std::string_view s, size_t at) {
-    // Kaggle's banner says what happened without an error word: "Your
-    // notebook tried to allocate more memory than is available. It has restarted."
-    if (text::icontains(s, "tried to allocate more memory than is available")) return true;
+    if (kaggle_banner(s)) return true;  // says what happened without an error word
     if (at < 4) return false;
     std::string_view last = s.substr(at - 4, 4);
     return text::icontains(last, "ran ") || text::icontains(last, "run ");
