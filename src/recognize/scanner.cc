@@ -11,6 +11,7 @@
 #include <thread>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cerrno>
@@ -103,25 +104,71 @@ std::string escape_literal(const char* s) {
 // Compiles a block-mode database; a pattern that does not compile is a
 // programming error, reported with the pattern.
 hs_database* compile(const std::vector<std::string>& exprs, const std::vector<unsigned>& flags, const std::vector<unsigned>& ids) {
-  std::vector<const char*> cexprs;
-  for (auto& e : exprs) cexprs.push_back(e.c_str());
-  hs_database* db = nullptr;
-  hs_compile_error_t* err = nullptr;
-  if (hs_compile_multi(cexprs.data(), flags.data(), ids.data(), static_cast<unsigned>(cexprs.size()), HS_MODE_BLOCK, nullptr, &db,
-                       &err) != HS_SUCCESS) {
-    std::string msg = "vectorscan: ";
-    if (err) {
-      msg += err->message;
-      if (err->expression >= 0 && static_cast<size_t>(err->expression) < exprs.size())
-        msg += " in pattern '" + exprs[static_cast<size_t>(err->expression)] + "'";
-      hs_free_compile_error(err);
-    }
-    throw std::logic_error(msg);
-  }
+  std::string error;
+  hs_database* db = compile_database(exprs, flags, ids, &error);
+  if (!db) throw std::logic_error("vectorscan: " + error);
   return db;
 }
 
 }  // namespace
+
+// Debian 12's vectorscan (5.4.9) is a "fat" build: hs_scan picks AVX-512,
+// AVX2 or SSE code when the program starts, by the CPU. Its AVX-512 code
+// misses matches: the negated-vermicelli scan (the skip over a run of one
+// byte, as in "^\S+\s+...") checks the wrong end of its last 64-byte vector
+// (fixed upstream in VectorCamp/vectorscan#378, 2026), so whether a line is
+// found depended on where the text lay in memory: the same paste diagnosed
+// differently with --json or without. The AVX2 code does not have the fault,
+// and the library exports it under its own name; where the CPU would get the
+// AVX-512 code and the library has that entry, aimem scans through it. The
+// databases are built without AVX-512 features so that code runs them as
+// it was built to (the AVX2 entry with an AVX-512 database is not a
+// combination the library promises). A library without the entry (another
+// build, another CPU family) is called as it is.
+extern "C" hs_error_t avx2_hs_scan(const hs_database_t* db, const char* data, unsigned length, unsigned flags, hs_scratch_t* scratch,
+                                   match_event_handler on_event, void* context) __attribute__((weak));
+
+namespace {
+
+bool avoid_avx512() {
+#if defined(__x86_64__)
+  static const bool avoid = avx2_hs_scan != nullptr && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+  return avoid;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+int scan_database(const hs_database* db, const char* data, size_t len, hs_scratch* scratch, MatchHandler on_match, void* ctx) {
+  const auto n = static_cast<unsigned>(std::min<size_t>(len, UINT_MAX));
+  if (avoid_avx512()) return avx2_hs_scan(db, data, n, 0, scratch, on_match, ctx);
+  return hs_scan(db, data, n, 0, scratch, on_match, ctx);
+}
+
+hs_database* compile_database(const std::vector<std::string>& exprs, const std::vector<unsigned>& flags,
+                              const std::vector<unsigned>& ids, std::string* error) {
+  std::vector<const char*> cexprs;
+  for (auto& e : exprs) cexprs.push_back(e.c_str());
+  hs_platform_info_t platform{};
+  if (hs_populate_platform(&platform) != HS_SUCCESS) platform = hs_platform_info_t{};
+  // Never AVX-512 (above); the same on every machine, so that a database built
+  // on one (the one linked into the binary at build time) suits all.
+  platform.cpu_features &= ~static_cast<unsigned long long>(HS_CPU_FEATURES_AVX512 | HS_CPU_FEATURES_AVX512VBMI);
+  hs_database* db = nullptr;
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_multi(cexprs.data(), flags.data(), ids.data(), static_cast<unsigned>(cexprs.size()), HS_MODE_BLOCK, &platform, &db,
+                       &err) == HS_SUCCESS)
+    return db;
+  if (error) {
+    *error = err ? err->message : "cannot compile the patterns";
+    if (err && err->expression >= 0 && static_cast<size_t>(err->expression) < exprs.size())
+      *error += " in pattern '" + exprs[static_cast<size_t>(err->expression)] + "'";
+  }
+  if (err) hs_free_compile_error(err);
+  return nullptr;
+}
 
 namespace {
 ScanSwitches g_switches;
@@ -174,6 +221,7 @@ PatternSet::PatternSet() {
     mix(&flags[i], sizeof flags[i]);
     mix(&pattern_owner_[i], sizeof pattern_owner_[i]);
   }
+  mix("platform: no AVX-512", 21);  // compile_database's platform (a database built before it is not used)
   hash_ = h;
   expressions_ = exprs;
   flags_ = flags;
@@ -313,7 +361,7 @@ void LineScanner::scan_block(const char* data, size_t len, bool /*final_piece*/)
   have_cur_ = false;
   late_.clear();
   full_bytes_ += len;
-  hs_scan(PatternSet::instance().database(), data, static_cast<unsigned>(len), 0, scratch_, &LineScanner::on_match, this);
+  scan_database(PatternSet::instance().database(), data, len, scratch_, &LineScanner::on_match, this);
   if (have_cur_) {
     blk_line_ += count_newlines(blk_ + counted_to_, cur_start_ - counted_to_);
     counted_to_ = cur_start_;
@@ -475,9 +523,8 @@ bool LineScanner::wants_whole(uint64_t size) const {
 namespace {
 
 bool gate_hit(const hs_database* gate, const char* p, uint64_t n, hs_scratch* scratch) {
-  return hs_scan(gate, p, static_cast<unsigned>(n), 0, scratch,
-                 [](unsigned, unsigned long long, unsigned long long, unsigned, void*) -> int { return 1; },
-                 nullptr) == HS_SCAN_TERMINATED;
+  return scan_database(gate, p, n, scratch, [](unsigned, unsigned long long, unsigned long long, unsigned, void*) -> int { return 1; },
+                       nullptr) == HS_SCAN_TERMINATED;
 }
 
 // A block is hot when a gate word starts in it or within the next block's
@@ -631,7 +678,7 @@ void LineScanner::feed_record(std::string_view text, const timeutil::LineTime& t
   struct Ctx {
     LineMask mask = 0;
   } ctx;
-  hs_scan(PatternSet::instance().database(), text.data(), static_cast<unsigned>(text.size()), 0, scratch_,
+  scan_database(PatternSet::instance().database(), text.data(), text.size(), scratch_,
           [](unsigned id, unsigned long long, unsigned long long, unsigned, void* c) -> int {
             static_cast<Ctx*>(c)->mask |= PatternSet::instance().bits(id);
             return 0;

@@ -33,6 +33,15 @@ struct ScanSwitches {
 void set_scan_switches(const ScanSwitches& switches);
 const ScanSwitches& scan_switches();
 
+// vectorscan's hs_scan and hs_compile_multi as aimem calls them: through the
+// code path that finds every match on this CPU, with a database built for it
+// (scanner.cc says why). Tests that build their own databases use these too.
+using MatchHandler = int (*)(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void* ctx);
+int scan_database(const hs_database* db, const char* data, size_t len, hs_scratch* scratch, MatchHandler on_match, void* ctx);
+// A block-mode database of the expressions, nullptr with the error in *error.
+hs_database* compile_database(const std::vector<std::string>& exprs, const std::vector<unsigned>& flags,
+                              const std::vector<unsigned>& ids, std::string* error);
+
 // A line's mask: one bit per recognizer (at most 127) and the claim bit.
 // A GCC/Clang extension type: 128 bits in two registers, the ctz loop below
 // as fast as with 64.

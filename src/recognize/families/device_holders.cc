@@ -81,7 +81,7 @@ constexpr Pattern kPatterns[] = {
     {"\\([A-Za-z_][A-Za-z0-9_]* pid=[0-9]+[,)].*\\bERROR\\b", kRegex | kContext},
     // The model the failing start serves; the commands typed at a prompt.
     {"\\bserve\\s+[^\\s-]|--model[ =]|\\bmodel='|'model': '", kRegex | kContext},
-    {"^\\s*[$#] +[a-z./]", kRegex | kContext},
+    {"^[ \t]*[$#] +[a-z./]", kRegex | kContext},
 };
 
 constexpr size_t kMaxRows = 256, kMaxHolders = 32, kMaxNotes = 64, kRowChars = 256;

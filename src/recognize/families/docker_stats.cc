@@ -46,7 +46,7 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"MEM USAGE", kContext},
     {"[0-9.]+ ?[kKMGT]?i?B ?/ ?[0-9.]+ ?[kKMGT]?i?B +[0-9.]+%", kRegex | kContext},
-    {"^\\S+\\s+[0-9.]+ ?[kKMGT]?i?B ?/ ?[0-9.]+ ?[kKMGT]?i?B\\s*$", kRegex | kContext},  // NAME  MEM USAGE / LIMIT
+    {"^\\S+[ \t]+[0-9.]+ ?[kKMGT]?i?B ?/ ?[0-9.]+ ?[kKMGT]?i?B[ \t\r]*$", kRegex | kContext},  // NAME  MEM USAGE / LIMIT
     {"Total Memory: ", kContext},
     {"MemTotal: ", kContext},
 };
