@@ -1739,6 +1739,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
     }
   }
   if (auto c = cause_from_reload(v, d.decisive, why)) return *c;
+  if (auto c = cause_from_run_length(v, d, why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
   // Copies of one program killed together inside the limit: they ran in it at once.

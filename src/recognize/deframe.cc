@@ -12,6 +12,7 @@
 
 #include "core/doc_reader.h"
 #include "core/time.h"
+#include "core/units.h"
 
 namespace aimem {
 namespace {
@@ -124,7 +125,7 @@ std::optional<int64_t> record_time(const nlohmann::json& j, int64_t reference_us
 
 // One JSON object per line with the program's line in a message field:
 // Docker's json-file ("log"), structured loggers ("msg", "message": zap,
-// logrus, pino, structlog), Cloud Logging ("textPayload"); a stack trace or
+// logrus, pino, structlog; "fields.message": Rust's tracing), Cloud Logging ("textPayload"); a stack trace or
 // an exception in its own field follows as lines of its own. A journal
 // record ("MESSAGE") is read by the scanner itself.
 std::optional<Cut> json_record(std::string_view l, int64_t reference_us) {
@@ -140,6 +141,12 @@ std::optional<Cut> json_record(std::string_view l, int64_t reference_us) {
       break;
     }
   }
+  // Rust's tracing JSON format (tracing-subscriber; TGI's launcher, many
+  // Rust services): {"timestamp":..,"level":..,"fields":{"message":..},"target":..}.
+  if (!found && j.contains("fields") && j["fields"].is_object() && j["fields"].contains("message") && j["fields"]["message"].is_string()) {
+    c.rest = j["fields"]["message"].get<std::string>();
+    found = true;
+  }
   if (!found) return std::nullopt;
   while (!c.rest.empty() && (c.rest.back() == '\n' || c.rest.back() == '\r')) c.rest.pop_back();
   for (const char* k : {"error", "err", "exception", "exc_info", "stack", "stack_trace", "stacktrace"}) {
@@ -150,17 +157,27 @@ std::optional<Cut> json_record(std::string_view l, int64_t reference_us) {
   }
   // The record's own figures after its message ("rss":44302336 in a pino or
   // bunyan stats record whose "msg" is empty): a series the program logged
-  // as fields, read as name=value. Bookkeeping numbers are left out.
-  std::string figures;
-  size_t n = 0;
+  // as fields, read as name=value, in the record's own order (the parsed
+  // object sorts its keys). Bookkeeping numbers are left out.
+  std::vector<std::pair<size_t, std::string>> fields;
   for (const auto& [k, val] : j.items()) {
-    if (!val.is_number() || n >= 16) continue;
+    if (fields.size() >= 16) break;
+    // A size written as a string ("rss":"612MB") is a figure too.
+    const bool size_string = val.is_string() && [&] {
+      const auto& str = val.get_ref<const std::string&>();
+      return !str.empty() && str.size() <= 24 && str[0] >= '0' && str[0] <= '9' && units::parse_log_size(str).has_value();
+    }();
+    if (!val.is_number() && !size_string) continue;
     static constexpr std::string_view kSkip[] = {"time", "ts", "timestamp", "level", "lvl", "severity", "pid", "tid",
                                                  "v", "line", "lineno", "port", "status", "code", "hostname"};
     if (std::find(std::begin(kSkip), std::end(kSkip), std::string_view(k)) != std::end(kSkip)) continue;
-    figures += " " + k + "=" + (val.is_number_float() ? fmt::format("{:g}", val.get<double>()) : val.dump());
-    ++n;
+    const size_t at = l.find("\"" + k + "\"");
+    fields.emplace_back(at == std::string_view::npos ? l.size() : at,
+                        k + "=" + (size_string ? val.get<std::string>() : val.is_number_float() ? fmt::format("{:g}", val.get<double>()) : val.dump()));
   }
+  std::stable_sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string figures;
+  for (const auto& f : fields) figures += " " + f.second;
   if (!figures.empty()) {
     size_t eol = c.rest.find('\n');
     c.rest.insert(eol == std::string::npos ? c.rest.size() : eol, c.rest.empty() || eol == 0 ? figures.substr(1) : figures);
@@ -224,8 +241,14 @@ size_t dominant(const Range& lines, int64_t reference_us) {
     for (size_t f = 0; f < kFramings; ++f) carried[f] += cut(static_cast<Framing>(f), l, reference_us).has_value();
   }
   size_t best = kFramings;
+  // A JSON record is one whole object on a line with a message field: no
+  // program's own line has that shape by chance, so a third of the lines
+  // carrying it is enough (a paste of the commands typed, then the records).
+  auto enough = [&](size_t f) {
+    return carried[f] >= 2 && (f == kJsonRecord ? carried[f] * 3 >= nonblank : carried[f] * 5 >= nonblank * 3);
+  };
   for (size_t f = 0; f < kFramings; ++f)
-    if (carried[f] * 5 >= nonblank * 3 && carried[f] >= 2 && (best == kFramings || carried[f] > carried[best])) best = f;
+    if (enough(f) && (best == kFramings || carried[f] > carried[best])) best = f;
   return best;
 }
 

@@ -2,6 +2,9 @@
 
 #include "core/text.h"
 
+#include <optional>
+#include <utility>
+
 namespace aimem::guards {
 namespace {
 
@@ -11,7 +14,9 @@ constexpr std::string_view kAdviceWords[] = {
     "would ", "might ", "could ", "in case of", "whenever", "help:", "usage:", "example:", "docs", "see https",
 };
 
-bool inside_quotes(std::string_view line, size_t pos, size_t len) {
+// The quotes around pos..pos+len, as [open, close], when the text there is
+// quoted as a mention would quote it.
+std::optional<std::pair<size_t, size_t>> quoted_span(std::string_view line, size_t pos, size_t len) {
   for (char q : {'\'', '"', '`'}) {
     size_t open = line.rfind(q, pos == 0 ? 0 : pos - 1);
     if (open == std::string_view::npos || open >= pos) continue;
@@ -22,9 +27,9 @@ bool inside_quotes(std::string_view line, size_t pos, size_t len) {
     std::string_view before = line.substr(0, open);
     while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
     if (!before.empty() && (before.back() == '(' || before.back() == ':' || before.back() == '=')) continue;
-    return true;
+    return std::pair{open, close};
   }
-  return false;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -92,10 +97,15 @@ bool quoted_placeholder(std::string_view line, size_t pos, size_t len) {
 
 bool is_mention(std::string_view line, size_t pos, size_t len) {
   if (is_advice_line(line)) return true;
-  if (!inside_quotes(line, pos, len)) return false;
+  auto span = quoted_span(line, pos, len);
+  if (!span) return false;
   if (quoted_placeholder(line, pos, len)) return true;
+  // Advice around the quote makes it a mention; advice inside it is the
+  // message's own (PyTorch's "... to avoid fragmentation" in a wrapper's
+  // "Worker failed with error 'CUDA out of memory. Tried to allocate ...'").
+  const std::string_view before = line.substr(0, span->first), after = line.substr(span->second + 1);
   for (std::string_view w : kAdviceWords)
-    if (text::icontains(line, w)) return true;
+    if (text::icontains(before, w) || text::icontains(after, w)) return true;
   return false;
 }
 

@@ -2464,5 +2464,34 @@ TEST(CauseMechanisms, CopiesKilledTogetherInsideALimitRanAtOnce) {
   EXPECT_NE(diagnose_text(report).cause, Cause::concurrency_batch);  // one kill: no copies
 }
 
+// A worker count fixed at the start cannot explain a kill after days of
+// running: the run's length speaks first (modelled on bitnami/containers#77090,
+// a Sidekiq pod OOMKilled after a week; values are ours). Killed minutes after
+// its start, the workers are the reason.
+TEST(CauseMechanisms, DaysOfRunningOutweighAWorkerCount) {
+  auto pod = [](const char* finished) {
+    return std::string(
+               "$ kubectl -n jobs describe pod worker-7f9c6d5b8-q2x9z | grep -A10 'Last State'\n"
+               "    Last State:     Terminated\n"
+               "      Reason:       OOMKilled\n"
+               "      Exit Code:    137\n"
+               "      Started:      Mon, 03 Feb 2025 01:10:12 +0000\n"
+               "      Finished:     ") +
+           finished +
+           "\n"
+           "    Restart Count:  2\n"
+           "    Limits:\n"
+           "      memory:  2Gi\n"
+           "$ kubectl -n jobs logs worker-7f9c6d5b8-q2x9z --previous | grep memstat | tail -1\n"
+           "2025-02-03T02:00:00.101Z pid=7 tid=3x1 INFO: memstat concurrency=20 heap_live_slots=1301442 rss_mb=1980\n";
+  };
+  Diagnosis week = diagnose_text(pod("Mon, 10 Feb 2025 07:41:55 +0000"));
+  EXPECT_EQ(week.layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(week.cause, Cause::leak_or_accumulation) << reason_text(week);
+  Diagnosis minutes = diagnose_text(pod("Mon, 03 Feb 2025 01:12:40 +0000"));
+  EXPECT_EQ(minutes.layer, Layer::k8s_pod_limit);
+  EXPECT_NE(minutes.cause, Cause::leak_or_accumulation) << reason_text(minutes);
+}
+
 }  // namespace
 }  // namespace aimem

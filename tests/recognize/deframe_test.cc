@@ -149,11 +149,57 @@ TEST(Deframe, ARecordsFiguresStayAfterItsMessage) {
   in += "FATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - process out of memory\n";
   auto d = deframe(in, 0);
   ASSERT_TRUE(d.has_value());
-  EXPECT_NE(d->text.find("heapUsed=18200000 rss=21840000\n"), std::string::npos) << d->text;  // the fields in name order
+  EXPECT_NE(d->text.find("rss=21840000 heapUsed=18200000\n"), std::string::npos) << d->text;  // the fields in the record's order
   EXPECT_EQ(d->text.find("pid="), std::string::npos) << "bookkeeping numbers are left out";
   Diagnosis diag = test::diagnose_text(in);
   EXPECT_EQ(diag.layer, Layer::js_heap);
   EXPECT_EQ(diag.cause, Cause::leak_or_accumulation);
+}
+
+// Rust's tracing JSON ("fields":{"message":...}, TGI's --json-output,
+// modelled on huggingface/text-generation-inference#1156; values are ours):
+// the message is the line, its escaped traceback lines of their own, even
+// when the commands typed before the records make them under 3 in 5 of the
+// paste (a third suffices for whole JSON records).
+TEST(Deframe, RustTracingRecordsAfterTheCommandsTyped) {
+  const std::string in =
+      "$ kubectl exec -it tgi-0 -- bash\n"
+      "root@tgi-0:/usr/src# nvidia-smi --query-gpu=name,memory.total --format=csv,noheader\n"
+      "NVIDIA L4, 23034 MiB\n"
+      "root@tgi-0:/usr/src# text-generation-launcher --model-id /data/llama-13b --json-output\n"
+      "{\"timestamp\":\"2024-02-03T10:00:01.100Z\",\"level\":\"INFO\",\"fields\":{\"message\":\"Starting shard\"},\"target\":\"text_generation_launcher\"}\n"
+      "{\"timestamp\":\"2024-02-03T10:00:09.400Z\",\"level\":\"ERROR\",\"fields\":{\"message\":\"Shard complete standard error output:\\n\\n"
+      "Traceback (most recent call last):\\n  File \\\"/opt/conda/lib/python3.10/site-packages/text_generation_server/models/flash_llama.py\\\", "
+      "line 69, in __init__\\n    model = FlashLlamaForCausalLM(prefix, config, weights)\\n\\ntorch.cuda.OutOfMemoryError: CUDA out of memory. "
+      "Tried to allocate 136.00 MiB. GPU 0 has a total capacity of 22.05 GiB of which 41.12 MiB is free. Process 77 has 22.00 GiB memory in "
+      "use. Of the allocated memory 21.71 GiB is allocated by PyTorch, and 10.40 MiB is reserved by PyTorch but unallocated.\\n\"},"
+      "\"target\":\"text_generation_launcher\"}\n"
+      "{\"timestamp\":\"2024-02-03T10:00:09.500Z\",\"level\":\"ERROR\",\"fields\":{\"message\":\"Shard 0 failed to start\"},\"target\":\"text_generation_launcher\"}\n"
+      "Error: ShardCannotStart\n";
+  auto d = deframe(in, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_NE(d->text.find("\ntorch.cuda.OutOfMemoryError: CUDA out of memory."), std::string::npos) << d->text;
+  EXPECT_NE(d->text.find("\n    model = FlashLlamaForCausalLM("), std::string::npos) << d->text;
+  EXPECT_NE(d->text.find("\nroot@tgi-0:/usr/src# nvidia-smi"), std::string::npos) << "the typed lines stay as they were";
+  Diagnosis diag = test::diagnose_text(in);
+  EXPECT_EQ(diag.layer, Layer::gpu_vram);
+  EXPECT_EQ(diag.cause, Cause::model_load);
+  // One record among many lines of another kind is not a framing.
+  std::string one = "{\"fields\":{\"message\":\"Starting shard\"}}\n";
+  for (int i = 0; i < 5; ++i) one += "line " + std::to_string(i) + " of the program's own output\n";
+  EXPECT_FALSE(deframe(one, 0).has_value());
+}
+
+// A figure the record writes as a string with its unit ("rss":"612MB") is a
+// figure too, and the record's figures keep their order.
+TEST(Deframe, SizesWrittenAsStringsAreFiguresInTheRecordsOrder) {
+  std::string in;
+  for (const char* rss : {"402MB", "611MB", "930MB", "1304MB", "1790MB"})
+    in += std::string("{\"t\":\"2024-11-11T08:00:00Z\",\"msg\":\"mem\",\"rss\":\"") + rss + "\",\"heapUsed\":\"143MB\",\"inflight\":40}\n";
+  auto d = deframe(in, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_NE(d->text.find("mem rss=402MB heapUsed=143MB inflight=40\n"), std::string::npos) << d->text;
+  EXPECT_EQ(d->text.find("t=2024"), std::string::npos) << "a time is no figure";
 }
 
 TEST(Deframe, ALogsOwnLinesAndAMinorityFramingStay) {

@@ -250,6 +250,23 @@ TEST(PyTorch, AdviceAndProseAreNotFailures) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+// A wrapper that quotes the exception it caught is reporting it, and the
+// advice PyTorch's own message carries ("... to avoid fragmentation") does not
+// make it a mention (modelled on MoonshotAI/Kimi-VL#54, vLLM's worker error;
+// values are ours). Advice around the quote still does.
+TEST(PyTorch, AQuotedExceptionWithItsOwnAdviceIsAFailure) {
+  const std::string line =
+      "ERROR 07-01 09:16:11 [core.py:515] RuntimeError: Worker failed with error 'CUDA out of memory. Tried to allocate 96.00 GiB. GPU 0 "
+      "has a total capacity of 79.35 GiB of which 17.02 GiB is free. Process 8812 has 62.32 GiB memory in use. Of the allocated memory "
+      "60.90 GiB is allocated by PyTorch, and 402.11 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is "
+      "large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.', please check the stack trace above\n";
+  auto g = of_kind(line, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].requested, 96 * GiB);
+  EXPECT_EQ(test::diagnose_text(line).layer, Layer::gpu_vram);
+  EXPECT_TRUE(of_kind("If you ever see 'CUDA out of memory. Tried to allocate 2.00 GiB', lower the batch size\n", FactKind::gpu_oom).empty());
+}
+
 // The caching allocator's "Allocation on device" report over several lines, as
 // huggingface/text-generation-inference#574 shows it from a shard (each line of the shard's
 // stderr suffixed " rank=0" by the launcher); values are ours. No fraction was set: the

@@ -127,6 +127,29 @@ TEST(Vllm, EngineArgumentsInEverySpelling) {
   EXPECT_EQ(c[0].sequences, 256u);
 }
 
+// vLLM's CPU backend keeps its KV cache in host RAM and checks it against
+// the node's available memory at start (modelled on truenas/apps#5802; values
+// are ours): a host allocation failure of the KV cache's size, its cause the
+// KV cache; under a container's limit, the container's.
+TEST(Vllm, CpuBackendsKvCacheAboveTheNodesAvailableMemory) {
+  const std::string line =
+      "(EngineCore pid=212) ERROR 03-02 11:20:41 [core.py:842] ValueError: Available memory on node 0 (9.80/62.75 GiB) on kv cache "
+      "allocation is less than requested memory for kv (40.00/56.47 GiB). Reduce CPU memory used by other processes.\n";
+  auto h = of_kind(line, FactKind::host_alloc_failure);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].layer, Layer::host_ram);
+  EXPECT_EQ(h[0].cause, Cause::kv_cache_context);
+  EXPECT_NEAR(static_cast<double>(*h[0].free), 9.80 * GiB, 1e7);
+  EXPECT_NEAR(static_cast<double>(*h[0].total), 62.75 * GiB, 1e7);
+  EXPECT_NEAR(static_cast<double>(*h[0].requested), 40.0 * GiB, 1e7);
+  Diagnosis d = test::diagnose_text(line);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+  Diagnosis boxed = test::diagnose_text("$ docker inspect -f '{{.HostConfig.Memory}}' vllm-cpu\n12884901888\n" + line);
+  EXPECT_EQ(boxed.layer, Layer::container_limit);
+  EXPECT_EQ(boxed.cause, Cause::kv_cache_context);
+}
+
 TEST(Vllm, FreeMemoryBelowBudgetAtStartIsAGpuOomCausedByOthers) {
   const char* line =
       "ValueError: Free memory on device (6.9/8.0 GiB) on startup is less than desired GPU memory utilization (0.9, 7.2 "

@@ -12,6 +12,10 @@
 //       ValueError: Free memory on device (6.9/8.0 GiB) on startup is less than desired GPU memory utilization
 //       (0.9, 7.2 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.
 //       Worker VllmWorkerProcess pid 4711 died, exit code: -9
+//   CPU backend (vllm/v1/worker/cpu_worker.py, 2025-):
+//       ValueError: Available memory on node 0 (12.46/125.61 GiB) on kv cache allocation is less than requested
+//       memory for kv (112.15/115.56 GiB). Reduce CPU memory used by other processes.
+//       (the KV cache lives in host RAM: a host allocation failure of the KV cache's size)
 // Context:
 //   Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB ... kv_cache_size=2.89GiB
 //       gpu_memory_utilization=0.90
@@ -36,7 +40,9 @@
 // A healthy start-up (concurrency >= 1x, no error) gives context only; a
 // concurrency below 1x is context too: vLLM raises the error that is the
 // failure right after it.
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "core/engine_lines.h"
 #include "core/text.h"
@@ -55,6 +61,7 @@ constexpr Pattern kPatterns[] = {
     {"KV cache memory:", kCompanion},
     {"reserved for KV Cache is", kCompanion},
     {"on startup is less than desired GPU memory utilization"},
+    {"on kv cache allocation is less than requested memory for kv"},
     {"Memory profiling results:", kContext},
     {"Loading model weights took ", kContext},
     {"Model loading took ", kContext},
@@ -147,6 +154,7 @@ class Vllm final : public Recognizer {
       return out.add(std::move(f));
     }
     if (text::contains(s, "on startup is less than desired GPU memory utilization")) return startup_free(line, s, out);
+    if (text::contains(s, "on kv cache allocation is less than requested memory for kv")) return cpu_kv(line, s, out);
     // "Loading model weights took 14.9888 GB" (V0), "Model loading took 0.2389 GB and 0.97 seconds" (V1):
     // the weights' share of the GPU, against which a negative KV budget is judged.
     if (auto w = engine_lines::vllm_weights(s)) {
@@ -263,6 +271,37 @@ class Vllm final : public Recognizer {
       if (auto r = text::parse_double(*v, &rest); r && *r > 0 && *r <= 1.0) f.ratio = r;
       if (text::starts_with(rest, ", ")) f.requested = units::parse_log_size(rest.substr(2));
     }
+    out.add(std::move(f));
+  }
+
+  // "(12.46/125.61 GiB)" after lead: the first figure in the second's unit.
+  static std::optional<std::pair<uint64_t, uint64_t>> pair_after(std::string_view s, std::string_view lead) {
+    auto v = text::after(s, lead);
+    if (!v) return std::nullopt;
+    std::string_view rest;
+    auto first = text::parse_double(*v, &rest);
+    if (!first || rest.empty() || rest[0] != '/') return std::nullopt;
+    auto whole = units::parse_log_size(rest.substr(1));
+    auto whole_n = text::parse_double(rest.substr(1));
+    if (!whole || !whole_n || *whole_n <= 0) return std::nullopt;
+    return std::pair{static_cast<uint64_t>(static_cast<double>(*whole) * (*first / *whole_n)), *whole};
+  }
+
+  // The CPU backend's KV cache, in host RAM, larger than what the node has available.
+  void cpu_kv(const Line& line, std::string_view s, FactSink& out) {
+    size_t p = s.find("on kv cache allocation");
+    if (guards::is_mention(s, p, 22) || repeated(line)) return;
+    Fact f = failure(line, FactKind::host_alloc_failure);
+    f.layer = Layer::host_ram;
+    f.strength = 0.9f;
+    f.cause = Cause::kv_cache_context;
+    f.detail = "vLLM's CPU KV cache is larger than the node's available memory";
+    if (size_t open = s.find('(', s.find("Available memory on node")); open != std::string_view::npos)
+      if (auto a = pair_after(s.substr(open), "(")) {
+        f.free = a->first;
+        f.total = a->second;
+      }
+    if (auto r = pair_after(s, "requested memory for kv (")) f.requested = r->first;
     out.add(std::move(f));
   }
 
