@@ -193,6 +193,24 @@ TEST(Kubernetes, AJsonpathQueryOfStatusFieldsReadsTheReason) {
   EXPECT_EQ(of_kind(resources, FactKind::k8s_oomkilled).size(), 1u);
 }
 
+// A template with labels between its fields, over every pod of a selector
+// (modelled on gavinmcfall/home-ops#2321; names and figures ours): each value
+// runs to the next label, "OOMKilled/137" is two fields, and the range prints
+// the template once per pod.
+TEST(Kubernetes, AJsonpathTemplateWithLabelsIsReadAgainstThem) {
+  const std::string text =
+      "$ kubectl -n rag get pod -l app=indexer -o jsonpath='{range .items[*]}{.metadata.name}{\"  restarts=\"}"
+      "{.status.containerStatuses[0].restartCount}{\"  last=\"}{.status.containerStatuses[0].lastState.terminated.reason}{\"/\"}"
+      "{.status.containerStatuses[0].lastState.terminated.exitCode}{\"\\n\"}{end}'\n"
+      "indexer-6c9f7b5d4-2kqzp  restarts=0  last=/\n"
+      "indexer-6c9f7b5d4-8wmtn  restarts=5  last=OOMKilled/137\n";
+  auto k = of_kind(text, FactKind::k8s_oomkilled);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].where.line, 3u);
+  Diagnosis d = test::diagnose_text(text);
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit);
+}
+
 // OpenShift's build status and Go's print of a resources map (modelled on
 // openshift/origin#24464; names and figures ours): the build pod's limit.
 TEST(Kubernetes, OpenShiftBuildOutOfMemoryKilledAndAGoMapLimit) {

@@ -190,6 +190,12 @@ bool ready_column(std::string_view t) {
 
 std::vector<std::string_view> words(std::string_view s, size_t max = 24) { return platform::words(s, max); }
 
+// A part of a kubectl jsonpath template: a field or a literal between fields.
+struct JsonpathPart {
+  bool field = false;
+  std::string text;
+};
+
 // The value of `key="..."` in a Prometheus label set.
 std::string label(std::string_view s, std::string_view key) {
   size_t p = 0;
@@ -312,7 +318,8 @@ class Kubernetes final : public Recognizer {
   size_t section_indent_ = 0;
   // A jsonpath query for a memory limit or request, waiting for its output.
   std::vector<std::string> jsonpath_fields_;
-  size_t jsonpath_next_ = 0;  // the field the next output word is the value of
+  std::vector<JsonpathPart> jsonpath_parts_;  // the template, when it has labels
+  size_t jsonpath_next_ = 0;  // the field (the part, with labels) the output's next word is the value of
   uint64_t jsonpath_line_ = 0;
   // Pod named by a describe header.
   std::string pod_;
@@ -424,24 +431,25 @@ class Kubernetes final : public Recognizer {
     std::string_view s = line.text;
     if (size_t j = s.find("jsonpath"); j != std::string_view::npos) {
       std::vector<std::string> fields;
-      for (std::string_view q = s.substr(j); fields.size() < 16;) {
-        size_t open = q.find("{.");
-        if (open == std::string_view::npos) break;
-        size_t close = q.find('}', open);
-        if (close == std::string_view::npos) break;
-        fields.emplace_back(q.substr(open + 2, close - open - 2));
-        q = q.substr(close + 1);
-      }
+      std::vector<JsonpathPart> parts = jsonpath_template(s.substr(j));
+      for (const JsonpathPart& p : parts)
+        if (p.field) fields.push_back(p.text);
       auto known = [](const std::string& f) {
         return text::ends_with(f, "limits.memory") || text::ends_with(f, "requests.memory") || text::ends_with(f, "terminated.reason") ||
                text::ends_with(f, "restartCount") || text::ends_with(f, "exitCode");
       };
       if (std::none_of(fields.begin(), fields.end(), known)) return false;
       jsonpath_fields_ = std::move(fields);
+      // Labels between the fields ({"  restarts="}, {"/"}): the output is read
+      // against them; without any, word by word.
+      const bool labelled = std::any_of(parts.begin(), parts.end(),
+                                        [](const JsonpathPart& p) { return !p.field && p.text.find_first_not_of(" \t\n") != std::string::npos; });
+      jsonpath_parts_ = labelled ? std::move(parts) : std::vector<JsonpathPart>{};
       jsonpath_next_ = 0;
       jsonpath_line_ = line.number;
       return true;
     }
+    if (!jsonpath_parts_.empty()) return jsonpath_labelled(line, out);
     // The output: the fields' values in order, on one line or spread over
     // several where the query printed {"\n"} between them.
     if (jsonpath_next_ >= jsonpath_fields_.size() || line.number > jsonpath_line_ + 2) return false;
@@ -458,6 +466,79 @@ class Kubernetes final : public Recognizer {
     for (std::string_view v : w) jsonpath_value(line, jsonpath_fields_[jsonpath_next_++], v, out);
     jsonpath_line_ = line.number;
     return true;
+  }
+
+  // A jsonpath template's fields ({.status.restartCount}) and literals
+  // ({"  restarts="}, {"\n"}, with kubectl's escapes); {range ...} and {end}
+  // are left out.
+  static std::vector<JsonpathPart> jsonpath_template(std::string_view q) {
+    std::vector<JsonpathPart> parts;
+    while (parts.size() < 32) {
+      size_t open = q.find('{');
+      if (open == std::string_view::npos || open + 1 >= q.size()) break;
+      if (q[open + 1] == '"') {
+        std::string lit;
+        size_t i = open + 2;
+        for (; i < q.size() && q[i] != '"'; ++i) {
+          if (q[i] == '\\' && i + 1 < q.size()) {
+            ++i;
+            lit += q[i] == 'n' ? '\n' : q[i] == 't' ? '\t' : q[i];
+          } else {
+            lit += q[i];
+          }
+        }
+        parts.push_back({false, lit});
+        q = q.substr(std::min(q.size(), i + 1));
+        continue;
+      }
+      size_t close = q.find('}', open);
+      if (close == std::string_view::npos) break;
+      if (q[open + 1] == '.') parts.push_back({true, std::string(q.substr(open + 2, close - open - 2))});
+      q = q.substr(close + 1);
+    }
+    return parts;
+  }
+
+  // One output line against the template: each field's value runs to the
+  // next label; a "\n" label ends the line. A line that does not fit the
+  // labels ends the reading; the template starts again after its last part
+  // (a {range} prints it once per item).
+  bool jsonpath_labelled(const Line& line, FactSink& out) {
+    if (line.number > jsonpath_line_ + 2) {
+      jsonpath_parts_.clear();
+      return false;
+    }
+    std::string_view s = line.text;
+    size_t pos = 0;
+    bool any = false;
+    const size_t n = jsonpath_parts_.size();
+    for (size_t steps = 0; steps < n; ++steps) {
+      const JsonpathPart& p = jsonpath_parts_[jsonpath_next_ % n];
+      ++jsonpath_next_;
+      if (!p.field) {
+        if (p.text == "\n") break;
+        std::string_view lit = p.text;
+        if (text::starts_with(s.substr(pos), lit)) pos += lit.size();
+        else if (text::starts_with(s.substr(pos), text::trim(lit))) pos += text::trim(lit).size();
+        else return any;
+        continue;
+      }
+      // The value runs to the next label (or to the line's end).
+      const JsonpathPart& next = jsonpath_parts_[jsonpath_next_ % n];
+      size_t end = s.size();
+      if (!next.field && next.text != "\n" && !text::trim(next.text).empty()) {
+        size_t at = s.find(text::trim(next.text), pos);
+        if (at == std::string_view::npos) return any;
+        end = at;
+      } else if (next.field) {
+        end = std::min(s.size(), s.find(' ', pos));
+      }
+      jsonpath_value(line, p.text, text::trim(s.substr(pos, end - pos)), out);
+      any = true;
+      pos = end;
+    }
+    jsonpath_line_ = line.number;
+    return any;
   }
 
   void jsonpath_value(const Line& line, const std::string& field, std::string_view v, FactSink& out) {
