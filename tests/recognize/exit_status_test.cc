@@ -297,6 +297,21 @@ TEST(ExitStatus, AProcessGoneWithoutItsPoolNamedIsAFailureOfUnknownPool) {
       "concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while the future "
       "was running or pending.\n");
   EXPECT_EQ(pool.layer, Layer::unknown);
+  // joblib's loky: its BrokenProcessPool, and its TerminatedWorkerError with
+  // the workers' exit codes (modelled on joblib/joblib threads; the messages
+  // are loky's own): SIGKILL is a kill; EXIT(1) is the workers' own error.
+  EXPECT_EQ(test::diagnose_text("joblib.externals.loky.process_executor.BrokenProcessPool: A process in the executor was terminated "
+                                "abruptly, the pool is not usable anymore.\n")
+                .layer,
+            Layer::unknown);
+  const std::string loky =
+      "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor was unexpectedly "
+      "terminated. This could be caused by a segmentation fault while calling the function or by an excessive memory usage causing "
+      "the Operating System to kill the worker. The exit codes of the workers are ";
+  auto killed = of_kind(loky + "{SIGKILL(-9)}\n", FactKind::exit_status);
+  ASSERT_EQ(killed.size(), 1u);
+  EXPECT_EQ(killed[0].signal, 9);
+  EXPECT_EQ(test::diagnose_text(loky + "{EXIT(1), EXIT(1)}\n").layer, Layer::not_memory);
   // Another reason is not read as this one.
   EXPECT_EQ(test::diagnose_text("[main] render-process-gone {\"reason\":\"crashed\",\"exitCode\":11}\n").layer, Layer::none);
 }

@@ -26,6 +26,30 @@ Swap:          2.0Gi          0B       2.0Gi
   EXPECT_EQ(h[0].detail, "host RAM");
 }
 
+// top's summary lines (procps-ng; modelled on joblib/joblib#843's snapshots,
+// values ours): available from the swap line's "avail Mem", else free and
+// buff/cache; MiB with top -E m. A pool's worker gone without a word while
+// the host shows nothing available is the host's memory.
+TEST(HostTools, TopsSummaryIsTheHost) {
+  auto h = hosts("top - 10:58:02 up 2 days, 17:53,  4 users,  load average: 11.87, 11.64, 10.92\n"
+                 "KiB Mem : 16318748 total,  9110236 free,  6402120 used,   806392 buff/cache\n"
+                 "KiB Swap:  2097148 total,  2097148 free,        0 used.  9512216 avail Mem\n");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].total, 16318748 * units::KiB);
+  EXPECT_EQ(h[0].free, 9512216 * units::KiB);
+  auto m = hosts("MiB Mem :  15936.3 total,    120.5 free,  15700.1 used,    115.7 buff/cache\n");
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(*m[0].free), (120.5 + 115.7) * units::MiB, units::MiB);
+  const std::string pool = "KiB Mem : 16318748 total,       52 free, 16290100 used,    28596 buff/cache\n"
+                           "joblib.externals.loky.process_executor.BrokenProcessPool: A process in the executor was terminated abruptly, "
+                           "the pool is not usable anymore.\n";
+  EXPECT_EQ(test::diagnose_text(pool).layer, Layer::host_ram);
+  EXPECT_EQ(test::diagnose_text("KiB Mem : 16318748 total, 12010040 free,  3900100 used,   408608 buff/cache\n" +
+                                pool.substr(pool.find('\n') + 1))
+                .layer,
+            Layer::unknown);
+}
+
 TEST(HostTools, BareNumbersFollowTheCommandsUnit) {
   const char* kib = R"(               total        used        free      shared  buff/cache   available
 Mem:        16318412     1234567    12345678      123456     2345678    14567890
@@ -50,7 +74,11 @@ Swap:            0          0          0
 }
 
 TEST(HostTools, OtherMemLinesAreNotFree) {
-  EXPECT_TRUE(hosts("MiB Mem :  15890.4 total,   1234.5 free,   3000.0 used,  11655.9 buff/cache\nMem: the memory subsystem\n").empty());
+  // top's summary is read as top's (TopsSummaryIsTheHost), not as a `free` row; prose after "Mem:" is nothing.
+  auto h = hosts("MiB Mem :  15890.4 total,   1234.5 free,   3000.0 used,  11655.9 buff/cache\nMem: the memory subsystem\n");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(*h[0].total), 15890.4 * units::MiB, units::MiB);
+  EXPECT_TRUE(hosts("Mem: the memory subsystem\n").empty());
 }
 
 // /proc/meminfo as the kernel prints it, and a watcher's one-line

@@ -97,6 +97,8 @@ constexpr Pattern kPatterns[] = {
     {"[Rr]eason:? ?['\"]?oom['\"]?([,;)} ]|$)", kRegex},
     {"(-536870904|0xe0000008)\\b", kRegex | kCaseless | kCompanion},
     {"pool was terminated abruptly"},       // Python's BrokenProcessPool: a worker died, no signal or code given
+    {"executor was terminated abruptly"},   // joblib/loky's BrokenProcessPool, likewise
+    {"exit codes of the workers are {EXIT("},  // loky's TerminatedWorkerError: the workers exited by themselves
     {"daemon disappeared unexpectedly", kCompanion},  // Gradle's build daemon gone: no signal or code given
     {"terminated with signal [0-9]+", kRegex},  // gcc's collect2: "ld terminated with signal 9 [Killed]"
     {"died due to signal [0-9]+", kRegex},      // nvcc: "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"
@@ -448,6 +450,8 @@ class ExitStatus final : public Recognizer {
          "the CI runner lost communication with the server (its machine stopped answering: starved or lost)"},
         {"pool was terminated abruptly", "", "pool-broken",
          "a worker of a Python process pool was terminated abruptly (no signal or exit code given)"},
+        {"executor was terminated abruptly", "", "pool-broken",
+         "a worker of a Python process pool (joblib/loky) was terminated abruptly (no signal or exit code given)"},
         {"terminated without properly saying goodbye", "", "fork-gone",
          "Maven Surefire's forked JVM ended without a word (killed or crashed; no signal or exit code given)"},
         {"Server terminated abruptly", "", "server-gone",
@@ -463,6 +467,16 @@ class ExitStatus final : public Recognizer {
       if (auto c = text::after(s, "exitCode")) e.exit_code = text::parse_i64(platform::skip(*c, "\":' "));
       else if (text::contains(s, "-536870904")) e.exit_code = -536870904;
       out.add(std::move(e));
+      return true;
+    }
+    // loky's TerminatedWorkerError ends "The exit codes of the workers are
+    // {EXIT(1), EXIT(1)}" when the workers exited with a status of their own
+    // (an error at their start, often Windows' spawn): no kill. A signal
+    // there ("{SIGKILL(-9)}") is read where the codes are (above).
+    if (size_t p = s.find("exit codes of the workers are {EXIT("); p != std::string_view::npos) {
+      if (guards::is_advice_line(s) || repeated(line, "pool-exit")) return true;
+      out.add(look_alike(line, Family::exit_status, 0.5f,
+                         "the pool's workers exited with a status of their own (EXIT(n)), not killed by a signal: an error, not memory"));
       return true;
     }
     for (const Gone& g : kGone) {

@@ -21,6 +21,10 @@
 // one host_state fact per MemTotal / MemAvailable pair (free = MemAvailable);
 // its SUnreclaim (the kernel's slab that cannot be reclaimed), within the
 // same listing, a host_state fact of its own (kKernelSlab: usage of total).
+// top's summary (procps-ng 3.3 and later; the unit first, -E changes it):
+//   KiB Mem : 33554432 total,  22671044 free,  10215380 used,    668008 buff/cache
+//   KiB Swap:  2097148 total,   2097148 free,         0 used.  23086324 avail Mem
+// free = "avail Mem" from the swap line when it follows, else free + buff/cache.
 #include <algorithm>
 #include <vector>
 
@@ -42,6 +46,7 @@ constexpr Pattern kPatterns[] = {
     {"MemAvailable", kContext},
     {"MemTotal", kContext},
     {"SUnreclaim", kContext},
+    {"^\\s*[KMGTP]iB (Mem|Swap) *:", kRegex | kContext},  // top's summary
 };
 
 constexpr uint64_t kMeminfoLines = 8;  // MemAvailable is the third line of /proc/meminfo
@@ -53,6 +58,7 @@ class HostTools final : public Recognizer {
     std::string_view s = line.text;
     std::string_view t = text::trim(s);
     if (meminfo(line, t, out)) return;
+    if (top_summary(line, t, out)) return;
     if (text::starts_with(t, "Mem:")) {
       mem_row(line, t.substr(4), out);
     } else if (auto v = text::after(t, "-/+ buffers/cache:")) {
@@ -133,6 +139,46 @@ class HostTools final : public Recognizer {
       out.add(std::move(f));
       mem_total_.reset();
     }
+    return true;
+  }
+
+  // top's "KiB Mem : N total, N free, N used, N buff/cache" and the
+  // "KiB Swap: ... N avail Mem" after it.
+  bool top_summary(const Line& line, std::string_view t, FactSink& out) {
+    if (t.size() < 8 || t.substr(1, 3) != "iB ") return false;
+    const bool mem = t.substr(4, 3) == "Mem", swap = t.substr(4, 4) == "Swap";
+    if (!mem && !swap) return false;
+    uint64_t unit = 0;
+    for (auto [c, u] : {std::pair{'K', units::KiB}, std::pair{'M', units::MiB}, std::pair{'G', units::GiB}, std::pair{'T', units::TiB}})
+      if (t[0] == c) unit = u;
+    if (!unit) return false;
+    // "N <name>" pairs, comma or period separated.
+    auto figure = [&](std::string_view name) -> std::optional<uint64_t> {
+      for (size_t p = t.find(name); p != std::string_view::npos; p = t.find(name, p + 1)) {
+        size_t e = p;
+        while (e > 0 && t[e - 1] == ' ') --e;
+        size_t b = e;
+        while (b > 0 && (platform::is_digit(t[b - 1]) || t[b - 1] == '.')) --b;
+        if (b == e) continue;
+        auto v = text::parse_double(t.substr(b, e - b));
+        if (v && *v >= 0 && *v < 1e15) return static_cast<uint64_t>(*v * static_cast<double>(unit));
+      }
+      return std::nullopt;
+    };
+    if (mem) {
+      flush(out);
+      auto total = figure(" total"), free = figure(" free"), cache = figure(" buff/cache");
+      if (!total || !free || *total == 0) return true;
+      Fact f = make_fact(line, FactKind::host_state, Family::procfs);
+      f.detail = "host RAM";
+      f.total = total;
+      f.free = std::min(*total, *free + cache.value_or(0));
+      pending_ = std::move(f);
+      return true;
+    }
+    if (pending_ && line.number <= pending_->where.line + 1)
+      if (auto avail = figure(" avail Mem"); avail && pending_->total && *avail <= *pending_->total) pending_->free = avail;
+    flush(out);
     return true;
   }
 
