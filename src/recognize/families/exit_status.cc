@@ -424,6 +424,19 @@ class ExitStatus final : public Recognizer {
     return false;
   }
 
+  // loky's TerminatedWorkerError ends "The exit codes of the workers are
+  // {EXIT(1), EXIT(1)}" when the workers exited with a status of their own
+  // (an error at their start, often Windows' spawn): no kill. A signal
+  // there ("{SIGKILL(-9)}") is read where the codes are (loky_signal).
+  bool loky_exited(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    if (s.find("exit codes of the workers are {EXIT(") == std::string_view::npos) return false;
+    if (guards::is_advice_line(s) || repeated(line, "pool-exit")) return true;
+    out.add(look_alike(line, Family::exit_status, 0.5f,
+                       "the pool's workers exited with a status of their own (EXIT(n)), not killed by a signal: an error, not memory"));
+    return true;
+  }
+
   bool worded_signal(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     // A process that ended without a signal or a pool named: GitHub Actions'
@@ -469,16 +482,7 @@ class ExitStatus final : public Recognizer {
       out.add(std::move(e));
       return true;
     }
-    // loky's TerminatedWorkerError ends "The exit codes of the workers are
-    // {EXIT(1), EXIT(1)}" when the workers exited with a status of their own
-    // (an error at their start, often Windows' spawn): no kill. A signal
-    // there ("{SIGKILL(-9)}") is read where the codes are (above).
-    if (size_t p = s.find("exit codes of the workers are {EXIT("); p != std::string_view::npos) {
-      if (guards::is_advice_line(s) || repeated(line, "pool-exit")) return true;
-      out.add(look_alike(line, Family::exit_status, 0.5f,
-                         "the pool's workers exited with a status of their own (EXIT(n)), not killed by a signal: an error, not memory"));
-      return true;
-    }
+    if (loky_exited(line, out)) return true;
     for (const Gone& g : kGone) {
       if (!text::contains(s, g.phrase) || (!g.also.empty() && !text::contains(s, g.also))) continue;
       if (guards::is_advice_line(s) || repeated(line, std::string(g.key))) return true;
