@@ -1,5 +1,6 @@
 // vLLM start-up budget errors and start-up figures (diagnosis.md §5.2).
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include "core/units.h"
 #include "support/test_support.h"
@@ -148,6 +149,39 @@ TEST(Vllm, CpuBackendsKvCacheAboveTheNodesAvailableMemory) {
   Diagnosis boxed = test::diagnose_text("$ docker inspect -f '{{.HostConfig.Memory}}' vllm-cpu\n12884901888\n" + line);
   EXPECT_EQ(boxed.layer, Layer::container_limit);
   EXPECT_EQ(boxed.cause, Cause::kv_cache_context);
+}
+
+// The stats line, V0 and V1 (modelled on vllm-project/vllm#1607 and a V1
+// engine's loggers.py lines; values ours): requests waiting while the KV cache
+// stays full and nothing generates, to the end of the input, is a stalled
+// service; the cache filling while nothing ran is the pool leaking. Under
+// load that keeps generating, or a stall that cleared, it is healthy.
+TEST(Vllm, AServiceStalledOnAFullKvCache) {
+  auto v0 = [](const char* kv, int running, int pending, const char* gen) {
+    return fmt::format("INFO 11-09 09:41:21 llm_engine.py:624] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: {} "
+                       "tokens/s, Running: {} reqs, Swapped: 0 reqs, Pending: {} reqs, GPU KV cache usage: {}%, CPU KV cache usage: 0.0%\n",
+                       gen, running, pending, kv);
+  };
+  const std::string stalled = v0("62.0", 3, 0, "88.1") + v0("100.0", 1, 2, "14.2") + v0("100.0", 0, 4, "0.0") + v0("100.0", 0, 9, "0.0");
+  auto k = of_kind(stalled, FactKind::kv_cache_shortage);
+  ASSERT_EQ(k.size(), 1u);
+  Diagnosis d = test::diagnose_text(stalled);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+  // Busy but generating: preemptions do their job.
+  EXPECT_EQ(test::diagnose_text(v0("99.8", 40, 12, "1210.5") + v0("99.9", 38, 15, "1198.0") + v0("99.7", 41, 9, "1230.2")).layer,
+            Layer::none);
+  // A stall that cleared.
+  EXPECT_EQ(test::diagnose_text(stalled + v0("41.0", 6, 0, "402.0")).layer, Layer::none);
+  // Filled while idle (V1's "Waiting"), then requests wait: the pool leaks.
+  auto v1 = [](const char* kv, int running, int waiting, const char* gen) {
+    return fmt::format("INFO 10-14 17:00:12 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation "
+                       "throughput: {} tokens/s, Running: {} reqs, Waiting: {} reqs, GPU KV cache usage: {}%, Prefix cache hit rate: 12.0%\n",
+                       gen, running, waiting, kv);
+  };
+  Diagnosis leak = test::diagnose_text(v1("64.0", 0, 0, "0.0") + v1("93.5", 0, 0, "0.0") + v1("99.6", 1, 11, "2.0") + v1("99.6", 1, 16, "3.1"));
+  EXPECT_EQ(leak.layer, Layer::gpu_vram);
+  EXPECT_EQ(leak.cause, Cause::leak_or_accumulation);
 }
 
 TEST(Vllm, FreeMemoryBelowBudgetAtStartIsAGpuOomCausedByOthers) {

@@ -37,9 +37,21 @@
 // processes (plus its own CUDA context). The message itself names other
 // processes as the reason, so the fact carries cause other_process.
 //
+// The engine's periodic stats line (V0 "Running: 1 reqs, Swapped: 0 reqs,
+// Pending: 3 reqs, GPU KV cache usage: 100.0%"; V1 "Running: 0 reqs,
+// Waiting: 14 reqs, GPU KV cache usage: 99.6%"): requests waiting while the
+// KV cache stays full and nothing generates (no request running, or under
+// kStallTokens tokens/s), in the last kStallLines stats lines of the input,
+// is a service stalled on its KV cache: a failure, though nothing crashed.
+// The cache filled while no request ran and none waited (blocks held by
+// nothing) is the pool leaking; otherwise the sequences in it outgrew it.
+// Preemptions under load that keep generating are not this: the cache does
+// its job (healthy).
+//
 // A healthy start-up (concurrency >= 1x, no error) gives context only; a
 // concurrency below 1x is context too: vLLM raises the error that is the
 // failure right after it.
+#include <fmt/format.h>
 #include <optional>
 #include <string>
 #include <utility>
@@ -68,6 +80,7 @@ constexpr Pattern kPatterns[] = {
     {"# GPU blocks:", kContext},
     {"GPU KV cache size:", kContext},
     {"Maximum concurrency for", kContext},
+    {"GPU KV cache usage: ", kContext},
     {"died, exit code:"},
     {"max_model_len", kContext},
     {"max-model-len", kContext},
@@ -83,6 +96,9 @@ constexpr Pattern kPatterns[] = {
 };
 
 constexpr uint64_t kRepeatWindow = 300;
+constexpr double kFullKv = 97.0;      // percent
+constexpr double kStallTokens = 5.0;  // tokens/s
+constexpr int kStallLines = 2;
 constexpr uint64_t kForeignNonTorch = 3 * units::GiB;
 
 std::optional<uint64_t> size_at(std::string_view s, std::string_view label) {
@@ -178,6 +194,7 @@ class Vllm final : public Recognizer {
       return out.add(std::move(f));
     }
     if (auto v = text::after(s, "Maximum concurrency for ")) return concurrency(line, *v, out);
+    if (text::contains(s, "GPU KV cache usage: ")) return stats(line, s);
     if (auto p = s.find("died, exit code:"); p != std::string_view::npos) return worker_died(line, s, p, out);
     engine_args(line, s, out);
   }
@@ -197,6 +214,50 @@ class Vllm final : public Recognizer {
     return f;
   }
 
+  // The stats lines: how many in a row at the end were stalled, the first of
+  // them, and whether the cache was ever mostly full with nothing running or waiting.
+  int stalled_ = 0;
+  bool held_idle_ = false;
+  std::optional<Fact> stall_;
+
+  void stats(const Line& line, std::string_view s) {
+    auto at = [&](std::string_view key) -> std::optional<double> {
+      auto v = text::after(s, key);
+      return v ? text::parse_double(*v) : std::nullopt;
+    };
+    auto kv = at("GPU KV cache usage: ");
+    auto running = at("Running: ");
+    auto waiting = at("Waiting: ");
+    if (!waiting) waiting = at("Pending: ");
+    auto gen = at("Avg generation throughput: ");
+    if (!kv || !running || !waiting) return;
+    if (*running == 0 && *waiting == 0 && *kv >= 50.0) held_idle_ = true;
+    const bool stalled = *kv >= kFullKv && *waiting > 0 && (*running == 0 || (gen && *gen < kStallTokens));
+    if (!stalled) {
+      stalled_ = 0;
+      stall_.reset();
+      return;
+    }
+    if (stalled_++ == 0) {
+      stall_ = make_fact(line, FactKind::kv_cache_shortage, Family::vllm);
+      stall_->layer = Layer::gpu_vram;
+      stall_->strength = 0.7f;
+    }
+    stall_->detail = fmt::format("stalled: the GPU KV cache at {:g}% with {} requests waiting and {} running", *kv, *waiting, *running);
+  }
+
+ public:
+  void finish(FactSink& out) override {
+    if (stalled_ < kStallLines || !stall_) return;
+    if (held_idle_) {
+      stall_->cause = Cause::leak_or_accumulation;
+      stall_->detail += ", after the cache filled while no request ran: blocks held by nothing";
+    }
+    out.add(std::move(*stall_));
+    stall_.reset();
+  }
+
+ private:
   // vLLM logs its start-up error from the worker and again from the engine
   // or API server; one failure.
   bool repeated(const Line& line) const {
