@@ -2444,6 +2444,24 @@ TEST(CauseMechanisms, TheHostsFullestSnapshotDecidesAndAmpleRoomRulesTheHostOut)
 }
 
 
+// top's summary taken again and again is the host's use as a series: used
+// climbing snapshot after snapshot until a pool's worker is gone with the host
+// empty is accumulation (modelled on joblib/joblib#843; values ours).
+TEST(CauseMechanisms, TopsSnapshotsClimbingIntoAHostFailureAreAccumulation) {
+  auto top = [](const char* free, const char* used) {
+    return std::string("$ top -b -n1 | sed -n 4p\nKiB Mem : 16318748 total, ") + free + " free, " + used + " used,   200100 buff/cache\n";
+  };
+  const std::string end =
+      "joblib.externals.loky.process_executor.BrokenProcessPool: A process in the executor was terminated abruptly, the pool is not "
+      "usable anymore.\n";
+  Diagnosis d = diagnose_text(top("11712048", " 4406600") + "[Parallel(n_jobs=8)]: Done 10000 tasks\n" + top(" 6610000", " 9508648") +
+                              "[Parallel(n_jobs=8)]: Done 30000 tasks\n" + top("      48", "16118600") + end);
+  EXPECT_EQ(d.layer, Layer::host_ram) << reason_text(d);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+  // The same host at its fullest only once: full, but no climb.
+  EXPECT_NE(diagnose_text(top("      48", "16118600") + end).cause, Cause::leak_or_accumulation);
+}
+
 // Two copies of one program killed inside one memory cgroup within seconds:
 // they ran in the limit at once (modelled on a firecracker sandbox runner's
 // systemd unit at its MemoryMax; values ours).

@@ -80,7 +80,8 @@
 // Windows' `tasklist` rows of one process taken again and again (its "Mem
 // Usage" column, KiB with thousands separators) are that process's series:
 //   python.exe                   11876 Console                    1  9,633,908 K
-// `free` rows ("Mem:  157  61  92 ...") taken again and again are the host's
+// `free` rows ("Mem:  157  61  92 ...") and top's summaries ("KiB Mem : N total,
+// N free, N used, ...") taken again and again are the host's
 // used memory as a series, in the unit the command asked for (-b -k -m -g,
 // --mega, --giga; KiB by default; -h prints units).
 // A last sample below the first is a restart after the kill (the series is
@@ -167,6 +168,7 @@ constexpr Pattern kPatterns[] = {
     {"[0-9]m +[0-9]+(Mi|Gi|Ki)\\s*$", kRegex | kContext},
     // `free` rows and the command that chose their unit.
     {"^ *Mem: +[0-9]", kRegex | kContext},
+    {"^[KMG]iB Mem :", kRegex | kContext},  // top's summary
     {"Message queue length: [0-9]{7,}", kRegex | kContext},  // an Erlang crash dump's undrained mailbox
     {"^\\S+ +[0-9]+ +\\S+ +[0-9]+ +[0-9][0-9,.]* K\\s*$", kRegex | kContext},  // a tasklist row
     {"free -", kContext},
@@ -962,6 +964,14 @@ class MemorySeries final : public Recognizer {
     if (size_t p = s.find("free -"); p != std::string_view::npos) {
       free_units_.command(text::take_until(s.substr(p + 5), "|;&"));
       return false;
+    }
+    // top's summary, taken again and again: "KiB Mem : 33554432 total, 22671044 free, 10215380 used, ...".
+    if (words.size() >= 8 && words[0].size() == 3 && words[0].substr(1) == "iB" && words[1] == "Mem" && words[2] == ":") {
+      const uint64_t unit = words[0][0] == 'K' ? units::KiB : words[0][0] == 'M' ? units::MiB : words[0][0] == 'G' ? units::GiB : 0;
+      for (size_t i = 4; unit && i < words.size(); ++i)
+        if (text::starts_with(words[i], "used"))
+          if (auto v = text::parse_double(words[i - 1])) add("host used (top)", *v * static_cast<double>(unit), true, line);
+      return true;
     }
     if (words.size() < 3 || words[0] != "Mem:") return false;
     if (auto bytes = free_units_.size_of(words[2])) add("host used (free)", static_cast<double>(*bytes), true, line);
