@@ -179,8 +179,10 @@ std::optional<Cut> json_record(std::string_view l, int64_t reference_us) {
   std::string figures;
   for (const auto& f : fields) figures += " " + f.second;
   if (!figures.empty()) {
+    // After a message, "; " ends it: the first figure's name is not read
+    // as the message's last word and its own ("heap-monitor heapUsed").
     size_t eol = c.rest.find('\n');
-    c.rest.insert(eol == std::string::npos ? c.rest.size() : eol, c.rest.empty() || eol == 0 ? figures.substr(1) : figures);
+    c.rest.insert(eol == std::string::npos ? c.rest.size() : eol, c.rest.empty() || eol == 0 ? figures.substr(1) : ";" + figures);
   }
   c.time = record_time(j, reference_us);
   return c;

@@ -198,7 +198,7 @@ TEST(Deframe, SizesWrittenAsStringsAreFiguresInTheRecordsOrder) {
     in += std::string("{\"t\":\"2024-11-11T08:00:00Z\",\"msg\":\"mem\",\"rss\":\"") + rss + "\",\"heapUsed\":\"143MB\",\"inflight\":40}\n";
   auto d = deframe(in, 0);
   ASSERT_TRUE(d.has_value());
-  EXPECT_NE(d->text.find("mem rss=402MB heapUsed=143MB inflight=40\n"), std::string::npos) << d->text;
+  EXPECT_NE(d->text.find("mem; rss=402MB heapUsed=143MB inflight=40\n"), std::string::npos) << d->text;
   EXPECT_EQ(d->text.find("t=2024"), std::string::npos) << "a time is no figure";
 }
 

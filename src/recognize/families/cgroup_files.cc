@@ -46,10 +46,10 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"memory\\.(max|current|peak|events|limit_in_bytes|usage_in_bytes|max_usage_in_bytes|oom_control)", kRegex | kContext},
-    {"^\\s*full avg10=[0-9]", kRegex | kContext},  // memory.pressure
-    {"^\\s*[0-9]+\\s*$", kRegex | kContext},
-    {"^\\s*max\\s*$", kRegex | kContext},
-    {"^\\s*(low|high|max|oom|oom_kill|oom_group_kill|oom_kill_disable|under_oom) [0-9]+\\s*$", kRegex | kContext},
+    {"^[ \t]*full avg10=[0-9]", kRegex | kContext},  // memory.pressure
+    {"^[ \t]*[0-9]+\\s*$", kRegex | kContext},
+    {"^[ \t]*max\\s*$", kRegex | kContext},
+    {"^[ \t]*(low|high|max|oom|oom_kill|oom_group_kill|oom_kill_disable|under_oom) [0-9]+\\s*$", kRegex | kContext},
 };
 
 constexpr uint64_t kOutputLines = 12;  // a cat's output follows it at once

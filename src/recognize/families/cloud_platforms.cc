@@ -101,7 +101,7 @@ constexpr Pattern kPatterns[] = {
     {"sam local ", kContext},
     {"aws-lambda-rie", kContext},
     {"MHz +[0-9.]+ ?[KMGT]?i?B/[0-9.]+ ?[KMGT]iB", kRegex | kContext},
-    {"^\\s*memory_max\\s*=\\s*[0-9]+\\s*$", kRegex | kContext},  // a Nomad job's resources block (MB)
+    {"^[ \t]*memory_max\\s*=\\s*[0-9]+\\s*$", kRegex | kContext},  // a Nomad job's resources block (MB)
     {"exceeded the memory limit of [0-9.]+ ?[KMGT]", kRegex | kCompanion},
     {"Ran out of memory \\(used over [0-9.]+ ?[KMGT]i?B\\)", kRegex | kCompanion},
     {"VM Memory: ", kContext},

@@ -63,19 +63,19 @@ constexpr Pattern kPatterns[] = {
     // Holders: nvidia-smi's process rows, the compute-apps CSV, PyTorch's list.
     {"^\\|\\s+[0-9]+\\s+.*[0-9]+\\s+(C|G|C\\+G|M|M\\+C)\\s+[^\\s].*[0-9]+MiB\\s*\\|", kRegex | kContext},
     {"--query-compute-apps=", kContext},
-    {"^\\s*pid\\s*,", kRegex | kContext},
-    {"^\\s*[0-9]+\\s*,\\s*([^,]*,\\s*)?[0-9]+\\s*MiB\\s*$", kRegex | kContext},
+    {"^[ \t]*pid\\s*,", kRegex | kContext},
+    {"^[ \t]*[0-9]+\\s*,\\s*([^,]*,\\s*)?[0-9]+\\s*MiB\\s*$", kRegex | kContext},
     {"Process [0-9]+ has [0-9]", kRegex | kContext},
     // A PID said to have gone away.
     {"\\b(exited|aborted|abort|timeout|terminated|died|defunct|zombie)\\b.*\\bpid\\b", kRegex | kCaseless | kContext},
     {"\\bpid\\b.*\\b(exited|aborted|timed out|terminated|died|defunct)\\b", kRegex | kCaseless | kContext},
     {"[a-z]\\([0-9]+\\),? (exited|died|terminated)", kRegex | kContext},
     // A stop: the shell's kill or docker stop, an instance deleted or stopped.
-    {"^\\s*[$#]\\s*(sudo\\s+)?(kill|pkill|docker (stop|rm|kill)|systemctl (stop|restart))\\s", kRegex | kContext},
+    {"^[ \t]*[$#]\\s*(sudo\\s+)?(kill|pkill|docker (stop|rm|kill)|systemctl (stop|restart))\\s", kRegex | kContext},
     {"\\b(deleted|stopped|stopping|shutting down)\\b.*\\b(instance|server|engine|worker|replica)", kRegex | kCaseless | kContext},
     // ps rows with an elapsed time or a start date, then the command.
-    {"^\\s*[0-9]{2,}\\s+(([0-9]+|[A-Z][a-z+<]*|[a-z_][a-z0-9_]*)\\s+)*([0-9]+-)?[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[^\\s]", kRegex | kContext},
-    {"^\\s*[0-9]{2,}\\s+.*(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +[0-9]{1,2} [0-9:]{8} [0-9]{4}\\s+[^\\s]", kRegex | kContext},
+    {"^[ \t]*[0-9]{2,}\\s+(([0-9]+|[A-Z][a-z+<]*|[a-z_][a-z0-9_]*)\\s+)*([0-9]+-)?[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[^\\s]", kRegex | kContext},
+    {"^[ \t]*[0-9]{2,}\\s+.*(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +[0-9]{1,2} [0-9:]{8} [0-9]{4}\\s+[^\\s]", kRegex | kContext},
     // The failure, and the failing process's own tagged lines.
     {"out of memory|OutOfMemoryError|Free memory on device|CUDA_ERROR_OUT_OF_MEMORY", kRegex | kCaseless | kContext},
     {"\\([A-Za-z_][A-Za-z0-9_]* pid=[0-9]+[,)].*\\bERROR\\b", kRegex | kContext},

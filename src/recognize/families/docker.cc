@@ -68,7 +68,7 @@ constexpr Pattern kPatterns[] = {
     {"(^|[\\s=:])(true|false)(\\s|$)", kRegex | kCaseless | kContext},
     // A template's output of figures only ("1073741824 1073741824" for
     // '{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}}').
-    {"^\\s*[0-9]+(\\s+[0-9]+){0,7}\\s*$", kRegex | kContext},
+    {"^[ \t]*[0-9]+(\\s+[0-9]+){0,7}\\s*$", kRegex | kContext},
     // The output of a template with words around its fields: "exited OOMKilled=true exit=137".
     {"OOMKilled[=:] ?(true|false)", kRegex | kCaseless | kContext},
     {"\"FinishedAt\":", kContext},
@@ -95,11 +95,11 @@ constexpr Pattern kPatterns[] = {
     {"docker build ", kContext},
     {"docker buildx build ", kContext},
     {"podman build ", kContext},
-    {"^\\s*(-m|--memory)[ =]", kRegex | kContext},
+    {"^[ \t]*(-m|--memory)[ =]", kRegex | kContext},
     {"mem_limit:", kContext},
-    {"^\\s*deploy:\\s*$", kRegex | kContext},
-    {"^\\s*limits:\\s*$", kRegex | kContext},
-    {"^\\s*memory:\\s", kRegex | kContext},
+    {"^[ \t]*deploy:\\s*$", kRegex | kContext},
+    {"^[ \t]*limits:\\s*$", kRegex | kContext},
+    {"^[ \t]*memory:\\s", kRegex | kContext},
     {"Exited ("},
     {"Max memory usage of this container is", kContext},
     {"docker stop", kContext},

@@ -127,7 +127,7 @@ constexpr Pattern kPatterns[] = {
     // A signal named after "signal": yarn's 'Command failed with signal "SIGKILL"', Node's
     // "exited with signal SIGKILL", "signal: SIGKILL".
     {"signal:? \"?SIG(KILL|TERM|ABRT|SEGV|BUS)\\b", kRegex},
-    {"^\\s*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
+    {"^[ \t]*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
     {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},
     {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|Killed|Aborted|Terminated) ", kRegex},
@@ -140,8 +140,8 @@ constexpr Pattern kPatterns[] = {
     {"(\\]|it/s|s/it|\\.\\.\\.)(Killed|Aborted|Terminated)\\s*$", kRegex},
     // The shell's status echoed after the command: "$ echo $?" then "137".
     {"echo \\$\\?\\s*$", kRegex | kCompanion},
-    {"^\\s*1[3-9][0-9]\\s*$", kRegex | kCompanion},
-    {"^\\s*Illegal instruction( \\(core dumped\\))?\\s*$", kRegex},
+    {"^[ \t]*1[3-9][0-9]\\s*$", kRegex | kCompanion},
+    {"^[ \t]*Illegal instruction( \\(core dumped\\))?\\s*$", kRegex},
     {"was sent code [0-9]+", kRegex | kCompanion},  // gunicorn: "Worker (pid:54) was sent code 139!"
     // A runtime's crash report (the JVM's hs_err header, as on stdout):
     // "#  SIGSEGV (0xb) at pc=0x00007f8e650b3cd7, pid=21172, tid=..."; Windows: EXCEPTION_ACCESS_VIOLATION (0xc0000005).

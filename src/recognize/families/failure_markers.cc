@@ -47,14 +47,14 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"Traceback (most recent call last)", kContext},
-    {"^\\s*(panic: |fatal error: )", kRegex | kContext},
+    {"^[ \t]*(panic: |fatal error: )", kRegex | kContext},
     {"Check failed", kContext},
     {"context deadline exceeded", kContext},
     {"^(\\$ [^\\n]*)?Error: ", kRegex | kContext},
     {"Kill container", kContext},
     {"(EMFILE|[Tt]oo many open files)", kRegex | kContext},
     {"Process exited before completing request", kContext},
-    {"(Fatal Python error: |^\\s*Bus error)", kRegex | kContext},
+    {"(Fatal Python error: |^[ \t]*Bus error)", kRegex | kContext},
     // The kernel's record of a process's segmentation fault ("img-resizer[21877]: segfault at 0 ip 00007f3b2a1c4e3a sp ... error 4 in libvips.so").
     {"segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error [0-9]+", kRegex | kContext},
     {"thread '[^']*' panicked at", kRegex | kContext},

@@ -40,13 +40,13 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"free -", kContext},
     {"buff/cache", kContext},
-    {"^\\s+total\\s+used\\s+free", kRegex | kContext},
+    {"^[ \t]+total\\s+used\\s+free", kRegex | kContext},
     {"^Mem: +[0-9]", kRegex | kContext},
     {"-/+ buffers/cache:", kContext},
     {"MemAvailable", kContext},
     {"MemTotal", kContext},
     {"SUnreclaim", kContext},
-    {"^\\s*[KMGTP]iB (Mem|Swap) *:", kRegex | kContext},  // top's summary
+    {"^[KMGT]iB (Mem|Swap) *:", kRegex | kContext},  // top's summary
 };
 
 constexpr uint64_t kMeminfoLines = 8;  // MemAvailable is the third line of /proc/meminfo

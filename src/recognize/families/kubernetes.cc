@@ -96,15 +96,15 @@ constexpr Pattern kPatterns[] = {
     {"exitCode"},
     {"Restart Count:", kContext},
     {"restartCount", kContext},
-    {"^\\s*\\{?\"?(Limits|Requests|limits|requests)\"?\\s*:", kRegex | kContext},
-    {"^\\s*\"?memory\"?\\s*:\\s*\"?[0-9]", kRegex | kContext},
-    {"^\\s*deploy:\\s*$", kRegex | kContext},
+    {"^[ \t]*\\{?\"?(Limits|Requests|limits|requests)\"?\\s*:", kRegex | kContext},
+    {"^[ \t]*\"?memory\"?[ \t]*:[ \t]*\"?[0-9]", kRegex | kContext},
+    {"^[ \t]*deploy:\\s*$", kRegex | kContext},
     {"--limits=", kContext},
     {"\"(limits|requests)\": ?\\{[^}]*\"memory\"", kRegex | kContext},  // a spec's JSON on one line
     {"--requests=", kContext},
     {"iveness probe", kCaseless},  // 2015 kubelets: "Liveness Probe Failed"
     {"Startup probe failed"},
-    {"(cordoned and drained|Evicting pod |^\\s*evicting pod )", kRegex | kContext},  // a drain (kubectl drain, a termination handler)
+    {"(cordoned and drained|Evicting pod |^[ \t]*evicting pod )", kRegex | kContext},  // a drain (kubectl drain, a termination handler)
     {"Killing"},
     {"Stopping container", kContext},
     {"Back-off restarting failed container", kContext},
@@ -116,7 +116,7 @@ constexpr Pattern kPatterns[] = {
     {"(^|\\$ )(kubectl|oc) (get|describe|logs|adm top|debug|top) ", kRegex | kContext},
     {"^Name:\\s+\\S", kRegex | kContext},
     // The terminated container's Started and Finished under its reason (describe, and YAML's startedAt/finishedAt).
-    {"^\\s+(Started|Finished|startedAt|finishedAt):\\s", kRegex | kContext},
+    {"^[ \t]+(Started|Finished|startedAt|finishedAt):\\s", kRegex | kContext},
     {"^Namespace:\\s", kRegex | kContext},
     {"NAME +READY +STATUS +RESTARTS", kRegex | kContext},
     // kubectl-oomd's header and its rows (each ends in Go's time.Time: "2022-11-07 13:03:49 +0000 GMT").
@@ -164,7 +164,7 @@ constexpr Pattern kPatterns[] = {
     // `kubectl get pod -o jsonpath='{...resources.limits.memory}'` and its output line ("2Gi"),
     // or a query of several fields, any of them read ('{...restartCount} {...terminated.reason}').
     {"jsonpath=?['\"]?\\{.*(limits\\.memory|requests\\.memory|terminated\\.reason|restartCount|exitCode)\\}", kRegex | kContext},
-    {"^\\s*[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\\s*$", kRegex | kContext},
+    {"^[ \t]*[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\\s*$", kRegex | kContext},
 };
 
 std::string_view unquote(std::string_view v) {

@@ -56,7 +56,7 @@ constexpr Pattern kPatterns[] = {
     {"\"reason\" ?: ?\"(vm-|per-process-limit|highwater|idle-exit|fc-thrashing|zone-map)", kRegex | kCompanion},
     {"\"pageSize\" ?: ?[0-9]+", kRegex | kContext},
     {"\"rpages\" ?: ?[0-9]+", kRegex | kContext},
-    {"^\\s*\"(pid|name)\" : ", kRegex | kContext},  // a pretty-printed report's keys (Apple writes " : ")
+    {"^[ \t]*\"(pid|name)\" : ", kRegex | kContext},  // a pretty-printed report's keys (Apple writes " : ")
 };
 
 constexpr uint64_t kRowGap = 2;  // the processes array holds one object a line

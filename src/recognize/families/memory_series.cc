@@ -130,8 +130,8 @@ constexpr Pattern kPatterns[] = {
     {"[\"']used[\"']: ?[0-9]", kRegex | kContext},  // a figure inside a named object: {'gpu': {'used': 4.48, ...}}
     // Prometheus exposition rows (a scrape pasted as text): "process_resident_memory_bytes 9.95e+07", "go_goroutines 8164".
     {"^[a-z_:]+(_bytes|goroutines)(\\{[^}\\n]*\\})? [0-9.eE+-]+\\s*$", kRegex | kContext},
-    {"^\\s*[0-9][0-9:.TZ+-]*[ \t|,]+[0-9]", kRegex | kContext},
-    {"^\\s*[0-9]+\\s+[a-z_][a-z0-9_.+-]*\\s+(rt|-?[0-9]+)\\s+-?[0-9]+\\s+[0-9.]+[kmgt]?\\s+[0-9.]+[kmgt]?\\s", kRegex | kContext},
+    {"^[ \t]*[0-9][0-9:.TZ+-]*[ \t|,]+[0-9]", kRegex | kContext},
+    {"^[ \t]*[0-9]+\\s+[a-z_][a-z0-9_.+-]*\\s+(rt|-?[0-9]+)\\s+-?[0-9]+\\s+[0-9.]+[kmgt]?\\s+[0-9.]+[kmgt]?\\s", kRegex | kContext},
     // Tables with a memory column named with its unit, a heading naming one, and rows that start with a time.
     {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
     {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)(\\(\\))?\\s*[=:]", kCi},
@@ -140,14 +140,14 @@ constexpr Pattern kPatterns[] = {
     // A Prometheus range query as promtool prints it: the series' labels, then "value @[time]" rows.
     {"(promtool query|query_range)", kRegex | kContext},
     {"\\} =>\\s*$", kRegex | kContext},
-    {"^\\s*[0-9.eE+]+ @\\[[0-9.]+\\]\\s*$", kRegex | kContext},  // a JVM metric's pool: "Status.JVM.Memory.Metaspace.Used=", Flink's REST ids
+    {"^[ \t]*[0-9.eE+]+ @\\[[0-9.]+\\]\\s*$", kRegex | kContext},  // a JVM metric's pool: "Status.JVM.Memory.Metaspace.Used=", Flink's REST ids
     {"(mem|rss|ws|commit|private)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
-    {"^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
+    {"^[ \t]*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
     // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows).
-    {"^\\s*[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[0-9]+(\\.[0-9]+)? ?([KMGT]i|[KMGT]iB|[kKMGT]B|[MG])\\s*$", kRegex | kContext},
+    {"^[ \t]*[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[0-9]+(\\.[0-9]+)? ?([KMGT]i|[KMGT]iB|[kKMGT]B|[MG])\\s*$", kRegex | kContext},
     {"[0-9] ?(MB|GB|MiB|GiB) (heap size|heap used)", kRegex | kContext},
     {" minutes\\]:", kRegex | kContext},
-    {"^\\s*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
+    {"^[ \t]*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
     // Go's gctrace: heap at start -> at end -> live, in MB.
     {"[0-9]+->[0-9]+->[0-9]+ MB", kRegex | kContext},
     // Rows of nvidia-smi's CSV (--query-gpu=...,memory.used --format=csv):

@@ -52,7 +52,7 @@ constexpr Pattern kPatterns[] = {
     {"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:", kRegex | kContext},
     {"Product Name", kContext},
     {"Memory Usage", kContext},
-    {"^\\s+(Total|Used|Free|Reserved)\\s+: [0-9]+ MiB", kRegex | kContext},
+    {"^[ \t]+(Total|Used|Free|Reserved)\\s+: [0-9]+ MiB", kRegex | kContext},
     {"Used GPU Memory", kContext},
     {"<gpu id=", kContext},
     {"<product_name>", kContext},
@@ -69,9 +69,9 @@ constexpr Pattern kPatterns[] = {
     {"--query-gpu=", kContext},
     {"--query-compute-apps=", kContext},
     // The CSV header without units (the fields as the --query list named them), after the command.
-    {"^\\s*(pid|index|name|timestamp|uuid|gpu_name|process_name)\\s*,", kRegex | kContext},
+    {"^[ \t]*(pid|index|name|timestamp|uuid|gpu_name|process_name)\\s*,", kRegex | kContext},
     // CSV rows (parsed only right after a header), with units ("9712 MiB, 24564 MiB") or nounits.
-    {"^\\s*[0-9]+(\\.[0-9]+)?( ?(MiB|%))?\\s*,", kRegex | kContext},
+    {"^[ \t]*[0-9]+(\\.[0-9]+)?( ?(MiB|%))?\\s*,", kRegex | kContext},
     // Rows that open with a name, a timestamp or a bus id ("NVIDIA L40S, 36843 MiB, 49140 MiB",
     // "00000000:41:00.0, 1284471, python3, 23840 MiB").
     {",.*[0-9] MiB", kRegex | kContext},

@@ -76,7 +76,7 @@ constexpr Pattern kPatterns[] = {
     {"fork: Cannot allocate memory", kCompanion},
     {"fork: (retry: )?Resource temporarily unavailable", kRegex | kCompanion},
     {"wc -l", kContext},
-    {"^\\s*[0-9]+\\s*$", kRegex | kContext},
+    {"^[ \t]*[0-9]+\\s*$", kRegex | kContext},
     {"create new native thread", kContext},
     {"create native thread", kContext},
     {"pids_limit", kContext},

@@ -61,16 +61,16 @@ constexpr Pattern kPatterns[] = {
     // A header that says when each process started, without a memory column.
     {"\\b(ELAPSED|ETIMES?|STARTED)\\s+.*\\b(COMMAND|CMD)\\s*$", kRegex | kContext},
     // Rows with an elapsed time ("21877  1  06:12:40 1431988 node ...") or a start date ("... Sat Jun  7 14:06:35 2025 ...").
-    {"^\\s*[0-9]+\\s+([0-9]+\\s+)*([0-9]+-)?[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[^\\s]", kRegex | kContext},
+    {"^[ \t]*[0-9]+\\s+([0-9]+\\s+)*([0-9]+-)?[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[^\\s]", kRegex | kContext},
     // (led by the weekday, not by a ".*" after the PID: that form made the scan of a large log 18% slower)
     {"\\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4} ", kRegex | kContext},
     // ps with an -o list and grep after it: the list is the header.
     {"\\bps\\s.*-[a-zA-Z]*o\\s*[a-z,]*(args|cmd|comm|command)\\b", kRegex | kContext},
     // Rows: "<pid> <size> <command>", "<rss> <command>", ps aux's and top's.
-    {"^\\s*[0-9]+\\s+[0-9]+(\\.[0-9]+)?([kmgt]|[KMG]B)?\\s+[^\\s0-9]", kRegex | kContext},
-    {"^\\s*[0-9]{3,}\\s+[A-Za-z/\\[]", kRegex | kContext},
+    {"^[ \t]*[0-9]+\\s+[0-9]+(\\.[0-9]+)?([kmgt]|[KMG]B)?\\s+[^\\s0-9]", kRegex | kContext},
+    {"^[ \t]*[0-9]{3,}\\s+[A-Za-z/\\[]", kRegex | kContext},
     {"^[a-z_][a-z0-9_+.-]*\\s+[0-9]+\\s+[0-9.]+\\s+[0-9.]+\\s+[0-9]+\\s+[0-9]+\\s", kRegex | kContext},
-    {"^\\s*[0-9]+\\s+[a-z_][a-z0-9_+.-]*\\s+(rt|-?[0-9]+)\\s+-?[0-9]+\\s+[0-9.]+[kmgtp]?\\s+[0-9.]+[kmgtp]?\\s", kRegex | kContext},
+    {"^[ \t]*[0-9]+\\s+[a-z_][a-z0-9_+.-]*\\s+(rt|-?[0-9]+)\\s+-?[0-9]+\\s+[0-9.]+[kmgtp]?\\s+[0-9.]+[kmgtp]?\\s", kRegex | kContext},
 };
 
 constexpr size_t kMaxColumns = 24;

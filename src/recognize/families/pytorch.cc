@@ -77,11 +77,11 @@ constexpr Pattern kPatterns[] = {
     {"Allocation on device"},
     // The lines of the "Allocation on device" report after the first.
     {"Currently allocated", kContext},
-    {"^\\s*Requested\\s+: [0-9]", kRegex | kContext},
+    {"^[ \t]*Requested\\s+: [0-9]", kRegex | kContext},
     {"Device limit", kContext},
     {"Free (according to CUDA)", kContext},
     {"PyTorch limit (set by user-supplied memory fraction)", kContext},
-    {"^\\s+: [0-9][0-9.]* [KMGTP]?i?B", kRegex | kContext},
+    {"^[ \t]+: [0-9][0-9.]* [KMGTP]?i?B", kRegex | kContext},
     // A cap the user sets on the caching allocator (runtime_setting "device cap"):
     //   torch.cuda.set_per_process_memory_fraction(0.4[, device])
     {"set_per_process_memory_fraction(", kContext},

@@ -27,7 +27,7 @@ constexpr Pattern kPatterns[] = {
     {"&\\s*(done)?\\s*$", kRegex | kContext},
     {"wc -l", kContext},
     {"grep -c", kContext},
-    {"^\\s*[0-9]+\\s*$", kRegex | kContext},  // a count on its own line
+    {"^[ \t]*[0-9]+\\s*$", kRegex | kContext},  // a count on its own line
 };
 
 constexpr uint64_t kBodyLines = 3;

@@ -35,7 +35,7 @@ constexpr Pattern kPatterns[] = {
     {"timed out. Killing"},
     {"operation timed out. Terminating", kCompanion},
     {" memory peak", kContext},
-    {"^\\s+Memory: [0-9]", kRegex | kContext},
+    {"^[ \t]+Memory: [0-9]", kRegex | kContext},
     {"MemoryMax=", kContext},
     {"MemoryLimit=", kContext},
     {"MemoryHigh=", kContext},

@@ -89,7 +89,7 @@ constexpr Pattern kPatterns[] = {
     {"client: preallocate=", kContext},  // a PJRT client's own line (ZML): "CUDA client: preallocate=true memory_fraction=0.75"
     {"DeviceConfiguration(memory_limit", kContext},
     {"per_process_gpu_memory_fraction", kContext},
-    {"^\\s*(Limit|InUse):\\s+[0-9]+\\s*$", kRegex | kContext},
+    {"^[ \t]*(Limit|InUse):\\s+[0-9]+\\s*$", kRegex | kContext},
     {"totalMemory: [0-9.]+[KMGT]i?B freeMemory: ", kRegex | kContext},
 };
 

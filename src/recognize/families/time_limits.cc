@@ -40,7 +40,7 @@ constexpr Pattern kPatterns[] = {
     {"timeout (-s ?(KILL|SIGKILL|9)|--signal[= ](KILL|SIGKILL|9)|-k ?[0-9])", kRegex},
     {"DeadlineExceeded", kCompanion},
     {"exceeded the maximum execution time", kCompanion},
-    {"^\\s*TIMEOUT\\s*$", kRegex | kCompanion},
+    {"^[ \t]*TIMEOUT\\s*$", kRegex | kCompanion},
     {"\\bTIMEOUT \\((exit|signal|killed|SIGKILL|SIGTERM)", kRegex | kCompanion},
     {"(status|result|verdict|outcome)[\"']?\\s*[:=]\\s*[\"']?TIMEOUT\\b", kRegex | kCaseless | kCompanion},
 };

@@ -29,7 +29,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"[wsl2]", kContext},
-    {"^\\s*memory\\s*=\\s*[0-9]", kRegex | kContext},
+    {"^[ \t]*memory\\s*=\\s*[0-9]", kRegex | kContext},
     {"(minikube start|colima start|podman machine init|podman machine set|multipass launch) .*(--memory|--mem|-m)[ =][0-9]",
      kRegex | kContext},
     {"--virtualbox-memory[ =][0-9]", kRegex | kContext},

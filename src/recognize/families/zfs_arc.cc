@@ -28,7 +28,7 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"arcstats", kContext},
-    {"^\\s*size\\s+(4\\s+)?[0-9]", kRegex | kContext},
+    {"^[ \t]*size\\s+(4\\s+)?[0-9]", kRegex | kContext},
     {"ARC [Ss]ize( \\(current\\))?:", kRegex | kContext},
 };
 
