@@ -178,6 +178,12 @@ TEST(ExitStatus, ANegativeReturnCodeIsTheSignal) {
   Diagnosis segv = test::diagnose_text("  exitcode  : -11 (pid: 4117)\n  error_file: <N/A>\n");
   EXPECT_EQ(segv.layer, Layer::not_memory);
   EXPECT_EQ(test::diagnose_text("  exitcode  : 1 (pid: 4117)\n").layer, Layer::none);
+  // Airflow 3's task supervisor, structlog's key=value (modelled on apache/airflow#61521; ours).
+  auto airflow = test::facts_of_kind("2026-03-02T11:20:05.118Z [warning  ] Process exited abnormally [supervisor] exit_code=-9\n",
+                                     FactKind::process_killed);
+  ASSERT_EQ(airflow.size(), 1u);
+  EXPECT_EQ(test::diagnose_text("2026-03-02T11:20:05.120Z [info     ] Task finished [supervisor] duration=12.4 exit_code=0 final_state=success\n").layer,
+            Layer::none);
 }
 
 // Modelled on Open MPI's report of a rank killed by a signal

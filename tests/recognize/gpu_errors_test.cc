@@ -296,6 +296,8 @@ TEST(GpuErrors, HipRuntimeOutOfMemory) {
 TEST(GpuErrors, CudnnAndCublasStatusesAreTheGpuPool) {
   for (const char* line : {"CUDNN failure: CUDNN_STATUS_NOT_INITIALIZED (/src/runtime/model.cu, line 213)\n",
                            "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n",
+                           // TF 1.4 and before wrote it in lower case (modelled on horovod/horovod#67)
+                           "E tensorflow/stream_executor/cuda/cuda_dnn.cc:385] could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n",
                            "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n"}) {
     Diagnosis d = test::diagnose_text(line);
     EXPECT_EQ(d.layer, Layer::gpu_vram) << line;

@@ -67,12 +67,12 @@ constexpr Pattern kPatterns[] = {
     {"exited with code"},
     {"Exited with code"},
     {"exited with status"},  // Heroku: "Process exited with status 137"
-    {"return ?code[ :=]+1[2-9][0-9]", kRegex | kCaseless | kCompanion},  // "Subprocess return code: 137", "returncode=137"
+    {"(return ?code|exit_code)[ :=]+1[2-9][0-9]", kRegex | kCaseless | kCompanion},  // "Subprocess return code: 137", "returncode=137"
     {"exitcode"},
     {"exit_status"},
     {"exitCode\"?:", kRegex},  // Kubernetes' container state as JSON or YAML: "exitCode":137, exitCode: 137
     {"died with <Signals."},
-    {"(return ?code|exit ?status|exitcode|exit code)\\s*[:=]?\\s*-[0-9]", kRegex | kCaseless | kCompanion},
+    {"(return ?code|exit ?status|exit_?code|exit code)\\s*[:=]?\\s*-[0-9]", kRegex | kCaseless | kCompanion},  // Airflow's supervisor: exit_code=-9
     {"signal: killed"},
     {"signal: terminated"},
     {"signal: aborted"},
@@ -201,7 +201,7 @@ class ExitStatus final : public Recognizer {
   // "return code = -9", "exitcode  : -9", "exit status -9": where the code
   // starts and the signal it names (1-64), if the line has one.
   static std::optional<std::pair<size_t, int>> negative_code(std::string_view s) {
-    for (std::string_view key : {"return code", "returncode", "exit status", "exitcode", "exit code"}) {
+    for (std::string_view key : {"return code", "returncode", "exit status", "exitcode", "exit code", "exit_code"}) {
       size_t p = text::ifind(s, key);
       if (p == std::string_view::npos) continue;
       size_t i = p + key.size();
@@ -762,7 +762,7 @@ class ExitStatus final : public Recognizer {
     constexpr std::string_view kPhrases[] = {"exited with code", "Exited with code", "exit code",   "Exit code",
                                              "exit status",      "Exit status",      "exitcode",    "exit_status",
                                              "non-zero code",    "exitCode",         "exited with status",
-                                             "return code",      "Return code",      "returncode"};
+                                             "return code",      "Return code",      "returncode",  "exit_code"};
     for (std::string_view phrase : kPhrases) {
       size_t p = s.find(phrase);
       if (p == std::string_view::npos) continue;

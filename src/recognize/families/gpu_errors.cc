@@ -94,7 +94,7 @@ constexpr Pattern kPatterns[] = {
     {"cudaErrorMemoryAllocation"},
     {"_STATUS_ALLOC_FAILED"},
     {"_STATUS_NOT_INITIALIZED"},
-    {"Could not create cudnn handle"},
+    {"ould not create cudnn handle"},  // "Could ..." (TF 1.5 and later), "could ..." (TF 1.4 and before)
     {"hipErrorOutOfMemory"},
     {"current device: ", kContext},  // ggml's second line of a CUDA error
     {"Watchdog caught collective operation timeout", kCompanion},
@@ -264,7 +264,7 @@ class GpuErrors final : public Recognizer {
     size_t p = s.find("_STATUS_ALLOC_FAILED");
     bool alloc = p != std::string_view::npos;
     if (!alloc) p = s.find("_STATUS_NOT_INITIALIZED");
-    if (p == std::string_view::npos) p = s.find("Could not create cudnn handle");
+    if (p == std::string_view::npos) p = text::ifind(s, "could not create cudnn handle");
     if (p == std::string_view::npos) return false;
     if (guards::is_advice_line(s) || guards::is_mention(s, p, 20)) return true;
     if (repeated("cudnn", line)) return true;
