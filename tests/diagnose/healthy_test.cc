@@ -27,6 +27,20 @@ INFO:     127.0.0.1:50422 - "POST /v1/chat/completions HTTP/1.1" 200 OK
 )");
 }
 
+// A batch-size finder's probe (modelled on accelerate's
+// find_executable_batch_size example, as a writer of the forty-third batch
+// rendered it; values ours): the OOM it catches, then a smaller batch that
+// runs. Without the retry, the same OOM is a failure.
+TEST(Healthy, ABatchSizeFindersCaughtOomThenASmallerBatch) {
+  const std::string oom =
+      "[find_executable_batch_size] CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 15.77 GiB total capacity; 14.60 GiB "
+      "already allocated; 301.44 MiB free; 14.92 GiB reserved in total by PyTorch)";
+  Diagnosis probe = test::diagnose_text("[find_executable_batch_size] trying batch_size=256\n" + oom + " -> halving\n"
+                                        "[find_executable_batch_size] trying batch_size=128\nepoch 0: {'accuracy': 0.79}\n");
+  EXPECT_EQ(probe.layer, Layer::none);
+  EXPECT_EQ(test::diagnose_text(oom + "\nTraceback (most recent call last):\n").layer, Layer::gpu_vram);
+}
+
 TEST(Healthy, NvidiaSmiAtNinetyPercent) {
   expect_none(R"(+-----------------------------------------------------------------------------------------+
 | NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |

@@ -418,6 +418,13 @@ constexpr Recovery kRecoveries[] = {
     {"retrying with a smaller", "retried with a smaller batch"},
     {"retrying with batch size", "retried with a smaller batch"},
     {"reducing batch size to", "retried with a smaller batch"},
+    // A batch-size finder's probe (accelerate's find_executable_batch_size, Lightning's
+    // BatchSizeFinder): an OOM it catches, then a smaller batch.
+    {"-> halving", "retried with a smaller batch"},
+    {"halving the batch", "retried with a smaller batch"},
+    {"halving batch", "retried with a smaller batch"},
+    {"trying batch_size=", "retried with a smaller batch"},
+    {"trying batch size", "retried with a smaller batch"},
     {"attempting to recover from oom", "skipped the batch and went on"},
     {"skipping batch", "skipped the batch and went on"},
 };
