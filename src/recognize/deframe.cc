@@ -163,10 +163,11 @@ std::optional<Cut> json_record(std::string_view l, int64_t reference_us) {
   for (const auto& [k, val] : j.items()) {
     if (fields.size() >= 16) break;
     // A size written as a string ("rss":"612MB") is a figure too.
-    const bool size_string = val.is_string() && [&] {
+    bool size_string = false;
+    if (val.is_string()) {
       const auto& str = val.get_ref<const std::string&>();
-      return !str.empty() && str.size() <= 24 && str[0] >= '0' && str[0] <= '9' && units::parse_log_size(str).has_value();
-    }();
+      size_string = !str.empty() && str.size() <= 24 && str[0] >= '0' && str[0] <= '9' && units::parse_log_size(str).has_value();
+    }
     if (!val.is_number() && !size_string) continue;
     static constexpr std::string_view kSkip[] = {"time", "ts", "timestamp", "level", "lvl", "severity", "pid", "tid",
                                                  "v", "line", "lineno", "port", "status", "code", "hostname"};
