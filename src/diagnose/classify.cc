@@ -301,7 +301,7 @@ Decision decide_layer(const View& v) {
   }
   // 6. GPU.
   if (const Fact* k = v.failure(FactKind::kv_cache_shortage)) {
-    const bool stalled = text::starts_with(k->detail, "stalled: ");  // read from stats lines, not the engine's own error
+    const bool stalled = text::starts_with(k->detail, kKvStalled);  // read from stats lines, not the engine's own error
     d = {Layer::gpu_vram, k, stalled ? 0.7f : std::max(0.85f, k->strength),
          stalled          ? "the engine's KV cache on the GPU is full and requests wait for it"
          : k->cause == Cause::leak_or_accumulation ? "the engine's KV cache pool on the GPU lost slots (its own self-check)"
@@ -1163,14 +1163,14 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   if (g.kind == FactKind::kv_cache_shortage) {
     // The engine's own check says the pool leaked (SGLang's idle self-check).
     if (g.cause == Cause::leak_or_accumulation) {
-      why = text::starts_with(g.detail, "stalled: ") ? g.detail.substr(9) : g.detail;
+      why = text::starts_with(g.detail, kKvStalled) ? g.detail.substr(kKvStalled.size()) : g.detail;
       why.strength = 0.7f;
       return g.cause;
     }
     // The service stalled with its cache full and requests waiting
     // (recognize/families/vllm.cc): the sequences in it outgrew it.
-    if (text::starts_with(g.detail, "stalled: ")) {
-      why = g.detail.substr(9) + ": the sequences in the KV cache outgrew it";
+    if (text::starts_with(g.detail, kKvStalled)) {
+      why = g.detail.substr(kKvStalled.size()) + ": the sequences in the KV cache outgrew it";
       why.strength = 0.6f;
       return Cause::kv_cache_context;
     }

@@ -135,6 +135,9 @@ inline constexpr std::string_view kZfsArc = "ZFS ARC";
 // ("TaskOOM event &TaskOOM{ContainerID:...}"): on a Kubernetes node that
 // log is the kubelet's runtime's, so the container is a pod's.
 inline constexpr std::string_view kContainerdTaskOom = "containerd TaskOOM event";
+// A KV cache shortage read from a serving engine's stats lines (a stalled
+// service), not the engine's own error: the detail's prefix.
+inline constexpr std::string_view kKvStalled = "stalled: ";
 
 // The detail of an exit_status fact for Chromium's out-of-memory exit
 // (Electron, VS Code, Chrome: reason 'oom', code 0xE0000008 = -536870904):

@@ -68,4 +68,43 @@ class FreeUnits {
   bool si_ = false;
 };
 
+// top's summary lines (procps-ng 3.3 and later; the unit first, -E changes it):
+//   KiB Mem : 33554432 total,  22671044 free,  10215380 used,    668008 buff/cache
+//   KiB Swap:  2097148 total,   2097148 free,         0 used.  23086324 avail Mem
+// Shared by the host reader (host_tools.cc) and the series of summaries taken
+// again and again (memory_series.cc).
+struct TopSummary {
+  bool swap = false;  // the Swap line (its "avail Mem" is the host's available memory)
+  std::optional<uint64_t> total, free, used, cache, avail;
+};
+
+inline std::optional<TopSummary> top_summary(std::string_view t) {
+  t = text::trim_left(t);
+  if (t.size() < 8 || t.substr(1, 3) != "iB ") return std::nullopt;
+  TopSummary r;
+  r.swap = t.substr(4, 4) == "Swap";
+  if (!r.swap && t.substr(4, 3) != "Mem") return std::nullopt;
+  const uint64_t unit = t[0] == 'K' ? units::KiB : t[0] == 'M' ? units::MiB : t[0] == 'G' ? units::GiB : t[0] == 'T' ? units::TiB : 0;
+  if (!unit) return std::nullopt;
+  // "N <name>": the figure just before the name.
+  auto figure = [&](std::string_view name) -> std::optional<uint64_t> {
+    for (size_t p = t.find(name); p != std::string_view::npos; p = t.find(name, p + 1)) {
+      size_t e = p;
+      while (e > 0 && t[e - 1] == ' ') --e;
+      size_t b = e;
+      while (b > 0 && ((t[b - 1] >= '0' && t[b - 1] <= '9') || t[b - 1] == '.')) --b;
+      if (b == e) continue;
+      auto v = text::parse_double(t.substr(b, e - b));
+      if (v && *v >= 0 && *v < 1e15) return static_cast<uint64_t>(*v * static_cast<double>(unit));
+    }
+    return std::nullopt;
+  };
+  r.total = figure(" total");
+  r.free = figure(" free");
+  r.used = figure(" used");
+  r.cache = figure(" buff/cache");
+  r.avail = figure(" avail Mem");
+  return r;
+}
+
 }  // namespace aimem

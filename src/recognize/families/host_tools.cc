@@ -145,39 +145,20 @@ class HostTools final : public Recognizer {
   // top's "KiB Mem : N total, N free, N used, N buff/cache" and the
   // "KiB Swap: ... N avail Mem" after it.
   bool top_summary(const Line& line, std::string_view t, FactSink& out) {
-    if (t.size() < 8 || t.substr(1, 3) != "iB ") return false;
-    const bool mem = t.substr(4, 3) == "Mem", swap = t.substr(4, 4) == "Swap";
-    if (!mem && !swap) return false;
-    uint64_t unit = 0;
-    for (auto [c, u] : {std::pair{'K', units::KiB}, std::pair{'M', units::MiB}, std::pair{'G', units::GiB}, std::pair{'T', units::TiB}})
-      if (t[0] == c) unit = u;
-    if (!unit) return false;
-    // "N <name>" pairs, comma or period separated.
-    auto figure = [&](std::string_view name) -> std::optional<uint64_t> {
-      for (size_t p = t.find(name); p != std::string_view::npos; p = t.find(name, p + 1)) {
-        size_t e = p;
-        while (e > 0 && t[e - 1] == ' ') --e;
-        size_t b = e;
-        while (b > 0 && (platform::is_digit(t[b - 1]) || t[b - 1] == '.')) --b;
-        if (b == e) continue;
-        auto v = text::parse_double(t.substr(b, e - b));
-        if (v && *v >= 0 && *v < 1e15) return static_cast<uint64_t>(*v * static_cast<double>(unit));
-      }
-      return std::nullopt;
-    };
-    if (mem) {
+    auto top = aimem::top_summary(t);
+    if (!top) return false;
+    if (!top->swap) {
       flush(out);
-      auto total = figure(" total"), free = figure(" free"), cache = figure(" buff/cache");
-      if (!total || !free || *total == 0) return true;
+      if (!top->total || !top->free || *top->total == 0) return true;
       Fact f = make_fact(line, FactKind::host_state, Family::procfs);
       f.detail = "host RAM";
-      f.total = total;
-      f.free = std::min(*total, *free + cache.value_or(0));
+      f.total = top->total;
+      f.free = std::min(*top->total, *top->free + top->cache.value_or(0));
       pending_ = std::move(f);
       return true;
     }
-    if (pending_ && line.number <= pending_->where.line + 1)
-      if (auto avail = figure(" avail Mem"); avail && pending_->total && *avail <= *pending_->total) pending_->free = avail;
+    if (pending_ && line.number <= pending_->where.line + 1 && top->avail && pending_->total && *top->avail <= *pending_->total)
+      pending_->free = top->avail;
     flush(out);
     return true;
   }

@@ -966,11 +966,8 @@ class MemorySeries final : public Recognizer {
       return false;
     }
     // top's summary, taken again and again: "KiB Mem : 33554432 total, 22671044 free, 10215380 used, ...".
-    if (words.size() >= 8 && words[0].size() == 3 && words[0].substr(1) == "iB" && words[1] == "Mem" && words[2] == ":") {
-      const uint64_t unit = words[0][0] == 'K' ? units::KiB : words[0][0] == 'M' ? units::MiB : words[0][0] == 'G' ? units::GiB : 0;
-      for (size_t i = 4; unit && i < words.size(); ++i)
-        if (text::starts_with(words[i], "used"))
-          if (auto v = text::parse_double(words[i - 1])) add("host used (top)", *v * static_cast<double>(unit), true, line);
+    if (auto top = top_summary(s); top && !top->swap) {
+      if (top->used) add("host used (top)", static_cast<double>(*top->used), true, line);
       return true;
     }
     if (words.size() < 3 || words[0] != "Mem:") return false;

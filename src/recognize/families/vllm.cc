@@ -243,7 +243,7 @@ class Vllm final : public Recognizer {
       stall_->layer = Layer::gpu_vram;
       stall_->strength = 0.7f;
     }
-    stall_->detail = fmt::format("stalled: the GPU KV cache at {:g}% with {} requests waiting and {} running", *kv, *waiting, *running);
+    stall_->detail = std::string(kKvStalled) + fmt::format("the GPU KV cache at {:g}% with {} requests waiting and {} running", *kv, *waiting, *running);
   }
 
  public:
@@ -312,19 +312,10 @@ class Vllm final : public Recognizer {
     f.cause = Cause::other_process;
     f.detail = "free memory at start below the gpu_memory_utilization budget";
     // "(6.9/8.0 GiB)": free/total share the unit.
-    if (auto v = text::after(s, "Free memory on device (")) {
-      std::string_view rest;
-      auto free_n = text::parse_double(*v, &rest);
-      if (free_n && !rest.empty() && rest[0] == '/') {
-        std::string_view unit_rest;
-        auto total = units::parse_log_size(rest.substr(1), &unit_rest);
-        auto total_n = text::parse_double(rest.substr(1));
-        if (total && total_n && *total_n > 0) {
-          f.total = total;
-          f.free = static_cast<uint64_t>(static_cast<double>(*total) * (*free_n / *total_n));
-          if (*f.total > *f.free) f.other_processes = *f.total - *f.free;
-        }
-      }
+    if (auto ft = pair_after(s, "Free memory on device (")) {
+      f.free = ft->first;
+      f.total = ft->second;
+      if (*f.total > *f.free) f.other_processes = *f.total - *f.free;
     }
     // "(0.9, 7.2 GiB)"
     if (auto v = text::after(s, "GPU memory utilization (")) {
