@@ -52,6 +52,73 @@ std::string strip_ansi(std::string_view s) {
   return out;
 }
 
+// Characters a browser, a chat client or an editor put where the program
+// printed ASCII: no-break and other Unicode spaces, typographic quotes,
+// dashes and the minus sign, zero-width marks and a byte-order mark; and
+// HTML's entities where a page's source was copied ("&lt;module&gt;",
+// "&#39;"). Written by hand: the set is a dozen fixed sequences (iconv's
+// transliteration depends on the locale and keeps U+00A0 a space only in
+// some); each becomes the ASCII the program wrote, never longer.
+struct Plain {
+  std::string_view from;
+  std::string_view to;
+};
+constexpr Plain kTypography[] = {
+    {"\xc2\xa0", " "},     {"\xe2\x80\x80", " "},  {"\xe2\x80\x81", " "},  {"\xe2\x80\x82", " "},  {"\xe2\x80\x83", " "},
+    {"\xe2\x80\x84", " "}, {"\xe2\x80\x85", " "},  {"\xe2\x80\x86", " "},  {"\xe2\x80\x87", " "},  {"\xe2\x80\x88", " "},
+    {"\xe2\x80\x89", " "}, {"\xe2\x80\x8a", " "},  {"\xe2\x80\xaf", " "},  {"\xe2\x81\x9f", " "},  {"\xe3\x80\x80", " "},
+    {"\xe2\x80\x8b", ""},  {"\xe2\x80\x8c", ""},   {"\xe2\x80\x8d", ""},   {"\xe2\x81\xa0", ""},   {"\xef\xbb\xbf", ""},
+    {"\xe2\x80\x90", "-"}, {"\xe2\x80\x91", "-"},  {"\xe2\x80\x92", "-"},  {"\xe2\x80\x93", "-"},  {"\xe2\x80\x94", "-"},
+    {"\xe2\x80\x95", "-"}, {"\xe2\x88\x92", "-"},  {"\xe2\x80\x98", "'"},  {"\xe2\x80\x99", "'"},  {"\xe2\x80\x9a", "'"},
+    {"\xe2\x80\x9b", "'"}, {"\xe2\x80\x9c", "\""}, {"\xe2\x80\x9d", "\""}, {"\xe2\x80\x9e", "\""}, {"\xe2\x80\x9f", "\""},
+};
+// Decoded only where the paste carries the entities a page's source writes
+// for the characters a log line holds (`&lt;`, `&gt;`, `&quot;`, `&#39;`): a
+// log's own "&amp;" in a URL alone is not a page's source.
+constexpr Plain kEntities[] = {{"&lt;", "<"},   {"&gt;", ">"},    {"&quot;", "\""}, {"&#39;", "'"},  {"&#x27;", "'"},
+                               {"&apos;", "'"}, {"&nbsp;", " "},  {"&#34;", "\""},  {"&#x22;", "\""}, {"&amp;", "&"}};
+
+bool has_entities(std::string_view s) {
+  for (std::string_view e : {"&lt;", "&gt;", "&quot;", "&#39;", "&#x27;"})
+    if (s.find(e) != std::string_view::npos) return true;
+  return false;
+}
+
+bool has_typography(std::string_view s) {
+  for (unsigned char c : s)
+    if (c == 0xc2 || c == 0xe2 || c == 0xe3 || c == 0xef) {
+      for (const Plain& p : kTypography)
+        if (s.find(p.from) != std::string_view::npos) return true;
+      return false;
+    }
+  return false;
+}
+
+// `s` with each sequence of kTypography (and of kEntities when `entities`)
+// in its ASCII: never longer than `s`.
+std::string plain(std::string_view s, bool entities) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const Plain* hit = nullptr;
+    if (c == 0xc2 || c == 0xe2 || c == 0xe3 || c == 0xef) {
+      for (const Plain& p : kTypography)
+        if (s.compare(i, p.from.size(), p.from) == 0) hit = &p;
+    } else if (c == '&' && entities) {
+      for (const Plain& p : kEntities)
+        if (s.compare(i, p.from.size(), p.from) == 0) hit = &p;
+    }
+    if (!hit) {
+      out.push_back(s[i++]);
+      continue;
+    }
+    out += hit->to;
+    i += hit->from.size();
+  }
+  return out;
+}
+
 // RFC 3339 with at least microseconds, as Docker and the kubelet write it
 // ("2024-05-01T12:00:00.123456789Z", "...+02:00"): its length, or 0.
 size_t rfc3339_nano(std::string_view s) {
@@ -284,11 +351,14 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   if (views.empty() || views.size() >= kMaxLines) return std::nullopt;
   // Most inputs carry nothing: decided on the input itself, before any copy.
   const bool ansi = input.find('\x1b') != std::string_view::npos;
-  if (!ansi && dominant(views, reference_us) == kFramings && common_indent(views) == 0) return std::nullopt;
+  const bool entities = has_entities(input);
+  const bool typography = entities || has_typography(input);
+  if (!ansi && !typography && dominant(views, reference_us) == kFramings && common_indent(views) == 0) return std::nullopt;
 
   Lines ls;
   for (std::string_view l : views) {
-    ls.text.push_back(ansi ? strip_ansi(l) : std::string(l));
+    std::string line = ansi ? strip_ansi(l) : std::string(l);
+    ls.text.push_back(typography ? plain(line, entities) : std::move(line));
     ls.origin.push_back(ls.text.size());
   }
 
@@ -296,7 +366,10 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   d.input_lines = ls.text.size();
   d.time.resize(ls.text.size());
   d.ansi = ansi;
+  d.typography = typography;
+  d.entities = entities;
   if (ansi) d.framings.emplace_back("ANSI escape sequences");
+  if (typography) d.framings.emplace_back(entities ? "HTML entities" : "typographic characters");
   for (int round = 0; round < kRounds; ++round) {
     const size_t best = dominant(ls.text, reference_us);
     if (best == kFramings) break;
@@ -348,7 +421,9 @@ bool StreamDeframer::learn(std::string_view sample, int64_t reference_us) {
   if (!d) return false;
   chain_ = d->chain;
   ansi_ = d->ansi;
-  return ansi_ || !chain_.empty();
+  typography_ = d->typography;
+  entities_ = d->entities;
+  return ansi_ || typography_ || !chain_.empty();
 }
 
 void StreamDeframer::apply(std::string_view block, std::string& out, std::vector<std::pair<uint32_t, int64_t>>& times) const {
@@ -361,6 +436,7 @@ void StreamDeframer::apply(std::string_view block, std::string& out, std::vector
     std::string_view raw = block.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
     std::string line = ansi_ && raw.find('\x1b') != std::string_view::npos ? strip_ansi(raw) : std::string(raw);
+    if (typography_) line = plain(line, entities_);
     bool timed = false;
     for (uint8_t f : chain_) {
       auto c = cut(static_cast<Framing>(f), line, reference_us_);

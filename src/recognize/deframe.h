@@ -13,6 +13,10 @@
 //     `docker logs -t` put before every line;
 //   - `kubectl logs --prefix` ("[pod/web-7d9c/app] <line>");
 //   - a Markdown quote ("> <line>") from an issue or chat;
+//   - characters a browser, chat or editor put for the program's ASCII:
+//     no-break and other Unicode spaces, typographic quotes and dashes,
+//     zero-width marks, and HTML entities where a page's source was copied
+//     ("&lt;module&gt;"), made ASCII wherever they are;
 //   - a syslog or journalctl prefix on a service's own lines ("Dec  4
 //     12:00:01 gpu-1 python3[4242]: "), not on the kernel's, systemd's or an
 //     OOM killer's, whose recognizers read the ident.
@@ -42,6 +46,8 @@ struct Deframed {
   std::vector<std::string> framings;         // what was removed, for tests
   std::vector<uint8_t> chain;                // the framings removed, outermost first (StreamDeframer)
   bool ansi = false;                         // colour sequences were removed
+  bool typography = false;                   // Unicode spaces, quotes, dashes (or HTML entities) made ASCII
+  bool entities = false;                     // HTML entities were decoded
   uint64_t input_lines = 0;
 };
 
@@ -68,6 +74,8 @@ class StreamDeframer {
  private:
   std::vector<uint8_t> chain_;
   bool ansi_ = false;
+  bool typography_ = false;
+  bool entities_ = false;
   int64_t reference_us_ = 0;
 };
 

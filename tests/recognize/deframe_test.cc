@@ -82,6 +82,32 @@ std::string journal(size_t i, const std::string& l) {
   return "May  1 12:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + " gpu-7 python3[4242]: " + l;
 }
 std::string coloured(size_t, const std::string& l) { return "\x1b[1;31m" + l + "\x1b[0m\x1b[K"; }
+// Copied from a rendered page or a chat: runs of spaces keep one as U+00A0,
+// quotes curl (U+2019, U+201D), a minus becomes U+2212.
+std::string typographic(size_t, const std::string& l) {
+  std::string out;
+  for (size_t i = 0; i < l.size(); ++i) {
+    if (l[i] == ' ' && i + 1 < l.size() && l[i + 1] == ' ') out += "\xc2\xa0";
+    else if (l[i] == '\'') out += "\xe2\x80\x99";
+    else if (l[i] == '"') out += "\xe2\x80\x9d";
+    else if (l[i] == '-' && i + 1 < l.size() && std::isdigit(static_cast<unsigned char>(l[i + 1]))) out += "\xe2\x88\x92";
+    else out += l[i];
+  }
+  return out;
+}
+// A page's source copied: the characters HTML escapes, escaped.
+std::string html_source(size_t, const std::string& l) {
+  std::string out;
+  for (char c : l) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (c == '"') out += "&quot;";
+    else if (c == '\'') out += "&#39;";
+    else out += c;
+  }
+  return out;
+}
 
 TEST(Deframe, EachFramingIsRemovedLineForLineWithItsTime) {
   const int64_t ref = *timeutil::make_unix_us(2024, 6, 1, 0, 0, 0);
@@ -223,8 +249,46 @@ TEST(Deframe, HostileInputIsBoundedAndNeverGrows) {
   for (std::string in : {std::string("Killed\x1b"), std::string("\x1b]0;title without end"),
                          std::string("{\"log\":\"unterminated\n{\"log\":\"x\"}\n{\"log\":1}\n")}) {
     auto d = deframe(in, 0);
-    if (d) EXPECT_LE(d->text.size(), in.size());
+    if (d) {
+      EXPECT_LE(d->text.size(), in.size());
+    }
   }
+}
+
+TEST(Deframe, TypographyFromAPageOrAChatBecomesTheProgramsAscii) {
+  // A Traceback copied from a rendered issue: no-break spaces, curled quotes,
+  // a zero-width space, and the page's entities around <module>.
+  const std::string in =
+      "Traceback (most recent call last):\n"
+      "\xc2\xa0 File \xe2\x80\x9c/app/serve.py\xe2\x80\x9d, line 12, in &lt;module&gt;\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00\xc2\xa0GiB. GPU\xe2\x80\x8b 0 has a "
+      "total capacity of 23.65 GiB of which 1.02 GiB is free. It&#39;s using 22.60 GiB.\n";
+  auto d = deframe(in, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->typography);
+  EXPECT_TRUE(d->entities);
+  EXPECT_NE(d->text.find("  File \"/app/serve.py\", line 12, in <module>\n"), std::string::npos) << d->text;
+  EXPECT_NE(d->text.find("Tried to allocate 2.00 GiB. GPU 0 has"), std::string::npos) << d->text;
+  EXPECT_NE(d->text.find("It's using"), std::string::npos) << d->text;
+  EXPECT_LE(d->text.size(), in.size());
+  EXPECT_EQ(test::diagnose_text(in).layer, Layer::gpu_vram);
+
+  // A log's own "&amp;" (a URL's query) is not a page's source: kept, and
+  // nothing else to remove means no deframing at all.
+  EXPECT_FALSE(deframe("GET /v1/models?a=1&amp;b=2 200\nKilled\n", 0).has_value());
+  // Characters outside the set (the box drawing of a table, a bullet) stay.
+  auto table = deframe("\xe2\x94\x82 GPU 0 \xe2\x94\x82 80\xc2\xa0GiB\n", 0);
+  ASSERT_TRUE(table.has_value());
+  EXPECT_EQ(table->text, "\xe2\x94\x82 GPU 0 \xe2\x94\x82 80 GiB\n");
+}
+
+TEST(Deframe, AStreamDeframerMakesTypographyAsciiLineForLine) {
+  StreamDeframer s;
+  ASSERT_TRUE(s.learn("step 1\xc2\xa0loss 2.1\nstep 2\xc2\xa0loss 2.0\n", 0));
+  std::string out;
+  std::vector<std::pair<uint32_t, int64_t>> times;
+  s.apply("RuntimeError: CUDA out of memory.\xc2\xa0Tried to allocate\xc2\xa0" "512.00 MiB\nKilled\n", out, times);
+  EXPECT_EQ(out, "RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB\nKilled\n");
 }
 
 void expect_same_verdict(const std::string& plain, const std::function<std::string(size_t, const std::string&)>& frame,
@@ -253,6 +317,8 @@ TEST(Deframe, AFramedPasteReadsAsThePlainOne) {
     expect_same_verdict(text, quote, "Markdown quote");
     expect_same_verdict(text, journal, "journal");
     expect_same_verdict(text, coloured, "ANSI colour");
+    expect_same_verdict(text, typographic, "typographic");
+    expect_same_verdict(text, html_source, "HTML source");
   }
 }
 
@@ -322,7 +388,9 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"quote", quote, 0.98},
                         {"ANSI colour", coloured, 0.98},
                         {"indented", indented, 0.98},
-                        {"journal", journal, 0.95}};
+                        {"journal", journal, 0.95},
+                        {"typographic", typographic, 0.98},
+                        {"HTML source", html_source, 0.98}};
   std::string line;
   int n = 0, cases = 0;
   std::string changed;
