@@ -41,6 +41,27 @@ TEST(Healthy, ABatchSizeFindersCaughtOomThenASmallerBatch) {
   EXPECT_EQ(test::diagnose_text(oom + "\nTraceback (most recent call last):\n").layer, Layer::gpu_vram);
 }
 
+// A program that says its batch went down after a caught OOM, in its own
+// words (modelled on deepmd-kit's automatic batch sizing in `dp test`, as a
+// writer of the forty-fourth batch rendered it; values ours): the numbers,
+// a smaller second, make the retry. Advice to lower it, or a batch that
+// grew, is no retry.
+TEST(Healthy, ABatchSizeThatWentDownAfterACaughtOom) {
+  const std::string oom =
+      "2021-09-23 10:14:02.581744: W tensorflow/core/framework/op_kernel.cc:1692] OP_REQUIRES failed at matmul_op_impl.h:681 : "
+      "Resource exhausted: OOM when allocating tensor with shape[102400,128,64] and type double on "
+      "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+  for (const char* retry : {"DEEPMD INFO    Adjust batch size from 4096 to 2048\n", "INFO batch_size: 64 -> 32\n",
+                            "auto-batch: batch size 48 => 24\n"}) {
+    Diagnosis d = test::diagnose_text(oom + retry + "DEEPMD INFO    Energy RMSE        : 3.1e-02 eV\n");
+    EXPECT_EQ(d.layer, Layer::none) << retry;
+  }
+  for (const char* not_retry : {"Try reducing the batch size from 64 to 32\n", "INFO batch_size: 32 -> 64\n"}) {
+    Diagnosis d = test::diagnose_text(oom + not_retry);
+    EXPECT_EQ(d.layer, Layer::gpu_vram) << not_retry;
+  }
+}
+
 TEST(Healthy, NvidiaSmiAtNinetyPercent) {
   expect_none(R"(+-----------------------------------------------------------------------------------------+
 | NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |

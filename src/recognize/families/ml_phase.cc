@@ -429,6 +429,12 @@ constexpr Recovery kRecoveries[] = {
     {"skipping batch", "skipped the batch and went on"},
 };
 
+// A batch size that went down on its own line after an OOM the program caught
+// (deepmd's "Adjust batch size from 2048 to 1024", "batch_size: 64 -> 32",
+// "new batch size = 16 (was 32)" is not read): the arithmetic, not the
+// wording, says it was retried smaller.
+constexpr std::string_view kBatchDown = "batch[ _-]?size[^0-9\\n]{0,24}[0-9]+ *(to|->|=>|\\xe2\\x86\\x92) *[0-9]+";
+
 // Words of a failure nearby: cues are held back in a short ring and given
 // only around such a line, so a long healthy log full of "loading" and
 // "epoch" does not fill the fact store (whose per-kind caps keep the first
@@ -474,8 +480,9 @@ constexpr unsigned kCue = kContext | kCaseless;
 
 // One pattern per cue, recovery phrase and trigger, in the tables' order.
 constexpr auto kPatterns = [] {
-  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone) + std::size(kBoots) + 2> p{};
+  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone) + std::size(kBoots) + 3> p{};
   size_t i = 0;
+  p[i++] = {kBatchDown.data(), kCue | kRegex};
   p[i++] = {kSparkStage.data(), kCue};
   p[i++] = {kTraceback.data(), kCue};
   for (std::string_view b : kBoots) p[i++] = {b.data(), kCue};
@@ -659,6 +666,30 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
   return !own || *own > 2;
 }
 
+// kBatchDown's two numbers, the second smaller and not zero.
+bool batch_went_down(std::string_view s) {
+  size_t p = text::ifind(s, "batch");
+  if (p == std::string_view::npos) return false;
+  std::string_view rest = s.substr(p);
+  size_t i = rest.find_first_of("0123456789");
+  if (i == std::string_view::npos || i > 40) return false;
+  rest = rest.substr(i);
+  auto from = text::parse_u64(rest);
+  size_t end = rest.find_first_not_of("0123456789");
+  if (!from || end == std::string_view::npos) return false;
+  rest = text::trim_left(rest.substr(end));
+  bool arrow = false;
+  for (std::string_view a : {"to ", "->", "=>", "\xe2\x86\x92"}) {
+    if (!text::starts_with(rest, a)) continue;
+    rest.remove_prefix(a.size());
+    arrow = true;
+    break;
+  }
+  if (!arrow) return false;
+  auto to = text::parse_u64(text::trim_left(rest));
+  return to && *to > 0 && *to < *from;
+}
+
 // A shell command with flags: a prompt ("$ ", "# ", "> ", "...$ ") or a
 // launcher first, and a "--flag" after it.
 bool command_line(std::string_view s) {
@@ -679,6 +710,12 @@ class MlPhase final : public Recognizer {
       if (!text::icontains(s, r.word)) continue;
       Fact f = make_fact(line, FactKind::recovered, Family::runtime);
       f.detail = std::string(r.detail);
+      out.add(std::move(f));
+      return;
+    }
+    if (batch_went_down(s) && !guards::is_advice_line(s) && !remedy_line(s)) {
+      Fact f = make_fact(line, FactKind::recovered, Family::runtime);
+      f.detail = "retried with a smaller batch";
       out.add(std::move(f));
       return;
     }
