@@ -51,6 +51,21 @@ TEST(Docker, OomKilledFalseAndNoLimitAreNoFailure) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
 }
 
+// The flag on its own in a platform's line (modelled on a RunPod worker's
+// exit as a writer of the forty-fourth batch rendered it; values ours): set,
+// it is the container's kill; false, or advice naming it, is not.
+TEST(Docker, AnOomKilledFlagOutsideAnInspectIsTheContainersKill) {
+  for (const char* line : {"2025-04-01T09:20:07Z runpod  | worker container exited: exit code 137, OOMKilled=true\n",
+                           "[watchdog] job 42 container=worker status=exited exit=137 oomkilled=true\n"}) {
+    auto o = of_kind(line, FactKind::docker_oomkilled);
+    ASSERT_EQ(o.size(), 1u) << line;
+    EXPECT_EQ(test::diagnose_text(line).layer, Layer::container_limit) << line;
+  }
+  for (const char* line : {"worker container exited: exit code 0, OOMKilled=false\n",
+                           "If the status shows `OOMKilled=true`, consider raising the memory limit\n"})
+    EXPECT_TRUE(of_kind(line, FactKind::docker_oomkilled).empty()) << line;
+}
+
 TEST(Docker, RunFlagsGiveTheLimitInEveryForm) {
   struct Case {
     const char* line;

@@ -143,6 +143,7 @@ class Docker final : public Recognizer {
       ps_row(line, p, out);
       return;
     }
+    if (flag_line(line, out)) return;
     if (size_t p = s.find("Max memory usage of this container is"); p != std::string_view::npos) {
       auto v = units::parse_log_size(s.substr(p + 37), nullptr, true);
       if (!v) return;
@@ -197,6 +198,24 @@ class Docker final : public Recognizer {
     Fact f = make_fact(line, FactKind::platform, Family::docker);
     f.detail = "docker";
     out.add(std::move(f));
+  }
+
+  // The flag on its own in a platform's or a script's line, outside an
+  // inspect template ("worker container exited: exit code 137,
+  // OOMKilled=true", RunPod's and a wrapper's key=value): Docker's field, set.
+  bool flag_line(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    size_t p = text::ifind(s, "oomkilled");
+    if (p == std::string_view::npos || p + 9 >= s.size() || (s[p + 9] != '=' && s[p + 9] != ':')) return false;
+    std::string_view value = text::trim_left(s.substr(p + 10));
+    if (!text::istarts_with(value, "true")) return false;
+    if (guards::is_mention(s, p, static_cast<size_t>(value.data() - s.data()) + 4 - p)) return false;
+    Fact f = make_fact(line, FactKind::docker_oomkilled, Family::docker);
+    f.layer = Layer::container_limit;
+    f.strength = 0.85f;
+    f.detail = "OOMKilled=true";
+    out.add(std::move(f));
+    return true;
   }
 
   // `docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}} ...' name`
