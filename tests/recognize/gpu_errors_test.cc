@@ -21,6 +21,24 @@ TEST(GpuErrors, IllegalMemoryAccessIsNotMemory) {
   EXPECT_EQ(d.cause, Cause::not_memory);
 }
 
+// A status printed as its number (modelled on TensorRT Inference Server
+// 19.02's runtime error, as a writer of the forty-fourth batch rendered it,
+// and on tinygrad's "CUDA Error 2, out of memory"; values ours): 2 is the
+// allocation failure in CUDA's runtime and driver APIs; another number or a
+// file's line number is not.
+TEST(GpuErrors, StatusTwoPrintedAsANumberIsTheAllocationFailure) {
+  for (const char* text : {"E0311 14:15:06.405117 1 logging.cc:43] runtime.cpp (24) - Cuda Error in allocate: 2\n"
+                           "terminate called after throwing an instance of 'nvinfer1::CudaError'\n  what():  std::exception\n",
+                           "RuntimeError: CUDA Error 2, out of memory\n", "[worker 3] CUDA error = 2 in cudaMalloc(&buf, 1073741824)\n"}) {
+    auto o = of_kind(text, FactKind::gpu_oom);
+    ASSERT_FALSE(o.empty()) << text;
+    EXPECT_EQ(test::diagnose_text(text).layer, Layer::gpu_vram) << text;
+  }
+  for (const char* text : {"E0311 14:15:06.405117 1 logging.cc:43] runtime.cpp (24) - Cuda Error in execute: 700\n",
+                           "CUDA error at ggml-cuda.cu:2571\n", "RuntimeError: CUDA error 2.5 seconds after launch\n"})
+    EXPECT_TRUE(of_kind(text, FactKind::gpu_oom).empty()) << text;
+}
+
 // Pinned host memory fails with CUDA's allocation error, yet it is host RAM
 // (page-locked for the device): the scan's sink (scanner.cc) turns any
 // family's device failure on such a line into a host one. Written in the

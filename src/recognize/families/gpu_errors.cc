@@ -57,6 +57,7 @@
 //                                                 device rules; the GPU itself is fine outside it)
 // PCIe AER: "pcieport 0000:00:03.0: PCIe Bus Error: severity=Corrected, ..." is a failure when uncorrected,
 //   and a corrected one only beside other GPU trouble in the same input.
+#include <cctype>
 #include <string>
 
 #include "core/text.h"
@@ -90,6 +91,9 @@ constexpr Pattern kPatterns[] = {
     {"cuda runtime error \\([0-9]+\\) : ", kRegex | kCompanion},  // Torch7 / PyTorch < 0.4: the runtime's error number
     {"CUDA error: out of memory"},
     {"HIP error: out of memory"},
+    // A CUDA status printed as its number: 2 is the allocation failure
+    // (cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY).
+    {"cuda error[^0-9\\n]{0,32}[ :=(#]2([^0-9.]|$)", kRegex | kCaseless},
     {"CUDA_ERROR_OUT_OF_MEMORY", kCompanion},
     {"cudaErrorMemoryAllocation"},
     {"_STATUS_ALLOC_FAILED"},
@@ -166,6 +170,7 @@ class GpuErrors final : public Recognizer {
     }
 
     if (oom_line(line, s, out)) return;
+    if (numbered_oom(line, s, out)) return;
     if (library_status(line, s, out)) return;
     if (nccl_line(line, s, out)) return;
     if (auto p = s.find("NVRM: Xid"); p != std::string_view::npos) return xid(line, s, p, out);
@@ -277,6 +282,30 @@ class GpuErrors final : public Recognizer {
                      : std::string(blas ? "cuBLAS" : "cuDNN") + " could not create its handle (no device memory left for it)";
     out.add(std::move(f));
     return true;
+  }
+
+  // The status as a number: TensorRT's "runtime.cpp (24) - Cuda Error in
+  // allocate: 2", older ggml's "CUDA error 2 at ggml-cuda.cu:6951", a
+  // wrapper's "CUDA error = 2". Code 2 in the runtime and the driver API is
+  // the allocation failure, whether or not the line says so
+  // ("CUDA Error 2, out of memory", tinygrad's).
+  bool numbered_oom(const Line& line, std::string_view s, FactSink& out) {
+    if (text::icontains(s, "runtime error (")) return false;  // Torch7's: pytorch.cc
+    for (size_t at = text::ifind(s, "cuda error"); at != std::string_view::npos; at = text::ifind(s, "cuda error", at + 1)) {
+      const size_t p = at + 5;
+      size_t d = s.find_first_of("0123456789", p);
+      if (d == std::string_view::npos || d > p + 40) continue;
+      if (d + 1 < s.size() && (std::isdigit(static_cast<unsigned char>(s[d + 1])) || s[d + 1] == '.')) continue;
+      if (s[d] != '2') continue;
+      if (guards::is_mention(s, at, d + 1 - at) || repeated("cuda-2", line)) return true;
+      Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
+      f.layer = Layer::gpu_vram;
+      f.strength = 0.8f;
+      f.detail = "CUDA status 2: out of memory (cudaErrorMemoryAllocation)";
+      out.add(std::move(f));
+      return true;
+    }
+    return false;
   }
 
   bool oom_line(const Line& line, std::string_view s, FactSink& out) {
