@@ -15,6 +15,20 @@ const Fact* failure(const Diagnosis& d) {
   return nullptr;
 }
 
+// "out of" and "memory" with several words between that say whose (modelled
+// on Blender Cycles' cancel as a writer of the forty-fifth batch rendered it;
+// values ours): the pool from those words; one word alone, or words that are
+// not about memory, are no such phrase.
+TEST(GenericAlloc, OutOfMemoryWithSeveralWordsBetweenNamesThePool) {
+  Diagnosis gpu = test::diagnose_text(
+      "Fra:1 Mem:18245.60M (Peak 23433.50M) | Time:00:49.30 | Mem:11187.45M, Peak:11187.45M | Scene, ViewLayer | Cancel | "
+      "System is out of GPU and shared host memory\nError: System is out of GPU and shared host memory\n");
+  EXPECT_EQ(gpu.layer, Layer::gpu_vram);
+  Diagnosis host = test::diagnose_text("renderd: job 12 aborted: the node is out of physical and virtual memory\n");
+  EXPECT_EQ(host.layer, Layer::host_ram);
+  EXPECT_EQ(failure(test::diagnose_text("warning: we ran out of patience and memory checks were skipped\n")), nullptr);
+}
+
 // Modelled on PaddlePaddle/PaddleOCR#645 and PaddlePaddle/Paddle#42228 (Paddle's
 // allocator, which no family reads); our own sizes.
 TEST(GenericAlloc, PaddleDeviceOutOfMemoryIsGpuVram) {

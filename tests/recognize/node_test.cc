@@ -9,6 +9,25 @@ namespace {
 
 std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
 
+// A worker_threads Worker at its heap limit (Node's ERR_WORKER_OUT_OF_MEMORY,
+// modelled on a monorepo build runner's worker as a writer of the
+// forty-fifth batch rendered it; values ours): the JavaScript heap, one
+// failure though the code is printed again below the stack.
+TEST(Node, AWorkerThreadAtItsHeapLimitIsTheJsHeap) {
+  const char* text =
+      "ERR x @acme/web build\n"
+      "Error [ERR_WORKER_OUT_OF_MEMORY]: Worker terminated due to reaching memory limit: JS heap out of memory\n"
+      "    at new NodeError (node:internal/errors:405:5)\n"
+      "    at [kOnExit] (node:internal/worker:287:26)\n"
+      "    at Worker.<computed>.onexit (node:internal/worker:203:20) {\n"
+      "  code: 'ERR_WORKER_OUT_OF_MEMORY'\n"
+      "}\n";
+  auto f = test::facts_of_kind(text, FactKind::js_heap_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].layer, Layer::js_heap);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::js_heap);
+}
+
 TEST(Node, NewGcTraceGivesUptimeAndCommittedHeapToTheFatalLine) {
   const char* log = R"(<--- Last few GCs --->
 

@@ -61,6 +61,9 @@ constexpr Pattern kPatterns[] = {
     {"of memory", kCaseless},
     {"ofmemory", kCaseless},
     {"out of (device|gpu|host|cpu|system|shared|video|graphics) memory", kCi | kCompanion},
+    // Several words between: Blender Cycles' "out of GPU and shared host memory", "out of dedicated video memory".
+    {"out of ((device|gpu|host|cpu|system|shared|video|graphics|dedicated|physical|virtual|unified|and|or) ){2,5}memory",
+     kCi | kCompanion},
     {"out_of_(device_|host_)?memory", kCi | kCompanion},
     {"oom when allocating", kCaseless},
     {"(failed|unable|could ?n[o']?t|can ?not|can't) (to )?allocate", kCi},
@@ -411,8 +414,32 @@ class GenericAlloc final : public Recognizer {
         at = next == std::string_view::npos ? next : at + 1 + next;
       }
     }
+    if (auto q = qualified_out_of(s); q && *q < best) best = *q;
     if (best == std::string_view::npos) return std::nullopt;
     return best;
+  }
+
+  // "out of" and "memory" with two to five words between that say whose
+  // memory (kPatterns' second wording): "out of GPU and shared host memory".
+  static std::optional<size_t> qualified_out_of(std::string_view s) {
+    static constexpr std::string_view kWords[] = {"device", "gpu",       "host",     "cpu",     "system", "shared", "video",
+                                                  "graphics", "dedicated", "physical", "virtual", "unified", "and", "or"};
+    size_t tries = 0;
+    for (size_t at = text::ifind(s, "out of "); at != std::string_view::npos && tries < 4; at = text::ifind(s, "out of ", at + 1), ++tries) {
+      std::string_view rest = s.substr(at + 7);
+      for (int words = 0; words <= 5; ++words) {
+        if (text::istarts_with(rest, "memory")) {
+          if (words >= 2 && stands_alone(s, at)) return at;
+          break;
+        }
+        size_t sp = rest.find(' ');
+        if (sp == std::string_view::npos) break;
+        std::string_view w = rest.substr(0, sp);
+        if (std::none_of(std::begin(kWords), std::end(kWords), [&](std::string_view k) { return text::iequals(w, k); })) break;
+        rest = rest.substr(sp + 1);
+      }
+    }
+    return std::nullopt;
   }
 
   // The sentence of `s` that holds position `at`: advice a program appends

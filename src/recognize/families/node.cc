@@ -14,6 +14,9 @@
 //   [3214:0630/150627.236752:ERROR:v8_initializer.cc(753)] V8 javascript OOM (MarkCompactCollector: young object
 //       promotion failed).                     Chromium and Electron's renderers (v8_initializer's OOM callback);
 //   ... V8 process OOM (Oilpan: CagedHeap reservation.).                 "process" when it is not the heap
+//   Error [ERR_WORKER_OUT_OF_MEMORY]: Worker terminated due to reaching memory limit: JS heap out of memory
+//                                        a worker_threads Worker at its heap limit (its resourceLimits, or
+//                                        the process's): the JavaScript heap
 //   FATAL ERROR: Scavenger: semi-space copy                             (V8 before Node 7: the
 //    Allocation failed - process out of memory                            scavenger could not copy or
 //                                                                         promote a survivor: the heap,
@@ -63,6 +66,8 @@ constexpr Pattern kPatterns[] = {
     {"Fatal process out of memory", kCaseless},
     {"V8 javascript OOM (", kCaseless},
     {"V8 process OOM (", kCaseless},
+    {"Worker terminated due to reaching memory limit"},
+    {"ERR_WORKER_OUT_OF_MEMORY"},
     {"Last few GCs", kContext},
     {"semi-space copy", kContext},
     {"promotion failed", kContext},
@@ -258,6 +263,10 @@ class Node final : public Recognizer {
       os = true, at = q7, location = text::trim(text::take_until(s.substr(q7 + 16), ")"));
     } else if (size_t q5 = s.find("JavaScript heap out of memory"); q5 != std::string_view::npos) {
       js = true, at = q5;
+    } else if (size_t q8 = s.find("Worker terminated due to reaching memory limit"); q8 != std::string_view::npos) {
+      js = true, at = q8, location = "a worker thread's heap limit (resourceLimits, ERR_WORKER_OUT_OF_MEMORY)";
+    } else if (size_t q9 = s.find("ERR_WORKER_OUT_OF_MEMORY"); q9 != std::string_view::npos) {
+      js = true, at = q9, location = "a worker thread's heap limit (resourceLimits, ERR_WORKER_OUT_OF_MEMORY)";
     }
     if (!js && !os) return;
     // V8 prints "# Fatal ..." itself; the "# " is its frame, not a comment.
