@@ -32,6 +32,9 @@ constexpr Suffix kK8sSuffixes[] = {
 constexpr Suffix kLogSuffixes[] = {
     {"bytes", 1.0}, {"byte", 1.0},
     {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    // A petabyte or an exabyte is never memory that ran out, but a size computed
+    // wrong is printed in them (Paddle's "Cannot allocate 1048575.999023PB").
+    {"PiB", 1125899906842624.0}, {"EiB", 1152921504606846976.0}, {"PB", 1125899906842624.0}, {"EB", 1152921504606846976.0},
     {"kiB", 1024.0},
     {"kB", 1024.0}, {"KB", 1024.0}, {"MB", 1048576.0}, {"GB", 1073741824.0}, {"TB", 1099511627776.0},
     {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},

@@ -130,8 +130,6 @@ struct Decision {
   std::string reason;
 };
 
-constexpr uint64_t kImpossibleRequest = uint64_t{1} << 48;
-
 // Kept whole, though long: its numbered steps are a precedence
 // ladder (each returns before the later ones are consulted), and split apart
 // the order that decides a verdict could no longer be read in one place.

@@ -762,7 +762,11 @@ void ShadowingSink::add(Fact fact) {
 
 void ShadowingSink::finish() {
   for (Fact& f : held_) {
-    bool shadowed = std::any_of(anchors_.begin(), anchors_.end(), [&](uint64_t a) {
+    // A request no machine holds says what the family's report beside it
+    // does not (Paddle's "Cannot allocate 1048575.999023PB" under its
+    // MemoryError): a size computed wrong. It is never shadowed.
+    const bool impossible = f.requested && *f.requested >= kImpossibleRequest;
+    bool shadowed = !impossible && std::any_of(anchors_.begin(), anchors_.end(), [&](uint64_t a) {
       return (a > f.where.line ? a - f.where.line : f.where.line - a) <= kShadowLines;
     });
     if (!shadowed) out_.add(std::move(f));

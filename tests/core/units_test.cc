@@ -54,6 +54,10 @@ TEST(LogSize, SizesPastTwoToTheSixtyThreeAreRead) {
   EXPECT_GT(*wrapped, uint64_t{1} << 63);
   EXPECT_FALSE(parse_log_size("18446744073709551616 bytes"));
   EXPECT_FALSE(parse_log_size("99999999999 TiB"));
+  // Petabytes and exabytes, in which a size computed wrong is printed.
+  EXPECT_EQ(parse_log_size("2 PB"), uint64_t{2} << 50);
+  EXPECT_EQ(parse_log_size("1.5EiB"), uint64_t{3} << 59);
+  EXPECT_FALSE(parse_log_size("1048575.999023PB"));  // past 2^64
 }
 
 TEST(FormatBytes, BinaryUnits) {

@@ -929,6 +929,29 @@ TEST(CauseMechanisms, ARequestNoMachineHoldsIsASizeBug) {
   EXPECT_EQ(wrapped.layer, Layer::not_memory) << reason_text(wrapped);
 }
 
+// The same bug in other shapes (modelled on a Go service's "cannot allocate
+// -N-byte block" and Paddle's "Cannot allocate 1048575.999023PB" under its
+// MemoryError, as writers of the forty-fourth and forty-fifth batches
+// rendered them; values ours): a negative size, and a size in petabytes
+// past 64 bits beside a family's report that would otherwise stand alone.
+TEST(CauseMechanisms, NegativeAndPetabyteRequestsAreSizeBugsToo) {
+  Diagnosis go = diagnose_text(
+      "runtime: out of memory: cannot allocate -7962214583316189184-byte block (4194304 in use)\nfatal error: out of memory\n");
+  EXPECT_EQ(go.layer, Layer::not_memory) << reason_text(go);
+  Diagnosis go_real = diagnose_text("runtime: out of memory: cannot allocate 4194304-byte block (3848470528 in use)\nfatal error: out of memory\n");
+  EXPECT_EQ(go_real.layer, Layer::host_ram) << reason_text(go_real);
+  const std::string paddle_head =
+      "Traceback (most recent call last):\n  File \"tools/train.py\", line 227, in <module>\n    preds = model(batch)\nMemoryError: \n\n"
+      "C++ Traceback (most recent call last):\n0   paddle::memory::allocation::CUDAAllocator::AllocateImpl(unsigned long)\n\n"
+      "ResourceExhaustedError: \n\nOut of memory error on GPU 0. Cannot allocate ";
+  Diagnosis paddle = diagnose_text(paddle_head + "1048575.999023PB memory on GPU 0, 2.914063GB memory has been allocated and "
+                                                 "available memory is only 8.306641GB.\n");
+  EXPECT_EQ(paddle.layer, Layer::not_memory) << reason_text(paddle);
+  Diagnosis paddle_real = diagnose_text(paddle_head + "9.765625GB memory on GPU 0, 2.914063GB memory has been allocated and "
+                                                      "available memory is only 8.306641GB.\n");
+  EXPECT_EQ(paddle_real.layer, Layer::gpu_vram) << reason_text(paddle_real);
+}
+
 // Apple's Metal refuses one buffer above its per-buffer maximum (modelled on
 // ml-explore/mlx "[metal::malloc] Attempting to allocate ... greater than the
 // maximum allowed buffer size" reports from exo and LM Studio): the GPU's

@@ -122,7 +122,12 @@ class PythonHost final : public Recognizer {
     if (size_t p = go; p != std::string_view::npos) {
       // "runtime: out of memory: cannot allocate N-byte block (M in use)", "VirtualAlloc of N bytes failed"
       std::optional<uint64_t> req;
-      if (auto v = text::after(s.substr(p), "cannot allocate ")) req = text::parse_u64(*v);
+      if (auto v = text::after(s.substr(p), "cannot allocate ")) {
+        req = text::parse_u64(*v);
+        // A negative size ("cannot allocate -7962214583316189184-byte block"):
+        // the size as the allocator took it, unsigned, which no machine holds.
+        if (auto n = text::parse_i64(*v); !req && n && *n < 0) req = static_cast<uint64_t>(*n);
+      }
       if (auto v = text::after(s.substr(p), "VirtualAlloc of ")) req = text::parse_u64(*v);
       emit(line, p, 22, "Go runtime: out of memory", 0.85f, req, out);
       return;
