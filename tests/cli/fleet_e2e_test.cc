@@ -375,8 +375,9 @@ TEST(FleetEndToEnd, PrometheusScrapesTwoWatchesThroughARealOomKillAndDiagnoseNam
     const std::string t = e["text"];
     // The host counter's series appears at the count since boot when the watch
     // starts: not a kill. A rise it quotes starts at that count or above.
-    if (auto at = t.find("pool=\"host_ram\"} rose "); at != std::string::npos)
+    if (auto at = t.find("pool=\"host_ram\"} rose "); at != std::string::npos) {
       EXPECT_GE(std::atoll(t.c_str() + at + std::strlen("pool=\"host_ram\"} rose ")), kills_at_start) << t;
+    }
     kernel |= t.rfind("aimem_oom_kills_total{node=\"node-a\",instance=\"127.0.0.1:" + std::to_string(port_a) + "\",pool=\"host_ram\"} rose ", 0) == 0;
   }
   EXPECT_TRUE(kernel) << ninc["evidence"].dump(2);

@@ -83,7 +83,9 @@ TEST(NodeOutsideHeap, ContainerKillWithHeapWellUnderLimitAdvisesBoundingBuffers)
   for (const auto& f : inc.fixes) no_raise |= f.action.find("do not raise --max-old-space-size") != std::string::npos;
   EXPECT_TRUE(no_raise);
   // The heap ceiling is only known once the node recognizer reads the flag.
-  if (std::any_of(d.facts.begin(), d.facts.end(), [](const Fact& f) { return f.heap_limit.has_value(); })) EXPECT_TRUE(outside);
+  if (std::any_of(d.facts.begin(), d.facts.end(), [](const Fact& f) { return f.heap_limit.has_value(); })) {
+    EXPECT_TRUE(outside);
+  }
 }
 
 }  // namespace

@@ -701,7 +701,9 @@ TEST(Kubernetes, APreviousRunsLogBelowTheKillIsWhatRanBeforeIt) {
   std::string more = kDescribeThenPreviousLog;
   more += "$ kubectl get nodes\n";
   for (const Fact& f : test::facts_of_kind(more, FactKind::platform))
-    if (f.detail == kPreviousRunLog) EXPECT_EQ(f.count, 11u);
+    if (f.detail == kPreviousRunLog) {
+      EXPECT_EQ(f.count, 11u);
+    }
 }
 
 // Modelled on canonical/deployment-configs#199: one pod OOMKilled, another

@@ -153,8 +153,12 @@ TEST(SeriesColumns, AFigurePastSixtyFourBitsIsNoSize) {
       "Mem:              15  102400000000000000000000000          12           0           1          12\n"
       "Mem:              15           9           5           0           1           5\n");
   for (const Fact& f : d.facts) {
-    if (f.usage) EXPECT_LT(*f.usage, uint64_t{1} << 60) << f.detail;
-    if (f.total) EXPECT_LT(*f.total, uint64_t{1} << 60) << f.detail;
+    if (f.usage) {
+      EXPECT_LT(*f.usage, uint64_t{1} << 60) << f.detail;
+    }
+    if (f.total) {
+      EXPECT_LT(*f.total, uint64_t{1} << 60) << f.detail;
+    }
   }
 }
 

@@ -134,7 +134,9 @@ TEST(Exporter, NodeLabelOnEverySeriesAndPodLabelsWhereKnown) {
   EXPECT_TRUE(value_of(*r, "aimem_process_resident_bytes", {{"pid", "42"}, {"pod", "vllm-0"}, {"container", "server"}}));
   // A process outside any pod carries no pod labels (not empty ones).
   for (const auto& series : r->samples)
-    if (series.name == "aimem_process_resident_bytes" && label_of(series, "pid") == "43") EXPECT_EQ(label_of(series, "pod"), "");
+    if (series.name == "aimem_process_resident_bytes" && label_of(series, "pid") == "43") {
+      EXPECT_EQ(label_of(series, "pod"), "");
+    }
   if (access("/usr/bin/promtool", X_OK) == 0) {
     auto res = test::run({"/usr/bin/promtool", "check", "metrics"}, text);
     EXPECT_EQ(res.status, 0) << res.out << res.err;
