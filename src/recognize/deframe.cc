@@ -119,6 +119,43 @@ std::string plain(std::string_view s, bool entities) {
   return out;
 }
 
+// A line that holds a whole paste with its line breaks escaped: a JSON
+// string or a Python repr printed on one line (an API's {"detail": "Traceback
+// (most recent call last):\n  File ...\nRuntimeError: CUDA out of memory.
+// ..."}, a task result's repr of an exception). Three escaped breaks or more
+// that a line could start after make it such a line; a Windows path's
+// "C:\new\node_modules" (a lower-case letter after the "\n") does not. Its
+// pieces become lines, each numbered as it, with \t \" \' \\ unescaped.
+constexpr size_t kEscapedBreaks = 3;
+
+size_t escaped_breaks(std::string_view l) {
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < l.size(); ++i) {
+    if (l[i] != '\\') continue;
+    if (l[i + 1] == 'n' && !(i + 2 < l.size() && l[i + 2] >= 'a' && l[i + 2] <= 'z')) ++n;
+    ++i;  // the escaped character, whatever it is ("\\n" is a backslash and an n)
+  }
+  return n;
+}
+
+// `l` cut at its escaped breaks, each piece unescaped; never longer than `l`.
+std::vector<std::string> split_escaped(std::string_view l) {
+  std::vector<std::string> pieces(1);
+  for (size_t i = 0; i < l.size(); ++i) {
+    if (l[i] != '\\' || i + 1 == l.size()) {
+      pieces.back().push_back(l[i]);
+      continue;
+    }
+    const char e = l[++i];
+    if (e == 'n') pieces.emplace_back();
+    else if (e == 't') pieces.back().push_back('\t');
+    else if (e == 'r') continue;
+    else if (e == '"' || e == '\'' || e == '\\') pieces.back().push_back(e);
+    else pieces.back().append({'\\', e});
+  }
+  return pieces;
+}
+
 // RFC 3339 with at least microseconds, as Docker and the kubelet write it
 // ("2024-05-01T12:00:00.123456789Z", "...+02:00"): its length, or 0.
 size_t rfc3339_nano(std::string_view s) {
@@ -336,6 +373,28 @@ size_t common_indent(const Range& lines) {
   return common == SIZE_MAX ? 0 : common;
 }
 
+// Each line with escaped breaks (see escaped_breaks) as its pieces, all
+// numbered as it; whether any was.
+bool unescape_lines(Lines& ls) {
+  Lines next;
+  bool any = false;
+  for (size_t i = 0; i < ls.text.size(); ++i) {
+    if (escaped_breaks(ls.text[i]) < kEscapedBreaks || next.text.size() >= kMaxLines) {
+      next.text.push_back(std::move(ls.text[i]));
+      next.origin.push_back(ls.origin[i]);
+      continue;
+    }
+    any = true;
+    for (std::string& piece : split_escaped(ls.text[i])) {
+      if (next.text.size() >= kMaxLines) break;
+      next.text.push_back(std::move(piece));
+      next.origin.push_back(ls.origin[i]);
+    }
+  }
+  ls = std::move(next);
+  return any;
+}
+
 }  // namespace
 
 std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
@@ -353,7 +412,8 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   const bool ansi = input.find('\x1b') != std::string_view::npos;
   const bool entities = has_entities(input);
   const bool typography = entities || has_typography(input);
-  if (!ansi && !typography && dominant(views, reference_us) == kFramings && common_indent(views) == 0) return std::nullopt;
+  const bool escaped = std::any_of(views.begin(), views.end(), [](std::string_view l) { return escaped_breaks(l) >= kEscapedBreaks; });
+  if (!ansi && !typography && !escaped && dominant(views, reference_us) == kFramings && common_indent(views) == 0) return std::nullopt;
 
   Lines ls;
   for (std::string_view l : views) {
@@ -399,6 +459,7 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
     d.framings.emplace_back(kNames[best]);
     d.chain.push_back(static_cast<uint8_t>(best));
   }
+  if (escaped && unescape_lines(ls)) d.framings.emplace_back("escaped line breaks");
   if (size_t indent = common_indent(ls.text)) {
     for (auto& l : ls.text) l.erase(0, std::min(indent, l.size()));
     d.framings.emplace_back("common indentation");

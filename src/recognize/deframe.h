@@ -17,6 +17,9 @@
 //     no-break and other Unicode spaces, typographic quotes and dashes,
 //     zero-width marks, and HTML entities where a page's source was copied
 //     ("&lt;module&gt;"), made ASCII wherever they are;
+//   - a whole paste on one line with its line breaks escaped (an API's JSON
+//     error body, a task result's repr of an exception: three "\n" or more
+//     a line could start after), cut into its lines, each numbered as it;
 //   - a syslog or journalctl prefix on a service's own lines ("Dec  4
 //     12:00:01 gpu-1 python3[4242]: "), not on the kernel's, systemd's or an
 //     OOM killer's, whose recognizers read the ident.

@@ -282,6 +282,60 @@ TEST(Deframe, TypographyFromAPageOrAChatBecomesTheProgramsAscii) {
   EXPECT_EQ(table->text, "\xe2\x94\x82 GPU 0 \xe2\x94\x82 80 GiB\n");
 }
 
+// A paste whose line breaks are escaped on one line: an API's JSON error
+// body, a task result's repr of an exception. Its pieces become lines, all
+// numbered as that line; a Windows path's "\\new" and two escaped breaks
+// alone are not such a line.
+TEST(Deframe, EscapedLineBreaksOnOneLineBecomeLines) {
+  const std::string body =
+      "HTTP/1.1 500 Internal Server Error\n"
+      "{\"detail\": \"Traceback (most recent call last):\\n  File \\\"/srv/app.py\\\", line 88, in generate\\n"
+      "    out = model.generate(**inputs)\\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a "
+      "total capacity of 15.77 GiB of which 212.44 MiB is free.\\n\"}\n";
+  auto d = deframe(body, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_NE(d->text.find("\n  File \"/srv/app.py\", line 88, in generate\n"), std::string::npos) << d->text;
+  EXPECT_NE(d->text.find("\ntorch.OutOfMemoryError: CUDA out of memory."), std::string::npos) << d->text;
+  ASSERT_EQ(d->first_line.size(), 6u);  // the status line, then the body's five pieces
+  EXPECT_EQ(d->first_line[1], 2u);
+  EXPECT_EQ(d->first_line[4], 2u);
+  EXPECT_LE(d->text.size(), body.size());
+  EXPECT_EQ(test::diagnose_text(body).layer, Layer::gpu_vram);
+
+  EXPECT_FALSE(deframe("copying C:\\new\\node_modules\\next to C:\\tmp\\nightly\\n1\\nested\nKilled\n", 0).has_value());
+  EXPECT_FALSE(deframe("msg=\"first\\nsecond\\nthird\"\n", 0).has_value());
+}
+
+// Corpus cases printed on one line with their breaks escaped, as a JSON
+// string field of a wrapper's error, read as the plain ones.
+TEST(Deframe, CorpusCasesWithEscapedBreaksKeepTheirVerdicts) {
+  std::ifstream in(test::source_dir() + "/tests/fixtures/corpus/cases.jsonl");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  int n = 0, cases = 0, same = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || n++ % 20) continue;
+    auto c = nlohmann::json::parse(line);
+    uint64_t h = 1469598103934665603ULL;  // the validation split (corpus_test.cc) is left out
+    for (unsigned char ch : c.at("id").get<std::string>()) h = (h ^ ch) * 1099511628211ULL;
+    if (h % 3 == 0) continue;
+    const std::string text = c.at("text");
+    std::string escaped = "worker 3 failed: {\"error\": \"";
+    for (char ch : text) {
+      if (ch == '\n') escaped += "\\n";
+      else if (ch == '"' || ch == '\\') escaped += std::string("\\") + ch;
+      else escaped += ch;
+    }
+    escaped += "\"}\n";
+    const Diagnosis d0 = test::diagnose_text(text), d = test::diagnose_text(escaped);
+    ++cases;
+    same += d.layer == d0.layer && d.cause == d0.cause;
+  }
+  ASSERT_GT(cases, 100);
+  std::printf("  escaped breaks: %d/%d verdicts as plain\n", same, cases);
+  EXPECT_GE(same, 0.9 * cases);
+}
+
 TEST(Deframe, AStreamDeframerMakesTypographyAsciiLineForLine) {
   StreamDeframer s;
   ASSERT_TRUE(s.learn("step 1\xc2\xa0loss 2.1\nstep 2\xc2\xa0loss 2.0\n", 0));
