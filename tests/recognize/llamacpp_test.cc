@@ -278,6 +278,22 @@ TEST(LlamaCpp, PinnedMemoryShortageIsHostContext) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
 }
 
+// The Vulkan backend's pinned staging buffer over the device's per-buffer
+// size (modelled on a ggml Vulkan audio server's log as a writer of the
+// forty-fourth batch rendered it; values ours): it falls back to pageable
+// memory, said once; the job finishes. A host fact, not a failure.
+TEST(LlamaCpp, VulkanPinnedBufferShortageIsHostContext) {
+  const char* line =
+      "[tts] ggml_vulkan: Failed to allocate pinned memory (Requested buffer size exceeds device buffer size limit: "
+      "ErrorOutOfDeviceMemory)\n";
+  const std::string text = std::string("[tts] [VAE] Tiled decode: 4 tiles (chunk=1024, overlap=64)\n") + line + line +
+                           "[tts] [VAE] Tiled decode done: 4/4 tiles in 21.3 s\n[tts] [Job] 9a1c02 finished OK\n";
+  auto h = of_kind(text, FactKind::host_state);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_NE(h[0].detail.find("pageable"), std::string::npos);
+  EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+}
+
 // Ollama finds no layout of the layers in GPU and host memory (its
 // scheduler's "memory layout cannot be allocated", as clients print it;
 // modelled on the corpus case sv-085 and the wording the public Ollama clients

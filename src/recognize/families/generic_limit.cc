@@ -228,6 +228,9 @@ class GenericLimit final : public Recognizer {
       event = event || event_word(x.text) || passed_tense(x.text);
     }
     if (!passed || !event || below_cap_share(s)) return;
+    // A pinned staging buffer over the device's per-buffer size (ggml's Vulkan
+    // backend, which then takes pageable memory; llamacpp.cc): no cap on a pool.
+    if (guards::names_pinned_host_memory(s) && text::icontains(s, "buffer size limit")) return;
     if (repeat_.repeated(repeat_key(s), line.number)) return;
     Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::generic);
     f.strength = 0.55f;

@@ -290,7 +290,9 @@ class GpuErrors final : public Recognizer {
   // the allocation failure, whether or not the line says so
   // ("CUDA Error 2, out of memory", tinygrad's).
   bool numbered_oom(const Line& line, std::string_view s, FactSink& out) {
-    if (text::icontains(s, "runtime error (")) return false;  // Torch7's: pytorch.cc
+    // Torch7's "cuda runtime error (2)" is pytorch.cc's; ggml's "CUDA error 2 at
+    // .../ggml-cuda.cu:6120: out of memory" llamacpp.cc's (with the device after it).
+    if (text::icontains(s, "runtime error (") || text::contains(s, "ggml")) return false;
     for (size_t at = text::ifind(s, "cuda error"); at != std::string_view::npos; at = text::ifind(s, "cuda error", at + 1)) {
       const size_t p = at + 5;
       size_t d = s.find_first_of("0123456789", p);

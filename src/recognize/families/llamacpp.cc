@@ -25,6 +25,8 @@
 // at ..." / GGML_ASSERT: the GPU errors recognizer reads that form). Pinned host buffers that cannot be had are
 // a warning, not a failure: ggml falls back to pageable memory and goes on:
 //   ggml_cuda_host_malloc: failed to allocate 349659.17 MiB of pinned memory: out of memory
+//   ggml_vulkan: Failed to allocate pinned memory (Requested buffer size exceeds device buffer size limit:
+//       ErrorOutOfDeviceMemory)                                       (the Vulkan backend's, the same)
 // (host_state context: the host could not lock that much RAM; other reasons, such as a driver mismatch, are
 // ignored here).
 // Metal reports a failed graph at run time:
@@ -74,6 +76,7 @@ constexpr Pattern kPatterns[] = {
     {"current device: ", kContext},
     {"failed to allocate", kShared},
     {"ggml_cuda_host_malloc: failed"},  // pinned memory: llama.cpp falls back to pageable, never a failure
+    {"ggml_vulkan: Failed to allocate pinned memory"},  // the same in the Vulkan backend
     {"unable to allocate", kShared},
     {"can't allocate", kShared},
     {"_init() failed", kCompanion},
@@ -149,6 +152,7 @@ class LlamaCpp final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (auto p = s.find("of pinned memory"); p != std::string_view::npos && text::contains(s, "host_malloc")) return pinned(line, s, out);
+    if (text::contains(s, "ggml_vulkan: Failed to allocate pinned memory")) return vulkan_pinned(line, out);
     if (auto p = s.find("CUDA error "); p != std::string_view::npos && ggml_cuda_error(line, s, p, out)) return;
     if (auto v = text::after(s, "current device: ")) return device_line(line, *v);
     if (auto p = s.find("model requires more system memory"); p != std::string_view::npos) return refused(line, s, p, out);
@@ -426,6 +430,18 @@ class LlamaCpp final : public Recognizer {
     f.detail += " of host memory (out of memory); it falls back to pageable memory";
     out.add(std::move(f));
   }
+
+  // "ggml_vulkan: Failed to allocate pinned memory (Requested buffer size
+  // exceeds device buffer size limit: ErrorOutOfDeviceMemory)": the Vulkan
+  // backend's pinned staging buffer, which it then takes from pageable memory.
+  void vulkan_pinned(const Line& line, FactSink& out) {
+    if (vulkan_pinned_said_) return;
+    vulkan_pinned_said_ = true;
+    Fact f = make_fact(line, FactKind::host_state, Family::llamacpp);
+    f.detail = "ggml's Vulkan backend could not pin a staging buffer; it falls back to pageable memory";
+    out.add(std::move(f));
+  }
+  bool vulkan_pinned_said_ = false;
 
   // The KV back-off ran out: "failed to decode the batch, n_batch = 1, ret = 1"
   // within a few lines of "failed to find free space in the KV cache".
