@@ -79,6 +79,18 @@ bool table_row(std::string_view s) {
   return runs >= 2;
 }
 
+// A kernel ring buffer stamp opens the line: "[ 4410.117230] ".
+bool opens_with_dmesg_stamp(std::string_view s) {
+  if (s.empty() || s[0] != '[') return false;
+  size_t i = s.find_first_not_of(' ', 1);
+  if (i == std::string_view::npos || !digit(s, i)) return false;
+  while (digit(s, i)) ++i;
+  if (i >= s.size() || s[i] != '.' || !digit(s, i + 1)) return false;
+  ++i;
+  while (digit(s, i)) ++i;
+  return i < s.size() && s[i] == ']';
+}
+
 // A shell prompt opens the line: "$ docker inspect ...", "# dmesg ...".
 bool prompt_line(std::string_view s) {
   size_t i = s.find_first_not_of(' ');
@@ -126,8 +138,14 @@ std::optional<Unwrapped> unwrap_hard_wrapped(std::string_view input) {
     // width, is as likely a command of that length with its output below it
     // ("$ docker inspect -f '...' web" then "exited OOMKilled=true ..."):
     // where no other line shows the wrap, a command line is not cut.
-    continuing = cols[i] == width && i + 1 < lines.size() && !table_row(lines[i]) && !starts_record(lines[i + 1], logical_start) &&
-                 (at_width >= 2 || !prompt_line(lines[i]));
+    // A row with column padding is a table's, unless it opens a timed record
+    // (the kernel's task table in a syslog or dmesg paste: each row a record).
+    // A cut inside its padding leaves the rest indented: still the same row.
+    const bool record = opens_with_time(lines[i]) || opens_with_dmesg_stamp(lines[i]);
+    const bool cut_in_padding = record && i + 1 < lines.size() && !lines[i].empty() && lines[i].back() == ' ' &&
+                                !lines[i + 1].empty() && lines[i + 1][0] == ' ';
+    continuing = cols[i] == width && i + 1 < lines.size() && (record || !table_row(lines[i])) &&
+                 (cut_in_padding || !starts_record(lines[i + 1], logical_start)) && (at_width >= 2 || !prompt_line(lines[i]));
     u.joins += continuing;
   }
   if (!input.empty() && input.back() == '\n') u.text += '\n';

@@ -8,7 +8,8 @@
 // and none passes. A line of W columns is joined to the next unless the next
 // reads as a record of its own: a timestamp, a bracket or a log level at its
 // start, indentation, or the same opening as the line before it. Fixed-width
-// tables (runs of column padding) are never joined.
+// tables (runs of column padding) are never joined, unless each row opens a
+// timed record (the kernel's task table in a syslog or dmesg paste).
 #pragma once
 
 #include <cstdint>

@@ -67,6 +67,38 @@ TEST(Unwrap, AKernelReportWrappedAt80Or120ColumnsReadsAsTheOriginal) {
   }
 }
 
+// A global OOM with the kernel's task table in a syslog paste (written for
+// this test in the layout of a 5.x report): another program holds most of
+// the RAM. Each table row is a record with column padding; wrapped at 80
+// columns, the rows are rejoined and the other program still reads.
+constexpr const char* kSyslogTable =
+    "Jan 15 03:08:35 db-3 kernel: java invoked oom-killer: gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0\n"
+    "Jan 15 03:08:35 db-3 kernel: 8388608 pages RAM\n"
+    "Jan 15 03:08:35 db-3 kernel: Tasks state (memory values in pages):\n"
+    "Jan 15 03:08:35 db-3 kernel: [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n"
+    "Jan 15 03:08:35 db-3 kernel: [    631]     0   631    12171      527   126976        0         -1000 systemd-udevd\n"
+    "Jan 15 03:08:35 db-3 kernel: [   2977]   996  2977 14295083  7277315 82317056        0          -950 scylla\n"
+    "Jan 15 03:08:35 db-3 kernel: [   3012]   996  3012  1863412    81244  1179648        0             0 java\n"
+    "Jan 15 03:08:35 db-3 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+    "task_memcg=/system.slice/scylla-jmx.service,task=java,pid=3012,uid=996\n"
+    "Jan 15 03:08:35 db-3 kernel: Out of memory: Killed process 3012 (java) total-vm:7453648kB, anon-rss:324976kB, "
+    "file-rss:0kB, shmem-rss:0kB, UID:996 pgtables:1152kB oom_score_adj:0\n";
+
+TEST(Unwrap, AKernelTaskTableInASyslogPasteIsRejoinedRowByRow) {
+  const Diagnosis d0 = test::diagnose_text(kSyslogTable);
+  ASSERT_EQ(d0.layer, Layer::host_ram);
+  ASSERT_EQ(d0.cause, Cause::other_process);
+  const std::string wrapped = hard_wrap(kSyslogTable, 80);
+  auto u = unwrap_hard_wrapped(wrapped);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_NE(u->text.find("kernel: [   2977]   996  2977 14295083  7277315 82317056        0          -950 scylla\n"),
+            std::string::npos)
+      << u->text;
+  const Diagnosis d = test::diagnose_text(wrapped);
+  EXPECT_EQ(d.layer, d0.layer);
+  EXPECT_EQ(d.cause, d0.cause);
+}
+
 TEST(Unwrap, FactsKeepTheLineNumbersOfTheWrappedInput) {
   std::string wrapped = hard_wrap(kPodReport, 80);
   auto u = unwrap_hard_wrapped(wrapped);
