@@ -115,6 +115,22 @@ std::optional<uint64_t> parse_log_size(std::string_view s, std::string_view* res
   return std::nullopt;
 }
 
+std::optional<uint64_t> parse_log_size_saturating(std::string_view s) {
+  if (auto v = parse_log_size(s)) return v;
+  std::string_view after_number;
+  auto value = text::parse_double(text::trim_left(s), &after_number);
+  if (!value || !(*value > 0)) return std::nullopt;
+  std::string_view unit = after_number;
+  if (!unit.empty() && unit[0] == ' ') unit = unit.substr(1);
+  for (const auto& suffix : kLogSuffixes) {
+    if (!text::starts_with(unit, suffix.text)) continue;
+    std::string_view tail = unit.substr(suffix.text.size());
+    if (!tail.empty() && is_alpha(tail[0])) continue;
+    return *value * suffix.multiplier >= 18446744073709551616.0 ? std::optional<uint64_t>(UINT64_MAX) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 Result<uint64_t> parse_count(std::string_view text, std::string_view what, uint64_t max) {
   std::string_view t = text;
   while (!t.empty() && t.front() == ' ') t.remove_prefix(1);

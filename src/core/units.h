@@ -29,6 +29,9 @@ std::optional<uint64_t> parse_k8s_quantity(std::string_view text);
 // unit is required unless `allow_bare` (then bytes). `rest` gets the remainder.
 std::optional<uint64_t> parse_log_size(std::string_view s, std::string_view* rest = nullptr,
                                        bool allow_bare = false);
+// The same, but a size past what 64 bits hold with its unit ("1048575.999023PB",
+// a size computed wrong) is the largest there is instead of none.
+std::optional<uint64_t> parse_log_size_saturating(std::string_view s);
 
 // A count as the command line writes it: "8192", "8k" or "8K" (x 1024, as
 // context lengths are given), from 1 to `max`. The error names `what`

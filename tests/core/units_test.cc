@@ -58,6 +58,9 @@ TEST(LogSize, SizesPastTwoToTheSixtyThreeAreRead) {
   EXPECT_EQ(parse_log_size("2 PB"), uint64_t{2} << 50);
   EXPECT_EQ(parse_log_size("1.5EiB"), uint64_t{3} << 59);
   EXPECT_FALSE(parse_log_size("1048575.999023PB"));  // past 2^64
+  EXPECT_EQ(parse_log_size_saturating("1048575.999023PB memory"), UINT64_MAX);
+  EXPECT_EQ(parse_log_size_saturating("2 PB"), uint64_t{2} << 50);
+  EXPECT_FALSE(parse_log_size_saturating("1e30 apples"));
 }
 
 TEST(FormatBytes, BinaryUnits) {

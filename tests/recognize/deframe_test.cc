@@ -306,20 +306,28 @@ TEST(Deframe, EscapedLineBreaksOnOneLineBecomeLines) {
   EXPECT_FALSE(deframe("msg=\"first\\nsecond\\nthird\"\n", 0).has_value());
 }
 
+// Every `step`th corpus case of the training split (corpus_test.cc's: the
+// validation split is left out): its id and text.
+std::vector<std::pair<std::string, std::string>> training_sample(int step) {
+  std::ifstream in(test::source_dir() + "/tests/fixtures/corpus/cases.jsonl");
+  EXPECT_TRUE(in.good());
+  std::vector<std::pair<std::string, std::string>> texts;
+  std::string line;
+  for (int n = 0; std::getline(in, line);) {
+    if (line.empty() || n++ % step) continue;
+    auto c = nlohmann::json::parse(line);
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned char ch : c.at("id").get<std::string>()) h = (h ^ ch) * 1099511628211ULL;
+    if (h % 3 != 0) texts.emplace_back(c.at("id"), c.at("text"));
+  }
+  return texts;
+}
+
 // Corpus cases printed on one line with their breaks escaped, as a JSON
 // string field of a wrapper's error, read as the plain ones.
 TEST(Deframe, CorpusCasesWithEscapedBreaksKeepTheirVerdicts) {
-  std::ifstream in(test::source_dir() + "/tests/fixtures/corpus/cases.jsonl");
-  ASSERT_TRUE(in.good());
-  std::string line;
-  int n = 0, cases = 0, same = 0;
-  while (std::getline(in, line)) {
-    if (line.empty() || n++ % 20) continue;
-    auto c = nlohmann::json::parse(line);
-    uint64_t h = 1469598103934665603ULL;  // the validation split (corpus_test.cc) is left out
-    for (unsigned char ch : c.at("id").get<std::string>()) h = (h ^ ch) * 1099511628211ULL;
-    if (h % 3 == 0) continue;
-    const std::string text = c.at("text");
+  int cases = 0, same = 0;
+  for (const auto& [id, text] : training_sample(20)) {
     std::string escaped = "worker 3 failed: {\"error\": \"";
     for (char ch : text) {
       if (ch == '\n') escaped += "\\n";
@@ -426,8 +434,6 @@ TEST(Deframe, ALargeJsonFileLogIsReadWithoutItsRecords) {
 // Measured 2026-12-04 on 400 training cases: 398-400 of 400 for every
 // framing, 390 for the journal; before deframing, 326-364.
 TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
-  std::ifstream in(test::source_dir() + "/tests/fixtures/corpus/cases.jsonl");
-  ASSERT_TRUE(in.good());
   struct Framing {
     const char* name;
     std::string (*frame)(size_t, const std::string&);
@@ -445,22 +451,15 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"journal", journal, 0.95},
                         {"typographic", typographic, 0.98},
                         {"HTML source", html_source, 0.98}};
-  std::string line;
-  int n = 0, cases = 0;
+  int cases = 0;
   std::string changed;
-  while (std::getline(in, line)) {
-    if (line.empty() || n++ % 10) continue;
-    auto c = nlohmann::json::parse(line);
-    uint64_t h = 1469598103934665603ULL;  // the validation split (corpus_test.cc) is left out
-    for (unsigned char ch : c.at("id").get<std::string>()) h = (h ^ ch) * 1099511628211ULL;
-    if (h % 3 == 0) continue;
-    const std::string text = c.at("text");
+  for (const auto& [id, text] : training_sample(10)) {
     const Diagnosis d0 = test::diagnose_text(text);
     ++cases;
     for (Framing& f : framings) {
       const Diagnosis d = test::diagnose_text(framed(text, f.frame));
       if (d.layer == d0.layer && d.cause == d0.cause) ++f.same;
-      else changed += std::string("  ") + c.at("id").get<std::string>() + " in " + f.name + "\n";
+      else changed += "  " + id + " in " + f.name + "\n";
     }
   }
   ASSERT_GT(cases, 120);

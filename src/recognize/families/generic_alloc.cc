@@ -42,7 +42,6 @@
 // until kAfter lines past the failure have been seen (or the input ends).
 #include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <deque>
 #include <string>
 
@@ -537,15 +536,9 @@ class GenericAlloc final : public Recognizer {
     for (std::string_view lead : {"allocate ", "of size ", "allocation of ", "requested ", "tried to allocate "}) {
       size_t p = text::ifind(s, lead);
       if (p == std::string_view::npos) continue;
-      if (auto v = units::parse_log_size(s.substr(p + lead.size())); v && *v > 0) return v;
       // Past what 64 bits hold ("Cannot allocate 1048575.999023PB"): a size
       // computed wrong, kept as the largest there is.
-      std::string_view unit;
-      if (auto n = text::parse_double(text::trim_left(s.substr(p + lead.size())), &unit); n && *n > 0) {
-        unit = text::trim_left(unit);
-        if (text::starts_with(unit, "PB") || text::starts_with(unit, "PiB") || text::starts_with(unit, "EB") || text::starts_with(unit, "EiB"))
-          return UINT64_MAX;
-      }
+      if (auto v = units::parse_log_size_saturating(s.substr(p + lead.size())); v && *v > 0) return v;
     }
     return std::nullopt;
   }

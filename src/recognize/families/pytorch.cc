@@ -59,8 +59,6 @@
 namespace aimem {
 namespace {
 
-// A request of a pebibyte or more: no device holds it.
-constexpr uint64_t kImpossibleRequest = uint64_t{1} << 50;
 
 constexpr Pattern kPatterns[] = {
     {"out of memory. Tried to allocate"},
@@ -382,7 +380,7 @@ class PyTorch final : public Recognizer {
     if (repeated(body.substr(0, 160), line)) return;
 
     // A request no device could hold ("Tried to allocate more than 1EB
-    // memory", or a petabyte and more): a corrupt or overflowed size (a
+    // memory", or kImpossibleRequest and more): a corrupt or overflowed size (a
     // garbage shape, an aborted collective's buffer), not memory running out.
     if (auto r = size_at(body, "Tried to allocate "); text::contains(body, "Tried to allocate more than 1EB") || (r && *r >= kImpossibleRequest)) {
       out.add(look_alike(line, Family::pytorch, 0.8f,
