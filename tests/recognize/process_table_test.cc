@@ -327,5 +327,35 @@ TEST(ProcessTable, AVictimTheSizeOfOneCopyIsOneOfThemUnderAnotherName) {
   EXPECT_EQ(test::diagnose_text(small).cause, Cause::other_process);
 }
 
+// ps -o with the user column first ("user,pid,rss,etime,comm"), pasted under
+// a global kill on a batch node (modelled on the RHEL 6 Torque node in
+// the corpus, mb-039; our own names and figures): its rows start with a name,
+// not a PID, and are still the table's.
+TEST(ProcessTable, RowsLedByTheUserColumnAreRead) {
+  const std::string log =
+      "Mar 16 16:32:49 node-4 kernel: Out of memory: Kill process 30518 (python) score 350 or sacrifice child\n"
+      "Mar 16 16:32:49 node-4 kernel: Killed process 30518, UID 1045, (python) total-vm:9198412kB, anon-rss:8488112kB, "
+      "file-rss:1220kB\n"
+      "# ps -eo user,pid,rss,etime,comm --sort=-rss | head -5\n"
+      "USER       PID     RSS     ELAPSED COMMAND\n"
+      "root     19892 5718592  2-06:41:10 lt-xz\n"
+      "root     19893 5702208  2-06:41:10 lt-xz\n"
+      "svc_mon   2746  612344 41-03:12:55 gmond\n";
+  auto t = tables(log);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].process, "lt-xz");
+  EXPECT_EQ(*t[0].sequences, 2u);
+  EXPECT_EQ(*t[0].usage, (5718592ull + 5702208ull) * 1024);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  EXPECT_TRUE(said(d, "lt-xz holding"));
+  // Without the header (nor the ps command naming the columns) a line led
+  // by a name and two figures is not a row of anything.
+  std::string bare = log;
+  bare.erase(bare.find("# ps"), bare.find("root ") - bare.find("# ps"));
+  EXPECT_TRUE(tables(bare).empty());
+}
+
 }  // namespace
 }  // namespace aimem

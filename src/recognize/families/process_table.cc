@@ -70,6 +70,8 @@ constexpr Pattern kPatterns[] = {
     {"^[ \t]*[0-9]+\\s+[0-9]+(\\.[0-9]+)?([kmgt]|[KMG]B)?\\s+[^\\s0-9]", kRegex | kContext},
     {"^[ \t]*[0-9]{3,}\\s+[A-Za-z/\\[]", kRegex | kContext},
     {"^[a-z_][a-z0-9_+.-]*\\s+[0-9]+\\s+[0-9.]+\\s+[0-9.]+\\s+[0-9]+\\s+[0-9]+\\s", kRegex | kContext},
+    // ps -o with the user first ("user,pid,rss,etime,comm"): a name, a PID, a figure.
+    {"^[a-z_][a-z0-9_+.-]*\\s+[0-9]+\\s+[0-9]+(\\.[0-9]+)?[kmgtKMG]?\\s", kRegex | kContext},
     {"^[ \t]*[0-9]+\\s+[a-z_][a-z0-9_+.-]*\\s+(rt|-?[0-9]+)\\s+-?[0-9]+\\s+[0-9.]+[kmgtp]?\\s+[0-9.]+[kmgtp]?\\s", kRegex | kContext},
 };
 
