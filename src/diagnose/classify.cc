@@ -513,6 +513,13 @@ Decision decide_layer(const View& v) {
                 : "the failure is " + look_alike->detail + ", which is not a memory exhaustion"};
     return d;
   }
+  // A snapshot of the host with its RAM and swap both used up (host_tools.cc):
+  // the host's memory was exhausted, whatever the process then did (hung,
+  // thrashed, exited). `free` in a container shows the host's figures too.
+  if (const Fact* x = v.failure(FactKind::host_exhausted)) {
+    d = {Layer::host_ram, x, x->strength, x->detail};
+    return d;
+  }
   // 11. Exit status alone.
   if (const Fact* e = v.failure(FactKind::exit_status)) {
     d.decisive = e;

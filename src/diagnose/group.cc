@@ -184,6 +184,18 @@ void attach_context(const std::vector<Fact>& facts, const std::vector<size_t>& c
 std::vector<Incident> group_facts(const std::vector<Fact>& facts) {
   std::vector<size_t> failures, context;
   for (size_t i = 0; i < facts.size(); ++i) (counts_as_failure(facts[i]) ? failures : context).push_back(i);
+  // A snapshot of the host with RAM and swap used up (host_exhausted) is the
+  // answer only where no other failure explains the evidence (a kill, an
+  // allocator's error, an exit): beside one it is context, as `free` is.
+  auto snapshot = [&](size_t i) { return facts[i].kind == FactKind::host_exhausted; };
+  auto explains = [&](size_t i) {
+    return !snapshot(i) && !(facts[i].kind == FactKind::not_memory_failure && facts[i].family == Family::generic);
+  };
+  if (std::any_of(failures.begin(), failures.end(), explains)) {
+    for (size_t i : failures)
+      if (snapshot(i)) context.push_back(i);
+    failures.erase(std::remove_if(failures.begin(), failures.end(), snapshot), failures.end());
+  }
   // A failure that names no memory (recognize/families/failure_markers.cc) is
   // the answer only when the evidence holds no other failure; beside one it
   // is context.

@@ -11,6 +11,7 @@ std::string_view to_string(FactKind kind) {
     case FactKind::kv_cache_shortage: return "kv_cache_shortage";
     case FactKind::host_alloc_failure: return "host_alloc_failure";
     case FactKind::host_memory_refused: return "host_memory_refused";
+    case FactKind::host_exhausted: return "host_exhausted";
     case FactKind::js_heap_oom: return "js_heap_oom";
     case FactKind::jvm_heap_oom: return "jvm_heap_oom";
     case FactKind::jvm_native_oom: return "jvm_native_oom";

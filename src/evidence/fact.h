@@ -34,6 +34,7 @@ enum class FactKind : uint8_t {
   systemd_oom_result,   // a unit failed with result 'oom-kill'
   process_killed,       // a process died by SIGKILL without saying why (shell "Killed", worker died)
   exit_status,          // an exit code or signal was reported (context unless nothing else)
+  host_exhausted,       // a snapshot of the host (free, meminfo, top) shows RAM and swap both used up
   not_memory_failure,   // looks like a memory failure to the client but is not (NCCL timeout, Xid, illegal address, probe kill)
   // --- context ---
   memory_limit,         // a configured limit (docker -m, resources.limits.memory, MemoryMax, HostConfig.Memory)

@@ -754,8 +754,10 @@ void ShadowingSink::add(Fact fact) {
     if (held_.size() < kMaxHeld) held_.push_back(std::move(fact));
     return;
   }
+  // (A snapshot of the host used up is no report of a failure on a line: it
+  // shadows nothing.)
   if (is_failure(fact.kind) && fact.kind != FactKind::exit_status && fact.kind != FactKind::process_killed &&
-      anchors_.size() < kMaxAnchors)
+      fact.kind != FactKind::host_exhausted && anchors_.size() < kMaxAnchors)
     anchors_.push_back(fact.where.line);
   out_.add(std::move(fact));
 }

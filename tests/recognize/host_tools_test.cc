@@ -119,5 +119,81 @@ TEST(HostTools, UnreclaimableSlabOverHalfTheRamIsKernelMemoryAccumulated) {
   EXPECT_NE(test::diagnose_text(kill + "SUnreclaim:     91804416 kB\n").cause, Cause::leak_or_accumulation);
 }
 
+std::vector<Fact> exhausted(const std::string& text) { return test::facts_of_kind(text, FactKind::host_exhausted); }
+
+// A snapshot with RAM and swap both used up is the host's memory exhausted,
+// a failure of its own (modelled on a thrashing 1 GiB VPS pasted with `free
+// -m` and a busy kswapd0, and on /proc/meminfo and top as users paste them;
+// our own figures). Swap to spare is only swapping; RAM to spare is nothing.
+TEST(HostTools, RamAndSwapBothUsedUpIsTheHostExhausted) {
+  const std::string full =
+      "$ free -m\n"
+      "               total        used        free      shared  buff/cache   available\n"
+      "Mem:             981         902          38           3          40          21\n"
+      "Swap:           2047        2047           0\n";
+  auto x = exhausted(full);
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x[0].layer, Layer::host_ram);
+  EXPECT_EQ(*x[0].free, 21 * units::MiB);
+  EXPECT_EQ(*x[0].total, 981 * units::MiB);
+  EXPECT_EQ(x[0].where.line, 4u);
+  ASSERT_EQ(x[0].extra.size(), 1u);
+  EXPECT_EQ(x[0].extra[0].first, 3u);  // the Mem: row, quoted beside it
+  // No swap at all: the RAM alone decides.
+  std::string none = full;
+  none.replace(none.find("Swap:           2047        2047           0"), 44, "Swap:              0           0           0");
+  EXPECT_EQ(exhausted(none).size(), 1u);
+  // Half the swap free: the host is swapping, not out of memory.
+  std::string spare = full;
+  spare.replace(spare.find("2047        2047           0"), 27, "2047        1023        1024");
+  EXPECT_TRUE(exhausted(spare).empty());
+  // Ten percent of the RAM available: not used up.
+  std::string roomy = full;
+  roomy.replace(roomy.find("40          21"), 14, "40          98");
+  EXPECT_TRUE(exhausted(roomy).empty());
+  // The figures the RAM row is read with still come out as before.
+  EXPECT_EQ(hosts(full).size(), 1u);
+}
+
+TEST(HostTools, MeminfoAndTopSayTheSame) {
+  auto m = exhausted("$ cat /proc/meminfo\n"
+                     "MemTotal:        8049244 kB\n"
+                     "MemFree:           91212 kB\n"
+                     "MemAvailable:     120344 kB\n"
+                     "Buffers:             812 kB\n"
+                     "Cached:            81244 kB\n"
+                     "SwapCached:        12044 kB\n"
+                     "SwapTotal:       4194300 kB\n"
+                     "SwapFree:          10240 kB\n");
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(*m[0].free, 120344 * units::KiB);
+  auto t = exhausted("KiB Mem :  8049244 total,    91212 free,  7877220 used,    80812 buff/cache\n"
+                     "KiB Swap:  4194300 total,    10240 free,  4184060 used.    60212 avail Mem\n");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(*t[0].free, 60212 * units::KiB);
+  // A watcher's one-line figures carry no swap total: nothing to compare.
+  EXPECT_TRUE(exhausted("[memwatch] MemTotal=16371152kB MemAvailable=118904kB SwapFree=12264kB\n").empty());
+  EXPECT_EQ(hosts("[memwatch] MemTotal=16371152kB MemAvailable=118904kB SwapFree=12264kB\n").size(), 1u);
+}
+
+// Alone it is the answer (host RAM); beside a failure that explains the
+// evidence (an allocator's ENOMEM) it is context, and it does not hide the
+// generic reader's line.
+TEST(HostTools, AnExhaustedSnapshotAnswersOnlyWhereNothingElseDoes) {
+  const std::string snapshot =
+      "$ free -m\n"
+      "               total        used        free      shared  buff/cache   available\n"
+      "Mem:            3916        3702          71           2         142          97\n"
+      "Swap:              0           0           0\n";
+  Diagnosis alone = test::diagnose_text(snapshot);
+  EXPECT_EQ(alone.layer, Layer::host_ram);
+  ASSERT_EQ(alone.incidents.size(), 1u);
+  EXPECT_NE(alone.incidents[0].reasons.at(0).find("it has no swap"), std::string::npos);
+  Diagnosis beside = test::diagnose_text("2026-05-14T04:41:37: PM2 error: Error: spawn ENOMEM\n" + snapshot);
+  EXPECT_EQ(beside.layer, Layer::host_ram);
+  ASSERT_EQ(beside.incidents.size(), 1u);
+  EXPECT_EQ(beside.incidents[0].reasons.at(0).find("it has no swap"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -25,6 +25,16 @@
 //   KiB Mem : 33554432 total,  22671044 free,  10215380 used,    668008 buff/cache
 //   KiB Swap:  2097148 total,   2097148 free,         0 used.  23086324 avail Mem
 // free = "avail Mem" from the swap line when it follows, else free + buff/cache.
+//
+// The swap figures beside them (free's "Swap:" row, meminfo's SwapTotal and
+// SwapFree, top's "KiB Swap:" line) decide one thing more: a snapshot whose
+// available RAM is at most kExhaustedPct of the total while swap is all but
+// used up too (a tenth or less free) or absent is the host's memory
+// exhausted, a failure of its own (host_exhausted, layer host_ram), as a
+// user pastes it from a machine that hangs or thrashes without a kill. A
+// machine with swap to spare is only swapping.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -47,7 +57,13 @@ constexpr Pattern kPatterns[] = {
     {"MemTotal", kContext},
     {"SUnreclaim", kContext},
     {"^[KMGT]iB (Mem|Swap) *:", kRegex | kContext},  // top's summary
+    {"^Swap: +[0-9]", kRegex | kContext},
+    {"SwapTotal", kContext},
+    {"SwapFree", kContext},
 };
+
+constexpr uint64_t kExhaustedPct = 3;  // available RAM, percent of the total
+constexpr uint64_t kSwapLines = 24;    // SwapFree is about the 15th line of /proc/meminfo after MemAvailable
 
 constexpr uint64_t kMeminfoLines = 8;  // MemAvailable is the third line of /proc/meminfo
 constexpr uint64_t kSlabLines = 40;    // SUnreclaim is about the 24th
@@ -61,6 +77,13 @@ class HostTools final : public Recognizer {
     if (top_summary(line, t, out)) return;
     if (text::starts_with(t, "Mem:")) {
       mem_row(line, t.substr(4), out);
+    } else if (text::starts_with(t, "Swap:")) {
+      flush(out);
+      auto cols = columns(t.substr(5));
+      if (cols.size() >= 3) {
+        auto total = size_of(cols[0]), free = size_of(cols[2]);
+        if (total && free) exhausted(line, *total, *free, 3, out);
+      }
     } else if (auto v = text::after(t, "-/+ buffers/cache:")) {
       // old procps: "-/+ buffers/cache:  used  free" -> free is what is available
       if (!pending_ || line.number > pending_->where.line + 3) return;
@@ -86,8 +109,43 @@ class HostTools final : public Recognizer {
   std::optional<Fact> pending_;
 
   void flush(FactSink& out) {
-    if (pending_) out.add(std::move(*pending_));
+    if (pending_) ram(std::move(*pending_), out);
     pending_.reset();
+  }
+
+  // The last host RAM reading, for the swap figures after it.
+  struct Ram {
+    uint64_t total = 0, free = 0, line = 0;
+    std::string quote;
+  };
+  std::optional<Ram> ram_;
+  std::optional<uint64_t> swap_total_;
+  uint64_t swap_total_line_ = 0;
+
+  void ram(Fact f, FactSink& out) {
+    if (f.total && f.free && *f.total > 0) ram_ = Ram{*f.total, *f.free, f.where.line, f.text};
+    out.add(std::move(f));
+  }
+
+  // Swap beside the last RAM reading (within `lines`): both used up is the
+  // host's memory exhausted (see the top of the file).
+  void exhausted(const Line& line, uint64_t swap_total, uint64_t swap_free, uint64_t lines, FactSink& out) {
+    if (!ram_ || line.number > ram_->line + lines || swap_free > swap_total) return;
+    const Ram r = *ram_;
+    ram_.reset();
+    if (r.free * 100 > r.total * kExhaustedPct || swap_free * 10 > swap_total) return;
+    Fact f = make_fact(line, FactKind::host_exhausted, Family::procfs);
+    f.layer = Layer::host_ram;
+    f.strength = 0.5f;
+    f.total = r.total;
+    f.free = r.free;
+    f.extra.emplace_back(r.line, r.quote);
+    f.detail = fmt::format("the host's RAM was used up ({} available of {}) and {}", units::format_bytes(r.free),
+                           units::format_bytes(r.total),
+                           swap_total == 0 ? std::string("it has no swap")
+                                           : fmt::format("so was its swap ({} free of {})", units::format_bytes(swap_free),
+                                                         units::format_bytes(swap_total)));
+    out.add(std::move(f));
   }
 
   static std::vector<std::string> columns(std::string_view s) {
@@ -129,14 +187,27 @@ class HostTools final : public Recognizer {
       return true;
     }
     auto total = kb_after(t, "MemTotal"), avail = kb_after(t, "MemAvailable");
-    if (!total && !avail) return false;
+    if (!total && !avail) {
+      // The listing's swap, two lines apart (a watcher's one-line SwapFree
+      // gives no SwapTotal: nothing to say how full).
+      if (auto swap = kb_after(t, "SwapTotal")) {
+        swap_total_ = swap, swap_total_line_ = line.number;
+        return true;
+      }
+      if (auto swap = kb_after(t, "SwapFree")) {
+        if (swap_total_ && line.number <= swap_total_line_ + 2) exhausted(line, *swap_total_, *swap, kSwapLines, out);
+        swap_total_.reset();
+        return true;
+      }
+      return false;
+    }
     if (total) mem_total_ = total, mem_total_line_ = line.number, listing_total_ = total, listing_line_ = line.number;
     if (avail && mem_total_ && line.number <= mem_total_line_ + kMeminfoLines && *avail <= *mem_total_) {
       Fact f = make_fact(line, FactKind::host_state, Family::procfs);
       f.detail = "host RAM";
       f.total = mem_total_;
       f.free = avail;
-      out.add(std::move(f));
+      ram(std::move(f), out);
       mem_total_.reset();
     }
     return true;
@@ -160,6 +231,7 @@ class HostTools final : public Recognizer {
     if (pending_ && line.number <= pending_->where.line + 1 && top->avail && pending_->total && *top->avail <= *pending_->total)
       pending_->free = top->avail;
     flush(out);
+    if (top->total && top->free) exhausted(line, *top->total, *top->free, 1, out);
     return true;
   }
 
@@ -182,7 +254,7 @@ class HostTools final : public Recognizer {
     if (!f.total) return;
     if (avail >= 0 && static_cast<size_t>(avail) < cols.size()) {
       f.free = size_of(cols[static_cast<size_t>(avail)]);
-      out.add(std::move(f));
+      ram(std::move(f), out);
       return;
     }
     // Old layout: free + buffers + cached, refined by a "-/+ buffers/cache" row.
