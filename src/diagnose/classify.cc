@@ -603,7 +603,8 @@ Decision decide_layer(const View& v) {
     // V8 or the process's native allocator gave up.
     if (e->detail == kChromiumOom) {
       if (const Fact* heap = v.first_context([](const Fact& f) {
-            return f.kind == FactKind::memory_usage && text::starts_with(f.detail, "growing") && text::icontains(f.detail, "heap");
+            return f.kind == FactKind::memory_usage && text::starts_with(f.detail, "growing") &&
+                   (text::icontains(f.detail, "heap") || text::icontains(f.text, "heap"));  // "renderer heap: used=..."
           })) {
         d = {Layer::js_heap, heap, 0.55f, "the renderer exited with Chromium's out-of-memory code while its JS heap grew (" + heap->detail + ")"};
         return d;

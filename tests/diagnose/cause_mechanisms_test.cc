@@ -469,6 +469,25 @@ TEST(CauseMechanisms, RepeatedLinesWithASizeAreASeries) {
               "M(119.5%)\n";
   heroku += "2022-01-10T10:58:37.192749+00:00 heroku[worker.1]: Error R15 (Memory quota vastly exceeded)\n";
   EXPECT_EQ(diagnose_text(heroku).cause, Cause::leak_or_accumulation) << reason_text(diagnose_text(heroku));
+  // The unit in brackets before a bare figure, as nvidia-smi names its CSV
+  // columns and a task runner logs them after each job (modelled on a
+  // serverless worker's log, runpod-workers threads; our own figures).
+  auto bracketed = [](std::initializer_list<int> mib) {
+    std::string t;
+    int task = 0;
+    for (int m : mib)
+      t += "[info][2025-05-22 0" + std::to_string(6 + task++) + ":10:04] [gpu] memory.used [MiB]: " + std::to_string(m) + " / 81559\n";
+    return t + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.25 GiB of "
+               "which 3.44 MiB is free.\n";
+  };
+  EXPECT_EQ(diagnose_text(bracketed({22400, 41800, 60100, 79900})).cause, Cause::leak_or_accumulation);
+  EXPECT_NE(diagnose_text(bracketed({22400, 79800, 23100, 79900})).cause, Cause::leak_or_accumulation);
+  // Any name with "=" and a size with its unit, repeated ("used=412.6MB").
+  std::string named;
+  for (int m : {412, 1288, 2310, 3377})
+    named += "[info]  worker heap: used=" + std::to_string(m) + ".4MB total=" + std::to_string(m + 20) + ".0MB\n";
+  named += "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n";
+  EXPECT_EQ(diagnose_text(named).cause, Cause::leak_or_accumulation) << reason_text(diagnose_text(named));
 }
 
 // Parallel copies counted before the word ("spawning 4 render workers",

@@ -345,6 +345,13 @@ TEST(ExitStatus, ChromiumsOomExitNamesTheHeapOnlyWithItsSeries) {
   report += "Source: renderer\nReason: oom\nExit code: -536870904\n";
   Diagnosis heap = test::diagnose_text(report);
   EXPECT_EQ(heap.layer, Layer::js_heap);
+  // A series named "used" on a line about the renderer's heap says the same
+  // (an app's own "renderer heap: used=412.6MB total=..." samples).
+  std::string app;
+  for (int used : {412, 1288, 2310, 3377})
+    app += "[info]  renderer heap: used=" + std::to_string(used) + ".6MB total=" + std::to_string(used + 19) + ".0MB limit=4096.0MB\n";
+  app += "[error] render-process-gone {\"reason\":\"oom\",\"exitCode\":-536870904}\n";
+  EXPECT_EQ(test::diagnose_text(app).layer, Layer::js_heap);
   EXPECT_TRUE(of_kind("Reason: OOMKilled\n", FactKind::exit_status).empty());
   EXPECT_TRUE(of_kind("dropped (reason: oomph)\n", FactKind::exit_status).empty());
 }

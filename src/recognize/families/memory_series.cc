@@ -192,6 +192,11 @@ constexpr Pattern kPatterns[] = {
     // "current:" figure with its unit ("Memory info of GPU ...: current: 0.15 GB, peak: 2.52 GB").
     {"(mem|rss|heap|alloc|resident)[a-z_]*(bytes|mib|mb|gib|gb)\\s*[=:]\\s*\"?[0-9]", kCi},
     {"\\bcurrent\\s*[=:]\\s*[0-9.]+ ?[KMGT]i?B", kCi},
+    // "used=" or "usage=" and a size with its unit ("renderer heap: used=412.6MB total=431.0MB"):
+    // sized_key reads it; a line of such names repeated is a series. (Any name before "=" made
+    // the scan of a large log 7% slower: "pid=", "rank=" are everywhere.)
+    {"(used|usage)=[0-9]+(\\.[0-9]+)?[KMGT]i?B\\b", kRegex | kContext},
+    {"\\[(KiB|MiB|GiB|MB|GB)\\] ?[=:] ?[0-9]", kRegex | kContext},  // nvidia-smi's "memory.used [MiB]: 24518"
     // Runtimes' own reports (runtime_report): tracemalloc's example, the JVM's MemoryUsage, dotnet-counters.
     {"memory usage is [0-9.]+ ?[KMGT]i?B", kCi},
     {"\\) used = [0-9]+\\(", kRegex | kContext},
@@ -345,6 +350,19 @@ bool series_unit(std::string_view u) {
   return false;
 }
 
+double bytes_per(std::string_view unit);
+
+// Bytes per unit when `before` ends in a bracketed unit and a separator
+// ("memory.used [MiB]: ", "[GB] = "); 0 otherwise.
+double bracketed_unit(std::string_view before) {
+  while (!before.empty() && (before.back() == ' ' || before.back() == ':' || before.back() == '=')) before.remove_suffix(1);
+  if (before.size() < 3 || before.back() != ']') return 0;
+  size_t open = before.rfind('[');
+  if (open == std::string_view::npos || before.size() - open > 6) return 0;
+  std::string_view unit = before.substr(open + 1, before.size() - open - 2);
+  return series_unit(unit) && unit.size() >= 2 ? bytes_per(unit) : 0;
+}
+
 // The first size with a unit in the line that starts a number of its own
 // (not a digit inside a word or a version), with the rest after it.
 std::optional<double> first_size(std::string_view s, std::string_view* after) {
@@ -356,6 +374,14 @@ std::optional<double> first_size(std::string_view s, std::string_view* after) {
     auto v = units::parse_log_size(s.substr(i), &rest);
     size_t num_end = i;
     while (num_end < s.size() && ((s[num_end] >= '0' && s[num_end] <= '9') || s[num_end] == '.')) ++num_end;
+    // The unit in brackets before the figure, as nvidia-smi's CSV header
+    // names its columns ("memory.used [MiB]: 24518 / 81559").
+    if (const double per = bracketed_unit(s.substr(0, i)); per > 0 && (!v || num_end == s.size() - rest.size())) {
+      if (auto n = text::parse_double(s.substr(i, num_end - i)); n && *n >= 0 && *n < 1e15) {
+        *after = s.substr(num_end);
+        return *n * per;
+      }
+    }
     if (v) {
       std::string_view unit = s.substr(num_end, s.size() - num_end - rest.size());
       if (!unit.empty() && unit[0] == ' ') unit.remove_prefix(1);
