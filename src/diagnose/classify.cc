@@ -283,7 +283,7 @@ Decision decide_layer(const View& v) {
     }
     return d;
   }
-  // A request no machine holds (256 TiB and more: a size that underflowed or
+  // A request no machine holds (64 TiB and more: a size that underflowed or
   // overflowed, "memory allocation of 18446744073709551605 bytes failed") is a
   // bug in the size, not memory running out. Kills and killers above acted on
   // memory that really ran out; the allocation failures below did not.
@@ -1944,7 +1944,9 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     });
     if (cap) {
       why = "the direct-buffer pool is capped at " + units::format_bytes(*cap->limit) + " (MaxDirectMemorySize) and the buffers in use need more";
-      why.strength = 0.7f;
+      // A lean, as for -Xmx (cause_from_heap_flag): buffers never released
+      // (a pooled allocator's leak) reach any cap the same way.
+      why.strength = 0.5f;
       return Cause::limit_too_low;
     }
   }

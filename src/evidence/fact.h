@@ -136,11 +136,11 @@ inline constexpr std::string_view kZfsArc = "ZFS ARC";
 // ("TaskOOM event &TaskOOM{ContainerID:...}"): on a Kubernetes node that
 // log is the kubelet's runtime's, so the container is a pod's.
 inline constexpr std::string_view kContainerdTaskOom = "containerd TaskOOM event";
-// A request no machine holds (256 TiB and more): a size computed wrong (an
+// A request no machine holds (64 TiB and more: more RAM than the largest single machines hold): a size computed wrong (an
 // integer that overflowed or underflowed, a garbage shape), not memory
 // running out (diagnose/classify.cc; the scanner keeps a generic reading of
 // one beside a family's report, scanner.cc).
-inline constexpr uint64_t kImpossibleRequest = uint64_t{1} << 48;
+inline constexpr uint64_t kImpossibleRequest = uint64_t{1} << 46;
 
 // A KV cache shortage read from a serving engine's stats lines (a stalled
 // service), not the engine's own error: the detail's prefix.

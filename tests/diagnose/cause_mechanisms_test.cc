@@ -946,6 +946,17 @@ TEST(CauseMechanisms, ARequestNoMachineHoldsIsASizeBug) {
   // modelled on erlang/otp threads of binary_to_term on a 2 GiB binary).
   Diagnosis wrapped = diagnose_text("binary_alloc: Cannot allocate 18446744071562067968 bytes of memory (of type \"binary\").\n");
   EXPECT_EQ(wrapped.layer, Layer::not_memory) << reason_text(wrapped);
+  // A pointer read as a size (about 170 TiB, OpenCV's "Insufficient memory"
+  // on a board with 32 GB; modelled on opencv/opencv threads, values ours):
+  // past 64 TiB, more than the largest single machines hold.
+  Diagnosis pointer = diagnose_text(
+      "OpenCV(4.5.4) /opt/opencv/modules/core/src/alloc.cpp:73: error: (-4:Insufficient memory) Failed to allocate "
+      "186916976721920 bytes in function 'OutOfMemoryError'\n");
+  EXPECT_EQ(pointer.layer, Layer::not_memory) << reason_text(pointer);
+  Diagnosis big = diagnose_text(
+      "OpenCV(4.5.4) /opt/opencv/modules/core/src/alloc.cpp:73: error: (-4:Insufficient memory) Failed to allocate "
+      "43980465111040 bytes in function 'OutOfMemoryError'\n");  // 40 TiB: a machine could hold it
+  EXPECT_NE(big.layer, Layer::not_memory) << reason_text(big);
 }
 
 // The same bug in other shapes (modelled on a Go service's "cannot allocate
