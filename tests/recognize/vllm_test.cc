@@ -71,6 +71,16 @@ TEST(Vllm, V1KvNeededWithPositiveBudgetIsAMaxModelLenProblem) {
   EXPECT_EQ(k[0].requested, 24 * GiB);
   EXPECT_EQ(k[0].detail, "max_model_len");
   EXPECT_EQ(test::diagnose_text(line).cause, Cause::kv_cache_context);
+  // Pasted with the parenthesis closed before "is needed" (as the forty-sixth
+  // blind batch's writer rendered it): the same error, not a generic limit.
+  std::string early = line;
+  early.replace(early.find("GiB KV cache is needed"), 22, "GiB KV cache) is needed");
+  auto e = of_kind(early, FactKind::kv_cache_shortage);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].requested, 24 * GiB);
+  Diagnosis d = test::diagnose_text(early);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
 }
 
 TEST(Vllm, NoCacheBlocksAndNegativeBudget) {

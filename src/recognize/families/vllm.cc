@@ -70,6 +70,7 @@ constexpr Pattern kPatterns[] = {
     {"that can be stored in KV cache", kCompanion},
     {"No available memory for the cache blocks"},
     {"KV cache is needed, which is larger than"},
+    {"KV cache) is needed, which is larger than"},  // the same, as pasted with its parenthesis closed early
     {"KV cache memory:", kCompanion},
     {"reserved for KV Cache is", kCompanion},
     {"on startup is less than desired GPU memory utilization"},
@@ -162,7 +163,8 @@ class Vllm final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (text::contains(s, "that can be stored in KV cache")) return max_seq_len_v0(line, s, out);
-    if (text::contains(s, "KV cache is needed, which is larger than")) return kv_needed_v1(line, s, out);
+    if (text::contains(s, "KV cache is needed, which is larger than") || text::contains(s, "KV cache) is needed, which is larger than"))
+      return kv_needed_v1(line, s, out);
     if (auto p = s.find("No available memory for the cache blocks"); p != std::string_view::npos) {
       if (guards::is_mention(s, p, 40) || repeated(line)) return;
       Fact f = failure(line, FactKind::kv_cache_shortage);
@@ -276,6 +278,7 @@ class Vllm final : public Recognizer {
 
   void kv_needed_v1(const Line& line, std::string_view s, FactSink& out) {
     size_t p = s.find("KV cache is needed");
+    if (p == std::string_view::npos) p = s.find("KV cache) is needed");
     if (guards::is_mention(s, p, 18) || repeated(line)) return;
     Fact f = failure(line, FactKind::kv_cache_shortage);
     f.max_model_len = paren_number_at(s, "max seq len ");
