@@ -350,8 +350,14 @@ Decision decide_layer(const View& v) {
     }
     return d;
   }
-  if (const Fact* j = v.failure(FactKind::jvm_heap_oom)) {
-    d = {Layer::jvm_heap, j, std::max(0.85f, j->strength), "the JVM threw OutOfMemoryError for its heap"};
+  // The JVM's own error, where there is one, over the collector's log
+  // before it (jvm.cc's GC thrashing): it names the pool.
+  const Fact* j = v.first_failure([](const Fact& f) { return f.kind == FactKind::jvm_heap_oom && !text::starts_with(f.detail, "GC thrashing"); });
+  if (!j) j = v.failure(FactKind::jvm_heap_oom);
+  if (j) {
+    d = {Layer::jvm_heap, j, std::max(0.85f, j->strength),
+         text::starts_with(j->detail, "GC thrashing") ? "the JVM's full collections freed almost nothing: its heap was exhausted"
+                                                      : "the JVM threw OutOfMemoryError for its heap"};
     return d;
   }
   // A limit of the operating system's that is not memory (os_limits.cc: the

@@ -352,5 +352,45 @@ TEST(Jvm, SparksExecutorExit52IsTheJvmsOutOfMemory) {
   EXPECT_TRUE(test::facts_of_kind("worker exited with exit code 52\n", FactKind::jvm_heap_oom).empty());
 }
 
+// The collector's own log: two full collections in a row that free almost
+// nothing with the heap at its capacity are the heap exhausted, before any
+// OutOfMemoryError (modelled on a Databricks driver's GC log before its
+// "Driver is up but is not responsive, likely due to GC", and on JDK 9+
+// unified logging; our own figures). One such collection, or ones that
+// free a good part of the heap, are a busy heap, not a failure.
+TEST(Jvm, FullCollectionsThatFreeNothingAreTheHeapExhausted) {
+  const std::string parallel =
+      "2024-04-02T09:53:40.118+0000: [Full GC (Ergonomics) [PSYoungGen: 1092096K->1087533K(1118208K)] [ParOldGen: "
+      "2236412K->2236398K(2236416K)] 3328508K->3323931K(3354624K), [Metaspace: 201334K->201334K(1234944K)], 9.1834271 secs]\n"
+      "2024-04-02T09:53:49.402+0000: [Full GC (Ergonomics) [PSYoungGen: 1092096K->1090112K(1118208K)] [ParOldGen: "
+      "2236398K->2236409K(2236416K)] 3328494K->3326521K(3354624K), [Metaspace: 201334K->201334K(1234944K)], 9.4410338 secs]\n";
+  auto f = of_kind(parallel, FactKind::jvm_heap_oom);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].where.line, 2u);
+  EXPECT_EQ(*f[0].heap_limit, 3354624 * units::KiB);  // the whole heap's pair, not the Metaspace's
+  EXPECT_EQ(*f[0].usage, 3326521 * units::KiB);
+  EXPECT_EQ(test::diagnose_text(parallel).layer, Layer::jvm_heap);
+  // One of them alone is not yet a failure.
+  EXPECT_TRUE(of_kind(parallel.substr(0, parallel.find('\n') + 1), FactKind::jvm_heap_oom).empty());
+  // Unified logging, in MiB.
+  const std::string unified =
+      "[41.210s][info][gc] GC(57) Pause Full (Allocation Failure) 2047M->2046M(2048M) 912.345ms\n"
+      "[42.301s][info][gc] GC(58) Pause Full (Allocation Failure) 2047M->2047M(2048M) 930.120ms\n";
+  EXPECT_EQ(of_kind(unified, FactKind::jvm_heap_oom).size(), 1u);
+  // Collections that free a good part of the heap: a busy heap, healthy.
+  const std::string healthy =
+      "[41.210s][info][gc] GC(57) Pause Full (Allocation Failure) 2047M->1210M(2048M) 912.345ms\n"
+      "[52.301s][info][gc] GC(58) Pause Full (Allocation Failure) 2047M->1190M(2048M) 930.120ms\n";
+  EXPECT_TRUE(of_kind(healthy, FactKind::jvm_heap_oom).empty());
+  EXPECT_EQ(test::diagnose_text(healthy).layer, Layer::none);
+  // The JVM's own error after them names the pool: it decides.
+  Diagnosis thrown = test::diagnose_text(unified + "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n");
+  ASSERT_FALSE(thrown.incidents.empty());
+  EXPECT_EQ(thrown.incidents[0].reasons.at(0), "the JVM threw OutOfMemoryError for its heap");
+  Diagnosis collected = test::diagnose_text(unified);
+  ASSERT_FALSE(collected.incidents.empty());
+  EXPECT_NE(collected.incidents[0].reasons.at(0).find("full collections freed almost nothing"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -11,6 +11,16 @@
 //   Shutting down JVM after 8 consecutive periods of measured GC thrashing. Memory is used/total/max = ...
 //                                                                 (Apache Beam's MemoryMonitor, Dataflow workers)
 //   The Daemon will expire immediately since the JVM garbage collector is thrashing.   (Gradle 8's daemon)
+// The collector's own log, two full collections in a row (within kStuckGap
+// lines) that each leave the heap at 97% of its capacity or more and free
+// under 3% of it: the heap is exhausted and the JVM spends its time
+// collecting (the state before "GC overhead limit exceeded", or a watchdog's
+// kill of an unresponsive JVM), a heap failure of its own (strength 0.7):
+//   [Full GC (Ergonomics) [PSYoungGen: ...] [ParOldGen: 2236412K->2236398K(2236416K)] 3328508K->3323931K(3354624K), [Metaspace: ...], 9.18 secs]
+//   [Full GC (Allocation Failure)  3995647K->3995540K(3997696K), 12.3 secs]                 (JDK 8, CMS and serial)
+//   [41.210s][info][gc] GC(57) Pause Full (Allocation Failure) 2047M->2046M(2048M) 912.3ms  (JDK 9+ unified logging)
+// The whole heap's pair is the one with the largest capacity outside the
+// Metaspace's brackets.
 // Android ART, on the OutOfMemoryError line or the line after a bare one:
 //   Failed to allocate a N byte allocation with F free bytes and XMB until OOM, target footprint T, growth limit G
 // Native memory (jvm_native_oom: the JVM could not get memory from the OS),
@@ -36,6 +46,8 @@
 //      size_t MaxHeapSize                              = 4294967296                                {product} {ergonomic}
 //       uintx MaxHeapSize                              := 2147483648                          {product}
 //      double MaxRAMPercentage                         = 25.000000                                 {product} {default}
+#include <optional>
+
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
@@ -77,6 +89,8 @@ constexpr Pattern kPatterns[] = {
     {"Resource exhaustion event: the JVM was unable to allocate memory from the heap"},
     {"consecutive periods of measured GC thrashing", kCompanion},  // Beam / Dataflow's MemoryMonitor shutting the JVM down
     {"Pause Full (G1 Humongous Allocation)", kContext},
+    {"Full GC", kCompanion},     // a collector's log: back-to-back full collections that free nothing
+    {"Pause Full", kCompanion},
     {"after running out of JVM memory", kCompanion},
     // Gradle 8's health monitor, for a heap collected without end: "The Daemon
     // will expire immediately since the JVM garbage collector is thrashing."
@@ -136,6 +150,7 @@ class Jvm final : public Recognizer {
                          "disk failing), not memory running out"));
       return;
     }
+    if (text::contains(s, "Full GC") || text::contains(s, "Pause Full")) full_gc(line, out);
     if (text::contains(s, "Pause Full (G1 Humongous Allocation)")) {
       humongous_full(line);
       return;
@@ -353,6 +368,66 @@ class Jvm final : public Recognizer {
     }
     out.add(std::move(f));
   }
+
+  // The whole heap before and after a collection and its capacity, in bytes:
+  // of the line's "A->B(C)" pairs (K, M or G), the one with the largest C
+  // outside the Metaspace's brackets.
+  struct HeapPair {
+    uint64_t before = 0, after = 0, capacity = 0;
+  };
+  static std::optional<HeapPair> heap_pair(std::string_view s) {
+    auto size = [](std::string_view v, std::string_view* rest) -> std::optional<uint64_t> {
+      std::string_view r;
+      auto n = text::parse_u64(v, &r);
+      if (!n || r.empty() || *n > (uint64_t{1} << 40)) return std::nullopt;
+      const uint64_t unit = r[0] == 'K' ? units::KiB : r[0] == 'M' ? units::MiB : r[0] == 'G' ? units::GiB : 0;
+      if (!unit) return std::nullopt;
+      *rest = r.substr(1);
+      return *n * unit;
+    };
+    std::optional<HeapPair> best;
+    for (size_t arrow = s.find("->"); arrow != std::string_view::npos; arrow = s.find("->", arrow + 2)) {
+      if (arrow < 2 || (s[arrow - 1] != 'K' && s[arrow - 1] != 'M' && s[arrow - 1] != 'G')) continue;
+      size_t b = arrow - 1;  // the unit; the figure before it
+      while (b > 0 && platform::is_digit(s[b - 1])) --b;
+      if (b + 1 == arrow || b == 0 || (s[b - 1] != ' ' && s[b - 1] != ':' && s[b - 1] != '[')) continue;
+      size_t open = s.rfind('[', b);
+      if (open != std::string_view::npos && text::starts_with(s.substr(open + 1), "Metaspace")) continue;
+      std::string_view rest;
+      auto before = size(s.substr(b), &rest);
+      if (!before || !text::starts_with(rest, "->")) continue;
+      auto after = size(rest.substr(2), &rest);
+      if (!after || !text::starts_with(rest, "(")) continue;
+      auto capacity = size(rest.substr(1), &rest);
+      if (!capacity || !text::starts_with(rest, ")")) continue;
+      if (!best || *capacity > best->capacity) best = HeapPair{*before, *after, *capacity};
+    }
+    return best;
+  }
+
+  // Back-to-back full collections that free almost nothing (see the top).
+  static constexpr uint64_t kStuckGap = 200;
+  void full_gc(const Line& line, FactSink& out) {
+    auto h = heap_pair(line.text);
+    if (!h || h->capacity == 0) return;
+    const bool stuck = h->after * 100 >= h->capacity * 97 && h->before >= h->after && (h->before - h->after) * 100 < h->before * 3;
+    if (!stuck || (stuck_fulls_ && line.number > last_stuck_ + kStuckGap)) stuck_fulls_ = 0;
+    if (!stuck) return;
+    ++stuck_fulls_;
+    last_stuck_ = line.number;
+    if (stuck_fulls_ != 2 || thrash_sent_ || guards::is_command_line(line.text)) return;
+    thrash_sent_ = true;
+    Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
+    f.layer = Layer::jvm_heap;
+    f.strength = 0.7f;
+    f.usage = h->after;
+    f.heap_limit = h->capacity;
+    f.detail = "GC thrashing: back-to-back full collections free almost nothing (" + units::format_bytes(h->after) + " of a " +
+               units::format_bytes(h->capacity) + " heap still live)";
+    out.add(std::move(f));
+  }
+  uint64_t stuck_fulls_ = 0, last_stuck_ = 0;
+  bool thrash_sent_ = false;
 
   // "GC(43) Pause Full (G1 Humongous Allocation) 701M->701M(1024M) 7.771ms": the heap after it and its size, in MiB.
   void humongous_full(const Line& line) {
