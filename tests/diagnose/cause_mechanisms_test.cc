@@ -1828,6 +1828,20 @@ TEST(CauseMechanisms, ACacheBarelyAboveTheRequestIsALeanOnFragmentation) {
   Diagnosis wide = diagnose_text(oom("31.00"));
   EXPECT_EQ(wide.cause, Cause::fragmentation);
   EXPECT_GE(*wide.confidence, 0.8);
+  // The 2.x message (modelled on a ComfyUI attention OOM under
+  // expandable_segments; our own figures): 2.94 GiB held free by the cache,
+  // 9% of a 32 GiB card and more than the 2.61 GiB asked for, is the cache's
+  // pieces, a lean; at 5% of the card it may be a working set, undecided.
+  auto v2 = [](const char* unallocated) {
+    return std::string("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.61 GiB. GPU 0 has a total capacity of 31.74 "
+                       "GiB of which 2.07 GiB is free. Including non-PyTorch memory, this process has 29.66 GiB memory in use. Of the "
+                       "allocated memory 26.39 GiB is allocated by PyTorch, and ") +
+           unallocated + " GiB is reserved by PyTorch but unallocated.\n";
+  };
+  Diagnosis cached = diagnose_text(v2("2.94"));
+  EXPECT_EQ(cached.cause, Cause::fragmentation) << reason_text(cached);
+  EXPECT_LT(*cached.confidence, 0.8);
+  EXPECT_NE(diagnose_text(v2("1.60")).cause, Cause::fragmentation);
 }
 
 // The evicted container's working set from a Prometheus range query (as
