@@ -63,6 +63,19 @@ TEST(PyTorch, SingleProcessEntryWithoutThisProcessPhraseIsThisProcess) {
   EXPECT_EQ(g[0].this_process, gib(44.25));
   EXPECT_FALSE(g[0].other_processes.has_value());
   EXPECT_EQ(g[0].reserved_unallocated, gib(1.57));
+  // The one entry holding far more than all this process's PyTorch memory
+  // (0 bytes allocated and cached: a CPU job's stray CUDA context beside a
+  // training run that fills the card; modelled on a torch.compile fake-tensor
+  // init, our own figures) is another process.
+  const char* stray =
+      "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which "
+      "4.56 MiB is free. Process 2211907 has 79.12 GiB memory in use. Of the allocated memory 0 bytes is allocated by "
+      "PyTorch, and 0 bytes is reserved by PyTorch but unallocated.\n";
+  auto o = of_kind(stray, FactKind::gpu_oom);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].other_processes, gib(79.12));
+  EXPECT_FALSE(o[0].this_process.has_value());
+  EXPECT_EQ(test::diagnose_text(stray).cause, Cause::other_process);
 }
 
 TEST(PyTorch, SeveralEntriesWithoutThisProcessGiveALowerBoundForOthers) {

@@ -44,6 +44,7 @@
 // the raising process does not recognise its own host PID, so without the
 // "this process" phrase one entry is this process, and with several entries at
 // least (sum - largest) belongs to others: that lower bound is what we record.
+// One entry far above all this process's PyTorch memory is another process.
 //
 // A traceback repeats its error; the same message within a few hundred lines
 // gives one fact. Which phase the allocation was for (load, forward, sampler)
@@ -197,6 +198,18 @@ void parse_new_body(std::string_view body, Fact& f) {
   parse_processes(body, f);
   if (auto a = size_at(body, "Of the allocated memory ")) f.allocated = a;
   f.reserved_unallocated = size_before(body, body.find(" is reserved by PyTorch but unallocated"));
+  // One "Process N has M" entry and no "this process" phrase was taken for
+  // the raiser seen from a container; but an entry that holds far more than
+  // all this process's PyTorch reserved (allocated plus cached, with a
+  // context's GiB to spare, and twice over) is another process: a CPU job's
+  // stray CUDA context next to a training run that fills the card.
+  if (f.this_process && !f.other_processes && f.allocated && f.reserved_unallocated && !size_at(body, "this process has ")) {
+    const uint64_t ours = *f.allocated + *f.reserved_unallocated;
+    if (*f.this_process > ours + units::GiB && *f.this_process > 2 * ours) {
+      f.other_processes = f.this_process;
+      f.this_process.reset();
+    }
+  }
   // set_per_process_memory_fraction: "35.00 GiB allowed; "
   f.limit = size_before(body, body.find(" allowed; "));
 }
