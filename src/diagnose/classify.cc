@@ -287,14 +287,21 @@ Decision decide_layer(const View& v) {
   // overflowed, "memory allocation of 18446744073709551605 bytes failed") is a
   // bug in the size, not memory running out. Kills and killers above acted on
   // memory that really ran out; the allocation failures below did not.
+  // So is a usage the failure's own message counts past what any machine
+  // holds (HAMi-core's "Device 0 OOM 18446744073708012544 / ...": a counter
+  // that wrapped below zero).
   if (const Fact* a = v.first_failure([](const Fact& f) {
-        return f.requested && *f.requested >= kImpossibleRequest &&
+        return ((f.requested && *f.requested >= kImpossibleRequest) || (f.usage && *f.usage >= kImpossibleRequest)) &&
                (f.kind == FactKind::gpu_oom || f.kind == FactKind::host_alloc_failure || f.kind == FactKind::jvm_heap_oom ||
                 f.kind == FactKind::jvm_native_oom || f.kind == FactKind::js_heap_oom);
       })) {
+    const bool asked = a->requested && *a->requested >= kImpossibleRequest;
     d = {Layer::not_memory, a, 0.8f,
-         "the program asked for " + units::format_bytes(*a->requested) +
-             " at once, more than any machine holds: a size computed wrong (an integer overflow or underflow), not memory running out"};
+         asked ? "the program asked for " + units::format_bytes(*a->requested) +
+                     " at once, more than any machine holds: a size computed wrong (an integer overflow or underflow), not memory "
+                     "running out"
+               : "the failure counts " + units::format_bytes(*a->usage) +
+                     " in use, more than any machine holds: a counter that wrapped (an underflow), not memory running out"};
     return d;
   }
   // 6. GPU.

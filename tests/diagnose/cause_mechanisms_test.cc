@@ -957,6 +957,15 @@ TEST(CauseMechanisms, ARequestNoMachineHoldsIsASizeBug) {
       "OpenCV(4.5.4) /opt/opencv/modules/core/src/alloc.cpp:73: error: (-4:Insufficient memory) Failed to allocate "
       "43980465111040 bytes in function 'OutOfMemoryError'\n");  // 40 TiB: a machine could hold it
   EXPECT_NE(big.layer, Layer::not_memory) << reason_text(big);
+  // A usage counted past any machine in the failure's own message (HAMi-core's
+  // per-container accounting wrapped below zero; modelled on
+  // Project-HAMi/HAMi threads, our own figures): a counter bug, not a full slice.
+  Diagnosis wrapped_use = diagnose_text(
+      "[HAMI-core ERROR (pid:1 thread=140160828682240 allocator.c:53)]: Device 0 OOM 18446744073708012544 / 23622320128\n");
+  EXPECT_EQ(wrapped_use.layer, Layer::not_memory) << reason_text(wrapped_use);
+  Diagnosis full_slice = diagnose_text(
+      "[HAMI-core ERROR (pid:1 thread=140160828682240 allocator.c:53)]: Device 0 OOM 23655874560 / 23622320128\n");
+  EXPECT_EQ(full_slice.layer, Layer::gpu_vram) << reason_text(full_slice);
 }
 
 // The same bug in other shapes (modelled on a Go service's "cannot allocate
