@@ -297,9 +297,12 @@ Decision decide_layer(const View& v) {
       })) {
     const bool asked = a->requested && *a->requested >= kImpossibleRequest;
     d = {Layer::not_memory, a, 0.8f,
-         asked ? "the program asked for " + units::format_bytes(*a->requested) +
-                     " at once, more than any machine holds: a size computed wrong (an integer overflow or underflow), not memory "
-                     "running out"
+         asked && *a->requested == UINT64_MAX
+             ? "the program asked for a negative size or one past what 64 bits hold: a size computed wrong (an integer overflow "
+               "or underflow), not memory running out"
+         : asked ? "the program asked for " + units::format_bytes(*a->requested) +
+                       " at once, more than any machine holds: a size computed wrong (an integer overflow or underflow), not memory "
+                       "running out"
                : "the failure counts " + units::format_bytes(*a->usage) +
                      " in use, more than any machine holds: a counter that wrapped (an underflow), not memory running out"};
     return d;
@@ -359,11 +362,11 @@ Decision decide_layer(const View& v) {
   }
   // The JVM's own error, where there is one, over the collector's log
   // before it (jvm.cc's GC thrashing): it names the pool.
-  const Fact* j = v.first_failure([](const Fact& f) { return f.kind == FactKind::jvm_heap_oom && !text::starts_with(f.detail, "GC thrashing"); });
+  const Fact* j = v.first_failure([](const Fact& f) { return f.kind == FactKind::jvm_heap_oom && !text::starts_with(f.detail, kGcThrashing); });
   if (!j) j = v.failure(FactKind::jvm_heap_oom);
   if (j) {
     d = {Layer::jvm_heap, j, std::max(0.85f, j->strength),
-         text::starts_with(j->detail, "GC thrashing") ? "the JVM's full collections freed almost nothing: its heap was exhausted"
+         text::starts_with(j->detail, kGcThrashing) ? "the JVM's full collections freed almost nothing: its heap was exhausted"
                                                       : "the JVM threw OutOfMemoryError for its heap"};
     return d;
   }

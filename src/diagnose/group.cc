@@ -184,27 +184,21 @@ void attach_context(const std::vector<Fact>& facts, const std::vector<size_t>& c
 std::vector<Incident> group_facts(const std::vector<Fact>& facts) {
   std::vector<size_t> failures, context;
   for (size_t i = 0; i < facts.size(); ++i) (counts_as_failure(facts[i]) ? failures : context).push_back(i);
-  // A snapshot of the host with RAM and swap used up (host_exhausted) is the
-  // answer only where no other failure explains the evidence (a kill, an
-  // allocator's error, an exit): beside one it is context, as `free` is.
+  // Two kinds of failure are the answer only where no other failure explains
+  // the evidence; beside one they are context: a snapshot of the host with
+  // RAM and swap used up (host_exhausted: beside a kill, an allocator's error
+  // or an exit it is context, as `free` is), and a failure that names no
+  // memory (recognize/families/failure_markers.cc), weaker still.
   auto snapshot = [&](size_t i) { return facts[i].kind == FactKind::host_exhausted; };
-  auto explains = [&](size_t i) {
-    return !snapshot(i) && !(facts[i].kind == FactKind::not_memory_failure && facts[i].family == Family::generic);
-  };
-  if (std::any_of(failures.begin(), failures.end(), explains)) {
-    for (size_t i : failures)
-      if (snapshot(i)) context.push_back(i);
-    failures.erase(std::remove_if(failures.begin(), failures.end(), snapshot), failures.end());
-  }
-  // A failure that names no memory (recognize/families/failure_markers.cc) is
-  // the answer only when the evidence holds no other failure; beside one it
-  // is context.
   auto marker = [&](size_t i) { return facts[i].kind == FactKind::not_memory_failure && facts[i].family == Family::generic; };
-  if (std::any_of(failures.begin(), failures.end(), [&](size_t i) { return !marker(i); })) {
+  auto demote_beside = [&](auto weak, auto explains) {
+    if (std::none_of(failures.begin(), failures.end(), explains)) return;
     for (size_t i : failures)
-      if (marker(i)) context.push_back(i);
-    failures.erase(std::remove_if(failures.begin(), failures.end(), marker), failures.end());
-  }
+      if (weak(i)) context.push_back(i);
+    failures.erase(std::remove_if(failures.begin(), failures.end(), weak), failures.end());
+  };
+  demote_beside(snapshot, [&](size_t i) { return !snapshot(i) && !marker(i); });
+  demote_beside(marker, [&](size_t i) { return !marker(i); });
   auto order = [&](size_t a, size_t b) {
     const auto &fa = facts[a].where, &fb = facts[b].where;
     if (fa.source_index != fb.source_index) return fa.source_index < fb.source_index;

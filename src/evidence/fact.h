@@ -105,6 +105,11 @@ inline constexpr std::string_view kRelayedServerOom =
 // the host's (or its VM's) memory, not a limit of the container's own.
 inline constexpr std::string_view kStatsHostLimit = "docker stats (no container limit: LIMIT is the host's memory)";
 
+// The start of the detail of a jvm_heap_oom read from the collector's own
+// log (jvm.cc: back-to-back full collections that free almost nothing) rather
+// than from an OutOfMemoryError: where the JVM's error follows, it decides.
+inline constexpr std::string_view kGcThrashing = "GC thrashing";
+
 // The detail of a runtime_setting whose uptime_at_failure_s is how long a
 // killed container ran (Kubernetes' Started to Finished under its reason).
 inline constexpr std::string_view kContainerRanFor = "container ran for";

@@ -184,6 +184,18 @@ TEST(MemorySeries, HeapAfterCollectionRisingIsAccumulation) {
       "[Full GC (Ergonomics) [PSYoungGen: 640000K->0K(650000K)] [ParOldGen: 1350000K->1349000K(1350000K)] 1990000K->1900000K(2000000K), 1.9 secs]\n"
       "java.lang.OutOfMemoryError: Java heap space\n");
   EXPECT_TRUE(has_growing(jdk8, "heap after GC"));
+  // JDK 8's ParallelGC prints the Metaspace's pair after the heap's, with the
+  // largest capacity on the line: the heap's pair is read, not the last one
+  // (whose flat figure once hid the heap's climb).
+  Diagnosis meta = test::diagnose_text(
+      "[Full GC (Ergonomics) [PSYoungGen: 30000K->0K(600000K)] [ParOldGen: 700000K->610000K(1400000K)] 730000K->610000K(2000000K), "
+      "[Metaspace: 81000K->81000K(1124000K)], 0.9 secs]\n"
+      "[Full GC (Ergonomics) [PSYoungGen: 40000K->0K(600000K)] [ParOldGen: 1010000K->990000K(1400000K)] 1050000K->990000K(2000000K), "
+      "[Metaspace: 81000K->81000K(1124000K)], 1.4 secs]\n"
+      "[Full GC (Ergonomics) [PSYoungGen: 45000K->0K(600000K)] [ParOldGen: 1390000K->1380000K(1400000K)] 1435000K->1380000K(2000000K), "
+      "[Metaspace: 81000K->81000K(1124000K)], 1.9 secs]\n"
+      "java.lang.OutOfMemoryError: Java heap space\n");
+  EXPECT_TRUE(has_growing(meta, "heap after GC"));
   // A heap that collects back to the same floor is healthy, however high it peaks.
   Diagnosis saw = test::diagnose_text(
       "[1.0s][info][gc] GC(1) Pause Young (Normal) (G1 Evacuation Pause) 1800M->400M(2048M) 10.1ms\n"
@@ -776,6 +788,50 @@ TEST(GenericAlloc, ABufferOverTheDevicesMemoryBudgetIsARefusal) {
       "[head] RuntimeError: InstantTensor: buffer_size (1268776960 B) exceeds device memory budget (812646400 B)\n");
   EXPECT_EQ(d.layer, Layer::gpu_vram);
   EXPECT_EQ(test::diagnose_text("Make sure no single request exceeds the memory budget you set in the config.\n").layer, Layer::none);
+}
+
+// Python prints an exception raised without a message as its dotted name
+// alone on the traceback's last line (modelled on apache/arrow's
+// ArrowMemoryError from Table.to_pandas; own paths): a memory error by its
+// name, while the name inside a setting or a sentence is no report.
+TEST(GenericAlloc, AnExceptionNamedAloneOnTheLastLineIsReported) {
+  Diagnosis d = test::diagnose_text(
+      "Traceback (most recent call last):\n"
+      "  File \"pyarrow/table.pxi\", line 1136, in pyarrow.lib.Table.to_pandas\n"
+      "  File \"pyarrow/error.pxi\", line 85, in pyarrow.lib.check_status\n"
+      "pyarrow.lib.ArrowMemoryError\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(failure(test::diagnose_text("handler = on_error(pyarrow.lib.ArrowMemoryError)\n")), nullptr);
+  EXPECT_EQ(failure(test::diagnose_text("we retry on ArrowMemoryError\n")), nullptr);
+}
+
+// A size that went negative before the allocator saw it (modelled on
+// apache/arrow's "Invalid: negative malloc size" through the R package's
+// collect(); own query): a size bug, not memory running out.
+TEST(GenericAlloc, ANegativeSizeIsASizeBugNotMemory) {
+  Diagnosis d = test::diagnose_text(
+      "> d <- ds %>% count(a, b, c) %>% collect()\n"
+      "Error in `collect()`:\n"
+      "! Invalid: negative malloc size\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  EXPECT_EQ(d.cause, Cause::not_memory);
+  Diagnosis c = test::diagnose_text("E0301 12:00:01 worker.cc:88] failed to allocate -2147483648 bytes for the hash table\n");
+  EXPECT_EQ(c.layer, Layer::not_memory);
+  // "negative" in a sentence about something else is nothing.
+  EXPECT_EQ(failure(test::diagnose_text("INFO sampler: negative sizes are clamped to zero\n")), nullptr);
+}
+
+// An allocation refused with another error than ENOMEM (modelled on
+// triton-inference-server/server's pinned-memory warning in a virtual GPU
+// guest; own timestamps): nothing ran out.
+TEST(GenericAlloc, AnAllocationRefusedForAnotherReasonIsNoMemoryFailure) {
+  EXPECT_EQ(failure(test::diagnose_text(
+                "W0214 07:41:55.102448 1 pinned_memory_manager.cc:271] Unable to allocate pinned system memory, pinned memory "
+                "pool will not be available: operation not supported\n")),
+            nullptr);
+  EXPECT_EQ(failure(test::diagnose_text("mmap: failed to allocate 8 GiB arena: Invalid argument\n")), nullptr);
+  // ENOMEM itself after the colon is memory.
+  EXPECT_NE(failure(test::diagnose_text("mmap: failed to allocate 8 GiB arena: Cannot allocate memory\n")), nullptr);
 }
 
 }  // namespace

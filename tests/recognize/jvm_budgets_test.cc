@@ -75,5 +75,23 @@ TEST(JvmBudgets, SparksResultBudgetIsTheDriversHeap) {
   EXPECT_EQ(big.cause, Cause::concurrency_batch);
 }
 
+// Elasticsearch 1.x to 6.x word the breaker "would be larger than limit of
+// [N/size]" (no "which is", no "the"), as a search's failure relays it
+// (modelled on the fielddata breaker of elastic/elasticsearch 1.x threads and
+// the parent breaker of 6.x; own index, field and figures).
+TEST(JvmBudgets, TheOlderBreakerWordingIsTheHeapToo) {
+  Diagnosis fielddata = diagnose_text(
+      "{\n  \"error\" : \"SearchPhaseExecutionException[Failed to execute phase [query], all shards failed; shardFailures "
+      "{[Xk2][offers][0]: ElasticsearchException[org.elasticsearch.common.breaker.CircuitBreakingException: [FIELDDATA] Data too "
+      "large, data for [region] would be larger than limit of [412316860/393.2mb]]; }]\",\n  \"status\" : 500\n}\n");
+  EXPECT_EQ(fielddata.layer, Layer::jvm_heap);
+  Diagnosis parent = diagnose_text(
+      "Caused by: org.elasticsearch.common.breaker.CircuitBreakingException: [parent] Data too large, data for "
+      "[<transport_request>] would be larger than limit of [3113851289/2.8gb]\n");
+  EXPECT_EQ(parent.layer, Layer::jvm_heap);
+  // The same words with no limit to read are no breaker.
+  EXPECT_EQ(diagnose_text("Data too large, data for [x] would be larger than the page\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -177,5 +177,32 @@ Exception in ModelRpcClient:
   EXPECT_EQ(d.cause, Cause::concurrency_batch);  // 14 requests running: the batch, not one context
 }
 
+// SGLang bounds a request by its KV pool too: refused for its length under a
+// pool far smaller than the announced context, the request met the cache the
+// GPU had room for (modelled on sgl-project/sglang threads with speculative
+// decoding squeezing the pool; own model and figures). Under a pool as large
+// as the context the same refusal is the model's limit, not memory.
+TEST(Sglang, ARequestRefusedUnderAPoolSmallerThanTheContextIsTheKvCache) {
+  const std::string pool_small =
+      "[2026-03-02 10:00:01 TP0] KV Cache is allocated. #tokens: 3120, K size: 0.05 GB, V size: 0.05 GB\n"
+      "[2026-03-02 10:00:09 TP0] max_total_num_tokens=3120, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+      "max_running_requests=64, context_len=32768, available_gpu_mem=30.12 GB\n";
+  const std::string refused =
+      "[2026-03-02 10:02:40] Error in request: Input length (6000 tokens) exceeds the maximum allowed length (3114 tokens). "
+      "Use a shorter input or enable --allow-auto-truncate.\n";
+  Diagnosis d = test::diagnose_text(pool_small + refused);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context);
+  const std::string pool_full =
+      "[2026-03-02 10:00:09 TP0] max_total_num_tokens=400000, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+      "max_running_requests=64, context_len=32768, available_gpu_mem=3.12 GB\n";
+  EXPECT_EQ(test::diagnose_text(pool_full +
+                                "[2026-03-02 10:02:40] Error in request: Input length (40000 tokens) exceeds the maximum allowed "
+                                "length (32762 tokens). Use a shorter input or enable --allow-auto-truncate.\n")
+                .layer,
+            Layer::none);
+  EXPECT_EQ(test::diagnose_text(refused).layer, Layer::none);  // no pool shown: nothing to weigh it against
+}
+
 }  // namespace
 }  // namespace aimem

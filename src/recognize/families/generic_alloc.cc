@@ -85,6 +85,9 @@ constexpr Pattern kPatterns[] = {
     {"resource_exhausted", kCaseless},
     {"TensorFlow device \\(", kRegex | kContext},  // the device TF just created (its pool reservation follows)
     {"memoryerror", kCaseless},
+    // A size that went negative before the allocator saw it: Arrow's "Invalid: negative malloc size",
+    // "cannot allocate -7962214583316189184 bytes" (see negative_size).
+    {"negative (malloc |allocation |alloc |buffer |memory )?size|allocate -[0-9]", kCi | kCompanion},
     {"paging file is too small", kCaseless | kCompanion},  // Windows error 1455: the commit limit
     {"os error 1455", kCaseless | kCompanion},             // the same in any locale (Rust's io::Error)
     {"killed signal terminated program", kCaseless},     // gcc/clang when the compiler was SIGKILLed
@@ -214,6 +217,9 @@ class GenericAlloc final : public Recognizer {
     if (!at) at = required_over_available(s), arithmetic = at.has_value();
     if (!at) at = reserve_failed(s);
     if (!at) at = device_malloc_returned_2(s);
+    const std::optional<size_t> neg = negative_size(s);  // also beside a phrase: "failed to allocate -2147483648 bytes"
+    const bool negative = neg.has_value();
+    if (!at) at = neg;
     if (!at) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
       return;
@@ -229,7 +235,7 @@ class GenericAlloc final : public Recognizer {
       last_reservation_ = line.number;
       if (reservations_ < kReservationRetries && device_created_ && line.number <= device_created_ + 3 + reservations_) return;
     }
-    if (guards::is_optional_refusal(s)) return;
+    if (guards::is_optional_refusal(s) || other_errno_after(s, *at)) return;
     if (!arithmetic && !reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
     if (repeat_.repeated(repeat_key(s), line.number)) return;
     // Windows' commit limit (error 1455) is the host's RAM and page file,
@@ -265,6 +271,12 @@ class GenericAlloc final : public Recognizer {
       p.own_host = true;
     }
     p.fact.requested = requested_bytes(s);
+    if (negative) {
+      // No machine holds what a negative size reads as unsigned: the size bug of classify.cc.
+      p.fact.requested = UINT64_MAX;
+      p.fact.detail = "allocation failure: a negative size";
+      p.own_host = true;
+    }
     pending_.push_back(std::move(p));
     if (pending_.size() > 16) emit(pending_.front(), out), pending_.pop_front();
   }
@@ -333,6 +345,36 @@ class GenericAlloc final : public Recognizer {
     while (w > 0 && s[w - 1] != ' ') --w;  // the word before: "failed", "could", "unable"
     return w;
   }
+
+  // The allocation's own error, after the phrase, is not ENOMEM: "Unable to
+  // allocate pinned system memory, ...: operation not supported" (a virtual
+  // GPU without pinned memory), "failed to allocate ...: Invalid argument".
+  // The call was refused for another reason; nothing ran out.
+  static bool other_errno_after(std::string_view s, size_t at) {
+    std::string_view tail = s.substr(at);
+    for (std::string_view e : {"operation not supported", "operation not permitted", "permission denied", "invalid argument",
+                               "no such file or directory", "no cuda-capable device", "invalid device ordinal"})
+      if (size_t p = text::ifind(tail, e); p != std::string_view::npos && p > 0 && text::contains(tail.substr(0, p), ": ") &&
+                                           !text::icontains(tail, "out of memory") && !text::icontains(tail, "enomem"))
+        return true;
+    return false;
+  }
+
+  // A size that went negative before an allocation (an overflow in the
+  // program's arithmetic): "Invalid: negative malloc size" (Arrow), "negative
+  // allocation size", "failed to allocate -2147483648 bytes". No memory ran
+  // out; the request was wrong.
+  static std::optional<size_t> negative_size(std::string_view s) {
+    if (!reads_as_error(s) && !text::icontains(s, "invalid")) return std::nullopt;  // a report, not talk of sizes
+    if (size_t n = text::ifind(s, "negative "); n != std::string_view::npos) {
+      std::string_view rest = s.substr(n + 9, 24);
+      for (std::string_view w : {"malloc size", "allocation size", "alloc size", "buffer size", "memory size", "size"})
+        if (text::istarts_with(rest, w) && (rest.size() == w.size() || !word_char(rest[w.size()]))) return n;
+    }
+    if (size_t a = text::ifind(s, "allocate -"); a != std::string_view::npos && a + 10 < s.size() && platform_digit(s[a + 10])) return a;
+    return std::nullopt;
+  }
+  static bool platform_digit(char c) { return c >= '0' && c <= '9'; }
 
   // A checked device allocation that returned error 2 (cudaErrorMemoryAllocation,
   // hipErrorOutOfMemory) without the words: Caffe's "Check failed:
@@ -483,10 +525,19 @@ class GenericAlloc final : public Recognizer {
     while (end < s.size() && word_char(s[end])) ++end;
     std::string_view name = s.substr(start, end - start);
     bool thrown = text::ends_with(name, "Error") || text::ends_with(name, "Exception");
-    if (thrown) return end < s.size() && s[end] == ':';
+    if (thrown) return (end < s.size() && s[end] == ':') || bare_exception_line(s, start, end);
     const bool upper = std::none_of(name.begin(), name.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); });
     return upper && s[at - 1] == '_' && (text::ends_with(name, "OUT_OF_MEMORY") || text::ends_with(name, "OUT_OF_DEVICE_MEMORY") ||
                                           text::ends_with(name, "OUT_OF_HOST_MEMORY"));
+  }
+
+  // The last line of a Python traceback for an exception raised without a
+  // message: its dotted name alone ("pyarrow.lib.ArrowMemoryError"), nothing
+  // before the module path and nothing after the name.
+  static bool bare_exception_line(std::string_view s, size_t start, size_t end) {
+    if (!text::trim(s.substr(end)).empty()) return false;
+    while (start > 0 && (word_char(s[start - 1]) || s[start - 1] == '.')) --start;
+    return text::trim(s.substr(0, start)).empty();
   }
 
   // A phrase that carries its own error word ("cannot allocate", the name
@@ -522,6 +573,7 @@ class GenericAlloc final : public Recognizer {
   // The phrase is the start of the message: after a log prefix, a level or an
   // exception name ("E0412 ...: Out of memory", "ERROR: Not enough memory").
   static bool opens_message(std::string_view s, size_t at) {
+    while (at > 0 && word_char(s[at - 1])) --at;  // the phrase inside a name ("ArrowMemoryError"): the name's start
     std::string_view head = text::trim(s.substr(0, at));
     // An exception's module path before its name ("cupy.cuda.memory.OutOfMemoryError: ..."): the name opens it.
     if (!head.empty() && head.back() == '.') {

@@ -51,6 +51,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/families/families.h"
+#include "recognize/families/gc_pairs.h"
 #include "recognize/families/platform_util.h"
 #include "recognize/guards.h"
 
@@ -369,42 +370,6 @@ class Jvm final : public Recognizer {
     out.add(std::move(f));
   }
 
-  // The whole heap before and after a collection and its capacity, in bytes:
-  // of the line's "A->B(C)" pairs (K, M or G), the one with the largest C
-  // outside the Metaspace's brackets.
-  struct HeapPair {
-    uint64_t before = 0, after = 0, capacity = 0;
-  };
-  static std::optional<HeapPair> heap_pair(std::string_view s) {
-    auto size = [](std::string_view v, std::string_view* rest) -> std::optional<uint64_t> {
-      std::string_view r;
-      auto n = text::parse_u64(v, &r);
-      if (!n || r.empty() || *n > (uint64_t{1} << 40)) return std::nullopt;
-      const uint64_t unit = r[0] == 'K' ? units::KiB : r[0] == 'M' ? units::MiB : r[0] == 'G' ? units::GiB : 0;
-      if (!unit) return std::nullopt;
-      *rest = r.substr(1);
-      return *n * unit;
-    };
-    std::optional<HeapPair> best;
-    for (size_t arrow = s.find("->"); arrow != std::string_view::npos; arrow = s.find("->", arrow + 2)) {
-      if (arrow < 2 || (s[arrow - 1] != 'K' && s[arrow - 1] != 'M' && s[arrow - 1] != 'G')) continue;
-      size_t b = arrow - 1;  // the unit; the figure before it
-      while (b > 0 && platform::is_digit(s[b - 1])) --b;
-      if (b + 1 == arrow || b == 0 || (s[b - 1] != ' ' && s[b - 1] != ':' && s[b - 1] != '[')) continue;
-      size_t open = s.rfind('[', b);
-      if (open != std::string_view::npos && text::starts_with(s.substr(open + 1), "Metaspace")) continue;
-      std::string_view rest;
-      auto before = size(s.substr(b), &rest);
-      if (!before || !text::starts_with(rest, "->")) continue;
-      auto after = size(rest.substr(2), &rest);
-      if (!after || !text::starts_with(rest, "(")) continue;
-      auto capacity = size(rest.substr(1), &rest);
-      if (!capacity || !text::starts_with(rest, ")")) continue;
-      if (!best || *capacity > best->capacity) best = HeapPair{*before, *after, *capacity};
-    }
-    return best;
-  }
-
   // Back-to-back full collections that free almost nothing (see the top).
   static constexpr uint64_t kStuckGap = 200;
   void full_gc(const Line& line, FactSink& out) {
@@ -422,7 +387,7 @@ class Jvm final : public Recognizer {
     f.strength = 0.7f;
     f.usage = h->after;
     f.heap_limit = h->capacity;
-    f.detail = "GC thrashing: back-to-back full collections free almost nothing (" + units::format_bytes(h->after) + " of a " +
+    f.detail = std::string(kGcThrashing) + ": back-to-back full collections free almost nothing (" + units::format_bytes(h->after) + " of a " +
                units::format_bytes(h->capacity) + " heap still live)";
     out.add(std::move(f));
   }

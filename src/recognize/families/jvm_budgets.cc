@@ -6,6 +6,7 @@
 //   [parent] Data too large, data for [<http_request>] would be [1031203624/983.4mb], which is larger than
 //   the limit of [1020054732/972.7mb], real usage: [1031203624/983.4mb], new bytes reserved: [0/0b], usages [...]
 //   [fielddata] Data too large, data for [_id] would be [...], which is larger than the limit of [...]
+//   (1.x-6.x) [parent] Data too large, data for [<http_request>] would be larger than limit of [22548578304/21gb]
 // (limit = the breaker's limit, usage = what the heap would hold, requested =
 // the new bytes reserved; the parent breaker's "real usage" is the heap's own
 // use before the request.)
@@ -69,6 +70,7 @@ class JvmBudgets final : public Recognizer {
   void breaker(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     auto limit = bracketed_bytes(s, "the limit of");
+    if (!limit) limit = bracketed_bytes(s, "than limit of");  // 1.x-6.x: "would be larger than limit of [N/21gb]"
     if (!limit) return;
     Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
     size_t open = s.rfind('[', s.find("] Data too large"));

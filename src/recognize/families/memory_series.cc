@@ -60,7 +60,7 @@
 // Garbage collectors print what the heap held after each collection; that
 // floor rising collection after collection is live data accumulating (a
 // sawtooth of the heap before collection says nothing):
-//   [GC (Allocation Failure)  524288K->301234K(2010112K), 0.0876 secs]        (JDK 8: the last pair is the heap)
+//   [GC (Allocation Failure)  524288K->301234K(2010112K), 0.0876 secs]        (JDK 8: gc_pairs.h finds the heap's pair)
 //   [41.210s][info][gc] GC(57) Pause Young (Normal) (G1 Evacuation Pause) 1500M->1210M(2048M) 12.345ms
 //   [gc][young][601233][20417] duration [1.2s], ..., memory [12.9gb]->[11.6gb]/[16gb], all_pools {...}   (Elasticsearch)
 // A runtime's own leak warning (Node's "Possible EventEmitter memory leak
@@ -108,6 +108,7 @@
 #include "core/units.h"
 #include "recognize/families/families.h"
 #include "recognize/families/free_units.h"
+#include "recognize/families/gc_pairs.h"
 #include "recognize/families/platform_util.h"
 #include "recognize/families/series_columns.h"
 
@@ -954,8 +955,8 @@ class MemorySeries final : public Recognizer {
   }
 
   // The heap after a collection (see the top): Elasticsearch's "memory
-  // [A]->[B]/[C]" or the JVM's last "A->B(C)" pair (JDK 8 prints the young
-  // generation's pair first, the whole heap's last).
+  // [A]->[B]/[C]" or the whole heap's "A->B(C)" pair of the JVM's line
+  // (gc_pairs.h: not the young generation's, not the Metaspace's).
   bool gc_floor(const Line& line) {
     std::string_view s = line.text;
     std::optional<uint64_t> after;
@@ -963,20 +964,10 @@ class MemorySeries final : public Recognizer {
       size_t arrow = es->find("]->[");
       if (arrow == std::string_view::npos) return false;
       after = units::parse_log_size(es->substr(arrow + 4));
+    } else if (auto h = heap_pair(s)) {
+      after = h->after;
     } else {
-      size_t arrow = std::string_view::npos;
-      for (size_t p = s.find("->"); p != std::string_view::npos; p = s.find("->", p + 2)) {
-        std::string_view r = s.substr(p + 2);
-        std::string_view rest;
-        if (text::parse_u64(r, &rest) && rest.size() >= 2 && (rest[0] == 'K' || rest[0] == 'M' || rest[0] == 'G') && rest[1] == '(') arrow = p;
-      }
-      if (arrow == std::string_view::npos || arrow < 2 || !std::isdigit(static_cast<unsigned char>(s[arrow - 2]))) return false;
-      std::string_view r = s.substr(arrow + 2);
-      std::string_view rest;
-      auto n = text::parse_u64(r, &rest);
-      if (!n) return false;
-      uint64_t unit = rest[0] == 'K' ? units::KiB : rest[0] == 'M' ? units::MiB : units::GiB;
-      after = *n * unit;
+      return false;
     }
     if (!after) return false;
     add("heap after GC", static_cast<double>(*after), true, line);

@@ -36,6 +36,11 @@
 //       available_size=1216, evictable_size=411520, protected_size=0
 // (older: "token_to_kv_pool memory leak detected!") -> kv_cache_shortage, cause leak_or_accumulation.
 //
+// A request refused for its length under a pool smaller than the context:
+//   max_total_num_tokens=2113, ..., context_len=65536, available_gpu_mem=39.66 GB
+//   Error in request: Input length (4096 tokens) exceeds the maximum allowed length (2107 tokens). ...
+// -> kv_cache_shortage, cause kv_cache_context (the pool the GPU had room for, not the model's limit).
+//
 // Context:
 //   KV Cache is allocated. #tokens: 46045, K size: 2.99 GB, V size: 2.99 GB
 //       (newer: "KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 171008, K 5.22 GB, V 5.22 GB")
@@ -71,6 +76,7 @@ constexpr Pattern kPatterns[] = {
     {"mem_fraction_static=", kContext},
     {"--mem-fraction-static ", kContext},
     {"--mem-fraction-static=", kContext},
+    {"exceeds the maximum allowed length \\(", kRegex | kCompanion},
 };
 
 constexpr uint64_t kRepeatWindow = 400;  // every rank prints the same start-up failure
@@ -96,6 +102,7 @@ class Sglang final : public Recognizer {
     if (auto p = s.find("Load weight end"); p != std::string_view::npos) return weights_loaded(line, s.substr(p), out);
     if (auto p = s.find("KV Cache is allocated"); p != std::string_view::npos) return kv_allocated(line, s.substr(p), out);
     if (auto p = s.find("max_total_num_tokens="); p != std::string_view::npos) return pool(line, s.substr(p), out);
+    if (auto p = s.find("exceeds the maximum allowed length ("); p != std::string_view::npos) return refused(line, s, p, out);
     settings(line, s, out);
   }
 
@@ -245,8 +252,29 @@ class Sglang final : public Recognizer {
     f.batch_tokens = count_after(s, "chunked_prefill_size");
     if (!f.batch_tokens) f.batch_tokens = count_after(s, "max_prefill_tokens");
     f.detail = "SGLang KV pool (max_total_num_tokens)";
+    pool_tokens_ = f.kv_tokens;
+    context_len_ = f.max_model_len;
     out.add(std::move(f));
   }
+
+  // "Input length (4096 tokens) exceeds the maximum allowed length (2107 tokens)": SGLang bounds a
+  // request by its KV pool as well as the context length. Refused under a
+  // pool smaller than the context length the server announced, the request
+  // met the pool: the KV cache the GPU had room for, not the model's limit.
+  void refused(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    auto allowed = text::parse_grouped_u64(s.substr(p + 36));
+    if (!allowed || !pool_tokens_ || !context_len_ || *pool_tokens_ >= *context_len_ || *allowed > *pool_tokens_) return;
+    if (guards::is_mention(s, p, 36) || repeated(line)) return;
+    Fact f = failure(line);
+    f.strength = 0.8f;
+    f.cause = Cause::kv_cache_context;
+    f.kv_tokens = pool_tokens_;
+    f.max_model_len = context_len_;
+    f.detail = fmt::format("SGLang refused a request longer than its KV pool: the pool holds {} tokens, under the context length {}",
+                           *pool_tokens_, *context_len_);
+    out.add(std::move(f));
+  }
+  std::optional<uint64_t> pool_tokens_, context_len_;  // the last "max_total_num_tokens=..., context_len=..." line
 
   // server_args=ServerArgs(..., mem_fraction_static=0.88, ...) or the command line.
   void settings(const Line& line, std::string_view s, FactSink& out) {
