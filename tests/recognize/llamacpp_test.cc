@@ -511,5 +511,20 @@ TEST(LlamaCpp, AContextOfZeroOrASmallOneGetsNoHalvingAdvice) {
   EXPECT_TRUE(halved);
 }
 
+// llama-server refusing a prompt its KV cache cannot hold (modelled on
+// ggml-org/llama.cpp's server log of 2024-2025 with the cache on CUDA
+// devices; own sizes and ids): the cache sized for n_ctx, on the GPU, is
+// smaller than the request. The message quoted in advice is no refusal.
+TEST(LlamaCpp, APromptTooBigForTheKvSizeIsTheKvCache) {
+  const std::string refused =
+      "ERR  [            update_slots] Input prompt is too big compared to KV size. Please try increasing KV size. | "
+      "tid=\"1402\" timestamp=1775911442 id_slot=0 id_task=512 n_prompt_tokens=70000 n_ctx=65536\n";
+  Diagnosis gpu = test::diagnose_text("llama_kv_cache_init:      CUDA0 KV buffer size =  4096.00 MiB\n" + refused);
+  EXPECT_EQ(gpu.layer, Layer::gpu_vram);
+  EXPECT_EQ(gpu.cause, Cause::kv_cache_context);
+  EXPECT_EQ(test::diagnose_text(refused).cause, Cause::kv_cache_context);
+  EXPECT_EQ(test::diagnose_text("hint: \"Input prompt is too big compared to KV size\" means raise --ctx-size\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -43,6 +43,24 @@ TEST(MlPhase, AResultConcatenatedOntoItselfIsAccumulation) {
 // its result getter gathers the tasks' results (modelled on
 // spark-jobserver/spark-jobserver#1161; our own names): one result set
 // collected whole.
+// Vectors added to an in-memory index (modelled on facebookresearch/faiss
+// threads building a flat index from a sentence encoder; own script and
+// counts): the index keeps every vector, so the failed add is the corpus
+// accumulated, not one batch.
+TEST(MlPhase, AnAddToAnInMemoryIndexIsAccumulation) {
+  Diagnosis d = test::diagnose_text(
+      "$ python build_index.py\n"
+      "indexed 2,400,000 / 5,000,000\n"
+      "Traceback (most recent call last):\n"
+      "  File \"build_index.py\", line 31, in <module>\n"
+      "    index.add(np.asarray(vectors, dtype='float32'))\n"
+      "  File \"/usr/lib/python3/dist-packages/faiss/class_wrappers.py\", line 228, in replacement_add\n"
+      "    self.add_c(n, swig_ptr(x))\n"
+      "MemoryError: std::bad_alloc\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+}
+
 TEST(MlPhase, ASparkDriverCollectingAWholeResultIsTheBatch) {
   const std::string collect =
       "2024-05-02 10:14:36 ERROR JobManagerActor:606 - Got Throwable\n"

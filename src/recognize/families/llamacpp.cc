@@ -57,7 +57,8 @@
 // n_batch = 1, ret = 1" after them is the KV cache with no room even for one
 // token (the slot's cached tokens plus the new ones exceed the context), a
 // KV-cache failure in the pool the KV buffer was seen on (a device's, else
-// not placed), cause kv_cache_context.
+// not placed), cause kv_cache_context. So is a prompt refused as "too big
+// compared to KV size": the cache sized for n_ctx is smaller than the request.
 #include <optional>
 #include <string>
 
@@ -75,6 +76,7 @@ constexpr Pattern kPatterns[] = {
     {"CUDA error [0-9]+ at .*: out of memory", kRegex},
     {"current device: ", kContext},
     {"failed to allocate", kShared},
+    {"Input prompt is too big compared to KV size", kCompanion},
     {"ggml_cuda_host_malloc: failed"},  // pinned memory: llama.cpp falls back to pageable, never a failure
     {"ggml_vulkan: Failed to allocate pinned memory"},  // the same in the Vulkan backend
     {"unable to allocate", kShared},
@@ -163,6 +165,7 @@ class LlamaCpp final : public Recognizer {
       return;
     }
     if (auto p = s.find("failed to decode the batch"); p != std::string_view::npos) return kv_full(line, s, p, out);
+    if (auto p = s.find("Input prompt is too big compared to KV size"); p != std::string_view::npos) return prompt_over_kv(line, s, p, out);
     if (allocation_line(line, s, out)) return;
     if (purpose_line(line, s, out)) return;
     if (text::contains(s, "KV buffer size")) {
@@ -455,6 +458,27 @@ class LlamaCpp final : public Recognizer {
     f.cause = Cause::kv_cache_context;
     f.strength = 0.7f;
     f.detail = "llama.cpp's KV cache had no room for the batch, even one token at a time: the context is full";
+    r_.open = true;
+    r_.emitted = true;
+    r_.last_line = line.number;
+    r_.fact = f;
+    out.add(std::move(f));
+  }
+
+  // llama-server refusing a prompt longer than its KV cache ("Input prompt is
+  // too big compared to KV size. Please try increasing KV size. ...
+  // n_prompt_tokens=231406 n_ctx=202752"): the cache sized for the context
+  // holds fewer tokens than the request, in the pool its buffer was seen on.
+  void prompt_over_kv(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    if (guards::is_mention(s, p, 43) || guards::is_advice_line(s)) return;
+    if (r_.emitted && near(line, kAbsorbWindow)) return;
+    close(out);
+    Fact f = make_fact(line, FactKind::gpu_oom, Family::llamacpp);
+    f.layer = kv_on_device_ ? Layer::gpu_vram : Layer::unknown;
+    f.cause = Cause::kv_cache_context;
+    f.strength = 0.7f;
+    f.kv_tokens = engine_lines::count_after(s, "n_ctx");
+    f.detail = "llama.cpp's KV cache is smaller than the prompt: the request's context does not fit the cache";
     r_.open = true;
     r_.emitted = true;
     r_.last_line = line.number;

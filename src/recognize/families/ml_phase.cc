@@ -288,6 +288,12 @@ constexpr Cue kCues[] = {
     // eval_accumulation_steps unset): what fills it accumulated over the run.
     {"nested_concat", Cause::leak_or_accumulation, 1.0f, "evaluation outputs kept and concatenated batch after batch"},
     {"torch_pad_and_concatenate", Cause::leak_or_accumulation, 1.0f, "evaluation outputs kept and concatenated batch after batch"},
+    // Vectors added to an in-memory index (FAISS's add / add_with_ids, hnswlib's
+    // add_items): the index keeps every one, so what fills the memory is the
+    // corpus embedded so far.
+    {"index.add(", Cause::leak_or_accumulation, 0.9f, "vectors added to an in-memory index that keeps every one"},
+    {"add_with_ids", Cause::leak_or_accumulation, 0.9f, "vectors added to an in-memory index that keeps every one"},
+    {".add_items(", Cause::leak_or_accumulation, 0.9f, "vectors added to an in-memory index that keeps every one"},
     // The same by hand: a result concatenated onto itself each pass.
     {"cat((", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
     {"cat([", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
