@@ -205,6 +205,22 @@ TEST(MemorySeries, HeapAfterCollectionRisingIsAccumulation) {
   EXPECT_FALSE(has_growing(saw, "heap after GC"));
 }
 
+// `kubectl top` taken again and again, each row with the user's note of when
+// it was taken after it (modelled on milvus-io/milvus threads pasting a
+// querynode's climb before its OOMKilled; own pod names and figures): the
+// note does not hide the series, and a flat series stays flat.
+TEST(MemorySeries, KubectlTopRowsWithANoteAfterThemAreASeries) {
+  auto rows = [](const char* a, const char* b, const char* c, const char* d) {
+    return std::string("NAME                                CPU(cores)   MEMORY(bytes)\n") +
+           "rag-querynode-0-5f7d9c8b6-x2kqp     3121m        " + a + "      # 06:05\n" +
+           "rag-querynode-0-5f7d9c8b6-x2kqp     3480m        " + b + "     # 06:20\n" +
+           "rag-querynode-0-5f7d9c8b6-x2kqp     3655m        " + c + "     # 06:35\n" +
+           "rag-querynode-0-5f7d9c8b6-x2kqp     3702m        " + d + "     # 06:44\n";
+  };
+  EXPECT_TRUE(has_growing(test::diagnose_text(rows("7874Mi", "11196Mi", "15902Mi", "19871Mi")), "figure in"));
+  EXPECT_FALSE(has_growing(test::diagnose_text(rows("7874Mi", "7901Mi", "7866Mi", "7890Mi")), "figure in"));
+}
+
 // HTCondor's job log: each image-size event gives the job's memory as value,
 // dash, name with its unit (HTCondor's documented user-log event 006; own
 // job ids and figures). Climbing into the hold at the job's limit is growth;

@@ -166,7 +166,8 @@ constexpr Pattern kPatterns[] = {
     {"[0-9][KMG]->[0-9]+[KMG]\\([0-9]+[KMG]\\)", kRegex | kContext},
     {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
     // `kubectl top` rows: "<pod> [<container>]  25m  226Mi" (CPU in millicores, then memory).
-    {"[0-9]m +[0-9]+(Mi|Gi|Ki)\\s*$", kRegex | kContext},
+    // (A user's note after the row, "# 06:20", is the time it was taken.)
+    {"[0-9]m +[0-9]+(Mi|Gi|Ki)(\\s*$|\\s+#)", kRegex | kContext},
     // `free` rows and the command that chose their unit.
     {"^ *Mem: +[0-9]", kRegex | kContext},
     {"^[KMG]iB Mem :", kRegex | kContext},  // top's summary
