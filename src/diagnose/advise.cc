@@ -265,7 +265,9 @@ void summarize(Incident& inc, const Numbers& n) {
       break;
     case Layer::host_ram:
       inc.pool.name = (h && h->layer == Layer::container_limit && !n.cgroup.empty()) ? "node allocatable (cgroup " + n.cgroup + ")" : "host RAM";
-      inc.pool.limit_bytes = n.host_total ? n.host_total : (h && h->layer == Layer::container_limit ? n.limit : std::nullopt);
+      // The kubepods cgroup's own limit, as the kernel's report gives it: a
+      // container's limit elsewhere in the paste is not the node's.
+      inc.pool.limit_bytes = n.host_total ? n.host_total : (h && h->layer == Layer::container_limit ? h->limit : std::nullopt);
       inc.pool.used_bytes = h && h->layer == Layer::container_limit ? n.usage : std::nullopt;
       break;
     case Layer::gpu_vram:

@@ -2374,6 +2374,26 @@ std::optional<Cause> cause_from_zfs_arc(const View& v, const Fact* failed, Why& 
   return Cause::other_process;
 }
 
+// A kill charged to the node's kubepods cgroup (the pods together reached
+// the node's allocatable memory) whose victim held under half its own
+// container's limit: the victim was within its share; the pods beside it
+// filled the node (as an evicted pod under its request, eviction_cause).
+std::optional<Cause> cause_from_node_pool(const View& v, const Fact* k, Why& why) {
+  if (!k || k->kind != FactKind::kernel_oom_kill || !k->rss || !text::contains(k->cgroup, "kubepods")) return std::nullopt;
+  if (layer_for_memcg_path(v, k->cgroup) != Layer::host_ram) return std::nullopt;
+  const Fact* lim = nullptr;
+  for (const Fact& f : v.facts) {
+    if (f.kind != FactKind::memory_limit || f.family != Family::kubernetes || !f.limit || *f.limit == 0) continue;
+    if (lim && *lim->limit != *f.limit) return std::nullopt;  // several containers' limits: whose is not shown
+    lim = &f;
+  }
+  if (!lim || *k->rss * 2 > *lim->limit) return std::nullopt;
+  why = k->process + " held " + units::format_bytes(*k->rss) + " of its " + units::format_bytes(*lim->limit) +
+        " limit when the node's pods together ran out (kubepods): the pods beside it filled the node";
+  why.strength = 0.6f;
+  return Cause::other_process;
+}
+
 Cause host_cause(const View& v, const Decision& d, Why& why) {
   if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
     // The runtime's own plan (Ollama's "offload to ..." line): when the KV
@@ -2421,6 +2441,7 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_zfs_arc(v, d.decisive, why)) return *c;
   if (auto c = cause_from_allocator(v, why)) return *c;
   if (auto c = cause_from_series(v, "until the host ran out", why)) return *c;
+  if (auto c = cause_from_node_pool(v, d.decisive, why)) return *c;
   if (auto c = cause_from_one_request(v, d.decisive, why)) return *c;
   if (d.decisive)
     if (auto c = cause_from_recurrence(v, *d.decisive, why)) return *c;

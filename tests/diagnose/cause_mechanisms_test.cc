@@ -2587,5 +2587,36 @@ TEST(CauseMechanisms, DaysOfRunningOutweighAWorkerCount) {
   EXPECT_NE(minutes.cause, Cause::leak_or_accumulation) << reason_text(minutes);
 }
 
+// A kill charged to the node's kubepods cgroup whose victim held under half
+// its own container's limit (modelled on equinor/radix-operator threads of a
+// build pod killed on an overcommitted AKS node; own pod names and figures):
+// the pods beside it filled the node. A victim near its own limit says no
+// such thing; nor does the pod's limit become the node's pool.
+TEST(CauseMechanisms, AKubepodsKillOfAPodWellUnderItsLimitIsTheOtherPods) {
+  auto paste = [](const char* anon_kb) {
+    return std::string(
+               "    State:          Terminated\n"
+               "      Reason:       OOMKilled\n"
+               "      Exit Code:    137\n"
+               "    Limits:\n"
+               "      memory:  6Gi\n"
+               "    Requests:\n"
+               "      memory:  1Gi\n"
+               "[771012.377145] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=cri-containerd-b2c3.scope,mems_allowed=0,"
+               "oom_memcg=/kubepods.slice,task_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b.slice/"
+               "cri-containerd-b2c3.scope,task=kaniko,pid=41822,uid=0\n"
+               "[771012.377301] Memory cgroup out of memory: Killed process 41822 (kaniko) total-vm:5120344kB, anon-rss:") +
+           anon_kb + "kB, file-rss:20104kB, shmem-rss:0kB, UID:0 pgtables:5220kB oom_score_adj:985\n";
+  };
+  Diagnosis small = test::diagnose_text(paste("2043812"));
+  EXPECT_EQ(small.layer, Layer::host_ram);
+  EXPECT_EQ(small.cause, Cause::other_process);
+  ASSERT_FALSE(small.incidents.empty());
+  EXPECT_FALSE(small.incidents[0].pool.limit_bytes.has_value());  // 6Gi is the pod's limit, not the node's
+  Diagnosis near = test::diagnose_text(paste("5843812"));
+  EXPECT_EQ(near.layer, Layer::host_ram);
+  EXPECT_NE(near.cause, Cause::other_process);
+}
+
 }  // namespace
 }  // namespace aimem
