@@ -25,6 +25,15 @@ TEST(GcPairs, UnifiedLoggingPairInMebibytes) {
   EXPECT_EQ(h->capacity, 1024 * units::MiB);
 }
 
+TEST(GcPairs, ZgcsSharesGiveTheCapacity) {
+  auto h = heap_pair("[2025-05-20T09:40:43.490+0800][30530][gc] GC(1843) Garbage Collection (Allocation Rate) 6144M(50%)->3072M(25%)");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->before, 6144 * units::MiB);
+  EXPECT_EQ(h->after, 3072 * units::MiB);
+  EXPECT_EQ(h->capacity, 12288 * units::MiB);
+  EXPECT_FALSE(heap_pair("GC(1) Garbage Collection (Warmup) 6144M(0%)->3072M(0%)"));  // no share to divide by
+}
+
 TEST(GcPairs, LinesWithoutAWholePairGiveNothing) {
   EXPECT_FALSE(heap_pair("gc 12 @3.1s 2%: 0.1+1.2+0.02 ms clock, 4->4->1 MB, 5 MB goal, 8 P"));  // Go: no unit on each figure
   EXPECT_FALSE(heap_pair("[Metaspace: 3021K->3021K(1056768K)]"));                              // the Metaspace's alone

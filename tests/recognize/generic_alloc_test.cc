@@ -205,6 +205,41 @@ TEST(MemorySeries, HeapAfterCollectionRisingIsAccumulation) {
   EXPECT_FALSE(has_growing(saw, "heap after GC"));
 }
 
+// ZGC's lines give each size with its share of the heap ("6418M(52%)->1884M(15%)",
+// JDK 11+ unified logging; modelled on a bifromq thread's gc.log, own figures):
+// the heap after each collection climbing is live data accumulating. jstat
+// -gcutil's O column (the old generation's share used, JDK 8+; modelled on a
+// Kafka Connect thread sampling it hourly) climbing to 100 is the same.
+TEST(MemorySeries, ZgcSharesAndJstatGcutilClimbingAreAccumulation) {
+  std::string zgc;
+  const int after[] = {1884, 2287, 2790, 3309, 4117, 5233, 6402, 7581, 8877, 10742};
+  for (int i = 0; i < 10; ++i)
+    zgc += "[2025-05-20T10:0" + std::to_string(i) + ":00.000+0800][30530][gc] GC(" + std::to_string(1000 + i) +
+           ") Garbage Collection (Allocation Rate) 9000M(73%)->" + std::to_string(after[i]) + "M(" + std::to_string(after[i] * 100 / 12288) +
+           "%)\n";
+  Diagnosis z = test::diagnose_text(zgc + "java.lang.OutOfMemoryError: Java heap space\n");
+  EXPECT_TRUE(has_growing(z, "heap after GC"));
+  EXPECT_EQ(z.cause, Cause::leak_or_accumulation);
+  const std::string gcutil =
+      "$ jstat -gcutil -t 4711 3600000\n"
+      "Timestamp         S0     S1     E      O      M     CCS    YGC     YGCT    FGC    FGCT     GCT\n"
+      "         3600.2   0.00  12.51  43.18  36.20  96.31  92.80   1022   11.902     4    1.203   13.105\n"
+      "        14400.9   0.00   9.87  71.02  58.93  96.33  92.80   4180   48.337    19    9.870   58.207\n"
+      "        25201.3   0.00   0.00 100.00  86.45  96.35  92.81   7309   86.114    71   55.418  141.532\n"
+      "        28802.6   0.00   0.00 100.00  99.97  96.35  92.81   8001   94.551   188  203.772  298.323\n";
+  Diagnosis j = test::diagnose_text(gcutil + "java.lang.OutOfMemoryError: Java heap space\n");
+  EXPECT_TRUE(has_growing(j, "column O"));
+  EXPECT_EQ(j.cause, Cause::leak_or_accumulation);
+  // The old generation's share steady while Eden saws: nothing accumulates.
+  const std::string steady =
+      "S0     S1     E      O      M     CCS    YGC     YGCT    FGC    FGCT     GCT\n"
+      "0.00  12.51  43.18  61.20  96.31  92.80   1022   11.902     4    1.203   13.105\n"
+      "0.00   9.87  91.02  60.93  96.33  92.80   4180   48.337     4    1.203   58.207\n"
+      "0.00   0.00  12.00  61.45  96.35  92.81   7309   86.114     4    1.203   87.317\n"
+      "0.00   0.00  88.00  61.07  96.35  92.81   8001   94.551     4    1.203   95.754\n";
+  EXPECT_FALSE(has_growing(test::diagnose_text(steady), "column O"));
+}
+
 // `kubectl top` taken again and again, each row with the user's note of when
 // it was taken after it (modelled on milvus-io/milvus threads pasting a
 // querynode's climb before its OOMKilled; own pod names and figures): the

@@ -62,6 +62,7 @@
 // sawtooth of the heap before collection says nothing):
 //   [GC (Allocation Failure)  524288K->301234K(2010112K), 0.0876 secs]        (JDK 8: gc_pairs.h finds the heap's pair)
 //   [41.210s][info][gc] GC(57) Pause Young (Normal) (G1 Evacuation Pause) 1500M->1210M(2048M) 12.345ms
+//   [gc] GC(168430) Garbage Collection (Allocation Rate) 6418M(52%)->1884M(15%)    (ZGC)
 //   [gc][young][601233][20417] duration [1.2s], ..., memory [12.9gb]->[11.6gb]/[16gb], all_pools {...}   (Elasticsearch)
 // A runtime's own leak warning (Node's "Possible EventEmitter memory leak
 // detected", Netty's "LEAK: ... release() was not called", LeakSanitizer) is a
@@ -126,6 +127,7 @@ constexpr Pattern kPatterns[] = {
     {"(^|\\s)RES(\\s|$)", kRegex | kContext},
     {"top -b", kContext},  // top's rows with the header cut away ("| tail -1")
     {"\\bOC +OU\\b", kRegex | kContext},
+    {"\\bE +O +M +CCS +YGC\\b", kRegex | kContext},  // jstat -gcutil (JDK 8+)
     {"(rss|heap|mem|used)[a-z_]*[|,][a-z_]+[|,]", kRegex | kCaseless | kContext},
     {"--metric-name", kContext},
     {"[\"']used[\"']: ?[0-9]", kRegex | kContext},  // a figure inside a named object: {'gpu': {'used': 4.48, ...}}
@@ -164,6 +166,7 @@ constexpr Pattern kPatterns[] = {
     {"\\b[MO]U=[0-9]{4,}", kRegex | kContext},
     // Collectors' heap after collection: JVM "301234K->...(2010112K)" pairs, Elasticsearch's "]->[".
     {"[0-9][KMG]->[0-9]+[KMG]\\([0-9]+[KMG]\\)", kRegex | kContext},
+    {"[0-9][KMG]\\([0-9]+%\\)->[0-9]+[KMG]\\([0-9]+%\\)", kRegex | kContext},  // ZGC: "6418M(52%)->1884M(15%)"
     {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
     // `kubectl top` rows: "<pod> [<container>]  25m  226Mi" (CPU in millicores, then memory).
     // (A user's note after the row, "# 06:20", is the time it was taken.)

@@ -197,23 +197,28 @@ bool SeriesColumns::legend_list(std::string_view s) {
 }
 
 // A header row of names over blank-separated columns: top's "PID USER ... RES
-// ... COMMAND" (RSS headers are memory_series' own), jstat's "... OC OU MC MU ...".
+// ... COMMAND" (RSS headers are memory_series' own), jstat's "... OC OU MC MU ...",
+// jstat -gcutil's "S0 S1 E O M CCS YGC ..." (O: the old generation's share used).
 bool SeriesColumns::header_row(std::string_view s) {
   auto words = split(s, ' ', kMaxColumns + 1);
   if (words.size() < 4 || words.size() > kMaxColumns) return false;
-  bool jstat = false, top = false;
+  bool jstat = false, top = false, ygc = false, old_share = false;
   for (std::string_view w : words) {
     if (digit(w[0])) return false;
     jstat = jstat || w == "OC";
     top = top || w == "RES";
+    ygc = ygc || w == "YGC";
+    old_share = old_share || w == "O";
   }
-  if (!jstat && !top) return false;
+  const bool gcutil = ygc && old_share && !jstat;  // jstat -gcutil: each space's share used, in percent
+  if (!jstat && !top && !gcutil) return false;
   std::vector<Column> cols;
   size_t pid = SIZE_MAX;
   for (std::string_view w : words) {
     Column c{std::string(w)};
     if (top && w == "RES") c.memory = true, c.unit = 1024.0;
     if (jstat && (w == "OU" || w == "MU")) c.memory = true, c.unit = 1024.0;
+    if (gcutil && w == "O") c.name = "O (old generation, % used)", c.memory = true;
     if (w == "PID") pid = cols.size();
     cols.push_back(std::move(c));
   }

@@ -7,6 +7,7 @@
 //   $ top -b -n1 -p 48728 | tail -1                                   or top's command with its header cut away
 //   1874 root 20  0  612m  41m 2204 S    2  0.4 3:12.55 discoverd
 //   S0C S1C S0U S1U EC EU OC OU MC MU CCSC CCSU YGC ...              jstat -gc (KB: OU old, MU metaspace used)
+//   Timestamp  S0   S1   E     O     M     CCS  YGC ...              jstat -gcutil -t (O: old generation, % used)
 //   # memory logger: ts|rss|heapTotal|heapUsed|external, MB          a legend, its separator and unit
 //   2019-12-09T08:00:00.112Z|148.21|71.55|52.40|3.12
 //   $ while sleep 900; do ps -o pid=,rss=,cmd= -p 31414; done       a ps -o list without header (KiB)
