@@ -96,6 +96,27 @@ TEST(SeriesColumns, AMetricNamedByTheCommandThenTimeValueRows) {
   EXPECT_FALSE(g->usage) << "a percentage is no size";
 }
 
+// A monitoring console's metric type as the heading over time and value rows
+// (modelled on Cloud Run's run.googleapis.com/container/memory/utilizations
+// as Metrics Explorer lists it; own times and figures). Unrelated paths
+// name no memory and read nothing.
+TEST(SeriesColumns, AConsolesMetricTypeHeadingThenTimeValueRows) {
+  Diagnosis d = test::diagnose_text(
+      "Metrics Explorer - run.googleapis.com/container/memory/utilizations (instance 7a1c):\n"
+      "10:02  0.38\n"
+      "10:03  0.51\n"
+      "10:04  0.66\n"
+      "10:05  0.81\n"
+      "10:06  0.98\n");
+  const Fact* g = growing(d, "metric run.googleapis.com/container/memory/utilizations");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->usage) << "a utilization is no size";
+  Diagnosis other = test::diagnose_text(
+      "Metrics Explorer - run.googleapis.com/container/cpu/utilizations (instance 7a1c):\n"
+      "10:02  0.38\n10:03  0.51\n10:04  0.66\n10:05  0.81\n10:06  0.98\n");
+  EXPECT_EQ(growing(other, "metric"), nullptr);
+}
+
 // jstat -gc every interval: OU (old generation used) and MU (metaspace used), in KB.
 TEST(SeriesColumns, JstatsUsedColumns) {
   Diagnosis d = test::diagnose_text(

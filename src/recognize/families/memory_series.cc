@@ -130,6 +130,7 @@ constexpr Pattern kPatterns[] = {
     {"\\bE +O +M +CCS +YGC\\b", kRegex | kContext},  // jstat -gcutil (JDK 8+)
     {"(rss|heap|mem|used)[a-z_]*[|,][a-z_]+[|,]", kRegex | kCaseless | kContext},
     {"--metric-name", kContext},
+    {"[a-z]/memory/[a-z_]", kRegex | kContext},  // a monitoring metric type over its rows: "run.googleapis.com/container/memory/utilizations"
     {"[\"']used[\"']: ?[0-9]", kRegex | kContext},  // a figure inside a named object: {'gpu': {'used': 4.48, ...}}
     // Prometheus exposition rows (a scrape pasted as text): "process_resident_memory_bytes 9.95e+07", "go_goroutines 8164".
     {"^[a-z_:]+(_bytes|goroutines)(\\{[^}\\n]*\\})? [0-9.eE+-]+\\s*$", kRegex | kContext},

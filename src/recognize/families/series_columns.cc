@@ -142,10 +142,20 @@ bool SeriesColumns::ps_list(std::string_view s) {
 }
 
 // A command that names one metric ("--metric-name MemoryUtilization",
-// "metric=container_memory_rss"): its rows are a time and a value.
+// "metric=container_memory_rss"), or a console's heading that names its
+// metric type: its rows are a time and a value.
 bool SeriesColumns::metric_command(std::string_view s) {
   std::optional<std::string_view> name = text::after(s, "--metric-name ");
   if (!name) name = text::after(s, "--metric-name=");
+  // A monitoring console's metric type as a heading over its rows
+  // ("run.googleapis.com/container/memory/utilizations", Cloud Monitoring's
+  // "kubernetes.io/container/memory/used_bytes"): a path with memory in it.
+  if (!name)
+    if (size_t p = s.find("/memory/"); p != std::string_view::npos) {
+      size_t b = p;
+      while (b > 0 && s[b - 1] != ' ' && s[b - 1] != '\t' && s[b - 1] != '"' && s[b - 1] != '\'') --b;
+      name = s.substr(b);
+    }
   if (!name) return false;
   std::string_view m = text::take_until(*name, " \"'");
   bool kib = false;
