@@ -240,6 +240,42 @@ TEST(MemorySeries, ZgcSharesAndJstatGcutilClimbingAreAccumulation) {
   EXPECT_FALSE(has_growing(test::diagnose_text(steady), "column O"));
 }
 
+// Three more shapes of a climbing series, each in its program's words with
+// our own figures: a sampler logging a unit's cgroup file (modelled on a
+// systemd service killed at MemoryMax every few days: "memory.current=1.26G"),
+// Cassandra's GCInspector with the old generation before -> after in bytes
+// (modelled on apache/cassandra users' system.log), and an application's own
+// line that names memory and ends in a size (a Laravel queue worker's
+// "memory after job N (...): 92.38 MB"). A figure that climbs while a model
+// loads, mid-line ("used = 144 GB, percent = 60%"), is not such a line.
+TEST(MemorySeries, CgroupFilesCassandraAndAppLinesClimbingAreASeries) {
+  Diagnosis cg = test::diagnose_text(
+      "2023-01-03T22:00 renderer.service memory.current=214M\n"
+      "2023-01-04T10:00 renderer.service memory.current=541M\n"
+      "2023-01-04T22:00 renderer.service memory.current=903M\n"
+      "2023-01-05T10:00 renderer.service memory.current=1.26G\n");
+  EXPECT_TRUE(has_growing(cg, "memory"));
+  Diagnosis cass = test::diagnose_text(
+      "INFO  [Service Thread] 2019-06-11 09:02:14,118 GCInspector.java:284 - ConcurrentMarkSweep GC in 208ms.  CMS Old Gen: 402115288 -> "
+      "398740112; Par Eden Space: 83886080 -> 0;\n"
+      "INFO  [Service Thread] 2019-06-14 11:47:31,560 GCInspector.java:284 - ConcurrentMarkSweep GC in 231ms.  CMS Old Gen: 655310872 -> "
+      "651028440; Par Eden Space: 91120416 -> 0;\n"
+      "INFO  [Service Thread] 2019-06-17 17:16:32,336 GCInspector.java:284 - ConcurrentMarkSweep GC in 264ms.  CMS Old Gen: 902118016 -> "
+      "902097936; Par Eden Space: 143120352 -> 0;\n");
+  EXPECT_TRUE(has_growing(cass, "heap after GC"));
+  Diagnosis app = test::diagnose_text(
+      "[2018-05-31 09:12:04] production.INFO: queue worker memory after job 1 (App\\Jobs\\Sync): 37.75 MB\n"
+      "[2018-05-31 09:31:40] production.INFO: queue worker memory after job 400 (App\\Jobs\\Sync): 92.38 MB\n"
+      "[2018-05-31 09:58:13] production.INFO: queue worker memory after job 900 (App\\Jobs\\Sync): 158.02 MB\n"
+      "[2018-05-31 10:27:55] production.INFO: queue worker memory after job 1450 (App\\Jobs\\Sync): 229.61 MB\n");
+  EXPECT_TRUE(has_growing(app, "figure in"));
+  Diagnosis load = test::diagnose_text(
+      "[INFO] [utils.py:789:see_memory_usage] CPU Virtual Memory:  used = 41.3 GB, percent = 16.4%\n"
+      "[INFO] [utils.py:789:see_memory_usage] CPU Virtual Memory:  used = 144.2 GB, percent = 57.2%\n"
+      "[INFO] [utils.py:789:see_memory_usage] CPU Virtual Memory:  used = 247.9 GB, percent = 98.4%\n");
+  EXPECT_FALSE(has_growing(load, "figure in"));
+}
+
 // `kubectl top` taken again and again, each row with the user's note of when
 // it was taken after it (modelled on milvus-io/milvus threads pasting a
 // querynode's climb before its OOMKilled; own pod names and figures): the

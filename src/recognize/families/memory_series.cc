@@ -64,6 +64,7 @@
 //   [41.210s][info][gc] GC(57) Pause Young (Normal) (G1 Evacuation Pause) 1500M->1210M(2048M) 12.345ms
 //   [gc] GC(168430) Garbage Collection (Allocation Rate) 6418M(52%)->1884M(15%)    (ZGC)
 //   [gc][young][601233][20417] duration [1.2s], ..., memory [12.9gb]->[11.6gb]/[16gb], all_pools {...}   (Elasticsearch)
+//   GCInspector.java:284 - ConcurrentMarkSweep GC in 208ms.  CMS Old Gen: 402115288 -> 398740112; ...  (Cassandra, bytes)
 // A runtime's own leak warning (Node's "Possible EventEmitter memory leak
 // detected", Netty's "LEAK: ... release() was not called", LeakSanitizer) is a
 // weaker "growing" fact of its own: the cause the program itself suspects.
@@ -169,6 +170,7 @@ constexpr Pattern kPatterns[] = {
     {"[0-9][KMG]->[0-9]+[KMG]\\([0-9]+[KMG]\\)", kRegex | kContext},
     {"[0-9][KMG]\\([0-9]+%\\)->[0-9]+[KMG]\\([0-9]+%\\)", kRegex | kContext},  // ZGC: "6418M(52%)->1884M(15%)"
     {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
+    {"Old Gen: [0-9]+ -> [0-9]", kRegex | kContext},  // Cassandra's GCInspector, in bytes
     // `kubectl top` rows: "<pod> [<container>]  25m  226Mi" (CPU in millicores, then memory).
     // (A user's note after the row, "# 06:20", is the time it was taken.)
     {"[0-9]m +[0-9]+(Mi|Gi|Ki)(\\s*$|\\s+#)", kRegex | kContext},
@@ -178,8 +180,11 @@ constexpr Pattern kPatterns[] = {
     {"Message queue length: [0-9]{7,}", kRegex | kContext},  // an Erlang crash dump's undrained mailbox
     {"^\\S+ +[0-9]+ +\\S+ +[0-9]+ +[0-9][0-9,.]* K\\s*$", kRegex | kContext},  // a tasklist row
     {"free -", kContext},
-    {"(rss|heap_?(used|total|alloc|inuse|sys|idle)|used_?[a-z]{0,12}_?memory|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
+    {"(rss|heap_?(used|total|alloc|inuse|sys|idle)|used_?[a-z]{0,12}_?memory|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|memory\\.(current|usage_in_bytes)|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
+    // A line that names memory and ends in a size after a colon, whatever words lie between ("queue
+    // worker memory after job 400 (App\\Jobs\\Sync): 92.38 MB"): the same line again is a template series.
+    {"\\bmemory\\b[^\\n]{0,80}: +[0-9.]+ ?[KMG]i?B\\s*$", kCi | kContext},
     // A memory figure after a blank, with its unit ("rss 3.31GB", "container_rss 22.4G"): no
     // name=value to read, so the line's shape makes the series.
     // (also a metric named for memory: ClickHouse's "MemoryTracking\t6.19 GiB", "memory_used 12 GB")
@@ -960,8 +965,9 @@ class MemorySeries final : public Recognizer {
   }
 
   // The heap after a collection (see the top): Elasticsearch's "memory
-  // [A]->[B]/[C]" or the whole heap's "A->B(C)" pair of the JVM's line
-  // (gc_pairs.h: not the young generation's, not the Metaspace's).
+  // [A]->[B]/[C]", the whole heap's "A->B(C)" pair of the JVM's line
+  // (gc_pairs.h: not the young generation's, not the Metaspace's), or
+  // Cassandra's old generation before -> after.
   bool gc_floor(const Line& line) {
     std::string_view s = line.text;
     std::optional<uint64_t> after;
@@ -971,6 +977,11 @@ class MemorySeries final : public Recognizer {
       after = units::parse_log_size(es->substr(arrow + 4));
     } else if (auto h = heap_pair(s)) {
       after = h->after;
+    } else if (auto old_gen = text::after(s, "Old Gen: ")) {
+      // Cassandra's GCInspector: "CMS Old Gen: 402115288 -> 398740112;" (bytes, before -> after).
+      std::string_view rest;
+      if (!text::parse_u64(*old_gen, &rest) || !text::starts_with(rest, " -> ")) return false;
+      after = text::parse_u64(rest.substr(4));
     } else {
       return false;
     }
@@ -1135,6 +1146,9 @@ class MemorySeries final : public Recognizer {
       // "Status.JVM.Memory.Direct.MemoryUsed=" (a metric's last part) is.
       if (b > 0 && s[b - 1] == '-') continue;
       std::string key = canonical(s.substr(b, e - b));
+      // A cgroup's memory file as a sampler logs it ("memory.current=214M",
+      // v1's "memory.usage_in_bytes: 224395264"): the group's memory.
+      if (b >= 7 && s.substr(b - 7, 7) == "memory." && (key == "current" || key == "usageinbytes")) key = key == "current" ? "memory" : "memorybytes";
       // A figure inside a named object: {'gpu': {'used': 4.48, 'total': 8.0}} is "gpu used".
       if (key == "used" || key == "usage" || key == "allocated" || key == "reserved") key = parent_key(s, b) + key;
       // A metric's unit after a dot ("GPUMemoryUsed.Megabytes:6120"): the name is the part before it.
