@@ -276,6 +276,38 @@ TEST(MemorySeries, CgroupFilesCassandraAndAppLinesClimbingAreASeries) {
   EXPECT_FALSE(has_growing(load, "figure in"));
 }
 
+// More shapes, each in its program's words with our own figures: MPS's
+// current_allocated / driver_allocated as a training callback logs them
+// (modelled on a smol-course thread on Apple silicon); `free` rows after the
+// time a loop printed (modelled on a Superset thread: "date; free | grep
+// Mem"); a figure after "offload", which is no load (modelled on a verl
+// thread), where the same name in two sentences ("Before ...", "After ...")
+// is two series, not one sawtooth.
+TEST(MemorySeries, MpsKeysTimedFreeRowsAndOffloadPhrasesAreSeries) {
+  std::string mps;
+  for (int i = 1; i <= 5; ++i)
+    mps += "[mem-callback] step=" + std::to_string(i * 100) + "  mps.current_allocated=" + std::to_string(3 * i) +
+           ".10 GB  mps.driver_allocated=" + std::to_string(4 * i + 2) + ".20 GB\n";
+  EXPECT_TRUE(has_growing(test::diagnose_text(mps), "currentallocated"));
+  Diagnosis freeloop = test::diagnose_text(
+      "Mon Sep 11 10:41:20 CEST 2017   Mem:       3880472    1204480    2675992       2604       6120     214880\n"
+      "Mon Sep 11 10:41:22 CEST 2017   Mem:       3880472    1744980    2135492       2604       6088     214960\n"
+      "Mon Sep 11 10:41:24 CEST 2017   Mem:       3880472    2388016    1492456       2604       5912     213704\n"
+      "Mon Sep 11 10:41:26 CEST 2017   Mem:       3880472    3391876     488596       2604       3880     170212\n");
+  EXPECT_TRUE(has_growing(freeloop, "host used (free)"));
+  std::string offload;
+  const char* before[] = {"57.83", "61.27", "64.70", "68.12"};
+  const char* after[] = {"13.61", "17.02", "20.44", "23.87"};
+  for (int i = 0; i < 4; ++i)
+    offload += std::string("(WorkerDict pid=8963) Before vllm offload in sharding manager: ") + before[i] +
+               " GB / 79.19 GB.\n(WorkerDict pid=8963) After vllm offload in sharding manager: " + after[i] + " GB / 79.19 GB.\n";
+  EXPECT_TRUE(has_growing(test::diagnose_text(offload), "sized After vllm offload in sharding manager"));
+  // A model's shards loading still climb by design.
+  EXPECT_FALSE(has_growing(test::diagnose_text("Loading checkpoint shards: loaded 4.1 GB\nLoading checkpoint shards: loaded 8.3 GB\n"
+                                               "Loading checkpoint shards: loaded 12.2 GB\nLoading checkpoint shards: loaded 16.4 GB\n"),
+                           "sized"));
+}
+
 // `kubectl top` taken again and again, each row with the user's note of when
 // it was taken after it (modelled on milvus-io/milvus threads pasting a
 // querynode's climb before its OOMKilled; own pod names and figures): the

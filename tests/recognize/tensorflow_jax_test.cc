@@ -295,5 +295,20 @@ TEST(TensorflowJax, PaddlesStatedFractionWithTheDeviceHalfEmptyIsTheCap) {
   EXPECT_TRUE(test::facts_of_kind("      The command is `export FLAGS_fraction_of_gpu_memory_to_use=xxx`.\n", FactKind::runtime_setting).empty());
 }
 
+// The TPU compiler giving up before it runs out, with XLA's human-readable
+// sizes (modelled on google/jax threads of 2023-2025; own figures): a request
+// in exabytes is a size bug, a request a little over the core is the HBM.
+TEST(TensorflowJax, TheTpuCompilersEarlyAbortReadsItsSizes) {
+  auto line = [](const char* need) {
+    return std::string("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Compilation "
+                       "failure: Aborting compilation early because it's unlikely to have enough memory. Requires ") +
+           need + ", has 15.48G available. If more detailed logging is desired, set --xla_tpu_impure_oom_fast_exit_threshold=-1\n";
+  };
+  Diagnosis bug = test::diagnose_text(line("2.22E"));
+  EXPECT_EQ(bug.layer, Layer::not_memory);
+  Diagnosis hbm = test::diagnose_text(line("19.71G"));
+  EXPECT_EQ(hbm.layer, Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -176,11 +176,12 @@ constexpr Pattern kPatterns[] = {
     {"[0-9]m +[0-9]+(Mi|Gi|Ki)(\\s*$|\\s+#)", kRegex | kContext},
     // `free` rows and the command that chose their unit.
     {"^ *Mem: +[0-9]", kRegex | kContext},
+    {"[0-9] +Mem: +[0-9]+ +[0-9]", kRegex | kContext},  // after the time a loop printed: "... 2017   Mem:  3880472  1204480"
     {"^[KMG]iB Mem :", kRegex | kContext},  // top's summary
     {"Message queue length: [0-9]{7,}", kRegex | kContext},  // an Erlang crash dump's undrained mailbox
     {"^\\S+ +[0-9]+ +\\S+ +[0-9]+ +[0-9][0-9,.]* K\\s*$", kRegex | kContext},  // a tasklist row
     {"free -", kContext},
-    {"(rss|heap_?(used|total|alloc|inuse|sys|idle)|used_?[a-z]{0,12}_?memory|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|memory\\.(current|usage_in_bytes)|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
+    {"(rss|heap_?(used|total|alloc|inuse|sys|idle)|used_?[a-z]{0,12}_?memory|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|memory\\.(current|usage_in_bytes)|(current|driver)_allocated(_memory)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
     // A line that names memory and ends in a size after a colon, whatever words lie between ("queue
     // worker memory after job 400 (App\\Jobs\\Sync): 92.38 MB"): the same line again is a template series.
@@ -344,6 +345,8 @@ bool known_key(std::string_view k) {
                                                 // GPU pools as frameworks log them: CuPy's mempool used_bytes,
                                                 // torch.cuda.memory_allocated() / memory_reserved() printed per step.
                                                 "usedbytes", "memoryallocated", "memoryreserved", "allocatedbytes",
+                                                // MPS's current_allocated_memory() / driver_allocated_memory() as a callback logs them.
+                                                "currentallocated", "driverallocated", "currentallocatedmemory", "driverallocatedmemory",
                                                 // Go's runtime.MemStats.Alloc as the common printMemUsage prints it
                                                 // ("Alloc = 1126 MiB\tTotalAlloc = ...": TotalAlloc only climbs, and is not read).
                                                 "alloc"};
@@ -415,8 +418,14 @@ std::optional<double> first_size(std::string_view s, std::string_view* after) {
 bool climbs_by_design(std::string_view s, std::string_view after_size) {
   static constexpr std::string_view kWords[] = {"load", "download", "alloc", "fetch", "upload", "copy", "writing", "saving",
                                                 "%|", "it/s", "eta ", "total capacity", "tried to", "requested", "shard"};
-  for (auto w : kWords)
-    if (text::icontains(s, w)) return true;
+  for (auto w : kWords) {
+    size_t at = text::ifind(s, w);
+    if (at == std::string_view::npos) continue;
+    // Not the word inside another: "offload" moves memory out, "sharding manager" is no checkpoint's shards.
+    if (w == "load" && at >= 3 && text::istarts_with(s.substr(at - 3), "off")) continue;
+    if (w == "shard" && text::istarts_with(s.substr(at), "sharding")) continue;
+    return true;
+  }
   return !after_size.empty() && after_size[0] == '/';  // "2.1G/4.6G": so much of a whole
 }
 
@@ -458,7 +467,18 @@ std::string sized_key(std::string_view s, size_t key_end, size_t value_at) {
   size_t b = key_end;
   while (b > 0 && key_end - b < 48 && (std::isalnum(static_cast<unsigned char>(s[b - 1])) || s[b - 1] == '_' || s[b - 1] == '.')) --b;
   if (b == key_end || !std::isalpha(static_cast<unsigned char>(s[b]))) return {};
-  return "sized " + std::string(s.substr(b, key_end - b));
+  // The words of the phrase before the name, up to five, all letters: the
+  // same name in two sentences is two series ("Before offload in the
+  // manager: 57.8 GB" and "After offload in the manager: 13.6 GB" alternate,
+  // a sawtooth together, each a series of its own).
+  size_t phrase = b;
+  for (int words = 0; words < 5 && phrase >= 2 && s[phrase - 1] == ' '; ++words) {
+    size_t w = phrase - 1;
+    while (w > 0 && std::isalpha(static_cast<unsigned char>(s[w - 1]))) --w;
+    if (w == phrase - 1 || (w > 0 && s[w - 1] != ' ')) break;
+    phrase = w;
+  }
+  return "sized " + std::string(s.substr(phrase, key_end - phrase));
 }
 
 // The line's shape: each figure masked as '#', at most kTemplateChars. A
@@ -1003,8 +1023,13 @@ class MemorySeries final : public Recognizer {
       if (top->used) add("host used (top)", static_cast<double>(*top->used), true, line);
       return true;
     }
-    if (words.size() < 3 || words[0] != "Mem:") return false;
-    if (auto bytes = free_units_.size_of(words[2])) add("host used (free)", static_cast<double>(*bytes), true, line);
+    // The row may follow the time a loop printed before it ("Mon Sep 11
+    // 10:41:20 CEST 2017   Mem:  3880472  1204480 ..."): "Mem:" among the first words.
+    size_t mem = 0;
+    while (mem < words.size() && mem < 8 && words[mem] != "Mem:") ++mem;
+    if (mem == words.size() || mem == 8 || words.size() < mem + 3) return false;
+    if (mem > 0 && !free_units_.size_of(words[mem + 1])) return false;
+    if (auto bytes = free_units_.size_of(words[mem + 2])) add("host used (free)", static_cast<double>(*bytes), true, line);
     return true;
   }
 

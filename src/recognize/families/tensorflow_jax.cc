@@ -26,6 +26,8 @@
 //   RESOURCE_EXHAUSTED: Error loading program 'jit__multi_slice': Attempting to reserve 6.14G at the bottom of
 //       memory. That was not possible. There are 5.38G free, 0B reserved, and 5.38G reservable.   (TPU, a program's load)
 //   (in memory space vmem, smem or sflag, a TPU core's on-chip scratch, it is a compiler limit: a look-alike)
+//   RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Compilation failure: Aborting compilation early because it's
+//       unlikely to have enough memory. Requires 2.22E, has 15.48G available.   (a request past any device: a size bug)
 //   RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 17.70G of
 //       15.48G hbm. Exceeded hbm capacity by 2.22G.
 //   XLA_PYTHON_CLIENT_MEM_FRACTION=.75: preallocating 75% of GPU memory (60.0 GiB of 80.0 GiB)   (healthy)
@@ -389,6 +391,20 @@ class TensorflowJax final : public Recognizer {
     pending_fact_ = std::move(f);
   }
 
+  // XLA's human-readable size ("15.48G", "2.22E"; tsl's HumanReadableNumBytes:
+  // K, M, G, T, P, E, each 1024 times the last). Past 64 bits: the largest.
+  static std::optional<uint64_t> xla_bytes(std::string_view v) {
+    std::string_view rest;
+    auto n = text::parse_double(v, &rest);
+    if (!n || *n < 0 || rest.empty()) return std::nullopt;
+    static constexpr std::string_view kUnits = "KMGTPE";
+    size_t u = kUnits.find(rest[0]);
+    if (u == std::string_view::npos) return std::nullopt;
+    double bytes = *n;
+    for (size_t i = 0; i <= u; ++i) bytes *= 1024.0;
+    return bytes >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(bytes);
+  }
+
   // `bare`: the TPU runtime's "Attempting to allocate/reserve N. That was not
   // possible." without the status before it (s.substr(p) is the message).
   void xla(const Line& line, std::string_view s, size_t p, FactSink& out, bool bare = false) {
@@ -397,7 +413,10 @@ class TensorflowJax final : public Recognizer {
                text::starts_with(body, "Error allocating device buffer") || text::contains(body, "Ran out of memory in memory space") ||
                // also after what it was doing: "Error loading program 'jit_f': Attempting to reserve 6.14G ..."
                ((text::contains(body, "Attempting to allocate ") || text::contains(body, "Attempting to reserve ")) &&
-                text::contains(body, "That was not possible"));
+                text::contains(body, "That was not possible")) ||
+               // The TPU compiler giving up before it runs out: "Aborting compilation early because it's
+               // unlikely to have enough memory. Requires 2.22E, has 15.48G available."
+               text::contains(body, "unlikely to have enough memory");
     if (!oom) return;  // RESOURCE_EXHAUSTED is also used for quotas and rate limits
     if (text::contains(s, "OOM when allocating")) return;  // TF's text, handled above
     if (guards::is_mention(s, p, 20)) return;
@@ -420,6 +439,8 @@ class TensorflowJax final : public Recognizer {
     else if (auto v3 = text::after(body, "allocate request for ")) f.requested = units::parse_log_size(*v3);
     else if (auto v4 = text::after(body, "Attempting to allocate ")) f.requested = units::parse_log_size(*v4);
     else if (auto v5 = text::after(body, "Attempting to reserve ")) f.requested = units::parse_log_size(*v5);
+    else if (auto v6 = text::after(body, "Requires ")) f.requested = xla_bytes(*v6);
+    if (auto h = text::after(body, ", has "); h && text::contains(body, "Requires ")) f.free = xla_bytes(*h);
     if (auto fr = text::after(body, "There are ")) f.free = units::parse_log_size(*fr);
     if (auto o = text::after(body, "device ordinal ")) {
       if (auto n = text::parse_u64(*o); n && *n < 1024) f.gpu = static_cast<int>(*n);
