@@ -2327,6 +2327,15 @@ Cause killer_cause(const View& v, const Decision& d, Why& why) {
   if (k)
     if (auto c = cause_from_phase(v, *k, why)) return *c;
   if (auto c = cause_from_process_table(v, k, false, why)) return *c;
+  // A candidate the killer listed and spared holding twice the victim's
+  // share, a GiB at least (systemd-oomd's "top candidates"): the victim was
+  // picked for its pressure; the neighbour held the memory.
+  if (k && k->rss && k->other_processes && *k->other_processes >= 2 * *k->rss && *k->other_processes >= units::GiB) {
+    why = "the killer's own candidate list shows another cgroup holding " + units::format_bytes(*k->other_processes) + " against " +
+          units::format_bytes(*k->rss) + " for the one it killed: a neighbour held the memory";
+    why.strength = 0.6f;
+    return Cause::other_process;
+  }
   if (k && k->rss && *k->rss < kSmallEvictee) {
     why = "the process it killed held only " + units::format_bytes(*k->rss) +
           ": the killer picked it by score; other processes filled the memory";

@@ -318,5 +318,28 @@ TEST(UserspaceKillers, EarlyoomBeforeOneIsAKillAndNamesItsVictim) {
   EXPECT_TRUE(kills("Killing process 2107 (java)\n").empty());
 }
 
+// systemd-oomd's candidate list before its kill (systemd >= 248; modelled on
+// a Fedora desktop thread, own paths and figures): the cgroup it killed for
+// its pressure held 1.9G while a candidate it spared held 14.7G: the
+// neighbour held the memory. Spared candidates no larger say nothing.
+TEST(UserspaceKillers, AnOomdCandidateItSparedHoldingMoreIsTheOtherProcess) {
+  auto paste = [](const char* other) {
+    return std::string(
+               "dec 07 19:50:18 desk systemd-oomd[2676]: Considered 71 cgroups for killing, top candidates were:\n"
+               "dec 07 19:50:18 desk systemd-oomd[2676]:         Path: /user.slice/user-1000.slice/user@1000.service/app.slice/game.scope\n"
+               "dec 07 19:50:18 desk systemd-oomd[2676]:                 Current Memory Usage: ") +
+           other +
+           "\n"
+           "dec 07 19:50:18 desk systemd-oomd[2676]:         Path: /user.slice/user-1000.slice/user@1000.service/app.slice/browser.scope\n"
+           "dec 07 19:50:18 desk systemd-oomd[2676]:                 Current Memory Usage: 1.9G\n"
+           "dec 07 19:50:18 desk systemd-oomd[2676]: Killed /user.slice/user-1000.slice/user@1000.service/app.slice/browser.scope due "
+           "to memory pressure for /user.slice/user-1000.slice/user@1000.service being 63.18% > 50.00% for > 20s with reclaim activity\n";
+  };
+  Diagnosis d = test::diagnose_text(paste("14.7G"));
+  EXPECT_EQ(d.layer, Layer::userspace_oom_killer);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  EXPECT_NE(test::diagnose_text(paste("1.2G")).cause, Cause::other_process);
+}
+
 }  // namespace
 }  // namespace aimem

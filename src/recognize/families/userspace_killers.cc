@@ -405,6 +405,10 @@ class UserspaceKillers final : public Recognizer {
     Fact f = kill_fact(line, "systemd-oomd", out);
     f.cgroup = cgroup;
     if (auto it = candidate_usage_.find(cgroup); it != candidate_usage_.end()) f.rss = it->second;
+    // The largest other candidate: oomd picks by pressure and reclaim, not size,
+    // so what held the memory may be a neighbour it listed and spared.
+    for (const auto& [path, bytes] : candidate_usage_)
+      if (path != cgroup && (!f.other_processes || bytes > *f.other_processes)) f.other_processes = bytes;
     if (auto v = text::after(s, "memory used (")) f.usage = text::parse_u64(*v);
     if (auto v = text::after(s, ") / total (")) f.total = text::parse_u64(*v);
     if (text::contains(s, "memory pressure")) f.detail += " (memory pressure)";
