@@ -62,6 +62,18 @@ TEST(Healthy, ABatchSizeThatWentDownAfterACaughtOom) {
   }
 }
 
+// Composer's automatic gradient accumulation catches the OOM and retrains the
+// batch in smaller micro-batches (modelled on mosaicml/composer threads of
+// 2022; own timestamps): training goes on, nothing failed.
+TEST(Healthy, ComposersGradientAccumulationCatchingAnOom) {
+  expect_none(
+      "Epoch 0:   0%|          | 0/6 [00:02<?, ?it/s]\n"
+      "[WARNING][2022-02-15 18:03:41,215] composer.trainer.trainer: CUDA out of memory detected. Gradient Accumulation increased "
+      "from 1 -> 2, and the batch will be retrained.\n"
+      "Epoch 0: 100%|##########| 6/6 [00:09<00:00,  1.38s/it, loss/train=2.9871]\n"
+      "Epoch 1: 100%|##########| 6/6 [00:08<00:00,  1.36s/it, loss/train=2.4102]\n");
+}
+
 TEST(Healthy, NvidiaSmiAtNinetyPercent) {
   expect_none(R"(+-----------------------------------------------------------------------------------------+
 | NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |

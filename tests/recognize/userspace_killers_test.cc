@@ -341,5 +341,23 @@ TEST(UserspaceKillers, AnOomdCandidateItSparedHoldingMoreIsTheOtherProcess) {
   EXPECT_NE(test::diagnose_text(paste("1.2G")).cause, Cause::other_process);
 }
 
+// Android's exit record (ApplicationExitInfo, `dumpsys activity exit-info`;
+// modelled on a termux-x11 thread, own pids and figures): reason 3 is the
+// low-memory killer. Other reasons (a crash, an ANR) are not it; the same
+// process's earlier records are the same story, one kill.
+TEST(UserspaceKillers, AndroidExitInfoLowMemoryIsTheLowMemoryKiller) {
+  const std::string rec =
+      "        ApplicationExitInfo #0:\n"
+      "          timestamp=2023-10-01 20:41:52.606 pid=18822 realUid=10383 packageUid=10383 definingUid=10383 user=0\n"
+      "          process=com.example.viewer reason=3 (LOW_MEMORY) subreason=0 (UNKNOWN) status=0\n"
+      "          importance=400 pss=71MB rss=96MB description=null state=empty trace=null\n";
+  Diagnosis d = test::diagnose_text(rec);
+  EXPECT_EQ(d.layer, Layer::userspace_oom_killer);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(d.incidents[0].process, "com.example.viewer");
+  EXPECT_EQ(test::diagnose_text("          process=com.example.viewer reason=4 (CRASH) subreason=0 (UNKNOWN) status=0\n").layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

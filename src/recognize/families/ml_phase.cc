@@ -431,6 +431,10 @@ constexpr Recovery kRecoveries[] = {
     {"halving batch", "retried with a smaller batch"},
     {"trying batch_size=", "retried with a smaller batch"},
     {"trying batch size", "retried with a smaller batch"},
+    // Composer's automatic gradient accumulation: "CUDA out of memory detected. Gradient Accumulation
+    // increased from 1 -> 2, and the batch will be retrained." (the micro-batch halves).
+    {"gradient accumulation increased", "retried with a smaller micro-batch"},
+    {"the batch will be retrained", "retried with a smaller micro-batch"},
     {"attempting to recover from oom", "skipped the batch and went on"},
     {"skipping batch", "skipped the batch and went on"},
 };

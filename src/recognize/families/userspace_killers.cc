@@ -47,6 +47,8 @@
 // Android's in-kernel lowmemorykiller (drivers/staging/android/lowmemorykiller.c, before lmkd):
 //   lowmemorykiller: Killing 'com.android.browser' (2544), adj 1000,                  (3.10+)
 //   send sigkill to 2544 (Gallery), adj 8, size 6890                                   (2.6-3.4; size in pages)
+// Android's ApplicationExitInfo (API 30+, `adb shell dumpsys activity exit-info PKG`):
+//   process=com.example.app reason=3 (LOW_MEMORY) subreason=0 (UNKNOWN) status=0
 // Dask's nanny (distributed/nanny.py, worker memory management):
 //   distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting
 //   distributed.nanny.memory - WARNING - Worker tcp://10.0.0.5:40121 (pid=4242) exceeded 95% memory budget. Restarting...
@@ -93,6 +95,7 @@ constexpr Pattern kPatterns[] = {
     {"memory budget.", kCompanion},
     {"Worker memory limit: ", kContext},
     {"Sending SIGKILL to cgroup"},
+    {" reason=3 (LOW_MEMORY)"},  // Android's ApplicationExitInfo (dumpsys activity exit-info)
 };
 
 // "... 19 of   950 MiB ..." -> (19 MiB, 950 MiB)
@@ -146,6 +149,8 @@ class UserspaceKillers final : public Recognizer {
       lmkd(line, s.substr(r + 10), out);
     } else if (size_t kk = s.find(": Kill '"); kk != std::string_view::npos && text::contains(s, "lmkd")) {
       lmkd(line, s.substr(kk + 7), out);
+    } else if (size_t lm = s.find(" reason=3 (LOW_MEMORY)"); lm != std::string_view::npos) {
+      exit_info(line, s, out);
     } else if (size_t b = s.find("memory budget."); b != std::string_view::npos && text::contains(s.substr(b), "Restarting")) {
       dask_nanny(line, out);
     } else if (auto lim = text::after(s, "Worker memory limit: ")) {
@@ -243,6 +248,16 @@ class UserspaceKillers final : public Recognizer {
     }
     if (auto why = text::after(s, "reason: ")) f.detail += ", " + std::string(text::trim(why->substr(0, 80)));
     if (repeated(line, f.process + std::to_string(f.pid.value_or(0)))) return;
+    out.add(std::move(f));
+  }
+
+  // Android's record of why a process ended (ApplicationExitInfo, API 30+,
+  // as `dumpsys activity exit-info` prints it): REASON_LOW_MEMORY (3) is the
+  // low-memory killer's kill.
+  void exit_info(const Line& line, std::string_view s, FactSink& out) {
+    Fact f = kill_fact(line, "Android low-memory killer (ApplicationExitInfo LOW_MEMORY)", out);
+    if (auto p = text::after(s, "process=")) f.process = std::string(text::first_word(*p).substr(0, 128));
+    if (repeated(line, f.process)) return;
     out.add(std::move(f));
   }
 
