@@ -61,6 +61,20 @@ TEST(MlPhase, AnAddToAnInMemoryIndexIsAccumulation) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
+// PyTorch's extension builder leaving ninja at its default job count, then
+// the compiler's front end killed (modelled on Dao-AILab/flash-attention's
+// install threads; own paths): the parallel compile jobs are what did not
+// fit, as the same build with MAX_JOBS=4 shows.
+TEST(MlPhase, NinjasDefaultParallelismBeforeAKilledCompilerIsTheBatch) {
+  Diagnosis d = test::diagnose_text(
+      "      Allowing ninja to set a default number of workers... (overridable by setting the environment variable MAX_JOBS=N)\n"
+      "      [1/49] /usr/local/cuda/bin/nvcc -c csrc/flash_fwd_hdim64_bf16_sm80.cu --threads 4\n"
+      "      FAILED: build/temp.linux-x86_64-cpython-310/csrc/flash_bwd_hdim160_fp16_sm80.o\n"
+      "      nvcc error   : 'cicc' died due to signal 9 (Kill signal)\n"
+      "      ninja: build stopped: subcommand failed.\n");
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+}
+
 TEST(MlPhase, ASparkDriverCollectingAWholeResultIsTheBatch) {
   const std::string collect =
       "2024-05-02 10:14:36 ERROR JobManagerActor:606 - Got Throwable\n"

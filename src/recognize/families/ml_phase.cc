@@ -414,6 +414,9 @@ constexpr Cue kCues[] = {
     {" worker processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::counted},
     {" processes", Cause::concurrency_batch, 0.6f, "parallel processes", Cue::counted},
     {" actions running", Cause::concurrency_batch, 0.7f, "parallel build actions", Cue::counted},  // Bazel's "[14,212 / 16,044] 16 actions running"
+    // PyTorch's extension builder handing ninja its default job count (cores + 2): "Allowing ninja to set a
+    // default number of workers... (overridable by setting the environment variable MAX_JOBS=N)".
+    {"default number of workers", Cause::concurrency_batch, 0.8f, "a build at ninja's default parallelism (a job per core)"},
 };
 
 struct Recovery {
