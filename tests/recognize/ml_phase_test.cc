@@ -75,6 +75,23 @@ TEST(MlPhase, NinjasDefaultParallelismBeforeAKilledCompilerIsTheBatch) {
   EXPECT_EQ(d.cause, Cause::concurrency_batch);
 }
 
+// Every batch's outputs kept in a list and joined at the end (modelled on a
+// change-detection repository's validate(); own paths and sizes): the list
+// held the whole validation set. A join of two tensors named otherwise is
+// one step's work, not that.
+TEST(MlPhase, AListOfEveryBatchsResultsJoinedAtTheEndIsAccumulation) {
+  auto trace = [](const std::string& code) {
+    return "Traceback (most recent call last):\n"
+           "  File \"main.py\", line 188, in validate\n"
+           "    " + code + "\n"
+           "RuntimeError: [enforce fail at alloc_cpu.cpp:81] data. DefaultCPUAllocator: not enough memory: you tried to allocate "
+           "2936012800 bytes.\n";
+  };
+  EXPECT_EQ(test::diagnose_text(trace("all_probs = torch.cat(prob_list, dim=0)")).cause, Cause::leak_or_accumulation);
+  EXPECT_EQ(test::diagnose_text(trace("preds = np.concatenate(all_preds)")).cause, Cause::leak_or_accumulation);
+  EXPECT_NE(test::diagnose_text(trace("h = torch.cat(left, right)")).cause, Cause::leak_or_accumulation);
+}
+
 TEST(MlPhase, ASparkDriverCollectingAWholeResultIsTheBatch) {
   const std::string collect =
       "2024-05-02 10:14:36 ERROR JobManagerActor:606 - Got Throwable\n"

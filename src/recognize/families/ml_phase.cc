@@ -43,6 +43,7 @@
 // Lines that give advice ("reduce max_num_tokens", "Try to lower your batch
 // size", "Possible solutions: ...") name remedies, not phases: they are skipped.
 #include <array>
+#include <cctype>
 #include <deque>
 #include <optional>
 #include <string>
@@ -80,7 +81,7 @@ struct Cue {
   // `self_concat`: a code line that concatenates a variable onto itself
   // ("preds = logits if preds is None else torch.cat((preds, logits), dim=0)"):
   // each pass keeps everything the passes before it made.
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers, self_concat } setting = none;
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers, self_concat, list_concat } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -300,6 +301,10 @@ constexpr Cue kCues[] = {
     {"concatenate((", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
     {"concatenate([", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
     {"concat([", Cause::leak_or_accumulation, 0.7f, "a result concatenated onto itself pass after pass", Cue::self_concat},
+    // A list of every batch's results joined at the end ("all_probs = torch.cat(prob_list, dim=0)"):
+    // the list held them all until then.
+    {"cat(", Cause::leak_or_accumulation, 0.7f, "every batch's results kept in a list and joined at the end", Cue::list_concat},
+    {"concatenate(", Cause::leak_or_accumulation, 0.7f, "every batch's results kept in a list and joined at the end", Cue::list_concat},
     // Stepping a batch: training, profiling, warm-up, graph capture, serving.
     {"backward", Cause::concurrency_batch, 1.0f, "a training step (backward)"},
     // The optimizer's step, not its name: "optimizer" is also in set-up code
@@ -640,6 +645,19 @@ bool concatenated_onto_itself(std::string_view before, std::string_view after) {
   return true;
 }
 
+// The first argument of a concatenation names a list kept across the
+// batches: "prob_list", "preds_lst", "all_logits", "outputs_all".
+bool joins_a_kept_list(std::string_view after) {
+  size_t e = 0;
+  while (e < after.size() && e < 48 && (platform::is_alnum(after[e]) || after[e] == '_' || after[e] == '.')) ++e;
+  if (e == 0 || e == after.size() || (after[e] != ',' && after[e] != ')')) return false;
+  std::string name(after.substr(0, e));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  name = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
+  return text::ends_with(name, "list") || text::ends_with(name, "_lst") || text::starts_with(name, "all_") ||
+         text::ends_with(name, "_all");
+}
+
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
   if (kind == Cue::cxx_frame) return !text::contains(before, "atomic");
@@ -657,6 +675,7 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
     return (after.empty() || after[0] == ' ' || after[0] == '\r' || text::ends_with(before, "nn/modules/module")) &&
            (text::contains(before, "nn/modules/module.py") || text::ends_with(before, "nn/modules/module"));
   if (kind == Cue::self_concat) return concatenated_onto_itself(before, after);
+  if (kind == Cue::list_concat) return joins_a_kept_list(after);
   if (kind == Cue::ctor) {
     bool stdlib = (text::contains(before, "lib/python") || text::icontains(before, "\\lib\\")) && !text::contains(before, "-packages");
     return !stdlib && !text::contains(before, "subprocess.py") && !text::contains(before, "threading.py");
