@@ -451,18 +451,7 @@ class LlamaCpp final : public Recognizer {
   void kv_full(const Line& line, std::string_view s, size_t p, FactSink& out) {
     if (!kv_backoff_ || line.number > kv_backoff_ + kReportGap || guards::is_mention(s, p, 26)) return;
     kv_backoff_ = 0;
-    if (r_.emitted && near(line, kAbsorbWindow)) return;
-    close(out);
-    Fact f = make_fact(line, FactKind::gpu_oom, Family::llamacpp);
-    f.layer = kv_on_device_ ? Layer::gpu_vram : Layer::unknown;
-    f.cause = Cause::kv_cache_context;
-    f.strength = 0.7f;
-    f.detail = "llama.cpp's KV cache had no room for the batch, even one token at a time: the context is full";
-    r_.open = true;
-    r_.emitted = true;
-    r_.last_line = line.number;
-    r_.fact = f;
-    out.add(std::move(f));
+    kv_context_failure(line, "llama.cpp's KV cache had no room for the batch, even one token at a time: the context is full", {}, out);
   }
 
   // llama-server refusing a prompt longer than its KV cache ("Input prompt is
@@ -471,14 +460,21 @@ class LlamaCpp final : public Recognizer {
   // holds fewer tokens than the request, in the pool its buffer was seen on.
   void prompt_over_kv(const Line& line, std::string_view s, size_t p, FactSink& out) {
     if (guards::is_mention(s, p, 43) || guards::is_advice_line(s)) return;
+    kv_context_failure(line, "llama.cpp's KV cache is smaller than the prompt: the request's context does not fit the cache",
+                       engine_lines::count_after(s, "n_ctx"), out);
+  }
+
+  // The KV cache out of room for the context, in the pool its buffer was
+  // seen on (a device's, else not placed): one report.
+  void kv_context_failure(const Line& line, std::string detail, std::optional<uint64_t> cells, FactSink& out) {
     if (r_.emitted && near(line, kAbsorbWindow)) return;
     close(out);
     Fact f = make_fact(line, FactKind::gpu_oom, Family::llamacpp);
     f.layer = kv_on_device_ ? Layer::gpu_vram : Layer::unknown;
     f.cause = Cause::kv_cache_context;
     f.strength = 0.7f;
-    f.kv_tokens = engine_lines::count_after(s, "n_ctx");
-    f.detail = "llama.cpp's KV cache is smaller than the prompt: the request's context does not fit the cache";
+    f.kv_tokens = cells;
+    f.detail = std::move(detail);
     r_.open = true;
     r_.emitted = true;
     r_.last_line = line.number;
