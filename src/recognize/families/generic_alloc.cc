@@ -371,10 +371,11 @@ class GenericAlloc final : public Recognizer {
       for (std::string_view w : {"malloc size", "allocation size", "alloc size", "buffer size", "memory size", "size"})
         if (text::istarts_with(rest, w) && (rest.size() == w.size() || !word_char(rest[w.size()]))) return n;
     }
-    if (size_t a = text::ifind(s, "allocate -"); a != std::string_view::npos && a + 10 < s.size() && platform_digit(s[a + 10])) return a;
+    if (size_t a = text::ifind(s, "allocate -"); a != std::string_view::npos && a + 10 < s.size() &&
+                                                 std::isdigit(static_cast<unsigned char>(s[a + 10])))
+      return a;
     return std::nullopt;
   }
-  static bool platform_digit(char c) { return c >= '0' && c <= '9'; }
 
   // A checked device allocation that returned error 2 (cudaErrorMemoryAllocation,
   // hipErrorOutOfMemory) without the words: Caffe's "Check failed:

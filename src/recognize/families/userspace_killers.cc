@@ -95,7 +95,7 @@ constexpr Pattern kPatterns[] = {
     {"memory budget.", kCompanion},
     {"Worker memory limit: ", kContext},
     {"Sending SIGKILL to cgroup"},
-    {" reason=3 (LOW_MEMORY)"},  // Android's ApplicationExitInfo (dumpsys activity exit-info)
+    {" reason=3 (LOW_MEMORY)", kCompanion},  // Android's ApplicationExitInfo (dumpsys activity exit-info)
 };
 
 // "... 19 of   950 MiB ..." -> (19 MiB, 950 MiB)
