@@ -1553,8 +1553,10 @@ std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed,
   const bool copies = (*top.sequences >= 4 && *top.usage * 2 >= total) || (*top.sequences == 3 && *top.usage * 4 >= total * 3);
   // With no program named, a killer's victim may be any of them; a program
   // whose own allocation failed is not shown to be among the copies.
+  // So with a snapshot of the host used up (host_exhausted): it names no process at all.
   const bool unnamed_kill = name.empty() && (!failed || failed->kind == FactKind::userspace_kill ||
-                                             failed->kind == FactKind::kernel_oom_kill || failed->kind == FactKind::process_killed);
+                                             failed->kind == FactKind::kernel_oom_kill || failed->kind == FactKind::process_killed ||
+                                             failed->kind == FactKind::host_exhausted);
   if (copies && !shards && (unnamed_kill || same_program(name, top.process))) {
     why = std::to_string(*top.sequences) + " copies of " + top.process + " held " + units::format_bytes(*top.usage) + " of the " +
           units::format_bytes(total) + " in the process table" + where + ": more copies at once than the memory holds";

@@ -2,6 +2,7 @@
 
 #include "core/text.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -88,7 +89,11 @@ bool quoted_placeholder(std::string_view line, size_t pos, size_t len) {
     if (open == std::string_view::npos || open >= pos) continue;
     size_t close = line.find(q, pos + len);
     if (close == std::string_view::npos) continue;
-    std::string_view quoted = line.substr(open + 1, close - open - 1);
+    // Near the phrase: an ellipsis in a stack frame's path further along
+    // (a paste shortened by hand) does not stand for the message's numbers.
+    constexpr size_t kNear = 160;
+    const size_t from = std::max(open + 1, pos > kNear ? pos - kNear : 0), to = std::min(close, pos + len + kNear);
+    std::string_view quoted = line.substr(from, to - from);
     if (text::contains(quoted, "...") || text::contains(quoted, "\u2026") || text::contains(quoted, "<N>") ||
         text::contains(quoted, "XX")) return true;
   }
@@ -103,7 +108,11 @@ bool is_mention(std::string_view line, size_t pos, size_t len) {
   // Advice around the quote makes it a mention; advice inside it is the
   // message's own (PyTorch's "... to avoid fragmentation" in a wrapper's
   // "Worker failed with error 'CUDA out of memory. Tried to allocate ...'").
-  const std::string_view before = line.substr(0, span->first), after = line.substr(span->second + 1);
+  // Around it: the words next to the quote, not a stack dump further along
+  // the line (a C++ frame's "...Guard" is no advice).
+  constexpr size_t kAround = 80;
+  const std::string_view before = line.substr(span->first > kAround ? span->first - kAround : 0, std::min(span->first, kAround)),
+                         after = line.substr(span->second + 1, kAround);
   for (std::string_view w : kAdviceWords)
     if (text::icontains(before, w) || text::icontains(after, w)) return true;
   return false;

@@ -522,5 +522,15 @@ TEST(ExitStatus, ACompilerCrashIsALookAlikeAndAReturnCodeIsAnExitStatus) {
   EXPECT_TRUE(of_kind("Subprocess return code: 1\n", FactKind::exit_status).empty());
 }
 
+// zsh's job line for SIGILL ("illegal hardware instruction", modelled on a
+// thread where a wheel built for a newer CPU crashed; own pid and paths) is
+// not the "killed" it resembles: a look-alike.
+TEST(ExitStatus, ZshsIllegalHardwareInstructionIsALookAlike) {
+  Diagnosis d = test::diagnose_text(
+      "=> loaded model params 'model.pth.tar'\n"
+      "[1]    122549 illegal hardware instruction (core dumped)  python predict.py model.pth.tar\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -953,5 +953,25 @@ TEST(GenericAlloc, AnAllocationRefusedForAnotherReasonIsNoMemoryFailure) {
   EXPECT_NE(failure(test::diagnose_text("mmap: failed to allocate 8 GiB arena: Cannot allocate memory\n")), nullptr);
 }
 
+// A report quoted inside a panic message with its stack frames on the same
+// line (modelled on tch-rs's TorchError through a Rust unwrap panic; own
+// paths): a path the user shortened with "..." far from the phrase, and a
+// frame named "...Guard", are neither placeholder nor advice. An ellipsis
+// right after the phrase still is.
+TEST(GenericAlloc, AReportQuotedInAPanicWithItsFramesIsStillAReport) {
+  std::string frames =
+      "\\nframe #0: std::function<std::string ()>::operator()() const + 0x11 (0x7f3a1c2d4441 in "
+      "/home/dev/proj/target/release/build/torch-sys-5c1e2f0a9b7d3e41/out/libtorch/libtorch/lib/libc10.so)";
+  for (int i = 1; i < 8; ++i)
+    frames += "\\nframe #" + std::to_string(i) + ": c10::impl::ExcludeDispatchKeyGuard::f() + 0x5b (0x7f3a1264e03b in ...libtorch.so)";
+  Diagnosis d = test::diagnose_text(
+      "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: TorchError { c_error: \"[enforce fail at "
+      "CPUAllocator.cpp:56] posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0" +
+      frames + "\" }', src/libcore/result.rs:999:5\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(failure(test::diagnose_text("the docs say 'DefaultCPUAllocator: can't allocate memory: you tried to allocate ...' here\n")),
+            nullptr);
+}
+
 }  // namespace
 }  // namespace aimem

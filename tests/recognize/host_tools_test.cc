@@ -195,5 +195,29 @@ TEST(HostTools, AnExhaustedSnapshotAnswersOnlyWhereNothingElseDoes) {
   EXPECT_EQ(beside.incidents[0].reasons.at(0).find("it has no swap"), std::string::npos);
 }
 
+// htop's meters (used of total, its used without buffers and cache; modelled
+// on a datasets map() thread's htop paste, own figures): RAM and swap used up
+// are the host exhausted, and four copies of one script holding the table are
+// the parallel workers. A meter with room to spare is only the host's state.
+TEST(HostTools, HtopsMetersAndTable) {
+  const std::string meters =
+      "  Mem[|||||||||||||||||||||||||||||||||||||||||||||15.4G/15.6G]   Tasks: 87, 412 thr; 5 running\n"
+      "  Swp[|||||||||||||||||||||||||||||||||||         3.71G/4.00G]   Load average: 6.12 5.40 3.33\n";
+  auto h = hosts(meters);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(*h[0].total), 15.6 * units::GiB, 0.01 * units::GiB);
+  EXPECT_NEAR(static_cast<double>(*h[0].free), 0.2 * units::GiB, 0.01 * units::GiB);
+  Diagnosis d = test::diagnose_text(
+      meters +
+      "    PID USER      PRI  NI  VIRT   RES   SHR S CPU% MEM%   TIME+  Command\n"
+      "  14021 rosko      20   0 9.87G 3.52G 12.1M D 38.2 22.6  4:11.02 python prepare.py\n"
+      "  14022 rosko      20   0 9.81G 3.49G 11.8M D 35.9 22.4  4:09.55 python prepare.py\n"
+      "  14023 rosko      20   0 9.79G 3.47G 11.6M D 33.0 22.2  4:08.71 python prepare.py\n"
+      "  14024 rosko      20   0 9.74G 3.44G 11.9M D 21.4 22.1  4:02.88 python prepare.py\n");
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  EXPECT_EQ(test::diagnose_text("  Mem[|||||||         4.10G/15.6G]\n  Swp[            0K/4.00G]\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -130,11 +130,11 @@ constexpr Pattern kPatterns[] = {
     {"^[ \t]*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
     {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},
-    {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|Killed|Aborted|Terminated) ", kRegex},
+    {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|illegal hardware instruction|bus error|Killed|Aborted|Terminated) ", kRegex},
     // The same after a progress bar's last redraw on the line (tqdm ends
     // without a newline): "... 6/8 [00:11<00:03,  1.91s/it][1]    20417 killed     python main.py".
     {"\\]\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|Killed) ", kRegex},
-    {"zsh: (killed|abort|segmentation fault|terminated) ", kRegex},
+    {"zsh: (killed|abort|segmentation fault|terminated|illegal hardware instruction|bus error) ", kRegex},
     {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
     // A progress bar the shell's word lands after (tqdm redraws with \r): "... 5.15s/it]Killed"
     {"(\\]|it/s|s/it|\\.\\.\\.)(Killed|Aborted|Terminated)\\s*$", kRegex},
@@ -159,6 +159,8 @@ struct SignalName {
 constexpr SignalName kShellWords[] = {
     {"Killed", 9}, {"Aborted", 6}, {"Terminated", 15}, {"Segmentation fault", 11}, {"Illegal instruction", 4},
     {"killed", 9}, {"abort", 6},   {"terminated", 15}, {"segmentation fault", 11},
+    // zsh's words for SIGILL and SIGBUS: "[1]    122549 illegal hardware instruction (core dumped)  python x.py".
+    {"illegal hardware instruction", 4}, {"bus error", 7},
 };
 constexpr SignalName kSignalNames[] = {{"SIGKILL", 9}, {"SIGTERM", 15}, {"SIGABRT", 6}, {"SIGSEGV", 11}, {"SIGBUS", 7},
                                        {"SIGINT", 2},  {"SIGHUP", 1},   {"Killed", 9},  {"KILL", 9},    {"TERM", 15}};

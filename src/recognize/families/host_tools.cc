@@ -25,6 +25,9 @@
 //   KiB Mem : 33554432 total,  22671044 free,  10215380 used,    668008 buff/cache
 //   KiB Swap:  2097148 total,   2097148 free,         0 used.  23086324 avail Mem
 // free = "avail Mem" from the swap line when it follows, else free + buff/cache.
+// htop's meters (used of total; its used leaves out buffers and cache):
+//   Mem[||||||||||||||||||||||||15.4G/15.6G]   Tasks: 87, 412 thr; 5 running
+//   Swp[||||||||||||||         3.71G/4.00G]   Load average: 6.12 5.40 3.33
 //
 // The swap figures beside them (free's "Swap:" row, meminfo's SwapTotal and
 // SwapFree, top's "KiB Swap:" line) decide one thing more: a snapshot whose
@@ -60,6 +63,7 @@ constexpr Pattern kPatterns[] = {
     {"^Swap: +[0-9]", kRegex | kContext},
     {"SwapTotal", kContext},
     {"SwapFree", kContext},
+    {"(Mem|Swp)\\[[| #*]*[0-9.]+[KMGT]?/[0-9.]+[KMGT]\\]", kRegex | kContext},  // htop's meters
 };
 
 constexpr uint64_t kExhaustedPct = 3;  // available RAM, percent of the total
@@ -75,6 +79,7 @@ class HostTools final : public Recognizer {
     std::string_view t = text::trim(s);
     if (meminfo(line, t, out)) return;
     if (top_summary(line, t, out)) return;
+    if (htop_meter(line, s, out)) return;
     if (text::starts_with(t, "Mem:")) {
       mem_row(line, t.substr(4), out);
     } else if (text::starts_with(t, "Swap:")) {
@@ -233,6 +238,37 @@ class HostTools final : public Recognizer {
     flush(out);
     if (top->total && top->free) exhausted(line, *top->total, *top->free, 1, out);
     return true;
+  }
+
+  // htop's meters: "Mem[|||||||||15.4G/15.6G]" (used of total; htop's used
+  // leaves out buffers and cache, so the rest is what can be had) and
+  // "Swp[||||||   3.71G/4.00G]" on the line below.
+  bool htop_meter(const Line& line, std::string_view s, FactSink& out) {
+    for (std::string_view name : {"Mem[", "Swp["}) {
+      size_t p = s.find(name);
+      if (p == std::string_view::npos) continue;
+      size_t close = s.find(']', p);
+      if (close == std::string_view::npos) return false;
+      std::string_view meter = s.substr(p + 4, close - p - 4);
+      size_t slash = meter.rfind('/');
+      size_t b = meter.find_last_of("| #*", slash);
+      if (slash == std::string_view::npos) return false;
+      std::string_view used_text = meter.substr(b == std::string_view::npos ? 0 : b + 1, slash - (b == std::string_view::npos ? 0 : b + 1));
+      auto used = units::parse_log_size(text::trim(used_text)), total = units::parse_log_size(meter.substr(slash + 1));
+      if (!used || !total || *total == 0 || *used > *total) return false;
+      if (name == "Mem[") {
+        flush(out);
+        Fact f = make_fact(line, FactKind::host_state, Family::procfs);
+        f.detail = "host RAM";
+        f.total = total;
+        f.free = *total - *used;
+        ram(std::move(f), out);
+      } else {
+        exhausted(line, *total, *total - *used, 2, out);
+      }
+      return true;
+    }
+    return false;
   }
 
   void mem_row(const Line& line, std::string_view values, FactSink& out) {

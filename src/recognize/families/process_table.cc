@@ -57,7 +57,7 @@ namespace {
 constexpr Pattern kPatterns[] = {
     // Headers: a PID or memory column and a command column.
     {"MEM(\\(GB\\))?\\s+COMMAND", kRegex | kContext},
-    {"\\b(RSS|RSZ|RES|RSS\\(kB\\))\\s+.*\\b(COMMAND|CMD|COMM)\\s*$", kRegex | kContext},
+    {"\\b(RSS|RSZ|RES|RSS\\(kB\\))\\s+.*\\b(COMMAND|CMD|COMM|Command)\\s*$", kRegex | kContext},  // htop: "Command"
     // A header that says when each process started, without a memory column.
     {"\\b(ELAPSED|ETIMES?|STARTED)\\s+.*\\b(COMMAND|CMD)\\s*$", kRegex | kContext},
     // Rows with an elapsed time ("21877  1  06:12:40 1431988 node ...") or a start date ("... Sat Jun  7 14:06:35 2025 ...").
@@ -160,7 +160,7 @@ class ProcessTable final : public Recognizer {
       else if (w[k] == "RES") mem = k, unit = Unit::kib_or_suffix;
       else if (w[k] == "MEM(GB)") mem = k, unit = Unit::gb;
       else if (w[k] == "MEM") mem = k, unit = Unit::with_unit;  // Ray before 1.0: "11.2GB"
-      else if ((w[k] == "COMMAND" || w[k] == "CMD" || w[k] == "COMM") && k + 1 == w.size()) cmd = k;
+      else if ((w[k] == "COMMAND" || w[k] == "CMD" || w[k] == "COMM" || w[k] == "Command") && k + 1 == w.size()) cmd = k;
     }
     if (cmd == kNoColumn || (mem != kNoColumn && mem > cmd)) return false;
     if (mem == kNoColumn && (age_col == kNoColumn || pid == kNoColumn)) return false;
