@@ -252,9 +252,16 @@ Decision decide_layer(const View& v) {
     // A container the kubelet made (its io.kubernetes.pod.name label) is a pod's.
     // So is one containerd reports (its TaskOOM event) on a Kubernetes node:
     // containerd's own log is the kubelet's runtime's.
-    const bool kubelets_runtime = k->detail == kContainerdTaskOom && v.platform("kubernetes");
+    // And a docker container on a node whose kubelet named it (dockershim's
+    // "k8s_<container>_<pod>_<namespace>_..." names) where the paste is a
+    // Kubernetes one.
+    const bool dockershim = v.platform("kubernetes") && v.any([](const Fact& f) {
+      return f.family == Family::docker && (text::starts_with(f.container, "k8s_") || text::contains(f.text, "k8s_"));
+    });
+    const bool kubelets_runtime = (k->detail == kContainerdTaskOom || dockershim) && v.platform("kubernetes");
     std::string why = !k->pod.empty() ? "docker reports the OOM kill of a container the kubelet runs for pod " + k->pod + ": the pod's limit was hit"
-                      : kubelets_runtime ? "containerd reports the OOM kill of a container on a Kubernetes node: the pod's limit was hit"
+                      : kubelets_runtime ? std::string(dockershim ? "docker" : "containerd") +
+                                               " reports the OOM kill of a container the kubelet made on a Kubernetes node: the pod's limit was hit"
                                          : "docker reports State.OOMKilled: the container's cgroup limit was hit";
     d = {!k->pod.empty() || kubelets_runtime ? Layer::k8s_pod_limit : Layer::container_limit, k, std::max(0.85f, k->strength), why};
     return d;

@@ -420,5 +420,24 @@ TEST(Docker, ACommandBeforeTheInspectPrintsFirst) {
   EXPECT_EQ(limited[0].limit, 1073741824u);
 }
 
+// `docker events` on a node of the dockershim era, the container one the
+// kubelet named (modelled on kubernetes/heapster threads of 2015; own ids):
+// its OOM is the pod's limit. The same events with no Kubernetes in the paste
+// are a container's.
+TEST(Docker, EventsOfAContainerTheKubeletNamedAreThePods) {
+  const std::string events =
+      "$ sudo docker events --since=2015-10-14T06:40:00\n"
+      "2015-10-14T06:40:52.000000000Z e86bcf0f3bb0420967a18caaa41234a135ac65c482d488b1e4cf2f00d4729119: (from gcr.io/google_containers/"
+      "heapster:v0.18.2) oom\n"
+      "2015-10-14T06:40:52.000000000Z e86bcf0f3bb0420967a18caaa41234a135ac65c482d488b1e4cf2f00d4729119: (from gcr.io/google_containers/"
+      "heapster:v0.18.2) die\n";
+  const std::string k8s =
+      "$ kubectl get pods --namespace=kube-system | grep heapster\n"
+      "heapster-v10-9c4kq                                 1/1       Running   47         1h\n"
+      "$ sudo docker inspect -f '{{.Name}} {{.HostConfig.Memory}}' $(sudo docker ps -q --filter name=k8s_heapster)\n";
+  EXPECT_EQ(test::diagnose_text(k8s + events).layer, Layer::k8s_pod_limit);
+  EXPECT_EQ(test::diagnose_text(events).layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem
