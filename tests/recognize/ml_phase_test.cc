@@ -92,6 +92,29 @@ TEST(MlPhase, AListOfEveryBatchsResultsJoinedAtTheEndIsAccumulation) {
   EXPECT_NE(test::diagnose_text(trace("h = torch.cat(left, right)")).cause, Cause::leak_or_accumulation);
 }
 
+// Exporting a model to ONNX (torch.onnx's frames; modelled on a Stable
+// Diffusion export thread, own paths and sizes) and RAPIDS setting up its
+// device pool (rmm.reinitialize through dask-cuda's worker plugin) are
+// loads: the weights converted, the runtime initialised.
+TEST(MlPhase, AnOnnxExportAndAnRmmPoolSetUpAreLoads) {
+  Diagnosis onnx = test::diagnose_text(
+      "Traceback (most recent call last):\n"
+      "  File \"save_onnx.py\", line 31, in convert\n"
+      "    torch.onnx.export(unet, args, \"unet.onnx\", opset_version=14, do_constant_folding=True)\n"
+      "  File \"/venv/lib/site-packages/torch/onnx/utils.py\", line 1141, in _model_to_graph\n"
+      "    params_dict = _C._jit_pass_onnx_constant_fold(\n"
+      "RuntimeError: [enforce fail at alloc_cpu.cpp:81] data. DefaultCPUAllocator: not enough memory: you tried to allocate "
+      "838860800 bytes.\n");
+  EXPECT_EQ(onnx.cause, Cause::model_load);
+  Diagnosis rmm = test::diagnose_text(
+      "  File \"/conda/lib/python3.8/site-packages/dask_cuda/utils.py\", line 52, in setup\n"
+      "    rmm.reinitialize(\n"
+      "MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/conda/include/rmm/mr/device/pool_memory_resource.hpp:183: "
+      "Maximum pool size exceeded\n");
+  EXPECT_EQ(rmm.layer, Layer::gpu_vram);
+  EXPECT_EQ(rmm.cause, Cause::model_load);
+}
+
 TEST(MlPhase, ASparkDriverCollectingAWholeResultIsTheBatch) {
   const std::string collect =
       "2024-05-02 10:14:36 ERROR JobManagerActor:606 - Got Throwable\n"

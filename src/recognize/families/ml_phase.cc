@@ -201,6 +201,11 @@ constexpr Cue kCues[] = {
     {"loading index", Cause::model_load, 0.7f, "loading its index at start-up"},
     {"restoring snapshot", Cause::model_load, 0.7f, "restoring a snapshot into memory"},
     {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
+    // Exporting a model to ONNX (torch.onnx's frames): its weights traced and folded into a graph.
+    {"onnx.export(", Cause::model_load, 0.9f, "exporting the model to ONNX (its weights converted)"},
+    {"_model_to_graph", Cause::model_load, 0.9f, "exporting the model to ONNX (its weights converted)"},
+    // RAPIDS setting up its device pool before any work (rmm.reinitialize, as dask-cuda's worker plugin calls it).
+    {"rmm.reinitialize(", Cause::model_load, 0.8f, "initialising the device memory pool"},
     // ONNX Runtime creating a session: the graph's initializers (its weights)
     // placed on the device. Its constructor's frames only: a statement that
     // made a session ("sess = ort.InferenceSession(...)" at a prompt) had
