@@ -552,11 +552,12 @@ Decision decide_layer(const View& v) {
       return f.kind == FactKind::memory_usage && f.usage && *f.usage == 0;
     });
     if (sig == 9 && !stop && !usage_zero) {
-      // Exit 137 inside a container whose usage was at its limit.
+      // Exit 137 inside a container whose usage was at its limit (a usage
+      // figure, or a limit shown with its usage: Nomad's "251 MiB/256 MiB").
       const Fact* limit = configured_limit(v);
       const Fact* full = v.first_context([&](const Fact& f) {
         uint64_t lim = f.limit.value_or(limit && limit->limit ? *limit->limit : 0);
-        return f.kind == FactKind::memory_usage && f.usage && lim > 0 && *f.usage * 10 >= lim * 9;
+        return (f.kind == FactKind::memory_usage || f.kind == FactKind::memory_limit) && f.usage && lim > 0 && *f.usage * 10 >= lim * 9;
       });
       if (full) {
         d = {host_or_limit(v, Layer::container_limit), full, 0.7f,

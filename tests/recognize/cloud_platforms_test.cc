@@ -454,5 +454,20 @@ TEST(CloudPlatforms, VercelsBuildReportOfAnOomIsTheBuildContainers) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::container_limit);
 }
 
+// `nomad alloc status -stats` after restarts (modelled on hashicorp/nomad
+// threads of 2019; own ids): the task's memory shown at its limit ("251
+// MiB/256 MiB") beside the docker driver's exit 137 is the task's limit. The
+// same exit with the memory well under the limit says no such thing.
+TEST(CloudPlatforms, NomadsExit137WithTheTaskAtItsMemoryIsTheLimit) {
+  auto paste = [](const char* used) {
+    return std::string("Task \"redis\" is \"running\"\nTask Resources\nCPU        Memory           Disk     Addresses\n4/500 MHz  ") + used +
+           "/256 MiB  300 MiB  db: 10.0.2.15:26379\n\nRecent Events:\nTime                       Type        Description\n"
+           "2019-03-29T14:12:39Z       Terminated  Exit Code: 137, Exit Message: \"Docker container exited with non-zero exit code: "
+           "137\"\n";
+  };
+  EXPECT_EQ(test::diagnose_text(paste("251 MiB")).layer, Layer::container_limit);
+  EXPECT_NE(test::diagnose_text(paste("61 MiB")).layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem
