@@ -258,7 +258,7 @@ Decision decide_layer(const View& v) {
     const bool dockershim = v.platform("kubernetes") && v.any([](const Fact& f) {
       return f.family == Family::docker && (text::starts_with(f.container, "k8s_") || text::contains(f.text, "k8s_"));
     });
-    const bool kubelets_runtime = (k->detail == kContainerdTaskOom || dockershim) && v.platform("kubernetes");
+    const bool kubelets_runtime = dockershim || (k->detail == kContainerdTaskOom && v.platform("kubernetes"));
     std::string why = !k->pod.empty() ? "docker reports the OOM kill of a container the kubelet runs for pod " + k->pod + ": the pod's limit was hit"
                       : kubelets_runtime ? std::string(dockershim ? "docker" : "containerd") +
                                                " reports the OOM kill of a container the kubelet made on a Kubernetes node: the pod's limit was hit"

@@ -365,16 +365,18 @@ class GenericAlloc final : public Recognizer {
   // allocation size", "failed to allocate -2147483648 bytes". No memory ran
   // out; the request was wrong.
   static std::optional<size_t> negative_size(std::string_view s) {
-    if (!reads_as_error(s) && !text::icontains(s, "invalid")) return std::nullopt;  // a report, not talk of sizes
+    std::optional<size_t> at;
     if (size_t n = text::ifind(s, "negative "); n != std::string_view::npos) {
       std::string_view rest = s.substr(n + 9, 24);
       for (std::string_view w : {"malloc size", "allocation size", "alloc size", "buffer size", "memory size", "size"})
-        if (text::istarts_with(rest, w) && (rest.size() == w.size() || !word_char(rest[w.size()]))) return n;
+        if (text::istarts_with(rest, w) && (rest.size() == w.size() || !word_char(rest[w.size()]))) at = n;
     }
-    if (size_t a = text::ifind(s, "allocate -"); a != std::string_view::npos && a + 10 < s.size() &&
+    if (size_t a = text::ifind(s, "allocate -"); !at && a != std::string_view::npos && a + 10 < s.size() &&
                                                  std::isdigit(static_cast<unsigned char>(s[a + 10])))
-      return a;
-    return std::nullopt;
+      at = a;
+    // A report, not talk of sizes (looked at only where the words are: this runs on every line the reader sees).
+    if (at && !reads_as_error(s) && !text::icontains(s, "invalid")) return std::nullopt;
+    return at;
   }
 
   // A checked device allocation that returned error 2 (cudaErrorMemoryAllocation,

@@ -251,10 +251,11 @@ class HostTools final : public Recognizer {
       if (close == std::string_view::npos) return false;
       std::string_view meter = s.substr(p + 4, close - p - 4);
       size_t slash = meter.rfind('/');
-      size_t b = meter.find_last_of("| #*", slash);
       if (slash == std::string_view::npos) return false;
-      std::string_view used_text = meter.substr(b == std::string_view::npos ? 0 : b + 1, slash - (b == std::string_view::npos ? 0 : b + 1));
-      auto used = units::parse_log_size(text::trim(used_text)), total = units::parse_log_size(meter.substr(slash + 1));
+      // The figure starts after the bar's last mark: "|||||15.4G", "|||   3.71G".
+      size_t bar_end = meter.find_last_of("| #*", slash);
+      size_t from = bar_end == std::string_view::npos ? 0 : bar_end + 1;
+      auto used = units::parse_log_size(text::trim(meter.substr(from, slash - from))), total = units::parse_log_size(meter.substr(slash + 1));
       if (!used || !total || *total == 0 || *used > *total) return false;
       if (name == "Mem[") {
         flush(out);

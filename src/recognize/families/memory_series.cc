@@ -1172,7 +1172,8 @@ class MemorySeries final : public Recognizer {
       if (b > 0 && s[b - 1] == '-') continue;
       std::string key = canonical(s.substr(b, e - b));
       // A cgroup's memory file as a sampler logs it ("memory.current=214M",
-      // v1's "memory.usage_in_bytes: 224395264"): the group's memory.
+      // v1's "memory.usage_in_bytes: 224395264"): the group's memory ("memorybytes"
+      // becomes "memory" in bytes where the unit suffix is read off below).
       if (b >= 7 && s.substr(b - 7, 7) == "memory." && (key == "current" || key == "usageinbytes")) key = key == "current" ? "memory" : "memorybytes";
       // A figure inside a named object: {'gpu': {'used': 4.48, 'total': 8.0}} is "gpu used".
       if (key == "used" || key == "usage" || key == "allocated" || key == "reserved") key = parent_key(s, b) + key;
