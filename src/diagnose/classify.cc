@@ -1338,10 +1338,13 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
       }
     }
     // Old messages: what neither PyTorch nor the free pool accounts for is held elsewhere.
+    // A reserved figure printed as "0 bytes" counts: a process holding
+    // nothing on a full device (its first .cuda()) is the plainest case.
     uint64_t reserved = g.reserved.value_or(0);
+    bool reserved_known = g.reserved.has_value();
     if (cached_form) reserved = *g.allocated + *g.reserved;
-    if (!reserved && g.allocated && g.reserved_unallocated) reserved = *g.allocated + *g.reserved_unallocated;
-    if (reserved && g.free && !g.this_process && !g.other_processes) {
+    if (!reserved && g.allocated && g.reserved_unallocated) reserved = *g.allocated + *g.reserved_unallocated, reserved_known = true;
+    if (reserved_known && g.free && !g.this_process && !g.other_processes) {
       double outside = total - static_cast<double>(reserved) - static_cast<double>(*g.free);
       if (outside >= 0.30 * total && outside >= 1.5 * static_cast<double>(units::GiB)) {
         why = units::format_bytes(static_cast<uint64_t>(outside)) + " of the GPU is used outside this process's PyTorch allocator";

@@ -2618,5 +2618,40 @@ TEST(CauseMechanisms, AKubepodsKillOfAPodWellUnderItsLimitIsTheOtherPods) {
   EXPECT_NE(near.cause, Cause::other_process);
 }
 
+// PyTorch <= 1.3's figures on a first .cuda(): nothing allocated, nothing
+// cached, the device all but full. The memory is held outside this process,
+// even when the figure it holds is printed as "0 bytes" (modelled on
+// microsoft/pai job logs of 2019 with an occupied P100).
+TEST(CauseMechanisms, NothingAllocatedOnAFullDeviceIsAnotherProcess) {
+  auto oom = [](const std::string& free) {
+    return std::string("  File \"train.py\", line 118, in main\n    model = model.cuda(args.gpu)\n") +
+           "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.90 GiB total capacity; 0 bytes already "
+           "allocated; " + free + " free; 0 bytes cached)\n";
+  };
+  Diagnosis held = diagnose_text(oom("9.31 MiB"));
+  EXPECT_EQ(held.layer, Layer::gpu_vram);
+  EXPECT_EQ(held.cause, Cause::other_process) << reason_text(held);
+  EXPECT_NE(diagnose_text(oom("15.20 GiB")).cause, Cause::other_process);
+}
+
+// TensorFlow 1.x prints the device's free memory before it allocates
+// anything: 12.5 of 15.9 GiB already gone is someone else's (modelled on
+// tensorflow/tensorflow OOM reports with "totalMemory: ... freeMemory: ...").
+TEST(CauseMechanisms, TensorflowsStartUpFreeMemoryShowsMemoryHeldOutside) {
+  auto log = [](const std::string& free) {
+    return "2019-07-31 10:12:03.441122: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1433] Found device 0 with "
+           "properties: \nname: Tesla P100-SXM2-16GB major: 6 minor: 0 memoryClockRate(GHz): 1.4805\n"
+           "totalMemory: 15.90GiB freeMemory: " + free + "\n"
+           "2019-07-31 10:12:41.007614: W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out "
+           "of memory trying to allocate 1.48GiB.  Current allocation summary follows.\n"
+           "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[14951,26624] "
+           "and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+  };
+  Diagnosis held = diagnose_text(log("3.35GiB"));
+  EXPECT_EQ(held.layer, Layer::gpu_vram);
+  EXPECT_EQ(held.cause, Cause::other_process) << reason_text(held);
+  EXPECT_NE(diagnose_text(log("15.52GiB")).cause, Cause::other_process);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -170,7 +170,7 @@ class TensorflowJax final : public Recognizer {
     }
     if (pending_ && line.number > pending_line_ + (pending_is_allocator_ ? kAllocatorWindow : kNodeWindow)) flush(out);
     if (bfc_stat(line, s)) return;
-    if (device_memory(s)) return;
+    if (device_memory(line, s, out)) return;
 
     if (auto p = s.find("OOM when allocating tensor"); p != std::string_view::npos) return tf_tensor(line, s, p, out);
     if (auto p = text::ifind(s, "ran out of memory trying to allocate"); p != std::string_view::npos) {
@@ -243,14 +243,32 @@ class TensorflowJax final : public Recognizer {
   }
   // TensorFlow 1.x's device properties: "totalMemory: 5.93GiB freeMemory: 5.52GiB".
   std::optional<uint64_t> device_total_, device_free_;
-  bool device_memory(std::string_view s) {
+  // Printed before TensorFlow allocates anything: a quarter of the device
+  // and a GiB at least already gone is held by other processes (another
+  // job's, an earlier notebook kernel's), a context for the diagnosis.
+  bool device_memory(const Line& line, std::string_view s, FactSink& out) {
     auto t = text::after(s, "totalMemory: ");
     auto f = text::after(s, "freeMemory: ");
     if (!t || !f) return false;
     device_total_ = units::parse_log_size(*t);
     device_free_ = units::parse_log_size(*f);
+    if (device_total_ && device_free_ && *device_free_ <= *device_total_ && !held_outside_reported_) {
+      const uint64_t held = *device_total_ - *device_free_;
+      if (held * 4 >= *device_total_ && held >= units::GiB) {
+        Fact g = make_fact(line, FactKind::gpu_state, Family::tensorflow);
+        g.total = device_total_;
+        g.free = device_free_;
+        g.usage = held;
+        g.other_processes = held;
+        g.detail = "TensorFlow found " + units::format_bytes(*device_free_) + " of " + units::format_bytes(*device_total_) +
+                   " free before allocating anything";
+        out.add(std::move(g));
+        held_outside_reported_ = true;
+      }
+    }
     return true;
   }
+  bool held_outside_reported_ = false;
 
   // The pool's figures, when they were printed for this failure. A pool under
   // half of what the device had free when TensorFlow took it was capped
