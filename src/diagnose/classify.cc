@@ -512,7 +512,8 @@ Decision decide_layer(const View& v) {
     // in four (a Celery worker lost, rustc or ld killed in a build, an MPI
     // rank); with a machine's figures or a load in view they said host.
     // (A load that said it finished is no load in view.)
-    const bool load_in_view = v.any([](const Fact& f) { return f.kind == FactKind::phase_load && f.detail != kLoadFinished; });
+    const bool load_in_view =
+        v.any([](const Fact& f) { return f.kind == FactKind::phase_load && f.detail != kLoadFinished && f.detail != kCommandEnded; });
     if (k->layer == Layer::unknown && !v.has(FactKind::host_state) && !v.has(FactKind::memory_usage) && !load_in_view) {
       d = {Layer::unknown, k, 0.4f,
            "a SIGKILL without any other reason shown and nothing that says which memory ran out; most often a memory kill "
@@ -787,6 +788,18 @@ uint64_t load_finished_at(const std::vector<Fact>& facts, const Fact& anchor,
   return at;
 }
 
+// Whether `anchor` stands in the run of the command whose line carries `cue`
+// (ml_phase: family cli): below it, and above the next prompt after it
+// (kCommandEnded).
+bool inside_command_run(const std::vector<Fact>& facts, const Fact& cue, const Fact& anchor) {
+  if (anchor.where.line <= cue.where.line) return false;
+  for (const Fact& f : facts)
+    if (f.kind == FactKind::phase_load && f.detail == kCommandEnded && f.where.source_index == cue.where.source_index &&
+        f.where.line > cue.where.line && f.where.line <= anchor.where.line)
+      return false;
+  return true;
+}
+
 PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   // What the work was doing when it failed; and a few cues that say the
   // work kept what it made (Hugging Face's evaluation outputs concatenated
@@ -810,7 +823,7 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   for (const Fact& f : facts) {
     if (f.kind != FactKind::phase_load && f.kind != FactKind::phase_serve) continue;
     if (f.where.source_index != anchor.where.source_index) continue;
-    if (f.detail == kLoadFinished || f.detail == kBatchOfOne) continue;
+    if (f.detail == kLoadFinished || f.detail == kBatchOfOne || f.detail == kCommandEnded) continue;
     // A count of tasks sharing one JVM's heap (ml_phase's jvm_workers) speaks for that heap's failure only.
     if (f.family == Family::jvm && anchor.family != Family::jvm) continue;
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
@@ -821,7 +834,11 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     // ml_phase's cues speak by their distance.
     // So does a worker count ("-j 32", "-np 16": ml_phase's facts with
     // `sequences`), which configures the whole run.
-    bool statement = f.family != Family::runtime || (f.sequences && f.cause == Cause::concurrency_batch);
+    // A load's cue on the command that started a run (ml_phase: family cli)
+    // speaks so for a failure inside that run (after the command, before the
+    // next prompt); for a report of it from a later command (dmesg), by its distance.
+    bool statement = (f.family != Family::runtime && (f.family != Family::cli || inside_command_run(facts, f, anchor))) ||
+                     (f.sequences && f.cause == Cause::concurrency_batch);
     // A traceback printed after its error message (logging.exception, a
     // framework's "Exception during processing" then the stack) holds the
     // failing frames below the anchor.

@@ -81,7 +81,7 @@ void signals(const Incident& inc, const std::vector<Fact>& facts, Board& b) {
   auto consider = [&](const Fact& f) {
     switch (f.kind) {
       case FactKind::phase_load:
-        if (f.detail == kLoadFinished) break;  // marks a load as over; supports nothing
+        if (f.detail == kLoadFinished || f.detail == kCommandEnded) break;  // marks a load or a run as over; supports nothing
         if (!head || near_in_source(f, *head, 400)) b.add(Cause::model_load, 0.5, where(f));
         break;
       case FactKind::phase_serve:

@@ -63,6 +63,13 @@ enum class Family : uint8_t {
 // as "Loaded model in 10.2 seconds"): loading cues before it are over.
 inline constexpr std::string_view kLoadFinished = "load finished";
 
+// The detail of a phase_load fact (strength 0: it votes for nothing) at the
+// next shell prompt after a command whose own line carried a phase cue
+// ("$ python convert.py ..."): that command's run ended there. A cue on the
+// command line (family cli) speaks for a failure inside its run, however far
+// down (diagnose/classify.cc, phase_vote), and for none after this mark.
+inline constexpr std::string_view kCommandEnded = "the shell's next command";
+
 // The detail of a phase_serve fact for a batch size stated as 1 or 2, the size
 // in `count` ("batch_size=1", "--per_device_train_batch_size 1",
 // "Instantaneous batch size per device = 1"): a step over one sequence holds

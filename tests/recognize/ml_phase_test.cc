@@ -688,5 +688,32 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.25 GiB. GPU 0 ha
   EXPECT_EQ(test::diagnose_text(text).cause, Cause::concurrency_batch);
 }
 
+// The command that started the run names its work (modelled on
+// turboderp/exllamav2 convert.py runs killed at the head layer, and on
+// facebookresearch/llama conversion scripts killed by zsh; our own figures):
+// its cue speaks for a failure anywhere in its run, not for one after the
+// next prompt; and only as the program's name ("tail x_convert.log" runs tail).
+TEST(MlPhase, TheCommandThatStartedTheRunNamesItsPhase) {
+  std::string steps;
+  for (int i = 0; i < 30; ++i) steps += " -- Linear: model.layers." + std::to_string(i) + ".mlp.up_proj -> 4.13 bpw\n";
+  auto run = [&](const std::string& command, const std::string& between) {
+    return command + "\n -- Beginning new job\n" + steps + between + "Killed\n" +
+           "$ sudo dmesg | tail -1\n"
+           "[ 7814.402117] Out of memory: Killed process 20631 (python) total-vm:41822016kB, anon-rss:14988212kB, "
+           "file-rss:1936kB, shmem-rss:0kB, UID:1000 pgtables:31188kB oom_score_adj:0\n";
+  };
+  Diagnosis conv = test::diagnose_text(run("$ python exllamav2/convert.py -i zephyr-7b -o quant -b 5.0", ""));
+  EXPECT_EQ(conv.layer, Layer::host_ram);
+  EXPECT_EQ(conv.cause, Cause::model_load) << test::reason_text(conv);
+  // The module a launcher runs, and zsh's report of the job it killed.
+  EXPECT_EQ(test::diagnose_text("[1]    48113 killed     python3 -m llama.convert_llama --ckpt_dir /ckpt --model_size 65B\n").cause,
+            Cause::model_load);
+  // After the next prompt the run is another command's.
+  EXPECT_NE(test::diagnose_text(run("$ python exllamav2/convert.py -i zephyr-7b -o quant -b 5.0", "$ python serve.py\n")).cause,
+            Cause::model_load);
+  // The word in an argument, not the program's name.
+  EXPECT_NE(test::diagnose_text(run("$ tail -f sra_convert_run.log", "")).cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -47,6 +47,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/text.h"
 #include "recognize/families/families.h"
@@ -81,7 +82,7 @@ struct Cue {
   // `self_concat`: a code line that concatenates a variable onto itself
   // ("preds = logits if preds is None else torch.cat((preds, logits), dim=0)"):
   // each pass keeps everything the passes before it made.
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers, self_concat, list_concat } setting = none;
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers, self_concat, list_concat, command } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -155,6 +156,15 @@ constexpr Cue kCues[] = {
     {"-of-0000", Cause::model_load, 0.9f, "reading a checkpoint shard"},
     // Conversion scripts read the whole checkpoint (convert_hf_to_gguf.py,
     // convert_hf_checkpoint.py, TensorRT-LLM's convert_checkpoint.py).
+    // The program a command runs, named for converting or quantizing a
+    // model ("python3 -m llama.convert_llama", "./llama-quantize", "python
+    // merge_lora.py"): on the command's line, or the shell's report of the
+    // job it killed ("[1]  48113 killed  python3 -m llama.convert_llama ...").
+    // Not in a traceback, where TensorFlow's convert_to_tensor is in every step.
+    {"convert", Cause::model_load, 0.8f, "converting a checkpoint", Cue::command},
+    {"quantize", Cause::model_load, 0.8f, "quantizing weights", Cue::command},
+    {"merge_lora", Cause::model_load, 0.8f, "merging adapter weights into the model", Cue::command},
+    {"merge_peft", Cause::model_load, 0.8f, "merging adapter weights into the model", Cue::command},
     {"convert_hf", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"convert-hf", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"convert_checkpoint", Cause::model_load, 0.9f, "converting a checkpoint"},
@@ -501,10 +511,93 @@ constexpr std::string_view kTraceback = "Traceback (most recent call last)";
 
 constexpr unsigned kCue = kContext | kCaseless;
 
+// A shell prompt before a command: "$ python ...", "user@host:~/dir$ ...",
+// "(venv) $ ...", zsh's "% ...", PowerShell's "PS C:\\work> ...". A phase
+// cue on such a line names what the whole run that follows was doing (a
+// conversion script, a training launcher); the next prompt ends that run.
+constexpr std::string_view kPromptRegex =
+    "^\\s*(\\([^)]{1,40}\\)\\s*)?(\\[[^\\]]{1,80}\\]|\\S{0,80})[$%#] \\S|^\\s*PS [A-Za-z]:[^>]{0,80}> \\S";
+
+bool shell_prompt(std::string_view s) {
+  std::string_view t = text::trim_left(s);
+  if (text::starts_with(t, "(")) {
+    size_t close = t.substr(0, 42).find(')');
+    if (close == std::string_view::npos) return false;
+    t = text::trim_left(t.substr(close + 1));
+  }
+  if (text::starts_with(t, "PS ") && t.size() > 4 && t[4] == ':') {
+    size_t gt = t.substr(0, 90).find("> ");
+    return gt != std::string_view::npos && gt + 2 < t.size() && t[gt + 2] != ' ';
+  }
+  // "[user@host dir]$ " and root's "[root@host ~]# ".
+  if (text::starts_with(t, "[")) {
+    size_t close = t.substr(0, 82).find(']');
+    return close != std::string_view::npos && close + 3 < t.size() && (t[close + 1] == '$' || t[close + 1] == '#') &&
+           t[close + 2] == ' ' && t[close + 3] != ' ';
+  }
+  // "$ ", "user@host:~/dir$ ", "% ", and root's "root@host:~# " (a '#'
+  // only after a user@host: a line starting with '#' is a comment or a heading).
+  bool at_host = false;
+  for (size_t i = 0; i < t.size() && i <= 80; ++i) {
+    char c = t[i];
+    // zsh's bare "% " only first on the line ("  5% done" is progress; curl's header "% Total" is no prompt).
+    if (c == '%' && (i > 0 || text::starts_with(t, "% Total"))) return false;
+    if (c == '$' || c == '%' || (c == '#' && at_host)) return i + 2 < t.size() && t[i + 1] == ' ' && t[i + 2] != ' ';
+    if (c == ' ' || c == '\t' || c == '#' || c == '>') return false;
+    at_host = at_host || c == '@';
+  }
+  return false;
+}
+
+// zsh's and bash's report of a job killed: "[1]    48113 killed     python3 ...",
+// "[2]+  Killed                  ./llama-quantize ...".
+bool job_killed(std::string_view s) {
+  std::string_view t = text::trim_left(s);
+  if (!text::starts_with(t, "[")) return false;
+  size_t close = t.substr(0, 8).find(']');
+  if (close == std::string_view::npos || !text::parse_u64(t.substr(1, close - 1))) return false;
+  return text::icontains(t.substr(close, 40), " killed ");
+}
+
+// Whether a cue word that follows `before` (a command's line up to it) stands
+// in the name of the program the command runs: its first word, or the
+// script or module an interpreter or launcher runs ("python3 -m
+// llama.convert_llama", "torchrun --nproc_per_node 8 convert.py" is not
+// read: flags first). "tail sra_convert.log" runs tail.
+bool in_program_name(std::string_view before) {
+  std::string_view t = text::trim_left(before);
+  if (text::starts_with(t, "[")) {  // "[1]    48113 killed     " or "[user@host dir]$ "
+    size_t close = t.find(']');
+    t = close == std::string_view::npos ? t : t.substr(close + 1);
+    for (std::string_view w : {" killed ", " Killed "})
+      if (size_t k = t.find(w); k != std::string_view::npos) t = t.substr(k + w.size());
+  }
+  // Past the prompt: up to "$ ", "% ", "# " or "> ".
+  for (std::string_view p : {"$ ", "% ", "# ", "> "})
+    if (size_t at = t.substr(0, 120).find(p); at != std::string_view::npos) {
+      t = t.substr(at + 2);
+      break;
+    }
+  std::vector<std::string_view> words;
+  for (std::string_view w : text::split(text::trim_left(t), ' '))
+    if (!w.empty() && words.size() < 8) words.push_back(w);
+  // The word the cue stands in ("llama." of "llama.convert_llama") is the program's own.
+  if (!words.empty() && !t.empty() && t.back() != ' ') words.pop_back();
+  static constexpr std::string_view kRunners[] = {"python", "python3", "python2", "py", "bash", "sh", "node", "uv", "poetry",
+                                                  "sudo", "nohup", "time", "exec", "run", "-m", "-u", "conda"};
+  for (std::string_view w : words) {
+    bool runner = false;
+    for (std::string_view r : kRunners) runner = runner || w == r || text::starts_with(w, "python3.");
+    if (!runner) return false;  // a program already named before the cue: the cue is an argument
+  }
+  return true;
+}
+
 // One pattern per cue, recovery phrase and trigger, in the tables' order.
 constexpr auto kPatterns = [] {
-  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone) + std::size(kBoots) + 3> p{};
+  std::array<Pattern, std::size(kCues) + std::size(kRecoveries) + std::size(kTriggers) + std::size(kLoadDone) + std::size(kBoots) + 4> p{};
   size_t i = 0;
+  p[i++] = {kPromptRegex.data(), kContext | kRegex};
   p[i++] = {kBatchDown.data(), kCue | kRegex};
   p[i++] = {kSparkStage.data(), kCue};
   p[i++] = {kTraceback.data(), kCue};
@@ -666,6 +759,7 @@ bool joins_a_kept_list(std::string_view after) {
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
   if (kind == Cue::cxx_frame) return !text::contains(before, "atomic");
+  if (kind == Cue::command) return (shell_prompt(before) || job_killed(before)) && in_program_name(before);
   if (kind == Cue::run_word) {
     std::string_view a = after;
     const bool plural = !a.empty() && (a[0] == 's' || a[0] == 'S');
@@ -773,6 +867,15 @@ class MlPhase final : public Recognizer {
       keep(line, std::move(f), out);
       break;
     }
+    const bool prompt = shell_prompt(s);
+    if (prompt && command_cue_) {
+      Fact f = make_fact(line, FactKind::phase_load, Family::cli);
+      f.cause = Cause::model_load;
+      f.strength = 0;
+      f.detail = std::string(kCommandEnded);
+      out.add(std::move(f));
+      command_cue_ = false;
+    }
     if (boot(line, out)) return;
     if (spark_stage(line, out)) return;
     // The strongest cue of each cause on this line.
@@ -811,6 +914,16 @@ class MlPhase final : public Recognizer {
       if (c->setting == Cue::jvm_workers) f.family = Family::jvm;
       // Requests in flight are the moment's load: `count`, not a setting.
       if (c->setting == Cue::load) f.count = load;
+      // A load's cue on the command that started the run (a conversion
+      // script, a loader): it speaks for the run, out at once (a long log
+      // must not push it out of the ring). A step's cues there are settings
+      // (a batch size, a worker count), read as such.
+      if (prompt && c->cause == Cause::model_load) {
+        f.family = Family::cli;
+        command_cue_ = true;
+        out.add(std::move(f));
+        continue;
+      }
       keep(line, std::move(f), out);
     }
   }
@@ -904,6 +1017,7 @@ class MlPhase final : public Recognizer {
 
   std::deque<Fact> ring_;
   uint64_t armed_until_ = 0;
+  bool command_cue_ = false;  // a cue on a command's line since the last prompt
   uint64_t boots_ = 0, last_boot_ = 0;
   uint64_t last_spark_ = 0;
 };
