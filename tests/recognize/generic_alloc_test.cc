@@ -2,6 +2,7 @@
 // family knows still give a memory verdict, with the pool read from the
 // accelerator or host allocator named in the line or the lines around it; a
 // family's own fact shadows it; mentions and advice do not fire.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
@@ -143,6 +144,31 @@ TEST(MemorySeries, ClimbingFiguresBeforeAKillAreALeak) {
   bool growing = false;
   for (const Fact& f : d.facts) growing |= f.kind == FactKind::memory_usage && f.detail.find("growing rss") == 0;
   EXPECT_TRUE(growing);
+}
+
+// Two more shapes a training or sampling loop prints (modelled on
+// microsoft/DeepSpeed ZeRO-3 leak reports logging torch.cuda.memory_allocated
+// per step, and on a shell loop over free; our own figures): a dotted metric's
+// name then a size, and a used figure whose name carries its unit. A peak
+// (max_memory_allocated) only rises and is no series; a disk's used_gb is no memory.
+TEST(MemorySeries, ADottedAllocatorMetricAndAUsedFigureNamedWithItsUnit) {
+  auto steps = [](const std::string& name) {
+    std::string t;
+    for (int i = 1; i <= 8; ++i) t += fmt::format("step {:4d} | loss 2.{} | {} {:.2f} GB | bsz 4\n", 50 * i, 9 - i, name, 1.6 + 0.85 * i);
+    return t + "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 394.00 MiB (GPU 0; 15.77 GiB total "
+               "capacity; 14.31 GiB already allocated; 212.12 MiB free; 14.90 GiB reserved in total by PyTorch)\n";
+  };
+  Diagnosis gpu = test::diagnose_text(steps("cuda.memory_allocated"));
+  EXPECT_EQ(gpu.cause, Cause::leak_or_accumulation) << test::reason_text(gpu);
+  EXPECT_NE(test::diagnose_text(steps("cuda.max_memory_allocated")).cause, Cause::leak_or_accumulation);
+  auto loop = [](const std::string& name) {
+    std::string t = "$ while sleep 600; do free -m | awk 'NR==2{print \"" + name + "=\"$3}'; done\n";
+    for (int i = 0; i < 9; ++i) t += fmt::format("{}={}\n", name, 3900 + 2215 * i);
+    return t + "Killed\n";
+  };
+  Diagnosis host = test::diagnose_text(loop("used_mb"));
+  EXPECT_EQ(host.cause, Cause::leak_or_accumulation) << test::reason_text(host);
+  EXPECT_NE(test::diagnose_text(loop("disk_used_mb")).cause, Cause::leak_or_accumulation);
 }
 
 TEST(MemorySeries, SawtoothHeapIsNotGrowth) {

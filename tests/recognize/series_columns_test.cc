@@ -359,5 +359,21 @@ TEST(SeriesColumns, JstatsBareUsedColumnsAreKilobytes) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
 }
 
+// A CSV of two columns whose memory one names its unit (modelled on
+// UKPLab/sentence-transformers memory-leak reports printing psutil's RSS per
+// iteration; our own figures): its rows are a series. The same header with
+// no unit in the name says nothing.
+TEST(SeriesColumns, ATwoColumnCsvWhoseMemoryColumnNamesItsUnit) {
+  auto run = [](const std::string& header) {
+    std::string t = "$ python memleak.py\n" + header + "\n";
+    for (int i = 0; i < 12; ++i) t += fmt::format("{:02d}, {:.2f}\n", i, 3400.0 + 90.0 * i * i / 4);
+    return t + "Killed\n";
+  };
+  Diagnosis d = test::diagnose_text(run("iteration,memory_usage_in_MiB"));
+  ASSERT_NE(growing(d, ""), nullptr) << test::reason_text(d);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation);
+  EXPECT_EQ(growing(test::diagnose_text(run("iteration,memory_usage")), ""), nullptr);
+}
+
 }  // namespace
 }  // namespace aimem

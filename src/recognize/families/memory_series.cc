@@ -140,6 +140,8 @@ constexpr Pattern kPatterns[] = {
     // Tables with a memory column named with its unit, a heading naming one, and rows that start with a time.
     {"(mem|rss|heap|pool|vram)[a-z_]*_(mb|mib|gb|gib|kb|bytes)\\b", kCi},
     {"(used_bytes|memory_allocated|memory_reserved|allocated_bytes)(\\(\\))?\\s*[=:]", kCi},
+    // "used_mb=3914" as a sampling loop prints free's used column (the unit in the name).
+    {"\\bused_(mb|mib|gb|gib|kb|kib)\\s*[=:]\\s*[0-9]", kCi},
     {"Memory\\.[A-Za-z]+\\.Used(\"|\\s*[=:])", kRegex | kContext},
     {"(allocated|reserved|resident) [0-9.]+ ?[KMGT]i?B", kRegex | kContext},  // "cuda allocated 3.12 GiB"
     // A Prometheus range query as promtool prints it: the series' labels, then "value @[time]" rows.
@@ -737,14 +739,19 @@ class MemorySeries final : public Recognizer {
     if (text::icontains(line.text, "tried to") || text::icontains(line.text, "allocate ")) return false;
     for (size_t k = 0; k + 1 < w.size(); ++k) {
       std::string word = canonical(w[k]);
+      // A dotted metric's name ("cuda.memory_allocated 2.48 GB"): its last part,
+      // the allocator's figure itself (not a peak: "max_memory_allocated" only rises).
+      if (size_t dot = word.rfind('.'); dot != std::string::npos) word = word.substr(dot + 1);
+      const bool metric = word == "memoryallocated" || word == "memoryreserved";
       // "used" too: the JVM's pools as jcmd prints them ("Metaspace used 176302K, capacity ...").
-      if (word != "allocated" && word != "reserved" && word != "rss" && word != "resident" && word != "inuse" && word != "used") continue;
+      if (!metric && word != "allocated" && word != "reserved" && word != "rss" && word != "resident" && word != "inuse" && word != "used")
+        continue;
       std::string_view rest;
       auto size = units::parse_log_size(text::trim_left(line.text.substr(static_cast<size_t>(w[k + 1].data() - line.text.data()))), &rest);
       if (!size || rest.size() == line.text.size()) continue;
       std::string before = k > 0 ? canonical(w[k - 1]) : std::string();
       bool named = !before.empty() && before.size() <= 8 && std::all_of(before.begin(), before.end(), [](char c) { return c >= 'a' && c <= 'z'; });
-      add(named ? before + word : word, static_cast<double>(*size), true, line);
+      add(named && !metric ? before + word : word, static_cast<double>(*size), true, line);
       return true;
     }
     return false;
@@ -1226,6 +1233,9 @@ class MemorySeries final : public Recognizer {
         // is no series.
         bool named_memory = key_unit > 0 && (text::contains(key, "heap") || text::contains(key, "mem") || text::contains(key, "rss") ||
                                              text::contains(key, "alloc") || text::contains(key, "inuse") || text::contains(key, "resident"));
+        // "used_mb=3914": used memory by its unit alone (not a disk's).
+        if (key == "used" && key_unit > 0 && !text::icontains(s, "disk") && !text::icontains(s, "storage") && !text::icontains(s, "fs"))
+          named_memory = true;
         if (named_memory && (text::contains(key, "peak") || text::contains(key, "max") || text::contains(key, "limit") ||
                              text::contains(key, "total")))
           named_memory = false;

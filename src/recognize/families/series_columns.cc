@@ -184,19 +184,25 @@ bool SeriesColumns::legend_list(std::string_view s) {
     size_t e = first;
     while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_' || s[e] == '.' || s[e] == sep)) ++e;
     auto names = split(s.substr(b, e - b), sep, kMaxColumns);
-    if (names.size() < 3) continue;
+    // Two names make a legend when they are a CSV's whole header and the
+    // memory one carries its unit ("iteration,memory_usage_in_MiB").
+    const bool whole_csv = sep == ',' && b == 0 && e == s.size();
+    if (names.size() < (whole_csv ? 2 : 3)) continue;
     double unit = legend_unit(s.substr(e));
     std::vector<Column> cols;
-    bool any = false;
+    bool any = false, own_unit = false;
     for (std::string_view n : names) {
       if (n.empty() || digit(n[0])) return false;
       bool kib = false;
       Column c{std::string(n), 0, memory_name(n, &kib)};
-      c.unit = unit > 0 ? unit : kib ? 1024.0 : 0;
+      // A unit in the column's own name ("rss_MB", "memory_usage_in_MiB").
+      const double named = unit > 0 || !c.memory ? 0 : legend_unit(n);
+      c.unit = unit > 0 ? unit : named > 0 ? named : kib ? 1024.0 : 0;
+      own_unit = own_unit || named > 0;
       any = any || c.memory;
       cols.push_back(std::move(c));
     }
-    if (!any) return false;
+    if (!any || (names.size() < 3 && !own_unit)) return false;
     columns_ = std::move(cols);
     sep_ = sep;
     rest_joined_ = time_value_ = false;
