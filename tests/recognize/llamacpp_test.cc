@@ -526,5 +526,31 @@ TEST(LlamaCpp, APromptTooBigForTheKvSizeIsTheKvCache) {
   EXPECT_EQ(test::diagnose_text("hint: \"Input prompt is too big compared to KV size\" means raise --ctx-size\n").layer, Layer::none);
 }
 
+// The weights loaded, then llama.cpp creates a long context and the next
+// device allocation fails (modelled on LostRuins/koboldcpp Vulkan reports with
+// contextsize 16384; our own figures): the context's KV cache, not the load
+// whose lines stand above it. With a short context the loading lines decide.
+TEST(LlamaCpp, AFailureAfterALongContextIsCreatedIsTheKvCache) {
+  auto log = [](const std::string& n_ctx) {
+    return "Loading model: D:\\LLM\\mistral-7b-instruct-v0.2.Q6_K.gguf\n"
+           "llm_load_tensors: ggml ctx size =    0.22 MiB\n"
+           "llm_load_tensors: offloading 32 repeating layers to GPU\n"
+           "llm_load_tensors: offloading non-repeating layers to GPU\n"
+           "llm_load_tensors: offloaded 33/33 layers to GPU\n"
+           "llm_load_tensors:        CPU buffer size =   102.54 MiB\n"
+           "llm_load_tensors:     Vulkan buffer size =  5666.09 MiB\n"
+           "..................................................................\n"
+           "llama_new_context_with_model: n_ctx      = " + n_ctx + "\n"
+           "llama_new_context_with_model: freq_base  = 10000.0\n"
+           "ggml_vulkan: Device memory allocation of size 2157969408 failed.\n"
+           "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n"
+           "terminate called after throwing an instance of 'vk::OutOfDeviceMemoryError'\n";
+  };
+  Diagnosis long_ctx = test::diagnose_text(log("16464"));
+  EXPECT_EQ(long_ctx.layer, Layer::gpu_vram);
+  EXPECT_EQ(long_ctx.cause, Cause::kv_cache_context) << test::reason_text(long_ctx);
+  EXPECT_EQ(test::diagnose_text(log("2048")).cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

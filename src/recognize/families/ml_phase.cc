@@ -57,6 +57,8 @@
 namespace aimem {
 namespace {
 
+constexpr std::string_view kLlamaContext = "creating a long context (its KV cache)";
+
 struct Cue {
   std::string_view word;  // matched case-insensitively
   Cause cause;
@@ -243,6 +245,14 @@ constexpr Cue kCues[] = {
     {"= nn.Parameter(", Cause::model_load, 0.9f, "creating the model's parameters"},
     // KV-cache sizing and allocation (the cache for the configured context).
     // Not "kv cache" alone: serving engines print "KV cache usage: 5%" in every stats line.
+    // llama.cpp creating its context after the weights, for a long context:
+    // the KV cache and the compute buffers for n_ctx come next
+    // ("llama_new_context_with_model: n_ctx = 16464", newer builds'
+    // "llama_init_from_model: n_ctx = ..."). The weights are in place by then:
+    // the line also ends the load (kLoadFinished). For a short context the
+    // weights' share decides, as the message's figures say (classify.cc).
+    {"llama_new_context_with_model: n_ctx", Cause::kv_cache_context, 0.9f, kLlamaContext, Cue::context},
+    {"llama_init_from_model: n_ctx", Cause::kv_cache_context, 0.9f, kLlamaContext, Cue::context},
     {"kv cache is allocated", Cause::kv_cache_context, 1.0f, "allocating the KV cache"},
     {"kv cache pool", Cause::kv_cache_context, 1.0f, "the KV token pool"},
     {"kv cache could not be created", Cause::kv_cache_context, 1.0f, "allocating the KV cache"},
@@ -914,6 +924,13 @@ class MlPhase final : public Recognizer {
       if (c->setting == Cue::jvm_workers) f.family = Family::jvm;
       // Requests in flight are the moment's load: `count`, not a setting.
       if (c->setting == Cue::load) f.count = load;
+      if (c->detail == kLlamaContext) {
+        Fact done = make_fact(line, FactKind::phase_load, Family::runtime);
+        done.cause = Cause::model_load;
+        done.strength = 0;
+        done.detail = std::string(kLoadFinished);
+        keep(line, std::move(done), out);
+      }
       // A load's cue on the command that started the run (a conversion
       // script, a loader): it speaks for the run, out at once (a long log
       // must not push it out of the ring). A step's cues there are settings
