@@ -800,6 +800,19 @@ bool inside_command_run(const std::vector<Fact>& facts, const Fact& cue, const F
   return true;
 }
 
+// An engine's own statement of its phase ("Shard 0 failed to start", "The
+// actor never ran") speaks for the whole failure wherever it was printed;
+// ml_phase's cues speak by their distance.
+// So does a worker count ("-j 32", "-np 16": ml_phase's facts with
+// `sequences`), which configures the whole run.
+// A load's cue on the command that started a run (ml_phase: family cli)
+// speaks so for a failure inside that run (after the command, before the
+// next prompt); for a report of it from a later command (dmesg), by its distance.
+bool speaks_for_whole_failure(const std::vector<Fact>& facts, const Fact& f, const Fact& anchor) {
+  return (f.family != Family::runtime && (f.family != Family::cli || inside_command_run(facts, f, anchor))) ||
+         (f.sequences && f.cause == Cause::concurrency_batch);
+}
+
 PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
   // What the work was doing when it failed; and a few cues that say the
   // work kept what it made (Hugging Face's evaluation outputs concatenated
@@ -829,16 +842,7 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
     // In a run's log pasted below the report of its end: its last line stands next to the failure.
     if (uint64_t last = 0; in_ended_run(ended_runs, f.where.line, &last)) d = static_cast<int64_t>(last - f.where.line) + 1;
-    // An engine's own statement of its phase ("Shard 0 failed to start", "The
-    // actor never ran") speaks for the whole failure wherever it was printed;
-    // ml_phase's cues speak by their distance.
-    // So does a worker count ("-j 32", "-np 16": ml_phase's facts with
-    // `sequences`), which configures the whole run.
-    // A load's cue on the command that started a run (ml_phase: family cli)
-    // speaks so for a failure inside that run (after the command, before the
-    // next prompt); for a report of it from a later command (dmesg), by its distance.
-    bool statement = (f.family != Family::runtime && (f.family != Family::cli || inside_command_run(facts, f, anchor))) ||
-                     (f.sequences && f.cause == Cause::concurrency_batch);
+    const bool statement = speaks_for_whole_failure(facts, f, anchor);
     // A traceback printed after its error message (logging.exception, a
     // framework's "Exception during processing" then the stack) holds the
     // failing frames below the anchor.

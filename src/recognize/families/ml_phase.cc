@@ -163,10 +163,10 @@ constexpr Cue kCues[] = {
     // merge_lora.py"): on the command's line, or the shell's report of the
     // job it killed ("[1]  48113 killed  python3 -m llama.convert_llama ...").
     // Not in a traceback, where TensorFlow's convert_to_tensor is in every step.
-    {"convert", Cause::model_load, 0.8f, "converting a checkpoint", Cue::command},
-    {"quantize", Cause::model_load, 0.8f, "quantizing weights", Cue::command},
-    {"merge_lora", Cause::model_load, 0.8f, "merging adapter weights into the model", Cue::command},
-    {"merge_peft", Cause::model_load, 0.8f, "merging adapter weights into the model", Cue::command},
+    {"convert", Cause::model_load, 0.7f, "converting a checkpoint", Cue::command},
+    {"quantize", Cause::model_load, 0.7f, "quantizing weights", Cue::command},
+    {"merge_lora", Cause::model_load, 0.7f, "merging adapter weights into the model", Cue::command},
+    {"merge_peft", Cause::model_load, 0.7f, "merging adapter weights into the model", Cue::command},
     {"convert_hf", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"convert-hf", Cause::model_load, 0.9f, "converting a checkpoint"},
     {"convert_checkpoint", Cause::model_load, 0.9f, "converting a checkpoint"},
@@ -526,7 +526,7 @@ constexpr unsigned kCue = kContext | kCaseless;
 // cue on such a line names what the whole run that follows was doing (a
 // conversion script, a training launcher); the next prompt ends that run.
 constexpr std::string_view kPromptRegex =
-    "^\\s*(\\([^)]{1,40}\\)\\s*)?(\\[[^\\]]{1,80}\\]|\\S{0,80})[$%#] \\S|^\\s*PS [A-Za-z]:[^>]{0,80}> \\S";
+    "^[ \\t]*(\\([^)]{1,40}\\)[ \\t]*)?(\\[[^\\]]{1,80}\\]|\\S{0,80})[$%#] \\S|^[ \\t]*PS [A-Za-z]:[^>]{0,80}> \\S";
 
 bool shell_prompt(std::string_view s) {
   std::string_view t = text::trim_left(s);
