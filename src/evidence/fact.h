@@ -70,6 +70,12 @@ inline constexpr std::string_view kLoadFinished = "load finished";
 // down (diagnose/classify.cc, phase_vote), and for none after this mark.
 inline constexpr std::string_view kCommandEnded = "the shell's next command";
 
+// The detail of a phase_serve fact for a worker count given as the machine's
+// CPUs ("make -j$(nproc)"); its `sequences` is kPerCpuJobs, a mark, not a
+// count the paste shows: the diagnosis prints no number for it.
+inline constexpr std::string_view kPerCpuDetail = "parallel jobs, one per CPU the machine reports ($(nproc))";
+inline constexpr uint64_t kPerCpuJobs = 8;
+
 // The detail of a phase_serve fact for a batch size stated as 1 or 2, the size
 // in `count` ("batch_size=1", "--per_device_train_batch_size 1",
 // "Instantaneous batch size per device = 1"): a step over one sequence holds

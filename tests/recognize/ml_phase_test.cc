@@ -715,5 +715,22 @@ TEST(MlPhase, TheCommandThatStartedTheRunNamesItsPhase) {
   EXPECT_NE(test::diagnose_text(run("$ tail -f sra_convert_run.log", "")).cause, Cause::model_load);
 }
 
+// A job count given as the machine's CPUs (modelled on Homebrew and CI
+// builds run as `make -j"$(nproc)"` in a pod whose nproc is the node's;
+// our own figures): one job per CPU, without a number the paste does not
+// show. A fixed small count says nothing.
+TEST(MlPhase, AJobCountOfOnePerCpuIsTheParallelWork) {
+  auto run = [](const std::string& jobs) {
+    return "Run make " + jobs + " all\n  make " + jobs + " all\n"
+           "g++: fatal error: Killed signal terminated program cc1plus\n"
+           "    State:          Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n"
+           "    Limits:\n      memory:  4Gi\n";
+  };
+  Diagnosis d = test::diagnose_text(run("-j\"$(nproc)\""));
+  EXPECT_EQ(d.cause, Cause::concurrency_batch) << test::reason_text(d);
+  EXPECT_NE(test::reason_text(d).find("one per CPU"), std::string::npos) << test::reason_text(d);
+  EXPECT_NE(test::diagnose_text(run("-j2")).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

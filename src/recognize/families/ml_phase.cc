@@ -668,6 +668,18 @@ std::optional<uint64_t> count_before(std::string_view before) {
 // `make -j` with no number runs as many jobs as there are targets ready: no limit at all.
 constexpr uint64_t kUnboundedJobs = 64;
 
+// A count given as the machine's CPUs ("-j$(nproc)", "--jobs=`nproc`",
+// "-j$(getconf _NPROCESSORS_ONLN)"): one job per CPU the machine reports,
+// which inside a container is the host's, whatever its memory limit. Its
+// number is not in the paste: kPerCpuJobs marks it (the fact's detail says
+// so, and the diagnosis prints no number for it).
+bool per_cpu(std::string_view v) {
+  if (!v.empty() && v[0] == '"') v.remove_prefix(1);
+  for (std::string_view p : {"$(nproc", "`nproc", "$(getconf _NPROCESSORS_ONLN", "$(nproc --all"})
+    if (text::starts_with(v, p)) return true;
+  return false;
+}
+
 std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::counted) return count_before(before);
   if (kind == Cue::xargs) {
@@ -703,6 +715,7 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
   // "-j 8", "--workers=8", "concurrency: 8", and JSON's "concurrency":8.
   size_t i = 0;
   while (i < after.size() && i < 3 && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || (after[i] == '"' && i == 0))) ++i;
+  if (per_cpu(after.substr(i))) return kPerCpuJobs;
   return text::parse_u64(after.substr(i));
 }
 
@@ -921,6 +934,7 @@ class MlPhase final : public Recognizer {
       // wherever it was printed (sequences = the count).
       if (c->setting == Cue::workers || c->setting == Cue::counted || c->setting == Cue::xargs || c->setting == Cue::jvm_workers)
         f.sequences = workers;
+      if (f.sequences == kPerCpuJobs && c->setting == Cue::workers) f.detail = std::string(kPerCpuDetail);
       if (c->setting == Cue::jvm_workers) f.family = Family::jvm;
       // Requests in flight are the moment's load: `count`, not a setting.
       if (c->setting == Cue::load) f.count = load;
