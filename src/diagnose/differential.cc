@@ -86,7 +86,9 @@ void signals(const Incident& inc, const std::vector<Fact>& facts, Board& b) {
         break;
       case FactKind::phase_serve:
         if (f.detail == kBatchOfOne) break;  // a mark read beside a step's cues; supports nothing alone
-        if (!head || near_in_source(f, *head, 80)) b.add(Cause::concurrency_batch, 0.45, where(f));
+        // A step's cue, or what the cue names (the KV cache, a list kept).
+        if (!head || near_in_source(f, *head, 80))
+          b.add(f.cause != Cause::unknown && f.cause != Cause::model_load ? f.cause : Cause::concurrency_batch, 0.45, where(f));
         break;
       case FactKind::memory_usage:
         if (text::starts_with(f.detail, "growing")) b.add(Cause::leak_or_accumulation, 0.6, where(f));

@@ -552,5 +552,28 @@ TEST(LlamaCpp, AFailureAfterALongContextIsCreatedIsTheKvCache) {
   EXPECT_EQ(test::diagnose_text(log("2048")).cause, Cause::model_load);
 }
 
+// The KV cache beside the weights on the device (modelled on TabbyML/tabby
+// start-ups of CodeLlama-13B on a 12 GB card; our own figures): a KV cache
+// half the weights' size or more is what the context added; a small one
+// leaves the failure to the load.
+TEST(LlamaCpp, AKvCacheHalfTheWeightsOrMoreIsTheContext) {
+  auto log = [](const std::string& kv) {
+    return "llm_load_tensors: using CUDA for GPU acceleration\n"
+           "llm_load_tensors: offloading 40 repeating layers to GPU\n"
+           "llm_load_tensors: offloaded 43/43 layers to GPU\n"
+           "llm_load_tensors: VRAM used: 6936.01 MB\n"
+           "...........................................................\n"
+           "llama_new_context_with_model: n_ctx      = 8192\n"
+           "llama_new_context_with_model: kv self size  = " + kv + " MB\n"
+           "llama_new_context_with_model: compute buffer total size = 561.07 MB\n"
+           "CUDA error 2 at /src/llama.cpp/ggml-cuda.cu:7103: out of memory\n"
+           "current device: 0\n";
+  };
+  Diagnosis big = test::diagnose_text(log("6400.00"));
+  EXPECT_EQ(big.layer, Layer::gpu_vram);
+  EXPECT_EQ(big.cause, Cause::kv_cache_context) << test::reason_text(big);
+  EXPECT_EQ(test::diagnose_text(log("400.00")).cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

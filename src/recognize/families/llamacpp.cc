@@ -101,6 +101,10 @@ constexpr Pattern kPatterns[] = {
     {"n_seq_max ", kContext},
     {"KV self size", kCaseless | kContext},
     {"KV buffer size", kContext},
+    // The weights placed on a device: "llm_load_tensors: VRAM used: 6936.01 MB",
+    // "llm_load_tensors:      CUDA0 buffer size =  5666.09 MiB", newer builds' "CUDA0 model buffer size".
+    {"VRAM used: ", kContext},
+    {" buffer size = ", kContext},
     {" cells, ", kContext},
     {"--ctx-size", kContext},
     {"msg=\"offload to ", kContext},
@@ -172,6 +176,7 @@ class LlamaCpp final : public Recognizer {
       std::string_view buf = kv_buffer_name(s);
       kv_on_device_ = !buf.empty() && !text::starts_with(buf, "CPU") && !text::contains(buf, "_Host");
     }
+    if (weights_line(s)) return;
     context(line, s, out);
   }
 
@@ -559,6 +564,50 @@ class LlamaCpp final : public Recognizer {
     // exit-status recognizer, which knows Go's wording.
   }
 
+  // The weights a load placed on devices: "VRAM used: 6936.01 MB" (older
+  // builds' total), or each device's "<dev> buffer size = N MiB" (newer:
+  // "<dev> model buffer size") on llm_load_tensors / load_tensors lines; a
+  // host buffer (CPU, CUDA_Host) is not a device's.
+  bool weights_line(std::string_view s) {
+    if (!text::contains(s, "load_tensors:")) return false;
+    if (auto v = text::after(s, "VRAM used: ")) {
+      if (auto b = units::parse_log_size(*v)) device_weights_ = *b;
+      return true;
+    }
+    size_t at = s.find(" buffer size = ");
+    if (at == std::string_view::npos || text::contains(s, "KV buffer")) return false;
+    std::string_view dev = text::trim(s.substr(s.find("load_tensors:") + 13, at - s.find("load_tensors:") - 13));
+    if (text::ends_with(dev, " model")) dev.remove_suffix(6);
+    if (dev.empty() || text::starts_with(dev, "CPU") || text::contains(dev, "_Host") || text::contains(dev, "_Mapped")) return true;
+    if (auto b = units::parse_log_size(s.substr(at + 15))) device_weights_ += *b;
+    return true;
+  }
+
+  // A KV cache on the device beside the weights loaded there, half their size
+  // or more: what the context adds is most of what did not fit (the context,
+  // not the model; Ollama's plan says the same, above). The weights were in
+  // place by then: a mark that the load ended, so the loading lines above do
+  // not outvote it. A small KV cache says nothing here: the weights' share
+  // decides, read from the loading lines.
+  void kv_beside_weights(const Line& line, const Fact& kv, FactSink& out) {
+    if (!kv.kv_bytes || device_weights_ == 0 || *kv.kv_bytes * 2 < device_weights_ || kv_statement_) return;
+    if (text::contains(kv.detail, "KV buffer ") && !kv_on_device_) return;
+    kv_statement_ = true;
+    Fact done = make_fact(line, FactKind::phase_load, Family::runtime);
+    done.cause = Cause::model_load;
+    done.strength = 0;
+    done.detail = std::string(kLoadFinished);
+    out.add(std::move(done));
+    Fact f = make_fact(line, FactKind::phase_serve, Family::llamacpp);
+    f.cause = Cause::kv_cache_context;
+    f.strength = 0.8f;
+    f.detail = "a KV cache of " + units::format_bytes(*kv.kv_bytes) + " beside " + units::format_bytes(device_weights_) +
+               " of weights on the device";
+    out.add(std::move(f));
+  }
+  uint64_t device_weights_ = 0;
+  bool kv_statement_ = false;
+
   void context(const Line& line, std::string_view s, FactSink& out) {
     Fact f = make_fact(line, FactKind::runtime_setting, Family::llamacpp);
     auto key_value = [&](std::string_view key) { return engine_lines::llamacpp_setting(s, key); };
@@ -609,6 +658,7 @@ class LlamaCpp final : public Recognizer {
       f.detail = plan;
     }
     if (!f.ctx && !f.batch_tokens && !f.sequences && !f.kv_bytes) return;
+    if (f.detail == "KV cache size" || text::starts_with(f.detail, "KV buffer ") || f.detail == "KV cache cells") kv_beside_weights(line, f, out);
     out.add(std::move(f));
   }
 };
