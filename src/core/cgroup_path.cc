@@ -3,6 +3,8 @@
 // shapes that matter:
 //   Kubernetes, cgroupfs driver: /kubepods[/burstable|/besteffort]/pod<uid>[/<container id>]
 //   Kubernetes, systemd driver:  /kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid_>.slice/cri-containerd-<id>.scope
+//                                (under a kubelet cgroup root, as on kind's nodes: .../kubelet.slice/kubelet-kubepods.slice/
+//                                kubelet-kubepods-pod<uid_>.slice/cri-containerd-<id>.scope)
 //                                (also crio-<id>.scope, docker-<id>.scope); Guaranteed pods sit under kubepods directly
 //   Docker: /docker/<id> or /system.slice/docker-<id>.scope; Podman: /machine.slice/libpod-<id>.scope
 //   systemd: /system.slice/<name>.service, /user.slice/..., LXC: /lxc/<name>
@@ -22,10 +24,14 @@ std::string strip_scope(std::string_view c) {
   return std::string(c);
 }
 
+// A kubelet given a cgroup root (kind's nodes: --cgroup-root=/kubelet) names
+// its slices after it: "kubelet-kubepods.slice", "kubelet-kubepods-burstable.slice".
 bool is_qos(std::string_view c) {
-  return c == "burstable" || c == "besteffort" || c == "guaranteed" || c == "kubepods-burstable.slice" ||
-         c == "kubepods-besteffort.slice" || c == "kubepods-guaranteed.slice";
+  return c == "burstable" || c == "besteffort" || c == "guaranteed" || text::ends_with(c, "kubepods-burstable.slice") ||
+         text::ends_with(c, "kubepods-besteffort.slice") || text::ends_with(c, "kubepods-guaranteed.slice");
 }
+
+bool is_kubepods(std::string_view c) { return c == "kubepods" || c == "kubepods.slice" || text::ends_with(c, "-kubepods.slice"); }
 
 }  // namespace
 
@@ -47,7 +53,7 @@ CgroupInfo parse_cgroup_path(std::string_view path) {
 
   // Kubernetes: find the kubepods component anywhere (some runtimes nest it).
   for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i] != "kubepods" && parts[i] != "kubepods.slice") continue;
+    if (!is_kubepods(parts[i])) continue;
     size_t j = i + 1;
     if (j < parts.size() && is_qos(parts[j])) ++j;
     if (j >= parts.size()) {

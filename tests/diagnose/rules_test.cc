@@ -42,6 +42,13 @@ TEST(CgroupPath, Kinds) {
   EXPECT_EQ(parse_cgroup_path("/docker/4f1e2d").container_id, "4f1e2d");
   EXPECT_EQ(parse_cgroup_path("/system.slice/vllm.service").unit, "vllm.service");
   EXPECT_EQ(parse_cgroup_path("/").kind, CgroupKind::root);
+  // A kubelet under a cgroup root of its own (kind's nodes, inside a docker scope).
+  auto kind_ctr = parse_cgroup_path(
+      "/system.slice/docker-71d9e3a05b2c.scope/kubelet.slice/kubelet-kubepods.slice/"
+      "kubelet-kubepods-pod5e2b7c1d_8f34_4a9e_b6d0_21c7e9f3a884.slice/cri-containerd-4be0c7f1a9d2.scope");
+  EXPECT_EQ(kind_ctr.kind, CgroupKind::k8s_container);
+  EXPECT_EQ(kind_ctr.pod_uid, "5e2b7c1d-8f34-4a9e-b6d0-21c7e9f3a884");
+  EXPECT_EQ(parse_cgroup_path("/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice").kind, CgroupKind::k8s_node);
 }
 
 TEST(Primary, RealMemoryFailureOutranksLookAlikeAndIsFirst) {
