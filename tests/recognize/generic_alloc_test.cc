@@ -171,6 +171,24 @@ TEST(MemorySeries, ADottedAllocatorMetricAndAUsedFigureNamedWithItsUnit) {
   EXPECT_NE(test::diagnose_text(loop("disk_used_mb")).cause, Cause::leak_or_accumulation);
 }
 
+// airlift's GC monitor (modelled on trinodb/trino coordinator heap reports;
+// our own figures): the heap after each major collection rising to the cap
+// is accumulation; the same collections falling back to one floor are not.
+TEST(MemorySeries, AirliftsMajorCollectionsRisingFloorIsAccumulation) {
+  auto log = [](bool rising) {
+    std::string t = "-Xmx20G\n";
+    for (int i = 0; i < 8; ++i)
+      t += fmt::format("2023-07-12T{:02d}:05:14.902Z\tINFO\tNotification Thread\tio.airlift.stats.JmxGcMonitor\tMajor GC: "
+                       "application 3ms, stopped 1211ms: {:.2f}GB -> {:.2f}GB\n",
+                       2 + 2 * i, 15.0 + 0.6 * i, rising ? 8.9 + 1.5 * i : 8.9 + (i % 2) * 0.3);
+    return t + "java.lang.OutOfMemoryError: Java heap space\n";
+  };
+  Diagnosis up = test::diagnose_text(log(true));
+  EXPECT_EQ(up.layer, Layer::jvm_heap);
+  EXPECT_EQ(up.cause, Cause::leak_or_accumulation) << test::reason_text(up);
+  EXPECT_NE(test::diagnose_text(log(false)).cause, Cause::leak_or_accumulation);
+}
+
 TEST(MemorySeries, SawtoothHeapIsNotGrowth) {
   Diagnosis d = test::diagnose_text(
       "gc stats heapUsed=410MB\n"

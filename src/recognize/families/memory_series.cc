@@ -65,6 +65,7 @@
 //   [gc] GC(168430) Garbage Collection (Allocation Rate) 6418M(52%)->1884M(15%)    (ZGC)
 //   [gc][young][601233][20417] duration [1.2s], ..., memory [12.9gb]->[11.6gb]/[16gb], all_pools {...}   (Elasticsearch)
 //   GCInspector.java:284 - ConcurrentMarkSweep GC in 208ms.  CMS Old Gen: 402115288 -> 398740112; ...  (Cassandra, bytes)
+//   io.airlift.stats.JmxGcMonitor Major GC: application 3ms, stopped 1211ms: 14.88GB -> 8.94GB    (Trino, Presto)
 // A runtime's own leak warning (Node's "Possible EventEmitter memory leak
 // detected", Netty's "LEAK: ... release() was not called", LeakSanitizer) is a
 // weaker "growing" fact of its own: the cause the program itself suspects.
@@ -173,6 +174,7 @@ constexpr Pattern kPatterns[] = {
     {"[0-9][KMG]\\([0-9]+%\\)->[0-9]+[KMG]\\([0-9]+%\\)", kRegex | kContext},  // ZGC: "6418M(52%)->1884M(15%)"
     {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
     {"Old Gen: [0-9]+ -> [0-9]", kRegex | kContext},  // Cassandra's GCInspector, in bytes
+    {"(Major|Full) GC[^\\n]{0,80}[0-9][KMG]B -> [0-9]", kRegex | kContext},  // airlift's JmxGcMonitor (Trino, Presto)
     // `kubectl top` rows: "<pod> [<container>]  25m  226Mi" (CPU in millicores, then memory).
     // (A user's note after the row, "# 06:20", is the time it was taken.)
     {"[0-9]m +[0-9]+(Mi|Gi|Ki)(\\s*$|\\s+#)", kRegex | kContext},
@@ -1004,6 +1006,12 @@ class MemorySeries final : public Recognizer {
       after = units::parse_log_size(es->substr(arrow + 4));
     } else if (auto h = heap_pair(s)) {
       after = h->after;
+    } else if (size_t arrow = s.rfind(" -> "); arrow != std::string_view::npos && (text::contains(s, "Major GC") || text::contains(s, "Full GC"))) {
+      // airlift's JmxGcMonitor (Trino, Presto): "Major GC: application 3ms, stopped 1211ms: 14.88GB -> 8.94GB".
+      size_t b = s.rfind(' ', arrow - 1);
+      std::string_view rest;
+      if (b == std::string_view::npos || !units::parse_log_size(s.substr(b + 1, arrow - b - 1), &rest) || !rest.empty()) return false;
+      after = units::parse_log_size(s.substr(arrow + 4), &rest);
     } else if (auto old_gen = text::after(s, "Old Gen: ")) {
       // Cassandra's GCInspector: "CMS Old Gen: 402115288 -> 398740112;" (bytes, before -> after).
       std::string_view rest;
