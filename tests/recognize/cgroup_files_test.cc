@@ -194,5 +194,20 @@ TEST(CgroupFiles, AGrepOfTheEventsFileAfterTheCatIsRead) {
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::container_limit);
 }
 
+// Files read after a `cd` into the group (modelled on Kubernetes issues
+// where a node's pod cgroup is inspected by hand; our own figures): the
+// directory names whose group it is, a pod's here.
+TEST(CgroupFiles, FilesReadAfterACdIntoAPodsGroupAreThePods) {
+  auto paste = [](const std::string& dir) {
+    return "root@node-2:~# cd /sys/fs/cgroup/" + dir + "\n"
+           "root@node-2:~# cat memory.max\n268435456\n"
+           "root@node-2:~# cat memory.events\nlow 0\nhigh 0\nmax 2214\noom 31\noom_kill 31\n";
+  };
+  Diagnosis pod = test::diagnose_text(
+      paste("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod4c8e1a2f_93b7_4d05_a6e1_7f2c9b0d8e31.slice"));
+  EXPECT_EQ(pod.layer, Layer::k8s_pod_limit) << test::reason_text(pod);
+  EXPECT_EQ(test::diagnose_text(paste("system.slice/docker-4f1e2d3c4b5a.scope")).layer, Layer::container_limit);
+}
+
 }  // namespace
 }  // namespace aimem

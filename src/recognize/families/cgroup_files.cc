@@ -47,6 +47,7 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"memory\\.(max|current|peak|events|limit_in_bytes|usage_in_bytes|max_usage_in_bytes|oom_control)", kRegex | kContext},
     {"^[ \t]*full avg10=[0-9]", kRegex | kContext},  // memory.pressure
+    {"cd /sys/fs/cgroup/", kContext},  // the directory a later `cat memory.events` reads in
     {"^[ \t]*[0-9]+\\s*$", kRegex | kContext},
     {"^[ \t]*max\\s*$", kRegex | kContext},
     {"^[ \t]*(low|high|max|oom|oom_kill|oom_group_kill|oom_kill_disable|under_oom) [0-9]+\\s*$", kRegex | kContext},
@@ -89,6 +90,15 @@ class CgroupFiles final : public Recognizer {
       if (v && *v >= kThrashFullAvg10) stalled_ = true;
       return;
     }
+    // "cd /sys/fs/cgroup/kubepods.slice/...pod<uid>.slice": the group the
+    // files a later cat names without a path belong to.
+    if (auto cd = text::after(t, "cd /sys/fs/cgroup/")) {
+      std::string_view dir = text::take_until(*cd, " ;&|");
+      if (text::starts_with(dir, "memory/")) dir.remove_prefix(7);
+      cwd_ = "/" + std::string(dir.substr(0, 255));
+      while (cwd_.size() > 1 && cwd_.back() == '/') cwd_.pop_back();
+      return;
+    }
     if (text::contains(t, "cat ") && text::contains(t, "memory.")) {
       flush(out);
       return command(line, t);
@@ -127,6 +137,7 @@ class CgroupFiles final : public Recognizer {
   std::vector<File> files_;  // the files the last cat is still to print, in order
   uint64_t command_line_ = 0;
   std::string cgroup_;
+  std::string cwd_;  // the cgroup directory a `cd` entered, for files named without a path
   bool counted_ = false;
 
   // `nproc; cat memory.limit_in_bytes memory.failcnt`: every file keeps its
@@ -157,7 +168,7 @@ class CgroupFiles final : public Recognizer {
         auto [base, dir] = split_path(w);
         File f = file_of(base);
         files_.push_back(f);
-        if (f != File::none && cgroup_.empty()) cgroup_ = std::string(dir.substr(0, 256));
+        if (f != File::none && cgroup_.empty()) cgroup_ = dir.empty() ? cwd_ : std::string(dir.substr(0, 256));
       }
       if (!last) continue;
       if (k + 3 < words.size() && words[k + 1] == "grep" && file_of(split_path(bare(words[k + 3])).first) == File::events)
