@@ -732,5 +732,27 @@ TEST(MlPhase, AJobCountOfOnePerCpuIsTheParallelWork) {
   EXPECT_NE(test::diagnose_text(run("-j2")).cause, Cause::concurrency_batch);
 }
 
+// Triton says the model loaded and its endpoints started (modelled on
+// triton-inference-server/fastertransformer_backend reports; our own
+// figures): the loading lines above are over, and a client's batch that
+// follows is what failed. Without those lines the load is still in view.
+TEST(MlPhase, TritonsLoadedModelAndEndpointsEndTheLoad) {
+  auto log = [](bool started) {
+    std::string t = "I0805 14:22:08.411293 3677168 libfastertransformer.cc:465] After Loading Model:\n"
+                    "after allocation    : free: 12.46 GB, total: 47.54 GB, used: 35.08 GB\n";
+    if (started)
+      t += "I0805 14:22:08.530114 3677168 model_repository_manager.cc:1352] successfully loaded 'fastertransformer' version 1\n"
+           "I0805 14:22:09.017342 3677168 grpc_server.cc:4587] Started GRPCInferenceService at 0.0.0.0:8001\n"
+           "I0805 14:22:09.017609 3677168 http_server.cc:3303] Started HTTPService at 0.0.0.0:8000\n";
+    return t + "$ python3 client.py --batch-size 64 --output-len 256\n"
+               "terminate called after throwing an instance of 'std::runtime_error'\n"
+               "  what():  [FT][ERROR] CUDA runtime error: out of memory /workspace/src/fastertransformer/utils/memory_utils.cu:26\n";
+  };
+  Diagnosis up = test::diagnose_text(log(true));
+  EXPECT_EQ(up.layer, Layer::gpu_vram);
+  EXPECT_EQ(up.cause, Cause::concurrency_batch) << test::reason_text(up);
+  EXPECT_EQ(test::diagnose_text(log(false)).cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -497,7 +497,10 @@ constexpr std::string_view kLoadDone[] = {"loaded model in", "loaded the model i
                                           "server listening at", "server is listening on", "application startup complete",
                                           // Prometheus's "Server is ready to receive web requests." and
                                           // "Completed loading of configuration file".
-                                          "ready to receive", "completed loading"};
+                                          "ready to receive", "completed loading",
+                                          // Triton's model repository and endpoints; a uvicorn-served app up.
+                                          "successfully loaded '", "started grpcinferenceservice", "started httpservice",
+                                          "uvicorn running on"};
 
 // A pool of worker processes starting: gunicorn's "[9] [INFO] Booting worker
 // with pid: 9", Puma's "- Worker 0 (PID: 4127) booted in 0.35s, phase: 0",
