@@ -174,7 +174,7 @@ constexpr Pattern kPatterns[] = {
     {"[0-9][KMG]\\([0-9]+%\\)->[0-9]+[KMG]\\([0-9]+%\\)", kRegex | kContext},  // ZGC: "6418M(52%)->1884M(15%)"
     {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
     {"Old Gen: [0-9]+ -> [0-9]", kRegex | kContext},  // Cassandra's GCInspector, in bytes
-    {"(Major|Full) GC[^\\n]{0,80}[0-9][KMG]B -> [0-9]", kRegex | kContext},  // airlift's JmxGcMonitor (Trino, Presto)
+    {"Major GC: application [0-9][^\\n]{0,60}[0-9][KMG]B -> [0-9]", kRegex | kContext},  // airlift's JmxGcMonitor (Trino, Presto)
     // `kubectl top` rows: "<pod> [<container>]  25m  226Mi" (CPU in millicores, then memory).
     // (A user's note after the row, "# 06:20", is the time it was taken.)
     {"[0-9]m +[0-9]+(Mi|Gi|Ki)(\\s*$|\\s+#)", kRegex | kContext},
@@ -1006,7 +1006,7 @@ class MemorySeries final : public Recognizer {
       after = units::parse_log_size(es->substr(arrow + 4));
     } else if (auto h = heap_pair(s)) {
       after = h->after;
-    } else if (size_t arrow = s.rfind(" -> "); arrow != std::string_view::npos && (text::contains(s, "Major GC") || text::contains(s, "Full GC"))) {
+    } else if (size_t arrow = s.rfind(" -> "); arrow != std::string_view::npos && text::contains(s, "Major GC: application ")) {
       // airlift's JmxGcMonitor (Trino, Presto): "Major GC: application 3ms, stopped 1211ms: 14.88GB -> 8.94GB".
       size_t b = s.rfind(' ', arrow - 1);
       std::string_view rest;
