@@ -354,5 +354,20 @@ TEST(PyTorch, AnImpossibleRequestIsACorruptSizeNotMemory) {
             Layer::gpu_vram);
 }
 
+// The 1.x-era message with a per-process fraction set (modelled on
+// predibase/lorax runs with cuda_memory_fraction 0.5; our own figures):
+// "X allowed" is the cap, and with half the device still free the cap ran
+// out, not the GPU. Without the figure the same message says no cap.
+TEST(Pytorch, TheOlderMessagesAllowedFigureIsTheCap) {
+  auto oom = [](const std::string& allowed) {
+    return "Server error: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 44.52 GiB total capacity; 22.14 GiB already "
+           "allocated; 21.98 GiB free; " + allowed + "22.26 GiB reserved in total by PyTorch)\n";
+  };
+  Diagnosis capped = test::diagnose_text(oom("22.26 GiB allowed; "));
+  EXPECT_EQ(capped.layer, Layer::gpu_vram);
+  EXPECT_EQ(capped.cause, Cause::limit_too_low) << test::reason_text(capped);
+  EXPECT_NE(test::diagnose_text(oom("")).cause, Cause::limit_too_low);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -149,6 +149,7 @@ void parse_processes(std::string_view body, Fact& f) {
 }
 
 // "(GPU 0; 4.00 GiB total capacity; 3.40 GiB already allocated; 0 bytes free; 3.46 GiB reserved in total by PyTorch)"
+// and with a per-process fraction set: "...; 21.98 GiB free; 22.26 GiB allowed; 22.26 GiB reserved in total by PyTorch)"
 void parse_old_body(std::string_view body, Fact& f) {
   size_t open = std::string_view::npos;
   for (std::string_view dev : {"(GPU ", "(NPU ", "(XPU "}) {
@@ -174,6 +175,7 @@ void parse_old_body(std::string_view body, Fact& f) {
     else if (label == "already allocated") f.allocated = v;
     else if (label == "free") f.free = v;
     else if (label == "reserved in total by PyTorch" || label == "cached") f.reserved = v;
+    else if (label == "allowed") f.limit = v;  // set_per_process_memory_fraction (1.x-era form: "22.26 GiB allowed")
   }
 }
 
