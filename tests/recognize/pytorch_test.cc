@@ -358,7 +358,7 @@ TEST(PyTorch, AnImpossibleRequestIsACorruptSizeNotMemory) {
 // predibase/lorax runs with cuda_memory_fraction 0.5; our own figures):
 // "X allowed" is the cap, and with half the device still free the cap ran
 // out, not the GPU. Without the figure the same message says no cap.
-TEST(Pytorch, TheOlderMessagesAllowedFigureIsTheCap) {
+TEST(PyTorch, TheOlderMessagesAllowedFigureIsTheCap) {
   auto oom = [](const std::string& allowed) {
     return "Server error: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 44.52 GiB total capacity; 22.14 GiB already "
            "allocated; 21.98 GiB free; " + allowed + "22.26 GiB reserved in total by PyTorch)\n";
