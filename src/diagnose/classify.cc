@@ -788,6 +788,13 @@ uint64_t load_finished_at(const std::vector<Fact>& facts, const Fact& anchor,
   return at;
 }
 
+// A worker count's fact as the reason names it: "32 parallel build jobs";
+// one per CPU (kPerCpuDetail) with no number, as the paste shows none.
+std::string copies_named(const Fact& f) {
+  if (f.detail == kPerCpuDetail || !f.sequences) return f.detail;
+  return std::to_string(*f.sequences) + " " + f.detail;
+}
+
 // Whether `anchor` stands in the run of the command whose line carries `cue`
 // (ml_phase: family cli): below it, and above the next prompt after it
 // (kCommandEnded).
@@ -1002,10 +1009,8 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
                 : "it failed at " + p.cue->detail + where + ": the KV cache for the configured context";
       break;
     default:
-      why = p.cue->detail == kPerCpuDetail ? "it failed with " + p.cue->detail + where + " running at once: more copies than the memory holds"
-            : p.cue->sequences ? "it failed with " + std::to_string(*p.cue->sequences) + " " + p.cue->detail + where +
-                                     " running at once: more copies than the memory holds"
-                               : "it failed during " + p.cue->detail + where + ": the batch being stepped did not fit";
+      why = p.cue->sequences ? "it failed with " + copies_named(*p.cue) + where + " running at once: more copies than the memory holds"
+                             : "it failed during " + p.cue->detail + where + ": the batch being stepped did not fit";
       break;
   }
   // A phase suggests; it never decides as firmly as the message's numbers.
@@ -1151,8 +1156,7 @@ std::optional<Cause> cause_from_parallelism(const View& v, const Fact& anchor, W
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
     if (d > kStatementLines || d < -kStatementLines) continue;
     std::string where = f.where.line ? " (line " + std::to_string(f.where.line) + ")" : "";
-    const std::string n = f.detail == kPerCpuDetail ? std::string() : std::to_string(f.sequences.value_or(0)) + " ";
-    why = f.sequences ? n + f.detail + where + " each held their own memory: more at once than the memory holds"
+    why = f.sequences ? copies_named(f) + where + " each held their own memory: more at once than the memory holds"
                       : std::to_string(*f.count) + " requests in flight" + where + ": the load at the moment of failure";
     why.strength = 0.6f;
     return Cause::concurrency_batch;

@@ -22,6 +22,14 @@ Fact make_fact(const Line& line, FactKind kind, Family family) {
   return f;
 }
 
+Fact phase_mark(const Line& line, Family family, std::string_view detail) {
+  Fact f = make_fact(line, FactKind::phase_load, family);
+  f.cause = Cause::model_load;
+  f.strength = 0;
+  f.detail = std::string(detail);
+  return f;
+}
+
 Fact look_alike(const Line& line, Family family, float strength, std::string detail) {
   Fact f = make_fact(line, FactKind::not_memory_failure, family);
   f.layer = Layer::not_memory;

@@ -30,6 +30,10 @@ struct Line {
 // A fact of `kind` with the line's provenance and quoted text filled in.
 Fact make_fact(const Line& line, FactKind kind, Family family);
 
+// A mark for the phase reading (strength 0: it votes for nothing), a
+// phase_load fact with `detail` (kLoadFinished, kCommandEnded).
+Fact phase_mark(const Line& line, Family family, std::string_view detail);
+
 // A look-alike: what failed, named, and not memory (layer and cause
 // not_memory), with its strength and what it was.
 Fact look_alike(const Line& line, Family family, float strength, std::string detail);

@@ -574,9 +574,9 @@ class LlamaCpp final : public Recognizer {
       if (auto b = units::parse_log_size(*v)) device_weights_ = *b;
       return true;
     }
-    size_t at = s.find(" buffer size = ");
-    if (at == std::string_view::npos || text::contains(s, "KV buffer")) return false;
-    std::string_view dev = text::trim(s.substr(s.find("load_tensors:") + 13, at - s.find("load_tensors:") - 13));
+    const size_t tag = s.find("load_tensors:") + 13, at = s.find(" buffer size = ");
+    if (at == std::string_view::npos || at < tag || text::contains(s, "KV buffer")) return false;
+    std::string_view dev = text::trim(s.substr(tag, at - tag));
     if (text::ends_with(dev, " model")) dev.remove_suffix(6);
     if (dev.empty() || text::starts_with(dev, "CPU") || text::contains(dev, "_Host") || text::contains(dev, "_Mapped")) return true;
     if (auto b = units::parse_log_size(s.substr(at + 15))) device_weights_ += *b;
@@ -593,11 +593,7 @@ class LlamaCpp final : public Recognizer {
     if (!kv.kv_bytes || device_weights_ == 0 || *kv.kv_bytes * 2 < device_weights_ || kv_statement_) return;
     if (text::contains(kv.detail, "KV buffer ") && !kv_on_device_) return;
     kv_statement_ = true;
-    Fact done = make_fact(line, FactKind::phase_load, Family::runtime);
-    done.cause = Cause::model_load;
-    done.strength = 0;
-    done.detail = std::string(kLoadFinished);
-    out.add(std::move(done));
+    out.add(phase_mark(line, Family::runtime, kLoadFinished));
     Fact f = make_fact(line, FactKind::phase_serve, Family::llamacpp);
     f.cause = Cause::kv_cache_context;
     f.strength = 0.8f;

@@ -582,8 +582,7 @@ bool in_program_name(std::string_view before) {
   if (text::starts_with(t, "[")) {  // "[1]    48113 killed     " or "[user@host dir]$ "
     size_t close = t.find(']');
     t = close == std::string_view::npos ? t : t.substr(close + 1);
-    for (std::string_view w : {" killed ", " Killed "})
-      if (size_t k = t.find(w); k != std::string_view::npos) t = t.substr(k + w.size());
+    if (size_t k = text::ifind(t, " killed "); k != std::string_view::npos) t = t.substr(k + 8);
   }
   // Past the prompt: up to "$ ", "% ", "# " or "> ".
   for (std::string_view p : {"$ ", "% ", "# ", "> "})
@@ -886,20 +885,12 @@ class MlPhase final : public Recognizer {
     if (guards::is_advice_line(s) || remedy_line(s)) return;
     for (std::string_view d : kLoadDone) {
       if (!text::icontains(s, d)) continue;
-      Fact f = make_fact(line, FactKind::phase_load, Family::runtime);
-      f.cause = Cause::model_load;
-      f.strength = 0;
-      f.detail = std::string(kLoadFinished);
-      keep(line, std::move(f), out);
+      keep(line, phase_mark(line, Family::runtime, kLoadFinished), out);
       break;
     }
     const bool prompt = shell_prompt(s);
     if (prompt && command_cue_) {
-      Fact f = make_fact(line, FactKind::phase_load, Family::cli);
-      f.cause = Cause::model_load;
-      f.strength = 0;
-      f.detail = std::string(kCommandEnded);
-      out.add(std::move(f));
+      out.add(phase_mark(line, Family::cli, kCommandEnded));
       command_cue_ = false;
     }
     if (boot(line, out)) return;
@@ -941,13 +932,7 @@ class MlPhase final : public Recognizer {
       if (c->setting == Cue::jvm_workers) f.family = Family::jvm;
       // Requests in flight are the moment's load: `count`, not a setting.
       if (c->setting == Cue::load) f.count = load;
-      if (c->detail == kLlamaContext) {
-        Fact done = make_fact(line, FactKind::phase_load, Family::runtime);
-        done.cause = Cause::model_load;
-        done.strength = 0;
-        done.detail = std::string(kLoadFinished);
-        keep(line, std::move(done), out);
-      }
+      if (c->detail == kLlamaContext) keep(line, phase_mark(line, Family::runtime, kLoadFinished), out);
       // A load's cue on the command that started the run (a conversion
       // script, a loader): it speaks for the run, out at once (a long log
       // must not push it out of the ring). A step's cues there are settings
