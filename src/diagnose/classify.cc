@@ -1595,7 +1595,13 @@ std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed,
   const bool unnamed_kill = name.empty() && (!failed || failed->kind == FactKind::userspace_kill ||
                                              failed->kind == FactKind::kernel_oom_kill || failed->kind == FactKind::process_killed ||
                                              failed->kind == FactKind::host_exhausted);
-  if (copies && !shards && (unnamed_kill || same_program(name, top.process))) {
+  // A killer that names its victim by the work it ran (Ray's task name)
+  // but gives its size: a victim as large as one copy (within a quarter)
+  // was one of them.
+  const bool victim_a_copy = failed && failed->kind == FactKind::userspace_kill && failed->rss && *top.sequences > 0 &&
+                             std::fabs(static_cast<double>(*failed->rss) - static_cast<double>(*top.usage) / static_cast<double>(*top.sequences)) <=
+                                 0.25 * static_cast<double>(*top.usage) / static_cast<double>(*top.sequences);
+  if (copies && !shards && (unnamed_kill || victim_a_copy || same_program(name, top.process))) {
     why = std::to_string(*top.sequences) + " copies of " + top.process + " held " + units::format_bytes(*top.usage) + " of the " +
           units::format_bytes(total) + " in the process table" + where + ": more copies at once than the memory holds";
     why.strength = 0.6f;

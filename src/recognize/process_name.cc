@@ -74,6 +74,9 @@ std::string program(std::string_view command) {
         if (!a.empty()) name += " -m " + std::string(a.substr(0, kMaxName));
         break;
       }
+      // Code given inline ("julia -e 'using Ray; ...'", "python -c ..."):
+      // no script names the program; the interpreter does.
+      if (a == "-e" || a == "-c" || a == "--eval" || a == "-E") break;
       if (a.front() == '-') continue;
       name += " " + std::string(base(a).substr(0, kMaxName));
       break;

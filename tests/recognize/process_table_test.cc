@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "core/units.h"
 #include "recognize/process_name.h"
 #include "support/test_support.h"
 
@@ -112,6 +113,56 @@ TEST(ProcessTable, ProgramNamesGroupCopies) {
   // A Ray task with its arguments, and Ray before 1.0's title.
   EXPECT_EQ(process_name::program("ray::dask:('sort_index-4be1', 982)"), "dask");
   EXPECT_EQ(process_name::program("ray_Accumulator:alloc()"), "Accumulator");
+  // Code given inline names no script: the interpreter is the program.
+  EXPECT_EQ(process_name::program("/usr/local/julia/bin/julia -Cnative -g1 -e using Ray; start_worker()"), "julia");
+  EXPECT_EQ(process_name::program("python3 -c import worker; worker.main()"), "python3");
+}
+
+// Ray's memory monitor before 2.0 prints each size with its unit, GiB as
+// often as GB (python/ray/memory_monitor.py; modelled on ray-project/ray
+// Tune threads of 2020, our own pids and figures). Three trials hold most
+// of the table; the report names no victim.
+TEST(ProcessTable, RaysOlderTableWithGibUnitsIsRead) {
+  const std::string log =
+      "ray.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node ip-10-1-2-3 is used (30.10 / 31.20 GB). "
+      "The top 10 memory consumers are:\n"
+      "\n"
+      "PID\tMEM\tCOMMAND\n"
+      "4101\t8.12GiB\tray::ImplicitFunc.train()\n"
+      "4102\t7.95GiB\tray::ImplicitFunc.train()\n"
+      "4103\t7.80GiB\tray::ImplicitFunc.train()\n"
+      "3990\t0.41GiB\tpython tune_run.py\n";
+  auto t = tables(log);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].process, "ImplicitFunc");
+  EXPECT_EQ(*t[0].sequences, 3u);
+  EXPECT_EQ(*t[0].usage, uint64_t(std::llround((8.12 + 7.95 + 7.80) * double(units::GiB))));
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  EXPECT_TRUE(said(d, "3 copies of ImplicitFunc"));
+}
+
+// Ray 2.x names the killed task by its function (name=...), not by the
+// program its worker runs; the size it gives (memory used=) is one copy's
+// (modelled on a Julia-on-Ray thread shape; our own figures). A victim far
+// from any copy's size is not taken for one of them.
+TEST(ProcessTable, ATaskNamedVictimTheSizeOfOneCopyIsOneOfThem) {
+  const std::string log =
+      "Ray.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+      "Memory on the node (IP: 10.2.0.9, ID: 3f0c) where the task (task ID: 6c1e, name=seg.window, pid=212, memory used=3.50GB) "
+      "was running was 30.1GB / 31.5GB (0.956), which exceeds the memory usage threshold of 0.95.\n"
+      "PID\tMEM(GB)\tCOMMAND\n"
+      "318\t3.90\t/usr/bin/julia -Cnative -g1 -e using Ray; start_worker()\n"
+      "344\t3.70\t/usr/bin/julia -Cnative -g1 -e using Ray; start_worker()\n"
+      "295\t3.60\t/usr/bin/julia -Cnative -g1 -e using Ray; start_worker()\n"
+      "212\t3.50\t/usr/bin/julia -Cnative -g1 -e using Ray; start_worker()\n"
+      "96\t0.20\t/usr/lib/ray/raylet --raylet_socket_name=/tmp/ray/s\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch);
+  EXPECT_TRUE(said(d, "4 copies of julia"));
+  std::string small = log;
+  small.replace(small.find("memory used=3.50GB"), 18, "memory used=0.90GB");
+  EXPECT_NE(test::diagnose_text(small).cause, Cause::concurrency_batch);
 }
 
 // Four copies of the killed actor's class hold most of the table: the

@@ -3,7 +3,8 @@
 //
 //   PID	MEM(GB)	COMMAND                              Ray's memory monitor (2.2+): its top users,
 //   4812	14.61	ray::Worker.__init__                    GB (10^9 bytes), tab- or space-separated
-//   PID	MEM	COMMAND   /   9112	11.2GB	ray_Accumulator:alloc()     (Ray before 1.0: the unit on the value)
+//   PID	MEM	COMMAND   /   9112	11.2GB	ray_Accumulator:alloc()     (Ray before 1.0: the unit on the value,
+//                        /   20112	4.71GiB	ray::ImplicitFunc.train()    GB or GiB)
 //   $ ps -eo pid,rss,comm --sort=-rss | head          ps with -o: the header names the columns;
 //     PID   RSS COMMAND                                 RSS (also RSZ, "RSS(kB)") in KiB
 //    4411 2871304 firefox
@@ -67,7 +68,7 @@ constexpr Pattern kPatterns[] = {
     // ps with an -o list and grep after it: the list is the header.
     {"\\bps\\s.*-[a-zA-Z]*o\\s*[a-z,]*(args|cmd|comm|command)\\b", kRegex | kContext},
     // Rows: "<pid> <size> <command>", "<rss> <command>", ps aux's and top's.
-    {"^[ \t]*[0-9]+\\s+[0-9]+(\\.[0-9]+)?([kmgt]|[KMG]B)?\\s+[^\\s0-9]", kRegex | kContext},
+    {"^[ \t]*[0-9]+\\s+[0-9]+(\\.[0-9]+)?([kmgt]|[KMG]i?B)?\\s+[^\\s0-9]", kRegex | kContext},
     {"^[ \t]*[0-9]{3,}\\s+[A-Za-z/\\[]", kRegex | kContext},
     {"^[a-z_][a-z0-9_+.-]*\\s+[0-9]+\\s+[0-9.]+\\s+[0-9.]+\\s+[0-9]+\\s+[0-9]+\\s", kRegex | kContext},
     // ps -o with the user first ("user,pid,rss,etime,comm"): a name, a PID, a figure.
