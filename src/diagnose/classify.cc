@@ -1200,6 +1200,29 @@ constexpr uint64_t kPoolSlack = 64 * units::MiB;  // free in a framework's pool 
 // A ladder like decide_layer, kept whole for the same reason: the program's
 // own statement, then the message's arithmetic, then a snapshot beside it,
 // then what the allocation was for, then series and phase.
+// A GPU pool's own figures (recognize/families/device_pools.cc: RAPIDS'
+// RMM pool, a CUDA stream-ordered pool): room left in the pool for the
+// request (kPoolSlack beyond it, a quarter GiB at least), yet the request
+// failed: the free part was not in one piece. Without the request, a third
+// of the pool free beside the failure is as telling.
+std::optional<Cause> cause_from_device_pool(const View& v, const Fact& g, Why& why) {
+  const Fact* p = nullptr;
+  for (const Fact& f : v.facts)
+    if (f.kind == FactKind::memory_usage && text::starts_with(f.detail, "device pool (") && f.total && f.allocated &&
+        f.where.source_index == g.where.source_index && f.where.line <= g.where.line + kStatementLines)
+      p = &f;  // the last reading before the failure
+  if (!p || *p->total <= *p->allocated) return std::nullopt;
+  const uint64_t room = *p->total - *p->allocated;
+  const uint64_t req = p->requested.value_or(g.requested.value_or(0));
+  const bool fits = req ? room >= req + kPoolSlack : *p->total * 2 >= *p->allocated * 3;
+  if (!fits || room < 256 * units::MiB) return std::nullopt;
+  why = units::format_bytes(room) + " of the " + p->detail.substr(13, p->detail.size() - 14) + "'s " + units::format_bytes(*p->total) +
+        " was free" + (req ? ", more than the " + units::format_bytes(req) + " asked for," : std::string()) +
+        " yet the allocation failed: free, but not in one piece (fragmentation)";
+  why.strength = 0.7f;
+  return Cause::fragmentation;
+}
+
 Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   // The program itself says why (vLLM: free memory at start-up below its budget).
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
@@ -1292,6 +1315,7 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     why.strength = 0.6f;  // the relaxed-limits setting that would confirm it is rarely in the paste
     return Cause::limit_too_low;
   }
+  if (auto c = cause_from_device_pool(v, g, why)) return *c;
   // TensorFlow's BFC pool: room left in the pool for the request, yet no
   // chunk to hold it, is fragmentation.
   // (kPoolSlack beyond the request at least: a pool a sliver short of

@@ -77,6 +77,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kDeviceHoldersEntry,
     &kModelVersionsEntry,
     &kWindowsMemoryEntry,
+    &kDevicePoolsEntry,
 };
 }  // namespace
 

@@ -44,6 +44,7 @@ extern const RecognizerEntry kProgramCapsEntry;
 extern const RecognizerEntry kDuckDbEntry;
 extern const RecognizerEntry kRabbitMqEntry;
 extern const RecognizerEntry kZfsArcEntry;
+extern const RecognizerEntry kDevicePoolsEntry;
 extern const RecognizerEntry kShellCopiesEntry;
 extern const RecognizerEntry kLimitChangeEntry;
 extern const RecognizerEntry kCgroupFilesEntry;
