@@ -172,6 +172,40 @@ TEST(Hpc, GridEngineEnforcedHvmemIsTheJobsLimit) {
 }
 
 
+// sacct's ReqMem is the job's size (modelled on a pip install killed in a
+// Slurm job with the partition's default memory, groq/mlagility threads and
+// Compute Canada's canu jobs; ids and figures ours): the table's cells cut
+// by the dashes line (MaxRSS is empty on the job's own row), --parsable's
+// fields, a per-CPU figure times AllocCPUS, and no size without the CPUs.
+TEST(Hpc, SacctsReqMemIsTheJobsSize) {
+  auto lim = [](const std::string& text) { return test::facts_of_kind(text, FactKind::memory_limit); };
+  const std::string kill =
+      "/var/spool/slurmd/job3360518/slurm_script: line 19: 2141877 Killed                  pip install -e .\n"
+      "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=3360518.batch. Some of your processes may have been killed by the "
+      "cgroup out-of-memory handler.\n";
+  const std::string table =
+      "$ sacct -j 3360518 --format=JobID,State,ExitCode,ReqMem,MaxRSS\n"
+      "       JobID      State ExitCode     ReqMem     MaxRSS\n"
+      "------------ ---------- -------- ---------- ----------\n"
+      "3360518      OUT_OF_ME+    0:125      2000M\n"
+      "3360518.bat+ OUT_OF_ME+    0:125      2000M   2047112K\n";
+  auto a = lim(table);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].limit, 2000ULL << 20);
+  Diagnosis d = test::diagnose_text(kill + table);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low);
+  EXPECT_EQ(test::diagnose_text(kill).cause, Cause::unknown);  // without the table, the size is not shown
+  auto p = lim("JobID|AllocCPUS|ReqMem|MaxRSS|State\n"
+               "91277|4|3Gc||OUT_OF_MEMORY\n");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].limit, 12ULL << 30);
+  EXPECT_TRUE(lim("       JobID    JobName     ReqMem     MaxRSS      State\n"
+                  "------------ ---------- ---------- ---------- ----------\n"
+                  "4018830      ovl_tl.5        256Mc            OUT_OF_ME+\n")
+                  .empty());
+}
+
 // Slurm's end-of-step warning beside sacct's COMPLETED 0:0 (modelled on a
 // Galaxy bowtie2 job; figures ours) is no failure; alone it stays one.
 TEST(Hpc, SlurmsAtSomePointWarningOnACompletedJobIsNoFailure) {

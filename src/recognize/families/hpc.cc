@@ -44,6 +44,14 @@
 //   #SBATCH --mem=24G           sbatch --mem=16000 train.sh   (bare numbers are MB, suffixes K M G T)
 //   Memory Efficiency: 99.19% of 16.00 GB                      (seff's summary; "Memory Utilized: 15.87 GB")
 //   resources: mem_mb=8000, mem_mib=7630, disk_mb=1000, ...    (Snakemake's job resources, Slurm executor)
+//   $ sacct -j 2260417 --format=JobID,State,ExitCode,ReqMem,MaxRSS   (sacct's table: the ReqMem column
+//          JobID      State ExitCode     ReqMem     MaxRSS            under its header, cut by the dashes
+//   ------------ ---------- -------- ---------- ----------            line, as cells may be empty; or
+//   2260417      OUT_OF_ME+    0:125      1000M                       --parsable's "|" fields. "16G" or
+//   2260417.bat+ OUT_OF_ME+    0:125      1000M   1023788K            "4Gn" is the job's per node; "256Mc"
+//                                                                     per CPU, times AllocCPUS where shown;
+//                                                                     without the dashes, rows whose every
+//                                                                     cell is filled)
 #include <cctype>
 #include <optional>
 
@@ -85,6 +93,9 @@ constexpr Pattern kPatterns[] = {
     {"killed due to exceeding (jobfs|walltime|cput|ncpus|disk)", kRegex | kCompanion},  // PBS Pro (NCI Gadi): not memory
     {"Total Requested Memory :", kContext},
     {"h_vmem=", kContext},
+    {"ReqMem", kContext},
+    {"^[ \t]*-{4,}( +-{2,})+ *$", kRegex | kContext},  // sacct's dashes under its header
+    {"^[ \t]*[0-9]+(_[0-9]+)?(\\.[A-Za-z0-9+]+)?[ |]", kRegex | kContext},  // its rows: a job id first
 };
 
 // "--mem=24G", "--mem=16000" (MB): Slurm's size, a bare number in MB.
@@ -329,8 +340,108 @@ class Hpc final : public Recognizer {
   // The job's configured size: sbatch's --mem (on an #SBATCH line or the
   // submitting command), seff's summary, Snakemake's mem_mb resource, LSF's
   // requested memory.
+  // sacct's table (see the top of the file): its header's columns, then the
+  // spans the dashes line gives them, then its rows' ReqMem.
+  struct Sacct {
+    std::vector<std::string> names;
+    std::vector<std::pair<size_t, size_t>> spans;  // from the dashes line
+    bool parsable = false;
+    uint64_t line = 0;
+    bool said = false;
+  };
+  Sacct sacct_;
+
+  static constexpr size_t kNoCol = size_t(-1);
+  size_t sacct_col(std::string_view name) const {
+    for (size_t k = 0; k < sacct_.names.size(); ++k)
+      if (sacct_.names[k] == name) return k;
+    return kNoCol;
+  }
+  // The cells of one row: by the dashes' spans, or by "|" for --parsable.
+  std::vector<std::string_view> sacct_cells(std::string_view s) const {
+    std::vector<std::string_view> cells;
+    if (sacct_.parsable) {
+      while (cells.size() < 32) {
+        size_t bar = s.find('|');
+        cells.push_back(text::trim(s.substr(0, bar)));
+        if (bar == std::string_view::npos) break;
+        s.remove_prefix(bar + 1);
+      }
+      return cells;
+    }
+    for (auto [from, to] : sacct_.spans) cells.push_back(from < s.size() ? text::trim(s.substr(from, to - from)) : std::string_view());
+    if (sacct_.spans.empty()) {
+      // No dashes pasted: the row's words, when every cell is filled.
+      cells = sacct_cells_of_header(text::trim(s), false);
+      if (cells.size() != sacct_.names.size()) cells.clear();
+    }
+    return cells;
+  }
+  // Returns true when the line belonged to the table.
+  bool sacct_line(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    std::string_view t = text::trim(s);
+    if (text::contains(s, "ReqMem") && text::contains(s, "JobID") && !text::contains(s, "--format") && !text::contains(s, "-o ")) {
+      sacct_ = Sacct{};
+      sacct_.parsable = text::contains(s, "|");
+      for (std::string_view w : sacct_cells_of_header(t, sacct_.parsable)) sacct_.names.emplace_back(w);
+      sacct_.line = line.number;
+      return true;
+    }
+    if (!sacct_.line || sacct_.said) return false;
+    if (line.number != sacct_.line + 1) {
+      sacct_.line = 0;
+      return false;
+    }
+    sacct_.line = line.number;
+    const bool dashes = !t.empty() && t.find_first_not_of("- ") == std::string_view::npos;
+    if (!sacct_.parsable && sacct_.spans.empty() && dashes) {
+      // The dashes: each run of '-' is one column's width.
+      for (size_t i = 0; i < s.size() && sacct_.spans.size() < 32;) {
+        if (s[i] != '-') { ++i; continue; }
+        size_t j = i;
+        while (j < s.size() && s[j] == '-') ++j;
+        sacct_.spans.emplace_back(i, j);
+        i = j;
+      }
+      if (sacct_.spans.size() != sacct_.names.size()) sacct_.line = 0;
+      return true;
+    }
+    const size_t req = sacct_col("ReqMem");
+    auto cells = sacct_cells(s);
+    if (req == kNoCol || req >= cells.size() || cells[req].empty()) return true;
+    std::string_view v = cells[req];
+    char per = v.back();
+    if (per == 'n' || per == 'c') v.remove_suffix(1);
+    auto bytes = slurm_mem(v);
+    if (!bytes) return true;
+    if (per == 'c') {
+      const size_t cpus = sacct_col("AllocCPUS") != kNoCol ? sacct_col("AllocCPUS") : sacct_col("NCPUS");
+      auto n = cpus != kNoCol && cpus < cells.size() ? text::parse_u64(cells[cpus]) : std::nullopt;
+      if (!n || *n == 0 || *n > 4096) return true;  // per CPU, and the CPUs not shown: not the job's size
+      *bytes *= *n;
+    }
+    sacct_.said = true;
+    Fact f = make_fact(line, FactKind::memory_limit, Family::runtime);
+    f.limit = bytes;
+    f.detail = "Slurm ReqMem (sacct)";
+    out.add(std::move(f));
+    return true;
+  }
+  static std::vector<std::string_view> sacct_cells_of_header(std::string_view t, bool parsable) {
+    std::vector<std::string_view> out;
+    while (!t.empty() && out.size() < 32) {
+      size_t end = parsable ? t.find('|') : t.find_first_of(" \t");
+      out.push_back(text::trim(t.substr(0, end)));
+      if (end == std::string_view::npos) break;
+      t = text::trim_left(t.substr(end + 1));
+    }
+    return out;
+  }
+
   bool job_size(const Line& line, FactSink& out) {
     std::string_view s = line.text;
+    sacct_line(line, out);  // its rows are also read below (a COMPLETED job)
     std::optional<uint64_t> limit;
     const char* detail = nullptr;
     if (auto v = text::after(s, "--mem="); v && (text::contains(s, "SBATCH") || text::contains(s, "sbatch") || text::contains(s, "srun") ||
