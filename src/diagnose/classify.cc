@@ -2096,6 +2096,37 @@ std::optional<Cause> cause_from_container_table(const View& v, const Fact* faile
   return Cause::other_process;
 }
 
+// The last `kubectl top pods` table in the evidence (kubectl_top.cc): its
+// largest pod, when it is not the one that failed and held twice what the
+// failed one held and a GiB at least, is a neighbour that filled the node
+// (an eviction, a node's own OOM kill, a node agent's kill). The failed
+// pod's share: what its failure says (`own`), else its row in the table.
+std::optional<Cause> cause_from_pod_table(const View& v, const Fact* failed, std::optional<uint64_t> own, Why& why) {
+  std::vector<const Fact*> rows;
+  for (size_t i : v.inc.context) {
+    const Fact& f = v.facts[i];
+    if (f.kind != FactKind::memory_usage || f.detail != kPodTableDetail || !f.usage) continue;
+    if (!rows.empty() && (f.where.line != rows.front()->where.line || f.where.source_index != rows.front()->where.source_index))
+      rows.clear();  // a later table: the node as it was last
+    rows.push_back(&f);
+  }
+  if (rows.empty()) return std::nullopt;
+  const Fact* top = rows.front();
+  for (const Fact* r : rows)
+    if (*r->usage > *top->usage) top = r;
+  const std::string pod = failed ? failed->pod : std::string();
+  // The failed pod: named on the failure, or its row's name on the failure's line.
+  if ((!pod.empty() && text::starts_with(top->pod, pod)) || (failed && text::contains(failed->text, top->pod))) return std::nullopt;
+  if (!own && !pod.empty())
+    for (const Fact* r : rows)
+      if (text::starts_with(r->pod, pod)) own = r->usage;
+  if (!own || *own == 0 || *top->usage < 2 * *own || *top->usage < units::GiB) return std::nullopt;
+  why = "pod " + text::printable(top->pod) + " held " + units::format_bytes(*top->usage) + " against " + units::format_bytes(*own) +
+        " for the one that failed (kubectl top, line " + std::to_string(top->where.line) + "): a neighbour filled the node";
+  why.strength = 0.6f;
+  return Cause::other_process;
+}
+
 // The host's RAM as `free`, `docker info` or a VM's size give it.
 // Of several snapshots (a watcher's lines, `free` taken again and again), the
 // one with the least available: the host at its fullest is what decides.
@@ -2241,6 +2272,7 @@ Cause eviction_cause(const View& v, const Decision& d, Why& why) {
   // (`kubectl top` taken hourly): what it held grew until the node ran short.
   if (auto c = cause_from_series(v, "until the node ran short and the kubelet evicted it", why)) return *c;
   if (auto c = cause_from_node_agent(v, why)) return *c;
+  if (auto c = cause_from_pod_table(v, e, e ? e->usage : std::nullopt, why)) return *c;
   if (e && e->usage && e->requested && (*e->usage < kSmallEvictee || (*e->requested > 0 && *e->usage * 2 <= *e->requested * 3))) {
     why = "the evicted container used only " + units::format_bytes(*e->usage) + " (request " + units::format_bytes(*e->requested) +
           "): it was picked for being over its request; other workloads filled the node";
@@ -2397,6 +2429,7 @@ Cause killer_cause(const View& v, const Decision& d, Why& why) {
   if (k)
     if (auto c = cause_from_phase(v, *k, why)) return *c;
   if (auto c = cause_from_process_table(v, k, false, why)) return *c;
+  if (auto c = cause_from_pod_table(v, k, k ? k->rss : std::nullopt, why)) return *c;
   // A candidate the killer listed and spared holding twice the victim's
   // share, a GiB at least (systemd-oomd's "top candidates"): the victim was
   // picked for its pressure; the neighbour held the memory.
@@ -2526,6 +2559,7 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
     if (auto c = cause_from_recurrence(v, *d.decisive, why)) return *c;
   if (auto c = cause_from_process_table(v, d.decisive, false, why)) return *c;
   if (auto c = cause_from_container_table(v, d.decisive, why)) return *c;
+  if (auto c = cause_from_pod_table(v, d.decisive, d.decisive ? d.decisive->rss : std::nullopt, why)) return *c;
   if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
   if (auto c = cause_from_rollout(v, why)) return *c;
   if (d.decisive)

@@ -150,6 +150,10 @@ inline constexpr std::string_view kKvPoolBelowOneSequence =
 // cache in kernel memory, counted as used and slow to shrink (zfs_arc.cc).
 inline constexpr std::string_view kZfsArc = "ZFS ARC";
 
+// The detail of a memory_usage fact for one pod's row of a `kubectl top pods`
+// table (recognize/families/kubectl_top.cc).
+inline constexpr std::string_view kPodTableDetail = "kubectl top pods";
+
 // The detail of a docker_oomkilled fact read from containerd's own log
 // ("TaskOOM event &TaskOOM{ContainerID:...}"): on a Kubernetes node that
 // log is the kubelet's runtime's, so the container is a pod's.

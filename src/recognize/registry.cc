@@ -78,6 +78,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kModelVersionsEntry,
     &kWindowsMemoryEntry,
     &kDevicePoolsEntry,
+    &kKubectlTopEntry,
 };
 }  // namespace
 

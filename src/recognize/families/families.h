@@ -45,6 +45,7 @@ extern const RecognizerEntry kDuckDbEntry;
 extern const RecognizerEntry kRabbitMqEntry;
 extern const RecognizerEntry kZfsArcEntry;
 extern const RecognizerEntry kDevicePoolsEntry;
+extern const RecognizerEntry kKubectlTopEntry;
 extern const RecognizerEntry kShellCopiesEntry;
 extern const RecognizerEntry kLimitChangeEntry;
 extern const RecognizerEntry kCgroupFilesEntry;
