@@ -2143,6 +2143,23 @@ const Fact* host_ram_state(const View& v) {
   return best;
 }
 
+// The largest file the user listed (file_sizes.cc) against the host's RAM:
+// a file of three quarters of the RAM or more, beside a host that ran out,
+// was being read into memory whole. A lean: a program may stream a file
+// larger than memory, and the listing does not say this one was read.
+std::optional<Cause> cause_from_file_size(const View& v, Why& why) {
+  const Fact* file = v.first_context([](const Fact& f) {
+    return f.kind == FactKind::runtime_setting && f.detail == kFileOnDisk && f.requested;
+  });
+  const Fact* host = file ? host_ram_state(v) : nullptr;
+  if (!host || *file->requested * 4 < *host->total * 3) return std::nullopt;
+  why = "the file " + text::printable(file->process) + " (" + units::format_bytes(*file->requested) + ", line " +
+        std::to_string(file->where.line) + ") is " + (*file->requested >= *host->total ? "larger than" : "most of") + " the host's " +
+        units::format_bytes(*host->total) + " of RAM: reading it into memory whole does not fit";
+  why.strength = 0.6f;
+  return Cause::model_load;
+}
+
 constexpr uint64_t kSmallEvictee = 256 * units::MiB;
 constexpr uint64_t kSmallMachine = 1 * units::GiB;
 
@@ -2560,6 +2577,7 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_process_table(v, d.decisive, false, why)) return *c;
   if (auto c = cause_from_container_table(v, d.decisive, why)) return *c;
   if (auto c = cause_from_pod_table(v, d.decisive, d.decisive ? d.decisive->rss : std::nullopt, why)) return *c;
+  if (auto c = cause_from_file_size(v, why)) return *c;
   if (auto c = cause_from_machine_size(v, d.decisive, why)) return *c;
   if (auto c = cause_from_rollout(v, why)) return *c;
   if (d.decisive)

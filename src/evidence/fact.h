@@ -154,6 +154,10 @@ inline constexpr std::string_view kZfsArc = "ZFS ARC";
 // table (recognize/families/kubectl_top.cc).
 inline constexpr std::string_view kPodTableDetail = "kubectl top pods";
 
+// The detail of a runtime_setting fact for the largest file a user listed
+// (ls -l, du; recognize/families/file_sizes.cc): its size in `requested`.
+inline constexpr std::string_view kFileOnDisk = "a file on disk";
+
 // The detail of a docker_oomkilled fact read from containerd's own log
 // ("TaskOOM event &TaskOOM{ContainerID:...}"): on a Kubernetes node that
 // log is the kubelet's runtime's, so the container is a pod's.

@@ -79,6 +79,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kWindowsMemoryEntry,
     &kDevicePoolsEntry,
     &kKubectlTopEntry,
+    &kFileSizesEntry,
 };
 }  // namespace
 

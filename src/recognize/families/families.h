@@ -46,6 +46,7 @@ extern const RecognizerEntry kRabbitMqEntry;
 extern const RecognizerEntry kZfsArcEntry;
 extern const RecognizerEntry kDevicePoolsEntry;
 extern const RecognizerEntry kKubectlTopEntry;
+extern const RecognizerEntry kFileSizesEntry;
 extern const RecognizerEntry kShellCopiesEntry;
 extern const RecognizerEntry kLimitChangeEntry;
 extern const RecognizerEntry kCgroupFilesEntry;
