@@ -1039,9 +1039,14 @@ bool rose_into_failure(const View& v, const Fact& s) {
 }
 
 std::optional<Cause> cause_from_series(const View& v, std::string_view until, Why& why) {
-  const Fact* s = v.any([&](const Fact& f) {
-    return f.kind == FactKind::memory_usage && (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "jumped") ||
-                                                (text::starts_with(f.detail, "rising ") && rose_into_failure(v, f)));
+  // The strongest such fact: a series the program named before a warning in words.
+  const Fact* s = nullptr;
+  v.any([&](const Fact& f) {
+    if (f.kind == FactKind::memory_usage && (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "jumped") ||
+                                             (text::starts_with(f.detail, "rising ") && rose_into_failure(v, f))) &&
+        (!s || f.strength > s->strength))
+      s = &f;
+    return false;
   });
   if (!s) return std::nullopt;
   if (text::starts_with(s->detail, "jumped")) {
@@ -1062,6 +1067,11 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
     why.strength = 0.55f;
     return Cause::leak_or_accumulation;
   }
+  // Not a series but the program's own words (a leak warning, a mailbox
+  // never drained: memory_series.cc's "growing: ..."): say so.
+  if (text::starts_with(s->detail, "growing: "))
+    why = s->detail.substr(9) + (s->where.line ? " (line " + std::to_string(s->where.line) + ")" : std::string()) +
+          ": memory held and not given back, " + std::string(until);
   if (text::starts_with(s->detail, "growing rss of pid")) why += " (the " + s->detail.substr(8) + ")";
   if (text::starts_with(s->detail, "growing goroutines")) why += " (" + s->detail.substr(8) + ")";
   why.strength = s->strength >= 0.7f ? 0.75f : 0.6f;  // a figure named by the program, or read from a line's shape

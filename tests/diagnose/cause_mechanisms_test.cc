@@ -913,6 +913,27 @@ TEST(CauseMechanisms, ARuntimesLeakWarningIsTheSuspectedCause) {
   EXPECT_EQ(diagnose_text(warning).layer, Layer::none);
 }
 
+// A web container's warning on undeploy that the application left a thread
+// or a driver behind (Tomcat's WebappClassLoaderBase; modelled on Tomcat
+// threads of Metaspace exhausted after hot redeploys, our own names and
+// times): the classes of each old deployment stay loaded, a redeploy leak,
+// and the reason says it is the program's own warning, not a series.
+TEST(CauseMechanisms, AWebContainersUndeployLeakWarningIsTheSuspectedCause) {
+  const std::string log =
+      "12-Apr-2024 09:14:02.118 INFO [http-nio-8080-exec-3] org.apache.catalina.startup.HostConfig.undeploy Undeploying context [/rank-api]\n"
+      "12-Apr-2024 09:14:02.907 WARNING [http-nio-8080-exec-3] org.apache.catalina.loader.WebappClassLoaderBase.clearReferencesThreads "
+      "The web application [rank-api] appears to have started a thread named [pool-3-thread-1] but has failed to stop it. This is very "
+      "likely to create a memory leak.\n"
+      "12-Apr-2024 09:14:09.551 INFO [http-nio-8080-exec-5] org.apache.catalina.startup.HostConfig.deployWAR Deploying web application "
+      "archive [/opt/tomcat/webapps/rank-api.war]\n";
+  const std::string oom = "Exception in thread \"http-nio-8080-exec-5\" java.lang.OutOfMemoryError: Metaspace\n";
+  Diagnosis d = diagnose_text(log + oom);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+  EXPECT_NE(reason_text(d).find("the runtime warns of a leak (line 2)"), std::string::npos) << reason_text(d);
+  EXPECT_NE(diagnose_text(oom).cause, Cause::leak_or_accumulation);
+}
+
 // Four samples, each above the last, climbing a fifth or more: growth, even
 // where a noisy series would need 1.3x (modelled on a llama.cpp rpc-server on
 // a GB10 sampled with `free -h` every 30 s until the kernel killed it).

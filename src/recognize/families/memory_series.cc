@@ -67,7 +67,8 @@
 //   GCInspector.java:284 - ConcurrentMarkSweep GC in 208ms.  CMS Old Gen: 402115288 -> 398740112; ...  (Cassandra, bytes)
 //   io.airlift.stats.JmxGcMonitor Major GC: application 3ms, stopped 1211ms: 14.88GB -> 8.94GB    (Trino, Presto)
 // A runtime's own leak warning (Node's "Possible EventEmitter memory leak
-// detected", Netty's "LEAK: ... release() was not called", LeakSanitizer) is a
+// detected", Netty's "LEAK: ... release() was not called", LeakSanitizer,
+// Tomcat's "... This is very likely to create a memory leak" on undeploy) is a
 // weaker "growing" fact of its own: the cause the program itself suspects.
 // A JVM metric's pool and "Used" ("Status.JVM.Memory.Metaspace.Used=180.2 MB",
 // and Flink's REST [{"id":"...Metaspace.Used","value":"614432768"}]) are a series.
@@ -201,6 +202,10 @@ constexpr Pattern kPatterns[] = {
     {"memory leak detected", kCaseless | kContext},
     {"LEAK: ", kContext},
     {"detected memory leaks", kContext},
+    // A web container undeploying an application that left threads, ThreadLocals or a JDBC
+    // driver behind (Tomcat's WebappClassLoaderBase): its classes stay loaded, a redeploy leak.
+    {"likely to create a memory leak", kContext},
+    {"To prevent a memory leak", kContext},
     // earlyoom's periodic report: "mem avail: 11208 of 15923 MiB (70 %)": used is total less available.
     {"mem avail: +[0-9]+ of [0-9]+ MiB", kRegex | kContext},
     {"mem avail: +[0-9]+ MiB \\( *[0-9]+ ?%\\)", kRegex | kContext},  // earlyoom up to 1.1: no total, a share
@@ -1305,7 +1310,8 @@ class MemorySeries final : public Recognizer {
   bool leak_warning(const Line& line, FactSink& out) {
     std::string_view s = line.text;
     bool said = text::icontains(s, "memory leak detected") || text::contains(s, "detected memory leaks") ||
-                (text::contains(s, "LEAK: ") && text::contains(s, "release()"));
+                (text::contains(s, "LEAK: ") && text::contains(s, "release()")) ||
+                text::contains(s, "likely to create a memory leak") || text::contains(s, "To prevent a memory leak");
     // An Erlang crash dump's process whose mailbox was never drained:
     // "Message queue length: 21904711" (a million messages or more held).
     if (auto q = text::after(s, "Message queue length: ")) {
