@@ -2327,6 +2327,9 @@ Cause eviction_cause(const View& v, const Decision& d, Why& why) {
 // V8's default old-space ceilings on 64-bit machines: about 1.4 GiB before
 // Node 12, 2 GiB after, up to 4 GiB from Node 20 on large machines.
 constexpr uint64_t kDefaultHeapLow = 1200 * units::MiB, kDefaultHeapHigh = 4200 * units::MiB;
+// Node 12 and later size the default from the memory they see: about 1 GiB
+// in a 2 GiB container or build VM, where builds run.
+constexpr uint64_t kDefaultHeapBuildLow = 900 * units::MiB;
 
 Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
   // A series of heap figures that only grew, or hours of running at the
@@ -2377,7 +2380,7 @@ Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
     return f.kind == FactKind::runtime_setting && text::starts_with(f.detail, "build: ");
   });
   const bool flagged = v.any([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.family == Family::node && f.heap_limit; });
-  if (j && build && !flagged && j->heap_limit && *j->heap_limit >= kDefaultHeapLow && *j->heap_limit <= kDefaultHeapHigh) {
+  if (j && build && !flagged && j->heap_limit && *j->heap_limit >= kDefaultHeapBuildLow && *j->heap_limit <= kDefaultHeapHigh) {
     why = "the heap filled at " + units::format_bytes(*j->heap_limit) + ", about V8's default ceiling, during a build (" +
           build->detail.substr(7) + ") with no --max-old-space-size: the default heap is below what this build needs";
     why.strength = 0.55f;

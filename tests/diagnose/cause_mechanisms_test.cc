@@ -1226,6 +1226,16 @@ TEST(CauseMechanisms, ABuildAtV8sDefaultCeilingIsTheDefaultLimit) {
   for (const std::string& r : flagged.incidents[0].reasons) EXPECT_EQ(r.find("default ceiling"), std::string::npos) << r;
   // "rollups" is not rollup, "my-webpack-notes" is not webpack.
   EXPECT_EQ(diagnose_text("daily rollups done\n" + gcs).cause, Cause::unknown);
+  // A linter over the whole tree is bounded work too (modelled on an eslint
+  // run over a monorepo's sources); so is umi's build, in a 2 GiB build
+  // container where Node sized its default heap to about 1 GiB.
+  EXPECT_EQ(diagnose_text("> lint\n> eslint . --ext .ts --ext .tsx\n" + gcs).cause, Cause::limit_too_low);
+  const std::string small =
+      "[201:0x5d1c000]   371402 ms: Mark-Compact 971.1 (998.2) -> 970.0 (997.6) MB, 1512.77 / 0.00 ms  (average mu = 0.112, "
+      "current mu = 0.041) allocation failure; scavenge might not succeed\n"
+      "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory\n";
+  EXPECT_EQ(diagnose_text("> umi build\ninfo  - Umi v4.3.34\n" + small).cause, Cause::limit_too_low);
+  EXPECT_EQ(diagnose_text("$ node dist/server.js\n" + small).cause, Cause::unknown);
 }
 
 

@@ -40,9 +40,9 @@
 // `--max-old-space-size=N` (MiB) and `--max-old-space-size-percentage=P` in a
 // command line or NODE_OPTIONS are runtime settings (context).
 //
-// A one-shot build or type check run by a bundler or compiler on V8 (webpack,
-// vite, rollup, tsc, next/ng/nuxt/gatsby build, react-scripts build, `npm run
-// build`) is context too: a runtime_setting "build: <tool>", the first one
+// A one-shot build, type check or lint run by a bundler, compiler or linter
+// on V8 (webpack, vite, rollup, tsc, next/ng/nuxt/gatsby/umi build,
+// react-scripts build, `npm run build`, eslint) is context too: a runtime_setting "build: <tool>", the first one
 // seen. Its work is bounded, so a heap that fills at V8's default ceiling
 // while it runs says the default is below what the build needs.
 #include <algorithm>
@@ -76,7 +76,7 @@ constexpr Pattern kPatterns[] = {
     {" ms: Minor ", kContext},
     {"max-old-space-size", kContext},
     {"max_old_space_size", kContext},
-    {"(webpack|vite|rollup|tsc|react-scripts|esbuild)\\b|(next|ng|nuxt|gatsby|parcel|storybook|vue-cli-service|nx|turbo) build|(npm|yarn|pnpm) (run )?build|building for production",
+    {"([Ww]ebpack|vite|rollup|tsc|react-scripts|esbuild|eslint)\\b|(next|ng|nuxt|gatsby|parcel|storybook|vue-cli-service|nx|turbo|umi|astro|docusaurus|vitepress) build|(npm|yarn|pnpm) (run )?build|building for production",
      kRegex | kContext},
 };
 
@@ -85,7 +85,10 @@ constexpr std::string_view kBuildTools[] = {"webpack",     "vite build", "buildi
                                             "next build", "ng build",    "nuxt build",    "gatsby build",
                                             "parcel build", "storybook build", "react-scripts build", "vue-cli-service build",
                                             "npm run build", "yarn build", "yarn run build", "pnpm build", "pnpm run build",
-                                            "nx build", "turbo build", "turbo run build", "esbuild"};
+                                            "nx build", "turbo build", "turbo run build", "esbuild", "umi build",
+                                            "Compiling Webpack", "astro build", "docusaurus build", "vitepress build",
+                                            // A linter or type checker over the whole tree: bounded, one-shot work too.
+                                            "eslint", "vue-tsc"};
 
 // Locations that V8 reports as a JavaScript OOM but that are the OS refusing memory.
 constexpr std::string_view kOsLocations[] = {"MemoryChunk allocation failed", "Committing semi space", "CodeRange",
