@@ -1207,9 +1207,6 @@ const Fact* configured_cap(const View& v, const Fact& g) {
 
 constexpr uint64_t kPoolSlack = 64 * units::MiB;  // free in a framework's pool that is only its bookkeeping's slack
 
-// A ladder like decide_layer, kept whole for the same reason: the program's
-// own statement, then the message's arithmetic, then a snapshot beside it,
-// then what the allocation was for, then series and phase.
 // A GPU pool's own figures (recognize/families/device_pools.cc: RAPIDS'
 // RMM pool, a CUDA stream-ordered pool): room left in the pool for the
 // request (kPoolSlack beyond it, a quarter GiB at least), yet the request
@@ -1233,6 +1230,9 @@ std::optional<Cause> cause_from_device_pool(const View& v, const Fact& g, Why& w
   return Cause::fragmentation;
 }
 
+// A ladder like decide_layer, kept whole for the same reason: the program's
+// own statement, then the message's arithmetic, then a snapshot beside it,
+// then what the allocation was for, then series and phase.
 Cause gpu_cause(const View& v, const Fact& g, Why& why) {
   // The program itself says why (vLLM: free memory at start-up below its budget).
   if (g.cause != Cause::unknown && g.kind == FactKind::gpu_oom) {
