@@ -235,6 +235,14 @@ std::optional<int64_t> record_time(const nlohmann::json& j, int64_t reference_us
 std::optional<Cut> json_record(std::string_view l, int64_t reference_us) {
   if (l.empty() || l[0] != '{' || l.back() != '}') return std::nullopt;
   auto j = doc::parse_json_or_discarded(l);
+  if (j.is_discarded() && l.find('\t') != std::string_view::npos) {
+    // A logger that writes tabs raw inside its strings (strict JSON escapes
+    // them; hand-rolled printf loggers and some pastes do not): read them
+    // as the escape they stand for.
+    std::string escaped;
+    for (char ch : l) escaped += ch == '\t' ? std::string("\\t") : std::string(1, ch);
+    j = doc::parse_json_or_discarded(escaped);
+  }
   if (!j.is_object() || j.contains("MESSAGE")) return std::nullopt;
   Cut c;
   bool found = false;

@@ -132,6 +132,20 @@ TEST(Deframe, EachFramingIsRemovedLineForLineWithItsTime) {
   }
 }
 
+// A record whose string holds raw tabs (a printf logger's JSON, or a paste
+// that turned the escapes back into tabs) is still a record: the tabs are
+// read as the escape they stand for, and a tab-separated table inside it
+// stays one.
+TEST(Deframe, ARecordWithRawTabsIsStillARecord) {
+  const int64_t ref = *timeutil::make_unix_us(2024, 6, 1, 0, 0, 0);
+  const std::string in =
+      "{\"log\":\"PID\tMEM(GB)\tCOMMAND\\n\",\"stream\":\"stderr\",\"time\":\"2024-05-01T12:00:00.5Z\"}\n"
+      "{\"log\":\"4101\t8.12\tray::Trainer.fit\\n\",\"stream\":\"stderr\",\"time\":\"2024-05-01T12:00:01.5Z\"}\n";
+  auto d = deframe(in, ref);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "PID\tMEM(GB)\tCOMMAND\n4101\t8.12\tray::Trainer.fit\n");
+}
+
 TEST(Deframe, NestedFramingsComeOffOneByOne) {
   // A `kubectl logs --timestamps` paste quoted in an issue, coloured.
   std::string in = framed(framed(framed(kTorchOom, coloured), kubectl_ts), quote);

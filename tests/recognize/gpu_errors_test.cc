@@ -79,6 +79,28 @@ TEST(GpuErrors, OtherCudaFaults) {
   EXPECT_TRUE(of_kind("kernel: alignment exception: misaligned address 0x1234\n", FactKind::not_memory_failure).empty());
 }
 
+// Any other message after "CUDA error: " (modelled on a ggml kernel launch
+// failing in an Ollama runner, ollama/ollama threads; our own lines) names
+// what failed, and it is not memory. An allocation in the same wording stays
+// one (the generic reader reads it), and "unknown error" names nothing.
+TEST(GpuErrors, AnyOtherCudaErrorMessageIsNotMemory) {
+  Diagnosis d = test::diagnose_text(
+      "ggml_cuda_compute_forward: SOFT_MAX failed\n"
+      "CUDA error: invalid configuration argument\n"
+      "  current device: 0, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda/ggml-cuda.cu:2451\n"
+      "ggml-cuda.cu:75: CUDA error\n"
+      "SIGABRT: abort\n");
+  EXPECT_EQ(d.layer, Layer::not_memory);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_NE(d.incidents[0].reasons.at(0).find("invalid configuration argument"), std::string::npos) << d.incidents[0].reasons.at(0);
+  Diagnosis alloc = test::diagnose_text(
+      "terminate called after throwing an instance of 'thrust::system::system_error'\n"
+      "  what():  CUDA error: build/src/device_helpers.cuh(386): out of memory\n"
+      "Aborted (core dumped)\n");
+  EXPECT_EQ(alloc.layer, Layer::gpu_vram);
+  EXPECT_TRUE(of_kind("RuntimeError: CUDA error: unknown error\n", FactKind::not_memory_failure).empty());
+}
+
 TEST(GpuErrors, NcclWatchdogTimeoutIsOneLookAlike) {
   std::string text;
   for (int r = 0; r < 3; ++r)

@@ -86,6 +86,7 @@ constexpr Pattern kPatterns[] = {
     {"too many resources requested for launch", kCompanion},
     {"Memory access fault by GPU", kCompanion},
     {"Found no NVIDIA driver on your system", kCompanion},
+    {"CUDA error: [a-z]", kRegex | kCompanion | kShared},  // any other runtime message (see cuda_fault); the generic reader still reads an allocation
     {"NVIDIA driver on your system is too old", kCompanion},
     {"fallen off the bus", kCompanion},
     {"cuda runtime error \\([0-9]+\\) : ", kRegex | kCompanion},  // Torch7 / PyTorch < 0.4: the runtime's error number
@@ -494,6 +495,25 @@ class GpuErrors final : public Recognizer {
       fact.detail = std::string(f.detail);
       out.add(std::move(fact));
       return;
+    }
+    // Any other CUDA runtime message after "CUDA error: " (cudaGetErrorString's
+    // words: "invalid configuration argument", "invalid argument", "operation
+    // not supported") names what failed, and it is not the allocation: weaker
+    // than the faults above, as the message is not one this reader knows.
+    if (size_t p = s.find("CUDA error: "); p != std::string_view::npos && !guards::is_mention(s, p, 12)) {
+      std::string_view what = text::trim(s.substr(p + 12));
+      // ("unknown error" names nothing: what else the input holds, a driver's Xid, decides.)
+      if (what.empty() || !std::islower(static_cast<unsigned char>(what[0])) || text::icontains(what, "memory") ||
+          text::icontains(what, "alloc") || text::starts_with(what, "unknown error") || text::icontains(s.substr(0, p), "warning"))
+        return;
+      gpu_trouble_ = true;
+      if (repeated("CUDA error: ", line)) return;
+      Fact fact = make_fact(line, FactKind::not_memory_failure, Family::cuda);
+      fact.layer = Layer::not_memory;
+      fact.cause = Cause::not_memory;
+      fact.strength = 0.65f;
+      fact.detail = "a CUDA error (" + text::printable(what.substr(0, 80)) + "), not an allocation failure";
+      out.add(std::move(fact));
     }
   }
 };
