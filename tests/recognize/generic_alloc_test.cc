@@ -28,6 +28,12 @@ TEST(GenericAlloc, OutOfMemoryWithSeveralWordsBetweenNamesThePool) {
   Diagnosis host = test::diagnose_text("renderd: job 12 aborted: the node is out of physical and virtual memory\n");
   EXPECT_EQ(host.layer, Layer::host_ram);
   EXPECT_EQ(failure(test::diagnose_text("warning: we ran out of patience and memory checks were skipped\n")), nullptr);
+  // Seastar's start-up check (Scylla in a small VM; modelled on a compose
+  // stack's scylla service, our own figures): "insufficient physical memory".
+  Diagnosis seastar = test::diagnose_text(
+      "scylla-1  | Could not initialize seastar: std::runtime_error (insufficient physical memory: needed 1073741824 available "
+      "398458880)\nscylla-1 exited with code 1\n");
+  EXPECT_EQ(seastar.layer, Layer::host_ram);
 }
 
 // Modelled on PaddlePaddle/PaddleOCR#645 and PaddlePaddle/Paddle#42228 (Paddle's

@@ -16,7 +16,8 @@
 //   attempting to allocate (MLX's Metal allocator) / using all available RAM (Colab) /
 //   tried to allocate more memory than is available (Kaggle's notebook banner)
 //   allocation failed / alloc failed / ALLOC_FAILED / memory allocation of N bytes failed / bad_alloc
-//   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host)? memory
+//   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host|physical)? memory
+//   (seastar's "insufficient physical memory: needed N available M", as Scylla prints it at start-up)
 //   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted /
 //   exceeds (device) memory budget|capacity|cap
 //   ENOMEM / MemoryError / RESOURCE_EXHAUSTED
@@ -74,7 +75,7 @@ constexpr Pattern kPatterns[] = {
     {"bad_alloc", kLiteral},
     {"not enough memory", kCaseless},
     {"not enough (gpu|device|system|host|free|cuda|video) memory", kCi | kCompanion},
-    {"insufficient (gpu |device |system |host |cuda |video )?memory", kCi | kCompanion},
+    {"insufficient (gpu |device |system |host |cuda |video |physical )?memory", kCi | kCompanion},
     {"memory (limit|quota)( of [0-9.]+ ?[kmgt]i?b)? (was )?exceeded", kCi | kCompanion},
     {"exceeds? (the )?(allowed|available) (gpu |device |system )?memory", kCi | kCompanion},
     {"exceeds? the memory (available|allowed)", kCi | kCompanion},  // "request exceeds the memory available for this context"
