@@ -2536,6 +2536,32 @@ std::optional<Cause> cause_from_node_pool(const View& v, const Fact* k, Why& why
   return Cause::other_process;
 }
 
+// A runtime's refusal to load for want of free memory (host_memory_refused:
+// "requires more system memory (45.2 GiB) than is available (18.7 GiB)")
+// beside a process table in which another program holds at least what the
+// load was short by, and a GiB: without that program the load would fit.
+std::optional<Cause> cause_from_refusal_holder(const View& v, const Fact& r, Why& why) {
+  std::optional<uint64_t> need = r.requested, free = r.free;
+  if (!need || !free)
+    if (const Fact* plan = v.first_context([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.requested && f.free; }))
+      need = plan->requested, free = plan->free;
+  if (!need || !free || *need <= *free) return std::nullopt;
+  const uint64_t short_by = *need - *free;
+  const Fact* top = nullptr;
+  for (size_t i : v.inc.context) {
+    const Fact& f = v.facts[i];
+    if (f.kind != FactKind::memory_usage || f.detail != process_name::kTableDetail || !f.usage) continue;
+    std::string_view first = text::take_until(f.process, " ");
+    if (first.empty() || text::icontains(r.detail, first) || text::icontains(r.process, first)) continue;  // the runtime itself
+    if (!top || *f.usage > *top->usage) top = &f;
+  }
+  if (!top || *top->usage < short_by || *top->usage < units::GiB) return std::nullopt;
+  why = top->process + " held " + units::format_bytes(*top->usage) + " (process table, line " + std::to_string(top->where.line) +
+        "), more than the " + units::format_bytes(short_by) + " the load was short by: another program took the memory";
+  why.strength = 0.65f;
+  return Cause::other_process;
+}
+
 Cause host_cause(const View& v, const Decision& d, Why& why) {
   if (d.decisive && d.decisive->kind == FactKind::host_memory_refused) {
     // The runtime's own plan (Ollama's "offload to ..." line): when the KV
@@ -2565,6 +2591,7 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
       why.strength = most || plan->cause == Cause::kv_cache_context ? 0.75f : 0.65f;
       return Cause::kv_cache_context;
     }
+    if (auto c = cause_from_refusal_holder(v, *r, why)) return *c;
     why = "the model needs more system memory than the host has available";
     return Cause::model_load;
   }

@@ -74,6 +74,28 @@ TEST(Healthy, ComposersGradientAccumulationCatchingAnOom) {
       "Epoch 1: 100%|##########| 6/6 [00:08<00:00,  1.36s/it, loss/train=2.4102]\n");
 }
 
+// A launcher that lowers llama-server's context after the KV cache could not
+// be allocated, and the server then starts (modelled on wrappers around
+// llama-server in ggml-org/llama.cpp threads; our own names and sizes): the
+// failure was caught and the service went on. An allocation that falls back
+// to ordinary pages and goes on (a miner's "mmap with HUGETLB failed,
+// attempting without it") is no failure either.
+TEST(Healthy, ARetryAtASmallerContextThatStarts) {
+  expect_none(
+      "llama_context: n_ctx         = 262144\n"
+      "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 36507222016\n"
+      "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache\n"
+      "srv    load_model: failed to load model, '/models/q3-4b-q4_k_m.gguf'\n"
+      "launcher: llama-server ran out of memory at --ctx-size 262144; retrying with --ctx-size 131072 (attempt 1/4)\n"
+      "llama_context: n_ctx         = 131072\n"
+      "llama_kv_cache: size = 18432.00 MiB (131072 cells,  36 layers,  1/1 seqs)\n"
+      "main: model loaded\n"
+      "main: server is listening on http://127.0.0.1:8080 - starting the main loop\n");
+  expect_none(
+      "[2021-07-19 23:05:41] : MEMORY ALLOC FAILED: mmap with HUGETLB failed, attempting without it (you should fix your kernel)\n"
+      "[2021-07-19 23:05:53] : Self test passed.\n");
+}
+
 TEST(Healthy, NvidiaSmiAtNinetyPercent) {
   expect_none(R"(+-----------------------------------------------------------------------------------------+
 | NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |

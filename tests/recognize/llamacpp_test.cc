@@ -163,6 +163,27 @@ TEST(LlamaCpp, PinnedMemoryFallbackIsNotAFailure) {
   EXPECT_EQ(test::diagnose_text("ggml_cuda_host_malloc: failed to allocate 512.00 MiB of pinned memory: out of memory\n").layer, Layer::none);
 }
 
+// The refusal beside a process table in which another program holds more
+// than the load was short by (modelled on an Ollama refusal on a workstation
+// with a notebook kernel holding the RAM, ollama/ollama threads; our own
+// pids and figures): that program took the memory. A table whose largest
+// other program holds less says nothing of the kind.
+TEST(LlamaCpp, ARefusalBesideAProgramHoldingTheShortfallIsTheOtherProcess) {
+  auto log = [](const std::string& rss) {
+    return "$ ollama run qwen2:72b\n"
+           "Error: model requires more system memory (45.2 GiB) than is available (18.7 GiB)\n"
+           "$ ps -eo pid,rss,comm,args --sort=-rss | head -4\n"
+           "    PID   RSS COMMAND         COMMAND\n"
+           " 411822 " + rss + " python       /srv/venv/bin/python -m ipykernel_launcher -f /tmp/kernel-5c3a.json\n"
+           "   3011 1480292 firefox      /usr/lib/firefox/firefox\n"
+           "   1873 212604 ollama         /usr/local/bin/ollama serve\n";
+  };
+  Diagnosis d = test::diagnose_text(log("40917344"));
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  EXPECT_EQ(test::diagnose_text(log("9917344")).cause, Cause::model_load);  // 9.5 GiB: less than the 26.5 GiB short
+}
+
 TEST(LlamaCpp, OllamaRefusesToLoad) {
   const char* text = "Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)\n";
   auto r = of_kind(text, FactKind::host_memory_refused);

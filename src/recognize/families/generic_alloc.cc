@@ -168,7 +168,7 @@ bool reads_as_error(std::string_view s) {
 bool reads_as_hypothetical(std::string_view s) {
   static constexpr std::string_view kWords[] = {"if you ", "to avoid", "to prevent", "may cause", "might ", "could cause",
                                                 "can cause", "retrying with", "will retry", "recovered", "fallback to",
-                                                "falling back", "documentation", "see https://", "e.g.", "for example",
+                                                "falling back", "attempting without", "trying without", "continuing without", "documentation", "see https://", "e.g.", "for example",
                                                 "?", "nodes are available", "failedscheduling", "predicates",
                                                 "not a failure", "usually caused", "often caused", "probably caused",
                                                 "likely caused", "typically caused"};

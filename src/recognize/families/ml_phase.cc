@@ -468,6 +468,10 @@ constexpr Recovery kRecoveries[] = {
     // increased from 1 -> 2, and the batch will be retrained." (the micro-batch halves).
     {"gradient accumulation increased", "retried with a smaller micro-batch"},
     {"the batch will be retrained", "retried with a smaller micro-batch"},
+    // A launcher that lowers the context after the engine could not allocate its KV cache
+    // ("retrying with --ctx-size 131072 (attempt 1/4)"), as wrappers around llama-server do.
+    {"retrying with --ctx-size", "retried with a smaller context"},
+    {"retrying with a smaller context", "retried with a smaller context"},
     {"attempting to recover from oom", "skipped the batch and went on"},
     {"skipping batch", "skipped the batch and went on"},
 };
