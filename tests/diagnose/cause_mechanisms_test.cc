@@ -934,6 +934,24 @@ TEST(CauseMechanisms, AWebContainersUndeployLeakWarningIsTheSuspectedCause) {
   EXPECT_NE(diagnose_text(oom).cause, Cause::leak_or_accumulation);
 }
 
+// Android's ART prints the heap in use after each collection ("31% free,
+// 214MB/310MB"): that floor rising run after run is accumulation (modelled on
+// an on-device inference app's logcat before ART's OutOfMemoryError; our own
+// package, pids and figures). One collection is no series.
+TEST(CauseMechanisms, ArtsHeapAfterEachCollectionRisingIsAccumulation) {
+  auto gc = [](const std::string& used, const std::string& total) {
+    return "I/scan.app(8123): Background concurrent mark compact GC freed 402KB AllocSpace bytes, 3(96KB) LOS objects, 20% free, " +
+           used + "/" + total + ", paused 512us,8.044ms total 141.230ms\n";
+  };
+  const std::string oom =
+      "E/AndroidRuntime(8123): java.lang.OutOfMemoryError: Failed to allocate a 33170400 byte allocation with 15859712 free bytes "
+      "and 15MB until OOM, target footprint 536870912, growth limit 536870912\n";
+  Diagnosis d = diagnose_text(gc("198MB", "290MB") + gc("305MB", "401MB") + gc("402MB", "470MB") + gc("488MB", "512MB") + oom);
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+  EXPECT_NE(diagnose_text(gc("488MB", "512MB") + oom).cause, Cause::leak_or_accumulation);
+}
+
 // Four samples, each above the last, climbing a fifth or more: growth, even
 // where a noisy series would need 1.3x (modelled on a llama.cpp rpc-server on
 // a GB10 sampled with `free -h` every 30 s until the kernel killed it).

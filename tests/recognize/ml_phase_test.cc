@@ -22,6 +22,22 @@ TEST(MlPhase, LoadingCheckpointMakesModelLoad) {
   EXPECT_EQ(d.cause, Cause::model_load);
 }
 
+// Caffe building its net layer by layer (modelled on a MobileNet-SSD set-up
+// on a Jetson, BVLC/caffe-style net.cpp lines; our own layers and figures):
+// killed while a layer is created, the network was being constructed. The
+// same kill after the net was built ("Network initialization done") is not.
+TEST(MlPhase, KilledWhileCaffeCreatesItsLayersIsTheLoad) {
+  const std::string setup =
+      "I1006 12:33:32.846038  5136 net.cpp:165] Memory required for data: 15313280\n"
+      "I1006 12:33:32.846130  5136 net.cpp:100] Creating Layer conv5/relu\n"
+      "I1006 12:33:32.938613  5136 net.cpp:157] Top shape: 1 256 19 19 (92416)\n"
+      "I1006 12:33:32.938771  5136 net.cpp:100] Creating Layer conv6/dw\n";
+  Diagnosis d = test::diagnose_text(setup + "Killed\n");
+  EXPECT_EQ(d.cause, Cause::model_load);
+  EXPECT_EQ(test::diagnose_text("I1006 12:33:40.102133  5136 net.cpp:255] Network initialization done.\nKilled\n").cause,
+            Cause::unknown);
+}
+
 // A result concatenated onto itself on the failing code line (modelled on
 // huggingface/transformers' prediction_loop before nested_concat, our own
 // figures): every pass kept what the passes before it made. A concatenation

@@ -66,6 +66,7 @@
 //   [gc][young][601233][20417] duration [1.2s], ..., memory [12.9gb]->[11.6gb]/[16gb], all_pools {...}   (Elasticsearch)
 //   GCInspector.java:284 - ConcurrentMarkSweep GC in 208ms.  CMS Old Gen: 402115288 -> 398740112; ...  (Cassandra, bytes)
 //   io.airlift.stats.JmxGcMonitor Major GC: application 3ms, stopped 1211ms: 14.88GB -> 8.94GB    (Trino, Presto)
+//   I/app(16354): Background concurrent mark compact GC freed 612KB AllocSpace bytes, ..., 31% free, 214MB/310MB, ...  (Android's ART)
 // A runtime's own leak warning (Node's "Possible EventEmitter memory leak
 // detected", Netty's "LEAK: ... release() was not called", LeakSanitizer,
 // Tomcat's "... This is very likely to create a memory leak" on undeploy) is a
@@ -175,6 +176,7 @@ constexpr Pattern kPatterns[] = {
     {"[0-9][KMG]\\([0-9]+%\\)->[0-9]+[KMG]\\([0-9]+%\\)", kRegex | kContext},  // ZGC: "6418M(52%)->1884M(15%)"
     {"memory \\[[0-9.]+[kmgt]?b\\]->\\[", kRegex | kContext},
     {"Old Gen: [0-9]+ -> [0-9]", kRegex | kContext},  // Cassandra's GCInspector, in bytes
+    {" GC freed [^\\n]{0,120}% free, [0-9]+[KMG]B/[0-9]+[KMG]B", kRegex | kContext},  // Android's ART
     {"Major GC: application [0-9][^\\n]{0,60}[0-9][KMG]B -> [0-9]", kRegex | kContext},  // airlift's JmxGcMonitor (Trino, Presto)
     // `kubectl top` rows: "<pod> [<container>]  25m  226Mi" (CPU in millicores, then memory).
     // (A user's note after the row, "# 06:20", is the time it was taken.)
@@ -1017,6 +1019,12 @@ class MemorySeries final : public Recognizer {
       std::string_view rest;
       if (b == std::string_view::npos || !units::parse_log_size(s.substr(b + 1, arrow - b - 1), &rest) || !rest.empty()) return false;
       after = units::parse_log_size(s.substr(arrow + 4), &rest);
+    } else if (auto art = text::after(s, "% free, "); art && text::contains(s, " GC freed ")) {
+      // Android's ART after each collection: "... GC freed 612KB AllocSpace bytes, ...,
+      // 31% free, 214MB/310MB, paused ..." (the heap in use after it, of the footprint).
+      std::string_view rest;
+      after = units::parse_log_size(*art, &rest);
+      if (!after || !text::starts_with(rest, "/")) return false;
     } else if (auto old_gen = text::after(s, "Old Gen: ")) {
       // Cassandra's GCInspector: "CMS Old Gen: 402115288 -> 398740112;" (bytes, before -> after).
       std::string_view rest;

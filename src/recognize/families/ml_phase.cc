@@ -213,6 +213,9 @@ constexpr Cue kCues[] = {
     {"loading index", Cause::model_load, 0.7f, "loading its index at start-up"},
     {"restoring snapshot", Cause::model_load, 0.7f, "restoring a snapshot into memory"},
     {"initialize_model", Cause::model_load, 0.8f, "initialising the model"},
+    // Caffe building its net layer by layer ("net.cpp:100] Creating Layer conv6/dw"): each
+    // layer's blobs allocated as it is set up, before any forward pass.
+    {"] creating layer ", Cause::model_load, 0.8f, "constructing the network (Caffe's layer set-up)"},
     // Exporting a model to ONNX (torch.onnx's frames): its weights traced and folded into a graph.
     {"onnx.export(", Cause::model_load, 0.9f, "exporting the model to ONNX (its weights converted)"},
     {"_model_to_graph", Cause::model_load, 0.9f, "exporting the model to ONNX (its weights converted)"},
