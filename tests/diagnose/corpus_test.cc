@@ -135,7 +135,21 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (6711 cases since the fifty-second blind batch of 2026-12-06: validation
+// (7191 cases since the fifty-sixth blind batch of 2026-12-07: validation
+// 88.2 / 56.6 / 87.8, training 92.7 / 67.9 / 95.7. The fifty-third to
+// fifty-sixth batches' unread thirds, 39 of 45, 35 of 42, 33 of 37 and 34 of
+// 41 on layer, 16 of 30, 13 of 24, 15 of 25 and 12 of 28 on cause, brought 19
+// sure verdicts, 15 right, alike with the version before them but one more
+// sure verdict, right, on the fifty-sixth's; they took the validation split's
+// sure verdicts from 88.3 to 87.8, so that floor went to 87.5. Their training
+// parts (75, 78, 83 and 79 cases, cause 23 of 43, 21 of 50, 31 of 49 and 25
+// of 45 when first read; the fifty-fifth's with two healthy logs read as
+// failures, the fifty-sixth's edge third 16 of 25 on layer) took the training
+// split from 93.1 / 67.9 / 96.0, 403 of 404 healthy, to 92.6 / 67.0 / 95.4,
+// 425 of 430, with the version before them; it measures 92.7 / 67.9 / 95.7,
+// 427 of 430, with the changes read from them, and the floors of layer and
+// healthy went to 92.5 and 99.0. Before them,
+// 6711 cases since the fifty-second blind batch of 2026-12-06: validation
 // 88.4 / 56.4 / 88.3, training 93.1 / 67.9 / 96.0; its unread third 34 of 41
 // on layer, 12 of 21 on cause, 6 sure verdicts 5 right, alike with the
 // version before it; its training part, 79 cases, cause 21 of 57 when first
@@ -224,8 +238,8 @@ struct Floors {
 // verdict (cf-020) changed from run to run until its pattern was rewritten,
 // and two patterns still vary; the floors leave room for that.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{88.0, 55.0, 88.0, 96.4};
-constexpr Floors kTrainingFloor{93.0, 67.5, 95.5, 99.5};
+constexpr Floors kValidationFloor{88.0, 55.0, 87.5, 96.4};
+constexpr Floors kTrainingFloor{92.5, 67.5, 95.5, 99.0};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
   ASSERT_TRUE(s.split.count(split)) << corpus_path();
