@@ -47,7 +47,9 @@ std::optional<uint64_t> listed_size(std::string_view v, std::string_view unit_wo
   else if (rest == "G") mult = double(units::GiB);
   else if (rest == "T") mult = double(units::TiB);
   else if (!rest.empty()) return std::nullopt;
-  return static_cast<uint64_t>(*n * mult);
+  const double bytes = *n * mult;
+  if (bytes >= 0x1p62) return std::nullopt;  // no file is that large (and the cast would overflow)
+  return static_cast<uint64_t>(bytes);
 }
 
 class FileSizes final : public Recognizer {

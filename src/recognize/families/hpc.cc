@@ -102,8 +102,9 @@ constexpr Pattern kPatterns[] = {
 std::optional<uint64_t> slurm_mem(std::string_view v) {
   std::string_view rest;
   auto n = text::parse_u64(v, &rest);
-  if (!n || *n == 0 || *n > (1ULL << 40)) return std::nullopt;
+  if (!n || *n == 0 || *n > (1ULL << 30)) return std::nullopt;  // 2^30 of any unit up to G, and of T below: no product overflows
   char u = rest.empty() ? 'M' : rest[0];
+  if ((u == 'T' || u == 't') && *n > (1ULL << 20)) return std::nullopt;
   switch (u) {
     case 'K': case 'k': return *n * units::KiB;
     case 'G': case 'g': return *n * units::GiB;
@@ -418,7 +419,7 @@ class Hpc final : public Recognizer {
     if (per == 'c') {
       const size_t cpus = sacct_col("AllocCPUS") != kNoCol ? sacct_col("AllocCPUS") : sacct_col("NCPUS");
       auto n = cpus != kNoCol && cpus < cells.size() ? text::parse_u64(cells[cpus]) : std::nullopt;
-      if (!n || *n == 0 || *n > 4096) return true;  // per CPU, and the CPUs not shown: not the job's size
+      if (!n || *n == 0 || *n > 4096 || *bytes > (uint64_t(1) << 50)) return true;  // per CPU, and the CPUs not shown: not the job's size
       *bytes *= *n;
     }
     sacct_.said = true;

@@ -66,6 +66,7 @@ class KubectlTop final : public Recognizer {
     if (mem_col_ < w.size()) {
       std::string_view rest;
       auto n = text::parse_u64(w[mem_col_], &rest);
+      if (n && *n >= (uint64_t(1) << 32)) n.reset();  // no pod holds 4 Gi of units (and the product would overflow)
       if (n && rest == "Ki") bytes = *n * units::KiB;
       else if (n && rest == "Mi") bytes = *n * units::MiB;
       else if (n && rest == "Gi") bytes = *n * units::GiB;
