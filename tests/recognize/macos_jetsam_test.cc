@@ -56,6 +56,12 @@ TEST(MacosJetsam, TheKernelsLogLineAndAPerProcessLimit) {
   Diagnosis ios = test::diagnose_text("Message from debugger: Terminated due to memory issue\n");
   EXPECT_EQ(ios.layer, Layer::unknown);
   ASSERT_FALSE(ios.incidents.empty());
+  // The same limit raised as an exception (modelled on a Core ML chat app
+  // stopped during its first prediction, our own figures): a failure too.
+  Diagnosis exc = test::diagnose_text("Thread 7: EXC_RESOURCE (RESOURCE_TYPE_MEMORY: limit=6144 MB, unused=0x0)\n");
+  EXPECT_EQ(exc.layer, Layer::unknown);
+  EXPECT_FALSE(exc.incidents.empty());
+  EXPECT_EQ(test::diagnose_text("Thread 7: EXC_RESOURCE (RESOURCE_TYPE_CPU: limit=50%)\n").layer, Layer::none);
   // The dialog macOS raises when RAM and swap are full: the host's memory.
   EXPECT_EQ(test::diagnose_text("Your system has run out of application memory.\n").layer, Layer::host_ram);
   // A row without a reason, or a search for the words, is no kill.

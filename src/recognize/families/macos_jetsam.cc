@@ -14,7 +14,8 @@
 // are the machine running short: a kernel OOM kill on the host
 // (kernel_oom_kill). "per-process-limit" is the process's own memory limit,
 // which the OS sets per process and no layer names: a SIGKILL whose pool is
-// not decided (exit_status).
+// not decided (exit_status); so are Xcode's "Terminated due to memory issue"
+// and the limit raised as EXC_RESOURCE (RESOURCE_TYPE_MEMORY: limit=N MB).
 // RAM and swap both full ("no paging space"): the kernel's "low swap:
 // triggering no paging space action" and the app runningboardd terminates
 // for it ("... explanation:no paging space action"), or the older "low swap:
@@ -53,6 +54,7 @@ constexpr Pattern kPatterns[] = {
     {"low swap: killing ", kCompanion},
     {"run out of application memory", kCompanion},  // macOS's dialog when RAM and swap are full
     {"Terminated due to memory issue", kCompanion},  // Xcode's debugger on iOS: the app's own limit
+    {"EXC_RESOURCE \\(?RESOURCE_TYPE_MEMORY", kRegex | kCompanion},  // the same limit as an exception (Xcode, crash reports)
     {"\"reason\" ?: ?\"(vm-|per-process-limit|highwater|idle-exit|fc-thrashing|zone-map)", kRegex | kCompanion},
     {"\"pageSize\" ?: ?[0-9]+", kRegex | kContext},
     {"\"rpages\" ?: ?[0-9]+", kRegex | kContext},
@@ -78,6 +80,11 @@ class MacosJetsam final : public Recognizer {
     // Xcode's "Message from debugger: Terminated due to memory issue": jetsam
     // killed the app at its per-process limit (iOS gives each app one).
     if (text::contains(s, "Terminated due to memory issue")) return kill(line, "app", std::nullopt, "per-process-limit", std::nullopt, out);
+    // The same limit raised as an exception: "Thread 7: EXC_RESOURCE (RESOURCE_TYPE_MEMORY:
+    // limit=6144 MB, unused=0x0)" in Xcode, "EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=2098 MB,
+    // unused=0x0)" in a crash report's exception line.
+    if (text::contains(s, "EXC_RESOURCE") && text::contains(s, "RESOURCE_TYPE_MEMORY"))
+      return kill(line, "app", std::nullopt, "per-process-limit", std::nullopt, out);
     if (text::contains(s, "\"rpages\"") && text::contains(s, "\"name\"")) table_row(line, s, out);
     if (text::contains(s, "\"reason\"") && text::contains(s, "\"name\"") && text::contains(s, "\"pid\"")) report_row(line, s, out);
     pretty_key(line, text::trim(s), out);
