@@ -50,6 +50,9 @@ TEST(FileSizes, ListingsGiveTheLargestFile) {
   auto hdfs = files("$ hdfs dfs -du -h /lake/events_2024\n120.5 G  361.5 G  /lake/events_2024\n");
   ASSERT_EQ(hdfs.size(), 1u);
   EXPECT_EQ(*hdfs[0].requested, uint64_t(120.5 * double(units::GiB)));
+  // The tab turned into spaces by a paste.
+  auto spaced = files("$ du -sh /var/lib/app/data\n12G     /var/lib/app/data\n");
+  ASSERT_EQ(spaced.size(), 1u);
   // A size and a path with no du before it are not a listing.
   EXPECT_TRUE(files("12G\t/var/lib/app/data\n").empty());
 }

@@ -28,7 +28,11 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"^[-l][rwxsStT-]{9}[.+@]? +[0-9]+ ", kRegex | kContext},  // an ls -l row
     {"\\bdu -", kRegex | kContext},
-    {"^[0-9]+(\\.[0-9]+)? ?[KMGT]?\\s+", kRegex | kContext},  // a du row
+    // A du row: GNU du's size and a tab, or Hadoop's "160.2 G  480.6 G  /path" (narrow, so that
+    // the many lines of a large log that open with a figure are not read).
+    {"^[0-9]+(\\.[0-9]+)?[KMGT]?\t", kRegex | kContext},
+    {"^[0-9]+(\\.[0-9]+)? [KMGT] +[0-9]", kRegex | kContext},
+    {"^[0-9]+(\\.[0-9]+)?[KMGT] +[./]", kRegex | kContext},  // the tab pasted as spaces
 };
 
 constexpr uint64_t kDuLines = 12;
