@@ -1215,7 +1215,7 @@ constexpr uint64_t kPoolSlack = 64 * units::MiB;  // free in a framework's pool 
 std::optional<Cause> cause_from_device_pool(const View& v, const Fact& g, Why& why) {
   const Fact* p = nullptr;
   for (const Fact& f : v.facts)
-    if (f.kind == FactKind::memory_usage && text::starts_with(f.detail, "device pool (") && f.total && f.allocated &&
+    if (f.kind == FactKind::memory_usage && text::starts_with(f.detail, kDevicePoolDetail) && f.total && f.allocated &&
         f.where.source_index == g.where.source_index && f.where.line <= g.where.line + kStatementLines)
       p = &f;  // the last reading before the failure
   if (!p || *p->total <= *p->allocated) return std::nullopt;
@@ -1223,7 +1223,7 @@ std::optional<Cause> cause_from_device_pool(const View& v, const Fact& g, Why& w
   const uint64_t req = p->requested.value_or(g.requested.value_or(0));
   const bool fits = req ? room >= req + kPoolSlack : *p->total * 2 >= *p->allocated * 3;
   if (!fits || room < 256 * units::MiB) return std::nullopt;
-  why = units::format_bytes(room) + " of the " + p->detail.substr(13, p->detail.size() - 14) + "'s " + units::format_bytes(*p->total) +
+  why = units::format_bytes(room) + " of the " + p->detail.substr(kDevicePoolDetail.size(), p->detail.size() - kDevicePoolDetail.size() - 1) + "'s " + units::format_bytes(*p->total) +
         " was free" + (req ? ", more than the " + units::format_bytes(req) + " asked for," : std::string()) +
         " yet the allocation failed: free, but not in one piece (fragmentation)";
   why.strength = 0.7f;
@@ -1595,19 +1595,36 @@ bool same_program(std::string_view failed, std::string_view row) {
   return prefix(failed, row, '.') || prefix(row, failed, ' ') || script;
 }
 
+// The rows of the last table of `detail` in the incident's context (a
+// process table, a `kubectl top pods` table; each row a memory_usage fact
+// carrying its header's line): a later table is the memory as it was last.
+std::vector<const Fact*> last_table(const View& v, std::string_view detail, bool (*keep)(const Fact&)) {
+  std::vector<const Fact*> rows;
+  for (size_t i : v.inc.context) {
+    const Fact& f = v.facts[i];
+    if (f.kind != FactKind::memory_usage || f.detail != detail || !f.usage || !keep(f)) continue;
+    if (!rows.empty() && (f.where.line != rows.front()->where.line || f.where.source_index != rows.front()->where.source_index))
+      rows.clear();
+    rows.push_back(&f);
+  }
+  return rows;
+}
+
+// A process's resident size within a quarter of what each of a row's copies
+// held: one of those copies, whatever name it went by.
+bool one_copys_size(uint64_t rss, const Fact& row) {
+  if (!row.sequences || *row.sequences == 0 || !row.usage) return false;
+  const double per = static_cast<double>(*row.usage) / static_cast<double>(*row.sequences);
+  return std::fabs(static_cast<double>(rss) - per) <= 0.25 * per;
+}
+
 std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed, bool copies_only, Why& why) {
   // Copies of one program started hours apart (process_table.cc's
   // generations) are an old generation left running, not a pool.
   if (v.any([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.cause == Cause::deployment_overlap && f.family == Family::procfs; }))
     return cause_from_rollout(v, why);
-  std::vector<const Fact*> rows;
-  for (size_t i : v.inc.context) {
-    const Fact& f = v.facts[i];
-    if (f.kind != FactKind::memory_usage || f.detail != process_name::kTableDetail || !f.usage || !f.total || !f.sequences) continue;
-    if (!rows.empty() && (f.where.line != rows.front()->where.line || f.where.source_index != rows.front()->where.source_index))
-      rows.clear();  // a later table: the last one is what the memory held last
-    rows.push_back(&f);
-  }
+  const std::vector<const Fact*> rows =
+      last_table(v, process_name::kTableDetail, [](const Fact& f) { return f.total.has_value() && f.sequences.has_value(); });
   if (rows.empty() || *rows.front()->total == 0) return std::nullopt;
   const uint64_t total = *rows.front()->total;
   std::string name = failed ? process_name::program(failed->process) : std::string();
@@ -1632,9 +1649,7 @@ std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed,
   // A killer that names its victim by the work it ran (Ray's task name)
   // but gives its size: a victim as large as one copy (within a quarter)
   // was one of them.
-  const bool victim_a_copy = failed && failed->kind == FactKind::userspace_kill && failed->rss && *top.sequences > 0 &&
-                             std::fabs(static_cast<double>(*failed->rss) - static_cast<double>(*top.usage) / static_cast<double>(*top.sequences)) <=
-                                 0.25 * static_cast<double>(*top.usage) / static_cast<double>(*top.sequences);
+  const bool victim_a_copy = failed && failed->kind == FactKind::userspace_kill && failed->rss && one_copys_size(*failed->rss, top);
   if (copies && !shards && (unnamed_kill || victim_a_copy || same_program(name, top.process))) {
     why = std::to_string(*top.sequences) + " copies of " + top.process + " held " + units::format_bytes(*top.usage) + " of the " +
           units::format_bytes(total) + " in the process table" + where + ": more copies at once than the memory holds";
@@ -1668,10 +1683,7 @@ std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed,
   // The victim's resident size is one of that row's copies (within a
   // quarter): the same processes under another name (the kernel's comm
   // "ruby", ps's args "sidekiq 2.15.1 ..."), not others.
-  if (failed && failed->rss && *other->sequences > 0) {
-    const double per = static_cast<double>(*other->usage) / static_cast<double>(*other->sequences);
-    if (std::fabs(static_cast<double>(*failed->rss) - per) <= 0.25 * per) return std::nullopt;
-  }
+  if (failed && failed->rss && one_copys_size(*failed->rss, *other)) return std::nullopt;
   why = "the process table" + where + " shows " + other->process + " holding " + units::format_bytes(*other->usage) +
         (own ? " against " + units::format_bytes(own) + " for " + name : " while " + name + " is not among the largest") +
         ": other processes held the memory";
@@ -2112,14 +2124,7 @@ std::optional<Cause> cause_from_container_table(const View& v, const Fact* faile
 // (an eviction, a node's own OOM kill, a node agent's kill). The failed
 // pod's share: what its failure says (`own`), else its row in the table.
 std::optional<Cause> cause_from_pod_table(const View& v, const Fact* failed, std::optional<uint64_t> own, Why& why) {
-  std::vector<const Fact*> rows;
-  for (size_t i : v.inc.context) {
-    const Fact& f = v.facts[i];
-    if (f.kind != FactKind::memory_usage || f.detail != kPodTableDetail || !f.usage) continue;
-    if (!rows.empty() && (f.where.line != rows.front()->where.line || f.where.source_index != rows.front()->where.source_index))
-      rows.clear();  // a later table: the node as it was last
-    rows.push_back(&f);
-  }
+  const std::vector<const Fact*> rows = last_table(v, kPodTableDetail, [](const Fact&) { return true; });
   if (rows.empty()) return std::nullopt;
   const Fact* top = rows.front();
   for (const Fact* r : rows)
@@ -2548,12 +2553,10 @@ std::optional<Cause> cause_from_refusal_holder(const View& v, const Fact& r, Why
   if (!need || !free || *need <= *free) return std::nullopt;
   const uint64_t short_by = *need - *free;
   const Fact* top = nullptr;
-  for (size_t i : v.inc.context) {
-    const Fact& f = v.facts[i];
-    if (f.kind != FactKind::memory_usage || f.detail != process_name::kTableDetail || !f.usage) continue;
-    std::string_view first = text::take_until(f.process, " ");
+  for (const Fact* f : last_table(v, process_name::kTableDetail, [](const Fact&) { return true; })) {
+    std::string_view first = text::take_until(f->process, " ");
     if (first.empty() || text::icontains(r.detail, first) || text::icontains(r.process, first)) continue;  // the runtime itself
-    if (!top || *f.usage > *top->usage) top = &f;
+    if (!top || *f->usage > *top->usage) top = f;
   }
   if (!top || *top->usage < short_by || *top->usage < units::GiB) return std::nullopt;
   why = top->process + " held " + units::format_bytes(*top->usage) + " (process table, line " + std::to_string(top->where.line) +

@@ -154,6 +154,10 @@ inline constexpr std::string_view kZfsArc = "ZFS ARC";
 // table (recognize/families/kubectl_top.cc).
 inline constexpr std::string_view kPodTableDetail = "kubectl top pods";
 
+// The detail of a memory_usage fact for a GPU pool's own figures
+// (recognize/families/device_pools.cc), then the pool's kind and ")".
+inline constexpr std::string_view kDevicePoolDetail = "device pool (";
+
 // The detail of a runtime_setting fact for the largest file a user listed
 // (ls -l, du; recognize/families/file_sizes.cc): its size in `requested`.
 inline constexpr std::string_view kFileOnDisk = "a file on disk";

@@ -94,7 +94,7 @@ class DevicePools final : public Recognizer {
       auto requested = req ? text::parse_u64(*req) : std::nullopt;
       if (!pool_ || !allocated) return;
       Fact f = make_fact(line, FactKind::memory_usage, Family::cuda);
-      f.detail = "device pool (" + kind_ + ")";
+      f.detail = std::string(kDevicePoolDetail) + kind_ + ")";
       f.total = pool_, f.allocated = allocated, f.requested = requested;
       out.add(std::move(f));
       return;
@@ -107,7 +107,7 @@ class DevicePools final : public Recognizer {
       if (!attr_at_) attr_at_ = make_fact(line, FactKind::memory_usage, Family::cuda);
     }
     if (reserved_ && used_ && attr_at_) {
-      attr_at_->detail = "device pool (CUDA stream-ordered pool)";
+      attr_at_->detail = std::string(kDevicePoolDetail) + "CUDA stream-ordered pool)";
       attr_at_->total = reserved_, attr_at_->allocated = used_;
       out.add(std::move(*attr_at_));
       attr_at_.reset(), reserved_.reset(), used_.reset();

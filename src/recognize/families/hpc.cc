@@ -373,7 +373,7 @@ class Hpc final : public Recognizer {
     for (auto [from, to] : sacct_.spans) cells.push_back(from < s.size() ? text::trim(s.substr(from, to - from)) : std::string_view());
     if (sacct_.spans.empty()) {
       // No dashes pasted: the row's words, when every cell is filled.
-      cells = sacct_cells_of_header(text::trim(s), false);
+      cells = split_cells(text::trim(s), false);
       if (cells.size() != sacct_.names.size()) cells.clear();
     }
     return cells;
@@ -385,7 +385,7 @@ class Hpc final : public Recognizer {
     if (text::contains(s, "ReqMem") && text::contains(s, "JobID") && !text::contains(s, "--format") && !text::contains(s, "-o ")) {
       sacct_ = Sacct{};
       sacct_.parsable = text::contains(s, "|");
-      for (std::string_view w : sacct_cells_of_header(t, sacct_.parsable)) sacct_.names.emplace_back(w);
+      for (std::string_view w : split_cells(t, sacct_.parsable)) sacct_.names.emplace_back(w);
       sacct_.line = line.number;
       return true;
     }
@@ -429,7 +429,7 @@ class Hpc final : public Recognizer {
     out.add(std::move(f));
     return true;
   }
-  static std::vector<std::string_view> sacct_cells_of_header(std::string_view t, bool parsable) {
+  static std::vector<std::string_view> split_cells(std::string_view t, bool parsable) {
     std::vector<std::string_view> out;
     while (!t.empty() && out.size() < 32) {
       size_t end = parsable ? t.find('|') : t.find_first_of(" \t");
