@@ -371,6 +371,12 @@ Decision decide_layer(const View& v) {
   // before it (jvm.cc's GC thrashing): it names the pool.
   const Fact* j = v.first_failure([](const Fact& f) { return f.kind == FactKind::jvm_heap_oom && !text::starts_with(f.detail, kGcThrashing); });
   if (!j) j = v.failure(FactKind::jvm_heap_oom);
+  // The heap error is a buffer sized from bytes off the wire (kafka_wire.cc).
+  if (const Fact* wire = v.first_failure([](const Fact& f) { return f.kind == FactKind::not_memory_failure && f.detail == kKafkaWireSize; });
+      wire && j) {
+    d = {Layer::not_memory, wire, wire->strength, wire->detail};
+    return d;
+  }
   if (j) {
     d = {Layer::jvm_heap, j, std::max(0.85f, j->strength),
          text::starts_with(j->detail, kGcThrashing) ? "the JVM's full collections freed almost nothing: its heap was exhausted"
@@ -1230,6 +1236,15 @@ std::optional<Cause> cause_from_device_pool(const View& v, const Fact& g, Why& w
   return Cause::fragmentation;
 }
 
+// An epoch past the first (ml_phase's kLaterEpoch) printed by the run that
+// failed, before its failure: the cue, or null.
+const Fact* later_epoch_before(const View& v, const Fact& g) {
+  return v.any([&g](const Fact& f) {
+    if (f.kind != FactKind::phase_serve || f.detail != kLaterEpoch || f.where.source_index != g.where.source_index) return false;
+    return f.where.line <= g.where.line && g.where.line - f.where.line <= static_cast<uint64_t>(kStatementLines);
+  });
+}
+
 // A ladder like decide_layer, kept whole for the same reason: the program's
 // own statement, then the message's arithmetic, then a snapshot beside it,
 // then what the allocation was for, then series and phase.
@@ -1423,6 +1438,10 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     why.strength = 0.7f;
     return Cause::limit_too_low;
   }
+  // Snapshots of one device that rose reading after reading into the
+  // failure: the memory grew as the work ran. Read before who held it: a
+  // snapshot taken while the work ran counts the work's own memory too.
+  if (auto c = cause_from_gpu_snapshots(v, why)) return *c;
   // A snapshot pasted beside the failure (nvidia-smi, an engine's memory
   // profile) shows other processes holding much of the device, and the
   // message does not say this process held most of it.
@@ -1481,6 +1500,15 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     // had climbed sample after sample before it (a training loop's own
     // memory prints over epochs): what filled the device accumulated.
     if (auto c = cause_from_series(v, "until the GPU was full", why); c && *c == Cause::leak_or_accumulation) return *c;
+    // Whole epochs ran before the one that failed: batches of this size had
+    // fit them, so the batch is a lean (one larger than the others, or memory
+    // kept from step to step, fills the same device).
+    if (const Fact* e = later_epoch_before(v, g)) {
+      why = "the batch did not fit, but whole epochs ran before it (line " + std::to_string(e->where.line) +
+            "): a batch larger than the others, or memory kept across steps";
+      why.strength = 0.55f;
+      return Cause::concurrency_batch;
+    }
     why = "the batch (prefill tokens / batch size) does not fit";
     why.strength = 0.85f;
     return Cause::concurrency_batch;
@@ -1492,9 +1520,8 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     why.strength = 0.6f;
     return Cause::model_load;
   }
-  // Snapshots read per device before a series read by the line's shape,
-  // which cannot tell one GPU's row from the next's.
-  if (auto c = cause_from_gpu_snapshots(v, why)) return *c;
+  // (Snapshots per device were read above, before a series read by the
+  // line's shape, which cannot tell one GPU's row from the next's.)
   if (auto c = cause_from_series(v, "until the GPU was full", why)) return *c;
   if (auto c = cause_from_phase(v, g, why)) return *c;
   if (text::contains(g.detail, "activation")) {
@@ -2100,12 +2127,20 @@ constexpr double kOtherContainerShare = 0.5;
 
 std::optional<Cause> cause_from_container_table(const View& v, const Fact* failed, Why& why) {
   const Fact* top = nullptr;
+  size_t rows = 0;
   for (size_t i : v.inc.context) {
     const Fact& f = v.facts[i];
     if (f.kind != FactKind::memory_usage || f.family != Family::docker || !f.usage || f.limit) continue;
+    ++rows;
     if (!top || *f.usage > *top->usage) top = &f;
   }
   if (!top) return std::nullopt;
+  // A failure that names no container beside a table of one: that row is
+  // most likely the failed workload's own, pasted to show it, unless the
+  // victim's own size is stated and the row holds twice that (a kernel kill
+  // of a 5 GiB python beside a 22 GiB vllm container).
+  if (rows == 1 && (!failed || failed->container.empty()) && !(failed && failed->rss && *top->usage >= 2 * *failed->rss))
+    return std::nullopt;
   const Fact* host = v.first_context([&](const Fact& f) {
     return f.kind == FactKind::host_state && f.detail == "host RAM" && f.total && f.where.line == top->where.line;
   });

@@ -84,6 +84,19 @@ inline constexpr uint64_t kPerCpuJobs = 8;
 // step's cues (diagnose/classify.cc, phase_vote).
 inline constexpr std::string_view kBatchOfOne = "a batch of one sequence";
 
+// The detail of kafka_wire.cc's look-alike: a Kafka client's heap error on a
+// receive buffer sized from bytes off the wire (diagnose/classify.cc reads it
+// over the heap error it explains).
+inline constexpr std::string_view kKafkaWireSize =
+    "a Kafka client sized a receive buffer from bytes off the wire (a TLS or SASL reply read as a plaintext size): a protocol "
+    "mismatch, not memory";
+
+// The detail of ml_phase's epoch cue (a phase_serve fact for
+// concurrency_batch, as the plain cue) where the epoch's own number is 2 or
+// more ("Epoch 3/40", "epoch 10, step 612"): whole epochs ran before the one
+// that failed, so the batch had fit them (diagnose/classify.cc, gpu_cause).
+inline constexpr std::string_view kLaterEpoch = "a training epoch past the first";
+
 // The start of the detail of a phase_serve fact (context_growth.cc): the
 // context length rose from request to request or step to step (the detail
 // goes on ": from A to B tokens", B the longest yet). Like kBatchOfOne, the diagnosis reads it beside a step's

@@ -63,6 +63,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kClickHouseEntry,
     &kVmSizeEntry,
     &kVgpuEntry,
+    &kKafkaWireEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

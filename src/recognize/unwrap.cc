@@ -97,6 +97,84 @@ bool prompt_line(std::string_view s) {
   return i != std::string_view::npos && s.size() > i + 2 && (s[i] == '$' || s[i] == '#') && s[i + 1] == ' ';
 }
 
+// Python's rich logging handler (RichHandler) prints a record in columns: a
+// time (blank when it repeats), the level, the message, and its source flush
+// right. A message longer than its column wraps onto lines indented to the
+// message's column, the right column blank:
+//   ERROR    2024-11-28 13:24:44,248 app ERROR: CUDA     batch_handler.py:574
+//            out of memory. Tried to allocate 2.75 GiB. GPU 0
+//   [11/28/24 13:24:44] INFO     Loading weights ...            loader.py:88
+// The column where the message starts, on a record that has the source
+// column ("name.py:574" after two spaces or more); nothing otherwise.
+std::optional<size_t> rich_message_column(std::string_view s) {
+  static constexpr std::string_view kLevels[] = {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"};
+  // The source column: "name.ext:digits" after a run of two spaces or more.
+  std::string_view t = s;
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  size_t sp = t.rfind(' ');
+  if (sp == std::string_view::npos || sp < 2 || t[sp - 1] != ' ') return std::nullopt;
+  std::string_view src = t.substr(sp + 1);
+  size_t colon = src.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 >= src.size() || src.substr(0, colon).find('.') == std::string_view::npos) return std::nullopt;
+  for (size_t i = colon + 1; i < src.size(); ++i)
+    if (!digit(src, i)) return std::nullopt;
+  // The level: at the start, after a blank time column, or after a time.
+  size_t at = s.find_first_not_of(' ');
+  if (at == std::string_view::npos) return std::nullopt;
+  if (s[at] == '[' || opens_with_time(s.substr(at))) {
+    size_t close = s[at] == '[' ? s.find("] ", at) : std::string_view::npos;
+    if (close == std::string_view::npos) {
+      // "2025-04-12 21:03:11 INFO": the time is two words.
+      close = s.find(' ', at);
+      if (close != std::string_view::npos && digit(s, close + 1)) close = s.find(' ', close + 1);
+      if (close == std::string_view::npos) return std::nullopt;
+      --close;
+    }
+    at = s.find_first_not_of(' ', close + 2);
+    if (at == std::string_view::npos) return std::nullopt;
+  }
+  for (std::string_view l : kLevels) {
+    if (s.substr(at, l.size()) != l || at + l.size() >= s.size() || s[at + l.size()] != ' ') continue;
+    size_t msg = s.find_first_not_of(' ', at + l.size());
+    if (msg == std::string_view::npos || msg >= sp) return std::nullopt;
+    return msg;
+  }
+  return std::nullopt;
+}
+
+// A rich record's message wrapped onto the lines below it (rich_message_column):
+// each such line is indented by exactly the message's column. Joined with a
+// space (rich breaks at spaces), the source column dropped.
+std::optional<Unwrapped> unwrap_rich_columns(const std::vector<std::string_view>& lines) {
+  Unwrapped u;
+  u.input_lines = lines.size();
+  for (size_t i = 0; i < lines.size();) {
+    if (!u.text.empty()) u.text += '\n';
+    u.first_line.push_back(i + 1);
+    auto col = rich_message_column(lines[i]);
+    if (!col) {
+      u.text += lines[i++];
+      continue;
+    }
+    std::string_view head = lines[i];
+    while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
+    head = head.substr(0, head.rfind(' '));  // the source column off
+    while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
+    u.text += head;
+    for (++i; i < lines.size(); ++i) {
+      std::string_view n = lines[i];
+      if (n.size() <= *col || n.find_first_not_of(' ') != *col || rich_message_column(n)) break;
+      n = n.substr(*col);
+      while (!n.empty() && n.back() == ' ') n.remove_suffix(1);
+      u.text += ' ';
+      u.text += n;
+      ++u.joins;
+    }
+  }
+  if (u.joins == 0) return std::nullopt;
+  return u;
+}
+
 }  // namespace
 
 std::optional<Unwrapped> unwrap_hard_wrapped(std::string_view input) {
@@ -110,6 +188,10 @@ std::optional<Unwrapped> unwrap_hard_wrapped(std::string_view input) {
     pos = nl + 1;
   }
   if (lines.size() < 2 || lines.size() >= kMaxLines) return std::nullopt;
+  if (auto rich = unwrap_rich_columns(lines)) {
+    if (!input.empty() && input.back() == '\n') rich->text += '\n';
+    return rich;
+  }
 
   std::vector<size_t> cols(lines.size());
   size_t width = 0;

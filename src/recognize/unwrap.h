@@ -10,6 +10,11 @@
 // start, indentation, or the same opening as the line before it. Fixed-width
 // tables (runs of column padding) are never joined, unless each row opens a
 // timed record (the kernel's task table in a syslog or dmesg paste).
+//
+// Python's rich log handler wraps inside its own columns instead: a record
+// with its source flush right ("batch_handler.py:574") continues on lines
+// indented to its message's column. Those lines are rejoined first, and the
+// source column dropped (unwrap.cc, unwrap_rich_columns).
 #pragma once
 
 #include <cstdint>

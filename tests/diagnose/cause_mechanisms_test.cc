@@ -2080,6 +2080,29 @@ TEST(CauseMechanisms, AClimbBeforeABatchsAllocationIsAccumulation) {
   EXPECT_EQ(test::diagnose_text(log(false)).cause, Cause::concurrency_batch);
 }
 
+// A batch's tensor that did not fit in the third epoch of a Keras fit
+// (modelled on a TF 2.4 depth-estimation run's report; values ours): batches
+// of that size had fit two whole epochs, so the batch is a lean, not a sure
+// verdict. The same failure in the first epoch is the batch, surely.
+TEST(CauseMechanisms, ABatchThatFitWholeEpochsBeforeIsALean) {
+  auto log = [](int epoch) {
+    return "Epoch " + std::to_string(epoch) + "/20\n"
+           " 1204/1833 [==================>...........] - ETA: 6:54 - loss: 0.1321\n"
+           "2021-04-10 18:42:17.558013: W tensorflow/core/common_runtime/bfc_allocator.cc:433] Allocator (GPU_0_bfc) ran out of "
+           "memory trying to allocate 45.00MiB (rounded to 47185920)requested by op Conv2DBackpropInput\n"
+           "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[12,64,96,320] "
+           "and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc [Op:Conv2DBackpropInput]\n";
+  };
+  Diagnosis third = test::diagnose_text(log(3));
+  EXPECT_EQ(third.cause, Cause::concurrency_batch) << test::reason_text(third);
+  ASSERT_TRUE(third.confidence);
+  EXPECT_LT(*third.confidence, 0.8) << test::reason_text(third);
+  Diagnosis first = test::diagnose_text(log(1));
+  EXPECT_EQ(first.cause, Cause::concurrency_batch) << test::reason_text(first);
+  ASSERT_TRUE(first.confidence);
+  EXPECT_GE(*first.confidence, 0.8) << test::reason_text(first);
+}
+
 // Snapshots of a device already mostly full that each rose and closed most
 // of what was left (modelled on fauxpilot/fauxpilot#167: a loop of
 // nvidia-smi rows before FasterTransformer's CUDA error; values ours): the

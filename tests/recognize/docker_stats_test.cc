@@ -181,6 +181,24 @@ TEST(DockerStats, NameUsageAndPercentRowsAndOneContainerOverHalfTheHost) {
   EXPECT_NE(test::diagnose_text(spread).cause, Cause::other_process);
 }
 
+// A single row of `docker stats` beside a failure that names no container:
+// the row is the failed workload's own, pasted to show it (modelled on a
+// langflow container whose gunicorn worker was SIGKILLed; our figures), not a
+// neighbour. A kernel kill whose victim held less than half the row is
+// another matter: the row's container is a neighbour that held the host.
+TEST(DockerStats, OneRowBesideAFailureThatNamesNoContainerIsItsOwn) {
+  const std::string stats =
+      "$ docker stats --no-stream langflow\n"
+      "CONTAINER ID   NAME       CPU %     MEM USAGE / LIMIT     MEM %     NET I/O          BLOCK I/O       PIDS\n"
+      "c41e0d7a9b2f   langflow   0.41%     1.31GiB / 1.914GiB    68.40%    224MB / 2.74GB   196GB / 5.4GB   15\n";
+  Diagnosis own = test::diagnose_text("[2025-08-27 09:12:51 +0000] [7] [ERROR] Worker (pid:1187) was sent SIGKILL! Perhaps out of memory?\n" + stats);
+  EXPECT_NE(own.cause, Cause::other_process) << test::reason_text(own);
+  Diagnosis neighbour = test::diagnose_text(
+      "[Thu Jan  9 14:22:51 2025] Out of memory: Killed process 412877 (python3) total-vm:1472120kB, anon-rss:403384kB, "
+      "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1820kB oom_score_adj:0\n" + stats);
+  EXPECT_EQ(neighbour.cause, Cause::other_process) << test::reason_text(neighbour);
+}
+
 }  // namespace
 }  // namespace aimem
 

@@ -392,5 +392,22 @@ TEST(Jvm, FullCollectionsThatFreeNothingAreTheHeapExhausted) {
   EXPECT_NE(collected.incidents[0].reasons.at(0).find("full collections freed almost nothing"), std::string::npos);
 }
 
+// Spark's own OutOfMemoryError subclass: its task memory manager refused
+// execution memory, a share of the executor's heap (modelled on a
+// spark-rapids integration test's failure of 2024; our stage and task
+// numbers). The heap's pool, not the host's RAM.
+TEST(Jvm, SparksOwnOutOfMemoryErrorIsTheHeapsExecutionMemory) {
+  Diagnosis d = test::diagnose_text(
+      "org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 412.0 failed 1 times, most recent "
+      "failure: Lost task 0.0 in stage 412.0 (TID 9120) (10.0.3.7 executor driver): "
+      "org.apache.spark.memory.SparkOutOfMemoryError: [UNABLE_TO_ACQUIRE_MEMORY] Unable to acquire 65536 bytes of memory, got 0.\n"
+      "\tat org.apache.spark.memory.MemoryConsumer.throwOom(MemoryConsumer.java:157)\n"
+      "\tat org.apache.spark.memory.MemoryConsumer.allocateArray(MemoryConsumer.java:98)\n"
+      "\tat org.apache.spark.util.collection.unsafe.sort.UnsafeInMemorySorter.<init>(UnsafeInMemorySorter.java:133)\n");
+  EXPECT_EQ(d.layer, Layer::jvm_heap) << test::reason_text(d);
+  // Another name ending in the same words is not Spark's.
+  EXPECT_NE(test::diagnose_text("mylib.SparklingOutOfMemoryError: out of sparkles\n").layer, Layer::jvm_heap);
+}
+
 }  // namespace
 }  // namespace aimem

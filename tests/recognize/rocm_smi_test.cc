@@ -32,5 +32,38 @@ TEST(RocmSmi, ASnapshotBesideTheFailureIsMemoryOthersHold) {
   EXPECT_FALSE(idle[0].other_processes);
 }
 
+// A loop of `rocm-smi --showmeminfo vram | grep Used` while a benchmark ran
+// (modelled on an IREE HIP driver run on an MI300X; values ours): each
+// reading is a snapshot of its own, of the device whose size the first full
+// report gave, and rising into the failure they are the work's own growth,
+// not memory other processes held.
+TEST(RocmSmi, UsedReadingsInALoopAreSnapshotsOfOneDeviceThatGrew) {
+  auto log = [](const char* third) {
+    return std::string("$ rocm-smi --showmeminfo vram\n"
+                       "GPU[0]          : VRAM Total Memory (B): 206141652992\n"
+                       "GPU[0]          : VRAM Total Used Memory (B): 58203480576\n"
+                       "[120/400] conv_bwd_8x56x56x256 ... 100 iters ok\n"
+                       "$ rocm-smi --showmeminfo vram | grep Used\n"
+                       "GPU[0]          : VRAM Total Used Memory (B): 131881527296\n"
+                       "[240/400] conv_bwd_4x128x128x96 ... 100 iters ok\n"
+                       "$ rocm-smi --showmeminfo vram | grep Used\n"
+                       "GPU[0]          : VRAM Total Used Memory (B): ") +
+           third +
+           "\n"
+           "[291/400] conv_bwd_4x235x363x224\n"
+           ">>> ERROR: c/runtime/src/iree/hal/drivers/hip/hip_allocator.c:859: RESOURCE_EXHAUSTED; HIP driver error "
+           "'hipErrorOutOfMemory' (2): out of memory\n";
+  };
+  auto g = test::facts_of_kind(log("199938067456"), FactKind::gpu_state);
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[2].total, 206141652992u);
+  EXPECT_EQ(g[2].usage, 199938067456u);
+  Diagnosis grew = test::diagnose_text(log("199938067456"));
+  EXPECT_EQ(grew.layer, Layer::gpu_vram);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << test::reason_text(grew);
+  // The last reading back down: no growth into the failure, the memory in use is read as before.
+  EXPECT_NE(test::diagnose_text(log("60203480576")).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -288,6 +288,30 @@ TEST(SeriesColumns, TwoWorkersInterleavedThatBothClimbAreGrowth) {
             nullptr);
 }
 
+// A loop that prints torch.cuda.memory_allocated() after each batch, the size
+// before its word ("100 1.84 GiB allocated"; modelled on an embedding loop in
+// a notebook that kept every batch's output on the GPU; values ours): a
+// series, whose climb into the CUDA OOM is accumulation. The step's number
+// before the size is not read as the size; the OOM message's own "11.20 GiB
+// already allocated" is not a sample.
+TEST(SeriesColumns, ASizeBeforeItsWordIsASeries) {
+  auto log = [](int step_gib_hundredths) {
+    std::string s = "In [9]: for i in range(0, len(docs), 100): ...\n";
+    for (int k = 0; k < 8; ++k)
+      s += fmt::format("{} {}.{:02} GiB allocated\n", k * 100, (148 + step_gib_hundredths * k) / 100, (148 + step_gib_hundredths * k) % 100);
+    return s + "OutOfMemoryError: CUDA out of memory. Tried to allocate 368.00 MiB (GPU 0; 11.76 GiB total capacity; 11.20 GiB "
+               "already allocated; 118.06 MiB free; 11.29 GiB reserved in total by PyTorch)\n";
+  };
+  Diagnosis d = test::diagnose_text(log(136));
+  const Fact* g = growing(d, "allocated");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << test::reason_text(d);
+  // Flat figures: no series that grew, and no cause from one.
+  Diagnosis flat = test::diagnose_text(log(0));
+  EXPECT_EQ(growing(flat, "allocated"), nullptr);
+  EXPECT_NE(flat.cause, Cause::leak_or_accumulation);
+}
+
 // A Prometheus scrape pasted row after row: Go's client prints large figures
 // with an exponent ("go_memstats_heap_inuse_bytes 3.1874112e+08"). A heap
 // that climbs scrape after scrape is growth (modelled on letsencrypt/boulder's

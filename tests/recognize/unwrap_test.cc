@@ -140,6 +140,41 @@ TEST(Unwrap, APrefixedEngineErrorCutMidWordIsRejoined) {
   EXPECT_EQ(test::diagnose_text(wrapped).layer, Layer::gpu_vram);
 }
 
+// Python's rich log handler wraps a long message inside its own column,
+// indented to where the message starts, with the source flush right on the
+// record's first line (modelled on an infinity_emb embedding server's log of
+// 2024; our figures). Rejoined, PyTorch's OOM message reads whole: the GPU,
+// and what the other process held.
+TEST(Unwrap, ARichHandlersWrappedMessageIsRejoined) {
+  const std::string log =
+      "INFO     2024-11-28 13:20:02,101 infinity_emb INFO: ready to batch requests.   batch_handler.py:386\n"
+      "ERROR    2024-11-28 13:24:44,248 infinity_emb ERROR: CUDA   batch_handler.py:574\n"
+      "         out of memory. Tried to allocate 2.75 GiB. GPU 0                       \n"
+      "         has a total capacity of 44.42 GiB of which 1.11                        \n"
+      "         GiB is free. Process 412733 has 6.10 GiB memory in                     \n"
+      "         use. Process 418902 has 37.21 GiB memory in use.                       \n"
+      "         Of the allocated memory 5.61 GiB is allocated by                       \n"
+      "         PyTorch, and 12.40 MiB is reserved by PyTorch but                      \n"
+      "         unallocated.                                                           \n"
+      "INFO:     10.0.0.7:50412 - \"POST /embeddings HTTP/1.1\" 500 Internal Server Error\n";
+  auto u = unwrap_hard_wrapped(log);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->joins, 7u);
+  EXPECT_NE(u->text.find("infinity_emb ERROR: CUDA out of memory. Tried to allocate 2.75 GiB. GPU 0 has a total capacity"),
+            std::string::npos);
+  EXPECT_EQ(u->text.find("batch_handler.py:574"), std::string::npos);  // the source column is dropped
+  EXPECT_EQ(u->first_line.size(), 3u);
+  EXPECT_EQ(u->first_line[2], 10u);
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  // Lines indented to another column, or a record without the source
+  // column, are not a message's continuation.
+  EXPECT_FALSE(unwrap_hard_wrapped("INFO     starting the engine                         engine.py:12\n"
+                                   "                 11.61     ms tokenization\n"
+                                   "                 58.03     ms inference\n"));
+  EXPECT_FALSE(unwrap_hard_wrapped("ERROR    CUDA out of memory\n         Tried to allocate 2.75 GiB\n"));
+}
+
 TEST(Unwrap, RecordsTablesAndShortLogsAreLeftAlone) {
   // A command alone at a terminal's width (132 columns) with its output below:
   // no other line shows a wrap, so the command was not cut.

@@ -58,6 +58,7 @@ extern const RecognizerEntry kOpenvzOomEntry;
 extern const RecognizerEntry kClickHouseEntry;
 extern const RecognizerEntry kVmSizeEntry;
 extern const RecognizerEntry kVgpuEntry;
+extern const RecognizerEntry kKafkaWireEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;

@@ -306,12 +306,17 @@ class Jvm final : public Recognizer {
     // Flag names: HeapDumpOnOutOfMemoryError, OnOutOfMemoryError, ExitOnOutOfMemoryError, CrashOnOutOfMemoryError.
     if (p >= 2 && s.substr(p - 2, 2) == "On") return;
     bool java = p >= 10 && s.substr(p - 10, 10) == "java.lang.";
+    // Spark's own subclass (org.apache.spark.memory.SparkOutOfMemoryError:
+    // "Unable to acquire 65536 bytes of memory, got 0"): its task memory
+    // manager refused execution memory, a share of the executor's heap.
+    const bool spark = p >= 5 && s.substr(p - 5, 5) == "Spark";
+    java = java || spark;
     // Other runtimes' errors share the name (torch.cuda.OutOfMemoryError).
     if (!java && p > 0 && (s[p - 1] == '.' || platform::is_alnum(s[p - 1]))) return;
     std::string_view rest = s.substr(p + 16);
     // A class reference, not the error: "java.lang.OutOfMemoryError.<init>", "OutOfMemoryErrors".
     if (!rest.empty() && (rest[0] == '.' || platform::is_alnum(rest[0]))) return;
-    size_t at = java ? p - 10 : p;
+    size_t at = spark ? p - 5 : java ? p - 10 : p;
     std::string_view judged = unframed(s, at);
     if (guards::is_mention(judged, at, 26)) return;
 
@@ -346,6 +351,8 @@ class Jvm final : public Recognizer {
       f.requested = text::parse_u64(*r);
       if (auto a = text::after(kind, "allocated: ")) f.usage = text::parse_u64(*a);
       if (auto l = text::after(kind, "limit: ")) f.heap_limit = text::parse_u64(*l);
+    } else if (spark) {
+      f.detail = "Spark's execution memory (a share of the heap): " + std::string(text::take_until(kind, "\t").substr(0, 80));
     } else {
       f.detail = std::string(text::take_until(kind, "\t").substr(0, 80));
     }

@@ -156,6 +156,7 @@ constexpr Pattern kPatterns[] = {
     // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows).
     {"^[ \t]*[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[0-9]+(\\.[0-9]+)? ?([KMGT]i|[KMGT]iB|[kKMGT]B|[MG])\\s*$", kRegex | kContext},
     {"[0-9] ?(MB|GB|MiB|GiB) (heap size|heap used)", kRegex | kContext},
+    {"[0-9] ?([KMGT]i?B) (allocated|reserved|used)\\b", kRegex | kContext},  // "1.84 GiB allocated" (size_then_key)
     {" minutes\\]:", kRegex | kContext},
     {"^[ \t]*([0-9][0-9:.\\-]*\\s+){0,4}[0-9]{4,}(\\s+\\S|\\s*$)", kRegex | kContext},
     // Go's gctrace: heap at start -> at end -> live, in MB.
@@ -815,6 +816,30 @@ class MemorySeries final : public Recognizer {
       while (b > 0 && s[b - 1] != '(' && s[b - 1] != ',' && s[b - 1] != '[' && k - b < 16) --b;
       auto v = units::parse_log_size(text::trim(s.substr(b, k - b)));
       if (!v) continue;
+      add(canonical(text::trim(key)), static_cast<double>(*v), true, line);
+      return true;
+    }
+    // A size with its unit, then the word for what holds it, as a loop
+    // prints torch.cuda.memory_allocated() ("100 1.84 GiB allocated") or a
+    // pool its use ("3.2 GB used"): the size is the two words before the key
+    // (or one: "612MB used"), so a step's number before it is not read.
+    // PyTorch's OOM message ("11.20 GiB already allocated", "is allocated by
+    // PyTorch") has no size right before its words.
+    for (std::string_view key : {" allocated", " reserved", " used"}) {
+      size_t k = s.find(key);
+      if (k == std::string_view::npos || k < 3 || (k + key.size() < s.size() && platform::is_alnum(s[k + key.size()]))) continue;
+      size_t unit_start = s.find_last_of(' ', k - 1);
+      unit_start = unit_start == std::string_view::npos ? 0 : unit_start + 1;
+      std::string_view word = s.substr(unit_start, k - unit_start);
+      std::string_view size_text = word;
+      if (!word.empty() && !(word[0] >= '0' && word[0] <= '9') && unit_start >= 2) {  // "1.84 GiB": the number is the word before
+        size_t num_start = s.find_last_of(' ', unit_start - 2);
+        num_start = num_start == std::string_view::npos ? 0 : num_start + 1;
+        size_text = s.substr(num_start, k - num_start);
+      }
+      std::string_view rest;
+      auto v = units::parse_log_size(size_text, &rest);
+      if (!v || !rest.empty() || size_text.empty() || !(size_text[0] >= '0' && size_text[0] <= '9')) continue;
       add(canonical(text::trim(key)), static_cast<double>(*v), true, line);
       return true;
     }

@@ -788,6 +788,16 @@ bool joins_a_kept_list(std::string_view after) {
          text::ends_with(name, "_all");
 }
 
+// An epoch's own number after the word ("Epoch 3/40", "epoch 10, step 612",
+// "Epoch [2/20]", "Epoch: 4", Keras' "Epoch 00003:") at 2 or more: at least
+// one whole epoch ran before it, whether the run counts from 0 or from 1.
+bool later_epoch(std::string_view after) {
+  size_t i = 0;
+  while (i < after.size() && i < 3 && (after[i] == ' ' || after[i] == ':' || after[i] == '[' || after[i] == '#')) ++i;
+  auto n = text::parse_u64(after.substr(i));
+  return n && *n >= 2 && *n < 1000000;
+}
+
 bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view after) {
   if (kind == Cue::none) return true;
   if (kind == Cue::cxx_frame) return !text::contains(before, "atomic");
@@ -929,6 +939,8 @@ class MlPhase final : public Recognizer {
       // verdicts on the training split as it saved.)
       if (c->setting == Cue::batch && command_line(s)) f.strength *= 0.5f;
       f.detail = std::string(c->detail);
+      if (c->setting == Cue::run_word && later_epoch(s.substr(text::ifind(s, c->word) + c->word.size())))
+        f.detail = std::string(kLaterEpoch);
       // Python prints a frame's code indented by four under its "File" line.
       f.code_line = s.size() > 4 && s.substr(0, 4) == "    " && !text::contains(s, "File \"");
       // A worker count configures the whole run: the diagnosis weighs it

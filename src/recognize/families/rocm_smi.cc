@@ -9,8 +9,11 @@
 // failure, it was taken by another command, when the failing process had not
 // started yet or had already died: the memory it shows in use is held by
 // other processes (other_processes), as nvidia-smi's process list is read.
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -37,7 +40,11 @@ class RocmSmi final : public Recognizer {
     size_t colon = s.rfind(':');
     auto bytes = colon == std::string_view::npos ? std::nullopt : text::parse_u64(text::trim_left(s.substr(colon + 1)));
     if (!bytes) return;
-    if (pending_ && (pending_->gpu != static_cast<int>(*gpu) || line.number > pending_->where.line + 4)) flush(out);
+    // Another device, a reading far below, or a figure the pending reading
+    // already has (a loop printing the used memory again) starts a new one.
+    if (pending_ && (pending_->gpu != static_cast<int>(*gpu) || line.number > pending_->where.line + 4 ||
+                     (used ? pending_->usage.has_value() : pending_->total.has_value())))
+      flush(out);
     if (!pending_) {
       pending_ = make_fact(line, FactKind::gpu_state, Family::nvidia);
       pending_->gpu = static_cast<int>(*gpu);
@@ -53,10 +60,19 @@ class RocmSmi final : public Recognizer {
  private:
   std::optional<Fact> pending_;
 
+  // The device's size as last printed, per device: a later reading of the
+  // used memory alone (`grep Used` in a loop) is of the same device.
+  std::vector<std::pair<int, uint64_t>> totals_;
+
   void flush(FactSink& out) {
     if (!pending_) return;
     Fact f = std::move(*pending_);
     pending_.reset();
+    const int gpu = f.gpu.value_or(-1);
+    auto known = std::find_if(totals_.begin(), totals_.end(), [gpu](const auto& t) { return t.first == gpu; });
+    if (f.total && known != totals_.end()) known->second = *f.total;
+    else if (f.total && totals_.size() < 64) totals_.emplace_back(gpu, *f.total);
+    else if (!f.total && known != totals_.end()) f.total = known->second;
     if (f.usage && f.total && *f.total >= *f.usage) {
       f.free = *f.total - *f.usage;
       if (*f.usage > 0) {
