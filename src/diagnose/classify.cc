@@ -494,7 +494,9 @@ Decision decide_layer(const View& v) {
       return d;
     }
     if (look_alike || stop) {
-      d = {Layer::not_memory, look_alike ? look_alike : stop, 0.6f, "the process was killed by a probe, a stop or a restart, not for memory"};
+      d = {Layer::not_memory, look_alike ? look_alike : stop, 0.6f,
+           look_alike ? "the kill is explained by what came before it: " + look_alike->detail
+                      : std::string("the process was killed by a probe, a stop or a restart, not for memory")};
       return d;
     }
     // The cgroup's own count says no OOM killer acted in it (memory.events

@@ -64,6 +64,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kVmSizeEntry,
     &kVgpuEntry,
     &kKafkaWireEntry,
+    &kForkSafetyEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

@@ -59,6 +59,7 @@ extern const RecognizerEntry kClickHouseEntry;
 extern const RecognizerEntry kVmSizeEntry;
 extern const RecognizerEntry kVgpuEntry;
 extern const RecognizerEntry kKafkaWireEntry;
+extern const RecognizerEntry kForkSafetyEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;
