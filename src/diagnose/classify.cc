@@ -2342,6 +2342,22 @@ Cause eviction_cause(const View& v, const Decision& d, Why& why) {
   if (auto c = cause_from_series(v, "until the node ran short and the kubelet evicted it", why)) return *c;
   if (auto c = cause_from_node_agent(v, why)) return *c;
   if (auto c = cause_from_pod_table(v, e, e ? e->usage : std::nullopt, why)) return *c;
+  // Several pods evicted, each over its own request: the requests across
+  // them are below what the pods use, so the node was promised less than
+  // its pods need (none of them stands out as the one that filled it).
+  std::vector<std::string> over;
+  bool under = false;
+  for (const Fact& f : v.facts) {
+    if (f.kind != FactKind::k8s_evicted || !f.usage || !f.requested || f.pod.empty()) continue;
+    if (*f.usage <= *f.requested) under = true;
+    else if (std::find(over.begin(), over.end(), f.pod) == over.end() && over.size() < 64) over.push_back(f.pod);
+  }
+  if (over.size() >= 2 && !under) {
+    why = std::to_string(over.size()) + " pods were evicted, each using more than its memory request: the requests are set below "
+          "what the pods use, so the node was promised less than they need";
+    why.strength = 0.55f;
+    return Cause::limit_too_low;
+  }
   if (e && e->usage && e->requested && (*e->usage < kSmallEvictee || (*e->requested > 0 && *e->usage * 2 <= *e->requested * 3))) {
     why = "the evicted container used only " + units::format_bytes(*e->usage) + " (request " + units::format_bytes(*e->requested) +
           "): it was picked for being over its request; other workloads filled the node";

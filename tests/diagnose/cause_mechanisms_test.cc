@@ -359,6 +359,24 @@ TEST(CauseMechanisms, ASmallEvicteeIsOtherWorkloads) {
   EXPECT_EQ(big.cause, Cause::limit_too_low) << reason_text(big);
 }
 
+// Several pods evicted in one paste of events, each just over its own
+// request (modelled on a GKE dev cluster's evictions of 2019; our pods and
+// figures): the requests are below what the pods use, not a neighbour's
+// doing. One pod under its request among them breaks the pattern.
+TEST(CauseMechanisms, SeveralEvicteesEachOverItsRequestAreRequestsTooLow) {
+  auto event = [](const std::string& pod, const std::string& using_, const std::string& request) {
+    return "14m         Warning   Evicted   pod/" + pod + "-6f8c9d7b54-x2k4q   The node was low on resource: memory. Container " + pod +
+           " was using " + using_ + ", which exceeds its request of " + request + ".\n";
+  };
+  const std::string head = "$ kubectl -n apps get events --field-selector reason=Evicted\nLAST SEEN   TYPE      REASON    OBJECT   MESSAGE\n";
+  Diagnosis all_over = diagnose_text(head + event("registry-api", "171312Ki", "150Mi") + event("search-api", "118964Ki", "100Mi") +
+                                     event("auth-api", "82220Ki", "64Mi"));
+  EXPECT_EQ(all_over.layer, Layer::k8s_eviction);
+  EXPECT_EQ(all_over.cause, Cause::limit_too_low) << reason_text(all_over);
+  Diagnosis one = diagnose_text(head + event("registry-api", "171312Ki", "150Mi"));
+  EXPECT_NE(one.cause, Cause::limit_too_low) << reason_text(one);
+}
+
 // Killed again and again under a memory limit, no probe or stop shown
 // (modelled on a kubelet 1.1 pod whose OOM kills read reason "Error").
 TEST(CauseMechanisms, RepeatedKillsUnderALimitAreThatLimit) {
