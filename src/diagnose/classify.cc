@@ -541,8 +541,9 @@ Decision decide_layer(const View& v) {
     // failed and nothing in the evidence names memory: a weak answer.
     const bool marker = look_alike->family == Family::generic;
     d = {Layer::not_memory, look_alike, marker ? look_alike->strength : std::max(0.75f, look_alike->strength),
-         marker ? "the evidence shows " + look_alike->detail + " and no memory failure anywhere"
-                : "the failure is " + look_alike->detail + ", which is not a memory exhaustion"};
+         marker                                          ? "the evidence shows " + look_alike->detail + " and no memory failure anywhere"
+         : text::ends_with(look_alike->detail, "not memory") ? look_alike->detail  // it says so itself
+                                                           : "the failure is " + look_alike->detail + ", which is not a memory exhaustion"};
     return d;
   }
   // A snapshot of the host with its RAM and swap both used up (host_tools.cc):

@@ -65,6 +65,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kVgpuEntry,
     &kKafkaWireEntry,
     &kForkSafetyEntry,
+    &kPlatformStopsEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

@@ -1,0 +1,80 @@
+// A platform ending a workload for its own reasons, which a client sees as
+// the same reset, 137 or vanished node that an OOM kill gives: a look-alike
+// (not_memory_failure), named in the platform's own words.
+//
+// Health checks that failed:
+//   Task failed ELB health checks in (target-group arn:aws:...)          (ECS's stoppedReason; exit 137 after it)
+//   Task failed container health checks                                  (ECS)
+//   ... Replica(id='k7wq2m0d', ...) failed health check, stopping it.   (Ray Serve's controller)
+// Capacity taken back:
+//   Exit status: -102. Diagnostics: Container preempted by scheduler     (YARN)
+//   state_message: Terminated due to preemption                          (Ray's node record on a spot node)
+//   compute.instances.preempted                                          (GCE's operation on a spot/preemptible VM)
+//   EC2 Spot Instance interruption notice / BidEvictedEvent              (AWS, Azure spot)
+//   disrupting nodeclaim(s) via delete ... / disrupting via consolidation   (Karpenter)
+// An engine's own "preempted" (vLLM's sequences preempted for KV cache
+// space) is memory pressure and not read here.
+#include <array>
+#include <iterator>
+#include <string>
+#include <string_view>
+
+#include "core/text.h"
+#include "recognize/families/families.h"
+#include "recognize/guards.h"
+
+namespace aimem {
+namespace {
+
+struct Stop {
+  std::string_view phrase;
+  std::string_view detail;
+};
+
+constexpr Stop kStops[] = {
+    {"failed ELB health checks", "ECS stopped the task for failing its load balancer's health checks"},
+    {"failed container health checks", "ECS stopped the task for failing its container health checks"},
+    {"failed health check, stopping it", "Ray Serve stopped the replica for failing its health check"},
+    {"Container preempted by scheduler", "YARN's scheduler preempted the container (exit -102)"},
+    {"Terminated due to preemption", "the node was preempted (a spot or preemptible machine taken back)"},
+    {"compute.instances.preempted", "the VM was preempted (a spot or preemptible machine taken back)"},
+    {"Spot Instance interruption", "the spot instance was interrupted (the machine taken back)"},
+    {"BidEvictedEvent", "the spot VM was evicted by its price (the machine taken back)"},
+    {"disrupting nodeclaim", "Karpenter removed the node (consolidation or a spot interruption)"},
+    {"disrupting via consolidation", "Karpenter removed the node (consolidation)"},
+};
+
+constexpr auto kPatterns = [] {
+  std::array<Pattern, std::size(kStops)> p{};
+  for (size_t i = 0; i < std::size(kStops); ++i) p[i] = {kStops[i].phrase.data(), kCompanion};
+  return p;
+}();
+
+class PlatformStops final : public Recognizer {
+ public:
+  void on_line(const Line& line, FactSink& out) override {
+    // A command that searches for the event ("--filter='operationType=
+    // compute.instances.preempted'") is not the event; its output below is.
+    if (said_ || guards::is_command_line(line.text)) return;
+    for (const Stop& st : kStops) {
+      if (!text::contains(line.text, st.phrase)) continue;
+      said_ = true;
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
+      f.layer = Layer::not_memory;
+      f.strength = 0.7f;
+      f.detail = std::string(st.detail) + ", not memory";
+      out.add(std::move(f));
+      return;
+    }
+  }
+
+ private:
+  bool said_ = false;
+};
+
+}  // namespace
+
+const RecognizerEntry kPlatformStopsEntry{"platform_stops", Family::runtime, kPatterns,
+                                          [] { return std::unique_ptr<Recognizer>(new PlatformStops); }};
+
+}  // namespace aimem

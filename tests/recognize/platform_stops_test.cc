@@ -1,0 +1,45 @@
+// A platform ending a workload for its own reasons (src/recognize/families/
+// platform_stops.cc), written here in each platform's wording with our own
+// names, ids and times: ECS's stoppedReason after failed load balancer health
+// checks (modelled on aws/containers-roadmap threads), YARN's preemption
+// (apache/spark job logs of 2015), GCE's preemption operation beside a node
+// gone NotReady, and Ray Serve's controller stopping an unhealthy replica.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/test_support.h"
+
+namespace aimem {
+namespace {
+
+TEST(PlatformStops, HealthChecksAndPreemptionAreNotMemory) {
+  const std::string ecs =
+      "$ aws ecs describe-tasks --cluster prod --tasks 03b30478d8 --query 'tasks[0].[stoppedReason,containers[0].exitCode]'\n"
+      "[\n    \"Task failed ELB health checks in (target-group arn:aws:elasticloadbalancing:us-west-2:111122223333:targetgroup/web/5a)\",\n"
+      "    137\n]\n";
+  const std::string yarn =
+      "15/05/07 14:01:58 WARN yarn.YarnAllocator: Container marked as failed: container_1430967127131_0412_01_000023. Exit status: "
+      "-102. Diagnostics: Container preempted by scheduler\n";
+  const std::string gce =
+      "$ gcloud compute operations list --filter='operationType=compute.instances.preempted'\n"
+      "NAME                                   TYPE                         TARGET              STATUS\n"
+      "systemevent-1761126052311-6420f3a1b    compute.instances.preempted  gke-spot-l4-7c2d4f  DONE\n";
+  const std::string ray =
+      "(ServeController pid=2214) WARNING 2025-07-02 11:18:36,510 controller 2214 -- Replica(id='k7wq2m0d', deployment='vLLM', "
+      "app='app') failed health check, stopping it.\n";
+  for (const std::string& log : {ecs, yarn, gce, ray}) {
+    Diagnosis d = test::diagnose_text(log);
+    EXPECT_EQ(d.layer, Layer::not_memory) << log << test::reason_text(d);
+  }
+  // The search alone, without its output, names no event.
+  EXPECT_EQ(test::diagnose_text(gce.substr(0, gce.find('\n') + 1)).layer, Layer::none);
+  // Beside a real OOM kill, the kill is the answer.
+  Diagnosis both = test::diagnose_text(
+      "[Thu Feb 17 02:19:06 2022] Out of memory: Killed process 2231 (python3) total-vm:6183344kB, anon-rss:4712580kB, file-rss:0kB, "
+      "shmem-rss:0kB, UID:0 pgtables:9960kB oom_score_adj:0\n" + yarn);
+  EXPECT_EQ(both.layer, Layer::host_ram) << test::reason_text(both);
+}
+
+}  // namespace
+}  // namespace aimem
