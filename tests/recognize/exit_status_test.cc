@@ -532,5 +532,16 @@ TEST(ExitStatus, ZshsIllegalHardwareInstructionIsALookAlike) {
   EXPECT_EQ(d.layer, Layer::not_memory);
 }
 
+// s6-overlay's supervisor puts the signal in parentheses after a code of 256
+// ("Service exited with code 256 (by signal 4)", modelled on a Home
+// Assistant add-on's log; our times): the signal is read, SIGILL a
+// look-alike and SIGKILL a kill.
+TEST(ExitStatus, SixOverlaysSignalInParenthesesIsRead) {
+  Diagnosis ill = test::diagnose_text("[09:14:02] INFO: Service exited with code 256 (by signal 4)\n");
+  EXPECT_EQ(ill.layer, Layer::not_memory) << test::reason_text(ill);
+  auto e = of_kind("[09:14:02] INFO: Service exited with code 256 (by signal 9)\n", FactKind::process_killed);
+  EXPECT_EQ(e.size(), 1u);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -28,7 +28,12 @@ TEST(PlatformStops, HealthChecksAndPreemptionAreNotMemory) {
   const std::string ray =
       "(ServeController pid=2214) WARNING 2025-07-02 11:18:36,510 controller 2214 -- Replica(id='k7wq2m0d', deployment='vLLM', "
       "app='app') failed health check, stopping it.\n";
-  for (const std::string& log : {ecs, yarn, gce, ray}) {
+  const std::string android =
+      "[Process completed (signal 9) - press Enter]\n"
+      "10-20 18:51:11.823  1482  1614 I ActivityManager: Killing PhantomProcessRecord{9a2c0f3 14721:com.termux/u0a311}: Trimming "
+      "phantom processes\n";
+  const std::string uwsgi = "Fri Mar 29 15:28:04 2019 - worker 4 (pid: 21734) is taking too much time to die...NO MERCY !!!\n";
+  for (const std::string& log : {ecs, yarn, gce, ray, android, uwsgi}) {
     Diagnosis d = test::diagnose_text(log);
     EXPECT_EQ(d.layer, Layer::not_memory) << log << test::reason_text(d);
   }

@@ -124,6 +124,7 @@ constexpr Pattern kPatterns[] = {
     {"backend worker process died", kCaseless | kCompanion},                 // TorchServe
     {"pthread_create failed \\(EPERM\\)", kRegex | kCompanion},
     {" by signal", kCompanion},
+    {"(by signal", kCompanion},
     // A signal named after "signal": yarn's 'Command failed with signal "SIGKILL"', Node's
     // "exited with signal SIGKILL", "signal: SIGKILL".
     {"signal:? \"?SIG(KILL|TERM|ABRT|SEGV|BUS)\\b", kRegex},
@@ -322,7 +323,10 @@ class ExitStatus final : public Recognizer {
       for (const auto& n : kSignalNames)
         if (text::starts_with(rest, n.name)) return signal(line, p, n.number, std::nullopt, out);
     }
-    if (size_t p = s.find(" by signal"); p != std::string_view::npos) {
+    // s6-overlay's supervisor: "Service exited with code 256 (by signal 4)".
+    size_t by = s.find(" by signal");
+    if (by == std::string_view::npos) by = s.find("(by signal");
+    if (size_t p = by; p != std::string_view::npos) {
       // "killed by signal 9", "terminated by signal SIGKILL", "is killed by signal: Killed."
       std::string_view rest = platform::skip(s.substr(p + 10), ": ");
       std::optional<int> sig;

@@ -12,6 +12,9 @@
 //   compute.instances.preempted                                          (GCE's operation on a spot/preemptible VM)
 //   EC2 Spot Instance interruption notice / BidEvictedEvent              (AWS, Azure spot)
 //   disrupting nodeclaim(s) via delete ... / disrupting via consolidation   (Karpenter)
+// Process managers' own limits:
+//   ActivityManager: Killing PhantomProcessRecord{9a2c0f3 14721:com.termux/u0a311}: Trimming phantom processes
+//   worker 4 (pid: 21734) is taking too much time to die...NO MERCY !!!   (uWSGI on a reload)
 // An engine's own "preempted" (vLLM's sequences preempted for KV cache
 // space) is memory pressure and not read here.
 #include <array>
@@ -42,6 +45,8 @@ constexpr Stop kStops[] = {
     {"BidEvictedEvent", "the spot VM was evicted by its price (the machine taken back)"},
     {"disrupting nodeclaim", "Karpenter removed the node (consolidation or a spot interruption)"},
     {"disrupting via consolidation", "Karpenter removed the node (consolidation)"},
+    {"Trimming phantom processes", "Android's phantom-process limit (Android 12 and later) killed the child process"},
+    {"too much time to die...NO MERCY", "uWSGI's master killed a worker that did not exit in time on a reload or shutdown (NO MERCY)"},
 };
 
 constexpr auto kPatterns = [] {
