@@ -543,5 +543,23 @@ TEST(ExitStatus, SixOverlaysSignalInParenthesesIsRead) {
   EXPECT_EQ(e.size(), 1u);
 }
 
+// Windows ends a crashed process with an NTSTATUS as its exit status
+// (modelled on Ollama runners on Windows and the event log's application
+// error; our paths): a DLL's missing entry point or an illegal instruction is
+// a look-alike, in hex or in the signed decimal a launcher prints. The
+// fail-fast code that follows any abort (0xc0000409) decides nothing.
+TEST(ExitStatus, WindowsCrashStatusesAreLookAlikes) {
+  Diagnosis dll = test::diagnose_text(
+      "time=2024-07-23T10:48:54.102+08:00 level=ERROR source=sched.go:443 msg=\"error loading llama server\" error=\"llama runner "
+      "process has terminated: exit status 0xc0000139\"\n");
+  EXPECT_EQ(dll.layer, Layer::not_memory) << test::reason_text(dll);
+  EXPECT_NE(test::reason_text(dll).find("ENTRYPOINT_NOT_FOUND"), std::string::npos);
+  Diagnosis ill = test::diagnose_text("Faulting module name: llmodel.dll, version: 0.0.0.0\nException code: 0xc000001d\n");
+  EXPECT_EQ(ill.layer, Layer::not_memory);
+  EXPECT_EQ(test::diagnose_text("Process exited with code -1073741795\n").layer, Layer::not_memory);
+  EXPECT_EQ(test::reason_text(test::diagnose_text("llama runner process has terminated: exit status 0xc0000409\n")).find("crashed on Windows"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -147,7 +147,12 @@ TEST(HostTools, RamAndSwapBothUsedUpIsTheHostExhausted) {
   std::string spare = full;
   spare.replace(spare.find("2047        2047           0"), 27, "2047        1023        1024");
   EXPECT_TRUE(exhausted(spare).empty());
-  // Ten percent of the RAM available: not used up.
+  // Four percent of the RAM available with the swap nearly gone is used up
+  // too (a 31 GiB host with 1.1 GiB available and 95 MiB of its swap left
+  // thrashes as one with 21 MiB does); ten percent is not.
+  std::string four = full;
+  four.replace(four.find("40          21"), 14, "40          39");
+  EXPECT_EQ(exhausted(four).size(), 1u);
   std::string roomy = full;
   roomy.replace(roomy.find("40          21"), 14, "40          98");
   EXPECT_TRUE(exhausted(roomy).empty());

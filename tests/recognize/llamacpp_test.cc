@@ -297,6 +297,14 @@ TEST(LlamaCpp, PinnedMemoryShortageIsHostContext) {
   EXPECT_NE(h[0].detail.find("pageable"), std::string::npos);
   EXPECT_TRUE(of_kind(text, FactKind::host_alloc_failure).empty());
   EXPECT_EQ(test::diagnose_text(text).layer, Layer::none);
+  // The ROCm build says it in HIP's word (modelled on an Ollama ROCm runner's
+  // log on Windows; our sizes): the same warning, no failure of its own.
+  const char* hip = "ggml_cuda_host_malloc: failed to allocate 19.01 MiB of pinned memory: hipErrorOutOfMemory\n"
+                    "llama_new_context_with_model:  ROCm_Host compute buffer size =    19.01 MiB\n";
+  EXPECT_EQ(of_kind(hip, FactKind::host_state).size(), 1u);
+  EXPECT_TRUE(of_kind(hip, FactKind::host_alloc_failure).empty());
+  EXPECT_TRUE(of_kind(hip, FactKind::gpu_oom).empty());
+  EXPECT_EQ(test::diagnose_text(hip).layer, Layer::none);
 }
 
 // The Vulkan backend's pinned staging buffer over the device's per-buffer

@@ -770,5 +770,25 @@ TEST(MlPhase, TritonsLoadedModelAndEndpointsEndTheLoad) {
   EXPECT_EQ(test::diagnose_text(log(false)).cause, Cause::model_load);
 }
 
+// A model class constructed on the statement that failed, at a REPL
+// (modelled on faster-whisper's WhisperModel constructor failing in Intel
+// MKL's allocator; our session): its constructor loads the weights. The
+// allocator names itself ("mkl_malloc:"), a host allocator, whatever device
+// the constructor was given. A forward pass through a variable called
+// model ("out = self.model(x)") constructs nothing.
+TEST(MlPhase, AModelClassConstructedOnTheFailingLineIsTheLoad) {
+  Diagnosis d = test::diagnose_text(
+      ">>> from faster_whisper import WhisperModel\n"
+      ">>> model = WhisperModel(\"large-v3\", device=\"cuda\", compute_type=\"float16\")\n"
+      "mkl_malloc: failed to allocate memory\n");
+  EXPECT_EQ(d.layer, Layer::host_ram) << test::reason_text(d);
+  EXPECT_EQ(d.cause, Cause::model_load) << test::reason_text(d);
+  Diagnosis forward = test::diagnose_text(
+      "  File \"train.py\", line 88, in step\n"
+      "    out = self.model(batch)\n"
+      "mkl_malloc: failed to allocate memory\n");
+  EXPECT_NE(forward.cause, Cause::model_load) << test::reason_text(forward);
+}
+
 }  // namespace
 }  // namespace aimem

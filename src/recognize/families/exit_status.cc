@@ -58,7 +58,25 @@
 namespace aimem {
 namespace {
 
+// Windows ends a crashed process with an NTSTATUS code as its exit status
+// ("exit status 0xc0000139", "exited with code -1073741819", the event log's
+// "Exception code: 0xc000001d"). Those of a crash or a broken install are
+// look-alikes; STATUS_NO_MEMORY and STATUS_COMMITMENT_LIMIT are not read here
+// (the commit limit's own reader and the allocation-failure readers say
+// more), nor is 0xc0000409, the fail-fast that follows an abort of any kind.
+struct NtStatus {
+  std::string_view hex, decimal, detail;
+};
+constexpr NtStatus kNtStatus[] = {
+    {"0xc0000139", "-1073741511", "a DLL's entry point was not found (STATUS_ENTRYPOINT_NOT_FOUND: a mismatched build or install)"},
+    {"0xc0000135", "-1073741515", "a DLL was not found (STATUS_DLL_NOT_FOUND: a missing runtime or install)"},
+    {"0xc000001d", "-1073741795", "an instruction this CPU lacks (STATUS_ILLEGAL_INSTRUCTION: a build for a newer CPU)"},
+    {"0xc0000005", "-1073741819", "an access violation (STATUS_ACCESS_VIOLATION: a crash)"},
+};
+
 constexpr Pattern kPatterns[] = {
+    {"(exit (status|code)|exited with code|Exception code):? (0x[cC]0000(139|135|01[dD]|005)|-10737415(11|15)|-10737417(95|819))",
+     kRegex | kCaseless | kCompanion},
     {"exit code"},
     {"non-zero code", kCompanion},  // docker build: "The command '/bin/sh -c make' returned a non-zero code: 137"
     {"Exit code"},
@@ -218,6 +236,7 @@ class ExitStatus final : public Recognizer {
 
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (nt_status(line, out)) return;
     if (echoed_status(line, out)) return;
     if (shell(line, out)) return;
     // A runtime's crash report: the signal that crashed it, at a program counter
@@ -761,6 +780,23 @@ class ExitStatus final : public Recognizer {
     return true;
   }
   uint64_t echo_line_ = 0;
+
+  // A Windows crash's NTSTATUS as the exit status (kNtStatus): a look-alike.
+  bool nt_status(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    for (std::string_view lead : {"exit status ", "exit code ", "exited with code ", "Exception code: ", "exit code: ", "exit status: "}) {
+      size_t p = text::ifind(s, lead);
+      if (p == std::string_view::npos) continue;
+      std::string_view v = s.substr(p + lead.size());
+      for (const NtStatus& n : kNtStatus) {
+        if (!text::istarts_with(v, n.hex) && !text::starts_with(v, n.decimal)) continue;
+        if (guards::is_mention(s, p, lead.size()) || repeated(line, std::string(n.hex))) return true;
+        out.add(look_alike(line, Family::exit_status, 0.7f, "the process crashed on Windows: " + std::string(n.detail) + ", not memory"));
+        return true;
+      }
+    }
+    return false;
+  }
 
   void code(const Line& line, FactSink& out) {
     std::string_view s = line.text;

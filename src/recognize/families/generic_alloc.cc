@@ -143,7 +143,10 @@ bool device_word(std::string_view s) {
 }
 
 bool host_word(std::string_view s) {
-  static constexpr std::string_view kWords[] = {"cpu",    "host memory", "system memory", " ram",  "ram ", "malloc(",
+  // "malloc:" too: an allocator's own report of itself ("mkl_malloc: failed
+  // to allocate memory", Intel MKL's host allocator); a device allocator's
+  // name ("cudaMalloc") is read as the device's before this.
+  static constexpr std::string_view kWords[] = {"cpu",    "host memory", "system memory", " ram",  "ram ", "malloc(", "malloc:",
                                                 "mmap",   "posix_memalign", "std::bad_alloc", "memoryerror", "heap",
                                                 "enomem", "errno 12",       "cannot allocate memory"};
   for (std::string_view w : kWords)

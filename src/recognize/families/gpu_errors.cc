@@ -332,6 +332,10 @@ class GpuErrors final : public Recognizer {
     }
     if (p == std::string_view::npos) return false;
     if (guards::is_mention(s, p, 20)) return true;
+    // ggml's pinned staging buffer ("ggml_cuda_host_malloc: failed to allocate
+    // 2.34 MiB of pinned memory: hipErrorOutOfMemory"): a warning, ggml goes
+    // on with pageable memory (llamacpp.cc reads it as such).
+    if (text::contains(s, "of pinned memory") && text::contains(s, "host_malloc")) return true;
     if (text::contains(s, "process has terminated")) return true;  // Ollama's wrapper: the llama.cpp recognizer's
     if (pending_nccl_) {  // the NCCL error was this allocation failing
       pending_nccl_ = false;

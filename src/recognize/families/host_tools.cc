@@ -66,7 +66,10 @@ constexpr Pattern kPatterns[] = {
     {"(Mem|Swp)\\[[| #*]*[0-9.]+[KMGT]?/[0-9.]+[KMGT]\\]", kRegex | kContext},  // htop's meters
 };
 
-constexpr uint64_t kExhaustedPct = 3;  // available RAM, percent of the total
+// Available RAM, percent of the total. 5, not 3: a 31 GiB host with 1.1 GiB
+// available and its swap all but gone thrashes as a small one with nothing
+// available does (read blind: a runner whose RSS climbed into that state).
+constexpr uint64_t kExhaustedPct = 5;
 constexpr uint64_t kSwapLines = 24;    // SwapFree is about the 15th line of /proc/meminfo after MemAvailable
 
 constexpr uint64_t kMeminfoLines = 8;  // MemAvailable is the third line of /proc/meminfo

@@ -430,7 +430,7 @@ class LlamaCpp final : public Recognizer {
   // "ggml_cuda_host_malloc: failed to allocate 349659.17 MiB of pinned memory: out of memory"
   void pinned(const Line& line, std::string_view s, FactSink& out) {
     auto reason = text::after(s, "of pinned memory:");
-    if (!reason || !text::contains(*reason, "out of memory")) return;
+    if (!reason || !(text::contains(*reason, "out of memory") || text::contains(*reason, "OutOfMemory"))) return;
     Fact f = make_fact(line, FactKind::host_state, Family::llamacpp);
     if (auto v = text::after(s, "failed to allocate ")) f.requested = units::parse_log_size(*v);
     f.detail = "ggml could not pin";

@@ -84,7 +84,9 @@ struct Cue {
   // `self_concat`: a code line that concatenates a variable onto itself
   // ("preds = logits if preds is None else torch.cat((preds, logits), dim=0)"):
   // each pass keeps everything the passes before it made.
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers, self_concat, list_concat, command } setting = none;
+  // `model_ctor`: a class whose name ends in "Model", constructed and
+  // assigned on the line ("model = WhisperModel(").
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers, self_concat, list_concat, command, model_ctor } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -246,6 +248,10 @@ constexpr Cue kCues[] = {
     // A module's constructor creating its weights ("self.weight = Parameter(torch.empty(...))").
     {"= Parameter(", Cause::model_load, 0.9f, "creating the model's parameters"},
     {"= nn.Parameter(", Cause::model_load, 0.9f, "creating the model's parameters"},
+    // A model class constructed on the statement that failed ("model =
+    // WhisperModel('large-v3', device='cuda')", "llm = LlamaModel(path)"):
+    // its constructor loads or creates the weights.
+    {"Model(", Cause::model_load, 0.7f, "constructing the model", Cue::model_ctor},
     // KV-cache sizing and allocation (the cache for the configured context).
     // Not "kv cache" alone: serving engines print "KV cache usage: 5%" in every stats line.
     // llama.cpp creating its context after the weights, for a long context:
@@ -817,6 +823,21 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
            (text::contains(before, "nn/modules/module.py") || text::ends_with(before, "nn/modules/module"));
   if (kind == Cue::self_concat) return concatenated_onto_itself(before, after);
   if (kind == Cue::list_concat) return joins_a_kept_list(after);
+  if (kind == Cue::model_ctor) {
+    // "= WhisperModel(": a class name ending in the word, assigned.
+    size_t name = before.size();
+    while (name > 0 && (platform::is_alnum(before[name - 1]) || before[name - 1] == '_' || before[name - 1] == '.')) --name;
+    if (name == before.size()) return false;  // a bare "Model(" call names no class
+    // The class's own spelling, not a variable's ("self.model(x)" runs a
+    // forward pass): "Model(" as written, after a capitalised name.
+    if (std::string_view(before.data() + before.size(), 6) != "Model(") return false;
+    std::string_view cls = before.substr(name);
+    if (size_t dot = cls.rfind('.'); dot != std::string_view::npos) cls = cls.substr(dot + 1);
+    if (cls.empty() || !(cls[0] >= 'A' && cls[0] <= 'Z')) return false;
+    std::string_view lead = before.substr(0, name);
+    while (!lead.empty() && lead.back() == ' ') lead.remove_suffix(1);
+    return !lead.empty() && lead.back() == '=' && (lead.size() < 2 || (lead[lead.size() - 2] != '=' && lead[lead.size() - 2] != '!'));
+  }
   if (kind == Cue::ctor) {
     bool stdlib = (text::contains(before, "lib/python") || text::icontains(before, "\\lib\\")) && !text::contains(before, "-packages");
     return !stdlib && !text::contains(before, "subprocess.py") && !text::contains(before, "threading.py");
