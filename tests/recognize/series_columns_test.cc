@@ -312,6 +312,25 @@ TEST(SeriesColumns, ASizeBeforeItsWordIsASeries) {
   EXPECT_NE(flat.cause, Cause::leak_or_accumulation);
 }
 
+// A training loop that prints the host's use beside its loss ("ram_used=26.4G",
+// modelled on a sequential-recommendation run whose RAM climbed across
+// epochs; our figures): the climb into the kernel's kill is accumulation, not
+// the epoch's batch.
+TEST(SeriesColumns, ATrainingLoopsRamUsedIsASeries) {
+  std::string log = "$ python main.py --batch_size=512\n";
+  const char* used[] = {"18.9G", "26.4G", "33.7G", "41.2G", "48.8G", "55.0G", "61.7G"};
+  int step = 2000;
+  for (const char* u : used) {
+    log += fmt::format("loss in epoch {} iteration {}/19532: 0.61 ram_used={}\n", step > 19532 ? 2 : 1, step % 19532, u);
+    step += 4000;
+  }
+  log += "Killed\n[1201551.003821] Out of memory: Killed process 14420 (python) total-vm:87110284kB, anon-rss:63102144kB, "
+         "file-rss:104388kB, shmem-rss:12288kB, UID:1000 pgtables:124512kB oom_score_adj:0\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_NE(growing(d, "ramused"), nullptr);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << test::reason_text(d);
+}
+
 // A Prometheus scrape pasted row after row: Go's client prints large figures
 // with an exponent ("go_memstats_heap_inuse_bytes 3.1874112e+08"). A heap
 // that climbs scrape after scrape is growth (modelled on letsencrypt/boulder's

@@ -342,19 +342,7 @@ class ExitStatus final : public Recognizer {
       for (const auto& n : kSignalNames)
         if (text::starts_with(rest, n.name)) return signal(line, p, n.number, std::nullopt, out);
     }
-    // s6-overlay's supervisor: "Service exited with code 256 (by signal 4)".
-    size_t by = s.find(" by signal");
-    if (by == std::string_view::npos) by = s.find("(by signal");
-    if (size_t p = by; p != std::string_view::npos) {
-      // "killed by signal 9", "terminated by signal SIGKILL", "is killed by signal: Killed."
-      std::string_view rest = platform::skip(s.substr(p + 10), ": ");
-      std::optional<int> sig;
-      if (auto n = text::parse_i64(rest)) sig = static_cast<int>(*n);
-      for (const auto& n : kSignalNames)
-        if (!sig && text::starts_with(rest, n.name)) sig = n.number;
-      if (sig && *sig > 0 && *sig < 65) signal(line, p, *sig, std::nullopt, out);
-      return;
-    }
+    if (by_signal(line, out)) return;
     code(line, out);
   }
 
@@ -780,6 +768,23 @@ class ExitStatus final : public Recognizer {
     return true;
   }
   uint64_t echo_line_ = 0;
+
+  // "killed by signal 9", "terminated by signal SIGKILL", "is killed by
+  // signal: Killed.", and s6-overlay's supervisor: "Service exited with code
+  // 256 (by signal 4)".
+  bool by_signal(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    size_t p = s.find(" by signal");
+    if (p == std::string_view::npos) p = s.find("(by signal");
+    if (p == std::string_view::npos) return false;
+    std::string_view rest = platform::skip(s.substr(p + 10), ": ");
+    std::optional<int> sig;
+    if (auto n = text::parse_i64(rest)) sig = static_cast<int>(*n);
+    for (const auto& n : kSignalNames)
+      if (!sig && text::starts_with(rest, n.name)) sig = n.number;
+    if (sig && *sig > 0 && *sig < 65) signal(line, p, *sig, std::nullopt, out);
+    return true;
+  }
 
   // A Windows crash's NTSTATUS as the exit status (kNtStatus): a look-alike.
   bool nt_status(const Line& line, FactSink& out) {

@@ -189,7 +189,7 @@ constexpr Pattern kPatterns[] = {
     {"Message queue length: [0-9]{7,}", kRegex | kContext},  // an Erlang crash dump's undrained mailbox
     {"^\\S+ +[0-9]+ +\\S+ +[0-9]+ +[0-9][0-9,.]* K\\s*$", kRegex | kContext},  // a tasklist row
     {"free -", kContext},
-    {"(rss|heap_?(used|total|alloc|inuse|sys|idle)|used_?[a-z]{0,12}_?memory|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|memory\\.(current|usage_in_bytes)|(current|driver)_allocated(_memory)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
+    {"(rss|ram_?used|used_?ram|heap_?(used|total|alloc|inuse|sys|idle)|used_?[a-z]{0,12}_?memory|external|array_?buffers|queue_?depth|queue_?size|backlog|resident|footprint|mem(ory)?(_| )?(usage|used)?|memory\\.(current|usage_in_bytes)|(current|driver)_allocated(_memory)?|threads|goroutines)([._]?([kmg]i?b|(kilo|mega|giga)?bytes))?\"?'? ?[=:] ?\"?'? ?[0-9]",
      kCi},
     // A line that names memory and ends in a size after a colon, whatever words lie between ("queue
     // worker memory after job 400 (App\\Jobs\\Sync): 92.38 MB"): the same line again is a template series.
@@ -354,6 +354,8 @@ bool known_key(std::string_view k) {
                                                 "queuesize", "backlog",  "resident",  "memory",   "threads",      "goroutines",
                                                 // macOS footprint(1)'s per-process "Footprint: 3120 MB"
                                                 "footprint",
+                                                // a training loop's own print of the host's use ("ram_used=26.4G")
+                                                "ramused", "usedram",
                                                 // GPU pools as frameworks log them: CuPy's mempool used_bytes,
                                                 // torch.cuda.memory_allocated() / memory_reserved() printed per step.
                                                 "usedbytes", "memoryallocated", "memoryreserved", "allocatedbytes",
