@@ -116,5 +116,16 @@ TEST(FailureMarkers, TheKernelsSegfaultRecordIsACrash) {
   EXPECT_EQ(test::diagnose_text(line).layer, Layer::not_memory);
 }
 
+// pickle's limit on one object before protocol 4, as a Celery worker logs a
+// task whose result was too large to send back (modelled on an OpenQuake
+// calculation's worker log of 2018; our task id): a format's limit.
+TEST(FailureMarkers, PicklesFourGibLimitIsNotMemory) {
+  Diagnosis d = test::diagnose_text(
+      "[2018-07-24 21:47:19,083: ERROR/ForkPoolWorker-11] Task calc.safely_call[7c2e90b1] raised unexpected: "
+      "OverflowError('cannot serialize a bytes object larger than 4 GiB',)\n");
+  EXPECT_EQ(d.layer, Layer::not_memory) << test::reason_text(d);
+  EXPECT_NE(test::reason_text(d).find("pickle"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aimem

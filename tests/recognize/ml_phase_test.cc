@@ -790,5 +790,22 @@ TEST(MlPhase, AModelClassConstructedOnTheFailingLineIsTheLoad) {
   EXPECT_NE(forward.cause, Cause::model_load) << test::reason_text(forward);
 }
 
+// A DataLoader worker's collate function holding a whole batch when the
+// CPU allocator refused it (modelled on an arcgis.learn detector's training,
+// 2021; our paths): the batch. The same refusal under a frame that loads
+// nothing names no phase.
+TEST(MlPhase, ACollateFrameIsTheBatch) {
+  auto log = [](const std::string& frame) {
+    return "RuntimeError: Caught RuntimeError in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n"
+           "  File \"/opt/conda/lib/python3.7/site-packages/torch/utils/data/_utils/fetch.py\", line 47, in fetch\n" + frame +
+           "RuntimeError: [enforce fail at CPUAllocator.cpp:64] . DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+           "231211008 bytes. Error code 12 (Cannot allocate memory)\n";
+  };
+  Diagnosis d = test::diagnose_text(log("    return self.collate_fn(data)\n"));
+  EXPECT_EQ(d.layer, Layer::host_ram);
+  EXPECT_EQ(d.cause, Cause::concurrency_batch) << test::reason_text(d);
+  EXPECT_NE(test::diagnose_text(log("    return self.transform(data)\n")).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -33,10 +33,18 @@ TEST(PlatformStops, HealthChecksAndPreemptionAreNotMemory) {
       "10-20 18:51:11.823  1482  1614 I ActivityManager: Killing PhantomProcessRecord{9a2c0f3 14721:com.termux/u0a311}: Trimming "
       "phantom processes\n";
   const std::string uwsgi = "Fri Mar 29 15:28:04 2019 - worker 4 (pid: 21734) is taking too much time to die...NO MERCY !!!\n";
-  for (const std::string& log : {ecs, yarn, gce, ray, android, uwsgi}) {
+  const std::string kueue =
+      "  \"message\": \"Preempted to accommodate a workload (UID: 6a0e2f4c, JobUID: d83c11f2) due to prioritization in the "
+      "ClusterQueue\",\n  \"reason\": \"Preempted\",\n";
+  const std::string admission =
+      "time=\"2024-05-23T08:12:47.246Z\" level=info msg=\"Failed to create pod train (train-1920466031): admission webhook "
+      "\\\"warden-validating.common-webhooks.networking.gke.io\\\" denied the request: the pod's requests exceed the maximum\"\n";
+  for (const std::string& log : {ecs, yarn, gce, ray, android, uwsgi, kueue, admission}) {
     Diagnosis d = test::diagnose_text(log);
     EXPECT_EQ(d.layer, Layer::not_memory) << log << test::reason_text(d);
   }
+  // A request denied by anything but an admission webhook is not this.
+  EXPECT_NE(test::diagnose_text("403 Forbidden: the proxy denied the request\n").layer, Layer::not_memory);
   // The search alone, without its output, names no event.
   EXPECT_EQ(test::diagnose_text(gce.substr(0, gce.find('\n') + 1)).layer, Layer::none);
   // Beside a real OOM kill, the kill is the answer.

@@ -66,6 +66,7 @@ constexpr Pattern kPatterns[] = {
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
     {"(received message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
+    {"cannot serialize a bytes object larger than 4 ?GiB", kRegex | kContext},
 };
 
 constexpr size_t kMaxFacts = 4;
@@ -73,7 +74,7 @@ constexpr size_t kMaxFacts = 4;
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
   kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption,
-  kMessageSize, kStoreQuota, kLaunchResources, kMarkers
+  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -126,6 +127,11 @@ class FailureMarkers final : public Recognizer {
     // resource words, neither memory.
     if (text::contains(s, "received message larger than max"))
       return mark(line, kMessageSize, "gRPC's cap on one message's size (received message larger than max), not memory", out);
+    // pickle before protocol 4 ("OverflowError: cannot serialize a bytes
+    // object larger than 4 GiB", a worker pool returning a large result): a
+    // format's limit on one object.
+    if (text::contains(s, "cannot serialize a bytes object larger than 4"))
+      return mark(line, kSerializeLimit, "pickle's 4 GiB limit on one object (protocols before 4), not memory", out);
     if (text::contains(s, "database space exceeded"))
       return mark(line, kStoreQuota, "etcd's storage quota (mvcc: database space exceeded; compact and defragment), not memory", out);
     if (text::contains(s, ": segfault at ") && text::contains(s, " ip ") && text::contains(s, " error "))

@@ -361,6 +361,10 @@ constexpr Cue kCues[] = {
     {" - loss: ", Cause::concurrency_batch, 0.7f, "a training step (a progress line with its loss)"},
     {"_inner_training_loop", Cause::concurrency_batch, 0.8f, "a training step"},
     {"epoch", Cause::concurrency_batch, 0.6f, "a training epoch", Cue::run_word},
+    // A data loader's worker assembling a batch (PyTorch's collate_fn,
+    // default_collate, a library's own *_collate): the allocation holds one
+    // whole batch of samples.
+    {"collate", Cause::concurrency_batch, 0.7f, "a batch being assembled (collate)"},
     {"batch_size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
     {"batch size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
     {"batch-size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},

@@ -12,6 +12,9 @@
 //   compute.instances.preempted                                          (GCE's operation on a spot/preemptible VM)
 //   EC2 Spot Instance interruption notice / BidEvictedEvent              (AWS, Azure spot)
 //   disrupting nodeclaim(s) via delete ... / disrupting via consolidation   (Karpenter)
+// Admission and queueing before anything ran:
+//   Failed to create pod ...: admission webhook "warden-validating..." denied the request: ...   (GKE Autopilot)
+//   "message": "Preempted to accommodate a workload (UID: ...) due to prioritization in the ClusterQueue"   (Kueue)
 // Process managers' own limits:
 //   ActivityManager: Killing PhantomProcessRecord{9a2c0f3 14721:com.termux/u0a311}: Trimming phantom processes
 //   worker 4 (pid: 21734) is taking too much time to die...NO MERCY !!!   (uWSGI on a reload)
@@ -45,6 +48,8 @@ constexpr Stop kStops[] = {
     {"BidEvictedEvent", "the spot VM was evicted by its price (the machine taken back)"},
     {"disrupting nodeclaim", "Karpenter removed the node (consolidation or a spot interruption)"},
     {"disrupting via consolidation", "Karpenter removed the node (consolidation)"},
+    {"Preempted to accommodate a workload", "Kueue preempted the workload for a higher-priority one in its ClusterQueue"},
+    {"denied the request", "an admission webhook refused to create the pod (it never started)"},
     {"Trimming phantom processes", "Android's phantom-process limit (Android 12 and later) killed the child process"},
     {"too much time to die...NO MERCY", "uWSGI's master killed a worker that did not exit in time on a reload or shutdown (NO MERCY)"},
 };
@@ -63,6 +68,8 @@ class PlatformStops final : public Recognizer {
     if (said_ || guards::is_command_line(line.text)) return;
     for (const Stop& st : kStops) {
       if (!text::contains(line.text, st.phrase)) continue;
+      // Only an admission webhook's refusal, not any request denied.
+      if (st.phrase == "denied the request" && !text::contains(line.text, "admission webhook")) continue;
       said_ = true;
       Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
       f.layer = Layer::not_memory;
