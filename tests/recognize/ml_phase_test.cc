@@ -807,5 +807,23 @@ TEST(MlPhase, ACollateFrameIsTheBatch) {
   EXPECT_NE(test::diagnose_text(log("    return self.transform(data)\n")).cause, Cause::concurrency_batch);
 }
 
+// Ollama says its runner answers once the model is loaded ("llama runner
+// started in 3.28 seconds", modelled on an Ollama 0.6 log on Windows; our
+// times): a device failure after it is no load's, though the scheduler's
+// "loading" line stands above it.
+TEST(MlPhase, OllamasRunnerStartedEndsTheLoad) {
+  auto log = [](bool started) {
+    return std::string("time=2025-03-21T19:03:15.107+08:00 level=INFO source=sched.go:715 msg=\"new model will fit in available "
+                       "VRAM in single GPU, loading\"\n") +
+           (started ? "time=2025-03-21T19:03:18.402+08:00 level=INFO source=server.go:619 msg=\"llama runner started in 3.28 seconds\"\n"
+                    : "") +
+           "CUDA error: out of memory\n  current device: 0, in function ggml_cuda_pool_malloc_vmm at ggml-cuda.cu:375\n";
+  };
+  EXPECT_EQ(test::diagnose_text(log(false)).cause, Cause::model_load);
+  Diagnosis after = test::diagnose_text(log(true));
+  EXPECT_EQ(after.layer, Layer::gpu_vram);
+  EXPECT_NE(after.cause, Cause::model_load) << test::reason_text(after);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -517,7 +517,9 @@ constexpr std::string_view kLoadDone[] = {"loaded model in", "loaded the model i
                                           "ready to receive", "completed loading",
                                           // Triton's model repository and endpoints; a uvicorn-served app up.
                                           "successfully loaded '", "started grpcinferenceservice", "started httpservice",
-                                          "uvicorn running on"};
+                                          "uvicorn running on",
+                                          // Ollama's runner answering after its model loaded.
+                                          "runner started in"};
 
 // A pool of worker processes starting: gunicorn's "[9] [INFO] Booting worker
 // with pid: 9", Puma's "- Worker 0 (PID: 4127) booted in 0.35s, phase: 0",
