@@ -825,5 +825,26 @@ TEST(MlPhase, OllamasRunnerStartedEndsTheLoad) {
   EXPECT_NE(after.cause, Cause::model_load) << test::reason_text(after);
 }
 
+// Windows' commit limit hit while a DataLoader's spawned workers each
+// re-import torch (modelled on SwinIR and VITS training threads of 2022-2023;
+// our paths): "Error loading ...\\shm.dll" loads a library, not a model, and
+// the spawned child is one of several copies.
+TEST(MlPhase, ASpawnedChildLoadingALibraryIsACopyNotAModelLoad) {
+  auto log = [](bool spawned) {
+    return std::string("Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n") +
+           (spawned ? "  File \"D:\\env\\lib\\multiprocessing\\spawn.py\", line 116, in spawn_main\n"
+                      "    exitcode = _main(fd, parent_sentinel)\n"
+                    : "") +
+           "  File \"D:\\src\\train.py\", line 10, in <module>\n    import torch\n"
+           "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+           "\"D:\\env\\lib\\site-packages\\torch\\lib\\shm.dll\" or one of its dependencies.\n";
+  };
+  Diagnosis alone = test::diagnose_text(log(false));
+  EXPECT_EQ(alone.layer, Layer::host_ram) << test::reason_text(alone);
+  EXPECT_NE(alone.cause, Cause::model_load) << test::reason_text(alone);
+  Diagnosis spawned = test::diagnose_text(log(true));
+  EXPECT_EQ(spawned.cause, Cause::concurrency_batch) << test::reason_text(spawned);
+}
+
 }  // namespace
 }  // namespace aimem

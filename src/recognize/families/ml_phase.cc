@@ -365,6 +365,11 @@ constexpr Cue kCues[] = {
     // default_collate, a library's own *_collate): the allocation holds one
     // whole batch of samples.
     {"collate", Cause::concurrency_batch, 0.7f, "a batch being assembled (collate)"},
+    // A child that multiprocessing spawned (Windows' only start method, and
+    // macOS's default) re-imports everything the parent imported: each of
+    // the DataLoader's or pool's workers holds its own copy of the libraries
+    // and their commit.
+    {"spawn_main", Cause::concurrency_batch, 0.6f, "a spawned worker process (each re-imports the libraries)"},
     {"batch_size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
     {"batch size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
     {"batch-size", Cause::concurrency_batch, 0.7f, "the batch size", Cue::batch},
@@ -890,6 +895,15 @@ bool batch_went_down(std::string_view s) {
   return to && *to > 0 && *to < *from;
 }
 
+// A shared library being loaded ("Error loading \"...\\torch\\lib\\shm.dll\"
+// or one of its dependencies", "error while loading shared libraries:
+// libcudart.so.12"): a process starting, not a model's weights.
+bool library_load(std::string_view s) {
+  for (std::string_view w : {".dll", ".so\"", ".so.", ".so ", ".so'", ".dylib", "shared librar", "shared object"})
+    if (text::icontains(s, w)) return true;
+  return text::ends_with(s, ".so");
+}
+
 // A shell command with flags: a prompt ("$ ", "# ", "> ", "...$ ") or a
 // launcher first, and a "--flag" after it.
 bool command_line(std::string_view s) {
@@ -948,6 +962,7 @@ class MlPhase final : public Recognizer {
       if (inside_other_word(s, at, c.word)) continue;
       if (!setting_speaks(c.setting, s.substr(0, at), s.substr(at + c.word.size()))) continue;
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
+      if (k == 0 && library_load(s)) continue;
       if (c.setting == Cue::workers || c.setting == Cue::counted || c.setting == Cue::xargs || c.setting == Cue::jvm_workers)
         workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()));
       if (c.setting == Cue::load) load = text::parse_u64(text::trim_left(s.substr(at + c.word.size())));
