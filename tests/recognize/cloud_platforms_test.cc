@@ -51,6 +51,23 @@ TEST(CloudPlatforms, EcsStoppedReasonIsTheTasksLimit) {
 // dart-lang/pub-dev#9554 and googleapis/repo-automation-bots#2418), App
 // Engine's soft limit (google/syzkaller#2322, catapult-project/catapult#1474)
 // and Cloud Functions gen1. Values are ours.
+// AWS Batch's describe-jobs JSON names the container's memory (MiB) above the
+// reason (modelled on a Batch job that concatenated two large downloads;
+// our ids and sizes): the limit the kill was at. A job id after --jobs is
+// not a count of parallel jobs.
+TEST(CloudPlatforms, BatchJobJsonGivesTheContainersMemory) {
+  const std::string log =
+      "$ aws batch describe-jobs --jobs 8e2c1f4a-6b3d-4e70-9a15-c2d7f0b83e61 --query 'jobs[0].container'\n"
+      "{\n    \"vcpus\": 1,\n    \"memory\": 1024,\n    \"exitCode\": 137,\n"
+      "    \"reason\": \"OutOfMemoryError: Container killed due to memory usage\"\n}\n";
+  Diagnosis d = test::diagnose_text(log);
+  EXPECT_EQ(d.layer, Layer::container_limit);
+  EXPECT_EQ(d.cause, Cause::limit_too_low) << test::reason_text(d);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_NE(test::reason_text(d).find("1.00 GiB"), std::string::npos) << test::reason_text(d);
+  EXPECT_EQ(test::reason_text(d).find("parallel jobs"), std::string::npos);
+}
+
 TEST(CloudPlatforms, GoogleMemoryLimitsGiveLimitAndUsage) {
   const char* run = "2024-05-01 10:00:04.120 UTC  Memory limit of 512 MiB exceeded with 530 MiB used. Consider increasing the memory "
                     "limit, see https://cloud.google.com/run/docs/configuring/memory-limits\n";

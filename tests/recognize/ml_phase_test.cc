@@ -746,6 +746,10 @@ TEST(MlPhase, AJobCountOfOnePerCpuIsTheParallelWork) {
   EXPECT_EQ(d.cause, Cause::concurrency_batch) << test::reason_text(d);
   EXPECT_NE(test::reason_text(d).find("one per CPU"), std::string::npos) << test::reason_text(d);
   EXPECT_NE(test::diagnose_text(run("-j2")).cause, Cause::concurrency_batch);
+  // Eight jobs written as a figure are eight, not "one per CPU".
+  Diagnosis eight = test::diagnose_text(run("-j8"));
+  EXPECT_EQ(eight.cause, Cause::concurrency_batch);
+  EXPECT_EQ(test::reason_text(eight).find("one per CPU"), std::string::npos) << test::reason_text(eight);
 }
 
 // Triton says the model loaded and its endpoints started (modelled on

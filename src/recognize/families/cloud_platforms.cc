@@ -79,6 +79,9 @@ namespace {
 
 constexpr Pattern kPatterns[] = {
     {"Container killed due to memory usage"},
+    // The job's or container's own memory in the JSON that AWS Batch's and
+    // ECS's describe calls print beside the reason ("memory": 1024, MiB).
+    {"^\\s*\"memory\": ?[0-9]+,?\\s*$", kRegex | kContext},
     {") died due to OOM"},
     {"container init was OOM-killed"},
     {"OOM: the memory limit could be too low"},
@@ -139,6 +142,13 @@ class CloudPlatforms final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (guards::is_advice_line(s)) return;
+    if (auto m = text::after(text::trim_left(s), "\"memory\":"); m && text::starts_with(text::trim_left(s), "\"memory\":")) {
+      if (auto mib = text::parse_u64(text::trim_left(*m)); mib && *mib > 0 && *mib < (1ULL << 30)) {
+        memory_mib_ = *mib;
+        memory_line_ = line.number;
+      }
+      return;
+    }
     if (text::contains(s, "Container killed due to memory usage")) return ecs(line, out);
     if (text::contains(s, "ServiceSchedulerInitiated") || text::contains(s, "Scaling activity initiated by (deployment")) {
       if (ecs_stop_sent_) return;
@@ -198,6 +208,8 @@ class CloudPlatforms final : public Recognizer {
   }
 
  private:
+  static constexpr uint64_t kJsonGap = 12;  // lines from the "memory" field to the reason in one describe call's JSON
+  uint64_t memory_mib_ = 0, memory_line_ = 0;
   // A Fly machine's memory ("256 MB", "2 GB"): the machine is a whole VM, so
   // its size is the host's RAM, as `free` would give it.
   static void fly_size(const Line& line, std::string_view v, FactSink& out) {
@@ -354,6 +366,8 @@ class CloudPlatforms final : public Recognizer {
     }
     Fact f = kill(line, "ECS task memory limit", "");
     f.container = container;
+    // The container's memory from the describe call's JSON just above (MiB).
+    if (memory_line_ && line.number <= memory_line_ + kJsonGap) f.limit = memory_mib_ * units::MiB;
     if (auto v = text::after(s, "Exit Code")) {
       if (auto n = text::parse_i64(platform::skip(*v, " \t:"))) f.exit_code = static_cast<int>(*n);
     } else if (auto v2 = text::after(s, "ExitCode:")) {

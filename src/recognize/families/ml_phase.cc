@@ -742,7 +742,11 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
   size_t i = 0;
   while (i < after.size() && i < 3 && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || (after[i] == '"' && i == 0))) ++i;
   if (per_cpu(after.substr(i))) return kPerCpuJobs;
-  return text::parse_u64(after.substr(i));
+  // The count is a word of its own: "--jobs 8e2c1f4a-..." names a job, not 8.
+  std::string_view rest;
+  auto n = text::parse_u64(after.substr(i), &rest);
+  if (n && !rest.empty() && (platform::is_alnum(rest[0]) || rest[0] == '-' || rest[0] == '_')) return std::nullopt;
+  return n;
 }
 
 // "loading" inside "Downloading", "Uploading", "Unloading": moving files
@@ -956,6 +960,7 @@ class MlPhase final : public Recognizer {
     // The strongest cue of each cause on this line.
     const Cue* best[3] = {nullptr, nullptr, nullptr};
     std::optional<uint64_t> workers, load;
+    bool per_cpu_jobs = false;  // the count was the machine's CPUs ("-j$(nproc)"), not a figure
     for (const Cue& c : kCues) {
       size_t at = text::ifind(s, c.word);
       if (at == std::string_view::npos) continue;
@@ -963,8 +968,12 @@ class MlPhase final : public Recognizer {
       if (!setting_speaks(c.setting, s.substr(0, at), s.substr(at + c.word.size()))) continue;
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
       if (k == 0 && library_load(s)) continue;
-      if (c.setting == Cue::workers || c.setting == Cue::counted || c.setting == Cue::xargs || c.setting == Cue::jvm_workers)
+      if (c.setting == Cue::workers || c.setting == Cue::counted || c.setting == Cue::xargs || c.setting == Cue::jvm_workers) {
         workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()));
+        std::string_view v = text::trim_left(s.substr(at + c.word.size()));
+        while (!v.empty() && (v[0] == '=' || v[0] == ':')) v.remove_prefix(1);
+        per_cpu_jobs = per_cpu(v);
+      }
       if (c.setting == Cue::load) load = text::parse_u64(text::trim_left(s.substr(at + c.word.size())));
       if (!best[k] || c.weight > best[k]->weight) best[k] = &c;
     }
@@ -989,7 +998,7 @@ class MlPhase final : public Recognizer {
       // wherever it was printed (sequences = the count).
       if (c->setting == Cue::workers || c->setting == Cue::counted || c->setting == Cue::xargs || c->setting == Cue::jvm_workers)
         f.sequences = workers;
-      if (f.sequences == kPerCpuJobs && c->setting == Cue::workers) f.detail = std::string(kPerCpuDetail);
+      if (per_cpu_jobs && c->setting == Cue::workers) f.detail = std::string(kPerCpuDetail);
       if (c->setting == Cue::jvm_workers) f.family = Family::jvm;
       // Requests in flight are the moment's load: `count`, not a setting.
       if (c->setting == Cue::load) f.count = load;
