@@ -122,5 +122,24 @@ TEST(SharedMemory, PytorchsShmFileFullIsTheContainersShm) {
   EXPECT_EQ(diagnose_text("OSError: [Errno 28] No space left on device: '/data/ckpt/step_900.pt'\n").layer, Layer::not_memory);
 }
 
+// NCCL could not open its segment because /dev/shm was mounted without the
+// world-writable sticky mode (modelled on a DDP start-up on a shared node,
+// NCCL 2.4; our ids): refused for its permissions, not its space. The same
+// segment refused with "No space left on device" is the container's shm.
+TEST(SharedMemory, ASegmentRefusedForItsPermissionsIsNotShmRunningOut) {
+  auto log = [](const char* why) {
+    return std::string("node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : ") + why +
+           "\n"
+           "node08:27106:27302 [0] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-3f7a-0-3-0 "
+           "(size 4460544)\n"
+           "$ df -h /dev/shm\nFilesystem      Size  Used Avail Use% Mounted on\ntmpfs           64M   64M     0 100% /dev/shm\n";
+  };
+  auto denied = test::facts_of_kind(log("Permission denied"), FactKind::host_alloc_failure);
+  EXPECT_TRUE(denied.empty());
+  EXPECT_EQ(diagnose_text(log("Permission denied")).layer, Layer::not_memory);
+  Diagnosis full = diagnose_text(log("No space left on device"));
+  EXPECT_EQ(full.layer, Layer::container_limit) << test::reason_text(full);
+}
+
 }  // namespace
 }  // namespace aimem

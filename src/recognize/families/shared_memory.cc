@@ -49,6 +49,7 @@ constexpr Pattern kPatterns[] = {
     {"out of shared memory", kCompanion},
     {"shared memory segment", kCompanion},
     {"/dev/shm", kCompanion},
+    {"shm_open", kCompanion},  // NCCL's "Call to shm_open failed : Permission denied"
     {"</torch_", kCompanion},  // PyTorch's shared-memory files
     {"shared memory pool size", kCompanion},  // Triton's Python backend
     {"Bus error", kContext},
@@ -76,6 +77,10 @@ class SharedMemory final : public Recognizer {
       shm_size_ = size;
       return;
     }
+    // The segment refused for its permissions, not its space (NCCL: "Call to
+    // shm_open failed : Permission denied", a /dev/shm mounted 755).
+    if ((text::contains(s, "shm_open") || text::contains(s, "/dev/shm")) && text::contains(s, "Permission denied")) denied_ = line.number;
+    if (text::contains(s, "No space left on device")) no_space_ = true;
     if (pending_) return;
     // Triton's message carries its own advice ("use '--shm-size' flag") after the failure.
     const bool triton = text::contains(s, "shared memory pool size") && text::contains(s, "No space left on device");
@@ -109,6 +114,22 @@ class SharedMemory final : public Recognizer {
   void finish(FactSink& out) override {
     if (!pending_ && bus_ && shm_size_ && *shm_size_ <= kSmallShm) pending_ = std::move(bus_);
     if (!pending_) return;
+    // Refused for its permissions, with no "No space left" anywhere: the
+    // segment failed for another reason than a full /dev/shm. (A df showing
+    // /dev/shm empty says nothing: it is usually taken after the failure,
+    // when the dead workers' segments are gone.)
+    if (denied_ && !no_space_) {
+      std::string why = "a shared-memory segment was refused for its permissions (Permission denied), not for space";
+      Fact f = std::move(*pending_);  // the failure's own line and provenance, read as a look-alike
+      pending_.reset();
+      f.kind = FactKind::not_memory_failure;
+      f.layer = Layer::not_memory;
+      f.cause = Cause::unknown;
+      f.strength = 0.7f;
+      f.detail = why;
+      out.add(std::move(f));
+      return;
+    }
     Fact& f = *pending_;
     if (shm_size_) f.limit = shm_size_;
     f.detail = shm_size_ ? "/dev/shm (" + units::format_bytes(*shm_size_) + ") is full: the shared memory the container was given"
@@ -121,6 +142,8 @@ class SharedMemory final : public Recognizer {
   std::optional<Fact> pending_;
   std::optional<Fact> bus_;
   std::optional<uint64_t> shm_size_;
+  uint64_t denied_ = 0;
+  bool no_space_ = false;
 
   void hold(const Line& line, float strength) {
     Fact f = make_fact(line, FactKind::host_alloc_failure, Family::runtime);
