@@ -343,10 +343,15 @@ Decision decide_layer(const View& v) {
       }
     }
     Layer hint = g->layer == Layer::unknown ? Layer::gpu_vram : g->layer;
-    // A GPU without memory of its own (Jetson, GB10) allocates from host RAM.
+    // A GPU without memory of its own (Jetson, GB10) allocates from host RAM,
+    // but the pool that refused is the GPU runtime's: the failure is read by
+    // the allocator that reported it, as the corpus's writers read it (8 of 9
+    // such cases on the training split), and the reason says the memory is
+    // shared.
     if (hint == Layer::gpu_vram && v.platform("unified_memory")) {
-      d = {host_or_limit(v, Layer::host_ram), g, 0.75f,
-           "a device allocation failed on a unified-memory board (Jetson, GB10): its GPU memory is the host's RAM"};
+      d = {Layer::gpu_vram, g, 0.75f,
+           "a device allocation failed on a unified-memory board (Jetson, GB10): the GPU runtime's pool, taken from the RAM the "
+           "host shares with it"};
       return d;
     }
     // A metric that saw the device full (DCGM's framebuffer) says so, not that an allocation failed.
