@@ -850,5 +850,23 @@ TEST(MlPhase, ASpawnedChildLoadingALibraryIsACopyNotAModelLoad) {
   EXPECT_EQ(spawned.cause, Cause::concurrency_batch) << test::reason_text(spawned);
 }
 
+// A TensorRT sample's own progress line before the kernel's kill (modelled
+// on a YOLOv3 engine build on a Jetson Nano, 2019; our pid and sizes), and
+// FSDP's frame placing the unsharded module on the device (a single-GPU
+// FSDP run, 2023): both are the model being loaded or built.
+TEST(MlPhase, AnEngineBuildAndFsdpsMoveToTheDeviceAreTheLoad) {
+  Diagnosis build = test::diagnose_text(
+      "Begin parsing model...\nEnd parsing model...\nBegin building engine...\n"
+      "[ 5123.440712] Out of memory: Killed process 8120 (runYolov3) total-vm:9811012kB, anon-rss:3198812kB, file-rss:0kB, "
+      "shmem-rss:0kB, UID:1000 pgtables:8120kB oom_score_adj:0\n");
+  EXPECT_EQ(build.cause, Cause::model_load) << test::reason_text(build);
+  Diagnosis fsdp = test::diagnose_text(
+      "  File \"/opt/conda/lib/python3.10/site-packages/torch/distributed/fsdp/_init_utils.py\", line 526, in "
+      "_move_module_to_device\n"
+      "OutOfMemoryError: CUDA out of memory. Tried to allocate 172.00 MiB (GPU 0; 15.77 GiB total capacity; 14.92 GiB already "
+      "allocated; 95.38 MiB free; 14.97 GiB reserved in total by PyTorch)\n");
+  EXPECT_EQ(fsdp.cause, Cause::model_load) << test::reason_text(fsdp);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -148,6 +148,9 @@ constexpr Cue kCues[] = {
     {"buildserializednetwork", Cause::model_load, 0.8f, "building the TensorRT engine (a second copy of the weights)"},
     {"torch_tensorrt.compile(", Cause::model_load, 0.8f, "building the TensorRT engine (a second copy of the weights)"},
     {"trtllm-build ", Cause::model_load, 0.8f, "building the TensorRT engine (a second copy of the weights)"},
+    // TensorRT samples' and trtexec-style tools' own progress lines.
+    {"begin building engine", Cause::model_load, 0.8f, "building the TensorRT engine (a second copy of the weights)"},
+    {"building engine...", Cause::model_load, 0.8f, "building the TensorRT engine (a second copy of the weights)"},
     {"checkpoint shards", Cause::model_load, 1.0f, "loading checkpoint shards"},
     {"model loading took", Cause::model_load, 1.0f, "loading model weights"},
     {"llama_model_load", Cause::model_load, 1.0f, "llama.cpp loading the model"},
@@ -232,6 +235,8 @@ constexpr Cue kCues[] = {
     {"init_model", Cause::model_load, 0.8f, "initialising the model"},
     {"model.cuda(", Cause::model_load, 0.9f, "moving the model to the GPU"},
     {"model.to(", Cause::model_load, 0.9f, "moving the model to the device"},
+    // FSDP's own frame placing the whole (unsharded) module on the device.
+    {"_move_module_to_device", Cause::model_load, 0.9f, "moving the model to the device"},
     {"model = model.", Cause::model_load, 0.8f, "moving the model to the device"},
     // PyTorch's own frames of Module.to / .cuda() / .half(): nn.Module's
     // _apply and the convert it applies to each parameter ("pipe.to('cuda')"
