@@ -868,5 +868,16 @@ TEST(MlPhase, AnEngineBuildAndFsdpsMoveToTheDeviceAreTheLoad) {
   EXPECT_EQ(fsdp.cause, Cause::model_load) << test::reason_text(fsdp);
 }
 
+// A model built and moved to the GPU in one statement at a REPL, then the
+// shell's "Killed" (modelled on trt_pose on a 2 GB Jetson Nano, 2021; our
+// session): the load. The same call on a tensor named otherwise is not.
+TEST(MlPhase, AModelBuiltAndMovedToTheGpuInOneStatementIsTheLoad) {
+  auto log = [](const std::string& target) {
+    return ">>> " + target + " = trt_pose.models.resnet18_baseline_att(18, 42).cuda().eval()\nKilled\n";
+  };
+  EXPECT_EQ(test::diagnose_text(log("model")).cause, Cause::model_load);
+  EXPECT_NE(test::diagnose_text(log("batch")).cause, Cause::model_load);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -331,6 +331,30 @@ TEST(SeriesColumns, ATrainingLoopsRamUsedIsASeries) {
   EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << test::reason_text(d);
 }
 
+// A training loop's "mem_allocated 18.31 GiB" (modelled on a distributed
+// checkpointing run whose allocation stepped up after every save; our
+// figures) and a service's "gpu used 1,812 MiB" with thousands grouped by
+// commas (an ONNX Runtime OCR service, 2022): both series, both grew.
+TEST(SeriesColumns, MemAllocatedAndCommaGroupedFiguresAreSeries) {
+  std::string train;
+  for (int k = 0; k < 6; ++k)
+    train += fmt::format("step {:3} | loss 7.1 | mem_allocated {}.31 GiB | mem_reserved 70.00 GiB\n", 5 * (k + 1), 18 + 9 * k);
+  train += "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.15 GiB of "
+           "which 1.12 GiB is free.\n";
+  Diagnosis d = test::diagnose_text(train);
+  EXPECT_NE(growing(d, "memallocated"), nullptr);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << test::reason_text(d);
+  std::string ocr;
+  const char* used[] = {"1,812", "2,904", "4,377", "6,120", "8,931", "11,650", "14,208"};
+  for (const char* u : used) ocr += std::string("[INF] page 9 2480x3508 -> 61 boxes (655 ms) | gpu used ") + u + " MiB\n";
+  ocr += "Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:RuntimeException] Failed to allocate memory for requested "
+         "buffer of size 2244608000\n";
+  Diagnosis o = test::diagnose_text(ocr);
+  const Fact* g = growing(o, "gpuused");
+  ASSERT_NE(g, nullptr) << test::reason_text(o);
+  EXPECT_EQ(*g->usage, 14208ULL * 1024 * 1024);
+}
+
 // A Prometheus scrape pasted row after row: Go's client prints large figures
 // with an exponent ("go_memstats_heap_inuse_bytes 3.1874112e+08"). A heap
 // that climbs scrape after scrape is growth (modelled on letsencrypt/boulder's

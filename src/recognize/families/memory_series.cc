@@ -146,7 +146,7 @@ constexpr Pattern kPatterns[] = {
     // "used_mb=3914" as a sampling loop prints free's used column (the unit in the name).
     {"\\bused_(mb|mib|gb|gib|kb|kib)\\s*[=:]\\s*[0-9]", kCi},
     {"Memory\\.[A-Za-z]+\\.Used(\"|\\s*[=:])", kRegex | kContext},
-    {"(allocated|reserved|resident) [0-9.]+ ?[KMGT]i?B", kRegex | kContext},  // "cuda allocated 3.12 GiB"
+    {"(allocated|reserved|resident|used) [0-9][0-9.,]* ?[KMGT]i?B", kRegex | kContext},  // "cuda allocated 3.12 GiB", "gpu used 1,812 MiB"
     // A Prometheus range query as promtool prints it: the series' labels, then "value @[time]" rows.
     {"(promtool query|query_range)", kRegex | kContext},
     {"\\} =>\\s*$", kRegex | kContext},
@@ -754,12 +754,20 @@ class MemorySeries final : public Recognizer {
       // A dotted metric's name ("cuda.memory_allocated 2.48 GB"): its last part,
       // the allocator's figure itself (not a peak: "max_memory_allocated" only rises).
       if (size_t dot = word.rfind('.'); dot != std::string::npos) word = word.substr(dot + 1);
-      const bool metric = word == "memoryallocated" || word == "memoryreserved";
+      const bool metric = word == "memoryallocated" || word == "memoryreserved" || word == "memallocated" || word == "memreserved";
       // "used" too: the JVM's pools as jcmd prints them ("Metaspace used 176302K, capacity ...").
       if (!metric && word != "allocated" && word != "reserved" && word != "rss" && word != "resident" && word != "inuse" && word != "used")
         continue;
       std::string_view rest;
-      auto size = units::parse_log_size(text::trim_left(line.text.substr(static_cast<size_t>(w[k + 1].data() - line.text.data()))), &rest);
+      std::string_view at = text::trim_left(line.text.substr(static_cast<size_t>(w[k + 1].data() - line.text.data())));
+      // Thousands grouped with commas ("gpu used 1,812 MiB"): the figure without them.
+      std::string grouped;
+      if (size_t c = at.find(','); c != std::string_view::npos && c > 0 && c < 4 && c + 4 <= at.size() && platform::is_digit(at[c + 1])) {
+        for (char ch : at.substr(0, std::min<size_t>(at.size(), 32)))
+          if (ch != ',') grouped += ch;
+        at = grouped;
+      }
+      auto size = units::parse_log_size(at, &rest);
       if (!size || rest.size() == line.text.size()) continue;
       std::string before = k > 0 ? canonical(w[k - 1]) : std::string();
       bool named = !before.empty() && before.size() <= 8 && std::all_of(before.begin(), before.end(), [](char c) { return c >= 'a' && c <= 'z'; });

@@ -86,7 +86,8 @@ struct Cue {
   // each pass keeps everything the passes before it made.
   // `model_ctor`: a class whose name ends in "Model", constructed and
   // assigned on the line ("model = WhisperModel(").
-  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers, self_concat, list_concat, command, model_ctor } setting = none;
+  // `assigned_model`: the statement assigns to a model ("model = ...", "net = ...").
+  enum Setting { none, context, batch, workers, load, counted, ctor, xargs, cxx_frame, frame_name, run_word, torch_module, jvm_workers, self_concat, list_concat, command, model_ctor, assigned_model } setting = none;
 };
 
 constexpr Cue kCues[] = {
@@ -238,6 +239,8 @@ constexpr Cue kCues[] = {
     // FSDP's own frame placing the whole (unsharded) module on the device.
     {"_move_module_to_device", Cause::model_load, 0.9f, "moving the model to the device"},
     {"model = model.", Cause::model_load, 0.8f, "moving the model to the device"},
+    // A model built and moved in one statement ("model = resnet18(...).cuda().eval()").
+    {").cuda()", Cause::model_load, 0.8f, "moving the model to the GPU", Cue::assigned_model},
     // PyTorch's own frames of Module.to / .cuda() / .half(): nn.Module's
     // _apply and the convert it applies to each parameter ("pipe.to('cuda')"
     // in diffusers, any module moved whole). Only in torch/nn/modules/module.py:
@@ -843,6 +846,14 @@ bool setting_speaks(Cue::Setting kind, std::string_view before, std::string_view
            (text::contains(before, "nn/modules/module.py") || text::ends_with(before, "nn/modules/module"));
   if (kind == Cue::self_concat) return concatenated_onto_itself(before, after);
   if (kind == Cue::list_concat) return joins_a_kept_list(after);
+  if (kind == Cue::assigned_model) {
+    size_t eq = before.find('=');
+    if (eq == std::string_view::npos || eq == 0 || (eq + 1 < before.size() && before[eq + 1] == '=')) return false;
+    std::string_view target = before.substr(0, eq);
+    while (!target.empty() && target.back() == ' ') target.remove_suffix(1);
+    auto ends = [&](std::string_view w) { return target.size() >= w.size() && text::iequals(target.substr(target.size() - w.size()), w); };
+    return ends("model") || ends("net");
+  }
   if (kind == Cue::model_ctor) {
     // "= WhisperModel(": a class name ending in the word, assigned.
     size_t name = before.size();
