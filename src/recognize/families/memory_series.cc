@@ -146,7 +146,11 @@ constexpr Pattern kPatterns[] = {
     // "used_mb=3914" as a sampling loop prints free's used column (the unit in the name).
     {"\\bused_(mb|mib|gb|gib|kb|kib)\\s*[=:]\\s*[0-9]", kCi},
     {"Memory\\.[A-Za-z]+\\.Used(\"|\\s*[=:])", kRegex | kContext},
-    {"(allocated|reserved|resident|used) [0-9][0-9.,]* ?[KMGT]i?B", kRegex | kContext},  // "cuda allocated 3.12 GiB", "gpu used 1,812 MiB"
+    {"(allocated|reserved|resident) [0-9.]+ ?[KMGT]i?B", kRegex | kContext},  // "cuda allocated 3.12 GiB"
+    // "gpu used 1,812 MiB": thousands grouped by commas. (Any "used <size>"
+    // was tried: it sent so many lines of a large log here that its scan
+    // took half again as long.)
+    {"used [0-9]{1,3}(,[0-9]{3})+ ?[KMGT]i?B", kRegex | kContext},
     // A Prometheus range query as promtool prints it: the series' labels, then "value @[time]" rows.
     {"(promtool query|query_range)", kRegex | kContext},
     {"\\} =>\\s*$", kRegex | kContext},
