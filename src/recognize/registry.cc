@@ -66,6 +66,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kKafkaWireEntry,
     &kForkSafetyEntry,
     &kPlatformStopsEntry,
+    &kTcmallocEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

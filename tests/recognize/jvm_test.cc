@@ -409,5 +409,22 @@ TEST(Jvm, SparksOwnOutOfMemoryErrorIsTheHeapsExecutionMemory) {
   EXPECT_NE(test::diagnose_text("mylib.SparklingOutOfMemoryError: out of sparkles\n").layer, Layer::jvm_heap);
 }
 
+// Spark prints its storage pool's size at start-up; its heap follows from it
+// (capacity / 0.6 + 300 MiB: 366.3 MiB is a 1 GiB driver, Spark's default).
+// A local session's driver out of heap beside it is that small heap
+// (modelled on PySpark sessions whose spark.driver.memory was set after the
+// JVM had started, 2021-2022; our stage numbers).
+TEST(Jvm, SparksMemoryStoreCapacityGivesTheHeap) {
+  const std::string store = "22/06/02 11:17:02 INFO MemoryStore: MemoryStore started with capacity 366.3 MiB\n";
+  auto s = test::facts_of_kind(store, FactKind::runtime_setting);
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_TRUE(s[0].heap_limit);
+  EXPECT_NEAR(double(*s[0].heap_limit) / double(units::MiB), 910.5, 1.0);
+  Diagnosis d = test::diagnose_text(store + "22/06/02 11:21:40 ERROR Executor: Exception in task 3.0 in stage 7.0 (TID 41)\n"
+                                            "java.lang.OutOfMemoryError: Java heap space\n");
+  EXPECT_EQ(d.layer, Layer::jvm_heap);
+  EXPECT_EQ(d.cause, Cause::limit_too_low) << test::reason_text(d);
+}
+
 }  // namespace
 }  // namespace aimem

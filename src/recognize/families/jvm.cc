@@ -76,6 +76,7 @@ constexpr Pattern kPatterns[] = {
     {"Could not reserve enough space for ", kCompanion},
     {"os::commit_memory", kCompanion},
     {"-Xmx", kContext},
+    {"MemoryStore started with capacity", kContext},  // Spark's heap, from its storage pool
     {"ES_HEAP_SIZE=", kContext},
     {"MAX_HEAP_SIZE=", kContext},
     {"MaxRAMPercentage", kContext},
@@ -129,6 +130,7 @@ class Jvm final : public Recognizer {
       if (++reloads_ == 1) reload_line_ = line.number, reload_text_ = std::string(s.substr(0, 200)), reload_source_ = line.source;
       return;
     }
+    if (auto cap = text::after(s, "MemoryStore started with capacity ")) return spark_heap(line, *cap, out);
     if (text::contains(s, "-Xmx") || text::contains(s, "MaxRAMPercentage") || text::contains(s, "MaxHeapSize=") ||
         text::contains(s, "MaxMetaspaceSize=") || text::contains(s, "MaxPermSize=") || text::contains(s, "MaxDirectMemorySize=") ||
         text::contains(s, "configured max heap space is '") || text::contains(s, "ES_HEAP_SIZE=") || text::contains(s, "MAX_HEAP_SIZE=") ||
@@ -535,6 +537,23 @@ class Jvm final : public Recognizer {
     if (rest.empty() || !platform::is_digit(rest[0])) return std::nullopt;
     return rest;
   }
+
+  // Spark's "MemoryStore started with capacity 366.3 MiB": its unified
+  // memory is spark.memory.fraction (0.6) of the heap less 300 MiB reserved,
+  // and storage starts with all of it, so the heap is capacity / 0.6 + 300
+  // MiB (366.3 MiB: a 1 GiB driver, Spark's default). The first such line
+  // only (a local session's driver).
+  void spark_heap(const Line& line, std::string_view cap, FactSink& out) {
+    if (spark_heap_said_) return;
+    auto mib = units::parse_log_size(cap);
+    if (!mib || *mib == 0 || *mib > (uint64_t{1} << 44)) return;
+    spark_heap_said_ = true;
+    Fact f = make_fact(line, FactKind::runtime_setting, Family::jvm);
+    f.heap_limit = static_cast<uint64_t>(static_cast<double>(*mib) / 0.6) + 300 * units::MiB;
+    f.detail = "Spark's heap, from MemoryStore's capacity";
+    out.add(std::move(f));
+  }
+  bool spark_heap_said_ = false;
 
   void settings(const Line& line, FactSink& out) {
     std::string_view s = line.text;
