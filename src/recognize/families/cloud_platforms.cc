@@ -81,7 +81,7 @@ constexpr Pattern kPatterns[] = {
     {"Container killed due to memory usage"},
     // The job's or container's own memory in the JSON that AWS Batch's and
     // ECS's describe calls print beside the reason ("memory": 1024, MiB).
-    {"^\\s*\"memory\": ?[0-9]+,?\\s*$", kRegex | kContext},
+    {"^[ \t]*\"memory\": ?[0-9]+,?[ \t]*$", kRegex | kContext},
     {") died due to OOM"},
     {"container init was OOM-killed"},
     {"OOM: the memory limit could be too low"},
