@@ -142,8 +142,8 @@ class CloudPlatforms final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (guards::is_advice_line(s)) return;
-    if (auto m = text::after(text::trim_left(s), "\"memory\":"); m && text::starts_with(text::trim_left(s), "\"memory\":")) {
-      if (auto mib = text::parse_u64(text::trim_left(*m)); mib && *mib > 0 && *mib < (1ULL << 30)) {
+    if (std::string_view t = text::trim_left(s); text::starts_with(t, "\"memory\":")) {
+      if (auto mib = text::parse_u64(text::trim_left(t.substr(9))); mib && *mib > 0 && *mib < (1ULL << 30)) {
         memory_mib_ = *mib;
         memory_line_ = line.number;
       }

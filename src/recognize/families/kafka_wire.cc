@@ -22,6 +22,8 @@
 // "SSL://0.0.0.0:9093", SASL_SSL). One not_memory_failure fact (family jvm),
 // at the receive frame. A direct buffer's refusal ("Direct buffer memory") is
 // the pool's own limit and is not this.
+#include <array>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -31,15 +33,21 @@
 namespace aimem {
 namespace {
 
-constexpr Pattern kPatterns[] = {
-    {"OutOfMemoryError: Java heap space", kCompanion},
-    {"ByteBuffer.allocate(", kCompanion},
-    {"NetworkReceive.read", kCompanion},
-    {"(security\\.protocol|SSL://|SASL_SSL|SASL_PLAINTEXT|SaslClientAuthenticator|SslTransportLayer)", kRegex | kContext},
-};
+// The protocols shown in the paste (see above): one list for the patterns and the check.
+constexpr std::string_view kProtocolWords[] = {"security.protocol", "SSL://", "SASL_SSL", "SASL_PLAINTEXT", "SaslClientAuthenticator",
+                                               "SslTransportLayer"};
+
+constexpr auto kPatterns = [] {
+  std::array<Pattern, 3 + std::size(kProtocolWords)> p{};
+  p[0] = {"OutOfMemoryError: Java heap space", kCompanion};
+  p[1] = {"ByteBuffer.allocate(", kCompanion};
+  p[2] = {"NetworkReceive.read", kCompanion};
+  for (size_t i = 0; i < std::size(kProtocolWords); ++i) p[3 + i] = {kProtocolWords[i].data(), kContext};
+  return p;
+}();
 
 bool protocol_shown(std::string_view s) {
-  for (std::string_view w : {"security.protocol", "SSL://", "SASL_SSL", "SASL_PLAINTEXT", "SaslClientAuthenticator", "SslTransportLayer"})
+  for (std::string_view w : kProtocolWords)
     if (text::contains(s, w)) return true;
   return false;
 }

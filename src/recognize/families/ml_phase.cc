@@ -714,7 +714,9 @@ bool per_cpu(std::string_view v) {
   return false;
 }
 
-std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view before, std::string_view after) {
+// `per_cpu` (when given) says whether the count was the machine's CPUs
+// ("-j$(nproc)", kPerCpuJobs), not a figure of the paste.
+std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view before, std::string_view after, bool* per_cpu_out = nullptr) {
   if (kind == Cue::counted) return count_before(before);
   if (kind == Cue::xargs) {
     // xargs's own options, up to the command it runs: "-P 24", "-P24",
@@ -749,7 +751,10 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
   // "-j 8", "--workers=8", "concurrency: 8", and JSON's "concurrency":8.
   size_t i = 0;
   while (i < after.size() && i < 3 && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || (after[i] == '"' && i == 0))) ++i;
-  if (per_cpu(after.substr(i))) return kPerCpuJobs;
+  if (per_cpu(after.substr(i))) {
+    if (per_cpu_out) *per_cpu_out = true;
+    return kPerCpuJobs;
+  }
   // The count is a word of its own: "--jobs 8e2c1f4a-..." names a job, not 8.
   std::string_view rest;
   auto n = text::parse_u64(after.substr(i), &rest);
@@ -985,10 +990,8 @@ class MlPhase final : public Recognizer {
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
       if (k == 0 && library_load(s)) continue;
       if (c.setting == Cue::workers || c.setting == Cue::counted || c.setting == Cue::xargs || c.setting == Cue::jvm_workers) {
-        workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()));
-        std::string_view v = text::trim_left(s.substr(at + c.word.size()));
-        while (!v.empty() && (v[0] == '=' || v[0] == ':')) v.remove_prefix(1);
-        per_cpu_jobs = per_cpu(v);
+        per_cpu_jobs = false;
+        workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()), &per_cpu_jobs);
       }
       if (c.setting == Cue::load) load = text::parse_u64(text::trim_left(s.substr(at + c.word.size())));
       if (!best[k] || c.weight > best[k]->weight) best[k] = &c;

@@ -35,6 +35,7 @@ namespace {
 struct Stop {
   std::string_view phrase;
   std::string_view detail;
+  std::string_view also = {};  // a second phrase the line must hold too (empty: none)
 };
 
 constexpr Stop kStops[] = {
@@ -49,7 +50,7 @@ constexpr Stop kStops[] = {
     {"disrupting nodeclaim", "Karpenter removed the node (consolidation or a spot interruption)"},
     {"disrupting via consolidation", "Karpenter removed the node (consolidation)"},
     {"Preempted to accommodate a workload", "Kueue preempted the workload for a higher-priority one in its ClusterQueue"},
-    {"denied the request", "an admission webhook refused to create the pod (it never started)"},
+    {"denied the request", "an admission webhook refused to create the pod (it never started)", "admission webhook"},
     {"Trimming phantom processes", "Android's phantom-process limit (Android 12 and later) killed the child process"},
     {"too much time to die...NO MERCY", "uWSGI's master killed a worker that did not exit in time on a reload or shutdown (NO MERCY)"},
 };
@@ -67,9 +68,7 @@ class PlatformStops final : public Recognizer {
     // compute.instances.preempted'") is not the event; its output below is.
     if (said_ || guards::is_command_line(line.text)) return;
     for (const Stop& st : kStops) {
-      if (!text::contains(line.text, st.phrase)) continue;
-      // Only an admission webhook's refusal, not any request denied.
-      if (st.phrase == "denied the request" && !text::contains(line.text, "admission webhook")) continue;
+      if (!text::contains(line.text, st.phrase) || (!st.also.empty() && !text::contains(line.text, st.also))) continue;
       said_ = true;
       Fact f = make_fact(line, FactKind::not_memory_failure, Family::runtime);
       f.layer = Layer::not_memory;

@@ -79,7 +79,7 @@ class SharedMemory final : public Recognizer {
     }
     // The segment refused for its permissions, not its space (NCCL: "Call to
     // shm_open failed : Permission denied", a /dev/shm mounted 755).
-    if ((text::contains(s, "shm_open") || text::contains(s, "/dev/shm")) && text::contains(s, "Permission denied")) denied_ = line.number;
+    if ((text::contains(s, "shm_open") || text::contains(s, "/dev/shm")) && text::contains(s, "Permission denied")) denied_ = true;
     if (text::contains(s, "No space left on device")) no_space_ = true;
     if (pending_) return;
     // Triton's message carries its own advice ("use '--shm-size' flag") after the failure.
@@ -142,8 +142,7 @@ class SharedMemory final : public Recognizer {
   std::optional<Fact> pending_;
   std::optional<Fact> bus_;
   std::optional<uint64_t> shm_size_;
-  uint64_t denied_ = 0;
-  bool no_space_ = false;
+  bool denied_ = false, no_space_ = false;
 
   void hold(const Line& line, float strength) {
     Fact f = make_fact(line, FactKind::host_alloc_failure, Family::runtime);
