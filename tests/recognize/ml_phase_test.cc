@@ -383,6 +383,23 @@ TEST(MlPhase, IPythonsLoadFrameAndStresssMemoryWorkers) {
   EXPECT_EQ(test::diagnose_text("$ stress --vm 8 --vm-bytes 256M --timeout 60s\n" + kill).cause, Cause::concurrency_batch);
 }
 
+// A load test's clients are the work at once: Milvus' benchmark harness logs
+// its settings as a Python dict ("'concurrent_number': 100", modelled on
+// milvus-io/milvus#37120's querynode kills), a bench client counts them before
+// the word. A "max_concurrent_requests: 128" is a ceiling, not a count, and a
+// count of 2 is no crowd. Our own names and figures.
+TEST(MlPhase, ALoadTestsConcurrentClientsAreTheBatch) {
+  const std::string kill = "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n";
+  const std::string dict = "[Base] client params: {'dataset': 'laion_768_1m', 'concurrent_number': 80, 'during_time': '1h'}\n";
+  auto f = test::facts_of_kind(dict + kill, FactKind::phase_serve);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].sequences, 80u);
+  EXPECT_EQ(test::diagnose_text(dict + kill).cause, Cause::concurrency_batch);
+  EXPECT_EQ(test::diagnose_text("[bench] launching 48 concurrent clients\n" + kill).cause, Cause::concurrency_batch);
+  EXPECT_NE(test::diagnose_text("[bench] launching 2 concurrent clients\n" + kill).cause, Cause::concurrency_batch);
+  EXPECT_TRUE(test::facts_of_kind("max_concurrent_requests: 128\n" + kill, FactKind::phase_serve).empty());
+}
+
 // Start-up and training phases in other words: text-embeddings-inference's
 // model start line before a pod's kill (huggingface/text-embeddings-inference#303),
 // DeepSpeed ZeRO partitioning the weights (deepspeedai/DeepSpeed#4239), and

@@ -454,6 +454,15 @@ constexpr Cue kCues[] = {
     {"pm.max_children", Cause::concurrency_batch, 0.8f, "php-fpm children at once", Cue::workers},
     {"pool of", Cause::concurrency_batch, 0.7f, "a pool of parallel workers", Cue::workers},
     {"concurrency", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
+    // A load test's own setting ("'concurrent_number': 100", Milvus' benchmark
+    // harness) and a count of clients before the word ("64 concurrent clients").
+    {"concurrent_number", Cause::concurrency_batch, 0.7f, "concurrent clients", Cue::workers},
+    {" concurrent clients", Cause::concurrency_batch, 0.7f, "concurrent clients", Cue::counted},
+    {" concurrent users", Cause::concurrency_batch, 0.7f, "concurrent clients", Cue::counted},
+    {" concurrent requests", Cause::concurrency_batch, 0.7f, "concurrent requests", Cue::counted},
+    {" concurrent connections", Cause::concurrency_batch, 0.7f, "concurrent connections", Cue::counted},
+    {" simultaneous requests", Cause::concurrency_batch, 0.7f, "concurrent requests", Cue::counted},
+    {" parallel requests", Cause::concurrency_batch, 0.7f, "concurrent requests", Cue::counted},
     {"workers=", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
     {"--processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
     {"num_processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
@@ -750,7 +759,8 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
   }
   // "-j 8", "--workers=8", "concurrency: 8", and JSON's "concurrency":8.
   size_t i = 0;
-  while (i < after.size() && i < 3 && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || (after[i] == '"' && i == 0))) ++i;
+  // Python's repr quotes the key ("'concurrent_number': 100").
+  while (i < after.size() && i < 3 && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || ((after[i] == '"' || after[i] == '\'') && i == 0))) ++i;
   if (per_cpu(after.substr(i))) {
     if (per_cpu_out) *per_cpu_out = true;
     return kPerCpuJobs;
