@@ -236,7 +236,8 @@ void summarize(Incident& inc, const Numbers& n) {
       inc.summary = fmt::format("not a memory failure: {}", h && !h->detail.empty() ? h->detail : "the process stopped for another reason");
       break;
     case Layer::unknown:
-      if (h && h->cause == Cause::limit_too_low && !h->detail.empty())
+      // A pool no layer names, as its reader described it (a program's own cap, WebAssembly memory, a relayed refusal).
+      if (h && !h->detail.empty() && (h->cause == Cause::limit_too_low || h->kind == FactKind::host_alloc_failure))
         inc.summary = h->detail;
       else if (h && h->kind == FactKind::process_killed)
         inc.summary = fmt::format("{} was killed (SIGKILL) with no other reason shown: most often a memory kill, but nothing here says whose memory ran out",

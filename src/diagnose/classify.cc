@@ -434,6 +434,13 @@ Decision decide_layer(const View& v) {
     d = {Layer::unknown, c, c->strength, "the program's own memory cap was reached; nothing shows a pool of the machine running out"};
     return d;
   }
+  // WebAssembly memory (wasm_memory.cc): a module's heap capped by its build, or an
+  // engine's reservation for an instance; neither is a pool of the machine.
+  if (const Fact* c = v.failure(FactKind::host_alloc_failure);
+      c && c->layer == Layer::unknown && (text::starts_with(c->detail, kWasmHeap) || text::starts_with(c->detail, kWasmReserve))) {
+    d = {Layer::unknown, c, c->strength, c->detail};
+    return d;
+  }
   // A program with a cap of its own that refused below it (DuckDB's allocator
   // failing with no cap figures): its cap or the host, the line does not say.
   if (const Fact* c = v.failure(FactKind::host_alloc_failure); c && c->layer == Layer::unknown && c->detail == kRefusedBelowOwnCap) {
@@ -2709,6 +2716,13 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
         why = d.decisive->detail;
         why.strength = 0.6f;
         return d.decisive->cause;
+      }
+      // WebAssembly memory that could not grow: a series climbing into it, or
+      // the phase it failed in, says why as it would for the host.
+      if (d.decisive && d.decisive->kind == FactKind::host_alloc_failure &&
+          (text::starts_with(d.decisive->detail, kWasmHeap) || text::starts_with(d.decisive->detail, kWasmReserve))) {
+        if (auto c = cause_from_series(v, "until the allocation failed", why)) return *c;
+        if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
       }
       why = "the evidence does not decide it";
       return Cause::unknown;

@@ -127,6 +127,13 @@ inline constexpr std::string_view kNoContainerLimit = "no container memory limit
 inline constexpr std::string_view kRelayedServerOom =
     "a database server's out-of-memory error (SQLSTATE 53200), relayed to its client: which pool, only the server's log says";
 
+// The starts of the details of host_alloc_failure facts (layer unknown) for
+// WebAssembly memory (wasm_memory.cc): a module's linear memory that could not
+// grow, capped by its build, and an engine that could not reserve an
+// instance's memory (an address-space reservation). No layer names either pool.
+inline constexpr std::string_view kWasmHeap = "the WebAssembly module's linear memory";
+inline constexpr std::string_view kWasmReserve = "the JavaScript engine could not reserve memory";
+
 // The detail of a memory_usage fact from a `docker stats` row whose LIMIT is
 // the host's (or its VM's) memory, not a limit of the container's own.
 inline constexpr std::string_view kStatsHostLimit = "docker stats (no container limit: LIMIT is the host's memory)";

@@ -67,6 +67,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kForkSafetyEntry,
     &kPlatformStopsEntry,
     &kTcmallocEntry,
+    &kWasmMemoryEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

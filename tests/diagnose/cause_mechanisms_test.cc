@@ -916,19 +916,27 @@ TEST(CauseMechanisms, ANannysWorkerBudgetIsTheLimit) {
 }
 
 // A runtime's own leak warning names the cause it suspects (modelled on a
-// Node service killed after "Possible EventEmitter memory leak detected"
-// warnings); the warning alone is no failure.
+// Netty service killed after "LEAK: ByteBuf.release() was not called"
+// reports); the warning alone is no failure. Node's "Possible EventEmitter
+// memory leak detected" counts listeners on one emitter (more than ten): no
+// memory figure, and no cause (modelled on a Node service killed after it).
 TEST(CauseMechanisms, ARuntimesLeakWarningIsTheSuspectedCause) {
   const std::string warning =
-      "2024-03-02T10:41:07Z app[web.1]: (node:212) MaxListenersExceededWarning: Possible EventEmitter memory leak detected. "
-      "11 close listeners added to [Socket]. Use emitter.setMaxListeners() to increase limit\n";
+      "2024-03-02 10:41:07.118 ERROR [nioEventLoopGroup-3-1] io.netty.util.ResourceLeakDetector - LEAK: ByteBuf.release() was not "
+      "called before it's garbage-collected. See https://netty.io/wiki/reference-counted-objects.html for more information.\n";
   const std::string kill =
-      "[812345.226907] Out of memory: Killed process 212 (node) total-vm:2911240kB, anon-rss:1734812kB, file-rss:0kB, shmem-rss:0kB\n";
+      "[812345.226907] Out of memory: Killed process 212 (java) total-vm:2911240kB, anon-rss:1734812kB, file-rss:0kB, shmem-rss:0kB\n";
   Diagnosis warned = diagnose_text(warning + warning + kill);
   EXPECT_EQ(warned.layer, Layer::host_ram);
   EXPECT_EQ(warned.cause, Cause::leak_or_accumulation) << reason_text(warned);
   EXPECT_NE(diagnose_text(kill).cause, Cause::leak_or_accumulation);
   EXPECT_EQ(diagnose_text(warning).layer, Layer::none);
+  const std::string listeners =
+      "2024-03-02T10:41:07Z app[web.1]: (node:212) MaxListenersExceededWarning: Possible EventEmitter memory leak detected. "
+      "11 close listeners added to [Socket]. Use emitter.setMaxListeners() to increase limit\n";
+  const std::string node_kill =
+      "[812345.226907] Out of memory: Killed process 212 (node) total-vm:2911240kB, anon-rss:1734812kB, file-rss:0kB, shmem-rss:0kB\n";
+  EXPECT_NE(diagnose_text(listeners + listeners + node_kill).cause, Cause::leak_or_accumulation);
 }
 
 // A web container's warning on undeploy that the application left a thread

@@ -62,6 +62,7 @@ extern const RecognizerEntry kKafkaWireEntry;
 extern const RecognizerEntry kForkSafetyEntry;
 extern const RecognizerEntry kPlatformStopsEntry;
 extern const RecognizerEntry kTcmallocEntry;
+extern const RecognizerEntry kWasmMemoryEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;

@@ -67,8 +67,7 @@
 //   GCInspector.java:284 - ConcurrentMarkSweep GC in 208ms.  CMS Old Gen: 402115288 -> 398740112; ...  (Cassandra, bytes)
 //   io.airlift.stats.JmxGcMonitor Major GC: application 3ms, stopped 1211ms: 14.88GB -> 8.94GB    (Trino, Presto)
 //   I/app(16354): Background concurrent mark compact GC freed 612KB AllocSpace bytes, ..., 31% free, 214MB/310MB, ...  (Android's ART)
-// A runtime's own leak warning (Node's "Possible EventEmitter memory leak
-// detected", Netty's "LEAK: ... release() was not called", LeakSanitizer,
+// A runtime's own leak warning (Netty's "LEAK: ... release() was not called", LeakSanitizer,
 // Tomcat's "... This is very likely to create a memory leak" on undeploy) is a
 // weaker "growing" fact of its own: the cause the program itself suspects.
 // A JVM metric's pool and "Used" ("Status.JVM.Memory.Metaspace.Used=180.2 MB",
@@ -202,9 +201,12 @@ constexpr Pattern kPatterns[] = {
     // name=value to read, so the line's shape makes the series.
     // (also a metric named for memory: ClickHouse's "MemoryTracking\t6.19 GiB", "memory_used 12 GB")
     {"(rss|mem(ory)?[a-z_]*|resident)\\s+[0-9]+(\\.[0-9]+)? ?[KMGT]i?B?( |,|;|\\)|$)", kCi},
+    // A heap's size after its name, as a program logs its own heap per step ("cv heap 48.0 MB",
+    // "nn_ops heap in use: 37.9 MB", a WebAssembly module's heap): the line's shape makes the series.
+    {"heap[a-z_ ]{0,12}[:=]? +[0-9]+(\\.[0-9]+)? ?[KMG]i?B", kCi | kContext},
     // `docker stats` / `podman stats` with --format "{{.MemUsage}}": "6.412GB / 33.3GB".
     {"[0-9] ?[KMGT]i?B / [0-9.]+ ?[KMGT]i?B", kRegex | kContext},
-    // A runtime's own leak warning: Node's "Possible EventEmitter memory leak detected",
+    // A runtime's own leak warning (not Node's "Possible EventEmitter memory leak detected": a listener count),
     // Netty's "LEAK: ByteBuf.release() was not called", LeakSanitizer's "detected memory leaks".
     {"memory leak detected", kCaseless | kContext},
     {"LEAK: ", kContext},
@@ -1356,7 +1358,9 @@ class MemorySeries final : public Recognizer {
   // the program itself suspects.
   bool leak_warning(const Line& line, FactSink& out) {
     std::string_view s = line.text;
-    bool said = text::icontains(s, "memory leak detected") || text::contains(s, "detected memory leaks") ||
+    // Node's "Possible EventEmitter memory leak detected. 11 error listeners added" counts
+    // listeners on one emitter (more than 10): no memory figure, and most often harmless.
+    bool said = (text::icontains(s, "memory leak detected") && !text::contains(s, "EventEmitter memory leak")) || text::contains(s, "detected memory leaks") ||
                 (text::contains(s, "LEAK: ") && text::contains(s, "release()")) ||
                 text::contains(s, "likely to create a memory leak") || text::contains(s, "To prevent a memory leak");
     // An Erlang crash dump's process whose mailbox was never drained:
