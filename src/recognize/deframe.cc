@@ -207,9 +207,24 @@ struct Cut {
   std::optional<int64_t> time;
 };
 
-enum Framing : size_t { kJsonRecord, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kFramings };
+enum Framing : size_t { kJsonRecord, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kCompose, kFramings };
 constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "RFC 3339 timestamps",
-                                                            "kubectl --prefix", "Markdown quotes", "syslog prefixes"};
+                                                            "kubectl --prefix", "Markdown quotes", "syslog prefixes",
+                                                            "docker compose service prefixes"};
+
+// `docker compose logs` (and `docker-compose up`): the service's container
+// name, padded to the widest, then "| " ("weaviate-1  | panic: ...",
+// "web_1     | Killed"); an empty line of the service is "weaviate-1  |".
+// The length of the prefix, or 0.
+size_t compose_prefix(std::string_view l) {
+  size_t i = 0;
+  while (i < l.size() && i < 64 && (std::isalnum(static_cast<unsigned char>(l[i])) || l[i] == '_' || l[i] == '-' || l[i] == '.')) ++i;
+  if (i == 0 || i == l.size() || l[i] != ' ') return 0;
+  while (i < l.size() && l[i] == ' ') ++i;
+  if (i == l.size() || l[i] != '|') return 0;
+  if (i + 1 == l.size()) return i + 1;
+  return l[i + 1] == ' ' ? i + 2 : 0;
+}
 
 // A record's time: an RFC 3339 string, or seconds (milliseconds above 1e12)
 // since the epoch as a number.
@@ -327,6 +342,11 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       if (l == ">") return Cut{};
       if (l.substr(0, 2) != "> ") return std::nullopt;
       return Cut{std::string(l.substr(2)), std::nullopt};
+    case kCompose: {
+      size_t n = compose_prefix(l);
+      if (!n) return std::nullopt;
+      return Cut{std::string(l.substr(n)), std::nullopt};
+    }
     case kSyslog: {
       size_t n = syslog_prefix(l);
       if (!n) return std::nullopt;

@@ -12,6 +12,7 @@
 //   - the RFC 3339 nanosecond stamp `kubectl logs --timestamps` and
 //     `docker logs -t` put before every line;
 //   - `kubectl logs --prefix` ("[pod/web-7d9c/app] <line>");
+//   - `docker compose logs`'s service prefix ("weaviate-1  | <line>");
 //   - a Markdown quote ("> <line>") from an issue or chat;
 //   - characters a browser, chat or editor put for the program's ASCII:
 //     no-break and other Unicode spaces, typographic quotes and dashes,

@@ -483,5 +483,22 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
   }
 }
 
+// `docker compose logs` puts the service's container name and "| " before
+// every line: a Go panic behind it is read as the program printed it
+// (modelled on weaviate/weaviate's segment panic at start-up; our own paths).
+TEST(Deframe, DockerComposesServicePrefixComesOff) {
+  const std::string in =
+      "vecdb-1  | {\"level\":\"info\",\"msg\":\"starting\"}\n"
+      "vecdb-1  | panic: runtime error: slice bounds out of range [:7212044] with capacity 4194304\n"
+      "vecdb-1  |\n"
+      "vecdb-1  | goroutine 1 [running]:\n"
+      "vecdb-1 exited with code 2\n";
+  auto d = deframe(in, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_NE(d->text.find("\npanic: runtime error"), std::string::npos) << d->text;
+  Diagnosis g = test::diagnose_text(in);
+  EXPECT_EQ(g.layer, Layer::not_memory) << test::reason_text(g);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -4,8 +4,8 @@
 // program, and the look-alikes that are not memory. Each line is written here
 // in the program's own wording with our own sizes, PIDs and names; none is a
 // corpus case. The expected pool is the taxonomy's (docs/diagnose.md): a
-// program's own cap (PHP's memory_limit, Redis's maxmemory, DuckDB's limit)
-// is layer unknown, a bare SIGKILL or exit 137 leaves the pool undecided,
+// program's own cap (PHP's memory_limit, Redis's maxmemory, DuckDB's limit,
+// a WebAssembly module's heap) is layer unknown, a bare SIGKILL or exit 137 leaves the pool undecided,
 // and a crash, a launch limit, a full disk or a time limit is not_memory.
 // Written 2026-12-05 from a battery that found a dozen of them read as "none"
 // or the wrong pool (V8's GC report without its FATAL line, cuMemAlloc,
@@ -68,7 +68,8 @@ constexpr Message kMessages[] = {
     {"onnx", "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'Conv_0' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:368 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2147483648\n", Layer::gpu_vram},
     {"llamacpp", "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 8192.00 MiB on device 0: cudaMalloc failed: out of memory\n", Layer::gpu_vram},
     {"swift", "Fatal error: Can't allocate region\n", Layer::host_ram},
-    {"wasm", "RangeError: WebAssembly.Memory(): could not allocate memory\n", Layer::host_ram},
+    // WebAssembly memory is no pool of the machine (wasm_memory.cc): layer unknown, the reason names it.
+    {"wasm", "RangeError: WebAssembly.Memory(): could not allocate memory\n", Layer::unknown},
     {"v8wasm", "RangeError: Array buffer allocation failed\n", Layer::host_ram},
     {"kernel", "Out of memory: Killed process 1234 (python3) total-vm:12345678kB, anon-rss:8765432kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:20000kB oom_score_adj:0\n", Layer::host_ram},
     {"k8s", "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n", Layer::k8s_pod_limit},
@@ -183,7 +184,7 @@ constexpr Message kMessages[] = {
     {"rmm", "MemoryError: std::bad_alloc: out_of_memory: CUDA error at: /opt/conda/include/rmm/mr/device/cuda_memory_resource.hpp:70: cudaErrorMemoryAllocation out of memory\n", Layer::gpu_vram},
     {"xgboost", "xgboost.core.XGBoostError: [10:21:33] /workspace/src/common/device_helpers.cuh:1234: Memory allocation error on worker 0: std::bad_alloc: cudaErrorMemoryAllocation: out of memory\n- Free memory: 104857600\n- Requested memory: 2147483648\n", Layer::gpu_vram},
     {"juliacuda", "ERROR: Out of GPU memory trying to allocate 1.500 GiB\nEffective GPU memory usage: 99.52% (23.498 GiB/23.613 GiB)\nMemory pool usage: 20.125 GiB (22.000 GiB reserved)\n", Layer::gpu_vram},
-    {"emscripten", "Cannot enlarge memory arrays to size 2147549184 bytes (OOM). Either (1) compile with -sINITIAL_MEMORY=X with X higher than the current value 16777216, (2) compile with -sALLOW_MEMORY_GROWTH which allows increasing the size at runtime, or (3) if you want malloc to return NULL (0) instead of this abort, compile with -sABORTING_MALLOC=0\n", Layer::host_ram},
+    {"emscripten", "Cannot enlarge memory arrays to size 2147549184 bytes (OOM). Either (1) compile with -sINITIAL_MEMORY=X with X higher than the current value 16777216, (2) compile with -sALLOW_MEMORY_GROWTH which allows increasing the size at runtime, or (3) if you want malloc to return NULL (0) instead of this abort, compile with -sABORTING_MALLOC=0\n", Layer::unknown},
     {"matlab_pref", "Error using zeros\nRequested 100000x100000 (74.5GB) array exceeds maximum array size preference (31.8GB). This might cause MATLAB to become unresponsive.\n", Layer::unknown},
     {"gradle", "Expiring Daemon because JVM heap space is exhausted\n", Layer::jvm_heap},
     {"ffmpeg", "[libx264 @ 0x55d4c3a1b2c0] malloc of size 2097152 failed\nError initializing output stream 0:0 -- Error while opening encoder for output stream #0:0 - maybe incorrect parameters such as bit_rate, rate, width or height\nCannot allocate memory\n", Layer::host_ram},

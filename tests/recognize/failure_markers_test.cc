@@ -127,5 +127,39 @@ TEST(FailureMarkers, PicklesFourGibLimitIsNotMemory) {
   EXPECT_NE(test::reason_text(d).find("pickle"), std::string::npos);
 }
 
+// Limits that are no memory, named for what they are: Rust's capacity
+// overflow in a search engine's panic hook (modelled on qdrant/qdrant's
+// estimator panic), a serverless bundle over its size limit (vercel/vercel's
+// dev server), a hosted API's model-size policy (huggingface_hub's inference
+// client), gRPC's message cap in Python's client words (triton-inference-
+// server/server's client), an edge runtime's CPU-time budget (supabase/
+// edge-runtime). Our own names and figures.
+TEST(FailureMarkers, SizeCapsOverflowsAndCpuTimeAreNotMemory) {
+  const char* cases[][2] = {
+      {"2026-02-11T09:14:22.118503Z ERROR vecdb::startup: Panic occurred in file library/alloc/src/raw_vec/mod.rs at line 28: "
+       "capacity overflow\n",
+       "capacity overflow"},
+      {"LambdaSizeExceededError: The lambda function size (71.4mb) exceeds the maximum size limit (50mb).\n  code: "
+       "'MAX_LAMBDA_SIZE_EXCEEDED',\n",
+       "size limit"},
+      {"ValueError: Error occured when fetching info: {'error': 'The model acme/chat-13b is too large to be loaded automatically "
+       "(26GB > 10GB).'}\n",
+       "size limit"},
+      {"tritonclient.utils.InferenceServerException: [StatusCode.RESOURCE_EXHAUSTED] Received message larger than max (6291456 vs. "
+       "4194304)\n",
+       "message"},
+      {"[Info] embedded section 12/40\nCPU time hard limit reached: isolate: 1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b\nshutdown (reason: "
+       "CPU time limit reached)\n",
+       "time limit"},
+  };
+  for (const auto& c : cases) {
+    Diagnosis d = test::diagnose_text(c[0]);
+    EXPECT_EQ(d.layer, Layer::not_memory) << c[0] << test::reason_text(d);
+    EXPECT_NE(test::reason_text(d).find(c[1]), std::string::npos) << test::reason_text(d);
+  }
+  // Rust's own allocation failure is memory.
+  EXPECT_NE(test::diagnose_text("memory allocation of 34359738368 bytes failed\nAborted (core dumped)\n").layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

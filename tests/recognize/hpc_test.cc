@@ -348,5 +348,27 @@ TEST(Hpc, AnHtcondorHoldForAnUndefinedExpressionIsNotMemory) {
   EXPECT_NE(test::diagnose_text(memory).layer, Layer::not_memory);
 }
 
+// sacct's State OUT_OF_MEMORY (cut to "OUT_OF_ME+" at its default width) is
+// Slurm's record of an OOM kill in the job's cgroup, with no slurmstepd line
+// in the paste (modelled on a Qiita Deblur job whose wrapper still said
+// success). Slurm flags a step so for any OOM kill in its cgroup: a step whose
+// MaxRSS stayed well under its request, and that finished, was not stopped by
+// it (modelled on a Galaxy bowtie2 job, galaxyproject/galaxy). Our own ids and figures.
+TEST(Hpc, SacctsOutOfMemoryStateIsTheJobsCgroupUnlessItsPeakStayedLow) {
+  const std::string header =
+      "JobID                         JobName      State ExitCode     ReqMem     MaxRSS    Elapsed\n"
+      "------------ ------------------------ ---------- -------- ---------- ---------- ----------\n";
+  Diagnosis at_limit = test::diagnose_text(header +
+                                           "41187420      deblur_77c2e0a1-3d4f-4a OUT_OF_ME+    0:125        32G              01:12:09\n"
+                                           "41187420.ba+                     batch OUT_OF_ME+    0:125               33401224K   01:12:09\n");
+  EXPECT_EQ(at_limit.layer, Layer::container_limit) << test::reason_text(at_limit);
+  Diagnosis low = test::diagnose_text(header +
+                                      "41187421      deblur_77c2e0a1-3d4f-4a OUT_OF_ME+    0:125        32G              01:12:09\n"
+                                      "41187421.ba+                     batch OUT_OF_ME+    0:125               12401224K   01:12:09\n");
+  EXPECT_EQ(low.layer, Layer::none) << test::reason_text(low);
+  // A command that filters for the state is no record of it.
+  EXPECT_EQ(test::diagnose_text("$ sacct --state=OUT_OF_MEMORY -S 2024-01-01 | wc -l\n0\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

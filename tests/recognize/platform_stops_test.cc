@@ -54,5 +54,23 @@ TEST(PlatformStops, HealthChecksAndPreemptionAreNotMemory) {
   EXPECT_EQ(both.layer, Layer::host_ram) << test::reason_text(both);
 }
 
+// A node going away is no memory failure: the kubelet's graceful node
+// shutdown on a preemptible pool (modelled on kubeflow/training-operator's
+// failed PyTorchJob), and Slurm's NODE_FAIL state in sacct (modelled on an
+// aiida-core job lost to a node that stopped responding). Our own names.
+TEST(PlatformStops, ANodeShutdownOrFailureIsNotMemory) {
+  Diagnosis k8s = test::diagnose_text(
+      "Status:           Failed\nReason:           Terminated\nMessage:          Pod was terminated in response to imminent node "
+      "shutdown.\nEvents:\n  Warning  NodeShutdown    3m    kubelet  Shutdown manager detected shutdown event\n");
+  EXPECT_EQ(k8s.layer, Layer::not_memory) << test::reason_text(k8s);
+  Diagnosis slurm = test::diagnose_text(
+      "       JobID      JobName      State ExitCode        NodeList    Elapsed     ReqMem     MaxRSS\n"
+      "------------ ------------ ---------- -------- --------------- ---------- ---------- ----------\n"
+      "5512093         relax-17  NODE_FAIL      0:0        nid00412   02:11:07       64Gn\n"
+      "5512093.bat+        batch  CANCELLED     0:15        nid00412   02:11:07       64Gn   2210344K\n");
+  EXPECT_EQ(slurm.layer, Layer::not_memory) << test::reason_text(slurm);
+  EXPECT_NE(test::reason_text(slurm).find("NODE_FAIL"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -25,6 +25,11 @@
 //   rpc error: code = ResourceExhausted desc = grpc: received message larger than max (8388608 vs. 4194304)
 //                                                                  gRPC's cap on one message's size
 //   etcdserver: mvcc: database space exceeded                      etcd's storage quota (a disk quota)
+//   Panic occurred in file library/alloc/src/raw_vec/mod.rs at line 28: capacity overflow
+//                                                                  Rust's collections: a size computed wrong
+//   code: 'MAX_LAMBDA_SIZE_EXCEEDED' / ... is too large to be loaded automatically (16GB > 10GB)
+//                                                                  a platform's size limit on a package or a model
+//   CPU time hard limit reached: isolate: ...                      an edge runtime's CPU-time budget (a time limit)
 //   triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376
 //                                                                  a GPU kernel's launch configuration
 //
@@ -65,7 +70,8 @@ constexpr Pattern kPatterns[] = {
     {"(TimeoutError|timed out after|took longer than|DEADLINE_EXCEEDED)", kRegex | kContext},
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
-    {"(received message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
+    {"([Rr]eceived message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
+    {"(capacity overflow|MAX_LAMBDA_SIZE_EXCEEDED|LambdaSizeExceededError|Unzipped size must be smaller than|too large to be loaded automatically|CPU time (hard )?limit reached)", kRegex | kContext},
     {"cannot serialize a bytes object larger than 4 ?GiB", kRegex | kContext},
 };
 
@@ -74,7 +80,7 @@ constexpr size_t kMaxFacts = 4;
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
   kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption,
-  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kMarkers
+  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -120,6 +126,22 @@ class FailureMarkers final : public Recognizer {
                   "a GPU kernel's blocks need more shared memory per multiprocessor than the GPU has (a launch limit, not "
                   "memory running out)",
                   out);
+    // Rust's collections refusing a size past what they can address ("capacity
+    // overflow", from alloc::raw_vec: the line names the allocator's source
+    // file, before the memory word stops the markers): a size computed wrong.
+    if (text::contains(s, "capacity overflow"))
+      return mark(line, kCapacityOverflow,
+                  "a size computed past what a collection can hold (Rust's capacity overflow): a bug, not memory running out", out);
+    // A platform's size limit on what it deploys or loads: a serverless
+    // bundle (Vercel's MAX_LAMBDA_SIZE_EXCEEDED, AWS Lambda's unzipped size),
+    // a hosted API's model-size policy ("too large to be loaded automatically").
+    if (text::contains(s, "MAX_LAMBDA_SIZE_EXCEEDED") || text::contains(s, "LambdaSizeExceededError") ||
+        text::contains(s, "Unzipped size must be smaller than") || text::contains(s, "too large to be loaded automatically"))
+      return mark(line, kSizeLimit, "a platform's size limit on a deployment package or a model (checked before anything ran), not memory", out);
+    // gRPC's cap on one message's size, in Python's client's case too
+    // ("[StatusCode.RESOURCE_EXHAUSTED] Received message larger than max").
+    if (text::icontains(s, "received message larger than max"))
+      return mark(line, kMessageSize, "gRPC's cap on one message's size (received message larger than max), not memory", out);
     if (names_memory(s)) return;
     // gRPC's size cap on one message ("rpc error: code = ResourceExhausted desc
     // = grpc: received message larger than max (8388608 vs. 4194304)") and
@@ -147,7 +169,8 @@ class FailureMarkers final : public Recognizer {
         text::contains(s, "Disk quota exceeded"))
       return mark(line, kDiskFull, "the disk is full (no space left on device): not memory", out);
     if (text::contains(s, "TimeoutError") || text::contains(s, "timed out after") || text::contains(s, "took longer than") ||
-        text::contains(s, "DEADLINE_EXCEEDED"))
+        text::contains(s, "DEADLINE_EXCEEDED") || text::contains(s, "CPU time hard limit reached") ||
+        text::contains(s, "CPU time limit reached"))
       return mark(line, kTimeout, "a time limit (a timeout), not memory", out);
     if (text::contains(s, "RangeError: Invalid string length") || text::contains(s, "RangeError: Invalid array length") ||
         text::contains(s, "RangeError: Invalid typed array length"))

@@ -227,6 +227,9 @@ class GenericAlloc final : public Recognizer {
     if (!at) return;
     if (guards::is_advice_line(s) || guards::is_mention(s, *at, 3) || reads_as_hypothetical(sentence_at(s, *at)) || code_literal(s))
       return;
+    // gRPC's status on a message over its size cap ("[StatusCode.RESOURCE_EXHAUSTED]
+    // Received message larger than max (5529648 vs. 4194304)"): no allocation (failure_markers.cc).
+    if (text::icontains(s, "message larger than max")) return;
     // TensorFlow's up-front pool reservation ("E tensorflow/stream_executor/
     // rocm/rocm_driver.cc:967] failed to allocate 7.39G (7936025821 bytes)
     // from device: hipError_t(1002)"): it retries smaller and goes on, as

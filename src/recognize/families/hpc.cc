@@ -7,6 +7,8 @@
 //     This one is printed at the step's end when usage touched the limit; the step may have gone on
 //     (pages swapped out). Beside sacct's "COMPLETED 0:0" for the job it is a warning, not a failure.
 //   srun: error: nid002680: task 0: Out Of Memory
+//   2260417      OUT_OF_ME+    0:125      1000M       sacct's State column (and seff's "State: OUT_OF_MEMORY (exit code 0)"):
+//                                                     the state Slurm records for a job its cgroup's OOM killer ended
 // YARN (Hadoop / Spark executors; the NodeManager kills the container):
 //   Container killed by YARN for exceeding memory limits. 10.4 GB of 10 GB physical memory used. Consider boosting spark.yarn.executor.memoryOverhead.
 //   Container killed by YARN for exceeding physical memory limits. 27.4 GB of 26 GB physical memory used. ...  (Spark 3.x)
@@ -67,6 +69,9 @@ constexpr Pattern kPatterns[] = {
     {"oom_kill event"},
     {"oom-kill event"},
     {"Exceeded job memory limit", kCompanion},
+    // Slurm's job state for a step the cgroup's OOM killer ended, in sacct's
+    // State column (cut to "OUT_OF_ME+" at its default width) and seff's "State:".
+    {"(^|[ \t|])OUT_OF_ME(MORY|\\+)([ \t|(]|$)", kRegex | kCompanion},
     {"Exceeded step memory limit", kCompanion},
     {"COMPLETED ", kContext},
     {": Out Of Memory"},
@@ -179,6 +184,7 @@ class Hpc final : public Recognizer {
       return;
     }
     if (scheduler_poll_kill(line, out)) return;
+    if (out_of_memory_state(line, out)) return;
     // sacct's row for a job that ended well: "4102877  COMPLETED  0:0  8Gn".
     if (text::contains(s, " COMPLETED ") && text::contains(s, " 0:0")) completed_ = true;
     if (text::contains(s, "oom_kill event") || text::contains(s, "oom-kill event") || text::contains(s, "Exceeded job memory limit") ||
@@ -208,7 +214,58 @@ class Hpc final : public Recognizer {
     }
   }
 
+  // sacct's or seff's state OUT_OF_MEMORY for the job or a step: Slurm
+  // recorded an OOM kill in the job's cgroup (once; not in a command that
+  // filters or greps for the state).
+  bool out_of_memory_state(const Line& line, FactSink& out) {
+    std::string_view s = line.text;
+    size_t p = s.find("OUT_OF_ME");
+    if (p == std::string_view::npos) return false;
+    const size_t end = p + 9;
+    const bool word = (p == 0 || s[p - 1] == ' ' || s[p - 1] == '\t' || s[p - 1] == '|') &&
+                      (text::starts_with(s.substr(end), "MORY") || text::starts_with(s.substr(end), "+"));
+    if (!word || text::starts_with(text::trim_left(s), "$") || text::contains(s, "grep") || text::icontains(s, "state=") ||
+        text::contains(s, "--state") || guards::is_mention(s, p, 9))
+      return false;
+    rss_against_request(s);
+    if (oom_state_) return true;
+    oom_state_ = true;
+    Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::runtime);
+    f.layer = Layer::container_limit;
+    f.detail = "Slurm job memory cgroup";
+    f.strength = 0.85f;
+    f.process = "Slurm job step";
+    oom_state_fact_ = std::move(f);  // judged at the end, against the rows' MaxRSS
+    platform(line, out, "slurm");
+    return true;
+  }
+  // A row of sacct's table in that state, its MaxRSS against its ReqMem: Slurm
+  // also flags a step OUT_OF_MEMORY when any OOM kill happened in its cgroup,
+  // and a step whose peak stayed well under its request (60%: MaxRSS is
+  // sampled, so a real kill's peak reads a little low) was not stopped by it.
+  void rss_against_request(std::string_view s) {
+    if (sacct_.names.empty() || (sacct_.spans.empty() && !sacct_.parsable)) return;
+    const size_t rss = sacct_col("MaxRSS"), req = sacct_col("ReqMem");
+    auto cells = sacct_cells(s);
+    if (rss == kNoCol || req == kNoCol || rss >= cells.size() || req >= cells.size()) return;
+    // A step's row leaves ReqMem empty under the job's: the job's is its request too.
+    std::string_view r = cells[req];
+    if (!r.empty() && r.back() == 'c') return;  // per CPU
+    if (!r.empty() && r.back() == 'n') r.remove_suffix(1);
+    auto asked = r.empty() ? job_request_ : slurm_mem(r);
+    if (!r.empty() && asked) job_request_ = asked;
+    auto used = slurm_mem(cells[rss]);
+    if (!used || !asked) return;
+    (*used * 5 < *asked * 3 ? rss_low_ : rss_high_) = true;  // under 60% of the request
+  }
+  bool oom_state_ = false, rss_low_ = false, rss_high_ = false;
+  std::optional<uint64_t> job_request_;
+  std::optional<Fact> oom_state_fact_;
+
   void finish(FactSink& out) override {
+    // (slurmstepd's own line, when present, said it already: last_slurm_.)
+    if (oom_state_fact_ && !last_slurm_ && !(rss_low_ && !rss_high_)) out.add(std::move(*oom_state_fact_));
+    oom_state_fact_.reset();
     if (warned_ && !completed_) out.add(std::move(*warned_));
     warned_.reset();
   }
@@ -370,7 +427,21 @@ class Hpc final : public Recognizer {
       }
       return cells;
     }
-    for (auto [from, to] : sacct_.spans) cells.push_back(from < s.size() ? text::trim(s.substr(from, to - from)) : std::string_view());
+    // A cell is the word its span overlaps most: a paste whose row slid a
+    // few columns off its dashes keeps "12401224K" whole and in its column.
+    for (auto [from, to] : sacct_.spans) {
+      std::string_view best;
+      size_t best_overlap = 0;
+      for (size_t i = 0; i < s.size() && i < to + 16;) {
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+        size_t b = i;
+        while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+        if (i == b) break;
+        const size_t lo = std::max(b, from), hi = std::min(i, to);
+        if (hi > lo && hi - lo >= best_overlap) best_overlap = hi - lo, best = s.substr(b, i - b);
+      }
+      cells.push_back(best);
+    }
     if (sacct_.spans.empty()) {
       // No dashes pasted: the row's words, when every cell is filled.
       cells = split_cells(text::trim(s), false);

@@ -51,6 +51,11 @@ constexpr Stop kStops[] = {
     {"disrupting via consolidation", "Karpenter removed the node (consolidation)"},
     {"Preempted to accommodate a workload", "Kueue preempted the workload for a higher-priority one in its ClusterQueue"},
     {"denied the request", "an admission webhook refused to create the pod (it never started)", "admission webhook"},
+    // The kubelet's graceful node shutdown (a preemptible pool's machine taken back).
+    {"in response to imminent node shutdown", "the kubelet stopped the pod because its node was shutting down (graceful node shutdown)"},
+    {"Shutdown manager detected shutdown event", "the kubelet stopped the pod because its node was shutting down (graceful node shutdown)"},
+    // Slurm's job state when the node it ran on stopped answering (sacct's State column).
+    {" NODE_FAIL ", "the job's node failed (Slurm NODE_FAIL: the node stopped responding)"},
     {"Trimming phantom processes", "Android's phantom-process limit (Android 12 and later) killed the child process"},
     {"too much time to die...NO MERCY", "uWSGI's master killed a worker that did not exit in time on a reload or shutdown (NO MERCY)"},
 };
