@@ -2675,6 +2675,17 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
               : "as the failing program reports";
     return d.decisive->cause;
   }
+  // A process's own allocation that failed in a 32-bit process
+  // (address_space.cc): its address space, 2 to 4 GiB, ran out first.
+  if (d.decisive && (d.decisive->kind == FactKind::host_alloc_failure || d.decisive->kind == FactKind::jvm_native_oom))
+    if (const Fact* bits = v.first_context([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.detail == kThirtyTwoBit; })) {
+      // (A load that failed there is still the load: what it loaded did not fit.)
+      if (auto c = cause_from_phase(v, *d.decisive, why); c && *c == Cause::model_load) return *c;
+      why = "it runs as a 32-bit process (line " + std::to_string(bits->where.line) +
+            "), whose address space (2 to 4 GiB) ran out before the machine's RAM";
+      why.strength = 0.7f;
+      return Cause::limit_too_low;
+    }
   if (auto c = cause_from_kernel_slab(v, why)) return *c;
   if (auto c = cause_from_zfs_arc(v, d.decisive, why)) return *c;
   if (auto c = cause_from_allocator(v, why)) return *c;

@@ -127,6 +127,11 @@ inline constexpr std::string_view kNoContainerLimit = "no container memory limit
 inline constexpr std::string_view kRelayedServerOom =
     "a database server's out-of-memory error (SQLSTATE 53200), relayed to its client: which pool, only the server's log says";
 
+// The detail of a runtime_setting (address_space.cc): the paste shows a
+// 32-bit process (its banner, its machine, its target), whose address space
+// runs out at 2 to 4 GiB whatever the machine's RAM.
+inline constexpr std::string_view kThirtyTwoBit = "a 32-bit process (its address space is 2 to 4 GiB)";
+
 // The starts of the details of host_alloc_failure facts (layer unknown) for
 // WebAssembly memory (wasm_memory.cc): a module's linear memory that could not
 // grow, capped by its build, and an engine that could not reserve an

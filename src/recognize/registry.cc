@@ -68,6 +68,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kPlatformStopsEntry,
     &kTcmallocEntry,
     &kWasmMemoryEntry,
+    &kAddressSpaceEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

@@ -63,6 +63,7 @@ extern const RecognizerEntry kForkSafetyEntry;
 extern const RecognizerEntry kPlatformStopsEntry;
 extern const RecognizerEntry kTcmallocEntry;
 extern const RecognizerEntry kWasmMemoryEntry;
+extern const RecognizerEntry kAddressSpaceEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;

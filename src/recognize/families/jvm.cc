@@ -32,6 +32,7 @@
 //   java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or process/resource limits reached
 //   java.lang.OutOfMemoryError: unable to create new native thread  /  Map failed
 //   Error occurred during initialization of VM / Could not reserve enough space for 10066944KB object heap
+//   JVMJ9VM015W Initialization error for library j9gc29(2): Failed to instantiate heap.  2G requested   (OpenJ9)
 //       (the address space for the heap, at start: a virtual-memory cap or a 32-bit VM)
 // hs_err and the JVM's stdout frame their text with "# "; that is not a comment.
 //
@@ -74,6 +75,7 @@ constexpr Pattern kPatterns[] = {
     {"insufficient memory for the Java Runtime", kCompanion},
     {"Native memory allocation"},
     {"Could not reserve enough space for ", kCompanion},
+    {"Failed to instantiate heap", kCompanion},  // OpenJ9's JVMJ9VM015W at start-up
     {"os::commit_memory", kCompanion},
     {"-Xmx", kContext},
     {"MemoryStore started with capacity", kContext},  // Spark's heap, from its storage pool
@@ -494,6 +496,17 @@ class Jvm final : public Recognizer {
       f.detail = "the JVM could not reserve its heap's address space";
       f.strength = 0.7f;
       at = v;
+    } else if (size_t j9 = s.find("Failed to instantiate heap"); j9 != std::string_view::npos) {
+      // OpenJ9's "JVMJ9VM015W Initialization error for library j9gc29(2):
+      // Failed to instantiate heap.  2G requested": the same reservation at start.
+      if (auto req = text::after(s.substr(j9), "heap.")) {
+        std::string_view w = text::trim_left(*req);
+        w = w.substr(0, w.find(' '));
+        f.requested = units::parse_log_size(w);
+      }
+      f.detail = "the JVM could not reserve its heap's address space";
+      f.strength = 0.7f;
+      at = j9;
     } else if (size_t r = s.find("os::commit_memory("); r != std::string_view::npos) {
       if (!text::contains(s, "failed")) return;
       // os::commit_memory(addr, size, exec) failed; error='...' (errno=12)
