@@ -561,5 +561,21 @@ TEST(ExitStatus, WindowsCrashStatusesAreLookAlikes) {
             std::string::npos);
 }
 
+// NTSTATUS as an unsigned exit code (modelled on microsoft/vscode-jupyter's
+// "kernel process died ExitCode: 3221225477"), and Jupyter's server asked to
+// stop ("received signal 15, stopping", jupyter/notebook's notebookapp):
+// neither is a kill for memory. Our own times and ids.
+TEST(ExitStatus, AnUnsignedNtStatusAndAServersSigtermAreNotMemory) {
+  Diagnosis crash = test::diagnose_text(
+      "09:12:38.905 [error] Disposing session as kernel process died ExitCode: 3221225477, Reason: \n"
+      "09:12:38.915 [error] Error in execution (get message for cell) Error: The kernel died.\n");
+  EXPECT_EQ(crash.layer, Layer::not_memory) << test::reason_text(crash);
+  EXPECT_NE(test::reason_text(crash).find("ACCESS_VIOLATION"), std::string::npos);
+  Diagnosis stop = test::diagnose_text(
+      "[C 2023-04-02 01:12:40.118 ServerApp] received signal 15, stopping\n"
+      "[I 2023-04-02 01:12:40.119 ServerApp] Shutting down 3 kernels\n");
+  EXPECT_EQ(stop.layer, Layer::not_memory) << test::reason_text(stop);
+}
+
 }  // namespace
 }  // namespace aimem

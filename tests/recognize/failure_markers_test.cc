@@ -161,5 +161,30 @@ TEST(FailureMarkers, SizeCapsOverflowsAndCpuTimeAreNotMemory) {
   EXPECT_NE(test::diagnose_text("memory allocation of 34359738368 bytes failed\nAborted (core dumped)\n").layer, Layer::not_memory);
 }
 
+// Windows resetting the GPU (modelled on microsoft/tensorflow-directml-plugin's
+// DXGI_ERROR_DEVICE_REMOVED reports beside the event log's TDR record), a
+// server's connection limit (modelled on langgenius/dify's Postgres behind
+// docker compose) and Elasticsearch's flood-stage watermark are not memory.
+// Our own names and figures.
+TEST(FailureMarkers, ADeviceResetAConnectionLimitAndAFullDiskAreNamed) {
+  const char* cases[][2] = {
+      {"2023-03-02 21:10:41.903357: E tensorflow/c/logging.cc:40] The DirectML device has encountered an unrecoverable error "
+       "(DXGI_ERROR_DEVICE_REMOVED). This is most often caused by a timeout occurring on the GPU.\n"
+       "Message      : Display driver nvlddmkm stopped responding and has successfully recovered.\n",
+       "DXGI_ERROR_DEVICE_REMOVED"},
+      {"db-1   | 2026-03-11 08:02:05.214 UTC [4412] FATAL:  sorry, too many clients already\n"
+       "db-1   | 2026-03-11 08:02:05.691 UTC [4419] FATAL:  sorry, too many clients already\n",
+       "connection limit"},
+      {"[2024-02-01T10:12:44,118][WARN ][o.e.c.r.a.DiskThresholdMonitor] [es-0] flood stage disk watermark [95%] exceeded on "
+       "[es-0][/usr/share/elasticsearch/data] free: 4.1gb[4.2%], all indices on this node will be marked read-only\n",
+       "disk"},
+  };
+  for (const auto& c : cases) {
+    Diagnosis d = test::diagnose_text(c[0]);
+    EXPECT_EQ(d.layer, Layer::not_memory) << c[0] << test::reason_text(d);
+    EXPECT_NE(test::reason_text(d).find(c[1]), std::string::npos) << test::reason_text(d);
+  }
+}
+
 }  // namespace
 }  // namespace aimem

@@ -64,18 +64,21 @@ namespace {
 // look-alikes; STATUS_NO_MEMORY and STATUS_COMMITMENT_LIMIT are not read here
 // (the commit limit's own reader and the allocation-failure readers say
 // more), nor is 0xc0000409, the fail-fast that follows an abort of any kind.
+// (As a signed 32-bit number, and unsigned as .NET and VS Code's Jupyter
+// print it: "kernel process died ExitCode: 3221225477".)
 struct NtStatus {
-  std::string_view hex, decimal, detail;
+  std::string_view hex, decimal, unsigned_decimal, detail;
 };
 constexpr NtStatus kNtStatus[] = {
-    {"0xc0000139", "-1073741511", "a DLL's entry point was not found (STATUS_ENTRYPOINT_NOT_FOUND: a mismatched build or install)"},
-    {"0xc0000135", "-1073741515", "a DLL was not found (STATUS_DLL_NOT_FOUND: a missing runtime or install)"},
-    {"0xc000001d", "-1073741795", "an instruction this CPU lacks (STATUS_ILLEGAL_INSTRUCTION: a build for a newer CPU)"},
-    {"0xc0000005", "-1073741819", "an access violation (STATUS_ACCESS_VIOLATION: a crash)"},
+    {"0xc0000139", "-1073741511", "3221225785", "a DLL's entry point was not found (STATUS_ENTRYPOINT_NOT_FOUND: a mismatched build or install)"},
+    {"0xc0000135", "-1073741515", "3221225781", "a DLL was not found (STATUS_DLL_NOT_FOUND: a missing runtime or install)"},
+    {"0xc000001d", "-1073741795", "3221225501", "an instruction this CPU lacks (STATUS_ILLEGAL_INSTRUCTION: a build for a newer CPU)"},
+    {"0xc0000005", "-1073741819", "3221225477", "an access violation (STATUS_ACCESS_VIOLATION: a crash)"},
 };
 
 constexpr Pattern kPatterns[] = {
-    {"(exit (status|code)|exited with code|Exception code):? (0x[cC]0000(139|135|01[dD]|005)|-10737415(11|15)|-10737417(95|819))",
+    {"(exit ?(status|code)|exited with code|Exception code):? (0x[cC]0000(139|135|01[dD]|005)|-10737415(11|15)|-10737417(95|819)|"
+     "32212257(85|81)|3221225501|3221225477)",
      kRegex | kCaseless | kCompanion},
     {"exit code"},
     {"non-zero code", kCompanion},  // docker build: "The command '/bin/sh -c make' returned a non-zero code: 137"
@@ -104,6 +107,7 @@ constexpr Pattern kPatterns[] = {
     {"return code Negsignal.SIG", kCompanion},  // Airflow: "Task exited with return code Negsignal.SIGKILL"
     {"Segmentation fault at address ", kCompanion},  // Bun, Zig: "panic(main thread): Segmentation fault at address 0x0"
     {"Received SIGTERM", kCompanion},  // Airflow, Celery: "ERROR - Received SIGTERM. Terminating subprocesses."
+    {"received signal 15, stopping", kCompanion},  // Jupyter's server: "[C ... notebookapp:2046] received signal 15, stopping"
     {"was sent SIGKILL"},
     {"was terminated due to signal [0-9]+", kRegex},  // gunicorn 20.1+: "Worker with pid 9 was terminated due to signal 9"
     {"exited on signal [0-9]+", kRegex},  // Open MPI's mpirun
@@ -520,6 +524,11 @@ class ExitStatus final : public Recognizer {
         }
       return true;
     }
+    if (size_t p = s.find("received signal 15, stopping"); p != std::string_view::npos) {
+      // Jupyter's server asked to stop (its kernels are shut down after it).
+      signal(line, p, 15, std::nullopt, out);
+      return true;
+    }
     if (size_t p = s.find("Received SIGTERM"); p != std::string_view::npos) {
       // Airflow's and Celery's handler: the process was asked to stop.
       signal(line, p, 15, std::nullopt, out);
@@ -789,12 +798,12 @@ class ExitStatus final : public Recognizer {
   // A Windows crash's NTSTATUS as the exit status (kNtStatus): a look-alike.
   bool nt_status(const Line& line, FactSink& out) {
     std::string_view s = line.text;
-    for (std::string_view lead : {"exit status ", "exit code ", "exited with code ", "Exception code: ", "exit code: ", "exit status: "}) {
+    for (std::string_view lead : {"exit status ", "exit code ", "exited with code ", "Exception code: ", "exit code: ", "exit status: ", "exitcode: "}) {
       size_t p = text::ifind(s, lead);
       if (p == std::string_view::npos) continue;
       std::string_view v = s.substr(p + lead.size());
       for (const NtStatus& n : kNtStatus) {
-        if (!text::istarts_with(v, n.hex) && !text::starts_with(v, n.decimal)) continue;
+        if (!text::istarts_with(v, n.hex) && !text::starts_with(v, n.decimal) && !text::starts_with(v, n.unsigned_decimal)) continue;
         if (guards::is_mention(s, p, lead.size()) || repeated(line, std::string(n.hex))) return true;
         out.add(look_alike(line, Family::exit_status, 0.7f, "the process crashed on Windows: " + std::string(n.detail) + ", not memory"));
         return true;

@@ -30,6 +30,10 @@
 //   code: 'MAX_LAMBDA_SIZE_EXCEEDED' / ... is too large to be loaded automatically (16GB > 10GB)
 //                                                                  a platform's size limit on a package or a model
 //   CPU time hard limit reached: isolate: ...                      an edge runtime's CPU-time budget (a time limit)
+//   ... (DXGI_ERROR_DEVICE_REMOVED) / Display driver amdkmdag stopped responding and has successfully recovered.
+//                                                                  Windows resetting the GPU (TDR)
+//   FATAL:  sorry, too many clients already / Too many connections  a server's connection limit
+//   ... flood-stage watermark ... index read-only / allow delete    Elasticsearch's disk watermark (the disk)
 //   triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376
 //                                                                  a GPU kernel's launch configuration
 //
@@ -71,6 +75,7 @@ constexpr Pattern kPatterns[] = {
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
     {"([Rr]eceived message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
+    {"(DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
     {"(capacity overflow|MAX_LAMBDA_SIZE_EXCEEDED|LambdaSizeExceededError|Unzipped size must be smaller than|too large to be loaded automatically|CPU time (hard )?limit reached)", kRegex | kContext},
     {"cannot serialize a bytes object larger than 4 ?GiB", kRegex | kContext},
 };
@@ -80,7 +85,7 @@ constexpr size_t kMaxFacts = 4;
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
   kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption,
-  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kMarkers
+  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -142,6 +147,17 @@ class FailureMarkers final : public Recognizer {
     // ("[StatusCode.RESOURCE_EXHAUSTED] Received message larger than max").
     if (text::icontains(s, "received message larger than max"))
       return mark(line, kMessageSize, "gRPC's cap on one message's size (received message larger than max), not memory", out);
+    // Windows took the GPU away (DirectX's DXGI_ERROR_DEVICE_REMOVED, 0x887a0005,
+    // and the event log's TDR "Display driver ... stopped responding and has
+    // successfully recovered"): a timeout or a driver reset, not memory.
+    if (text::contains(s, "DXGI_ERROR_DEVICE_REMOVED") || text::contains(s, "0x887a0005") ||
+        (text::contains(s, "stopped responding and has successfully recovered") && text::contains(s, "driver")))
+      return mark(line, kDeviceRemoved,
+                  "Windows removed the GPU (DXGI_ERROR_DEVICE_REMOVED: a driver timeout and reset, TDR), not memory running out", out);
+    // A server's connection limit ("FATAL:  sorry, too many clients already",
+    // MySQL's "Too many connections").
+    if (text::contains(s, "too many clients already") || text::contains(s, "Too many connections"))
+      return mark(line, kConnections, "the server's connection limit (max_connections), not memory", out);
     if (names_memory(s)) return;
     // gRPC's size cap on one message ("rpc error: code = ResourceExhausted desc
     // = grpc: received message larger than max (8388608 vs. 4194304)") and
@@ -165,8 +181,10 @@ class FailureMarkers final : public Recognizer {
       return mark(line, kCppThrow, "an uncaught C++ exception (not bad_alloc)", out);
     if (text::contains(s, "Exception in thread \""))
       return mark(line, kJavaException, "an uncaught Java exception (not OutOfMemoryError)", out);
+    // (Also Elasticsearch's flood-stage watermark: every index made read-only for the disk.)
     if (text::contains(s, "o space left on device") || text::contains(s, "ENOSPC") || text::contains(s, "[Errno 28]") ||
-        text::contains(s, "Disk quota exceeded"))
+        text::contains(s, "Disk quota exceeded") || text::contains(s, "flood-stage watermark") || text::contains(s, "flood stage disk watermark") ||
+        text::contains(s, "read-only-allow-delete"))
       return mark(line, kDiskFull, "the disk is full (no space left on device): not memory", out);
     if (text::contains(s, "TimeoutError") || text::contains(s, "timed out after") || text::contains(s, "took longer than") ||
         text::contains(s, "DEADLINE_EXCEEDED") || text::contains(s, "CPU time hard limit reached") ||
