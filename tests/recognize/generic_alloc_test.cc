@@ -1022,5 +1022,19 @@ TEST(GenericAlloc, AReportQuotedInAPanicWithItsFramesIsStillAReport) {
             nullptr);
 }
 
+// A compiler's out of memory while compiling CUDA code is the host's: the
+// compiler runs there, whatever device its paths name (modelled on
+// microsoft/onnxruntime's Windows CUDA builds: NVIDIA's front end's
+// "catastrophic error : out of memory" and cicc's "LLVM error : out of
+// memory"). Our own paths.
+TEST(GenericAlloc, ACompilersOutOfMemoryOnCudaSourcesIsTheHosts) {
+  Diagnosis d = test::diagnose_text(
+      " 7>C:\\src\\build\\_deps\\cutlass-src\\include\\cute/layout.hpp(912): catastrophic error : out of memory "
+      "[C:\\src\\build\\providers_cuda.vcxproj]\n"
+      " 5>CUDACOMPILE : LLVM error : out of memory [C:\\src\\build\\providers_cuda.vcxproj]\n");
+  EXPECT_EQ(d.layer, Layer::host_ram) << test::reason_text(d);
+  EXPECT_EQ(test::diagnose_text("RuntimeError: CUDA error: out of memory\n").layer, Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

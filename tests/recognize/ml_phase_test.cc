@@ -896,5 +896,18 @@ TEST(MlPhase, AModelBuiltAndMovedToTheGpuInOneStatementIsTheLoad) {
   EXPECT_NE(test::diagnose_text(log("batch")).cause, Cause::model_load);
 }
 
+// A build's parallelism as cmake and build scripts spell it: "--parallel 4",
+// and cmake --build's bare "-j" (the native tool's default: make's is no
+// limit). Modelled on ggml-org/llama.cpp's CUDA Docker builds and
+// microsoft/onnxruntime's build.bat; our own targets.
+TEST(MlPhase, CmakesParallelFlagsAreTheBuildsParallelJobs) {
+  const std::string kill =
+      "[ 4120.551203] Out of memory: Killed process 9318 (cicc) total-vm:2395484kB, anon-rss:1949320kB, file-rss:0kB, shmem-rss:0kB\n";
+  EXPECT_EQ(test::diagnose_text("$ cmake --build build --config Release --parallel 12\n" + kill).cause, Cause::concurrency_batch);
+  EXPECT_EQ(test::diagnose_text("RUN cmake --build /src/build --config Release -j --target llama-server\n" + kill).cause,
+            Cause::concurrency_batch);
+  EXPECT_NE(test::diagnose_text("$ cmake --build build --config Release --parallel 1\n" + kill).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

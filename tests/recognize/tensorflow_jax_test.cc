@@ -310,5 +310,23 @@ TEST(TensorflowJax, TheTpuCompilersEarlyAbortReadsItsSizes) {
   EXPECT_EQ(hbm.layer, Layer::gpu_vram);
 }
 
+// TensorFlow 1.0 printed the device's total and free memory on lines of their
+// own when it found the device (modelled on anishathalye/neural-style's
+// issue threads): most of it gone before TensorFlow allocated anything is
+// another process's. Our own card and figures.
+TEST(TensorflowJax, TensorFlowOnesDeviceLinesShowMemoryHeldBeforeItStarted) {
+  const std::string found =
+      "I tensorflow/core/common_runtime/gpu/gpu_device.cc:951] Found device 0 with properties: \n"
+      "name: GeForce GTX 1060 6GB\nmajor: 6 minor: 1 memoryClockRate (GHz) 1.7085\npciBusID 0000:01:00.0\n";
+  const std::string fail =
+      "W tensorflow/core/common_runtime/bfc_allocator.cc:275] Ran out of memory trying to allocate 96.00MiB.  See logs for memory state.\n"
+      "W tensorflow/core/framework/op_kernel.cc:968] Resource exhausted: OOM when allocating tensor with shape[1,512,768,64]\n";
+  Diagnosis held = test::diagnose_text(found + "Total memory: 5.93GiB\nFree memory: 402.19MiB\n" + fail);
+  EXPECT_EQ(held.layer, Layer::gpu_vram);
+  EXPECT_EQ(held.cause, Cause::other_process) << test::reason_text(held);
+  Diagnosis free = test::diagnose_text(found + "Total memory: 5.93GiB\nFree memory: 5.71GiB\n" + fail);
+  EXPECT_NE(free.cause, Cause::other_process) << test::reason_text(free);
+}
+
 }  // namespace
 }  // namespace aimem

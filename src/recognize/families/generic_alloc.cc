@@ -154,6 +154,17 @@ bool host_word(std::string_view s) {
   return false;
 }
 
+// A compiler's own failure ("catastrophic error: out of memory" from NVIDIA's
+// front end compiling a .cu file, "LLVM ERROR: out of memory", cicc,
+// cc1plus): a compiler runs on the host, whatever device its code is for,
+// so the device words of its paths ("cuda", ".cu") say nothing of the pool.
+bool compiler_word(std::string_view s) {
+  static constexpr std::string_view kWords[] = {"catastrophic error", "llvm error", "cicc", "cc1plus"};
+  for (std::string_view w : kWords)
+    if (text::icontains(s, w)) return true;
+  return false;
+}
+
 // An error word, or a log level that marks an error, anywhere in the line.
 bool reads_as_error(std::string_view s) {
   static constexpr std::string_view kWords[] = {"error", "fatal", "failed", "failure", "exception", "abort", "panic",
@@ -250,7 +261,9 @@ class GenericAlloc final : public Recognizer {
     // So is a notebook service's banner for its session's memory (Kaggle's
     // "tried to allocate more memory than is available"), GPU session or not.
     const bool commit_limit = text::icontains(s, "paging file is too small") || text::icontains(s, "os error 1455") || kaggle_banner(s);
-    Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev && !commit_limit, host_word(s) || commit_limit};
+    const bool compiler = compiler_word(s);
+    Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev && !commit_limit && !compiler,
+              host_word(s) || commit_limit || compiler};
     p.fact.strength = 0.55f;
     p.fact.detail = "allocation failure";
     // A watchdog's own line: the shortage, then the signal it sends

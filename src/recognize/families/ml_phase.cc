@@ -436,6 +436,7 @@ constexpr Cue kCues[] = {
     {"\"-j", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},
     {"=-j", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},
     {"--jobs", Cause::concurrency_batch, 0.8f, "parallel jobs", Cue::workers},
+    {"--parallel", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},  // cmake --build --parallel 8, build scripts
     {" -np ", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
     {"--n-processes", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
     {"--num-processes", Cause::concurrency_batch, 0.8f, "parallel worker processes", Cue::workers},
@@ -752,7 +753,8 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
     }
     return std::nullopt;
   }
-  if (text::ends_with(text::trim(before), "make")) {
+  // (cmake --build's "-j" with no number hands the native tool its own default: make's is no limit.)
+  if (text::ends_with(text::trim(before), "make") || text::contains(before, "cmake --build")) {
     std::string_view rest = text::trim_left(after);
     if (after.empty() || ((after[0] == ' ' || after[0] == ';' || after[0] == '&') && (rest.empty() || rest[0] < '0' || rest[0] > '9')))
       return kUnboundedJobs;

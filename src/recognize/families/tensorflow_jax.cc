@@ -93,6 +93,8 @@ constexpr Pattern kPatterns[] = {
     {"per_process_gpu_memory_fraction", kContext},
     {"^[ \t]*(Limit|InUse):\\s+[0-9]+\\s*$", kRegex | kContext},
     {"totalMemory: [0-9.]+[KMGT]i?B freeMemory: ", kRegex | kContext},
+    // TensorFlow 1.0's properties, one per line ("Total memory: 3.94GiB", "Free memory: 212.06MiB").
+    {"^[ \t]*(Total|Free) memory: [0-9.]+[KMGT]i?B[ \t]*$", kRegex | kContext},
 };
 
 constexpr uint64_t kRepeatWindow = 300;
@@ -241,7 +243,8 @@ class TensorflowJax final : public Recognizer {
     bfc_line_ = line.number;
     return true;
   }
-  // TensorFlow 1.x's device properties: "totalMemory: 5.93GiB freeMemory: 5.52GiB".
+  // TensorFlow 1.x's device properties: "totalMemory: 5.93GiB freeMemory: 5.52GiB"
+  // (1.0: "Total memory: 3.94GiB" and "Free memory: 212.06MiB" on the next line).
   std::optional<uint64_t> device_total_, device_free_;
   // Printed before TensorFlow allocates anything: a quarter of the device
   // and a GiB at least already gone is held by other processes (another
@@ -249,6 +252,17 @@ class TensorflowJax final : public Recognizer {
   bool device_memory(const Line& line, std::string_view s, FactSink& out) {
     auto t = text::after(s, "totalMemory: ");
     auto f = text::after(s, "freeMemory: ");
+    // TensorFlow 1.0 printed them on lines of their own, total first.
+    std::string_view trimmed = text::trim(s);
+    if (!t && !f && text::starts_with(trimmed, "Total memory: ")) {
+      total_line_ = line.number;
+      total_text_ = std::string(trimmed.substr(14, 24));
+      return true;
+    }
+    if (!t && !f && text::starts_with(trimmed, "Free memory: ") && total_line_ && line.number <= total_line_ + 2) {
+      t = std::string_view(total_text_);
+      f = trimmed.substr(13);
+    }
     if (!t || !f) return false;
     device_total_ = units::parse_log_size(*t);
     device_free_ = units::parse_log_size(*f);
@@ -269,6 +283,8 @@ class TensorflowJax final : public Recognizer {
     return true;
   }
   bool held_outside_reported_ = false;
+  uint64_t total_line_ = 0;
+  std::string total_text_;
 
   // The pool's figures, when they were printed for this failure. A pool under
   // half of what the device had free when TensorFlow took it was capped
