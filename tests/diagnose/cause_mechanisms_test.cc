@@ -2751,5 +2751,21 @@ TEST(CauseMechanisms, TensorflowsStartUpFreeMemoryShowsMemoryHeldOutside) {
   EXPECT_NE(diagnose_text(log("15.52GiB")).cause, Cause::other_process);
 }
 
+// TensorFlow.js's tf.memory() printed per step ({numBytesInGPU: ...,
+// numTensors: ...}) that only climbs is tensors never disposed (modelled on
+// tensorflow/tfjs threads of a browser loop that loses its WebGL context).
+// Our own figures, with a kernel kill of the browser's GPU process as the failure.
+TEST(CauseMechanisms, TensorflowJsMemoryThatOnlyClimbsIsAccumulation) {
+  std::string log;
+  for (int i = 1; i <= 5; ++i)
+    log += "app.js:233 {unreliable: false, numBytesInGPU: " + std::to_string(i * 300000000) + ", numTensors: " + std::to_string(i * 900) +
+           ", numDataBuffers: " + std::to_string(i * 900) + ", numBytes: " + std::to_string(i * 300000000) + "}\n";
+  const std::string kill =
+      "[ 9120.551203] Out of memory: Killed process 7318 (chrome) total-vm:9395484kB, anon-rss:5949320kB, file-rss:0kB, shmem-rss:0kB\n";
+  Diagnosis d = diagnose_text(log + kill);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+  EXPECT_NE(diagnose_text(kill).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

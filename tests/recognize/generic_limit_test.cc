@@ -154,5 +154,19 @@ TEST(GenericLimit, PmTwosFlagNamesTheCap) {
   EXPECT_EQ(test::diagnose_text("$ pm2 start app.js --max-memory-restart 300M\n").layer, Layer::none);
 }
 
+// Cloudflare Workers' "Worker exceeded memory limit." (outcome
+// "exceededMemory" in its logs' JSON) is the platform's limit on the
+// isolate, not a program's worker supervisor (modelled on a chat app's
+// Workers logs, 2026). Our own names.
+TEST(GenericLimit, CloudflaresWorkerOverItsMemoryLimitIsThePlatformsLimit) {
+  Diagnosis d = test::diagnose_text(
+      "{\n  \"message\": \"Worker exceeded memory limit.\",\n  \"$workers\": {\n    \"outcome\": \"exceededMemory\",\n"
+      "    \"scriptName\": \"notes-api\"\n  }\n}\n");
+  EXPECT_EQ(d.layer, Layer::container_limit) << test::reason_text(d);
+  Diagnosis dask = test::diagnose_text(
+      "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting\n");
+  EXPECT_EQ(dask.layer, Layer::userspace_oom_killer) << test::reason_text(dask);
+}
+
 }  // namespace
 }  // namespace aimem

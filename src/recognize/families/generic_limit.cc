@@ -260,6 +260,11 @@ class GenericLimit final : public Recognizer {
     } else if (pod) {
       f.layer = Layer::k8s_pod_limit;
       f.detail = "a memory limit was exceeded (the line names a pod)";
+    } else if (worker && (text::contains(s, "Worker exceeded memory limit") || text::contains(s, "exceededMemory"))) {
+      // Cloudflare Workers: a "Worker" is the deployed script, each isolate
+      // held to the platform's memory limit (128 MB; outcome "exceededMemory").
+      f.layer = Layer::container_limit;
+      f.detail = "the platform's memory limit on the Worker's isolate was exceeded (Cloudflare Workers)";
     } else if (worker) {
       f.kind = FactKind::userspace_kill;
       f.layer = Layer::userspace_oom_killer;

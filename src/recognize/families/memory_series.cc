@@ -201,6 +201,7 @@ constexpr Pattern kPatterns[] = {
     // name=value to read, so the line's shape makes the series.
     // (also a metric named for memory: ClickHouse's "MemoryTracking\t6.19 GiB", "memory_used 12 GB")
     {"(rss|mem(ory)?[a-z_]*|resident)\\s+[0-9]+(\\.[0-9]+)? ?[KMGT]i?B?( |,|;|\\)|$)", kCi},
+    {"numBytes(InGPU)?: [0-9]", kRegex | kContext},  // TensorFlow.js's tf.memory()
     // A heap's size after its name, as a program logs its own heap per step ("cv heap 48.0 MB",
     // "nn_ops heap in use: 37.9 MB", a WebAssembly module's heap): the line's shape makes the series.
     {"heap[a-z_ ]{0,12}[:=]? +[0-9]+(\\.[0-9]+)? ?[KMG]i?B", kCi | kContext},
@@ -350,6 +351,7 @@ constexpr std::string_view kGoMemStats[] = {"heapalloc", "heapinuse", "heapsys",
 bool bytes_key(std::string_view k) {
   for (std::string_view g : kGoMemStats)
     if (k == g) return true;
+  if (k == "numbytesingpu" || k == "numbytes") return true;  // tf.memory()'s figures are bytes
   return k.size() <= 24 && k.starts_with("used") && k.ends_with("memory");
 }
 
@@ -367,6 +369,9 @@ bool known_key(std::string_view k) {
                                                 "usedbytes", "memoryallocated", "memoryreserved", "allocatedbytes",
                                                 // MPS's current_allocated_memory() / driver_allocated_memory() as a callback logs them.
                                                 "currentallocated", "driverallocated", "currentallocatedmemory", "driverallocatedmemory",
+                                                // TensorFlow.js's tf.memory() as apps log it per frame or step
+                                                // ({numBytesInGPU: 583008256, numTensors: 1742, ...}): tensors never disposed.
+                                                "numbytesingpu", "numtensors",
                                                 // Go's runtime.MemStats.Alloc as the common printMemUsage prints it
                                                 // ("Alloc = 1126 MiB\tTotalAlloc = ...": TotalAlloc only climbs, and is not read).
                                                 "alloc"};
