@@ -2767,5 +2767,19 @@ TEST(CauseMechanisms, TensorflowJsMemoryThatOnlyClimbsIsAccumulation) {
   EXPECT_NE(diagnose_text(kill).cause, Cause::leak_or_accumulation);
 }
 
+// Hugging Face Spaces' error page puts the status first and the run's log
+// under "Container logs:": the log's last lines are what the run was doing
+// when it stopped, though they stand after the status (modelled on Spaces
+// loading several diffusion pipelines at start-up). Our own names.
+TEST(CauseMechanisms, APlatformsContainerLogsUnderItsStatusAreTheRunBeforeTheFailure) {
+  const std::string page =
+      "Runtime error\nMemory limit exceeded (16Gi)\nContainer logs:\n\n===== Application Startup at 2024-05-01 10:00:00 =====\n\n"
+      "Loading base model sd15-a ...\nLoading pipeline components...: 100%|##########| 7/7 [00:20<00:00,  2.90s/it]\n"
+      "Loading base model sd15-b ...\nLoading pipeline components...:  43%|####      | 3/7 [00:09<00:12,  3.05s/it]\n";
+  Diagnosis d = diagnose_text(page);
+  EXPECT_EQ(d.layer, Layer::container_limit) << reason_text(d);
+  EXPECT_EQ(d.cause, Cause::model_load) << reason_text(d);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -5,6 +5,8 @@
 //   $ kubectl -n llm logs vllm-0 --previous | tail -4       (also -p, oc logs)
 //   Loading safetensors checkpoint shards:  50% Completed | 2/4 [01:02<01:02, 31.1s/it]
 //   $ docker logs --tail 20 worker-3                         (docker compose logs)
+//   Container logs:                                          (a platform's error page: Hugging Face
+//                                                             Spaces prints the status, then the log)
 //
 // The output is what the run printed before it ended, so its last lines are
 // what it was doing when it was killed, though they stand after the kill's
@@ -27,12 +29,22 @@ constexpr Pattern kPatterns[] = {
     // Any command with its prompt: the end of the section.
     {"^\\$ ", kRegex | kContext},  // not "^\\s*": vectorscan's set then lost this pattern's lines
     {"^\\S+@[^\\s:]+:\\S*[$#] ", kRegex | kContext},
+    // A platform's error page that shows the status first and the run's log
+    // under a heading (Hugging Face Spaces: "Runtime error", "Memory limit
+    // exceeded (46Gi)", then "Container logs:").
+    {"^[ \t]*Container logs:[ \t]*$", kRegex | kContext},
 };
 
 class PreviousRunLog final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    if (text::trim(s) == "Container logs:") {
+      close(line.number, out);
+      open_ = make_fact(line, FactKind::platform, Family::cli);
+      open_->detail = std::string(kPreviousRunLog);
+      return;
+    }
     if (!guards::is_command_line(s)) return;
     close(line.number, out);
     const bool kube = (text::contains(s, "kubectl") || text::contains(s, "oc ")) && text::contains(s, " logs") &&
