@@ -18,7 +18,7 @@
 //   allocation failed / alloc failed / ALLOC_FAILED / memory allocation of N bytes failed / bad_alloc
 //   not enough (GPU|device|system|host|free)? memory / insufficient (GPU|device|system|host|physical)? memory
 //   (seastar's "insufficient physical memory: needed N available M", as Scylla prints it at start-up)
-//   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available) memory / memory exhausted /
+//   memory (limit|quota) (exceeded|of N exceeded) / exceeds? (the )?(allowed|available|total) memory / memory exhausted /
 //   exceeds (device) memory budget|capacity|cap
 //   ENOMEM / MemoryError / RESOURCE_EXHAUSTED
 //   (not OUT_OF_RESOURCES: OpenCL's and Level Zero's status is a launch limit as often as memory,
@@ -77,7 +77,7 @@ constexpr Pattern kPatterns[] = {
     {"not enough (gpu|device|system|host|free|cuda|video) memory", kCi | kCompanion},
     {"insufficient (gpu |device |system |host |cuda |video |physical )?memory", kCi | kCompanion},
     {"memory (limit|quota)( of [0-9.]+ ?[kmgt]i?b)? (was )?exceeded", kCi | kCompanion},
-    {"exceeds? (the )?(allowed|available) (gpu |device |system )?memory", kCi | kCompanion},
+    {"exceeds? (the )?(allowed|available|total) (gpu |device |system )?memory", kCi | kCompanion},
     {"exceeds? the memory (available|allowed)", kCi | kCompanion},  // "request exceeds the memory available for this context"
     // A budget, cap or capacity named with its memory: "buffer_size (1268776960 B) exceeds device memory budget (693237760 B)".
     {"exceeds? (the )?(gpu |device |system |host )?memory (budget|capacity|cap)\\b", kCi | kCompanion},
