@@ -1036,5 +1036,17 @@ TEST(GenericAlloc, ACompilersOutOfMemoryOnCudaSourcesIsTheHosts) {
   EXPECT_EQ(test::diagnose_text("RuntimeError: CUDA error: out of memory\n").layer, Layer::gpu_vram);
 }
 
+// The linker's own words carry the size it asked for ("out of memory
+// allocating N bytes after a total of M bytes", binutils' ld, modelled on a
+// Caffe build thread): 2^62 bytes is a size computed wrong, not memory.
+TEST(GenericAlloc, TheLinkersAllocatingSizeIsReadAndAnAbsurdOneIsNotMemory) {
+  Diagnosis absurd = test::diagnose_text("/usr/bin/ld: out of memory allocating 4611686018427387904 bytes after a total of 58118144 bytes\n"
+                                         "collect2: error: ld returned 1 exit status\n");
+  EXPECT_EQ(absurd.layer, Layer::not_memory) << test::reason_text(absurd);
+  Diagnosis real = test::diagnose_text("/usr/bin/ld: out of memory allocating 1073741824 bytes after a total of 3018118144 bytes\n"
+                                       "collect2: error: ld returned 1 exit status\n");
+  EXPECT_EQ(real.layer, Layer::host_ram) << test::reason_text(real);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -608,7 +608,7 @@ class GenericAlloc final : public Recognizer {
   }
 
   static std::optional<uint64_t> requested_bytes(std::string_view s) {
-    for (std::string_view lead : {"allocate ", "of size ", "allocation of ", "requested ", "tried to allocate "}) {
+    for (std::string_view lead : {"allocate ", "allocating ", "of size ", "allocation of ", "requested ", "tried to allocate "}) {
       size_t p = text::ifind(s, lead);
       if (p == std::string_view::npos) continue;
       // Past what 64 bits hold ("Cannot allocate 1048575.999023PB"): a size
