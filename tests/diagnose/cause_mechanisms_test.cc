@@ -2781,5 +2781,20 @@ TEST(CauseMechanisms, APlatformsContainerLogsUnderItsStatusAreTheRunBeforeTheFai
   EXPECT_EQ(d.cause, Cause::model_load) << reason_text(d);
 }
 
+// A program's own count of what it holds, printed step by step ("held 400
+// MB"), that climbs into a cgroup kill is accumulation (modelled on a
+// notebook runner's test that grows a list inside a 1 GiB container).
+TEST(CauseMechanisms, AProgramsOwnHeldCountThatClimbsIsAccumulation) {
+  std::string log = "$ docker run --rm --memory=1g runner:1 python run_nb.py grow.ipynb\n";
+  for (int i = 1; i <= 5; ++i) log += "cell 3 stdout: held " + std::to_string(i * 190) + " MB\n";
+  const std::string kill =
+      "[88412.771092] Memory cgroup out of memory: Kill process 24977 (python) score 948 or sacrifice child\n"
+      "[88412.771533] Killed process 24977 (python) total-vm:1812440kB, anon-rss:1018244kB, file-rss:9216kB, shmem-rss:0kB\n";
+  Diagnosis d = diagnose_text(log + kill);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+  EXPECT_NE(diagnose_text("$ docker run --rm --memory=1g runner:1 python run_nb.py grow.ipynb\n" + kill).cause,
+            Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem

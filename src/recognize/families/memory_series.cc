@@ -202,6 +202,8 @@ constexpr Pattern kPatterns[] = {
     // (also a metric named for memory: ClickHouse's "MemoryTracking\t6.19 GiB", "memory_used 12 GB")
     {"(rss|mem(ory)?[a-z_]*|resident)\\s+[0-9]+(\\.[0-9]+)? ?[KMGT]i?B?( |,|;|\\)|$)", kCi},
     {"numBytes(InGPU)?: [0-9]", kRegex | kContext},  // TensorFlow.js's tf.memory()
+    // A program's own count of what it holds ("held 400 MB", "holding 1.2 GB"): the line's shape makes the series.
+    {"\\b(held|holding) [0-9]+(\\.[0-9]+)? ?[KMG]i?B", kRegex | kContext},
     // A heap's size after its name, as a program logs its own heap per step ("cv heap 48.0 MB",
     // "nn_ops heap in use: 37.9 MB", a WebAssembly module's heap): the line's shape makes the series.
     {"heap[a-z_ ]{0,12}[:=]? +[0-9]+(\\.[0-9]+)? ?[KMG]i?B", kCi | kContext},
