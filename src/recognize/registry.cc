@@ -69,6 +69,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kTcmallocEntry,
     &kWasmMemoryEntry,
     &kAddressSpaceEntry,
+    &kOomKilledReportsEntry,
     &kOsLimitsEntry,
     &kOllamaSchedEntry,
     &kRolloutEntry,

@@ -64,6 +64,7 @@ extern const RecognizerEntry kPlatformStopsEntry;
 extern const RecognizerEntry kTcmallocEntry;
 extern const RecognizerEntry kWasmMemoryEntry;
 extern const RecognizerEntry kAddressSpaceEntry;
+extern const RecognizerEntry kOomKilledReportsEntry;
 extern const RecognizerEntry kOsLimitsEntry;
 extern const RecognizerEntry kOllamaSchedEntry;
 extern const RecognizerEntry kGracefulReloadEntry;
