@@ -121,10 +121,14 @@ bool handled(const Incident& inc, const std::vector<Fact>& facts) {
   if (inc.failures.empty()) return false;
   for (size_t i : inc.failures) {
     const Fact& f = facts[i];
-    if (f.kind != FactKind::gpu_oom && f.kind != FactKind::host_alloc_failure && f.kind != FactKind::js_heap_oom) return false;
+    const bool jvm = f.kind == FactKind::jvm_heap_oom || f.kind == FactKind::jvm_native_oom;
+    if (f.kind != FactKind::gpu_oom && f.kind != FactKind::host_alloc_failure && f.kind != FactKind::js_heap_oom && !jvm) return false;
     bool caught = std::any_of(facts.begin(), facts.end(), [&](const Fact& r) {
-      // A broker's alarm clears when its memory falls back, however long after.
-      const uint64_t reach = r.detail == kAlarmCleared ? kAlarmLines : kRecoveryLines;
+      // A broker's alarm clears when its memory falls back, however long
+      // after; a build that ends in success had its tests' errors expected.
+      const bool passed = r.detail == kTestsPassed;
+      if (jvm && !passed) return false;
+      const uint64_t reach = r.detail == kAlarmCleared || passed ? kAlarmLines : kRecoveryLines;
       return r.kind == FactKind::recovered && r.where.source_index == f.where.source_index && r.where.line >= f.where.line &&
              r.where.line <= f.where.line + reach;
     });

@@ -223,6 +223,11 @@ inline constexpr std::string_view kRefusedBelowOwnCap =
 // minutes after the alarm, far down its log.
 inline constexpr std::string_view kAlarmCleared = "the broker's memory alarm cleared and its publishers went on";
 
+// The detail of a recovered fact (ml_phase.cc): the build or test run that
+// printed the failures before it ended in success (Maven's and Gradle's
+// "BUILD SUCCESS"): the errors were the tests' own, expected and caught.
+inline constexpr std::string_view kTestsPassed = "the build and its tests ended in success";
+
 std::string_view to_string(FactKind kind);
 std::string_view to_string(Family family);
 // Where a fact of this family comes from, for people: "kernel log", "PyTorch".

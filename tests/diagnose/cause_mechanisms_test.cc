@@ -2796,5 +2796,17 @@ TEST(CauseMechanisms, AProgramsOwnHeldCountThatClimbsIsAccumulation) {
             Cause::leak_or_accumulation);
 }
 
+// A build whose tests print the errors they provoke and then pass (Maven's
+// BUILD SUCCESS after a native-memory test's OutOfMemoryErrors, modelled on
+// bytedeco/javacpp's PointerTest) is no failure: the errors were handled.
+TEST(CauseMechanisms, ATestRunThatEndsInBuildSuccessHandledItsOwnErrors) {
+  const std::string errors =
+      "[INFO] Running org.example.NativeBufferTest\n"
+      "java.lang.OutOfMemoryError: Failed to allocate memory within limits: totalBytes (900M + 120M) > maxBytes (1G)\n"
+      "[INFO] Tests run: 12, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 8.1 s -- in org.example.NativeBufferTest\n";
+  EXPECT_EQ(diagnose_text(errors + "[INFO] BUILD SUCCESS\n").layer, Layer::none);
+  EXPECT_NE(diagnose_text(errors + "[INFO] BUILD FAILURE\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -168,5 +168,17 @@ TEST(GenericLimit, CloudflaresWorkerOverItsMemoryLimitIsThePlatformsLimit) {
   EXPECT_EQ(dask.layer, Layer::userspace_oom_killer) << test::reason_text(dask);
 }
 
+// A container's resources printed as one object (kubectl's jsonpath of
+// .spec.containers[0].resources) hold a limit and a request, no usage over a
+// limit, whatever words follow (modelled on a CPUThrottlingHigh alert pasted
+// with the pod's resources, prometheus-operator/kube-prometheus). Our own names.
+TEST(GenericLimit, AResourcesObjectIsASpecificationNotALimitExceeded) {
+  Diagnosis d = test::diagnose_text(
+      "[FIRING:3] CPUThrottlingHigh\n"
+      "{\"limits\":{\"cpu\":\"250m\",\"memory\":\"2Gi\"},\"requests\":{\"cpu\":\"100m\",\"memory\":\"1Gi\"}}  restarts=0\n");
+  EXPECT_EQ(d.layer, Layer::not_memory) << test::reason_text(d);
+  EXPECT_NE(test::reason_text(d).find("CPU"), std::string::npos) << test::reason_text(d);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -33,6 +33,7 @@
 //   ... (DXGI_ERROR_DEVICE_REMOVED) / Display driver amdkmdag stopped responding and has successfully recovered.
 //                                                                  Windows resetting the GPU (TDR)
 //   FATAL:  sorry, too many clients already / Too many connections  a server's connection limit
+//   [FIRING:31] CPUThrottlingHigh                                   an alert on a container's CPU limit
 //   ... flood-stage watermark ... index read-only / allow delete    Elasticsearch's disk watermark (the disk)
 //   triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376
 //                                                                  a GPU kernel's launch configuration
@@ -75,7 +76,7 @@ constexpr Pattern kPatterns[] = {
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
     {"([Rr]eceived message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
-    {"(DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
+    {"(CPUThrottlingHigh|DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
     {"(capacity overflow|MAX_LAMBDA_SIZE_EXCEEDED|LambdaSizeExceededError|Unzipped size must be smaller than|too large to be loaded automatically|CPU time (hard )?limit reached)", kRegex | kContext},
     {"cannot serialize a bytes object larger than 4 ?GiB", kRegex | kContext},
 };
@@ -85,7 +86,7 @@ constexpr size_t kMaxFacts = 4;
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
   kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption,
-  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kMarkers
+  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kCpuThrottling, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -154,6 +155,9 @@ class FailureMarkers final : public Recognizer {
         (text::contains(s, "stopped responding and has successfully recovered") && text::contains(s, "driver")))
       return mark(line, kDeviceRemoved,
                   "Windows removed the GPU (DXGI_ERROR_DEVICE_REMOVED: a driver timeout and reset, TDR), not memory running out", out);
+    // kube-prometheus' alert on a container held at its CPU limit.
+    if (text::contains(s, "CPUThrottlingHigh"))
+      return mark(line, kCpuThrottling, "an alert on CPU throttling (the container held at its CPU limit), not memory", out);
     // A server's connection limit ("FATAL:  sorry, too many clients already",
     // MySQL's "Too many connections").
     if (text::contains(s, "too many clients already") || text::contains(s, "Too many connections"))

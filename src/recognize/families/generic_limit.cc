@@ -202,6 +202,9 @@ class GenericLimit final : public Recognizer {
     std::string_view s = line.text;
     if (s.size() > 2000 || guards::is_advice_line(s) || guards::is_command_line(s) || reads_as_no_event(s) || informational(s))
       return;
+    // A container's resources as an object ({"limits":{"cpu":"200m","memory":"1Gi"},"requests":{...}}):
+    // a specification, whose two sizes are a limit and a request, not a usage over a limit.
+    if ((text::contains(s, "\"limits\"") || text::contains(s, "limits:")) && text::contains(s, "requests")) return;
     auto w = words_of(s);
     // The memory-limit phrase: one token, or a memory word and a limit word
     // within four words of each other (figures between them not counted).

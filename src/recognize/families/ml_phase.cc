@@ -510,6 +510,8 @@ constexpr Recovery kRecoveries[] = {
     {"retrying with a smaller context", "retried with a smaller context"},
     {"attempting to recover from oom", "skipped the batch and went on"},
     {"skipping batch", "skipped the batch and went on"},
+    // A build whose tests printed the errors and passed (Maven's "BUILD SUCCESS", Gradle's "BUILD SUCCESSFUL").
+    {"BUILD SUCCESS", kTestsPassed},
 };
 
 // A batch size that went down on its own line after an OOM the program caught
