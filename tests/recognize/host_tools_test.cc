@@ -224,5 +224,22 @@ TEST(HostTools, HtopsMetersAndTable) {
   EXPECT_EQ(test::diagnose_text("  Mem[|||||||         4.10G/15.6G]\n  Swp[            0K/4.00G]\n").layer, Layer::none);
 }
 
+// Windows' systeminfo (in MB, with thousands separators): the physical pair
+// is the host's RAM, and the commit limit with what is left of it plays
+// swap's part (modelled on Windows build machines pasted beside a compiler's
+// out-of-heap error). Our own figures.
+TEST(HostTools, WindowsSysteminfoIsTheHostsRamAndItsCommitLimit) {
+  auto f = test::facts_of_kind("Total Physical Memory:     16,301 MB\nAvailable Physical Memory: 1,204 MB\n", FactKind::host_state);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].total, 16301ull * 1024 * 1024);
+  EXPECT_EQ(f[0].free, 1204ull * 1024 * 1024);
+  const std::string low = "Total Physical Memory:     16,301 MB\nAvailable Physical Memory: 402 MB\n";
+  EXPECT_EQ(test::facts_of_kind(low + "Virtual Memory: Max Size:  16,301 MB\nVirtual Memory: Available: 310 MB\n", FactKind::host_exhausted).size(),
+            1u);
+  EXPECT_TRUE(test::facts_of_kind(low + "Virtual Memory: Max Size:  40,301 MB\nVirtual Memory: Available: 22,310 MB\n",
+                                  FactKind::host_exhausted)
+                  .empty());
+}
+
 }  // namespace
 }  // namespace aimem

@@ -29,6 +29,8 @@
 //   Mem[||||||||||||||||||||||||15.4G/15.6G]   Tasks: 87, 412 thr; 5 running
 //   Swp[||||||||||||||         3.71G/4.00G]   Load average: 6.12 5.40 3.33
 //
+// Windows' systeminfo: Total and Available Physical Memory, and its commit
+// limit (Virtual Memory: Max Size, Available) in swap's part below.
 // The swap figures beside them (free's "Swap:" row, meminfo's SwapTotal and
 // SwapFree, top's "KiB Swap:" line) decide one thing more: a snapshot whose
 // available RAM is at most kExhaustedPct of the total while swap is all but
@@ -64,6 +66,8 @@ constexpr Pattern kPatterns[] = {
     {"SwapTotal", kContext},
     {"SwapFree", kContext},
     {"(Mem|Swp)\\[[| #*]*[0-9.]+[KMGT]?/[0-9.]+[KMGT]\\]", kRegex | kContext},  // htop's meters
+    {"^(Total|Available) Physical Memory: ", kRegex | kContext},                // Windows' systeminfo
+    {"^Virtual Memory: (Max Size|Available): ", kRegex | kContext},
 };
 
 // Available RAM, percent of the total. 5, not 3: a 31 GiB host with 1.1 GiB
@@ -83,6 +87,7 @@ class HostTools final : public Recognizer {
     if (meminfo(line, t, out)) return;
     if (top_summary(line, t, out)) return;
     if (htop_meter(line, s, out)) return;
+    if (systeminfo(line, t, out)) return;
     if (text::starts_with(t, "Mem:")) {
       mem_row(line, t.substr(4), out);
     } else if (text::starts_with(t, "Swap:")) {
@@ -111,6 +116,55 @@ class HostTools final : public Recognizer {
   void finish(FactSink& out) override { flush(out); }
 
  private:
+  // Windows' systeminfo, in MB with thousands separators:
+  //   Total Physical Memory:     65,441 MB
+  //   Available Physical Memory: 412 MB
+  //   Virtual Memory: Max Size:  8,386 MB        (the commit limit: RAM and the paging file)
+  //   Virtual Memory: Available: 6,902 MB
+  // The physical pair is one host_state fact; the commit limit and what is
+  // left of it play swap's part in the host's exhaustion.
+  std::optional<uint64_t> win_total_, win_commit_max_;
+  uint64_t win_line_ = 0;
+  static std::optional<uint64_t> systeminfo_mb(std::string_view v) {
+    std::string digits;
+    for (char c : text::trim(v)) {
+      if (c >= '0' && c <= '9') digits += c;
+      else if (c == ',' || c == '.') continue;
+      else break;
+    }
+    if (digits.empty() || digits.size() > 9 || !text::contains(v, "MB")) return std::nullopt;
+    return std::stoull(digits) * units::MiB;
+  }
+  bool systeminfo(const Line& line, std::string_view t, FactSink& out) {
+    if (auto v = text::after(t, "Total Physical Memory:")) {
+      win_total_ = systeminfo_mb(*v);
+      win_line_ = line.number;
+      return true;
+    }
+    if (auto v = text::after(t, "Available Physical Memory:")) {
+      auto avail = systeminfo_mb(*v);
+      if (win_total_ && avail && line.number <= win_line_ + 3 && *avail <= *win_total_) {
+        Fact f = make_fact(line, FactKind::host_state, Family::procfs);
+        f.total = win_total_;
+        f.free = avail;
+        f.usage = *win_total_ - *avail;
+        f.detail = "host RAM";
+        ram(std::move(f), out);
+      }
+      return true;
+    }
+    if (auto v = text::after(t, "Virtual Memory: Max Size:")) {
+      win_commit_max_ = systeminfo_mb(*v);
+      return true;
+    }
+    if (auto v = text::after(t, "Virtual Memory: Available:")) {
+      auto left = systeminfo_mb(*v);
+      if (win_commit_max_ && left) exhausted(line, *win_commit_max_, *left, 6, out);
+      return true;
+    }
+    return false;
+  }
+
   FreeUnits units_;  // what the last `free` command's options make a figure mean
   std::vector<std::string> header_;
   uint64_t header_line_ = 0;
