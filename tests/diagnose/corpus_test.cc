@@ -135,7 +135,20 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (7671 cases since the sixtieth blind batch of 2026-12-07: validation
+// (8151 cases since the sixty-fourth blind batch of 2026-12-07: validation
+// 87.9 / 56.5 / 88.4, 295 of 304 healthy; training 92.4 / 67.0 / 95.7, 485 of
+// 488 healthy. The sixty-first to sixty-fourth batches' unread thirds (38 of
+// 41, 28 of 41, 34 of 45 and 34 of 39 on layer; 13 of 25, 13 of 28, 11 of 29
+// and 13 of 23 on cause when first read, 13, 14, 12 and 13 now) brought 11
+// sure verdicts, 10 right, and took the validation split from 88.2 / 56.5 to
+// 87.8 / 56.0 with the version before them, so its layer floor went to 87.5.
+// Their training parts (79, 79, 75 and 81 cases; layer 67, 55, 55 and 66,
+// cause 23 of 47, 20 of 44, 22 of 47 and 21 of 53 when first read: build
+// tools, browsers and WebAssembly, notebooks, Windows, databases, monitoring
+// alerts) took the training split to 91.8 / 66.4 / 95.7 with the version
+// before them; the changes read from them bring it to the figures above, and
+// the floors of layer and cause went to 92.0 and 66.5. Before them,
+// 7671 cases since the sixtieth blind batch of 2026-12-07: validation
 // 88.2 / 56.5 / 87.9, training 92.7 / 67.7 / 96.2, 455 of 458 healthy. The
 // fifty-seventh to sixtieth batches' unread thirds (36 of 40, 30 of 38, 33 of
 // 39 and 37 of 41 on layer, 15 of 27, 10 of 16, 9 of 20 and 13 of 24 on
@@ -247,8 +260,8 @@ struct Floors {
 // verdict (cf-020) changed from run to run until its pattern was rewritten,
 // and two patterns still vary; the floors leave room for that.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{88.0, 55.0, 87.5, 96.4};
-constexpr Floors kTrainingFloor{92.5, 67.5, 95.5, 99.0};
+constexpr Floors kValidationFloor{87.5, 55.0, 87.5, 96.4};
+constexpr Floors kTrainingFloor{92.0, 66.5, 95.5, 99.0};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
   ASSERT_TRUE(s.split.count(split)) << corpus_path();
