@@ -64,8 +64,9 @@ TEST(WasmMemory, AnEnginesRefusedReservationUnderUlimitVIsThatLimit) {
   Diagnosis bare = test::diagnose_text(fail);
   EXPECT_EQ(bare.layer, Layer::unknown) << test::reason_text(bare);
   EXPECT_EQ(bare.cause, Cause::unknown);
-  // "unlimited" is no limit.
+  // "unlimited" is no limit, nor is a number further down that the command did not print.
   EXPECT_EQ(test::diagnose_text("$ ulimit -v\nunlimited\n" + fail).cause, Cause::unknown);
+  EXPECT_EQ(test::diagnose_text("$ ulimit -v\nunlimited\n$ wc -l requests.log\n  48211\n" + fail).cause, Cause::unknown);
 }
 
 TEST(WasmMemory, AdviceAndMentionsAreNotFailures) {

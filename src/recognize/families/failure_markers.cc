@@ -144,8 +144,10 @@ class FailureMarkers final : public Recognizer {
     if (text::contains(s, "MAX_LAMBDA_SIZE_EXCEEDED") || text::contains(s, "LambdaSizeExceededError") ||
         text::contains(s, "Unzipped size must be smaller than") || text::contains(s, "too large to be loaded automatically"))
       return mark(line, kSizeLimit, "a platform's size limit on a deployment package or a model (checked before anything ran), not memory", out);
-    // gRPC's cap on one message's size, in Python's client's case too
-    // ("[StatusCode.RESOURCE_EXHAUSTED] Received message larger than max").
+    // gRPC's size cap on one message ("rpc error: code = ResourceExhausted desc
+    // = grpc: received message larger than max (8388608 vs. 4194304)", Python's
+    // client's "[StatusCode.RESOURCE_EXHAUSTED] Received message larger than
+    // max"): read before the memory word stops the markers.
     if (text::icontains(s, "received message larger than max"))
       return mark(line, kMessageSize, "gRPC's cap on one message's size (received message larger than max), not memory", out);
     // Windows took the GPU away (DirectX's DXGI_ERROR_DEVICE_REMOVED, 0x887a0005,
@@ -163,17 +165,13 @@ class FailureMarkers final : public Recognizer {
     if (text::contains(s, "too many clients already") || text::contains(s, "Too many connections"))
       return mark(line, kConnections, "the server's connection limit (max_connections), not memory", out);
     if (names_memory(s)) return;
-    // gRPC's size cap on one message ("rpc error: code = ResourceExhausted desc
-    // = grpc: received message larger than max (8388608 vs. 4194304)") and
-    // etcd's storage quota ("etcdserver: mvcc: database space exceeded"):
-    // resource words, neither memory.
-    if (text::contains(s, "received message larger than max"))
-      return mark(line, kMessageSize, "gRPC's cap on one message's size (received message larger than max), not memory", out);
     // pickle before protocol 4 ("OverflowError: cannot serialize a bytes
     // object larger than 4 GiB", a worker pool returning a large result): a
     // format's limit on one object.
     if (text::contains(s, "cannot serialize a bytes object larger than 4"))
       return mark(line, kSerializeLimit, "pickle's 4 GiB limit on one object (protocols before 4), not memory", out);
+    // etcd's storage quota ("etcdserver: mvcc: database space exceeded"): a
+    // resource word, not memory.
     if (text::contains(s, "database space exceeded"))
       return mark(line, kStoreQuota, "etcd's storage quota (mvcc: database space exceeded; compact and defragment), not memory", out);
     if (text::contains(s, ": segfault at ") && text::contains(s, " ip ") && text::contains(s, " error "))

@@ -64,6 +64,7 @@ class WasmMemory final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
+    line_ = line.number;
     if (read_ulimit(s)) return;
     if (guards::is_advice_line(s)) return;
     if (fact_) {
@@ -103,7 +104,8 @@ class WasmMemory final : public Recognizer {
  private:
   std::optional<Fact> fact_;
   bool heap_ = false;                  // emscripten's heap (not an engine's reservation)
-  bool ulimit_next_ = false;           // the previous line ran `ulimit -v`: its output follows
+  bool ulimit_next_ = false;           // a line ran `ulimit -v`: its output follows
+  uint64_t ulimit_line_ = 0, line_ = 0;
   std::optional<uint64_t> ulimit_kib_;  // a finite address-space limit shown in the paste
 
   void start(const Line& line, bool heap) {
@@ -121,6 +123,8 @@ class WasmMemory final : public Recognizer {
   bool read_ulimit(std::string_view s) {
     if (ulimit_next_) {
       ulimit_next_ = false;
+      // Only the command's own output, on the very next line.
+      if (line_ != ulimit_line_ + 1) return false;
       std::string_view rest;
       if (auto n = text::parse_u64(text::trim(s), &rest); n && *n > 0 && text::trim(rest).empty()) {
         ulimit_kib_ = n;
@@ -133,6 +137,7 @@ class WasmMemory final : public Recognizer {
       std::string_view after = text::trim(s.substr(p + cmd.size()));
       if (after.empty()) {
         ulimit_next_ = true;
+        ulimit_line_ = line_;
         return true;
       }
       std::string_view rest;
