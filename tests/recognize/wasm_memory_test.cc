@@ -75,5 +75,20 @@ TEST(WasmMemory, AdviceAndMentionsAreNotFailures) {
                   .empty());
 }
 
+// A collector's line with the heap's size mid-line ("heap used 1453 MB of
+// 4096 MB, ...", every tenth line of a busy service log) is no heap series of
+// this kind: only a size that ends the line is, so such logs are not read
+// line by line for it (bench/diagnose_vs_grep.sh).
+TEST(WasmMemory, OnlyAHeapSizeThatEndsItsLineIsReadAsAHeapSeries) {
+  std::string mid, end;
+  for (int i = 1; i <= 6; ++i) {
+    mid += "gc: heap used " + std::to_string(i * 300) + " MB of 4096 MB, 3059 objects freed\n";
+    end += "frame " + std::to_string(i * 100) + "  infer 38.2 ms  cv heap " + std::to_string(i * 40) + ".0 MB\n";
+  }
+  const std::string abort = "Aborted(OOM)\n";
+  EXPECT_EQ(test::diagnose_text(end + abort).cause, Cause::leak_or_accumulation);
+  EXPECT_NE(test::diagnose_text(mid + abort).cause, Cause::leak_or_accumulation);
+}
+
 }  // namespace
 }  // namespace aimem
