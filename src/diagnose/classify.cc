@@ -63,6 +63,11 @@ struct View {
 };
 
 bool is_kernel(const Fact& f) { return f.kind == FactKind::kernel_oom_kill || f.kind == FactKind::kernel_oom_event; }
+
+// WebAssembly memory that could not grow or be reserved (wasm_memory.cc): a pool no layer names.
+bool wasm_memory(const Fact& f) {
+  return f.kind == FactKind::host_alloc_failure && (text::starts_with(f.detail, kWasmHeap) || text::starts_with(f.detail, kWasmReserve));
+}
 // A memory limit exceeded, read by the generic limit reader (generic_limit.cc):
 // no kernel and no named killer, so it ranks after the precise readings.
 bool generic_limit(const Fact& f) {
@@ -437,7 +442,7 @@ Decision decide_layer(const View& v) {
   // WebAssembly memory (wasm_memory.cc): a module's heap capped by its build, or an
   // engine's reservation for an instance; neither is a pool of the machine.
   if (const Fact* c = v.failure(FactKind::host_alloc_failure);
-      c && c->layer == Layer::unknown && (text::starts_with(c->detail, kWasmHeap) || text::starts_with(c->detail, kWasmReserve))) {
+      c && c->layer == Layer::unknown && wasm_memory(*c)) {
     d = {Layer::unknown, c, c->strength, c->detail};
     return d;
   }
@@ -2730,8 +2735,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       }
       // WebAssembly memory that could not grow: a series climbing into it, or
       // the phase it failed in, says why as it would for the host.
-      if (d.decisive && d.decisive->kind == FactKind::host_alloc_failure &&
-          (text::starts_with(d.decisive->detail, kWasmHeap) || text::starts_with(d.decisive->detail, kWasmReserve))) {
+      if (d.decisive && wasm_memory(*d.decisive)) {
         if (auto c = cause_from_series(v, "until the allocation failed", why)) return *c;
         if (auto c = cause_from_phase(v, *d.decisive, why)) return *c;
       }

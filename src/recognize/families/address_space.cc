@@ -11,6 +11,7 @@
 //   go version go1.21.4 windows/386 / GOARCH=386                     Go's 386 port
 //   R version 3.6.1 (2019-07-05) -- "Action of the Toes" ... Platform: i386-w64-mingw32/i386 (32-bit)
 // One context fact (runtime_setting, detail kThirtyTwoBit) per input.
+#include <array>
 #include <string>
 
 #include "core/text.h"
@@ -24,11 +25,12 @@ constexpr std::string_view kMarks[] = {
     "i686-pc-windows", "i686-linux", "i686-w64-mingw32", "i386-w64-mingw32", "windows/386", "linux/386", "GOARCH=386", "(32-bit)",
 };
 
-constexpr Pattern kPatterns[] = {
-    {"( 32 bit \\((Intel|ARM)\\)\\]|32-Bit (Server|Client) VM|X86-based PC|x86-32|i686-(pc-windows|linux|w64-mingw32)|i386-w64-mingw32|"
-     "(windows|linux)/386|GOARCH=386|\\(32-bit\\))",
-     kRegex | kContext},
-};
+// The marks are the patterns too (literals, context only).
+constexpr auto kPatterns = [] {
+  std::array<Pattern, std::size(kMarks)> p{};
+  for (size_t i = 0; i < std::size(kMarks); ++i) p[i] = {kMarks[i].data(), kContext};
+  return p;
+}();
 
 class AddressSpace final : public Recognizer {
  public:

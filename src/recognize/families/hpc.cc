@@ -228,8 +228,7 @@ class Hpc final : public Recognizer {
         text::contains(s, "--state") || guards::is_mention(s, p, 9))
       return false;
     rss_against_request(s);
-    if (oom_state_) return true;
-    oom_state_ = true;
+    if (oom_state_fact_) return true;
     Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::runtime);
     f.layer = Layer::container_limit;
     f.detail = "Slurm job memory cgroup";
@@ -258,7 +257,7 @@ class Hpc final : public Recognizer {
     if (!used || !asked) return;
     (*used * 5 < *asked * 3 ? rss_low_ : rss_high_) = true;  // under 60% of the request
   }
-  bool oom_state_ = false, rss_low_ = false, rss_high_ = false;
+  bool rss_low_ = false, rss_high_ = false;
   std::optional<uint64_t> job_request_;
   std::optional<Fact> oom_state_fact_;
 

@@ -41,8 +41,7 @@ class PreviousRunLog final : public Recognizer {
     std::string_view s = line.text;
     if (text::trim(s) == "Container logs:") {
       close(line.number, out);
-      open_ = make_fact(line, FactKind::platform, Family::cli);
-      open_->detail = std::string(kPreviousRunLog);
+      open(line);
       return;
     }
     if (!guards::is_command_line(s)) return;
@@ -51,8 +50,7 @@ class PreviousRunLog final : public Recognizer {
                       (text::contains(s, "--previous") || text::contains(s, " -p"));
     const bool docker = text::contains(s, "docker") && text::contains(s, " logs");
     if (!kube && !docker) return;
-    open_ = make_fact(line, FactKind::platform, Family::cli);
-    open_->detail = std::string(kPreviousRunLog);
+    open(line);
   }
 
   void finish(FactSink& out) override {
@@ -61,6 +59,12 @@ class PreviousRunLog final : public Recognizer {
   }
 
  private:
+  // A section of a run's log starts on this line.
+  void open(const Line& line) {
+    open_ = make_fact(line, FactKind::platform, Family::cli);
+    open_->detail = std::string(kPreviousRunLog);
+  }
+
   void close(uint64_t next_command, FactSink& out) {
     if (!open_) return;
     if (next_command > open_->where.line + 1) {

@@ -26,6 +26,7 @@
 //       paste shows a finite `ulimit -v`, that limit is the cause (limit_too_low).
 //
 // One fact per input, at the first line; later lines of the same report only add figures.
+#include <array>
 #include <optional>
 #include <string>
 
@@ -39,23 +40,37 @@
 namespace aimem {
 namespace {
 
-constexpr Pattern kPatterns[] = {
-    {"Cannot enlarge memory", kCaseless | kCompanion},
-    {"Aborted(OOM)"},
-    {"abort(\"OOM\")"},
-    {"abort('OOM')"},
-    {"abort(OOM)"},
-    {"abortOnCannotGrowMemory", kCompanion},
-    {"Attempted to grow heap from", kCompanion},
-    {"Unable to grow instance memory", kCompanion},
-    {"Cannot allocate Wasm memory", kCompanion},
-    {"Out of memory: wasm memory"},
-    {"WebAssembly.Memory(): could not allocate memory", kCompanion | kShared},
-    // The shell's address-space limit, for the cause (context).
-    {"ulimit -v", kContext},
-    {"ulimit -Hv", kContext},
-    {"^[ \t]*[0-9]{4,}[ \t]*$", kRegex | kContext},  // its output, the next line
+// The failures' phrases, each once: the patterns are built from them, and the
+// reader looks for them. `heap`: emscripten's heap; otherwise an engine's
+// reservation for an instance.
+struct Mark {
+  Pattern phrase;
+  bool heap;
 };
+constexpr Mark kMarks[] = {
+    {{"Cannot enlarge memory", kCaseless | kCompanion}, true},
+    {{"Aborted(OOM)"}, true},
+    {{"abort(\"OOM\")"}, true},
+    {{"abort('OOM')"}, true},
+    {{"abort(OOM)"}, true},
+    {{"abortOnCannotGrowMemory", kCompanion}, true},
+    {{"Attempted to grow heap from", kCompanion}, true},
+    {{"Unable to grow instance memory", kCompanion}, true},
+    {{"Cannot allocate Wasm memory", kCompanion}, false},
+    {{"Out of memory: wasm memory"}, false},
+    {{"WebAssembly.Memory(): could not allocate memory", kCompanion | kShared}, false},
+};
+
+constexpr auto kPatterns = [] {
+  std::array<Pattern, std::size(kMarks) + 3> p{};
+  size_t i = 0;
+  for (const Mark& m : kMarks) p[i++] = m.phrase;
+  // The shell's address-space limit, for the cause (context), and its output on the next line.
+  p[i++] = {"ulimit -v", kContext};
+  p[i++] = {"ulimit -Hv", kContext};
+  p[i++] = {"^[ \t]*[0-9]{4,}[ \t]*$", kRegex | kContext};
+  return p;
+}();
 
 // emscripten's default MAXIMUM_MEMORY, and half of wasm32's reach.
 constexpr uint64_t kWasm32Reach = 2 * units::GiB;
@@ -71,20 +86,12 @@ class WasmMemory final : public Recognizer {
       add_figures(s);
       return;
     }
-    if (text::contains(s, "Cannot allocate Wasm memory") || text::contains(s, "Out of memory: wasm memory") ||
-        text::contains(s, "WebAssembly.Memory(): could not allocate memory")) {
-      start(line, false);
-      fact_->detail = std::string(kWasmReserve) +
-                      " for a WebAssembly instance: an address-space reservation (ulimit -v, a 32-bit process, many instances "
-                      "at once) that free RAM alone does not explain";
-      return;
-    }
-    for (std::string_view w : {"Cannot enlarge memory", "cannot enlarge memory", "Aborted(OOM)", "abort(\"OOM\")", "abort('OOM')",
-                               "abort(OOM)", "abortOnCannotGrowMemory", "Attempted to grow heap from", "Unable to grow instance memory"}) {
-      size_t p = s.find(w);
+    for (const Mark& m : kMarks) {
+      const std::string_view w = m.phrase.expr;
+      size_t p = (m.phrase.flags & kCaseless) ? text::ifind(s, w) : s.find(w);
       if (p == std::string_view::npos || guards::is_mention(s, p, w.size())) continue;
-      start(line, true);
-      add_figures(s);
+      start(line, m.heap);
+      if (m.heap) add_figures(s);
       return;
     }
   }
@@ -92,7 +99,7 @@ class WasmMemory final : public Recognizer {
   void finish(FactSink& out) override {
     if (!fact_) return;
     Fact& f = *fact_;
-    if (f.cause == Cause::unknown && !heap_ && ulimit_kib_) {
+    if (f.cause == Cause::unknown && text::starts_with(f.detail, kWasmReserve) && ulimit_kib_) {
       f.cause = Cause::limit_too_low;
       f.limit = *ulimit_kib_ * units::KiB;
       f.detail += fmt::format(" (ulimit -v {} KiB)", *ulimit_kib_);
@@ -103,20 +110,20 @@ class WasmMemory final : public Recognizer {
 
  private:
   std::optional<Fact> fact_;
-  bool heap_ = false;                  // emscripten's heap (not an engine's reservation)
   bool ulimit_next_ = false;           // a line ran `ulimit -v`: its output follows
   uint64_t ulimit_line_ = 0, line_ = 0;
   std::optional<uint64_t> ulimit_kib_;  // a finite address-space limit shown in the paste
 
   void start(const Line& line, bool heap) {
-    heap_ = heap;
     fact_ = make_fact(line, FactKind::host_alloc_failure, Family::runtime);
     fact_->layer = Layer::unknown;
     fact_->strength = 0.75f;
-    if (heap)
-      fact_->detail = std::string(kWasmHeap) +
-                      " (emscripten's heap) could not grow: a cap of the program's build (INITIAL_MEMORY, MAXIMUM_MEMORY, "
-                      "ALLOW_MEMORY_GROWTH; 4 GiB at most for wasm32), not a pool of the machine";
+    fact_->detail = heap ? std::string(kWasmHeap) +
+                               " (emscripten's heap) could not grow: a cap of the program's build (INITIAL_MEMORY, MAXIMUM_MEMORY, "
+                               "ALLOW_MEMORY_GROWTH; 4 GiB at most for wasm32), not a pool of the machine"
+                         : std::string(kWasmReserve) +
+                               " for a WebAssembly instance: an address-space reservation (ulimit -v, a 32-bit process, many "
+                               "instances at once) that free RAM alone does not explain";
   }
 
   // "$ ulimit -v" then its value on the next line; "ulimit -v 3145728" as a command.
