@@ -1064,6 +1064,28 @@ bool rose_into_failure(const View& v, const Fact& s) {
          static_cast<double>(*s.usage) <= 1.25 * static_cast<double>(size);
 }
 
+// A series that sat level (memory_series.cc's "level ...") within
+// kLevelReach of the limit the failure names: the workload's steady need is
+// the limit, with no growth and no burst on the way. The limit is too low.
+// Read after the other evidence of a cause, as a lean.
+constexpr double kLevelReach = 0.9;
+
+std::optional<Cause> level_at_limit(const View& v, Why& why) {
+  uint64_t limit = 0;
+  for (size_t i : v.inc.failures) limit = std::max({limit, v.facts[i].limit.value_or(0), v.facts[i].heap_limit.value_or(0)});
+  if (limit == 0) return std::nullopt;
+  const Fact* s = v.any([&](const Fact& f) {
+    return f.kind == FactKind::memory_usage && text::starts_with(f.detail, "level ") && f.usage &&
+           static_cast<double>(*f.usage) >= kLevelReach * static_cast<double>(limit) &&
+           static_cast<double>(*f.usage) <= 1.1 * static_cast<double>(limit);
+  });
+  if (!s) return std::nullopt;
+  why = "usage sat level (" + s->detail.substr(6) + "), at the " + units::format_bytes(limit) +
+        " limit the failure names: the steady need, not growth, meets the limit";
+  why.strength = 0.6f;
+  return Cause::limit_too_low;
+}
+
 std::optional<Cause> cause_from_series(const View& v, std::string_view until, Why& why) {
   // The strongest such fact: a series the program named before a warning in words.
   const Fact* s = nullptr;
@@ -1938,6 +1960,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
     return Cause::limit_too_low;
   }
   if (auto c = cause_from_run_length(v, d, why)) return *c;
+  if (auto c = level_at_limit(v, why)) return *c;
   auto n = restarts(v);
   // A scheduler's own kill at the size it gave the job (YARN, Nomad, Slurm,
   // cloud platforms) names a configured limit as much as a memory_limit
@@ -2136,6 +2159,7 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     why.strength = 0.6f;
     return Cause::leak_or_accumulation;
   }
+  if (auto c = level_at_limit(v, why)) return *c;
   why = "the evidence does not show why";
   return Cause::unknown;
 }
@@ -2493,6 +2517,7 @@ Cause js_heap_cause(const View& v, const Decision& d, Why& why) {
     why.strength = 0.5f;
     return Cause::limit_too_low;
   }
+  if (auto c = level_at_limit(v, why)) return *c;
   why = "the heap log does not show why the heap filled (no growth series, no small cap)";
   return Cause::unknown;
 }

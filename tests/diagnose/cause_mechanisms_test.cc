@@ -205,6 +205,33 @@ TEST(CauseMechanisms, ASmallLargestProcessUnderAMemcgLimitIsManyProcesses) {
   EXPECT_NE(one.cause, Cause::concurrency_batch) << reason_text(one);
 }
 
+// A workload whose memory sat level at its limit sample after sample, then
+// was killed there, needs the limit it has: neither growth nor a burst took
+// it there (modelled on ECS tasks killed with Container Insights flat at
+// 97-99% of the task size, aws/containers-roadmap#1114; a sampler's lines and
+// a kernel report in our own figures). Level at half the limit says nothing.
+TEST(CauseMechanisms, UsageLevelAtTheLimitIsALimitTooLow) {
+  auto text = [](std::vector<const char*> mb) {
+    std::string t;
+    int minute = 0;
+    for (const char* m : mb) t += "2025-03-02T10:" + std::to_string(10 + 5 * minute++) + ":00Z worker stats rss=" + m + "MB\n";
+    return t +
+           "[Sun Mar  2 10:45:31 2025] memory: usage 2097152kB, limit 2097152kB, failcnt 311\n"
+           "[Sun Mar  2 10:45:31 2025] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=a1,mems_allowed=0,"
+           "oom_memcg=/docker/9e1a77c2,task_memcg=/docker/9e1a77c2,task=python3,pid=8812,uid=0\n"
+           "[Sun Mar  2 10:45:31 2025] Memory cgroup out of memory: Killed process 8812 (python3) total-vm:3012044kB, "
+           "anon-rss:2061208kB, file-rss:5120kB, shmem-rss:0kB, UID:0 pgtables:4312kB oom_score_adj:0\n";
+  };
+  Diagnosis level = diagnose_text(text({"1990", "2011", "2002", "2019"}));
+  EXPECT_EQ(level.layer, Layer::container_limit);
+  EXPECT_EQ(level.cause, Cause::limit_too_low) << reason_text(level);
+  Diagnosis half = diagnose_text(text({"990", "1011", "1002", "1019"}));
+  EXPECT_NE(half.cause, Cause::limit_too_low) << reason_text(half);
+  // Three samples are too few to call level.
+  Diagnosis few = diagnose_text(text({"1990", "2011", "2002"}));
+  EXPECT_NE(few.cause, Cause::limit_too_low) << reason_text(few);
+}
+
 // JVM: the error's own kind and figures.
 TEST(CauseMechanisms, JvmErrorsSayWhichPoolAndWhatAskedForIt) {
   // Metaspace is unbounded unless capped: its exhaustion is the cap.
@@ -342,6 +369,12 @@ TEST(CauseMechanisms, AFlatSeriesThatJumpsIsOneLargeRequest) {
   // Climbing all the way is accumulation.
   Diagnosis climb = diagnose_text(text("1.20", "2.30"));
   EXPECT_EQ(climb.cause, Cause::leak_or_accumulation) << reason_text(climb);
+  // Lines cut out of the paste ("...") before the step hide how memory got
+  // there: no jump can be read across them.
+  std::string cut = text("0.61", "2.30");
+  cut.insert(cut.find("2025-10-14 09:18:10"), "...\n");
+  Diagnosis elided = diagnose_text(cut);
+  EXPECT_EQ(elided.cause, Cause::leak_or_accumulation) << reason_text(elided);
 }
 
 // The kubelet evicts by usage above request: a container that used little
@@ -506,6 +539,17 @@ TEST(CauseMechanisms, RepeatedLinesWithASizeAreASeries) {
     named += "[info]  worker heap: used=" + std::to_string(m) + ".4MB total=" + std::to_string(m + 20) + ".0MB\n";
   named += "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n";
   EXPECT_EQ(diagnose_text(named).cause, Cause::leak_or_accumulation) << reason_text(diagnose_text(named));
+  // A day's name in the time a loop printed changes as its digits do: the
+  // lines are one series across midnight (modelled on a `while sleep; do
+  // echo "$(date '+%a %T') $(ps -o rss= ...) kB"; done` loop, our figures).
+  auto days = [](std::initializer_list<const char*> rows) {
+    std::string t;
+    for (const char* r : rows) t += std::string(r) + " kB\n";
+    return t + "Out of memory: Killed process 2211 (server) total-vm:9843212kB, anon-rss:7884120kB, file-rss:0kB, shmem-rss:0kB\n";
+  };
+  Diagnosis week = diagnose_text(days({"Mon 09:00:00 2184112", "Tue 09:00:00 3384376", "Wed 09:00:00 4585640", "Thu 09:00:00 5786904",
+                                       "Fri 09:00:00 6988168", "Sat 09:00:00 7885432"}));
+  EXPECT_EQ(week.cause, Cause::leak_or_accumulation) << reason_text(week);
 }
 
 // Parallel copies counted before the word ("spawning 4 render workers",

@@ -156,8 +156,11 @@ constexpr Pattern kPatterns[] = {
     {"^[ \t]*[0-9.eE+]+ @\\[[0-9.]+\\]\\s*$", kRegex | kContext},  // a JVM metric's pool: "Status.JVM.Memory.Metaspace.Used=", Flink's REST ids
     {"(mem|rss|ws|commit|private)[a-z_ ]*\\((mib|mb|gib|gb)\\)", kCi},
     {"^[ \t]*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]?[0-9:.Z]*\\s+[0-9.]+\\s*$", kRegex | kContext},
-    // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows).
-    {"^[ \t]*[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[0-9]+(\\.[0-9]+)? ?([KMGT]i|[KMGT]iB|[kKMGT]B|[MG])\\s*$", kRegex | kContext},
+    // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows);
+    // the day's or month's name may come first ("Fri 09:14:00 6384112 kB": date '+%a %T' in a loop).
+    {"^[ \t]*((Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec),? +([0-9]{1,2},? +)?){0,2}[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[0-9]+(\\.[0-9]+)? ?([KMGT]i|[KMGT]iB|[kKMGT]B|[MG])\\s*$", kRegex | kContext},
+    // Lines cut out of the paste between samples (see elision()).
+    {"^[ \\t]*(\\.\\.\\.\\.?|\\[\\.\\.\\.\\]|\\(\\.\\.\\.\\)|\u2026|<snip>|\\[snip\\]|<\\.\\.\\.>)[ \\t]*$", kRegex | kContext},
     {"[0-9] ?(MB|GB|MiB|GiB) (heap size|heap used)", kRegex | kContext},
     {"[0-9] ?([KMGT]i?B) (allocated|reserved|used)\\b", kRegex | kContext},  // "1.84 GiB allocated" (size_then_key)
     {" minutes\\]:", kRegex | kContext},
@@ -277,6 +280,9 @@ struct Series {
   // lines that report its use.
   uint64_t first_shape = 0;
   bool first_recurs = false;
+  // The kept sample that came right after an elided stretch ("...", "[...]"
+  // where the paste cut lines out), if any: what happened between is unknown.
+  size_t elided_at = SIZE_MAX;
 };
 
 // Recomputes a series' figures from its kept samples.
@@ -324,12 +330,35 @@ uint64_t flat_then_jump(const Series& x) {
     ++k;
   }
   if (k < kFlatSamples || k == x.kept.size()) return 0;
+  // Lines cut out of the paste between the flat run and the next sample hide
+  // how it got there: a climb, not a jump, as far as the paste shows.
+  if (x.elided_at == k) return 0;
   // The jump is one step: the first sample past the flat run is already half
   // again above it. A climb that leaves the flat run a little at a time
   // (1.4, 1.4, 1.5, 1.5 GB, then 1.7, 1.8, ... 7.9) is growth, not one piece
   // of work arriving.
   if (x.kept[k] < 1.5 * hi) return 0;
   return x.last >= 2.0 * hi ? k : 0;
+}
+
+// A series in bytes that sat level: kLevelSamples samples or more, all of
+// them kept, none below kLevelShare of the largest. Alone it says nothing;
+// beside a limit the failure names (diagnose/classify.cc) it is the
+// workload's steady need meeting that limit.
+constexpr uint64_t kLevelSamples = 4;
+constexpr double kLevelShare = 0.9;
+
+bool sat_level(const Series& x) {
+  if (!x.bytes || x.samples < kLevelSamples || x.kept.size() != x.samples || x.max <= 0) return false;
+  if (text::icontains(x.last_text, "max") || text::icontains(x.last_text, "peak") || text::icontains(x.last_text, "limit")) return false;
+  return *std::min_element(x.kept.begin(), x.kept.end()) >= kLevelShare * x.max;
+}
+
+// A line that stands for lines cut out of the paste: "...", "[...]", "…",
+// "<snip>", "[snip]".
+bool elision(std::string_view s) {
+  s = text::trim(s);
+  return s == "..." || s == "[...]" || s == "(...)" || s == "\u2026" || s == "<snip>" || s == "[snip]" || s == "<...>" || s == "....";
 }
 
 bool key_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ' '; }
@@ -527,6 +556,16 @@ size_t unit_after_figure(std::string_view s, size_t i) {
   return k > i && !alpha(k) ? k - i : 0;
 }
 
+// A weekday's or month's three-letter name ending a word ("Fri", "Jan,").
+bool calendar_word(std::string_view s) {
+  if (s.size() < 3 || (s.size() > 3 && s[3] != ' ' && s[3] != ',' && s[3] != ']')) return false;
+  static constexpr std::string_view kNames[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", "Jan", "Feb", "Mar",
+                                                "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  for (auto n : kNames)
+    if (s.substr(0, 3) == n) return true;
+  return false;
+}
+
 template <class Emit>
 void for_each_shape_char(std::string_view s, Emit&& emit) {
   auto digit = [&](size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
@@ -544,6 +583,11 @@ void for_each_shape_char(std::string_view s, Emit&& emit) {
     } else if (c == ' ' || c == '\t') {
       c = ' ';
       while (i + 1 < s.size() && (s[i + 1] == ' ' || s[i + 1] == '\t')) ++i;
+    } else if (c >= 'A' && c <= 'Z' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '[') && calendar_word(s.substr(i))) {
+      // A day's or month's name in the time a sampler printed ("Fri 09:14:00
+      // 6384112 kB", then "Thu ...") changes as digits do: one shape.
+      c = '@';
+      i += 2;
     }
     emit(c);
   }
@@ -618,6 +662,10 @@ class MemorySeries final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     if (columns_.on_line(line, [this](const std::string& key, double value, bool bytes, const Line& l) { add(key, value, bytes, l); }))
       return;
+    if (elision(line.text)) {
+      elided_ = line.number;
+      return;
+    }
     if (table(line)) return;
     if (leak_warning(line, out)) return;
     if (earlyoom_avail(line)) return;
@@ -1129,6 +1177,10 @@ class MemorySeries final : public Recognizer {
         trimmed = without_header(series_[k]);
         if (!trimmed || !grew(*trimmed, &flat)) trimmed = without_restart(series_[k]);
         if (!trimmed || !grew(*trimmed, &flat)) {
+          if (sat_level(series_[k])) {
+            level(series_[k], out);
+            continue;
+          }
           if (!rose_every_step(series_[k])) continue;
           trimmed.reset();
           rising = true;
@@ -1165,6 +1217,17 @@ class MemorySeries final : public Recognizer {
   }
 
  private:
+  // A series that sat level (sat_level): "level KEY at SIZE over N samples".
+  void level(const Series& x, FactSink& out) {
+    Line last{x.last_text, x.last_line, {}, source_};
+    Fact f = make_fact(last, FactKind::memory_usage, Family::python);
+    f.strength = 0.5f;
+    f.usage = x.max >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(x.max);
+    f.count = x.samples;
+    f.detail = fmt::format("level {} at {} over {} samples", x.key, units::format_bytes(*f.usage), x.samples);
+    out.add(std::move(f));
+  }
+
   // earlyoom: "mem avail: 11208 of 15923 MiB (70 %)".
   bool earlyoom_avail(const Line& line) {
     auto avail = text::after(line.text, "mem avail: ");
@@ -1417,6 +1480,7 @@ class MemorySeries final : public Recognizer {
     const uint64_t shape = shape_hash(line.text);
     if (x->samples == 0) x->first_shape = shape;
     else if (shape == x->first_shape) x->first_recurs = true;
+    if (x->samples > 0 && x->last_line < elided_ && x->elided_at == SIZE_MAX && x->kept.size() < kKept) x->elided_at = x->kept.size();
     if (x->samples > 0 && value > x->last) ++x->rises;
     if (x->samples == 0 || value > x->max) ++x->highs;
     if (x->samples > 0 && x->last > 0 && value < x->last) x->worst_drop = std::max(x->worst_drop, (x->last - value) / x->last);
@@ -1515,6 +1579,7 @@ class MemorySeries final : public Recognizer {
   std::string go_text_;
   FreeUnits free_units_;
   uint64_t table_until_ = 0, bare_until_ = 0;
+  uint64_t elided_ = 0;  // the last line that marks lines cut out of the paste
   std::array<Series, kKeys> series_;
   size_t used_ = 0;
   const SourceContext* source_ = nullptr;
