@@ -195,7 +195,8 @@ void summarize(Incident& inc, const Numbers& n) {
       if (h && h->kind == FactKind::kv_cache_shortage && h->kv_tokens && h->max_model_len)
         inc.summary = fmt::format("the KV cache holds {} tokens, fewer than max_model_len {}: not one full-length sequence fits", *h->kv_tokens, *h->max_model_len);
       else if (h && h->kind == FactKind::kv_cache_shortage && text::starts_with(h->detail, kKvStalled))
-        inc.summary = "the service stalled with its KV cache full and requests waiting";
+        inc.summary = text::contains(h->detail, "none of them moving") ? "the service stalled with its KV cache full and its running requests not moving"
+                                                                         : "the service stalled with its KV cache full and requests waiting";
       else if (h && h->kind == FactKind::kv_cache_shortage && h->cause == Cause::leak_or_accumulation)
         inc.summary = "the engine's own check found its KV cache pool leaking (slots never given back)";
       else if (h && h->kind == FactKind::kv_cache_shortage)

@@ -460,7 +460,9 @@ Decision decide_layer(const View& v) {
   }
   // 8. Host allocations and refusals.
   if (const Fact* h = v.failure(FactKind::host_memory_refused)) {
-    d = {host_or_limit(v, Layer::host_ram), h, std::max(0.85f, h->strength), "the runtime refused to load: the model needs more system memory than is available"};
+    d = {host_or_limit(v, Layer::host_ram), h, std::max(0.85f, h->strength),
+         h->family == Family::llamacpp ? std::string("the runtime refused to load: the model needs more system memory than is available")
+                                       : h->detail};
     return d;
   }
   // Of several (a program's ENOMEM and the kernel's report of the same
@@ -2671,6 +2673,12 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
     // than the shortfall the refusal names (needed less available): without
     // the context's cache the load would have fit.
     const Fact* r = d.decisive;
+    // A refusal that says its own cause (Ray's start-up check: no memory left
+    // for tasks once its object store is set aside): as it says.
+    if (r->cause != Cause::unknown) {
+      why = r->detail;
+      return r->cause;
+    }
     const uint64_t short_by = r->requested && r->free && *r->requested > *r->free ? *r->requested - *r->free : 0;
     const Fact* plan = v.first_context([&](const Fact& f) {
       return f.kind == FactKind::runtime_setting && f.kv_bytes && f.requested &&

@@ -186,5 +186,23 @@ TEST(FailureMarkers, ADeviceResetAConnectionLimitAndAFullDiskAreNamed) {
   }
 }
 
+// Kubernetes' scheduler finding no node for a pod for want of a GPU is not
+// memory (modelled on a rollout stuck behind `FailedScheduling ... Insufficient
+// nvidia.com/gpu`, kubernetes/kubernetes scheduling threads; our own names).
+// For want of memory it is left to the rest of the paste: requests that fill
+// the nodes are a memory story, not a look-alike.
+TEST(FailureMarkers, APodTheSchedulerCouldNotPlaceForAGpuIsNotMemory) {
+  auto event = [](const char* lacking) {
+    return std::string("Events:\n  Type     Reason            Age   From               Message\n"
+                       "  Warning  FailedScheduling  12m   default-scheduler  0/4 nodes are available: 2 ") +
+           lacking + ", 2 node(s) had untolerated taint {role: infra}. preemption: 0/4 nodes are available: 4 No preemption "
+                     "victims found for incoming pod.\n";
+  };
+  Diagnosis gpu = test::diagnose_text(event("Insufficient nvidia.com/gpu"));
+  EXPECT_EQ(gpu.layer, Layer::not_memory) << test::reason_text(gpu);
+  EXPECT_NE(test::reason_text(gpu).find("FailedScheduling"), std::string::npos);
+  EXPECT_NE(test::diagnose_text(event("Insufficient memory")).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -398,5 +398,17 @@ TEST(GpuErrors, AnOutOfMemoryAfterAStickyCudaFaultWithRoomToSpareIsTheFaults) {
   EXPECT_EQ(test::diagnose_text(oom("16.01 GiB") + fault).layer, Layer::gpu_vram);  // the fault came after
 }
 
+// ROCm's HSA runtime aborting a queue for an access past the legal addresses
+// is a bad access, not memory running out (modelled on ROCm/ROCm issue
+// reports of HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION under JAX; our figures).
+TEST(GpuErrors, AnHsaApertureViolationIsABadAccess) {
+  Diagnosis d = test::diagnose_text(
+      ":0:rocdevice.cpp            :2984: 2210348711 us: [pid:51210 tid:0x7f1a2bfff640] Callback: Queue 0x7f0e88400000 aborting "
+      "with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal "
+      "address. code: 0x29\nAborted (core dumped)\n");
+  EXPECT_EQ(d.layer, Layer::not_memory) << test::reason_text(d);
+  EXPECT_NE(test::reason_text(d).find("aperture"), std::string::npos) << test::reason_text(d);
+}
+
 }  // namespace
 }  // namespace aimem

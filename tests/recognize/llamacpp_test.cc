@@ -604,5 +604,20 @@ TEST(LlamaCpp, AKvCacheHalfTheWeightsOrMoreIsTheContext) {
   EXPECT_EQ(test::diagnose_text(log("400.00")).cause, Cause::model_load);
 }
 
+// ggml before its allocators sized one context when the model loaded; a
+// tensor that does not fit in what is left is that arena full, a pool of the
+// program's own (modelled on nomic-ai/gpt4all and privateGPT reports of
+// "not enough space in the context's memory pool"; our figures).
+TEST(LlamaCpp, GgmlsFixedContextPoolFullIsTheProgramsOwnCap) {
+  Diagnosis d = test::diagnose_text(
+      "gptj_model_load: ggml ctx size = 4505.45 MB\n"
+      "gptj_model_load: model size =  3609.38 MB / num tensors = 285\n"
+      "ggml_new_tensor_impl: not enough space in the context's memory pool (needed 4712300544, available 4709842944)\n"
+      "Segmentation fault (core dumped)\n");
+  EXPECT_EQ(d.layer, Layer::unknown) << test::reason_text(d);
+  EXPECT_EQ(d.cause, Cause::limit_too_low) << test::reason_text(d);
+  EXPECT_NE(test::reason_text(d).find("context pool"), std::string::npos) << test::reason_text(d);
+}
+
 }  // namespace
 }  // namespace aimem

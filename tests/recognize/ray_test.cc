@@ -134,5 +134,25 @@ TEST(Ray, AnActorEndedByItsOwnerIsNotMemory) {
   EXPECT_EQ(test::diagnose_text(gone + monitor).layer, Layer::userspace_oom_killer);
 }
 
+// `ray start` refusing to start because the memory it was given leaves
+// nothing for tasks once its object store is set aside: the memory (here the
+// pod's limit) is below what a Ray node needs (modelled on ray-project/kuberay
+// head pods with small limits; our figures). A positive figure is no failure.
+TEST(Ray, NoMemoryLeftForTasksIsALimitTooLow) {
+  auto text = [](const char* left) {
+    return std::string("Traceback (most recent call last):\n  File \"/home/ray/anaconda3/bin/ray\", line 8, in <module>\n"
+                       "ValueError: After taking into account object store and redis memory usage, the amount of memory on this node "
+                       "available for tasks and actors (") +
+           left + " GB) is less than -4% of total. You can adjust these settings with ray.init(memory=<bytes>, "
+                  "object_store_memory=<bytes>).\n"
+                  "{\"limits\":{\"cpu\":\"1\",\"memory\":\"600Mi\"},\"requests\":{\"cpu\":\"1\",\"memory\":\"600Mi\"}}\n";
+  };
+  Diagnosis d = test::diagnose_text(text("-0.02"));
+  EXPECT_EQ(d.cause, Cause::limit_too_low) << test::reason_text(d);
+  EXPECT_NE(d.layer, Layer::not_memory);
+  EXPECT_NE(test::reason_text(d).find("Ray refused to start"), std::string::npos) << test::reason_text(d);
+  EXPECT_EQ(test::reason_text(test::diagnose_text(text("0.35"))).find("Ray refused to start"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -141,5 +141,20 @@ TEST(SharedMemory, ASegmentRefusedForItsPermissionsIsNotShmRunningOut) {
   EXPECT_EQ(full.layer, Layer::container_limit) << test::reason_text(full);
 }
 
+// PostgreSQL says "out of memory" when one string would pass its 1 GB
+// MaxAllocSize ("Cannot enlarge string buffer containing N bytes by M more
+// bytes"): one value too large, not RAM (modelled on timescale/pgai
+// vectorizer reports; our figures). Below the cap it is memory.
+TEST(SharedMemory, PostgresStringBufferPastOneGigabyteIsTheAllocationCap) {
+  auto text = [](const char* more) {
+    return std::string("ERROR:  out of memory\nDETAIL:  Cannot enlarge string buffer containing 0 bytes by ") + more +
+           " more bytes.\nCONTEXT:  COPY docs_embedding_store, line 1, column chunk\n";
+  };
+  Diagnosis cap = test::diagnose_text(text("1288490188"));
+  EXPECT_EQ(cap.layer, Layer::not_memory) << test::reason_text(cap);
+  EXPECT_NE(test::reason_text(cap).find("MaxAllocSize"), std::string::npos);
+  EXPECT_NE(test::diagnose_text(text("52428800")).layer, Layer::not_memory);
+}
+
 }  // namespace
 }  // namespace aimem

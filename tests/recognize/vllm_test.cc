@@ -232,5 +232,24 @@ TEST(Vllm, RepeatedStartupErrorIsOneFailure) {
   EXPECT_EQ(of_kind("ERROR worker: " + err + "Traceback (most recent call last):\n" + "ERROR api_server: " + err, FactKind::kv_cache_shortage).size(), 1u);
 }
 
+// vLLM's stats lines with the KV cache full and a running request that moves
+// neither its prompt nor its generation, nothing waiting: a request longer
+// than the cache holds has stalled the engine (modelled on vllm-project/vllm
+// long-context hangs; our figures). Throughput that moves is healthy.
+TEST(Vllm, AFullCacheWithARunningRequestThatDoesNotMoveIsTheContext) {
+  auto text = [](const char* gen) {
+    std::string t = "(EngineCore pid=4410) INFO 05-02 10:11:12 [kv_cache_utils.py:1314] GPU KV cache size: 38,912 tokens\n";
+    for (int i = 0; i < 3; ++i)
+      t += std::string("(APIServer pid=4301) INFO 05-02 10:1") + std::to_string(2 + i) +
+           ":00 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: " + gen +
+           " tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 100.0%, Prefix cache hit rate: 0.0%\n";
+    return t;
+  };
+  Diagnosis stuck = test::diagnose_text(text("0.0"));
+  EXPECT_EQ(stuck.layer, Layer::gpu_vram) << test::reason_text(stuck);
+  EXPECT_EQ(stuck.cause, Cause::kv_cache_context) << test::reason_text(stuck);
+  EXPECT_EQ(test::diagnose_text(text("41.3")).layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

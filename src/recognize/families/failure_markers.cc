@@ -33,6 +33,8 @@
 //   ... (DXGI_ERROR_DEVICE_REMOVED) / Display driver amdkmdag stopped responding and has successfully recovered.
 //                                                                  Windows resetting the GPU (TDR)
 //   FATAL:  sorry, too many clients already / Too many connections  a server's connection limit
+//   Warning  FailedScheduling  21m  default-scheduler  0/3 nodes are available: 1 Insufficient nvidia.com/gpu, ...
+//                                                                  a pod the scheduler could not place
 //   [FIRING:31] CPUThrottlingHigh                                   an alert on a container's CPU limit
 //   ... flood-stage watermark ... index read-only / allow delete    Elasticsearch's disk watermark (the disk)
 //   triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376
@@ -76,7 +78,7 @@ constexpr Pattern kPatterns[] = {
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
     {"([Rr]eceived message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
-    {"(CPUThrottlingHigh|DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
+    {"(FailedScheduling|CPUThrottlingHigh|DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
     {"(capacity overflow|MAX_LAMBDA_SIZE_EXCEEDED|LambdaSizeExceededError|Unzipped size must be smaller than|too large to be loaded automatically|CPU time (hard )?limit reached)", kRegex | kContext},
     {"cannot serialize a bytes object larger than 4 ?GiB", kRegex | kContext},
 };
@@ -86,7 +88,7 @@ constexpr size_t kMaxFacts = 4;
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
   kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption,
-  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kCpuThrottling, kMarkers
+  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kCpuThrottling, kUnschedulable, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -160,6 +162,14 @@ class FailureMarkers final : public Recognizer {
     // kube-prometheus' alert on a container held at its CPU limit.
     if (text::contains(s, "CPUThrottlingHigh"))
       return mark(line, kCpuThrottling, "an alert on CPU throttling (the container held at its CPU limit), not memory", out);
+    // Kubernetes' scheduler finding no node for a pod ("FailedScheduling ...
+    // 0/3 nodes are available: 1 Insufficient nvidia.com/gpu, ..."): the pod
+    // never started for want of a GPU, CPU or a matching node. "Insufficient
+    // memory" is left to the reader of the whole paste: requests that fill the
+    // nodes (a rollout's old and new pods together) are a memory story.
+    if (text::contains(s, "FailedScheduling") && text::contains(s, "nodes are available") && !text::contains(s, "Insufficient memory"))
+      return mark(line, kUnschedulable,
+                  "the scheduler found no node for the pod (FailedScheduling): it never started, nothing ran out", out);
     // A server's connection limit ("FATAL:  sorry, too many clients already",
     // MySQL's "Too many connections").
     if (text::contains(s, "too many clients already") || text::contains(s, "Too many connections"))

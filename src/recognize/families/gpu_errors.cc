@@ -85,6 +85,7 @@ constexpr Pattern kPatterns[] = {
     {"the launch timed out and was terminated", kCompanion},
     {"too many resources requested for launch", kCompanion},
     {"Memory access fault by GPU", kCompanion},
+    {"HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION", kCompanion},
     {"Found no NVIDIA driver on your system", kCompanion},
     {"CUDA error: [a-z]", kRegex | kCompanion | kShared},  // any other runtime message (see cuda_fault); the generic reader still reads an allocation
     {"NVIDIA driver on your system is too old", kCompanion},
@@ -453,6 +454,9 @@ class GpuErrors final : public Recognizer {
         // ROCm's illegal access: "Memory access fault by GPU node-1 (Agent handle: ...) on address ...
         // Reason: Page not present or supervisor privilege."
         {"Memory access fault by GPU", "a GPU memory access fault (ROCm: a bad address), not an allocation failure", false},
+        // The HSA runtime's own word for it: "aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION:
+        // The agent attempted to access memory beyond the largest legal address."
+        {"HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION", "a GPU memory access beyond the legal addresses (ROCm's HSA aperture violation), not an allocation failure", false},
         {"Found no NVIDIA driver on your system", "no NVIDIA driver on the system", false},
         {"NVIDIA driver on your system is too old", "an NVIDIA driver older than the CUDA runtime the program was built with", false},
     };

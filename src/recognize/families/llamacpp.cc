@@ -77,6 +77,7 @@ constexpr Pattern kPatterns[] = {
     {"current device: ", kContext},
     {"failed to allocate", kShared},
     {"Input prompt is too big compared to KV size", kCompanion},
+    {"not enough space in the context's memory pool"},  // ggml before its allocators: a fixed arena
     {"ggml_cuda_host_malloc: failed"},  // pinned memory: llama.cpp falls back to pageable, never a failure
     {"ggml_vulkan: Failed to allocate pinned memory"},  // the same in the Vulkan backend
     {"unable to allocate", kShared},
@@ -170,6 +171,7 @@ class LlamaCpp final : public Recognizer {
     }
     if (auto p = s.find("failed to decode the batch"); p != std::string_view::npos) return kv_full(line, s, p, out);
     if (auto p = s.find("Input prompt is too big compared to KV size"); p != std::string_view::npos) return prompt_over_kv(line, s, p, out);
+    if (auto p = s.find("not enough space in the context's memory pool"); p != std::string_view::npos) return arena_full(line, s, p, out);
     if (allocation_line(line, s, out)) return;
     if (purpose_line(line, s, out)) return;
     if (text::contains(s, "KV buffer size")) {
@@ -484,6 +486,28 @@ class LlamaCpp final : public Recognizer {
     r_.emitted = true;
     r_.last_line = line.number;
     r_.fact = f;
+    out.add(std::move(f));
+  }
+
+  // ggml before ggml-alloc (2023): every tensor came from one context whose
+  // size was fixed when the model loaded ("ggml ctx size = 4505.45 MB"):
+  // "ggml_new_tensor_impl: not enough space in the context's memory pool
+  // (needed 4621893120, available 4619382784)". The arena the program sized
+  // for itself is full: a pool of its own (no layer names it), too small for
+  // the work asked of it.
+  void arena_full(const Line& line, std::string_view s, size_t p, FactSink& out) {
+    if (guards::is_mention(s, p, 45)) return;
+    close(out);
+    Fact f = make_fact(line, FactKind::host_alloc_failure, Family::llamacpp);
+    f.layer = Layer::unknown;
+    f.cause = Cause::limit_too_low;
+    f.strength = 0.8f;
+    f.detail = "ggml's context pool, sized when the model loaded, has no room left";
+    if (auto v = text::after(s, "(needed ")) {
+      std::string_view rest;
+      f.requested = text::parse_u64(*v, &rest);
+      if (auto a = text::after(rest, "available ")) f.free = text::parse_u64(*a);
+    }
     out.add(std::move(f));
   }
 

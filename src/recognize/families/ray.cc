@@ -54,6 +54,7 @@ constexpr Pattern kPatterns[] = {
     {"RayOutOfMemoryError: More than ", kCompanion},
     {"by OOM killer due to high memory usage", kCompanion},
     {"The actor never ran", kContext},
+    {"available for tasks and actors (-"},
     {"(all references to the actor were removed|was killed by `ray\\.kill`)", kRegex | kContext},
     {"(raylet)", kContext},
     {"ray.exceptions.", kContext},
@@ -96,6 +97,7 @@ class Ray final : public Recognizer {
     if (auto p = s.find("RayOutOfMemoryError: More than "); p != std::string_view::npos) return raised_error(line, s.substr(p), out);
     if (auto p = s.find("killed due to memory pressure (OOM)"); p != std::string_view::npos) return raylet_summary(line, s, p, out);
     if (text::contains(s, "by OOM killer due to high memory usage")) return worker_died(line, s, out);
+    if (auto p = s.find("available for tasks and actors (-"); p != std::string_view::npos) return no_room(line, s.substr(p), out);
     if (text::contains(s, "The actor never ran")) {
       Fact f = make_fact(line, FactKind::phase_load, Family::ray);
       f.detail = "Ray actor died while starting (initialising or loading its model)";
@@ -122,6 +124,23 @@ class Ray final : public Recognizer {
     platform_seen_ = true;
     Fact f = make_fact(line, FactKind::platform, Family::ray);
     f.detail = "ray";
+    out.add(std::move(f));
+  }
+
+  // `ray start` sizing itself from the node's (or container's) memory and
+  // finding nothing left for tasks once the object store and redis are set
+  // aside: "ValueError: After taking into account object store and redis
+  // memory usage, the amount of memory on this node available for tasks and
+  // actors (-0.03 GB) is less than -6% of total." The memory it was given is
+  // below what an empty Ray node needs: it refused to start.
+  void no_room(const Line& line, std::string_view s, FactSink& out) {
+    Fact f = make_fact(line, FactKind::host_memory_refused, Family::ray);
+    f.layer = Layer::host_ram;
+    f.cause = Cause::limit_too_low;
+    f.strength = 0.8f;
+    std::string_view figure = text::take_until(s.substr(std::string_view("available for tasks and actors (").size()), ")");
+    f.detail = "Ray refused to start: after its object store, the memory it was given leaves " + text::printable(figure) +
+               " for tasks and actors, below what a Ray node needs";
     out.add(std::move(f));
   }
 

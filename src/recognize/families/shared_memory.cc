@@ -27,7 +27,10 @@
 // transaction (pg_dump of a schema with thousands of tables). Its "invalid
 // memory alloc request size 1073741824" (PostgreSQL, Greenplum) is its 1 GB
 // cap on one allocation (MaxAllocSize): a value, a row or a sort too large for
-// one chunk, or a corrupt length read from disk; a look-alike too.
+// one chunk, or a corrupt length read from disk; a look-alike too. So is its
+// "out of memory" with "DETAIL:  Cannot enlarge string buffer containing 0
+// bytes by 1588921344 more bytes." when the two sizes reach that cap: one
+// value (a COPY row, a JSON document) too large for a string, not RAM.
 //
 // The layer is the container's limit on that tmpfs (the classifier moves it to
 // the pod's where Kubernetes limits are in view); the cause is that limit:
@@ -57,9 +60,11 @@ constexpr Pattern kPatterns[] = {
     {"SIGBUS", kContext},
     {"increase max_locks_per_transaction", kCompanion},
     {"invalid memory alloc request size", kCompanion},
+    {"Cannot enlarge string buffer containing ", kCompanion},
 };
 
-constexpr uint64_t kSmallShm = uint64_t{1} << 30;  // a /dev/shm of 1 GiB or less was sized for a container
+constexpr uint64_t kSmallShm = uint64_t{1} << 30;
+constexpr uint64_t kMaxAllocSize = 0x3fffffff;      // PostgreSQL's MaxAllocSize: 1 GB less one byte  // a /dev/shm of 1 GiB or less was sized for a container
 
 class SharedMemory final : public Recognizer {
  public:
@@ -71,6 +76,18 @@ class SharedMemory final : public Recognizer {
       out.add(look_alike(line, Family::runtime, 0.7f,
                          "PostgreSQL's cap on one allocation (MaxAllocSize, 1 GB): one value, row or sort too large for a single "
                          "chunk, or a corrupt length read from disk, not memory running out"));
+      return;
+    }
+    if (auto p = s.find("Cannot enlarge string buffer containing "); p != std::string_view::npos && !alloc_cap_sent_) {
+      std::string_view rest;
+      auto held = text::parse_u64(s.substr(p + 40), &rest);
+      auto more = text::starts_with(rest, " bytes by ") ? text::parse_u64(rest.substr(10)) : std::nullopt;
+      if (held && more && *held + *more >= kMaxAllocSize) {
+        alloc_cap_sent_ = true;
+        out.add(look_alike(line, Family::runtime, 0.75f,
+                           "PostgreSQL's cap on one string (MaxAllocSize, 1 GB): a single value or row of " +
+                               units::format_bytes(*held + *more) + " is too large for it, not memory running out"));
+      }
       return;
     }
     if (auto size = df_row(s)) {

@@ -43,6 +43,8 @@
 // KV cache stays full and nothing generates (no request running, or under
 // kStallTokens tokens/s), in the last kStallLines stats lines of the input,
 // is a service stalled on its KV cache: a failure, though nothing crashed.
+// So is a cache held full by running requests while neither prompt nor
+// generation throughput moves (a request longer than the cache holds).
 // The cache filled while no request ran and none waited (blocks held by
 // nothing) is the pool leaking; otherwise the sequences in it outgrew it.
 // Preemptions under load that keep generating are not this: the cache does
@@ -232,9 +234,13 @@ class Vllm final : public Recognizer {
     auto waiting = at("Waiting: ");
     if (!waiting) waiting = at("Pending: ");
     auto gen = at("Avg generation throughput: ");
+    auto prompt = at("Avg prompt throughput: ");
     if (!kv || !running || !waiting) return;
     if (*running == 0 && *waiting == 0 && *kv >= 50.0) held_idle_ = true;
-    const bool stalled = *kv >= kFullKv && *waiting > 0 && (*running == 0 || (gen && *gen < kStallTokens));
+    // Nothing waits, but the request that runs moves neither its prompt nor
+    // its generation while it holds the whole cache: it does not fit in it.
+    const bool stuck = *running > 0 && gen && *gen == 0 && prompt && *prompt == 0;
+    const bool stalled = *kv >= kFullKv && ((*waiting > 0 && (*running == 0 || (gen && *gen < kStallTokens))) || stuck);
     if (!stalled) {
       stalled_ = 0;
       stall_.reset();
@@ -245,7 +251,8 @@ class Vllm final : public Recognizer {
       stall_->layer = Layer::gpu_vram;
       stall_->strength = 0.7f;
     }
-    stall_->detail = std::string(kKvStalled) + fmt::format("the GPU KV cache at {:g}% with {} requests waiting and {} running", *kv, *waiting, *running);
+    stall_->detail = std::string(kKvStalled) + fmt::format("the GPU KV cache at {:g}% with {} requests waiting and {} running{}", *kv,
+                                                          *waiting, *running, stuck ? ", none of them moving" : "");
   }
 
  public:
