@@ -232,6 +232,28 @@ TEST(CauseMechanisms, UsageLevelAtTheLimitIsALimitTooLow) {
   EXPECT_NE(few.cause, Cause::limit_too_low) << reason_text(few);
 }
 
+// A process whose own memory climbs while its allocator's count of what it
+// handed out stays at nothing holds freed memory it never returned
+// (modelled on apache/arrow reports of pyarrow reads whose pool showed 0
+// bytes allocated while RSS grew; our figures). The pool climbing with it
+// is the data kept.
+TEST(CauseMechanisms, AProcessGrowingWhileItsAllocatorHoldsNothingIsRetention) {
+  auto text = [](const char* pool) {
+    std::string t;
+    int mb = 1800;
+    for (int i = 1; i <= 5; ++i, mb += 1450)
+      t += "iter " + std::to_string(i) + "  pool allocated_bytes after read: " + (pool[0] == '0' ? std::string("0.00") : std::to_string(mb - 600)) +
+           " MB   Memory Usage: " + std::to_string(mb) + ".40 MB\n";
+    return t + "[51320.448120] Out of memory: Killed process 7718 (python) total-vm:10931244kB, anon-rss:7911836kB, file-rss:3072kB, "
+               "shmem-rss:0kB, UID:1000 pgtables:16212kB oom_score_adj:0\n";
+  };
+  Diagnosis held = diagnose_text(text("0"));
+  EXPECT_EQ(held.layer, Layer::host_ram);
+  EXPECT_EQ(held.cause, Cause::fragmentation) << reason_text(held);
+  Diagnosis kept = diagnose_text(text("climbing"));
+  EXPECT_EQ(kept.cause, Cause::leak_or_accumulation) << reason_text(kept);
+}
+
 // JVM: the error's own kind and figures.
 TEST(CauseMechanisms, JvmErrorsSayWhichPoolAndWhatAskedForIt) {
   // Metaspace is unbounded unless capped: its exhaustion is the cap.

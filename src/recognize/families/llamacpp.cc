@@ -501,7 +501,7 @@ class LlamaCpp final : public Recognizer {
     Fact f = make_fact(line, FactKind::host_alloc_failure, Family::llamacpp);
     f.layer = Layer::unknown;
     f.cause = Cause::limit_too_low;
-    f.strength = 0.8f;
+    f.strength = 0.7f;  // the arena is sure; whether it was sized too small or the prompt grew, the line does not say
     f.detail = "ggml's context pool, sized when the model loaded, has no room left";
     if (auto v = text::after(s, "(needed ")) {
       std::string_view rest;

@@ -482,6 +482,8 @@ bool climbs_by_design(std::string_view s, std::string_view after_size) {
     // Not the word inside another: "offload" moves memory out, "sharding manager" is no checkpoint's shards.
     if (w == "load" && at >= 3 && text::istarts_with(s.substr(at - 3), "off")) continue;
     if (w == "shard" && text::istarts_with(s.substr(at), "sharding")) continue;
+    // An allocator's count of what it has handed out ("allocated_bytes: 0.00 MB") is a state, not a request.
+    if (w == "alloc" && text::istarts_with(s.substr(at), "allocated_bytes")) continue;
     return true;
   }
   return !after_size.empty() && after_size[0] == '/';  // "2.1G/4.6G": so much of a whole
@@ -525,14 +527,15 @@ std::string sized_key(std::string_view s, size_t key_end, size_t value_at) {
   size_t b = key_end;
   while (b > 0 && key_end - b < 48 && (std::isalnum(static_cast<unsigned char>(s[b - 1])) || s[b - 1] == '_' || s[b - 1] == '.')) --b;
   if (b == key_end || !std::isalpha(static_cast<unsigned char>(s[b]))) return {};
-  // The words of the phrase before the name, up to five, all letters: the
+  // The words of the phrase before the name, up to five, all letters (or
+  // identifiers: "allocated_bytes after function call"): the
   // same name in two sentences is two series ("Before offload in the
   // manager: 57.8 GB" and "After offload in the manager: 13.6 GB" alternate,
   // a sawtooth together, each a series of its own).
   size_t phrase = b;
   for (int words = 0; words < 5 && phrase >= 2 && s[phrase - 1] == ' '; ++words) {
     size_t w = phrase - 1;
-    while (w > 0 && std::isalpha(static_cast<unsigned char>(s[w - 1]))) --w;
+    while (w > 0 && (std::isalpha(static_cast<unsigned char>(s[w - 1])) || s[w - 1] == '_')) --w;
     if (w == phrase - 1 || (w > 0 && s[w - 1] != ' ')) break;
     phrase = w;
   }
@@ -1210,7 +1213,9 @@ class MemorySeries final : public Recognizer {
         if (const Series* heap = flat_heap_beside(x)) {
           f.cause = Cause::fragmentation;
           auto heap_v = [&](double v) { return heap->bytes ? units::format_bytes(bytes_of(v)) : fmt::format("{:g}", v); };
-          f.detail += fmt::format(" while {} stayed at {} to {}", heap->key, heap_v(heap->first), heap_v(heap->last));
+          std::string_view heap_name = heap->key;
+          if (text::starts_with(heap_name, "sized ")) heap_name.remove_prefix(6);
+          f.detail += fmt::format(" while {} stayed at {} to {}", heap_name, heap_v(heap->first), heap_v(heap->last));
         }
       out.add(std::move(f));
     }
@@ -1403,14 +1408,19 @@ class MemorySeries final : public Recognizer {
   // the process's resident size; Go's HeapSys and HeapIdle (runtime.MemStats,
   // as expvar's /debug/vars prints them): what the runtime holds from the
   // system, in use or not.
+  // A process's "memory" as programs log their own (psutil's RSS, "Memory
+  // Usage: 1843.22 MB") is its resident size too.
   static bool resident_key(std::string_view key) {
-    return key == "rss" || key == "memoryrss" || key == "vmrss" || key == "heapsys" || key == "heapidle" ||
+    return key == "rss" || key == "memoryrss" || key == "vmrss" || key == "heapsys" || key == "heapidle" || key == "memory" ||
            text::contains(key, "resident");
   }
-  // heapUsed, go_heap_inuse_mb, malloc_inuse_mb, HeapAlloc: live objects as the runtime counts them.
+  // heapUsed, go_heap_inuse_mb, malloc_inuse_mb, HeapAlloc: live objects as the runtime counts them;
+  // an allocator's own count of what it has handed out (Arrow's pool
+  // "allocated_bytes", jemalloc's "allocated").
   static bool live_heap_key(std::string_view key) {
     return text::contains(key, "heapused") || text::contains(key, "heapinuse") || text::contains(key, "mallocinuse") ||
-           text::contains(key, "heapalloc") || key == "alloc";
+           text::contains(key, "heapalloc") || key == "alloc" || text::icontains(key, "allocated_bytes") ||
+           text::contains(key, "allocatedbytes");
   }
   // A live-heap series of as many samples, its last within a quarter of its first.
   // Go's HeapInuse counts whole spans, the objects in them and the gaps
@@ -1418,8 +1428,11 @@ class MemorySeries final : public Recognizer {
   const Series* flat_heap_beside(const Series& grown) const {
     for (size_t k = 0; k < used_; ++k) {
       const Series& h = series_[k];
-      if (&h == &grown || !live_heap_key(h.key) || h.samples < kMinSamples || h.first <= 0) continue;
+      if (&h == &grown || !live_heap_key(h.key) || h.samples < kMinSamples) continue;
       if (grown.key == "heapinuse" && h.key != "heapalloc") continue;
+      // Nothing live at all, sample after sample, while the process grew.
+      if (h.first <= 0 && h.max <= 0 && h.bytes) return &h;
+      if (h.first <= 0) continue;
       if (h.last <= 1.25 * h.first && h.max <= 1.35 * h.first) return &h;
     }
     return nullptr;
