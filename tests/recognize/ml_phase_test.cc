@@ -909,5 +909,17 @@ TEST(MlPhase, CmakesParallelFlagsAreTheBuildsParallelJobs) {
   EXPECT_NE(test::diagnose_text("$ cmake --build build --config Release --parallel 1\n" + kill).cause, Cause::concurrency_batch);
 }
 
+// A worker count whose name goes on with a word for "how many"
+// ("workers_count=10", petastorm's make_reader; "worker_num: 8") is the
+// count; a timeout after the same name is not (our own reader).
+TEST(MlPhase, AWorkerCountNamedWithItsCountWordIsTheParallelism) {
+  const std::string kill =
+      "[ 9412.803104] Out of memory: Killed process 6112 (python) total-vm:19847312kB, anon-rss:15338840kB, file-rss:1020kB, shmem-rss:0kB\n";
+  EXPECT_EQ(test::diagnose_text("reader = make_reader(url, reader_pool_type='thread', workers_count=10)\n" + kill).cause,
+            Cause::concurrency_batch);
+  EXPECT_NE(test::diagnose_text("reader = make_reader(url, reader_pool_type='thread', workers_timeout=30)\n" + kill).cause,
+            Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -77,7 +77,7 @@ constexpr Pattern kPatterns[] = {
     {"current device: ", kContext},
     {"failed to allocate", kShared},
     {"Input prompt is too big compared to KV size", kCompanion},
-    {"not enough space in the context's memory pool"},  // ggml before its allocators: a fixed arena
+    {"not enough space in the context's memory pool", kCompanion},  // ggml before its allocators: a fixed arena
     {"ggml_cuda_host_malloc: failed"},  // pinned memory: llama.cpp falls back to pageable, never a failure
     {"ggml_vulkan: Failed to allocate pinned memory"},  // the same in the Vulkan backend
     {"unable to allocate", kShared},

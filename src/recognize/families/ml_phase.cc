@@ -465,6 +465,7 @@ constexpr Cue kCues[] = {
     {" simultaneous requests", Cause::concurrency_batch, 0.7f, "concurrent requests", Cue::counted},
     {" parallel requests", Cause::concurrency_batch, 0.7f, "concurrent requests", Cue::counted},
     {"workers=", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
+    {"workers_", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},  // "workers_count=10"
     {"--processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
     {"num_processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
     {"n_jobs", Cause::concurrency_batch, 0.7f, "parallel jobs", Cue::workers},
@@ -762,6 +763,13 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
       return kUnboundedJobs;
   }
   // "-j 8", "--workers=8", "concurrency: 8", and JSON's "concurrency":8.
+  // The name may go on with a word for "how many" ("workers_count=10",
+  // "worker_num: 8", "workerCount=4").
+  for (std::string_view tail : {"_count", "Count", "count", "_num", "_size"})
+    if (text::starts_with(after, tail)) {
+      after.remove_prefix(tail.size());
+      break;
+    }
   size_t i = 0;
   // Python's repr quotes the key ("'concurrent_number': 100").
   while (i < after.size() && i < 3 && (after[i] == ' ' || after[i] == '=' || after[i] == ':' || ((after[i] == '"' || after[i] == '\'') && i == 0))) ++i;

@@ -54,7 +54,7 @@ constexpr Pattern kPatterns[] = {
     {"RayOutOfMemoryError: More than ", kCompanion},
     {"by OOM killer due to high memory usage", kCompanion},
     {"The actor never ran", kContext},
-    {"available for tasks and actors (-"},
+    {"available for tasks and actors (-", kCompanion},
     {"(all references to the actor were removed|was killed by `ray\\.kill`)", kRegex | kContext},
     {"(raylet)", kContext},
     {"ray.exceptions.", kContext},
