@@ -363,6 +363,7 @@ Decision decide_layer(const View& v) {
     d = {hint, g, std::max(0.8f, g->strength),
          hint != Layer::gpu_vram                      ? "a host allocation failed"
          : text::contains(g->detail, "framebuffer full") ? "the GPU's memory was full: " + g->detail
+         : text::contains(g->detail, "vGPU memory slice")  ? "an allocation on the GPU failed: the " + g->detail
                                                          : "an allocation on the GPU failed"};
     if (hint == Layer::host_ram) d.layer = host_or_limit(v, hint);
     return d;
@@ -1572,6 +1573,13 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     why = "the allocation was for activations of the batch being stepped";
     why.strength = 0.6f;
     return Cause::concurrency_batch;
+  }
+  // A vGPU slice (vgpu.cc) with nothing saying what filled it: the slice is
+  // what the container may use, and the work did not fit in it. A lean.
+  if (text::contains(g.detail, "vGPU memory slice")) {
+    why = "the " + g.detail + " and nothing shows what filled it: the work needs more than the slice";
+    why.strength = 0.55f;
+    return Cause::limit_too_low;
   }
   why = "the evidence does not show what the failed allocation was for";
   return Cause::unknown;

@@ -7,8 +7,10 @@
 // The figures are what the container would hold with the request and its
 // slice, in bytes. The card may have room: the slice ran out, a cap on the
 // device's memory like PyTorch's per-process fraction, so a gpu_oom with the
-// slice as its limit and cause limit_too_low (the work needs more than the
-// slice it was given).
+// slice as its limit. What filled the slice is read as for any GPU failure
+// (the phase: a load, a KV cache sized from the whole card, a batch): on
+// the blind batches writers named that phase far more often than the slice
+// itself (limit_too_low 2 of 8 such reports, 2026-12-07).
 #include <string>
 
 #include <fmt/format.h>
@@ -40,7 +42,6 @@ class Vgpu final : public Recognizer {
     said_ = true;
     Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
     f.layer = Layer::gpu_vram;
-    f.cause = Cause::limit_too_low;
     f.strength = 0.9f;
     f.gpu = static_cast<int>(*dev);
     f.limit = slice;
