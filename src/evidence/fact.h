@@ -217,6 +217,10 @@ inline constexpr std::string_view kNoOomKill = "the cgroup counted no OOM kill (
 inline constexpr std::string_view kRefusedBelowOwnCap =
     "the program's allocator failed below its own memory cap (no cap figures in the message): what refused the memory is not shown";
 
+// The end of a growing series' detail (memory_series.cc) when it was still
+// climbing where the input ends: most steps rose, the last sample the highest.
+inline constexpr std::string_view kStillClimbing = "; still climbing at the end";
+
 // The detail of a recovered fact for a broker's memory alarm that cleared
 // (RabbitMQ's "memory resource limit alarm cleared"): the memory fell back
 // under its watermark and the blocked publishers went on. It may come

@@ -254,6 +254,32 @@ TEST(CauseMechanisms, AProcessGrowingWhileItsAllocatorHoldsNothingIsRetention) {
   EXPECT_EQ(kept.cause, Cause::leak_or_accumulation) << reason_text(kept);
 }
 
+// Nothing failed yet, but a figure the program logs was still climbing when
+// the paste ends: a leak developing, said with a low confidence and the pool
+// the figure names (modelled on langchain-ai/langgraph and chroma-core
+// leak reports that show a growing RSS and no crash; our figures). A warm-up
+// that levels off, or a jump then small steps, is healthy.
+TEST(CauseMechanisms, MemoryStillClimbingWithNothingFailedIsALeakDeveloping) {
+  auto series = [](const char* key, std::initializer_list<int> mb) {
+    std::string t;
+    int turn = 0;
+    for (int m : mb) t += "turn " + std::to_string(turn += 20) + " " + key + "=" + std::to_string(m) + "MB\n";
+    return t;
+  };
+  Diagnosis leak = diagnose_text(series("rss", {231, 318, 402, 497, 574, 655}));
+  EXPECT_EQ(leak.layer, Layer::unknown) << reason_text(leak);
+  EXPECT_EQ(leak.cause, Cause::leak_or_accumulation) << reason_text(leak);
+  ASSERT_TRUE(leak.confidence);
+  EXPECT_LT(*leak.confidence, 0.5);
+  EXPECT_NE(leak.incidents.front().summary.find("no failure yet"), std::string::npos) << leak.incidents.front().summary;
+  Diagnosis gpu = diagnose_text(series("torch.cuda.memory_allocated()", {1210, 1790, 2420, 3010, 3650}));
+  EXPECT_EQ(gpu.layer, Layer::gpu_vram) << reason_text(gpu);
+  // A jump at the start, then small steps: levelled off.
+  EXPECT_EQ(diagnose_text(series("rss", {388, 1043, 1046, 1048, 1048, 1049})).layer, Layer::none);
+  // Climbing, then flat for the later half.
+  EXPECT_EQ(diagnose_text(series("rss", {231, 500, 800, 812, 815, 816})).layer, Layer::none);
+}
+
 // JVM: the error's own kind and figures.
 TEST(CauseMechanisms, JvmErrorsSayWhichPoolAndWhatAskedForIt) {
   // Metaspace is unbounded unless capped: its exhaustion is the cap.

@@ -159,6 +159,8 @@ constexpr Pattern kPatterns[] = {
     // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows);
     // the day's or month's name may come first ("Fri 09:14:00 6384112 kB": date '+%a %T' in a loop).
     {"^[ \t]*((Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec),? +([0-9]{1,2},? +)?){0,2}[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[0-9]+(\\.[0-9]+)? ?([KMGT]i|[KMGT]iB|[kKMGT]B|[MG])\\s*$", kRegex | kContext},
+    // A command at a prompt: it ends the bare samples of the one before (table()).
+    {"^[$%] ", kRegex | kContext},
     // Lines cut out of the paste between samples (see elision()).
     {"^[ \\t]*(\\.\\.\\.\\.?|\\[\\.\\.\\.\\]|\\(\\.\\.\\.\\)|\u2026|<snip>|\\[snip\\]|<\\.\\.\\.>)[ \\t]*$", kRegex | kContext},
     {"[0-9] ?(MB|GB|MiB|GiB) (heap size|heap used)", kRegex | kContext},
@@ -346,6 +348,7 @@ uint64_t flat_then_jump(const Series& x) {
 // beside a limit the failure names (diagnose/classify.cc) it is the
 // workload's steady need meeting that limit.
 constexpr uint64_t kLevelSamples = 4;
+constexpr uint64_t kClimbingSamples = 4;  // samples of a series still climbing at the end (see finish)
 constexpr double kLevelShare = 0.9;
 
 bool sat_level(const Series& x) {
@@ -1076,6 +1079,9 @@ class MemorySeries final : public Recognizer {
       table_until_ = 0;
       return true;
     }
+    // Another command at a prompt ends the samples of the last one: its bare
+    // figure ("% sysctl -n hw.memsize" then 17179869184) is no RSS sample.
+    if (bare_until_ >= line.number && (text::starts_with(s, "$ ") || text::starts_with(s, "% "))) bare_until_ = 0;
     if (ps_columns(s)) {
       table_until_ = line.number + kTableLines;
       bare_until_ = 0;
@@ -1203,6 +1209,16 @@ class MemorySeries final : public Recognizer {
                  : rising ? fmt::format("rising {} from {} to {} over {} samples", x.key, fmt_v(x.first), fmt_v(x.last), x.samples)
                           : fmt::format("growing {} from {} to {} over {} samples", x.key, fmt_v(x.first), fmt_v(x.last), x.samples);
       if (rising) f.strength = 0.5f;
+      // Still climbing when the input ends: most steps rose, the last sample
+      // is the highest, half again the first (a warm-up that levelled off is
+      // not). What diagnose reads as a leak developing when nothing failed yet.
+      // The later half of the samples must still add a third of the growth:
+      // a jump at the start and small steps after it (a cache filled once, a
+      // warm-up) have levelled off.
+      const bool late_growth = x.kept.size() == x.samples && x.last - x.kept[x.samples / 2] >= (x.last - x.first) / 3;
+      if (!flat && !rising && x.bytes && x.samples >= kClimbingSamples && x.rises * 10 >= (x.samples - 1) * 8 && x.last >= x.max &&
+          x.last >= 1.5 * x.first && late_growth)
+        f.detail += std::string(kStillClimbing);
       if (x.bytes) f.usage = bytes_of(x.last);
       f.count = x.samples;
       // The process's resident size grew while the runtime's own count of

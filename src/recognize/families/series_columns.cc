@@ -87,6 +87,12 @@ bool SeriesColumns::on_line(const Line& line, const Add& add) {
   // header is memory_series' own); only rows are taken.
   if (legend(line)) return false;
   if (line.number > until_ || columns_.empty()) return false;
+  // Another command at a prompt ends the rows of the last one ("% sysctl -n
+  // hw.memsize" and its bare figure after a `ps -o rss=` loop).
+  if (text::starts_with(line.text, "$ ") || text::starts_with(line.text, "% ")) {
+    until_ = 0;
+    return false;
+  }
   return row(line, add);
 }
 
