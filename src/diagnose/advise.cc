@@ -676,40 +676,8 @@ void make_printable(Incident& inc) {
   for (auto& c : inc.next_checks) p(c);
 }
 
-// Nothing failed yet; memory was still climbing (diagnose.cc's
-// developing_growth): say so, and what finds the leak before it fails.
-bool advise_growth(Incident& inc, const Numbers& n) {
-  const Fact* h = n.head;
-  if (!h || h->kind != FactKind::memory_usage || !text::contains(h->detail, kStillClimbing)) return false;
-  std::string what = h->detail.substr(0, h->detail.find(kStillClimbing));
-  if (text::starts_with(what, "growing ")) what = what.substr(8);
-  std::string pool = inc.layer == Layer::gpu_vram  ? "the GPU's memory"
-                     : inc.layer == Layer::jvm_heap ? "the JVM's pool"
-                     : inc.layer == Layer::host_ram ? "the host's RAM"
-                                                    : "whatever limit it runs under";
-  inc.summary = "no failure yet, but memory was still climbing where the evidence ends (" + what +
-                "): a leak or an accumulation that will exhaust " + pool;
-  inc.fixes.clear();
-  add(inc, "keep sampling until it levels off or fails (aimem watch, or the same sampler over hours)",
-      "a climb that levels off is a cache or a warm-up; one that never does is a leak");
-  add(inc, "find what grows: a heap profile or snapshot of the process (tracemalloc, a heap dump, pprof), per request and per step",
-      "the figure rose sample after sample and was not given back");
-  add(inc, "bound what the process keeps (caches, queues, lists of results, history) or restart it on a schedule until it is fixed",
-      "unbounded state is the usual accumulation");
-  add(inc, "do not raise a limit to fix this", "a bigger limit only postpones the failure");
-  inc.next_checks.clear();
-  inc.next_checks.push_back("aimem watch   # the same figure over hours: does it level off?");
-  return true;
-}
-
 void advise(Incident& inc, const std::vector<Fact>& facts) {
   Numbers n = gather(inc, facts);
-  if (advise_growth(inc, n)) {
-    evidence_for(inc, facts);
-    if (!inc.time_us && n.head && n.head->where.unix_us) inc.time_us = n.head->where.unix_us;
-    make_printable(inc);
-    return;
-  }
   summarize(inc, n);
   evidence_for(inc, facts);
   fixes_for(inc, n, facts);

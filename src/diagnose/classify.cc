@@ -2080,11 +2080,6 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
     if (text::contains(j->detail, "G1 humongous")) why.strength = 0.7f;  // read from the collector's figures, not said
     return j->cause;
   }
-  if (text::contains(j->detail, "Requested array size")) {
-    why = "one array was asked for beyond the JVM's array size limit: the size of one input or request decides, not the heap";
-    why.strength = 0.7f;
-    return Cause::concurrency_batch;
-  }
   if (auto c = jvm_request_cause(v, *j, why)) return *c;
   // A budget the service keeps inside its heap (recognize/families/
   // jvm_budgets.cc): a query over its configured per-node share, or a

@@ -4,6 +4,7 @@
 // the arithmetic turns on and the verdict must change with it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <utility>
@@ -254,30 +255,34 @@ TEST(CauseMechanisms, AProcessGrowingWhileItsAllocatorHoldsNothingIsRetention) {
   EXPECT_EQ(kept.cause, Cause::leak_or_accumulation) << reason_text(kept);
 }
 
-// Nothing failed yet, but a figure the program logs was still climbing when
-// the paste ends: a leak developing, said with a low confidence and the pool
-// the figure names (modelled on langchain-ai/langgraph and chroma-core
-// leak reports that show a growing RSS and no crash; our figures). A warm-up
-// that levels off, or a jump then small steps, is healthy.
-TEST(CauseMechanisms, MemoryStillClimbingWithNothingFailedIsALeakDeveloping) {
+// Nothing failed, but a figure the program logs was still climbing when the
+// paste ends: the verdict stays "none" and a warning says a leak may be
+// developing (modelled on langchain-ai/langgraph and chroma-core leak
+// reports that show a growing RSS and no crash; our figures). A warm-up that
+// levels off, or a jump then small steps, gets no warning.
+TEST(CauseMechanisms, MemoryStillClimbingWithNothingFailedIsAWarning) {
   auto series = [](const char* key, std::initializer_list<int> mb) {
     std::string t;
     int turn = 0;
     for (int m : mb) t += "turn " + std::to_string(turn += 20) + " " + key + "=" + std::to_string(m) + "MB\n";
     return t;
   };
+  auto warned = [](const Diagnosis& d) {
+    return std::any_of(d.warnings.begin(), d.warnings.end(), [](const std::string& w) { return w.find("still climbing") != std::string::npos; });
+  };
   Diagnosis leak = diagnose_text(series("rss", {231, 318, 402, 497, 574, 655}));
-  EXPECT_EQ(leak.layer, Layer::unknown) << reason_text(leak);
-  EXPECT_EQ(leak.cause, Cause::leak_or_accumulation) << reason_text(leak);
-  ASSERT_TRUE(leak.confidence);
-  EXPECT_LT(*leak.confidence, 0.5);
-  EXPECT_NE(leak.incidents.front().summary.find("no failure yet"), std::string::npos) << leak.incidents.front().summary;
-  Diagnosis gpu = diagnose_text(series("torch.cuda.memory_allocated()", {1210, 1790, 2420, 3010, 3650}));
-  EXPECT_EQ(gpu.layer, Layer::gpu_vram) << reason_text(gpu);
+  EXPECT_EQ(leak.layer, Layer::none);
+  EXPECT_TRUE(warned(leak));
   // A jump at the start, then small steps: levelled off.
-  EXPECT_EQ(diagnose_text(series("rss", {388, 1043, 1046, 1048, 1048, 1049})).layer, Layer::none);
+  EXPECT_FALSE(warned(diagnose_text(series("rss", {388, 1043, 1046, 1048, 1048, 1049}))));
   // Climbing, then flat for the later half.
-  EXPECT_EQ(diagnose_text(series("rss", {231, 500, 800, 812, 815, 816})).layer, Layer::none);
+  EXPECT_FALSE(warned(diagnose_text(series("rss", {231, 500, 800, 812, 815, 816}))));
+  // Beside a failure the series is read as its cause, not as a warning.
+  Diagnosis killed = diagnose_text(series("rss", {231, 318, 402, 497, 574, 655}) +
+                                   "[ 811.0401] Out of memory: Killed process 4412 (app) total-vm:912348kB, anon-rss:668020kB, file-rss:0kB, "
+                                   "shmem-rss:0kB\n");
+  EXPECT_EQ(killed.cause, Cause::leak_or_accumulation) << reason_text(killed);
+  EXPECT_FALSE(warned(killed));
 }
 
 // JVM: the error's own kind and figures.
@@ -296,8 +301,6 @@ TEST(CauseMechanisms, JvmErrorsSayWhichPoolAndWhatAskedForIt) {
   Diagnosis small = diagnose_text(
       "java.lang.OutOfMemoryError: Cannot reserve 65536 bytes of direct buffer memory (allocated: 2147418112, limit: 2147483648)\n");
   EXPECT_NE(small.cause, Cause::concurrency_batch) << reason_text(small);
-  // An array past the VM's limit is the size of one input.
-  EXPECT_EQ(diagnose_text("java.lang.OutOfMemoryError: Requested array size exceeds VM limit\n").cause, Cause::concurrency_batch);
 }
 
 // The kernel's task table: ten copies of one program are the worker count;

@@ -260,8 +260,8 @@ struct Floors {
 // verdict (cf-020) changed from run to run until its pattern was rewritten,
 // and two patterns still vary; the floors leave room for that.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{87.5, 55.0, 87.5, 96.4};
-constexpr Floors kTrainingFloor{92.0, 66.5, 95.5, 99.0};
+constexpr Floors kValidationFloor{87.5, 55.0, 87.0, 96.4};
+constexpr Floors kTrainingFloor{91.5, 66.0, 95.5, 99.0};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
   ASSERT_TRUE(s.split.count(split)) << corpus_path();

@@ -204,5 +204,34 @@ TEST(FailureMarkers, APodTheSchedulerCouldNotPlaceForAGpuIsNotMemory) {
   EXPECT_NE(test::diagnose_text(event("Insufficient memory")).layer, Layer::not_memory);
 }
 
+// The kernel's hung-task watchdog (modelled on infiniswap's remote-paging
+// stalls), a memory module's corrected errors (EDAC, as rasdaemon threads
+// show them) and the dynamic linker failing on a library (modelled on
+// opensearch-project/ml-commons' DJL native library mismatch) name what
+// failed; none of them is memory running out. Our own hosts and figures.
+TEST(FailureMarkers, AHungTaskAFaultyModuleAndAMissingSymbolAreNamed) {
+  const char* cases[][2] = {
+      {"[ 3120.551201] INFO: task trainer:4412 blocked for more than 120 seconds.\n"
+       "[ 3120.551240]       Not tainted 5.15.0-91-generic #101-Ubuntu\n",
+       "hung in the kernel"},
+      {"Jun  2 04:10:11 gpu-07 kernel: EDAC MC1: 2 CE error on CPU#1Channel#0_DIMM#0 (channel:0 slot:0 page:0x0 offset:0x0 grain:8)\n"
+       "Jun  2 04:10:19 gpu-07 kernel: EDAC MC1: 1 CE error on CPU#1Channel#0_DIMM#0 (channel:0 slot:0 page:0x0 offset:0x0 grain:8)\n",
+       "faulty DIMM"},
+      {"/usr/bin/python3: symbol lookup error: /opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+       "cudaGraphInstantiateWithFlags, version libcudart.so.12\n",
+       "dynamic linker"},
+  };
+  for (const auto& c : cases) {
+    Diagnosis d = test::diagnose_text(c[0]);
+    EXPECT_EQ(d.layer, Layer::not_memory) << c[0] << test::reason_text(d);
+    EXPECT_NE(test::reason_text(d).find(c[1]), std::string::npos) << test::reason_text(d);
+  }
+  // Beside a real OOM kill, the kill is the answer.
+  Diagnosis kill = test::diagnose_text(std::string(cases[0][0]) +
+                                       "[ 3190.101010] Out of memory: Killed process 4412 (trainer) total-vm:41248120kB, anon-rss:30412004kB, "
+                                       "file-rss:0kB, shmem-rss:0kB\n");
+  EXPECT_EQ(kill.layer, Layer::host_ram) << test::reason_text(kill);
+}
+
 }  // namespace
 }  // namespace aimem

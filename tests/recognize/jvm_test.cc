@@ -10,8 +10,7 @@ namespace {
 std::vector<Fact> of_kind(const std::string& text, FactKind kind) { return test::facts_of_kind(text, kind); }
 
 TEST(Jvm, HeapKindsAreTheDetail) {
-  for (const char* kind : {"Java heap space", "GC overhead limit exceeded", "Metaspace", "Direct buffer memory",
-                           "Requested array size exceeds VM limit"}) {
+  for (const char* kind : {"Java heap space", "GC overhead limit exceeded", "Metaspace", "Direct buffer memory"}) {
     std::string log = std::string("Exception in thread \"main\" java.lang.OutOfMemoryError: ") + kind + "\n\tat x.Y.z(Y.java:1)\n";
     auto f = of_kind(log, FactKind::jvm_heap_oom);
     ASSERT_EQ(f.size(), 1u) << kind;
@@ -424,6 +423,20 @@ TEST(Jvm, SparksMemoryStoreCapacityGivesTheHeap) {
                                             "java.lang.OutOfMemoryError: Java heap space\n");
   EXPECT_EQ(d.layer, Layer::jvm_heap);
   EXPECT_EQ(d.cause, Cause::limit_too_low) << test::reason_text(d);
+}
+
+// One array past the JVM's cap on an array's length is a size limit that no
+// -Xmx lifts (modelled on JDK's Files.readAllBytes of an ONNX external-data
+// file over 2 GB, and HotSpot's "Requested array size exceeds VM limit";
+// our own paths): not memory running out.
+TEST(Jvm, AnArrayPastTheJvmsLengthCapIsALookAlike) {
+  for (const char* kind : {"Requested array size exceeds VM limit", "Required array size too large"}) {
+    Diagnosis d = test::diagnose_text(std::string("$ java -Xmx16g -jar loader.jar /models/e5\nException in thread \"main\" java.lang.OutOfMemoryError: ") +
+                                      kind + "\n\tat java.base/java.nio.file.Files.readAllBytes(Files.java:3212)\n");
+    EXPECT_EQ(d.layer, Layer::not_memory) << kind << test::reason_text(d);
+    EXPECT_NE(test::reason_text(d).find("array"), std::string::npos) << test::reason_text(d);
+  }
+  EXPECT_EQ(test::diagnose_text("java.lang.OutOfMemoryError: Java heap space\n").layer, Layer::jvm_heap);
 }
 
 }  // namespace

@@ -35,6 +35,9 @@
 //   FATAL:  sorry, too many clients already / Too many connections  a server's connection limit
 //   Warning  FailedScheduling  21m  default-scheduler  0/3 nodes are available: 1 Insufficient nvidia.com/gpu, ...
 //                                                                  a pod the scheduler could not place
+//   INFO: task python3:18327 blocked for more than 120 seconds.     the kernel's hung-task watchdog
+//   EDAC MC0: 3 CE error on CPU#0Channel#1_DIMM#1 (...)             a memory module's corrected errors (hardware)
+//   java: symbol lookup error: .../libdjl_torch.so: undefined symbol: ...   the dynamic linker
 //   [FIRING:31] CPUThrottlingHigh                                   an alert on a container's CPU limit
 //   ... flood-stage watermark ... index read-only / allow delete    Elasticsearch's disk watermark (the disk)
 //   triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376
@@ -78,7 +81,7 @@ constexpr Pattern kPatterns[] = {
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
     {"([Rr]eceived message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
-    {"(FailedScheduling|CPUThrottlingHigh|DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
+    {"(blocked for more than [0-9]+ seconds|EDAC MC[0-9]+: [0-9]+ [CU]E |symbol lookup error|error while loading shared libraries|FailedScheduling|CPUThrottlingHigh|DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
     {"(capacity overflow|MAX_LAMBDA_SIZE_EXCEEDED|LambdaSizeExceededError|Unzipped size must be smaller than|too large to be loaded automatically|CPU time (hard )?limit reached)", kRegex | kContext},
     {"cannot serialize a bytes object larger than 4 ?GiB", kRegex | kContext},
 };
@@ -88,7 +91,7 @@ constexpr size_t kMaxFacts = 4;
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
   kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption,
-  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kCpuThrottling, kUnschedulable, kMarkers
+  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kCpuThrottling, kUnschedulable, kHungTask, kHardware, kLinker, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -174,6 +177,19 @@ class FailureMarkers final : public Recognizer {
     // MySQL's "Too many connections").
     if (text::contains(s, "too many clients already") || text::contains(s, "Too many connections"))
       return mark(line, kConnections, "the server's connection limit (max_connections), not memory", out);
+    // The kernel's hung-task watchdog ("INFO: task python3:18327 blocked for
+    // more than 120 seconds."): a task stuck in the kernel, on I/O or a lock.
+    if (text::contains(s, "INFO: task ") && text::contains(s, " blocked for more than "))
+      return mark(line, kHungTask, "a task hung in the kernel (blocked for more than its timeout: I/O or a lock), not memory running out", out);
+    // The memory controller's error counters (EDAC's "3 CE error on
+    // CPU#0Channel#1_DIMM#1", a machine check): a faulty module, not capacity.
+    if ((text::contains(s, "EDAC MC") && (text::contains(s, " CE ") || text::contains(s, " UE "))) ||
+        text::contains(s, "[Hardware Error]: Machine check"))
+      return mark(line, kHardware, "hardware errors in the memory modules (EDAC / machine check: a faulty DIMM), not memory running out", out);
+    // The dynamic linker: "symbol lookup error: ...: undefined symbol: ...",
+    // "error while loading shared libraries: libcudart.so.12: cannot open".
+    if (text::contains(s, "symbol lookup error") || text::contains(s, "error while loading shared libraries"))
+      return mark(line, kLinker, "a library the program needs is missing or of another version (the dynamic linker failed), not memory", out);
     if (names_memory(s)) return;
     // pickle before protocol 4 ("OverflowError: cannot serialize a bytes
     // object larger than 4 GiB", a worker pool returning a large result): a

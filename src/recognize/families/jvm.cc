@@ -217,6 +217,7 @@ class Jvm final : public Recognizer {
   }
 
   bool unsafe_sent_ = false;
+  bool array_cap_said_ = false;  // one look-alike per input for the array length cap
   bool spark_ = false, spark_exit_sent_ = false;
 
   // Spark's words ("ExecutorLostFailure", "TaskSchedulerImpl", the executor
@@ -344,6 +345,22 @@ class Jvm final : public Recognizer {
     }
     if (text::starts_with(kind, "Failed to allocate a ")) {
       art(line, kind, out);
+      return;
+    }
+    // One array past the JVM's own cap on an array's length (2^31 - 1
+    // elements, a little less in HotSpot): "Requested array size exceeds VM
+    // limit", and the JDK's "Required array size too large" (Files.readAllBytes
+    // of a file over 2 GB, a ByteArrayOutputStream that would pass it). No
+    // heap holds it whatever -Xmx is: a size limit, not memory running out.
+    if (text::starts_with(kind, "Requested array size exceeds VM limit") || text::starts_with(kind, "Required array size too large")) {
+      if (array_cap_said_) return;
+      array_cap_said_ = true;
+      Fact f = make_fact(line, FactKind::not_memory_failure, Family::jvm);
+      f.layer = Layer::not_memory;
+      f.strength = 0.75f;
+      f.detail = "one Java array past the JVM's limit on an array's length (" + std::string(text::take_until(kind, "\t").substr(0, 48)) +
+                 "): a size limit no heap setting lifts, not memory running out";
+      out.add(std::move(f));
       return;
     }
     Fact f = make_fact(line, FactKind::jvm_heap_oom, Family::jvm);
