@@ -1052,8 +1052,8 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
 // then jumped is one large piece of work arriving. `until` ends the reason.
 // A series that only "rose" (a few samples, a small climb) counts when its
 // last sample is within kRisingReach of the size the failure names (the
-// killed process's resident size, the limit, the heap's cap): the climb that
-// ran into the failure.
+// killed process's resident size, the limit, the heap's cap, a GPU's
+// capacity or what its allocator held): the climb that ran into the failure.
 constexpr double kRisingReach = 0.8;
 
 bool rose_into_failure(const View& v, const Fact& s) {
@@ -1061,7 +1061,8 @@ bool rose_into_failure(const View& v, const Fact& s) {
   uint64_t size = 0;
   for (size_t i : v.inc.failures) {
     const Fact& f = v.facts[i];
-    size = std::max({size, f.rss.value_or(0), f.limit.value_or(0), f.heap_limit.value_or(0)});
+    // (A GPU failure names its device's capacity and what its allocator held.)
+    size = std::max({size, f.rss.value_or(0), f.limit.value_or(0), f.heap_limit.value_or(0), f.allocated.value_or(0), f.total.value_or(0)});
   }
   return size > 0 && static_cast<double>(*s.usage) >= kRisingReach * static_cast<double>(size) &&
          static_cast<double>(*s.usage) <= 1.25 * static_cast<double>(size);

@@ -285,6 +285,24 @@ TEST(CauseMechanisms, MemoryStillClimbingWithNothingFailedIsAWarning) {
   EXPECT_FALSE(warned(killed));
 }
 
+// A few samples of what the GPU's allocator held, each higher than the last
+// and ending near what it held at the failure, are the climb into it
+// (modelled on databrickslabs/dolly generation loops that print
+// memory_allocated() after each run; our figures). The same samples far
+// below the failure's figures are not.
+TEST(CauseMechanisms, AllocatedRisingIntoAGpuFailureIsAccumulation) {
+  auto text = [](const char* a, const char* b, const char* c) {
+    return std::string("run 1: allocated ") + a + " GiB, reserved 14.36 GiB\nrun 2: allocated " + b + " GiB, reserved 14.78 GiB\nrun 3: allocated " + c +
+           " GiB, reserved 15.12 GiB\n"
+           "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 150.00 MiB (GPU 0; 15.78 GiB total capacity; 15.21 GiB "
+           "already allocated; 11.50 MiB free; 15.33 GiB reserved in total by PyTorch)\n";
+  };
+  Diagnosis rose = diagnose_text(text("14.31", "14.72", "15.08"));
+  EXPECT_EQ(rose.cause, Cause::leak_or_accumulation) << reason_text(rose);
+  Diagnosis low = diagnose_text(text("4.31", "4.72", "5.08"));
+  EXPECT_NE(low.cause, Cause::leak_or_accumulation) << reason_text(low);
+}
+
 // JVM: the error's own kind and figures.
 TEST(CauseMechanisms, JvmErrorsSayWhichPoolAndWhatAskedForIt) {
   // Metaspace is unbounded unless capped: its exhaustion is the cap.

@@ -619,5 +619,25 @@ TEST(LlamaCpp, GgmlsFixedContextPoolFullIsTheProgramsOwnCap) {
   EXPECT_NE(test::reason_text(d).find("context pool"), std::string::npos) << test::reason_text(d);
 }
 
+// Metal builds of mid-2023 print the working set once and each buffer's size
+// without a running total: their sum past it makes status 5 that memory
+// (modelled on ggerganov/llama.cpp Metal reports of 30B models on 32 GB
+// Macs; our figures). The same buffers well under the set leave it an error.
+TEST(LlamaCpp, MetalBuffersSummedPastTheWorkingSetMakeStatusFiveTheMemory) {
+  auto log = [](const char* data_mb) {
+    return std::string("ggml_metal_init: recommendedMaxWorkingSetSize = 21845.34 MB\n"
+                       "ggml_metal_add_buffer: allocated 'data            ' buffer, size = ") +
+           data_mb +
+           " MB\n"
+           "ggml_metal_add_buffer: allocated 'eval            ' buffer, size =  1280.00 MB\n"
+           "ggml_metal_add_buffer: allocated 'kv              ' buffer, size =  3122.00 MB\n"
+           "ggml_metal_graph_compute: command buffer 0 failed with status 5\n"
+           "GGML_ASSERT: ggml-metal.m:977: false\n";
+  };
+  Diagnosis over = test::diagnose_text(log("17452.67"));
+  EXPECT_EQ(over.layer, Layer::gpu_vram) << test::reason_text(over);
+  EXPECT_NE(test::diagnose_text(log("3712.10")).layer, Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -921,5 +921,17 @@ TEST(MlPhase, AWorkerCountNamedWithItsCountWordIsTheParallelism) {
             Cause::concurrency_batch);
 }
 
+// PyTorch's extension builds say how many ninja jobs they run: MAX_JOBS, or
+// one per CPU when it is unset (modelled on pytorch/pytorch source builds
+// of flash-attention kernels; our own paths and counts). Two jobs is no cue.
+TEST(MlPhase, PytorchExtensionBuildsNameTheirParallelJobs) {
+  const std::string kill =
+      "[Wed Oct 18 21:47:09 2023] Out of memory: Killed process 1184420 (cicc) total-vm:5133820kB, anon-rss:4561208kB, file-rss:1236kB, "
+      "shmem-rss:0kB, UID:1000 pgtables:9184kB oom_score_adj:0\n";
+  EXPECT_EQ(test::diagnose_text("-- Using MAX_JOBS=24 for ninja\n" + kill).cause, Cause::concurrency_batch);
+  EXPECT_EQ(test::diagnose_text("-- MAX_JOBS not set, using nproc: 16\n" + kill).cause, Cause::concurrency_batch);
+  EXPECT_NE(test::diagnose_text("-- Using MAX_JOBS=2 for ninja\n" + kill).cause, Cause::concurrency_batch);
+}
+
 }  // namespace
 }  // namespace aimem

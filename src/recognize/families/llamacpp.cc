@@ -35,7 +35,8 @@
 // device's working set, "( 7024.71 /  5461.34), warning: current allocated size is greater than the recommended
 // max working set size", it is that memory: the weights' own 'data' buffers past it are the model not fitting;
 // so it is when a buffer's running total came within a tenth of the set: "allocated 'scr1 ' buffer, size =
-// 512.00 MB, (10324.45 / 10922.67)", the graph's own buffers then have no room)
+// 512.00 MB, (10324.45 / 10922.67)", the graph's own buffers then have no room; builds of mid-2023 print
+// "ggml_metal_init: recommendedMaxWorkingSetSize = 21845.34 MB" once and each buffer's size alone, summed here)
 //   error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)
 // Metal before 2024 refuses one buffer past the device's maximum buffer length:
 //   ggml_metal_add_buffer: buffer 'data' size 18300780544 is larger than buffer maximum of 17179869184
@@ -93,6 +94,7 @@ constexpr Pattern kPatterns[] = {
     {"is larger than buffer maximum of"},
     {"greater than the recommended max working set size", kContext},
     {"ggml_metal_add_buffer: allocated", kContext},
+    {"recommendedMaxWorkingSetSize", kContext},
     {"model requires more system memory"},
     {"memory layout cannot be allocated"},
     {"process has terminated"},
@@ -198,6 +200,9 @@ class LlamaCpp final : public Recognizer {
   // ggml_metal_add_buffer warned that the buffers passed the working set (Metal): the first such warning.
   bool over_set_ = false, over_weights_ = false;
   uint64_t over_used_ = 0, over_set_size_ = 0;
+  // Metal's builds of mid-2023 print the working set once and each buffer's
+  // size without a running total: the sum is kept here (MB).
+  double recommended_mb_ = 0, buffers_mb_ = 0;
   uint64_t kv_backoff_ = 0;    // the last "failed to find free space in the KV cache"
   bool kv_on_device_ = false;  // the KV buffer was seen on a device (CUDA0, ROCm0, Metal, ...)
 
@@ -303,6 +308,10 @@ class LlamaCpp final : public Recognizer {
     // Each buffer's line gives the running total against the working set: a
     // total within a tenth of it leaves the graph's own buffers no room.
     if (text::contains(s, "ggml_metal_add_buffer: allocated")) return working_set_warning(s, kNearWorkingSet);
+    if (auto v = text::after(s, "recommendedMaxWorkingSetSize = ")) {
+      recommended_mb_ = text::parse_double(*v).value_or(0);
+      return true;
+    }
     if (text::contains(s, "failed with status 5")) {
       if (!text::contains(s, "command buffer")) return true;
       if (over_set_ && !(r_.open && near(line, kReportGap))) {
@@ -368,6 +377,19 @@ class LlamaCpp final : public Recognizer {
   static constexpr double kNearWorkingSet = 0.9;
   bool working_set_warning(std::string_view s, double share) {
     if (over_set_) return true;
+    // No running total on the line ("allocated 'kv   ' buffer, size =  3122.00 MB"):
+    // the sizes so far against the working set ggml_metal_init printed.
+    if (!text::contains(s, " / ")) {
+      auto size = text::after(s, "size = ");
+      buffers_mb_ += size ? text::parse_double(text::trim_left(*size)).value_or(0) : 0;
+      if (recommended_mb_ > 0 && buffers_mb_ >= share * recommended_mb_ && buffers_mb_ < 1e9) {
+        over_set_ = true;
+        over_weights_ = text::contains(s, "'data");
+        over_used_ = static_cast<uint64_t>(buffers_mb_ * static_cast<double>(units::MiB));
+        over_set_size_ = static_cast<uint64_t>(recommended_mb_ * static_cast<double>(units::MiB));
+      }
+      return true;
+    }
     size_t open = s.rfind('(');
     std::string_view nums = open == std::string_view::npos ? std::string_view() : s.substr(open + 1);
     std::string_view rest;

@@ -466,6 +466,11 @@ constexpr Cue kCues[] = {
     {" parallel requests", Cause::concurrency_batch, 0.7f, "concurrent requests", Cue::counted},
     {"workers=", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
     {"workers_", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},  // "workers_count=10"
+    // PyTorch's extension builds (torch.utils.cpp_extension, setup.py) run ninja
+    // with MAX_JOBS jobs, or one per CPU when it is unset: "-- Using
+    // MAX_JOBS=26 for ninja", "MAX_JOBS not set, using nproc: 8".
+    {"MAX_JOBS=", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},
+    {"using nproc: ", Cause::concurrency_batch, 0.8f, "parallel build jobs", Cue::workers},
     {"--processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
     {"num_processes", Cause::concurrency_batch, 0.7f, "parallel worker processes", Cue::workers},
     {"n_jobs", Cause::concurrency_batch, 0.7f, "parallel jobs", Cue::workers},
