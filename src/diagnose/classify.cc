@@ -620,6 +620,18 @@ Decision decide_layer(const View& v) {
            "so the host's OOM killer (Docker Desktop's VM's, on a laptop) is its usual sender"};
       return d;
     }
+    // Killed inside a local VM whose memory is a setting (vm_size.cc, docker
+    // info on Docker Desktop) with no container limit in view: the VM's
+    // kernel is the usual sender.
+    if (sig == 9 && !stop && !usage_zero && !configured_limit(v))
+      if (const Fact* vm = v.first_context([](const Fact& f) {
+            return f.kind == FactKind::runtime_setting && text::starts_with(f.detail, "VM memory") && f.limit && *f.limit > 0;
+          })) {
+        d = {Layer::host_ram, e, 0.5f,
+             "exit 137 (SIGKILL) with no container limit, inside a VM configured with " + units::format_bytes(*vm->limit) + " (" +
+                 vm->detail + "): the VM's own OOM killer is its usual sender"};
+        return d;
+      }
     if (sig == 9 && low_peak && !stop && !usage_zero) {
       d = {Layer::not_memory, low_peak, 0.6f,
            "exit 137 (SIGKILL), but the recorded peak (" + units::format_bytes(*low_peak->usage) + ") stayed far below the limit (" +

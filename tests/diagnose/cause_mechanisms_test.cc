@@ -303,6 +303,63 @@ TEST(CauseMechanisms, AllocatedRisingIntoAGpuFailureIsAccumulation) {
   EXPECT_NE(low.cause, Cause::leak_or_accumulation) << reason_text(low);
 }
 
+// Process tables as people take them by hand: `ps -eo` (a flag group that
+// ends in o) sampled hours apart is each process's own series (modelled on
+// werner-duvaud/muzero-general self-play actors; our pids and figures), and
+// rows of several processes in one table are not one series climbing from
+// the smallest to the largest (modelled on a unicorn master and its workers).
+TEST(CauseMechanisms, PsRowsAreASeriesPerProcess) {
+  const std::string kill =
+      "[Sat Sep 17 21:44:02 2022] Out of memory: Killed process 5511 (ray::SelfPlay) total-vm:31884412kB, anon-rss:15206124kB, "
+      "file-rss:70512kB, shmem-rss:4096kB, UID:1001 pgtables:32644kB oom_score_adj:0\n";
+  std::string hours;
+  for (const char* row : {"5511  3912440       01:02:14 ray::SelfPlay.continuous_self_play()",
+                          "5511  8120576       02:34:50 ray::SelfPlay.continuous_self_play()",
+                          "5511 11874016       04:05:31 ray::SelfPlay.continuous_self_play()"})
+    hours += std::string("$ ps -eo pid,rss,etime,cmd | grep 'ray::SelfPlay' | grep -v grep\n") + row + "\n";
+  Diagnosis grew = diagnose_text(hours + kill);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
+  std::string workers = "$ ps -eo rss,comm,pid,args | grep -i unicorn | grep -v grep\n";
+  for (const char* row : {" 96212 ruby 21480 unicorn master", "781304 ruby 21497 unicorn worker[0]", "769952 ruby 21501 unicorn worker[1]",
+                          "772408 ruby 14068 unicorn worker[2]", "784120 ruby 21507 unicorn worker[3]"})
+    workers += std::string(row) + "\n";
+  Diagnosis four = diagnose_text(workers + kill);
+  EXPECT_NE(four.cause, Cause::leak_or_accumulation) << reason_text(four);
+}
+
+// Ray Tune's status prints the node's memory as used of total ("Memory usage
+// on this node: 4.1/7.5 GiB"): a series like any other (modelled on
+// ray-project/ray RLlib replay-buffer reports; our figures).
+TEST(CauseMechanisms, UsedOfTotalAfterAMemoryWordIsASeries) {
+  auto status = [](std::initializer_list<const char*> used) {
+    std::string t;
+    for (const char* u : used) t += std::string("== Status ==\nMemory usage on this node: ") + u + "/7.5 GiB\n  training_iteration: 40\n";
+    return t + "ray._private.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node ip-10-0-3-7 is used (7.14 / 7.49 GB). "
+               "The top 10 memory consumers are:\n";
+  };
+  EXPECT_EQ(diagnose_text(status({"4.1", "5.9", "7.3"})).cause, Cause::leak_or_accumulation);
+  EXPECT_NE(diagnose_text(status({"7.2", "7.3", "7.3"})).cause, Cause::leak_or_accumulation);
+}
+
+// docker info on Docker Desktop names the VM whose memory is a setting: a
+// build or container killed inside it with no container limit is that VM's
+// memory (modelled on docker/for-mac reports with the 2 GB default; our own
+// figures), too small when the victim held most of it.
+TEST(CauseMechanisms, DockerDesktopsTotalMemoryIsTheVmSetting) {
+  const std::string info = "$ docker info | grep -E 'Operating System|Total Memory'\nOperating System: Docker Desktop\nTotal Memory: 1.952GiB\n";
+  Diagnosis ghc = diagnose_text(info +
+                                "[ 4480.913204] Out of memory: Kill process 6123 (ghc) score 803 or sacrifice child\n"
+                                "[ 4480.915538] Killed process 6123 (ghc) total-vm:1074292248kB, anon-rss:1611448kB, file-rss:0kB, shmem-rss:0kB\n");
+  EXPECT_EQ(ghc.layer, Layer::host_ram);
+  EXPECT_EQ(ghc.cause, Cause::limit_too_low) << reason_text(ghc);
+  Diagnosis compose = diagnose_text(info + "app_1  | INFO loading weights\ncosmos_app_1 exited with code 137\n");
+  EXPECT_EQ(compose.layer, Layer::host_ram) << reason_text(compose);
+  // On Linux (no Docker Desktop) the same total is the host's, no setting.
+  Diagnosis linux_host = diagnose_text("$ docker info | grep 'Total Memory'\nTotal Memory: 1.952GiB\ncosmos_app_1 exited with code 137\n");
+  EXPECT_NE(reason_text(linux_host).find("exit 137"), std::string::npos);
+  EXPECT_EQ(reason_text(linux_host).find("Docker Desktop"), std::string::npos) << reason_text(linux_host);
+}
+
 // JVM: the error's own kind and figures.
 TEST(CauseMechanisms, JvmErrorsSayWhichPoolAndWhatAskedForIt) {
   // Metaspace is unbounded unless capped: its exhaustion is the cap.

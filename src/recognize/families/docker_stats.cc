@@ -48,6 +48,7 @@ constexpr Pattern kPatterns[] = {
     {"[0-9.]+ ?[kKMGT]?i?B ?/ ?[0-9.]+ ?[kKMGT]?i?B +[0-9.]+%", kRegex | kContext},
     {"^\\S+[ \t]+[0-9.]+ ?[kKMGT]?i?B ?/ ?[0-9.]+ ?[kKMGT]?i?B[ \t\r]*$", kRegex | kContext},  // NAME  MEM USAGE / LIMIT
     {"Total Memory: ", kContext},
+    {"Operating System: Docker (Desktop|for Mac|for Windows)", kRegex | kContext},
     {"MemTotal: ", kContext},
 };
 
@@ -120,6 +121,13 @@ class DockerStats final : public Recognizer {
       last_row_ = line.number;
       return;
     }
+    // docker info on Docker Desktop: "Operating System: Docker Desktop" (for
+    // Mac, for Windows before 2020) says the Total Memory below it is the VM's
+    // memory setting (Settings > Resources), which the user chose.
+    if (text::starts_with(text::trim_left(s), "Operating System: Docker ")) {
+      desktop_ = true;
+      return;
+    }
     if (auto v = text::after(text::trim_left(s), "Total Memory: "); v && text::starts_with(text::trim_left(s), "Total Memory: ")) {  // docker info
       if (auto p = parse_printed(*v)) host_total(line, p->bytes, out);
       return;
@@ -148,7 +156,13 @@ class DockerStats final : public Recognizer {
     f.total = bytes;
     f.detail = "host RAM";
     out.add(std::move(f));
+    if (!desktop_) return;
+    Fact vm = make_fact(line, FactKind::runtime_setting, Family::docker);
+    vm.limit = bytes;
+    vm.detail = "VM memory (Docker Desktop)";
+    out.add(std::move(vm));
   }
+  bool desktop_ = false;  // docker info's "Operating System: Docker Desktop" was seen
 
   bool name_and_usage_ = false;  // the last header had no percentage columns: rows are "NAME  usage / limit"
 

@@ -124,7 +124,7 @@ constexpr unsigned kCi = kRegex | kCaseless | kContext;
 constexpr Pattern kPatterns[] = {
     // ps: a header naming RSS, "-o rss=" without one, and the rows after them.
     {"(^|\\s)RSS(\\s|$)", kRegex | kContext},
-    {"ps .*-o ?[a-z,=]*rs[sz]", kRegex | kContext},
+    {"ps .*-[a-zA-Z]*o ?[a-z,=]*rs[sz]", kRegex | kContext},
     // The general table reader's legends and rows (series_columns.h): top's and jstat's headers,
     // a legend list naming a memory column, a command naming one metric, and rows of figures.
     {"(^|\\s)RES(\\s|$)", kRegex | kContext},
@@ -159,6 +159,8 @@ constexpr Pattern kPatterns[] = {
     // "03:40  421Mi": a clock time, then a size with its unit (a metric sampled hourly, pasted as rows);
     // the day's or month's name may come first ("Fri 09:14:00 6384112 kB": date '+%a %T' in a loop).
     {"^[ \t]*((Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec),? +([0-9]{1,2},? +)?){0,2}[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\\s+[0-9]+(\\.[0-9]+)? ?([KMGT]i|[KMGT]iB|[kKMGT]B|[MG])\\s*$", kRegex | kContext},
+    // Used of total after a memory word ("Memory usage on this node: 4.1/7.5 GiB").
+    {"mem[^\\n]{0,40}[:=] *[0-9.]+/[0-9.]+ ?[KMGT]i?B", kCi},
     // A command at a prompt: it ends the bare samples of the one before (table()).
     {"^[$%] ", kRegex | kContext},
     // Lines cut out of the paste between samples (see elision()).
@@ -362,6 +364,20 @@ bool sat_level(const Series& x) {
 bool elision(std::string_view s) {
   s = text::trim(s);
   return s == "..." || s == "[...]" || s == "(...)" || s == "\u2026" || s == "<snip>" || s == "[snip]" || s == "<...>" || s == "....";
+}
+
+// "4.1/7.5 GiB": a figure, a slash, a figure and a size unit that both
+// share; the first figure in bytes. Nothing else is.
+std::optional<double> used_of_total(std::string_view v) {
+  v = text::trim_left(v);
+  std::string_view rest;
+  auto used = text::parse_double(v, &rest);
+  if (!used || !text::starts_with(rest, "/") || rest.size() < 2 || rest[1] < '0' || rest[1] > '9') return std::nullopt;
+  std::string_view unit_rest;
+  auto total = units::parse_log_size(rest.substr(1), &unit_rest);
+  auto whole = text::parse_double(rest.substr(1));
+  if (!total || !whole || *whole <= 0 || *used > *whole) return std::nullopt;
+  return *used * (static_cast<double>(*total) / *whole);
 }
 
 bool key_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ' '; }
@@ -1089,7 +1105,10 @@ class MemorySeries final : public Recognizer {
     }
     if (line.number <= table_until_ && rss_column_ < words.size() && digits(words[rss_column_]) && digits(words[0].substr(0, 1))) {
       if (auto kib = text::parse_u64(words[rss_column_])) {
-        add("rss", static_cast<double>(*kib) * 1024.0, true, line);
+        // Rows of several processes (ps -eo rss,comm,pid | grep unicorn) are
+        // a series per process, not one climbing from the smallest to the largest.
+        std::string key = pid_column_ < words.size() && digits(words[pid_column_]) ? "rss of pid " + std::string(words[pid_column_]) : "rss";
+        add(key, static_cast<double>(*kib) * 1024.0, true, line);
         if (pid_column_ < words.size() && etime_column_ < words.size()) pid_sample(words[pid_column_], words[etime_column_], *kib, line);
       }
       return true;
@@ -1333,6 +1352,13 @@ class MemorySeries final : public Recognizer {
       // "Status.JVM.Memory.Direct.MemoryUsed=" (a metric's last part) is.
       if (b > 0 && s[b - 1] == '-') continue;
       std::string key = canonical(s.substr(b, e - b));
+      // Used of total with the unit after the total ("Memory usage on this
+      // node: 4.1/7.5 GiB", Ray Tune's status): the used figure, in that unit.
+      if (auto used = used_of_total(s.substr(i)); used && text::icontains(s.substr(sep >= 40 ? sep - 40 : 0, std::min<size_t>(sep, 40)), "mem")) {
+        add("memory used of total", *used, true, line);
+        ++found;
+        continue;
+      }
       // A cgroup's memory file as a sampler logs it ("memory.current=214M",
       // v1's "memory.usage_in_bytes: 224395264"): the group's memory ("memorybytes"
       // becomes "memory" in bytes where the unit suffix is read off below).
@@ -1526,10 +1552,19 @@ class MemorySeries final : public Recognizer {
   bool ps_columns(std::string_view s) {
     size_t p = s.find("ps ");
     if (p == std::string_view::npos || (p > 0 && s[p - 1] != ' ' && s[p - 1] != '$' && s[p - 1] != '#')) return false;
-    auto o = text::after(s.substr(p), " -o");
-    if (!o) return false;
-    std::string_view list = text::take_until(text::trim(*o), " |;&");
-    if (list.find('=') != std::string_view::npos) return false;
+    // The list follows -o, or a group of flags that ends in o ("-eo", "-axo").
+    std::string_view list;
+    std::string_view rest = s.substr(p + 3);
+    for (int tokens = 0; tokens < 8 && !rest.empty(); ++tokens) {
+      rest = text::trim_left(rest);
+      std::string_view tok = text::take_until(rest, " |;&");
+      rest.remove_prefix(tok.size());
+      if (tok.size() >= 2 && tok[0] == '-' && tok[1] != '-' && tok.back() == 'o') {
+        list = text::take_until(text::trim_left(rest), " |;&");
+        break;
+      }
+    }
+    if (list.empty() || list.find('=') != std::string_view::npos) return false;
     size_t rss = kNoColumn, pid = kNoColumn, etime = kNoColumn, k = 0;
     while (!list.empty() && k < 16) {
       std::string_view col = text::take_until(list, ",");
