@@ -42,5 +42,17 @@ TEST(OomKilledReports, DefinitionsFalsesAndPlaceholdersAreNotKills) {
   for (const char* q : quiet) EXPECT_EQ(test::diagnose_text(q).layer, Layer::none) << q;
 }
 
+// A jsonpath range over containerStatuses prints one tab-separated row per
+// container: the reason is a column of its own (modelled on istio sidecar
+// OOM loops; our names and counts). The column of another reason is not.
+TEST(OomKilledReports, AJsonpathRowsReasonColumnIsTheReport) {
+  auto rows = [](const char* reason) {
+    return std::string("checkout\t0\t\nistio-proxy\t0\t\ntelegraf-istio\t41\t") + reason + "\n";
+  };
+  Diagnosis d = test::diagnose_text(rows("OOMKilled"));
+  EXPECT_EQ(d.layer, Layer::k8s_pod_limit) << test::reason_text(d);
+  EXPECT_NE(test::diagnose_text(rows("Completed")).layer, Layer::k8s_pod_limit);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -1319,6 +1319,18 @@ class MemorySeries final : public Recognizer {
   }
 
   // name=value and name: value pairs, up to twelve in a line; how many were read.
+  // Used of total with the unit after the total, after a memory word
+  // ("Memory usage on this node: 4.1/7.5 GiB", Ray Tune's status): the used
+  // figure, in that unit. `sep` is the separator before the figures.
+  // Counts it in `found`.
+  bool used_of_total_pair(std::string_view s, size_t sep, const Line& line, int& found) {
+    auto used = used_of_total(s.substr(sep + 1));
+    if (!used || !text::icontains(s.substr(sep >= 40 ? sep - 40 : 0, std::min<size_t>(sep, 40)), "mem")) return false;
+    add("memory used of total", *used, true, line);
+    ++found;
+    return true;
+  }
+
   int name_value_pairs(const Line& line) {
     std::string_view s = line.text;
     size_t i = 0;
@@ -1352,13 +1364,7 @@ class MemorySeries final : public Recognizer {
       // "Status.JVM.Memory.Direct.MemoryUsed=" (a metric's last part) is.
       if (b > 0 && s[b - 1] == '-') continue;
       std::string key = canonical(s.substr(b, e - b));
-      // Used of total with the unit after the total ("Memory usage on this
-      // node: 4.1/7.5 GiB", Ray Tune's status): the used figure, in that unit.
-      if (auto used = used_of_total(s.substr(i)); used && text::icontains(s.substr(sep >= 40 ? sep - 40 : 0, std::min<size_t>(sep, 40)), "mem")) {
-        add("memory used of total", *used, true, line);
-        ++found;
-        continue;
-      }
+      if (used_of_total_pair(s, sep, line, found)) continue;
       // A cgroup's memory file as a sampler logs it ("memory.current=214M",
       // v1's "memory.usage_in_bytes: 224395264"): the group's memory ("memorybytes"
       // becomes "memory" in bytes where the unit suffix is read off below).

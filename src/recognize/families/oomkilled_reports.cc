@@ -41,9 +41,12 @@ bool word_char(char c) { return platform::is_alnum(c) || c == '_'; }
 
 // The reason as a value: opening the line, or after "=", ":", a quote, a
 // backtick or a parenthesis (last=OOMKilled(137), reason="OOMKilled",
-// `OOMKilled`, "OOMKilled/137" as a jsonpath prints it). Prose ("we were
+// `OOMKilled`, "OOMKilled/137" as a jsonpath prints it, a tab-separated
+// column of a jsonpath's range). Prose ("we were
 // getting OOMKilled pods") is none of these.
 bool reported_as_value(std::string_view s, size_t p) {
+  // A column of a jsonpath's tab-separated row ("telegraf\t41\tOOMKilled").
+  if (p > 0 && s[p - 1] == '\t') return true;
   size_t i = p;
   while (i > 0 && s[i - 1] == ' ') --i;
   if (i == 0) return true;
