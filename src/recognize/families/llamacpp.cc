@@ -310,6 +310,7 @@ class LlamaCpp final : public Recognizer {
     if (text::contains(s, "ggml_metal_add_buffer: allocated")) return working_set_warning(s, kNearWorkingSet);
     if (auto v = text::after(s, "recommendedMaxWorkingSetSize = ")) {
       recommended_mb_ = text::parse_double(*v).value_or(0);
+      if (!(recommended_mb_ > 0 && recommended_mb_ < 1e9)) recommended_mb_ = 0;  // no working set of a petabyte: garbled
       return true;
     }
     if (text::contains(s, "failed with status 5")) {

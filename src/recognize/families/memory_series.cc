@@ -376,8 +376,10 @@ std::optional<double> used_of_total(std::string_view v) {
   std::string_view unit_rest;
   auto total = units::parse_log_size(rest.substr(1), &unit_rest);
   auto whole = text::parse_double(rest.substr(1));
-  if (!total || !whole || *whole <= 0 || *used > *whole) return std::nullopt;
-  return *used * (static_cast<double>(*total) / *whole);
+  if (!total || !whole || *whole < 1e-6 || *used < 0 || *used > *whole) return std::nullopt;
+  const double bytes = *used * (static_cast<double>(*total) / *whole);
+  if (!(bytes >= 0 && bytes < 1.8e19)) return std::nullopt;  // NaN, infinite or past 64 bits: a garbled figure
+  return bytes;
 }
 
 bool key_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ' '; }
@@ -1620,10 +1622,11 @@ class MemorySeries final : public Recognizer {
       Fact f = make_fact(at, FactKind::memory_usage, Family::python);
       f.strength = 0.7f;
       f.pid = static_cast<int64_t>(x.pid);
-      f.detail = fmt::format("growing rss of pid {} from {} to {} over {:.1f} h of its run", x.pid,
-                             units::format_bytes(static_cast<uint64_t>(first)), units::format_bytes(static_cast<uint64_t>(last)),
-                             static_cast<double>(x.last_s - x.first_s) / 3600.0);
-      f.usage = static_cast<uint64_t>(last);
+      // A figure past what 64 bits hold (a garbled row) is clamped, not converted out of range.
+      auto bytes_of = [](double v) { return v >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(v); };
+      f.detail = fmt::format("growing rss of pid {} from {} to {} over {:.1f} h of its run", x.pid, units::format_bytes(bytes_of(first)),
+                             units::format_bytes(bytes_of(last)), static_cast<double>(x.last_s - x.first_s) / 3600.0);
+      f.usage = bytes_of(last);
       f.count = static_cast<uint64_t>(x.samples);
       out.add(std::move(f));
     }
