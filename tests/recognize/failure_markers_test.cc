@@ -233,5 +233,22 @@ TEST(FailureMarkers, AHungTaskAFaultyModuleAndAMissingSymbolAreNamed) {
   EXPECT_EQ(kill.layer, Layer::host_ram) << test::reason_text(kill);
 }
 
+// Windows' fail-fast of native code (0xC0000409) and Android's SIGILL
+// tombstone name a crash (modelled on SYSTRAN/faster-whisper reports on
+// Windows and flutter llama.cpp bindings on older ARM cores; our own paths).
+// After a real allocation failure the fail-fast is only how the process ended.
+TEST(FailureMarkers, AFailFastAndAnIllegalInstructionAreCrashes) {
+  Diagnosis fast = test::diagnose_text("Windows fatal exception: code 0xc0000409\n\nExit code: -1073740791 (0xC0000409)\n");
+  EXPECT_EQ(fast.layer, Layer::not_memory) << test::reason_text(fast);
+  EXPECT_NE(test::reason_text(fast).find("fail-fast"), std::string::npos);
+  Diagnosis ill = test::diagnose_text(
+      "F/libc    ( 9716): Fatal signal 4 (SIGILL), code 1 (ILL_ILLOPC), fault addr 0x00000073c9f7ec48 in tid 18157 (DartWorker)\n");
+  EXPECT_EQ(ill.layer, Layer::not_memory) << test::reason_text(ill);
+  Diagnosis oom = test::diagnose_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.99 GiB of which "
+      "1.02 GiB is free.\nWindows fatal exception: code 0xc0000409\n");
+  EXPECT_EQ(oom.layer, Layer::gpu_vram) << test::reason_text(oom);
+}
+
 }  // namespace
 }  // namespace aimem

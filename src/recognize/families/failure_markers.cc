@@ -35,6 +35,8 @@
 //   FATAL:  sorry, too many clients already / Too many connections  a server's connection limit
 //   Warning  FailedScheduling  21m  default-scheduler  0/3 nodes are available: 1 Insufficient nvidia.com/gpu, ...
 //                                                                  a pod the scheduler could not place
+//   Windows fatal exception: code 0xc0000409 / Exit code: -1073740791   a fail-fast crash (alone: with an OOM it follows the abort)
+//   F/libc: Fatal signal 4 (SIGILL), code 1 (ILL_ILLOPC), ...      Android: an instruction the CPU lacks
 //   INFO: task python3:18327 blocked for more than 120 seconds.     the kernel's hung-task watchdog
 //   EDAC MC0: 3 CE error on CPU#0Channel#1_DIMM#1 (...)             a memory module's corrected errors (hardware)
 //   java: symbol lookup error: .../libdjl_torch.so: undefined symbol: ...   the dynamic linker
@@ -81,7 +83,7 @@ constexpr Pattern kPatterns[] = {
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
     {"([Rr]eceived message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
-    {"(blocked for more than [0-9]+ seconds|EDAC MC[0-9]+: [0-9]+ [CU]E |symbol lookup error|error while loading shared libraries|FailedScheduling|CPUThrottlingHigh|DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
+    {"(0x[cC]0000409|-1073740791|STATUS_STACK_BUFFER_OVERRUN|Fatal signal 4 \\(SIGILL\\)|blocked for more than [0-9]+ seconds|EDAC MC[0-9]+: [0-9]+ [CU]E |symbol lookup error|error while loading shared libraries|FailedScheduling|CPUThrottlingHigh|DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
     {"(capacity overflow|MAX_LAMBDA_SIZE_EXCEEDED|LambdaSizeExceededError|Unzipped size must be smaller than|too large to be loaded automatically|CPU time (hard )?limit reached)", kRegex | kContext},
     {"cannot serialize a bytes object larger than 4 ?GiB", kRegex | kContext},
 };
@@ -91,7 +93,7 @@ constexpr size_t kMaxFacts = 4;
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
   kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption,
-  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kCpuThrottling, kUnschedulable, kHungTask, kHardware, kLinker, kMarkers
+  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kCpuThrottling, kUnschedulable, kHungTask, kHardware, kLinker, kFailFast, kIllegalInstruction, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -177,6 +179,16 @@ class FailureMarkers final : public Recognizer {
     // MySQL's "Too many connections").
     if (text::contains(s, "too many clients already") || text::contains(s, "Too many connections"))
       return mark(line, kConnections, "the server's connection limit (max_connections), not memory", out);
+    // Windows' fail-fast of native code (0xC0000409, STATUS_STACK_BUFFER_OVERRUN,
+    // -1073740791 signed): a crash the runtime raised on itself. Alone, with no
+    // memory failure beside it (an abort after an OOM also ends in it), it is a crash.
+    if (text::contains(s, "0xc0000409") || text::contains(s, "0xC0000409") || text::contains(s, "-1073740791") ||
+        text::contains(s, "STATUS_STACK_BUFFER_OVERRUN"))
+      return mark(line, kFailFast, "a fail-fast crash of native code (0xC0000409, STATUS_STACK_BUFFER_OVERRUN), not memory running out", out);
+    // Android's tombstone: "Fatal signal 4 (SIGILL), code 1 (ILL_ILLOPC)": an
+    // instruction the CPU lacks (a build for a newer CPU).
+    if (text::contains(s, "Fatal signal 4 (SIGILL)"))
+      return mark(line, kIllegalInstruction, "an instruction this CPU does not support (SIGILL: a build for another CPU), not memory", out);
     // The kernel's hung-task watchdog ("INFO: task python3:18327 blocked for
     // more than 120 seconds."): a task stuck in the kernel, on I/O or a lock.
     if (text::contains(s, "INFO: task ") && text::contains(s, " blocked for more than "))
