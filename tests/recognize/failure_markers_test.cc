@@ -248,6 +248,11 @@ TEST(FailureMarkers, AFailFastAndAnIllegalInstructionAreCrashes) {
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.99 GiB of which "
       "1.02 GiB is free.\nWindows fatal exception: code 0xc0000409\n");
   EXPECT_EQ(oom.layer, Layer::gpu_vram) << test::reason_text(oom);
+  // A GPU feature a vGPU or MIG profile lacks (modelled on triton-inference-server
+  // on vGPU slices; our model names).
+  Diagnosis stream = test::diagnose_text(
+      "E0214 07:41:55.418336 1 backend_model.cc:691] ERROR: Failed to create instance: unable to create stream: operation not supported\n");
+  EXPECT_EQ(stream.layer, Layer::not_memory) << test::reason_text(stream);
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 //   FATAL:  sorry, too many clients already / Too many connections  a server's connection limit
 //   Warning  FailedScheduling  21m  default-scheduler  0/3 nodes are available: 1 Insufficient nvidia.com/gpu, ...
 //                                                                  a pod the scheduler could not place
+//   ... unable to create stream: operation not supported           a GPU feature a vGPU or MIG profile lacks
 //   Windows fatal exception: code 0xc0000409 / Exit code: -1073740791   a fail-fast crash (alone: with an OOM it follows the abort)
 //   F/libc: Fatal signal 4 (SIGILL), code 1 (ILL_ILLOPC), ...      Android: an instruction the CPU lacks
 //   INFO: task python3:18327 blocked for more than 120 seconds.     the kernel's hung-task watchdog
@@ -83,7 +84,7 @@ constexpr Pattern kPatterns[] = {
     {"RangeError: Invalid (string|array|typed array) length", kRegex | kContext},
     {"(Fatal glibc error: malloc|double free or corruption|malloc\\(\\): corrupted|free\\(\\): invalid|malloc_consolidate\\(\\): )", kRegex | kContext},
     {"([Rr]eceived message larger than max|database space exceeded|out of resource: shared memory)", kRegex | kContext},
-    {"(0x[cC]0000409|-1073740791|STATUS_STACK_BUFFER_OVERRUN|Fatal signal 4 \\(SIGILL\\)|blocked for more than [0-9]+ seconds|EDAC MC[0-9]+: [0-9]+ [CU]E |symbol lookup error|error while loading shared libraries|FailedScheduling|CPUThrottlingHigh|DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
+    {"(: operation not supported|0x[cC]0000409|-1073740791|STATUS_STACK_BUFFER_OVERRUN|Fatal signal 4 \\(SIGILL\\)|blocked for more than [0-9]+ seconds|EDAC MC[0-9]+: [0-9]+ [CU]E |symbol lookup error|error while loading shared libraries|FailedScheduling|CPUThrottlingHigh|DXGI_ERROR_DEVICE_REMOVED|0x887a0005|stopped responding and has successfully recovered|too many clients already|Too many connections|flood-stage watermark|flood stage disk watermark|read-only-allow-delete)", kRegex | kContext},
     {"(capacity overflow|MAX_LAMBDA_SIZE_EXCEEDED|LambdaSizeExceededError|Unzipped size must be smaller than|too large to be loaded automatically|CPU time (hard )?limit reached)", kRegex | kContext},
     {"cannot serialize a bytes object larger than 4 ?GiB", kRegex | kContext},
 };
@@ -93,7 +94,7 @@ constexpr size_t kMaxFacts = 4;
 enum Marker : size_t {
   kTraceback, kPanic, kCheck, kDeadline, kCliError, kKillContainer, kOpenFiles, kLambdaExit,
   kCrash, kRustPanic, kCppThrow, kJavaException, kDiskFull, kTimeout, kLengthLimit, kHeapCorruption,
-  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kCpuThrottling, kUnschedulable, kHungTask, kHardware, kLinker, kFailFast, kIllegalInstruction, kMarkers
+  kMessageSize, kStoreQuota, kLaunchResources, kSerializeLimit, kCapacityOverflow, kSizeLimit, kDeviceRemoved, kConnections, kCpuThrottling, kUnschedulable, kHungTask, kHardware, kLinker, kFailFast, kIllegalInstruction, kNotSupported, kMarkers
 };
 
 // Words that make a crash or an exception memory's after all: its own family
@@ -203,6 +204,12 @@ class FailureMarkers final : public Recognizer {
     if (text::contains(s, "symbol lookup error") || text::contains(s, "error while loading shared libraries"))
       return mark(line, kLinker, "a library the program needs is missing or of another version (the dynamic linker failed), not memory", out);
     if (names_memory(s)) return;
+    // The CUDA driver refusing an operation a virtualised or partitioned GPU
+    // does not offer ("unable to create stream: operation not supported",
+    // cudaErrorNotSupported under a vGPU or MIG profile): not memory.
+    if (text::contains(s, ": operation not supported") &&
+        (text::icontains(s, "cuda") || text::contains(s, "stream") || text::contains(s, "cuMem")))
+      return mark(line, kNotSupported, "a GPU operation the driver or the virtualised GPU does not support (operation not supported), not memory", out);
     // pickle before protocol 4 ("OverflowError: cannot serialize a bytes
     // object larger than 4 GiB", a worker pool returning a large result): a
     // format's limit on one object.
