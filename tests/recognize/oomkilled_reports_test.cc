@@ -54,5 +54,25 @@ TEST(OomKilledReports, AJsonpathRowsReasonColumnIsTheReport) {
   EXPECT_NE(test::diagnose_text(rows("Completed")).layer, Layer::k8s_pod_limit);
 }
 
+// A node's kernel OOM killer as monitors report it: node-problem-detector's
+// OOMKilling problem and node_exporter's oom_kill counter rising (modelled on
+// kube-prometheus alert issues; our cluster and node names). A kill happened;
+// which pool ran out the alert does not say. A rule's definition is no kill.
+TEST(OomKilledReports, ANodesOomKillAlertIsAKillOfAnUnnamedPool) {
+  Diagnosis npd = test::diagnose_text(
+      "# Alert NodeProblemOOMKilling firing in node-problem-detector namespace\n"
+      "| alertname   | NodeProblemOOMKilling |\n| node        | worker07 |\n| reason      | OOMKilling |\n"
+      "| description | Process Out-Of-Memory Killed in node worker07 |\n");
+  EXPECT_EQ(npd.layer, Layer::unknown) << test::reason_text(npd);
+  EXPECT_NE(test::reason_text(npd).find("kernel OOM killer"), std::string::npos) << test::reason_text(npd);
+  Diagnosis counter = test::diagnose_text(
+      "[FIRING:1] OOMKillHappened (10.2.0.9:9100 node_exporter warning)\n - description = OOM kill happened on 10.2.0.9:9100\n"
+      "node_vmstat_oom_kill{instance=\"10.2.0.9:9100\"}   2\n");
+  EXPECT_EQ(counter.layer, Layer::unknown) << test::reason_text(counter);
+  Diagnosis rule = test::diagnose_text(
+      "- alert: OOMKillHappened\n  expr: increase(node_vmstat_oom_kill[5m]) > 0\n  labels:\n    severity: warning\n");
+  EXPECT_EQ(rule.layer, Layer::none) << test::reason_text(rule);
+}
+
 }  // namespace
 }  // namespace aimem

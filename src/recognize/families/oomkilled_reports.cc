@@ -10,6 +10,8 @@
 //   [FIRING:1] KubeContainerOOMKilled ...            (kube-prometheus' alert; Azure Monitor's
 //   "alertRule": "KubeContainerOOMKilledCount" ... "monitorCondition": "Fired"       KubeContainerOOMKilledCount,
 //   Metric name:  oomKilledContainerCount  ...  Metric value:  1                     Container Insights' metric)
+//   # Alert NodeProblemOOMKilling firing ... | reason | OOMKilling |      (node-problem-detector: a kill on the node,
+//   [FIRING:1] OOMKillHappened ... increase(node_vmstat_oom_kill[5m]) > 0   node_exporter's counter: pool not named)
 //
 // An alert's name counts only where the paste shows it fired (FIRING, Fired,
 // a metric value above 0): a rule's definition names it too. The reason's
@@ -35,6 +37,7 @@ constexpr Pattern kPatterns[] = {
     {"oomKilledContainerCount", kContext},
     {"(FIRING|Fired|firing)", kRegex | kContext},
     {"Metric value: +[0-9]", kRegex | kContext},
+    {"(NodeProblemOOMKilling|OOMKillHappened|node_vmstat_oom_kill|\\| *OOMKilling *\\|)", kRegex | kContext},
 };
 
 bool word_char(char c) { return platform::is_alnum(c) || c == '_'; }
@@ -74,6 +77,16 @@ class OomKilledReports final : public Recognizer {
     if (said_ || guards::is_command_line(s) || guards::is_advice_line(s) || text::contains(s, "expr:") ||
         text::contains(s, "\"expression\""))
       return;
+    // A node's kernel OOM killer as monitors report it: node-problem-detector's
+    // OOMKilling problem ("NodeProblemOOMKilling", reason OOMKilling), node_exporter's
+    // oom_kill counter rising ("OOMKillHappened", increase(node_vmstat_oom_kill[5m]) > 0).
+    // A process was killed; whether a cgroup's limit or the whole node ran
+    // out, and which process, the alert does not say.
+    if (!node_alert_ && (text::contains(s, "NodeProblemOOMKilling") || text::contains(s, "OOMKillHappened") ||
+                         text::contains(s, "node_vmstat_oom_kill") || text::contains(s, "| OOMKilling"))) {
+      node_alert_ = make_fact(line, FactKind::kernel_oom_kill, Family::generic);
+      return;
+    }
     if (text::contains(s, "KubeContainerOOMKilled") || text::contains(s, "oomKilledContainerCount")) {
       if (!alert_) alert_ = make_fact(line, FactKind::k8s_oomkilled, Family::generic);
       return;
@@ -105,6 +118,13 @@ class OomKilledReports final : public Recognizer {
   }
 
   void finish(FactSink& out) override {
+    if (!said_ && !alert_ && node_alert_ && fired_) {
+      node_alert_->layer = Layer::unknown;
+      node_alert_->strength = 0.6f;
+      node_alert_->detail = "a monitor's alert that the kernel OOM killer killed a process on the node (which process, and whether a "
+                            "cgroup's limit or the whole node ran out, it does not say)";
+      out.add(std::move(*node_alert_));
+    }
     if (said_ || !alert_ || !fired_) return;
     alert_->layer = Layer::k8s_pod_limit;
     alert_->strength = 0.7f;
@@ -115,7 +135,7 @@ class OomKilledReports final : public Recognizer {
 
  private:
   bool said_ = false, fired_ = false;
-  std::optional<Fact> alert_;
+  std::optional<Fact> alert_, node_alert_;
 };
 
 }  // namespace
