@@ -241,5 +241,21 @@ TEST(HostTools, WindowsSysteminfoIsTheHostsRamAndItsCommitLimit) {
                   .empty());
 }
 
+// macOS says its memory is used up in two commands: memory_pressure's free
+// share and sysctl's swap usage (modelled on Apple-silicon leak reports with
+// MCP servers and node bridges; our figures). Swap with room left is only
+// swapping.
+TEST(HostTools, AMacsMemoryPressureAndSwapBothAtTheirEndAreTheHostUsedUp) {
+  auto text = [](const char* swap_free) {
+    return std::string("$ memory_pressure | tail -1\nSystem-wide memory free percentage: 3%\n$ sysctl vm.swapusage\n"
+                       "vm.swapusage: total = 6144.00M  used = 5530.25M  free = ") +
+           swap_free + "  (encrypted)\n";
+  };
+  Diagnosis full = test::diagnose_text(text("413.75M"));
+  EXPECT_EQ(full.layer, Layer::host_ram) << test::reason_text(full);
+  EXPECT_NE(test::reason_text(full).find("memory_pressure"), std::string::npos) << test::reason_text(full);
+  EXPECT_EQ(test::diagnose_text(text("2613.75M")).layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -68,13 +68,16 @@ constexpr Pattern kPatterns[] = {
     {"(Mem|Swp)\\[[| #*]*[0-9.]+[KMGT]?/[0-9.]+[KMGT]\\]", kRegex | kContext},  // htop's meters
     {"^(Total|Available) Physical Memory: ", kRegex | kContext},                // Windows' systeminfo
     {"^Virtual Memory: (Max Size|Available): ", kRegex | kContext},
+    {"System-wide memory free percentage: ", kContext},  // macOS' memory_pressure
+    {"vm.swapusage: total = ", kContext},                // macOS' sysctl
 };
 
 // Available RAM, percent of the total. 5, not 3: a 31 GiB host with 1.1 GiB
 // available and its swap all but gone thrashes as a small one with nothing
 // available does (read blind: a runner whose RSS climbed into that state).
 constexpr uint64_t kExhaustedPct = 5;
-constexpr uint64_t kSwapLines = 24;    // SwapFree is about the 15th line of /proc/meminfo after MemAvailable
+constexpr uint64_t kSwapLines = 24;
+constexpr uint64_t kMacLines = 12;     // memory_pressure's line and sysctl's swap, pasted together    // SwapFree is about the 15th line of /proc/meminfo after MemAvailable
 
 constexpr uint64_t kMeminfoLines = 8;  // MemAvailable is the third line of /proc/meminfo
 constexpr uint64_t kSlabLines = 40;    // SUnreclaim is about the 24th
@@ -88,6 +91,7 @@ class HostTools final : public Recognizer {
     if (top_summary(line, t, out)) return;
     if (htop_meter(line, s, out)) return;
     if (systeminfo(line, t, out)) return;
+    if (macos_pressure(line, t, out)) return;
     if (text::starts_with(t, "Mem:")) {
       mem_row(line, t.substr(4), out);
     } else if (text::starts_with(t, "Swap:")) {
@@ -209,6 +213,42 @@ class HostTools final : public Recognizer {
                                                          units::format_bytes(swap_total)));
     out.add(std::move(f));
   }
+
+  // macOS: memory_pressure's last line ("System-wide memory free percentage:
+  // 3%") and sysctl's swap ("vm.swapusage: total = 6144.00M  used = 5530.25M
+  // free = 613.75M  (encrypted)"), within kMacLines of each other: both at
+  // their end (the free share at most kExhaustedPct, swap a tenth or less
+  // free) is the host's memory used up, as free's rows say it on Linux.
+  bool macos_pressure(const Line& line, std::string_view t, FactSink& out) {
+    if (auto v = text::after(t, "System-wide memory free percentage: ")) {
+      mac_free_pct_ = text::parse_u64(*v);
+      mac_line_ = line.number;
+    } else if (auto w = text::after(t, "vm.swapusage: total = ")) {
+      std::string_view rest;
+      auto total = units::parse_log_size(*w, &rest);
+      auto f = text::after(rest, "free = ");
+      auto free = f ? units::parse_log_size(*f) : std::nullopt;
+      if (!total || !free || *free > *total) return true;
+      mac_swap_total_ = *total, mac_swap_free_ = *free;
+      mac_swap_line_ = line.number;
+    } else {
+      return false;
+    }
+    if (!mac_free_pct_ || !mac_swap_line_ || !mac_line_ || mac_said_) return true;
+    const uint64_t gap = mac_line_ > mac_swap_line_ ? mac_line_ - mac_swap_line_ : mac_swap_line_ - mac_line_;
+    if (gap > kMacLines || *mac_free_pct_ > kExhaustedPct || mac_swap_free_ * 10 > mac_swap_total_) return true;
+    mac_said_ = true;
+    Fact f = make_fact(line, FactKind::host_exhausted, Family::procfs);
+    f.layer = Layer::host_ram;
+    f.strength = 0.5f;
+    f.detail = fmt::format("the Mac's memory was used up ({}% free by memory_pressure) and so was its swap ({} free of {})", *mac_free_pct_,
+                           units::format_bytes(mac_swap_free_), units::format_bytes(mac_swap_total_));
+    out.add(std::move(f));
+    return true;
+  }
+  std::optional<uint64_t> mac_free_pct_;
+  uint64_t mac_line_ = 0, mac_swap_line_ = 0, mac_swap_total_ = 0, mac_swap_free_ = 0;
+  bool mac_said_ = false;
 
   static std::vector<std::string> columns(std::string_view s) {
     std::vector<std::string> out;
