@@ -158,51 +158,7 @@ class FailureMarkers final : public Recognizer {
     // max"): read before the memory word stops the markers.
     if (text::icontains(s, "received message larger than max"))
       return mark(line, kMessageSize, "gRPC's cap on one message's size (received message larger than max), not memory", out);
-    // Windows took the GPU away (DirectX's DXGI_ERROR_DEVICE_REMOVED, 0x887a0005,
-    // and the event log's TDR "Display driver ... stopped responding and has
-    // successfully recovered"): a timeout or a driver reset, not memory.
-    if (text::contains(s, "DXGI_ERROR_DEVICE_REMOVED") || text::contains(s, "0x887a0005") ||
-        (text::contains(s, "stopped responding and has successfully recovered") && text::contains(s, "driver")))
-      return mark(line, kDeviceRemoved,
-                  "Windows removed the GPU (DXGI_ERROR_DEVICE_REMOVED: a driver timeout and reset, TDR), not memory running out", out);
-    // kube-prometheus' alert on a container held at its CPU limit.
-    if (text::contains(s, "CPUThrottlingHigh"))
-      return mark(line, kCpuThrottling, "an alert on CPU throttling (the container held at its CPU limit), not memory", out);
-    // Kubernetes' scheduler finding no node for a pod ("FailedScheduling ...
-    // 0/3 nodes are available: 1 Insufficient nvidia.com/gpu, ..."): the pod
-    // never started for want of a GPU, CPU or a matching node. "Insufficient
-    // memory" is left to the reader of the whole paste: requests that fill the
-    // nodes (a rollout's old and new pods together) are a memory story.
-    if (text::contains(s, "FailedScheduling") && text::contains(s, "nodes are available") && !text::contains(s, "Insufficient memory"))
-      return mark(line, kUnschedulable,
-                  "the scheduler found no node for the pod (FailedScheduling): it never started, nothing ran out", out);
-    // A server's connection limit ("FATAL:  sorry, too many clients already",
-    // MySQL's "Too many connections").
-    if (text::contains(s, "too many clients already") || text::contains(s, "Too many connections"))
-      return mark(line, kConnections, "the server's connection limit (max_connections), not memory", out);
-    // Windows' fail-fast of native code (0xC0000409, STATUS_STACK_BUFFER_OVERRUN,
-    // -1073740791 signed): a crash the runtime raised on itself. Alone, with no
-    // memory failure beside it (an abort after an OOM also ends in it), it is a crash.
-    if (text::contains(s, "0xc0000409") || text::contains(s, "0xC0000409") || text::contains(s, "-1073740791") ||
-        text::contains(s, "STATUS_STACK_BUFFER_OVERRUN"))
-      return mark(line, kFailFast, "a fail-fast crash of native code (0xC0000409, STATUS_STACK_BUFFER_OVERRUN), not memory running out", out);
-    // Android's tombstone: "Fatal signal 4 (SIGILL), code 1 (ILL_ILLOPC)": an
-    // instruction the CPU lacks (a build for a newer CPU).
-    if (text::contains(s, "Fatal signal 4 (SIGILL)"))
-      return mark(line, kIllegalInstruction, "an instruction this CPU does not support (SIGILL: a build for another CPU), not memory", out);
-    // The kernel's hung-task watchdog ("INFO: task python3:18327 blocked for
-    // more than 120 seconds."): a task stuck in the kernel, on I/O or a lock.
-    if (text::contains(s, "INFO: task ") && text::contains(s, " blocked for more than "))
-      return mark(line, kHungTask, "a task hung in the kernel (blocked for more than its timeout: I/O or a lock), not memory running out", out);
-    // The memory controller's error counters (EDAC's "3 CE error on
-    // CPU#0Channel#1_DIMM#1", a machine check): a faulty module, not capacity.
-    if ((text::contains(s, "EDAC MC") && (text::contains(s, " CE ") || text::contains(s, " UE "))) ||
-        text::contains(s, "[Hardware Error]: Machine check"))
-      return mark(line, kHardware, "hardware errors in the memory modules (EDAC / machine check: a faulty DIMM), not memory running out", out);
-    // The dynamic linker: "symbol lookup error: ...: undefined symbol: ...",
-    // "error while loading shared libraries: libcudart.so.12: cannot open".
-    if (text::contains(s, "symbol lookup error") || text::contains(s, "error while loading shared libraries"))
-      return mark(line, kLinker, "a library the program needs is missing or of another version (the dynamic linker failed), not memory", out);
+    if (device_platform_and_crash_markers(line, s, out)) return;
     if (names_memory(s)) return;
     // The CUDA driver refusing an operation a virtualised or partitioned GPU
     // does not offer ("unable to create stream: operation not supported",
@@ -244,6 +200,63 @@ class FailureMarkers final : public Recognizer {
   }
 
  private:
+  // mark() that says it marked: the markers read before the memory word
+  // stops them (a device reset, a platform's alert or scheduler, a crash the
+  // runtime raised, the kernel's watchdog, a faulty module, the linker).
+  bool marked(const Line& line, Marker m, const char* what, FactSink& out) {
+    mark(line, m, what, out);
+    return true;
+  }
+
+  bool device_platform_and_crash_markers(const Line& line, std::string_view s, FactSink& out) {
+    // Windows took the GPU away (DirectX's DXGI_ERROR_DEVICE_REMOVED, 0x887a0005,
+    // and the event log's TDR "Display driver ... stopped responding and has
+    // successfully recovered"): a timeout or a driver reset, not memory.
+    if (text::contains(s, "DXGI_ERROR_DEVICE_REMOVED") || text::contains(s, "0x887a0005") ||
+        (text::contains(s, "stopped responding and has successfully recovered") && text::contains(s, "driver")))
+      return marked(line, kDeviceRemoved,
+                  "Windows removed the GPU (DXGI_ERROR_DEVICE_REMOVED: a driver timeout and reset, TDR), not memory running out", out);
+    // kube-prometheus' alert on a container held at its CPU limit.
+    if (text::contains(s, "CPUThrottlingHigh"))
+      return marked(line, kCpuThrottling, "an alert on CPU throttling (the container held at its CPU limit), not memory", out);
+    // Kubernetes' scheduler finding no node for a pod ("FailedScheduling ...
+    // 0/3 nodes are available: 1 Insufficient nvidia.com/gpu, ..."): the pod
+    // never started for want of a GPU, CPU or a matching node. "Insufficient
+    // memory" is left to the reader of the whole paste: requests that fill the
+    // nodes (a rollout's old and new pods together) are a memory story.
+    if (text::contains(s, "FailedScheduling") && text::contains(s, "nodes are available") && !text::contains(s, "Insufficient memory"))
+      return marked(line, kUnschedulable,
+                  "the scheduler found no node for the pod (FailedScheduling): it never started, nothing ran out", out);
+    // A server's connection limit ("FATAL:  sorry, too many clients already",
+    // MySQL's "Too many connections").
+    if (text::contains(s, "too many clients already") || text::contains(s, "Too many connections"))
+      return marked(line, kConnections, "the server's connection limit (max_connections), not memory", out);
+    // Windows' fail-fast of native code (0xC0000409, STATUS_STACK_BUFFER_OVERRUN,
+    // -1073740791 signed): a crash the runtime raised on itself. Alone, with no
+    // memory failure beside it (an abort after an OOM also ends in it), it is a crash.
+    if (text::contains(s, "0xc0000409") || text::contains(s, "0xC0000409") || text::contains(s, "-1073740791") ||
+        text::contains(s, "STATUS_STACK_BUFFER_OVERRUN"))
+      return marked(line, kFailFast, "a fail-fast crash of native code (0xC0000409, STATUS_STACK_BUFFER_OVERRUN), not memory running out", out);
+    // Android's tombstone: "Fatal signal 4 (SIGILL), code 1 (ILL_ILLOPC)": an
+    // instruction the CPU lacks (a build for a newer CPU).
+    if (text::contains(s, "Fatal signal 4 (SIGILL)"))
+      return marked(line, kIllegalInstruction, "an instruction this CPU does not support (SIGILL: a build for another CPU), not memory", out);
+    // The kernel's hung-task watchdog ("INFO: task python3:18327 blocked for
+    // more than 120 seconds."): a task stuck in the kernel, on I/O or a lock.
+    if (text::contains(s, "INFO: task ") && text::contains(s, " blocked for more than "))
+      return marked(line, kHungTask, "a task hung in the kernel (blocked for more than its timeout: I/O or a lock), not memory running out", out);
+    // The memory controller's error counters (EDAC's "3 CE error on
+    // CPU#0Channel#1_DIMM#1", a machine check): a faulty module, not capacity.
+    if ((text::contains(s, "EDAC MC") && (text::contains(s, " CE ") || text::contains(s, " UE "))) ||
+        text::contains(s, "[Hardware Error]: Machine check"))
+      return marked(line, kHardware, "hardware errors in the memory modules (EDAC / machine check: a faulty DIMM), not memory running out", out);
+    // The dynamic linker: "symbol lookup error: ...: undefined symbol: ...",
+    // "error while loading shared libraries: libcudart.so.12: cannot open".
+    if (text::contains(s, "symbol lookup error") || text::contains(s, "error while loading shared libraries"))
+      return marked(line, kLinker, "a library the program needs is missing or of another version (the dynamic linker failed), not memory", out);
+    return false;
+  }
+
   void mark(const Line& line, Marker m, const char* what, FactSink& out) {
     if (seen_[m]) return;
     seen_[m] = true;
