@@ -85,6 +85,14 @@ const Fact* configured_limit(const View& v) {
   return v.first_context([](const Fact& f) { return f.kind == FactKind::memory_limit && f.limit && *f.limit > 0; });
 }
 
+// A local VM's configured memory (recognize/families/vm_size.cc: WSL2,
+// minikube, colima, ...; docker_stats.cc: Docker Desktop's docker info).
+const Fact* vm_memory_setting(const View& v) {
+  return v.first_context([](const Fact& f) {
+    return f.kind == FactKind::runtime_setting && text::starts_with(f.detail, "VM memory") && f.limit && *f.limit > 0;
+  });
+}
+
 // The kills of the same task as `kill` (same kind, family and process name)
 // in all the evidence, one per line: each restart is a new container and,
 // minutes apart, a new incident.
@@ -624,9 +632,7 @@ Decision decide_layer(const View& v) {
     // info on Docker Desktop) with no container limit in view: the VM's
     // kernel is the usual sender.
     if (sig == 9 && !stop && !usage_zero && !configured_limit(v))
-      if (const Fact* vm = v.first_context([](const Fact& f) {
-            return f.kind == FactKind::runtime_setting && text::starts_with(f.detail, "VM memory") && f.limit && *f.limit > 0;
-          })) {
+      if (const Fact* vm = vm_memory_setting(v)) {
         d = {Layer::host_ram, e, 0.5f,
              "exit 137 (SIGKILL) with no container limit, inside a VM configured with " + units::format_bytes(*vm->limit) + " (" +
                  vm->detail + "): the VM's own OOM killer is its usual sender"};
@@ -2282,11 +2288,8 @@ constexpr uint64_t kSmallMachine = 1 * units::GiB;
 // most of which the killed process alone held. Either way the machine is
 // smaller than the workload it was given, not the victim of a leak.
 std::optional<Cause> cause_from_machine_size(const View& v, const Fact* kill, Why& why) {
-  // A local VM's configured memory (recognize/families/vm_size.cc: WSL2,
-  // minikube, colima, ...) most of which the killed process alone held.
-  const Fact* vm = v.first_context([](const Fact& f) {
-    return f.kind == FactKind::runtime_setting && text::starts_with(f.detail, "VM memory") && f.limit && *f.limit > 0;
-  });
+  // A local VM's configured memory most of which the killed process alone held.
+  const Fact* vm = vm_memory_setting(v);
   if (vm && kill && kill->rss && *kill->rss * 2 >= *vm->limit) {
     why = "the VM was configured with " + units::format_bytes(*vm->limit) + " (" + vm->detail + ") and the killed process alone held " +
           units::format_bytes(*kill->rss) + ": the VM's memory setting is below the workload's need";

@@ -383,12 +383,7 @@ class LlamaCpp final : public Recognizer {
     if (!text::contains(s, " / ")) {
       auto size = text::after(s, "size = ");
       buffers_mb_ += size ? text::parse_double(text::trim_left(*size)).value_or(0) : 0;
-      if (recommended_mb_ > 0 && buffers_mb_ >= share * recommended_mb_ && buffers_mb_ < 1e9) {
-        over_set_ = true;
-        over_weights_ = text::contains(s, "'data");
-        over_used_ = static_cast<uint64_t>(buffers_mb_ * static_cast<double>(units::MiB));
-        over_set_size_ = static_cast<uint64_t>(recommended_mb_ * static_cast<double>(units::MiB));
-      }
+      if (recommended_mb_ > 0 && buffers_mb_ >= share * recommended_mb_ && buffers_mb_ < 1e9) over_working_set(s, buffers_mb_, recommended_mb_);
       return true;
     }
     size_t open = s.rfind('(');
@@ -397,13 +392,17 @@ class LlamaCpp final : public Recognizer {
     auto used = text::parse_double(text::trim_left(nums), &rest);
     auto slash = text::after(rest, "/");
     auto set = slash ? text::parse_double(text::trim_left(*slash)) : std::nullopt;
-    if (used && set && (share >= 1.0 ? *used > *set : *used >= share * *set) && *set > 0 && *used < 1e9) {
-      over_set_ = true;
-      over_weights_ = text::contains(s, "'data");
-      over_used_ = static_cast<uint64_t>(*used * static_cast<double>(units::MiB));
-      over_set_size_ = static_cast<uint64_t>(*set * static_cast<double>(units::MiB));
-    }
+    if (used && set && (share >= 1.0 ? *used > *set : *used >= share * *set) && *set > 0 && *used < 1e9) over_working_set(s, *used, *set);
     return true;
+  }
+
+  // The buffers (MB) passed the working set (MB) on line `s`; whether the
+  // buffer that did it was the weights' ('data').
+  void over_working_set(std::string_view s, double used_mb, double set_mb) {
+    over_set_ = true;
+    over_weights_ = text::contains(s, "'data");
+    over_used_ = static_cast<uint64_t>(used_mb * static_cast<double>(units::MiB));
+    over_set_size_ = static_cast<uint64_t>(set_mb * static_cast<double>(units::MiB));
   }
 
   // Lines that say what the failed buffer was for, or wrap the failure.

@@ -382,6 +382,11 @@ std::optional<double> used_of_total(std::string_view v) {
   return bytes;
 }
 
+// A figure in bytes as a fact holds it: one past what 64 bits hold (a
+// garbled or absurd sample) is clamped, not converted out of range; none
+// below 0.
+uint64_t clamped_bytes(double v) { return v <= 0 ? uint64_t{0} : v >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(v); }
+
 bool key_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ' '; }
 
 // The canonical key: lower case, without '_' and blanks ("heap_used" = "heapUsed").
@@ -1222,9 +1227,7 @@ class MemorySeries final : public Recognizer {
       // A figure read from a line's shape is weaker evidence than one the
       // program named (rss, heapUsed): the diagnosis is less sure of it.
       f.strength = text::starts_with(x.key, "figure in ") ? 0.55f : 0.7f;
-      // A figure past what 64 bits hold (a garbled or absurd sample) is clamped, not converted out of range.
-      auto bytes_of = [](double v) { return v <= 0 ? uint64_t{0} : v >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(v); };
-      auto fmt_v = [&](double v) { return x.bytes ? units::format_bytes(bytes_of(v)) : fmt::format("{:g}", v); };
+      auto fmt_v = [&](double v) { return x.bytes ? units::format_bytes(clamped_bytes(v)) : fmt::format("{:g}", v); };
       f.detail = flat     ? fmt::format("jumped {}: flat at {} for {} samples, then {} in {} more", x.key, fmt_v(x.first), flat,
                                         fmt_v(x.last), x.samples - flat)
                  : rising ? fmt::format("rising {} from {} to {} over {} samples", x.key, fmt_v(x.first), fmt_v(x.last), x.samples)
@@ -1240,7 +1243,7 @@ class MemorySeries final : public Recognizer {
       if (!flat && !rising && x.bytes && x.samples >= kClimbingSamples && x.rises * 10 >= (x.samples - 1) * 8 && x.last >= x.max &&
           x.last >= 1.5 * x.first && late_growth)
         f.detail += std::string(kStillClimbing);
-      if (x.bytes) f.usage = bytes_of(x.last);
+      if (x.bytes) f.usage = clamped_bytes(x.last);
       f.count = x.samples;
       // The process's resident size grew while the runtime's own count of
       // live objects (a heap-in-use key of the same lines) stayed flat: what
@@ -1249,7 +1252,7 @@ class MemorySeries final : public Recognizer {
       if (!flat && (resident_key(x.key) || x.key == "heapinuse"))
         if (const Series* heap = flat_heap_beside(x)) {
           f.cause = Cause::fragmentation;
-          auto heap_v = [&](double v) { return heap->bytes ? units::format_bytes(bytes_of(v)) : fmt::format("{:g}", v); };
+          auto heap_v = [&](double v) { return heap->bytes ? units::format_bytes(clamped_bytes(v)) : fmt::format("{:g}", v); };
           std::string_view heap_name = heap->key;
           if (text::starts_with(heap_name, "sized ")) heap_name.remove_prefix(6);
           f.detail += fmt::format(" while {} stayed at {} to {}", heap_name, heap_v(heap->first), heap_v(heap->last));
@@ -1264,7 +1267,7 @@ class MemorySeries final : public Recognizer {
     Line last{x.last_text, x.last_line, {}, source_};
     Fact f = make_fact(last, FactKind::memory_usage, Family::python);
     f.strength = 0.5f;
-    f.usage = x.max >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(x.max);
+    f.usage = clamped_bytes(x.max);
     f.count = x.samples;
     f.detail = fmt::format("level {} at {} over {} samples", x.key, units::format_bytes(*f.usage), x.samples);
     out.add(std::move(f));
@@ -1622,11 +1625,9 @@ class MemorySeries final : public Recognizer {
       Fact f = make_fact(at, FactKind::memory_usage, Family::python);
       f.strength = 0.7f;
       f.pid = static_cast<int64_t>(x.pid);
-      // A figure past what 64 bits hold (a garbled row) is clamped, not converted out of range.
-      auto bytes_of = [](double v) { return v >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(v); };
-      f.detail = fmt::format("growing rss of pid {} from {} to {} over {:.1f} h of its run", x.pid, units::format_bytes(bytes_of(first)),
-                             units::format_bytes(bytes_of(last)), static_cast<double>(x.last_s - x.first_s) / 3600.0);
-      f.usage = bytes_of(last);
+      f.detail = fmt::format("growing rss of pid {} from {} to {} over {:.1f} h of its run", x.pid, units::format_bytes(clamped_bytes(first)),
+                             units::format_bytes(clamped_bytes(last)), static_cast<double>(x.last_s - x.first_s) / 3600.0);
+      f.usage = clamped_bytes(last);
       f.count = static_cast<uint64_t>(x.samples);
       out.add(std::move(f));
     }

@@ -41,7 +41,7 @@ class PreviousRunLog final : public Recognizer {
     std::string_view s = line.text;
     if (text::trim(s) == "Container logs:") {
       close(line.number, out);
-      open(line);
+      open(line);  // a section of the log opens here, not a file
       return;
     }
     if (!guards::is_command_line(s)) return;
