@@ -253,6 +253,22 @@ Result<std::unique_ptr<Store>> open_recording(const RunOptions& o, const RunCgro
   return opened;
 }
 
+// Lets CMD exec (one byte on `go`) with SIGPIPE held: a CMD killed from
+// outside before it read the byte leaves the write without a reader, which
+// must not end aimem (the pending SIGPIPE is taken before it is let through).
+void hand_over(int go) {
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  ssize_t w = ::write(go, "g", 1);
+  if (w < 0 && errno == EPIPE) {
+    timespec none{};
+    ::sigtimedwait(&pipe_only, nullptr, &none);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 // Forks CMD, puts it in the cgroup, then lets it exec: it never runs outside
 // the cgroup. -1 (with the problem in `r`) when it could not be forked;
 // r.started says whether exec succeeded. `err_read` is the read end of CMD's
@@ -300,7 +316,6 @@ pid_t start_child(const RunOptions& o, RunCgroup* cg, RunResult& r, int& err_rea
     (void)ignored;
     ::_exit(127);
   }
-  g_child = child;
   ::close(go[0]);
   ::close(exec_err[1]);
   if (err_pipe[1] >= 0) ::close(err_pipe[1]);
@@ -308,8 +323,7 @@ pid_t start_child(const RunOptions& o, RunCgroup* cg, RunResult& r, int& err_rea
   if (cg) {
     if (auto added = cg->add_process(child); !added) r.warnings.push_back(added.error().message);
   }
-  ssize_t w = ::write(go[1], "g", 1);
-  (void)w;
+  hand_over(go[1]);
   ::close(go[1]);
   int e = 0;
   if (::read(exec_err[0], &e, sizeof e) == static_cast<ssize_t>(sizeof e)) {
@@ -319,8 +333,11 @@ pid_t start_child(const RunOptions& o, RunCgroup* cg, RunResult& r, int& err_rea
     r.started = true;
   }
   ::close(exec_err[0]);
-  // A signal kept from the set-up, now that CMD runs (after the hand-over on
-  // `go`: a CMD killed before it would leave that write without a reader).
+  // Signals reach CMD from here on; one kept from the set-up or the hand-over
+  // is delivered now that CMD runs. Forwarded earlier, a signal could end CMD
+  // before it read `go`, and aimem's write there died of SIGPIPE (the
+  // sanitizer suite caught it: a SIGTERM just after the fork).
+  g_child = child;
   if (int sig = g_pending.exchange(0)) ::kill(child, sig);
   return child;
 }
