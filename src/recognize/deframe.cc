@@ -156,18 +156,28 @@ std::vector<std::string> split_escaped(std::string_view l) {
   return pieces;
 }
 
-// RFC 3339 with at least microseconds, as Docker and the kubelet write it
-// ("2024-05-01T12:00:00.123456789Z", "...+02:00"): its length, or 0.
-size_t rfc3339_nano(std::string_view s) {
+// RFC 3339 as a collector stamps each line it keeps ("2024-05-01T12:00:00.123456789Z",
+// "...+02:00", "...+0200"): its length, or 0. `min_fraction` digits of a
+// second at least: Docker and the kubelet write nine (CRI lines), GitHub
+// Actions seven, CloudWatch, Cloud Logging and Loki's exports three or none.
+// A zone is required: a program's own stamp ("2024-05-01T12:00:00,123",
+// "2024-05-01 12:00:00") is left to the program's recognizer.
+size_t rfc3339_stamp(std::string_view s, size_t min_fraction) {
   if (!(digits(s, 0, 4) && s.size() > 20 && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2) && s[10] == 'T' &&
-        digits(s, 11, 2) && s[13] == ':' && digits(s, 14, 2) && s[16] == ':' && digits(s, 17, 2) && s[19] == '.'))
+        digits(s, 11, 2) && s[13] == ':' && digits(s, 14, 2) && s[16] == ':' && digits(s, 17, 2)))
     return 0;
-  size_t i = 20;
-  while (digit(s, i)) ++i;
-  if (i - 20 < 6) return 0;
+  size_t i = 19;
+  if (s[i] == '.') {
+    while (digit(s, i + 1)) ++i;
+    if (i == 19) return 0;
+    ++i;
+  }
+  if ((i == 19 ? 0 : i - 20) < min_fraction) return 0;
   if (i < s.size() && s[i] == 'Z') return i + 1;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-') && digits(s, i + 1, 2) && i + 3 < s.size() && s[i + 3] == ':' && digits(s, i + 4, 2))
-    return i + 6;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-') && digits(s, i + 1, 2)) {
+    if (i + 3 < s.size() && s[i + 3] == ':' && digits(s, i + 4, 2)) return i + 6;
+    if (digits(s, i + 3, 2)) return i + 5;
+  }
   return 0;
 }
 
@@ -322,8 +332,8 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       return json_record(l, reference_us);
     case kCri:
     case kStamp: {
-      size_t n = rfc3339_nano(l);
-      if (!n || n >= l.size() || l[n] != ' ') return std::nullopt;
+      size_t n = rfc3339_stamp(l, f == kCri ? 6 : 0);
+      if (!n || n >= l.size() || (l[n] != ' ' && (f == kCri || l[n] != '\t'))) return std::nullopt;
       std::string_view rest = l.substr(n + 1);
       if (f == kCri) {
         if (rest.substr(0, 7) != "stdout " && rest.substr(0, 7) != "stderr ") return std::nullopt;
@@ -438,10 +448,13 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   if (views.empty() || views.size() >= kMaxLines) return std::nullopt;
   // Most inputs carry nothing: decided on the input itself, before any copy.
   const bool ansi = input.find('\x1b') != std::string_view::npos;
+  // Windows line ends (a paste from a Windows editor or console, a log
+  // written there): each line's "\r" goes, as if the program had written "\n".
+  const bool crlf = input.find("\r\n") != std::string_view::npos;
   const bool entities = has_entities(input);
   const bool typography = entities || has_typography(input);
   const bool escaped = std::any_of(views.begin(), views.end(), [](std::string_view l) { return escaped_breaks(l) >= kEscapedBreaks; });
-  if (!ansi && !typography && !escaped && dominant(views, reference_us) == kFramings && common_indent(views) == 0) return std::nullopt;
+  if (!ansi && !crlf && !typography && !escaped && dominant(views, reference_us) == kFramings && common_indent(views) == 0) return std::nullopt;
 
   Lines ls;
   for (std::string_view l : views) {
@@ -456,6 +469,7 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   d.ansi = ansi;
   d.typography = typography;
   d.entities = entities;
+  if (crlf) d.framings.emplace_back("Windows line ends");
   if (ansi) d.framings.emplace_back("ANSI escape sequences");
   if (typography) d.framings.emplace_back(entities ? "HTML entities" : "typographic characters");
   for (int round = 0; round < kRounds; ++round) {

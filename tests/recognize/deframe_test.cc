@@ -76,6 +76,13 @@ std::string structured(size_t i, const std::string& l) {
 std::string indented(size_t, const std::string& l) { return l.empty() ? l : "    " + l; }
 std::string cri(size_t i, const std::string& l) { return stamp(i) + " stderr F " + l; }
 std::string kubectl_ts(size_t i, const std::string& l) { return stamp(i) + " " + l; }
+// GitHub Actions stamps each line of a job's log with seven digits of a
+// second; CloudWatch's console (and Cloud Logging's) with milliseconds and a
+// tab before the message.
+std::string actions(size_t i, const std::string& l) { return stamp(i).substr(0, 27) + "Z " + l; }
+std::string cloudwatch(size_t i, const std::string& l) { return stamp(i).substr(0, 23) + "Z\t" + l; }
+// Saved or copied on Windows: "\r\n" ends each line.
+std::string crlf(size_t, const std::string& l) { return l + "\r"; }
 std::string pod_prefix(size_t, const std::string& l) { return "[pod/vllm-7d9c5b6f4-x2k8p/server] " + l; }
 std::string quote(size_t, const std::string& l) { return l.empty() ? ">" : "> " + l; }
 std::string journal(size_t i, const std::string& l) {
@@ -243,9 +250,14 @@ TEST(Deframe, SizesWrittenAsStringsAreFiguresInTheRecordsOrder) {
 }
 
 TEST(Deframe, ALogsOwnLinesAndAMinorityFramingStay) {
-  // Millisecond ISO stamps are a program's own (zap, logback), not a collector's.
+  // A program's own stamp with a zone on every line (zap's console encoder)
+  // is taken as a collector's would be: the time is kept for the line, and
+  // the message is read as before.
   const std::string own = "2024-05-01T12:00:01.123Z INFO started\n2024-05-01T12:00:02.456Z ERROR java.lang.OutOfMemoryError: Java heap space\n";
-  EXPECT_FALSE(deframe(own, 0).has_value());
+  auto d = deframe(own, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "INFO started\nERROR java.lang.OutOfMemoryError: Java heap space\n");
+  EXPECT_EQ(test::diagnose_text(own).layer, Layer::jvm_heap);
   // Two quoted lines among seven: a quote inside the log, not a framing.
   const std::string some = std::string("> note\n> again\n") + kTorchOom;
   EXPECT_FALSE(deframe(some, 0).has_value());
@@ -458,6 +470,9 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"structured JSON", structured, 0.98},
                         {"CRI", cri, 0.98},
                         {"kubectl --timestamps", kubectl_ts, 0.98},
+                        {"GitHub Actions", actions, 0.98},
+                        {"CloudWatch", cloudwatch, 0.98},
+                        {"Windows line ends", crlf, 0.98},
                         {"kubectl --prefix", pod_prefix, 0.98},
                         {"quote", quote, 0.98},
                         {"ANSI colour", coloured, 0.98},
@@ -481,6 +496,41 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
     std::printf("  %-22s %d/%d verdicts as plain\n", f.name, f.same, cases);
     EXPECT_GE(f.same, f.floor * cases) << f.name << "\n" << changed;
   }
+}
+
+// A collector's stamp comes off whatever digits of a second it carries, with
+// its zone (GitHub Actions: seven, CloudWatch: three and a tab, a platform's
+// router: none); a program's own stamp, written without a zone, stays for its
+// recognizer. Before, only Docker's and the kubelet's nine (or six) came off,
+// and a bare "Killed" behind a millisecond stamp was not read.
+TEST(Deframe, ACollectorsStampComesOffAtAnyPrecisionAProgramsOwnStays) {
+  for (const char* stamp : {"2025-03-04T10:00:08.1234567Z ", "2025-03-04T10:00:08.123Z\t", "2025-03-04T10:00:08Z ",
+                            "2025-03-04T10:00:08.123+01:00 ", "2025-03-04T10:00:08.123+0100 "}) {
+    const std::string in = std::string(stamp) + "Loading checkpoint shards:  50%|#####     | 1/2\n" + stamp + "Killed\n";
+    auto d = deframe(in, 0);
+    ASSERT_TRUE(d.has_value()) << stamp;
+    EXPECT_EQ(d->text, "Loading checkpoint shards:  50%|#####     | 1/2\nKilled\n") << stamp;
+    ASSERT_TRUE(d->time[1].has_value()) << stamp;
+    EXPECT_EQ(*d->time[1] / 1000000 % 60, 8) << stamp;
+  }
+  for (const char* own : {"2025-03-04T10:00:08.123 ", "2025-03-04 10:00:08,123 ", "2025-03-04T10:00:08.123Zq"}) {
+    const std::string in = std::string(own) + "INFO loading\n" + own + "ERROR out of memory\n";
+    auto d = deframe(in, 0);
+    EXPECT_FALSE(d.has_value()) << own << (d ? d->text : "");
+  }
+  Diagnosis g = test::diagnose_text(framed(kShellKill, cloudwatch));
+  EXPECT_EQ(g.layer, test::diagnose_text(kShellKill).layer) << test::reason_text(g);
+}
+
+// A paste with Windows line ends reads as the same paste with Unix ones: the
+// "\r" at each line's end came off only where another framing was removed,
+// and readers of a whole line ("Killed", a sample's last figure) missed it.
+TEST(Deframe, WindowsLineEndsComeOff) {
+  auto d = deframe("Loading model\r\nKilled\r\n", 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "Loading model\nKilled\n");
+  EXPECT_EQ(d->framings, std::vector<std::string>{"Windows line ends"});
+  EXPECT_FALSE(deframe("a lone \r in a line\nKilled\n", 0).has_value());
 }
 
 // `docker compose logs` puts the service's container name and "| " before
