@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view kGate[] = {
     // kernel, cgroup and runtime OOMs
     "oom", "kill", "of memory", "ofmemory", "memoryerror", "alloc", "exhaust", "enough memory", "system memory",
-    "cache blocks", "larger than", "less than desired",
+    "cache blocks", "larger than", "gpu memory utilization",  // vLLM: free memory at start below its budget
     "insufficient",  // TensorRT-LLM "Executor creation failed due to insufficient GPU memory", driver too old
     "time limit",    // time-limit kills (not memory, but the failure to name)
     // platforms that enforce a size themselves (Cloud Run, App Engine, Heroku), and time-limit kills

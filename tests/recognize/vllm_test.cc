@@ -213,6 +213,27 @@ TEST(Vllm, FreeMemoryBelowBudgetAtStartIsAGpuOomCausedByOthers) {
             Cause::other_process);
 }
 
+// The same start-up check worded as some builds print it (a ROCm build of
+// 2026: "Available memory on device cuda:0 (...) is below required ..."),
+// modelled on a Strix Halo report in the kyuz0 vLLM toolbox threads; our own
+// figures. The arithmetic is read the same: free and total, the budget.
+TEST(Vllm, AvailableMemoryBelowRequiredUtilizationIsTheSameCheck) {
+  const char* line =
+      "(EngineCore_DP0 pid=812) ERROR 02-12 15:44:57 [core.py:966] ValueError: Available memory on device cuda:0 "
+      "(40.50/96.0 GiB) is below required GPU memory utilization (0.9, 86.40 GiB). Reduce GPU memory utilization or "
+      "decrease GPU memory used by other processes.\n";
+  auto g = of_kind(line, FactKind::gpu_oom);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].total, 96 * GiB);
+  EXPECT_NEAR(static_cast<double>(*g[0].free), 40.5 * GiB, 1e3);
+  EXPECT_EQ(g[0].requested, static_cast<uint64_t>(86.4 * GiB + 0.5));
+  Diagnosis d = test::diagnose_text(line);
+  EXPECT_EQ(d.layer, Layer::gpu_vram);
+  EXPECT_EQ(d.cause, Cause::other_process);
+  // Quoted in a question it is a mention, not the failure.
+  EXPECT_TRUE(of_kind("If you see 'is below required GPU memory utilization', lower --gpu-memory-utilization.\n", FactKind::gpu_oom).empty());
+}
+
 TEST(Vllm, WorkerKilledBySigkill) {
   std::vector<Fact> k;
   for (auto& f : of_kind("ERROR 05-01 10:00:00 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 4711 died, exit code: -9\n",

@@ -11,6 +11,8 @@
 //       Available KV cache memory: -0.3 GiB     /  ... the rest of the memory reserved for KV Cache is -1.2GiB.
 //       ValueError: Free memory on device (6.9/8.0 GiB) on startup is less than desired GPU memory utilization
 //       (0.9, 7.2 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.
+//       ValueError: Available memory on device cuda:0 (31.1/124.0 GiB) is below required GPU memory
+//       utilization (0.92, 114.08 GiB). ...   (the same check as some builds word it, 2026)
 //       Worker VllmWorkerProcess pid 4711 died, exit code: -9
 //   CPU backend (vllm/v1/worker/cpu_worker.py, 2025-):
 //       ValueError: Available memory on node 0 (12.46/125.61 GiB) on kv cache allocation is less than requested
@@ -76,6 +78,7 @@ constexpr Pattern kPatterns[] = {
     {"KV cache memory:", kCompanion},
     {"reserved for KV Cache is", kCompanion},
     {"on startup is less than desired GPU memory utilization"},
+    {"is below required GPU memory utilization"},  // the same check as worded by some builds (ROCm's)
     {"on kv cache allocation is less than requested memory for kv"},
     {"Memory profiling results:", kContext},
     {"Loading model weights took ", kContext},
@@ -173,7 +176,9 @@ class Vllm final : public Recognizer {
       f.detail = "no cache blocks";
       return out.add(std::move(f));
     }
-    if (text::contains(s, "on startup is less than desired GPU memory utilization")) return startup_free(line, s, out);
+    if (text::contains(s, "on startup is less than desired GPU memory utilization") ||
+        text::contains(s, "is below required GPU memory utilization"))
+      return startup_free(line, s, out);
     if (text::contains(s, "on kv cache allocation is less than requested memory for kv")) return cpu_kv(line, s, out);
     // "Loading model weights took 14.9888 GB" (V0), "Model loading took 0.2389 GB and 0.97 seconds" (V1):
     // the weights' share of the GPU, against which a negative KV budget is judged.
@@ -315,14 +320,18 @@ class Vllm final : public Recognizer {
   }
 
   void startup_free(const Line& line, std::string_view s, FactSink& out) {
-    size_t p = s.find("on startup is less than");
-    if (guards::is_mention(s, p, 23)) return;
+    size_t p = s.find("on startup is less than"), len = 23;
+    if (p == std::string_view::npos) p = s.find("is below required"), len = 17;
+    if (guards::is_mention(s, p, len)) return;
     Fact f = failure(line, FactKind::gpu_oom);
     f.strength = 0.9f;
     f.cause = Cause::other_process;
     f.detail = "free memory at start below the gpu_memory_utilization budget";
-    // "(6.9/8.0 GiB)": free/total share the unit.
-    if (auto ft = pair_after(s, "Free memory on device (")) {
+    // "(6.9/8.0 GiB)": free/total share the unit. "Free memory on device (",
+    // "Available memory on device cuda:0 (".
+    const size_t on = s.find("memory on device");
+    const size_t open = on == std::string_view::npos ? on : s.find('(', on);
+    if (auto ft = open == std::string_view::npos || open > p ? std::nullopt : pair_after(s.substr(open), "(")) {
       f.free = ft->first;
       f.total = ft->second;
       if (*f.total > *f.free) f.other_processes = *f.total - *f.free;
