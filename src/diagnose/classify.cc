@@ -506,7 +506,21 @@ Decision decide_layer(const View& v) {
     return d;
   }
   const Fact* stop = v.context(FactKind::stop_or_restart);
-  const Fact* look_alike = v.failure(FactKind::not_memory_failure);
+  // A look-alike that names the process it ended (gunicorn's "WORKER TIMEOUT
+  // (pid:24)") explains the kill of that process only: where the kills name
+  // their processes and none is it, another worker's SIGKILL beside it
+  // ("Worker (pid:25) was sent SIGKILL!") is not explained by it.
+  const Fact* look_alike = v.first_failure([&](const Fact& f) {
+    if (f.kind != FactKind::not_memory_failure || !f.pid) return f.kind == FactKind::not_memory_failure;
+    bool named = false;
+    for (size_t i : v.inc.failures) {
+      const Fact& k = v.facts[i];
+      if (k.kind != FactKind::process_killed || !k.pid) continue;
+      if (*k.pid == *f.pid) return true;
+      named = true;
+    }
+    return !named;
+  });
   // A recorded peak far below its limit (a platform's "Max Memory Used",
   // memory.peak): whatever killed the process, memory did not.
   const Fact* low_peak = v.first_context([&](const Fact& f) {

@@ -79,6 +79,24 @@ TEST(WorkerKills, GunicornTimeoutKillIsNotMemory) {
   EXPECT_EQ(both.layer, Layer::container_limit);
 }
 
+// A timeout explains the kill of the worker it names only: worker 25 was
+// SIGKILLed while uploading a large artifact, and worker 24 timed out half a
+// minute later (modelled on an MLflow server behind gunicorn, bitnami chart;
+// our own pids and paths). Nothing explains 25's kill: the pool stays open.
+TEST(WorkerKills, ATimeoutOfAnotherWorkerDoesNotExplainAKill) {
+  const std::string other =
+      "[2026-11-28 10:00:00 +0000] [25] [INFO] Handling PUT /api/2.0/mlflow-artifacts/artifacts/3/run/model.pkl (1.4 GB)\n"
+      "[2026-11-28 10:00:40 +0000] [22] [ERROR] Worker (pid:25) was sent SIGKILL! Perhaps out of memory?\n"
+      "[2026-11-28 10:00:41 +0000] [22] [INFO] Booting worker with pid: 31\n"
+      "[2026-11-28 10:01:10 +0000] [22] [CRITICAL] WORKER TIMEOUT (pid:24)\n";
+  Diagnosis d = test::diagnose_text(other);
+  EXPECT_EQ(d.layer, Layer::unknown) << test::reason_text(d);
+  // The same lines with the timeout naming the killed worker: explained.
+  std::string same = other;
+  same.replace(same.find("(pid:24)"), 8, "(pid:25)");
+  EXPECT_EQ(test::diagnose_text(same).layer, Layer::not_memory);
+}
+
 // A thread refused by a pids limit, reported by the runtime as out of memory
 // (modelled on dotnet/runtime threads with docker --pids-limit; values ours).
 TEST(WorkerKills, AThreadRefusedByAPidsLimitIsNotMemory) {
