@@ -673,8 +673,9 @@ Decision decide_layer(const View& v) {
            "SIGABRT: the program aborted itself (a failed assertion or check); no memory failure is beside it"};
       return d;
     }
-    if (sig == 11) {
-      d = {Layer::not_memory, e, 0.65f, "exit 139 is SIGSEGV: a crash, not an OOM kill"};
+    if (sig == 11 || sig == 8) {
+      d = {Layer::not_memory, e, 0.65f,
+           sig == 11 ? "exit 139 is SIGSEGV: a crash, not an OOM kill" : "SIGFPE (exit 136): an arithmetic fault such as a division by zero, a crash, not an OOM kill"};
       return d;
     }
     if (sig == 4 || sig == 7) {

@@ -21,7 +21,7 @@ constexpr std::string_view kGate[] = {
     // orchestrators, user-space killers, exits
     "evict", "crashloop", "probe", "sigterm", "exit", "terminated", "abort", "segmentation fault", "died",
     // look-alikes
-    "xid", "nccl", "cuda error", "illegal", "device handle", "gpu reset",
+    "xid", "nccl", "cuda error", "illegal", "device handle", "gpu reset", "point exception",  // SIGFPE's words
     // cuDNN / cuBLAS handles that could not be made (the device had no memory left for them)
     "_status_not_initialized", "cudnn handle",
     // Three more words, and a faster gate: at 33 caseless literals and more,

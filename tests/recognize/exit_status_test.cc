@@ -532,6 +532,26 @@ TEST(ExitStatus, ZshsIllegalHardwareInstructionIsALookAlike) {
   EXPECT_EQ(d.layer, Layer::not_memory);
 }
 
+// SIGFPE as bash, zsh and the kernel report it (an integer division by zero
+// in a native library, modelled on a PyTorch issue where a notebook's
+// "kernel died" ran as a script shows it; our own pids and addresses): a
+// crash, not memory. Its number is read as 8.
+TEST(ExitStatus, AFloatingPointExceptionIsACrash) {
+  for (const char* line : {"Floating point exception (core dumped)\n", "Floating point exception\n",
+                           "./run.sh: line 4: 31822 Floating point exception (core dumped) python3 train.py\n",
+                           "[1]    2931 floating point exception  python x.py\n", "zsh: floating point exception  python x.py\n",
+                           "[ 8812.113] traps: python[4120] trap divide error ip:7f2c41a3b2e1 sp:7ffd3c2a1b90 error:0 in "
+                           "libtorch_cpu.so[7f2c3d000000+1c5e2000]\n"}) {
+    Diagnosis d = test::diagnose_text(std::string("Epoch 1/10\n") + line);
+    EXPECT_EQ(d.layer, Layer::not_memory) << line << test::reason_text(d);
+  }
+  auto e = of_kind("Floating point exception (core dumped)\n", FactKind::exit_status);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].signal, 8);
+  // In advice it is no failure.
+  EXPECT_EQ(test::diagnose_text("If you see \"Floating point exception\", check for an empty batch.\n").layer, Layer::none);
+}
+
 // s6-overlay's supervisor puts the signal in parentheses after a code of 256
 // ("Service exited with code 256 (by signal 4)", modelled on a Home
 // Assistant add-on's log; our times): the signal is read, SIGILL a

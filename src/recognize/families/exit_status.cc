@@ -32,6 +32,7 @@
 //   INFO - Task exited with return code Negsignal.SIGKILL   Airflow's task runner
 //   panic(main thread): Segmentation fault at address 0x0  Bun, Zig (a crash)
 //   Segmentation fault (core dumped)  /  Aborted (core dumped)  /  Terminated
+//   Floating point exception (core dumped)   SIGFPE (a division by zero): a crash
 // A shell "Killed" is the usual sign of the kernel OOM killer when nothing else
 // was captured: process_killed with layer host_ram, strength 0.5 (the diagnosis
 // overrides it with a limit, a probe kill or a stop in evidence). Other SIGKILLs
@@ -153,12 +154,15 @@ constexpr Pattern kPatterns[] = {
     {"^[ \t]*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
     {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},
-    {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|illegal hardware instruction|bus error|Killed|Aborted|Terminated) ", kRegex},
+    {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|illegal hardware instruction|bus error|floating point exception|Killed|Aborted|Terminated) ", kRegex},
     // The same after a progress bar's last redraw on the line (tqdm ends
     // without a newline): "... 6/8 [00:11<00:03,  1.91s/it][1]    20417 killed     python main.py".
     {"\\]\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|Killed) ", kRegex},
-    {"zsh: (killed|abort|segmentation fault|terminated|illegal hardware instruction|bus error) ", kRegex},
-    {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
+    {"zsh: (killed|abort|segmentation fault|terminated|illegal hardware instruction|bus error|floating point exception) ", kRegex},
+    {"(Segmentation fault|Aborted|Floating point exception) \\(core dumped\\)", kRegex},
+    // SIGFPE as the shell reports it (an integer division by zero, a crash):
+    // "Floating point exception (core dumped)", "Floating point exception: 8" (macOS).
+    {"^[ \t]*Floating point exception(: 8)?\\s*$", kRegex},
     // A progress bar the shell's word lands after (tqdm redraws with \r): "... 5.15s/it]Killed"
     {"(\\]|it/s|s/it|\\.\\.\\.)(Killed|Aborted|Terminated)\\s*$", kRegex},
     // The shell's status echoed after the command: "$ echo $?" then "137".
@@ -184,6 +188,7 @@ constexpr SignalName kShellWords[] = {
     {"killed", 9}, {"abort", 6},   {"terminated", 15}, {"segmentation fault", 11},
     // zsh's words for SIGILL and SIGBUS: "[1]    122549 illegal hardware instruction (core dumped)  python x.py".
     {"illegal hardware instruction", 4}, {"bus error", 7},
+    {"Floating point exception", 8}, {"floating point exception", 8},  // SIGFPE: bash's and zsh's words
 };
 constexpr SignalName kSignalNames[] = {{"SIGKILL", 9}, {"SIGTERM", 15}, {"SIGABRT", 6}, {"SIGSEGV", 11}, {"SIGBUS", 7},
                                        {"SIGINT", 2},  {"SIGHUP", 1},   {"Killed", 9},  {"KILL", 9},    {"TERM", 15}};

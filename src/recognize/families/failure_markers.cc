@@ -14,6 +14,7 @@
 //   RequestId: 7d2e... Process exited before completing request    AWS Lambda: the function's process ended mid-request
 //   Fatal Python error: Segmentation fault / Bus error (core dumped)   a crash (not CPython's "Cannot recover from MemoryError")
 //   app[21877]: segfault at 0 ip 00007f3b2a1c4e3a sp 00007ffd6b1e9a20 error 4 in libvips.so.42   the kernel's record of a crash
+//   traps: python[4120] trap divide error ip:7f2c41a3b2e1 sp:7ffd3c2a1b90 error:0 in libtorch_cpu.so   likewise, SIGFPE
 //   thread 'main' panicked at 'called `Option::unwrap()` ...'      a Rust panic
 //   terminate called after throwing an instance of 'std::runtime_error'   a C++ exception (not bad_alloc)
 //   Exception in thread "main" java.lang.NullPointerException      a Java exception (not OutOfMemoryError)
@@ -75,6 +76,8 @@ constexpr Pattern kPatterns[] = {
     {"(Fatal Python error: |^[ \t]*Bus error)", kRegex | kContext},
     // The kernel's record of a process's segmentation fault ("img-resizer[21877]: segfault at 0 ip 00007f3b2a1c4e3a sp ... error 4 in libvips.so").
     {"segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error [0-9]+", kRegex | kContext},
+    // And of its arithmetic fault ("traps: python[4120] trap divide error ip:7f2c sp:7ffd error:0 in libtorch_cpu.so").
+    {"trap divide error ip:", kContext},
     {"thread '[^']*' panicked at", kRegex | kContext},
     {"terminate called after throwing an instance of", kContext},
     {"Exception in thread \"", kContext},
@@ -177,6 +180,8 @@ class FailureMarkers final : public Recognizer {
       return mark(line, kStoreQuota, "etcd's storage quota (mvcc: database space exceeded; compact and defragment), not memory", out);
     if (text::contains(s, ": segfault at ") && text::contains(s, " ip ") && text::contains(s, " error "))
       return mark(line, kCrash, "a crash (the kernel's record of a segmentation fault), not memory running out", out);
+    if (text::contains(s, " trap divide error ip:"))
+      return mark(line, kCrash, "a crash (the kernel's record of a division by zero, SIGFPE), not memory running out", out);
     if (text::contains(s, "Fatal Python error: ") || text::starts_with(t, "Bus error"))
       return mark(line, kCrash, "a crash (a fatal signal in the process), not memory running out", out);
     if (text::contains(s, "' panicked at")) return mark(line, kRustPanic, "a Rust panic", out);
