@@ -234,6 +234,12 @@ void summarize(Incident& inc, const Numbers& n) {
         inc.summary = "not a memory failure: the OOM killer was invoked by hand (SysRq f)";
         break;
       }
+      // An exit status's detail names where it was read ("docker ps",
+      // "State.ExitCode"), not why: the rules' reason says that.
+      if (h && h->kind == FactKind::exit_status && !inc.reasons.empty()) {
+        inc.summary = "not a memory failure: " + inc.reasons.front();
+        break;
+      }
       inc.summary = fmt::format("not a memory failure: {}", h && !h->detail.empty() ? h->detail : "the process stopped for another reason");
       break;
     case Layer::unknown:
@@ -512,6 +518,9 @@ void fixes_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) 
         add(inc, "if a client still saw a reset or a 137, collect the kernel log (dmesg -T | grep -i oom) from the same minute",
             "an OOM kill elsewhere would show there, not in this log");
       } else if (text::icontains(d, "probe")) add(inc, "give slow starts time: a startupProbe or a larger initialDelaySeconds / timeoutSeconds on the liveness probe", "the kubelet killed the container because its probe failed, not for memory");
+      else if (h && h->kind == FactKind::exit_status && !h->signal && h->exit_code && *h->exit_code > 0 && *h->exit_code < 128)
+        add(inc, "read the program's own log for the error it exited with (its last lines before the exit)",
+            fmt::format("it exited by itself with code {}: no signal ended it", *h->exit_code));
       else add(inc, "look at why the process was stopped (who sent the signal: a deploy, a stop, a probe)", "the exit was not an out-of-memory kill");
       break;
     }

@@ -664,6 +664,16 @@ Decision decide_layer(const View& v) {
                 : "the container's recorded peak memory is 0: it was not near a limit when it was killed"};
       return d;
     }
+    // An exit the process made itself (a code, no signal) where the runtime
+    // recorded no OOM kill: it failed for its own reasons, which its log
+    // says. (Beside exit 137 the flag decides nothing: Docker leaves it
+    // false when the kernel killed a child, not the container's first process.)
+    if (sig == 0 && code > 0 && code < 128)
+      if (const Fact* no = v.first_context([](const Fact& f) { return f.kind == FactKind::memory_usage && f.detail == kRuntimeNoOomKill; })) {
+        d = {Layer::not_memory, no, 0.55f,
+             fmt::format("the container exited by itself with code {} and its runtime recorded no OOM kill", code)};
+        return d;
+      }
     if (sig == 15) {
       d = {Layer::not_memory, e, 0.6f, "exit 143 is SIGTERM: an orderly stop, not an OOM kill"};
       return d;

@@ -210,6 +210,9 @@ inline constexpr std::string_view kChromiumOom = "Chromium's out-of-memory exit 
 // The detail of a memory_usage fact from a cgroup's memory.events whose
 // oom_kill is 0: no OOM killer (the global one included) killed in it.
 inline constexpr std::string_view kNoOomKill = "the cgroup counted no OOM kill (oom_kill 0)";
+// A container runtime's record that it saw no OOM kill (docker inspect's
+// "OOMKilled": false): read beside an exit the process made itself.
+inline constexpr std::string_view kRuntimeNoOomKill = "the runtime recorded no OOM kill (OOMKilled false)";
 
 // The detail of a host_alloc_failure from a program with a cap of its own
 // that refused below it (DuckDB without its "(in use/limit used)" figures):

@@ -51,6 +51,35 @@ TEST(Docker, OomKilledFalseAndNoLimitAreNoFailure) {
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
 }
 
+// A container that exited by itself (a code, no signal) with OOMKilled false
+// failed for its own reasons: not memory, and the fix is to read its log
+// (modelled on a notebook image that exits at once; our own ids). Beside 137
+// the flag decides nothing: Docker leaves it false when the kernel killed a
+// child rather than the container's first process.
+TEST(Docker, AnExitOfItsOwnWithOomKilledFalseIsNotMemory) {
+  const std::string inspect = R"({
+    "Status": "exited",
+    "OOMKilled": false,
+    "Pid": 0,
+    "ExitCode": CODE,
+    "StartedAt": "2026-01-13T09:41:02.118204117Z",
+    "FinishedAt": "2026-01-13T09:41:02.902615330Z"
+}
+)";
+  auto with = [&](const char* code) {
+    std::string t = inspect;
+    t.replace(t.find("CODE"), 4, code);
+    return test::diagnose_text(t);
+  };
+  Diagnosis one = with("1");
+  EXPECT_EQ(one.layer, Layer::not_memory) << test::reason_text(one);
+  ASSERT_FALSE(one.incidents.empty());
+  EXPECT_NE(one.incidents[0].summary.find("exited by itself with code 1"), std::string::npos) << one.incidents[0].summary;
+  ASSERT_FALSE(one.incidents[0].fixes.empty());
+  EXPECT_NE(one.incidents[0].fixes[0].action.find("own log"), std::string::npos);
+  EXPECT_NE(with("137").layer, Layer::not_memory);
+}
+
 // The flag on its own in a platform's line (modelled on a RunPod worker's
 // exit as a writer of the forty-fourth batch rendered it; values ours): set,
 // it is the container's kill; false, or advice naming it, is not.

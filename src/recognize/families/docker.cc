@@ -354,6 +354,10 @@ class Docker final : public Recognizer {
         f.strength = 0.95f;
         f.detail = "State.OOMKilled";
         hold(line, std::move(f), out);
+      } else if (text::starts_with(*v, "false")) {
+        Fact f = make_fact(line, FactKind::memory_usage, Family::docker);
+        f.detail = std::string(kRuntimeNoOomKill);
+        hold(line, std::move(f), out);
       }
     }
     for (auto [key, slot] : {std::pair{"\"StartedAt\":", &started_us_}, std::pair{"\"FinishedAt\":", &finished_us_}}) {
