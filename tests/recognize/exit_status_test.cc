@@ -552,6 +552,22 @@ TEST(ExitStatus, AFloatingPointExceptionIsACrash) {
   EXPECT_EQ(test::diagnose_text("If you see \"Floating point exception\", check for an empty batch.\n").layer, Layer::none);
 }
 
+// A compiler killed inside a docker build, as BuildKit prints the step's
+// output after its elapsed seconds: "#15 142.7 Killed" in plain progress,
+// "1588.1 Killed" in the error summary (modelled on flash-attention builds
+// under ninja; our own step numbers and times). A kill like the shell's; a
+// figure before any other word is not.
+TEST(ExitStatus, AKillInsideABuildKitStepIsRead) {
+  for (const char* line : {"#15 142.7 Killed\n", "1588.1 Killed\n", "#7 0.452 Killed\n"}) {
+    std::string text = std::string("#15 91.06 [1/25] /usr/local/cuda/bin/nvcc -c flash_fwd.cu -o flash_fwd.o --threads 4\n") + line +
+                       "#15 187.4 ninja: build stopped: subcommand failed.\n";
+    EXPECT_EQ(of_kind(text, FactKind::process_killed).size(), 1u) << line;
+    EXPECT_EQ(test::diagnose_text(text).layer, Layer::host_ram) << line;
+  }
+  EXPECT_TRUE(of_kind("v1.5 Killed\n", FactKind::process_killed).empty());
+  EXPECT_TRUE(of_kind("#15 142.7 the worker was Killed\n", FactKind::process_killed).empty());
+}
+
 // s6-overlay's supervisor puts the signal in parentheses after a code of 256
 // ("Service exited with code 256 (by signal 4)", modelled on a Home
 // Assistant add-on's log; our times): the signal is read, SIGILL a

@@ -160,6 +160,8 @@ constexpr Pattern kPatterns[] = {
     {"\\]\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|Killed) ", kRegex},
     {"zsh: (killed|abort|segmentation fault|terminated|illegal hardware instruction|bus error|floating point exception) ", kRegex},
     {"(Segmentation fault|Aborted|Floating point exception) \\(core dumped\\)", kRegex},
+    // A build step's line after BuildKit's elapsed seconds: "#15 142.7 Killed", "1588.1 Killed".
+    {"^(#[0-9]+ )?[0-9]+\\.[0-9]+ +(Killed|Aborted|Terminated|Segmentation fault)\\s*$", kRegex},
     // SIGFPE as the shell reports it (an integer division by zero, a crash):
     // "Floating point exception (core dumped)", "Floating point exception: 8" (macOS).
     {"^[ \t]*Floating point exception(: 8)?\\s*$", kRegex},
@@ -192,6 +194,23 @@ constexpr SignalName kShellWords[] = {
 };
 constexpr SignalName kSignalNames[] = {{"SIGKILL", 9}, {"SIGTERM", 15}, {"SIGABRT", 6}, {"SIGSEGV", 11}, {"SIGBUS", 7},
                                        {"SIGINT", 2},  {"SIGHUP", 1},   {"Killed", 9},  {"KILL", 9},    {"TERM", 15}};
+
+// BuildKit's prefix of a step's output line: "#15 142.7" (plain progress,
+// the step's number and elapsed seconds) or "1588.1" (the error summary).
+bool buildkit_elapsed(std::string_view s) {
+  if (!s.empty() && s[0] == '#') {
+    size_t i = 1;
+    while (i < s.size() && platform::is_digit(s[i])) ++i;
+    if (i == 1 || i >= s.size() || s[i] != ' ') return false;
+    s = s.substr(i + 1);
+  }
+  size_t i = 0;
+  while (i < s.size() && platform::is_digit(s[i])) ++i;
+  if (i == 0 || i + 1 >= s.size() || s[i] != '.') return false;
+  for (++i; i < s.size(); ++i)
+    if (!platform::is_digit(s[i])) return false;
+  return true;
+}
 
 // The command's program name from "python3 /x/train.py --a" -> "python3".
 std::string program_of(std::string_view cmd) {
@@ -701,6 +720,11 @@ class ExitStatus final : public Recognizer {
         ok = true;  // after a progress bar's last redraw: " 42%|####| 840/2000 [1:12:05<1:39:33, 5.15s/it]Killed"
                     // or a progress message with no newline: "Loading database information...Killed"
       }
+      // A build step's output as BuildKit prints it, each line after the
+      // step's elapsed seconds (plain progress: "#15 142.7 Killed"; the
+      // error summary: "1588.1 Killed"): the shell's word of a compiler or a
+      // script that the build ran.
+      if (!ok && text::trim(after).empty() && w.name[0] >= 'A' && w.name[0] <= 'Z' && buildkit_elapsed(before)) ok = true;
       // bash on macOS writes the signal number: "line 212: 48211 Killed: 9   python ..."
       if (text::starts_with(after, ": ") && after.size() > 2 && platform::is_digit(after[2])) {
         size_t i = 2;
