@@ -552,6 +552,20 @@ TEST(ExitStatus, AFloatingPointExceptionIsACrash) {
   EXPECT_EQ(test::diagnose_text("If you see \"Floating point exception\", check for an empty batch.\n").layer, Layer::none);
 }
 
+// VS Code's Jupyter extension says a kernel died in its own words: the
+// cell's notice and its log's "Disposing session as kernel process died
+// ExitCode: undefined". A death whose pool the evidence must decide, as
+// JupyterLab's "appears to have died"; it read as no failure at all.
+TEST(ExitStatus, VsCodesKernelCrashIsADeathOfUnknownPool) {
+  for (const char* text : {"The Kernel crashed while executing code in the current cell or a previous cell.\n"
+                           "Please review the code in the cell(s) to identify a possible cause of the failure.\n",
+                           "12:22:51.402 [error] Disposing session as kernel process died ExitCode: undefined, Reason: \n"}) {
+    Diagnosis d = test::diagnose_text(text);
+    EXPECT_EQ(d.layer, Layer::unknown) << text;
+    EXPECT_EQ(of_kind(text, FactKind::exit_status).size(), 1u) << text;
+  }
+}
+
 // A compiler killed inside a docker build, as BuildKit prints the step's
 // output after its elapsed seconds: "#15 142.7 Killed" in plain progress,
 // "1588.1 Killed" in the error summary (modelled on flash-attention builds

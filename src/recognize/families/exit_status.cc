@@ -143,6 +143,10 @@ constexpr Pattern kPatterns[] = {
     // random ports"; a restart the user asked for logs "Kernel restarted"),
     // and Colab's notice of a crash it does not explain.
     {"KernelRestarter: restarting kernel", kCompanion},
+    // VS Code's Jupyter extension: "The Kernel crashed while executing code in the current cell or a
+    // previous cell." and in its log "Disposing session as kernel process died ExitCode: undefined".
+    {"The Kernel crashed while executing code", kCompanion},
+    {"kernel process died ExitCode: undefined"},
     {"session crashed for an unknown reason", kCaseless | kCompanion},
     {"backend worker process died", kCaseless | kCompanion},                 // TorchServe
     {"pthread_create failed \\(EPERM\\)", kRegex | kCompanion},
@@ -611,7 +615,8 @@ class ExitStatus final : public Recognizer {
     }
     if (text::contains(s, "The kernel appears to have died") ||
         (text::contains(s, "The kernel for ") && text::contains(s, " appears to have died")) ||
-        text::contains(s, "KernelRestarter: restarting kernel") || text::icontains(s, "session crashed for an unknown reason")) {
+        text::contains(s, "KernelRestarter: restarting kernel") || text::icontains(s, "session crashed for an unknown reason") ||
+        text::contains(s, "The Kernel crashed while executing code") || text::contains(s, "kernel process died ExitCode: undefined")) {
       // Jupyter's notice that the notebook's kernel process is gone: it names
       // no signal and no pool (a memory kill is the common reason, not the
       // only one): an exit whose pool the evidence must decide.
