@@ -685,7 +685,7 @@ Decision decide_layer(const View& v) {
     }
     if (sig == 11 || sig == 8) {
       d = {Layer::not_memory, e, 0.65f,
-           sig == 11 ? "exit 139 is SIGSEGV: a crash, not an OOM kill" : "SIGFPE (exit 136): an arithmetic fault such as a division by zero, a crash, not an OOM kill"};
+           sig == 11 ? "SIGSEGV (exit 139): a crash, not an OOM kill" : "SIGFPE (exit 136): an arithmetic fault such as a division by zero, a crash, not an OOM kill"};
       return d;
     }
     if (sig == 4 || sig == 7) {

@@ -22,6 +22,7 @@ constexpr std::string_view kGate[] = {
     "evict", "crashloop", "probe", "sigterm", "exit", "terminated", "abort", "segmentation fault", "died",
     // look-alikes
     "xid", "nccl", "cuda error", "illegal", "device handle", "gpu reset", "point exception",  // SIGFPE's words
+    "(sig",  // a signal's name after its number: Android's "Fatal signal 11 (SIGSEGV)", a tombstone's
     // cuDNN / cuBLAS handles that could not be made (the device had no memory left for them)
     "_status_not_initialized", "cudnn handle",
     // Three more words, and a faster gate: at 33 caseless literals and more,

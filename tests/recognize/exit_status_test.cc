@@ -566,6 +566,26 @@ TEST(ExitStatus, VsCodesKernelCrashIsADeathOfUnknownPool) {
   }
 }
 
+// A native crash as Android reports it: libc's "Fatal signal 11 (SIGSEGV)"
+// in logcat and debuggerd's tombstone "signal 11 (SIGSEGV), code 9
+// (SEGV_MTESERR)" (modelled on an on-device diffusion app's crash report; our
+// own pids and addresses). A crash; a signal named in prose is not this.
+TEST(ExitStatus, AndroidsFatalSignalAndTombstoneAreCrashes) {
+  const char* logcat =
+      "03-04 10:00:00.123  4321  4350 F libc    : Fatal signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0 in tid 4350 "
+      "(inference), pid 4321 (com.example.sd)\n";
+  auto e = of_kind(logcat, FactKind::exit_status);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].signal, 11);
+  EXPECT_EQ(e[0].pid, 4321);
+  EXPECT_EQ(test::diagnose_text(logcat).layer, Layer::not_memory);
+  const char* tombstone =
+      "cmdline: com.example.gallery\nsignal: 11 (SIGSEGV), code 9 (SEGV_MTESERR), faultAddr e00b73c1a2f4410\n"
+      "backtrace:\n    /data/app/base.apk!libsd_jni.so (pc 4c81f0)\n";
+  EXPECT_EQ(test::diagnose_text(tombstone).layer, Layer::not_memory);
+  EXPECT_TRUE(of_kind("the handler for signal 11 (SIGSEGV) is installed\n", FactKind::exit_status).empty());
+}
+
 // A compiler killed inside a docker build, as BuildKit prints the step's
 // output after its elapsed seconds: "#15 142.7 Killed" in plain progress,
 // "1588.1 Killed" in the error summary (modelled on flash-attention builds

@@ -33,6 +33,8 @@
 //   panic(main thread): Segmentation fault at address 0x0  Bun, Zig (a crash)
 //   Segmentation fault (core dumped)  /  Aborted (core dumped)  /  Terminated
 //   Floating point exception (core dumped)   SIGFPE (a division by zero): a crash
+//   F libc    : Fatal signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0 in tid 4350 (x), pid 4321 (y)   Android
+//   signal 11 (SIGSEGV), code 9 (SEGV_MTESERR), fault addr 0xe00b...   Android's tombstone
 // A shell "Killed" is the usual sign of the kernel OOM killer when nothing else
 // was captured: process_killed with layer host_ram, strength 0.5 (the diagnosis
 // overrides it with a limit, a probe kill or a stop in evidence). Other SIGKILLs
@@ -164,6 +166,9 @@ constexpr Pattern kPatterns[] = {
     {"\\]\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|Killed) ", kRegex},
     {"zsh: (killed|abort|segmentation fault|terminated|illegal hardware instruction|bus error|floating point exception) ", kRegex},
     {"(Segmentation fault|Aborted|Floating point exception) \\(core dumped\\)", kRegex},
+    // Android's native crash: libc's "Fatal signal 11 (SIGSEGV), code 1 ..." and the tombstone's "signal 11 (SIGSEGV), code 9".
+    {"Fatal signal [0-9]+ \\(SIG[A-Z]+\\)", kRegex},
+    {"signal:? [0-9]+ \\(SIG[A-Z]+\\), code ", kRegex},
     // A build step's line after BuildKit's elapsed seconds: "#15 142.7 Killed", "1588.1 Killed".
     {"^(#[0-9]+ )?[0-9]+\\.[0-9]+ +(Killed|Aborted|Terminated|Segmentation fault)\\s*$", kRegex},
     // SIGFPE as the shell reports it (an integer division by zero, a crash):
@@ -321,6 +326,7 @@ class ExitStatus final : public Recognizer {
         return;
       }
     }
+    if (android_signal(line, s, out)) return;
     if (refused_or_gone(line, s, out)) return;
     const bool harakiri = text::contains(s, "*** HARAKIRI ON WORKER ");
     if (size_t p = s.find("WORKER TIMEOUT"); p != std::string_view::npos || harakiri) {
@@ -601,6 +607,32 @@ class ExitStatus final : public Recognizer {
   }
 
   // A SIGKILL / other signal reported by a runtime (not the shell).
+  // A native crash as Android reports it: libc's "Fatal signal 11 (SIGSEGV),
+  // code 1 (SEGV_MAPERR), fault addr 0x0 in tid 4350 (inference), pid 4321
+  // (com.example.app)" and debuggerd's tombstone "signal 11 (SIGSEGV), code 9
+  // (SEGV_MTESERR), fault addr ...". The signal, read as a shell's.
+  bool android_signal(const Line& line, std::string_view s, FactSink& out) {
+    size_t p = s.find("Fatal signal ");
+    size_t at = p == std::string_view::npos ? std::string_view::npos : p + 13;
+    if (at == std::string_view::npos) {
+      p = s.find("signal");
+      if (p == std::string_view::npos || (p > 0 && std::isalnum(static_cast<unsigned char>(s[p - 1])))) return false;
+      at = p + 6;
+      if (at < s.size() && s[at] == ':') ++at;
+      if (at >= s.size() || s[at] != ' ') return false;
+      ++at;
+    }
+    std::string_view after;
+    auto n = text::parse_i64(s.substr(at), &after);
+    if (!n || *n <= 0 || *n >= 65 || !text::starts_with(after, " (SIG")) return false;
+    // The tombstone's form without "Fatal" carries the code that follows it.
+    if (s.substr(p, 6) != "Fatal " && !text::contains(after, "), code ")) return false;
+    std::optional<int64_t> pid;
+    if (auto v = text::after(s, ", pid ")) pid = text::parse_i64(*v);
+    signal(line, p, static_cast<int>(*n), pid, out);
+    return true;
+  }
+
   // Threads refused by a task limit or EPERM (not memory), and a Jupyter
   // kernel gone without a word of why: true when the line was one of them.
   bool refused_or_gone(const Line& line, std::string_view s, FactSink& out) {
