@@ -461,6 +461,20 @@ Decision decide_layer(const View& v) {
     d = {Layer::unknown, c, 0.5f, c->detail};
     return d;
   }
+  // A server's own guard at a share of its node's memory (milvus.cc's
+  // quota): the node's pool is its container's limit where the guard's total
+  // is that limit; otherwise the evidence does not name it.
+  if (const Fact* c = v.failure(FactKind::host_alloc_failure);
+      c && c->layer == Layer::unknown && text::contains(c->detail, "the server's own guard")) {
+    const Fact* lim = configured_limit(v);
+    if (lim && lim->limit && c->total && *c->total * 20 >= *lim->limit * 19 && *c->total * 19 <= *lim->limit * 20) {
+      d = {host_or_limit(v, Layer::container_limit), c, 0.6f,
+           c->detail + ", and the memory it guards is the container's " + units::format_bytes(*lim->limit) + " limit"};
+      return d;
+    }
+    d = {Layer::unknown, c, 0.5f, c->detail};
+    return d;
+  }
   // A database server's refusal seen only from its client: no pool is shown.
   if (const Fact* c = v.failure(FactKind::host_alloc_failure);
       c && c->layer == Layer::unknown && c->detail == kRelayedServerOom && !v.failure(FactKind::kernel_oom_kill)) {

@@ -51,6 +51,7 @@ const RecognizerEntry* const kRecognizers[] = {
     &kProgramCapsEntry,
     &kDuckDbEntry,
     &kRabbitMqEntry,
+    &kMilvusEntry,
     &kZfsArcEntry,
     &kShellCopiesEntry,
     &kLimitChangeEntry,

@@ -43,6 +43,7 @@ extern const RecognizerEntry kRedisEntry;
 extern const RecognizerEntry kProgramCapsEntry;
 extern const RecognizerEntry kDuckDbEntry;
 extern const RecognizerEntry kRabbitMqEntry;
+extern const RecognizerEntry kMilvusEntry;
 extern const RecognizerEntry kZfsArcEntry;
 extern const RecognizerEntry kDevicePoolsEntry;
 extern const RecognizerEntry kKubectlTopEntry;
