@@ -217,10 +217,61 @@ struct Cut {
   std::optional<int64_t> time;
 };
 
-enum Framing : size_t { kJsonRecord, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kCompose, kFramings };
+enum Framing : size_t { kJsonRecord, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kCompose, kBracketStamp, kClock, kFramings };
 constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "RFC 3339 timestamps",
                                                             "kubectl --prefix", "Markdown quotes", "syslog prefixes",
-                                                            "docker compose service prefixes"};
+                                                            "docker compose service prefixes", "bracketed timestamps",
+                                                            "clock times"};
+
+// A clock time at the start: "10:00:01", "10:00:01.234" (Jenkins'
+// Timestamper by default, moreutils' ts "%H:%M:%S", an elapsed time in the
+// same shape): its length, or 0.
+size_t clock_time(std::string_view s) {
+  if (!(s.size() > 8 && digits(s, 0, 2) && s[2] == ':' && digits(s, 3, 2) && s[5] == ':' && digits(s, 6, 2))) return 0;
+  size_t i = 8;
+  if (i < s.size() && (s[i] == '.' || s[i] == ',')) {
+    size_t j = i + 1;
+    while (digit(s, j)) ++j;
+    if (j == i + 1) return 0;
+    i = j;
+  }
+  return i;
+}
+
+// Figures and their units only ("18.4 GiB", "6384112 kB  3.5", "72%"): a
+// sampler's row after its clock.
+bool figures_only(std::string_view s) {
+  static constexpr std::string_view kUnitLetters = "KMGTPkmgtpiBb";
+  bool figure = false;
+  for (char c : s) {
+    if (std::isdigit(static_cast<unsigned char>(c))) figure = true;
+    else if (std::isalpha(static_cast<unsigned char>(c)) && kUnitLetters.find(c) == std::string_view::npos) return false;
+    else if (!std::isalpha(static_cast<unsigned char>(c)) && std::string_view(" \t.,%/").find(c) == std::string_view::npos) return false;
+  }
+  return figure;
+}
+
+// A collector's stamp in brackets (Jenkins' Timestamper in its ISO form,
+// "[2025-03-04T10:00:00.123Z] ", or its clock, "[10:00:01] "): the length of
+// the bracket and the space after it, or 0; `iso` says which. A kernel's
+// "[ 4410.117230]" and rich's "[11/28/24 13:24:44]" are neither.
+size_t bracketed_stamp(std::string_view s, bool* iso = nullptr) {
+  if (s.size() < 4 || s[0] != '[') return 0;
+  std::string_view in = s.substr(1);
+  size_t n = rfc3339_stamp(in, 0);
+  if (iso) *iso = n != 0;
+  if (!n) n = clock_time(in);
+  if (!n || n + 2 >= s.size() || in[n] != ']' || s[n + 2] != ' ') return 0;
+  return n + 3;
+}
+
+// GitLab's job log with timestamps puts its stream after the stamp ("00O ",
+// "01E ", "00O+" where a line continues): its length, or 0.
+size_t gitlab_stream(std::string_view s) {
+  if (s.size() < 4 || !digits(s, 0, 2) || (s[2] != 'O' && s[2] != 'E')) return 0;
+  size_t i = s[3] == '+' ? 4 : 3;
+  return i < s.size() && s[i] == ' ' ? i + 1 : 0;
+}
 
 // `docker compose logs` (and `docker-compose up`): the service's container
 // name, padded to the widest, then "| " ("weaviate-1  | panic: ...",
@@ -339,6 +390,8 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
         if (rest.substr(0, 7) != "stdout " && rest.substr(0, 7) != "stderr ") return std::nullopt;
         if (rest.size() < 9 || (rest[7] != 'F' && rest[7] != 'P') || rest[8] != ' ') return std::nullopt;
         rest = rest.substr(9);
+      } else {
+        rest = rest.substr(gitlab_stream(rest));
       }
       return Cut{std::string(rest), stamp_time(l.substr(0, n), reference_us)};
     }
@@ -356,6 +409,20 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       size_t n = compose_prefix(l);
       if (!n) return std::nullopt;
       return Cut{std::string(l.substr(n)), std::nullopt};
+    }
+    case kBracketStamp: {
+      bool iso = false;
+      size_t n = bracketed_stamp(l, &iso);
+      if (!n) return std::nullopt;
+      return Cut{std::string(l.substr(n)), iso ? stamp_time(l.substr(1, n - 3), reference_us) : std::nullopt};
+    }
+    case kClock: {
+      // No date: the time is left to the lines' own stamps (it may be an elapsed time).
+      // A figure right after the clock is a sampler's row ("09:16:02 18.4 GiB",
+      // a loop of `date +%T` and ps): the row is the program's, read whole.
+      size_t n = clock_time(l);
+      if (!n || n + 1 >= l.size() || (l[n] != ' ' && l[n] != '\t') || figures_only(l.substr(n + 1))) return std::nullopt;
+      return Cut{std::string(l.substr(n + 1)), std::nullopt};
     }
     case kSyslog: {
       size_t n = syslog_prefix(l);
