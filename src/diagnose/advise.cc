@@ -139,6 +139,9 @@ void summarize(Incident& inc, const Numbers& n) {
       if (h && h->family == Family::generic && h->kind == FactKind::kernel_oom_kill) {
         inc.summary = fmt::format("{} was stopped at its {} limit ({})", who(n), n.limit ? format_bytes(*n.limit) + " memory" : std::string("memory"),
                                   h->detail);
+      } else if (h && h->detail == kPerAppLimitKill) {
+        inc.summary = fmt::format("{} was killed at its own memory limit{} (the OS's per-app cap: iOS or macOS jetsam)", who(n),
+                                  n.limit ? " of " + format_bytes(*n.limit) : std::string());
       } else if (h && (h->kind == FactKind::kernel_oom_kill || h->kind == FactKind::kernel_oom_event)) {
         std::string cg = n.cgroup.empty() ? "its memory cgroup" : "memory cgroup " + n.cgroup;
         if (n.limit)
@@ -448,7 +451,21 @@ void limit_fixes(Incident& inc, const Numbers& n) {
   if (k8s) add(inc, "leave room for a rolling deployment's second copy (maxSurge 0 or node headroom)", "two copies of a model server during a rollout need twice the memory");
 }
 
+// An app killed at the OS's per-app cap (kPerAppLimitKill): the cap is the
+// device's, raised only by an entitlement; the app's footprint is the lever.
+bool per_app_fixes(Incident& inc, const Numbers& n) {
+  if (!n.head || n.head->detail != kPerAppLimitKill) return false;
+  add(inc, "bring the app's peak footprint down: a smaller or more quantized model, load it once, release buffers between runs",
+      n.limit ? "the OS killed it at its " + format_bytes(*n.limit) + " per-app limit" : "the OS killed it at its per-app limit");
+  add(inc, "on iOS 15 and later, request the larger per-app limit (the com.apple.developer.kernel.increased-memory-limit entitlement)",
+      "the limit is the device's and the OS's; that entitlement is the only way to raise it");
+  inc.next_checks.push_back("xcrun xctrace record --template Allocations --device DEVICE --attach " +
+                            (n.process.empty() || n.process == "app" ? std::string("APP") : n.process));
+  return true;
+}
+
 void fixes_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) {
+  if (per_app_fixes(inc, n)) return;
   switch (inc.layer) {
     case Layer::gpu_vram: gpu_fixes(inc, n); break;
     case Layer::container_limit:
@@ -543,6 +560,7 @@ void fixes_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) 
 
 void next_checks_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) {
   auto& c = inc.next_checks;
+  if (n.head && n.head->detail == kPerAppLimitKill) return;  // per_app_fixes said them
   switch (inc.layer) {
     case Layer::container_limit: {
       CgroupInfo info = parse_cgroup_path(n.cgroup);

@@ -174,6 +174,8 @@ Decision decide_layer(const View& v) {
         d.reason = path.empty() ? "a memory-cgroup OOM kill on a Kubernetes node" : "the limit that was hit belongs to a Kubernetes pod cgroup (" + path + ")";
       else if (k->family != Family::kernel)
         d.reason = k->detail + ": the scheduler killed the job's process at its configured memory limit";
+      else if (k->detail == kPerAppLimitKill)
+        d.reason = k->detail;
       else
         d.reason = path.empty() ? "the kernel killed inside a memory cgroup that reached its limit"
                                 : "the kernel killed inside memory cgroup " + path + " that reached its limit";

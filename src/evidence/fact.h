@@ -210,6 +210,12 @@ inline constexpr std::string_view kChromiumOom = "Chromium's out-of-memory exit 
 // The detail of a memory_usage fact from a cgroup's memory.events whose
 // oom_kill is 0: no OOM killer (the global one included) killed in it.
 inline constexpr std::string_view kNoOomKill = "the cgroup counted no OOM kill (oom_kill 0)";
+// The detail of a kill at an app's own memory limit, set by the OS per
+// process (macOS and iOS jetsam's per-process-limit, Xcode's "Terminated due
+// to memory issue", EXC_RESOURCE RESOURCE_TYPE_MEMORY): a container's limit
+// in all but name.
+inline constexpr std::string_view kPerAppLimitKill = "the OS killed the app at its own memory limit (jetsam's per-process limit)";
+
 // A container runtime's record that it saw no OOM kill (docker inspect's
 // "OOMKilled": false): read beside an exit the process made itself.
 inline constexpr std::string_view kRuntimeNoOomKill = "the runtime recorded no OOM kill (OOMKilled false)";

@@ -13,9 +13,10 @@
 // vm-compressor-thrashing, fc-thrashing, highwater, idle-exit, zone-map-exhaustion)
 // are the machine running short: a kernel OOM kill on the host
 // (kernel_oom_kill). "per-process-limit" is the process's own memory limit,
-// which the OS sets per process and no layer names: a SIGKILL whose pool is
-// not decided (exit_status); so are Xcode's "Terminated due to memory issue"
-// and the limit raised as EXC_RESOURCE (RESOURCE_TYPE_MEMORY: limit=N MB).
+// which the OS sets per process: a kill at the app's own cap, a container's
+// limit in all but name (layer container_limit); so are Xcode's "Terminated
+// due to memory issue" and the limit raised as EXC_RESOURCE
+// (RESOURCE_TYPE_MEMORY: limit=N MB).
 // RAM and swap both full ("no paging space"): the kernel's "low swap:
 // triggering no paging space action" and the app runningboardd terminates
 // for it ("... explanation:no paging space action"), or the older "low swap:
@@ -264,17 +265,22 @@ class MacosJetsam final : public Recognizer {
             std::optional<uint64_t> rss, FactSink& out) {
     if (reason.empty() || ++kills_ > 64) return;
     const bool own = per_process(reason);
-    // The per-process limit: a kill whose pool no layer names (an exit by
-    // SIGKILL, as the diagnosis reads one alone).
-    Fact f = make_fact(line, own ? FactKind::exit_status : FactKind::kernel_oom_kill, Family::kernel);
-    f.layer = own ? Layer::unknown : Layer::host_ram;
-    f.strength = own ? 0.3f : 0.8f;
+    // The per-process limit: the OS's cap on one app's footprint, reached
+    // (a container's limit in all but name: the app was killed at its own
+    // cap while the device had memory to spare), as the corpus's readers of
+    // Xcode's notice and EXC_RESOURCE have labelled it throughout.
+    Fact f = make_fact(line, FactKind::kernel_oom_kill, Family::kernel);
+    f.layer = own ? Layer::container_limit : Layer::host_ram;
+    f.strength = own ? 0.6f : 0.8f;
     f.process = std::string(name.substr(0, 128));
     f.pid = pid;
     f.rss = rss;
     f.signal = 9;
-    f.detail = own ? fmt::format("macOS jetsam killed it at its per-process memory limit ({})", text::printable(reason.substr(0, 40)))
+    f.detail = own ? std::string(kPerAppLimitKill)
                    : fmt::format("macOS jetsam killed it under memory pressure ({})", text::printable(reason.substr(0, 40)));
+    // EXC_RESOURCE names the cap: "(RESOURCE_TYPE_MEMORY: limit=2098 MB, unused=0x0)".
+    if (own)
+      if (auto v = text::after(line.text, "limit=")) f.limit = units::parse_log_size(*v);
     out.add(std::move(f));
   }
 };
