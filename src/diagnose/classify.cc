@@ -463,6 +463,19 @@ Decision decide_layer(const View& v) {
     d = {Layer::unknown, c, 0.5f, c->detail};
     return d;
   }
+  // .NET's OutOfMemoryException alone: the GC could not grow its heap, which
+  // a 32-bit process's address space, one object past 2 GB, a fragmented
+  // large-object heap or a hard heap limit cause as often as the host running
+  // out (read blind, a bare one was the host's once in eleven). With no host
+  // figures, limit or kernel kill beside it, the pool is left open.
+  if (const Fact* c = v.failure(FactKind::host_alloc_failure);
+      c && c->layer == Layer::unknown && c->detail == ".NET OutOfMemoryException" && !configured_limit(v) && !host_ram_state(v) &&
+      !v.has(FactKind::kernel_oom_kill) && !v.has(FactKind::host_exhausted)) {
+    d = {Layer::unknown, c, 0.5f,
+         ".NET threw OutOfMemoryException with nothing beside it to say which memory: the host's RAM, a container's limit, the "
+         "process's address space (a 32-bit build) or the managed heap's own limits"};
+    return d;
+  }
   // A server's own guard at a share of its node's memory (milvus.cc's
   // quota): the node's pool is its container's limit where the guard's total
   // is that limit; otherwise the evidence does not name it.
@@ -2815,6 +2828,8 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       // A bare SIGKILL whose pool is unknown: what the host chain reads from
       // the rest of the paste (workers, a table of processes, a phase) still holds.
       if (d.decisive && d.decisive->kind == FactKind::process_killed) return host_cause(v, d, why);
+      // So for .NET's bare OutOfMemoryException: its pool is open, not what it was doing.
+      if (d.decisive && d.decisive->detail == ".NET OutOfMemoryException") return host_cause(v, d, why);
       // Exit 137 with nothing else: the phase it died in still says what was
       // being done (weights loading, a batch stepping).
       if (d.decisive && d.decisive->kind == FactKind::exit_status &&
