@@ -627,6 +627,12 @@ TEST(ExitStatus, WindowsCrashStatusesAreLookAlikes) {
   Diagnosis ill = test::diagnose_text("Faulting module name: llmodel.dll, version: 0.0.0.0\nException code: 0xc000001d\n");
   EXPECT_EQ(ill.layer, Layer::not_memory);
   EXPECT_EQ(test::diagnose_text("Process exited with code -1073741795\n").layer, Layer::not_memory);
+  // VS Code's extension host, the code padded (modelled on a language
+  // server's crash on start; our own port): an access violation.
+  EXPECT_EQ(test::diagnose_text("[Extension Host] debugger listening on port 9340\n"
+                                "Extension host terminated unexpectedly. Code:  3221225477  Signal:  null\n")
+                .layer,
+            Layer::not_memory);
   EXPECT_EQ(test::reason_text(test::diagnose_text("llama runner process has terminated: exit status 0xc0000409\n")).find("crashed on Windows"),
             std::string::npos);
 }

@@ -149,6 +149,7 @@ constexpr Pattern kPatterns[] = {
     // previous cell." and in its log "Disposing session as kernel process died ExitCode: undefined".
     {"The Kernel crashed while executing code", kCompanion},
     {"kernel process died ExitCode: undefined"},
+    {"terminated unexpectedly. Code:", kCompanion},  // VS Code's extension host: "... Code:  3221225477  Signal:  null"
     {"session crashed for an unknown reason", kCaseless | kCompanion},
     {"backend worker process died", kCaseless | kCompanion},                 // TorchServe
     {"pthread_create failed \\(EPERM\\)", kRegex | kCompanion},
@@ -864,10 +865,12 @@ class ExitStatus final : public Recognizer {
   // A Windows crash's NTSTATUS as the exit status (kNtStatus): a look-alike.
   bool nt_status(const Line& line, FactSink& out) {
     std::string_view s = line.text;
-    for (std::string_view lead : {"exit status ", "exit code ", "exited with code ", "Exception code: ", "exit code: ", "exit status: ", "exitcode: "}) {
+    // VS Code's "Extension host terminated unexpectedly. Code:  3221225477  Signal:  null" too.
+    for (std::string_view lead : {"exit status ", "exit code ", "exited with code ", "Exception code: ", "exit code: ", "exit status: ",
+                                  "exitcode: ", "terminated unexpectedly. Code:"}) {
       size_t p = text::ifind(s, lead);
       if (p == std::string_view::npos) continue;
-      std::string_view v = s.substr(p + lead.size());
+      std::string_view v = text::trim_left(s.substr(p + lead.size()));
       for (const NtStatus& n : kNtStatus) {
         if (!text::istarts_with(v, n.hex) && !text::starts_with(v, n.decimal) && !text::starts_with(v, n.unsigned_decimal)) continue;
         if (guards::is_mention(s, p, lead.size()) || repeated(line, std::string(n.hex))) return true;
