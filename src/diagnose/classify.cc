@@ -627,6 +627,18 @@ Decision decide_layer(const View& v) {
   // 11. Exit status alone.
   if (const Fact* e = v.failure(FactKind::exit_status)) {
     d.decisive = e;
+    // A process gone without a word (a notebook's kernel restarted, a worker
+    // that "died") after it printed its own crash (Python's "Fatal Python
+    // error: Segmentation fault", the kernel's segfault record): the crash is
+    // why it died.
+    if (!e->signal && !e->exit_code)
+      if (const Fact* crash = v.first_context([&](const Fact& f) {
+            return f.kind == FactKind::not_memory_failure && f.family == Family::generic && text::starts_with(f.detail, "a crash") &&
+                   f.where.line <= e->where.line;
+          })) {
+        d = {Layer::not_memory, crash, 0.55f, "it died after its own crash report: " + crash->detail};
+        return d;
+      }
     int code = e->exit_code.value_or(-1);
     int sig = e->signal.value_or(code > 128 ? code - 128 : 0);
     const Fact* usage_zero = v.first_context([](const Fact& f) {

@@ -586,6 +586,22 @@ TEST(ExitStatus, AndroidsFatalSignalAndTombstoneAreCrashes) {
   EXPECT_TRUE(of_kind("the handler for signal 11 (SIGSEGV) is installed\n", FactKind::exit_status).empty());
 }
 
+// A notebook's kernel restarted after the kernel printed its own crash
+// (Python's faulthandler: "Fatal Python error: Segmentation fault"): the crash
+// is why it died, not memory. Restarted with no crash before it, the pool
+// stays open. Modelled on a ctypes memmove to address 0 in IPython; our ids.
+TEST(ExitStatus, AKernelRestartAfterItsOwnCrashReportIsTheCrash) {
+  const std::string restart =
+      "[I 14:22:07.118 NotebookApp] KernelRestarter: restarting kernel (1/5), keep random ports\n"
+      "WARNING:root:kernel 3c1d9e52-0b7a-4f2e-9a41-7d0c55e2b8f6 restarted\n";
+  const std::string crash =
+      "Fatal Python error: Segmentation fault\n\nCurrent thread 0x000000010ba5c5c0 (most recent call first):\n"
+      "  File \"<ipython-input-3-7f6a2f51c0de>\", line 2 in <module>\n\n";
+  Diagnosis d = test::diagnose_text(crash + restart);
+  EXPECT_EQ(d.layer, Layer::not_memory) << test::reason_text(d);
+  EXPECT_EQ(test::diagnose_text(restart).layer, Layer::unknown);
+}
+
 // A compiler killed inside a docker build, as BuildKit prints the step's
 // output after its elapsed seconds: "#15 142.7 Killed" in plain progress,
 // "1588.1 Killed" in the error summary (modelled on flash-attention builds
