@@ -135,7 +135,24 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (8871 cases since the seventieth blind batch of 2026-12-07: validation
+// (9591 cases since the seventy-eighth blind batch of 2026-12-07: validation
+// 87.4 / 55.9 / 87.7, 349 of 358 healthy; training 91.8 / 65.5 / 95.7, 580 of
+// 585 healthy. The seventy-third to seventy-eighth batches' unread thirds (36
+// of 39, 34 of 41, 37 of 41, 29 of 38, 30 of 35 and 27 of 41 on layer; 17 of
+// 24, 15 of 27, 12 of 27, 10 of 20, 12 of 20 and 6 of 21 on cause when first
+// read, the same now) brought 19 sure verdicts, 18 right, and took the
+// validation split to 87.2 / 55.8 / 87.7 with the version before them, so its
+// layer floor went to 87.0. Their training parts (81, 79, 79, 82, 85 and 79
+// cases; 396 layers and 159 of 299 causes when first read: serving engines,
+// Kubernetes, local runners, application heaps, notebooks, image generation,
+// accelerators, clusters, RAG stacks, builds, serverless, monitoring,
+// databases, developer tools, phones) took the training split to 91.3 / 65.4
+// / 95.7 with the version before them; the changes read from them and from a
+// pass over framings (a CI system's stamps, CRLF) bring it to the figures
+// above, and the floor of cause went to 65.0. On the 2956 cases the
+// validation split held before them, layer 2590 -> 2597, cause 1034 -> 1036.
+// Before them,
+// 8871 cases since the seventieth blind batch of 2026-12-07: validation
 // 87.6 / 56.1 / 87.3, 320 of 329 healthy; training 92.1 / 66.4 / 96.2, 535 of
 // 538 healthy. The sixty-fifth to seventieth batches' unread thirds (37 of 41,
 // 35 of 43, 34 of 41, 32 of 40, 36 of 40 and 32 of 41 on layer; 12 of 25, 13
@@ -272,8 +289,8 @@ struct Floors {
 // verdict (cf-020) changed from run to run until its pattern was rewritten,
 // and two patterns still vary; the floors leave room for that.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{87.5, 55.0, 87.0, 96.4};
-constexpr Floors kTrainingFloor{91.5, 66.0, 95.5, 99.0};
+constexpr Floors kValidationFloor{87.0, 55.0, 87.0, 96.4};
+constexpr Floors kTrainingFloor{91.5, 65.0, 95.5, 99.0};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
   ASSERT_TRUE(s.split.count(split)) << corpus_path();
