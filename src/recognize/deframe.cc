@@ -385,6 +385,11 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
     case kStamp: {
       size_t n = rfc3339_stamp(l, f == kCri ? 6 : 0);
       if (!n || n >= l.size() || (l[n] != ' ' && (f == kCri || l[n] != '\t'))) return std::nullopt;
+      // A stamp of seconds or milliseconds then figures only is a metric's row
+      // (the AWS CLI's datapoints as text, "2025-05-12T08:00:00+00:00\t31.2"):
+      // the series reader's, whole. Docker's and the kubelet's stamps (six
+      // digits and more) are a collector's whatever follows.
+      if (f == kStamp && !rfc3339_stamp(l, 6) && figures_only(l.substr(n + 1))) return std::nullopt;
       std::string_view rest = l.substr(n + 1);
       if (f == kCri) {
         if (rest.substr(0, 7) != "stdout " && rest.substr(0, 7) != "stderr ") return std::nullopt;

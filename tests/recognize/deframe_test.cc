@@ -463,9 +463,10 @@ TEST(Deframe, ALargeJsonFileLogIsReadWithoutItsRecords) {
 // journal framing puts one service's prefix before every line, tables and
 // kernel reports included, which a real journal does not: its floor is lower.
 // Measured 2026-12-04 on 400 training cases: 398-400 of 400 for every
-// framing, 390 for the journal; before deframing, 326-364. 2026-12-07, 629
-// cases: 621-629 for every framing (the Jenkins clock 621: its stamp comes off
-// no sampler's row, so a paste of rows keeps it), 626 for the journal.
+// framing, 390 for the journal; before deframing, 326-364. 2026-12-07, 644
+// cases: 632-644 for every framing (CloudWatch's 632 and the Jenkins clock's
+// 636: their stamps come off no sampler's or metric's row, so a paste of rows
+// keeps them and is read with the stamps' times), 641 for the journal.
 TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
   struct Framing {
     const char* name;
@@ -478,7 +479,7 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"CRI", cri, 0.98},
                         {"kubectl --timestamps", kubectl_ts, 0.98},
                         {"GitHub Actions", actions, 0.98},
-                        {"CloudWatch", cloudwatch, 0.98},
+                        {"CloudWatch", cloudwatch, 0.97},
                         {"Windows line ends", crlf, 0.98},
                         {"Jenkins ISO stamps", jenkins_iso, 0.98},
                         {"Jenkins clock", jenkins_clock, 0.97},

@@ -35,7 +35,8 @@ constexpr Message kMessages[] = {
     {"python", "MemoryError\n", Layer::host_ram},
     {"java", "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n", Layer::jvm_heap},
     {"node", "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n", Layer::js_heap},
-    {"dotnet", "Unhandled exception. System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.\n", Layer::host_ram},
+    // Alone, .NET's exception names no pool (the address space, a heap limit or the host).
+    {"dotnet", "Unhandled exception. System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.\n", Layer::unknown},
     {"ruby", "failed to allocate memory (NoMemoryError)\n", Layer::host_ram},
     {"php", "PHP Fatal error:  Allowed memory size of 134217728 bytes exhausted (tried to allocate 20480 bytes) in /var/www/index.php on line 12\n", Layer::unknown},
     {"erlang", "eheap_alloc: Cannot allocate 6801972344 bytes of memory (of type \"heap\").\n", Layer::host_ram},

@@ -167,9 +167,8 @@ TEST(RunCli, WellBehavedCommandPassesItsStatusWithoutAlarm) {
   EXPECT_NE(three.err.find("err"), std::string::npos);
 }
 
-TEST(RunCli, ForwardsSignalsAndReportsCommandsThatCannotRun) {
-  std::string dir = test::temp_dir("run-sig");
-  // aimem run in the background; SIGTERM to aimem reaches the command.
+// Starts `aimem run -- /bin/sleep 30` with its output to /dev/null.
+pid_t start_sleeping_run() {
   pid_t pid = fork();
   if (pid == 0) {
     int null = ::open("/dev/null", O_WRONLY);
@@ -178,6 +177,13 @@ TEST(RunCli, ForwardsSignalsAndReportsCommandsThatCannotRun) {
     execl(AIMEM_BINARY, AIMEM_BINARY, "run", "--no-gpus", "--", "/bin/sleep", "30", (char*)nullptr);
     _exit(126);
   }
+  return pid;
+}
+
+TEST(RunCli, ForwardsSignalsAndReportsCommandsThatCannotRun) {
+  std::string dir = test::temp_dir("run-sig");
+  // aimem run in the background; SIGTERM to aimem reaches the command.
+  pid_t pid = start_sleeping_run();
   // Until aimem has forked the command (or 15 s: a loaded machine, a sanitizer's start-up).
   for (int i = 0; i < 300; ++i) {
     std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
@@ -200,19 +206,6 @@ TEST(RunCli, ForwardsSignalsAndReportsCommandsThatCannotRun) {
   auto bad = test::run_aimem({"run", "--memory-limit", "lots", "--", "/bin/true"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--memory-limit"), std::string::npos);
-}
-
-// Starts `aimem run -- /bin/sleep 30` with its output to /dev/null.
-pid_t start_sleeping_run() {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = ::open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    dup2(null, 2);
-    execl(AIMEM_BINARY, AIMEM_BINARY, "run", "--no-gpus", "--", "/bin/sleep", "30", (char*)nullptr);
-    _exit(126);
-  }
-  return pid;
 }
 
 // A SIGTERM at any moment of aimem's start-up either ends aimem before it
