@@ -441,6 +441,87 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
 
 bool blank(std::string_view l) { return l.find_first_not_of(" \t\r") == std::string_view::npos; }
 
+bool level_word(std::string_view w) {
+  static constexpr std::string_view kLevels[] = {"INFO", "WARN", "WARNING", "ERROR", "DEBUG", "TRACE", "FATAL", "CRITICAL", "NOTICE",
+                                                 "info", "warn", "warning", "error", "debug", "trace", "fatal", "I", "W", "E", "F", "D"};
+  return std::find(std::begin(kLevels), std::end(kLevels), w) != std::end(kLevels);
+}
+
+// A source's name as a gatherer puts it before each line: "[worker-3]" (a
+// supervisor, a runner, a task), "app[web.1]:" (Heroku, its stamp off
+// first), or a bare pod name with a dash ("vllm-7d9c5b6f4-x2k8p", stern's,
+// its container's name after it). Not a program's own first word: a level, a
+// ring buffer's "[ 4410.1]", an ident the recognizers read ("kernel:",
+// "systemd[1]:", an OOM killer's).
+bool source_name(std::string_view t, bool* bare) {
+  *bare = false;
+  if (t.size() < 3 || t.size() > 80) return false;
+  auto has_alpha = [](std::string_view v) {
+    return std::any_of(v.begin(), v.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+  };
+  if (t.front() == '[' && t.back() == ']') {
+    std::string_view in = t.substr(1, t.size() - 2);
+    return has_alpha(in) && !level_word(in) && in.find('[') == std::string_view::npos;
+  }
+  if (t.back() == ':' && t.size() > 4 && t[t.size() - 2] == ']' && t.find('[') != std::string_view::npos) {
+    std::string_view ident = t.substr(0, t.find('['));
+    return has_alpha(ident) && ident != "kernel" && ident.substr(0, 7) != "systemd" && ident.find("oom") == std::string_view::npos;
+  }
+  if (t.find('-') == std::string_view::npos || !std::isalpha(static_cast<unsigned char>(t[0]))) return false;
+  for (char c : t)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+  *bare = true;
+  return true;
+}
+
+// The prefix most lines share when a gatherer put a source's name there
+// (source_name; a bare pod name only with the same second word after it, as
+// stern prints "<pod> <container> "): at least 3 in 5 of the non-blank
+// lines, and three lines, begin with it; empty when none does.
+template <class Range>
+std::string common_prefix(const Range& lines) {
+  std::vector<std::string_view> firsts;
+  size_t nonblank = 0;
+  for (const auto& l : lines) {
+    std::string_view s = l;
+    if (blank(s)) continue;
+    ++nonblank;
+    size_t sp = s.find(' ');
+    if (sp != std::string_view::npos && sp > 0) firsts.push_back(s.substr(0, sp + 1));
+  }
+  if (firsts.size() < 3) return {};
+  std::sort(firsts.begin(), firsts.end());
+  std::string_view best;
+  size_t best_n = 0;
+  for (size_t i = 0; i < firsts.size();) {
+    size_t j = i;
+    while (j < firsts.size() && firsts[j] == firsts[i]) ++j;
+    if (j - i > best_n) best = firsts[i], best_n = j - i;
+    i = j;
+  }
+  bool bare = false;
+  if (best_n < 3 || best_n * 5 < nonblank * 3 || !source_name(best.substr(0, best.size() - 1), &bare)) return {};
+  if (!bare) return std::string(best);
+  // stern: the container's name, the same word after the pod's on those lines.
+  std::string_view second;
+  size_t same = 0;
+  for (const auto& l : lines) {
+    std::string_view s = l;
+    if (s.substr(0, best.size()) != best) continue;
+    std::string_view rest = s.substr(best.size());
+    size_t sp = rest.find(' ');
+    if (sp == std::string_view::npos || sp == 0) continue;
+    std::string_view w = rest.substr(0, sp + 1);
+    if (second.empty()) second = w;
+    same += w == second;
+  }
+  std::string_view word = second.empty() ? second : second.substr(0, second.size() - 1);
+  if (second.empty() || same < best_n || level_word(word) ||
+      !std::all_of(word.begin(), word.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; }))
+    return {};
+  return std::string(best) + std::string(second);
+}
+
 struct Lines {
   std::vector<std::string> text;
   std::vector<uint64_t> origin;  // 1-based input line
@@ -526,7 +607,9 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   const bool entities = has_entities(input);
   const bool typography = entities || has_typography(input);
   const bool escaped = std::any_of(views.begin(), views.end(), [](std::string_view l) { return escaped_breaks(l) >= kEscapedBreaks; });
-  if (!ansi && !crlf && !typography && !escaped && dominant(views, reference_us) == kFramings && common_indent(views) == 0) return std::nullopt;
+  if (!ansi && !crlf && !typography && !escaped && dominant(views, reference_us) == kFramings && common_indent(views) == 0 &&
+      common_prefix(views).empty())
+    return std::nullopt;
 
   Lines ls;
   for (std::string_view l : views) {
@@ -574,6 +657,11 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
     d.chain.push_back(static_cast<uint8_t>(best));
   }
   if (escaped && unescape_lines(ls)) d.framings.emplace_back("escaped line breaks");
+  if (std::string prefix = common_prefix(ls.text); !prefix.empty()) {
+    for (auto& l : ls.text)
+      if (l.compare(0, prefix.size(), prefix) == 0) l.erase(0, prefix.size());
+    d.framings.emplace_back("a source's name before each line");
+  }
   if (size_t indent = common_indent(ls.text)) {
     for (auto& l : ls.text) l.erase(0, std::min(indent, l.size()));
     d.framings.emplace_back("common indentation");

@@ -86,6 +86,11 @@ std::string cloudwatch(size_t i, const std::string& l) { return stamp(i).substr(
 std::string jenkins_iso(size_t i, const std::string& l) { return "[" + stamp(i).substr(0, 23) + "Z] " + l; }
 std::string jenkins_clock(size_t i, const std::string& l) { return stamp(i).substr(11, 8) + " " + l; }
 std::string gitlab(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "Z 00O " + l; }
+// A gatherer's name for the source before each line: stern's pod and
+// container, a supervisor's "[worker-3] ", Heroku's stamp and "app[web.1]: ".
+std::string stern(size_t, const std::string& l) { return "vllm-7d9c5b6f4-x2k8p server " + l; }
+std::string worker(size_t, const std::string& l) { return "[worker-3] " + l; }
+std::string heroku(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "+00:00 app[web.1]: " + l; }
 // Saved or copied on Windows: "\r\n" ends each line.
 std::string crlf(size_t, const std::string& l) { return l + "\r"; }
 std::string pod_prefix(size_t, const std::string& l) { return "[pod/vllm-7d9c5b6f4-x2k8p/server] " + l; }
@@ -466,7 +471,8 @@ TEST(Deframe, ALargeJsonFileLogIsReadWithoutItsRecords) {
 // framing, 390 for the journal; before deframing, 326-364. 2026-12-07, 644
 // cases: 632-644 for every framing (CloudWatch's 632 and the Jenkins clock's
 // 636: their stamps come off no sampler's or metric's row, so a paste of rows
-// keeps them and is read with the stamps' times), 641 for the journal.
+// keeps them and is read with the stamps' times), 641 for the journal; a
+// source's name before each line (stern, "[worker-3] ", Heroku's), likewise.
 TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
   struct Framing {
     const char* name;
@@ -484,6 +490,9 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"Jenkins ISO stamps", jenkins_iso, 0.98},
                         {"Jenkins clock", jenkins_clock, 0.97},
                         {"GitLab stamps", gitlab, 0.98},
+                        {"stern", stern, 0.98},
+                        {"a worker's tag", worker, 0.98},
+                        {"Heroku", heroku, 0.97},
                         {"kubectl --prefix", pod_prefix, 0.98},
                         {"quote", quote, 0.98},
                         {"ANSI colour", coloured, 0.98},
@@ -549,6 +558,28 @@ TEST(Deframe, ACiSystemsClockComesOffASamplersRowsStay) {
   // A kernel's ring-buffer stamp and rich's bracketed date are no collector's.
   EXPECT_FALSE(deframe("[ 4410.117230] a\n[ 4410.117231] b\n[ 4410.117232] c\n", 0).has_value());
   EXPECT_FALSE(deframe("[11/28/24 13:24:44] INFO a\n[11/28/24 13:24:45] INFO b\n[11/28/24 13:24:46] INFO c\n", 0).has_value());
+}
+
+// A source's name that a gatherer put before most lines comes off (stern's
+// "<pod> <container> ", "[worker-3] ", Heroku's "app[web.1]: " behind its
+// stamp); a level, the kernel's ring-buffer stamp, an ident the recognizers
+// read and a name on a minority of the lines stay.
+TEST(Deframe, ASourcesNameBeforeMostLinesComesOff) {
+  for (std::string prefix : {"vllm-7d9c5b6f4-x2k8p server ", "[worker-3] ", "2025-03-04T10:00:08.123456+00:00 app[web.1]: "}) {
+    const std::string in = prefix + "Loading checkpoint shards:  50%|#####     | 1/2\n" + prefix + "step 3\n" + prefix + "Killed\n";
+    auto d = deframe(in, 0);
+    ASSERT_TRUE(d.has_value()) << prefix;
+    EXPECT_EQ(d->text, "Loading checkpoint shards:  50%|#####     | 1/2\nstep 3\nKilled\n") << prefix;
+  }
+  EXPECT_FALSE(deframe("[INFO] a\n[INFO] b\n[INFO] c\n", 0).has_value());
+  EXPECT_FALSE(deframe("kernel: a\nkernel: b\nkernel: c\n", 0).has_value());
+  EXPECT_FALSE(deframe("[rank0]: a\n[rank0]: b\n[rank0]: c\n", 0).has_value());
+  EXPECT_FALSE(deframe("[worker-3] a\nb\nc\nd\n[worker-3] e\n", 0).has_value());
+  // A bare name needs its container's name after it, the same on those lines.
+  EXPECT_FALSE(deframe("vllm-7d9c5b6f4-x2k8p a\nvllm-7d9c5b6f4-x2k8p b\nvllm-7d9c5b6f4-x2k8p c\n", 0).has_value());
+  const std::string three = std::string("Loading model weights\n") + kShellKill;  // three lines: the least it takes
+  Diagnosis g = test::diagnose_text(framed(three, stern));
+  EXPECT_EQ(g.layer, test::diagnose_text(three).layer) << test::reason_text(g);
 }
 
 // A paste with Windows line ends reads as the same paste with Unix ones: the
