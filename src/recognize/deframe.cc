@@ -217,11 +217,43 @@ struct Cut {
   std::optional<int64_t> time;
 };
 
-enum Framing : size_t { kJsonRecord, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kCompose, kBracketStamp, kClock, kFramings };
+enum Framing : size_t {
+  kJsonRecord, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kFramings
+};
 constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "RFC 3339 timestamps",
                                                             "kubectl --prefix", "Markdown quotes", "syslog prefixes",
                                                             "docker compose service prefixes", "bracketed timestamps",
-                                                            "clock times"};
+                                                            "clock times", "grep's file names", "line numbers"};
+
+// grep's file name before each line (-H, -r: "/var/log/app/server.log:...",
+// "logs/train.txt-..." on a context line): a path with a slash or a log's
+// extension, no spaces; its length with the separator, or 0.
+size_t grep_file(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && i < 256 && s[i] != ':' && s[i] != ' ' && s[i] != '\t') ++i;
+  if (i < 2 || i >= s.size() || s[i] != ':') return 0;
+  std::string_view path = s.substr(0, i);
+  const bool looks = path.find('/') != std::string_view::npos || path.ends_with(".log") || path.ends_with(".txt") ||
+                     path.ends_with(".out") || path.ends_with(".err");
+  if (!looks || path.find("://") != std::string_view::npos || (s.size() > i + 1 && s[i + 1] == '/')) return 0;
+  return i + 1;
+}
+
+// A line number before each line: grep -n's "123:" (and "124-" on a context
+// line), cat -n's right-aligned number and tab: its length, or 0. Not a
+// clock ("10:00:01"), which the clock framing reads.
+size_t line_number(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  const size_t start = i;
+  while (i < s.size() && digit(s, i)) ++i;
+  if (i == start || i - start > 7 || i >= s.size()) return 0;
+  if (s[i] == '\t') return i == 6 ? i + 1 : 0;  // cat -n: "%6d\t" (a table's "31877\t6.12" is not)
+  if (start != 0 || (s[i] != ':' && s[i] != '-')) return 0;
+  if (s[i] == ':' && digits(s, i + 1, 2) && i + 3 < s.size() && s[i + 3] == ':') return 0;  // a clock
+  if (s[i] == '-' && digit(s, i + 1)) return 0;                                            // a date, "2015-06-18"
+  return i + 1;
+}
 
 // A clock time at the start: "10:00:01", "10:00:01.234" (Jenkins'
 // Timestamper by default, moreutils' ts "%H:%M:%S", an elapsed time in the
@@ -420,6 +452,16 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       size_t n = bracketed_stamp(l, &iso);
       if (!n) return std::nullopt;
       return Cut{std::string(l.substr(n)), iso ? stamp_time(l.substr(1, n - 3), reference_us) : std::nullopt};
+    }
+    case kGrepFile: {
+      size_t n = grep_file(l);
+      if (!n) return std::nullopt;
+      return Cut{std::string(l.substr(n)), std::nullopt};
+    }
+    case kLineNumber: {
+      size_t n = line_number(l);
+      if (!n) return std::nullopt;
+      return Cut{std::string(l.substr(n)), std::nullopt};
     }
     case kClock: {
       // No date: the time is left to the lines' own stamps (it may be an elapsed time).

@@ -91,6 +91,11 @@ std::string gitlab(size_t i, const std::string& l) { return stamp(i).substr(0, 2
 std::string stern(size_t, const std::string& l) { return "vllm-7d9c5b6f4-x2k8p server " + l; }
 std::string worker(size_t, const std::string& l) { return "[worker-3] " + l; }
 std::string heroku(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "+00:00 app[web.1]: " + l; }
+// A search's or a listing's own prefix: grep -n's line number, grep -H's file
+// name, cat -n's right-aligned number and tab.
+std::string grep_n(size_t i, const std::string& l) { return std::to_string(i + 1) + ":" + l; }
+std::string grep_h(size_t, const std::string& l) { return "/var/log/app/server.log:" + l; }
+std::string cat_n(size_t i, const std::string& l) { return fmt::format("{:6d}\t", i + 1) + l; }
 // Saved or copied on Windows: "\r\n" ends each line.
 std::string crlf(size_t, const std::string& l) { return l + "\r"; }
 std::string pod_prefix(size_t, const std::string& l) { return "[pod/vllm-7d9c5b6f4-x2k8p/server] " + l; }
@@ -490,6 +495,9 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"Jenkins ISO stamps", jenkins_iso, 0.98},
                         {"Jenkins clock", jenkins_clock, 0.97},
                         {"GitLab stamps", gitlab, 0.98},
+                        {"grep -n", grep_n, 0.98},
+                        {"grep -H", grep_h, 0.98},
+                        {"cat -n", cat_n, 0.98},
                         {"stern", stern, 0.98},
                         {"a worker's tag", worker, 0.98},
                         {"Heroku", heroku, 0.97},
@@ -580,6 +588,24 @@ TEST(Deframe, ASourcesNameBeforeMostLinesComesOff) {
   const std::string three = std::string("Loading model weights\n") + kShellKill;  // three lines: the least it takes
   Diagnosis g = test::diagnose_text(framed(three, stern));
   EXPECT_EQ(g.layer, test::diagnose_text(three).layer) << test::reason_text(g);
+}
+
+// What grep and cat put before each line comes off: grep -n's "123:" (and
+// "124-" on a context line), grep -H's file name, cat -n's "     7\t". A
+// table's first column, a date and a clock are the program's and stay.
+TEST(Deframe, GrepsAndCatsPrefixesComeOffATablesColumnStays) {
+  for (std::string in : {std::string("41:Loading model\n42-step 3\n43:Killed\n"),
+                         std::string("/var/log/app/server.log:Loading model\n/var/log/app/server.log:step 3\n"
+                                     "/var/log/app/server.log:Killed\n"),
+                         std::string("     1\tLoading model\n     2\tstep 3\n     3\tKilled\n")}) {
+    auto d = deframe(in, 0);
+    ASSERT_TRUE(d.has_value()) << in;
+    EXPECT_EQ(d->text, "Loading model\nstep 3\nKilled\n") << in;
+  }
+  EXPECT_FALSE(deframe("PID\tMEM(GB)\tCOMMAND\n31877\t6.12\tray::IDLE\n31902\t5.87\tray::IDLE\n31918\t5.41\tray::IDLE\n", 0).has_value());
+  EXPECT_FALSE(deframe("2015-06-18 21:40:12,337 : INFO : a\n2015-06-18 21:40:13,337 : INFO : b\n2015-06-18 21:40:14,337 : INFO : c\n", 0)
+                   .has_value());
+  EXPECT_FALSE(deframe("https://example.com/a\nhttps://example.com/b\nhttps://example.com/c\n", 0).has_value());
 }
 
 // A paste with Windows line ends reads as the same paste with Unix ones: the
