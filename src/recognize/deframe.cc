@@ -250,7 +250,7 @@ size_t line_number(std::string_view s) {
   if (i == start || i - start > 7 || i >= s.size()) return 0;
   if (s[i] == '\t') return i == 6 ? i + 1 : 0;  // cat -n: "%6d\t" (a table's "31877\t6.12" is not)
   if (start != 0 || (s[i] != ':' && s[i] != '-')) return 0;
-  if (s[i] == ':' && digits(s, i + 1, 2) && i + 3 < s.size() && s[i + 3] == ':') return 0;  // a clock
+  if (s[i] == ':' && digits(s, i + 1, 2) && !digit(s, i + 3)) return 0;  // a clock, "10:02" or "10:02:41"
   if (s[i] == '-' && digit(s, i + 1)) return 0;                                            // a date, "2015-06-18"
   return i + 1;
 }
@@ -501,13 +501,22 @@ bool source_name(std::string_view t, bool* bare) {
   auto has_alpha = [](std::string_view v) {
     return std::any_of(v.begin(), v.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
   };
+  auto has_digit = [](std::string_view v) {
+    return std::any_of(v.begin(), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
+  // An instance's tag carries its number ("[worker-3]", "[gpu-7]"); a
+  // program's own logger name ("[indexer]") is its format, read with it.
+  // A platform's path ("[APP/PROC/WEB/0]", "[pod/...]") is read elsewhere.
   if (t.front() == '[' && t.back() == ']') {
     std::string_view in = t.substr(1, t.size() - 2);
-    return has_alpha(in) && !level_word(in) && in.find('[') == std::string_view::npos;
+    return has_alpha(in) && has_digit(in) && !level_word(in) && in.find('[') == std::string_view::npos &&
+           in.find('/') == std::string_view::npos;
   }
+  // "app[web.1]:"; the platform's own "heroku[web.1]:" lines are its recognizer's.
   if (t.back() == ':' && t.size() > 4 && t[t.size() - 2] == ']' && t.find('[') != std::string_view::npos) {
     std::string_view ident = t.substr(0, t.find('['));
-    return has_alpha(ident) && ident != "kernel" && ident.substr(0, 7) != "systemd" && ident.find("oom") == std::string_view::npos;
+    return has_alpha(ident) && ident != "kernel" && ident != "heroku" && ident.substr(0, 7) != "systemd" &&
+           ident.find("oom") == std::string_view::npos;
   }
   if (t.find('-') == std::string_view::npos || !std::isalpha(static_cast<unsigned char>(t[0]))) return false;
   for (char c : t)

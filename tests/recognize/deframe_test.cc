@@ -582,6 +582,9 @@ TEST(Deframe, ASourcesNameBeforeMostLinesComesOff) {
   EXPECT_FALSE(deframe("[INFO] a\n[INFO] b\n[INFO] c\n", 0).has_value());
   EXPECT_FALSE(deframe("kernel: a\nkernel: b\nkernel: c\n", 0).has_value());
   EXPECT_FALSE(deframe("[rank0]: a\n[rank0]: b\n[rank0]: c\n", 0).has_value());
+  // A program's own logger name (no instance number) and Heroku's own lines are their readers'.
+  EXPECT_FALSE(deframe("[indexer] batch 10\n[indexer] batch 20\n[indexer] batch 30\n", 0).has_value());
+  EXPECT_FALSE(deframe("heroku[web.1]: a\nheroku[web.1]: b\nheroku[web.1]: c\n", 0).has_value());
   EXPECT_FALSE(deframe("[worker-3] a\nb\nc\nd\n[worker-3] e\n", 0).has_value());
   // A bare name needs its container's name after it, the same on those lines.
   EXPECT_FALSE(deframe("vllm-7d9c5b6f4-x2k8p a\nvllm-7d9c5b6f4-x2k8p b\nvllm-7d9c5b6f4-x2k8p c\n", 0).has_value());
@@ -606,6 +609,7 @@ TEST(Deframe, GrepsAndCatsPrefixesComeOffATablesColumnStays) {
   EXPECT_FALSE(deframe("2015-06-18 21:40:12,337 : INFO : a\n2015-06-18 21:40:13,337 : INFO : b\n2015-06-18 21:40:14,337 : INFO : c\n", 0)
                    .has_value());
   EXPECT_FALSE(deframe("https://example.com/a\nhttps://example.com/b\nhttps://example.com/c\n", 0).has_value());
+  EXPECT_FALSE(deframe("10:02  0.38\n10:03  0.51\n10:04  0.66\n", 0).has_value());  // a console's clock and its figure
 }
 
 // A paste with Windows line ends reads as the same paste with Unix ones: the
