@@ -17,7 +17,7 @@ TEST(Gate, CoversEveryFailurePattern) {
 }
 
 TEST(Gate, WordsAreLowerCaseAndShortList) {
-  EXPECT_LE(gate_words().size(), 40u);  // the gate must stay a small literal set
+  EXPECT_LE(gate_words().size(), 35u);  // the gate must stay a small literal set (gate.cc: 37 made it 1.27x slower)
   // And at 33 or more: vectorscan picks a faster literal matcher for the
   // set there (gate.cc; bench/diagnose_vs_grep.sh measures it).
   EXPECT_GE(gate_words().size(), 33u);

@@ -161,20 +161,25 @@ constexpr Pattern kPatterns[] = {
     {"^[ \t]*(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)?\\s*$", kRegex},
     {"[0-9] +(Killed|Aborted|Terminated|Segmentation fault)(: [0-9]+)? ", kRegex},
     {"^\\[[0-9]+\\][+-]? +(Killed|Aborted|Terminated|Segmentation fault)", kRegex},
-    {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|illegal hardware instruction|bus error|floating point exception|Killed|Aborted|Terminated) ", kRegex},
+    {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|abort|terminated|segmentation fault|illegal hardware instruction|bus error|Killed|Aborted|Terminated) ", kRegex},
+    {"^\\[[0-9]+\\] *[+-]? +([0-9]+ +)?floating point exception ", kRegex | kCompanion},
     // The same after a progress bar's last redraw on the line (tqdm ends
     // without a newline): "... 6/8 [00:11<00:03,  1.91s/it][1]    20417 killed     python main.py".
     {"\\]\\[[0-9]+\\] *[+-]? +([0-9]+ +)?(killed|Killed) ", kRegex},
-    {"zsh: (killed|abort|segmentation fault|terminated|illegal hardware instruction|bus error|floating point exception) ", kRegex},
-    {"(Segmentation fault|Aborted|Floating point exception) \\(core dumped\\)", kRegex},
+    {"zsh: (killed|abort|segmentation fault|terminated|illegal hardware instruction|bus error) ", kRegex},
+    {"zsh: floating point exception ", kCompanion},
+    {"(Segmentation fault|Aborted) \\(core dumped\\)", kRegex},
+    // A crash's words without a gate word of their own (a gate word costs every large log's scan):
+    // read whole in a paste, and near another failure in a large log.
+    {"Floating point exception \\(core dumped\\)", kRegex | kCompanion},
     // Android's native crash: libc's "Fatal signal 11 (SIGSEGV), code 1 ..." and the tombstone's "signal 11 (SIGSEGV), code 9".
-    {"Fatal signal [0-9]+ \\(SIG[A-Z]+\\)", kRegex},
-    {"signal:? [0-9]+ \\(SIG[A-Z]+\\), code ", kRegex},
+    {"Fatal signal [0-9]+ \\(SIG[A-Z]+\\)", kRegex | kCompanion},
+    {"signal:? [0-9]+ \\(SIG[A-Z]+\\), code ", kRegex | kCompanion},  // a tombstone: read whole in a paste
     // A build step's line after BuildKit's elapsed seconds: "#15 142.7 Killed", "1588.1 Killed".
     {"^(#[0-9]+ )?[0-9]+\\.[0-9]+ +(Killed|Aborted|Terminated|Segmentation fault)\\s*$", kRegex},
     // SIGFPE as the shell reports it (an integer division by zero, a crash):
     // "Floating point exception (core dumped)", "Floating point exception: 8" (macOS).
-    {"^[ \t]*Floating point exception(: 8)?\\s*$", kRegex},
+    {"^[ \t]*Floating point exception(: 8)?\\s*$", kRegex | kCompanion},
     // A progress bar the shell's word lands after (tqdm redraws with \r): "... 5.15s/it]Killed"
     {"(\\]|it/s|s/it|\\.\\.\\.)(Killed|Aborted|Terminated)\\s*$", kRegex},
     // The shell's status echoed after the command: "$ echo $?" then "137".

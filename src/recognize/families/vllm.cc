@@ -78,7 +78,7 @@ constexpr Pattern kPatterns[] = {
     {"KV cache memory:", kCompanion},
     {"reserved for KV Cache is", kCompanion},
     {"on startup is less than desired GPU memory utilization"},
-    {"is below required GPU memory utilization"},  // the same check as worded by some builds (ROCm's)
+    {"is below required GPU memory utilization", kCompanion},  // the same check as some builds word it (ROCm's); no gate word
     {"on kv cache allocation is less than requested memory for kv"},
     {"Memory profiling results:", kContext},
     {"Loading model weights took ", kContext},
