@@ -459,8 +459,6 @@ bool per_app_fixes(Incident& inc, const Numbers& n) {
       n.limit ? "the OS killed it at its " + format_bytes(*n.limit) + " per-app limit" : "the OS killed it at its per-app limit");
   add(inc, "on iOS 15 and later, request the larger per-app limit (the com.apple.developer.kernel.increased-memory-limit entitlement)",
       "the limit is the device's and the OS's; that entitlement is the only way to raise it");
-  inc.next_checks.push_back("xcrun xctrace record --template Allocations --device DEVICE --attach " +
-                            (n.process.empty() || n.process == "app" ? std::string("APP") : n.process));
   return true;
 }
 
@@ -560,7 +558,11 @@ void fixes_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) 
 
 void next_checks_for(Incident& inc, const Numbers& n, const std::vector<Fact>& facts) {
   auto& c = inc.next_checks;
-  if (n.head && n.head->detail == kPerAppLimitKill) return;  // per_app_fixes said them
+  if (n.head && n.head->detail == kPerAppLimitKill) {  // the app's own cap: the device's profiler, not a cgroup's files
+    c.push_back("xcrun xctrace record --template Allocations --device DEVICE --attach " +
+                (n.process.empty() || n.process == "app" ? std::string("APP") : n.process));
+    return;
+  }
   switch (inc.layer) {
     case Layer::container_limit: {
       CgroupInfo info = parse_cgroup_path(n.cgroup);

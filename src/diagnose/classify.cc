@@ -469,7 +469,7 @@ Decision decide_layer(const View& v) {
   // out (read blind, a bare one was the host's once in eleven). With no host
   // figures, limit or kernel kill beside it, the pool is left open.
   if (const Fact* c = v.failure(FactKind::host_alloc_failure);
-      c && c->layer == Layer::unknown && c->detail == ".NET OutOfMemoryException" && !configured_limit(v) && !host_ram_state(v) &&
+      c && c->layer == Layer::unknown && c->detail == kDotnetOom && !configured_limit(v) && !host_ram_state(v) &&
       !v.has(FactKind::kernel_oom_kill) && !v.has(FactKind::host_exhausted)) {
     d = {Layer::unknown, c, 0.5f,
          ".NET threw OutOfMemoryException with nothing beside it to say which memory: the host's RAM, a container's limit, the "
@@ -480,7 +480,7 @@ Decision decide_layer(const View& v) {
   // quota): the node's pool is its container's limit where the guard's total
   // is that limit; otherwise the evidence does not name it.
   if (const Fact* c = v.failure(FactKind::host_alloc_failure);
-      c && c->layer == Layer::unknown && text::contains(c->detail, "the server's own guard")) {
+      c && c->layer == Layer::unknown && text::contains(c->detail, kServerGuard)) {
     const Fact* lim = configured_limit(v);
     if (lim && lim->limit && c->total && *c->total * 20 >= *lim->limit * 19 && *c->total * 19 <= *lim->limit * 20) {
       d = {host_or_limit(v, Layer::container_limit), c, 0.6f,
@@ -2841,7 +2841,7 @@ Cause decide_cause(const View& v, const Decision& d, Why& why) {
       // the rest of the paste (workers, a table of processes, a phase) still holds.
       if (d.decisive && d.decisive->kind == FactKind::process_killed) return host_cause(v, d, why);
       // So for .NET's bare OutOfMemoryException: its pool is open, not what it was doing.
-      if (d.decisive && d.decisive->detail == ".NET OutOfMemoryException") return host_cause(v, d, why);
+      if (d.decisive && d.decisive->detail == kDotnetOom) return host_cause(v, d, why);
       // Exit 137 with nothing else: the phase it died in still says what was
       // being done (weights loading, a batch stepping).
       if (d.decisive && d.decisive->kind == FactKind::exit_status &&

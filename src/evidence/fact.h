@@ -216,6 +216,15 @@ inline constexpr std::string_view kNoOomKill = "the cgroup counted no OOM kill (
 // in all but name.
 inline constexpr std::string_view kPerAppLimitKill = "the OS killed the app at its own memory limit (jetsam's per-process limit)";
 
+// The detail of .NET's OutOfMemoryException (dotnet.cc) where nothing in
+// the line says more.
+inline constexpr std::string_view kDotnetOom = ".NET OutOfMemoryException";
+
+// What a server's own memory guard's detail says of itself (milvus.cc's
+// quota): a refusal at a share of the node's memory, not an allocation the
+// kernel or the runtime refused.
+inline constexpr std::string_view kServerGuard = "the server's own guard, at a share of the node's memory";
+
 // A container runtime's record that it saw no OOM kill (docker inspect's
 // "OOMKilled": false): read beside an exit the process made itself.
 inline constexpr std::string_view kRuntimeNoOomKill = "the runtime recorded no OOM kill (OOMKilled false)";

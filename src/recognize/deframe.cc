@@ -415,13 +415,16 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       return json_record(l, reference_us);
     case kCri:
     case kStamp: {
-      size_t n = rfc3339_stamp(l, f == kCri ? 6 : 0);
+      // Docker's and the kubelet's stamps (six digits and more: CRI lines
+      // have no other) are a collector's whatever follows them.
+      size_t n = rfc3339_stamp(l, 6);
+      const bool fine = n != 0;
+      if (!fine && f == kStamp) n = rfc3339_stamp(l, 0);
       if (!n || n >= l.size() || (l[n] != ' ' && (f == kCri || l[n] != '\t'))) return std::nullopt;
       // A stamp of seconds or milliseconds then figures only is a metric's row
       // (the AWS CLI's datapoints as text, "2025-05-12T08:00:00+00:00\t31.2"):
-      // the series reader's, whole. Docker's and the kubelet's stamps (six
-      // digits and more) are a collector's whatever follows.
-      if (f == kStamp && !rfc3339_stamp(l, 6) && figures_only(l.substr(n + 1))) return std::nullopt;
+      // the series reader's, whole.
+      if (!fine && figures_only(l.substr(n + 1))) return std::nullopt;
       std::string_view rest = l.substr(n + 1);
       if (f == kCri) {
         if (rest.substr(0, 7) != "stdout " && rest.substr(0, 7) != "stderr ") return std::nullopt;
@@ -658,8 +661,11 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   const bool entities = has_entities(input);
   const bool typography = entities || has_typography(input);
   const bool escaped = std::any_of(views.begin(), views.end(), [](std::string_view l) { return escaped_breaks(l) >= kEscapedBreaks; });
+  // A source's name before most lines, as the input has it (read again below
+  // only where the lines were changed first).
+  std::string prefix = common_prefix(views);
   if (!ansi && !crlf && !typography && !escaped && dominant(views, reference_us) == kFramings && common_indent(views) == 0 &&
-      common_prefix(views).empty())
+      prefix.empty())
     return std::nullopt;
 
   Lines ls;
@@ -708,7 +714,8 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
     d.chain.push_back(static_cast<uint8_t>(best));
   }
   if (escaped && unescape_lines(ls)) d.framings.emplace_back("escaped line breaks");
-  if (std::string prefix = common_prefix(ls.text); !prefix.empty()) {
+  if (ansi || typography || escaped || !d.chain.empty()) prefix = common_prefix(ls.text);  // the lines changed
+  if (!prefix.empty()) {
     for (auto& l : ls.text)
       if (l.compare(0, prefix.size(), prefix) == 0) l.erase(0, prefix.size());
     d.framings.emplace_back("a source's name before each line");

@@ -86,7 +86,7 @@ class Dotnet final : public Recognizer {
       return;
     }
     Fact f = make_fact(line, FactKind::host_alloc_failure, Family::runtime);
-    f.detail = ".NET OutOfMemoryException";
+    f.detail = std::string(kDotnetOom);
     f.strength = 0.8f;
     pending_ = std::move(f);  // a hard limit printed after it (dotnet-dump's analysis) still places it
   }

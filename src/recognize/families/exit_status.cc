@@ -612,7 +612,6 @@ class ExitStatus final : public Recognizer {
     return false;
   }
 
-  // A SIGKILL / other signal reported by a runtime (not the shell).
   // A native crash as Android reports it: libc's "Fatal signal 11 (SIGSEGV),
   // code 1 (SEGV_MAPERR), fault addr 0x0 in tid 4350 (inference), pid 4321
   // (com.example.app)" and debuggerd's tombstone "signal 11 (SIGSEGV), code 9
@@ -639,6 +638,7 @@ class ExitStatus final : public Recognizer {
     return true;
   }
 
+  // A SIGKILL / other signal reported by a runtime (not the shell).
   // Threads refused by a task limit or EPERM (not memory), and a Jupyter
   // kernel gone without a word of why: true when the line was one of them.
   bool refused_or_gone(const Line& line, std::string_view s, FactSink& out) {

@@ -61,11 +61,9 @@ class Milvus final : public Recognizer {
       f.usage = *usage_ * units::MiB;
       f.total = *total_ * units::MiB;
     }
-    f.detail = f.total ? fmt::format("Milvus's memory quota: writes denied with the node at {} of {}, past its high water level "
-                                     "(the server's own guard, at a share of the node's memory)",
-                                     units::format_bytes(*f.usage), units::format_bytes(*f.total))
-                       : std::string("Milvus's memory quota: writes denied past the node's memory high water level (the server's own "
-                                     "guard, at a share of the node's memory)");
+    f.detail = f.total ? fmt::format("Milvus's memory quota: writes denied with the node at {} of {}, past its high water level ({})",
+                                     units::format_bytes(*f.usage), units::format_bytes(*f.total), kServerGuard)
+                       : fmt::format("Milvus's memory quota: writes denied past the node's memory high water level ({})", kServerGuard);
     out.add(std::move(f));
   }
 
