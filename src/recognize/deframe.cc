@@ -185,23 +185,37 @@ std::optional<int64_t> stamp_time(std::string_view stamp, int64_t reference_us) 
   return timeutil::parse_line_time(stamp, reference_us).unix_us;
 }
 
-// A syslog or `journalctl` short prefix ("Dec  4 12:00:01 gpu-1 python3[4242]: "):
+// A syslog or `journalctl` short prefix ("Dec  4 12:00:01 gpu-1 python3[4242]: "),
+// or rsyslog's with an RFC 3339 stamp (its high-precision template, the
+// default of Debian 13 and Ubuntu 24.04: "2025-03-04T10:00:01.123456+00:00
+// gpu-1 python3[4242]: "; `journalctl -o short-iso`'s "2025-03-04T10:00:01+0000"):
 // its length and the ident's, or 0. The kernel's, systemd's and the
 // userspace OOM killers' own lines keep theirs: their recognizers read the
 // ident ("kernel:", "systemd-oomd[..]:").
 size_t syslog_prefix(std::string_view s) {
   static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
-  if (s.size() < 20 || s[3] != ' ' || kMonths.find(s.substr(0, 3)) == std::string_view::npos || kMonths.find(s.substr(0, 3)) % 3)
-    return 0;
-  size_t i = 4;
-  if (s[i] == ' ') ++i;
-  while (digit(s, i)) ++i;
-  if (!(i < s.size() && s[i] == ' ' && digits(s, i + 1, 2) && s[i + 3] == ':' && digits(s, i + 4, 2) && s[i + 6] == ':' && digits(s, i + 7, 2)))
-    return 0;
-  i += 9;
+  size_t i = rfc3339_stamp(s, 0);
+  if (!i) {
+    if (s.size() < 20 || s[3] != ' ' || kMonths.find(s.substr(0, 3)) == std::string_view::npos || kMonths.find(s.substr(0, 3)) % 3)
+      return 0;
+    i = 4;
+    if (s[i] == ' ') ++i;
+    while (digit(s, i)) ++i;
+    if (!(i < s.size() && s[i] == ' ' && digits(s, i + 1, 2) && s[i + 3] == ':' && digits(s, i + 4, 2) && s[i + 6] == ':' &&
+          digits(s, i + 7, 2)))
+      return 0;
+    i += 9;
+  }
   if (i >= s.size() || s[i] != ' ') return 0;
   size_t host = i + 1, sp = s.find(' ', host);
   if (sp == std::string_view::npos || sp == host) return 0;
+  // A host name is no program's level or bracket ("2025-...Z WARN vllm.engine: ...",
+  // "2025-...Z [main] app: ..." are a program's own line after its stamp).
+  const std::string_view host_name = s.substr(host, sp - host);
+  if (host_name.front() == '[' || host_name.back() == ':' ||
+      std::all_of(host_name.begin(), host_name.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }) ||
+      host_name == "info" || host_name == "warn" || host_name == "error" || host_name == "debug")
+    return 0;
   size_t colon = s.find(": ", sp + 1);
   if (colon == std::string_view::npos) return 0;
   std::string_view ident = s.substr(sp + 1, colon - sp - 1);
@@ -217,11 +231,13 @@ struct Cut {
   std::optional<int64_t> time;
 };
 
+// In the order a tie is settled: the more particular framing first (a CRI
+// line's or an rsyslog line's stamp is an RFC 3339 stamp too).
 enum Framing : size_t {
-  kJsonRecord, kCri, kStamp, kPodPrefix, kQuote, kSyslog, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kFramings
+  kJsonRecord, kCri, kSyslog, kStamp, kPodPrefix, kQuote, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kFramings
 };
-constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "RFC 3339 timestamps",
-                                                            "kubectl --prefix", "Markdown quotes", "syslog prefixes",
+constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "syslog prefixes",
+                                                            "RFC 3339 timestamps", "kubectl --prefix", "Markdown quotes",
                                                             "docker compose service prefixes", "bracketed timestamps",
                                                             "clock times", "grep's file names", "line numbers"};
 
@@ -601,6 +617,10 @@ size_t dominant(const Range& lines, int64_t reference_us) {
   };
   for (size_t f = 0; f < kFramings; ++f)
     if (enough(f) && (best == kFramings || carried[f] > carried[best])) best = f;
+  // An rsyslog file's lines all carry the stamp, its services' also the
+  // ident (the kernel's keep theirs, syslog_prefix): the services' come off
+  // whole, the kernel's keep the stamp its recognizer reads past.
+  if (best == kStamp && enough(kSyslog)) best = kSyslog;
   return best;
 }
 

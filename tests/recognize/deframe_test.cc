@@ -103,6 +103,8 @@ std::string quote(size_t, const std::string& l) { return l.empty() ? ">" : "> " 
 std::string journal(size_t i, const std::string& l) {
   return "May  1 12:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + " gpu-7 python3[4242]: " + l;
 }
+// rsyslog's high-precision template (Debian 13's, Ubuntu 24.04's /var/log/syslog).
+std::string rsyslog(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "+00:00 gpu-7 python3[4242]: " + l; }
 std::string coloured(size_t, const std::string& l) { return "\x1b[1;31m" + l + "\x1b[0m\x1b[K"; }
 // Copied from a rendered page or a chat: runs of spaces keep one as U+00A0,
 // quotes curl (U+2019, U+201D), a minus becomes U+2212.
@@ -506,6 +508,7 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"ANSI colour", coloured, 0.98},
                         {"indented", indented, 0.98},
                         {"journal", journal, 0.95},
+                        {"rsyslog", rsyslog, 0.95},
                         {"typographic", typographic, 0.98},
                         {"HTML source", html_source, 0.98}};
   int cases = 0;
@@ -548,6 +551,38 @@ TEST(Deframe, ACollectorsStampComesOffAtAnyPrecisionAProgramsOwnStays) {
   }
   Diagnosis g = test::diagnose_text(framed(kShellKill, cloudwatch));
   EXPECT_EQ(g.layer, test::diagnose_text(kShellKill).layer) << test::reason_text(g);
+}
+
+// rsyslog's lines with an RFC 3339 stamp (its high-precision template, the
+// default of Debian 13 and Ubuntu 24.04) lose the stamp, the host and the
+// program's ident as the short syslog form does; the kernel's keep their
+// ident for its recognizer. Before, only the stamp came off and every line
+// began "gpu-7 python3[4242]: ": on the training split layer fell from 91.8%
+// to 86.6% and cause from 65.5% to 52.0%. A program's own level or tag after
+// its stamp is no host.
+TEST(Deframe, RsyslogsIsoLinesLoseTheirHostAndIdent) {
+  const std::string in =
+      "2025-03-04T10:00:01.123456+00:00 gpu-7 python3[4242]: Loading checkpoint shards:  50%|#####     | 1/2\n"
+      "2025-03-04T10:00:09.223456+00:00 gpu-7 python3[4242]: Loading checkpoint shards: 100%|##########| 2/2\n"
+      "2025-03-04T10:00:20.001234+00:00 gpu-7 kernel: [ 8811.120950] Out of memory: Killed process 4242 (python3) "
+      "total-vm:70123456kB, anon-rss:61234567kB, file-rss:1234kB, shmem-rss:0kB, UID:1000 pgtables:120000kB oom_score_adj:0\n"
+      "2025-03-04T10:00:20.501301+00:00 gpu-7 python3[4250]: watchdog: worker 4242 gone\n";
+  auto d = deframe(in, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->text.starts_with("Loading checkpoint shards:  50%|#####     | 1/2\nLoading ")) << d->text;
+  EXPECT_NE(d->text.find("\nwatchdog: worker 4242 gone\n"), std::string::npos) << d->text;
+  EXPECT_NE(d->text.find("kernel: [ 8811.120950] Out of memory"), std::string::npos) << d->text;
+  ASSERT_TRUE(d->time[0].has_value());
+  EXPECT_EQ(*d->time[0] / 1000000 % 60, 1);
+  const Diagnosis g = test::diagnose_text(in);
+  EXPECT_EQ(g.layer, Layer::host_ram) << test::reason_text(g);
+  EXPECT_EQ(g.cause, Cause::model_load) << test::reason_text(g);
+  for (const char* own : {"2025-03-04T10:00:08.123Z WARN vllm.engine: ", "2025-03-04T10:00:08.123Z [main] app: "}) {
+    const std::string o = std::string(own) + "loading\n" + own + "out of memory\n" + own + "exiting\n";
+    auto od = deframe(o, 0);
+    ASSERT_TRUE(od.has_value()) << own;
+    EXPECT_EQ(od->text.find("loading"), std::string(own).size() - 25) << own << od->text;
+  }
 }
 
 // A CI system's clock before each line comes off (Jenkins' Timestamper, in
