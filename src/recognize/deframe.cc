@@ -624,18 +624,26 @@ size_t dominant(const Range& lines, int64_t reference_us) {
   return best;
 }
 
-// Indentation every non-blank line shares (a Markdown code block, a paste
-// indented in an editor); 0 when there is none, or tabs and spaces mix.
+// Indentation every non-blank line shares, the same characters on each (a
+// Markdown code block, a paste indented in an editor, a tab before each line
+// of a document's quote, above the program's own indentation); 0 when there
+// is none.
 template <class Range>
 size_t common_indent(const Range& lines) {
-  size_t common = SIZE_MAX;
+  std::string_view common;
+  bool first = true;
   for (const auto& l : lines) {
     if (blank(l)) continue;
-    size_t n = std::string_view(l).find_first_not_of(" \t");
-    if (n == 0 || (l[0] == '\t') != (l[n - 1] == '\t')) return 0;
-    common = std::min(common, n);
+    std::string_view s = l;
+    std::string_view lead = s.substr(0, s.find_first_not_of(" \t"));
+    if (lead.empty()) return 0;
+    if (first) common = lead, first = false;
+    size_t k = 0;
+    while (k < common.size() && k < lead.size() && common[k] == lead[k]) ++k;
+    common = common.substr(0, k);
+    if (common.empty()) return 0;
   }
-  return common == SIZE_MAX ? 0 : common;
+  return common.size();
 }
 
 // Each line with escaped breaks (see escaped_breaks) as its pieces, all

@@ -74,6 +74,9 @@ std::string structured(size_t i, const std::string& l) {
   return "{\"level\":\"info\",\"ts\":" + std::to_string(1714564800 + i) + ".25,\"msg\":\"" + json_escaped(l) + "\"}";
 }
 std::string indented(size_t, const std::string& l) { return l.empty() ? l : "    " + l; }
+// A tab before each line (a document's or a mail's quote, an editor's
+// indent) above the program's own spaces: a Traceback's "  File" lines.
+std::string tabbed(size_t, const std::string& l) { return l.empty() ? l : "\t" + l; }
 std::string cri(size_t i, const std::string& l) { return stamp(i) + " stderr F " + l; }
 std::string kubectl_ts(size_t i, const std::string& l) { return stamp(i) + " " + l; }
 // GitHub Actions stamps each line of a job's log with seven digits of a
@@ -507,6 +510,7 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"quote", quote, 0.98},
                         {"ANSI colour", coloured, 0.98},
                         {"indented", indented, 0.98},
+                        {"tabbed", tabbed, 0.98},
                         {"journal", journal, 0.95},
                         {"rsyslog", rsyslog, 0.95},
                         {"typographic", typographic, 0.98},
@@ -583,6 +587,22 @@ TEST(Deframe, RsyslogsIsoLinesLoseTheirHostAndIdent) {
     ASSERT_TRUE(od.has_value()) << own;
     EXPECT_EQ(od->text.find("loading"), std::string(own).size() - 25) << own << od->text;
   }
+}
+
+// The indentation every line shares comes off as the same characters, a
+// tab above a program's own spaces too. Before, a tab before each line of a
+// Traceback (whose "  File" lines are indented with spaces) stayed: on the
+// training split layer fell from 91.8% to 91.3% and cause from 65.5% to
+// 63.8%.
+TEST(Deframe, ATabBeforeEachLineComesOffAboveTheProgramsOwnSpaces) {
+  const std::string in = std::string("\tTraceback (most recent call last):\n") + "\t  File \"/app/train.py\", line 88, in <module>\n" +
+                         "\t    loss.backward()\n" + "\ttorch.OutOfMemoryError: CUDA out of memory.\n";
+  auto d = deframe(in, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "Traceback (most recent call last):\n  File \"/app/train.py\", line 88, in <module>\n    loss.backward()\n"
+                     "torch.OutOfMemoryError: CUDA out of memory.\n");
+  // Lines that share no leading characters keep theirs.
+  EXPECT_FALSE(deframe("\tone\n  two\n\tthree\n", 0).has_value());
 }
 
 // A CI system's clock before each line comes off (Jenkins' Timestamper, in
