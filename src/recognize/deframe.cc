@@ -231,15 +231,63 @@ struct Cut {
   std::optional<int64_t> time;
 };
 
+// A launcher's tag for the worker a line came from, each worker its own:
+// PyTorch's "[rank0]: " (torchrun, 2.4 and later, before each line of a
+// rank's traceback), torchrun --tee's "[default0]:", Open MPI
+// --tag-output's "[1,0]<stderr>:", Ray's "(RayWorkerWrapper pid=2957,
+// ip=10.0.0.5) " and "(pid=2957) " before a task's or an actor's output. Its
+// length with the one space its launcher writes after it (torchrun --tee and
+// Open MPI write none), or 0. Ray's own "(raylet)" lines are its recognizer's.
+size_t worker_tag(std::string_view s) {
+  if (s.size() < 5) return 0;
+  size_t i = 0;
+  auto space = [&](size_t n) { return n < s.size() && s[n] == ' ' ? n + 1 : n; };
+  if (s[0] == '[') {
+    for (std::string_view w : {std::string_view("rank"), std::string_view("default")}) {
+      if (s.substr(1, w.size()) != w) continue;
+      i = 1 + w.size();
+      const size_t d = i;
+      while (digit(s, i)) ++i;
+      if (i == d || i - d > 6 || s.substr(i, 2) != "]:") return 0;
+      return w == "rank" ? space(i + 2) : i + 2;
+    }
+    i = 1;
+    while (digit(s, i)) ++i;
+    if (i == 1 || i >= s.size() || s[i] != ',') return 0;
+    const size_t d = ++i;
+    while (digit(s, i)) ++i;
+    if (i == d) return 0;
+    for (std::string_view stream : {std::string_view("]<stdout>:"), std::string_view("]<stderr>:")})
+      if (s.substr(i, stream.size()) == stream) return i + stream.size();
+    return 0;
+  }
+  if (s[0] != '(') return 0;
+  const size_t close = s.find(')');
+  if (close == std::string_view::npos || close > 120 || close + 1 >= s.size() || s[close + 1] != ' ') return 0;
+  std::string_view in = s.substr(1, close - 1);
+  size_t at = in.starts_with("pid=") ? 0 : in.find(" pid=");
+  if (at == std::string_view::npos) return 0;
+  if (at > 0)
+    for (char c : in.substr(0, at))
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return 0;
+  at += at > 0 ? 5 : 4;
+  const size_t d = at;
+  while (digit(in, at)) ++at;
+  if (at == d || (at < in.size() && in.substr(at, 5) != ", ip=")) return 0;
+  return close + 2;
+}
+
 // In the order a tie is settled: the more particular framing first (a CRI
 // line's or an rsyslog line's stamp is an RFC 3339 stamp too).
 enum Framing : size_t {
-  kJsonRecord, kCri, kSyslog, kStamp, kPodPrefix, kQuote, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kFramings
+  kJsonRecord, kCri, kSyslog, kStamp, kPodPrefix, kQuote, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kWorkerTag,
+  kFramings
 };
 constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "syslog prefixes",
                                                             "RFC 3339 timestamps", "kubectl --prefix", "Markdown quotes",
                                                             "docker compose service prefixes", "bracketed timestamps",
-                                                            "clock times", "grep's file names", "line numbers"};
+                                                            "clock times", "grep's file names", "line numbers",
+                                                            "a launcher's worker tags"};
 
 // grep's file name before each line (-H, -r: "/var/log/app/server.log:...",
 // "logs/train.txt-..." on a context line): a path with a slash or a log's
@@ -490,6 +538,11 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       if (!n || n + 1 >= l.size() || (l[n] != ' ' && l[n] != '\t') || figures_only(l.substr(n + 1))) return std::nullopt;
       return Cut{std::string(l.substr(n + 1)), std::nullopt};
     }
+    case kWorkerTag: {
+      size_t n = worker_tag(l);
+      if (!n) return std::nullopt;
+      return Cut{std::string(l.substr(n)), std::nullopt};
+    }
     case kSyslog: {
       size_t n = syslog_prefix(l);
       if (!n) return std::nullopt;
@@ -536,6 +589,14 @@ bool source_name(std::string_view t, bool* bare) {
     std::string_view ident = t.substr(0, t.find('['));
     return has_alpha(ident) && ident != "kernel" && ident != "heroku" && ident.substr(0, 7) != "systemd" &&
            ident.find("oom") == std::string_view::npos;
+  }
+  // pdsh's host before each line of a remote command's output (DeepSpeed's
+  // multi-node launcher: "worker-1: ", "10.0.0.5: "): a host's name with a
+  // digit and a dash or a dot, then a colon.
+  if (t.back() == ':' && t.size() > 3) {
+    std::string_view host = t.substr(0, t.size() - 1);
+    return has_digit(host) && host.find_first_of("-.") != std::string_view::npos && std::isalnum(static_cast<unsigned char>(host[0])) &&
+           std::all_of(host.begin(), host.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.'; });
   }
   if (t.find('-') == std::string_view::npos || !std::isalpha(static_cast<unsigned char>(t[0]))) return false;
   for (char c : t)

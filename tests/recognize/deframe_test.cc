@@ -108,6 +108,13 @@ std::string journal(size_t i, const std::string& l) {
 }
 // rsyslog's high-precision template (Debian 13's, Ubuntu 24.04's /var/log/syslog).
 std::string rsyslog(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "+00:00 gpu-7 python3[4242]: " + l; }
+// A launcher's tag for the worker each line came from: torchrun's
+// "[rank0]: ", Open MPI --tag-output's, Ray's actor and PID, pdsh's host
+// (DeepSpeed's multi-node launcher).
+std::string rank_tag(size_t, const std::string& l) { return "[rank0]: " + l; }
+std::string mpi_tag(size_t, const std::string& l) { return "[1,0]<stderr>:" + l; }
+std::string ray_tag(size_t, const std::string& l) { return "(RayWorkerWrapper pid=2957, ip=10.0.0.5) " + l; }
+std::string pdsh_host(size_t, const std::string& l) { return "worker-1: " + l; }
 std::string coloured(size_t, const std::string& l) { return "\x1b[1;31m" + l + "\x1b[0m\x1b[K"; }
 // Copied from a rendered page or a chat: runs of spaces keep one as U+00A0,
 // quotes curl (U+2019, U+201D), a minus becomes U+2212.
@@ -513,6 +520,10 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"tabbed", tabbed, 0.98},
                         {"journal", journal, 0.95},
                         {"rsyslog", rsyslog, 0.95},
+                        {"torchrun rank", rank_tag, 0.98},
+                        {"Open MPI tag", mpi_tag, 0.98},
+                        {"Ray worker", ray_tag, 0.98},
+                        {"pdsh host", pdsh_host, 0.98},
                         {"typographic", typographic, 0.98},
                         {"HTML source", html_source, 0.98}};
   int cases = 0;
@@ -605,6 +616,40 @@ TEST(Deframe, ATabBeforeEachLineComesOffAboveTheProgramsOwnSpaces) {
   EXPECT_FALSE(deframe("\tone\n  two\n\tthree\n", 0).has_value());
 }
 
+// A launcher's tag for each worker comes off whichever worker it names, where
+// most lines carry one: torchrun's "[rank3]: " and "[default0]:", Open MPI's
+// "[1,0]<stderr>:", Ray's "(RayWorkerWrapper pid=2957, ip=...) " and
+// "(pid=2957) ", pdsh's "worker-1: ". Before, each stayed: on the training
+// split with one before every line, layer fell from 91.8% to 87.7-88.9% and
+// cause from 65.5% to 53.1-54.4%. Ray's own "(raylet)" lines stay for its
+// recognizer, and a few tagged lines among a driver's are no framing.
+TEST(Deframe, ALaunchersWorkerTagsComeOff) {
+  const std::string body[] = {"Traceback (most recent call last):", "  File \"/app/train.py\", line 88, in <module>",
+                              "    loss.backward()", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."};
+  for (const char* tags : {"[rank3]: |[rank1]: |[rank3]: |[rank1]: ", "[default0]:|[default0]:|[default1]:|[default0]:",
+                           "[1,0]<stderr>:|[1,0]<stderr>:|[1,1]<stdout>:|[1,0]<stderr>:",
+                           "(RayWorkerWrapper pid=2957, ip=10.0.0.5) |(pid=2958) |(RayWorkerWrapper pid=2957, ip=10.0.0.5) |(pid=2958) ",
+                           "worker-1: |worker-1: |worker-1: |worker-1: "}) {
+    std::string in, want;
+    std::string_view rest = tags;
+    for (const std::string& line : body) {
+      size_t bar = rest.find('|');
+      in += std::string(rest.substr(0, bar)) + line + "\n";
+      want += line + "\n";
+      rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+    }
+    auto d = deframe(in, 0);
+    ASSERT_TRUE(d.has_value()) << tags;
+    EXPECT_EQ(d->text, want) << tags;
+  }
+  const std::string raylet =
+      "(raylet) 3 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons\n"
+      "(raylet) node_manager.cc:2966: System memory low\n(raylet) again\n";
+  EXPECT_FALSE(deframe(raylet, 0).has_value());
+  const std::string driver = "INFO starting\nINFO loading\nINFO loaded\n(pid=2957) warming up\nINFO serving\n";
+  EXPECT_FALSE(deframe(driver, 0).has_value());
+}
+
 // A CI system's clock before each line comes off (Jenkins' Timestamper, in
 // brackets with its date or bare; GitLab's stamp and stream): a bare
 // "Killed" behind it was not read. A sampler's own rows, a clock and then
@@ -636,7 +681,6 @@ TEST(Deframe, ASourcesNameBeforeMostLinesComesOff) {
   }
   EXPECT_FALSE(deframe("[INFO] a\n[INFO] b\n[INFO] c\n", 0).has_value());
   EXPECT_FALSE(deframe("kernel: a\nkernel: b\nkernel: c\n", 0).has_value());
-  EXPECT_FALSE(deframe("[rank0]: a\n[rank0]: b\n[rank0]: c\n", 0).has_value());
   // A program's own logger name (no instance number) and Heroku's own lines are their readers'.
   EXPECT_FALSE(deframe("[indexer] batch 10\n[indexer] batch 20\n[indexer] batch 30\n", 0).has_value());
   EXPECT_FALSE(deframe("heroku[web.1]: a\nheroku[web.1]: b\nheroku[web.1]: c\n", 0).has_value());
