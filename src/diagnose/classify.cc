@@ -603,7 +603,9 @@ Decision decide_layer(const View& v) {
     // kernel OOM killer is by far its usual sender, but only the kernel log can
     // confirm it (the next checks say how).
     d = {k->layer != Layer::unknown ? k->layer : Layer::host_ram, k, k->layer != Layer::unknown ? k->strength : 0.45f,
-         "a SIGKILL without any other reason shown; the kernel OOM killer is its usual sender (confirm with the kernel log)"};
+         k->family == Family::runtime
+             ? k->detail + " (confirm with the VM's memory graph or its kernel log)"
+             : std::string("a SIGKILL without any other reason shown; the kernel OOM killer is its usual sender (confirm with the kernel log)")};
     return d;
   }
   // 10. Look-alikes.

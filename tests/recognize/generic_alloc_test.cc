@@ -1048,5 +1048,18 @@ TEST(GenericAlloc, TheLinkersAllocatingSizeIsReadAndAnAbsurdOneIsNotMemory) {
   EXPECT_EQ(real.layer, Layer::host_ram) << test::reason_text(real);
 }
 
+// "malloc of size N failed" gives its size as a bare count of bytes
+// (FFmpeg's av_malloc, Arrow's allocator; modelled on a pyarrow read of a
+// corrupt file, 2022, our own size): read, one no machine holds is a size
+// computed wrong, a plausible one the host's.
+TEST(GenericAlloc, MallocOfSizeIsABareCountOfBytes) {
+  Diagnosis absurd = test::diagnose_text("ArrowMemoryError: malloc of size 3458764513820540928 failed\n");
+  EXPECT_EQ(absurd.layer, Layer::not_memory) << test::reason_text(absurd);
+  Diagnosis real = test::diagnose_text("ArrowMemoryError: malloc of size 2097152 failed\n");
+  EXPECT_EQ(real.layer, Layer::host_ram) << test::reason_text(real);
+  ASSERT_FALSE(real.incidents.empty());
+  EXPECT_NE(real.incidents[0].summary.find("2.00 MiB"), std::string::npos) << real.incidents[0].summary;
+}
+
 }  // namespace
 }  // namespace aimem

@@ -296,8 +296,13 @@ TEST(Jvm, AHeapTheVmCouldNotReserveIsNativeAndBelowAnHvmemCapIsThatCap) {
 // jenkinsci/jenkins#2033; our own build): the Java heap. Prose and flags
 // naming the words are not failures.
 TEST(Jvm, MavensBareHeapMessageIsTheJavaHeap) {
+  // A server's error code or exception before it too (modelled on a graph
+  // database's Bolt error, 2023; our own reference id).
   for (const char* line : {"[ERROR] GC overhead limit exceeded -> [Help 1]\n", "[ERROR] Java heap space -> [Help 1]\n",
-                           "Error: Java heap space\n"}) {
+                           "Error: Java heap space\n",
+                           "ERROR Client triggered an unexpected error [Neo.DatabaseError.General.UnknownError]: Java heap space, "
+                           "reference 3b1f7e2c.\n",
+                           "org.example.QueryExecutionException: Java heap space\n"}) {
     Diagnosis d = test::diagnose_text(std::string("[INFO] BUILD FAILURE\n[INFO] Final Memory: 1010M/1024M\n") + line);
     EXPECT_EQ(d.layer, Layer::jvm_heap) << line;
   }

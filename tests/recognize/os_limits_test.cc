@@ -77,6 +77,20 @@ TEST(OsLimits, ANativeThreadRefusedAtTheProcessLimitIsNotMemory) {
   EXPECT_NE(diagnose_text(fail + "$ ulimit -u\n255000\n$ ps -eLf | wc -l\n     1200\n").layer, Layer::not_memory);
   // Nor does a limit with no refused thread beside it.
   EXPECT_EQ(diagnose_text("$ ulimit -u\n709\n$ ps -M -u $(whoami) | wc -l\n     706\n").layer, Layer::none);
+  // `ulimit -a`'s row and the process's own thread count (ps -o nlwp),
+  // modelled on a query engine's JVM at its user's process limit with
+  // 150 GB free (prestodb/presto, 2017; our own figures).
+  const std::string presto =
+      "Query 20170516_081112_00213_8mhgs failed: java.lang.OutOfMemoryError: unable to create new native thread\n"
+      "$ ulimit -a | grep -E 'max user processes|open files'\n"
+      "open files                      (-n) 1024\n"
+      "max user processes              (-u) 1024\n"
+      "$ ps -o nlwp= -p $(pgrep -f PrestoServer)\n"
+      " 1019\n";
+  EXPECT_EQ(diagnose_text(presto).layer, Layer::not_memory) << test::reason_text(diagnose_text(presto));
+  std::string few = presto;
+  few.replace(few.find(" 1019"), 5, "  312");
+  EXPECT_NE(diagnose_text(few).layer, Layer::not_memory);
 }
 
 // Modelled on a gateway whose JVM could not start a thread at its container's

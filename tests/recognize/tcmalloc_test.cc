@@ -26,5 +26,24 @@ TEST(Tcmalloc, ALargeAllocThatReturnedNilIsAFailedHostAllocation) {
   EXPECT_EQ(absurd.layer, Layer::not_memory) << test::reason_text(absurd);
 }
 
+// Colab stops a `!python` process that ran the VM out of RAM with an
+// interrupt: the output ends in "^C" after tcmalloc's large allocations
+// (modelled on a KoboldAI notebook loading a 6B model on Colab, 2021; our
+// own sizes and addresses). A "^C" far from any large allocation, or with
+// none before it, is a person's interrupt.
+TEST(Tcmalloc, AnInterruptRightAfterLargeAllocationsIsColabsRamStop) {
+  const std::string allocs =
+      "Initializing transformers, please wait...\n"
+      "tcmalloc: large alloc 6089203712 bytes == 0x55d1c2e6a000 @  0x7f3a8c1e2b6b 0x7f3a8c202379 0x7f3a3168a25e\n";
+  Diagnosis d = test::diagnose_text(allocs + "^C\n");
+  EXPECT_EQ(d.layer, Layer::host_ram) << test::reason_text(d);
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_NE(d.incidents[0].summary.find("Colab"), std::string::npos) << d.incidents[0].summary;
+  EXPECT_EQ(test::diagnose_text("Epoch 1/3\n^C\n").layer, Layer::none);
+  std::string far = allocs;
+  for (int i = 0; i < 45; ++i) far += "step " + std::to_string(i) + " loss 0.41\n";
+  EXPECT_EQ(test::diagnose_text(far + "^C\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

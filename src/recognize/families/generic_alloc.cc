@@ -614,6 +614,10 @@ class GenericAlloc final : public Recognizer {
       // Past what 64 bits hold ("Cannot allocate 1048575.999023PB"): a size
       // computed wrong, kept as the largest there is.
       if (auto v = units::parse_log_size_saturating(s.substr(p + lead.size())); v && *v > 0) return v;
+      // "malloc of size 2097152 failed" (FFmpeg's av_malloc, Arrow's
+      // allocator): a bare count after "of size" is bytes.
+      if (lead == "of size ")
+        if (auto v = units::parse_log_size(s.substr(p + lead.size()), nullptr, true); v && *v > 0) return v;
     }
     return std::nullopt;
   }

@@ -205,10 +205,13 @@ class Jvm final : public Recognizer {
       if (guards::is_mention(s, p, kind.size()) || guards::is_advice_line(s) || text::contains(s, "-XX:")) return true;
       // Only where the message is the line's error: after "ERROR", "Error:", "error:" or at its start.
       std::string_view before = text::trim(s.substr(0, p));
-      const std::string tail = text::lower(before.substr(before.size() > 8 ? before.size() - 8 : 0));
-      // A wrapper's cause line too ("ERROR: Caused by: GC overhead limit exceeded").
+      const std::string tail = text::lower(before.substr(before.size() > 12 ? before.size() - 12 : 0));
+      // A wrapper's cause line too ("ERROR: Caused by: GC overhead limit
+      // exceeded"), and a server's error code or exception before it
+      // ("...unexpected error [Neo.DatabaseError.General.UnknownError]: Java
+      // heap space", "QueryExecutionException: Java heap space").
       bool led = before.empty() || text::ends_with(tail, "error]") || text::ends_with(tail, "error") || text::ends_with(tail, "error:") ||
-                 text::ends_with(tail, "used by:");
+                 text::ends_with(tail, "used by:") || text::ends_with(tail, "error]:") || text::ends_with(tail, "exception:");
       if (!led) return true;
       heap_watcher(line, std::string(kind), std::string(kind), out);
       return true;

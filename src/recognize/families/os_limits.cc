@@ -72,6 +72,8 @@ constexpr Pattern kPatterns[] = {
     {"pid_limit", kContext},
     {"Map failed", kContext},
     {"ulimit -u", kContext},
+    {"max user processes", kContext},  // `ulimit -a`'s row: "max user processes              (-u) 1024"
+    {"nlwp", kContext},                // `ps -o nlwp= -p PID`: a process's threads
     {"pid_max", kContext},
     {"fork: Cannot allocate memory", kCompanion},
     {"fork: (retry: )?Resource temporarily unavailable", kRegex | kCompanion},
@@ -181,6 +183,20 @@ class OsLimits final : public Recognizer {
     }
     if (text::contains(s, "ulimit -u")) {
       expect_ = Expect::nproc;
+      expect_line_ = line.number;
+      return;
+    }
+    // `ulimit -a`'s row, its limit after the flag ("unlimited" is none).
+    if (auto v = text::after(s, "max user processes"); v && !guards::is_advice_line(s)) {
+      if (auto f = text::after(*v, "(-u)"))
+        if (auto n = text::parse_u64(text::trim(*f)); n && *n > 0)
+          nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(text::trim(s).substr(0, 64));
+      return;
+    }
+    // A process's own thread count (`ps -o nlwp= -p PID`, or with its
+    // "NLWP" header) on the next lines.
+    if (text::contains(s, "ps ") && text::icontains(s, "nlwp")) {
+      expect_ = Expect::threads;
       expect_line_ = line.number;
       return;
     }
