@@ -328,5 +328,38 @@ TEST(TensorflowJax, TensorFlowOnesDeviceLinesShowMemoryHeldBeforeItStarted) {
   EXPECT_NE(free.cause, Cause::other_process) << test::reason_text(free);
 }
 
+// TensorFlow 2 creates its device with what was free when it started: far
+// less than the card (its deviceMemorySize), or than an earlier process's
+// device on the same GPU, is memory held before it started (modelled on a
+// multi-worker strategy with two workers on one node's T4s, 2020, and two
+// model runners sharing one card, 2022; our own sizes). A device that size
+// under a cap the user set is the cap's, and a full-size device says nothing.
+TEST(TensorflowJax, ADeviceCreatedFarSmallerThanTheCardShowsMemoryHeldBeforeIt) {
+  const std::string props =
+      "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1561] Found device 0 with properties: \n"
+      "pciBusID: 0000:00:04.0 name: Tesla T4 computeCapability: 7.5\n"
+      "coreClock: 1.59GHz coreCount: 40 deviceMemorySize: 14.75GiB deviceMemoryBandwidth: 298.08GiB/s\n";
+  auto created = [](int mb) {
+    return "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1247] Created TensorFlow device "
+           "(/job:localhost/replica:0/task:0/device:GPU:0 with " + std::to_string(mb) + " MB memory) -> physical GPU (device: 0, "
+           "name: Tesla T4, pci bus id: 0000:00:04.0, compute capability: 7.5)\n";
+  };
+  const std::string fail =
+      "W tensorflow/core/common_runtime/bfc_allocator.cc:462] Allocator (GPU_0_bfc) ran out of memory trying to allocate 768.00MiB "
+      "(rounded to 805306368)requested by op sequential/conv2d/Conv2D\n"
+      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[512,32,26,26] and type "
+      "float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+  Diagnosis small = test::diagnose_text(props + created(664) + fail);
+  EXPECT_EQ(small.cause, Cause::other_process) << test::reason_text(small);
+  Diagnosis second = test::diagnose_text(created(13792) + created(664) + fail);
+  EXPECT_EQ(second.cause, Cause::other_process) << test::reason_text(second);
+  Diagnosis whole = test::diagnose_text(props + created(14221) + fail);
+  EXPECT_NE(whole.cause, Cause::other_process) << test::reason_text(whole);
+  Diagnosis capped = test::diagnose_text(
+      "tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=664)])\n" + props +
+      created(664) + fail);
+  EXPECT_NE(capped.cause, Cause::other_process) << test::reason_text(capped);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -58,6 +58,8 @@
 //   InUse:                  6646531840        -> allocated
 // so the diagnosis can tell a pool with room in pieces (fragmentation) from a full one.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -93,6 +95,11 @@ constexpr Pattern kPatterns[] = {
     {"per_process_gpu_memory_fraction", kContext},
     {"^[ \t]*(Limit|InUse):\\s+[0-9]+\\s*$", kRegex | kContext},
     {"totalMemory: [0-9.]+[KMGT]i?B freeMemory: ", kRegex | kContext},
+    // TensorFlow 2's device properties and the device it created from what was free:
+    // "... coreCount: 40 deviceMemorySize: 14.75GiB deviceMemoryBandwidth: ...",
+    // "Created device /job:localhost/replica:0/task:0/device:GPU:0 with 13 MB memory: -> device: 0, ..."
+    {"deviceMemorySize: [0-9.]+[KMGT]i?B", kRegex | kContext},
+    {"Created (TensorFlow )?device .*GPU:[0-9]+.* with [0-9]+ MB memory", kRegex | kContext},
     // TensorFlow 1.0's properties, one per line ("Total memory: 3.94GiB", "Free memory: 212.06MiB").
     {"^[ \t]*(Total|Free) memory: [0-9.]+[KMGT]i?B[ \t]*$", kRegex | kContext},
 };
@@ -173,6 +180,7 @@ class TensorflowJax final : public Recognizer {
     if (pending_ && line.number > pending_line_ + (pending_is_allocator_ ? kAllocatorWindow : kNodeWindow)) flush(out);
     if (bfc_stat(line, s)) return;
     if (device_memory(line, s, out)) return;
+    if (created_device(line, s, out)) return;
 
     if (auto p = s.find("OOM when allocating tensor"); p != std::string_view::npos) return tf_tensor(line, s, p, out);
     if (auto p = text::ifind(s, "ran out of memory trying to allocate"); p != std::string_view::npos) {
@@ -284,6 +292,55 @@ class TensorflowJax final : public Recognizer {
   }
   bool held_outside_reported_ = false;
   uint64_t total_line_ = 0;
+
+  // TensorFlow creates its GPU device with what is free when it starts (less
+  // a margin, unless a cap says otherwise): a device far smaller than the
+  // card ("with 13 MB memory" on a 14.75 GiB T4), or than the device an
+  // earlier process created on the same GPU in the same log (a second
+  // runner's 664 MB after the first's 13792 MB), says other processes held
+  // the rest before it started. Not where a cap was set (memory_limit, a
+  // fraction): that is the cap's size. On the training split every such
+  // device with no cap in view was labelled another process's (2026-12-07).
+  bool created_device(const Line& line, std::string_view s, FactSink& out) {
+    if (auto d = text::after(s, "deviceMemorySize: ")) {
+      if (!device_total_) device_total_ = units::parse_log_size(*d);
+      return true;
+    }
+    auto c = text::after(s, "Created ");
+    auto w = c ? text::after(*c, " with ") : std::nullopt;
+    if (!w || !text::contains(*c, "device") || !text::contains(*w, "MB memory")) return false;
+    auto mb = text::parse_u64(*w);
+    size_t g = c->find("GPU:");
+    if (!mb || g == std::string_view::npos) return true;
+    const std::string gpu(c->substr(g, c->find_first_not_of("0123456789", g + 4) - g));
+    const uint64_t bytes = *mb * units::MiB;
+    uint64_t earlier = 0;
+    for (const auto& [name, size] : created_)
+      if (name == gpu) earlier = std::max(earlier, size);
+    if (created_.size() < 16) created_.emplace_back(gpu, bytes);
+    if (held_outside_reported_ || capped_) return true;
+    Fact f = make_fact(line, FactKind::gpu_state, Family::tensorflow);
+    if (device_total_ && bytes < *device_total_ && (*device_total_ - bytes) * 4 >= *device_total_ &&
+        *device_total_ - bytes >= units::GiB) {
+      f.total = device_total_;
+      f.free = bytes;
+      f.usage = f.other_processes = *device_total_ - bytes;
+      f.detail = "TensorFlow could create its " + gpu + " device with only " + units::format_bytes(bytes) + " of " +
+                 units::format_bytes(*device_total_) + ": the rest was held before it started";
+    } else if (earlier >= units::GiB && bytes * 4 <= earlier) {
+      f.free = bytes;
+      f.usage = f.other_processes = earlier;
+      f.detail = "TensorFlow could create its " + gpu + " device with only " + units::format_bytes(bytes) + " after another process's " +
+                 units::format_bytes(earlier) + " on the same GPU";
+    } else {
+      return true;
+    }
+    out.add(std::move(f));
+    held_outside_reported_ = true;
+    return true;
+  }
+  std::vector<std::pair<std::string, uint64_t>> created_;
+  bool capped_ = false;  // a cap on the pool was set (cap(), a fraction)
   std::string total_text_;
 
   // The pool's figures, when they were printed for this failure. A pool under
@@ -491,6 +548,7 @@ class TensorflowJax final : public Recognizer {
 
   // A cap the user set on TensorFlow's pool: memory_limit in MB, or a fraction.
   void cap(const Line& line, std::string_view s, FactSink& out) {
+    capped_ = true;
     Fact f = make_fact(line, FactKind::runtime_setting, Family::tensorflow);
     if (auto v = text::after(s, "memory_limit")) {
       auto mb = text::parse_u64(text::trim(text::after(*v, "=").value_or("")));
