@@ -49,6 +49,19 @@ TEST(SharedMemory, TritonsPythonBackendPoolThatCannotGrowIsTheShmLimit) {
   // The advice alone, without the failure, is nothing.
   EXPECT_EQ(diagnose_text("If you are running Triton inside docker, use '--shm-size' flag to control the shared memory region size.\n").layer,
             Layer::none);
+  // At an instance's start, in the server's model table, its error wrapped
+  // onto the table's next row (modelled on a Triton 23.07 ensemble with a
+  // Python tokenizer, 2023; our own model names).
+  const std::string table =
+      "| tokenizer  | 1       | UNAVAILABLE: Internal: Unable to initialize shared memory key 'triton_python_backend_shm_region_3' "
+      "to requested size      |\n"
+      "|            |         | (67108864 bytes). If you are running Triton inside docker, use '--shm-size' flag to control the "
+      "shared memory region size. |\n"
+      "|            |         | Each Python backend model instance requires at least 64MBs of shared memory. Error: No space left on "
+      "device               |\n";
+  Diagnosis t = diagnose_text(table + kDf64);
+  EXPECT_EQ(t.layer, Layer::container_limit) << test::reason_text(t);
+  EXPECT_EQ(t.cause, Cause::limit_too_low) << test::reason_text(t);
 }
 
 // A SIGBUS is read as /dev/shm only beside a df row that shows a small one.

@@ -15,6 +15,8 @@
 //                                                                      (PyTorch's shared-memory files live in /dev/shm)
 //   Download process was signaled to shutdown with signal 7            (TGI: SIGBUS, with df below)
 //   Failed to increase the shared memory pool size for key 'triton_python_backend_shm_region_2' to 67108864 bytes.
+//   UNAVAILABLE: Internal: Unable to initialize shared memory key 'triton_python_backend_shm_region_3' to requested size
+//       (67108864 bytes). ...  (at a model instance's start; in `tritonserver`'s model table, wrapped)
 //       If you are running Triton inside docker, use '--shm-size' flag ... Error: No space left on device
 //                                                                      (Triton's Python backend: each model instance's region)
 //   shm              64M     0   64M   0% /dev/shm                     (df: the segment's size)
@@ -55,6 +57,7 @@ constexpr Pattern kPatterns[] = {
     {"shm_open", kCompanion},  // NCCL's "Call to shm_open failed : Permission denied"
     {"</torch_", kCompanion},  // PyTorch's shared-memory files
     {"shared memory pool size", kCompanion},  // Triton's Python backend
+    {"Unable to initialize shared memory key", kCompanion},  // ... at a model instance's start
     {"Bus error", kContext},
     {"signal 7", kContext},
     {"SIGBUS", kContext},
@@ -100,7 +103,11 @@ class SharedMemory final : public Recognizer {
     if (text::contains(s, "No space left on device")) no_space_ = true;
     if (pending_) return;
     // Triton's message carries its own advice ("use '--shm-size' flag") after the failure.
-    const bool triton = text::contains(s, "shared memory pool size") && text::contains(s, "No space left on device");
+    // At an instance's start it says "Unable to initialize shared memory key
+    // '...' to requested size (67108864 bytes)", its error on a later line
+    // where a model table wraps it: the failure either way.
+    const bool triton = (text::contains(s, "shared memory pool size") && text::contains(s, "No space left on device")) ||
+                        text::contains(s, "Unable to initialize shared memory key");
     if (guards::is_advice_line(s) && !text::contains(s, "shared memory (shm)") && !triton) return;
     const bool dataloader = text::contains(s, "insufficient shared memory (shm)") ||
                             text::contains(s, "workers are out of shared memory");
