@@ -72,5 +72,18 @@ Nov 24 10:00:01 node systemd[1]: backup.service: Consumed 2.1s CPU time, 120.0M 
   EXPECT_EQ(test::diagnose_text(log).layer, Layer::none);
 }
 
+// systemd before 220 (CentOS 7) wrote "main process exited" in lower case
+// (modelled on an Elasticsearch unit killed 70 s after start, 2019; our own
+// host and PIDs): the SIGKILL is read, its sender left open.
+TEST(Systemd, AnOlderSystemdsLowerCaseMainProcessExitIsRead) {
+  const char* log = R"(Jun 12 14:32:16 ip-10-12-1-130 systemd[1]: elasticsearch.service: main process exited, code=killed, status=9/KILL
+Jun 12 14:32:16 ip-10-12-1-130 systemd[1]: Unit elasticsearch.service entered failed state.
+)";
+  auto e = of_kind(log, FactKind::exit_status);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].signal, 9);
+  EXPECT_NE(test::diagnose_text(log).layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

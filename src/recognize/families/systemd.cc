@@ -31,7 +31,7 @@ constexpr Pattern kPatterns[] = {
     {"has been killed by the OOM killer"},
     {"Failed with result 'oom-kill'"},
     {"(Result: oom-kill)"},
-    {"Main process exited, code="},
+    {"Main process exited, code=", kCaseless},  // "main process exited" before systemd 220 (CentOS 7)
     {"timed out. Killing"},
     {"operation timed out. Terminating", kCompanion},
     {" memory peak", kContext},
@@ -70,7 +70,7 @@ class Systemd final : public Recognizer {
       timed_out(line, s, t, "systemd killed the unit when its stop timed out (a slow shutdown)", out);
     } else if (size_t u = s.find("operation timed out. Terminating"); u != std::string_view::npos) {
       timed_out(line, s, u, "systemd stopped the unit when its start timed out", out);
-    } else if (size_t e = s.find("Main process exited, code="); e != std::string_view::npos) {
+    } else if (size_t e = text::ifind(s, "Main process exited, code="); e != std::string_view::npos) {
       main_exit(line, unit_before(s, e), s.substr(e + 26), out);
     } else if (size_t a = s.find("Active: active (running) since "); a != std::string_view::npos) {
       running_for(line, s.substr(a), out);
