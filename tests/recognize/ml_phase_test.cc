@@ -357,6 +357,25 @@ TEST(MlPhase, ALoadThatFinishedNoLongerSpeaksForTheFailure) {
       "  File \"/srv/exllamav2/exllamav2/cache.py\", line 91, in create_state_tensors\n"
       "    p_key_states = torch.zeros(self.shape_wk, dtype = self.dtype, device = device).contiguous()\n";
   EXPECT_EQ(test::diagnose_text(before + done + frames + oom).cause, Cause::kv_cache_context);
+  // A load that says "... done" on its own line is over too (modelled on a
+  // variant annotator under Slurm, 2024; our own counts).
+  const std::string own_done = "[cnvannot] 2024-05-13 09:12:44 loading 18442907 calls ... done (7.9 GB in memory)\n";
+  EXPECT_EQ(test::diagnose_text(own_done + oom).cause, Cause::unknown);
+  EXPECT_EQ(test::diagnose_text("[cnvannot] 2024-05-13 09:12:44 loading 18442907 calls ...\n" + oom).cause, Cause::model_load);
+}
+
+// A program's configuration, settings or plugins, and a compiled extension,
+// are read at start-up, not a model into memory (modelled on Flink's task
+// manager and DeepSpeed's JIT ops, 2024 and 2023; our own values).
+TEST(MlPhase, LoadingConfigurationOrAnExtensionModuleIsNoModelLoad) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 320.00 MiB. GPU 0 has a total capacity of 47.50 GiB of which "
+      "96.00 MiB is free. Including non-PyTorch memory, this process has 47.39 GiB memory in use.\n";
+  for (const char* line : {"2024-03-27 09:58:02,114 INFO  TaskManagerRunner [] - Loading configuration property: taskmanager.numberOfTaskSlots, 8\n",
+                           "Loading extension module cpu_adam...\n", "[info] loading settings for project build from plugins.sbt ...\n",
+                           "Loading config file ./composer.json\n"})
+    EXPECT_NE(test::diagnose_text(std::string(line) + oom).cause, Cause::model_load) << line;
+  EXPECT_EQ(test::diagnose_text("Loading model weights from /models/qwen\n" + oom).cause, Cause::model_load);
 }
 
 // Modelled on a notebook's MemoryError (IPython 7's frame format) while a

@@ -342,6 +342,10 @@ uint64_t flat_then_jump(const Series& x) {
   // (1.4, 1.4, 1.5, 1.5 GB, then 1.7, 1.8, ... 7.9) is growth, not one piece
   // of work arriving.
   if (x.kept[k] < 1.5 * hi) return 0;
+  // Nor is a step that the series then keeps climbing from, samples on end,
+  // to twice it and more (RSS 5.1 GB flat, then 38, 92, 148, 202, 236 GB):
+  // the growth only began there.
+  if (x.kept.size() - k >= 3 && x.last >= 2.0 * x.kept[k]) return 0;
   return x.last >= 2.0 * hi ? k : 0;
 }
 

@@ -797,6 +797,14 @@ std::optional<uint64_t> worker_count_of(Cue::Setting kind, std::string_view befo
 bool inside_other_word(std::string_view s, size_t at, std::string_view word) {
   if (word != "loading") return false;
   if (text::starts_with(s.substr(at + word.size()), " program")) return true;
+  // A program's configuration, settings or plugins (Flink's "Loading
+  // configuration property: taskmanager.numberOfTaskSlots, 8", sbt's
+  // "loading settings for project"), or a compiled extension (DeepSpeed's
+  // and PyTorch's JIT "Loading extension module cpu_adam..."): read at
+  // start-up, not a model into memory. On the training split a failure
+  // after one alone was never a load's (2026-12-07).
+  for (std::string_view what : {" configuration", " config", " settings", " plugin", " properties", " extension module"})
+    if (text::istarts_with(s.substr(at + word.size()), what)) return true;
   if (at == 0) return false;
   auto ends = [&](std::string_view w) { return at >= w.size() && text::iequals(s.substr(at - w.size(), w.size()), w); };
   return ends("down") || ends("up") || ends("un");
@@ -993,10 +1001,21 @@ class MlPhase final : public Recognizer {
       armed_until_ = line.number + kAfterTrigger;
     }
     if (guards::is_advice_line(s) || remedy_line(s)) return;
+    bool finished = false;
     for (std::string_view d : kLoadDone) {
       if (!text::icontains(s, d)) continue;
       keep(line, phase_mark(line, Family::runtime, kLoadFinished), out);
+      finished = true;
       break;
+    }
+    // "loading 18442907 calls ... done (7.9 GB in memory)": a load that says
+    // on its own line that it finished is over, not a cue.
+    if (size_t l = text::ifind(s, "loading"); !finished && l != std::string_view::npos) {
+      std::string_view after = s.substr(l);
+      if (text::icontains(after, "... done") || text::icontains(after, "...done")) {
+        keep(line, phase_mark(line, Family::runtime, kLoadFinished), out);
+        return;
+      }
     }
     const bool prompt = shell_prompt(s);
     if (prompt && command_cue_) {

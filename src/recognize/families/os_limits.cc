@@ -181,25 +181,7 @@ class OsLimits final : public Recognizer {
         return;
       }
     }
-    if (text::contains(s, "ulimit -u")) {
-      expect_ = Expect::nproc;
-      expect_line_ = line.number;
-      return;
-    }
-    // `ulimit -a`'s row, its limit after the flag ("unlimited" is none).
-    if (auto v = text::after(s, "max user processes"); v && !guards::is_advice_line(s)) {
-      if (auto f = text::after(*v, "(-u)"))
-        if (auto n = text::parse_u64(text::trim(*f)); n && *n > 0)
-          nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(text::trim(s).substr(0, 64));
-      return;
-    }
-    // A process's own thread count (`ps -o nlwp= -p PID`, or with its
-    // "NLWP" header) on the next lines.
-    if (text::contains(s, "ps ") && text::icontains(s, "nlwp")) {
-      expect_ = Expect::threads;
-      expect_line_ = line.number;
-      return;
-    }
+    if (nproc_line(line)) return;
     if (pid_count_line(line)) return;
     // A listing of /proc/PID/task counts threads (below), not mapped areas.
     if (text::contains(s, "wc -l") && !text::contains(s, "/task") &&
@@ -277,6 +259,31 @@ class OsLimits final : public Recognizer {
   }
 
  private:
+  // The per-user process limit and the threads in use: `ulimit -u` (its
+  // value on the next lines), `ulimit -a`'s row (its limit after the flag;
+  // "unlimited" is none), a process's own thread count (`ps -o nlwp= -p
+  // PID`, or with its "NLWP" header, on the next lines). True when the line is done.
+  bool nproc_line(const Line& line) {
+    std::string_view s = line.text;
+    if (text::contains(s, "ulimit -u")) {
+      expect_ = Expect::nproc;
+      expect_line_ = line.number;
+      return true;
+    }
+    if (auto v = text::after(s, "max user processes"); v && !guards::is_advice_line(s)) {
+      if (auto f = text::after(*v, "(-u)"))
+        if (auto n = text::parse_u64(text::trim(*f)); n && *n > 0)
+          nproc_ = n, nproc_line_ = line.number, nproc_text_ = std::string(text::trim(s).substr(0, 64));
+      return true;
+    }
+    if (text::contains(s, "ps ") && text::icontains(s, "nlwp")) {
+      expect_ = Expect::threads;
+      expect_line_ = line.number;
+      return true;
+    }
+    return false;
+  }
+
   // The kernel's pid limit, as sysctl prints it or on the line after a cat
   // of /proc/sys/kernel/pid_max (every task, thread or process, takes one),
   // and all the tasks counted ("ls -d /proc/[0-9]* | wc -l"). True when the

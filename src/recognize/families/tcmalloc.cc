@@ -26,7 +26,7 @@ namespace {
 constexpr Pattern kPatterns[] = {
     {"tcmalloc: large alloc [0-9]+ bytes == \\(nil\\)", kRegex | kCompanion},
     {"tcmalloc: large alloc [0-9]+ bytes == 0x", kRegex | kContext},
-    {"^\\s*\\^C\\s*$", kRegex | kContext},
+    {"^[ \t]*\\^C[ \t]*$", kRegex | kContext},
 };
 constexpr uint64_t kInterruptLines = 40;  // a "^C" this close after a large allocation
 
