@@ -501,6 +501,22 @@ TEST(CauseMechanisms, AFlatSeriesThatJumpsIsOneLargeRequest) {
   cut.insert(cut.find("2025-10-14 09:18:10"), "...\n");
   Diagnosis elided = diagnose_text(cut);
   EXPECT_EQ(elided.cause, Cause::leak_or_accumulation) << reason_text(elided);
+  // A step that the series then keeps climbing from, samples on end, to
+  // twice it and more is where growth began (modelled on a speech model's
+  // training log with its rank's RSS, 2022; our own figures).
+  std::string rss;
+  int step = 171300;
+  for (const char* g : {"5.11", "5.11", "5.12", "38.77", "92.40", "147.93", "201.56", "236.02"}) {
+    const int i = (step - 171300) / 100;
+    rss += "2022-03-23 23:4" + std::to_string(1 + i / 4) + ":" + std::to_string(10 + (i % 4) * 12) + ",318 DEBUG TRAIN Batch 0/" +
+           std::to_string(step) + " loss 4.81 loss_att 4.39 loss_ctc 5.79 lr 0.00066902 rank 0 RSS MEM USE: " + g + "G\n";
+    step += 100;
+  }
+  rss += "[Wed Mar 23 23:42:57 2022] Out of memory: Killed process 1193 (python3) total-vm:262318604kB, anon-rss:247883340kB, "
+         "file-rss:70412kB, shmem-rss:8196kB, UID:1001 pgtables:488340kB oom_score_adj:0\n";
+  Diagnosis grew = diagnose_text(rss);
+  EXPECT_EQ(grew.layer, Layer::host_ram) << reason_text(grew);
+  EXPECT_EQ(grew.cause, Cause::leak_or_accumulation) << reason_text(grew);
 }
 
 // The kubelet evicts by usage above request: a container that used little
