@@ -50,5 +50,28 @@ TEST(AdmissionRejects, GpusUnavailableAtAdmissionAreNotMemory) {
     EXPECT_EQ(test::diagnose_text(line).layer, Layer::not_memory) << line;
 }
 
+// The API server's admission refusing a pod for a namespace's LimitRange
+// or ResourceQuota (modelled on a RAG deployment's ReplicaSet events and a
+// batch job's kubectl apply, 2024; our own names and sizes): the pod never
+// ran. A quota counts the whole namespace, so its refusal is the weaker.
+TEST(AdmissionRejects, ALimitRangeOrAQuotaRefusingAPodIsNotMemory) {
+  Diagnosis range = test::diagnose_text(
+      "Warning  FailedCreate  3m12s (x19 over 23m)  replicaset-controller  Error creating: pods \"rag-llm-5d8f6c7b49-\" is "
+      "forbidden: maximum memory usage per Container is 4Gi, but limit is 12Gi\n");
+  EXPECT_EQ(range.layer, Layer::not_memory) << test::reason_text(range);
+  EXPECT_GT(range.confidence, 0.75f);
+  Diagnosis quota = test::diagnose_text(
+      "Error from server (Forbidden): error when creating \"embed-batch.yaml\": pods \"embed-batch\" is forbidden: exceeded quota: "
+      "ml-quota, requested: requests.cpu=12,requests.memory=48Gi, used: requests.cpu=41250m,requests.memory=101376Mi, limited: "
+      "requests.cpu=50,requests.memory=140Gi\n");
+  EXPECT_EQ(quota.layer, Layer::not_memory) << test::reason_text(quota);
+  EXPECT_LT(quota.confidence, range.confidence);
+  // A quota on CPU alone says nothing of memory.
+  EXPECT_EQ(test::diagnose_text("Error creating: pods \"x\" is forbidden: exceeded quota: q, requested: requests.cpu=2, used: "
+                                "requests.cpu=9, limited: requests.cpu=10\n")
+                .layer,
+            Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

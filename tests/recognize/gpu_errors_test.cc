@@ -410,5 +410,29 @@ TEST(GpuErrors, AnHsaApertureViolationIsABadAccess) {
   EXPECT_NE(test::reason_text(d).find("aperture"), std::string::npos) << test::reason_text(d);
 }
 
+// Libraries' and toolkits' own words for a failed device allocation, and
+// the driver API's name for a fault (modelled on a Faiss GPU benchmark, a
+// CuPy FFT after a large free, and a renderer's CUDA device, 2017-2019; our
+// own sizes and paths).
+TEST(GpuErrors, FaissCufftAndTheDriversIllegalAddressAreReadByTheirNames) {
+  Diagnosis faiss = test::diagnose_text(
+      "WARN: increase temp memory to avoid cudaMalloc, or decrease query/add size (alloc 1280000000 B, highwater 1280000000 B)\n"
+      "Faiss assertion 'err == cudaSuccess' failed in char* faiss::gpu::StackDeviceMemory::Stack::getAlloc(size_t, cudaStream_t) "
+      "at utils/StackDeviceMemory.cpp:71\nAborted (core dumped)\n");
+  EXPECT_EQ(faiss.layer, Layer::gpu_vram) << test::reason_text(faiss);
+  Diagnosis fft = test::diagnose_text(
+      "  File \"cupy/cuda/cufft.pyx\", line 71, in cupy.cuda.cufft.check_result\ncupy.cuda.cufft.CuFftError: CUFFT_ALLOC_FAILED\n");
+  EXPECT_EQ(fft.layer, Layer::gpu_vram) << test::reason_text(fft);
+  auto ffts = test::facts_of_kind("cupy.cuda.cufft.CuFftError: CUFFT_ALLOC_FAILED\n", FactKind::gpu_oom);
+  ASSERT_EQ(ffts.size(), 1u);
+  EXPECT_NE(ffts[0].detail.find("cuFFT"), std::string::npos) << ffts[0].detail;
+  Diagnosis fault = test::diagnose_text("CUDA error: ILLEGAL_ADDRESS in cuMemAlloc(&device_pointer, size)\n"
+                                        "CUDA error: ILLEGAL_ADDRESS in cuCtxSynchronize()\n");
+  EXPECT_EQ(fault.layer, Layer::not_memory) << test::reason_text(fault);
+  // A Faiss assertion about something else is no allocation failure.
+  EXPECT_NE(test::diagnose_text("Faiss assertion 'k <= 2048' failed in void faiss::gpu::GpuIndex::search(...) at GpuIndex.cu:102\n").layer,
+            Layer::gpu_vram);
+}
+
 }  // namespace
 }  // namespace aimem

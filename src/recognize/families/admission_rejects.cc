@@ -14,6 +14,10 @@
 //   runContainer: requested number of GPUs unavailable. Requested: 2, Available: 0                      the kubelet's
 //   UnexpectedAdmissionError: ... requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0
 //                                                                    device accounting: GPUs, not memory
+//   pods "x" is forbidden: maximum memory usage per Container is 4Gi, but limit is 12Gi      the API server's
+//   pods "x" is forbidden: exceeded quota: ml-quota, requested: requests.memory=48Gi, used: ...,   admission:
+//       limited: requests.memory=140Gi                               a namespace's LimitRange or ResourceQuota
+//                                                                    (bookkeeping on requests and limits)
 //
 // "OutOfmemory" is matched with its own capitals: the kubelet writes the
 // resource's name in lower case after "OutOf", where every runtime's error
@@ -35,6 +39,8 @@ constexpr Pattern kPatterns[] = {
     {"Requested node configuration is not available", kCompanion},
     {"requested number of GPUs unavailable", kCompanion},
     {"requested number of devices unavailable", kCompanion},
+    {"maximum memory usage per (Container|Pod) is", kRegex | kCompanion},
+    {"is forbidden: exceeded quota: ", kCompanion},
 };
 
 class AdmissionRejects final : public Recognizer {
@@ -48,6 +54,12 @@ class AdmissionRejects final : public Recognizer {
                "request; it never ran, nothing ran out of memory";
     } else if (text::contains(s, "requested number of GPUs unavailable") || text::contains(s, "requested number of devices unavailable")) {
       detail = "the kubelet refused the container: the devices it asked for (GPUs) were not available to allocate; not memory";
+    } else if (text::contains(s, "maximum memory usage per Container is") || text::contains(s, "maximum memory usage per Pod is")) {
+      detail = "the API server refused the pod at admission: its memory limit is above the namespace's LimitRange maximum; it "
+               "never ran, nothing ran out of memory";
+    } else if (text::contains(s, "is forbidden: exceeded quota: ") && text::contains(s, "memory")) {
+      detail = "the API server refused the pod at admission: its memory request would exceed the namespace's ResourceQuota; it "
+               "never ran, nothing ran out of memory";
     } else if (text::contains(s, "exceeds queue resource limits")) {
       detail = "the batch queue refused the job: its memory request exceeds the queue's limit; it never ran";
     } else if (text::contains(s, "Memory specification can not be satisfied") ||
@@ -57,7 +69,10 @@ class AdmissionRejects final : public Recognizer {
       return;
     }
     sent_ = true;
-    out.add(look_alike(line, Family::runtime, 0.8f, std::move(detail)));
+    // A quota counts every pod of the namespace: one refused in a rollout is
+    // the old and the new copies together (weaker than a single pod's own cap).
+    const bool quota = text::contains(s, "exceeded quota");
+    out.add(look_alike(line, Family::runtime, quota ? 0.7f : 0.8f, std::move(detail)));
   }
 
  private:

@@ -99,6 +99,12 @@ constexpr Pattern kPatterns[] = {
     {"CUDA_ERROR_OUT_OF_MEMORY", kCompanion},
     {"cudaErrorMemoryAllocation"},
     {"_STATUS_ALLOC_FAILED"},
+    {"CUFFT_ALLOC_FAILED"},  // cuFFT's status has no "_STATUS_"
+    // Faiss's check on a cudaMalloc of its own (its temporary-memory stack,
+    // a device vector): "Faiss assertion 'err == cudaSuccess' failed in ...
+    // StackDeviceMemory::Stack::getAlloc(...)".
+    {"Faiss assertion.*cudaSuccess", kRegex | kCompanion},
+    {"ILLEGAL_ADDRESS", kCompanion},  // the driver API's CUDA_ERROR_ILLEGAL_ADDRESS, by its name
     {"_STATUS_NOT_INITIALIZED"},
     {"ould not create cudnn handle"},  // "Could ..." (TF 1.5 and later), "could ..." (TF 1.4 and before)
     {"hipErrorOutOfMemory"},
@@ -268,7 +274,9 @@ class GpuErrors final : public Recognizer {
   // cuDNN / cuBLAS: an allocation inside the library, or a handle that could
   // not be created (see the top).
   bool library_status(const Line& line, std::string_view s, FactSink& out) {
+    if (faiss_alloc(line, s, out)) return true;
     size_t p = s.find("_STATUS_ALLOC_FAILED");
+    if (p == std::string_view::npos) p = s.find("CUFFT_ALLOC_FAILED");
     bool alloc = p != std::string_view::npos;
     if (!alloc) p = s.find("_STATUS_NOT_INITIALIZED");
     if (p == std::string_view::npos) p = text::ifind(s, "could not create cudnn handle");
@@ -280,8 +288,26 @@ class GpuErrors final : public Recognizer {
     Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
     f.layer = Layer::gpu_vram;
     f.strength = alloc ? 0.85f : 0.6f;
-    f.detail = alloc ? std::string(blas ? "cuBLAS" : "cuDNN") + " could not allocate its workspace"
-                     : std::string(blas ? "cuBLAS" : "cuDNN") + " could not create its handle (no device memory left for it)";
+    const std::string lib = blas ? "cuBLAS" : text::contains(s, "CUFFT") ? "cuFFT" : text::contains(s, "CUSOLVER") ? "cuSOLVER"
+                            : text::contains(s, "CUSPARSE")                         ? "cuSPARSE"
+                                                                                    : "cuDNN";
+    f.detail = alloc ? lib + " could not allocate its workspace" : lib + " could not create its handle (no device memory left for it)";
+    out.add(std::move(f));
+    return true;
+  }
+
+  // Faiss's own check on its cudaMalloc failing (see the patterns): a device
+  // allocation failed, its size on the warning Faiss prints before it when its
+  // temporary memory was too small ("alloc 1280000000 B").
+  bool faiss_alloc(const Line& line, std::string_view s, FactSink& out) {
+    if (!text::contains(s, "Faiss assertion") || !text::contains(s, "cudaSuccess")) return false;
+    if (!text::contains(s, "Alloc") && !text::contains(s, "alloc") && !text::contains(s, "DeviceMemory") && !text::contains(s, "Malloc"))
+      return false;
+    if (repeated("faiss", line)) return true;
+    Fact f = make_fact(line, FactKind::gpu_oom, Family::cuda);
+    f.layer = Layer::gpu_vram;
+    f.strength = 0.75f;
+    f.detail = "Faiss could not allocate device memory (its cudaMalloc failed)";
     out.add(std::move(f));
     return true;
   }
@@ -434,6 +460,10 @@ class GpuErrors final : public Recognizer {
     };
     static constexpr Fault kFaults[] = {
         {"illegal memory access was encountered", "a CUDA illegal memory access", false},
+        // The driver API's name for it ("CUDA error: ILLEGAL_ADDRESS in cuMemAlloc(...)", Cycles; CUDA_ERROR_ILLEGAL_ADDRESS):
+        // a kernel faulted earlier and the context is lost, whichever call reports it.
+        {"ILLEGAL_ADDRESS", "a CUDA illegal address (a kernel faulted on a bad address; the context is lost), not an allocation failure",
+         true},
         {"misaligned address", "a CUDA misaligned address", true},
         {"unspecified launch failure", "a CUDA unspecified launch failure", true},
         {"device-side assert triggered", "a CUDA device-side assert", false},
