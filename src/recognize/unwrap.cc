@@ -62,7 +62,25 @@ bool starts_record(std::string_view next, std::string_view logical_start) {
   if (next[0] == '\t' || next.substr(0, 2) == "  ") return true;  // indentation: a frame, a field
   if (next[0] == '[' || next[0] == '<' || next[0] == '{' || next[0] == '|' || next[0] == '+' || box_drawing(next)) return true;
   if (opens_with_time(next) || opens_with_level(next)) return true;
-  return next.size() >= kOpening && logical_start.size() >= kOpening && next.substr(0, kOpening) == logical_start.substr(0, kOpening);
+  if (next.size() < kOpening || logical_start.size() < kOpening) return false;
+  // The same opening, its digits aside: the next of a run of numbered rows
+  // (ps's " 118483 2605384 ...", " 118484 2604660 ...") is a record of its own.
+  for (size_t i = 0; i < kOpening; ++i) {
+    const bool a = digit(next, i), b = digit(logical_start, i);
+    if (a != b || (!a && next[i] != logical_start[i])) return false;
+  }
+  return true;
+}
+
+// A shell's own report of how its child ended ("Killed", "Aborted (core
+// dumped)", "Segmentation fault"): a line of its own, never the rest of a
+// wrapped one.
+bool shell_report(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  for (std::string_view w : {"Killed", "Aborted", "Terminated", "Segmentation fault", "Bus error"})
+    if (s.substr(0, w.size()) == w && (s.size() == w.size() || s.substr(w.size()) == " (core dumped)" || s[w.size()] == ':'))
+      return true;
+  return false;
 }
 
 // A framed row ("| 0  NVIDIA H100 ... |", "+----+") or column padding (two
@@ -226,7 +244,7 @@ std::optional<Unwrapped> unwrap_hard_wrapped(std::string_view input) {
     const bool record = opens_with_time(lines[i]) || opens_with_dmesg_stamp(lines[i]);
     const bool cut_in_padding = record && i + 1 < lines.size() && !lines[i].empty() && lines[i].back() == ' ' &&
                                 !lines[i + 1].empty() && lines[i + 1][0] == ' ';
-    continuing = cols[i] == width && i + 1 < lines.size() && (record || !table_row(lines[i])) &&
+    continuing = cols[i] == width && i + 1 < lines.size() && (record || !table_row(lines[i])) && !shell_report(lines[i + 1]) &&
                  (cut_in_padding || !starts_record(lines[i + 1], logical_start)) && (at_width >= 2 || !prompt_line(lines[i]));
     u.joins += continuing;
   }

@@ -429,6 +429,12 @@ TEST(GpuErrors, FaissCufftAndTheDriversIllegalAddressAreReadByTheirNames) {
   Diagnosis fault = test::diagnose_text("CUDA error: ILLEGAL_ADDRESS in cuMemAlloc(&device_pointer, size)\n"
                                         "CUDA error: ILLEGAL_ADDRESS in cuCtxSynchronize()\n");
   EXPECT_EQ(fault.layer, Layer::not_memory) << test::reason_text(fault);
+  // "cuda error: out of memory" in lower case (Isaac Gym's PhysX plugin)
+  // before the illegal access it left behind: the allocation failed first.
+  Diagnosis gym = test::diagnose_text(
+      "[Error] [carb.gym.plugin] Gym cuda error: out of memory: ../../../source/plugins/carb/gym/impl/Gym/GymPhysX.cpp: 1721\n"
+      "RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  EXPECT_EQ(gym.layer, Layer::gpu_vram) << test::reason_text(gym);
   // A Faiss assertion about something else is no allocation failure.
   EXPECT_NE(test::diagnose_text("Faiss assertion 'k <= 2048' failed in void faiss::gpu::GpuIndex::search(...) at GpuIndex.cu:102\n").layer,
             Layer::gpu_vram);

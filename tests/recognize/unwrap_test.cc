@@ -218,6 +218,14 @@ TEST(Unwrap, RecordsTablesAndShortLogsAreLeftAlone) {
       "Killed\n"));
   // Short lines are not a terminal's width.
   EXPECT_FALSE(unwrap_hard_wrapped("Killed\nexit status 137\nKilled\n"));
+  // Numbered rows of one width (ps, its PIDs differing) and the shell's
+  // "Killed" after them (modelled on vector-env workers listed before a
+  // kill, 2025; our own PIDs): rows and a report of their own.
+  const std::string rows =
+      " 118483 2605384 /home/ana/bin/python -c spawn_main(tracker_fd=6, pipe_handle=30) --multiprocessing-fork\n"
+      " 118484 2604660 /home/ana/bin/python -c spawn_main(tracker_fd=6, pipe_handle=32) --multiprocessing-fork\n";
+  EXPECT_FALSE(unwrap_hard_wrapped(rows + "Killed\n"));
+  EXPECT_EQ(test::diagnose_text(rows + "Killed\n").layer, Layer::host_ram);
   // A traceback whose frames are indented: each frame is its own line.
   EXPECT_FALSE(unwrap_hard_wrapped(
       "Traceback (most recent call last):\n"

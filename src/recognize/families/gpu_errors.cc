@@ -91,7 +91,7 @@ constexpr Pattern kPatterns[] = {
     {"NVIDIA driver on your system is too old", kCompanion},
     {"fallen off the bus", kCompanion},
     {"cuda runtime error \\([0-9]+\\) : ", kRegex | kCompanion},  // Torch7 / PyTorch < 0.4: the runtime's error number
-    {"CUDA error: out of memory"},
+    {"CUDA error: out of memory", kCaseless},  // Isaac Gym's PhysX plugin: "Gym cuda error: out of memory: .../GymPhysX.cpp: 1721"
     {"HIP error: out of memory"},
     // A CUDA status printed as its number: 2 is the allocation failure
     // (cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY).
@@ -339,7 +339,7 @@ class GpuErrors final : public Recognizer {
   }
 
   bool oom_line(const Line& line, std::string_view s, FactSink& out) {
-    size_t p = s.find("CUDA error: out of memory");
+    size_t p = text::ifind(s, "CUDA error: out of memory");
     Family family = Family::cuda;
     bool hip = false;
     if (p == std::string_view::npos) p = s.find("cudaErrorMemoryAllocation");
