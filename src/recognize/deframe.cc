@@ -185,7 +185,8 @@ std::optional<int64_t> stamp_time(std::string_view stamp, int64_t reference_us) 
   return timeutil::parse_line_time(stamp, reference_us).unix_us;
 }
 
-// A syslog or `journalctl` short prefix ("Dec  4 12:00:01 gpu-1 python3[4242]: "),
+// A syslog or `journalctl` short prefix ("Dec  4 12:00:01 gpu-1 python3[4242]: ",
+// short-precise's "Dec 04 12:00:01.123456 gpu-1 python3[4242]: "),
 // or rsyslog's with an RFC 3339 stamp (its high-precision template, the
 // default of Debian 13 and Ubuntu 24.04: "2025-03-04T10:00:01.123456+00:00
 // gpu-1 python3[4242]: "; `journalctl -o short-iso`'s "2025-03-04T10:00:01+0000"):
@@ -205,6 +206,11 @@ size_t syslog_prefix(std::string_view s) {
           digits(s, i + 7, 2)))
       return 0;
     i += 9;
+    // `journalctl -o short-precise`: microseconds after the seconds.
+    if (i + 1 < s.size() && s[i] == '.' && digit(s, i + 1)) {
+      ++i;
+      while (digit(s, i)) ++i;
+    }
   }
   if (i >= s.size() || s[i] != ' ') return 0;
   size_t host = i + 1, sp = s.find(' ', host);
@@ -281,13 +287,13 @@ size_t worker_tag(std::string_view s) {
 // line's or an rsyslog line's stamp is an RFC 3339 stamp too).
 enum Framing : size_t {
   kJsonRecord, kCri, kSyslog, kStamp, kPodPrefix, kQuote, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kWorkerTag,
-  kFramings
+  kKibana, kFramings
 };
 constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "syslog prefixes",
                                                             "RFC 3339 timestamps", "kubectl --prefix", "Markdown quotes",
                                                             "docker compose service prefixes", "bracketed timestamps",
                                                             "clock times", "grep's file names", "line numbers",
-                                                            "a launcher's worker tags"};
+                                                            "a launcher's worker tags", "Kibana's table stamps"};
 
 // grep's file name before each line (-H, -r: "/var/log/app/server.log:...",
 // "logs/train.txt-..." on a context line): a path with a slash or a log's
@@ -359,6 +365,26 @@ size_t bracketed_stamp(std::string_view s, bool* iso = nullptr) {
   if (!n) n = clock_time(in);
   if (!n || n + 2 >= s.size() || in[n] != ']' || s[n + 2] != ' ') return 0;
   return n + 3;
+}
+
+// Kibana's Discover, rows copied from its table: "Mar 4, 2025 @ 10:00:01.123"
+// then a tab (or spaces) and the document's message. Its length with the
+// separator, or 0.
+size_t kibana_stamp(std::string_view s) {
+  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  if (s.size() < 24 || s[3] != ' ' || kMonths.find(s.substr(0, 3)) == std::string_view::npos || kMonths.find(s.substr(0, 3)) % 3)
+    return 0;
+  size_t i = 4;
+  const size_t d = i;
+  while (digit(s, i)) ++i;
+  if (i == d || i - d > 2 || s.substr(i, 2) != ", " || !digits(s, i + 2, 4) || s.substr(i + 6, 3) != " @ ") return 0;
+  i += 9;
+  const size_t c = clock_time(s.substr(i));
+  if (!c) return 0;
+  i += c;
+  if (i >= s.size() || (s[i] != '\t' && s[i] != ' ')) return 0;
+  while (i < s.size() && (s[i] == '\t' || s[i] == ' ')) ++i;
+  return i;
 }
 
 // GitLab's job log with timestamps puts its stream after the stamp ("00O ",
@@ -537,6 +563,11 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       size_t n = clock_time(l);
       if (!n || n + 1 >= l.size() || (l[n] != ' ' && l[n] != '\t') || figures_only(l.substr(n + 1))) return std::nullopt;
       return Cut{std::string(l.substr(n + 1)), std::nullopt};
+    }
+    case kKibana: {
+      size_t n = kibana_stamp(l);
+      if (!n) return std::nullopt;
+      return Cut{std::string(l.substr(n)), std::nullopt};
     }
     case kWorkerTag: {
       size_t n = worker_tag(l);

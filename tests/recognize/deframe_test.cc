@@ -106,6 +106,12 @@ std::string quote(size_t, const std::string& l) { return l.empty() ? ">" : "> " 
 std::string journal(size_t i, const std::string& l) {
   return "May  1 12:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + " gpu-7 python3[4242]: " + l;
 }
+// `journalctl -o short-precise`: microseconds after the seconds.
+std::string journal_precise(size_t i, const std::string& l) {
+  return fmt::format("May 01 12:00:{:02d}.{:06d} gpu-7 python3[4242]: ", i % 60, i * 7919 % 1000000) + l;
+}
+// Kibana's Discover, rows copied from its table: its date, " @ ", the clock and a tab.
+std::string kibana(size_t i, const std::string& l) { return fmt::format("Mar 4, 2025 @ 10:00:{:02d}.{:03d}\t", i % 60, i * 37 % 1000) + l; }
 // rsyslog's high-precision template (Debian 13's, Ubuntu 24.04's /var/log/syslog).
 std::string rsyslog(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "+00:00 gpu-7 python3[4242]: " + l; }
 // A launcher's tag for the worker each line came from: torchrun's
@@ -520,6 +526,8 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"tabbed", tabbed, 0.98},
                         {"journal", journal, 0.95},
                         {"rsyslog", rsyslog, 0.95},
+                        {"journal short-precise", journal_precise, 0.95},
+                        {"Kibana", kibana, 0.97},
                         {"torchrun rank", rank_tag, 0.98},
                         {"Open MPI tag", mpi_tag, 0.98},
                         {"Ray worker", ray_tag, 0.98},
@@ -614,6 +622,21 @@ TEST(Deframe, ATabBeforeEachLineComesOffAboveTheProgramsOwnSpaces) {
                      "torch.OutOfMemoryError: CUDA out of memory.\n");
   // Lines that share no leading characters keep theirs.
   EXPECT_FALSE(deframe("\tone\n  two\n\tthree\n", 0).has_value());
+}
+
+// journalctl's short-precise stamp (microseconds) comes off as its short
+// form does, and Kibana's table stamp with its tab. Before, neither did: with
+// one before every line of 3000 training cases layer fell from 94.9% to
+// 89.8% and 91.7%, cause from 72.5% to 57.5% and 59.3%.
+TEST(Deframe, JournalsPreciseStampAndKibanasTableStampComeOff) {
+  for (const char* prefix : {"May 01 12:00:08.123456 gpu-7 python3[4242]: ", "Mar 4, 2025 @ 10:00:08.123\t", "Dec 12, 2024 @ 09:15:02.004  "}) {
+    const std::string in = std::string(prefix) + "Loading checkpoint shards:  50%|#####     | 1/2\n" + prefix + "Killed\n";
+    auto d = deframe(in, 0);
+    ASSERT_TRUE(d.has_value()) << prefix;
+    EXPECT_EQ(d->text, "Loading checkpoint shards:  50%|#####     | 1/2\nKilled\n") << prefix;
+  }
+  // A date in prose is no stamp.
+  EXPECT_FALSE(deframe("Mar 4, 2025 we upgraded\nMar 5, 2025 it broke\nMar 6, 2025 fixed\n", 0).has_value());
 }
 
 // A launcher's tag for each worker comes off whichever worker it names, where
