@@ -287,13 +287,14 @@ size_t worker_tag(std::string_view s) {
 // line's or an rsyslog line's stamp is an RFC 3339 stamp too).
 enum Framing : size_t {
   kJsonRecord, kCri, kSyslog, kStamp, kPodPrefix, kQuote, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kWorkerTag,
-  kKibana, kFramings
+  kKibana, kExportStamp, kFramings
 };
 constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "syslog prefixes",
                                                             "RFC 3339 timestamps", "kubectl --prefix", "Markdown quotes",
                                                             "docker compose service prefixes", "bracketed timestamps",
                                                             "clock times", "grep's file names", "line numbers",
-                                                            "a launcher's worker tags", "Kibana's table stamps"};
+                                                            "a launcher's worker tags", "Kibana's table stamps",
+                                                            "a log console's export stamps"};
 
 // grep's file name before each line (-H, -r: "/var/log/app/server.log:...",
 // "logs/train.txt-..." on a context line): a path with a slash or a log's
@@ -365,6 +366,21 @@ size_t bracketed_stamp(std::string_view s, bool* iso = nullptr) {
   if (!n) n = clock_time(in);
   if (!n || n + 2 >= s.size() || in[n] != ']' || s[n + 2] != ' ') return 0;
   return n + 3;
+}
+
+// A log console's export, its stamp without a zone and a tab before the
+// message: CloudWatch Logs Insights' @timestamp column ("2025-03-04
+// 10:00:01.123\t..."), Grafana's and Loki's downloads. A program's own stamp
+// has a space or its level after it, not a tab. Milliseconds at least; the
+// stamp's length with the tab, or 0.
+size_t export_stamp(std::string_view s) {
+  if (!(digits(s, 0, 4) && s.size() > 24 && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2) && (s[10] == ' ' || s[10] == 'T') &&
+        digits(s, 11, 2) && s[13] == ':' && digits(s, 14, 2) && s[16] == ':' && digits(s, 17, 2) && s[19] == '.'))
+    return 0;
+  size_t i = 20;
+  while (digit(s, i)) ++i;
+  if (i < 23 || i >= s.size() || s[i] != '\t') return 0;
+  return i + 1;
 }
 
 // Kibana's Discover, rows copied from its table: "Mar 4, 2025 @ 10:00:01.123"
@@ -563,6 +579,12 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       size_t n = clock_time(l);
       if (!n || n + 1 >= l.size() || (l[n] != ' ' && l[n] != '\t') || figures_only(l.substr(n + 1))) return std::nullopt;
       return Cut{std::string(l.substr(n + 1)), std::nullopt};
+    }
+    case kExportStamp: {
+      size_t n = export_stamp(l);
+      // A stamp then figures only is a metric's row, the series reader's whole.
+      if (!n || figures_only(l.substr(n))) return std::nullopt;
+      return Cut{std::string(l.substr(n)), stamp_time(l.substr(0, n - 1), reference_us)};
     }
     case kKibana: {
       size_t n = kibana_stamp(l);

@@ -110,6 +110,8 @@ std::string journal(size_t i, const std::string& l) {
 std::string journal_precise(size_t i, const std::string& l) {
   return fmt::format("May 01 12:00:{:02d}.{:06d} gpu-7 python3[4242]: ", i % 60, i * 7919 % 1000000) + l;
 }
+// CloudWatch Logs Insights' and Grafana's exports: a stamp without a zone, then a tab.
+std::string insights(size_t i, const std::string& l) { return fmt::format("2025-03-04 10:00:{:02d}.{:03d}\t", i % 60, i * 37 % 1000) + l; }
 // Kibana's Discover, rows copied from its table: its date, " @ ", the clock and a tab.
 std::string kibana(size_t i, const std::string& l) { return fmt::format("Mar 4, 2025 @ 10:00:{:02d}.{:03d}\t", i % 60, i * 37 % 1000) + l; }
 // rsyslog's high-precision template (Debian 13's, Ubuntu 24.04's /var/log/syslog).
@@ -528,6 +530,7 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"rsyslog", rsyslog, 0.95},
                         {"journal short-precise", journal_precise, 0.95},
                         {"Kibana", kibana, 0.97},
+                        {"Logs Insights export", insights, 0.97},
                         {"torchrun rank", rank_tag, 0.98},
                         {"Open MPI tag", mpi_tag, 0.98},
                         {"Ray worker", ray_tag, 0.98},
@@ -637,6 +640,22 @@ TEST(Deframe, JournalsPreciseStampAndKibanasTableStampComeOff) {
   }
   // A date in prose is no stamp.
   EXPECT_FALSE(deframe("Mar 4, 2025 we upgraded\nMar 5, 2025 it broke\nMar 6, 2025 fixed\n", 0).has_value());
+}
+
+// A log console's export, a stamp without a zone and a tab (CloudWatch Logs
+// Insights, Grafana's and Loki's downloads), comes off with its time kept.
+// Before, it stayed: with it before every training line layer fell from
+// 91.8% to 88.5% and cause from 66.4% to 55.4%. A program's own stamp with a
+// space after it, and a stamp with figures only (a metric's row), stay.
+TEST(Deframe, ALogConsolesExportStampComesOff) {
+  const std::string in = "2025-03-04 10:00:07.123\tLoading checkpoint shards:  50%|#####     | 1/2\n2025-03-04 10:00:08.456\tKilled\n";
+  auto d = deframe(in, 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "Loading checkpoint shards:  50%|#####     | 1/2\nKilled\n");
+  ASSERT_TRUE(d->time[1].has_value());
+  EXPECT_EQ(*d->time[1] / 1000000 % 60, 8);
+  EXPECT_FALSE(deframe("2025-03-04 10:00:07.123 INFO loading\n2025-03-04 10:00:08.456 ERROR out of memory\n", 0).has_value());
+  EXPECT_FALSE(deframe("2025-03-04 10:00:00.000\t31.2\n2025-03-04 10:05:00.000\t35.9\n2025-03-04 10:10:00.000\t40.1\n", 0).has_value());
 }
 
 // A launcher's tag for each worker comes off whichever worker it names, where
