@@ -579,7 +579,9 @@ Decision decide_layer(const View& v) {
            "OOM killer's"};
       return d;
     }
-    if (configured_limit(v)) {
+    // The kubelet's SystemOOM event names the node's own OOM kill: no pod's
+    // limit was reached, whatever limits are in view.
+    if (configured_limit(v) && k->detail != kSystemOom) {
       d = {host_or_limit(v, Layer::container_limit), k, 0.7f, "the process was SIGKILLed while running under a configured memory limit"};
       return d;
     }

@@ -229,6 +229,11 @@ inline constexpr std::string_view kServerGuard = "the server's own guard, at a s
 // "OOMKilled": false): read beside an exit the process made itself.
 inline constexpr std::string_view kRuntimeNoOomKill = "the runtime recorded no OOM kill (OOMKilled false)";
 
+// The detail of the process_killed fact kubernetes.cc makes from the
+// kubelet's node event "System OOM encountered, victim process: ...": the
+// node's own (global) OOM kill, whatever limits its pods carry.
+inline constexpr std::string_view kSystemOom = "SystemOOM";
+
 // The detail of a host_alloc_failure from a program with a cap of its own
 // that refused below it (DuckDB without its "(in use/limit used)" figures):
 // its cap or the host, the line does not say.

@@ -328,6 +328,10 @@ TEST(Kubernetes, NpdKernelEventIsAPodLimitAndSystemOomIsTheHost) {
   EXPECT_EQ(k[0].process, "python");
   EXPECT_EQ(k[0].pid, 4242);
   EXPECT_EQ(test::diagnose_text(sys).layer, Layer::host_ram);
+  // Beside a pod's limit (here larger than the node), still the node's own
+  // kill (modelled on an AKS node's SystemOOM events, 2024; our own names).
+  const std::string beside = std::string(sys) + "{\"limits\":{\"cpu\":\"2\",\"memory\":\"512Gi\"},\"requests\":{\"memory\":\"500Mi\"}}\n";
+  EXPECT_EQ(test::diagnose_text(beside).layer, Layer::host_ram) << test::reason_text(test::diagnose_text(beside));
 }
 
 TEST(Kubernetes, KubeStateMetrics) {

@@ -898,7 +898,7 @@ class Kubernetes final : public Recognizer {
     Fact f = make_fact(line, system ? FactKind::process_killed : FactKind::k8s_oomkilled, Family::kubernetes);
     f.layer = system ? Layer::host_ram : Layer::k8s_pod_limit;
     f.strength = system ? 0.6f : 0.85f;
-    f.detail = system ? "SystemOOM" : "CgroupOOM";
+    f.detail = system ? std::string(kSystemOom) : std::string("CgroupOOM");
     if (auto v = text::after(s, "victim process: ")) f.process = std::string(text::take_until(*v, ",\"").substr(0, 64));
     if (auto v = text::after(s, "pid: ")) f.pid = text::parse_i64(*v);
     if (!system) {
