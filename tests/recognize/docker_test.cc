@@ -166,6 +166,12 @@ TEST(Docker, PsStatsAndCiHints) {
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].exit_code, 137);
   EXPECT_EQ(ps[0].container, "vllm");
+  // Under a restart policy the status is "Restarting (137) ..." (modelled on
+  // a serverless function's container in a restart loop, 2023; our names).
+  auto restarting = of_kind("sam-vit-h   cvat.pth.sam.vit_h:latest   Restarting (137) 7 seconds ago\n", FactKind::exit_status);
+  ASSERT_EQ(restarting.size(), 1u);
+  EXPECT_EQ(restarting[0].exit_code, 137);
+  EXPECT_TRUE(of_kind("the service keeps Restarting (see below)\n", FactKind::exit_status).empty());
 
   const char* stats = R"(CONTAINER ID   NAME      CPU %     MEM USAGE / LIMIT     MEM %     NET I/O         BLOCK I/O   PIDS
 a1b2c3d4e5f6   vllm      0.05%     1.2GiB / 2GiB         60.00%    1.2kB / 0B      0B / 0B     12

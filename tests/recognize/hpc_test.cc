@@ -354,6 +354,21 @@ TEST(Hpc, AnHtcondorHoldForAnUndefinedExpressionIsNotMemory) {
 // success). Slurm flags a step so for any OOM kill in its cgroup: a step whose
 // MaxRSS stayed well under its request, and that finished, was not stopped by
 // it (modelled on a Galaxy bowtie2 job, galaxyproject/galaxy). Our own ids and figures.
+// HTCondor's job log: the hold event and its reason on the lines under it
+// (modelled on a pool's PeriodicHold over RequestMemory, 2022; our own job
+// and figures). A hold for another reason is not memory's.
+TEST(Hpc, AnHtcondorJobLogHoldForMemoryIsTheJobsLimit) {
+  const std::string log =
+      "006 (58211.000.000) 2022-11-10 12:06:58 Image size of job updated: 8460900\n"
+      "\t8263  -  MemoryUsage of job (MB)\n"
+      "...\n"
+      "012 (58211.000.000) 2022-11-10 12:07:03 Job was held.\n";
+  Diagnosis d = test::diagnose_text(log + "\tMEMORY EXCEEDED\n\tCode 26 Subcode 0\n");
+  EXPECT_EQ(d.layer, Layer::container_limit) << test::reason_text(d);
+  EXPECT_NE(test::diagnose_text(log + "\tThe job exceeded allowed execute duration of 2+00:00:00\n\tCode 47 Subcode 0\n").layer,
+            Layer::container_limit);
+}
+
 TEST(Hpc, SacctsOutOfMemoryStateIsTheJobsCgroupUnlessItsPeakStayedLow) {
   const std::string header =
       "JobID                         JobName      State ExitCode     ReqMem     MaxRSS    Elapsed\n"

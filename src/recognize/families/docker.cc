@@ -101,6 +101,7 @@ constexpr Pattern kPatterns[] = {
     {"^[ \t]*limits:\\s*$", kRegex | kContext},
     {"^[ \t]*memory:\\s", kRegex | kContext},
     {"Exited ("},
+    {"Restarting \\([0-9]+\\)", kRegex | kCompanion},  // docker ps under a restart policy: "Restarting (137) 7 seconds ago"
     {"Max memory usage of this container is", kContext},
     {"docker stop", kContext},
     {"docker restart", kContext},
@@ -140,7 +141,11 @@ class Docker final : public Recognizer {
     if (run_command(line, out)) return;
     if (compose(line, out)) return;
     if (size_t p = s.find("Exited ("); p != std::string_view::npos) {
-      ps_row(line, p, out);
+      ps_row(line, p + 8, out);
+      return;
+    }
+    if (size_t p = s.find("Restarting ("); p != std::string_view::npos && text::contains(s.substr(p), " ago")) {
+      ps_row(line, p + 12, out);
       return;
     }
     if (flag_line(line, out)) return;
@@ -656,11 +661,13 @@ class Docker final : public Recognizer {
     return false;
   }
 
-  // "4f1e2d  img  "cmd"  2 hours ago  Exited (137) 3 minutes ago   vllm"
-  void ps_row(const Line& line, size_t p, FactSink& out) {
+  // "4f1e2d  img  "cmd"  2 hours ago  Exited (137) 3 minutes ago   vllm", or
+  // "Restarting (137) 7 seconds ago" under a restart policy; `code` is where
+  // the exit code starts.
+  void ps_row(const Line& line, size_t code, FactSink& out) {
     std::string_view s = line.text;
     std::string_view rest;
-    auto n = text::parse_i64(s.substr(p + 8), &rest);
+    auto n = text::parse_i64(s.substr(code), &rest);
     if (!n || !text::starts_with(rest, ")")) return;
     auto tok = tokens(s, 64);
     if (tok.size() < 5) return;

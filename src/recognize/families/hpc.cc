@@ -91,6 +91,8 @@ constexpr Pattern kPatterns[] = {
     {"exceeds job hard limit \"h_(vmem|rss|data)\"", kRegex | kCompanion},  // its line's "sending SIGKILL" is gated
     {"has gone over (cgroup )?memory limit of ", kRegex | kCompanion},  // no gate word: read in pasted evidence, and near other failures in a large log
     {"PERIODIC_HOLD due to memory usage", kCompanion},  // HTCondor's periodic hold policy over the job's request
+    {"Job was held\\.", kRegex | kContext},              // HTCondor's job log (event 012), its reason on the next lines
+    {"^[ \t]+[A-Z ]*MEMORY[A-Z ]*$", kRegex | kCompanion}, // ... a pool's PeriodicHold reason, "\tMEMORY EXCEEDED"
     {"killed by HTCondor due to excessive memory us", kCompanion},  // CMS CRAB's PostJob: "Job killed by HTCondor due to excessive memory use (RSS=2614 MB)"
     {"has reached its limit for resource (mem|\\[\\{\"name\":\"mem\")", kRegex | kCompanion},  // Mesos's containerizer ("... and will be terminated")
     {"RequestMemory = ", kContext},
@@ -147,6 +149,7 @@ class Hpc final : public Recognizer {
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (job_size(line, out)) return;
+    if (text::contains(s, "Job was held.")) held_line_ = line.number;  // HTCondor's job log event 012; its reason follows
     // HTCondor held the job because a policy expression (PeriodicRemove,
     // PeriodicHold) evaluated to UNDEFINED, HoldReasonCode 5: the hold names
     // the expression, memory terms and all, but memory did not run out.
@@ -271,6 +274,7 @@ class Hpc final : public Recognizer {
 
  private:
   bool undefined_policy_ = false;  // an HTCondor policy expression was said undefined (one fact)
+  uint64_t held_line_ = 0;          // HTCondor's job log: the last "Job was held." event
   std::optional<Fact> warned_;  // "Exceeded ... memory limit at some point", until the job's end is known
   bool completed_ = false;
 
@@ -336,6 +340,12 @@ class Hpc final : public Recognizer {
         if (auto mb = text::parse_u64(*rss, &rest); mb && text::starts_with(rest, " MB")) usage = *mb * units::MiB;
       }
       detail = "HTCondor job memory limit (excessive memory use)", name = "htcondor";
+    } else if (held_line_ && line.number <= held_line_ + 2 && text::icontains(s, "memory") && line.text.size() < 160 &&
+               !text::contains(s, "Job was held")) {
+      // The job log's hold event, its reason on the lines under it: "012 (58211.000.000) ... Job was held.",
+      // then "\tMEMORY EXCEEDED" (a pool's PeriodicHold reason) or "\tError from slot1_7@...: Job has gone over memory limit ...".
+      held_line_ = 0;
+      detail = "HTCondor job memory limit (held for its memory)", name = "htcondor";
     } else if (text::contains(s, "PERIODIC_HOLD due to memory usage")) {
       // "Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 2710000." (condor_q -hold):
       // the pool's policy holds (stops) a job whose usage passed its RequestMemory.
