@@ -74,6 +74,18 @@ TEST(Healthy, ComposersGradientAccumulationCatchingAnOom) {
       "Epoch 1: 100%|##########| 6/6 [00:08<00:00,  1.36s/it, loss/train=2.4102]\n");
 }
 
+// A decoder that falls back to tiles after its whole-frame pass ran out,
+// then saves its output (modelled on a diffusion server's VAE fallback,
+// 2026; our own sizes and paths): caught and gone on from.
+TEST(Healthy, AVaeDecodeThatRetriesInTilesAndSaves) {
+  expect_none(
+      "[2026-08-31 14:01:30] Denoising: 100%|##########| 20/20 [00:41<00:00,  2.07s/it]\n"
+      "[2026-08-31 14:02:12] WARNING VAE decode ran out of GPU memory (tried to allocate 2.25 GiB; 1.06 GiB free). Freeing cache and "
+      "retrying once with VAE tiling enabled; pass --vae-tiling to choose this explicitly.\n"
+      "[2026-08-31 14:02:19] INFO Tiled VAE decode finished in 6.84 s\n"
+      "[2026-08-31 14:02:19] INFO Saved outputs/lighthouse_42.png (1024x1024)\n");
+}
+
 // A launcher that lowers llama-server's context after the KV cache could not
 // be allocated, and the server then starts (modelled on wrappers around
 // llama-server in ggml-org/llama.cpp threads; our own names and sizes): the

@@ -514,6 +514,11 @@ constexpr Recovery kRecoveries[] = {
     // ("retrying with --ctx-size 131072 (attempt 1/4)"), as wrappers around llama-server do.
     {"retrying with --ctx-size", "retried with a smaller context"},
     {"retrying with a smaller context", "retried with a smaller context"},
+    // A decoder that falls back to tiles after its whole-frame pass ran out
+    // ("retrying with tiled VAE decoding", "Freeing cache and retrying once
+    // with VAE tiling enabled"), then goes on.
+    {"retrying with tiled", "retried in tiles"},
+    {"retrying once with vae tiling", "retried in tiles"},
     {"attempting to recover from oom", "skipped the batch and went on"},
     {"skipping batch", "skipped the batch and went on"},
     // A build whose tests printed the errors and passed (Maven's "BUILD SUCCESS", Gradle's "BUILD SUCCESSFUL").
