@@ -1061,5 +1061,20 @@ TEST(GenericAlloc, MallocOfSizeIsABareCountOfBytes) {
   EXPECT_NE(real.incidents[0].summary.find("2.00 MiB"), std::string::npos) << real.incidents[0].summary;
 }
 
+// The system's refusal in the locale's own words, with no number beside it
+// (modelled on a Ray Tune trial on a German Windows, 2022, and glibc's
+// French catalogue; our own names): the commit limit and ENOMEM as in
+// English. The same words inside a sentence of prose are not a report.
+TEST(GenericAlloc, TheSystemsRefusalInTheLocalesWordsIsRead) {
+  Diagnosis de = test::diagnose_text(
+      "ImportError: DLL load failed while importing _pywrap_tensorflow_internal: Die Auslagerungsdatei ist zu klein, um diesen "
+      "Vorgang durchzuführen.\n");
+  EXPECT_EQ(de.layer, Layer::host_ram) << test::reason_text(de);
+  for (const char* line : {"OSError: [Errno 12] Impossible d'allouer de la mémoire\n", "error='无法分配内存'\n",
+                           "RuntimeError: 页面文件太小，无法完成操作。\n"})
+    EXPECT_EQ(test::diagnose_text(line).layer, Layer::host_ram) << line;
+  EXPECT_EQ(test::diagnose_text("Nous ne pouvons pas. Impossible d'allouer de la mémoire si vous voulez\n").layer, Layer::none);
+}
+
 }  // namespace
 }  // namespace aimem

@@ -91,6 +91,13 @@ constexpr Pattern kPatterns[] = {
     {"negative (malloc |allocation |alloc |buffer |memory )?size|allocate -[0-9]", kCi | kCompanion},
     {"paging file is too small", kCaseless | kCompanion},  // Windows error 1455: the commit limit
     {"os error 1455", kCaseless | kCompanion},             // the same in any locale (Rust's io::Error)
+    // ... and in the locale's own words (see kCommitLimitWords, kEnomemWords).
+    {"(Auslagerungsdatei ist zu klein|fichier de pagination est insuffisant|archivo de paginación es demasiado|arquivo de paginação "
+     "é muito|file di paging è troppo|Файл подкачки слишком мал|页面文件太小|頁面檔太小|ページング ファイルが小さすぎる|페이징 파일이 너무)",
+     kRegex | kCompanion},
+    {"(Nicht genügend Hauptspeicher|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|"
+     "Impossibile allocare memoria|Невозможно выделить память|无法分配内存|メモリを確保できません)",
+     kRegex | kCompanion},
     {"killed signal terminated program", kCaseless},     // gcc/clang when the compiler was SIGKILLed
     {"posix_memalign", kCaseless | kCompanion},          // an aligned allocation that returned ENOMEM (12)
     {"attempting to allocate", kCaseless},               // MLX: "[metal::malloc] Attempting to allocate N bytes which is greater than ..."
@@ -152,6 +159,33 @@ bool host_word(std::string_view s) {
   for (std::string_view w : kWords)
     if (text::icontains(s, w)) return true;
   return false;
+}
+
+// The operating system's own words for the same refusals in the languages it
+// ships in (a message text is the locale's; the numbers that would say it in
+// any locale are often left out: "ImportError: DLL load failed while importing
+// _pywrap_tensorflow_internal: Die Auslagerungsdatei ist zu klein, um diesen
+// Vorgang durchzuführen."). Windows' ERROR_COMMITMENT_LIMIT (1455) and glibc's
+// strerror(ENOMEM), each as Microsoft's and the GNU translation projects'
+// catalogues word it. Written by hand: no Debian library carries Windows'
+// message catalogue, and reading glibc's would depend on the locales installed
+// on the machine aimem runs on, not the one that failed.
+constexpr std::string_view kCommitLimitWords[] = {
+    "Die Auslagerungsdatei ist zu klein", "Le fichier de pagination est insuffisant", "El archivo de paginación es demasiado pequeño",
+    "O arquivo de paginação é muito pequeno", "Il file di paging è troppo piccolo", "Файл подкачки слишком мал", "页面文件太小",
+    "頁面檔太小", "ページング ファイルが小さすぎる", "페이징 파일이 너무 작아"};
+constexpr std::string_view kEnomemWords[] = {"Nicht genügend Hauptspeicher verfügbar", "Impossible d'allouer de la mémoire",
+                                             "No se puede asignar memoria", "Não foi possível alocar memória",
+                                             "Impossibile allocare memoria", "Невозможно выделить память", "无法分配内存",
+                                             "メモリを確保できません"};
+
+// Where one of those is in `s`, and whether it is the commit limit's.
+std::optional<size_t> localized_refusal(std::string_view s, bool* commit_limit) {
+  for (std::string_view w : kCommitLimitWords)
+    if (size_t p = s.find(w); p != std::string_view::npos) return *commit_limit = true, p;
+  for (std::string_view w : kEnomemWords)
+    if (size_t p = s.find(w); p != std::string_view::npos) return *commit_limit = false, p;
+  return std::nullopt;
 }
 
 // A compiler's own failure ("catastrophic error: out of memory" from NVIDIA's
@@ -224,6 +258,15 @@ class GenericAlloc final : public Recognizer {
     if (text::contains(s, "53200")) sqlstate_line_ = line.number;
     if (text::contains(s, "TensorFlow device (")) device_created_ = line.number;  // "Creating/Created TensorFlow device (/device:GPU:0 ..."
     std::optional<size_t> at = phrase_at(s);
+    bool localized_commit = false;
+    bool localized = !at && (at = localized_refusal(s, &localized_commit)).has_value();
+    // As the system prints it: the message after an error's colon or quote
+    // ("...: Die Auslagerungsdatei ist zu klein", "error='无法分配内存'"), or alone.
+    if (localized) {
+      std::string_view before = text::trim(s.substr(0, *at));
+      if (!before.empty() && before.back() != ':' && before.back() != '\'' && before.back() != '"' && before.back() != '(')
+        localized = false, at.reset();
+    }
     if (!at) at = alloc_word_failed(s);
     if (!at) at = allocator_returned_enomem(s);
     // A size asked for over the size on offer is a report in itself, with no
@@ -254,16 +297,17 @@ class GenericAlloc final : public Recognizer {
       if (reservations_ < kReservationRetries && device_created_ && line.number <= device_created_ + 3 + reservations_) return;
     }
     if (guards::is_optional_refusal(s) || other_errno_after(s, *at)) return;
-    if (!arithmetic && !reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
+    if (!arithmetic && !localized && !reads_as_error(without_own_error_word(s, *at)) && !opens_message(s, *at) && !ran_out(s, *at)) return;
     if (repeat_.repeated(repeat_key(s), line.number)) return;
     // Windows' commit limit (error 1455) is the host's RAM and page file,
     // whatever device the program was about to use.
     // So is a notebook service's banner for its session's memory (Kaggle's
     // "tried to allocate more memory than is available"), GPU session or not.
-    const bool commit_limit = text::icontains(s, "paging file is too small") || text::icontains(s, "os error 1455") || kaggle_banner(s);
+    const bool commit_limit =
+        text::icontains(s, "paging file is too small") || text::icontains(s, "os error 1455") || kaggle_banner(s) || localized_commit;
     const bool compiler = compiler_word(s);
     Pending p{make_fact(line, FactKind::host_alloc_failure, Family::generic), dev && !commit_limit && !compiler,
-              host_word(s) || commit_limit || compiler};
+              host_word(s) || commit_limit || compiler || localized};
     p.fact.strength = 0.55f;
     p.fact.detail = "allocation failure";
     // A watchdog's own line: the shortage, then the signal it sends
