@@ -135,7 +135,27 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (9591 cases since the seventy-eighth blind batch of 2026-12-07: validation
+// (10311 cases since the eighty-fourth blind batch of 2026-12-07: validation
+// 87.1 / 56.1 / 88.3, 373 of 384 healthy; training 91.5 / 64.9 / 95.4, 624 of
+// 632 healthy. The seventy-ninth to eighty-fourth batches' unread thirds (36
+// of 42, 31 of 42, 33 of 43, 34 of 41, 40 of 44 and 33 of 40 on layer; 10 of
+// 24, 14 of 26, 16 of 26, 16 of 27, 21 of 27 and 14 of 25 on cause when first
+// read, the same now) brought 31 sure verdicts, 30 right, and took the
+// validation split to 87.0 / 56.1 / 88.4 with the version that opened the
+// session, so its floors of cause and sure went to 55.5 and 88.0. Their
+// training parts (78, 78, 77, 79, 76 and 80 cases; 391 layers and 156 of 300
+// causes when first read: JVM data services, Python data, distributed
+// training, inference servers, managed notebooks, desktops, native services,
+// Kubernetes node memory, speech, GPU programming, reinforcement learning,
+// fine-tuning, computer vision, web backends, tabular ML, HPC schedulers,
+// model conversion, video) took the training split to 91.2 / 64.6 / 95.1
+// with the version that opened the session; the changes read from them and
+// from a pass over framings (rsyslog, journal and Kibana stamps, a console's
+// export stamp, launchers' worker tags) bring it to the figures above, and
+// its floors went to 91.3 / 64.5 / 95.0 / 98.5. On the 3191 cases the
+// validation split held before them, layer 2790 -> 2793, cause 1108 -> 1107.
+// Before them,
+// 9591 cases since the seventy-eighth blind batch of 2026-12-07: validation
 // 87.4 / 55.9 / 87.7, 349 of 358 healthy; training 91.8 / 65.5 / 95.7, 580 of
 // 585 healthy. The seventy-third to seventy-eighth batches' unread thirds (36
 // of 39, 34 of 41, 37 of 41, 29 of 38, 30 of 35 and 27 of 41 on layer; 17 of
@@ -289,8 +309,8 @@ struct Floors {
 // verdict (cf-020) changed from run to run until its pattern was rewritten,
 // and two patterns still vary; the floors leave room for that.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{87.0, 55.0, 87.0, 96.4};
-constexpr Floors kTrainingFloor{91.5, 65.0, 95.5, 99.0};
+constexpr Floors kValidationFloor{87.0, 55.5, 88.0, 96.4};
+constexpr Floors kTrainingFloor{91.3, 64.5, 95.0, 98.5};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
   ASSERT_TRUE(s.split.count(split)) << corpus_path();
