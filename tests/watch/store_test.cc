@@ -3,6 +3,7 @@
 // of writes at random moments (reopen, integrity ok, whole samples in order).
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -264,7 +265,9 @@ TEST(Store, AReaderDoesNotStallTheWriter) {
 }
 
 // A child appends as fast as it can until SIGKILL; the parent reopens and
-// checks. Five rounds on the same file at random moments.
+// checks. Five rounds on the same file at random moments, each after the
+// child said (through a pipe) that its first sample of the round is in: on
+// a loaded machine a fixed sleep could end before the child wrote any.
 TEST(Store, SurvivesKill9DuringWrites) {
   std::string dir = test::temp_dir("store-kill");
   std::string path = dir + "/aimem.db";
@@ -273,16 +276,29 @@ TEST(Store, SurvivesKill9DuringWrites) {
   for (int round = 0; round < 5; ++round) {
     int64_t start = 0;
     if (round > 0) start = (*open_ok(path)->last_time_us() - kT0) / kSecond + 1;
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+      close(ready[0]);
       auto opened = Store::open(path, {});
       if (!opened) _exit(3);
       auto& s = *opened;
-      for (int64_t i = start;; ++i)
+      for (int64_t i = start;; ++i) {
         if (!s->append(make_sample(i, 8 + static_cast<int>(i % 7)))) _exit(4);
+        if (i == start) {
+          const char one = 1;
+          if (write(ready[1], &one, 1) != 1) _exit(5);
+          close(ready[1]);
+        }
+      }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 + rng() % 250));
+    close(ready[1]);
+    struct pollfd pfd = {ready[0], POLLIN, 0};
+    ASSERT_EQ(poll(&pfd, 1, 60000), 1) << "round " << round << ": the child wrote nothing in 60 s";
+    close(ready[0]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 250));
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
