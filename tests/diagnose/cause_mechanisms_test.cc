@@ -503,13 +503,15 @@ TEST(CauseMechanisms, AFlatSeriesThatJumpsIsOneLargeRequest) {
   EXPECT_EQ(elided.cause, Cause::leak_or_accumulation) << reason_text(elided);
   // A step that the series then keeps climbing from, samples on end, to
   // twice it and more is where growth began (modelled on a speech model's
-  // training log with its rank's RSS, 2022; our own figures).
+  // training log with its rank's RSS, 2022; our own figures). A log line
+  // with "RSS" and figures in it is no ps header: with fewer fields before
+  // it than here, the series was read as a table's and lost.
   std::string rss;
   int step = 171300;
   for (const char* g : {"5.11", "5.11", "5.12", "38.77", "92.40", "147.93", "201.56", "236.02"}) {
     const int i = (step - 171300) / 100;
     rss += "2022-03-23 23:4" + std::to_string(1 + i / 4) + ":" + std::to_string(10 + (i % 4) * 12) + ",318 DEBUG TRAIN Batch 0/" +
-           std::to_string(step) + " loss 4.81 loss_att 4.39 loss_ctc 5.79 lr 0.00066902 rank 0 RSS MEM USE: " + g + "G\n";
+           std::to_string(step) + " loss 4.81 lr 0.00066902 rank 0 RSS MEM USE: " + g + "G\n";
     step += 100;
   }
   rss += "[Wed Mar 23 23:42:57 2022] Out of memory: Killed process 1193 (python3) total-vm:262318604kB, anon-rss:247883340kB, "

@@ -1088,7 +1088,14 @@ class MemorySeries final : public Recognizer {
         return true;
       }
     }
-    for (size_t k = 0; k < words.size(); ++k) {
+    // A header names its columns and holds no figure but a clock or a date
+    // before them ("PID RSS COMMAND", pidstat's "14:00:01  UID  PID ... RSS
+    // %MEM Command"); a log line with "RSS" in it and figures ("... rank 0
+    // RSS MEM USE: 5.11G") is no header.
+    const bool no_figure = std::none_of(words.begin(), words.end(), [](std::string_view w) {
+      return platform::is_digit(w[0]) && w.find_first_of(":/-") == std::string_view::npos;
+    });
+    for (size_t k = 0; k < words.size() && no_figure; ++k) {
       if (words[k] == "RSS" && words.size() >= 2) {
         rss_column_ = k;
         pid_column_ = etime_column_ = kNoColumn;
