@@ -179,8 +179,8 @@ void summarize(Incident& inc, const Numbers& n) {
       else if (h && h->kind == FactKind::systemd_oom_result)
         inc.summary = fmt::format("the OOM killer killed a process of {} (systemd: result 'oom-kill'); the unit shows no MemoryMax, so the host ran out",
                                   n.unit.empty() ? "a systemd unit" : n.unit);
-      else if (h && h->kind == FactKind::process_killed && h->family == Family::runtime)
-        inc.summary = h->detail;  // a runtime's own sign, said whole (tcmalloc.cc: Colab's ^C)
+      else if (h && h->kind == FactKind::process_killed && h->detail == kStoppedAfterLargeAllocs)
+        inc.summary = h->detail;  // said whole (tcmalloc.cc: Colab's ^C)
       else if (h && h->kind == FactKind::process_killed)
         inc.summary = fmt::format("{} was killed (SIGKILL) with no other reason shown, most likely by the kernel OOM killer", who(n));
       else if (h && (h->kind == FactKind::host_alloc_failure || h->kind == FactKind::jvm_native_oom || h->kind == FactKind::gpu_oom))

@@ -605,7 +605,7 @@ Decision decide_layer(const View& v) {
     // kernel OOM killer is by far its usual sender, but only the kernel log can
     // confirm it (the next checks say how).
     d = {k->layer != Layer::unknown ? k->layer : Layer::host_ram, k, k->layer != Layer::unknown ? k->strength : 0.45f,
-         k->family == Family::runtime
+         k->detail == kStoppedAfterLargeAllocs
              ? k->detail + " (confirm with the VM's memory graph or its kernel log)"
              : std::string("a SIGKILL without any other reason shown; the kernel OOM killer is its usual sender (confirm with the kernel log)")};
     return d;

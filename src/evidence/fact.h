@@ -234,6 +234,12 @@ inline constexpr std::string_view kRuntimeNoOomKill = "the runtime recorded no O
 // node's own (global) OOM kill, whatever limits its pods carry.
 inline constexpr std::string_view kSystemOom = "SystemOOM";
 
+// The detail of the process_killed fact tcmalloc.cc makes from a bare "^C"
+// right after tcmalloc's large allocations: the summary and the reason say
+// it whole, not as a SIGKILL of unknown sender.
+inline constexpr std::string_view kStoppedAfterLargeAllocs =
+    "the process was stopped (^C) right after tcmalloc's large allocations, as Colab's runtime stops one that ran the VM out of RAM";
+
 // The detail of a host_alloc_failure from a program with a cap of its own
 // that refused below it (DuckDB without its "(in use/limit used)" figures):
 // its cap or the host, the line does not say.

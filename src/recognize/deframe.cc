@@ -185,6 +185,14 @@ std::optional<int64_t> stamp_time(std::string_view stamp, int64_t reference_us) 
   return timeutil::parse_line_time(stamp, reference_us).unix_us;
 }
 
+// An English month's abbreviation opens `s` ("Mar ", as syslog and Kibana write it).
+bool opens_with_month(std::string_view s) {
+  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  if (s.size() < 4 || s[3] != ' ') return false;
+  const size_t at = kMonths.find(s.substr(0, 3));
+  return at != std::string_view::npos && at % 3 == 0;
+}
+
 // A syslog or `journalctl` short prefix ("Dec  4 12:00:01 gpu-1 python3[4242]: ",
 // short-precise's "Dec 04 12:00:01.123456 gpu-1 python3[4242]: "),
 // or rsyslog's with an RFC 3339 stamp (its high-precision template, the
@@ -194,11 +202,9 @@ std::optional<int64_t> stamp_time(std::string_view stamp, int64_t reference_us) 
 // userspace OOM killers' own lines keep theirs: their recognizers read the
 // ident ("kernel:", "systemd-oomd[..]:").
 size_t syslog_prefix(std::string_view s) {
-  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
   size_t i = rfc3339_stamp(s, 0);
   if (!i) {
-    if (s.size() < 20 || s[3] != ' ' || kMonths.find(s.substr(0, 3)) == std::string_view::npos || kMonths.find(s.substr(0, 3)) % 3)
-      return 0;
+    if (s.size() < 20 || !opens_with_month(s)) return 0;
     i = 4;
     if (s[i] == ' ') ++i;
     while (digit(s, i)) ++i;
@@ -387,9 +393,7 @@ size_t export_stamp(std::string_view s) {
 // then a tab (or spaces) and the document's message. Its length with the
 // separator, or 0.
 size_t kibana_stamp(std::string_view s) {
-  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
-  if (s.size() < 24 || s[3] != ' ' || kMonths.find(s.substr(0, 3)) == std::string_view::npos || kMonths.find(s.substr(0, 3)) % 3)
-    return 0;
+  if (s.size() < 24 || !opens_with_month(s)) return 0;
   size_t i = 4;
   const size_t d = i;
   while (digit(s, i)) ++i;

@@ -1014,13 +1014,13 @@ class MlPhase final : public Recognizer {
       break;
     }
     // "loading 18442907 calls ... done (7.9 GB in memory)": a load that says
-    // on its own line that it finished is over, not a cue.
+    // on its own line that it finished is over, not a cue (its line's other
+    // cues still count).
+    bool load_done_here = false;
     if (size_t l = text::ifind(s, "loading"); !finished && l != std::string_view::npos) {
       std::string_view after = s.substr(l);
-      if (text::icontains(after, "... done") || text::icontains(after, "...done")) {
-        keep(line, phase_mark(line, Family::runtime, kLoadFinished), out);
-        return;
-      }
+      load_done_here = text::icontains(after, "... done") || text::icontains(after, "...done");
+      if (load_done_here) keep(line, phase_mark(line, Family::runtime, kLoadFinished), out);
     }
     const bool prompt = shell_prompt(s);
     if (prompt && command_cue_) {
@@ -1039,7 +1039,7 @@ class MlPhase final : public Recognizer {
       if (inside_other_word(s, at, c.word)) continue;
       if (!setting_speaks(c.setting, s.substr(0, at), s.substr(at + c.word.size()))) continue;
       int k = c.cause == Cause::model_load ? 0 : c.cause == Cause::kv_cache_context ? 1 : 2;
-      if (k == 0 && library_load(s)) continue;
+      if (k == 0 && (library_load(s) || load_done_here)) continue;
       if (c.setting == Cue::workers || c.setting == Cue::counted || c.setting == Cue::xargs || c.setting == Cue::jvm_workers) {
         per_cpu_jobs = false;
         workers = worker_count_of(c.setting, s.substr(0, at), s.substr(at + c.word.size()), &per_cpu_jobs);

@@ -39,8 +39,7 @@ class Tcmalloc final : public Recognizer {
         Fact k = make_fact(line, FactKind::process_killed, Family::runtime);
         k.layer = Layer::host_ram;
         k.strength = 0.5f;
-        k.detail = "the process was stopped (^C) right after tcmalloc's large allocations, as Colab's runtime stops one that ran the VM "
-                   "out of RAM";
+        k.detail = std::string(kStoppedAfterLargeAllocs);
         out.add(std::move(k));
       }
       return;
