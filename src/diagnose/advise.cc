@@ -626,7 +626,7 @@ void evidence_for(Incident& inc, const std::vector<Fact>& facts) {
   auto item = [&](const Fact& f) {
     EvidenceItem e;
     e.source = std::string(source_label(f.family));
-    e.where = f.where.line ? fmt::format("{} {} {}", f.where.source, unit_of(f.where.source), f.where.line) : f.where.source;
+    e.where = f.where.line ? fmt::format("{} {} {}", f.where.source, unit_of(f.where.source), shown_line(f.where)) : f.where.source;
     e.text = f.text;
     return e;
   };
@@ -640,8 +640,9 @@ void evidence_for(Incident& inc, const std::vector<Fact>& facts) {
     inc.evidence.push_back(item(f));
     ++shown;
     if (shown == 1) {
-      for (const auto& [line, textline] : f.extra) {
+      for (auto [line, textline] : f.extra) {
         if (inc.evidence.size() >= 4) break;
+        if (f.where.shown_line) line = 0;  // numbered in the order written, not the input's: the source alone
         inc.evidence.push_back({std::string(source_label(f.family)),
                                 line ? fmt::format("{} {} {}", f.where.source, unit_of(f.where.source), line) : f.where.source, textline});
       }

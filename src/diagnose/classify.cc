@@ -1058,7 +1058,7 @@ PhaseVote phase_vote(const std::vector<Fact>& facts, const Fact& anchor) {
 std::optional<Cause> cause_from_rollout(const View& v, Why& why) {
   for (const Fact& f : v.facts) {
     if (f.kind != FactKind::runtime_setting || f.cause != Cause::deployment_overlap) continue;
-    std::string where = f.where.line ? " (line " + std::to_string(f.where.line) + ")" : "";
+    std::string where = f.where.line ? " (line " + std::to_string(shown_line(f.where)) + ")" : "";
     why = f.detail + where + ": each generation holds its own memory, at once, where one was planned for";
     why.strength = 0.6f;
     return Cause::deployment_overlap;
@@ -1075,7 +1075,7 @@ std::optional<Cause> cause_from_reload(const View& v, const Fact* failed, Why& w
   for (const Fact& f : v.facts) {
     if (f.kind != FactKind::runtime_setting || f.cause != Cause::deployment_overlap || f.family != Family::runtime) continue;
     if (f.where.source_index != failed->where.source_index || f.where.line > failed->where.line) continue;
-    why = f.detail + " (line " + std::to_string(f.where.line) + "), and the failure came after it: both generations held memory at once";
+    why = f.detail + " (line " + std::to_string(shown_line(f.where)) + "), and the failure came after it: both generations held memory at once";
     why.strength = 0.65f;
     return Cause::deployment_overlap;
   }
@@ -1095,7 +1095,7 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
     if (PhaseVote q = phase_vote(v.facts, f); q.score > p.score) p = q;
   }
   if (p.cause == Cause::unknown || p.score < 0.25 || !p.cue) return std::nullopt;
-  std::string where = p.cue->where.line ? " (line " + std::to_string(p.cue->where.line) + ")" : "";
+  std::string where = p.cue->where.line ? " (line " + std::to_string(shown_line(p.cue->where)) + ")" : "";
   switch (p.cause) {
     case Cause::model_load: {
       // A model's weights, or the data a program reads in whole before its work (a file, a database, a log replayed).
@@ -1109,12 +1109,12 @@ std::optional<Cause> cause_from_phase(const View& v, const Fact& anchor, Why& wh
     case Cause::kv_cache_context:
       if (p.one_sequence && text::starts_with(p.one_sequence->detail, kContextGrew)) {
         why = "it failed during " + p.cue->detail + where + " after " + p.one_sequence->detail + " (line " +
-              std::to_string(p.one_sequence->where.line) + "): what did not fit grew with the sequence's length, not the batch";
+              std::to_string(shown_line(p.one_sequence->where)) + "): what did not fit grew with the sequence's length, not the batch";
         break;
       }
       if (p.one_sequence) {
         why = "it failed during " + p.cue->detail + where + " with a batch of one sequence (line " +
-              std::to_string(p.one_sequence->where.line) + "): what did not fit grew with the sequence's length, not the batch";
+              std::to_string(shown_line(p.one_sequence->where)) + "): what did not fit grew with the sequence's length, not the batch";
         break;
       }
       if (text::starts_with(p.cue->detail, kContextGrew)) {
@@ -1210,7 +1210,7 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
   // Not a series but the program's own words (a leak warning, a mailbox
   // never drained: memory_series.cc's "growing: ..."): say so.
   if (text::starts_with(s->detail, "growing: "))
-    why = s->detail.substr(9) + (s->where.line ? " (line " + std::to_string(s->where.line) + ")" : std::string()) +
+    why = s->detail.substr(9) + (s->where.line ? " (line " + std::to_string(shown_line(s->where)) + ")" : std::string()) +
           ": memory held and not given back, " + std::string(until);
   if (text::starts_with(s->detail, "growing rss of pid")) why += " (the " + s->detail.substr(8) + ")";
   if (text::starts_with(s->detail, "growing goroutines")) why += " (" + s->detail.substr(8) + ")";
@@ -1305,7 +1305,7 @@ std::optional<Cause> cause_from_parallelism(const View& v, const Fact& anchor, W
     if (f.family == Family::jvm && anchor.family != Family::jvm) continue;  // tasks sharing one JVM's heap
     int64_t d = static_cast<int64_t>(anchor.where.line) - static_cast<int64_t>(f.where.line);
     if (d > kStatementLines || d < -kStatementLines) continue;
-    std::string where = f.where.line ? " (line " + std::to_string(f.where.line) + ")" : "";
+    std::string where = f.where.line ? " (line " + std::to_string(shown_line(f.where)) + ")" : "";
     why = f.sequences ? copies_named(f) + where + " each held their own memory: more at once than the memory holds"
                       : std::to_string(*f.count) + " requests in flight" + where + ": the load at the moment of failure";
     why.strength = 0.6f;
@@ -1638,7 +1638,7 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     // fit them, so the batch is a lean (one larger than the others, or memory
     // kept from step to step, fills the same device).
     if (const Fact* e = later_epoch_before(v, g)) {
-      why = "the batch did not fit, but whole epochs ran before it (line " + std::to_string(e->where.line) +
+      why = "the batch did not fit, but whole epochs ran before it (line " + std::to_string(shown_line(e->where)) +
             "): a batch larger than the others, or memory kept across steps";
       why.strength = 0.55f;
       return Cause::concurrency_batch;
@@ -1800,7 +1800,7 @@ std::optional<Cause> cause_from_process_table(const View& v, const Fact* failed,
   // A runtime's own report names no process: it is the runtime's executable.
   if (failed && name.empty()) name = failed->family == Family::jvm ? "java" : failed->family == Family::node ? "node" : "";
   const Fact& top = *rows.front();  // largest first
-  const std::string where = top.where.line ? " (line " + std::to_string(top.where.line) + ")" : "";
+  const std::string where = top.where.line ? " (line " + std::to_string(shown_line(top.where)) + ")" : "";
   // As many copies as the model has tensor-parallel shards are one model,
   // split: what they hold together is the model's, not parallel work's.
   const bool shards = v.any([&](const Fact& f) {
@@ -1938,8 +1938,8 @@ std::optional<Cause> cause_from_raised_limit(const View& v, const Fact& kill, Wh
     else if (static_cast<double>(*f.limit) >= kRaisedLimit * static_cast<double>(*first->limit)) raised = &f;
   }
   if (!first || !raised) return std::nullopt;
-  why = "it was killed at " + units::format_bytes(*first->limit) + " (line " + std::to_string(first->where.line) + ") and again at " +
-        units::format_bytes(*raised->limit) + " (line " + std::to_string(raised->where.line) +
+  why = "it was killed at " + units::format_bytes(*first->limit) + " (line " + std::to_string(shown_line(first->where)) + ") and again at " +
+        units::format_bytes(*raised->limit) + " (line " + std::to_string(shown_line(raised->where)) +
         ") after the limit was raised: usage grows to whatever limit it is given";
   why.strength = 0.6f;  // one raise seen: a lean (two jobs of different sizes read the same)
   return Cause::leak_or_accumulation;
@@ -2054,7 +2054,7 @@ Cause limit_cause(const View& v, const Decision& d, Why& why) {
   if (const Fact* lowered = v.first_context([](const Fact& f) {
         return f.kind == FactKind::runtime_setting && f.limit && text::starts_with(f.detail, "memory limit lowered");
       })) {
-    why = "the " + lowered->detail + " (line " + std::to_string(lowered->where.line) + "), and the workload no longer fits";
+    why = "the " + lowered->detail + " (line " + std::to_string(shown_line(lowered->where)) + "), and the workload no longer fits";
     why.strength = 0.65f;
     return Cause::limit_too_low;
   }
@@ -2193,7 +2193,7 @@ Cause jvm_cause(const View& v, const Decision& d, Why& why) {
           return f.kind == FactKind::runtime_setting && f.family == Family::jvm && text::starts_with(f.detail, "classes loaded again");
         })) {
       why = "the class-metadata pool filled after " + std::to_string(again->count.value_or(0)) + " " + again->detail.substr(0, 24) +
-            " (line " + std::to_string(again->where.line) + "): the classes of earlier jobs or reloads stay loaded";
+            " (line " + std::to_string(shown_line(again->where)) + "): the classes of earlier jobs or reloads stay loaded";
       why.strength = 0.6f;
       return Cause::leak_or_accumulation;
     }
@@ -2286,7 +2286,7 @@ std::optional<Cause> cause_from_container_table(const View& v, const Fact* faile
   if (failed && !failed->container.empty() && failed->container == top->container) return std::nullopt;
   if (failed && !failed->process.empty() && text::contains(top->container, failed->process)) return std::nullopt;
   why = "container " + text::printable(top->container) + " held " + units::format_bytes(*top->usage) + " of the host's " +
-        units::format_bytes(*host->total) + " (docker stats, line " + std::to_string(top->where.line) + "): another workload took the memory";
+        units::format_bytes(*host->total) + " (docker stats, line " + std::to_string(shown_line(top->where)) + "): another workload took the memory";
   why.strength = 0.6f;
   return Cause::other_process;
 }
@@ -2310,7 +2310,7 @@ std::optional<Cause> cause_from_pod_table(const View& v, const Fact* failed, std
       if (text::starts_with(r->pod, pod)) own = r->usage;
   if (!own || *own == 0 || *top->usage < 2 * *own || *top->usage < units::GiB) return std::nullopt;
   why = "pod " + text::printable(top->pod) + " held " + units::format_bytes(*top->usage) + " against " + units::format_bytes(*own) +
-        " for the one that failed (kubectl top, line " + std::to_string(top->where.line) + "): a neighbour filled the node";
+        " for the one that failed (kubectl top, line " + std::to_string(shown_line(top->where)) + "): a neighbour filled the node";
   why.strength = 0.6f;
   return Cause::other_process;
 }
@@ -2342,7 +2342,7 @@ std::optional<Cause> cause_from_file_size(const View& v, Why& why) {
   const Fact* host = file ? host_ram_state(v) : nullptr;
   if (!host || *file->requested * 4 < *host->total * 3) return std::nullopt;
   why = "the file " + text::printable(file->process) + " (" + units::format_bytes(*file->requested) + ", line " +
-        std::to_string(file->where.line) + ") is " + (*file->requested >= *host->total ? "larger than" : "most of") + " the host's " +
+        std::to_string(shown_line(file->where)) + ") is " + (*file->requested >= *host->total ? "larger than" : "most of") + " the host's " +
         units::format_bytes(*host->total) + " of RAM: reading it into memory whole does not fit";
   why.strength = 0.6f;
   return Cause::model_load;
@@ -2403,7 +2403,7 @@ std::optional<Cause> cause_from_one_request(const View& v, const Fact* f, Why& w
   // the load is the work that does not fit.
   if (PhaseVote p = phase_vote(v.facts, *f); p.cause == Cause::model_load && p.score >= 0.25 && p.cue) {
     why = "one allocation of " + units::format_bytes(req) + " while " + p.cue->detail +
-          (p.cue->where.line ? " (line " + std::to_string(p.cue->where.line) + ")" : std::string()) +
+          (p.cue->where.line ? " (line " + std::to_string(shown_line(p.cue->where)) + ")" : std::string()) +
           ": what was being loaded is larger than the machine holds";
     why.strength = 0.6f;
     return Cause::model_load;
@@ -2460,7 +2460,7 @@ std::optional<Cause> cause_from_node_agent(const View& v, Why& why) {
   if (!top || *top->usage * 3 < *top->total * 2) return std::nullopt;
   if (std::none_of(std::begin(kAgents), std::end(kAgents), [&](std::string_view a) { return top->process == a; })) return std::nullopt;
   why = top->process + ", the node's own agent, held " + units::format_bytes(*top->usage) + " of the " + units::format_bytes(*top->total) +
-        " in the process table (line " + std::to_string(top->where.line) + "): the node ran short because of it, not the evicted pod";
+        " in the process table (line " + std::to_string(shown_line(top->where)) + "): the node ran short because of it, not the evicted pod";
   why.strength = 0.65f;
   return Cause::other_process;
 }
@@ -2682,7 +2682,7 @@ std::optional<Cause> cause_from_kernel_slab(const View& v, Why& why) {
   });
   if (!slab) return std::nullopt;
   why = units::format_bytes(*slab->usage) + " of " + units::format_bytes(*slab->total) + " RAM in unreclaimable kernel slab" +
-        (slab->where.line ? " (line " + std::to_string(slab->where.line) + ")" : std::string()) +
+        (slab->where.line ? " (line " + std::to_string(shown_line(slab->where)) + ")" : std::string()) +
         ": kernel memory accumulated, not what processes hold";
   why.strength = 0.7f;
   return Cause::leak_or_accumulation;
@@ -2703,7 +2703,7 @@ std::optional<Cause> cause_from_zfs_arc(const View& v, const Fact* failed, Why& 
   if (total ? *arc->usage * 4 < total : *arc->usage < 4 * units::GiB) return std::nullopt;
   if (failed && failed->rss && *failed->rss > *arc->usage) return std::nullopt;
   why = "the ZFS ARC held " + units::format_bytes(*arc->usage) + (total ? " of " + units::format_bytes(total) + " RAM" : std::string()) +
-        " (line " + std::to_string(arc->where.line) + "): the kernel's cache, slow to shrink, took the memory the processes needed";
+        " (line " + std::to_string(shown_line(arc->where)) + "): the kernel's cache, slow to shrink, took the memory the processes needed";
   why.strength = 0.6f;  // a lean: an ARC that would have shrunk in time reads the same
   return Cause::other_process;
 }
@@ -2746,7 +2746,7 @@ std::optional<Cause> cause_from_refusal_holder(const View& v, const Fact& r, Why
     if (!top || *f->usage > *top->usage) top = f;
   }
   if (!top || *top->usage < short_by || *top->usage < units::GiB) return std::nullopt;
-  why = top->process + " held " + units::format_bytes(*top->usage) + " (process table, line " + std::to_string(top->where.line) +
+  why = top->process + " held " + units::format_bytes(*top->usage) + " (process table, line " + std::to_string(shown_line(top->where)) +
         "), more than the " + units::format_bytes(short_by) + " the load was short by: another program took the memory";
   why.strength = 0.65f;
   return Cause::other_process;
@@ -2808,7 +2808,7 @@ Cause host_cause(const View& v, const Decision& d, Why& why) {
     if (const Fact* bits = v.first_context([](const Fact& f) { return f.kind == FactKind::runtime_setting && f.detail == kThirtyTwoBit; })) {
       // (A load that failed there is still the load: what it loaded did not fit.)
       if (auto c = cause_from_phase(v, *d.decisive, why); c && *c == Cause::model_load) return *c;
-      why = "it runs as a 32-bit process (line " + std::to_string(bits->where.line) +
+      why = "it runs as a 32-bit process (line " + std::to_string(shown_line(bits->where)) +
             "), whose address space (2 to 4 GiB) ran out before the machine's RAM";
       why.strength = 0.7f;
       return Cause::limit_too_low;

@@ -205,7 +205,7 @@ std::optional<std::string> developing_growth(const std::vector<Fact>& facts) {
   std::string what = g->detail.substr(8, g->detail.find(kStillClimbing) - 8);
   return fmt::format("no failure, but memory was still climbing where the evidence ends ({}, {} line {}): a leak or an accumulation "
                      "developing; keep sampling it (aimem watch) until it levels off or fails",
-                     what, g->where.source, g->where.line);
+                     what, g->where.source, shown_line(g->where));
 }
 
 }  // namespace
@@ -228,7 +228,7 @@ Diagnosis diagnose(std::vector<Fact> facts, const DiagnoseOptions& options) {
     if (!handled(inc, d.facts)) return false;
     const Fact& f = d.facts[inc.failures.front()];
     d.warnings.push_back(fmt::format("a handled out-of-memory at {} line {}: the program caught it and went on ({})", f.where.source,
-                                     f.where.line, to_string(inc.layer)));
+                                     shown_line(f.where), to_string(inc.layer)));
     return true;
   });
 

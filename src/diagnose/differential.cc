@@ -72,7 +72,7 @@ struct Board {
 };
 
 std::string where(const Fact& f) {
-  if (f.where.line) return fmt::format("line {}: {}", f.where.line, f.detail.empty() ? f.text : f.detail);
+  if (f.where.line) return fmt::format("line {}: {}", shown_line(f.where), f.detail.empty() ? f.text : f.detail);
   return f.detail.empty() ? f.text : f.detail;
 }
 

@@ -274,7 +274,12 @@ struct Provenance {
   bool year_guessed = false;         // unix_us from a prefix without a year (syslog, klog): the year is a guess
   std::optional<double> uptime_s;    // seconds since boot, when only that is known
   uint32_t source_index = 0;         // order of the input among all inputs
+  // The input's own line where `line` counts in the order written instead (a
+  // newest-first paste, recognize/deframe.h): shown to the user; 0 when `line` is.
+  uint64_t shown_line = 0;
 };
+// The line a user finds the evidence on in the input.
+inline uint64_t shown_line(const Provenance& p) { return p.shown_line ? p.shown_line : p.line; }
 
 struct Fact {
   FactKind kind{};

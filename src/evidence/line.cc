@@ -9,6 +9,7 @@ Fact make_fact(const Line& line, FactKind kind, Family family) {
   f.kind = kind;
   f.family = family;
   f.where.line = line.number;
+  f.where.shown_line = line.shown;
   if (line.source) {
     f.where.source = line.source->name;
     f.where.source_index = line.source->index;

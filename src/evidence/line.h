@@ -25,6 +25,7 @@ struct Line {
   uint64_t number = 0;        // 1-based
   timeutil::LineTime time;    // what the line's prefix says
   const SourceContext* source = nullptr;
+  uint64_t shown = 0;         // the input's own number where `number` is the order written (a newest-first paste); 0: number
 };
 
 // A fact of `kind` with the line's provenance and quoted text filled in.

@@ -403,8 +403,26 @@ size_t kibana_stamp(std::string_view s) {
   if (!c) return 0;
   i += c;
   if (i >= s.size() || (s[i] != '\t' && s[i] != ' ')) return 0;
-  while (i < s.size() && (s[i] == '\t' || s[i] == ' ')) ++i;
+  if (s[i] == '\t') return i + 1;  // the message's own indentation stays (a traceback's "  File")
+  while (i < s.size() && s[i] == ' ') ++i;
   return i;
+}
+
+// The time of a Kibana stamp (kibana_stamp says it is one): "Mar 4, 2025 @ 10:00:01.123", UTC as the table shows it.
+std::optional<int64_t> kibana_time(std::string_view s) {
+  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  const int mon = static_cast<int>(kMonths.find(s.substr(0, 3)) / 3) + 1;
+  size_t i = 4;
+  int day = 0;
+  while (digit(s, i)) day = day * 10 + (s[i++] - '0');
+  const int year = std::stoi(std::string(s.substr(i + 2, 4)));
+  i += 9;
+  const int h = (s[i] - '0') * 10 + (s[i + 1] - '0'), mi = (s[i + 3] - '0') * 10 + (s[i + 4] - '0'),
+            sec = (s[i + 6] - '0') * 10 + (s[i + 7] - '0');
+  int64_t us = 0, scale = 100000;
+  if (size_t j = i + 8; j < s.size() && (s[j] == '.' || s[j] == ','))
+    for (++j; digit(s, j) && scale; ++j, scale /= 10) us += (s[j] - '0') * scale;
+  return timeutil::make_unix_us(year, mon, day, h, mi, sec, us);
 }
 
 // GitLab's job log with timestamps puts its stream after the stamp ("00O ",
@@ -593,7 +611,7 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
     case kKibana: {
       size_t n = kibana_stamp(l);
       if (!n) return std::nullopt;
-      return Cut{std::string(l.substr(n)), std::nullopt};
+      return Cut{std::string(l.substr(n)), kibana_time(l)};
     }
     case kWorkerTag: {
       size_t n = worker_tag(l);
@@ -764,6 +782,67 @@ size_t common_indent(const Range& lines) {
   return common.size();
 }
 
+// A line's time for the order check below, on one of two clocks: the wall
+// clock (the framing's time, else the line's own stamp) or seconds since boot
+// (dmesg). Times on different clocks are not compared.
+struct Clocked {
+  int64_t us = 0;
+  bool wall = false;
+};
+std::optional<Clocked> clocked(std::string_view l, std::optional<int64_t> framed, int64_t reference_us) {
+  if (framed) return Clocked{*framed, true};
+  const auto t = timeutil::parse_line_time(l, reference_us);
+  if (t.unix_us) return Clocked{*t.unix_us, true};
+  if (t.uptime_s) return Clocked{static_cast<int64_t>(*t.uptime_s * 1e6), false};
+  return std::nullopt;
+}
+
+// Newest first: a console that lists its latest line on top (Kibana's
+// Discover and Grafana's log panels by default, `journalctl -r`, CloudWatch
+// Logs Insights sorted by @timestamp desc, a `tac`). Of the steps between
+// consecutive stamped lines on one clock, at least two go back in time and
+// none forward, or at least five back against one in four forward (a clock
+// adjusted once, two stamps in one second out of order). Equal times say
+// nothing. `time(i)` is line i's time, if it has one.
+template <class TimeOf>
+bool newest_first(size_t count, TimeOf time) {
+  size_t back = 0, forward = 0;
+  std::optional<Clocked> last;
+  for (size_t i = 0; i < count; ++i) {
+    const auto t = time(i);
+    if (!t) continue;
+    if (last && last->wall == t->wall) back += t->us < last->us, forward += t->us > last->us;
+    last = t;
+  }
+  return (back >= 2 && forward == 0) || (back >= 5 && forward * 4 <= back);
+}
+
+// The lines of a newest-first paste in the order they were written: each
+// stamped line with the unstamped lines after it (a record's traceback,
+// printed under its stamp in the order written) is one entry, and the
+// entries go in reverse; lines before the first stamp (the command typed, a
+// column header) stay first.
+void oldest_first(Lines& ls, const std::vector<bool>& stamped) {
+  std::vector<std::pair<size_t, size_t>> entries;  // [from, to) of ls
+  size_t head = 0;
+  while (head < ls.text.size() && !stamped[head]) ++head;
+  for (size_t i = head; i < ls.text.size();) {
+    size_t j = i + 1;
+    while (j < ls.text.size() && !stamped[j]) ++j;
+    entries.emplace_back(i, j);
+    i = j;
+  }
+  Lines next;
+  next.text.reserve(ls.text.size());
+  next.origin.reserve(ls.text.size());
+  auto take = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) next.text.push_back(std::move(ls.text[k])), next.origin.push_back(ls.origin[k]);
+  };
+  take(0, head);
+  for (auto e = entries.rbegin(); e != entries.rend(); ++e) take(e->first, e->second);
+  ls = std::move(next);
+}
+
 // Each line with escaped breaks (see escaped_breaks) as its pieces, all
 // numbered as it; whether any was.
 bool unescape_lines(Lines& ls) {
@@ -811,7 +890,7 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   // only where the lines were changed first).
   std::string prefix = common_prefix(views);
   if (!ansi && !crlf && !typography && !escaped && dominant(views, reference_us) == kFramings && common_indent(views) == 0 &&
-      prefix.empty())
+      prefix.empty() && !newest_first(views.size(), [&](size_t i) { return clocked(views[i], std::nullopt, reference_us); }))
     return std::nullopt;
 
   Lines ls;
@@ -860,6 +939,19 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
     d.chain.push_back(static_cast<uint8_t>(best));
   }
   if (escaped && unescape_lines(ls)) d.framings.emplace_back("escaped line breaks");
+  {
+    std::vector<std::optional<Clocked>> times(ls.text.size());
+    // A record's lines after its first (a JSON record's stack trace) are its own, whatever they hold.
+    for (size_t i = 0; i < ls.text.size(); ++i)
+      if (i == 0 || ls.origin[i] != ls.origin[i - 1]) times[i] = clocked(ls.text[i], d.time[ls.origin[i] - 1], reference_us);
+    if (newest_first(times.size(), [&](size_t i) { return times[i]; })) {
+      std::vector<bool> stamped(times.size());
+      for (size_t i = 0; i < times.size(); ++i) stamped[i] = times[i].has_value();
+      oldest_first(ls, stamped);
+      d.newest_first = true;
+      d.framings.emplace_back("newest line first");
+    }
+  }
   if (ansi || typography || escaped || !d.chain.empty()) prefix = common_prefix(ls.text);  // the lines changed
   if (!prefix.empty()) {
     for (auto& l : ls.text)

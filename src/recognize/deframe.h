@@ -21,6 +21,10 @@
 //   - a whole paste on one line with its line breaks escaped (an API's JSON
 //     error body, a task result's repr of an exception: three "\n" or more
 //     a line could start after), cut into its lines, each numbered as it;
+//   - newest line first (Kibana's Discover, Grafana's log panels,
+//     `journalctl -r`): the lines' times run back, and the text is put in
+//     the order the lines were written, a stamped line with the unstamped
+//     ones under it kept together (first_line then runs back);
 //   - a syslog or journalctl prefix on a service's own lines ("Dec  4
 //     12:00:01 gpu-1 python3[4242]: "), not on the kernel's, systemd's or an
 //     OOM killer's, whose recognizers read the ident.
@@ -52,6 +56,7 @@ struct Deframed {
   bool ansi = false;                         // colour sequences were removed
   bool typography = false;                   // Unicode spaces, quotes, dashes (or HTML entities) made ASCII
   bool entities = false;                     // HTML entities were decoded
+  bool newest_first = false;                 // the input listed its latest line first: text is in the order written
   uint64_t input_lines = 0;
 };
 

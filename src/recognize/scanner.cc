@@ -406,6 +406,13 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, LineMask mas
   ++candidates_;
   const uint64_t block_line = line_no;  // before the map: a line of the scanned block's numbering
   if (line_map_ && line_no >= 1 && line_no - 1 < line_map_->size()) line_no = (*line_map_)[line_no - 1];
+  // A newest-first paste: numbered in the order written, its input line shown.
+  uint64_t shown = 0;
+  if (newest_first_) {
+    shown = line_no;
+    line_no = block_line >= 1 && block_line - 1 < order_.size() ? order_[block_line - 1] : block_line;
+  }
+  const uint64_t input_line = shown ? shown : line_no;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   timeutil::LineTime time;
   if (known_time) time = *known_time;
@@ -438,15 +445,15 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, LineMask mas
   if (!known_time) time = timeutil::parse_line_time(line, source_.reference_us);
   // The stamp a framing carried (a `kubectl logs --timestamps` prefix, a
   // Docker record's "time") where the line itself has none.
-  if (deframed_ && !time.unix_us && !time.uptime_s && line_no >= 1 && line_no - 1 < deframed_->time.size())
-    if (auto t = deframed_->time[line_no - 1]) time.unix_us = *t;
+  if (deframed_ && !time.unix_us && !time.uptime_s && input_line >= 1 && input_line - 1 < deframed_->time.size())
+    if (auto t = deframed_->time[input_line - 1]) time.unix_us = *t;
   if (!block_times_.empty() && !time.unix_us && !time.uptime_s && block_line > block_first_line_) {
     const uint64_t i = block_line - block_first_line_ - 1;
     auto it = std::lower_bound(block_times_.begin(), block_times_.end(), std::make_pair(static_cast<uint32_t>(i), INT64_MIN));
     if (it != block_times_.end() && it->first == i) time.unix_us = it->second;
   }
 
-  Line l{line, line_no, time, &source_};
+  Line l{line, line_no, time, &source_, shown};
   if (mask & PatternSet::kClaimBit) {
     mask &= ~PatternSet::kClaimBit;
     mask &= ~PatternSet::instance().generic_mask();
@@ -791,8 +798,10 @@ void LineScanner::finish() {
       deframed_ = std::make_unique<Deframed>(std::move(*d));
       whole = deframed_->text;
     }
+    newest_first_ = deframed_ && deframed_->newest_first;
     if (auto u = unwrap_hard_wrapped(whole)) {
       unwrapped_ = std::make_unique<Unwrapped>(std::move(*u));
+      if (newest_first_) order_ = unwrapped_->first_line;
       if (deframed_) {  // through both maps: an unwrapped line, its deframed line, its input line
         for (uint64_t& l : unwrapped_->first_line)
           if (l >= 1 && l - 1 < deframed_->first_line.size()) l = deframed_->first_line[l - 1];
