@@ -1178,6 +1178,27 @@ std::optional<Cause> level_at_limit(const View& v, Why& why) {
   return Cause::limit_too_low;
 }
 
+// A series that climbed while the program was still loading or setting up:
+// a load's cue between its first and its last sample and no load finished
+// among them (DeepSpeed's see_memory_usage between "Before creating fp32
+// partitions" and "After ..."). The growth was the load's own, not memory
+// kept. A series over loads that finished or work that ran (a step, a
+// request) grew across them; a cue on the first sample's line was a load
+// before the series.
+bool grew_while_loading(const View& v, const Fact& s) {
+  if (!s.from_line || s.from_line >= s.where.line) return false;
+  auto within = [&](const Fact& f) {
+    return f.kind == FactKind::phase_load && f.where.source_index == s.where.source_index && f.where.line > s.from_line &&
+           f.where.line < s.where.line;
+  };
+  return v.any([&](const Fact& f) { return within(f) && f.detail != kLoadFinished && f.detail != kCommandEnded; }) &&
+         !v.any([&](const Fact& f) {
+           return (within(f) && f.detail == kLoadFinished) ||
+                  (f.kind == FactKind::phase_serve && f.where.source_index == s.where.source_index && f.where.line > s.from_line &&
+                   f.where.line < s.where.line);
+         });
+}
+
 std::optional<Cause> cause_from_series(const View& v, std::string_view until, Why& why) {
   // The strongest such fact: a series the program named before a warning in words.
   const Fact* s = nullptr;
@@ -1188,7 +1209,7 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
       s = &f;
     return false;
   });
-  if (!s) return std::nullopt;
+  if (!s || grew_while_loading(v, *s)) return std::nullopt;
   if (text::starts_with(s->detail, "jumped")) {
     why = "memory was flat, then jumped (" + s->detail.substr(7) + ") " + std::string(until) + ": one large request or input, not a leak";
     why.strength = s->strength >= 0.7f ? 0.7f : 0.6f;
@@ -1200,6 +1221,24 @@ std::optional<Cause> cause_from_series(const View& v, std::string_view until, Wh
     // A climb of a few samples ("rising") is a lean, as for a leak.
     why.strength = text::starts_with(s->detail, "rising ") ? 0.55f : 0.6f;
     return Cause::fragmentation;
+  }
+  // The memory rose with the context length printed on its lines (each
+  // request longer than the last: an agent resending its whole conversation,
+  // "Prompt: 41566 tokens ... Peak memory: 27.95 GB"): what grew was the
+  // KV cache and attention for longer sequences, not memory kept.
+  const Fact* c = nullptr;  // the latest such mark: the longest sequence yet
+  v.any([&](const Fact& f) {
+    if (f.kind == FactKind::phase_serve && text::starts_with(f.detail, kContextGrew) && f.where.source_index == s->where.source_index &&
+        (f.where.line > s->where.line ? f.where.line - s->where.line : s->where.line - f.where.line) <= 2 &&
+        (!c || f.where.line > c->where.line))
+      c = &f;
+    return false;
+  });
+  if (c) {
+    why = "memory grew with the context length (" + c->detail.substr(c->detail.find(": ") + 2) + ") " + std::string(until) +
+          ": longer sequences, not memory kept";
+    why.strength = 0.6f;
+    return Cause::kv_cache_context;
   }
   why = "usage grew steadily " + std::string(until);
   if (text::starts_with(s->detail, "rising ")) {
@@ -1614,15 +1653,16 @@ Cause gpu_cause(const View& v, const Fact& g, Why& why) {
     return Cause::kv_cache_context;
   }
   if (text::contains(g.detail, "compute")) {
+    // The graph's buffers hold one physical batch's activations, each of its
+    // tokens against the context: their size follows n_ubatch times n_ctx.
+    // Whichever is further above its default (512 and 4096) drove it; at the
+    // defaults, the buffer was only the last thing to fail on a full card.
     const Fact* ctx = v.any([](const Fact& f) { return f.ctx && *f.ctx >= 16384; });
-    if (ctx) {
+    const Fact* ub = v.any([](const Fact& f) { return f.detail == "n_ubatch" && f.batch_tokens && *f.batch_tokens >= kLargeUbatch; });
+    if (ctx && !(ub && *ub->batch_tokens * 8 >= *ctx->ctx)) {
       why = "the compute buffer for a " + std::to_string(*ctx->ctx) + "-token context did not fit";
       return Cause::kv_cache_context;
     }
-    // The graph's buffers hold one physical batch's activations: their size
-    // follows n_ubatch. One set well above the default 512 is the cause; at
-    // the default, the buffer was only the last thing to fail on a full card.
-    const Fact* ub = v.any([](const Fact& f) { return f.detail == "n_ubatch" && f.batch_tokens && *f.batch_tokens >= kLargeUbatch; });
     if (ub) {
       why = "the compute buffer for a physical batch of " + std::to_string(*ub->batch_tokens) + " tokens did not fit";
       why.strength = 0.7f;

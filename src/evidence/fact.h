@@ -334,6 +334,7 @@ struct Fact {
   std::optional<int> signal;
   std::optional<uint64_t> count;          // restarts, kills counted
   std::optional<double> uptime_at_failure_s;  // how long the process ran before failing
+  uint64_t from_line = 0;  // a memory series: the line of its first sample (counted as where.line), 0 if unknown
 };
 
 }  // namespace aimem

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/time.h"
 #include "support/test_support.h"
 
@@ -2994,6 +2996,76 @@ TEST(CauseMechanisms, ATestRunThatEndsInBuildSuccessHandledItsOwnErrors) {
       "[INFO] Tests run: 12, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 8.1 s -- in org.example.NativeBufferTest\n";
   EXPECT_EQ(diagnose_text(errors + "[INFO] BUILD SUCCESS\n").layer, Layer::none);
   EXPECT_NE(diagnose_text(errors + "[INFO] BUILD FAILURE\n").layer, Layer::none);
+}
+
+// A figure named "used" with its unit after "=" or ":" is a series too
+// ("vm.used=9.84 GiB (31.5%)", psutil's figure printed by a simulator's
+// client at each reset; modelled on a CARLA reinforcement-learning loop whose
+// server grew at every world reload until bash reported it Killed). A
+// program's name holding "load" (load_world, DataLoader, workload) is no load
+// whose sizes climb by design.
+TEST(CauseMechanisms, AUsedFigureThatClimbsAtEveryResetIsAccumulation) {
+  std::string log = "$ python rl_train.py --town Town05 --episodes 5000\n";
+  for (int i = 1; i <= 6; ++i)
+    log += fmt::format("[reset {}]  load_world(Town05) done  vm.used={:.2f} GiB ({:.1f}%)\n", i, 9.6 + 3.4 * i, (9.6 + 3.4 * i) * 100 / 31.2);
+  const std::string kill = "./CarlaServer.sh: line 5: 40411 Killed                  \"$ROOT/CarlaServer-Linux-Shipping\" \"$@\"\n";
+  Diagnosis d = diagnose_text(log + kill);
+  EXPECT_EQ(d.layer, Layer::host_ram) << reason_text(d);
+  EXPECT_EQ(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+  // "used" in prose, without the sign, is no figure's name.
+  std::string prose = "$ python rl_train.py --town Town05 --episodes 5000\n";
+  for (int i = 1; i <= 6; ++i) prose += fmt::format("[reset {}]  world ready, used {:.2f} GiB of the map cache\n", i, 9.6 + 3.4 * i);
+  EXPECT_NE(diagnose_text(prose + kill).cause, Cause::leak_or_accumulation);
+}
+
+// Memory that rose with the context length printed beside it is the
+// context's, not memory kept (modelled on mlx_lm's server, whose log prints
+// "Prompt: N tokens, ... | Peak memory: X GB" per request, under an agent
+// that resends its whole conversation; our own figures). The same climb
+// without the lengths stays accumulation.
+TEST(CauseMechanisms, MemoryThatRoseWithThePromptsLengthIsTheContext) {
+  const int tokens[] = {12011, 30644, 58211, 83120};
+  const double peak[] = {19.42, 24.87, 30.15, 35.02};
+  std::string with, without;
+  for (int i = 0; i < 4; ++i) {
+    with += fmt::format("2026-03-02 09:{:02d}:02,771 - INFO - Prompt: {} tokens, 512.3 tokens-per-sec | Peak memory: {:.2f} GB\n", 10 + i,
+                        tokens[i], peak[i]);
+    without += fmt::format("2026-03-02 09:{:02d}:02,771 - INFO - Request done, 512.3 tokens-per-sec | Peak memory: {:.2f} GB\n", 10 + i, peak[i]);
+  }
+  const std::string abort =
+      "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: "
+      "Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n";
+  Diagnosis d = diagnose_text(with + abort);
+  EXPECT_EQ(d.layer, Layer::gpu_vram) << reason_text(d);
+  EXPECT_EQ(d.cause, Cause::kv_cache_context) << reason_text(d);
+  EXPECT_NE(reason_text(d).find("from 12011 to 83120 tokens"), std::string::npos) << reason_text(d);
+  EXPECT_EQ(diagnose_text(without + abort).cause, Cause::leak_or_accumulation) << reason_text(diagnose_text(without + abort));
+}
+
+// Host memory that climbed between the set-up steps of a trainer (DeepSpeed's
+// see_memory_usage around "Before/After creating fp32 partitions", modelled on
+// deepspeedai/DeepSpeed ZeRO-3 offload threads; our own figures) grew with
+// the set-up, not as memory kept: the kill during set-up is the load's. The
+// same figures across training steps stay accumulation.
+TEST(CauseMechanisms, MemoryThatClimbedDuringSetUpIsTheLoadNotALeak) {
+  auto report = [](const char* stage, double used) {
+    return fmt::format("[2023-09-22 08:14:03,515] [INFO] [utils.py:785:see_memory_usage] {}\n"
+                       "[2023-09-22 08:14:03,516] [INFO] [utils.py:793:see_memory_usage] CPU Virtual Memory:  used = {:.2f} GB, percent = {:.1f}%\n",
+                       stage, used, used * 100 / 251.5);
+  };
+  const std::string kill =
+      "[Fri Sep 22 08:15:11 2023] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task_memcg=/user.slice,"
+      "task=python3,pid=40888,uid=1002\n"
+      "[Fri Sep 22 08:15:11 2023] Out of memory: Killed process 40888 (python3) total-vm:112847216kB, anon-rss:31884412kB, file-rss:412880kB, "
+      "shmem-rss:0kB, UID:1002 pgtables:71204kB oom_score_adj:0\n";
+  const std::string setup = report("DeepSpeedZeRoOffload initialize [end]", 61.2) + report("Before creating fp32 partitions", 96.4) +
+                            report("After creating fp32 partitions", 162.5) + report("Before initializing optimizer states", 210.7);
+  Diagnosis d = diagnose_text(setup + kill);
+  EXPECT_EQ(d.layer, Layer::host_ram) << reason_text(d);
+  EXPECT_NE(d.cause, Cause::leak_or_accumulation) << reason_text(d);
+  std::string steps;
+  for (int i = 1; i <= 4; ++i) steps += report(fmt::format("After train step {}", i * 100).c_str(), 50.0 + 40.0 * i);
+  EXPECT_EQ(diagnose_text(steps + kill).cause, Cause::leak_or_accumulation) << reason_text(diagnose_text(steps + kill));
 }
 
 }  // namespace

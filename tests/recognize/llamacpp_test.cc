@@ -1,6 +1,8 @@
 // llama.cpp / ggml / Ollama allocation failures and context (diagnosis.md §5.2).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "core/units.h"
 #include "support/test_support.h"
 
@@ -97,6 +99,30 @@ main: exiting due to model loading error
   std::string small = text;
   small.replace(small.find("n_ubatch      = 8192"), 20, "n_ubatch      = 512 ");
   EXPECT_NE(test::diagnose_text(small).cause, Cause::concurrency_batch);
+}
+
+// The compute buffers hold one physical batch against the context: with
+// both set large, whichever is further above its default (n_ubatch 512,
+// n_ctx 4096) drove them. 32768 against 65536 is the batch (modelled on a
+// ROCm llama-server under systemd whose n_ubatch was raised with n_batch);
+// 2048 against 65536 is the context.
+TEST(LlamaCpp, ComputeBuffersFollowWhicheverOfBatchAndContextIsFurtherAboveItsDefault) {
+  auto log = [](int ubatch) {
+    return fmt::format(R"(llama_context: n_ctx                 = 65536
+llama_context: n_batch               = {0}
+llama_context: n_ubatch              = {0}
+llama_kv_cache:      ROCm0 KV buffer size =  2048.00 MiB
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 14215.06 MiB on device 0: cudaMalloc failed: out of memory
+ggml_gallocr_reserve_n: failed to allocate ROCm0 buffer of size 14905573376
+graph_reserve: failed to allocate compute buffers
+llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers
+)",
+                       ubatch);
+  };
+  Diagnosis big = test::diagnose_text(log(32768));
+  EXPECT_EQ(big.layer, Layer::gpu_vram);
+  EXPECT_EQ(big.cause, Cause::concurrency_batch) << test::reason_text(big);
+  EXPECT_EQ(test::diagnose_text(log(2048)).cause, Cause::kv_cache_context);
 }
 
 TEST(LlamaCpp, KvCacheBufferFailure) {

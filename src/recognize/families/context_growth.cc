@@ -16,6 +16,7 @@
 // start): it never rises and marks nothing. The key is matched as a whole
 // word ("n_context=" is not "context").
 #include <array>
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,7 +36,13 @@ constexpr Pattern kPatterns[] = {
     {"(context|seq_?len|sequence_length|max_len|prompt_tokens|prompt_len|input_len|input_length|input_tokens|n_past|num_tokens|kv_len)"
      " *[=:]? *[0-9]",
      kRegex | kCaseless | kContext},
+    {"(prompt|input)[a-z_ ]{0,16}[=:] *[0-9][0-9,]* *tokens?", kRegex | kCaseless | kContext},
 };
+
+// A length written as a count of tokens after the prompt's name, a few words
+// between them ("Prompt: 14207 tokens" of mlx_lm's server, "prompt eval
+// count:    9120 token(s)" of `ollama run --verbose`, "input size: 4096 tokens").
+constexpr std::string_view kTokenKeys[] = {"prompt", "input"};
 
 constexpr uint64_t kMinTokens = 1024;
 constexpr size_t kMaxFacts = 256;  // marks per input: a long server log rises again and again
@@ -56,15 +63,31 @@ std::optional<uint64_t> value_after(std::string_view s, size_t at, std::string_v
   return v;
 }
 
+std::optional<uint64_t> tokens_after(std::string_view s, size_t at, std::string_view key) {
+  if (at > 0 && (platform::is_alnum(s[at - 1]) || s[at - 1] == '_')) return std::nullopt;
+  std::string_view rest = s.substr(at + key.size());
+  size_t i = 0;
+  while (i < rest.size() && i < 16 && (std::isalpha(static_cast<unsigned char>(rest[i])) || rest[i] == '_' || rest[i] == ' ')) ++i;
+  if (i >= rest.size() || (rest[i] != '=' && rest[i] != ':')) return std::nullopt;
+  rest = platform::skip(rest.substr(i + 1), " ");
+  if (rest.empty() || !platform::is_digit(rest[0])) return std::nullopt;
+  std::string_view after;
+  auto v = text::parse_grouped_u64(rest, &after);
+  if (!v || !text::istarts_with(platform::skip(after, " "), "token")) return std::nullopt;
+  return v;
+}
+
 class ContextGrowth final : public Recognizer {
  public:
   void on_line(const Line& line, FactSink& out) override {
     std::string_view s = line.text;
     if (guards::is_advice_line(s)) return;
-    for (size_t k = 0; k < std::size(kKeys); ++k) {
-      size_t at = text::ifind(s, kKeys[k]);
+    for (size_t k = 0; k < std::size(kKeys) + std::size(kTokenKeys); ++k) {
+      const bool counted = k >= std::size(kKeys);  // a count of tokens after the prompt's name
+      const std::string_view key = counted ? kTokenKeys[k - std::size(kKeys)] : kKeys[k];
+      size_t at = text::ifind(s, key);
       if (at == std::string_view::npos) continue;
-      auto v = value_after(s, at, kKeys[k]);
+      auto v = counted ? tokens_after(s, at, key) : value_after(s, at, key);
       if (!v) continue;
       Series& series = series_[k];
       if (!series.first) {
@@ -91,7 +114,7 @@ class ContextGrowth final : public Recognizer {
     std::optional<uint64_t> first;
     uint64_t max = 0;
   };
-  std::array<Series, std::size(kKeys)> series_{};
+  std::array<Series, std::size(kKeys) + std::size(kTokenKeys)> series_{};
   size_t emitted_ = 0;
 };
 

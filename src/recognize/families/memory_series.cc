@@ -150,6 +150,10 @@ constexpr Pattern kPatterns[] = {
     // was tried: it sent so many lines of a large log here that its scan
     // took half again as long.)
     {"used [0-9]{1,3}(,[0-9]{3})+ ?[KMGT]i?B", kRegex | kContext},
+    // A figure named "used" with its unit after an equals sign or a colon
+    // ("vm.used=9.84 GiB", "ram used: 12.1 GB", "gpu.used=1812MiB"): the sign
+    // is what keeps a service's prose ("used 3 of 8 workers") out.
+    {"used *[=:] *[0-9][0-9.]* ?[KMGT]i?B", kRegex | kCaseless | kContext},
     // A Prometheus range query as promtool prints it: the series' labels, then "value @[time]" rows.
     {"(promtool query|query_range)", kRegex | kContext},
     {"\\} =>\\s*$", kRegex | kContext},
@@ -274,7 +278,7 @@ struct Series {
   bool bytes = false;
   double first = 0, last = 0, max = 0;
   double worst_drop = 0;  // the largest fall between two samples, as a share of the first of them
-  uint64_t samples = 0, rises = 0, last_line = 0;
+  uint64_t samples = 0, rises = 0, last_line = 0, first_line = 0;
   uint64_t highs = 0;  // samples above every one before them (the first counts)
   std::string last_text;
   std::vector<double> kept;  // the first kKept samples
@@ -509,8 +513,23 @@ bool climbs_by_design(std::string_view s, std::string_view after_size) {
   for (auto w : kWords) {
     size_t at = text::ifind(s, w);
     if (at == std::string_view::npos) continue;
-    // Not the word inside another: "offload" moves memory out, "sharding manager" is no checkpoint's shards.
-    if (w == "load" && at >= 3 && text::istarts_with(s.substr(at - 3), "off")) continue;
+    // Not the word inside another: "offload" moves memory out, "workload" and
+    // "payload" name what is served, "DataLoader" and "load_world" are a
+    // program's names (a loader's workers and a simulator's reset grow no
+    // less for them): a load is the word itself ("load", "loads", "loaded",
+    // "loading"). "sharding manager" is no checkpoint's shards.
+    if (w == "load") {
+      bool a_load = false;
+      for (; at != std::string_view::npos && !a_load; at = text::ifind(s, w, at + 1)) {
+        size_t end = at + 4;
+        while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
+        const std::string_view word = s.substr(at, end - at);
+        const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(s[at - 1])) || s[at - 1] == '_');
+        a_load = starts && (text::iequals(word, "load") || text::iequals(word, "loads") || text::iequals(word, "loaded") ||
+                            text::iequals(word, "loading"));
+      }
+      if (!a_load) continue;
+    }
     if (w == "shard" && text::istarts_with(s.substr(at), "sharding")) continue;
     // An allocator's count of what it has handed out ("allocated_bytes: 0.00 MB") is a state, not a request.
     if (w == "alloc" && text::istarts_with(s.substr(at), "allocated_bytes")) continue;
@@ -1256,6 +1275,7 @@ class MemorySeries final : public Recognizer {
         f.detail += std::string(kStillClimbing);
       if (x.bytes) f.usage = clamped_bytes(x.last);
       f.count = x.samples;
+      f.from_line = x.first_line;
       // The process's resident size grew while the runtime's own count of
       // live objects (a heap-in-use key of the same lines) stayed flat: what
       // grew is held by the native allocator (glibc's arenas, freed memory
@@ -1555,7 +1575,7 @@ class MemorySeries final : public Recognizer {
     // in a worker's summary after "Process memory: 3.71 GB" lines.
     if (x->bytes != bytes) return;
     const uint64_t shape = shape_hash(line.text);
-    if (x->samples == 0) x->first_shape = shape;
+    if (x->samples == 0) x->first_shape = shape, x->first_line = line.number;
     else if (shape == x->first_shape) x->first_recurs = true;
     if (x->samples > 0 && x->last_line < elided_ && x->elided_at == SIZE_MAX && x->kept.size() < kKept) x->elided_at = x->kept.size();
     if (x->samples > 0 && value > x->last) ++x->rises;
