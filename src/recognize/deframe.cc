@@ -238,6 +238,31 @@ size_t syslog_prefix(std::string_view s) {
   return colon + 2;
 }
 
+// A logger's prefix before the line a supervisor or a task runner re-logs
+// from its child: Python logging's documented "%(asctime)s - %(name)s -
+// %(levelname)s - %(message)s" ("2025-03-04 10:00:01,123 - worker - INFO - "),
+// Airflow's task log ("[2025-03-04, 10:00:01 UTC] {subprocess.py:93} INFO - ",
+// "[2025-03-04T10:00:01.123+0000] {subprocess.py:93} INFO - "). A clock in
+// the first bytes, then a level word between a space and " - " within 160
+// bytes: the prefix's length, or 0. A program's own line with its level
+// before its time ("INFO 05-01 12:00:01 llm_engine.py:1]") is none.
+size_t logger_prefix(std::string_view s) {
+  size_t clock = std::string_view::npos;
+  for (size_t i = 0; i + 5 <= s.size() && i < 48; ++i)
+    if (digits(s, i, 2) && s[i + 2] == ':' && digits(s, i + 3, 2)) {
+      clock = i + 5;
+      break;
+    }
+  if (clock == std::string_view::npos) return 0;
+  const std::string_view head = s.substr(0, std::min<size_t>(s.size(), 160));
+  size_t best = 0;
+  for (std::string_view level : {" INFO - ", " WARNING - ", " WARN - ", " ERROR - ", " DEBUG - ", " CRITICAL - ", " FATAL - "}) {
+    const size_t at = head.find(level, clock);
+    if (at != std::string_view::npos && (!best || at + level.size() < best)) best = at + level.size();
+  }
+  return best;  // an empty message ("... INFO - ") is the child's empty line
+}
+
 struct Cut {
   std::string rest;  // may hold several lines (a record's stack trace)
   std::optional<int64_t> time;
@@ -292,11 +317,11 @@ size_t worker_tag(std::string_view s) {
 // In the order a tie is settled: the more particular framing first (a CRI
 // line's or an rsyslog line's stamp is an RFC 3339 stamp too).
 enum Framing : size_t {
-  kJsonRecord, kCri, kSyslog, kStamp, kPodPrefix, kQuote, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kWorkerTag,
+  kJsonRecord, kCri, kSyslog, kLoggerPrefix, kStamp, kPodPrefix, kQuote, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kWorkerTag,
   kKibana, kExportStamp, kFramings
 };
 constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "syslog prefixes",
-                                                            "RFC 3339 timestamps", "kubectl --prefix", "Markdown quotes",
+                                                            "a logger's prefixes", "RFC 3339 timestamps", "kubectl --prefix", "Markdown quotes",
                                                             "docker compose service prefixes", "bracketed timestamps",
                                                             "clock times", "grep's file names", "line numbers",
                                                             "a launcher's worker tags", "Kibana's table stamps",
@@ -617,6 +642,14 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       size_t n = worker_tag(l);
       if (!n) return std::nullopt;
       return Cut{std::string(l.substr(n)), std::nullopt};
+    }
+    case kLoggerPrefix: {
+      size_t n = logger_prefix(l);
+      if (!n) return std::nullopt;
+      // Airflow's "[2025-03-04, 10:00:01 UTC]" has a comma after the date.
+      std::string stamp(l.substr(0, n));
+      if (size_t c = stamp.find(", "); c >= 10 && c < 24 && digit(stamp, c - 1) && digit(stamp, c + 2)) stamp.erase(c, 1);
+      return Cut{std::string(l.substr(n)), stamp_time(stamp, reference_us)};
     }
     case kSyslog: {
       size_t n = syslog_prefix(l);

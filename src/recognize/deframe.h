@@ -21,6 +21,9 @@
 //   - a whole paste on one line with its line breaks escaped (an API's JSON
 //     error body, a task result's repr of an exception: three "\n" or more
 //     a line could start after), cut into its lines, each numbered as it;
+//   - a logger's prefix before each line a supervisor or task runner
+//     re-logs from its child (Python logging's "<time> - worker - INFO - ",
+//     Airflow's "[<time>] {subprocess.py:93} INFO - ");
 //   - newest line first (Kibana's Discover, Grafana's log panels,
 //     `journalctl -r`): the lines' times run back, and the text is put in
 //     the order the lines were written, a stamped line with the unstamped

@@ -116,6 +116,15 @@ std::string insights(size_t i, const std::string& l) { return fmt::format("2025-
 std::string kibana(size_t i, const std::string& l) { return fmt::format("Mar 4, 2025 @ 10:00:{:02d}.{:03d}\t", i % 60, i * 37 % 1000) + l; }
 // rsyslog's high-precision template (Debian 13's, Ubuntu 24.04's /var/log/syslog).
 std::string rsyslog(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "+00:00 gpu-7 python3[4242]: " + l; }
+// A supervisor re-logging its child's lines through Python logging (its
+// documented "%(asctime)s - %(name)s - %(levelname)s - %(message)s"), and
+// Airflow's task log around a subprocess's output (apache/airflow's
+// SubprocessHook: "{subprocess.py:93} INFO - " after the stamp).
+std::string pylog(size_t i, const std::string& l) { return fmt::format("2025-03-04 10:00:{:02d},{:03d} - worker - INFO - ", i % 60, i * 37 % 1000) + l; }
+std::string airflow(size_t i, const std::string& l) { return fmt::format("[2025-03-04, 10:00:{:02d} UTC] {{subprocess.py:93}} INFO - ", i % 60) + l; }
+std::string airflow_iso(size_t i, const std::string& l) {
+  return fmt::format("[2025-03-04T10:00:{:02d}.{:03d}+0000] {{subprocess.py:93}} INFO - ", i % 60, i * 37 % 1000) + l;
+}
 // A launcher's tag for the worker each line came from: torchrun's
 // "[rank0]: ", Open MPI --tag-output's, Ray's actor and PID, pdsh's host
 // (DeepSpeed's multi-node launcher).
@@ -536,7 +545,10 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"Ray worker", ray_tag, 0.98},
                         {"pdsh host", pdsh_host, 0.98},
                         {"typographic", typographic, 0.98},
-                        {"HTML source", html_source, 0.98}};
+                        {"HTML source", html_source, 0.98},
+                        {"Python logging", pylog, 0.97},
+                        {"Airflow task log", airflow, 0.97},
+                        {"Airflow ISO stamps", airflow_iso, 0.97}};
   int cases = 0;
   std::string changed;
   for (const auto& [id, text] : training_sample(10)) {
@@ -665,6 +677,30 @@ TEST(Deframe, ALogConsolesExportStampComesOff) {
 // split with one before every line, layer fell from 91.8% to 87.7-88.9% and
 // cause from 65.5% to 53.1-54.4%. Ray's own "(raylet)" lines stay for its
 // recognizer, and a few tagged lines among a driver's are no framing.
+// A logger's prefix before each re-logged line comes off with its time:
+// before, an Airflow task log around a training script kept 91.7% of layers
+// and 58.9% of causes on 3000 training cases (72.5% plain). A program's own
+// line with its level before its time, and a line with no clock before the
+// level, keep theirs.
+TEST(Deframe, ALoggersPrefixComesOffWithItsTime) {
+  for (auto frame : {pylog, airflow, airflow_iso}) {
+    auto d = deframe(framed(kTorchOom, frame), 0);
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(d->text, kTorchOom);
+    ASSERT_TRUE(d->time.at(2).has_value());
+  }
+  EXPECT_EQ(*deframe(framed(kTorchOom, pylog), 0)->time.at(2), *timeutil::make_unix_us(2025, 3, 4, 10, 0, 2, 74000));
+  EXPECT_FALSE(deframe("INFO 05-01 12:00:01 llm_engine.py:1] a - b - INFO - c\nINFO 05-01 12:00:02 llm_engine.py:1] x\n"
+                       "INFO 05-01 12:00:03 llm_engine.py:1] y\n",
+                       0)
+                   .has_value());
+  EXPECT_FALSE(deframe("distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting\n"
+                       "distributed.nanny - INFO - Worker process 4242 was killed by signal 15\n"
+                       "distributed.nanny - WARNING - Restarting worker\n",
+                       0)
+                   .has_value());
+}
+
 TEST(Deframe, ALaunchersWorkerTagsComeOff) {
   const std::string body[] = {"Traceback (most recent call last):", "  File \"/app/train.py\", line 88, in <module>",
                               "    loss.backward()", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."};
