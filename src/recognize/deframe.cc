@@ -242,7 +242,8 @@ size_t syslog_prefix(std::string_view s) {
 // from its child: Python logging's documented "%(asctime)s - %(name)s -
 // %(levelname)s - %(message)s" ("2025-03-04 10:00:01,123 - worker - INFO - "),
 // Airflow's task log ("[2025-03-04, 10:00:01 UTC] {subprocess.py:93} INFO - ",
-// "[2025-03-04T10:00:01.123+0000] {subprocess.py:93} INFO - "). A clock in
+// "[2025-03-04T10:00:01.123+0000] {subprocess.py:93} INFO - "), Celery's
+// "[2025-03-04 10:00:01,123: WARNING/ForkPoolWorker-3] ". A clock in
 // the first bytes, then a level word between a space and " - " within 160
 // bytes: the prefix's length, or 0. A program's own line with its level
 // before its time ("INFO 05-01 12:00:01 llm_engine.py:1]") is none.
@@ -255,6 +256,12 @@ size_t logger_prefix(std::string_view s) {
     }
   if (clock == std::string_view::npos) return 0;
   const std::string_view head = s.substr(0, std::min<size_t>(s.size(), 160));
+  // Celery's worker log, where a task's prints go as warnings: "[2025-03-04
+  // 10:00:01,123: WARNING/ForkPoolWorker-3] " (its worker_task_log_format).
+  if (s[0] == '[')
+    for (std::string_view level : {": INFO/", ": WARNING/", ": ERROR/", ": DEBUG/", ": CRITICAL/"})
+      if (size_t at = head.find(level, clock); at != std::string_view::npos && at < clock + 12)
+        if (size_t close = head.find("] ", at); close != std::string_view::npos) return close + 2;
   size_t best = 0;
   for (std::string_view level : {" INFO - ", " WARNING - ", " WARN - ", " ERROR - ", " DEBUG - ", " CRITICAL - ", " FATAL - "}) {
     const size_t at = head.find(level, clock);

@@ -125,6 +125,10 @@ std::string airflow(size_t i, const std::string& l) { return fmt::format("[2025-
 std::string airflow_iso(size_t i, const std::string& l) {
   return fmt::format("[2025-03-04T10:00:{:02d}.{:03d}+0000] {{subprocess.py:93}} INFO - ", i % 60, i * 37 % 1000) + l;
 }
+// Celery's worker log, where a task's prints go as warnings.
+std::string celery(size_t i, const std::string& l) {
+  return fmt::format("[2025-03-04 10:00:{:02d},{:03d}: WARNING/ForkPoolWorker-3] ", i % 60, i * 37 % 1000) + l;
+}
 // A launcher's tag for the worker each line came from: torchrun's
 // "[rank0]: ", Open MPI --tag-output's, Ray's actor and PID, pdsh's host
 // (DeepSpeed's multi-node launcher).
@@ -548,7 +552,8 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"HTML source", html_source, 0.98},
                         {"Python logging", pylog, 0.97},
                         {"Airflow task log", airflow, 0.97},
-                        {"Airflow ISO stamps", airflow_iso, 0.97}};
+                        {"Airflow ISO stamps", airflow_iso, 0.97},
+                        {"Celery worker", celery, 0.97}};
   int cases = 0;
   std::string changed;
   for (const auto& [id, text] : training_sample(10)) {
@@ -683,7 +688,7 @@ TEST(Deframe, ALogConsolesExportStampComesOff) {
 // line with its level before its time, and a line with no clock before the
 // level, keep theirs.
 TEST(Deframe, ALoggersPrefixComesOffWithItsTime) {
-  for (auto frame : {pylog, airflow, airflow_iso}) {
+  for (auto frame : {pylog, airflow, airflow_iso, celery}) {
     auto d = deframe(framed(kTorchOom, frame), 0);
     ASSERT_TRUE(d.has_value());
     EXPECT_EQ(d->text, kTorchOom);
