@@ -234,7 +234,9 @@ size_t syslog_prefix(std::string_view s) {
   if (ident.empty() || ident.find(' ') != std::string_view::npos) return 0;
   if (size_t b = ident.find('['); b != std::string_view::npos) ident = ident.substr(0, b);
   if (ident == "kernel" || ident.substr(0, 7) == "systemd" || ident.find("oom") != std::string_view::npos) return 0;
-  if (ident.find('/') != std::string_view::npos) return 0;  // a platform's router or dyno ("heroku/web.1"), read by its recognizer
+  // Heroku's own router and dynos ("heroku/router", "heroku/web.1") are read by
+  // their recognizer; an app's process through Papertrail ("app/worker.1") is the app's.
+  if (ident.substr(0, 7) == "heroku/") return 0;
   return colon + 2;
 }
 
@@ -324,11 +326,12 @@ size_t worker_tag(std::string_view s) {
 // In the order a tie is settled: the more particular framing first (a CRI
 // line's or an rsyslog line's stamp is an RFC 3339 stamp too).
 enum Framing : size_t {
-  kJsonRecord, kCri, kSyslog, kLoggerPrefix, kStamp, kPodPrefix, kQuote, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kWorkerTag,
+  kJsonRecord, kCri, kSyslog, kLoggerPrefix, kConsoleFields, kStamp, kPodPrefix, kQuote, kCompose, kBracketStamp, kClock, kGrepFile, kLineNumber, kWorkerTag,
   kKibana, kExportStamp, kFramings
 };
 constexpr std::array<std::string_view, kFramings> kNames = {"JSON log records", "CRI log lines",    "syslog prefixes",
-                                                            "a logger's prefixes", "RFC 3339 timestamps", "kubectl --prefix", "Markdown quotes",
+                                                            "a logger's prefixes", "a log console's fields",
+                                                            "RFC 3339 timestamps", "kubectl --prefix", "Markdown quotes",
                                                             "docker compose service prefixes", "bracketed timestamps",
                                                             "clock times", "grep's file names", "line numbers",
                                                             "a launcher's worker tags", "Kibana's table stamps",
@@ -421,6 +424,63 @@ size_t export_stamp(std::string_view s) {
   return i + 1;
 }
 
+// A log console's stamp and the fields it shows before the message, copied
+// from its list or printed by its command line: Grafana Loki's logcli
+// ("2025-03-04T10:00:01Z {app=\"vllm\", pod=\"vllm-7d9c\"} "), `aws logs tail`
+// ("2025-03-04T10:00:01.123000+00:00 ecs/worker/5f2c9a1e "), Datadog's and
+// similar exports ("2025-03-04 10:00:01 UTC | gpu-3 | vllm | "). A date and
+// a clock, then a label set in braces, a stream's path (two slashes or more), fields
+// between " | ": the length, or 0. (Google Cloud's Logs Explorer, "<stamp>
+// UTC  " then the message, is not read: a table whose first column is such a
+// stamp, padded, looks the same, and its rows are read whole.) The stamp's
+// own length goes in `stamp`.
+bool level_word(std::string_view w);
+
+size_t console_fields(std::string_view s, size_t* stamp = nullptr) {
+  if (!(s.size() > 22 && digits(s, 0, 4) && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2) &&
+        (s[10] == ' ' || s[10] == 'T') && digits(s, 11, 2) && s[13] == ':' && digits(s, 14, 2) && s[16] == ':' && digits(s, 17, 2)))
+    return 0;
+  size_t i = 19;
+  if (s[i] == '.' || s[i] == ',') {
+    while (digit(s, i + 1)) ++i;
+    ++i;
+  }
+  bool zone = false;
+  if (i < s.size() && s[i] == 'Z') ++i, zone = true;
+  else if (i + 5 < s.size() && (s[i] == '+' || s[i] == '-') && digits(s, i + 1, 2)) {
+    i += s[i + 3] == ':' && digits(s, i + 4, 2) ? 6 : digits(s, i + 3, 2) ? 5 : 0;
+    zone = true;
+  } else if (s.substr(i, 4) == " UTC") i += 4, zone = true;
+  if (stamp) *stamp = i;
+  if (i + 2 >= s.size() || s[i] != ' ') return 0;
+  const std::string_view rest = s.substr(i + 1);
+  if (rest[0] == '{') {  // logcli's labels: "{k=\"v\", ...} "
+    const size_t close = rest.find("} ");
+    return close != std::string_view::npos && close < 400 && rest.find('=') < close ? i + 1 + close + 2 : 0;
+  }
+  if (rest.substr(0, 2) == "| ") {  // fields between " | ", each a word
+    // A level first is a program's own format (loguru's "<time> | INFO     | mod:fn:12 - "), which
+    // stays: its logger's name may be what says the figures are memory ("memory_usage_tracker").
+    const size_t w = rest.find_first_of(" |", 2);
+    if (level_word(rest.substr(2, w == std::string_view::npos ? std::string_view::npos : w - 2))) return 0;
+    size_t j = i;  // at " | "
+    for (int fields = 0; fields < 4; ++fields) {
+      const size_t next = s.find(" | ", j + 3);
+      if (next == std::string_view::npos || next - (j + 3) > 64 || s.substr(j + 3, next - j - 3).find(' ') != std::string_view::npos) break;
+      j = next;
+    }
+    return j + 3 <= s.size() ? j + 3 : 0;
+  }
+  if (zone) {  // a stream's path: "ecs/worker/5f2c9a1e", "/aws/lambda/fn", "2025/03/04/[$LATEST]ab12"
+    const size_t sp = rest.find(' ');
+    if (sp == std::string_view::npos || sp < 4 || sp > 160) return 0;
+    const std::string_view path = rest.substr(0, sp);
+    if (std::count(path.begin(), path.end(), '/') < 2 || path.back() == ':' || path.back() == '/') return 0;
+    return i + 1 + sp + 1;
+  }
+  return 0;
+}
+
 // Kibana's Discover, rows copied from its table: "Mar 4, 2025 @ 10:00:01.123"
 // then a tab (or spaces) and the document's message. Its length with the
 // separator, or 0.
@@ -468,10 +528,14 @@ size_t gitlab_stream(std::string_view s) {
 // `docker compose logs` (and `docker-compose up`): the service's container
 // name, padded to the widest, then "| " ("weaviate-1  | panic: ...",
 // "web_1     | Killed"); an empty line of the service is "weaviate-1  |".
+// `docker service logs` names the task and its node the same way
+// ("ml_worker.1.x8k2p9q4m1ab@node-3    | ...").
 // The length of the prefix, or 0.
 size_t compose_prefix(std::string_view l) {
   size_t i = 0;
-  while (i < l.size() && i < 64 && (std::isalnum(static_cast<unsigned char>(l[i])) || l[i] == '_' || l[i] == '-' || l[i] == '.')) ++i;
+  while (i < l.size() && i < 96 &&
+         (std::isalnum(static_cast<unsigned char>(l[i])) || l[i] == '_' || l[i] == '-' || l[i] == '.' || l[i] == '@'))
+    ++i;
   if (i == 0 || i == l.size() || l[i] != ' ') return 0;
   while (i < l.size() && l[i] == ' ') ++i;
   if (i == l.size() || l[i] != '|') return 0;
@@ -649,6 +713,11 @@ std::optional<Cut> cut(Framing f, std::string_view l, int64_t reference_us) {
       size_t n = worker_tag(l);
       if (!n) return std::nullopt;
       return Cut{std::string(l.substr(n)), std::nullopt};
+    }
+    case kConsoleFields: {
+      size_t stamp = 0, n = console_fields(l, &stamp);
+      if (!n) return std::nullopt;
+      return Cut{std::string(l.substr(n)), stamp_time(l.substr(0, stamp), reference_us)};
     }
     case kLoggerPrefix: {
       size_t n = logger_prefix(l);

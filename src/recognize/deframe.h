@@ -21,6 +21,9 @@
 //   - a whole paste on one line with its line breaks escaped (an API's JSON
 //     error body, a task result's repr of an exception: three "\n" or more
 //     a line could start after), cut into its lines, each numbered as it;
+//   - a log console's stamp and fields: Grafana Loki's logcli label set,
+//     `aws logs tail`'s stream, Datadog's " | " fields, `docker service
+//     logs`' task@node, Papertrail's app process as a syslog ident;
 //   - a logger's prefix before each line a supervisor or task runner
 //     re-logs from its child (Python logging's "<time> - worker - INFO - ",
 //     Airflow's "[<time>] {subprocess.py:93} INFO - ");

@@ -125,6 +125,19 @@ std::string airflow(size_t i, const std::string& l) { return fmt::format("[2025-
 std::string airflow_iso(size_t i, const std::string& l) {
   return fmt::format("[2025-03-04T10:00:{:02d}.{:03d}+0000] {{subprocess.py:93}} INFO - ", i % 60, i * 37 % 1000) + l;
 }
+// Log consoles' fields before the message: Grafana Loki's logcli (its
+// label set), `aws logs tail` (the stream's path), Datadog's export (fields
+// between " | "), `docker service logs` (the task and its node), Papertrail
+// (an app's process as its syslog ident).
+std::string logcli(size_t i, const std::string& l) {
+  return fmt::format("2025-03-04T10:00:{:02d}Z {{app=\"vllm\", namespace=\"serving\", pod=\"vllm-7d9c5b6f4-x2k8p\"}} ", i % 60) + l;
+}
+std::string aws_tail(size_t i, const std::string& l) {
+  return fmt::format("2025-03-04T10:00:{:02d}.{:03d}000+00:00 ecs/worker/5f2c9a1e7b3d4e21 ", i % 60, i * 37 % 1000) + l;
+}
+std::string datadog(size_t i, const std::string& l) { return fmt::format("2025-03-04 10:00:{:02d} UTC | gpu-node-3 | vllm | ", i % 60) + l; }
+std::string docker_service(size_t, const std::string& l) { return "ml_worker.1.x8k2p9q4m1ab@node-3    | " + l; }
+std::string papertrail(size_t i, const std::string& l) { return fmt::format("Mar 04 10:00:{:02d} api-prod app/worker.1: ", i % 60) + l; }
 // Celery's worker log, where a task's prints go as warnings.
 std::string celery(size_t i, const std::string& l) {
   return fmt::format("[2025-03-04 10:00:{:02d},{:03d}: WARNING/ForkPoolWorker-3] ", i % 60, i * 37 % 1000) + l;
@@ -553,7 +566,12 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"Python logging", pylog, 0.97},
                         {"Airflow task log", airflow, 0.97},
                         {"Airflow ISO stamps", airflow_iso, 0.97},
-                        {"Celery worker", celery, 0.97}};
+                        {"Celery worker", celery, 0.97},
+                        {"Loki logcli", logcli, 0.97},
+                        {"aws logs tail", aws_tail, 0.97},
+                        {"Datadog export", datadog, 0.97},
+                        {"docker service logs", docker_service, 0.97},
+                        {"Papertrail", papertrail, 0.97}};
   int cases = 0;
   std::string changed;
   for (const auto& [id, text] : training_sample(10)) {
@@ -704,6 +722,32 @@ TEST(Deframe, ALoggersPrefixComesOffWithItsTime) {
                        "distributed.nanny - WARNING - Restarting worker\n",
                        0)
                    .has_value());
+}
+
+// A log console's fields come off with the stamp's time: before, with
+// any of these before every line of 3000 training cases, cause fell from
+// 72.5% to 58-60% (Loki's logcli 58.3%, `aws logs tail` 58.6%, Datadog
+// 59.3%, Papertrail 59.1%, `docker service logs` 60.3%); now 71.7-72.5%.
+// A program's own loguru line, and a table whose first column is a stamp,
+// keep theirs.
+TEST(Deframe, ALogConsolesFieldsComeOffATablesStampColumnStays) {
+  for (auto frame : {logcli, aws_tail, datadog, docker_service, papertrail}) {
+    auto d = deframe(framed(kTorchOom, frame), *timeutil::make_unix_us(2025, 6, 1, 0, 0, 0));
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(d->text, kTorchOom);
+  }
+  EXPECT_EQ(*deframe(framed(kTorchOom, aws_tail), 0)->time.at(3), *timeutil::make_unix_us(2025, 3, 4, 10, 0, 3, 111000));
+  EXPECT_EQ(*deframe(framed(kTorchOom, logcli), 0)->time.at(1), *timeutil::make_unix_us(2025, 3, 4, 10, 0, 1));
+  const std::string loguru =
+      "2025-03-04 10:00:01.551 | INFO     | conftest:tracker:83 - Test memory usage:\n"
+      "2025-03-04 10:00:01.551 | INFO     | conftest:tracker:85 -     Minimum: 2911.36 MB\n"
+      "2025-03-04 10:00:01.551 | INFO     | conftest:tracker:86 -     Maximum: 2911.37 MB\n";
+  EXPECT_FALSE(deframe(loguru, 0).has_value());
+  const std::string table =
+      "2025-03-04 10:00:01 UTC   Warning   OOMKilling   node/gpu-3   Memory cgroup out of memory: Killed process 4242 (python3)\n"
+      "2025-03-04 10:05:11 UTC   Normal    Pulled       pod/api-0    Container image already present on machine\n"
+      "2025-03-04 10:09:40 UTC   Warning   BackOff      pod/api-0    Back-off restarting failed container\n";
+  EXPECT_FALSE(deframe(table, 0).has_value());
 }
 
 TEST(Deframe, ALaunchersWorkerTagsComeOff) {
