@@ -352,7 +352,8 @@ size_t grep_file(std::string_view s) {
 }
 
 // A line number before each line: grep -n's "123:" (and "124-" on a context
-// line), cat -n's right-aligned number and tab: its length, or 0. Not a
+// line), cat -n's right-aligned number and tab, a viewer's gutter ("  12 | ",
+// bat's "  12 │ "): its length, or 0. Not a
 // clock ("10:00:01"), which the clock framing reads.
 size_t line_number(std::string_view s) {
   size_t i = 0;
@@ -361,6 +362,14 @@ size_t line_number(std::string_view s) {
   while (i < s.size() && digit(s, i)) ++i;
   if (i == start || i - start > 7 || i >= s.size()) return 0;
   if (s[i] == '\t') return i == 6 ? i + 1 : 0;  // cat -n: "%6d\t" (a table's "31877\t6.12" is not)
+  // A viewer's gutter: bat's "   1 │ " and the "  12 | " of an editor's or a
+  // code view's copy: the number right-aligned, a bar, the line.
+  if (s[i] == ' ' && start > 0) {
+    if (s.substr(i, 3) == " | ") return i + 3;
+    if (s.substr(i, 5) == " \xe2\x94\x82 ") return i + 5;  // U+2502
+    if (s.substr(i + 1) == "|" || s.substr(i + 1) == "\xe2\x94\x82") return s.size();  // an empty line
+    return 0;
+  }
   if (start != 0 || (s[i] != ':' && s[i] != '-')) return 0;
   if (s[i] == ':' && digits(s, i + 1, 2) && !digit(s, i + 3)) return 0;  // a clock, "10:02" or "10:02:41"
   if (s[i] == '-' && digit(s, i + 1)) return 0;                                            // a date, "2015-06-18"

@@ -99,6 +99,10 @@ std::string heroku(size_t i, const std::string& l) { return stamp(i).substr(0, 2
 std::string grep_n(size_t i, const std::string& l) { return std::to_string(i + 1) + ":" + l; }
 std::string grep_h(size_t, const std::string& l) { return "/var/log/app/server.log:" + l; }
 std::string cat_n(size_t i, const std::string& l) { return fmt::format("{:6d}\t", i + 1) + l; }
+// A viewer's gutter copied with the lines: an editor's or a code view's
+// "  12 | ", bat's "  12 │ " (U+2502).
+std::string gutter(size_t i, const std::string& l) { return fmt::format("{:4d} | ", i + 1) + l; }
+std::string bat(size_t i, const std::string& l) { return fmt::format("{:4d} \u2502 ", i + 1) + l; }
 // Saved or copied on Windows: "\r\n" ends each line.
 std::string crlf(size_t, const std::string& l) { return l + "\r"; }
 std::string pod_prefix(size_t, const std::string& l) { return "[pod/vllm-7d9c5b6f4-x2k8p/server] " + l; }
@@ -544,6 +548,8 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"grep -n", grep_n, 0.98},
                         {"grep -H", grep_h, 0.98},
                         {"cat -n", cat_n, 0.98},
+                        {"a viewer's gutter", gutter, 0.98},
+                        {"bat's gutter", bat, 0.98},
                         {"stern", stern, 0.98},
                         {"a worker's tag", worker, 0.98},
                         {"Heroku", heroku, 0.97},
