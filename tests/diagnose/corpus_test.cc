@@ -135,7 +135,27 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (10311 cases since the eighty-fourth blind batch of 2026-12-07: validation
+// (11031 cases since the ninetieth blind batch of 2026-12-07: validation
+// 87.0 / 55.8 / 88.5, 404 of 416 healthy; training 90.9 / 63.8 / 95.4, 664 of
+// 674 healthy. The eighty-fifth to ninetieth batches' unread thirds (33 of 39,
+// 35 of 38, 34 of 37, 36 of 42, 35 of 41 and 27 of 39 on layer; 13 of 25, 13
+// of 20, 15 of 24, 12 of 24, 8 of 25 and 10 of 20 on cause when first read,
+// the same now) brought 17 sure verdicts, 16 right, and took the validation
+// split to 87.0 / 55.9 / 88.6 with the version that opened the session, so its
+// layer floor went to 86.5. Their training parts (81, 82, 83, 78, 79 and 81
+// cases; 393 layers and 143 of 304 causes when first read: serving on
+// Kubernetes, retrieval, CI builds, non-NVIDIA accelerators, stream workers,
+// LLM front ends, image generation, databases, developer tools, Windows,
+// edge devices, serverless platforms, bioinformatics, graph learning,
+// observability stacks, native runtimes, browsers and WebAssembly, 3D) took
+// the training split to 90.9 / 63.7 / 95.1 with that version, and its floors
+// went to 90.5 / 63.5 / 95.0 / 98.0. This session's readers (a newest-first
+// paste in the order written, log consoles' fields and loggers' prefixes, a
+// "used=" figure's series, memory that rose with the prompt's length, a
+// series that climbed while loading) gave training +5 causes and validation
+// -2 causes (1271 -> 1269; 1200 -> 1198 on the 3443 cases the split held
+// before them). Before them,
+// 10311 cases since the eighty-fourth blind batch of 2026-12-07: validation
 // 87.1 / 56.2 / 88.4, 373 of 384 healthy; training 91.5 / 64.9 / 95.5, 624 of
 // 632 healthy. The seventy-ninth to eighty-fourth batches' unread thirds (36
 // of 42, 31 of 42, 33 of 43, 34 of 41, 40 of 44 and 33 of 40 on layer; 10 of
@@ -310,7 +330,7 @@ struct Floors {
 // and two patterns still vary; the floors leave room for that.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
 constexpr Floors kValidationFloor{86.5, 55.5, 88.0, 96.4};
-constexpr Floors kTrainingFloor{90.5, 63.5, 94.5, 98.0};
+constexpr Floors kTrainingFloor{90.5, 63.5, 95.0, 98.0};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
   ASSERT_TRUE(s.split.count(split)) << corpus_path();
