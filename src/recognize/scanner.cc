@@ -406,11 +406,14 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, LineMask mas
   ++candidates_;
   const uint64_t block_line = line_no;  // before the map: a line of the scanned block's numbering
   if (line_map_ && line_no >= 1 && line_no - 1 < line_map_->size()) line_no = (*line_map_)[line_no - 1];
-  // A newest-first paste: numbered in the order written, its input line shown.
+  // A newest-first paste, or one whose hard-wrapped lines were rejoined:
+  // numbered by its lines as read (in the order written, each logical line
+  // one), so that "near" and "before" mean the same as in the plain log; the
+  // input's own line is what the evidence shows.
   uint64_t shown = 0;
-  if (newest_first_) {
+  if (newest_first_ || unwrapped_) {
     shown = line_no;
-    line_no = block_line >= 1 && block_line - 1 < order_.size() ? order_[block_line - 1] : block_line;
+    line_no = block_line;
   }
   const uint64_t input_line = shown ? shown : line_no;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -801,7 +804,6 @@ void LineScanner::finish() {
     newest_first_ = deframed_ && deframed_->newest_first;
     if (auto u = unwrap_hard_wrapped(whole)) {
       unwrapped_ = std::make_unique<Unwrapped>(std::move(*u));
-      if (newest_first_) order_ = unwrapped_->first_line;
       if (deframed_) {  // through both maps: an unwrapped line, its deframed line, its input line
         for (uint64_t& l : unwrapped_->first_line)
           if (l >= 1 && l - 1 < deframed_->first_line.size()) l = deframed_->first_line[l - 1];

@@ -196,11 +196,8 @@ class LineScanner final : public TextReader {
   const std::vector<uint64_t>* line_map_ = nullptr;  // its lines' numbers in the input
   std::unique_ptr<Deframed> deframed_;                 // a paste with its framing removed (finish())
   // A newest-first paste read in the order written (deframe.h): lines are
-  // numbered by that order, each keeping its input line to show. order_
-  // maps an unwrapped line to its deframed line (its place in that order);
-  // empty when nothing was unwrapped.
+  // numbered by that order, each keeping its input line to show.
   bool newest_first_ = false;
-  std::vector<uint64_t> order_;
   // A log read in blocks whose first lines carry a framing (deframe.h):
   // each block is scanned without it; the framing's times by block line.
   StreamDeframer stream_deframer_;

@@ -2,7 +2,9 @@
 // fixed width: a kernel report whose cgroup path runs onto the next line, a
 // vLLM error cut every 120 columns ("_initialize_k" / "v_caches"). Phrase
 // matching cannot see "out of\nmemory" or a path cut in two, so the scanner
-// rejoins such lines before it reads a small input (scanner.cc, finish()).
+// rejoins such lines before it reads a small input (scanner.cc, finish()),
+// and numbers facts by the rejoined lines (each shows its input line,
+// Provenance::shown_line): nearness and order then read as in the plain log.
 //
 // The signature of a hard wrap is a width W that several lines reach exactly
 // and none passes. A line of W columns is joined to the next unless the next

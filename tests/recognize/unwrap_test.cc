@@ -1,6 +1,6 @@
 // Hard-wrapped pastes (src/recognize/unwrap.cc): a terminal or an issue form
 // cut every line at a fixed width; the scanner rejoins them before reading a
-// small input, and facts keep the input's own line numbers.
+// small input; facts are placed by the rejoined lines and show the input's own.
 #include <gtest/gtest.h>
 
 #include "recognize/unwrap.h"
@@ -119,8 +119,11 @@ TEST(Unwrap, FactsKeepTheLineNumbersOfTheWrappedInput) {
   const std::vector<Fact> facts = test::facts_of(wrapped);
   const Fact* k = kill_in(facts);
   ASSERT_NE(k, nullptr);
-  // The victim line is the report's last record: its first piece's input line.
-  EXPECT_EQ(k->where.line, u->first_line.back());
+  // The victim line is the report's last record: the evidence shows its
+  // first piece's input line; the fact is placed by the rejoined lines, as
+  // in the plain report (nearness and order read as they would there).
+  EXPECT_EQ(shown_line(k->where), u->first_line.back());
+  EXPECT_EQ(k->where.line, u->first_line.size());
 }
 
 // Modelled on vLLM V1's KV-cache check (vllm/v1/core/kv_cache_utils.py) as an
