@@ -185,12 +185,21 @@ std::optional<int64_t> stamp_time(std::string_view stamp, int64_t reference_us) 
   return timeutil::parse_line_time(stamp, reference_us).unix_us;
 }
 
-// An English month's abbreviation opens `s` ("Mar ", as syslog and Kibana write it).
-bool opens_with_month(std::string_view s) {
+// The English month whose abbreviation opens `s` and a space after it ("Mar ",
+// as syslog and Kibana write it): 1..12, or 0.
+int opening_month(std::string_view s) {
   static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
-  if (s.size() < 4 || s[3] != ' ') return false;
+  if (s.size() < 4 || s[3] != ' ') return 0;
   const size_t at = kMonths.find(s.substr(0, 3));
-  return at != std::string_view::npos && at % 3 == 0;
+  return at != std::string_view::npos && at % 3 == 0 ? static_cast<int>(at / 3) + 1 : 0;
+}
+bool opens_with_month(std::string_view s) { return opening_month(s) != 0; }
+
+// A date and a clock at the start, "2025-03-04 10:00:01" or with a 'T'
+// (CloudWatch's, Grafana's and Datadog's consoles write either).
+bool opens_with_date_time(std::string_view s) {
+  return s.size() >= 19 && digits(s, 0, 4) && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2) &&
+         (s[10] == ' ' || s[10] == 'T') && digits(s, 11, 2) && s[13] == ':' && digits(s, 14, 2) && s[16] == ':' && digits(s, 17, 2);
 }
 
 // A syslog or `journalctl` short prefix ("Dec  4 12:00:01 gpu-1 python3[4242]: ",
@@ -424,9 +433,7 @@ size_t bracketed_stamp(std::string_view s, bool* iso = nullptr) {
 // has a space or its level after it, not a tab. Milliseconds at least; the
 // stamp's length with the tab, or 0.
 size_t export_stamp(std::string_view s) {
-  if (!(digits(s, 0, 4) && s.size() > 24 && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2) && (s[10] == ' ' || s[10] == 'T') &&
-        digits(s, 11, 2) && s[13] == ':' && digits(s, 14, 2) && s[16] == ':' && digits(s, 17, 2) && s[19] == '.'))
-    return 0;
+  if (s.size() <= 24 || !opens_with_date_time(s) || s[19] != '.') return 0;
   size_t i = 20;
   while (digit(s, i)) ++i;
   if (i < 23 || i >= s.size() || s[i] != '\t') return 0;
@@ -446,9 +453,7 @@ size_t export_stamp(std::string_view s) {
 bool level_word(std::string_view w);
 
 size_t console_fields(std::string_view s, size_t* stamp = nullptr) {
-  if (!(s.size() > 22 && digits(s, 0, 4) && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2) &&
-        (s[10] == ' ' || s[10] == 'T') && digits(s, 11, 2) && s[13] == ':' && digits(s, 14, 2) && s[16] == ':' && digits(s, 17, 2)))
-    return 0;
+  if (s.size() <= 22 || !opens_with_date_time(s)) return 0;
   size_t i = 19;
   if (s[i] == '.' || s[i] == ',') {
     while (digit(s, i + 1)) ++i;
@@ -511,19 +516,20 @@ size_t kibana_stamp(std::string_view s) {
 
 // The time of a Kibana stamp (kibana_stamp says it is one): "Mar 4, 2025 @ 10:00:01.123", UTC as the table shows it.
 std::optional<int64_t> kibana_time(std::string_view s) {
-  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
-  const int mon = static_cast<int>(kMonths.find(s.substr(0, 3)) / 3) + 1;
+  auto number = [&](size_t at, size_t n) {
+    int v = 0;
+    for (size_t k = at; k < at + n; ++k) v = v * 10 + (s[k] - '0');
+    return v;
+  };
   size_t i = 4;
-  int day = 0;
-  while (digit(s, i)) day = day * 10 + (s[i++] - '0');
-  const int year = std::stoi(std::string(s.substr(i + 2, 4)));
+  while (digit(s, i)) ++i;
+  const int day = number(4, i - 4), year = number(i + 2, 4);
   i += 9;
-  const int h = (s[i] - '0') * 10 + (s[i + 1] - '0'), mi = (s[i + 3] - '0') * 10 + (s[i + 4] - '0'),
-            sec = (s[i + 6] - '0') * 10 + (s[i + 7] - '0');
+  const int h = number(i, 2), mi = number(i + 3, 2), sec = number(i + 6, 2);
   int64_t us = 0, scale = 100000;
   if (size_t j = i + 8; j < s.size() && (s[j] == '.' || s[j] == ','))
     for (++j; digit(s, j) && scale; ++j, scale /= 10) us += (s[j] - '0') * scale;
-  return timeutil::make_unix_us(year, mon, day, h, mi, sec, us);
+  return timeutil::make_unix_us(year, opening_month(s), day, h, mi, sec, us);
 }
 
 // GitLab's job log with timestamps puts its stream after the stamp ("00O ",
