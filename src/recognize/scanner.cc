@@ -19,12 +19,14 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/kmsg_record.h"
 #include "core/text.h"
 #include "core/units.h"
 #include "recognize/gate.h"
+#include "recognize/template_series.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -739,6 +741,10 @@ void fragmented_by_its_figures(Fact& f) {
 }  // namespace
 
 void ShadowingSink::add(Fact fact) {
+  if (fact.kind == FactKind::memory_usage &&
+      (text::starts_with(fact.detail, "growing") || text::starts_with(fact.detail, "rising ") ||
+       text::starts_with(fact.detail, "jumped") || text::starts_with(fact.detail, "level ")))
+    saw_series_ = true;
   // A command as pasted with its prompt ("$ dmesg | grep -i 'out of memory'")
   // names what it looks for; its output says what happened.
   if (is_failure(fact.kind) && guards::is_command_line(fact.text)) return;
@@ -789,7 +795,8 @@ void ShadowingSink::finish() {
 void LineScanner::finish() {
   if (finished_) return;
   finished_ = true;
-  if (buf_len_ && line_no_ == 0 && full_bytes_ == 0) {
+  const bool paste = buf_len_ && line_no_ == 0 && full_bytes_ == 0;  // the whole input in one block
+  if (paste) {
     framing_checked_ = true;  // read whole below: a paste's framing comes off with deframe()
     // The whole input is still in the buffer (at most kBlock: a paste, not a
     // log file): remove a collector's framing (deframe.h), then rejoin lines
@@ -822,12 +829,40 @@ void LineScanner::finish() {
       buf_len_ = 0;
     }
   }
+  std::string_view pasted;  // a paste's text as scanned, for shape_series()
+  if (paste)
+    pasted = unwrapped_ ? std::string_view(unwrapped_->text)
+             : deframed_ ? std::string_view(deframed_->text)
+                         : std::string_view(buf_.get(), buf_len_);
   if (buf_len_) {
     scan_block(buf_.get(), buf_len_, true);
     buf_len_ = 0;
   }
   for (auto& r : recognizers_) r->finish(sink_);
+  if (!pasted.empty() && !sink_.saw_series()) shape_series(pasted);
   sink_.finish();
+}
+
+void LineScanner::shape_series(std::string_view whole) {
+  for (const TemplateSeries& t : template_series(whole)) {
+    // Numbered as dispatch() numbers the same line.
+    const std::vector<uint64_t>* map = unwrapped_ ? &unwrapped_->first_line : deframed_ ? &deframed_->first_line : nullptr;
+    auto input_line = [&](uint64_t l) { return map && l >= 1 && l - 1 < map->size() ? (*map)[l - 1] : l; };
+    const bool reordered = newest_first_ || unwrapped_;
+    Line last{t.last_text, reordered ? t.last_line : input_line(t.last_line), {}, &source_, reordered ? input_line(t.last_line) : 0};
+    Fact f = make_fact(last, FactKind::memory_usage, Family::runtime);
+    // Weaker than a series the program named, or one a recognizer read
+    // from a line's shape (memory_series.cc, 0.55): nothing names memory here
+    // but a size that climbed.
+    f.strength = 0.5f;
+    f.detail = fmt::format("growing figure of the lines \"{}\" from {} to {} over {} samples", text::quote_line(t.key, 80),
+                           units::format_bytes(static_cast<uint64_t>(t.first)), units::format_bytes(static_cast<uint64_t>(t.last)),
+                           t.samples);
+    f.usage = static_cast<uint64_t>(t.last);
+    f.count = t.samples;
+    f.from_line = reordered ? t.first_line : input_line(t.first_line);
+    sink_.add(std::move(f));
+  }
 }
 
 }  // namespace aimem

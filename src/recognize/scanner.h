@@ -118,9 +118,12 @@ class ShadowingSink final : public FactSink {
   explicit ShadowingSink(FactSink& out) : out_(out) {}
   void add(Fact fact) override;
   void finish();
+  // Whether a recognizer reported a memory series (growing, rising, jumped or level).
+  bool saw_series() const { return saw_series_; }
 
  private:
   FactSink& out_;
+  bool saw_series_ = false;
   std::vector<Fact> held_;
   std::vector<uint64_t> anchors_;  // lines of family failure facts
 };
@@ -170,6 +173,9 @@ class LineScanner final : public TextReader {
  private:
   void scan_block(const char* data, size_t len, bool final_piece);
   void dispatch(std::string_view line, uint64_t line_no, LineMask mask, const timeutil::LineTime* known_time);
+  // A paste's figures that climb across lines of one shape (template_series.h),
+  // reported when no recognizer found a series; `whole` is the text scanned.
+  void shape_series(std::string_view whole);
   static int on_match(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void* ctx);
 
   const SourceContext& source_;
