@@ -419,6 +419,20 @@ TEST(MlPhase, ALoadTestsConcurrentClientsAreTheBatch) {
   EXPECT_TRUE(test::facts_of_kind("max_concurrent_requests: 128\n" + kill, FactKind::phase_serve).empty());
 }
 
+// Work in flight counted before the words, whatever it is called: a
+// platform's runner failing the inputs it held at the kill (the shape of
+// Modal's "N inputs in flight were failed"; our figures), a gateway's
+// "requests in-flight". Two in flight is no crowd.
+TEST(MlPhase, WorkInFlightIsTheBatch) {
+  const std::string kill = "Runner terminated: container ta-01 exceeded its memory limit (256 MiB) and was OOM-killed (exit code 137).\n";
+  auto f = test::facts_of_kind("serve: 37 inputs in flight\n" + kill, FactKind::phase_serve);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].sequences, 37u);
+  EXPECT_EQ(test::diagnose_text("serve: 37 inputs in flight\n" + kill).cause, Cause::concurrency_batch);
+  EXPECT_EQ(test::diagnose_text("gateway: 412 requests in-flight\n" + kill).cause, Cause::concurrency_batch);
+  EXPECT_NE(test::diagnose_text("serve: 2 inputs in flight\n" + kill).cause, Cause::concurrency_batch);
+}
+
 // Start-up and training phases in other words: text-embeddings-inference's
 // model start line before a pod's kill (huggingface/text-embeddings-inference#303),
 // DeepSpeed ZeRO partitioning the weights (deepspeedai/DeepSpeed#4239), and

@@ -29,6 +29,7 @@
 //                     stress --vm N (its memory workers; also ["--vm","N"] in a manifest's args)
 //                     (--max-procs; 0 counted as 64), and a count before the word: "spawning
 //                     4 render workers", "with 24 processes" (4 or more; the fact carries the count)
+//                     work in flight counted before the words ("37 inputs in flight", "412 requests in-flight"),
 //                     requests in flight: "Running: N reqs", "active requests: N", inflight_requests=N (8 or more; the
 //                     fact carries the count in `count`)
 // Every line with a cue gives one phase fact per cause it names (phase_load for
@@ -464,6 +465,10 @@ constexpr Cue kCues[] = {
     {" concurrent connections", Cause::concurrency_batch, 0.7f, "concurrent connections", Cue::counted},
     {" simultaneous requests", Cause::concurrency_batch, 0.7f, "concurrent requests", Cue::counted},
     {" parallel requests", Cause::concurrency_batch, 0.7f, "concurrent requests", Cue::counted},
+    // Work in flight counted before the words, whatever the work is called
+    // ("37 inputs in flight were failed", "412 requests in-flight").
+    {" in flight", Cause::concurrency_batch, 0.7f, "requests or inputs", Cue::counted},
+    {" in-flight", Cause::concurrency_batch, 0.7f, "requests or inputs", Cue::counted},
     {"workers=", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},
     {"workers_", Cause::concurrency_batch, 0.7f, "parallel workers", Cue::workers},  // "workers_count=10"
     // PyTorch's extension builds (torch.utils.cpp_extension, setup.py) run ninja
