@@ -165,6 +165,22 @@ TEST(ExitStatus, KilledAfterAProgressBarIsTheShellsWord) {
   EXPECT_EQ(test::diagnose_text("[INFO] worker [3] was Killed by the supervisor? no, it exited\n").layer, Layer::none);
 }
 
+// Any redrawn line the program never ended takes the shell's word at its end:
+// Keras's bar after its last figure, rich's bar after its clock, conda's
+// spinner after its frame (our lines, in those programs' shapes). Glued to a
+// word it is a word ("OOMKilled"), and "status=Killed" is a field.
+TEST(ExitStatus, KilledAfterAnyRedrawIsTheShellsWord) {
+  for (const char* line : {" 311/1250 [======>.......] - ETA: 6:13 - loss: 0.0023 - accuracy: 0.6588Killed\n",
+                           "Downloading ━━━━━━━━━━━━━━━━━━━━━━━━   0% -:--:-- 0:00:11Killed\n",
+                           "Solving environment: / Killed\n"}) {
+    Diagnosis d = test::diagnose_text(line);
+    EXPECT_EQ(d.layer, Layer::host_ram) << line;
+    EXPECT_EQ(test::facts_of_kind(line, FactKind::process_killed).size(), 1u) << line;
+  }
+  EXPECT_TRUE(test::facts_of_kind("task state=Killed\n", FactKind::process_killed).empty());
+  EXPECT_TRUE(test::facts_of_kind("a word about it: see Killed\n", FactKind::process_killed).empty());
+}
+
 
 // A child's negative return code is the signal that ended it (modelled on
 // DeepSpeed's launcher and torch elastic's failure summary; ours): -9 is a

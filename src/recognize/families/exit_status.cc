@@ -180,8 +180,9 @@ constexpr Pattern kPatterns[] = {
     // SIGFPE as the shell reports it (an integer division by zero, a crash):
     // "Floating point exception (core dumped)", "Floating point exception: 8" (macOS).
     {"^[ \t]*Floating point exception(: 8)?\\s*$", kRegex | kCompanion},
-    // A progress bar the shell's word lands after (tqdm redraws with \r): "... 5.15s/it]Killed"
-    {"(\\]|it/s|s/it|\\.\\.\\.)(Killed|Aborted|Terminated)\\s*$", kRegex},
+    // A progress bar the shell's word lands after (tqdm redraws with \r): "... 5.15s/it]Killed",
+    // a figure or a bar ("accuracy: 0.6588Killed", "0:00:11Killed"), a spinner's frame ("... / Killed").
+    {"(\\]|\\)|%|\\||[0-9]|\\.\\.\\.| [-/\\\\|] )(Killed|Aborted|Terminated)\\s*$", kRegex},
     // The shell's status echoed after the command: "$ echo $?" then "137".
     {"echo \\$\\?\\s*$", kRegex | kCompanion},
     {"^[ \t]*1[3-9][0-9]\\s*$", kRegex | kCompanion},
@@ -742,6 +743,20 @@ class ExitStatus final : public Recognizer {
     return true;
   }
 
+  // The shell's word written onto the end of a line a program redrew with a
+  // carriage return and never ended (the shell starts its report where the
+  // cursor is): after a bar's bracket or bar, a figure ("... accuracy:
+  // 0.6588Killed", rich's "0:00:11Killed"), a message's dots, or a spinner's
+  // last frame ("Solving environment: / Killed"). Glued to a figure or a
+  // bracket it is no word of prose.
+  static bool after_redraw(std::string_view s, size_t p) {
+    if (p == 0) return false;
+    const char c = s[p - 1];
+    if (c == ']' || c == ')' || c == '%' || c == '|' || platform::is_digit(c)) return true;
+    if (p >= 3 && s.substr(p - 3, 3) == "...") return true;
+    return p >= 3 && c == ' ' && (s[p - 2] == '/' || s[p - 2] == '\\' || s[p - 2] == '-' || s[p - 2] == '|') && s[p - 3] == ' ';
+  }
+
   // The shell's own reports. Returns true when the line was one.
   bool shell(const Line& line, FactSink& out) {
     std::string_view s = line.text;
@@ -758,8 +773,7 @@ class ExitStatus final : public Recognizer {
         ok = true;  // "Killed" / "Killed: 9"
       } else if (text::starts_with(after, " (core dumped)") && (before.empty() || before.back() == ':')) {
         ok = true;  // "Segmentation fault (core dumped)", "./x.sh: line 2: 12 Segmentation fault (core dumped) ./a"
-      } else if (text::trim(after).empty() && p > 0 && (s[p - 1] == ']' || (p >= 3 && s.substr(p - 3, 3) == "...")) &&
-                 w.name[0] >= 'A' && w.name[0] <= 'Z') {
+      } else if (text::trim(after).empty() && after_redraw(s, p) && w.name[0] >= 'A' && w.name[0] <= 'Z') {
         ok = true;  // after a progress bar's last redraw: " 42%|####| 840/2000 [1:12:05<1:39:33, 5.15s/it]Killed"
                     // or a progress message with no newline: "Loading database information...Killed"
       }
