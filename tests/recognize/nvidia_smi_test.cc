@@ -183,6 +183,31 @@ TEST(NvidiaSmi, ALoopsClockBeforeEachRowIsASnapshotNotACell) {
   EXPECT_EQ(t[1].gpu, 1);
 }
 
+// The loop nvidia-smi runs itself (-l N) with the timestamp as the query's
+// first column: each new time is the next sample of the same GPU, not
+// another GPU (our figures, in the CSV's own shape). Two GPUs sampled at one
+// time share it and stay two.
+TEST(NvidiaSmi, ATimestampColumnIsTheSamplesClock) {
+  const char* loop =
+      "$ nvidia-smi --query-gpu=timestamp,memory.used,memory.total --format=csv -l 3600\n"
+      "timestamp, memory.used [MiB], memory.total [MiB]\n"
+      "2023/08/10 10:00:00.412, 27014 MiB, 32768 MiB\n"
+      "2023/08/10 11:00:00.419, 28622 MiB, 32768 MiB\n"
+      "2023/08/10 12:00:00.427, 30188 MiB, 32768 MiB\n";
+  auto g = states(loop);
+  ASSERT_EQ(g.size(), 3u);
+  for (const Fact& f : g) EXPECT_EQ(f.gpu, 0);
+  EXPECT_EQ(g[2].usage, 30188 * MiB);
+  const char* two =
+      "$ nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total --format=csv\n"
+      "timestamp, index, memory.used [MiB], memory.total [MiB]\n"
+      "2023/08/10 10:00:00.412, 0, 27014 MiB, 32768 MiB\n"
+      "2023/08/10 10:00:00.412, 1, 1024 MiB, 32768 MiB\n";
+  auto t = states(two);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[1].gpu, 1);
+}
+
 TEST(NvidiaSmi, ComputeAppsList) {
   const char* text = "pid, process_name, used_gpu_memory [MiB]\n1234, python, 20000 MiB\n5678, vllm, 30000 MiB\n";
   auto g = states(text);

@@ -382,7 +382,10 @@ class NvidiaSmi final : public Recognizer {
     // loop's next snapshot: the GPUs are numbered from 0 again.
     const std::string_view first = text::trim(cells[0]);
     const std::string_view first_cell = columns_[0] == "timestamp" ? first : without_clock(first);
-    const std::string_view clock = text::trim(first.substr(0, first.size() - first_cell.size())).substr(0, 32);
+    // A timestamp column is that clock too (--query-gpu=timestamp,... -l N):
+    // each new time is the next sample of the same GPUs.
+    const std::string_view clock = columns_[0] == "timestamp" ? first.substr(0, 32)
+                                                             : text::trim(first.substr(0, first.size() - first_cell.size())).substr(0, 32);
     if (!clock.empty()) {
       if (clock != row_clock_ && !gpus_.empty()) {
         flush(out);
