@@ -740,7 +740,12 @@ void fragmented_by_its_figures(Fact& f) {
 
 }  // namespace
 
+bool ShadowingSink::read_memory_on(uint64_t line) const {
+  return std::find(memory_lines_.begin(), memory_lines_.end(), line) != memory_lines_.end();
+}
+
 void ShadowingSink::add(Fact fact) {
+  if (fact.kind == FactKind::memory_usage && memory_lines_.size() < kMaxMemoryLines) memory_lines_.push_back(fact.where.line);
   if (fact.kind == FactKind::memory_usage &&
       (text::starts_with(fact.detail, "growing") || text::starts_with(fact.detail, "rising ") ||
        text::starts_with(fact.detail, "jumped") || text::starts_with(fact.detail, "level ")))
@@ -844,11 +849,15 @@ void LineScanner::finish() {
 }
 
 void LineScanner::shape_series(std::string_view whole) {
-  for (const TemplateSeries& t : template_series(whole)) {
-    // Numbered as dispatch() numbers the same line.
-    const std::vector<uint64_t>* map = unwrapped_ ? &unwrapped_->first_line : deframed_ ? &deframed_->first_line : nullptr;
-    auto input_line = [&](uint64_t l) { return map && l >= 1 && l - 1 < map->size() ? (*map)[l - 1] : l; };
-    const bool reordered = newest_first_ || unwrapped_;
+  // Numbered as dispatch() numbers the same line.
+  const std::vector<uint64_t>* map = unwrapped_ ? &unwrapped_->first_line : deframed_ ? &deframed_->first_line : nullptr;
+  auto input_line = [&](uint64_t l) { return map && l >= 1 && l - 1 < map->size() ? (*map)[l - 1] : l; };
+  const bool reordered = newest_first_ || unwrapped_;
+  // Lines a recognizer already read as memory figures (a `docker stats` row
+  // whose memory stayed flat) are its to judge: another figure of them (the
+  // row's network I/O, a counter) is not read in their place.
+  auto recognized = [&](uint64_t block_line) { return sink_.read_memory_on(reordered ? block_line : input_line(block_line)); };
+  for (const TemplateSeries& t : template_series(whole, recognized)) {
     Line last{t.last_text, reordered ? t.last_line : input_line(t.last_line), {}, &source_, reordered ? input_line(t.last_line) : 0};
     Fact f = make_fact(last, FactKind::memory_usage, Family::runtime);
     // Weaker than a series the program named, or one a recognizer read

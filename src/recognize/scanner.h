@@ -120,10 +120,14 @@ class ShadowingSink final : public FactSink {
   void finish();
   // Whether a recognizer reported a memory series (growing, rising, jumped or level).
   bool saw_series() const { return saw_series_; }
+  // Whether a recognizer read `line` (as facts number it) as a memory figure.
+  bool read_memory_on(uint64_t line) const;
 
  private:
+  static constexpr size_t kMaxMemoryLines = 4096;
   FactSink& out_;
   bool saw_series_ = false;
+  std::vector<uint64_t> memory_lines_;  // lines of memory_usage facts, at most kMaxMemoryLines
   std::vector<Fact> held_;
   std::vector<uint64_t> anchors_;  // lines of family failure facts
 };

@@ -62,6 +62,12 @@ bool names_free(std::string_view before) {
          text::icontains(before, "headroom");
 }
 
+// A peak only rises ("max_memory_allocated", "Peak", "maxrss", "high water").
+bool names_peak(std::string_view before) {
+  return text::icontains(before, "peak") || text::icontains(before, "max") || text::icontains(before, "highest") ||
+         text::icontains(before, "hwm") || text::icontains(before, "high water");
+}
+
 struct Slot {
   double first = 0, prev = 0, last = 0, max = 0;
   size_t ups = 0;
@@ -74,13 +80,14 @@ struct Group {
   std::string_view last_text;
   size_t samples = 0;
   size_t slots = 0;
+  bool skipped = false;  // a line of it was the caller's to skip
   std::array<Slot, kMaxSlots> slot{};
   std::array<size_t, kMaxSlots> key_pos{};  // where each slot's mask is in the key
 };
 
 }  // namespace
 
-std::vector<TemplateSeries> template_series(std::string_view text) {
+std::vector<TemplateSeries> template_series(std::string_view text, const std::function<bool(uint64_t)>& skip_line) {
   std::unordered_map<std::string, size_t> index;
   std::vector<Group> groups;
   uint64_t line_no = 0;
@@ -153,6 +160,7 @@ std::vector<TemplateSeries> template_series(std::string_view text) {
       }
       if (it != index.end()) {
         Group& g = groups[it->second];
+        g.skipped = g.skipped || (skip_line && skip_line(line_no));
         for (size_t k = 0; k < g.slots; ++k) {
           Slot& s = g.slot[k];
           const double v = values[k];
@@ -175,14 +183,14 @@ std::vector<TemplateSeries> template_series(std::string_view text) {
 
   std::vector<TemplateSeries> out;
   for (const Group& g : groups) {
-    if (g.samples < kMinSamples || by_design(g.key)) continue;
+    if (g.samples < kMinSamples || g.skipped || by_design(g.key)) continue;
     const size_t steps = g.samples - 1;
     for (size_t k = 0; k < g.slots; ++k) {
       const Slot& s = g.slot[k];
       if (!s.sized || s.first <= 0) continue;
       std::string_view before = std::string_view(g.key).substr(g.key_pos[k] >= 24 ? g.key_pos[k] - 24 : 0,
                                                                  g.key_pos[k] >= 24 ? 24 : g.key_pos[k]);
-      if (names_free(before)) continue;
+      if (names_free(before) || names_peak(before)) continue;
       if (s.ups * 5 < steps * 4 || s.last < kGrowth * s.first || s.last < 0.8 * s.max) continue;
       TemplateSeries t;
       t.key = g.key.substr(0, 80);

@@ -15,12 +15,14 @@
 // tokens, prompts, context or batches are not series: their sizes grow by
 // design, and a batch or a context growing is another cause. Nor are a
 // collector's "before->after" pairs (memory_series.cc reads the heap after),
-// or a free figure: it falls by design while a program loads. Scanned once,
+// a free figure (it falls by design while a program loads), or a peak (a
+// "max_memory_allocated", "Peak" only rises). Scanned once,
 // with a bounded number of keys: scanner.cc runs it on a paste (the whole
 // input in one block), never on a log read in blocks.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +39,7 @@ struct TemplateSeries {
 };
 
 // Series found in `text`, in the order of their first lines; at most a few.
-std::vector<TemplateSeries> template_series(std::string_view text);
+// A shape with a line `skip_line` (1-based) says yes to is not read.
+std::vector<TemplateSeries> template_series(std::string_view text, const std::function<bool(uint64_t)>& skip_line = {});
 
 }  // namespace aimem
