@@ -135,7 +135,25 @@ struct Floors {
   double layer, cause, sure, healthy;
 };
 // Issue 14's targets, and floors a little under what the corpus measures now
-// (11031 cases since the ninetieth blind batch of 2026-12-07: validation
+// (11511 cases since the ninety-fourth blind batch of 2026-12-07: validation
+// 87.1 / 56.7 / 88.8, 419 of 431 healthy; training 90.8 / 64.2 / 95.0, 697 of
+// 707 healthy. The ninety-first to ninety-fourth batches' unread thirds (37
+// of 41, 39 of 41, 36 of 42 and 33 of 40 on layer; 16 of 27, 19 of 25, 14 of
+// 27 and 13 of 23 on cause when first read, the same now but one cause fewer
+// in the ninety-third's) brought 19 sure verdicts, 18 right. With the version
+// that opened the session the split read 87.0 / 56.0 / 88.8; this session's
+// readers (a climbing figure on lines of one shape, nvidia-smi's timestamp
+// column as the samples' clock, the shell's Killed after any redraw, work
+// in flight) took it to the figures above (on the 3679 cases it held before,
+// layer 3200 -> 3203, cause 1269 -> 1287), and its floors went to 86.7 / 56.2
+// / 88.3 / 96.8. Their training parts (79, 79, 78 and 80 cases; 279 layers
+// and 116 of 200 causes when first read: serving engines, research training
+// code, Kubernetes and Docker, local runners, host RAM, Node and JVM
+// services, inference runtimes, TensorFlow and JAX, HPC clusters, diffusion
+// pipelines, fine-tuning stacks, cloud notebooks) took the training split to
+// 90.8 / 63.6 / 95.1 with that version; its floors went to 90.4 / 63.8 /
+// 94.6 / 98.2. Before them,
+// 11031 cases since the ninetieth blind batch of 2026-12-07: validation
 // 87.0 / 55.8 / 88.5, 404 of 416 healthy; training 90.9 / 63.8 / 95.4, 664 of
 // 674 healthy. The eighty-fifth to ninetieth batches' unread thirds (33 of 39,
 // 35 of 38, 34 of 37, 36 of 42, 35 of 41 and 27 of 39 on layer; 13 of 25, 13
@@ -329,8 +347,8 @@ struct Floors {
 // verdict (cf-020) changed from run to run until its pattern was rewritten,
 // and two patterns still vary; the floors leave room for that.
 constexpr Floors kTargets{95.0, 80.0, 90.0, 100.0};
-constexpr Floors kValidationFloor{86.5, 55.5, 88.0, 96.4};
-constexpr Floors kTrainingFloor{90.5, 63.5, 95.0, 98.0};
+constexpr Floors kValidationFloor{86.7, 56.2, 88.3, 96.8};
+constexpr Floors kTrainingFloor{90.4, 63.8, 94.6, 98.2};
 
 void expect_floors(const Scores& s, const std::string& split, const Floors& floor) {
   ASSERT_TRUE(s.split.count(split)) << corpus_path();
