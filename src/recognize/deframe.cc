@@ -852,6 +852,30 @@ std::string common_prefix(const Range& lines) {
   return std::string(best) + std::string(second);
 }
 
+// The stream a runner tags each line with ("stderr: ", "[stdout] ",
+// "<stderr> "): a gatherer's note of where the line came from, the two
+// streams mixed. Its length with the blank after it, or 0.
+size_t stream_tag(std::string_view l) {
+  static constexpr std::string_view kTags[] = {"stderr:", "stdout:", "STDERR:", "STDOUT:", "[stderr]", "[stdout]", "[STDERR]",
+                                               "[STDOUT]", "(stderr)", "(stdout)", "<stderr>", "<stdout>"};
+  for (std::string_view t : kTags)
+    if (l.size() > t.size() && l.compare(0, t.size(), t) == 0 && l[t.size()] == ' ') return t.size() + 1;
+  return 0;
+}
+
+// At least 3 in 5 of the non-blank lines, and three lines, carry a stream's tag.
+template <class Range>
+bool stream_tagged(const Range& lines) {
+  size_t nonblank = 0, tagged = 0;
+  for (const auto& l : lines) {
+    std::string_view s = l;
+    if (blank(s)) continue;
+    ++nonblank;
+    tagged += stream_tag(s) > 0;
+  }
+  return tagged >= 3 && tagged * 5 >= nonblank * 3;
+}
+
 struct Lines {
   std::vector<std::string> text;
   std::vector<uint64_t> origin;  // 1-based input line
@@ -1013,8 +1037,9 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   // A source's name before most lines, as the input has it (read again below
   // only where the lines were changed first).
   std::string prefix = common_prefix(views);
+  const bool streams = stream_tagged(views);
   if (!ansi && !crlf && !typography && !escaped && dominant(views, reference_us) == kFramings && common_indent(views) == 0 &&
-      prefix.empty() && !newest_first(views.size(), [&](size_t i) { return clocked(views[i], std::nullopt, reference_us); }))
+      prefix.empty() && !streams && !newest_first(views.size(), [&](size_t i) { return clocked(views[i], std::nullopt, reference_us); }))
     return std::nullopt;
 
   Lines ls;
@@ -1076,7 +1101,11 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
       d.framings.emplace_back("newest line first");
     }
   }
-  if (ansi || typography || escaped || !d.chain.empty()) prefix = common_prefix(ls.text);  // the lines changed
+  if (stream_tagged(ls.text)) {  // before a source's name: "stderr: worker-1: ..." comes off tag first
+    for (auto& l : ls.text) l.erase(0, stream_tag(l));
+    d.framings.emplace_back("a stream's tag before each line");
+  }
+  if (ansi || typography || escaped || streams || !d.chain.empty()) prefix = common_prefix(ls.text);  // the lines changed
   if (!prefix.empty()) {
     for (auto& l : ls.text)
       if (l.compare(0, prefix.size(), prefix) == 0) l.erase(0, prefix.size());

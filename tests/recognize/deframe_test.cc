@@ -93,6 +93,8 @@ std::string gitlab(size_t i, const std::string& l) { return stamp(i).substr(0, 2
 // container, a supervisor's "[worker-3] ", Heroku's stamp and "app[web.1]: ".
 std::string stern(size_t, const std::string& l) { return "vllm-7d9c5b6f4-x2k8p server " + l; }
 std::string worker(size_t, const std::string& l) { return "[worker-3] " + l; }
+// A runner's tag of the stream each line came from, the two streams mixed.
+std::string streams(size_t i, const std::string& l) { return (i % 3 ? "stderr: " : "stdout: ") + l; }
 std::string heroku(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "+00:00 app[web.1]: " + l; }
 // A search's or a listing's own prefix: grep -n's line number, grep -H's file
 // name, cat -n's right-aligned number and tab.
@@ -552,6 +554,7 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"bat's gutter", bat, 0.98},
                         {"stern", stern, 0.98},
                         {"a worker's tag", worker, 0.98},
+                        {"a stream's tag", streams, 0.98},
                         {"Heroku", heroku, 0.97},
                         {"kubectl --prefix", pod_prefix, 0.98},
                         {"quote", quote, 0.98},
@@ -813,6 +816,11 @@ TEST(Deframe, ASourcesNameBeforeMostLinesComesOff) {
     EXPECT_EQ(d->text, "Loading checkpoint shards:  50%|#####     | 1/2\nstep 3\nKilled\n") << prefix;
   }
   EXPECT_FALSE(deframe("[INFO] a\n[INFO] b\n[INFO] c\n", 0).has_value());
+  // A runner's stream tags, the two streams mixed, come off; in one line of five they stay.
+  auto t = deframe("stdout: Loading weights\n[stderr] ignored\nstderr: step 3\nstderr: Killed\n", 0);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->text, "Loading weights\nignored\nstep 3\nKilled\n");
+  EXPECT_FALSE(deframe("a\nb\nc\nstderr: d\ne\n", 0).has_value());
   EXPECT_FALSE(deframe("kernel: a\nkernel: b\nkernel: c\n", 0).has_value());
   // A program's own logger name (no instance number) and Heroku's own lines are their readers'.
   EXPECT_FALSE(deframe("[indexer] batch 10\n[indexer] batch 20\n[indexer] batch 30\n", 0).has_value());
