@@ -485,6 +485,27 @@ size_t console_fields(std::string_view s, size_t* stamp = nullptr) {
     }
     return j + 3 <= s.size() ? j + 3 : 0;
   }
+  if (zone && rest[0] == '[') {  // Cloud Foundry's `cf logs`: "[APP/PROC/WEB/0] OUT ", "[App/0]   ERR "
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos || close > 64 || rest.substr(1, close).find('/') == std::string_view::npos) return 0;
+    size_t k = close + 1;
+    while (k < rest.size() && rest[k] == ' ') ++k;
+    if (rest.substr(k, 4) != "OUT " && rest.substr(k, 4) != "ERR ") return 0;
+    return i + 1 + k + 4;
+  }
+  if (zone) {  // Fly.io's `fly logs`: "app[e784079b] iad [info]" (the machine, its region, the level)
+    const size_t close = rest.find("] ");
+    if (close != std::string_view::npos && close < 48 && rest.substr(0, close).find('[') != std::string_view::npos &&
+        rest.substr(0, close).find(' ') == std::string_view::npos) {
+      size_t k = close + 2;
+      const size_t region = k;
+      while (k < rest.size() && std::islower(static_cast<unsigned char>(rest[k]))) ++k;
+      if (k - region >= 3 && k - region <= 4 && rest.substr(k, 2) == " [") {
+        const size_t end = rest.find(']', k + 2);
+        if (end != std::string_view::npos && end - (k + 2) <= 8) return i + 1 + end + 1 + (end + 1 < rest.size() && rest[end + 1] == ' ');
+      }
+    }
+  }
   if (zone) {  // a stream's path: "ecs/worker/5f2c9a1e", "/aws/lambda/fn", "2025/03/04/[$LATEST]ab12"
     const size_t sp = rest.find(' ');
     if (sp == std::string_view::npos || sp < 4 || sp > 160) return 0;
@@ -544,10 +565,14 @@ size_t gitlab_stream(std::string_view s) {
 // name, padded to the widest, then "| " ("weaviate-1  | panic: ...",
 // "web_1     | Killed"); an empty line of the service is "weaviate-1  |".
 // `docker service logs` names the task and its node the same way
-// ("ml_worker.1.x8k2p9q4m1ab@node-3    | ...").
+// ("ml_worker.1.x8k2p9q4m1ab@node-3    | ..."), and `pm2 logs` the process's
+// id and name ("0|api      | ...").
 // The length of the prefix, or 0.
 size_t compose_prefix(std::string_view l) {
   size_t i = 0;
+  while (i < l.size() && i < 8 && digit(l, i)) ++i;
+  if (i > 0 && i < l.size() && l[i] == '|') ++i;  // pm2: "<id>|<name>"
+  else i = 0;
   while (i < l.size() && i < 96 &&
          (std::isalnum(static_cast<unsigned char>(l[i])) || l[i] == '_' || l[i] == '-' || l[i] == '.' || l[i] == '@'))
     ++i;

@@ -95,6 +95,11 @@ std::string stern(size_t, const std::string& l) { return "vllm-7d9c5b6f4-x2k8p s
 std::string worker(size_t, const std::string& l) { return "[worker-3] " + l; }
 // A runner's tag of the stream each line came from, the two streams mixed.
 std::string streams(size_t i, const std::string& l) { return (i % 3 ? "stderr: " : "stdout: ") + l; }
+// Platforms' log commands: `pm2 logs`' id and name, `fly logs`' machine,
+// region and level, `cf logs`' instance path and stream.
+std::string pm2(size_t, const std::string& l) { return "0|api      | " + l; }
+std::string fly(size_t i, const std::string& l) { return stamp(i).substr(0, 19) + "Z app[e784079b] iad [info]" + l; }
+std::string cf(size_t i, const std::string& l) { return stamp(i).substr(0, 22) + "+0100 [APP/PROC/WEB/0] " + (i % 2 ? "ERR " : "OUT ") + l; }
 std::string heroku(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "+00:00 app[web.1]: " + l; }
 // A search's or a listing's own prefix: grep -n's line number, grep -H's file
 // name, cat -n's right-aligned number and tab.
@@ -555,6 +560,9 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"stern", stern, 0.98},
                         {"a worker's tag", worker, 0.98},
                         {"a stream's tag", streams, 0.98},
+                        {"pm2 logs", pm2, 0.98},
+                        {"fly logs", fly, 0.97},
+                        {"cf logs", cf, 0.97},
                         {"Heroku", heroku, 0.97},
                         {"kubectl --prefix", pod_prefix, 0.98},
                         {"quote", quote, 0.98},
@@ -866,6 +874,27 @@ TEST(Deframe, WindowsLineEndsComeOff) {
 // `docker compose logs` puts the service's container name and "| " before
 // every line: a Go panic behind it is read as the program printed it
 // (modelled on weaviate/weaviate's segment panic at start-up; our own paths).
+// Platforms' log commands (their documented shapes, our lines): `pm2 logs`
+// ("<id>|<name> | "), `fly logs` (the level right before the message, with
+// or without a blank), `cf logs` (old "[App/0]   OUT" and new
+// "[APP/PROC/WEB/0] ERR"). A bracket without a path or a region is a program's.
+TEST(Deframe, PlatformsLogCommandsPrefixesComeOff) {
+  auto d = deframe("0|api      | Loading model\n1|worker   | step 3\n0|api      | Killed\n", 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "Loading model\nstep 3\nKilled\n");
+  d = deframe("2024-05-01T10:00:01Z app[e784079b] iad [info]Loading model\n2024-05-01T10:00:02Z app[e784079b] iad [info] step 3\n"
+              "2024-05-01T10:00:03Z app[e784079b] iad [error]Killed\n", 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "Loading model\nstep 3\nKilled\n");
+  d = deframe("2015-06-14T13:44:38.14+0000 [App/0]   OUT Loading model\n2020-02-11T09:12:06.48+0100 [APP/PROC/WEB/0] ERR step 3\n"
+              "2020-02-11T09:12:07.48+0100 [APP/PROC/WEB/0] ERR Killed\n", 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "Loading model\nstep 3\nKilled\n");
+  d = deframe("2024-05-01T10:00:01Z [main] Loading model\n2024-05-01T10:00:02Z [main] step 3\n2024-05-01T10:00:03Z [main] Killed\n", 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "[main] Loading model\n[main] step 3\n[main] Killed\n");
+}
+
 TEST(Deframe, DockerComposesServicePrefixComesOff) {
   const std::string in =
       "vecdb-1  | {\"level\":\"info\",\"msg\":\"starting\"}\n"
