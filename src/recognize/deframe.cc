@@ -901,6 +901,21 @@ bool stream_tagged(const Range& lines) {
   return tagged >= 3 && tagged * 5 >= nonblank * 3;
 }
 
+// A terminal's copy padded to its width: at least 3 in 5 of the non-blank
+// lines, and three lines, end in blanks. They are padding, not the program's.
+template <class Range>
+bool padded(const Range& lines) {
+  size_t nonblank = 0, pad = 0;
+  for (const auto& l : lines) {
+    std::string_view s = l;
+    if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+    if (blank(s)) continue;
+    ++nonblank;
+    pad += s.back() == ' ' || s.back() == '\t';
+  }
+  return pad >= 3 && pad * 5 >= nonblank * 3;
+}
+
 struct Lines {
   std::vector<std::string> text;
   std::vector<uint64_t> origin;  // 1-based input line
@@ -1063,12 +1078,15 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   // only where the lines were changed first).
   std::string prefix = common_prefix(views);
   const bool streams = stream_tagged(views);
+  const bool pad = padded(views);
   if (!ansi && !crlf && !typography && !escaped && dominant(views, reference_us) == kFramings && common_indent(views) == 0 &&
-      prefix.empty() && !streams && !newest_first(views.size(), [&](size_t i) { return clocked(views[i], std::nullopt, reference_us); }))
+      prefix.empty() && !streams && !pad && !newest_first(views.size(), [&](size_t i) { return clocked(views[i], std::nullopt, reference_us); }))
     return std::nullopt;
 
   Lines ls;
   for (std::string_view l : views) {
+    if (pad)
+      while (!l.empty() && (l.back() == ' ' || l.back() == '\t')) l.remove_suffix(1);
     std::string line = ansi ? strip_ansi(l) : std::string(l);
     ls.text.push_back(typography ? plain(line, entities) : std::move(line));
     ls.origin.push_back(ls.text.size());
@@ -1081,6 +1099,7 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   d.typography = typography;
   d.entities = entities;
   if (crlf) d.framings.emplace_back("Windows line ends");
+  if (pad) d.framings.emplace_back("a terminal's padding after each line");
   if (ansi) d.framings.emplace_back("ANSI escape sequences");
   if (typography) d.framings.emplace_back(entities ? "HTML entities" : "typographic characters");
   for (int round = 0; round < kRounds; ++round) {

@@ -98,6 +98,8 @@ std::string streams(size_t i, const std::string& l) { return (i % 3 ? "stderr: "
 // Platforms' log commands: `pm2 logs`' id and name, `fly logs`' machine,
 // region and level, `cf logs`' instance path and stream.
 std::string pm2(size_t, const std::string& l) { return "0|api      | " + l; }
+// A terminal's copy that pads each line with blanks to its width.
+std::string padded(size_t, const std::string& l) { return l.size() < 120 ? l + std::string(120 - l.size(), ' ') : l; }
 std::string fly(size_t i, const std::string& l) { return stamp(i).substr(0, 19) + "Z app[e784079b] iad [info]" + l; }
 std::string cf(size_t i, const std::string& l) { return stamp(i).substr(0, 22) + "+0100 [APP/PROC/WEB/0] " + (i % 2 ? "ERR " : "OUT ") + l; }
 std::string heroku(size_t i, const std::string& l) { return stamp(i).substr(0, 26) + "+00:00 app[web.1]: " + l; }
@@ -561,6 +563,7 @@ TEST(Deframe, CorpusCasesInEveryFramingKeepTheirVerdicts) {
                         {"a worker's tag", worker, 0.98},
                         {"a stream's tag", streams, 0.98},
                         {"pm2 logs", pm2, 0.98},
+                        {"padded to 120 columns", padded, 0.98},
                         {"fly logs", fly, 0.97},
                         {"cf logs", cf, 0.97},
                         {"Heroku", heroku, 0.97},
@@ -878,6 +881,16 @@ TEST(Deframe, WindowsLineEndsComeOff) {
 // ("<id>|<name> | "), `fly logs` (the level right before the message, with
 // or without a blank), `cf logs` (old "[App/0]   OUT" and new
 // "[APP/PROC/WEB/0] ERR"). A bracket without a path or a region is a program's.
+// A terminal's padding after each line comes off (it made every line reach
+// one width, which reads as a hard wrap); a line's own blanks in a log whose
+// other lines have none stay.
+TEST(Deframe, ATerminalsPaddingComesOff) {
+  auto d = deframe("Loading model      \nstep 3             \nKilled             \n", 0);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->text, "Loading model\nstep 3\nKilled\n");
+  EXPECT_FALSE(deframe("Loading model\nstep 3 \nstep 4\nstep 5\nKilled\n", 0).has_value());
+}
+
 TEST(Deframe, PlatformsLogCommandsPrefixesComeOff) {
   auto d = deframe("0|api      | Loading model\n1|worker   | step 3\n0|api      | Killed\n", 0);
   ASSERT_TRUE(d.has_value());
