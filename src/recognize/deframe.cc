@@ -123,16 +123,34 @@ std::string plain(std::string_view s, bool entities) {
 // string or a Python repr printed on one line (an API's {"detail": "Traceback
 // (most recent call last):\n  File ...\nRuntimeError: CUDA out of memory.
 // ..."}, a task result's repr of an exception). Three escaped breaks or more
-// that a line could start after make it such a line; a Windows path's
-// "C:\new\node_modules" (a lower-case letter after the "\n") does not. Its
-// pieces become lines, each numbered as it, with \t \" \' \\ unescaped.
+// make it such a line; a Windows path's "C:\new\node_modules" or
+// "D:\nltk_data" (a name after the "\n" that another backslash ends, or a
+// drive's colon before it) does not: in an escaped string a path's
+// backslashes are doubled. Its pieces become lines, each numbered as it,
+// with \t \" \' \\ unescaped.
 constexpr size_t kEscapedBreaks = 3;
+
+// Whether the "\n" at `i` is a raw Windows path's separator (not an escaped
+// break): in a word that opens with a drive, or before a lower-case name that
+// another backslash ends ("src\nodes\x").
+bool path_separator(std::string_view l, size_t i) {
+  // Any "\n" inside a word that opens with a drive ("C:\tmp\nightly\n1").
+  size_t b = i;
+  while (b > 0 && i - b < 260 && !std::isspace(static_cast<unsigned char>(l[b - 1])) && l[b - 1] != '"' && l[b - 1] != '\'' &&
+         l[b - 1] != '(' && l[b - 1] != '=')
+    --b;
+  if (i - b >= 2 && std::isalpha(static_cast<unsigned char>(l[b])) && l[b + 1] == ':') return true;
+  if (i + 2 >= l.size() || l[i + 2] < 'a' || l[i + 2] > 'z') return false;
+  size_t j = i + 2;
+  while (j < l.size() && (std::isalnum(static_cast<unsigned char>(l[j])) || l[j] == '_' || l[j] == '-' || l[j] == '.')) ++j;
+  return j < l.size() && l[j] == '\\' && !(j + 1 < l.size() && l[j + 1] == 'n');
+}
 
 size_t escaped_breaks(std::string_view l) {
   size_t n = 0;
   for (size_t i = 0; i + 1 < l.size(); ++i) {
     if (l[i] != '\\') continue;
-    if (l[i + 1] == 'n' && !(i + 2 < l.size() && l[i + 2] >= 'a' && l[i + 2] <= 'z')) ++n;
+    if (l[i + 1] == 'n' && !path_separator(l, i)) ++n;
     ++i;  // the escaped character, whatever it is ("\\n" is a backslash and an n)
   }
   return n;
@@ -1102,36 +1120,47 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   if (pad) d.framings.emplace_back("a terminal's padding after each line");
   if (ansi) d.framings.emplace_back("ANSI escape sequences");
   if (typography) d.framings.emplace_back(entities ? "HTML entities" : "typographic characters");
-  for (int round = 0; round < kRounds; ++round) {
-    const size_t best = dominant(ls.text, reference_us);
-    if (best == kFramings) break;
-    Lines next;
-    for (size_t i = 0; i < ls.text.size(); ++i) {
-      auto c = cut(static_cast<Framing>(best), ls.text[i], reference_us);
-      if (!c) {
-        next.text.push_back(std::move(ls.text[i]));
-        next.origin.push_back(ls.origin[i]);
-        continue;
+  // The framings, outermost first; a paste whose breaks were escaped is read
+  // again once unescaped (its own lines may carry a framing: a compose prefix,
+  // a stamp).
+  auto rounds = [&] {
+    for (int round = 0; round < kRounds; ++round) {
+      const size_t best = dominant(ls.text, reference_us);
+      if (best == kFramings) break;
+      Lines next;
+      for (size_t i = 0; i < ls.text.size(); ++i) {
+        auto c = cut(static_cast<Framing>(best), ls.text[i], reference_us);
+        if (!c) {
+          next.text.push_back(std::move(ls.text[i]));
+          next.origin.push_back(ls.origin[i]);
+          continue;
+        }
+        if (c->rest.find('\x1b') != std::string::npos) c->rest = strip_ansi(c->rest);
+        if (c->time && !d.time[ls.origin[i] - 1]) d.time[ls.origin[i] - 1] = c->time;
+        // A record's own lines (a stack trace in one JSON string) each become a
+        // line, all numbered as the record's; bounded by the input's size.
+        for (size_t pos = 0;;) {
+          size_t nl = c->rest.find('\n', pos);
+          std::string piece = c->rest.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+          if (!piece.empty() && piece.back() == '\r') piece.pop_back();
+          next.text.push_back(std::move(piece));
+          next.origin.push_back(ls.origin[i]);
+          if (nl == std::string::npos || next.text.size() >= kMaxLines) break;
+          d.split = true;  // a record's lines: numbered as read
+          pos = nl + 1;
+        }
       }
-      if (c->rest.find('\x1b') != std::string::npos) c->rest = strip_ansi(c->rest);
-      if (c->time && !d.time[ls.origin[i] - 1]) d.time[ls.origin[i] - 1] = c->time;
-      // A record's own lines (a stack trace in one JSON string) each become a
-      // line, all numbered as the record's; bounded by the input's size.
-      for (size_t pos = 0;;) {
-        size_t nl = c->rest.find('\n', pos);
-        std::string piece = c->rest.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        if (!piece.empty() && piece.back() == '\r') piece.pop_back();
-        next.text.push_back(std::move(piece));
-        next.origin.push_back(ls.origin[i]);
-        if (nl == std::string::npos || next.text.size() >= kMaxLines) break;
-        pos = nl + 1;
-      }
+      ls = std::move(next);
+      d.framings.emplace_back(kNames[best]);
+      d.chain.push_back(static_cast<uint8_t>(best));
     }
-    ls = std::move(next);
-    d.framings.emplace_back(kNames[best]);
-    d.chain.push_back(static_cast<uint8_t>(best));
+  };
+  rounds();
+  if (escaped && unescape_lines(ls)) {
+    d.framings.emplace_back("escaped line breaks");
+    d.split = true;
+    rounds();
   }
-  if (escaped && unescape_lines(ls)) d.framings.emplace_back("escaped line breaks");
   {
     std::vector<std::optional<Clocked>> times(ls.text.size());
     // A record's lines after its first (a JSON record's stack trace) are its own, whatever they hold.

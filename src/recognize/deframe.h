@@ -63,6 +63,7 @@ struct Deframed {
   bool typography = false;                   // Unicode spaces, quotes, dashes (or HTML entities) made ASCII
   bool entities = false;                     // HTML entities were decoded
   bool newest_first = false;                 // the input listed its latest line first: text is in the order written
+  bool split = false;                        // lines were split out of one input line (escaped breaks): number them as read
   uint64_t input_lines = 0;
 };
 

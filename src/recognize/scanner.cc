@@ -413,7 +413,7 @@ void LineScanner::dispatch(std::string_view line, uint64_t line_no, LineMask mas
   // one), so that "near" and "before" mean the same as in the plain log; the
   // input's own line is what the evidence shows.
   uint64_t shown = 0;
-  if (newest_first_ || unwrapped_) {
+  if (reading_order_ || unwrapped_) {
     shown = line_no;
     line_no = block_line;
   }
@@ -813,7 +813,7 @@ void LineScanner::finish() {
       deframed_ = std::make_unique<Deframed>(std::move(*d));
       whole = deframed_->text;
     }
-    newest_first_ = deframed_ && deframed_->newest_first;
+    reading_order_ = deframed_ && (deframed_->newest_first || deframed_->split);
     if (auto u = unwrap_hard_wrapped(whole)) {
       unwrapped_ = std::make_unique<Unwrapped>(std::move(*u));
       if (deframed_) {  // through both maps: an unwrapped line, its deframed line, its input line
@@ -852,7 +852,7 @@ void LineScanner::shape_series(std::string_view whole) {
   // Numbered as dispatch() numbers the same line.
   const std::vector<uint64_t>* map = unwrapped_ ? &unwrapped_->first_line : deframed_ ? &deframed_->first_line : nullptr;
   auto input_line = [&](uint64_t l) { return map && l >= 1 && l - 1 < map->size() ? (*map)[l - 1] : l; };
-  const bool reordered = newest_first_ || unwrapped_;
+  const bool reordered = reading_order_ || unwrapped_;
   // Lines a recognizer already read as memory figures (a `docker stats` row
   // whose memory stayed flat) are its to judge: another figure of them (the
   // row's network I/O, a counter) is not read in their place.

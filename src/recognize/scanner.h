@@ -205,9 +205,10 @@ class LineScanner final : public TextReader {
   std::unique_ptr<Unwrapped> unwrapped_;               // a hard-wrapped paste, rejoined (finish())
   const std::vector<uint64_t>* line_map_ = nullptr;  // its lines' numbers in the input
   std::unique_ptr<Deframed> deframed_;                 // a paste with its framing removed (finish())
-  // A newest-first paste read in the order written (deframe.h): lines are
-  // numbered by that order, each keeping its input line to show.
-  bool newest_first_ = false;
+  // A newest-first paste read in the order written, or one whose escaped
+  // line breaks made many lines of one (deframe.h): lines are numbered as
+  // read, each keeping its input line to show.
+  bool reading_order_ = false;
   // A log read in blocks whose first lines carry a framing (deframe.h):
   // each block is scanned without it; the framing's times by block line.
   StreamDeframer stream_deframer_;

@@ -250,10 +250,12 @@ TEST(Deframe, AStackTraceInARecordsFieldBecomesLinesOfThatRecord) {
   EXPECT_EQ(d->first_line, (std::vector<uint64_t>{1, 2, 2, 2, 2}));
   ASSERT_TRUE(d->time[1].has_value());
   EXPECT_EQ(*d->time[1], *timeutil::make_unix_us(2024, 5, 1, 12, 1, 1, 123000));
-  // Read through the scanner, the failure is on the record's own line.
+  // Read through the scanner, the failure shows the record's own line (and
+  // is placed, as read, after the record's message: the pieces are numbered
+  // in reading order, as a newest-first paste's lines are).
   const std::vector<Fact> facts = test::facts_of(in);
   bool at_record = false;
-  for (const Fact& f : facts) at_record |= is_failure(f.kind) && f.where.line == 2;
+  for (const Fact& f : facts) at_record |= is_failure(f.kind) && shown_line(f.where) == 2 && f.where.line == 3;
   EXPECT_TRUE(at_record);
 }
 
@@ -403,6 +405,15 @@ TEST(Deframe, EscapedLineBreaksOnOneLineBecomeLines) {
   EXPECT_EQ(test::diagnose_text(body).layer, Layer::gpu_vram);
 
   EXPECT_FALSE(deframe("copying C:\\new\\node_modules\\next to C:\\tmp\\nightly\\n1\\nested\nKilled\n", 0).has_value());
+  EXPECT_FALSE(deframe("set NLTK_DATA=D:\\nltk_data and HF_HOME=src\\nodes\\x and E:\\new\\n2\nKilled\n", 0).has_value());
+  // Lines a program starts lower-case (llama.cpp's "llama_...", "main: ") are breaks all the same,
+  // and a command's output escaped after it is read after it (docker inspect's fields).
+  const std::string lower = "{\"log\": \"$ docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}}' llm\\ntrue 137\\n"
+                            "llama_kv_cache_init: CUDA0 KV buffer size = 4096.00 MiB\\nmain: error: unable to load model\\n\"}\n";
+  auto l = deframe(lower, 0);
+  ASSERT_TRUE(l.has_value());
+  EXPECT_NE(l->text.find("\ntrue 137\nllama_kv_cache_init:"), std::string::npos) << l->text;
+  EXPECT_EQ(test::diagnose_text(lower).layer, Layer::container_limit) << test::reason_text(test::diagnose_text(lower));
   EXPECT_FALSE(deframe("msg=\"first\\nsecond\\nthird\"\n", 0).has_value());
 }
 
