@@ -1071,6 +1071,42 @@ bool unescape_lines(Lines& ls) {
   return any;
 }
 
+// The framings of `ls`, outermost first, each taken off every line that
+// carries it (at most kRounds); what came off is noted in `d`.
+void strip_framings(Lines& ls, Deframed& d, int64_t reference_us) {
+  for (int round = 0; round < kRounds; ++round) {
+    const size_t best = dominant(ls.text, reference_us);
+    if (best == kFramings) break;
+    Lines next;
+    for (size_t i = 0; i < ls.text.size(); ++i) {
+      auto c = cut(static_cast<Framing>(best), ls.text[i], reference_us);
+      if (!c) {
+        next.text.push_back(std::move(ls.text[i]));
+        next.origin.push_back(ls.origin[i]);
+        continue;
+      }
+      if (c->rest.find('\x1b') != std::string::npos) c->rest = strip_ansi(c->rest);
+      if (c->time && !d.time[ls.origin[i] - 1]) d.time[ls.origin[i] - 1] = c->time;
+      // A record's own lines (a stack trace in one JSON string) each become a
+      // line, each showing the record's input line (first_line), numbered as
+      // read (split); bounded by the input's size.
+      for (size_t pos = 0;;) {
+        size_t nl = c->rest.find('\n', pos);
+        std::string piece = c->rest.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        if (!piece.empty() && piece.back() == '\r') piece.pop_back();
+        next.text.push_back(std::move(piece));
+        next.origin.push_back(ls.origin[i]);
+        if (nl == std::string::npos || next.text.size() >= kMaxLines) break;
+        d.split = true;  // a record's lines: numbered as read
+        pos = nl + 1;
+      }
+    }
+    ls = std::move(next);
+    d.framings.emplace_back(kNames[best]);
+    d.chain.push_back(static_cast<uint8_t>(best));
+  }
+}
+
 }  // namespace
 
 std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
@@ -1123,43 +1159,11 @@ std::optional<Deframed> deframe(std::string_view input, int64_t reference_us) {
   // The framings, outermost first; a paste whose breaks were escaped is read
   // again once unescaped (its own lines may carry a framing: a compose prefix,
   // a stamp).
-  auto rounds = [&] {
-    for (int round = 0; round < kRounds; ++round) {
-      const size_t best = dominant(ls.text, reference_us);
-      if (best == kFramings) break;
-      Lines next;
-      for (size_t i = 0; i < ls.text.size(); ++i) {
-        auto c = cut(static_cast<Framing>(best), ls.text[i], reference_us);
-        if (!c) {
-          next.text.push_back(std::move(ls.text[i]));
-          next.origin.push_back(ls.origin[i]);
-          continue;
-        }
-        if (c->rest.find('\x1b') != std::string::npos) c->rest = strip_ansi(c->rest);
-        if (c->time && !d.time[ls.origin[i] - 1]) d.time[ls.origin[i] - 1] = c->time;
-        // A record's own lines (a stack trace in one JSON string) each become a
-        // line, all numbered as the record's; bounded by the input's size.
-        for (size_t pos = 0;;) {
-          size_t nl = c->rest.find('\n', pos);
-          std::string piece = c->rest.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-          if (!piece.empty() && piece.back() == '\r') piece.pop_back();
-          next.text.push_back(std::move(piece));
-          next.origin.push_back(ls.origin[i]);
-          if (nl == std::string::npos || next.text.size() >= kMaxLines) break;
-          d.split = true;  // a record's lines: numbered as read
-          pos = nl + 1;
-        }
-      }
-      ls = std::move(next);
-      d.framings.emplace_back(kNames[best]);
-      d.chain.push_back(static_cast<uint8_t>(best));
-    }
-  };
-  rounds();
+  strip_framings(ls, d, reference_us);
   if (escaped && unescape_lines(ls)) {
     d.framings.emplace_back("escaped line breaks");
     d.split = true;
-    rounds();
+    strip_framings(ls, d, reference_us);
   }
   {
     std::vector<std::optional<Clocked>> times(ls.text.size());
