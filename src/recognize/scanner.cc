@@ -865,9 +865,8 @@ void LineScanner::shape_series(std::string_view whole) {
     // but a size that climbed.
     f.strength = 0.5f;
     f.detail = fmt::format("growing figure of the lines \"{}\" from {} to {} over {} samples", text::quote_line(t.key, 80),
-                           units::format_bytes(static_cast<uint64_t>(t.first)), units::format_bytes(static_cast<uint64_t>(t.last)),
-                           t.samples);
-    f.usage = static_cast<uint64_t>(t.last);
+                           units::format_bytes(t.first), units::format_bytes(t.last), t.samples);
+    f.usage = t.last;
     f.count = t.samples;
     f.from_line = reordered ? t.first_line : input_line(t.first_line);
     sink_.add(std::move(f));

@@ -68,6 +68,10 @@ bool names_peak(std::string_view before) {
          text::icontains(before, "hwm") || text::icontains(before, "high water");
 }
 
+// A figure as bytes: a paste's absurd figure ("9.9e35 GB") is held at the
+// largest, not converted past what 64 bits hold.
+uint64_t bytes_of(double v) { return v <= 0 ? uint64_t{0} : v >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(v); }
+
 struct Slot {
   double first = 0, prev = 0, last = 0, max = 0;
   size_t ups = 0;
@@ -197,8 +201,8 @@ std::vector<TemplateSeries> template_series(std::string_view text, const std::fu
       t.first_line = g.first_line;
       t.last_line = g.last_line;
       t.last_text = std::string(g.last_text);
-      t.first = s.first;
-      t.last = s.last;
+      t.first = bytes_of(s.first);
+      t.last = bytes_of(s.last);
       t.samples = g.samples;
       out.push_back(std::move(t));
       break;

@@ -34,7 +34,7 @@ struct TemplateSeries {
   uint64_t first_line = 0;  // 1-based lines of the input given
   uint64_t last_line = 0;
   std::string last_text;   // the last sample's line
-  double first = 0, last = 0;  // bytes
+  uint64_t first = 0, last = 0;  // bytes (a figure past what 64 bits hold is held at the largest)
   size_t samples = 0;
 };
 

@@ -41,8 +41,8 @@ TEST(TemplateSeries, ReadsAFigureThatClimbsOnLinesOfOneShape) {
   EXPECT_EQ(found[0].samples, 7u);
   EXPECT_EQ(found[0].first_line, 2u);
   EXPECT_EQ(found[0].last_line, 8u);
-  EXPECT_DOUBLE_EQ(found[0].first, 188e9);
-  EXPECT_DOUBLE_EQ(found[0].last, 462e9);
+  EXPECT_EQ(found[0].first, 188'000'000'000u);
+  EXPECT_EQ(found[0].last, 462'000'000'000u);
   EXPECT_EQ(found[0].last_text, "09:30:03 used=462G total=503G");
 }
 
@@ -88,7 +88,15 @@ TEST(TemplateSeries, OnlySizesAreRead) {
   auto found = template_series("   1612 MB  ray::ServeReplica:ranker\n   1904 MB  ray::ServeReplica:ranker\n"
                                "   2541 MB  ray::ServeReplica:ranker\n");
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_DOUBLE_EQ(found[0].last, 2541e6);
+  EXPECT_EQ(found[0].last, 2'541'000'000u);
+}
+
+// A figure past what 64 bits hold is held at the largest, not converted
+// (undefined behaviour) past it.
+TEST(TemplateSeries, AnAbsurdFigureIsHeldAtTheLargest) {
+  auto found = template_series("pool 1 GB\npool 900000000000 GB\npool 990000000000000000000000000000000000 GB\n");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].last, UINT64_MAX);
 }
 
 // Bounded: a paste of a million distinct shapes keeps at most its first
