@@ -92,22 +92,25 @@ std::optional<uint64_t> parse_k8s_quantity(std::string_view textv) {
   return std::nullopt;
 }
 
+std::optional<double> log_unit(std::string_view s, std::string_view* rest) {
+  if (!s.empty() && s[0] == ' ') s = s.substr(1);
+  for (const auto& suffix : kLogSuffixes) {
+    if (!text::starts_with(s, suffix.text)) continue;
+    // The unit must end there: "4.00 GiB," yes, "12 Gigs" no, "3 Mark" no.
+    std::string_view tail = s.substr(suffix.text.size());
+    if (!tail.empty() && is_alpha(tail[0])) continue;
+    if (rest) *rest = tail;
+    return suffix.multiplier;
+  }
+  return std::nullopt;
+}
+
 std::optional<uint64_t> parse_log_size(std::string_view s, std::string_view* rest, bool allow_bare) {
   s = text::trim_left(s);
   std::string_view after_number;
   auto value = text::parse_double(s, &after_number);
   if (!value || *value < 0) return std::nullopt;
-  std::string_view unit = after_number;
-  if (!unit.empty() && unit[0] == ' ') unit = unit.substr(1);
-  for (const auto& suffix : kLogSuffixes) {
-    if (text::starts_with(unit, suffix.text)) {
-      // The unit must end there: "4.00 GiB," yes, "12 Gigs" no, "3 Mark" no.
-      std::string_view tail = unit.substr(suffix.text.size());
-      if (!tail.empty() && is_alpha(tail[0])) continue;
-      if (rest) *rest = tail;
-      return to_bytes(*value, suffix.multiplier);
-    }
-  }
+  if (auto m = log_unit(after_number, rest)) return to_bytes(*value, *m);
   if (allow_bare) {
     if (rest) *rest = after_number;
     return to_bytes(*value, 1.0);
@@ -120,14 +123,7 @@ std::optional<uint64_t> parse_log_size_saturating(std::string_view s) {
   std::string_view after_number;
   auto value = text::parse_double(text::trim_left(s), &after_number);
   if (!value || !(*value > 0)) return std::nullopt;
-  std::string_view unit = after_number;
-  if (!unit.empty() && unit[0] == ' ') unit = unit.substr(1);
-  for (const auto& suffix : kLogSuffixes) {
-    if (!text::starts_with(unit, suffix.text)) continue;
-    std::string_view tail = unit.substr(suffix.text.size());
-    if (!tail.empty() && is_alpha(tail[0])) continue;
-    return *value * suffix.multiplier >= 18446744073709551616.0 ? std::optional<uint64_t>(UINT64_MAX) : std::nullopt;
-  }
+  if (auto m = log_unit(after_number)) return *value * *m >= 18446744073709551616.0 ? std::optional<uint64_t>(UINT64_MAX) : std::nullopt;
   return std::nullopt;
 }
 

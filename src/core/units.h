@@ -25,6 +25,11 @@ inline constexpr uint64_t TiB = 1024ULL * GiB;
 Result<uint64_t> parse_size(std::string_view text);
 std::optional<uint64_t> parse_k8s_quantity(std::string_view text);
 
+// The multiplier of a log's size unit at the start of `s` (one blank before
+// it allowed: " GiB", "G,"; the unit must end there, "12 Gigs" is none), read
+// as parse_log_size reads units. `rest` gets what follows the unit.
+std::optional<double> log_unit(std::string_view s, std::string_view* rest = nullptr);
+
 // Reads "<number>[ ]<unit>" at the start of `s` (leading spaces skipped); the
 // unit is required unless `allow_bare` (then bytes). `rest` gets the remainder.
 std::optional<uint64_t> parse_log_size(std::string_view s, std::string_view* rest = nullptr,

@@ -926,7 +926,6 @@ bool padded(const Range& lines) {
   size_t nonblank = 0, pad = 0;
   for (const auto& l : lines) {
     std::string_view s = l;
-    if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
     if (blank(s)) continue;
     ++nonblank;
     pad += s.back() == ' ' || s.back() == '\t';

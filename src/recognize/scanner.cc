@@ -741,11 +741,11 @@ void fragmented_by_its_figures(Fact& f) {
 }  // namespace
 
 bool ShadowingSink::read_memory_on(uint64_t line) const {
-  return std::find(memory_lines_.begin(), memory_lines_.end(), line) != memory_lines_.end();
+  return memory_lines_.count(line) > 0;
 }
 
 void ShadowingSink::add(Fact fact) {
-  if (fact.kind == FactKind::memory_usage && memory_lines_.size() < kMaxMemoryLines) memory_lines_.push_back(fact.where.line);
+  if (fact.kind == FactKind::memory_usage && memory_lines_.size() < kMaxMemoryLines) memory_lines_.insert(fact.where.line);
   if (fact.kind == FactKind::memory_usage &&
       (text::starts_with(fact.detail, "growing") || text::starts_with(fact.detail, "rising ") ||
        text::starts_with(fact.detail, "jumped") || text::starts_with(fact.detail, "level ")))

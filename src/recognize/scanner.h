@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "evidence/text_reader.h"
@@ -127,7 +128,7 @@ class ShadowingSink final : public FactSink {
   static constexpr size_t kMaxMemoryLines = 4096;
   FactSink& out_;
   bool saw_series_ = false;
-  std::vector<uint64_t> memory_lines_;  // lines of memory_usage facts, at most kMaxMemoryLines
+  std::unordered_set<uint64_t> memory_lines_;  // lines of memory_usage facts, at most kMaxMemoryLines
   std::vector<Fact> held_;
   std::vector<uint64_t> anchors_;  // lines of family failure facts
 };

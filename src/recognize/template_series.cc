@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <cctype>
 #include <unordered_map>
 
 #include "core/text.h"
+#include "core/units.h"
 
 namespace aimem {
 namespace {
@@ -19,28 +21,6 @@ constexpr size_t kMaxKeys = 4096;    // distinct shapes kept; later new shapes a
 constexpr size_t kMinSamples = 3;
 constexpr double kGrowth = 1.5;      // the last sample against the first
 constexpr size_t kMaxFound = 4;
-
-// A size unit right after a figure ("402G", "1711.47MB", "5214 M,"): its
-// multiplier, and how many bytes of the line it takes. A letter after it
-// makes it a word ("3 GPUs", "12 Mar"), not a unit.
-std::pair<double, size_t> unit_at(std::string_view s, size_t i) {
-  size_t j = i;
-  if (j < s.size() && s[j] == ' ') ++j;
-  if (j >= s.size()) return {0, 0};
-  static constexpr std::pair<std::string_view, double> kUnits[] = {
-      {"bytes", 1},        {"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0},
-      {"TB", 1e12},        {"GB", 1e9},              {"MB", 1e6},           {"KB", 1e3},        {"kB", 1e3},
-      {"Ti", 1099511627776.0}, {"Gi", 1073741824.0}, {"Mi", 1048576.0},     {"Ki", 1024.0},     {"T", 1e12},
-      {"G", 1e9},          {"M", 1e6},               {"K", 1e3},            {"k", 1e3},         {"B", 1},
-  };
-  for (const auto& [u, m] : kUnits) {
-    if (s.substr(j, u.size()) != u) continue;
-    const size_t end = j + u.size();
-    if (end < s.size() && std::isalpha(static_cast<unsigned char>(s[end]))) continue;
-    return {m, end - i};
-  }
-  return {0, 0};
-}
 
 // Words of a line whose sizes grow by design, or whose growth is another
 // cause than memory kept: a load or a transfer in progress, a longer context
@@ -89,124 +69,136 @@ struct Group {
   std::array<size_t, kMaxSlots> key_pos{};  // where each slot's mask is in the key
 };
 
+// One line's figures: `key` the line with them masked, each figure in bytes
+// where a unit follows it. Nothing when the line is no sample (too many
+// figures, none, or too short a shape).
+struct Masked {
+  size_t n = 0;
+  std::array<double, kMaxSlots> values{};
+  std::array<bool, kMaxSlots> sized{};
+  std::array<size_t, kMaxSlots> pos{};  // where each figure's mask is in the key
+};
+
+bool mask(std::string_view line, std::string& key, Masked& m) {
+  key.clear();
+  m.n = 0;
+  for (size_t i = 0; i < line.size();) {
+    const char c = line[i];
+    if (c == '0' && i + 1 < line.size() && (line[i + 1] == 'x' || line[i + 1] == 'X')) {  // an address: masked, no figure
+      i += 2;
+      while (i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i]))) ++i;
+      key += '@';
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      key += c;
+      ++i;
+      continue;
+    }
+    std::string_view rest;
+    auto v = text::parse_double(line.substr(i), &rest);
+    size_t end = line.size() - rest.size();
+    if (!v || end <= i) end = i + 1;
+    // Thousands grouped by commas ("9,633,908"): one figure.
+    if (auto g = text::parse_grouped_u64(line.substr(i), &rest); g && line.size() - rest.size() > end) {
+      v = static_cast<double>(*g);
+      end = line.size() - rest.size();
+    }
+    // A figure glued to a word ("rp-node3", "v2") is part of a name.
+    const bool in_word = i > 0 && std::isalpha(static_cast<unsigned char>(line[i - 1]));
+    if (in_word) {
+      key += '#';
+    } else {
+      if (m.n == kMaxSlots) return false;
+      // A size unit right after the figure, as logs' units are read ("402G",
+      // "1711.47MB", "5214 M,"); a letter after it makes it a word ("3 GPUs").
+      std::string_view after_unit;
+      const double mult = units::log_unit(line.substr(end), &after_unit).value_or(0);
+      m.pos[m.n] = key.size();
+      m.values[m.n] = v.value_or(0) * (mult > 0 ? mult : 1);
+      m.sized[m.n] = mult > 0;
+      ++m.n;
+      key += mult > 0 ? "#U" : "#";
+      if (mult > 0) end = line.size() - after_unit.size();
+    }
+    i = end;
+  }
+  return m.n > 0 && key.size() >= 4;
+}
+
+// A line's figures as the next sample of its shape's group.
+void add_sample(Group& g, const Masked& m, uint64_t line_no, std::string_view line) {
+  for (size_t k = 0; k < g.slots; ++k) {
+    Slot& s = g.slot[k];
+    const double v = m.values[k];
+    if (g.samples == 0) s.first = s.max = v;
+    else s.ups += v > s.prev;
+    s.prev = s.last = v;
+    s.max = std::max(s.max, v);
+    s.sized = s.sized && m.sized[k];
+  }
+  ++g.samples;
+  g.last_line = line_no;
+  g.last_text = line;
+}
+
+// The group's first sized figure that climbed (template_series.h), if any.
+std::optional<TemplateSeries> climb(const Group& g) {
+  if (g.samples < kMinSamples || g.skipped || by_design(g.key)) return std::nullopt;
+  const size_t steps = g.samples - 1;
+  for (size_t k = 0; k < g.slots; ++k) {
+    const Slot& s = g.slot[k];
+    if (!s.sized || s.first <= 0) continue;
+    std::string_view before = std::string_view(g.key).substr(g.key_pos[k] >= 24 ? g.key_pos[k] - 24 : 0,
+                                                               g.key_pos[k] >= 24 ? 24 : g.key_pos[k]);
+    if (names_free(before) || names_peak(before)) continue;
+    if (s.ups * 5 < steps * 4 || s.last < kGrowth * s.first || s.last < 0.8 * s.max) continue;
+    TemplateSeries t;
+    t.key = g.key.substr(0, 80);
+    t.first_line = g.first_line;
+    t.last_line = g.last_line;
+    t.last_text = std::string(g.last_text);
+    t.first = bytes_of(s.first);
+    t.last = bytes_of(s.last);
+    t.samples = g.samples;
+    return t;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<TemplateSeries> template_series(std::string_view text, const std::function<bool(uint64_t)>& skip_line) {
   std::unordered_map<std::string, size_t> index;
   std::vector<Group> groups;
-  uint64_t line_no = 0;
   std::string key;
-  std::array<double, kMaxSlots> values{};
-  std::array<bool, kMaxSlots> sized{};
-  std::array<size_t, kMaxSlots> pos{};
-  size_t start = 0;
-  while (start <= text.size()) {
+  Masked m;
+  uint64_t line_no = 0;
+  for (size_t start = 0; start <= text.size();) {
     size_t nl = text.find('\n', start);
     if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(start, nl - start);
+    const std::string_view line = text.substr(start, nl - start);
     ++line_no;
     start = nl + 1;
-    if (line.size() > kMaxLine || line.empty()) {
-      if (nl == text.size()) break;
-      continue;
+    if (line.empty() || line.size() > kMaxLine || !mask(line, key, m)) continue;
+    auto it = index.find(key);
+    if (it == index.end()) {
+      if (groups.size() == kMaxKeys) continue;
+      it = index.emplace(key, groups.size()).first;
+      Group g;
+      g.key = key;
+      g.first_line = line_no;
+      g.slots = m.n;
+      for (size_t k = 0; k < m.n; ++k) g.key_pos[k] = m.pos[k];
+      groups.push_back(std::move(g));
     }
-    key.clear();
-    size_t n = 0;
-    bool ok = true;
-    for (size_t i = 0; i < line.size() && ok;) {
-      const char c = line[i];
-      if (c == '0' && i + 1 < line.size() && (line[i + 1] == 'x' || line[i + 1] == 'X')) {  // an address: masked, no figure
-        i += 2;
-        while (i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i]))) ++i;
-        key += '@';
-        continue;
-      }
-      if (!std::isdigit(static_cast<unsigned char>(c))) {
-        key += c;
-        ++i;
-        continue;
-      }
-      std::string_view rest;
-      auto v = text::parse_double(line.substr(i), &rest);
-      size_t end = line.size() - rest.size();
-      if (!v || end <= i) end = i + 1;
-      // Thousands grouped by commas ("9,633,908"): one figure.
-      if (auto g = text::parse_grouped_u64(line.substr(i), &rest); g && line.size() - rest.size() > end) {
-        v = static_cast<double>(*g);
-        end = line.size() - rest.size();
-      }
-      // A figure glued to a word ("rp-node3", "v2") is part of a name.
-      const bool in_word = i > 0 && std::isalpha(static_cast<unsigned char>(line[i - 1]));
-      auto [mult, ulen] = unit_at(line, end);
-      if (in_word || n == kMaxSlots) {
-        key += '#';
-        if (!in_word) ok = false;
-      } else {
-        pos[n] = key.size();
-        values[n] = v.value_or(0) * (mult > 0 ? mult : 1);
-        sized[n] = mult > 0;
-        ++n;
-        key += mult > 0 ? "#U" : "#";
-        end += ulen;
-      }
-      i = end;
-    }
-    if (ok && n > 0 && key.size() >= 4) {
-      auto it = index.find(key);
-      if (it == index.end() && groups.size() < kMaxKeys) {
-        it = index.emplace(key, groups.size()).first;
-        Group g;
-        g.key = key;
-        g.first_line = line_no;
-        g.slots = n;
-        for (size_t k = 0; k < n; ++k) g.key_pos[k] = pos[k];
-        groups.push_back(std::move(g));
-      }
-      if (it != index.end()) {
-        Group& g = groups[it->second];
-        g.skipped = g.skipped || (skip_line && skip_line(line_no));
-        for (size_t k = 0; k < g.slots; ++k) {
-          Slot& s = g.slot[k];
-          const double v = values[k];
-          if (g.samples == 0) {
-            s.first = s.max = v;
-          } else {
-            s.ups += v > s.prev;
-          }
-          s.prev = s.last = v;
-          s.max = std::max(s.max, v);
-          s.sized = s.sized && sized[k];
-        }
-        ++g.samples;
-        g.last_line = line_no;
-        g.last_text = line;
-      }
-    }
-    if (nl == text.size()) break;
+    Group& g = groups[it->second];
+    g.skipped = g.skipped || (skip_line && skip_line(line_no));
+    add_sample(g, m, line_no, line);
   }
-
   std::vector<TemplateSeries> out;
   for (const Group& g : groups) {
-    if (g.samples < kMinSamples || g.skipped || by_design(g.key)) continue;
-    const size_t steps = g.samples - 1;
-    for (size_t k = 0; k < g.slots; ++k) {
-      const Slot& s = g.slot[k];
-      if (!s.sized || s.first <= 0) continue;
-      std::string_view before = std::string_view(g.key).substr(g.key_pos[k] >= 24 ? g.key_pos[k] - 24 : 0,
-                                                                 g.key_pos[k] >= 24 ? 24 : g.key_pos[k]);
-      if (names_free(before) || names_peak(before)) continue;
-      if (s.ups * 5 < steps * 4 || s.last < kGrowth * s.first || s.last < 0.8 * s.max) continue;
-      TemplateSeries t;
-      t.key = g.key.substr(0, 80);
-      t.first_line = g.first_line;
-      t.last_line = g.last_line;
-      t.last_text = std::string(g.last_text);
-      t.first = bytes_of(s.first);
-      t.last = bytes_of(s.last);
-      t.samples = g.samples;
-      out.push_back(std::move(t));
-      break;
-    }
+    if (auto t = climb(g)) out.push_back(std::move(*t));
     if (out.size() == kMaxFound) break;
   }
   return out;

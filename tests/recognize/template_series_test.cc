@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "core/units.h"
 #include "recognize/template_series.h"
 #include "support/test_support.h"
 
@@ -41,8 +42,9 @@ TEST(TemplateSeries, ReadsAFigureThatClimbsOnLinesOfOneShape) {
   EXPECT_EQ(found[0].samples, 7u);
   EXPECT_EQ(found[0].first_line, 2u);
   EXPECT_EQ(found[0].last_line, 8u);
-  EXPECT_EQ(found[0].first, 188'000'000'000u);
-  EXPECT_EQ(found[0].last, 462'000'000'000u);
+  // Read as the project reads logs' units (core/units.h): free -g's G is GiB.
+  EXPECT_EQ(found[0].first, 188 * units::GiB);
+  EXPECT_EQ(found[0].last, 462 * units::GiB);
   EXPECT_EQ(found[0].last_text, "09:30:03 used=462G total=503G");
 }
 
@@ -55,7 +57,7 @@ TEST(TemplateSeries, TheGlobalOomAfterSuchASeriesIsALeak) {
   EXPECT_EQ(facts[0]->where.line, 8u);  // the last sample, where the series is quoted
   EXPECT_EQ(facts[0]->from_line, 2u);
   // (The clock before each sample came off as a Timestamper's, deframe.cc.)
-  EXPECT_EQ(facts[0]->detail, "growing figure of the lines \"used=#U total=#U\" from 175 GiB to 430 GiB over 7 samples");
+  EXPECT_EQ(facts[0]->detail, "growing figure of the lines \"used=#U total=#U\" from 188 GiB to 462 GiB over 7 samples");
   // A lean, not a verdict: nothing names the figure.
   ASSERT_TRUE(d.confidence);
   EXPECT_LT(*d.confidence, 0.8);
@@ -88,7 +90,7 @@ TEST(TemplateSeries, OnlySizesAreRead) {
   auto found = template_series("   1612 MB  ray::ServeReplica:ranker\n   1904 MB  ray::ServeReplica:ranker\n"
                                "   2541 MB  ray::ServeReplica:ranker\n");
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].last, 2'541'000'000u);
+  EXPECT_EQ(found[0].last, 2541 * units::MiB);
 }
 
 // A figure past what 64 bits hold is held at the largest, not converted
