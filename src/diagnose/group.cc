@@ -152,10 +152,7 @@ void attach_context(const std::vector<Fact>& facts, const std::vector<size_t>& c
     // not one failure: every failure of that input ran on that curve.
     // So does where the workload ran (a Kubernetes node, Docker, systemd):
     // every failure of the input ran there.
-    if ((f.kind == FactKind::memory_usage && f.family != Family::kernel &&
-         (text::starts_with(f.detail, "growing") || text::starts_with(f.detail, "rising ") || text::starts_with(f.detail, "jumped") ||
-          text::starts_with(f.detail, "level "))) ||
-        f.kind == FactKind::platform) {
+    if ((is_series(f) && f.family != Family::kernel) || f.kind == FactKind::platform) {
       for (auto& c : clusters)
         if (!c.merged_away && c.source == f.where.source_index) c.context.push_back(i), attached = true;
       if (attached) continue;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/taxonomy.h"
@@ -336,5 +337,12 @@ struct Fact {
   std::optional<double> uptime_at_failure_s;  // how long the process ran before failing
   uint64_t from_line = 0;  // a memory series: the line of its first sample (counted as where.line), 0 if unknown
 };
+
+// A memory series' fact (memory_series.cc and the scanner's shape reading
+// write them): usage that grew, rose at every sample, jumped, or sat level.
+inline bool is_series(const Fact& f) {
+  auto starts = [&](std::string_view p) { return f.detail.compare(0, p.size(), p) == 0; };
+  return f.kind == FactKind::memory_usage && (starts("growing") || starts("rising ") || starts("jumped") || starts("level "));
+}
 
 }  // namespace aimem

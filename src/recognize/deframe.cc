@@ -906,31 +906,30 @@ size_t stream_tag(std::string_view l) {
   return 0;
 }
 
-// At least 3 in 5 of the non-blank lines, and three lines, carry a stream's tag.
-template <class Range>
-bool stream_tagged(const Range& lines) {
-  size_t nonblank = 0, tagged = 0;
+// Whether at least 3 in 5 of the non-blank lines, and three lines, are `such`.
+template <class Range, class Such>
+bool most_lines(const Range& lines, Such such) {
+  size_t nonblank = 0, n = 0;
   for (const auto& l : lines) {
     std::string_view s = l;
     if (blank(s)) continue;
     ++nonblank;
-    tagged += stream_tag(s) > 0;
+    n += such(s);
   }
-  return tagged >= 3 && tagged * 5 >= nonblank * 3;
+  return n >= 3 && n * 5 >= nonblank * 3;
+}
+
+// Most lines carry a stream's tag.
+template <class Range>
+bool stream_tagged(const Range& lines) {
+  return most_lines(lines, [](std::string_view s) { return stream_tag(s) > 0; });
 }
 
 // A terminal's copy padded to its width: at least 3 in 5 of the non-blank
 // lines, and three lines, end in blanks. They are padding, not the program's.
 template <class Range>
 bool padded(const Range& lines) {
-  size_t nonblank = 0, pad = 0;
-  for (const auto& l : lines) {
-    std::string_view s = l;
-    if (blank(s)) continue;
-    ++nonblank;
-    pad += s.back() == ' ' || s.back() == '\t';
-  }
-  return pad >= 3 && pad * 5 >= nonblank * 3;
+  return most_lines(lines, [](std::string_view s) { return s.back() == ' ' || s.back() == '\t'; });
 }
 
 struct Lines {

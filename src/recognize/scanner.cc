@@ -746,10 +746,7 @@ bool ShadowingSink::read_memory_on(uint64_t line) const {
 
 void ShadowingSink::add(Fact fact) {
   if (fact.kind == FactKind::memory_usage && memory_lines_.size() < kMaxMemoryLines) memory_lines_.insert(fact.where.line);
-  if (fact.kind == FactKind::memory_usage &&
-      (text::starts_with(fact.detail, "growing") || text::starts_with(fact.detail, "rising ") ||
-       text::starts_with(fact.detail, "jumped") || text::starts_with(fact.detail, "level ")))
-    saw_series_ = true;
+  if (is_series(fact)) saw_series_ = true;
   // A command as pasted with its prompt ("$ dmesg | grep -i 'out of memory'")
   // names what it looks for; its output says what happened.
   if (is_failure(fact.kind) && guards::is_command_line(fact.text)) return;

@@ -90,8 +90,11 @@ TEST(WasmMemory, OnlyAHeapSizeThatEndsItsLineIsReadAsAHeapSeries) {
   // The mid-line heap is read only as a paste's climbing figure (scanner.cc,
   // shape_series), never line by line by this reader.
   Diagnosis m = test::diagnose_text(mid + abort);
-  for (const Fact& f : m.facts)
-    if (f.kind == FactKind::memory_usage) EXPECT_NE(f.detail.find("figure of the lines"), std::string::npos) << f.detail;
+  for (const Fact& f : m.facts) {
+    if (f.kind == FactKind::memory_usage) {
+      EXPECT_NE(f.detail.find("figure of the lines"), std::string::npos) << f.detail;
+    }
+  }
 }
 
 }  // namespace
